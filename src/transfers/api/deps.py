@@ -1,0 +1,57 @@
+"""Request-level helpers the routes share: the authenticated caller and the JSON body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from fastapi import Request
+
+from transfers.auth.service import AuthFailure, PartnerPrincipal
+from transfers.clients.models import ClientPrincipal
+from transfers.errors import PartnerApiError, ServiceError, client_suspended, malformed_json, unauthenticated
+from transfers.services import Services
+
+
+def services(request: Request) -> Services:
+    svc: Services = request.app.state.services
+    return svc
+
+
+async def current_client(request: Request) -> ClientPrincipal:
+    try:
+        principal = await services(request).auth.client(request.headers.get("authorization"))
+    except AuthFailure as failure:
+        if failure.reason == "suspended":
+            raise client_suspended() from None
+        raise unauthenticated() from None
+    request.state.client_id = principal.client_id
+    return principal
+
+
+async def current_partner(request: Request) -> PartnerPrincipal:
+    try:
+        principal = await services(request).auth.partner(request.headers.get("authorization"))
+    except AuthFailure:
+        raise PartnerApiError(401, "A valid partner bearer API key is required.") from None
+    request.state.partner_id = principal.partner_id
+    return principal
+
+
+async def json_object(request: Request) -> dict[str, Any]:
+    """The body as a JSON object, or 400 MALFORMED_JSON (not JSON, invalid UTF-8, NaN, an array)."""
+    raw = await request.body()
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise malformed_json("The request body is not valid JSON.") from None
+    if not isinstance(value, dict):
+        raise malformed_json("The request body must be a JSON object.")
+    return value
+
+
+async def partner_json_object(request: Request) -> dict[str, Any]:
+    try:
+        return await json_object(request)
+    except ServiceError as exc:
+        raise PartnerApiError(400, exc.message) from None

@@ -1,0 +1,60 @@
+"""The one place where domain errors become HTTP responses, in the contract's exact envelopes."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from transfers.api.responses import (
+    JSONBody,
+    booking_not_found_body,
+    service_error_body,
+    spec_error_body,
+)
+from transfers.errors import PartnerApiError, ServiceError, SpecError
+
+_HTTP_CODES = {
+    404: ("NOT_FOUND", "No such path."),
+    405: ("METHOD_NOT_ALLOWED", "This method is not allowed on this path."),
+}
+
+
+async def _spec_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, SpecError)
+    return JSONBody(spec_error_body(int(exc.code), exc.code.name), status_code=422)
+
+
+async def _service_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ServiceError)
+    return JSONBody(service_error_body(exc.code, exc.message), status_code=exc.http_status,
+                    headers=exc.headers)
+
+
+async def _partner_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, PartnerApiError)
+    if exc.http_status == 404:
+        return JSONBody(booking_not_found_body(), status_code=404)
+    return JSONBody({"status": "Error", "message": exc.message}, status_code=exc.http_status)
+
+
+async def _http_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    code, message = _HTTP_CODES.get(exc.status_code, ("HTTP_ERROR", str(exc.detail)))
+    headers = dict(exc.headers or {})
+    return JSONBody(service_error_body(code, message), status_code=exc.status_code, headers=headers)
+
+
+async def _validation_error(_: Request, exc: Exception) -> Response:
+    # Routes parse their own input to return spec codes; this only catches framework-level
+    # parameter errors (none are declared today) so they never leak FastAPI's own body shape.
+    return JSONBody(service_error_body("MALFORMED_REQUEST", "The request is malformed."), status_code=400)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(SpecError, _spec_error)
+    app.add_exception_handler(ServiceError, _service_error)
+    app.add_exception_handler(PartnerApiError, _partner_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)

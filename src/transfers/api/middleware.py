@@ -1,0 +1,126 @@
+"""Outermost request plumbing, as plain ASGI (no per-request task or body copy):
+
+* ``X-Request-ID`` on every response (echoed when the caller sent a sane one);
+* request bodies over ``max_body_bytes`` refused with 413 before any parsing;
+* any exception that escaped the routes becomes 500 ``INTERNAL_ERROR`` (or 503 ``UNAVAILABLE``
+  when the database is unreachable), logged with its traceback, never shown to the caller;
+* one structured access-log line per request.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from typing import Any
+
+import structlog
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from transfers.api.context import request_id_var
+from transfers.api.responses import dumps, service_error_body
+from transfers.db.errors import is_database_unavailable
+
+log = structlog.get_logger("transfers.http")
+_SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class RequestPlumbing:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        headers = dict(scope["headers"])
+        incoming = headers.get(b"x-request-id", b"").decode("latin-1")
+        request_id = incoming if _SANE_REQUEST_ID.match(incoming) else uuid.uuid4().hex
+        token = request_id_var.set(request_id)
+        scope.setdefault("state", {})["request_id"] = request_id
+        status_holder = {"status": 0, "started": False}
+        rid_header = (b"x-request-id", request_id.encode())
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_holder["status"] = message["status"]
+                status_holder["started"] = True
+                message["headers"] = [*message.get("headers", []), rid_header]
+            await send(message)
+
+        try:
+            declared = headers.get(b"content-length")
+            if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+                await self._error(send_with_id, 413, "PAYLOAD_TOO_LARGE", self._too_large_message())
+                return
+            await self.app(scope, self._limited(receive), send_with_id)
+        except BodyTooLarge:
+            if not status_holder["started"]:
+                await self._error(send_with_id, 413, "PAYLOAD_TOO_LARGE", self._too_large_message())
+        except Exception as exc:
+            if is_database_unavailable(exc):
+                log.warning("database_unavailable", error=type(exc).__name__, path=scope["path"])
+                if not status_holder["started"]:
+                    await self._error(
+                        send_with_id, 503, "UNAVAILABLE",
+                        "The service cannot reach its database; retry shortly.",
+                        extra_headers=[(b"retry-after", b"5")],
+                    )
+            else:
+                log.exception("unhandled_error", path=scope["path"])
+                if not status_holder["started"]:
+                    await self._error(
+                        send_with_id, 500, "INTERNAL_ERROR",
+                        f"Internal error; quote request id {request_id} to support.",
+                    )
+        finally:
+            state = scope.get("state", {})
+            log.info(
+                "request",
+                method=scope["method"],
+                path=scope["path"],
+                status=status_holder["status"],
+                duration_ms=round((time.perf_counter() - started) * 1000, 2),
+                client_id=state.get("client_id"),
+                partner_id=state.get("partner_id"),
+                reservation_no=state.get("reservation_no"),
+            )
+            request_id_var.reset(token)
+
+    def _too_large_message(self) -> str:
+        return f"The request body is larger than {self.max_body_bytes} bytes."
+
+    def _limited(self, receive: Receive) -> Receive:
+        seen = 0
+        limit = self.max_body_bytes
+
+        async def wrapped() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise BodyTooLarge()
+            return message
+
+        return wrapped
+
+    @staticmethod
+    async def _error(
+        send: Send, status: int, code: str, message: str,
+        extra_headers: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        body = dumps(service_error_body(code, message))
+        headers: list[Any] = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            *(extra_headers or []),
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})

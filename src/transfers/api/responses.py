@@ -1,0 +1,40 @@
+"""JSON rendering shared by every route and error handler (orjson: fast, exact, no NaN)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import orjson
+from starlette.responses import Response
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        # Money in JSON numbers (search prices): two-decimal Decimals render as 45.1 / 45.0.
+        return float(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def dumps(content: Any) -> bytes:
+    return orjson.dumps(content, default=_default)
+
+
+class JSONBody(Response):
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return dumps(content)
+
+
+def spec_error_body(code: int, name: str) -> dict[str, Any]:
+    return {"status": "Error", "code": code, "message": name}
+
+
+def service_error_body(code: str, message: str) -> dict[str, Any]:
+    return {"status": "Error", "code": code, "message": message}
+
+
+def booking_not_found_body() -> dict[str, Any]:
+    """The 404 body of SPEC.md 7.3, used by the reverse API for unknown or foreign bookings."""
+    return {"status": "Error", "message": "Booking not found", "data": None, "error_details": None}

@@ -1,0 +1,258 @@
+"""Shapes of the booking API as published in the OpenAPI document (SPEC.md section 2).
+
+Routes validate input by hand (``transfers.search.rules``, ``transfers.bookings.rules``) because
+the contract wants its own error codes in table order, which no schema validator yields. These
+models are what the OpenAPI document shows, and the tests check real answers against them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---- search ---------------------------------------------------------------------------------
+class AirportLocation(_Strict):
+    type: Literal["AIRPORT"]
+    iata_code: str = Field(description="IATA code of a known airport, case-insensitive", examples=["LHR"])
+
+
+class PointLocation(_Strict):
+    type: Literal["POINT"]
+    lat: float = Field(ge=-90, le=90)
+    lng: float = Field(ge=-180, le=180)
+    name: str = Field(min_length=1)
+
+
+Location = AirportLocation | PointLocation
+
+
+class Travelers(_Strict):
+    adult: int = Field(ge=1, le=50)
+    children: int | None = Field(default=None, ge=0, le=50)
+    infant: int | None = Field(default=None, ge=0, le=50)
+
+
+class SearchRequest(_Strict):
+    pickup_datetime: str = Field(
+        description="`YYYY-MM-DD HH:MM` or ISO 8601; without an offset it is local time at the airport",
+        examples=["2026-12-01 14:30"],
+    )
+    pickup_location: Location
+    dropoff_location: Location
+    travelers: Travelers
+
+
+class ExtraServiceItem(_Strict):
+    id: int
+    name: str
+    price: float
+    pricing_type: Literal["PER_BOOKING", "PER_ITEM"]
+
+
+class Vehicle(_Strict):
+    vehicle_id: str = Field(description="a positive integer as a string, unique within the search")
+    make: str
+    model: str
+    type: str
+    max_passengers: str
+    suitcases: str
+    small_bags: str
+    price: float
+    currency: str
+    company: str
+    extra_services: list[ExtraServiceItem]
+
+
+class SearchResource(_Strict):
+    search_id: str
+    distance_km: int | None
+    vehicles: list[Vehicle]
+
+
+# ---- booking --------------------------------------------------------------------------------
+class PassengerIn(_Strict):
+    name: str
+    surname: str
+    phone: str = Field(pattern=r"^\+[1-9]\d{1,14}$", min_length=6)
+    email: str = Field(json_schema_extra={"format": "email"})
+
+
+class TravelDetails(_Strict):
+    flight_number: str
+    extra_requests: str | None = None
+
+
+class ExtraServiceRequest(_Strict):
+    id: int
+    quantity: int | None = Field(default=None, ge=1)
+
+
+class CreateBookingRequest(_Strict):
+    search_id: str
+    vehicle_id: int = Field(description="the search's vehicle_id (a digit string is accepted too)")
+    suitcase: int = Field(ge=0)
+    small_bags: int = Field(ge=0)
+    passenger: PassengerIn
+    travel_details: TravelDetails
+    extra_services: list[ExtraServiceRequest] | None = None
+
+
+class LocationOut(_Strict):
+    name: str | None
+    type: str
+
+
+class Passengers(_Strict):
+    adult: int
+    children: int
+    infant: int
+
+
+class PassengerOut(_Strict):
+    name: str | None
+    surname: str | None
+    email: str | None
+    phone: str | None
+
+
+class VehicleOut(_Strict):
+    make: str
+    model: str
+    type: str
+
+
+class Price(_Strict):
+    total: str = Field(examples=["45.00"])
+    currency: str
+
+
+class Driver(_Strict):
+    name: str
+    phone: str
+    plate: str
+
+
+BookingStatus = Literal[
+    "PENDING", "PENDING_APPROVAL", "APPROVED", "CANCELLED", "FAILED", "DECLINED", "REFUNDED",
+    "COMPLETED", "DEFAULT",
+]
+
+
+class BookingResource(_Strict):
+    reservation_no: str
+    status: BookingStatus
+    pickup_location: LocationOut
+    dropoff_location: LocationOut
+    pickup_datetime: datetime | None
+    flight_number: str | None
+    passengers: Passengers
+    passenger: PassengerOut
+    vehicle: VehicleOut
+    price: Price
+    distance_km: int
+    booking_type: str
+    is_cancelable: bool
+    extra_services: list[str]
+    driver: Driver | None = Field(description="beyond SPEC: set once APPROVED")
+    meeting_point: str | None = Field(description="beyond SPEC: set once APPROVED")
+    created_at: datetime = Field(description="beyond SPEC: ISO 8601, UTC")
+
+
+class CreateBookingResource(_Strict):
+    status: Literal["Success"]
+    booking: BookingResource
+
+
+class CancelBookingResource(_Strict):
+    status: Literal["Success"]
+    message: Literal["Booking cancelled successfully."]
+    data: list[Any] = Field(max_length=0)
+
+
+class BookingPage(_Strict):
+    data: list[BookingResource]
+    next_cursor: str | None
+
+
+class CancellationReasonsResource(_Strict):
+    id: int
+    name: str
+    description: str | None
+    position: int
+
+
+class ReferenceItem(_Strict):
+    id: int
+    name: str
+
+
+class ReferenceList(_Strict):
+    data: list[ReferenceItem]
+
+
+# ---- errors ---------------------------------------------------------------------------------
+class ValidationErrorBody(_Strict):
+    """SPEC.md 7: validation failures (HTTP 422)."""
+
+    status: Literal["Error"]
+    code: int
+    message: str
+
+
+class ServiceErrorBody(_Strict):
+    """SPEC.md 7 second shape (DECISIONS 3): everything that is not a field validation."""
+
+    status: Literal["Error"]
+    code: str
+    message: str
+
+
+class BookingNotFoundBody(_Strict):
+    """SPEC.md 7.3's 404 body."""
+
+    status: Literal["Error"]
+    message: Literal["Booking not found"]
+    data: None
+    error_details: None
+
+
+class PartnerErrorBody(_Strict):
+    status: Literal["Error"]
+    message: str
+
+
+class PartnerResult(_Strict):
+    status: Literal["Success", "Error"]
+    message: str
+
+
+def _resp(model: type[BaseModel], description: str) -> dict[str, Any]:
+    return {"model": model, "description": description}
+
+
+AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: _resp(ServiceErrorBody, "MALFORMED_JSON"),
+    401: _resp(ServiceErrorBody, "UNAUTHENTICATED"),
+    403: _resp(ServiceErrorBody, "CLIENT_SUSPENDED"),
+    413: _resp(ServiceErrorBody, "PAYLOAD_TOO_LARGE"),
+    429: _resp(ServiceErrorBody, "RATE_LIMITED"),
+    500: _resp(ServiceErrorBody, "INTERNAL_ERROR"),
+    503: _resp(ServiceErrorBody, "UNAVAILABLE"),
+}
+
+WITH_VALIDATION: dict[int | str, dict[str, Any]] = {
+    **AUTH_ERRORS,
+    422: _resp(ValidationErrorBody, "a validation code of SPEC.md section 7"),
+}
+
+IDEMPOTENT: dict[int | str, dict[str, Any]] = {
+    **WITH_VALIDATION,
+    409: _resp(ServiceErrorBody, "IDEMPOTENCY_KEY_IN_USE"),
+}

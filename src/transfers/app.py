@@ -1,0 +1,61 @@
+"""create_app(): routers, error handlers, plumbing and the lifespan of shared resources."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from transfers import __version__
+from transfers.api.errors import install_error_handlers
+from transfers.api.middleware import RequestPlumbing
+from transfers.api.openapi import install_openapi
+from transfers.api.routes import health, reference
+from transfers.clock import Clock
+from transfers.config import Settings, get_settings
+from transfers.db.engine import Database
+from transfers.logging import configure_logging
+from transfers.services import Services
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    clock: Clock | None = None,
+    db: Database | None = None,
+    run_worker: bool | None = None,
+    configure_logs: bool = True,
+) -> FastAPI:
+    settings = settings or get_settings()
+    if configure_logs:
+        configure_logging(settings.log_level, settings.log_format)
+    svc = Services.build(settings, clock=clock, db=db)
+    svc.extras["run_worker"] = run_worker
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            svc.extras["shutting_down"] = True
+            if db is None:
+                await svc.db.dispose()
+
+    app = FastAPI(
+        title="Transfers booking API",
+        version=__version__,
+        description="Airport ground-transfer booking API (SPEC.md). Booking-API paths live under "
+        "`/api/v1`; authenticate with `Authorization: Bearer <API_KEY>`.",
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    app.state.services = svc
+    install_error_handlers(app)
+    app.include_router(health.router)
+    app.include_router(reference.public)
+    app.include_router(reference.booking_api)
+    app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes)
+    install_openapi(app)
+    return app

@@ -1,0 +1,126 @@
+"""``transfers clients ...``, ``transfers wallet ...``, ``transfers keys ...``."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+import click
+
+from transfers.cli.common import actor, fail, print_json, settings, with_db
+from transfers.clients import service
+from transfers.clients.models import ClientStatus, NewClient, Permission
+
+
+def _money(value: str) -> Decimal:
+    try:
+        amount = Decimal(value)
+    except InvalidOperation:
+        raise click.BadParameter(f"{value!r} is not an amount like 100.00") from None
+    if not amount.is_finite() or amount < 0 or amount != amount.quantize(Decimal("0.01")):
+        raise click.BadParameter(f"{value!r}: a non-negative amount with at most two decimals")
+    return amount
+
+
+@click.group("clients")
+def clients_group() -> None:
+    """Client accounts (travel professionals)."""
+
+
+@clients_group.command("create")
+@click.option("--name", required=True)
+@click.option("--pay-type", default="wallet", show_default=True,
+              help="'reverse_api' (third-party payment) or any other value (wallet payment)")
+@click.option("--balance", default="0.00", show_default=True, help="opening wallet balance")
+@click.option("--currency", default=None, help="wallet currency [default: TRANSFERS_DEFAULT_CURRENCY]")
+@click.option("--deny", "denied", multiple=True,
+              type=click.Choice([p.value for p in Permission]), help="withhold a permission")
+def clients_create(
+    name: str, pay_type: str, balance: str, currency: str | None, denied: tuple[str, ...]
+) -> None:
+    """Create a client with a wallet and one API key (printed once)."""
+    name = name.strip()
+    if not name or len(name) > 200:
+        fail("--name must be 1..200 characters")
+    cur = (currency or settings().default_currency).upper()
+    if len(cur) != 3 or not cur.isalpha():
+        fail("--currency must be a three-letter ISO 4217 code")
+    new = NewClient(
+        name=name, pay_type=pay_type, currency=cur, opening_balance=_money(balance),
+        can_create=Permission.BOOKING_CREATE.value not in denied,
+        can_cancel=Permission.BOOKING_CANCEL.value not in denied,
+    )
+    created = with_db(lambda db, clock: service.create_client(db, clock, new, actor=actor()))
+    print_json({"client_id": created.client_id, "api_key": created.api_key, "key_prefix": created.key_prefix})
+
+
+@clients_group.command("suspend")
+@click.argument("client_id", type=int)
+def clients_suspend(client_id: int) -> None:
+    """Suspend a client: its keys answer 403 CLIENT_SUSPENDED."""
+    try:
+        with_db(lambda db, clock: service.set_status(
+            db, clock, client_id, ClientStatus.SUSPENDED, actor=actor()))
+    except service.NotFound as exc:
+        fail(f"no {exc}")
+    print_json({"client_id": client_id, "status": "suspended"})
+
+
+@clients_group.command("activate")
+@click.argument("client_id", type=int)
+def clients_activate(client_id: int) -> None:
+    """Lift a suspension."""
+    try:
+        with_db(lambda db, clock: service.set_status(
+            db, clock, client_id, ClientStatus.ACTIVE, actor=actor()))
+    except service.NotFound as exc:
+        fail(f"no {exc}")
+    print_json({"client_id": client_id, "status": "active"})
+
+
+@click.group("keys")
+def keys_group() -> None:
+    """API keys."""
+
+
+@keys_group.command("create")
+@click.option("--client", "client_id", type=int, required=True)
+def keys_create(client_id: int) -> None:
+    """Issue another key for a client (printed once)."""
+    try:
+        created = with_db(lambda db, clock: service.issue_client_key(db, clock, client_id, actor=actor()))
+    except service.NotFound as exc:
+        fail(f"no {exc}")
+        return
+    print_json({"client_id": created.client_id, "api_key": created.api_key, "key_prefix": created.key_prefix})
+
+
+@keys_group.command("revoke")
+@click.argument("prefix")
+def keys_revoke(prefix: str) -> None:
+    """Revoke a key by its prefix (e.g. tk_3f9a2c7b01de)."""
+    try:
+        with_db(lambda db, clock: service.revoke_key(db, clock, prefix, actor=actor()))
+    except service.NotFound as exc:
+        fail(f"no {exc}")
+    print_json({"key_prefix": prefix, "revoked": True})
+
+
+@click.group("wallet")
+def wallet_group() -> None:
+    """Wallets."""
+
+
+@wallet_group.command("top-up")
+@click.option("--client", "client_id", type=int, required=True)
+@click.option("--amount", required=True)
+def wallet_top_up(client_id: int, amount: str) -> None:
+    """Credit a client's wallet (a ledger entry)."""
+    value = _money(amount)
+    if value <= 0:
+        fail("--amount must be positive")
+    try:
+        balance = with_db(lambda db, clock: service.top_up(db, clock, client_id, value, actor=actor()))
+    except service.NotFound as exc:
+        fail(f"no {exc}")
+        return
+    print_json({"client_id": client_id, "amount": str(value), "balance": str(balance)})

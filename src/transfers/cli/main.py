@@ -1,0 +1,26 @@
+"""The ``transfers`` command: one sub-command group per noun."""
+
+from __future__ import annotations
+
+import click
+
+from transfers.cli.clients import clients_group, keys_group, wallet_group
+from transfers.cli.db import db_group
+from transfers.cli.serve import serve
+
+
+@click.group()
+@click.version_option(package_name="transfers")
+def cli() -> None:
+    """Operate the transfers booking service (settings: TRANSFERS_* environment variables)."""
+
+
+cli.add_command(serve)
+cli.add_command(db_group)
+cli.add_command(clients_group)
+cli.add_command(keys_group)
+cli.add_command(wallet_group)
+
+
+def main() -> None:
+    cli()

@@ -1,0 +1,101 @@
+"""Operator use cases on clients, keys and wallets (driven by the CLI and by tests).
+
+Each function is one transaction and writes an ``admin_audit`` row beside its change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from transfers.auth.keys import issue_key
+from transfers.clients import repository as repo
+from transfers.clients.models import ClientStatus, NewClient
+from transfers.clock import Clock
+from transfers.db.engine import Database
+from transfers.wallet import repository as wallet_repo
+from transfers.wallet.ledger import LedgerKind
+
+
+class NotFound(Exception):
+    """The named client, key or wallet does not exist."""
+
+
+@dataclass(frozen=True)
+class CreatedClient:
+    client_id: int
+    api_key: str
+    key_prefix: str
+
+
+async def create_client(db: Database, clock: Clock, new: NewClient, *, actor: str) -> CreatedClient:
+    now = clock.now()
+    issued = issue_key("tk")
+    async with db.write() as conn:
+        client_id, wallet_id = await repo.insert_client(conn, new, now)
+        await repo.insert_api_key(conn, issued, now, client_id=client_id)
+        if new.opening_balance > 0:
+            await wallet_repo.post_entry(
+                conn, wallet_id=wallet_id, kind=LedgerKind.CREDIT_TOPUP, amount=new.opening_balance,
+                now=now, note="opening balance",
+            )
+        await repo.record_admin_action(
+            conn, actor=actor, action="client.create", subject=f"client:{client_id}",
+            details={"name": new.name, "pay_type": new.pay_type, "currency": new.currency,
+                     "opening_balance": str(new.opening_balance), "key_prefix": issued.prefix,
+                     "can_create": new.can_create, "can_cancel": new.can_cancel},
+            now=now,
+        )
+    return CreatedClient(client_id=client_id, api_key=issued.key, key_prefix=issued.prefix)
+
+
+async def issue_client_key(db: Database, clock: Clock, client_id: int, *, actor: str) -> CreatedClient:
+    now = clock.now()
+    issued = issue_key("tk")
+    async with db.write() as conn:
+        if await repo.get_client(conn, client_id) is None:
+            raise NotFound(f"client {client_id}")
+        await repo.insert_api_key(conn, issued, now, client_id=client_id)
+        await repo.record_admin_action(
+            conn, actor=actor, action="key.issue", subject=f"client:{client_id}",
+            details={"key_prefix": issued.prefix}, now=now,
+        )
+    return CreatedClient(client_id=client_id, api_key=issued.key, key_prefix=issued.prefix)
+
+
+async def top_up(db: Database, clock: Clock, client_id: int, amount: Decimal, *, actor: str) -> Decimal:
+    now = clock.now()
+    async with db.write() as conn:
+        wallet = await wallet_repo.wallet_of_client(conn, client_id)
+        if wallet is None:
+            raise NotFound(f"client {client_id}")
+        balance = await wallet_repo.post_entry(
+            conn, wallet_id=wallet[0], kind=LedgerKind.CREDIT_TOPUP, amount=amount, now=now,
+            note=f"top-up by {actor}",
+        )
+        await repo.record_admin_action(
+            conn, actor=actor, action="wallet.top_up", subject=f"client:{client_id}",
+            details={"amount": str(amount), "balance": str(balance)}, now=now,
+        )
+    return balance
+
+
+async def set_status(db: Database, clock: Clock, client_id: int, status: ClientStatus, *, actor: str) -> None:
+    now = clock.now()
+    async with db.write() as conn:
+        if not await repo.set_client_status(conn, client_id, status):
+            raise NotFound(f"client {client_id}")
+        await repo.record_admin_action(
+            conn, actor=actor, action=f"client.{status.value}", subject=f"client:{client_id}",
+            details={}, now=now,
+        )
+
+
+async def revoke_key(db: Database, clock: Clock, prefix: str, *, actor: str) -> None:
+    now = clock.now()
+    async with db.write() as conn:
+        if not await repo.revoke_key(conn, prefix, now):
+            raise NotFound(f"key {prefix}")
+        await repo.record_admin_action(
+            conn, actor=actor, action="key.revoke", subject=f"key:{prefix}", details={}, now=now
+        )

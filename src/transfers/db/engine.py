@@ -1,0 +1,95 @@
+"""Engine and transaction scopes: one request, one transaction, committed in one place.
+
+``Database.read()`` and ``Database.write()`` are the only ways code gets a connection. Both commit
+when the block ends normally and roll back on any exception. On SQLite, ``write()`` starts with
+``BEGIN IMMEDIATE`` so two writers never both read a balance and then race to update it: the
+second waits (busy timeout) instead of failing with "database is locked" half-way through.
+PostgreSQL uses READ COMMITTED plus explicit row locks or single-statement conditional updates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+from sqlalchemy import event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+
+def _json_dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+class Database:
+    def __init__(self, url: str, *, pool_size: int = 10, pool_timeout: float = 5.0,
+                 application_name: str = "transfers") -> None:
+        self.url = url
+        parsed = make_url(url)
+        self.is_sqlite = parsed.get_backend_name() == "sqlite"
+        kwargs: dict[str, Any] = {"json_serializer": _json_dumps, "json_deserializer": orjson.loads}
+        if self.is_sqlite:
+            if parsed.database and parsed.database != ":memory:":
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            kwargs["pool_size"] = pool_size
+            kwargs["pool_timeout"] = pool_timeout
+        else:
+            kwargs.update(
+                pool_size=pool_size,
+                max_overflow=pool_size,
+                pool_timeout=pool_timeout,
+                pool_pre_ping=True,
+                pool_recycle=1800,
+                connect_args={
+                    "timeout": 5,
+                    "command_timeout": 30,
+                    "server_settings": {"application_name": application_name},
+                },
+            )
+        self.engine: AsyncEngine = create_async_engine(url, **kwargs)
+        if self.is_sqlite:
+            _configure_sqlite(self.engine)
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        """A read transaction (deferred on SQLite, so readers never block each other)."""
+        async with self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncConnection]:
+        """A write transaction; on SQLite it takes the write lock up front (BEGIN IMMEDIATE)."""
+        async with self.engine.connect() as conn:
+            if self.is_sqlite:
+                conn = await conn.execution_options(transfers_write=True)
+            async with conn.begin():
+                yield conn
+
+    async def ping(self) -> None:
+        async with self.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+
+def _configure_sqlite(engine: AsyncEngine) -> None:
+    """Take BEGIN away from the driver so we choose DEFERRED or IMMEDIATE per transaction."""
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=15000")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        immediate = conn.get_execution_options().get("transfers_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

@@ -1,0 +1,317 @@
+"""The relational schema (SQLAlchemy Core), shared by the repositories and Alembic.
+
+Core tables rather than ORM classes: the hot paths (auth lookup, booking read, wallet debit) are
+single statements, and PERF-NOTES.md shows ORM identity-map overhead dominating such requests.
+
+Invariants the database itself holds, as the last line of defence behind the domain rules:
+wallet balances never negative (CHECK); one debit and at most one refund per booking (UNIQUE);
+API keys owned by exactly one client or one partner (CHECK); idempotency keys unique per client.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    Numeric,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from transfers.db.types import Money, UTCDateTime
+
+# Deterministic constraint names so Alembic migrations are identical on both databases.
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+# BigInteger primary keys; SQLite needs INTEGER for its rowid alias, hence with_variant.
+PK = BigInteger().with_variant(Integer(), "sqlite")
+
+clients = Table(
+    "clients",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("name", String(200), nullable=False),
+    Column("pay_type", String(32), nullable=False),
+    Column("status", String(16), nullable=False, server_default="active"),
+    Column("can_create", Boolean, nullable=False, server_default="1"),
+    Column("can_cancel", Boolean, nullable=False, server_default="1"),
+    Column("created_at", UTCDateTime, nullable=False),
+    CheckConstraint("status IN ('active', 'suspended')", name="status"),
+)
+
+wallets = Table(
+    "wallets",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("client_id", ForeignKey("clients.id"), nullable=False, unique=True),
+    Column("currency", String(3), nullable=False),
+    Column("balance", Money, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    CheckConstraint("balance >= 0", name="balance_not_negative"),
+)
+
+partners = Table(
+    "partners",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("name", String(200), nullable=False),
+    Column("base_url", String(2000), nullable=False),
+    # Comma-separated upper-case IATA codes, or "*" for every airport (the sandbox partner).
+    Column("airports", Text, nullable=False),
+    Column("markup_percent", Numeric(7, 3), nullable=False, server_default="0"),
+    Column("status", String(16), nullable=False, server_default="enabled"),
+    # Encrypted with the deployment's secret key: they must be recoverable to sign calls.
+    Column("outbound_token_enc", Text, nullable=False),
+    Column("signing_secret_enc", Text, nullable=False),
+    Column("is_sandbox", Boolean, nullable=False, server_default="0"),
+    Column("created_at", UTCDateTime, nullable=False),
+    CheckConstraint("status IN ('enabled', 'disabled')", name="status"),
+)
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("prefix", String(32), nullable=False, unique=True),
+    Column("key_hash", String(64), nullable=False),
+    Column("client_id", ForeignKey("clients.id"), nullable=True),
+    Column("partner_id", ForeignKey("partners.id"), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("revoked_at", UTCDateTime, nullable=True),
+    CheckConstraint(
+        "(client_id IS NULL) <> (partner_id IS NULL)", name="exactly_one_owner"
+    ),
+)
+
+vehicle_types = Table(
+    "vehicle_types",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("name", String(64), nullable=False, unique=True),
+    Column("max_passengers", Integer, nullable=True),
+)
+
+vehicle_segments = Table(
+    "vehicle_segments",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("name", String(64), nullable=False, unique=True),
+)
+
+car_services = Table(
+    "car_services",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("name", String(64), nullable=False, unique=True),
+)
+
+cancellation_reasons = Table(
+    "cancellation_reasons",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("name", String(200), nullable=False),
+    Column("description", Text, nullable=True),
+    Column("position", Integer, nullable=False),
+    Column("active", Boolean, nullable=False, server_default="1"),
+)
+
+admin_audit = Table(
+    "admin_audit",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("actor", String(200), nullable=False),
+    Column("action", String(64), nullable=False),
+    Column("subject", String(200), nullable=False),
+    Column("details", JSON, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+searches = Table(
+    "searches",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("search_id", String(64), nullable=False, unique=True),
+    Column("client_id", ForeignKey("clients.id"), nullable=False),
+    Column("request", JSON, nullable=False),
+    Column("airport_iata", String(3), nullable=False),
+    Column("pickup_at", UTCDateTime, nullable=False),
+    Column("pickup_location", JSON, nullable=False),
+    Column("dropoff_location", JSON, nullable=False),
+    Column("adult", Integer, nullable=False),
+    Column("children", Integer, nullable=False),
+    Column("infant", Integer, nullable=False),
+    Column("distance_km", Integer, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+)
+
+search_vehicles = Table(
+    "search_vehicles",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("search_pk", ForeignKey("searches.id", ondelete="CASCADE"), nullable=False),
+    Column("vehicle_no", Integer, nullable=False),
+    Column("partner_id", ForeignKey("partners.id"), nullable=False),
+    Column("partner_vehicle_id", String(200), nullable=False),
+    Column("make", String(100), nullable=False),
+    Column("model", String(100), nullable=False),
+    Column("type", String(64), nullable=False),
+    Column("max_passengers", Integer, nullable=False),
+    Column("suitcases", Integer, nullable=False),
+    Column("small_bags", Integer, nullable=False),
+    Column("net_price", Money, nullable=False),
+    Column("sell_price", Money, nullable=False),
+    Column("currency", String(3), nullable=False),
+    # [{"id": int, "partner_extra_id": str, "name": str, "pricing_type": str,
+    #   "net_price": "1.00", "price": "1.10"}]
+    Column("extras", JSON, nullable=False),
+    UniqueConstraint("search_pk", "vehicle_no"),
+)
+
+bookings = Table(
+    "bookings",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("reservation_no", String(32), nullable=False, unique=True),
+    Column("client_id", ForeignKey("clients.id"), nullable=False),
+    Column("partner_id", ForeignKey("partners.id"), nullable=False),
+    Column("search_vehicle_id", ForeignKey("search_vehicles.id"), nullable=True),
+    Column("status", String(32), nullable=False),
+    Column("pay_type", String(32), nullable=False),
+    Column("airport_iata", String(3), nullable=False),
+    Column("pickup_at", UTCDateTime, nullable=False),
+    Column("pickup_location", JSON, nullable=False),
+    Column("dropoff_location", JSON, nullable=False),
+    Column("flight_number", String(64), nullable=False),
+    Column("extra_requests", Text, nullable=True),
+    Column("adult", Integer, nullable=False),
+    Column("children", Integer, nullable=False),
+    Column("infant", Integer, nullable=False),
+    Column("passenger_name", String(200), nullable=False),
+    Column("passenger_surname", String(200), nullable=False),
+    Column("passenger_email", String(320), nullable=False),
+    Column("passenger_phone", String(32), nullable=False),
+    Column("suitcase", Integer, nullable=False),
+    Column("small_bags", Integer, nullable=False),
+    Column("vehicle_make", String(100), nullable=False),
+    Column("vehicle_model", String(100), nullable=False),
+    Column("vehicle_type", String(64), nullable=False),
+    Column("partner_vehicle_id", String(200), nullable=False),
+    Column("total", Money, nullable=False),
+    Column("net_total", Money, nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("distance_km", Integer, nullable=True),
+    Column("booking_type", String(16), nullable=False),
+    # [{"id": int, "partner_extra_id": str, "name": str, "quantity": int, "price": "..."}]
+    Column("extras", JSON, nullable=False),
+    Column("partner_reference", String(200), nullable=True),
+    Column("driver_name", String(200), nullable=True),
+    Column("driver_phone", String(32), nullable=True),
+    Column("driver_plate", String(32), nullable=True),
+    Column("meeting_point", Text, nullable=True),
+    Column("cancellation_reason_id", ForeignKey("cancellation_reasons.id"), nullable=True),
+    Column("cancel_note", Text, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ix_bookings_client_created", "client_id", "created_at", "id"),
+    Index("ix_bookings_status_created", "status", "created_at"),
+    Index("ix_bookings_status_pickup", "status", "pickup_at"),
+)
+
+ledger_entries = Table(
+    "ledger_entries",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("wallet_id", ForeignKey("wallets.id"), nullable=False, index=True),
+    # debit_booking | credit_refund | credit_topup
+    Column("kind", String(32), nullable=False),
+    Column("amount", Money, nullable=False),  # signed: debits are negative
+    Column("booking_id", ForeignKey("bookings.id"), nullable=True),
+    Column("note", Text, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    # One debit and at most one refund per booking, whatever races happen above.
+    UniqueConstraint("booking_id", "kind"),
+    CheckConstraint(
+        "(kind = 'debit_booking' AND amount < 0) OR (kind <> 'debit_booking' AND amount > 0)",
+        name="sign_matches_kind",
+    ),
+)
+
+booking_transitions = Table(
+    "booking_transitions",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("booking_id", ForeignKey("bookings.id"), nullable=False, index=True),
+    Column("from_status", String(32), nullable=True),
+    Column("to_status", String(32), nullable=False),
+    Column("actor", String(200), nullable=False),
+    Column("reason", Text, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+outbox = Table(
+    "outbox",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("booking_id", ForeignKey("bookings.id"), nullable=False, index=True),
+    Column("partner_id", ForeignKey("partners.id"), nullable=False),
+    Column("kind", String(32), nullable=False),  # booking.create | booking.update
+    Column("webhook_id", String(64), nullable=False, unique=True),
+    Column("payload", JSON, nullable=False),
+    # pending | delivered | failed (permanent error) | expired (deadline passed)
+    Column("status", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("next_attempt_at", UTCDateTime, nullable=False),
+    Column("deadline_at", UTCDateTime, nullable=False),
+    Column("lease_until", UTCDateTime, nullable=True),
+    Column("last_error", Text, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime, nullable=True),
+    Index("ix_outbox_status_next", "status", "next_attempt_at"),
+)
+
+delivery_attempts = Table(
+    "delivery_attempts",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("outbox_id", ForeignKey("outbox.id"), nullable=False, index=True),
+    Column("attempt_no", Integer, nullable=False),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("duration_ms", Integer, nullable=False),
+    Column("outcome", String(32), nullable=False),
+    Column("http_status", Integer, nullable=True),
+    Column("error", Text, nullable=True),
+)
+
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("client_id", ForeignKey("clients.id"), nullable=False),
+    Column("key", String(255), nullable=False),
+    Column("request_hash", String(64), nullable=False),
+    Column("state", String(16), nullable=False),  # in_progress | done
+    Column("response_status", Integer, nullable=True),
+    Column("response_body", Text, nullable=True),
+    Column("locked_until", UTCDateTime, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    UniqueConstraint("client_id", "key"),
+)

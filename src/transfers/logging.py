@@ -1,0 +1,53 @@
+"""Structured logging: one JSON object per line on stdout, with the request id bound in."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import MutableMapping
+from typing import Any
+
+import structlog
+
+from transfers.api.context import request_id_var
+
+_SECRET_FIELDS = {"api_key", "authorization", "outbound_token", "signing_secret", "key", "token"}
+
+
+def _add_request_id(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    request_id = request_id_var.get()
+    if request_id and "request_id" not in event:
+        event["request_id"] = request_id
+    return event
+
+
+def _drop_secrets(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    for name in _SECRET_FIELDS & event.keys():
+        event[name] = "[redacted]"
+    return event
+
+
+def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
+    numeric = logging.getLevelName(level.upper())
+    if not isinstance(numeric, int):
+        numeric = logging.INFO
+    renderer: Any = (
+        structlog.processors.JSONRenderer() if fmt == "json" else structlog.dev.ConsoleRenderer()
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            _add_request_id,
+            _drop_secrets,
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stdout),
+        cache_logger_on_first_use=True,
+    )
+    logging.basicConfig(level=numeric, stream=sys.stdout, format="%(message)s")
+    for noisy in ("uvicorn.access",):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

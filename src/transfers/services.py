@@ -1,0 +1,36 @@
+"""The service's long-lived collaborators, built once per process and shared by routes and jobs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from transfers.auth.service import Authenticator
+from transfers.clock import Clock, SystemClock
+from transfers.config import Settings
+from transfers.db.engine import Database
+
+
+@dataclass
+class Services:
+    settings: Settings
+    db: Database
+    clock: Clock
+    auth: Authenticator
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, settings: Settings, *, clock: Clock | None = None, db: Database | None = None,
+              application_name: str = "transfers-api") -> Services:
+        database = db or Database(
+            settings.resolved_database_url,
+            pool_size=settings.database_pool_size,
+            pool_timeout=settings.database_pool_timeout_seconds,
+            application_name=application_name,
+        )
+        return cls(
+            settings=settings,
+            db=database,
+            clock=clock or SystemClock(),
+            auth=Authenticator(database, settings.auth_cache_seconds),
+        )

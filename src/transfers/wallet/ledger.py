@@ -1,0 +1,31 @@
+"""Ledger posting rules. The wallet balance moves only by appending one of these entries."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from enum import StrEnum
+
+from transfers.db.types import CENT
+
+
+class LedgerKind(StrEnum):
+    DEBIT_BOOKING = "debit_booking"
+    CREDIT_REFUND = "credit_refund"
+    CREDIT_TOPUP = "credit_topup"
+
+    @property
+    def sign(self) -> int:
+        return -1 if self is LedgerKind.DEBIT_BOOKING else 1
+
+
+class InsufficientBalance(Exception):
+    """The debit would take the balance below zero; nothing was written."""
+
+
+def signed_amount(kind: LedgerKind, amount: Decimal) -> Decimal:
+    """The signed entry for a positive ``amount``: debits negative, credits positive."""
+    if amount <= 0:
+        raise ValueError("ledger amounts are positive; the kind gives the sign")
+    if amount != amount.quantize(CENT):
+        raise ValueError("ledger amounts have at most two decimals")
+    return amount * kind.sign
