@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 KeyKind = Literal["tk", "pk"]
-_KEY_RE = re.compile(r"^(tk|pk)_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$")
+_KEY_RE = re.compile(r"(tk|pk)_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def hash_key(key: str) -> str:
 
 def parse_key(key: str) -> tuple[KeyKind, str] | None:
     """Return (kind, prefix) of a well-formed key, or None. Says nothing about validity."""
-    match = _KEY_RE.match(key)
+    match = _KEY_RE.fullmatch(key)
     if match is None:
         return None
     kind: KeyKind = "tk" if match.group(1) == "tk" else "pk"

@@ -1,0 +1,68 @@
+"""Partners (transport companies): service area, markup and URL rules. Pure."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from urllib.parse import urlsplit
+
+from transfers.db.types import CENT
+
+EVERY_AIRPORT = "*"
+
+
+@dataclass(frozen=True)
+class PartnerRecord:
+    partner_id: int
+    name: str
+    base_url: str
+    airports: tuple[str, ...]
+    markup_percent: Decimal
+    status: str
+    is_sandbox: bool
+
+    def serves(self, iata: str) -> bool:
+        return EVERY_AIRPORT in self.airports or iata in self.airports
+
+
+def sell_price(net: Decimal, markup_percent: Decimal) -> Decimal:
+    """Partner net price plus markup, rounded half-up to cents (DECISIONS 4)."""
+    return (net * (Decimal(100) + markup_percent) / Decimal(100)).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+class InvalidPartnerUrl(ValueError):
+    pass
+
+
+def check_base_url(url: str, *, allow_private: bool) -> str:
+    """http(s) only, a host, no credentials or fragment; literal private addresses refused unless allowed.
+
+    Names are resolved and re-checked at call time by the SSRF guard (hardening issue); this is
+    the registration-time check of DECISIONS 7.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise InvalidPartnerUrl("the partner URL must be http or https")
+    if not parts.hostname:
+        raise InvalidPartnerUrl("the partner URL needs a host")
+    if parts.username or parts.password or parts.fragment or parts.query:
+        raise InvalidPartnerUrl("the partner URL may not carry credentials, a query or a fragment")
+    if not allow_private and is_private_host(parts.hostname):
+        raise InvalidPartnerUrl("private, loopback and link-local partner addresses are not allowed here")
+    return url.rstrip("/")
+
+
+def is_private_host(host: str) -> bool:
+    if host.lower() in ("localhost", "localhost.localdomain") or host.lower().endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return not address.is_global
+
+
+def parse_airports(text: str) -> tuple[str, ...]:
+    codes = tuple(sorted({c.strip().upper() for c in text.split(",") if c.strip()}))
+    return codes

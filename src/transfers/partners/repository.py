@@ -1,0 +1,60 @@
+"""Partner persistence."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from transfers.db.tables import partners
+from transfers.partners.models import PartnerRecord
+
+
+def _record(row: Any) -> PartnerRecord:
+    return PartnerRecord(
+        partner_id=int(row.id), name=row.name, base_url=row.base_url,
+        airports=tuple(a for a in row.airports.split(",") if a), markup_percent=Decimal(row.markup_percent),
+        status=row.status, is_sandbox=bool(row.is_sandbox),
+    )
+
+
+async def insert_partner(conn: AsyncConnection, *, name: str, base_url: str, airports: tuple[str, ...],
+                         markup_percent: Decimal, token_enc: str, secret_enc: str, now: datetime,
+                         is_sandbox: bool = False) -> int:
+    return int((await conn.execute(
+        insert(partners).values(
+            name=name, base_url=base_url, airports=",".join(airports), markup_percent=markup_percent,
+            status="enabled", outbound_token_enc=token_enc, signing_secret_enc=secret_enc,
+            is_sandbox=is_sandbox, created_at=now,
+        ).returning(partners.c.id)
+    )).scalar_one())
+
+
+async def list_partners(conn: AsyncConnection) -> list[PartnerRecord]:
+    return [_record(r) for r in await conn.execute(select(partners).order_by(partners.c.id))]
+
+
+async def enabled_with_secrets(conn: AsyncConnection) -> list[tuple[PartnerRecord, str, str]]:
+    rows = await conn.execute(select(partners).where(partners.c.status == "enabled").order_by(partners.c.id))
+    return [(_record(r), r.outbound_token_enc, r.signing_secret_enc) for r in rows]
+
+
+async def get_with_secrets(conn: AsyncConnection, partner_id: int) -> tuple[PartnerRecord, str, str] | None:
+    row = (await conn.execute(select(partners).where(partners.c.id == partner_id))).first()
+    return None if row is None else (_record(row), row.outbound_token_enc, row.signing_secret_enc)
+
+
+async def sandbox_partner_row(conn: AsyncConnection) -> Any:
+    return (await conn.execute(select(partners).where(partners.c.is_sandbox.is_(True)))).first()
+
+
+async def set_status(conn: AsyncConnection, partner_id: int, status: str) -> bool:
+    result = await conn.execute(update(partners).where(partners.c.id == partner_id).values(status=status))
+    return result.rowcount == 1
+
+
+async def update_partner(conn: AsyncConnection, partner_id: int, **values: Any) -> None:
+    await conn.execute(update(partners).where(partners.c.id == partner_id).values(**values))

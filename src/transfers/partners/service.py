@@ -1,0 +1,127 @@
+"""Partner registry use cases: register, list, disable, and the endpoints to call for an airport."""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from dataclasses import dataclass
+from decimal import Decimal
+
+from sqlalchemy import select, text
+from sqlalchemy.exc import IntegrityError
+
+from transfers.auth.keys import IssuedKey, hash_key, issue_key
+from transfers.clients import repository as clients_repo
+from transfers.clock import Clock
+from transfers.db.engine import Database
+from transfers.db.tables import api_keys
+from transfers.partners import repository as repo
+from transfers.partners.client import PartnerEndpoint
+from transfers.partners.models import EVERY_AIRPORT, PartnerRecord, check_base_url
+from transfers.partners.secrets_box import SecretBox
+from transfers.partners.signing import SECRET_PREFIX, new_signing_secret
+
+SANDBOX_PARTNER_NAME = "Sandbox Transfers Ltd"
+
+
+@dataclass(frozen=True)
+class RegisteredPartner:
+    partner_id: int
+    api_key: str
+    outbound_token: str
+    signing_secret: str
+
+
+async def register_partner(db: Database, clock: Clock, box: SecretBox, *, name: str, base_url: str,
+                           airports: tuple[str, ...], markup_percent: Decimal, allow_private: bool,
+                           actor: str) -> RegisteredPartner:
+    url = check_base_url(base_url, allow_private=allow_private)
+    now = clock.now()
+    issued = issue_key("pk")
+    token = "ot_" + secrets.token_urlsafe(32)
+    signing_secret = new_signing_secret()
+    async with db.write() as conn:
+        partner_id = await repo.insert_partner(
+            conn, name=name, base_url=url, airports=airports, markup_percent=markup_percent,
+            token_enc=box.seal(token), secret_enc=box.seal(signing_secret), now=now,
+        )
+        await clients_repo.insert_api_key(conn, issued, now, partner_id=partner_id)
+        await clients_repo.record_admin_action(
+            conn, actor=actor, action="partner.create", subject=f"partner:{partner_id}",
+            details={"name": name, "base_url": url, "airports": list(airports),
+                     "markup_percent": str(markup_percent), "key_prefix": issued.prefix},
+            now=now,
+        )
+    return RegisteredPartner(partner_id, issued.key, token, signing_secret)
+
+
+def endpoint(record: PartnerRecord, token_enc: str, secret_enc: str, box: SecretBox) -> PartnerEndpoint:
+    return PartnerEndpoint(record.partner_id, record.name, record.base_url, box.open(token_enc),
+                           box.open(secret_enc))
+
+
+async def partners_for_airport(db: Database, box: SecretBox, iata: str) -> list[tuple[PartnerRecord, PartnerEndpoint]]:
+    async with db.read() as conn:
+        rows = await repo.enabled_with_secrets(conn)
+    return [(rec, endpoint(rec, tok, sec, box)) for rec, tok, sec in rows if rec.serves(iata)]
+
+
+async def endpoint_for(db: Database, box: SecretBox, partner_id: int) -> PartnerEndpoint | None:
+    async with db.read() as conn:
+        found = await repo.get_with_secrets(conn, partner_id)
+    return None if found is None else endpoint(found[0], found[1], found[2], box)
+
+
+@dataclass(frozen=True)
+class SandboxCredentials:
+    """The built-in sandbox partner's credentials, derived from the secret key so that every API
+    process of one deployment agrees on them without storing a clear-text key anywhere."""
+
+    api_key: str
+    outbound_token: str
+    signing_secret: str
+
+
+def sandbox_credentials(box: SecretBox) -> SandboxCredentials:
+    prefix = "pk_" + box.derive("sandbox-partner-prefix").hex()[:12]
+    secret = base64.urlsafe_b64encode(box.derive("sandbox-partner-key")).decode().rstrip("=")
+    return SandboxCredentials(
+        api_key=f"{prefix}_{secret}",
+        outbound_token="ot_" + base64.urlsafe_b64encode(box.derive("sandbox-partner-token")).decode().rstrip("="),
+        signing_secret=SECRET_PREFIX + base64.b64encode(box.derive("sandbox-partner-signing")).decode(),
+    )
+
+
+async def ensure_sandbox_partner(db: Database, clock: Clock, box: SecretBox, base_url: str) -> int:
+    """Register (or refresh) the built-in sandbox partner, serving every airport. Idempotent and
+    safe when several API processes start at once."""
+    creds = sandbox_credentials(box)
+    now = clock.now()
+    async with db.write() as conn:
+        if not db.is_sqlite:
+            await conn.execute(text("SELECT pg_advisory_xact_lock(727001)"))
+        row = await repo.sandbox_partner_row(conn)
+        if row is None:
+            partner_id = await repo.insert_partner(
+                conn, name=SANDBOX_PARTNER_NAME, base_url=base_url, airports=(EVERY_AIRPORT,),
+                markup_percent=Decimal("0"), token_enc=box.seal(creds.outbound_token),
+                secret_enc=box.seal(creds.signing_secret), now=now, is_sandbox=True,
+            )
+        else:
+            partner_id = int(row.id)
+            await repo.update_partner(
+                conn, partner_id, base_url=base_url, outbound_token_enc=box.seal(creds.outbound_token),
+                signing_secret_enc=box.seal(creds.signing_secret),
+            )
+        prefix = creds.api_key.rsplit("_", 1)[0]
+        existing = (await conn.execute(select(api_keys.c.id).where(api_keys.c.prefix == prefix))).first()
+        if existing is None:
+            try:
+                async with conn.begin_nested():
+                    await clients_repo.insert_api_key(
+                        conn, IssuedKey(creds.api_key, prefix, hash_key(creds.api_key)), now,
+                        partner_id=partner_id,
+                    )
+            except IntegrityError:
+                pass
+    return partner_id

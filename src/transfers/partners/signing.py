@@ -1,0 +1,62 @@
+"""Standard Webhooks signatures on every call the service makes to a partner (DECISIONS 7).
+
+``webhook-signature: v1,<base64 HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<body>")>``
+where ``key`` is the base64-decoded part of the partner's ``whsec_...`` signing secret.
+Partners verify with ``transfers.partners.verify_example`` (dependency-free, meant to be copied).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+import time
+import uuid
+
+SECRET_PREFIX = "whsec_"  # noqa: S105 (a format marker, not a secret)
+
+
+def new_signing_secret() -> str:
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def _key(secret: str) -> bytes:
+    return base64.b64decode(secret.removeprefix(SECRET_PREFIX))
+
+
+def sign(secret: str, webhook_id: str, timestamp: int, body: bytes) -> str:
+    signed = f"{webhook_id}.{timestamp}.".encode() + body
+    digest = hmac.new(_key(secret), signed, hashlib.sha256).digest()
+    return "v1," + base64.b64encode(digest).decode()
+
+
+def signature_headers(secret: str, body: bytes, webhook_id: str | None = None,
+                      timestamp: int | None = None) -> dict[str, str]:
+    wid = webhook_id or f"msg_{uuid.uuid4().hex}"
+    ts = int(time.time()) if timestamp is None else timestamp
+    return {
+        "webhook-id": wid,
+        "webhook-timestamp": str(ts),
+        "webhook-signature": sign(secret, wid, ts, body),
+    }
+
+
+def verify(secret: str, headers: dict[str, str], body: bytes, *, tolerance_seconds: int = 300,
+           now: int | None = None) -> bool:
+    """True when one of the ``v1`` signatures matches and the timestamp is within tolerance."""
+    wid = headers.get("webhook-id")
+    ts_raw = headers.get("webhook-timestamp")
+    sig_header = headers.get("webhook-signature")
+    if not wid or not ts_raw or not sig_header or not ts_raw.isdigit():
+        return False
+    ts = int(ts_raw)
+    current = int(time.time()) if now is None else now
+    if abs(current - ts) > tolerance_seconds:
+        return False
+    expected = sign(secret, wid, ts, body).split(",", 1)[1]
+    for candidate in sig_header.split():
+        version, _, value = candidate.partition(",")
+        if version == "v1" and hmac.compare_digest(value, expected):
+            return True
+    return False

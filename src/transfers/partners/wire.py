@@ -1,0 +1,131 @@
+"""The partner webhook contract on the wire (PARTNER_API.md): what the service sends and accepts.
+
+Partner answers are untrusted input. They are validated here, strictly: a malformed or lying
+answer (negative or non-numeric price, more than two decimals, missing fields, booleans for
+numbers, oversized lists) fails validation and the partner is left out of that search, or the
+delivery is counted as failed, instead of anything reaching a client or a wallet.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
+
+from transfers.db.types import CENT
+
+BOOKING_TYPE = "ONEWAY"
+_DECIMAL_TEXT = re.compile(r"^\d{1,9}(\.\d{1,2})?$")
+MAX_PRICE = Decimal("1000000")
+
+
+def _parse_price(value: Any) -> Decimal:
+    """A positive amount with at most two decimals, from a JSON number or a decimal string."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError("price must be a number or a decimal string")
+    text = value if isinstance(value, str) else repr(value)
+    if isinstance(value, float) and not value.is_integer():
+        text = format(Decimal(repr(value)), "f")
+    if isinstance(value, int | float) and float(value).is_integer():
+        text = str(int(value))
+    if not _DECIMAL_TEXT.match(text):
+        raise ValueError("price must be a plain decimal with at most two places")
+    try:
+        amount = Decimal(text)
+    except InvalidOperation:
+        raise ValueError("price is not a decimal") from None
+    if amount <= 0 or amount > MAX_PRICE:
+        raise ValueError("price must be positive and below 1,000,000")
+    return amount.quantize(CENT)
+
+
+Price = Annotated[Decimal, BeforeValidator(_parse_price)]
+Text = Annotated[str, Field(min_length=1, max_length=200)]
+Count = Annotated[StrictInt, Field(ge=0, le=100)]
+
+
+class _Answer(BaseModel):
+    # Partners may add fields; they are ignored (forward compatibility), never trusted.
+    model_config = ConfigDict(extra="ignore", strict=False)
+
+
+def _id_text(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+IdText = Annotated[str, BeforeValidator(_id_text), Field(min_length=1, max_length=200)]
+
+
+class WireCapacity(_Answer):
+    passengers: Annotated[StrictInt, Field(ge=1, le=100)]
+    suitcases: Count
+    small_bags: Count
+
+
+class WireExtra(_Answer):
+    id: IdText
+    name: Text
+    price: Price
+    pricing_type: Literal["PER_BOOKING", "PER_ITEM"]
+
+
+class WireVehicle(_Answer):
+    id: IdText
+    make: Text
+    model: Text
+    type: Text
+    price: Price
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
+    capacity: WireCapacity
+    extras: Annotated[list[WireExtra], Field(max_length=20)] = []
+
+
+class WireSearchAnswer(_Answer):
+    distance_km: Annotated[StrictInt, Field(ge=0, le=20000)] | None = None
+    vehicles: list[WireVehicle]
+
+
+class WireDriver(_Answer):
+    name: Text
+    phone: Annotated[str, Field(min_length=3, max_length=32)]
+    plate: Annotated[str, Field(min_length=1, max_length=32)]
+
+
+class WireCreateAnswer(_Answer):
+    reservation_no: IdText | None = None  # the partner's own reference
+    status: Literal["PENDING", "APPROVED", "DECLINED"]
+    driver_info: WireDriver | None = None
+    meeting_point: Annotated[str, Field(max_length=1000)] | None = None
+    message: Annotated[str, Field(max_length=1000)] | None = None
+
+
+class WireInfoAnswer(_Answer):
+    reservation_no: IdText | None = None
+    status: Literal["PENDING", "PENDING_APPROVAL", "APPROVED", "CANCELLED", "DECLINED", "COMPLETED"]
+    driver_info: WireDriver | None = None
+    meeting_point: Annotated[str, Field(max_length=1000)] | None = None
+
+
+class WireResult(_Answer):
+    status: Literal["Success", "Error"]
+    message: Annotated[str, Field(max_length=1000)] = ""
+
+
+def location_payload(location: dict[str, Any]) -> dict[str, Any]:
+    """A stored search location as partners receive it (airports carry name and coordinates)."""
+    return {k: location[k] for k in ("type", "iata_code", "name", "lat", "lng") if k in location}
+
+
+def search_request(*, pickup: dict[str, Any], dropoff: dict[str, Any], date: str,
+                   adult: int, children: int, infant: int) -> dict[str, Any]:
+    return {
+        "booking_type": BOOKING_TYPE,
+        "from": location_payload(pickup),
+        "to": location_payload(dropoff),
+        "date": date,
+        "passengers": {"adult": adult, "children": children, "infant": infant},
+    }

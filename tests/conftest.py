@@ -1,0 +1,146 @@
+"""Shared fixtures: one migrated database per test session (SQLite by default, PostgreSQL when
+``TRANSFERS_TEST_DATABASE_URL`` names one), the service served over real HTTP, and helpers.
+
+Tests isolate themselves by data, not by truncation: every test creates its own clients (and
+partners, disabled again afterwards), so the suite runs the same on both databases and the
+invariant checks can run against everything the session wrote.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.servers import LiveServer
+from transfers.app import create_app
+from transfers.clients import service as client_service
+from transfers.clients.models import NewClient
+from transfers.clock import ShiftedClock
+from transfers.config import Settings
+from transfers.db.engine import Database
+from transfers.db.migrate import upgrade
+
+PG_URL = os.environ.get("TRANSFERS_TEST_DATABASE_URL", "")
+ON_POSTGRES = PG_URL.startswith("postgres")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if ON_POSTGRES:
+        return
+    skip = pytest.mark.skip(reason="PostgreSQL-only (set TRANSFERS_TEST_DATABASE_URL; .ci/run does)")
+    for item in items:
+        if "pg_only" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def workdir() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="transfers-tests-") as tmp:
+        yield Path(tmp)
+
+
+@pytest.fixture(scope="session")
+def database_url(workdir: Path) -> str:
+    if PG_URL:
+        url = Settings(database_url=PG_URL).resolved_database_url
+    else:
+        url = f"sqlite+aiosqlite:///{workdir / 'test.sqlite3'}"
+    upgrade(url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def plain_database_url(database_url: str) -> str:
+    """The same database in the form operators write it (for CLI subprocesses)."""
+    return database_url.replace("postgresql+asyncpg://", "postgresql://").replace("sqlite+aiosqlite://", "sqlite://")
+
+
+def make_settings(database_url: str, workdir: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "database_url": database_url,
+        "environment": "sandbox",
+        "sandbox_partner": False,
+        "embedded_worker": False,
+        "secret_key": "test-secret-key-not-for-production",
+        "log_level": "WARNING",
+        "partner_timeout_seconds": 1.0,
+        "partner_create_budget_seconds": 1.0,
+        "rate_limit_per_minute": 100_000,
+        "rate_limit_burst": 100_000,
+    }
+    values.update(overrides)
+    return Settings(**values)
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str, workdir: Path) -> Settings:
+    return make_settings(database_url, workdir)
+
+
+@pytest.fixture(scope="session")
+def clock() -> ShiftedClock:
+    return ShiftedClock()
+
+
+@pytest.fixture(scope="session")
+async def db(database_url: str) -> AsyncIterator[Database]:
+    database = Database(database_url, pool_size=20, application_name="transfers-tests")
+    yield database
+    await database.dispose()
+
+
+@pytest.fixture(scope="session")
+async def service(settings: Settings, clock: ShiftedClock) -> AsyncIterator[LiveServer]:
+    """The service on a real loopback port (worker not embedded: tests drive it explicitly)."""
+    app = create_app(settings, clock=clock, configure_logs=False)
+    server = await LiveServer(app).start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _reset_clock(clock: ShiftedClock) -> Iterator[None]:
+    yield
+    clock.offset = type(clock.offset)()
+
+
+@pytest.fixture(scope="session")
+async def http(service: LiveServer) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=service.url, timeout=30) as client:
+        yield client
+
+
+class ClientFactory:
+    """Creates clients through the same use case the CLI uses; returns (client_id, api_key)."""
+
+    def __init__(self, db: Database, clock: ShiftedClock) -> None:
+        self.db = db
+        self.clock = clock
+        self.counter = 0
+
+    async def __call__(self, *, balance: str = "1000.00", pay_type: str = "wallet", currency: str = "EUR",
+                       can_create: bool = True, can_cancel: bool = True) -> tuple[int, str]:
+        self.counter += 1
+        created = await client_service.create_client(
+            self.db, self.clock,
+            NewClient(name=f"Test agency {self.counter}", pay_type=pay_type, currency=currency,
+                      opening_balance=Decimal(balance), can_create=can_create, can_cancel=can_cancel),
+            actor="tests",
+        )
+        return created.client_id, created.api_key
+
+
+@pytest.fixture(scope="session")
+def make_client(db: Database, clock: ShiftedClock) -> ClientFactory:
+    return ClientFactory(db, clock)
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}

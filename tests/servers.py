@@ -1,0 +1,57 @@
+"""Real HTTP servers on loopback for the tests: the service itself and test partners.
+
+Each runs under uvicorn as a task on the test session's event loop, bound to 127.0.0.1 on a free
+port, so requests cross a real socket and a real HTTP stack exactly as in production.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import uvicorn
+
+
+class LiveServer:
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on",
+                                access_log=False, timeout_graceful_shutdown=2)
+        self.server = uvicorn.Server(config)
+        self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        self._task: asyncio.Task[None] | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> LiveServer:
+        self._task = asyncio.create_task(self.server.serve())
+        for _ in range(500):
+            if self.server.started:
+                break
+            if self._task.done():
+                self._task.result()
+            await asyncio.sleep(0.01)
+        else:
+            raise RuntimeError("server did not start")
+        self.port = self.server.servers[0].sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        self.server.should_exit = True
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait_for(self._task, timeout=10)
+
+
+@contextlib.asynccontextmanager
+async def serving(app: Any) -> AsyncIterator[LiveServer]:
+    server = await LiveServer(app).start()
+    try:
+        yield server
+    finally:
+        await server.stop()
