@@ -8,6 +8,7 @@ invariant checks can run against everything the session wrote.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -144,3 +145,52 @@ def make_client(db: Database, clock: ShiftedClock) -> ClientFactory:
 
 def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
+
+
+class PartnerFactory:
+    """Serves FakePartners on loopback and registers them; all are disabled again after the test,
+    so searches in later tests only see their own partners."""
+
+    def __init__(self, db: Database, clock: ShiftedClock, settings: Settings) -> None:
+        from transfers.partners.secrets_box import SecretBox, resolve_secret_key
+
+        self.db, self.clock = db, clock
+        self.box = SecretBox(resolve_secret_key(settings))
+        self.servers: list[LiveServer] = []
+        self.partner_ids: list[int] = []
+
+    async def __call__(self, *, airports: tuple[str, ...] = ("LHR",), markup: str = "0",
+                       name: str | None = None, **fake: Any) -> tuple[Any, int, str]:
+        """Returns (fake partner, partner_id, partner API key)."""
+        from tests.fake_partner import FakePartner
+        from transfers.partners.service import register_partner
+
+        partner = FakePartner(**fake)
+        if name:
+            partner.name = name
+        server = await LiveServer(partner.app()).start()
+        self.servers.append(server)
+        partner.url = server.url
+        registered = await register_partner(
+            self.db, self.clock, self.box, name=partner.name, base_url=server.url, airports=airports,
+            markup_percent=Decimal(markup), allow_private=True, actor="tests",
+        )
+        partner.signing_secret = registered.signing_secret
+        partner.token = registered.outbound_token
+        self.partner_ids.append(registered.partner_id)
+        return partner, registered.partner_id, registered.api_key
+
+    async def close(self) -> None:
+        from transfers.partners import repository as partners_repo
+
+        async with self.db.write() as conn:
+            for partner_id in self.partner_ids:
+                await partners_repo.set_status(conn, partner_id, "disabled")
+        await asyncio.gather(*(server.stop() for server in self.servers))
+
+
+@pytest.fixture
+async def make_partner(db: Database, clock: ShiftedClock, settings: Settings) -> AsyncIterator[PartnerFactory]:
+    factory = PartnerFactory(db, clock, settings)
+    yield factory
+    await factory.close()

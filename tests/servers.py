@@ -41,8 +41,9 @@ class LiveServer:
         self.port = self.server.servers[0].sockets[0].getsockname()[1]
         return self
 
-    async def stop(self) -> None:
+    async def stop(self, *, graceful: bool = False) -> None:
         self.server.should_exit = True
+        self.server.force_exit = not graceful
         if self._task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.wait_for(self._task, timeout=10)

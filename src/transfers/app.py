@@ -11,7 +11,7 @@ from transfers import __version__
 from transfers.api.errors import install_error_handlers
 from transfers.api.middleware import RequestPlumbing
 from transfers.api.openapi import install_openapi
-from transfers.api.routes import health, reference
+from transfers.api.routes import health, reference, search
 from transfers.clock import Clock
 from transfers.config import Settings, get_settings
 from transfers.db.engine import Database
@@ -39,6 +39,7 @@ def create_app(
             yield
         finally:
             svc.extras["shutting_down"] = True
+            await svc.partner_client.aclose()
             if db is None:
                 await svc.db.dispose()
 
@@ -56,6 +57,7 @@ def create_app(
     app.include_router(health.router)
     app.include_router(reference.public)
     app.include_router(reference.booking_api)
+    app.include_router(search.router)
     app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes)
     install_openapi(app)
     return app

@@ -9,6 +9,8 @@ from transfers.auth.service import Authenticator
 from transfers.clock import Clock, SystemClock
 from transfers.config import Settings
 from transfers.db.engine import Database
+from transfers.partners.client import PartnerClient
+from transfers.partners.secrets_box import SecretBox, resolve_secret_key
 
 
 @dataclass
@@ -17,6 +19,8 @@ class Services:
     db: Database
     clock: Clock
     auth: Authenticator
+    box: SecretBox
+    partner_client: PartnerClient
     extras: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -33,4 +37,6 @@ class Services:
             db=database,
             clock=clock or SystemClock(),
             auth=Authenticator(database, settings.auth_cache_seconds),
+            box=SecretBox(resolve_secret_key(settings)),
+            partner_client=PartnerClient(max_response_bytes=settings.partner_max_response_bytes),
         )

@@ -1,0 +1,28 @@
+"""POST /api/v1/booking-api/search."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Request
+from starlette.responses import Response
+
+from transfers.api import schemas
+from transfers.api.deps import current_client, json_object, services
+from transfers.api.openapi import register_body
+from transfers.api.responses import JSONBody
+from transfers.clients.models import ClientPrincipal
+from transfers.search.service import search as run_search
+
+router = APIRouter(prefix="/api/v1/booking-api", tags=["Booking API"])
+register_body("search", schemas.SearchRequest)
+
+
+@router.post(
+    "/search",
+    summary="Search vehicles between an airport and a point",
+    response_model=schemas.SearchResource,
+    responses=schemas.WITH_VALIDATION,
+    operation_id="search",
+)
+async def search(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
+    body = await json_object(request)
+    return JSONBody(await run_search(services(request), client, body))

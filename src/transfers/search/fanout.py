@@ -1,0 +1,67 @@
+"""Ask every partner serving the airport at once; keep whoever answers well within the deadline.
+
+Latency is the slowest good answer or the deadline, never the sum. A partner that is slow, down,
+answers an error, or answers something that fails the wire contract (including a vehicle type not
+in the reference data) is left out of this search and logged with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from pydantic import ValidationError
+
+from transfers.partners.client import PartnerClient, PartnerEndpoint
+from transfers.partners.models import PartnerRecord
+from transfers.partners.wire import WireSearchAnswer, WireVehicle
+
+log = structlog.get_logger("transfers.search")
+
+
+@dataclass(frozen=True)
+class PartnerAnswer:
+    partner: PartnerRecord
+    vehicles: list[WireVehicle]
+    distance_km: int | None
+
+
+async def ask_partners(
+    client: PartnerClient,
+    partners: list[tuple[PartnerRecord, PartnerEndpoint]],
+    payload: dict[str, Any],
+    *,
+    timeout: float,
+    vehicle_types: set[str],
+    max_vehicles: int,
+) -> list[PartnerAnswer]:
+    results = await asyncio.gather(
+        *(_ask(client, record, endpoint, payload, timeout, vehicle_types, max_vehicles)
+          for record, endpoint in partners)
+    )
+    return [answer for answer in results if answer is not None]
+
+
+async def _ask(client: PartnerClient, record: PartnerRecord, endpoint: PartnerEndpoint, payload: dict[str, Any],
+               timeout: float, vehicle_types: set[str], max_vehicles: int) -> PartnerAnswer | None:
+    result = await client.call(endpoint, "POST", "/booking/search", payload, timeout=timeout)
+    if not result.ok:
+        return None  # the client already logged the transport outcome
+    reason = None
+    answer = None
+    try:
+        answer = WireSearchAnswer.model_validate(result.body)
+    except ValidationError as exc:
+        reason = f"answer breaks the contract: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']}"
+    if answer is not None:
+        unknown = {v.type for v in answer.vehicles} - vehicle_types
+        if len(answer.vehicles) > max_vehicles:
+            reason = f"{len(answer.vehicles)} vehicles, more than {max_vehicles}"
+        elif unknown:
+            reason = f"vehicle types not in the reference data: {sorted(unknown)[:5]}"
+    if reason is not None or answer is None:
+        log.warning("partner_answer_rejected", partner=record.name, partner_id=record.partner_id, reason=reason)
+        return None
+    return PartnerAnswer(record, answer.vehicles, answer.distance_km)

@@ -1,0 +1,57 @@
+"""Stored searches: the request, every offer and its partner-side facts, for booking to trust."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from transfers.db.tables import search_vehicles, searches
+from transfers.search.offers import Offer
+from transfers.search.rules import SearchQuery
+
+
+async def insert_search(conn: AsyncConnection, *, search_id: str, client_id: int, request: dict[str, Any],
+                        query: SearchQuery, distance_km: int | None, offers: list[Offer], now: datetime,
+                        expires_at: datetime) -> None:
+    search_pk = (await conn.execute(
+        insert(searches).values(
+            search_id=search_id, client_id=client_id, request=request, airport_iata=query.airport.iata,
+            pickup_at=query.pickup_at, pickup_location=query.location(pickup=True),
+            dropoff_location=query.location(pickup=False), adult=query.adult, children=query.children,
+            infant=query.infant, distance_km=distance_km, created_at=now, expires_at=expires_at,
+        ).returning(searches.c.id)
+    )).scalar_one()
+    if not offers:
+        return
+    await conn.execute(insert(search_vehicles), [
+        {
+            "search_pk": search_pk, "vehicle_no": o.vehicle_no, "partner_id": o.partner.partner_id,
+            "partner_vehicle_id": o.quote.id, "make": o.quote.make, "model": o.quote.model, "type": o.quote.type,
+            "max_passengers": o.quote.capacity.passengers, "suitcases": o.quote.capacity.suitcases,
+            "small_bags": o.quote.capacity.small_bags, "net_price": o.net_price, "sell_price": o.price,
+            "currency": o.quote.currency, "extras": [e.stored() for e in o.extras],
+        }
+        for o in offers
+    ])
+
+
+async def find_offer(conn: AsyncConnection, *, client_id: int, search_id: str, vehicle_no: int | None,
+                     now: datetime) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(search, vehicle) for the caller's unexpired search; the search is None when it is not
+    visible (missing, expired or another client's), the vehicle None when the number is unknown."""
+    search = (await conn.execute(
+        select(searches).where(searches.c.search_id == search_id, searches.c.client_id == client_id,
+                               searches.c.expires_at > now)
+    )).mappings().first()
+    if search is None:
+        return None, None
+    if vehicle_no is None:
+        return dict(search), None
+    vehicle = (await conn.execute(
+        select(search_vehicles).where(search_vehicles.c.search_pk == search["id"],
+                                      search_vehicles.c.vehicle_no == vehicle_no)
+    )).mappings().first()
+    return dict(search), (dict(vehicle) if vehicle else None)

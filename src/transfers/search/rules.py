@@ -1,0 +1,177 @@
+"""Search request rules (SPEC.md 2.1-2.2, 7.1; DECISIONS 4). Pure: no HTTP, no SQL.
+
+``parse_search`` checks the body in the order of the 7.1 code table and raises the first failing
+code. Booleans are not numbers, strings are not numbers, and null counts as missing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from transfers.errors import Code, SpecError
+from transfers.search.airports import Airport, find_airport
+
+MAX_NAME_LENGTH = 255
+_DATETIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?"
+)
+
+
+@dataclass(frozen=True)
+class SearchLimits:
+    min_lead: timedelta
+    max_ahead: timedelta
+    max_travelers: int
+
+
+@dataclass(frozen=True)
+class Point:
+    lat: float
+    lng: float
+    name: str
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    airport: Airport
+    point: Point
+    airport_is_pickup: bool
+    pickup_at: datetime  # aware, in the airport's time zone
+    adult: int
+    children: int
+    infant: int
+
+    @property
+    def party_size(self) -> int:
+        return self.adult + self.children + self.infant
+
+    def location(self, pickup: bool) -> dict[str, Any]:
+        """A stored/partner-facing location: airports carry their name and coordinates."""
+        if pickup == self.airport_is_pickup:
+            a = self.airport
+            return {"type": "AIRPORT", "iata_code": a.iata, "name": a.name, "lat": a.lat, "lng": a.lng}
+        return {"type": "POINT", "name": self.point.name, "lat": self.point.lat, "lng": self.point.lng}
+
+
+# Codes per side, in table order: (required, type required, type invalid, iata required, iata invalid,
+# lat, lng, name).
+_PICKUP = (Code.SEARCH_PICKUP_LOCATION_REQUIRED, Code.SEARCH_PICKUP_LOCATION_TYPE_REQUIRED,
+           Code.SEARCH_PICKUP_LOCATION_TYPE_INVALID, Code.SEARCH_PICKUP_IATA_CODE_REQUIRED,
+           Code.SEARCH_PICKUP_IATA_CODE_INVALID, Code.SEARCH_PICKUP_LAT_REQUIRED,
+           Code.SEARCH_PICKUP_LNG_REQUIRED, Code.SEARCH_PICKUP_NAME_REQUIRED)
+_DROPOFF = (Code.SEARCH_DROPOFF_LOCATION_REQUIRED, Code.SEARCH_DROPOFF_LOCATION_TYPE_REQUIRED,
+            Code.SEARCH_DROPOFF_LOCATION_TYPE_INVALID, Code.SEARCH_DROPOFF_IATA_CODE_REQUIRED,
+            Code.SEARCH_DROPOFF_IATA_CODE_INVALID, Code.SEARCH_DROPOFF_LAT_REQUIRED,
+            Code.SEARCH_DROPOFF_LNG_REQUIRED, Code.SEARCH_DROPOFF_NAME_REQUIRED)
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def parse_search(body: dict[str, Any], now: datetime, limits: SearchLimits) -> SearchQuery:
+    pickup = body.get("pickup_location")
+    dropoff = body.get("dropoff_location")
+    # 1300-1305: both locations present with a valid type (pickup first).
+    pickup, pickup_type = _location_type(pickup, _PICKUP)
+    dropoff, dropoff_type = _location_type(dropoff, _DROPOFF)
+    # 1306-1309: airport codes, pickup then dropoff.
+    pickup_airport = _airport(pickup, _PICKUP) if pickup_type == "AIRPORT" else None
+    dropoff_airport = _airport(dropoff, _DROPOFF) if dropoff_type == "AIRPORT" else None
+    # 1310-1315: point coordinates and names, pickup then dropoff.
+    pickup_point = _point(pickup, _PICKUP) if pickup_type == "POINT" else None
+    dropoff_point = _point(dropoff, _DROPOFF) if dropoff_type == "POINT" else None
+    # 1316-1317: the date-time, local to the airport when it has no offset.
+    airport = pickup_airport or dropoff_airport
+    pickup_at = _pickup_at(body.get("pickup_datetime"), airport, now, limits)
+    # 1318-1322: travellers.
+    adult, children, infant = _travelers(body.get("travelers"), limits.max_travelers)
+    # 1323: exactly one AIRPORT and one POINT.
+    if airport is None or (pickup_airport is not None) == (dropoff_airport is not None):
+        raise SpecError(Code.SEARCH_AIRPORT_REQUIRED)
+    point = pickup_point or dropoff_point
+    assert point is not None
+    return SearchQuery(airport, point, pickup_airport is not None, pickup_at, adult, children, infant)
+
+
+def _location_type(location: Any, codes: tuple[Code, ...]) -> tuple[dict[str, Any], str]:
+    if not isinstance(location, dict):
+        raise SpecError(codes[0])
+    kind = location.get("type")
+    if kind is None or kind == "":
+        raise SpecError(codes[1])
+    if kind not in ("AIRPORT", "POINT"):
+        raise SpecError(codes[2])
+    return location, str(kind)
+
+
+def _airport(location: dict[str, Any], codes: tuple[Code, ...]) -> Airport:
+    code = location.get("iata_code")
+    if code is None or code == "":
+        raise SpecError(codes[3])
+    airport = find_airport(code) if isinstance(code, str) else None
+    if airport is None:
+        raise SpecError(codes[4])
+    return airport
+
+
+def _point(location: dict[str, Any], codes: tuple[Code, ...]) -> Point:
+    lat, lng, name = location.get("lat"), location.get("lng"), location.get("name")
+    if not isinstance(lat, int | float) or not is_number(lat) or not -90 <= lat <= 90:
+        raise SpecError(codes[5])
+    if not isinstance(lng, int | float) or not is_number(lng) or not -180 <= lng <= 180:
+        raise SpecError(codes[6])
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_LENGTH or "\x00" in name:
+        raise SpecError(codes[7])
+    return Point(float(lat), float(lng), name.strip())
+
+
+def _pickup_at(value: Any, airport: Airport | None, now: datetime, limits: SearchLimits) -> datetime:
+    if value is None or value == "":
+        raise SpecError(Code.SEARCH_PICKUP_DATETIME_REQUIRED)
+    if not isinstance(value, str) or not _DATETIME.fullmatch(value):
+        raise SpecError(Code.SEARCH_PICKUP_DATETIME_INVALID)
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise SpecError(Code.SEARCH_PICKUP_DATETIME_INVALID) from None
+    zone = airport.tz if airport is not None else now.tzinfo
+    if parsed.tzinfo is None:
+        local = parsed.replace(tzinfo=zone)
+        # A wall-clock time skipped by a daylight-saving change does not exist at the airport.
+        if local.astimezone(now.tzinfo).astimezone(zone).replace(tzinfo=None) != parsed:
+            raise SpecError(Code.SEARCH_PICKUP_DATETIME_INVALID)
+    else:
+        local = parsed.astimezone(zone)
+    if not now + limits.min_lead <= local <= now + limits.max_ahead:
+        raise SpecError(Code.SEARCH_PICKUP_DATETIME_INVALID)
+    return local
+
+
+def _travelers(value: Any, maximum: int) -> tuple[int, int, int]:
+    if not isinstance(value, dict):
+        raise SpecError(Code.SEARCH_TRAVELERS_REQUIRED)
+    adult = value.get("adult")
+    if adult is None:
+        raise SpecError(Code.SEARCH_TRAVELERS_ADULT_REQUIRED)
+    if not is_int(adult) or not 1 <= adult <= maximum:
+        raise SpecError(Code.SEARCH_TRAVELERS_ADULT_INVALID)
+    counts = [adult]
+    for key, code in (("children", Code.SEARCH_TRAVELERS_CHILDREN_INVALID),
+                      ("infant", Code.SEARCH_TRAVELERS_INFANT_INVALID)):
+        count = value.get(key)
+        if count is None:
+            counts.append(0)
+            continue
+        if not is_int(count) or not 0 <= count <= maximum:
+            raise SpecError(code)
+        counts.append(count)
+    return counts[0], counts[1], counts[2]

@@ -1,0 +1,41 @@
+"""Request builders shared by API tests."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+LONDON = ZoneInfo("Europe/London")
+
+
+def future_local(days: int = 10, hour: int = 14, minute: int = 30, tz: ZoneInfo = LONDON) -> str:
+    """A pickup time in the documented ``YYYY-MM-DD HH:MM`` form, local to the airport."""
+    moment = (datetime.now(UTC) + timedelta(days=days)).astimezone(tz)
+    return moment.replace(hour=hour, minute=minute).strftime("%Y-%m-%d %H:%M")
+
+
+def search_body(**overrides: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "pickup_datetime": future_local(),
+        "pickup_location": {"type": "AIRPORT", "iata_code": "LHR"},
+        "dropoff_location": {"type": "POINT", "lat": 51.5074, "lng": -0.1278, "name": "Trafalgar Square, London"},
+        "travelers": {"adult": 2, "children": 0, "infant": 0},
+    }
+    body.update(overrides)
+    return body
+
+
+def with_path(body: dict[str, Any], path: str, value: Any, *, delete: bool = False) -> dict[str, Any]:
+    """A deep copy of ``body`` with ``a.b.c`` set to ``value`` (or removed)."""
+    out = copy.deepcopy(body)
+    *parents, last = path.split(".")
+    node = out
+    for key in parents:
+        node = node[key]
+    if delete:
+        node.pop(last, None)
+    else:
+        node[last] = value
+    return out
