@@ -122,7 +122,7 @@ class FakePartner:
         if path.startswith("/booking/info/"):
             info: dict[str, Any] = {"status": self.info_status}
             if self.info_status == "APPROVED":
-                info["driver_info"] = self.driver or {"name": "Sam Driver", "phone": "+447700900001",
+                info["driver_info"] = self.driver or {"name": "Sam Driver", "phone": "+447400123458",
                                                       "plate": "AB12 CDE"}
                 info["meeting_point"] = "Arrivals hall"
             return _json(info)

@@ -39,3 +39,16 @@ def with_path(body: dict[str, Any], path: str, value: Any, *, delete: bool = Fal
     else:
         node[last] = value
     return out
+
+
+def booking_body(search_id: str, vehicle_id: object = 1, **overrides: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "search_id": search_id,
+        "vehicle_id": vehicle_id,
+        "suitcase": 1,
+        "small_bags": 1,
+        "passenger": {"name": "Ada", "surname": "Lovelace", "phone": "+447911123456", "email": "ada@example.com"},
+        "travel_details": {"flight_number": "BA117", "extra_requests": None},
+    }
+    body.update(overrides)
+    return body

@@ -7,11 +7,11 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from transfers import __version__
+from transfers import __version__, runtime
 from transfers.api.errors import install_error_handlers
 from transfers.api.middleware import RequestPlumbing
 from transfers.api.openapi import install_openapi
-from transfers.api.routes import health, reference, search
+from transfers.api.routes import bookings, health, reference, reverse, search
 from transfers.clock import Clock
 from transfers.config import Settings, get_settings
 from transfers.db.engine import Database
@@ -24,21 +24,22 @@ def create_app(
     *,
     clock: Clock | None = None,
     db: Database | None = None,
-    run_worker: bool | None = None,
     configure_logs: bool = True,
 ) -> FastAPI:
     settings = settings or get_settings()
     if configure_logs:
         configure_logging(settings.log_level, settings.log_format)
     svc = Services.build(settings, clock=clock, db=db)
-    svc.extras["run_worker"] = run_worker
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        stops = await runtime.start(svc)
         try:
             yield
         finally:
             svc.extras["shutting_down"] = True
+            for stop in reversed(stops):
+                await stop()
             await svc.partner_client.aclose()
             if db is None:
                 await svc.db.dispose()
@@ -58,6 +59,10 @@ def create_app(
     app.include_router(reference.public)
     app.include_router(reference.booking_api)
     app.include_router(search.router)
+    app.include_router(bookings.router)
+    app.include_router(reverse.router)
+    if settings.sandbox_partner_enabled:
+        runtime.mount_sandbox_partner(app, svc)
     app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes)
     install_openapi(app)
     return app

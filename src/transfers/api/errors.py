@@ -6,6 +6,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 
 from transfers.api.responses import (
     JSONBody,
@@ -39,10 +40,29 @@ async def _partner_error(_: Request, exc: Exception) -> Response:
     return JSONBody({"status": "Error", "message": exc.message}, status_code=exc.http_status)
 
 
-async def _http_error(_: Request, exc: Exception) -> Response:
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves on this path. Starlette's own ``Allow`` names only the first
+    route that matched the path, so a path served by several routes (GET, POST and DELETE on
+    /booking-api/booking) would advertise one of them; RFC 9110 15.5.6 wants them all."""
+    allowed = []
+    for method in _METHODS:
+        scope = {**request.scope, "method": method}
+        if any(route.matches(scope)[0] is Match.FULL for route in request.app.routes):
+            allowed.append(method)
+    return allowed
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     code, message = _HTTP_CODES.get(exc.status_code, ("HTTP_ERROR", str(exc.detail)))
     headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        allowed = _allowed_methods(request)
+        if allowed:
+            headers["Allow"] = ", ".join(allowed)
     return JSONBody(service_error_body(code, message), status_code=exc.status_code, headers=headers)
 
 

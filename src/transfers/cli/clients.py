@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal, InvalidOperation
 
 import click
@@ -11,6 +12,10 @@ from transfers.clients import service
 from transfers.clients.models import ClientStatus, NewClient, Permission
 
 
+# The largest amount a Money column (NUMERIC(14,2)) holds; PostgreSQL refuses more, SQLite would not.
+MAX_AMOUNT = Decimal("999999999999.99")
+
+
 def _money(value: str) -> Decimal:
     try:
         amount = Decimal(value)
@@ -18,7 +23,9 @@ def _money(value: str) -> Decimal:
         raise click.BadParameter(f"{value!r} is not an amount like 100.00") from None
     if not amount.is_finite() or amount < 0 or amount != amount.quantize(Decimal("0.01")):
         raise click.BadParameter(f"{value!r}: a non-negative amount with at most two decimals")
-    return amount
+    if amount > MAX_AMOUNT:
+        raise click.BadParameter(f"{value!r}: at most {MAX_AMOUNT}")
+    return amount.quantize(Decimal("0.01"))  # "0.1" and "1E+1" print as 0.10 and 10.00
 
 
 @click.group("clients")
@@ -41,8 +48,8 @@ def clients_create(
     name = name.strip()
     if not name or len(name) > 200:
         fail("--name must be 1..200 characters")
-    cur = (currency or settings().default_currency).upper()
-    if len(cur) != 3 or not cur.isalpha():
+    cur = (settings().default_currency if currency is None else currency).upper()
+    if not re.fullmatch(r"[A-Z]{3}", cur):
         fail("--currency must be a three-letter ISO 4217 code")
     new = NewClient(
         name=name, pay_type=pay_type, currency=cur, opening_balance=_money(balance),

@@ -6,6 +6,8 @@ import click
 
 from transfers.cli.clients import clients_group, keys_group, wallet_group
 from transfers.cli.db import db_group
+from transfers.cli.partners import partners_group
+from transfers.cli.sandbox import sandbox_partner
 from transfers.cli.serve import serve
 
 
@@ -20,6 +22,8 @@ cli.add_command(db_group)
 cli.add_command(clients_group)
 cli.add_command(keys_group)
 cli.add_command(wallet_group)
+cli.add_command(partners_group)
+cli.add_command(sandbox_partner)
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ import click
 import uvicorn
 
 from transfers.cli.common import settings
+from transfers.config import get_settings
 from transfers.db.migrate import upgrade
 
 
@@ -26,6 +27,7 @@ def serve(host: str, port: int, workers: int, no_worker: bool) -> None:
     if not cfg.public_base_url:
         reach = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
         os.environ["TRANSFERS_PUBLIC_BASE_URL"] = f"http://{reach}:{port}"
+    get_settings.cache_clear()  # the app factory must see the variables set above
     uvicorn.run(
         "transfers.app:create_app",
         factory=True,

@@ -230,6 +230,10 @@ bookings = Table(
     Column("cancel_note", Text, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    # The Idempotency-Key of the request that created it: a retried create can never book twice.
+    Column("idempotency_key", String(255), nullable=True),
+    Column("synced_at", UTCDateTime, nullable=True),  # last reconciliation with the partner
+    UniqueConstraint("client_id", "idempotency_key"),
     Index("ix_bookings_client_created", "client_id", "created_at", "id"),
     Index("ix_bookings_status_created", "status", "created_at"),
     Index("ix_bookings_status_pickup", "status", "pickup_at"),

@@ -125,3 +125,27 @@ async def ensure_sandbox_partner(db: Database, clock: Clock, box: SecretBox, bas
             except IntegrityError:
                 pass
     return partner_id
+
+
+class PartnerNotFound(Exception):
+    """No partner has that id."""
+
+
+async def list_partners(db: Database) -> list[PartnerRecord]:
+    async with db.read() as conn:
+        return await repo.list_partners(conn)
+
+
+async def set_partner_status(db: Database, clock: Clock, partner_id: int, status: str, *, actor: str) -> None:
+    """Enable or disable a partner. Disabling is the operator's off switch for a misbehaving
+    partner: searches only ask enabled partners. Recorded in the admin audit like every operator action."""
+    actions = {"enabled": "partner.enable", "disabled": "partner.disable"}
+    if status not in actions:
+        raise ValueError(f"unknown partner status {status!r}")
+    async with db.write() as conn:
+        if not await repo.set_status(conn, partner_id, status):
+            raise PartnerNotFound(f"partner {partner_id}")
+        await clients_repo.record_admin_action(
+            conn, actor=actor, action=actions[status], subject=f"partner:{partner_id}",
+            details={}, now=clock.now(),
+        )

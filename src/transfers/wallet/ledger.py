@@ -24,6 +24,8 @@ class InsufficientBalance(Exception):
 
 def signed_amount(kind: LedgerKind, amount: Decimal) -> Decimal:
     """The signed entry for a positive ``amount``: debits negative, credits positive."""
+    if not amount.is_finite():  # NaN/sNaN/Infinity would raise decimal.InvalidOperation below
+        raise ValueError("ledger amounts are finite numbers")
     if amount <= 0:
         raise ValueError("ledger amounts are positive; the kind gives the sign")
     if amount != amount.quantize(CENT):

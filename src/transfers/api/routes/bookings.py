@@ -1,0 +1,115 @@
+"""Booking API: create (POST), read (GET), cancel (DELETE) on /api/v1/booking-api/booking."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from starlette.responses import Response
+
+from transfers.api import schemas
+from transfers.api.deps import current_client, json_object, services
+from transfers.api.openapi import register_body, register_query_types
+from transfers.api.responses import JSONBody, dumps, service_error_body, spec_error_body
+from transfers.bookings import service
+from transfers.clients.models import ClientPrincipal
+from transfers.errors import ServiceError, SpecError
+from transfers.idempotency.service import check_key, fingerprint, run_idempotent
+
+router = APIRouter(prefix="/api/v1/booking-api", tags=["Booking API"])
+register_body("create_booking", schemas.CreateBookingRequest)
+register_query_types("cancel_booking", {
+    "cancellation_id": {"type": "integer", "description": "id of an active cancellation reason"},
+    "reservation_no": {"type": "string"},
+    "note": {"type": ["string", "null"], "maxLength": 1000},
+})
+register_query_types("get_booking", {"reservation_no": {"type": "string", "maxLength": 255}})
+
+IDEMPOTENCY_PARAMETER: dict[str, Any] = {"parameters": [{
+    "name": "Idempotency-Key", "in": "header", "required": False,
+    "description": "1-255 characters; a repeat within 24 h replays the first answer",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+}]}
+
+
+async def _idempotent(request: Request, client: ClientPrincipal,
+                      work: Callable[[str | None], Awaitable[dict[str, Any]]]) -> Response:
+    """Run ``work`` under the caller's Idempotency-Key, if any, storing and replaying its answer."""
+    raw_key = request.headers.get("idempotency-key")
+    if raw_key is None:
+        return JSONBody(await work(None))
+    key = check_key(raw_key)
+    body = await request.body()
+    request_hash = fingerprint(request.method, request.url.path, request.url.query, body)
+
+    async def rendered() -> tuple[int, bytes]:
+        try:
+            return 200, dumps(await work(key))
+        except SpecError as exc:
+            return 422, dumps(spec_error_body(int(exc.code), exc.code.name))
+        except ServiceError as exc:
+            if exc.http_status >= 500 or exc.http_status in (409, 429):
+                raise
+            return exc.http_status, dumps(service_error_body(exc.code, exc.message))
+
+    answer = await run_idempotent(services(request), client.client_id, key, request_hash, rendered)
+    headers = {"Idempotent-Replayed": "true"} if answer.replayed else {}
+    return Response(answer.body, status_code=answer.status, media_type="application/json", headers=headers)
+
+
+@router.post(
+    "/booking",
+    summary="Create a booking from a search result",
+    response_model=schemas.CreateBookingResource,
+    responses=schemas.IDEMPOTENT,
+    operation_id="create_booking",
+    openapi_extra=IDEMPOTENCY_PARAMETER,
+)
+async def create_booking(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
+    async def work(key: str | None) -> dict[str, Any]:
+        body = await json_object(request)
+        result = await service.create_booking(services(request), client, body, key)
+        request.state.reservation_no = result["booking"]["reservation_no"]
+        return result
+
+    return await _idempotent(request, client, work)
+
+
+@router.get(
+    "/booking",
+    summary="Get booking details",
+    response_model=schemas.BookingResource,
+    responses=schemas.WITH_VALIDATION,
+    operation_id="get_booking",
+)
+async def get_booking(
+    request: Request,
+    reservation_no: str | None = Query(default=None, description="the booking's reservation number"),
+    client: ClientPrincipal = Depends(current_client),
+) -> Response:
+    request.state.reservation_no = reservation_no
+    return JSONBody(await service.get_booking(services(request), client, reservation_no))
+
+
+@router.delete(
+    "/booking",
+    summary="Cancel a booking",
+    response_model=schemas.CancelBookingResource,
+    responses=schemas.IDEMPOTENT,
+    operation_id="cancel_booking",
+    openapi_extra=IDEMPOTENCY_PARAMETER,
+)
+async def cancel_booking(
+    request: Request,
+    reservation_no: str | None = Query(default=None),
+    cancellation_id: str | None = Query(default=None),
+    note: str | None = Query(default=None),
+    client: ClientPrincipal = Depends(current_client),
+) -> Response:
+    request.state.reservation_no = reservation_no
+
+    async def work(_: str | None) -> dict[str, Any]:
+        return await service.cancel_booking(services(request), client, reservation_no, cancellation_id, note)
+
+    return await _idempotent(request, client, work)

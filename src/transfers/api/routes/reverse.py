@@ -1,0 +1,88 @@
+"""Reverse API (SPEC.md 4.4, DECISIONS 7): partners update and read the bookings they hold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import ValidationError
+from starlette.responses import Response
+
+from transfers.api import schemas
+from transfers.api.deps import current_partner, partner_json_object, services
+from transfers.api.openapi import register_body
+from transfers.api.responses import JSONBody
+from transfers.auth.service import PartnerPrincipal
+from transfers.bookings import partner_updates
+from transfers.bookings import repository as repo
+from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
+from transfers.bookings.reverse import ReverseUpdate, partner_view
+from transfers.errors import PartnerApiError
+
+router = APIRouter(prefix="/api/v1/reverse", tags=["Reverse API (partners)"])
+register_body("reverse_update_booking", ReverseUpdate)
+PARTNER_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": schemas.PartnerErrorBody, "description": "missing or unknown partner key"},
+    404: {"model": schemas.BookingNotFoundBody, "description": "unknown booking, or another partner's"},
+    422: {"model": schemas.PartnerErrorBody, "description": "invalid update or refused transition"},
+}
+
+
+@router.put(
+    "/booking/update",
+    summary="Update a booking's status (APPROVED with driver, or CANCELLED)",
+    response_model=schemas.PartnerResult,
+    responses=PARTNER_ERRORS,
+    operation_id="reverse_update_booking",
+    openapi_extra={"security": [{"BearerAuth": []}]},
+)
+async def update_booking(request: Request, partner: PartnerPrincipal = Depends(current_partner)) -> Response:
+    body = await partner_json_object(request)
+    try:
+        update = ReverseUpdate.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "body"
+        raise PartnerApiError(422, f"{where}: {first['msg']}") from None
+    request.state.reservation_no = update.reservation_no
+    svc = services(request)
+    actor = f"partner:{partner.partner_id}"
+    for _ in range(3):
+        now = svc.clock.now()
+        try:
+            async with svc.db.write() as conn:
+                found = await repo.get_for_partner(conn, partner.partner_id, update.reservation_no)
+                if found is None:
+                    raise PartnerApiError(404, "Booking not found")
+                booking = await lock_booking(conn, found["id"])
+                assert booking is not None
+                if update.status == "APPROVED":
+                    assert update.driver_info is not None
+                    await partner_updates.approve(conn, booking, update.driver_info, update.meeting_point,
+                                                  actor=actor, now=now)
+                else:
+                    await partner_updates.cancel(conn, booking, update.cancel_reason, actor=actor, now=now)
+            return JSONBody({"status": "Success", "message": "Booking updated."})
+        except partner_updates.UpdateRefused as exc:
+            raise PartnerApiError(422, str(exc)) from None
+        except ConcurrentChange:
+            continue
+    raise PartnerApiError(409, "The booking changed concurrently; retry.")
+
+
+@router.get(
+    "/booking/info/{reservation_no}",
+    summary="Read a booking you hold",
+    responses=PARTNER_ERRORS,
+    operation_id="reverse_booking_info",
+    openapi_extra={"security": [{"BearerAuth": []}]},
+)
+async def booking_info(request: Request, reservation_no: str,
+                       partner: PartnerPrincipal = Depends(current_partner)) -> Response:
+    request.state.reservation_no = reservation_no
+    svc = services(request)
+    async with svc.db.read() as conn:
+        booking = await repo.get_for_partner(conn, partner.partner_id, reservation_no)
+    if booking is None:
+        raise PartnerApiError(404, "Booking not found")
+    return JSONBody(partner_view(booking))

@@ -1,0 +1,98 @@
+"""What a partner's word does to a booking: create answers, reverse-API updates, info syncs.
+
+Every function runs inside the caller's write transaction on a locked booking row and goes
+through ``lifecycle.transition``. Repeats are harmless: the same status again changes nothing
+(an APPROVED repeat may refresh the driver details), and a refund can only happen once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from transfers.bookings import repository as repo
+from transfers.bookings.lifecycle import driver_fields, transition
+from transfers.bookings.state import BookingStatus, can_transition
+from transfers.partners.wire import WireDriver
+
+S = BookingStatus
+
+
+class UpdateRefused(Exception):
+    """The partner asked for something the state machine does not allow (answered 422)."""
+
+
+async def approve(conn: AsyncConnection, booking: dict[str, Any], driver: WireDriver, meeting_point: str | None, *,
+                  actor: str, now: datetime) -> dict[str, Any]:
+    current = S(booking["status"])
+    fields = driver_fields(driver, meeting_point)
+    if current is S.APPROVED:
+        if any(booking[k] != v for k, v in fields.items()):
+            await repo.update_fields(conn, booking["id"], {**fields, "updated_at": now})
+            await repo.record_transition(conn, booking_id=booking["id"], from_status=current.value,
+                                         to_status=current.value, actor=actor, reason="driver details updated",
+                                         now=now)
+        return booking
+    if not can_transition(current, S.APPROVED):
+        raise UpdateRefused(f"a {current.value} booking cannot be approved")
+    return await transition(conn, booking, S.APPROVED, actor=actor, reason="driver assigned", now=now, fields=fields)
+
+
+async def cancel(conn: AsyncConnection, booking: dict[str, Any], reason: str | None, *, actor: str,
+                 now: datetime) -> dict[str, Any]:
+    current = S(booking["status"])
+    if current is S.CANCELLED:
+        return booking
+    if not can_transition(current, S.CANCELLED):
+        raise UpdateRefused(f"a {current.value} booking cannot be cancelled")
+    return await transition(conn, booking, S.CANCELLED, actor=actor, reason=reason or "cancelled by partner",
+                            now=now, fields={"cancel_note": reason})
+
+
+async def acknowledge(conn: AsyncConnection, booking: dict[str, Any], *, actor: str, now: datetime,
+                      partner_reference: str | None = None) -> dict[str, Any]:
+    """The partner accepted the booking without a driver yet: PENDING -> PENDING_APPROVAL."""
+    if partner_reference:
+        await repo.update_fields(conn, booking["id"], {"partner_reference": partner_reference})
+        booking = {**booking, "partner_reference": partner_reference}
+    if S(booking["status"]) is S.PENDING:
+        return await transition(conn, booking, S.PENDING_APPROVAL, actor=actor, reason="partner acknowledged",
+                                now=now)
+    return booking
+
+
+async def decline(conn: AsyncConnection, booking: dict[str, Any], reason: str, *, actor: str,
+                  now: datetime) -> dict[str, Any]:
+    if can_transition(S(booking["status"]), S.DECLINED):
+        return await transition(conn, booking, S.DECLINED, actor=actor, reason=reason, now=now)
+    return booking
+
+
+async def fail(conn: AsyncConnection, booking: dict[str, Any], reason: str, *, actor: str,
+               now: datetime) -> dict[str, Any]:
+    if can_transition(S(booking["status"]), S.FAILED):
+        return await transition(conn, booking, S.FAILED, actor=actor, reason=reason, now=now)
+    return booking
+
+
+async def apply_reported_status(conn: AsyncConnection, booking: dict[str, Any], status: str,
+                                driver: WireDriver | None, meeting_point: str | None, *, actor: str,
+                                now: datetime) -> dict[str, Any]:
+    """A status the partner reported in a create answer or an info sync (not the reverse API)."""
+    if status == "APPROVED" and driver is not None:
+        if can_transition(S(booking["status"]), S.APPROVED) or booking["status"] == S.APPROVED:
+            return await approve(conn, booking, driver, meeting_point, actor=actor, now=now)
+        return booking
+    if status in ("PENDING", "PENDING_APPROVAL", "APPROVED"):
+        return await acknowledge(conn, booking, actor=actor, now=now)
+    if status == "CANCELLED" and can_transition(S(booking["status"]), S.CANCELLED):
+        return await cancel(conn, booking, "cancelled by partner (sync)", actor=actor, now=now)
+    if status == "DECLINED":
+        return await decline(conn, booking, "declined by partner", actor=actor, now=now)
+    return booking
+
+
+async def complete(conn: AsyncConnection, booking: dict[str, Any], *, actor: str, now: datetime) -> dict[str, Any]:
+    return await transition(conn, booking, S.COMPLETED, actor=actor, reason="pickup + 12 h passed", now=now)

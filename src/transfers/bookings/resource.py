@@ -1,0 +1,45 @@
+"""The BookingResource of SPEC.md 2.6 (plus DECISIONS 5's driver, meeting_point, created_at)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from transfers.bookings.state import DRIVER_VISIBLE, BookingStatus, is_cancelable
+from transfers.search.airports import find_airport
+
+
+def booking_resource(row: dict[str, Any], now: datetime) -> dict[str, Any]:
+    status = BookingStatus(row["status"])
+    airport = find_airport(row["airport_iata"])
+    pickup_at: datetime = row["pickup_at"]
+    local_pickup = pickup_at.astimezone(airport.tz) if airport else pickup_at
+    driver = None
+    if status in DRIVER_VISIBLE and row["driver_name"]:
+        driver = {"name": row["driver_name"], "phone": row["driver_phone"], "plate": row["driver_plate"]}
+    return {
+        "reservation_no": row["reservation_no"],
+        "status": status.value,
+        "pickup_location": _location(row["pickup_location"]),
+        "dropoff_location": _location(row["dropoff_location"]),
+        "pickup_datetime": local_pickup.isoformat(),
+        "flight_number": row["flight_number"],
+        "passengers": {"adult": row["adult"], "children": row["children"], "infant": row["infant"]},
+        "passenger": {
+            "name": row["passenger_name"], "surname": row["passenger_surname"],
+            "email": row["passenger_email"], "phone": row["passenger_phone"],
+        },
+        "vehicle": {"make": row["vehicle_make"], "model": row["vehicle_model"], "type": row["vehicle_type"]},
+        "price": {"total": f"{row['total']:.2f}", "currency": row["currency"]},
+        "distance_km": row["distance_km"] if row["distance_km"] is not None else 0,
+        "booking_type": row["booking_type"],
+        "is_cancelable": is_cancelable(status, pickup_at, now),
+        "extra_services": [extra["label"] for extra in row["extras"]],
+        "driver": driver,
+        "meeting_point": row["meeting_point"] if status in DRIVER_VISIBLE else None,
+        "created_at": row["created_at"].isoformat(),
+    }
+
+
+def _location(stored: dict[str, Any]) -> dict[str, Any]:
+    return {"name": stored.get("name"), "type": stored["type"]}

@@ -1,0 +1,228 @@
+"""Create-booking and cancel rules (SPEC.md 2.4, 7.2, 7.4; DECISIONS 5). Pure: no HTTP, no SQL.
+
+``validate_create`` runs the 7.2 table in order. The one check that needs the database (1002: the
+search exists, is unexpired and is the caller's) is answered by the caller beforehand and passed
+in as ``offer``; everything after it is decided here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import phonenumbers
+from email_validator import EmailNotValidError, validate_email
+
+from transfers.errors import Code, SpecError
+from transfers.search.rules import is_int
+
+PHONE_PATTERN = re.compile(r"\+[1-9]\d{1,14}")
+MAX_TEXT = 200
+MAX_FLIGHT = 64
+MAX_EXTRA_REQUESTS = 1000
+MAX_EXTRAS = 20
+MAX_QUANTITY = 20
+MAX_NOTE = 1000
+
+
+@dataclass(frozen=True)
+class OfferedExtra:
+    id: int
+    partner_extra_id: str
+    name: str
+    pricing_type: str
+    net_price: Decimal
+    price: Decimal
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What the stored search says about the chosen vehicle."""
+
+    suitcases: int
+    small_bags: int
+    price: Decimal
+    net_price: Decimal
+    extras: dict[int, OfferedExtra]
+
+
+@dataclass(frozen=True)
+class ChosenExtra:
+    extra: OfferedExtra
+    quantity: int
+
+    @property
+    def charged_units(self) -> int:
+        return self.quantity if self.extra.pricing_type == "PER_ITEM" else 1
+
+    @property
+    def label(self) -> str:
+        """DECISIONS 5: PER_BOOKING extras are named without a count; others with "x N" when N > 1."""
+        if self.extra.pricing_type == "PER_ITEM" and self.quantity > 1:
+            return f"{self.extra.name} x {self.quantity}"
+        return self.extra.name
+
+
+@dataclass(frozen=True)
+class BookingRequest:
+    name: str
+    surname: str
+    phone: str
+    email: str
+    flight_number: str
+    extra_requests: str | None
+    suitcase: int
+    small_bags: int
+    extras: list[ChosenExtra]
+    total: Decimal
+    net_total: Decimal
+
+
+def vehicle_number(value: Any) -> int | None:
+    """The vehicle number as the search spelled it: a JSON integer or a string of ASCII digits
+    (no sign, spaces or leading zeros); never a boolean or a float. None when unusable."""
+    if is_int(value):
+        return int(value) if value > 0 else None
+    if isinstance(value, str) and value.isascii() and value.isdigit() and not value.startswith("0") and len(value) < 10:
+        return int(value)
+    return None
+
+
+def check_search_id(body: dict[str, Any]) -> str:
+    search_id = body.get("search_id")
+    if search_id is None or search_id == "":
+        raise SpecError(Code.SEARCH_ID_REQUIRED)
+    if not isinstance(search_id, str) or len(search_id) > 64:
+        raise SpecError(Code.SEARCH_NOT_EXISTS)
+    return search_id
+
+
+def validate_create(body: dict[str, Any], *, search_found: bool, offer: Offer | None) -> BookingRequest:
+    if not search_found:
+        raise SpecError(Code.SEARCH_NOT_EXISTS)
+    if body.get("vehicle_id") is None:
+        raise SpecError(Code.VEHICLE_ID_REQUIRED)
+    if offer is None:
+        raise SpecError(Code.VEHICLE_ID_INVALID)
+    passenger = body.get("passenger")
+    if not isinstance(passenger, dict):
+        raise SpecError(Code.PASSENGER_REQUIRED)
+    name = _text(passenger.get("name"), Code.PASSENGER_NAME_REQUIRED)
+    surname = _text(passenger.get("surname"), Code.PASSENGER_SURNAME_REQUIRED)
+    phone = _phone(passenger.get("phone"))
+    email = _email(passenger.get("email"))
+    travel = body.get("travel_details")
+    if not isinstance(travel, dict):
+        raise SpecError(Code.TRAVEL_DETAILS_REQUIRED)
+    flight = _text(travel.get("flight_number"), Code.FLIGHT_NUMBER_REQUIRED, MAX_FLIGHT)
+    extra_requests = travel.get("extra_requests")
+    if extra_requests is not None and (
+        not isinstance(extra_requests, str) or len(extra_requests) > MAX_EXTRA_REQUESTS or "\x00" in extra_requests
+    ):
+        raise SpecError(Code.TRAVEL_DETAILS_REQUIRED)
+    suitcase = _count(body.get("suitcase"), offer.suitcases, Code.SUITCASE_REQUIRED, Code.SUITCASE_INVALID)
+    small_bags = _count(body.get("small_bags"), offer.small_bags, Code.SMALL_BAGS_REQUIRED, Code.SMALL_BAGS_INVALID)
+    extras = _extras(body.get("extra_services"), offer)
+    total = offer.price + sum((c.extra.price * c.charged_units for c in extras), Decimal("0"))
+    net_total = offer.net_price + sum((c.extra.net_price * c.charged_units for c in extras), Decimal("0"))
+    return BookingRequest(name, surname, phone, email, flight,
+                          extra_requests.strip() or None if isinstance(extra_requests, str) else None,
+                          suitcase, small_bags, extras, total, net_total)
+
+
+def _text(value: Any, code: Code, limit: int = MAX_TEXT) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > limit or "\x00" in value:
+        raise SpecError(code)
+    return value.strip()
+
+
+def _phone(value: Any) -> str:
+    if value is None or value == "":
+        raise SpecError(Code.PASSENGER_PHONE_REQUIRED)
+    if not isinstance(value, str) or len(value) < 6 or not PHONE_PATTERN.fullmatch(value):
+        raise SpecError(Code.PASSENGER_PHONE_INVALID)
+    try:
+        number = phonenumbers.parse(value, None)
+    except phonenumbers.NumberParseException:
+        raise SpecError(Code.PASSENGER_PHONE_INVALID) from None
+    if not phonenumbers.is_valid_number(number):
+        raise SpecError(Code.PASSENGER_PHONE_INVALID)
+    return value
+
+
+def _email(value: Any) -> str:
+    if value is None or value == "":
+        raise SpecError(Code.PASSENGER_EMAIL_REQUIRED)
+    if not isinstance(value, str) or len(value) > 320:
+        raise SpecError(Code.PASSENGER_EMAIL_INVALID)
+    try:
+        return str(validate_email(value, check_deliverability=False).normalized)
+    except EmailNotValidError:
+        raise SpecError(Code.PASSENGER_EMAIL_INVALID) from None
+
+
+def _count(value: Any, capacity: int, required: Code, invalid: Code) -> int:
+    if value is None:
+        raise SpecError(required)
+    if not is_int(value) or not 0 <= value <= capacity:
+        raise SpecError(invalid)
+    return int(value)
+
+
+def _extras(value: Any, offer: Offer) -> list[ChosenExtra]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_EXTRAS:
+        raise SpecError(Code.EXTRA_SERVICES_INVALID)
+    chosen: list[ChosenExtra] = []
+    seen: set[int] = set()
+    for item in value:
+        if not isinstance(item, dict):
+            raise SpecError(Code.EXTRA_SERVICES_INVALID)
+        extra_id = item.get("id")
+        if extra_id is None:
+            raise SpecError(Code.EXTRA_SERVICE_ID_REQUIRED)
+        if not is_int(extra_id) or extra_id not in offer.extras:
+            raise SpecError(Code.EXTRA_SERVICE_ID_INVALID)
+        if extra_id in seen:
+            raise SpecError(Code.EXTRA_SERVICES_INVALID)
+        seen.add(extra_id)
+        quantity = item.get("quantity")
+        if quantity is None:
+            quantity = 1
+        elif not is_int(quantity) or not 1 <= quantity <= MAX_QUANTITY:
+            raise SpecError(Code.EXTRA_SERVICE_QUANTITY_INVALID)
+        chosen.append(ChosenExtra(offer.extras[extra_id], int(quantity)))
+    return chosen
+
+
+@dataclass(frozen=True)
+class CancelRequest:
+    reservation_no: str
+    reason_id: int
+    note: str | None
+
+
+def parse_cancel(reservation_no: str | None, cancellation_id: str | None, note: str | None) -> tuple[str, str]:
+    """1200 and the shape half of 1202/1203; returns (reservation_no, raw cancellation_id)."""
+    if not reservation_no:
+        raise SpecError(Code.CANCELLATION_RESERVATION_REQUIRED)
+    return reservation_no, cancellation_id or ""
+
+
+def reason_id(raw: str) -> int:
+    if raw == "":
+        raise SpecError(Code.CANCELLATION_TYPE_REQUIRED)
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 9:
+        raise SpecError(Code.CANCELLATION_TYPE_INVALID)
+    return int(raw)
+
+
+def clean_note(note: str | None) -> str | None:
+    """The optional cancellation note, bounded to 1000 characters (longer notes are cut)."""
+    if note is None:
+        return None
+    note = note.replace("\x00", "").strip()
+    return note[:MAX_NOTE] or None

@@ -1,0 +1,205 @@
+"""Client booking use cases: create (pay, store, hand to the partner), read, cancel (refund)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+
+from transfers.bookings import repository as repo
+from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, transition
+from transfers.bookings.reservation import new_reservation_no
+from transfers.bookings.resource import booking_resource
+from transfers.bookings.rules import (
+    BookingRequest,
+    Offer,
+    OfferedExtra,
+    check_search_id,
+    clean_note,
+    reason_id,
+    validate_create,
+    vehicle_number,
+)
+from transfers.bookings.state import BookingStatus, TransitionRefused, is_cancelable
+from transfers.clients.models import ClientPrincipal, Permission
+from transfers.errors import Code, SpecError
+from transfers.outbox import repository as outbox_repo
+from transfers.outbox.policy import delivery_deadline
+from transfers.partners.wire import BOOKING_TYPE
+from transfers.reference.repository import find_active_reason
+from transfers.search.repository import find_offer
+from transfers.services import Services
+from transfers.wallet import repository as wallet_repo
+from transfers.wallet.ledger import InsufficientBalance, LedgerKind
+
+MAX_RESERVATION_NO = 255
+
+
+def _offer(vehicle: dict[str, Any]) -> Offer:
+    extras = {
+        int(e["id"]): OfferedExtra(int(e["id"]), e["partner_extra_id"], e["name"], e["pricing_type"],
+                                   Decimal(e["net_price"]), Decimal(e["price"]))
+        for e in vehicle["extras"]
+    }
+    return Offer(vehicle["suitcases"], vehicle["small_bags"], vehicle["sell_price"], vehicle["net_price"], extras)
+
+
+async def create_booking(svc: Services, client: ClientPrincipal, body: dict[str, Any],
+                         idempotency_key: str | None = None) -> dict[str, Any]:
+    if not client.may(Permission.BOOKING_CREATE):
+        raise SpecError(Code.CREATION_PERMISSION_DENIED)
+    now = svc.clock.now()
+    search_id = check_search_id(body)
+    async with svc.db.read() as conn:
+        search, vehicle = await find_offer(conn, client_id=client.client_id, search_id=search_id,
+                                           vehicle_no=vehicle_number(body.get("vehicle_id")), now=now)
+    request = validate_create(body, search_found=search is not None,
+                              offer=_offer(vehicle) if vehicle is not None else None)
+    assert search is not None and vehicle is not None
+    values = _booking_values(client, search, vehicle, request, now, idempotency_key)
+    try:
+        booking_id, outbox_id = await _store_and_charge(svc, client, values, request, now)
+    except IntegrityError:
+        if idempotency_key is None:
+            raise
+        # The same Idempotency-Key already created a booking (a retry after a lost answer or a
+        # crash): answer with that booking, never a second one.
+        async with svc.db.read() as conn:
+            existing = await repo.get_by_idempotency_key(conn, client.client_id, idempotency_key)
+        if existing is None:
+            raise
+        return {"status": "Success", "booking": booking_resource(existing, svc.clock.now())}
+    dispatcher = svc.extras.get("dispatcher")
+    if dispatcher is not None:
+        await dispatcher.deliver_now(outbox_id, budget=svc.settings.partner_create_budget_seconds)
+    async with svc.db.read() as conn:
+        stored = await repo.get_by_id(conn, booking_id)
+    assert stored is not None
+    return {"status": "Success", "booking": booking_resource(stored, svc.clock.now())}
+
+
+async def _store_and_charge(svc: Services, client: ClientPrincipal, values: dict[str, Any],
+                            request: BookingRequest, now: datetime) -> tuple[int, int]:
+    for _ in range(5):
+        values["reservation_no"] = new_reservation_no()
+        try:
+            async with svc.db.write() as conn:
+                booking_id = await repo.insert_booking(conn, values)
+                if client.pays_by_wallet:
+                    wallet = await wallet_repo.wallet_of_client(conn, client.client_id)
+                    assert wallet is not None
+                    try:
+                        await wallet_repo.post_entry(conn, wallet_id=wallet[0], kind=LedgerKind.DEBIT_BOOKING,
+                                                     amount=request.total, now=now, booking_id=booking_id,
+                                                     note=values["reservation_no"])
+                    except InsufficientBalance:
+                        raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None
+                await repo.record_transition(conn, booking_id=booking_id, from_status=None,
+                                             to_status=BookingStatus.PENDING.value,
+                                             actor=f"client:{client.client_id}", reason="created", now=now)
+                deadline = delivery_deadline(
+                    now, values["pickup_at"], hours_after_creation=svc.settings.delivery_deadline_hours,
+                    hours_before_pickup=svc.settings.delivery_deadline_before_pickup_hours)
+                outbox_id = await outbox_repo.enqueue(
+                    conn, booking_id=booking_id, partner_id=values["partner_id"], kind="booking.create",
+                    payload=_create_payload(values, request), now=now, deadline=deadline)
+            return booking_id, outbox_id
+        except IntegrityError as exc:
+            if "reservation_no" not in str(exc.orig):
+                raise
+    raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable
+
+
+def _booking_values(client: ClientPrincipal, search: dict[str, Any], vehicle: dict[str, Any],
+                    request: BookingRequest, now: datetime, idempotency_key: str | None) -> dict[str, Any]:
+    return {
+        "client_id": client.client_id, "partner_id": vehicle["partner_id"], "search_vehicle_id": vehicle["id"],
+        "status": BookingStatus.PENDING.value, "pay_type": client.pay_type, "airport_iata": search["airport_iata"],
+        "pickup_at": search["pickup_at"], "pickup_location": search["pickup_location"],
+        "dropoff_location": search["dropoff_location"], "flight_number": request.flight_number,
+        "extra_requests": request.extra_requests, "adult": search["adult"], "children": search["children"],
+        "infant": search["infant"], "passenger_name": request.name, "passenger_surname": request.surname,
+        "passenger_email": request.email, "passenger_phone": request.phone, "suitcase": request.suitcase,
+        "small_bags": request.small_bags, "vehicle_make": vehicle["make"], "vehicle_model": vehicle["model"],
+        "vehicle_type": vehicle["type"], "partner_vehicle_id": vehicle["partner_vehicle_id"],
+        "total": request.total, "net_total": request.net_total, "currency": vehicle["currency"],
+        "distance_km": search["distance_km"], "booking_type": BOOKING_TYPE,
+        "extras": [{"id": c.extra.id, "partner_extra_id": c.extra.partner_extra_id, "name": c.extra.name,
+                    "quantity": c.quantity, "price": str(c.extra.price), "label": c.label} for c in request.extras],
+        "created_at": now, "updated_at": now, "idempotency_key": idempotency_key,
+    }
+
+
+def _create_payload(values: dict[str, Any], request: BookingRequest) -> dict[str, Any]:
+    """POST /booking/create as partners receive it (PARTNER_API.md)."""
+    from transfers.search.airports import find_airport
+
+    airport = find_airport(values["airport_iata"])
+    pickup_local = values["pickup_at"].astimezone(airport.tz) if airport else values["pickup_at"]
+    return {
+        "reservation_no": values["reservation_no"],
+        "vehicle_id": values["partner_vehicle_id"],
+        "passenger_info": {"name": request.name, "surname": request.surname, "email": request.email,
+                           "phone": request.phone},
+        "flight_info": {"flight_number": request.flight_number, "extra_requests": request.extra_requests},
+        "trip": {
+            "from": values["pickup_location"], "to": values["dropoff_location"], "date": pickup_local.isoformat(),
+            "passengers": {"adult": values["adult"], "children": values["children"], "infant": values["infant"]},
+            "suitcase": request.suitcase, "small_bags": request.small_bags,
+        },
+        "extras": [{"id": c.extra.partner_extra_id, "quantity": c.quantity} for c in request.extras],
+        "price": {"total": f"{request.net_total:.2f}", "currency": values["currency"]},
+    }
+
+
+async def get_booking(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> dict[str, Any]:
+    if not reservation_no:
+        raise SpecError(Code.BOOKING_INFO_RESERVATION_REQUIRED)
+    if len(reservation_no) > MAX_RESERVATION_NO:
+        raise SpecError(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
+    async with svc.db.read() as conn:
+        row = await repo.get_for_client(conn, client.client_id, reservation_no)
+    if row is None:
+        raise SpecError(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
+    return booking_resource(row, svc.clock.now())
+
+
+CANCELLED_BODY = {"status": "Success", "message": "Booking cancelled successfully.", "data": []}
+
+
+async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no: str | None,
+                         cancellation_id: str | None, note: str | None) -> dict[str, Any]:
+    if not client.may(Permission.BOOKING_CANCEL):
+        raise SpecError(Code.CANCELLATION_PERMISSION_DENIED)
+    if not reservation_no:
+        raise SpecError(Code.CANCELLATION_RESERVATION_REQUIRED)
+    if len(reservation_no) > MAX_RESERVATION_NO:
+        raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
+    async with svc.db.read() as conn:
+        found = await repo.get_for_client(conn, client.client_id, reservation_no)
+    if found is None:
+        raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
+    reason_number = reason_id(cancellation_id or "")
+    note = clean_note(note)
+    now = svc.clock.now()
+    async with svc.db.write() as conn:
+        reason = await find_active_reason(conn, reason_number)
+        if reason is None:
+            raise SpecError(Code.CANCELLATION_TYPE_INVALID)
+        booking = await lock_booking(conn, found["id"])
+        assert booking is not None
+        if not is_cancelable(BookingStatus(booking["status"]), booking["pickup_at"], now):
+            raise SpecError(Code.CANCELLATION_FAILED)
+        try:
+            await transition(
+                conn, booking, BookingStatus.CANCELLED, actor=f"client:{client.client_id}",
+                reason=reason["name"] + (f": {note}" if note else ""), now=now,
+                fields={"cancellation_reason_id": reason["id"], "cancel_note": note},
+                notify_partner={"reservation_no": booking["reservation_no"], "status": "CANCELLED",
+                                "cancel_reason": reason["name"], "note": note},
+            )
+        except (TransitionRefused, ConcurrentChange):
+            raise SpecError(Code.CANCELLATION_FAILED) from None
+    return CANCELLED_BODY

@@ -1,0 +1,137 @@
+"""``transfers partners ...``: register, list, disable and enable transport companies."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from typing import Any
+
+import airportsdata
+import click
+
+from transfers.cli.common import actor, fail, print_json, settings, with_db
+from transfers.partners import service
+from transfers.partners.models import EVERY_AIRPORT, InvalidPartnerUrl, check_base_url
+from transfers.partners.secrets_box import SecretBox, SecretKeyMissing, resolve_secret_key
+
+_IATA = re.compile(r"[A-Z]{3}")
+
+
+@lru_cache(maxsize=1)
+def _known_airports() -> frozenset[str]:
+    return frozenset(airportsdata.load("IATA"))
+
+
+def parse_service_area(text: str) -> tuple[str, ...]:
+    """``LHR,CDG`` or ``*``; every code must name a known airport (the maintained dataset), because a
+    typo here would silently leave the partner out of every search for the airport meant."""
+    codes = sorted({part.strip().upper() for part in text.split(",") if part.strip()})
+    if not codes:
+        raise ValueError("--airports needs at least one IATA code (e.g. LHR,CDG) or *")
+    if EVERY_AIRPORT in codes:
+        if len(codes) > 1:
+            raise ValueError("--airports: * already means every airport; do not combine it with codes")
+        return (EVERY_AIRPORT,)
+    unknown = [c for c in codes if not _IATA.fullmatch(c) or c not in _known_airports()]
+    if unknown:
+        raise ValueError(f"--airports: unknown IATA airport code(s): {', '.join(unknown)}")
+    return tuple(codes)
+
+
+def parse_markup(text: str) -> Decimal:
+    try:
+        value = Decimal(text.strip())
+    except InvalidOperation:
+        raise ValueError(f"--markup {text!r} is not a number (a percent such as 10 or 7.5)") from None
+    if not value.is_finite() or not Decimal(0) <= value <= Decimal(100):
+        raise ValueError("--markup must be a percent between 0 and 100")
+    if value != value.quantize(Decimal("0.001")):
+        raise ValueError("--markup allows at most three decimals")
+    return value
+
+
+def _box() -> SecretBox:
+    try:
+        return SecretBox(resolve_secret_key(settings()))
+    except SecretKeyMissing as exc:
+        fail(str(exc))
+        raise  # unreachable: fail() exits
+
+
+@click.group("partners")
+def partners_group() -> None:
+    """Partners (transport companies) the service asks for vehicles."""
+
+
+@partners_group.command("create")
+@click.option("--name", required=True)
+@click.option("--base-url", required=True, help="where the partner serves /booking/search, /booking/create, ...")
+@click.option("--airports", required=True, help="service area: comma-separated IATA codes, or * for every airport")
+@click.option("--markup", default=None,
+              help="percent added to the partner's prices [default: TRANSFERS_DEFAULT_MARKUP_PERCENT]")
+def partners_create(name: str, base_url: str, airports: str, markup: str | None) -> None:
+    """Register a partner; prints its reverse-API key, outbound token and signing secret once."""
+    cfg = settings()
+    name = name.strip()
+    if not name or len(name) > 200:
+        fail("--name must be 1..200 characters")
+    try:
+        area = parse_service_area(airports)
+        markup_percent = parse_markup(markup) if markup is not None else cfg.default_markup_percent
+        url = check_base_url(base_url.strip(), allow_private=cfg.private_partner_urls_allowed)
+    except InvalidPartnerUrl as exc:
+        fail(f"--base-url: {exc}")
+        return
+    except ValueError as exc:
+        fail(str(exc))
+        return
+    box = _box()
+    created = with_db(lambda db, clock: service.register_partner(
+        db, clock, box, name=name, base_url=url, airports=area, markup_percent=markup_percent,
+        allow_private=cfg.private_partner_urls_allowed, actor=actor(),
+    ))
+    print_json({"partner_id": created.partner_id, "api_key": created.api_key,
+                "outbound_token": created.outbound_token, "signing_secret": created.signing_secret})
+
+
+@partners_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="one JSON array instead of a table")
+def partners_list(as_json: bool) -> None:
+    """Every partner with its status, URL, service area and markup (never its secrets)."""
+    rows: list[dict[str, Any]] = [
+        {"id": p.partner_id, "name": p.name, "status": p.status, "base_url": p.base_url,
+         "airports": ",".join(p.airports), "markup": f"{p.markup_percent.normalize():f}%",
+         "sandbox": p.is_sandbox}
+        for p in with_db(lambda db, _clock: service.list_partners(db))
+    ]
+    if as_json:
+        print_json(rows)
+        return
+    columns = ["id", "name", "status", "base_url", "airports", "markup"]
+    cells = [[str(row[c]) for c in columns] for row in rows]
+    widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
+    for line in [[c.upper() for c in columns], *cells]:
+        click.echo("  ".join(value.ljust(width) for value, width in zip(line, widths, strict=True)).rstrip())
+
+
+def _set_status(partner_id: int, status: str) -> None:
+    try:
+        with_db(lambda db, clock: service.set_partner_status(db, clock, partner_id, status, actor=actor()))
+    except service.PartnerNotFound as exc:
+        fail(f"no {exc}")
+    print_json({"partner_id": partner_id, "status": status})
+
+
+@partners_group.command("disable")
+@click.argument("partner_id", type=int)
+def partners_disable(partner_id: int) -> None:
+    """Stop asking a partner for vehicles (searches skip it)."""
+    _set_status(partner_id, "disabled")
+
+
+@partners_group.command("enable")
+@click.argument("partner_id", type=int)
+def partners_enable(partner_id: int) -> None:
+    """Ask a disabled partner again."""
+    _set_status(partner_id, "enabled")

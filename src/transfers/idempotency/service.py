@@ -1,0 +1,103 @@
+"""Idempotency-Key for create and cancel (DECISIONS 8), per client, for 24 h.
+
+* first request with a key: an ``in_progress`` row is inserted (unique per client and key), the
+  work runs, and its answer is stored;
+* same key, same request (method, path, query, body hash), answer stored: the answer is replayed
+  with ``Idempotent-Replayed: true`` and nothing runs again;
+* same key, other request: 422 ``IDEMPOTENCY_KEY_REUSED``;
+* same key while the first is still running: 409 ``IDEMPOTENCY_KEY_IN_USE``. A run whose process
+  died leaves a lock that expires after ``idempotency_lock_seconds`` (60 s); the retry then runs,
+  and create-booking's unique (client, key) guarantees it cannot book twice;
+* answers 409, 429 and 5xx are not stored (the row is removed, a retry runs again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from transfers.db.tables import idempotency_keys
+from transfers.errors import ServiceError
+from transfers.services import Services
+
+MAX_KEY = 255
+
+
+@dataclass(frozen=True)
+class StoredAnswer:
+    status: int
+    body: bytes
+    replayed: bool
+
+
+def fingerprint(method: str, path: str, query: str, body: bytes) -> str:
+    digest = hashlib.sha256()
+    for part in (method.encode(), path.encode(), query.encode(), body):
+        digest.update(len(part).to_bytes(8, "big"))
+        digest.update(part)
+    return digest.hexdigest()
+
+
+def check_key(key: str) -> str:
+    if not 1 <= len(key) <= MAX_KEY or not key.isprintable():
+        raise ServiceError(400, "IDEMPOTENCY_KEY_INVALID", "Idempotency-Key must be 1 to 255 printable characters.")
+    return key
+
+
+async def run_idempotent(svc: Services, client_id: int, key: str, request_hash: str,
+                         work: Callable[[], Awaitable[tuple[int, bytes]]]) -> StoredAnswer:
+    now = svc.clock.now()
+    t = idempotency_keys
+    async with svc.db.write() as conn:
+        row = (await conn.execute(select(t).where(t.c.client_id == client_id, t.c.key == key))).mappings().first()
+        if row is not None and row["expires_at"] <= now:
+            await conn.execute(delete(t).where(t.c.id == row["id"]))
+            row = None
+        if row is None:
+            try:
+                async with conn.begin_nested():
+                    await conn.execute(insert(t).values(
+                        client_id=client_id, key=key, request_hash=request_hash, state="in_progress",
+                        locked_until=now + timedelta(seconds=svc.settings.idempotency_lock_seconds),
+                        created_at=now, expires_at=now + timedelta(seconds=svc.settings.idempotency_ttl_seconds),
+                    ))
+            except IntegrityError:
+                raise _in_use() from None
+        elif row["request_hash"] != request_hash:
+            raise ServiceError(422, "IDEMPOTENCY_KEY_REUSED",
+                               "This Idempotency-Key was used with a different request.")
+        elif row["state"] == "done":
+            return StoredAnswer(row["response_status"], (row["response_body"] or "").encode(), True)
+        elif row["locked_until"] > now:
+            raise _in_use()
+        else:  # the first run died holding the lock: take it over
+            await conn.execute(update(t).where(t.c.id == row["id"]).values(
+                locked_until=now + timedelta(seconds=svc.settings.idempotency_lock_seconds)))
+    try:
+        status, body = await work()
+    except BaseException:
+        await _forget(svc, client_id, key)
+        raise
+    if status in (409, 429) or status >= 500:
+        await _forget(svc, client_id, key)
+    else:
+        async with svc.db.write() as conn:
+            await conn.execute(update(t).where(t.c.client_id == client_id, t.c.key == key).values(
+                state="done", response_status=status, response_body=body.decode()))
+    return StoredAnswer(status, body, False)
+
+
+async def _forget(svc: Services, client_id: int, key: str) -> None:
+    async with svc.db.write() as conn:
+        await conn.execute(delete(idempotency_keys).where(idempotency_keys.c.client_id == client_id,
+                                                          idempotency_keys.c.key == key))
+
+
+def _in_use() -> ServiceError:
+    return ServiceError(409, "IDEMPOTENCY_KEY_IN_USE", "A request with this Idempotency-Key is still running.",
+                        {"Retry-After": "1"})

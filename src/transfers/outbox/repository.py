@@ -1,0 +1,111 @@
+"""Outbox rows: written in the caller's transaction, claimed by lease, finished exactly once.
+
+A claim sets ``lease_until``; only rows whose lease is empty or expired can be claimed, and on
+PostgreSQL the candidate rows are picked with ``FOR UPDATE SKIP LOCKED`` so concurrent workers
+never take the same message at the same time (SQLite's write lock gives the same guarantee).
+A worker that dies mid-delivery leaves a lease that simply expires: the message is delivered
+again later with the same ``webhook-id``, which partners use to dedupe.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from transfers.db.tables import delivery_attempts, outbox
+
+PENDING, DELIVERED, FAILED, EXPIRED = "pending", "delivered", "failed", "expired"
+
+
+async def enqueue(conn: AsyncConnection, *, booking_id: int, partner_id: int, kind: str, payload: dict[str, Any],
+                  now: datetime, deadline: datetime) -> int:
+    return int((await conn.execute(insert(outbox).values(
+        booking_id=booking_id, partner_id=partner_id, kind=kind, webhook_id=f"msg_{uuid.uuid4().hex}",
+        payload=payload, status=PENDING, attempts=0, next_attempt_at=now, deadline_at=deadline, created_at=now,
+    ).returning(outbox.c.id))).scalar_one())
+
+
+def _claimable(now: datetime) -> Any:
+    return and_(outbox.c.status == PENDING, or_(outbox.c.lease_until.is_(None), outbox.c.lease_until < now))
+
+
+async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int) -> list[dict[str, Any]]:
+    candidates = (
+        select(outbox.c.id)
+        .where(_claimable(now), outbox.c.next_attempt_at <= now)
+        .order_by(outbox.c.next_attempt_at, outbox.c.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    rows = await conn.execute(
+        update(outbox).where(outbox.c.id.in_(candidates.scalar_subquery())).values(lease_until=lease_until)
+        .returning(*outbox.c)
+    )
+    return [dict(r._mapping) for r in rows]
+
+
+async def claim_one(
+    conn: AsyncConnection, outbox_id: int, *, now: datetime, lease_until: datetime
+) -> dict[str, Any] | None:
+    row = (await conn.execute(
+        update(outbox).where(outbox.c.id == outbox_id, _claimable(now)).values(lease_until=lease_until)
+        .returning(*outbox.c)
+    )).first()
+    return dict(row._mapping) if row else None
+
+
+async def record_attempt(conn: AsyncConnection, *, outbox_id: int, attempt_no: int, started_at: datetime,
+                         duration_ms: float, outcome: str, http_status: int | None, error: str | None) -> None:
+    await conn.execute(insert(delivery_attempts).values(
+        outbox_id=outbox_id, attempt_no=attempt_no, started_at=started_at, duration_ms=int(duration_ms),
+        outcome=outcome, http_status=http_status, error=(error or "")[:1000] or None,
+    ))
+
+
+async def finish(conn: AsyncConnection, message: dict[str, Any], *, status: str, now: datetime,
+                 error: str | None = None) -> bool:
+    """Close a message we hold the lease on. False when the lease was lost to another worker."""
+    result = await conn.execute(
+        update(outbox).where(outbox.c.id == message["id"], outbox.c.status == PENDING,
+                             outbox.c.lease_until == message["lease_until"])
+        .values(status=status, attempts=outbox.c.attempts + 1, finished_at=now, lease_until=None, last_error=error)
+    )
+    return result.rowcount == 1
+
+
+async def reschedule(conn: AsyncConnection, message: dict[str, Any], *, next_attempt_at: datetime,
+                     error: str | None) -> bool:
+    result = await conn.execute(
+        update(outbox).where(outbox.c.id == message["id"], outbox.c.status == PENDING,
+                             outbox.c.lease_until == message["lease_until"])
+        .values(attempts=outbox.c.attempts + 1, next_attempt_at=next_attempt_at, lease_until=None, last_error=error)
+    )
+    return result.rowcount == 1
+
+
+async def expire_overdue(conn: AsyncConnection, *, now: datetime, limit: int = 100) -> list[dict[str, Any]]:
+    """Pending messages past their deadline and not leased: marked expired, returned for follow-up."""
+    candidates = (
+        select(outbox.c.id).where(_claimable(now), outbox.c.deadline_at <= now).limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    rows = await conn.execute(
+        update(outbox).where(outbox.c.id.in_(candidates.scalar_subquery()))
+        .values(status=EXPIRED, finished_at=now, last_error="delivery deadline passed").returning(*outbox.c)
+    )
+    return [dict(r._mapping) for r in rows]
+
+
+async def for_booking(conn: AsyncConnection, booking_id: int) -> list[dict[str, Any]]:
+    rows = await conn.execute(select(outbox).where(outbox.c.booking_id == booking_id).order_by(outbox.c.id))
+    return [dict(r._mapping) for r in rows]
+
+
+async def attempts_of(conn: AsyncConnection, outbox_id: int) -> list[dict[str, Any]]:
+    rows = await conn.execute(select(delivery_attempts).where(delivery_attempts.c.outbox_id == outbox_id)
+                              .order_by(delivery_attempts.c.id))
+    return [dict(r._mapping) for r in rows]

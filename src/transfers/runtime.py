@@ -1,0 +1,63 @@
+"""What runs beside the HTTP routes for the life of an API process: the outbox dispatcher (used by
+create-booking for its immediate attempt), the embedded worker, and, in sandbox, the built-in
+reference partner mounted at ``/sandbox-partner`` and registered for every airport."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+
+import structlog
+from fastapi import FastAPI
+
+from transfers.outbox.dispatcher import Dispatcher
+from transfers.outbox.worker import Worker
+from transfers.services import Services
+
+log = structlog.get_logger("transfers.runtime")
+SANDBOX_MOUNT = "/sandbox-partner"
+Stop = Callable[[], Awaitable[None]]
+
+
+def mount_sandbox_partner(app: FastAPI, svc: Services) -> None:
+    """Mount the reference partner; its registration happens at start-up (it needs the database)."""
+    from transfers.partners.service import sandbox_credentials
+    from transfers.sandbox_partner.app import create_sandbox_partner_app
+    from transfers.sandbox_partner.config import SandboxPartnerConfig
+
+    creds = sandbox_credentials(svc.box)
+    partner_app = create_sandbox_partner_app(SandboxPartnerConfig(
+        service_url=svc.settings.public_base_url or "http://127.0.0.1:8000",
+        api_key=creds.api_key, signing_secret=creds.signing_secret, outbound_token=creds.outbound_token,
+        approve_after_seconds=svc.settings.sandbox_approve_after_seconds, clock=svc.clock,
+    ))
+    svc.extras["sandbox_partner_app"] = partner_app
+    app.mount(SANDBOX_MOUNT, partner_app)
+
+
+async def start(svc: Services) -> list[Stop]:
+    stops: list[Stop] = []
+    dispatcher = Dispatcher(svc)
+    svc.extras["dispatcher"] = dispatcher
+    if svc.settings.sandbox_partner_enabled and "sandbox_partner_app" in svc.extras:
+        from transfers.partners.service import ensure_sandbox_partner
+
+        base = (svc.settings.public_base_url or "http://127.0.0.1:8000").rstrip("/") + SANDBOX_MOUNT
+        partner_id = await ensure_sandbox_partner(svc.db, svc.clock, svc.box, base)
+        log.info("sandbox_partner_registered", partner_id=partner_id, base_url=base)
+        partner_app = svc.extras["sandbox_partner_app"]
+        closer = getattr(partner_app.state, "aclose", None)
+        if closer is not None:
+            stops.append(closer)
+    if svc.settings.embedded_worker:
+        worker = Worker(svc, dispatcher)
+        task = asyncio.create_task(worker.run(), name="transfers-worker")
+
+        async def stop_worker() -> None:
+            worker.stop()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait_for(task, timeout=30)
+
+        stops.append(stop_worker)
+    return stops

@@ -1,0 +1,124 @@
+"""The sandbox partner's fleet and fares.
+
+Fares are ``base + per_km x distance_km`` (the rounded great-circle distance it reports), so a
+partner reading this can reproduce every price in a search answer by hand, and tests can rely on
+longer trips costing more. Vehicle types are names from the service's reference data
+(``GET /api/public/car/type``): an unknown type would be refused by the service's validator.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
+from typing import Any
+
+import airportsdata
+
+CENT = Decimal("0.01")
+EARTH_RADIUS_KM = 6371.0088
+
+
+@dataclass(frozen=True)
+class Extra:
+    id: str
+    name: str
+    price: Decimal
+    pricing_type: str  # PER_ITEM (price x quantity) or PER_BOOKING (charged once)
+
+    def wire(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "price": money(self.price), "pricing_type": self.pricing_type}
+
+    def charge(self, quantity: int) -> Decimal:
+        return self.price * quantity if self.pricing_type == "PER_ITEM" else self.price
+
+
+@dataclass(frozen=True)
+class Vehicle:
+    id: str
+    make: str
+    model: str
+    type: str
+    passengers: int
+    suitcases: int
+    small_bags: int
+    base_fare: Decimal
+    per_km: Decimal
+
+    def fare(self, distance_km: int) -> Decimal:
+        return (self.base_fare + self.per_km * max(distance_km, 1)).quantize(CENT, rounding=ROUND_HALF_UP)
+
+    def summary(self) -> dict[str, Any]:
+        return {"id": self.id, "make": self.make, "model": self.model, "type": self.type}
+
+
+EXTRAS: tuple[Extra, ...] = (
+    Extra("child-seat", "Child seat", Decimal("8.00"), "PER_ITEM"),
+    Extra("booster-seat", "Booster seat", Decimal("6.00"), "PER_ITEM"),
+    Extra("meet-greet", "Meet & greet", Decimal("15.00"), "PER_BOOKING"),
+)
+EXTRAS_BY_ID = {e.id: e for e in EXTRAS}
+
+FLEET: tuple[Vehicle, ...] = (
+    Vehicle("sedan", "Toyota", "Corolla Hybrid", "SEDAN", 3, 2, 2, Decimal("25.00"), Decimal("1.35")),
+    Vehicle("estate", "Skoda", "Octavia Estate", "ESTATE", 4, 4, 2, Decimal("28.00"), Decimal("1.45")),
+    Vehicle("electric", "Tesla", "Model Y", "ELECTRIC", 4, 3, 2, Decimal("29.00"), Decimal("1.40")),
+    Vehicle("minivan", "Mercedes-Benz", "Vito Tourer", "MINIVAN", 7, 7, 7, Decimal("38.00"), Decimal("1.80")),
+    Vehicle("minibus", "Mercedes-Benz", "Sprinter", "MINIBUS", 16, 16, 16, Decimal("65.00"), Decimal("2.60")),
+    Vehicle("luxury", "Mercedes-Benz", "S-Class", "LUXURY", 3, 3, 2, Decimal("75.00"), Decimal("3.20")),
+)
+FLEET_BY_ID = {v.id: v for v in FLEET}
+
+
+def money(amount: Decimal) -> str:
+    """Two decimals as a string: the wire form of every price the partner sends."""
+    return str(amount.quantize(CENT, rounding=ROUND_HALF_UP))
+
+
+def great_circle_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
+    p1, p2 = math.radians(lat1), math.radians(lat2)
+    dp, dl = p2 - p1, math.radians(lng2 - lng1)
+    a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
+    return 2 * EARTH_RADIUS_KM * math.asin(math.sqrt(a))
+
+
+@lru_cache(maxsize=1)
+def _airports() -> dict[str, Any]:
+    return dict(airportsdata.load("IATA"))
+
+
+def coordinates(location: dict[str, Any]) -> tuple[float, float] | None:
+    """The point's coordinates; an airport sent without them is looked up by its IATA code."""
+    lat, lng = location.get("lat"), location.get("lng")
+    if isinstance(lat, int | float) and isinstance(lng, int | float) and not isinstance(lat, bool):
+        return float(lat), float(lng)
+    code = location.get("iata_code")
+    if isinstance(code, str):
+        row = _airports().get(code.upper())
+        if row is not None:
+            return float(row["lat"]), float(row["lon"])
+    return None
+
+
+def distance_km(origin: dict[str, Any], destination: dict[str, Any]) -> int | None:
+    a, b = coordinates(origin), coordinates(destination)
+    if a is None or b is None:
+        return None
+    return round(great_circle_km(a[0], a[1], b[0], b[1]))
+
+
+def quote(distance: int, party: int, currency: str) -> list[dict[str, Any]]:
+    """The search answer's vehicles: every vehicle that seats the party, cheapest first."""
+    offers = [v for v in FLEET if v.passengers >= party]
+    offers.sort(key=lambda v: v.fare(distance))
+    return [
+        {
+            **v.summary(),
+            "price": money(v.fare(distance)),
+            "currency": currency,
+            "capacity": {"passengers": v.passengers, "suitcases": v.suitcases, "small_bags": v.small_bags},
+            "extras": [e.wire() for e in EXTRAS],
+        }
+        for v in offers
+    ]
