@@ -194,3 +194,19 @@ async def make_partner(db: Database, clock: ShiftedClock, settings: Settings) ->
     factory = PartnerFactory(db, clock, settings)
     yield factory
     await factory.close()
+
+
+@pytest.fixture(autouse=True)
+async def _money_invariants(request: pytest.FixtureRequest, db: Database) -> AsyncIterator[None]:
+    """After every test that touches the database: balances equal ledgers, one debit per paid
+    booking, one refund exactly for refunded statuses, audit trails that follow the state machine."""
+    touches_db = "/unit/" not in str(request.node.path) and (
+        "db" in request.fixturenames or "http" in request.fixturenames)
+    yield
+    if not touches_db:
+        return
+    from tests.booking_invariants import check_booking_invariants
+    from tests.invariants import check_wallet_invariants
+
+    await check_wallet_invariants(db)
+    await check_booking_invariants(db)

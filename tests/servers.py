@@ -8,16 +8,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
 import uvicorn
 
 
+def free_port() -> int:
+    """A port that was free a moment ago (for apps that must know their own URL before starting)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
 class LiveServer:
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, port: int = 0) -> None:
         self.app = app
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on",
+        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on",
                                 access_log=False, timeout_graceful_shutdown=2)
         self.server = uvicorn.Server(config)
         self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]

@@ -10,7 +10,7 @@ from decimal import Decimal
 from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 
-from transfers.auth.keys import IssuedKey, hash_key, issue_key
+from transfers.auth.keys import IssuedKey, hash_key, issue_key, parse_key
 from transfers.clients import repository as clients_repo
 from transfers.clock import Clock
 from transfers.db.engine import Database
@@ -113,7 +113,9 @@ async def ensure_sandbox_partner(db: Database, clock: Clock, box: SecretBox, bas
                 conn, partner_id, base_url=base_url, outbound_token_enc=box.seal(creds.outbound_token),
                 signing_secret_enc=box.seal(creds.signing_secret),
             )
-        prefix = creds.api_key.rsplit("_", 1)[0]
+        parsed = parse_key(creds.api_key)
+        assert parsed is not None, "derived sandbox keys are well-formed"
+        prefix = parsed[1]
         existing = (await conn.execute(select(api_keys.c.id).where(api_keys.c.prefix == prefix))).first()
         if existing is None:
             try:

@@ -1,0 +1,71 @@
+"""Whole-database invariants, checked against everything the test session has written so far.
+
+Any test may call these after it has done its work (they read every row, not only the test's own),
+so a bug that breaks an invariant is caught by whichever test runs next, not only by the test that
+targets it. Later issues add booking invariants here (one debit per wallet-paid booking, refunds
+only for cancelled/declined/failed bookings, ...).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from sqlalchemy import func, select
+
+from transfers.db.engine import Database
+from transfers.db.tables import ledger_entries, wallets
+from transfers.wallet.ledger import LedgerKind
+
+ZERO = Decimal("0.00")
+
+
+async def check_wallet_invariants(db: Database) -> int:
+    """Assert, for every wallet: balance == SUM(its ledger), balance >= 0, and every ledger entry
+    carries the sign of its kind with at most two decimals. Returns how many wallets were checked.
+
+    One read transaction, so the balances and the sums come from the same snapshot on PostgreSQL
+    (REPEATABLE READ is not needed: a single SELECT joins both) and from one consistent read on
+    SQLite.
+    """
+    sums = (
+        select(ledger_entries.c.wallet_id, func.sum(ledger_entries.c.amount).label("total"))
+        .group_by(ledger_entries.c.wallet_id)
+        .subquery()
+    )
+    query = (
+        select(wallets.c.id, wallets.c.balance, sums.c.total)
+        .select_from(wallets.outerjoin(sums, sums.c.wallet_id == wallets.c.id))
+        .order_by(wallets.c.id)
+    )
+    async with db.read() as conn:
+        rows = (await conn.execute(query)).all()
+        orphans = (
+            await conn.execute(
+                select(func.count())
+                .select_from(ledger_entries.outerjoin(wallets, wallets.c.id == ledger_entries.c.wallet_id))
+                .where(wallets.c.id.is_(None))
+            )
+        ).scalar_one()
+        bad_signs = (
+            await conn.execute(
+                select(ledger_entries.c.id, ledger_entries.c.kind, ledger_entries.c.amount).where(
+                    ((ledger_entries.c.kind == LedgerKind.DEBIT_BOOKING.value) & (ledger_entries.c.amount >= 0))
+                    | ((ledger_entries.c.kind != LedgerKind.DEBIT_BOOKING.value) & (ledger_entries.c.amount <= 0))
+                    | ledger_entries.c.kind.not_in([k.value for k in LedgerKind])
+                )
+            )
+        ).all()
+    mismatched = []
+    negative = []
+    for wallet_id, balance, total in rows:
+        ledger_total = ZERO if total is None else Decimal(total)
+        if Decimal(balance) != ledger_total:
+            mismatched.append((wallet_id, balance, ledger_total))
+        if Decimal(balance) < 0:
+            negative.append((wallet_id, balance))
+        assert Decimal(balance) == Decimal(balance).quantize(Decimal("0.01")), (wallet_id, balance)
+    assert not mismatched, f"wallet balance != sum of its ledger (wallet, balance, ledger sum): {mismatched}"
+    assert not negative, f"negative wallet balances: {negative}"
+    assert orphans == 0, f"{orphans} ledger entries name no wallet"
+    assert not bad_signs, f"ledger entries whose sign does not match their kind: {bad_signs}"
+    return len(rows)
