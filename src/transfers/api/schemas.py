@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 
 class _Strict(BaseModel):
@@ -252,7 +252,20 @@ WITH_VALIDATION: dict[int | str, dict[str, Any]] = {
     422: _resp(ValidationErrorBody, "a validation code of SPEC.md section 7"),
 }
 
+class Error422(RootModel[ValidationErrorBody | ServiceErrorBody]):
+    """422 on create/cancel: a spec validation code, or IDEMPOTENCY_KEY_REUSED (string code)."""
+
+
 IDEMPOTENT: dict[int | str, dict[str, Any]] = {
     **WITH_VALIDATION,
+    400: _resp(ServiceErrorBody, "MALFORMED_JSON or IDEMPOTENCY_KEY_INVALID"),
     409: _resp(ServiceErrorBody, "IDEMPOTENCY_KEY_IN_USE"),
+    422: _resp(Error422, "a validation code of SPEC.md section 7, or IDEMPOTENCY_KEY_REUSED"),
+}
+
+# Booking list (beyond SPEC.md): a bad query answers 422 in the string-code shape, not the spec's
+# integer table, because no spec code names a filter.
+LIST_ERRORS: dict[int | str, dict[str, Any]] = {
+    **AUTH_ERRORS,
+    422: _resp(ServiceErrorBody, "INVALID_FILTER (a bad status, date-time or limit) or INVALID_CURSOR"),
 }

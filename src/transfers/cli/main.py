@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import click
 
+from transfers.cli.bookings import bookings_group
 from transfers.cli.clients import clients_group, keys_group, wallet_group
 from transfers.cli.db import db_group
+from transfers.cli.outbox import outbox_group
 from transfers.cli.partners import partners_group
 from transfers.cli.sandbox import sandbox_partner
 from transfers.cli.serve import serve
+from transfers.cli.worker import worker
 
 
 @click.group()
@@ -24,7 +27,14 @@ cli.add_command(keys_group)
 cli.add_command(wallet_group)
 cli.add_command(partners_group)
 cli.add_command(sandbox_partner)
+cli.add_command(worker)
+cli.add_command(bookings_group)
+cli.add_command(outbox_group)
 
 
 def main() -> None:
     cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -109,9 +109,11 @@ async def ensure_sandbox_partner(db: Database, clock: Clock, box: SecretBox, bas
             )
         else:
             partner_id = int(row.id)
+            # Enabled again on every start: the deployment asked for it (TRANSFERS_SANDBOX_PARTNER);
+            # set TRANSFERS_SANDBOX_PARTNER=0 to keep it out.
             await repo.update_partner(
                 conn, partner_id, base_url=base_url, outbound_token_enc=box.seal(creds.outbound_token),
-                signing_secret_enc=box.seal(creds.signing_secret),
+                signing_secret_enc=box.seal(creds.signing_secret), status="enabled",
             )
         parsed = parse_key(creds.api_key)
         assert parsed is not None, "derived sandbox keys are well-formed"
