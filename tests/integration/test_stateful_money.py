@@ -20,7 +20,8 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, settings, strategies as st
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, rule
 
 from tests.conftest import make_settings
