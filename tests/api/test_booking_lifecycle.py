@@ -219,7 +219,8 @@ async def test_reverse_api_scoping_and_refusals(http: httpx.AsyncClient, make_cl
                            headers=bearer(key))).status_code == 401  # a client key is not a partner key
     cancel = {"reservation_no": reservation_no, "status": "CANCELLED", "cancel_reason": "no driver"}
     for _ in range(3):
-        assert (await http.put(f"{REVERSE}/update", json=cancel, headers=bearer(partner_key))).json()["status"] == "Success"
+        repeated = await http.put(f"{REVERSE}/update", json=cancel, headers=bearer(partner_key))
+        assert repeated.json()["status"] == "Success"
     assert await balance_of(db, client_id) == Decimal("100.00")
     approve_late = {"reservation_no": reservation_no, "status": "APPROVED",
                     "driver_info": {"name": "Sam", "phone": "+447400123456", "plate": "X1"}}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -232,4 +233,4 @@ async def test_two_workers_never_deliver_one_message_at_the_same_time(
     assert all(len(calls) == 1 for calls in successful), "a message was delivered twice"
     for calls in by_webhook.values():
         spans = sorted((c.started, c.finished) for c in calls)
-        assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:], strict=False))
+        assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))

@@ -11,7 +11,6 @@ from transfers.cli.common import actor, fail, print_json, settings, with_db
 from transfers.clients import service
 from transfers.clients.models import ClientStatus, NewClient, Permission
 
-
 # The largest amount a Money column (NUMERIC(14,2)) holds; PostgreSQL refuses more, SQLite would not.
 MAX_AMOUNT = Decimal("999999999999.99")
 
