@@ -10,13 +10,14 @@ again later with the same ``webhook-id``, which partners use to dedupe.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.db.tables import delivery_attempts, outbox
+from transfers.db.tables import bookings, delivery_attempts, outbox, partners
 
 PENDING, DELIVERED, FAILED, EXPIRED = "pending", "delivered", "failed", "expired"
 
@@ -109,3 +110,52 @@ async def attempts_of(conn: AsyncConnection, outbox_id: int) -> list[dict[str, A
     rows = await conn.execute(select(delivery_attempts).where(delivery_attempts.c.outbox_id == outbox_id)
                               .order_by(delivery_attempts.c.id))
     return [dict(r._mapping) for r in rows]
+
+
+# --- Operator views and actions (``transfers outbox ...``, ``transfers bookings show``) -------------
+
+GAVE_UP = (FAILED, EXPIRED)  # delivery stopped: a permanent refusal, or the deadline passed
+
+
+async def list_messages(conn: AsyncConnection, *, statuses: Sequence[str] | None = None,
+                        limit: int = 50) -> list[dict[str, Any]]:
+    """Newest first, with the booking's reservation number and the partner's name; all statuses when
+    ``statuses`` is None. The payload is left out (``bookings show --json`` has it)."""
+    query = (
+        select(outbox.c.id, outbox.c.booking_id, bookings.c.reservation_no, outbox.c.partner_id,
+               partners.c.name.label("partner_name"), outbox.c.kind, outbox.c.webhook_id, outbox.c.status,
+               outbox.c.attempts, outbox.c.next_attempt_at, outbox.c.deadline_at, outbox.c.lease_until,
+               outbox.c.last_error, outbox.c.created_at, outbox.c.finished_at)
+        .select_from(outbox.join(bookings, bookings.c.id == outbox.c.booking_id)
+                     .join(partners, partners.c.id == outbox.c.partner_id))
+        .order_by(outbox.c.id.desc())
+        .limit(limit)
+    )
+    if statuses is not None:
+        query = query.where(outbox.c.status.in_(list(statuses)))
+    return [dict(r._mapping) for r in await conn.execute(query)]
+
+
+async def list_failed(conn: AsyncConnection, *, limit: int = 50) -> list[dict[str, Any]]:
+    """Messages whose delivery stopped (failed or expired), newest first."""
+    return await list_messages(conn, statuses=GAVE_UP, limit=limit)
+
+
+async def get_for_update(conn: AsyncConnection, outbox_id: int) -> dict[str, Any] | None:
+    """One message under a row lock (PostgreSQL; SQLite's write transaction already excludes others)."""
+    row = (await conn.execute(select(outbox).where(outbox.c.id == outbox_id).with_for_update())).first()
+    return dict(row._mapping) if row else None
+
+
+async def retry(conn: AsyncConnection, outbox_id: int, *, now: datetime, deadline: datetime) -> bool:
+    """Put a failed or expired message back in the queue, due now, with a new deadline.
+
+    The ``webhook_id`` is kept (partners dedupe on it) and so is ``attempts``, so attempt numbers
+    keep counting up and the backoff continues where it stopped. False when the message is not
+    failed/expired (anymore).
+    """
+    result = await conn.execute(
+        update(outbox).where(outbox.c.id == outbox_id, outbox.c.status.in_(GAVE_UP))
+        .values(status=PENDING, next_attempt_at=now, deadline_at=deadline, lease_until=None, finished_at=None)
+    )
+    return result.rowcount == 1

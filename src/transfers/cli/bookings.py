@@ -1,0 +1,193 @@
+"""``transfers bookings ...``: what operators need to answer "what happened to this booking?"."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import click
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from transfers.bookings import repository as repo
+from transfers.bookings.state import BookingStatus
+from transfers.cli.common import fail, print_json, with_db
+from transfers.cli.tables import cell, jsonable, render, render_pairs, safe
+from transfers.clock import SystemClock
+from transfers.db.engine import Database
+from transfers.db.tables import bookings, clients, ledger_entries, partners
+from transfers.outbox import repository as outbox_repo
+
+STORED_STATUSES = [s.value for s in BookingStatus if s is not BookingStatus.DEFAULT]
+MAX_RESERVATION_NO = 64
+
+
+@dataclass
+class BookingDetail:
+    booking: dict[str, Any]
+    client_name: str | None
+    partner_name: str | None
+    ledger: list[dict[str, Any]]
+    transitions: list[dict[str, Any]]
+    deliveries: list[dict[str, Any]]  # outbox rows, each with "delivery_attempts"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "booking": jsonable({**self.booking, "client_name": self.client_name,
+                                 "partner_name": self.partner_name}),
+            "ledger": jsonable(self.ledger),
+            "transitions": jsonable(self.transitions),
+            "deliveries": jsonable(self.deliveries),
+        }
+
+
+async def _name(conn: AsyncConnection, table: Any, row_id: int) -> str | None:
+    value = (await conn.execute(select(table.c.name).where(table.c.id == row_id))).scalar_one_or_none()
+    return None if value is None else str(value)
+
+
+async def load_detail(db: Database, reservation_no: str) -> BookingDetail | None:
+    async with db.read() as conn:
+        booking = await repo.get_by_reservation(conn, reservation_no)
+        if booking is None and reservation_no.upper() != reservation_no:
+            booking = await repo.get_by_reservation(conn, reservation_no.upper())
+        if booking is None:
+            return None
+        ledger = [dict(r._mapping) for r in await conn.execute(
+            select(ledger_entries).where(ledger_entries.c.booking_id == booking["id"]).order_by(ledger_entries.c.id))]
+        deliveries = []
+        for message in await outbox_repo.for_booking(conn, booking["id"]):
+            deliveries.append({**message, "delivery_attempts": await outbox_repo.attempts_of(conn, message["id"])})
+        return BookingDetail(
+            booking=booking,
+            client_name=await _name(conn, clients, booking["client_id"]),
+            partner_name=await _name(conn, partners, booking["partner_id"]),
+            ledger=ledger,
+            transitions=await repo.transitions_of(conn, booking["id"]),
+            deliveries=deliveries,
+        )
+
+
+def _place(location: Any) -> str:
+    if not isinstance(location, dict):
+        return cell(location)
+    label = location.get("name") or location.get("iata_code") or location.get("type") or "?"
+    return str(label)
+
+
+def render_detail(detail: BookingDetail) -> str:
+    b = detail.booking
+    driver = None
+    if b.get("driver_name"):
+        driver = f"{b['driver_name']}, {b.get('driver_phone') or '-'}, {b.get('driver_plate') or '-'}"
+    passenger = (f"{b['passenger_name']} {b['passenger_surname']}, {b['passenger_phone']}, {b['passenger_email']}"
+                 f" ({b['adult']} adult, {b['children']} children, {b['infant']} infant)")
+    summary = render_pairs([
+        ("status", b["status"]),
+        ("client", f"{b['client_id']} {detail.client_name or '?'} ({b['pay_type']})"),
+        ("partner", f"{b['partner_id']} {detail.partner_name or '?'}"),
+        ("partner_reference", b.get("partner_reference")),
+        ("pickup", f"{cell(b['pickup_at'])} at {b['airport_iata']}, flight {b['flight_number']}"),
+        ("route", f"{_place(b['pickup_location'])} → {_place(b['dropoff_location'])}"),
+        ("vehicle", f"{b['vehicle_make']} {b['vehicle_model']} ({b['vehicle_type']})"),
+        ("price", f"total {cell(b['total'])} {b['currency']}, net {cell(b['net_total'])} {b['currency']}"),
+        ("passenger", passenger),
+        ("driver", driver),
+        ("meeting_point", b.get("meeting_point")),
+        ("cancel_note", b.get("cancel_note")),
+        ("created", b["created_at"]),
+        ("updated", b["updated_at"]),
+    ], indent="  ")
+    sections = [f"booking {safe(b['reservation_no'])}  (times in UTC)", summary, "", "ledger"]
+    sections.append(render(["id", "time", "kind", "amount", "note"],
+                           [[e["id"], e["created_at"], e["kind"], e["amount"], e["note"]] for e in detail.ledger],
+                           right={"id", "amount"}, max_width={"note": 60}, indent="  "))
+    sections += ["", "transitions"]
+    sections.append(render(["time", "actor", "change", "reason"],
+                           [[t["created_at"], t["actor"], f"{t['from_status'] or '(new)'} → {t['to_status']}",
+                             t["reason"]] for t in detail.transitions],
+                           max_width={"reason": 70}, indent="  "))
+    sections += ["", "deliveries"]
+    if not detail.deliveries:
+        sections.append("  (none)")
+    for m in detail.deliveries:
+        sections.append(render(
+            ["id", "kind", "status", "attempts", "next_attempt", "deadline", "webhook_id", "last_error"],
+            [[m["id"], m["kind"], m["status"], m["attempts"],
+              m["next_attempt_at"] if m["status"] == outbox_repo.PENDING else None, m["deadline_at"],
+              m["webhook_id"], m["last_error"]]],
+            right={"id", "attempts"}, max_width={"last_error": 60}, indent="  "))
+        sections.append(render(
+            ["attempt_no", "started_at", "duration_ms", "outcome", "http_status", "error"],
+            [[a["attempt_no"], a["started_at"], a["duration_ms"], a["outcome"], a["http_status"], a["error"]]
+             for a in m["delivery_attempts"]],
+            right={"attempt_no", "duration_ms", "http_status"}, max_width={"error": 60}, indent="      ",
+            empty="(no attempts yet)"))
+        sections.append("")
+    return "\n".join(sections).rstrip("\n")
+
+
+@click.group("bookings")
+def bookings_group() -> None:
+    """Bookings of every client, as operators see them."""
+
+
+@bookings_group.command("show")
+@click.argument("reservation_no")
+@click.option("--json", "as_json", is_flag=True, help="one JSON object instead of tables")
+def bookings_show(reservation_no: str, as_json: bool) -> None:
+    """A booking with its ledger entries, status transitions and partner deliveries (each attempt)."""
+    wanted = reservation_no.strip()
+    if not wanted or len(wanted) > MAX_RESERVATION_NO:
+        fail(f"no booking {safe(wanted)!r}")
+    detail = with_db(lambda db, _clock: load_detail(db, wanted))
+    if detail is None:
+        fail(f"no booking {safe(wanted)!r}")
+        return
+    if as_json:
+        print_json(detail.as_json())
+        return
+    click.echo(render_detail(detail))
+
+
+@bookings_group.command("list")
+@click.option("--status", type=click.Choice(STORED_STATUSES, case_sensitive=False), default=None)
+@click.option("--client", "client_id", type=int, default=None, help="only this client's bookings")
+@click.option("--partner", "partner_id", type=int, default=None, help="only this partner's bookings")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--json", "as_json", is_flag=True, help="one JSON array instead of a table")
+def bookings_list(status: str | None, client_id: int | None, partner_id: int | None, limit: int,
+                  as_json: bool) -> None:
+    """Bookings, newest first. Times are UTC."""
+
+    async def load(db: Database, _clock: SystemClock) -> list[dict[str, Any]]:
+        query = (
+            select(bookings.c.id, bookings.c.reservation_no, bookings.c.status, bookings.c.client_id,
+                   clients.c.name.label("client_name"), bookings.c.partner_id, partners.c.name.label("partner_name"),
+                   bookings.c.airport_iata, bookings.c.pickup_at, bookings.c.total, bookings.c.net_total,
+                   bookings.c.currency, bookings.c.created_at)
+            .select_from(bookings.join(clients, clients.c.id == bookings.c.client_id)
+                         .join(partners, partners.c.id == bookings.c.partner_id))
+            .order_by(bookings.c.created_at.desc(), bookings.c.id.desc())
+            .limit(limit)
+        )
+        if status is not None:
+            query = query.where(bookings.c.status == status.upper())
+        if client_id is not None:
+            query = query.where(bookings.c.client_id == client_id)
+        if partner_id is not None:
+            query = query.where(bookings.c.partner_id == partner_id)
+        async with db.read() as conn:
+            return [dict(r._mapping) for r in await conn.execute(query)]
+
+    rows = with_db(load)
+    if as_json:
+        print_json(jsonable(rows))
+        return
+    click.echo(render(
+        ["reservation_no", "status", "client", "partner", "airport", "pickup", "total", "currency", "created"],
+        [[r["reservation_no"], r["status"], f"{r['client_id']} {r['client_name']}",
+          f"{r['partner_id']} {r['partner_name']}", r["airport_iata"], r["pickup_at"], r["total"], r["currency"],
+          r["created_at"]] for r in rows],
+        max_width={"client": 28, "partner": 24}, right={"total"},
+    ))
