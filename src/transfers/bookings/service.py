@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
+from transfers import failpoints
 from transfers.bookings import repository as repo
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, transition
 from transfers.bookings.reservation import new_reservation_no
@@ -71,12 +72,14 @@ async def create_booking(svc: Services, client: ClientPrincipal, body: dict[str,
         if existing is None:
             raise
         return {"status": "Success", "booking": booking_resource(existing, svc.clock.now())}
+    failpoints.hit("booking.after_commit")
     dispatcher = svc.extras.get("dispatcher")
     if dispatcher is not None:
         await dispatcher.deliver_now(outbox_id, budget=svc.settings.partner_create_budget_seconds)
     async with svc.db.read() as conn:
         stored = await repo.get_by_id(conn, booking_id)
     assert stored is not None
+    failpoints.hit("booking.before_response")
     return {"status": "Success", "booking": booking_resource(stored, svc.clock.now())}
 
 
@@ -102,9 +105,11 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, values: dict
                 deadline = delivery_deadline(
                     now, values["pickup_at"], hours_after_creation=svc.settings.delivery_deadline_hours,
                     hours_before_pickup=svc.settings.delivery_deadline_before_pickup_hours)
+                # Workers leave it alone while this request makes its own attempt (the 2 s budget).
                 outbox_id = await outbox_repo.enqueue(
                     conn, booking_id=booking_id, partner_id=values["partner_id"], kind="booking.create",
-                    payload=_create_payload(values, request), now=now, deadline=deadline)
+                    payload=_create_payload(values, request), now=now, deadline=deadline,
+                    not_before=now + timedelta(seconds=svc.settings.partner_create_budget_seconds + 1))
             return booking_id, outbox_id
         except IntegrityError as exc:
             if "reservation_no" not in str(exc.orig):
@@ -202,4 +207,5 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
             )
         except (TransitionRefused, ConcurrentChange):
             raise SpecError(Code.CANCELLATION_FAILED) from None
+    failpoints.hit("cancel.after_commit")
     return CANCELLED_BODY

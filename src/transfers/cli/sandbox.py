@@ -29,7 +29,6 @@ def sandbox_partner(host: str, port: int, service_url: str, api_key: str, approv
                     signing_secret: str | None, outbound_token: str | None, currency: str) -> None:
     """Serve the reference sandbox partner (approves bookings through the reverse API)."""
     cfg = settings()
-    configure_logging(cfg.log_level, cfg.log_format)
     if signing_secret is None or outbound_token is None:
         # The built-in sandbox partner's credentials: the same ones `transfers serve` registers,
         # so this process can stand in for the embedded partner with no secrets on the command line.
@@ -52,5 +51,6 @@ def sandbox_partner(host: str, port: int, service_url: str, api_key: str, approv
     except ValueError as exc:
         fail(str(exc))
         return
+    configure_logging(cfg.log_level, cfg.log_format)
     uvicorn.run(create_sandbox_partner_app(config), host=host, port=port, log_config=None, access_log=False,
                 timeout_graceful_shutdown=10)

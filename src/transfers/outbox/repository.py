@@ -23,10 +23,12 @@ PENDING, DELIVERED, FAILED, EXPIRED = "pending", "delivered", "failed", "expired
 
 
 async def enqueue(conn: AsyncConnection, *, booking_id: int, partner_id: int, kind: str, payload: dict[str, Any],
-                  now: datetime, deadline: datetime) -> int:
+                  now: datetime, deadline: datetime, not_before: datetime | None = None) -> int:
+    """``not_before`` keeps workers off a message its own request is about to deliver."""
     return int((await conn.execute(insert(outbox).values(
         booking_id=booking_id, partner_id=partner_id, kind=kind, webhook_id=f"msg_{uuid.uuid4().hex}",
-        payload=payload, status=PENDING, attempts=0, next_attempt_at=now, deadline_at=deadline, created_at=now,
+        payload=payload, status=PENDING, attempts=0, next_attempt_at=not_before or now, deadline_at=deadline,
+        created_at=now,
     ).returning(outbox.c.id))).scalar_one())
 
 
@@ -52,6 +54,7 @@ async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: dateti
 async def claim_one(
     conn: AsyncConnection, outbox_id: int, *, now: datetime, lease_until: datetime
 ) -> dict[str, Any] | None:
+    """Claim one message whatever its ``next_attempt_at`` (the creating request's own attempt)."""
     row = (await conn.execute(
         update(outbox).where(outbox.c.id == outbox_id, _claimable(now)).values(lease_until=lease_until)
         .returning(*outbox.c)

@@ -56,7 +56,7 @@ def verify_webhook(secret: str, headers: Mapping[str, str], body: bytes, *, tole
     webhook_id = lowered.get("webhook-id", "")
     timestamp = lowered.get("webhook-timestamp", "")
     signatures = lowered.get("webhook-signature", "")
-    if not webhook_id or not timestamp.isdigit() or not signatures:
+    if not webhook_id or not (timestamp.isascii() and timestamp.isdigit()) or not signatures:
         return False
     current = int(time.time()) if now is None else now
     if abs(current - int(timestamp)) > tolerance_seconds:

@@ -1,8 +1,9 @@
 """Plausible, fictional drivers and meeting points.
 
 A booking's driver is derived from its reservation number, so the reverse-API approval and every
-later ``/booking/info`` answer name the same person. Phone numbers come from Ofcom's range
-reserved for drama (+44 7700 900000-900999): they look real and never ring anyone.
+later ``/booking/info`` answer name the same person. Phone numbers come from Ofcom's London range
+reserved for drama (+44 20 7946 0000-0999): valid to a phone-number validator, yet they never ring
+anyone.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def _rng(reservation_no: str) -> random.Random:
 def driver_for(reservation_no: str) -> dict[str, str]:
     rng = _rng(reservation_no)
     name = f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}"
-    phone = f"+447700900{rng.randrange(1000):03d}"
+    phone = f"+442079460{rng.randrange(1000):03d}"
     plate = (f"{rng.choice(_PLATE_LETTERS)}{rng.choice(_PLATE_LETTERS)}{rng.randrange(10, 76):02d} "
              + "".join(rng.choice(_PLATE_LETTERS) for _ in range(3)))
     return {"name": name, "phone": phone, "plate": plate}
