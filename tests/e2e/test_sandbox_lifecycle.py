@@ -5,43 +5,19 @@ APPROVED by itself; cancelling refunds the wallet and tells the partner."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from tests.api.test_booking_lifecycle import balance_of
-from tests.conftest import ClientFactory, bearer, make_settings
+from tests.conftest import ClientFactory, bearer
 from tests.helpers import booking_body, search_body
-from tests.servers import LiveServer, free_port
-from transfers.app import create_app
-from transfers.clock import ShiftedClock
+from tests.servers import LiveServer
 from transfers.db.engine import Database
-from transfers.partners import repository as partners_repo
 from transfers.services import Services
 
 BOOKING = "/api/v1/booking-api/booking"
-
-
-@pytest.fixture
-async def sandbox(database_url: str, workdir: Path, clock: ShiftedClock, db: Database) -> AsyncIterator[LiveServer]:
-    port = free_port()
-    settings = make_settings(database_url, workdir, sandbox_partner=True, embedded_worker=True,
-                             sandbox_approve_after_seconds=0.5, outbox_poll_seconds=0.1,
-                             public_base_url=f"http://127.0.0.1:{port}")
-    server = await LiveServer(create_app(settings, clock=clock, configure_logs=False), port=port).start()
-    yield server
-    await server.stop(graceful=True)
-    svc: Services = server.app.state.services
-    # The sandbox partner serves every airport: take it out of later tests' searches.
-    async with db.write() as conn:
-        for partner in await partners_repo.list_partners(conn):
-            if partner.is_sandbox:
-                await partners_repo.set_status(conn, partner.partner_id, "disabled")
-    assert svc.extras["shutting_down"] is True
 
 
 async def poll(http: httpx.AsyncClient, key: str, reservation_no: str, wanted: str) -> dict[str, Any]:
