@@ -115,7 +115,8 @@ class PartnerApiError(Exception):
 
 
 def unauthenticated() -> ServiceError:
-    return ServiceError(401, "UNAUTHENTICATED", "A valid bearer API key is required.")
+    return ServiceError(401, "UNAUTHENTICATED", "A valid bearer API key is required.",
+                        {"WWW-Authenticate": 'Bearer realm="transfers"'})  # RFC 9110 11.6.1
 
 
 def client_suspended() -> ServiceError:
