@@ -99,7 +99,7 @@ async def test_slow_approve_is_caught_up_by_reconciliation(
     assert (await read(http, key, slow["reservation_no"]))["status"] == "PENDING_APPROVAL"
     clock.advance(timedelta(minutes=31))  # the partner has approved by now; the reverse call is still asleep
     svc: Services = sandbox.app.state.services
-    await scheduled.reconcile(svc)
+    await scheduled.run_all(svc)
     approved = await read(http, key, slow["reservation_no"])
     assert approved["status"] == "APPROVED"
     assert approved["driver"]["name"]
@@ -130,7 +130,7 @@ async def test_no_show_is_still_charged_and_completes(
     assert info[1]["booking_details"]["no_show"] is True
     pickup = datetime.fromisoformat(booking["pickup_datetime"])
     clock.advance(pickup - clock.now() + timedelta(hours=13))
-    await scheduled.complete_rides(svc)
+    await scheduled.run_all(svc)
     completed = await read(http, key, booking["reservation_no"])
     assert completed["status"] == "COMPLETED"
     assert await balance_of(db, client_id) == START - price  # a no-show is not refunded

@@ -109,9 +109,24 @@ async def _sync_one(svc: Services, booking_id: int, reservation_no: str, partner
         log.info("reconcile_skipped", reservation_no=reservation_no, reason=type(exc).__name__)
 
 
+MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction
+
+
+async def _drain(job: Any, svc: Services) -> int:
+    """Run ``job`` batch after batch until a batch comes back short (or MAX_BATCHES), so a backlog
+    larger than one batch is still handled in the same run."""
+    total = 0
+    for _ in range(MAX_BATCHES):
+        done = await job(svc)
+        total += done
+        if done < BATCH:
+            break
+    return total
+
+
 async def run_all(svc: Services) -> dict[str, Any]:
     return {
-        "expired": await expire_deliveries(svc),
-        "completed": await complete_rides(svc),
-        "reconciled": await reconcile(svc),
+        "expired": await _drain(expire_deliveries, svc),
+        "completed": await _drain(complete_rides, svc),
+        "reconciled": await _drain(reconcile, svc),
     }
