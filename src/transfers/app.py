@@ -11,11 +11,14 @@ from transfers import __version__, runtime
 from transfers.api.errors import install_error_handlers
 from transfers.api.middleware import RequestPlumbing
 from transfers.api.openapi import install_openapi
-from transfers.api.routes import bookings, health, reference, reverse, search
+from transfers.api.ratelimit import RateLimiter, RateLimitHeaders
+from transfers.api.routes import booking_list, bookings, health, reference, reverse, search
 from transfers.clock import Clock
 from transfers.config import Settings, get_settings
 from transfers.db.engine import Database
 from transfers.logging import configure_logging
+from transfers.observability.http import HttpMetrics
+from transfers.observability.http import router as metrics_router
 from transfers.services import Services
 
 
@@ -30,6 +33,7 @@ def create_app(
     if configure_logs:
         configure_logging(settings.log_level, settings.log_format)
     svc = Services.build(settings, clock=clock, db=db)
+    rate_limiter = RateLimiter.from_settings(settings)  # hardening: per-key limits (api/ratelimit.py)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -41,6 +45,8 @@ def create_app(
             for stop in reversed(stops):
                 await stop()
             await svc.partner_client.aclose()
+            if rate_limiter is not None:
+                await rate_limiter.aclose()
             if db is None:
                 await svc.db.dispose()
 
@@ -54,15 +60,20 @@ def create_app(
         redoc_url=None,
     )
     app.state.services = svc
+    app.state.rate_limiter = rate_limiter
     install_error_handlers(app)
     app.include_router(health.router)
+    app.include_router(metrics_router)  # hardening: GET /metrics (observability/http.py)
     app.include_router(reference.public)
     app.include_router(reference.booking_api)
     app.include_router(search.router)
     app.include_router(bookings.router)
+    app.include_router(booking_list.router)
     app.include_router(reverse.router)
     if settings.sandbox_partner_enabled:
         runtime.mount_sandbox_partner(app, svc)
+    app.add_middleware(RateLimitHeaders)  # hardening: RateLimit-* on allowed answers
     app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(HttpMetrics)  # hardening: outermost, so it also counts 413/500/503 from plumbing
     install_openapi(app)
     return app

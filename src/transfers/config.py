@@ -53,6 +53,9 @@ class Settings(BaseSettings):
     max_body_bytes: int = 65_536
     rate_limit_per_minute: int = 600
     rate_limit_burst: int = 100
+    # Hardening: the shared (Redis) rate-limit buckets, used when redis_url is set (README "Rate limits").
+    rate_limit_redis_prefix: str = "transfers:ratelimit:"
+    rate_limit_redis_timeout_seconds: float = 0.5
     auth_cache_seconds: float = 1.0
 
     idempotency_ttl_seconds: int = 86_400

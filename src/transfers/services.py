@@ -38,5 +38,6 @@ class Services:
             clock=clock or SystemClock(),
             auth=Authenticator(database, settings.auth_cache_seconds),
             box=SecretBox(resolve_secret_key(settings)),
-            partner_client=PartnerClient(max_response_bytes=settings.partner_max_response_bytes),
+            partner_client=PartnerClient(max_response_bytes=settings.partner_max_response_bytes,
+                                         allow_private=settings.private_partner_urls_allowed),  # SSRF guard
         )

@@ -62,7 +62,7 @@ async def world(http: httpx.AsyncClient, make_client: ClientFactory, db: Databas
     await partners.close()
 
 
-CLIENT_ENDPOINTS = ["search", "create", "get", "cancel", "reasons"]
+CLIENT_ENDPOINTS = ["search", "create", "get", "cancel", "reasons", "list"]
 ENDPOINT_EXPECT: dict[str, dict[str, Any]] = {
     # caller -> expected (status, body) or a callable check name
     "none": dict.fromkeys(CLIENT_ENDPOINTS, UNAUTH),

@@ -122,6 +122,7 @@ async def test_bad_partners_are_left_out_and_good_ones_kept(http: httpx.AsyncCli
         {"mode": "garbage", "garbage": {"vehicles": [{k: v for k, v in default_vehicles()[0].items() if k != "make"}]}},
         {"mode": "garbage", "garbage": {"vehicles": [default_vehicles()[0]] * 500}},
         {"mode": "garbage", "garbage": ["not", "an", "object"]},
+        {"mode": "garbage", "garbage": {"vehicles": [{**default_vehicles()[0], "model": "Corolla\x00"}]}},
     ]
     for i, mode in enumerate(bad_modes):
         await make_partner(airports=("FCO",), name=f"Bad {i}", **mode)

@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 from fastapi import Request
 
+from transfers.api.ratelimit import enforce as enforce_rate_limit
 from transfers.auth.service import AuthFailure, PartnerPrincipal
 from transfers.clients.models import ClientPrincipal
 from transfers.errors import PartnerApiError, ServiceError, client_suspended, malformed_json, unauthenticated
@@ -26,6 +27,7 @@ async def current_client(request: Request) -> ClientPrincipal:
             raise client_suspended() from None
         raise unauthenticated() from None
     request.state.client_id = principal.client_id
+    await enforce_rate_limit(request, principal.key_prefix)  # hardening: after auth, per key (DECISIONS 8)
     return principal
 
 
@@ -35,6 +37,7 @@ async def current_partner(request: Request) -> PartnerPrincipal:
     except AuthFailure:
         raise PartnerApiError(401, "A valid partner bearer API key is required.") from None
     request.state.partner_id = principal.partner_id
+    await enforce_rate_limit(request, principal.key_prefix)  # hardening: after auth, per key (DECISIONS 8)
     return principal
 
 

@@ -2,11 +2,14 @@
 
 A verified principal is cached in-process for ``auth_cache_seconds`` (default 1 s), keyed by the
 key's hash: the hot read path then costs no auth query, and a revocation or suspension takes
-effect everywhere within that bound (README, "Security").
+effect everywhere within that bound (README, "Security"). Concurrent requests that miss the cache
+for the same key share one lookup instead of each running its own (when an entry expires under
+load every request in flight would otherwise query at once: bench/README.md, "Profile").
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 
@@ -39,6 +42,7 @@ class Authenticator:
         self._db = db
         self._ttl = cache_seconds
         self._cache: dict[str, tuple[float, ClientPrincipal | PartnerPrincipal]] = {}
+        self._lookups: dict[str, asyncio.Future[ClientPrincipal | PartnerPrincipal]] = {}
 
     async def client(self, authorization: str | None) -> ClientPrincipal:
         principal = await self._principal(authorization, "tk")
@@ -64,8 +68,23 @@ class Authenticator:
         cached = self._cache.get(digest)
         if cached is not None and cached[0] > now:
             return cached[1]
+        lookup = self._lookups.get(digest)
+        if lookup is None or lookup.get_loop() is not asyncio.get_running_loop():
+            lookup = asyncio.ensure_future(self._lookup(token, kind, parsed[1], digest, now))
+            self._lookups[digest] = lookup
+            lookup.add_done_callback(lambda done: self._forget_lookup(digest, done))
+        return await asyncio.shield(lookup)
+
+    def _forget_lookup(self, digest: str, done: asyncio.Future[ClientPrincipal | PartnerPrincipal]) -> None:
+        if self._lookups.get(digest) is done:
+            del self._lookups[digest]
+        if not done.cancelled():
+            done.exception()  # retrieved here, so a lookup whose callers all went away logs nothing
+
+    async def _lookup(self, token: str, kind: str, prefix: str, digest: str,
+                      now: float) -> ClientPrincipal | PartnerPrincipal:
         async with self._db.read() as conn:
-            row = await find_key(conn, parsed[1])
+            row = await find_key(conn, prefix)
         if row is None or not hashes_match(row["key_hash"], token) or row["revoked_at"] is not None:
             raise AuthFailure("unknown")
         principal: ClientPrincipal | PartnerPrincipal
@@ -75,13 +94,13 @@ class Authenticator:
             principal = ClientPrincipal(
                 client_id=int(row["client_id"]), name=row["client_name"], pay_type=row["pay_type"],
                 status=row["client_status"], can_create=bool(row["can_create"]),
-                can_cancel=bool(row["can_cancel"]), currency=row["currency"], key_prefix=parsed[1],
+                can_cancel=bool(row["can_cancel"]), currency=row["currency"], key_prefix=prefix,
             )
         else:
             if row["partner_id"] is None or row["partner_status"] != "enabled":
                 raise AuthFailure("unknown")
             principal = PartnerPrincipal(
-                partner_id=int(row["partner_id"]), name=row["partner_name"], key_prefix=parsed[1]
+                partner_id=int(row["partner_id"]), name=row["partner_name"], key_prefix=prefix
             )
         if self._ttl > 0:
             if len(self._cache) >= _CACHE_MAX:

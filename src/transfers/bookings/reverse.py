@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from transfers.partners.wire import WireDriver
+from transfers.partners.wire import NoNul, WireDriver
 
 
 class ReverseUpdate(BaseModel):
@@ -14,11 +14,11 @@ class ReverseUpdate(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    reservation_no: Annotated[str, Field(min_length=1, max_length=255)]
+    reservation_no: Annotated[str, NoNul, Field(min_length=1, max_length=255)]
     status: Literal["APPROVED", "CANCELLED"]
     driver_info: WireDriver | None = None
-    meeting_point: Annotated[str, Field(max_length=1000)] | None = None
-    cancel_reason: Annotated[str, Field(max_length=1000)] | None = None
+    meeting_point: Annotated[str, NoNul, Field(max_length=1000)] | None = None
+    cancel_reason: Annotated[str, NoNul, Field(max_length=1000)] | None = None
 
     @model_validator(mode="after")
     def _driver_for_approval(self) -> ReverseUpdate:

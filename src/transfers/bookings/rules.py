@@ -18,13 +18,15 @@ from email_validator import EmailNotValidError, validate_email
 from transfers.errors import Code, SpecError
 from transfers.search.rules import is_int
 
-PHONE_PATTERN = re.compile(r"\+[1-9]\d{1,14}")
+# [0-9], not \d: Python's \d also matches non-ASCII digits (Arabic-Indic, full-width); the spec's does not.
+PHONE_PATTERN = re.compile(r"\+[1-9][0-9]{1,14}")
 MAX_TEXT = 200
 MAX_FLIGHT = 64
 MAX_EXTRA_REQUESTS = 1000
 MAX_EXTRAS = 20
 MAX_QUANTITY = 20
 MAX_NOTE = 1000
+MAX_VEHICLE_NO = 999_999_999  # what fits every database's INTEGER; search numbers are far smaller
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,7 @@ def vehicle_number(value: Any) -> int | None:
     """The vehicle number as the search spelled it: a JSON integer or a string of ASCII digits
     (no sign, spaces or leading zeros); never a boolean or a float. None when unusable."""
     if is_int(value):
-        return int(value) if value > 0 else None
+        return int(value) if 0 < value <= MAX_VEHICLE_NO else None
     if isinstance(value, str) and value.isascii() and value.isdigit() and not value.startswith("0") and len(value) < 10:
         return int(value)
     return None
@@ -94,8 +96,8 @@ def check_search_id(body: dict[str, Any]) -> str:
     search_id = body.get("search_id")
     if search_id is None or search_id == "":
         raise SpecError(Code.SEARCH_ID_REQUIRED)
-    if not isinstance(search_id, str) or len(search_id) > 64:
-        raise SpecError(Code.SEARCH_NOT_EXISTS)
+    if not isinstance(search_id, str) or len(search_id) > 64 or "\x00" in search_id:
+        raise SpecError(Code.SEARCH_NOT_EXISTS)  # PostgreSQL cannot even compare a text holding NUL
     return search_id
 
 
@@ -116,12 +118,12 @@ def validate_create(body: dict[str, Any], *, search_found: bool, offer: Offer | 
     travel = body.get("travel_details")
     if not isinstance(travel, dict):
         raise SpecError(Code.TRAVEL_DETAILS_REQUIRED)
-    flight = _text(travel.get("flight_number"), Code.FLIGHT_NUMBER_REQUIRED, MAX_FLIGHT)
     extra_requests = travel.get("extra_requests")
     if extra_requests is not None and (
         not isinstance(extra_requests, str) or len(extra_requests) > MAX_EXTRA_REQUESTS or "\x00" in extra_requests
     ):
-        raise SpecError(Code.TRAVEL_DETAILS_REQUIRED)
+        raise SpecError(Code.TRAVEL_DETAILS_REQUIRED)  # a travel_details failure: ahead of 1013 in the table
+    flight = _text(travel.get("flight_number"), Code.FLIGHT_NUMBER_REQUIRED, MAX_FLIGHT)
     suitcase = _count(body.get("suitcase"), offer.suitcases, Code.SUITCASE_REQUIRED, Code.SUITCASE_INVALID)
     small_bags = _count(body.get("small_bags"), offer.small_bags, Code.SMALL_BAGS_REQUIRED, Code.SMALL_BAGS_INVALID)
     extras = _extras(body.get("extra_services"), offer)
@@ -172,29 +174,28 @@ def _count(value: Any, capacity: int, required: Code, invalid: Code) -> int:
 
 
 def _extras(value: Any, offer: Offer) -> list[ChosenExtra]:
+    """1018-1021 in table order across all items: a 1018 anywhere in the list wins over a 1019 in an
+    earlier item, and so on (DECISIONS 3: the first failing check in the order of the table)."""
     if value is None:
         return []
-    if not isinstance(value, list) or len(value) > MAX_EXTRAS:
+    if not isinstance(value, list) or len(value) > MAX_EXTRAS or not all(isinstance(item, dict) for item in value):
         raise SpecError(Code.EXTRA_SERVICES_INVALID)
+    ids = [item.get("id") for item in value]
+    int_ids = [extra_id for extra_id in ids if is_int(extra_id)]
+    if len(set(int_ids)) != len(int_ids):  # the same extra twice
+        raise SpecError(Code.EXTRA_SERVICES_INVALID)
+    if any(extra_id is None for extra_id in ids):
+        raise SpecError(Code.EXTRA_SERVICE_ID_REQUIRED)
+    if any(not is_int(extra_id) or extra_id not in offer.extras for extra_id in ids):
+        raise SpecError(Code.EXTRA_SERVICE_ID_INVALID)
     chosen: list[ChosenExtra] = []
-    seen: set[int] = set()
     for item in value:
-        if not isinstance(item, dict):
-            raise SpecError(Code.EXTRA_SERVICES_INVALID)
-        extra_id = item.get("id")
-        if extra_id is None:
-            raise SpecError(Code.EXTRA_SERVICE_ID_REQUIRED)
-        if not is_int(extra_id) or extra_id not in offer.extras:
-            raise SpecError(Code.EXTRA_SERVICE_ID_INVALID)
-        if extra_id in seen:
-            raise SpecError(Code.EXTRA_SERVICES_INVALID)
-        seen.add(extra_id)
         quantity = item.get("quantity")
         if quantity is None:
             quantity = 1
         elif not is_int(quantity) or not 1 <= quantity <= MAX_QUANTITY:
             raise SpecError(Code.EXTRA_SERVICE_QUANTITY_INVALID)
-        chosen.append(ChosenExtra(offer.extras[extra_id], int(quantity)))
+        chosen.append(ChosenExtra(offer.extras[item["id"]], int(quantity)))
     return chosen
 
 

@@ -90,15 +90,6 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, values: dict
         try:
             async with svc.db.write() as conn:
                 booking_id = await repo.insert_booking(conn, values)
-                if client.pays_by_wallet:
-                    wallet = await wallet_repo.wallet_of_client(conn, client.client_id)
-                    assert wallet is not None
-                    try:
-                        await wallet_repo.post_entry(conn, wallet_id=wallet[0], kind=LedgerKind.DEBIT_BOOKING,
-                                                     amount=request.total, now=now, booking_id=booking_id,
-                                                     note=values["reservation_no"])
-                    except InsufficientBalance:
-                        raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None
                 await repo.record_transition(conn, booking_id=booking_id, from_status=None,
                                              to_status=BookingStatus.PENDING.value,
                                              actor=f"client:{client.client_id}", reason="created", now=now)
@@ -110,6 +101,17 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, values: dict
                     conn, booking_id=booking_id, partner_id=values["partner_id"], kind="booking.create",
                     payload=_create_payload(values, request), now=now, deadline=deadline,
                     not_before=now + timedelta(seconds=svc.settings.partner_create_budget_seconds + 1))
+                # The debit comes last: its UPDATE locks the wallet row until COMMIT, and every statement
+                # after it would keep the other bookings of that wallet waiting (bench/README.md, "Profile").
+                if client.pays_by_wallet:
+                    wallet = await wallet_repo.wallet_of_client(conn, client.client_id)
+                    assert wallet is not None
+                    try:
+                        await wallet_repo.post_entry(conn, wallet_id=wallet[0], kind=LedgerKind.DEBIT_BOOKING,
+                                                     amount=request.total, now=now, booking_id=booking_id,
+                                                     note=values["reservation_no"])
+                    except InsufficientBalance:
+                        raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None
             return booking_id, outbox_id
         except IntegrityError as exc:
             if "reservation_no" not in str(exc.orig):
@@ -162,7 +164,7 @@ def _create_payload(values: dict[str, Any], request: BookingRequest) -> dict[str
 async def get_booking(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> dict[str, Any]:
     if not reservation_no:
         raise SpecError(Code.BOOKING_INFO_RESERVATION_REQUIRED)
-    if len(reservation_no) > MAX_RESERVATION_NO:
+    if len(reservation_no) > MAX_RESERVATION_NO or "\x00" in reservation_no:  # no such number can exist
         raise SpecError(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
     async with svc.db.read() as conn:
         row = await repo.get_for_client(conn, client.client_id, reservation_no)
@@ -180,7 +182,7 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
         raise SpecError(Code.CANCELLATION_PERMISSION_DENIED)
     if not reservation_no:
         raise SpecError(Code.CANCELLATION_RESERVATION_REQUIRED)
-    if len(reservation_no) > MAX_RESERVATION_NO:
+    if len(reservation_no) > MAX_RESERVATION_NO or "\x00" in reservation_no:
         raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
     async with svc.db.read() as conn:
         found = await repo.get_for_client(conn, client.client_id, reservation_no)

@@ -135,3 +135,65 @@ def partners_disable(partner_id: int) -> None:
 def partners_enable(partner_id: int) -> None:
     """Ask a disabled partner again."""
     _set_status(partner_id, "enabled")
+
+
+
+@partners_group.command("check")
+@click.argument("url")
+@click.option("--token", required=True, help="the outbound token (ot_...) the service presents to the partner")
+@click.option("--secret", required=True, help="the signing secret (whsec_...) the service signs with")
+@click.option("--airport", default="LHR", show_default=True, help="IATA code of an airport the partner serves")
+@click.option("--timeout-search", type=click.FloatRange(min=0, min_open=True), default=3.0, show_default=True,
+              help="search deadline, seconds")
+@click.option("--timeout-create", type=click.FloatRange(min=0, min_open=True), default=2.0, show_default=True,
+              help="deadline of the first create attempt, seconds")
+@click.option("--json", "as_json", is_flag=True, help="the results as one JSON object instead of a table")
+def partners_check(url: str, token: str, secret: str, airport: str, timeout_search: float, timeout_create: float,
+                   as_json: bool) -> None:
+    """Run the conformance suite against a partner's server; exit 1 unless every check passes.
+
+    Calls search, create (twice, same webhook-id), info and update (cancel), signed exactly as the
+    service signs them, and checks that calls with a bad signature, a wrong bearer token or a stale
+    timestamp are refused with 401. The test booking (TB-CHECK...) is cancelled again.
+    """
+    import asyncio
+
+    import structlog
+
+    from transfers.cli.tables import render
+    from transfers.partners import conformance
+    from transfers.search.airports import find_airport
+
+    try:
+        base_url = check_base_url(url.strip(), allow_private=True)  # a developer tool: local servers too
+    except InvalidPartnerUrl as exc:
+        raise click.BadParameter(str(exc), param_hint="URL") from None
+    if not token.strip():
+        raise click.BadParameter("must not be empty", param_hint="--token")
+    secret_problem = conformance.secret_problem(secret)
+    if secret_problem:
+        raise click.BadParameter(secret_problem, param_hint="--secret")
+    place = find_airport(airport.strip())
+    if place is None:
+        raise click.BadParameter(f"unknown IATA airport code {airport!r}", param_hint="--airport")
+    deadlines = conformance.Deadlines(search=timeout_search, create=timeout_create)
+    # The partner client logs every refused call as a warning; refusals are expected here and the
+    # report below says everything, so those lines are kept off the terminal.
+    with structlog.testing.capture_logs():
+        report = asyncio.run(conformance.run_conformance(base_url, token=token.strip(), secret=secret,
+                                                         airport=place, deadlines=deadlines))
+    if as_json:
+        print_json(report.as_dict())
+    else:
+        def ms(value: float | None) -> str | None:
+            return None if value is None else f"{value:.0f} ms"
+
+        rows = [[c.name, c.result, ms(c.duration_ms), ms(c.deadline_ms), c.detail] for c in report.checks]
+        click.echo(f"partner {base_url}, airport {report.airport}")
+        click.echo(render(["check", "result", "time", "deadline", "detail"], rows, right=("time", "deadline")))
+        summary = report.as_dict()["summary"]
+        click.echo(f"{'PASS' if report.passed else 'FAIL'}: {summary['PASS']} passed, {summary['FAIL']} failed, "
+                   f"{summary['SKIP']} skipped of {len(report.checks)} checks")
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    raise SystemExit(0 if report.passed else 1)

@@ -5,6 +5,11 @@ when the block ends normally and roll back on any exception. On SQLite, ``write(
 ``BEGIN IMMEDIATE`` so two writers never both read a balance and then race to update it: the
 second waits (busy timeout) instead of failing with "database is locked" half-way through.
 PostgreSQL uses READ COMMITTED plus explicit row locks or single-statement conditional updates.
+
+Round trips are the cost of a request on PostgreSQL (bench/README.md, "Profile"), so on it:
+``read()`` runs without BEGIN/COMMIT (autocommit: under READ COMMITTED every statement takes its
+own snapshot inside a transaction too, so a read-only block sees exactly the same rows), and the
+pool's pre-ping is one ``;`` instead of the driver's ``BEGIN; ; ROLLBACK``.
 """
 
 from __future__ import annotations
@@ -38,8 +43,11 @@ class Database:
             kwargs["pool_timeout"] = pool_timeout
         else:
             kwargs.update(
-                pool_size=pool_size,
-                max_overflow=pool_size,
+                # At most 2 x pool_size connections, as with pool_size + as many overflow, but all kept
+                # open: overflow connections are closed on return, so any burst above pool_size paid
+                # a connect (and a new server process) per request (bench/README.md, "Profile").
+                pool_size=2 * pool_size,
+                max_overflow=0,
                 pool_timeout=pool_timeout,
                 pool_pre_ping=True,
                 pool_recycle=1800,
@@ -50,13 +58,18 @@ class Database:
                 },
             )
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
+        self._reads = self.engine
         if self.is_sqlite:
             _configure_sqlite(self.engine)
+        else:
+            self._reads = self.engine.execution_options(isolation_level="AUTOCOMMIT")
+            _one_round_trip_ping(self.engine)
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
-        """A read transaction (deferred on SQLite, so readers never block each other)."""
-        async with self.engine.connect() as conn, conn.begin():
+        """A read-only block: a deferred transaction on SQLite (readers never block each other),
+        autocommit statements on PostgreSQL. Nothing written here would be atomic on PostgreSQL."""
+        async with self._reads.connect() as conn, conn.begin():
             yield conn
 
     @asynccontextmanager
@@ -74,6 +87,24 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+
+
+def _one_round_trip_ping(engine: AsyncEngine) -> None:
+    """Keep SQLAlchemy's pre-ping (every checkout is checked, a dead connection is replaced and the
+    pool invalidated), but let the asyncpg adapter send its ``;`` alone: outside autocommit it wraps
+    it in BEGIN/ROLLBACK (for pgbouncer's transaction mode, which this service does not use), three
+    round trips on every checkout. The connection's isolation setting is restored right after."""
+    dialect = engine.sync_engine.dialect
+    ping = dialect.do_ping
+
+    def do_ping(dbapi_connection: Any) -> bool:
+        dbapi_connection.autocommit = True
+        try:
+            return ping(dbapi_connection)
+        finally:
+            dbapi_connection.autocommit = False
+
+    dialect.do_ping = do_ping  # type: ignore[method-assign]
 
 
 def _configure_sqlite(engine: AsyncEngine) -> None:

@@ -14,8 +14,10 @@ from typing import Any
 import structlog
 from pydantic import ValidationError
 
+from transfers import failpoints
 from transfers.bookings import partner_updates
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
+from transfers.observability.metrics import observe_partner_call
 from transfers.outbox import repository as repo
 from transfers.outbox.policy import Verdict, next_attempt, verdict
 from transfers.partners.client import CallResult, PartnerEndpoint, info_path
@@ -57,8 +59,9 @@ class Dispatcher:
                 result = CallResult("connect_error", None, None, "partner not found", 0.0)
             else:
                 result = await self._call(endpoint, message, timeout)
+                failpoints.hit("outbox.after_send")
             try:
-                await self._record(message, result, started)
+                await self._record(message, result, started, partner_name=endpoint.name if endpoint else None)
             except Exception:
                 log.exception("outbox_record_failed", outbox_id=message["id"])
 
@@ -66,11 +69,12 @@ class Dispatcher:
         client = self.svc.partner_client
         if message["kind"] == "booking.create":
             return await client.call(endpoint, "POST", "/booking/create", message["payload"], timeout=timeout,
-                                     webhook_id=message["webhook_id"])
+                                     webhook_id=message["webhook_id"], observe=False)
         return await client.call(endpoint, "PUT", "/booking/update", message["payload"], timeout=timeout,
-                                 webhook_id=message["webhook_id"])
+                                 webhook_id=message["webhook_id"], observe=False)
 
-    async def _record(self, message: dict[str, Any], result: CallResult, started: Any) -> None:
+    async def _record(self, message: dict[str, Any], result: CallResult, started: Any,
+                      partner_name: str | None = None) -> None:
         now = self.svc.clock.now()
         outcome = verdict(result)
         answer: WireCreateAnswer | WireResult | None = None
@@ -84,7 +88,12 @@ class Dispatcher:
                     result.duration_ms)
         if isinstance(answer, WireResult) and answer.status == "Error":
             outcome = Verdict.PERMANENT
+        if partner_name is not None:  # metrics: the call's final outcome (a contract breach counts as "invalid")
+            observe_partner_call(partner_name, "/booking/create" if message["kind"] == "booking.create"
+                                 else "/booking/update", result.outcome, result.duration_ms)
         error = result.error or (answer.message if isinstance(answer, WireResult | WireCreateAnswer) else None)
+        if outcome is Verdict.DONE:
+            error = None  # a partner's success message is not an error worth showing operators
         for _ in range(3):
             try:
                 async with self.svc.db.write() as conn:
@@ -141,9 +150,17 @@ class Dispatcher:
 
     @staticmethod
     async def _on_booking(conn: Any, message: dict[str, Any], change: Any) -> None:
+        """Apply the partner's answer to the booking. An answer the state machine refuses (an
+        APPROVED for a booking the partner already cancelled through the reverse API) is logged and
+        dropped: the delivery itself is done, and re-sending would not change the answer."""
         booking = await lock_booking(conn, message["booking_id"])
-        if booking is not None:
+        if booking is None:
+            return
+        try:
             await change(booking)
+        except partner_updates.UpdateRefused as refused:
+            log.warning("partner_answer_not_applied", outbox_id=message["id"], reason=str(refused),
+                        reservation_no=booking["reservation_no"])
 
 
 __all__ = ["Dispatcher", "info_path"]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from urllib.parse import urlsplit
 
 from transfers.db.types import CENT
+from transfers.partners import ssrf
 
 EVERY_AIRPORT = "*"
 
@@ -54,13 +54,9 @@ def check_base_url(url: str, *, allow_private: bool) -> str:
 
 
 def is_private_host(host: str) -> bool:
-    if host.lower() in ("localhost", "localhost.localdomain") or host.lower().endswith(".localhost"):
-        return True
-    try:
-        address = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return not address.is_global
+    # Hardening (SSRF): one classifier for registration and call time; it also reads the literal
+    # forms a resolver accepts (127.1, 2130706433, 0x7f000001, ::ffff:127.0.0.1, ...).
+    return ssrf.is_private_host(host)
 
 
 def parse_airports(text: str) -> tuple[str, ...]:

@@ -42,7 +42,15 @@ def _parse_price(value: Any) -> Decimal:
 
 
 Price = Annotated[Decimal, BeforeValidator(_parse_price)]
-Text = Annotated[str, Field(min_length=1, max_length=200)]
+def _no_nul(value: Any) -> Any:
+    # PostgreSQL text cannot hold NUL; a partner sending one is answering garbage.
+    if isinstance(value, str) and "\x00" in value:
+        raise ValueError("text may not contain NUL characters")
+    return value
+
+
+NoNul = BeforeValidator(_no_nul)
+Text = Annotated[str, NoNul, Field(min_length=1, max_length=200)]
 Count = Annotated[StrictInt, Field(ge=0, le=100)]
 
 
@@ -57,7 +65,7 @@ def _id_text(value: Any) -> Any:
     return value
 
 
-IdText = Annotated[str, BeforeValidator(_id_text), Field(min_length=1, max_length=200)]
+IdText = Annotated[str, BeforeValidator(_id_text), NoNul, Field(min_length=1, max_length=200)]
 
 
 class WireCapacity(_Answer):
@@ -91,28 +99,28 @@ class WireSearchAnswer(_Answer):
 
 class WireDriver(_Answer):
     name: Text
-    phone: Annotated[str, Field(min_length=3, max_length=32)]
-    plate: Annotated[str, Field(min_length=1, max_length=32)]
+    phone: Annotated[str, NoNul, Field(min_length=3, max_length=32)]
+    plate: Annotated[str, NoNul, Field(min_length=1, max_length=32)]
 
 
 class WireCreateAnswer(_Answer):
     reservation_no: IdText | None = None  # the partner's own reference
     status: Literal["PENDING", "APPROVED", "DECLINED"]
     driver_info: WireDriver | None = None
-    meeting_point: Annotated[str, Field(max_length=1000)] | None = None
-    message: Annotated[str, Field(max_length=1000)] | None = None
+    meeting_point: Annotated[str, NoNul, Field(max_length=1000)] | None = None
+    message: Annotated[str, NoNul, Field(max_length=1000)] | None = None
 
 
 class WireInfoAnswer(_Answer):
     reservation_no: IdText | None = None
     status: Literal["PENDING", "PENDING_APPROVAL", "APPROVED", "CANCELLED", "DECLINED", "COMPLETED"]
     driver_info: WireDriver | None = None
-    meeting_point: Annotated[str, Field(max_length=1000)] | None = None
+    meeting_point: Annotated[str, NoNul, Field(max_length=1000)] | None = None
 
 
 class WireResult(_Answer):
     status: Literal["Success", "Error"]
-    message: Annotated[str, Field(max_length=1000)] = ""
+    message: Annotated[str, NoNul, Field(max_length=1000)] = ""
 
 
 def location_payload(location: dict[str, Any]) -> dict[str, Any]:

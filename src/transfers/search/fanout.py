@@ -14,6 +14,7 @@ from typing import Any
 import structlog
 from pydantic import ValidationError
 
+from transfers.observability.metrics import observe_partner_call
 from transfers.partners.client import PartnerClient, PartnerEndpoint
 from transfers.partners.models import PartnerRecord
 from transfers.partners.wire import WireSearchAnswer, WireVehicle
@@ -46,8 +47,9 @@ async def ask_partners(
 
 async def _ask(client: PartnerClient, record: PartnerRecord, endpoint: PartnerEndpoint, payload: dict[str, Any],
                timeout: float, vehicle_types: set[str], max_vehicles: int) -> PartnerAnswer | None:
-    result = await client.call(endpoint, "POST", "/booking/search", payload, timeout=timeout)
+    result = await client.call(endpoint, "POST", "/booking/search", payload, timeout=timeout, observe=False)
     if not result.ok:
+        observe_partner_call(endpoint.name, "/booking/search", result.outcome, result.duration_ms)  # metrics
         return None  # the client already logged the transport outcome
     reason = None
     answer = None
@@ -61,6 +63,9 @@ async def _ask(client: PartnerClient, record: PartnerRecord, endpoint: PartnerEn
             reason = f"{len(answer.vehicles)} vehicles, more than {max_vehicles}"
         elif unknown:
             reason = f"vehicle types not in the reference data: {sorted(unknown)[:5]}"
+    # metrics: one count per call, with the final judgement (a contract breach is "invalid")
+    observe_partner_call(endpoint.name, "/booking/search", "ok" if reason is None and answer is not None else "invalid",
+                         result.duration_ms)
     if reason is not None or answer is None:
         log.warning("partner_answer_rejected", partner=record.name, partner_id=record.partner_id, reason=reason)
         return None

@@ -13,8 +13,8 @@ from transfers.api.deps import current_client, json_object, services
 from transfers.api.openapi import register_body, register_query_types
 from transfers.api.responses import JSONBody, dumps, service_error_body, spec_error_body
 from transfers.bookings import service
-from transfers.clients.models import ClientPrincipal
-from transfers.errors import ServiceError, SpecError
+from transfers.clients.models import ClientPrincipal, Permission
+from transfers.errors import Code, ServiceError, SpecError
 from transfers.idempotency.service import check_key, fingerprint, run_idempotent
 
 router = APIRouter(prefix="/api/v1/booking-api", tags=["Booking API"])
@@ -58,6 +58,12 @@ async def _idempotent(request: Request, client: ClientPrincipal,
     return Response(answer.body, status_code=answer.status, media_type="application/json", headers=headers)
 
 
+def _without_nul(reservation_no: str | None) -> str | None:
+    """No reservation number holds a NUL, and PostgreSQL refuses to compare a text that does (a 500):
+    replaced by U+FFFD, such a value is simply not found, after the checks that come before 1401/1201."""
+    return reservation_no.replace("\x00", "\ufffd") if reservation_no else reservation_no
+
+
 @router.post(
     "/booking",
     summary="Create a booking from a search result",
@@ -68,6 +74,8 @@ async def _idempotent(request: Request, client: ClientPrincipal,
 )
 async def create_booking(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
     async def work(key: str | None) -> dict[str, Any]:
+        if not client.may(Permission.BOOKING_CREATE):  # DECISIONS 2: before the body, even a non-JSON one
+            raise SpecError(Code.CREATION_PERMISSION_DENIED)
         body = await json_object(request)
         result = await service.create_booking(services(request), client, body, key)
         request.state.reservation_no = result["booking"]["reservation_no"]
@@ -88,6 +96,7 @@ async def get_booking(
     reservation_no: str | None = Query(default=None, description="the booking's reservation number"),
     client: ClientPrincipal = Depends(current_client),
 ) -> Response:
+    reservation_no = _without_nul(reservation_no)
     request.state.reservation_no = reservation_no
     return JSONBody(await service.get_booking(services(request), client, reservation_no))
 
@@ -107,6 +116,7 @@ async def cancel_booking(
     note: str | None = Query(default=None),
     client: ClientPrincipal = Depends(current_client),
 ) -> Response:
+    reservation_no = _without_nul(reservation_no)
     request.state.reservation_no = reservation_no
 
     async def work(_: str | None) -> dict[str, Any]:

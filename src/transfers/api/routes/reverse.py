@@ -80,6 +80,8 @@ async def update_booking(request: Request, partner: PartnerPrincipal = Depends(c
 async def booking_info(request: Request, reservation_no: str,
                        partner: PartnerPrincipal = Depends(current_partner)) -> Response:
     request.state.reservation_no = reservation_no
+    if len(reservation_no) > 255 or "\x00" in reservation_no:  # cannot name a booking
+        raise PartnerApiError(404, "Booking not found")
     svc = services(request)
     async with svc.db.read() as conn:
         booking = await repo.get_for_partner(conn, partner.partner_id, reservation_no)

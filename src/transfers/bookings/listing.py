@@ -1,0 +1,209 @@
+"""The caller's bookings, newest first, one page at a time (beyond SPEC.md: an integrator's list).
+
+Order is ``created_at DESC, id DESC``, a total order, and pages are cut by keyset, never by
+OFFSET: the cursor names the last booking a page showed and the next page starts strictly after
+it. So paging is stable while bookings are being created (new ones sort before the first page,
+never into the middle), no booking is shown twice or skipped, and every page is one range scan of
+``ix_bookings_client_created (client_id, created_at, id)``.
+
+The cursor is opaque to callers: base64url of the last ``(created_at, id)`` with an HMAC tag
+(keyed by the deployment's secret and bound to the client), so an edited, truncated or foreign
+cursor is refused with ``INVALID_CURSOR`` rather than silently starting somewhere else.
+
+Filters (all optional, combined with AND): ``status`` (one or more BookingStatus values, given as
+repeated parameters and/or comma-separated), ``pickup_from``/``pickup_to`` and
+``created_from``/``created_to`` (ISO 8601 date-times with an offset; ``from`` inclusive, ``to``
+exclusive), ``limit`` 1..100 (default 20). A bad filter is ``INVALID_FILTER`` (an empty value is a bad
+value, as the published schema says).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.sql.elements import ColumnElement
+
+from transfers.bookings.resource import booking_resource
+from transfers.bookings.state import BookingStatus
+from transfers.clients.models import ClientPrincipal
+from transfers.db.tables import bookings
+from transfers.errors import ServiceError
+from transfers.services import Services
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+MAX_CURSOR_CHARS = 200
+_CURSOR_VERSION = "1"
+_TAG_BYTES = 16
+
+
+def invalid_filter(message: str) -> ServiceError:
+    return ServiceError(422, "INVALID_FILTER", message)
+
+
+def invalid_cursor() -> ServiceError:
+    return ServiceError(422, "INVALID_CURSOR", "The cursor is not one this service issued; start again without it.")
+
+
+@dataclass(frozen=True)
+class Position:
+    """The last booking of a page: the next page starts strictly after it."""
+
+    created_at: datetime
+    booking_id: int
+
+
+@dataclass(frozen=True)
+class BookingFilter:
+    statuses: frozenset[BookingStatus] = frozenset()
+    pickup_from: datetime | None = None
+    pickup_to: datetime | None = None
+    created_from: datetime | None = None
+    created_to: datetime | None = None
+    limit: int = DEFAULT_LIMIT
+    after: Position | None = None
+
+
+# ---- parsing the query ----------------------------------------------------------------------------
+
+def parse_statuses(values: Sequence[str]) -> frozenset[BookingStatus]:
+    found: set[BookingStatus] = set()
+    for value in values:
+        for name in value.split(","):
+            try:
+                found.add(BookingStatus(name))
+            except ValueError:
+                allowed = ", ".join(s.value for s in BookingStatus)
+                raise invalid_filter(f"status {name[:40]!r} is not a booking status ({allowed}).") from None
+    return frozenset(found)
+
+
+def parse_instant(name: str, value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
+    except ValueError:
+        raise invalid_filter(f"{name} must be an ISO 8601 date-time, e.g. 2026-12-01T00:00:00Z "
+                             "(in a URL, write the + of an offset as %2B).") from None
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise invalid_filter(f"{name} must carry a UTC offset, e.g. 2026-12-01T00:00:00Z or +01:00.")
+    return moment.astimezone(UTC)
+
+
+def parse_limit(value: str | None) -> int:
+    if value is None:
+        return DEFAULT_LIMIT
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_LIMIT:
+        raise invalid_filter(f"limit must be an integer from 1 to {MAX_LIMIT}.")
+    return int(value)
+
+
+def parse_filter(svc: Services, client: ClientPrincipal, *, statuses: Sequence[str], pickup_from: str | None,
+                 pickup_to: str | None, created_from: str | None, created_to: str | None,
+                 limit: str | None, cursor: str | None) -> BookingFilter:
+    """The query parameters as a filter, checked in the order they are documented."""
+    wanted = parse_statuses(statuses)
+    pickup = _range("pickup_from", pickup_from, "pickup_to", pickup_to)
+    created = _range("created_from", created_from, "created_to", created_to)
+    size = parse_limit(limit)
+    after = decode_cursor(svc, client, cursor) if cursor is not None else None
+    return BookingFilter(statuses=wanted, pickup_from=pickup[0], pickup_to=pickup[1], created_from=created[0],
+                         created_to=created[1], limit=size, after=after)
+
+
+def _range(low_name: str, low: str | None, high_name: str, high: str | None) -> tuple[datetime | None, datetime | None]:
+    low_at, high_at = parse_instant(low_name, low), parse_instant(high_name, high)
+    if low_at is not None and high_at is not None and low_at > high_at:
+        raise invalid_filter(f"{low_name} is later than {high_name}.")
+    return low_at, high_at
+
+
+# ---- the cursor -----------------------------------------------------------------------------------
+
+def _tag(svc: Services, client: ClientPrincipal, payload: str) -> bytes:
+    key = svc.box.derive("booking-list-cursor")
+    return hmac.new(key, f"{client.client_id}|{payload}".encode(), hashlib.sha256).digest()[:_TAG_BYTES]
+
+
+def encode_cursor(svc: Services, client: ClientPrincipal, position: Position) -> str:
+    payload = f"{_CURSOR_VERSION}|{position.created_at.astimezone(UTC).isoformat()}|{position.booking_id}"
+    raw = payload.encode() + b"|" + _tag(svc, client, payload)
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(svc: Services, client: ClientPrincipal, cursor: str) -> Position:
+    if not cursor or len(cursor) > MAX_CURSOR_CHARS or not cursor.isascii():
+        raise invalid_cursor()
+    try:
+        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
+    except (binascii.Error, ValueError):
+        raise invalid_cursor() from None
+    body, sep, tag = raw[:-_TAG_BYTES - 1], raw[-_TAG_BYTES - 1:-_TAG_BYTES], raw[-_TAG_BYTES:]
+    try:
+        payload = body.decode("ascii")
+    except UnicodeDecodeError:
+        raise invalid_cursor() from None
+    if sep != b"|" or not hmac.compare_digest(tag, _tag(svc, client, payload)):
+        raise invalid_cursor()
+    version, _, rest = payload.partition("|")
+    created_text, _, id_text = rest.partition("|")
+    if version != _CURSOR_VERSION or not id_text.isdigit():
+        raise invalid_cursor()
+    try:
+        created_at = datetime.fromisoformat(created_text)
+    except ValueError:
+        raise invalid_cursor() from None
+    if created_at.tzinfo is None:
+        raise invalid_cursor()
+    return Position(created_at.astimezone(UTC), int(id_text))
+
+
+# ---- the query ------------------------------------------------------------------------------------
+
+def _conditions(client_id: int, wanted: BookingFilter) -> list[ColumnElement[bool]]:
+    b = bookings.c
+    where: list[ColumnElement[bool]] = [b.client_id == client_id]
+    if wanted.statuses:
+        where.append(b.status.in_(sorted(s.value for s in wanted.statuses)))
+    if wanted.pickup_from is not None:
+        where.append(b.pickup_at >= wanted.pickup_from)
+    if wanted.pickup_to is not None:
+        where.append(b.pickup_at < wanted.pickup_to)
+    if wanted.created_from is not None:
+        where.append(b.created_at >= wanted.created_from)
+    if wanted.created_to is not None:
+        where.append(b.created_at < wanted.created_to)
+    if wanted.after is not None:
+        # (created_at, id) < (cursor.created_at, cursor.id), spelled so both databases range-scan
+        # the index on created_at and only break ties on id.
+        at, last_id = wanted.after.created_at, wanted.after.booking_id
+        where.append(and_(b.created_at <= at, or_(b.created_at < at, b.id < last_id)))
+    return where
+
+
+async def list_bookings(svc: Services, client: ClientPrincipal, wanted: BookingFilter) -> dict[str, Any]:
+    """``{"data": [BookingResource, ...], "next_cursor": str | None}``; only the caller's bookings."""
+    query = (
+        select(bookings)
+        .where(*_conditions(client.client_id, wanted))
+        .order_by(bookings.c.created_at.desc(), bookings.c.id.desc())
+        .limit(wanted.limit + 1)  # one more than the page says whether another page exists
+    )
+    async with svc.db.read() as conn:
+        rows = [dict(row) for row in (await conn.execute(query)).mappings()]
+    page, more = rows[:wanted.limit], len(rows) > wanted.limit
+    now = svc.clock.now()
+    next_cursor = None
+    if more:
+        last = page[-1]
+        next_cursor = encode_cursor(svc, client, Position(last["created_at"], int(last["id"])))
+    return {"data": [booking_resource(row, now) for row in page], "next_cursor": next_cursor}

@@ -1,0 +1,116 @@
+"""HTTP metrics middleware and the ``GET /metrics`` route.
+
+The middleware labels requests by the *route template* the router matched (``/api/v1/booking-api/
+booking``, ``/sandbox-partner/booking/info/{reservation_no}``), never the raw path, so a scan of
+random URLs cannot grow the series: a path no route matched is ``route="unmatched"``. It sits
+outside ``RequestPlumbing`` and therefore also sees the 413/500/503 answers written there.
+
+Two business counters are read off the HTTP answers of ``POST /api/v1/booking-api/booking`` (so the
+domain code stays free of metrics): ``bookings_created_total`` (a 200 that is not an idempotent
+replay) and ``wallet_refusals_total`` (a 422 whose code is 1101 WALLET_BALANCE_INSUFFICIENT, replays
+excepted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import structlog
+from fastapi import APIRouter, Request
+from sqlalchemy import func, select
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from transfers.bookings.state import BookingStatus
+from transfers.db.tables import bookings, outbox
+from transfers.observability import metrics
+from transfers.outbox.repository import PENDING
+from transfers.services import Services
+
+log = structlog.get_logger("transfers.metrics")
+CREATE_BOOKING_ROUTE = "/api/v1/booking-api/booking"
+_WALLET_REFUSAL = b"WALLET_BALANCE_INSUFFICIENT"
+_SCRAPE_DB_TIMEOUT_SECONDS = 5.0
+
+
+def route_template(scope: Scope, entry_root_path: str) -> str:
+    """The template of the route that handled the request, with any mount prefix; ``unmatched``."""
+    route = scope.get("route")
+    template = getattr(route, "path_format", None) or getattr(route, "path", None)
+    if not isinstance(template, str) or not template:
+        return metrics.UNMATCHED
+    root_path = scope.get("root_path", "") or ""
+    mount_prefix = root_path[len(entry_root_path):] if root_path.startswith(entry_root_path) else ""
+    return mount_prefix + template
+
+
+class HttpMetrics:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        entry_root_path = scope.get("root_path", "") or ""
+        seen: dict[str, Any] = {"status": 0, "replayed": False, "wallet_refusal": False}
+
+        async def observe(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                seen["status"] = message["status"]
+                seen["replayed"] = any(name.lower() == b"idempotent-replayed"
+                                       for name, _ in message.get("headers", []))
+            elif (message["type"] == "http.response.body" and seen["status"] == 422
+                  and scope["method"] == "POST" and _WALLET_REFUSAL in message.get("body", b"")):
+                seen["wallet_refusal"] = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, observe)
+        finally:
+            route = route_template(scope, entry_root_path)
+            method = scope["method"]
+            status = seen["status"]
+            metrics.HTTP_REQUESTS.labels(route, method, str(status) if status else "none").inc()
+            metrics.HTTP_DURATION.labels(route, method).observe(time.perf_counter() - started)
+            if route == CREATE_BOOKING_ROUTE and method == "POST" and not seen["replayed"]:
+                if status == 200:
+                    metrics.BOOKINGS_CREATED.inc()
+                elif seen["wallet_refusal"]:
+                    metrics.WALLET_REFUSALS.inc()
+
+
+router = APIRouter(tags=["Operations"])
+
+
+@router.get("/metrics", include_in_schema=False)
+async def metrics_endpoint(request: Request) -> Response:
+    """Prometheus exposition, no auth (restrict it at the network edge)."""
+    svc: Services = request.app.state.services
+    families = await _database_families(svc)
+    body, content_type = metrics.render(request.headers.get("accept", ""), families)
+    return Response(body, media_type=None, headers={"Content-Type": content_type})
+
+
+async def _database_families(svc: Services) -> list[Any]:
+    statuses = [s.value for s in BookingStatus if s is not BookingStatus.DEFAULT]
+    now = svc.clock.now()
+    try:
+        async with asyncio.timeout(_SCRAPE_DB_TIMEOUT_SECONDS), svc.db.read() as conn:
+            pending, oldest = (await conn.execute(
+                select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status == PENDING)
+            )).one()
+            rows = (await conn.execute(
+                select(bookings.c.status, func.count()).group_by(bookings.c.status)
+            )).all()
+    except Exception as exc:  # a scrape must still answer the process metrics
+        log.warning("metrics_database_scrape_failed", error=type(exc).__name__)
+        return metrics.database_families(pending=0, oldest_pending=None, now=now, bookings_by_status={},
+                                         statuses=statuses, ok=False)
+    return metrics.database_families(
+        pending=int(pending), oldest_pending=oldest, now=now,
+        bookings_by_status={str(status): int(count) for status, count in rows}, statuses=statuses, ok=True,
+    )

@@ -1,0 +1,101 @@
+"""Python SDK of the transfers booking API: typed answers, typed errors, safe retries.
+
+    from transfers.sdk import Airport, Point, TransfersClient
+
+    with TransfersClient("http://127.0.0.1:8000", api_key) as api:
+        found = api.search(pickup_datetime="2026-12-01 14:30", pickup=Airport("LHR"),
+                           dropoff=Point(51.508, -0.128, "Trafalgar Square"), adult=2)
+        booking = api.create_booking(found.search_id, found.vehicles[0].vehicle_id,
+                                     passenger={"name": "Ada", "surname": "Lovelace",
+                                                "phone": "+447911123456", "email": "ada@example.com"},
+                                     travel_details={"flight_number": "BA117"})
+        booking = api.wait_until_approved(booking.reservation_no)
+
+``AsyncTransfersClient`` has the same methods as coroutines. Only ``httpx`` and the standard
+library are used; nothing of the server is imported.
+
+Retries: network failures (``httpx.TransportError``), 5xx and 429 are retried up to
+``max_retries`` times (default 3) with exponential backoff and jitter, or after ``Retry-After``
+when the service sends one. Create and cancel always carry an ``Idempotency-Key`` (a fresh UUID
+unless you pass one) and every retry re-sends the same key and the same bytes, so a retry is
+answered with the first outcome and can never book or cancel twice. Other 4xx are never retried.
+
+Errors::
+
+    TransfersError                      base of everything raised (.idempotency_key on create/cancel)
+    ├── ValidationFailed                422 {"code": <int>}: .code (1002), .name ("SEARCH_NOT_EXISTS")
+    ├── ApiError                        {"code": "<STRING>"}: .http_status .code .message .request_id
+    │   ├── AuthenticationError         401 UNAUTHENTICATED
+    │   ├── ClientSuspended             403 CLIENT_SUSPENDED
+    │   ├── IdempotencyConflict         409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED
+    │   ├── RateLimited                 429 RATE_LIMITED (after retries): .retry_after
+    │   └── ServerError                 5xx INTERNAL_ERROR, UNAVAILABLE (after retries)
+    ├── NetworkError                    unreachable / timed out (after retries); __cause__ is httpx's
+    ├── UnexpectedResponse              a 2xx whose body is not the documented shape
+    └── WaitTimedOut (also TimeoutError) wait_until_approved's timeout; .booking is the last read
+"""
+
+from transfers.sdk._calls import RetryPolicy
+from transfers.sdk.client import AsyncTransfersClient, TransfersClient
+from transfers.sdk.errors import (
+    ApiError,
+    AuthenticationError,
+    ClientSuspended,
+    IdempotencyConflict,
+    NetworkError,
+    RateLimited,
+    ServerError,
+    TransfersError,
+    UnexpectedResponse,
+    ValidationFailed,
+    WaitTimedOut,
+)
+from transfers.sdk.models import (
+    Airport,
+    BookedVehicle,
+    Booking,
+    BookingPage,
+    BookingStatus,
+    CancellationReason,
+    Driver,
+    ExtraService,
+    Passenger,
+    Passengers,
+    Place,
+    Point,
+    Price,
+    SearchResult,
+    Vehicle,
+)
+
+__all__ = [
+    "Airport",
+    "ApiError",
+    "AsyncTransfersClient",
+    "AuthenticationError",
+    "BookedVehicle",
+    "Booking",
+    "BookingPage",
+    "BookingStatus",
+    "CancellationReason",
+    "ClientSuspended",
+    "Driver",
+    "ExtraService",
+    "IdempotencyConflict",
+    "NetworkError",
+    "Passenger",
+    "Passengers",
+    "Place",
+    "Point",
+    "Price",
+    "RateLimited",
+    "RetryPolicy",
+    "SearchResult",
+    "ServerError",
+    "TransfersClient",
+    "TransfersError",
+    "UnexpectedResponse",
+    "ValidationFailed",
+    "Vehicle",
+    "WaitTimedOut",
+]

@@ -1,0 +1,277 @@
+"""``TransfersClient`` (blocking, ``httpx.Client``) and ``AsyncTransfersClient`` (``httpx.AsyncClient``).
+
+Both have the same methods with the same arguments; the async ones are coroutines (and
+``iter_bookings`` an async iterator). Both are context managers that close their connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
+
+import httpx
+
+from transfers.sdk import _calls
+from transfers.sdk._calls import Call, Instant, Location, RetryPolicy
+from transfers.sdk.errors import ApiError, NetworkError, TransfersError, WaitTimedOut, error_from_response
+from transfers.sdk.models import Booking, BookingPage, BookingStatus, CancellationReason, SearchResult
+
+T = TypeVar("T")
+
+#: SPEC.md 3 rule 2: poll a booking that is not yet APPROVED every 10 minutes.
+SPEC_POLL_INTERVAL = 600.0
+DEFAULT_TIMEOUT = 30.0
+
+
+def _check_wait(interval: float, timeout: float | None) -> float | None:
+    if interval < 0:
+        raise ValueError("interval must be zero or more seconds")
+    if timeout is not None and timeout < 0:
+        raise ValueError("timeout must be zero or more seconds")
+    return None if timeout is None else time.monotonic() + timeout
+
+
+def _settled(booking: Booking) -> bool:
+    return booking.status is BookingStatus.APPROVED or booking.is_final
+
+
+def _timed_out(booking: Booking) -> WaitTimedOut:
+    return WaitTimedOut(f"booking {booking.reservation_no} is still {booking.status.value}", booking)
+
+
+def _network_error(call: Call[Any], exc: httpx.TransportError) -> TransfersError:
+    error = _calls.tag(NetworkError(f"{call.method} {call.path}: {type(exc).__name__}: {exc}"), call)
+    error.__cause__ = exc
+    return error
+
+
+class TransfersClient:
+    """Blocking client of the booking API.
+
+    ``base_url``: the service address, e.g. ``http://127.0.0.1:8000`` (``.../api/v1`` works too).
+    ``api_key``: the client key. ``max_retries``: retries of network failures, 5xx and 429 (the
+    same Idempotency-Key is sent on every attempt). ``sleep``: how to wait (tests pass a fake).
+    ``transport``: an ``httpx`` transport (tests, proxies).
+    """
+
+    def __init__(self, base_url: str, api_key: str, *, timeout: float = DEFAULT_TIMEOUT, max_retries: int = 3,
+                 retry: RetryPolicy | None = None, sleep: Callable[[float], None] = time.sleep,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self.retry = retry or RetryPolicy(max_retries=max_retries)
+        self._sleep = sleep
+        self._http = httpx.Client(base_url=_calls.normalise_base_url(base_url), timeout=timeout,
+                                  headers=_calls.default_headers(api_key), transport=transport,
+                                  follow_redirects=False)
+
+    def __enter__(self) -> TransfersClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _run(self, call: Call[T]) -> T:
+        retries = 0
+        while True:
+            try:
+                response = self._http.request(call.method, call.path, params=call.params, content=call.body,
+                                              headers=_calls.request_headers(call))
+            except httpx.TransportError as exc:
+                error, delay = _network_error(call, exc), self.retry.delay(retries, None)
+            else:
+                if response.is_success or not _calls.retryable_status(response.status_code):
+                    return _calls.read_answer(call, response)
+                error = _calls.tag(error_from_response(response), call)
+                delay = self.retry.delay(retries, error.retry_after if isinstance(error, ApiError) else None)
+            if delay is None:
+                raise error
+            self._sleep(delay)
+            retries += 1
+
+    def search(self, body: Mapping[str, Any] | None = None, *, pickup_datetime: Instant | None = None,
+               pickup: Location | None = None, dropoff: Location | None = None, adult: int | None = None,
+               children: int | None = None, infant: int | None = None) -> SearchResult:
+        """POST /booking-api/search with a SearchRequest ``body``, or built from the keywords.
+
+        ``pickup``/``dropoff``: ``Airport("LHR")``, ``Point(lat, lng, name)`` or the wire dict.
+        ``pickup_datetime``: ``"YYYY-MM-DD HH:MM"`` or a ``datetime`` (naive: local time at the airport).
+        """
+        return self._run(_calls.search(body, pickup_datetime=pickup_datetime, pickup=pickup, dropoff=dropoff,
+                                       adult=adult, children=children, infant=infant))
+
+    def create_booking(self, search_id: str, vehicle_id: int | str, passenger: Mapping[str, Any],
+                       travel_details: Mapping[str, Any], suitcase: int = 0, small_bags: int = 0,
+                       extra_services: Sequence[Mapping[str, Any]] | None = None,
+                       idempotency_key: str | None = None) -> Booking:
+        """POST /booking-api/booking. ``passenger``: name, surname, phone, email;
+        ``travel_details``: flight_number, extra_requests; ``extra_services``: [{"id", "quantity"}].
+        Without ``idempotency_key`` a fresh one is sent (and reused by the retries)."""
+        return self._run(_calls.create_booking(
+            search_id=search_id, vehicle_id=vehicle_id, passenger=passenger, travel_details=travel_details,
+            suitcase=suitcase, small_bags=small_bags, extra_services=extra_services,
+            idempotency_key=idempotency_key))
+
+    def get_booking(self, reservation_no: str) -> Booking:
+        """GET /booking-api/booking."""
+        return self._run(_calls.get_booking(reservation_no))
+
+    def cancel_booking(self, reservation_no: str, cancellation_id: int, note: str | None = None,
+                       idempotency_key: str | None = None) -> None:
+        """DELETE /booking-api/booking; ``cancellation_id`` is a ``CancellationReason.id``."""
+        self._run(_calls.cancel_booking(reservation_no, cancellation_id, note, idempotency_key))
+
+    def cancellation_reasons(self) -> list[CancellationReason]:
+        """GET /booking-api/cancellation-reasons, ordered by position."""
+        return self._run(_calls.cancellation_reasons())
+
+    def list_bookings(self, *, status: str | Iterable[str] | None = None, pickup_from: Instant | None = None,
+                      pickup_to: Instant | None = None, created_from: Instant | None = None,
+                      created_to: Instant | None = None, limit: int | None = None,
+                      cursor: str | None = None) -> BookingPage:
+        """GET /booking-api/bookings (beyond SPEC.md): your bookings, newest first, one page."""
+        return self._run(_calls.list_bookings(status=status, pickup_from=pickup_from, pickup_to=pickup_to,
+                                              created_from=created_from, created_to=created_to, limit=limit,
+                                              cursor=cursor))
+
+    def iter_bookings(self, *, status: str | Iterable[str] | None = None, pickup_from: Instant | None = None,
+                      pickup_to: Instant | None = None, created_from: Instant | None = None,
+                      created_to: Instant | None = None, page_size: int = 100) -> Iterator[Booking]:
+        """Every booking ``list_bookings`` would show, following the cursors."""
+        statuses = None if status is None else [status] if isinstance(status, str) else list(status)
+        cursor: str | None = None
+        while True:
+            page = self.list_bookings(status=statuses, pickup_from=pickup_from, pickup_to=pickup_to,
+                                      created_from=created_from, created_to=created_to, limit=page_size,
+                                      cursor=cursor)
+            yield from page.bookings
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    def wait_until_approved(self, reservation_no: str, *, interval: float = SPEC_POLL_INTERVAL,
+                            timeout: float | None = None) -> Booking:
+        """Poll the booking every ``interval`` seconds until it is APPROVED (driver known) or final
+        (CANCELLED, DECLINED, FAILED, COMPLETED, REFUNDED), and return it; check ``status``.
+        After ``timeout`` seconds, ``WaitTimedOut`` (its ``booking`` is the last state read)."""
+        deadline = _check_wait(interval, timeout)
+        while True:
+            booking = self.get_booking(reservation_no)
+            if _settled(booking):
+                return booking
+            pause = interval
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise _timed_out(booking)
+                pause = min(pause, remaining)
+            self._sleep(pause)
+
+
+class AsyncTransfersClient:
+    """The same client for asyncio (``httpx.AsyncClient``); every method is a coroutine."""
+
+    def __init__(self, base_url: str, api_key: str, *, timeout: float = DEFAULT_TIMEOUT, max_retries: int = 3,
+                 retry: RetryPolicy | None = None, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.retry = retry or RetryPolicy(max_retries=max_retries)
+        self._sleep = sleep
+        self._http = httpx.AsyncClient(base_url=_calls.normalise_base_url(base_url), timeout=timeout,
+                                       headers=_calls.default_headers(api_key), transport=transport,
+                                       follow_redirects=False)
+
+    async def __aenter__(self) -> AsyncTransfersClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _run(self, call: Call[T]) -> T:
+        retries = 0
+        while True:
+            try:
+                response = await self._http.request(call.method, call.path, params=call.params, content=call.body,
+                                                    headers=_calls.request_headers(call))
+            except httpx.TransportError as exc:
+                error, delay = _network_error(call, exc), self.retry.delay(retries, None)
+            else:
+                if response.is_success or not _calls.retryable_status(response.status_code):
+                    return _calls.read_answer(call, response)
+                error = _calls.tag(error_from_response(response), call)
+                delay = self.retry.delay(retries, error.retry_after if isinstance(error, ApiError) else None)
+            if delay is None:
+                raise error
+            await self._sleep(delay)
+            retries += 1
+
+    async def search(self, body: Mapping[str, Any] | None = None, *, pickup_datetime: Instant | None = None,
+                     pickup: Location | None = None, dropoff: Location | None = None, adult: int | None = None,
+                     children: int | None = None, infant: int | None = None) -> SearchResult:
+        """See ``TransfersClient.search``."""
+        return await self._run(_calls.search(body, pickup_datetime=pickup_datetime, pickup=pickup,
+                                             dropoff=dropoff, adult=adult, children=children, infant=infant))
+
+    async def create_booking(self, search_id: str, vehicle_id: int | str, passenger: Mapping[str, Any],
+                             travel_details: Mapping[str, Any], suitcase: int = 0, small_bags: int = 0,
+                             extra_services: Sequence[Mapping[str, Any]] | None = None,
+                             idempotency_key: str | None = None) -> Booking:
+        """See ``TransfersClient.create_booking``."""
+        return await self._run(_calls.create_booking(
+            search_id=search_id, vehicle_id=vehicle_id, passenger=passenger, travel_details=travel_details,
+            suitcase=suitcase, small_bags=small_bags, extra_services=extra_services,
+            idempotency_key=idempotency_key))
+
+    async def get_booking(self, reservation_no: str) -> Booking:
+        return await self._run(_calls.get_booking(reservation_no))
+
+    async def cancel_booking(self, reservation_no: str, cancellation_id: int, note: str | None = None,
+                             idempotency_key: str | None = None) -> None:
+        await self._run(_calls.cancel_booking(reservation_no, cancellation_id, note, idempotency_key))
+
+    async def cancellation_reasons(self) -> list[CancellationReason]:
+        return await self._run(_calls.cancellation_reasons())
+
+    async def list_bookings(self, *, status: str | Iterable[str] | None = None, pickup_from: Instant | None = None,
+                            pickup_to: Instant | None = None, created_from: Instant | None = None,
+                            created_to: Instant | None = None, limit: int | None = None,
+                            cursor: str | None = None) -> BookingPage:
+        return await self._run(_calls.list_bookings(status=status, pickup_from=pickup_from, pickup_to=pickup_to,
+                                                    created_from=created_from, created_to=created_to,
+                                                    limit=limit, cursor=cursor))
+
+    async def iter_bookings(self, *, status: str | Iterable[str] | None = None, pickup_from: Instant | None = None,
+                            pickup_to: Instant | None = None, created_from: Instant | None = None,
+                            created_to: Instant | None = None, page_size: int = 100) -> AsyncIterator[Booking]:
+        statuses = None if status is None else [status] if isinstance(status, str) else list(status)
+        cursor: str | None = None
+        while True:
+            page = await self.list_bookings(status=statuses, pickup_from=pickup_from, pickup_to=pickup_to,
+                                            created_from=created_from, created_to=created_to, limit=page_size,
+                                            cursor=cursor)
+            for booking in page.bookings:
+                yield booking
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    async def wait_until_approved(self, reservation_no: str, *, interval: float = SPEC_POLL_INTERVAL,
+                                  timeout: float | None = None) -> Booking:
+        """See ``TransfersClient.wait_until_approved``."""
+        deadline = _check_wait(interval, timeout)
+        while True:
+            booking = await self.get_booking(reservation_no)
+            if _settled(booking):
+                return booking
+            pause = interval
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise _timed_out(booking)
+                pause = min(pause, remaining)
+            await self._sleep(pause)

@@ -1,0 +1,253 @@
+"""Typed, immutable views of the service's answers (SPEC.md section 2, DECISIONS.md 4 and 5).
+
+Field names are the wire names. Where the wire type is looser than the meaning, the model holds
+the meaning: money is ``Decimal`` (never a binary float), date-times are aware ``datetime``,
+counts the spec writes as strings (``max_passengers``, ``suitcases``, ``small_bags``) are ``int``.
+Identifiers stay as sent (``vehicle_id`` is the string the search gave; pass it back as is).
+Fields the service adds later are ignored, so a newer service never breaks an older SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+
+class BookingStatus(StrEnum):
+    PENDING = "PENDING"
+    PENDING_APPROVAL = "PENDING_APPROVAL"
+    APPROVED = "APPROVED"
+    CANCELLED = "CANCELLED"
+    FAILED = "FAILED"
+    DECLINED = "DECLINED"
+    REFUNDED = "REFUNDED"
+    COMPLETED = "COMPLETED"
+    DEFAULT = "DEFAULT"
+
+
+#: Statuses after which waiting for approval is pointless: the booking will never be APPROVED.
+FINAL_STATUSES = frozenset({
+    BookingStatus.CANCELLED, BookingStatus.DECLINED, BookingStatus.FAILED, BookingStatus.COMPLETED,
+    BookingStatus.REFUNDED,
+})
+
+
+# ---- search inputs --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Airport:
+    """An AIRPORT location for a search."""
+
+    iata_code: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "AIRPORT", "iata_code": self.iata_code}
+
+
+@dataclass(frozen=True)
+class Point:
+    """A POINT location for a search."""
+
+    lat: float
+    lng: float
+    name: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "POINT", "lat": self.lat, "lng": self.lng, "name": self.name}
+
+
+# ---- search results -------------------------------------------------------------------------------
+
+def _money(value: Any) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise TypeError(f"not an amount: {value!r}")
+    return Decimal(str(value))
+
+
+@dataclass(frozen=True)
+class ExtraService:
+    id: int
+    name: str
+    price: Decimal
+    pricing_type: str  # PER_BOOKING (charged once) or PER_ITEM (price x quantity)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ExtraService:
+        return cls(id=int(data["id"]), name=str(data["name"]), price=_money(data["price"]),
+                   pricing_type=str(data["pricing_type"]))
+
+
+@dataclass(frozen=True)
+class Vehicle:
+    vehicle_id: str
+    make: str
+    model: str
+    type: str
+    max_passengers: int
+    suitcases: int
+    small_bags: int
+    price: Decimal
+    currency: str
+    company: str
+    extra_services: tuple[ExtraService, ...]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Vehicle:
+        return cls(
+            vehicle_id=str(data["vehicle_id"]), make=str(data["make"]), model=str(data["model"]),
+            type=str(data["type"]), max_passengers=int(data["max_passengers"]), suitcases=int(data["suitcases"]),
+            small_bags=int(data["small_bags"]), price=_money(data["price"]), currency=str(data["currency"]),
+            company=str(data["company"]),
+            extra_services=tuple(ExtraService.from_json(e) for e in data["extra_services"]),
+        )
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    search_id: str
+    distance_km: int | None
+    vehicles: tuple[Vehicle, ...]  # cheapest first
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SearchResult:
+        distance = data["distance_km"]
+        return cls(search_id=str(data["search_id"]), distance_km=None if distance is None else int(distance),
+                   vehicles=tuple(Vehicle.from_json(v) for v in data["vehicles"]))
+
+
+# ---- bookings -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Place:
+    name: str | None
+    type: str
+
+
+@dataclass(frozen=True)
+class Passengers:
+    adult: int
+    children: int
+    infant: int
+
+
+@dataclass(frozen=True)
+class Passenger:
+    name: str | None
+    surname: str | None
+    email: str | None
+    phone: str | None
+
+
+@dataclass(frozen=True)
+class BookedVehicle:
+    make: str
+    model: str
+    type: str
+
+
+@dataclass(frozen=True)
+class Price:
+    total: Decimal
+    currency: str
+
+
+@dataclass(frozen=True)
+class Driver:
+    name: str
+    phone: str
+    plate: str
+
+
+def _instant(value: Any) -> datetime:
+    moment = datetime.fromisoformat(str(value))
+    if moment.tzinfo is None:
+        raise ValueError(f"date-time without an offset: {value!r}")
+    return moment
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class Booking:
+    """BookingResource (SPEC.md 2.6) plus ``driver``, ``meeting_point`` and ``created_at``."""
+
+    reservation_no: str
+    status: BookingStatus
+    pickup_location: Place
+    dropoff_location: Place
+    pickup_datetime: datetime | None  # local time at the airport, with its offset
+    flight_number: str | None
+    passengers: Passengers
+    passenger: Passenger
+    vehicle: BookedVehicle
+    price: Price
+    distance_km: int
+    booking_type: str
+    is_cancelable: bool
+    extra_services: tuple[str, ...]
+    driver: Driver | None  # set once APPROVED
+    meeting_point: str | None  # set once APPROVED
+    created_at: datetime  # UTC
+
+    @property
+    def is_final(self) -> bool:
+        """True when the booking can no longer become APPROVED."""
+        return self.status in FINAL_STATUSES
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Booking:
+        pickup, dropoff = data["pickup_location"], data["dropoff_location"]
+        people, person, car, price = data["passengers"], data["passenger"], data["vehicle"], data["price"]
+        driver = data.get("driver")
+        return cls(
+            reservation_no=str(data["reservation_no"]),
+            status=BookingStatus(data["status"]),
+            pickup_location=Place(_optional_str(pickup["name"]), str(pickup["type"])),
+            dropoff_location=Place(_optional_str(dropoff["name"]), str(dropoff["type"])),
+            pickup_datetime=None if data["pickup_datetime"] is None else _instant(data["pickup_datetime"]),
+            flight_number=_optional_str(data["flight_number"]),
+            passengers=Passengers(int(people["adult"]), int(people["children"]), int(people["infant"])),
+            passenger=Passenger(*(_optional_str(person[k]) for k in ("name", "surname", "email", "phone"))),
+            vehicle=BookedVehicle(str(car["make"]), str(car["model"]), str(car["type"])),
+            price=Price(Decimal(str(price["total"])), str(price["currency"])),
+            distance_km=int(data["distance_km"]),
+            booking_type=str(data["booking_type"]),
+            is_cancelable=bool(data["is_cancelable"]),
+            extra_services=tuple(str(name) for name in data["extra_services"]),
+            driver=None if not driver else Driver(str(driver["name"]), str(driver["phone"]), str(driver["plate"])),
+            meeting_point=_optional_str(data.get("meeting_point")),
+            created_at=_instant(data["created_at"]),
+        )
+
+
+@dataclass(frozen=True)
+class BookingPage:
+    """One page of ``list_bookings``: pass ``next_cursor`` back for the next page (None: last page)."""
+
+    bookings: tuple[Booking, ...]
+    next_cursor: str | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BookingPage:
+        cursor = data["next_cursor"]
+        return cls(bookings=tuple(Booking.from_json(b) for b in data["data"]),
+                   next_cursor=None if cursor is None else str(cursor))
+
+
+@dataclass(frozen=True)
+class CancellationReason:
+    id: int  # the value to pass as cancellation_id
+    name: str
+    description: str | None
+    position: int
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CancellationReason:
+        return cls(id=int(data["id"]), name=str(data["name"]), description=_optional_str(data["description"]),
+                   position=int(data["position"]))

@@ -1,0 +1,145 @@
+"""The partner client's transport limits on real sockets: the SSRF guard (DECISIONS 7), redirects,
+the answer-size cap, and the ``partner_calls_total`` outcome each one records.
+
+The partners here are test servers on 127.0.0.1, which is exactly what the guard must refuse: a
+refused call must never reach the server (it records every request it sees).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client import REGISTRY
+
+from tests.conftest import ClientFactory, PartnerFactory, bearer, make_settings
+from tests.fake_partner import FakePartner
+from tests.helpers import search_body
+from tests.servers import LiveServer, serving
+from transfers.app import create_app
+from transfers.clock import ShiftedClock
+from transfers.partners import ssrf
+from transfers.partners.client import CallResult, PartnerClient, PartnerEndpoint
+from transfers.partners.signing import new_signing_secret
+
+SEARCH_PAYLOAD = {"pickup": "LHR"}
+
+
+def calls(partner: str, call: str, outcome: str) -> float:
+    value = REGISTRY.get_sample_value("partner_calls_total", {"partner": partner, "call": call, "outcome": outcome})
+    return value or 0.0
+
+
+def endpoint(url: str, name: str) -> PartnerEndpoint:
+    return PartnerEndpoint(partner_id=999_999, name=name, base_url=url, outbound_token="ot_test",
+                           signing_secret=new_signing_secret())
+
+
+@pytest.fixture
+async def loopback_partner() -> AsyncIterator[tuple[FakePartner, LiveServer]]:
+    partner = FakePartner()
+    async with serving(partner.app()) as server:
+        yield partner, server
+
+
+async def call_search(client: PartnerClient, url: str, name: str) -> CallResult:
+    try:
+        return await client.call(endpoint(url, name), "POST", "/booking/search", SEARCH_PAYLOAD, timeout=2.0)
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "2130706433", "127.1", "[::ffff:127.0.0.1]"])
+async def test_guarded_client_refuses_loopback_without_connecting(
+    host: str, loopback_partner: tuple[FakePartner, LiveServer],
+) -> None:
+    partner, server = loopback_partner
+    name = f"guarded-{host}"
+    before = calls(name, "search", "blocked")
+    result = await call_search(PartnerClient(allow_private=False), f"http://{host}:{server.port}", name)
+    assert result.outcome == "blocked" and result.http_status is None
+    assert result.error is not None and "SSRF guard" in result.error
+    assert partner.requests == []
+    assert calls(name, "search", "blocked") == before + 1
+
+
+async def test_a_name_resolving_to_loopback_is_refused_at_call_time(
+    loopback_partner: tuple[FakePartner, LiveServer],
+) -> None:
+    partner, server = loopback_partner
+
+    async def resolve(host: str, port: int) -> Sequence[str]:
+        return ["93.184.215.14", "127.0.0.1"] if host == "partner.example" else []
+
+    client = PartnerClient(allow_private=False, resolver=resolve)
+    result = await call_search(client, f"http://partner.example:{server.port}", "rebinding")
+    assert result.outcome == "blocked" and "127.0.0.1" in (result.error or "")
+    assert partner.requests == []
+
+
+async def test_guarded_client_connects_to_the_address_it_checked(
+    loopback_partner: tuple[FakePartner, LiveServer], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With loopback allowed for this test only, a name that exists in no DNS reaches the server
+    through the injected answer: the connection goes to the checked address, the name is only the
+    Host header (and, over TLS, the SNI and certificate name)."""
+    partner, server = loopback_partner
+    original = ssrf.blocked_reason
+    monkeypatch.setattr(ssrf, "blocked_reason",
+                        lambda address: None if str(address) == "127.0.0.1" else original(address))
+    seen: list[str] = []
+
+    async def resolve(host: str, port: int) -> Sequence[str]:
+        seen.append(host)
+        return ["127.0.0.1"]
+
+    client = PartnerClient(allow_private=False, resolver=resolve)
+    result = await call_search(client, f"http://partner.invalid:{server.port}", "pinned")
+    assert result.outcome == "ok", result
+    assert seen == ["partner.invalid"]
+    (request,) = partner.requests
+    assert request.headers["host"] == f"partner.invalid:{server.port}"
+
+
+async def test_unguarded_client_reaches_the_loopback_partner(loopback_partner: tuple[FakePartner, LiveServer]) -> None:
+    partner, server = loopback_partner
+    result = await call_search(PartnerClient(allow_private=True), server.url, "sandbox-mode")
+    assert result.outcome == "ok" and len(partner.requests) == 1
+
+
+async def test_redirects_are_not_followed_and_big_answers_are_capped() -> None:
+    redirecting = FakePartner(mode="redirect")  # 302 to http://169.254.169.254/latest
+    huge = FakePartner(mode="huge_body")
+    async with serving(redirecting.app()) as one, serving(huge.app()) as two:
+        before = calls("redirecting", "search", "redirect")
+        result = await call_search(PartnerClient(), one.url, "redirecting")
+        assert result.outcome == "redirect" and result.http_status == 302
+        assert calls("redirecting", "search", "redirect") == before + 1
+        assert len(redirecting.requests) == 1
+        capped = await call_search(PartnerClient(max_response_bytes=64 * 1024), two.url, "huge")
+        assert capped.outcome == "too_large"
+
+
+async def test_live_deployment_guards_partner_calls_by_default(
+    database_url: str, workdir: Path, clock: ShiftedClock, make_client: ClientFactory, make_partner: PartnerFactory,
+) -> None:
+    """In live (guard on by default) a partner registered on loopback is never called: the search
+    answers without it and the call is counted as blocked."""
+    settings = make_settings(database_url, workdir, environment="live")
+    assert not settings.private_partner_urls_allowed
+    partner, _, _ = await make_partner(airports=("BHX",), name="loopback-in-live")
+    _, key = await make_client()
+    before = calls("loopback-in-live", "search", "blocked")
+    server = await LiveServer(create_app(settings, clock=clock, configure_logs=False)).start()
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+            body = search_body(pickup_location={"type": "AIRPORT", "iata_code": "BHX"})
+            response = await http.post("/api/v1/booking-api/search", json=body, headers=bearer(key))
+    finally:
+        await server.stop(graceful=True)
+    assert response.status_code == 200, response.text
+    assert response.json()["vehicles"] == []
+    assert partner.requests == []
+    assert calls("loopback-in-live", "search", "blocked") == before + 1
