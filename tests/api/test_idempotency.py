@@ -380,3 +380,29 @@ async def test_a_cancel_refusal_is_stored_and_replayed(http: httpx.AsyncClient, 
     again = await delete(http, key, "cancel-unknown", reservation_no="TB-NOSUCH0000", cancellation_id=1)
     assert again.status_code == 422 and replayed(again) and again.content == first.content
     assert await stored_keys(db, client_id) == ["cancel-unknown"]
+
+
+async def test_cancel_retry_after_a_lost_answer_is_success_not_1204(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
+) -> None:
+    """The first cancel committed but its stored answer was lost (a crash before the idempotency row
+    was completed): the retry with the same key must still say Success, and refund nothing more."""
+    from sqlalchemy import delete
+
+    client_id, key = await make_client(balance="100.00")
+    await make_partner(airports=("BRU",))
+    found = (await http.post("/api/v1/booking-api/search", headers=bearer(key),
+                             json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "BRU"}))).json()
+    booking = (await http.post("/api/v1/booking-api/booking", json=booking_body(found["search_id"]),
+                               headers=bearer(key))).json()["booking"]
+    params = {"reservation_no": booking["reservation_no"], "cancellation_id": 1}
+    headers = {**bearer(key), "Idempotency-Key": "cancel-lost-answer"}
+    first = await http.delete("/api/v1/booking-api/booking", params=params, headers=headers)
+    assert first.json()["status"] == "Success"
+    async with db.write() as conn:  # as if the process died before storing the answer
+        await conn.execute(delete(idempotency_keys).where(idempotency_keys.c.client_id == client_id))
+    retry = await http.delete("/api/v1/booking-api/booking", params=params, headers=headers)
+    assert retry.json() == {"status": "Success", "message": "Booking cancelled successfully.", "data": []}
+    other_key = await http.delete("/api/v1/booking-api/booking", params=params,
+                                  headers={**bearer(key), "Idempotency-Key": "someone-else"})
+    assert other_key.json()["code"] == 1204

@@ -177,7 +177,8 @@ CANCELLED_BODY = {"status": "Success", "message": "Booking cancelled successfull
 
 
 async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no: str | None,
-                         cancellation_id: str | None, note: str | None) -> dict[str, Any]:
+                         cancellation_id: str | None, note: str | None,
+                         idempotency_key: str | None = None) -> dict[str, Any]:
     if not client.may(Permission.BOOKING_CANCEL):
         raise SpecError(Code.CANCELLATION_PERMISSION_DENIED)
     if not reservation_no:
@@ -197,13 +198,17 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
             raise SpecError(Code.CANCELLATION_TYPE_INVALID)
         booking = await lock_booking(conn, found["id"])
         assert booking is not None
+        if (idempotency_key is not None and booking["status"] == BookingStatus.CANCELLED
+                and booking["cancel_idempotency_key"] == idempotency_key):
+            return CANCELLED_BODY  # this very request already cancelled it (retry after a lost answer)
         if not is_cancelable(BookingStatus(booking["status"]), booking["pickup_at"], now):
             raise SpecError(Code.CANCELLATION_FAILED)
         try:
             await transition(
                 conn, booking, BookingStatus.CANCELLED, actor=f"client:{client.client_id}",
                 reason=reason["name"] + (f": {note}" if note else ""), now=now,
-                fields={"cancellation_reason_id": reason["id"], "cancel_note": note},
+                fields={"cancellation_reason_id": reason["id"], "cancel_note": note,
+                        "cancel_idempotency_key": idempotency_key},
                 notify_partner={"reservation_no": booking["reservation_no"], "status": "CANCELLED",
                                 "cancel_reason": reason["name"], "note": note},
             )

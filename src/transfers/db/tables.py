@@ -233,6 +233,7 @@ bookings = Table(
     # The Idempotency-Key of the request that created it: a retried create can never book twice.
     Column("idempotency_key", String(255), nullable=True),
     Column("synced_at", UTCDateTime, nullable=True),  # last reconciliation with the partner
+    Column("cancel_idempotency_key", String(255), nullable=True),  # the key of the cancelling request
     UniqueConstraint("client_id", "idempotency_key"),
     Index("ix_bookings_client_created", "client_id", "created_at", "id"),
     Index("ix_bookings_status_created", "status", "created_at"),

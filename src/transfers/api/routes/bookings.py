@@ -119,7 +119,7 @@ async def cancel_booking(
     reservation_no = _without_nul(reservation_no)
     request.state.reservation_no = reservation_no
 
-    async def work(_: str | None) -> dict[str, Any]:
-        return await service.cancel_booking(services(request), client, reservation_no, cancellation_id, note)
+    async def work(key: str | None) -> dict[str, Any]:
+        return await service.cancel_booking(services(request), client, reservation_no, cancellation_id, note, key)
 
     return await _idempotent(request, client, work)
