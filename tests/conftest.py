@@ -92,7 +92,8 @@ def clock() -> ShiftedClock:
 
 @pytest.fixture(scope="session")
 async def db(database_url: str) -> AsyncIterator[Database]:
-    database = Database(database_url, pool_size=20, application_name="transfers-tests")
+    # Small: setup and checks only; races build their own Database (PostgreSQL allows 100 connections).
+    database = Database(database_url, pool_size=5, application_name="transfers-tests")
     yield database
     await database.dispose()
 
