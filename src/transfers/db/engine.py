@@ -43,11 +43,8 @@ class Database:
             kwargs["pool_timeout"] = pool_timeout
         else:
             kwargs.update(
-                # At most 2 x pool_size connections, as with pool_size + as many overflow, but all kept
-                # open: overflow connections are closed on return, so any burst above pool_size paid
-                # a connect (and a new server process) per request (bench/README.md, "Profile").
-                pool_size=2 * pool_size,
-                max_overflow=0,
+                pool_size=pool_size,
+                max_overflow=pool_size,
                 pool_timeout=pool_timeout,
                 pool_pre_ping=True,
                 pool_recycle=1800,
