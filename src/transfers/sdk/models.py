@@ -13,21 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from enum import StrEnum
 from typing import Any
 
-
-class BookingStatus(StrEnum):
-    PENDING = "PENDING"
-    PENDING_APPROVAL = "PENDING_APPROVAL"
-    APPROVED = "APPROVED"
-    CANCELLED = "CANCELLED"
-    FAILED = "FAILED"
-    DECLINED = "DECLINED"
-    REFUNDED = "REFUNDED"
-    COMPLETED = "COMPLETED"
-    DEFAULT = "DEFAULT"
-
+# The service's own status enum: one list of statuses for the server and its SDK.
+from transfers.bookings.state import BookingStatus as BookingStatus
 
 #: Statuses after which waiting for approval is pointless: the booking will never be APPROVED.
 FINAL_STATUSES = frozenset({
