@@ -88,7 +88,10 @@ class Settings(BaseSettings):
 
     @property
     def sandbox_partner_enabled(self) -> bool:
-        return self.is_sandbox if self.sandbox_partner is None else self.sandbox_partner
+        """The built-in partner (and its scenario triggers) exists only in sandbox deployments."""
+        if not self.is_sandbox:
+            return False
+        return True if self.sandbox_partner is None else self.sandbox_partner
 
     @property
     def private_partner_urls_allowed(self) -> bool:
