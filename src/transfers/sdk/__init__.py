@@ -11,8 +11,9 @@
                                      travel_details={"flight_number": "BA117"})
         booking = api.wait_until_approved(booking.reservation_no)
 
-``AsyncTransfersClient`` has the same methods as coroutines. Only ``httpx`` and the standard
-library are used; nothing of the server is imported.
+``AsyncTransfersClient`` has the same methods as coroutines. Besides ``httpx`` and the standard
+library it imports only ``transfers.bookings.state`` (the status enum, pure Python): no web
+framework, no database driver.
 
 Retries: network failures (``httpx.TransportError``), 5xx and 429 are retried up to
 ``max_retries`` times (default 3) with exponential backoff and jitter, or after ``Retry-After``
