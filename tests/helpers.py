@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
+
+from sqlalchemy import select
+
+from transfers.db.engine import Database
+from transfers.db.tables import bookings, ledger_entries
 
 LONDON = ZoneInfo("Europe/London")
 
@@ -52,3 +58,20 @@ def booking_body(search_id: str, vehicle_id: object = 1, **overrides: Any) -> di
     }
     body.update(overrides)
     return body
+
+
+async def row_of(db: Database, reservation_no: str) -> dict[str, Any]:
+    """The stored booking row (operator view, not scoped by owner)."""
+    async with db.read() as conn:
+        row = (await conn.execute(select(bookings).where(bookings.c.reservation_no == reservation_no))).mappings().one()
+    return dict(row)
+
+
+async def ledger_of(db: Database, reservation_no: str) -> list[tuple[str, Decimal]]:
+    """(kind, signed amount) of every ledger entry of one booking, oldest first."""
+    async with db.read() as conn:
+        rows = (await conn.execute(
+            select(ledger_entries.c.kind, ledger_entries.c.amount)
+            .join(bookings, bookings.c.id == ledger_entries.c.booking_id)
+            .where(bookings.c.reservation_no == reservation_no).order_by(ledger_entries.c.id))).all()
+    return [(kind, Decimal(amount)) for kind, amount in rows]

@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.fake_partner import FakePartner
-from tests.helpers import booking_body, future_local, search_body, with_path
+from tests.helpers import booking_body, future_local, ledger_of, row_of, search_body, with_path
 from transfers.clock import ShiftedClock
 from transfers.config import Settings
 from transfers.db.engine import Database
@@ -79,19 +79,6 @@ async def footprint(db: Database, client_id: int) -> tuple[int, int, int, int, D
     return n_bookings, n_ledger, n_outbox, n_keys, Decimal(balance)
 
 
-async def booked_row(db: Database, reservation_no: str) -> dict[str, Any]:
-    async with db.read() as conn:
-        row = (await conn.execute(select(bookings).where(bookings.c.reservation_no == reservation_no))).mappings().one()
-    return dict(row)
-
-
-async def ledger_of(db: Database, reservation_no: str) -> list[tuple[str, Decimal]]:
-    async with db.read() as conn:
-        rows = (await conn.execute(
-            select(ledger_entries.c.kind, ledger_entries.c.amount)
-            .join(bookings, bookings.c.id == ledger_entries.c.booking_id)
-            .where(bookings.c.reservation_no == reservation_no).order_by(ledger_entries.c.id))).all()
-    return [(kind, Decimal(amount)) for kind, amount in rows]
 
 
 @pytest.fixture(scope="module")
@@ -258,8 +245,8 @@ async def test_luggage_capacity_is_the_chosen_vehicles(http: httpx.AsyncClient, 
     van = await booked(http, caller.key, booking_body(caller.search_id, VAN, suitcase=7, small_bags=7))
     sedan = await booked(http, caller.key, booking_body(caller.search_id, SEDAN, suitcase=2, small_bags=0))
     assert (van["vehicle"]["model"], sedan["vehicle"]["model"]) == ("Vito", "Corolla")
-    assert ((await booked_row(db, van["reservation_no"]))["suitcase"],
-            (await booked_row(db, sedan["reservation_no"]))["small_bags"]) == (7, 0)
+    assert ((await row_of(db, van["reservation_no"]))["suitcase"],
+            (await row_of(db, sedan["reservation_no"]))["small_bags"]) == (7, 0)
 
 
 async def test_a_search_of_another_client_does_not_exist(http: httpx.AsyncClient, db: Database, caller: Caller,
@@ -432,7 +419,7 @@ async def test_reverse_api_client_books_without_any_wallet_movement(
     assert after[0] == before[0] + 1 and after[2] == before[2] + 1  # one booking, its partner message
     assert (after[1], after[4]) == (before[1], Decimal("0.00"))  # no ledger entry, balance untouched
     assert await ledger_of(db, booking["reservation_no"]) == []
-    assert (await booked_row(db, booking["reservation_no"]))["pay_type"] == "reverse_api"
+    assert (await row_of(db, booking["reservation_no"]))["pay_type"] == "reverse_api"
 
 
 # ---- what a successful booking charges and stores -------------------------------------------
@@ -454,7 +441,7 @@ async def test_mass_assignment_is_ignored(http: httpx.AsyncClient, db: Database,
     assert booking["reservation_no"] != "TB-HACKED000" and booking["reservation_no"].startswith("TB-")
     assert booking["driver"] is None and booking["is_cancelable"] is True
     assert booking["created_at"] != "2000-01-01T00:00:00+00:00"
-    row = await booked_row(db, booking["reservation_no"])
+    row = await row_of(db, booking["reservation_no"])
     assert (row["client_id"], row["pay_type"], row["total"], row["net_total"]) == (
         client_id, "wallet", Decimal("40.00"), Decimal("40.00"))
     assert await ledger_of(db, booking["reservation_no"]) == [("debit_booking", Decimal("-40.00"))]
@@ -512,7 +499,7 @@ async def test_extras_are_charged_and_named_by_their_pricing_type(
 async def test_accepted_ugly_but_valid_values(http: httpx.AsyncClient, db: Database, caller: Caller, field: str,
                                               value: Any, stored: Any) -> None:
     booking = await booked(http, caller.key, with_path(booking_body(caller.search_id, SEDAN), field, value))
-    row = await booked_row(db, booking["reservation_no"])
+    row = await row_of(db, booking["reservation_no"])
     column = {"passenger.name": "passenger_name", "passenger.surname": "passenger_surname",
               "passenger.email": "passenger_email", "passenger.phone": "passenger_phone",
               "travel_details.flight_number": "flight_number",

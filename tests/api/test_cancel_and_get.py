@@ -15,12 +15,12 @@ from sqlalchemy import delete, func, insert, select
 
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.fake_partner import FakePartner
-from tests.helpers import booking_body, future_local, search_body
+from tests.helpers import booking_body, future_local, ledger_of, row_of, search_body
 from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
 from transfers.config import Settings
 from transfers.db.engine import Database
-from transfers.db.tables import booking_transitions, bookings, cancellation_reasons, ledger_entries, outbox, wallets
+from transfers.db.tables import booking_transitions, bookings, cancellation_reasons, outbox, wallets
 from transfers.errors import Code
 
 SEARCH = "/api/v1/booking-api/search"
@@ -62,19 +62,6 @@ async def cancel(http: httpx.AsyncClient, key: str, **params: Any) -> httpx.Resp
     return await http.delete(BOOKING, params=params, headers=bearer(key))
 
 
-async def row_of(db: Database, reservation_no: str) -> dict[str, Any]:
-    async with db.read() as conn:
-        row = (await conn.execute(select(bookings).where(bookings.c.reservation_no == reservation_no))).mappings().one()
-    return dict(row)
-
-
-async def ledger_of(db: Database, reservation_no: str) -> list[tuple[str, Decimal]]:
-    async with db.read() as conn:
-        rows = (await conn.execute(
-            select(ledger_entries.c.kind, ledger_entries.c.amount)
-            .join(bookings, bookings.c.id == ledger_entries.c.booking_id)
-            .where(bookings.c.reservation_no == reservation_no).order_by(ledger_entries.c.id))).all()
-    return [(kind, Decimal(amount)) for kind, amount in rows]
 
 
 async def balance_of(db: Database, client_id: int) -> Decimal:
