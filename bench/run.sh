@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The benchmark suite, one command: `make bench` (or `bash bench/run.sh [--quick] [suite options]`).
+#
+# Installs what it needs (wrk from Debian's packages; granian for the server comparison), creates a
+# throwaway PostgreSQL database, runs `python -m bench.suite` (which starts the partner, the service
+# and the baselines, seeds, measures and prints the table), and on any exit stops every process the
+# suite started (by the PIDs it wrote to a file: each is a session leader, so its workers go too) and
+# drops the database. Extra options can also come from BENCH_ARGS (e.g. BENCH_ARGS=--quick make bench).
+#
+# PostgreSQL: BENCH_PGHOST (127.0.0.1), BENCH_PGUSER (postgres), reached with createdb/dropdb.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+PY=${BENCH_PYTHON:-$ROOT/.venv/bin/python}
+PGHOST=${BENCH_PGHOST:-127.0.0.1}
+PGUSER=${BENCH_PGUSER:-postgres}
+GRANIAN_VERSION=2.8.7
+
+if ! command -v wrk >/dev/null 2>&1; then
+  echo "installing wrk (apt-get)" >&2
+  apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }
+fi
+if ! "$PY" -m pip show granian >/dev/null 2>&1; then
+  echo "installing granian==$GRANIAN_VERSION (server comparison only)" >&2
+  "$PY" -m pip install --quiet "granian==$GRANIAN_VERSION"
+fi
+
+DB="bench_transfers_$(date +%Y%m%d%H%M%S)_$$"
+PIDFILE=$(mktemp /tmp/transfers-bench-pids.XXXXXX)
+SUITE_PID=""
+
+cleanup() {
+  local status=$?
+  trap - EXIT INT TERM
+  if [ -n "$SUITE_PID" ] && kill -0 "$SUITE_PID" 2>/dev/null; then
+    kill -TERM "$SUITE_PID" 2>/dev/null || true
+    sleep 1
+  fi
+  if [ -s "$PIDFILE" ]; then
+    while read -r pid; do kill -TERM -- "-$pid" 2>/dev/null || true; done <"$PIDFILE"
+    sleep 2
+    while read -r pid; do kill -KILL -- "-$pid" 2>/dev/null || true; done <"$PIDFILE"
+  fi
+  rm -f "$PIDFILE"
+  for db in "$DB" "${DB}_small"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
+  exit "$status"
+}
+trap cleanup EXIT INT TERM
+
+createdb -h "$PGHOST" -U "$PGUSER" "$DB"
+echo "database $DB created; pids in $PIDFILE" >&2
+# shellcheck disable=SC2086
+"$PY" -m bench.suite --dsn "postgresql://$PGUSER@$PGHOST/$DB" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@" &
+SUITE_PID=$!
+wait "$SUITE_PID"
