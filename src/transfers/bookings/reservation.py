@@ -14,3 +14,12 @@ LENGTH = 10
 
 def new_reservation_no() -> str:
     return "TB-" + "".join(secrets.choice(ALPHABET) for _ in range(LENGTH))
+
+
+MAX_LENGTH = 255  # SPEC.md 8: the longest reservation_no a client may send
+
+
+def could_exist(value: str) -> bool:
+    """False for values no booking can carry: over 255 characters, or holding a NUL (which
+    PostgreSQL refuses to compare in text). Such values are answered "not found" without a query."""
+    return len(value) <= MAX_LENGTH and "\x00" not in value

@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from transfers import failpoints
 from transfers.bookings import repository as repo
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, transition
-from transfers.bookings.reservation import new_reservation_no
+from transfers.bookings.reservation import could_exist, new_reservation_no
 from transfers.bookings.resource import booking_resource
 from transfers.bookings.rules import (
     BookingRequest,
@@ -34,8 +34,6 @@ from transfers.search.repository import find_offer
 from transfers.services import Services
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import InsufficientBalance, LedgerKind
-
-MAX_RESERVATION_NO = 255
 
 
 def _offer(vehicle: dict[str, Any]) -> Offer:
@@ -164,7 +162,7 @@ def _create_payload(values: dict[str, Any], request: BookingRequest) -> dict[str
 async def get_booking(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> dict[str, Any]:
     if not reservation_no:
         raise SpecError(Code.BOOKING_INFO_RESERVATION_REQUIRED)
-    if len(reservation_no) > MAX_RESERVATION_NO or "\x00" in reservation_no:  # no such number can exist
+    if not could_exist(reservation_no):
         raise SpecError(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
     async with svc.db.read() as conn:
         row = await repo.get_for_client(conn, client.client_id, reservation_no)
@@ -183,7 +181,7 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
         raise SpecError(Code.CANCELLATION_PERMISSION_DENIED)
     if not reservation_no:
         raise SpecError(Code.CANCELLATION_RESERVATION_REQUIRED)
-    if len(reservation_no) > MAX_RESERVATION_NO or "\x00" in reservation_no:
+    if not could_exist(reservation_no):
         raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
     async with svc.db.read() as conn:
         found = await repo.get_for_client(conn, client.client_id, reservation_no)

@@ -58,11 +58,6 @@ async def _idempotent(request: Request, client: ClientPrincipal,
     return Response(answer.body, status_code=answer.status, media_type="application/json", headers=headers)
 
 
-def _without_nul(reservation_no: str | None) -> str | None:
-    """No reservation number holds a NUL, and PostgreSQL refuses to compare a text that does (a 500):
-    replaced by U+FFFD, such a value is simply not found, after the checks that come before 1401/1201."""
-    return reservation_no.replace("\x00", "\ufffd") if reservation_no else reservation_no
-
 
 @router.post(
     "/booking",
@@ -96,7 +91,6 @@ async def get_booking(
     reservation_no: str | None = Query(default=None, description="the booking's reservation number"),
     client: ClientPrincipal = Depends(current_client),
 ) -> Response:
-    reservation_no = _without_nul(reservation_no)
     request.state.reservation_no = reservation_no
     return JSONBody(await service.get_booking(services(request), client, reservation_no))
 
@@ -116,7 +110,6 @@ async def cancel_booking(
     note: str | None = Query(default=None),
     client: ClientPrincipal = Depends(current_client),
 ) -> Response:
-    reservation_no = _without_nul(reservation_no)
     request.state.reservation_no = reservation_no
 
     async def work(key: str | None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from transfers.auth.service import PartnerPrincipal
 from transfers.bookings import partner_updates
 from transfers.bookings import repository as repo
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
+from transfers.bookings.reservation import could_exist
 from transfers.bookings.reverse import ReverseUpdate, partner_view
 from transfers.errors import PartnerApiError
 
@@ -80,7 +81,7 @@ async def update_booking(request: Request, partner: PartnerPrincipal = Depends(c
 async def booking_info(request: Request, reservation_no: str,
                        partner: PartnerPrincipal = Depends(current_partner)) -> Response:
     request.state.reservation_no = reservation_no
-    if len(reservation_no) > 255 or "\x00" in reservation_no:  # cannot name a booking
+    if not could_exist(reservation_no):
         raise PartnerApiError(404, "Booking not found")
     svc = services(request)
     async with svc.db.read() as conn:
