@@ -76,3 +76,11 @@ async def transitions_of(conn: AsyncConnection, booking_id: int) -> list[dict[st
     rows = await conn.execute(select(booking_transitions).where(booking_transitions.c.booking_id == booking_id)
                               .order_by(booking_transitions.c.id))
     return [dict(r._mapping) for r in rows]
+
+
+async def release_idempotency_key(conn: AsyncConnection, client_id: int, key: str, *,
+                                  created_before: datetime) -> None:
+    """Free the client's Idempotency-Key held by a booking created before ``created_before``."""
+    await conn.execute(update(bookings).where(
+        bookings.c.client_id == client_id, bookings.c.idempotency_key == key, bookings.c.created_at < created_before,
+    ).values(idempotency_key=None))

@@ -9,7 +9,7 @@
   died leaves a lock that expires after ``idempotency_lock_seconds`` (60 s); the retry then runs,
   and create-booking's unique (client, key) guarantees it cannot book twice;
 * once a key's 24 h are over it is new again, also for create-booking: a fresh run releases the key
-  from bookings made in an earlier window (``_release_booking_key``);
+  from bookings made in an earlier window (``release_idempotency_key``);
 * answers 409, 429 and 5xx are not stored (the row is removed, a retry runs again).
 """
 
@@ -18,13 +18,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.db.tables import bookings, idempotency_keys
+from transfers.bookings.repository import release_idempotency_key
+from transfers.db.tables import idempotency_keys
 from transfers.errors import ServiceError
 from transfers.services import Services
 
@@ -73,7 +73,10 @@ async def run_idempotent(svc: Services, client_id: int, key: str, request_hash: 
                     ))
             except IntegrityError:
                 raise _in_use() from None
-            await _release_booking_key(conn, client_id, key, stale_before)
+            # A booking keeps the key that created it (so a retry after a lost answer finds it instead
+            # of booking twice); once the key's 24 h are over the key is new again, so a booking from an
+            # earlier window lets go of it.
+            await release_idempotency_key(conn, client_id, key, created_before=stale_before)
         elif row["request_hash"] != request_hash:
             raise ServiceError(422, "IDEMPOTENCY_KEY_REUSED",
                                "This Idempotency-Key was used with a different request.")
@@ -96,16 +99,6 @@ async def run_idempotent(svc: Services, client_id: int, key: str, request_hash: 
             await conn.execute(update(t).where(t.c.client_id == client_id, t.c.key == key).values(
                 state="done", response_status=status, response_body=body.decode()))
     return StoredAnswer(status, body, False)
-
-
-async def _release_booking_key(conn: AsyncConnection, client_id: int, key: str, stale_before: datetime) -> None:
-    """A booking keeps the key that created it (unique per client), so that a retry whose stored
-    answer was lost (a crash, a 5xx) finds that booking instead of booking twice. Once the key's
-    24 h are over the key is new again: a booking from an earlier window must then let go of it,
-    else the new request would be answered with that old booking."""
-    await conn.execute(update(bookings).where(
-        bookings.c.client_id == client_id, bookings.c.idempotency_key == key, bookings.c.created_at < stale_before,
-    ).values(idempotency_key=None))
 
 
 async def _forget(svc: Services, client_id: int, key: str) -> None:
