@@ -6,14 +6,13 @@ from datetime import datetime
 from typing import Any
 
 from transfers.bookings.state import DRIVER_VISIBLE, BookingStatus, is_cancelable
-from transfers.search.airports import find_airport
+from transfers.search.airports import local_time
 
 
 def booking_resource(row: dict[str, Any], now: datetime) -> dict[str, Any]:
     status = BookingStatus(row["status"])
-    airport = find_airport(row["airport_iata"])
     pickup_at: datetime = row["pickup_at"]
-    local_pickup = pickup_at.astimezone(airport.tz) if airport else pickup_at
+    local_pickup = local_time(row["airport_iata"], pickup_at)
     driver = None
     if status in DRIVER_VISIBLE and row["driver_name"]:
         driver = {"name": row["driver_name"], "phone": row["driver_phone"], "plate": row["driver_plate"]}

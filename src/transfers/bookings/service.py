@@ -30,6 +30,7 @@ from transfers.outbox import repository as outbox_repo
 from transfers.outbox.policy import delivery_deadline
 from transfers.partners.wire import BOOKING_TYPE
 from transfers.reference.repository import find_active_reason
+from transfers.search.airports import local_time
 from transfers.search.repository import find_offer
 from transfers.services import Services
 from transfers.wallet import repository as wallet_repo
@@ -139,10 +140,7 @@ def _booking_values(client: ClientPrincipal, search: dict[str, Any], vehicle: di
 
 def _create_payload(values: dict[str, Any], request: BookingRequest) -> dict[str, Any]:
     """POST /booking/create as partners receive it (PARTNER_API.md)."""
-    from transfers.search.airports import find_airport
-
-    airport = find_airport(values["airport_iata"])
-    pickup_local = values["pickup_at"].astimezone(airport.tz) if airport else values["pickup_at"]
+    pickup_local = local_time(values["airport_iata"], values["pickup_at"])
     return {
         "reservation_no": values["reservation_no"],
         "vehicle_id": values["partner_vehicle_id"],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -38,6 +39,12 @@ def find_airport(code: str) -> Airport | None:
     except (ZoneInfoNotFoundError, ValueError, KeyError):
         return None
     return Airport(code.upper(), str(row["name"]), float(row["lat"]), float(row["lon"]), tz)
+
+
+def local_time(iata: str, instant: datetime) -> datetime:
+    """``instant`` in the airport's own time zone (what clients and partners are shown)."""
+    airport = find_airport(iata)
+    return instant.astimezone(airport.tz) if airport else instant
 
 
 def great_circle_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
