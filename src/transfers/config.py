@@ -83,6 +83,11 @@ class Settings(BaseSettings):
         return url
 
     @property
+    def service_url(self) -> str:
+        """How partners reach this service (``serve`` fills public_base_url from --host/--port)."""
+        return (self.public_base_url or "http://127.0.0.1:8000").rstrip("/")
+
+    @property
     def is_sandbox(self) -> bool:
         return self.environment == "sandbox"
 

@@ -28,7 +28,7 @@ def mount_sandbox_partner(app: FastAPI, svc: Services) -> None:
 
     creds = sandbox_credentials(svc.box)
     partner_app = create_sandbox_partner_app(SandboxPartnerConfig(
-        service_url=svc.settings.public_base_url or "http://127.0.0.1:8000",
+        service_url=svc.settings.service_url,
         api_key=creds.api_key, signing_secret=creds.signing_secret, outbound_token=creds.outbound_token,
         approve_after_seconds=svc.settings.sandbox_approve_after_seconds, clock=svc.clock,
     ))
@@ -43,7 +43,7 @@ async def start(svc: Services) -> list[Stop]:
     if svc.settings.sandbox_partner_enabled and "sandbox_partner_app" in svc.extras:
         from transfers.partners.service import ensure_sandbox_partner
 
-        base = (svc.settings.public_base_url or "http://127.0.0.1:8000").rstrip("/") + SANDBOX_MOUNT
+        base = svc.settings.service_url + SANDBOX_MOUNT
         partner_id = await ensure_sandbox_partner(svc.db, svc.clock, svc.box, base)
         log.info("sandbox_partner_registered", partner_id=partner_id, base_url=base)
         partner_app = svc.extras["sandbox_partner_app"]
