@@ -3,11 +3,11 @@
 * ``GET /hello``: a fixed JSON dict (FastAPI's own cost).
 * ``GET /resource``: the BookingResource of one real booking, from memory, through FastAPI's
   ``response_model`` (what an idiomatic FastAPI endpoint costs for the service's answer).
-* ``GET /row/pg?id=``: one primary-key read of a ``bookings`` row through SQLAlchemy Core's async
-  engine on asyncpg, built by the service's own ``Database`` (same pool size, overflow, pre-ping,
-  recycle and connect arguments) and read the way the service reads (``Database.read()``: on
-  PostgreSQL one pre-ping and the SELECT in autocommit, two round trips, the fewest this engine
-  can do); ``GET /row/sqlite?id=`` the same on aiosqlite.
+* ``GET /row/pg?id=``: one primary-key read of a whole ``bookings`` row through the service's own
+  ``Database`` (same pool size, timeout and connect arguments), read the way GET booking reads
+  (``Database.read_one``: the direct path of ``db/direct.py``, a plain asyncpg pool with a cached
+  prepared statement, one round trip); ``GET /row/sqlite?id=`` the same on the SQLite file (one
+  ``sqlite3`` connection on the loop's thread).
 
 Configured by ``BENCH_PG_URL``, ``BENCH_SQLITE_URL`` (SQLAlchemy URLs) and ``BENCH_BOOKING_ID``:
 
@@ -22,15 +22,18 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, HTTPException
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from transfers.api.schemas import BookingResource
 from transfers.bookings.repository import get_by_id
 from transfers.bookings.resource import booking_resource
 from transfers.clock import SystemClock
 from transfers.config import Settings
+from transfers.db.direct import DirectRead
 from transfers.db.engine import Database
 from transfers.db.tables import bookings
+
+BY_ID = DirectRead(select(bookings).where(bookings.c.id == bindparam("id")))
 
 
 def create_app() -> FastAPI:
@@ -70,8 +73,7 @@ def create_app() -> FastAPI:
         database = databases.get(name)
         if database is None:
             raise HTTPException(404)
-        async with database.read() as conn:  # the leanest read the service's engine does (see docstring)
-            found = (await conn.execute(select(bookings).where(bookings.c.id == id))).mappings().first()
+        found = await database.read_one(BY_ID, id=id)  # the GET booking read path (see docstring)
         if found is None:
             raise HTTPException(404)
         return {"id": found["id"], "reservation_no": found["reservation_no"], "status": found["status"]}

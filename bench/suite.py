@@ -390,9 +390,9 @@ class Suite:
         self.add("Baselines", "FastAPI JSON hello", med["hello"], rounds=results["hello"])
         self.add("Baselines", "FastAPI BookingResource from memory (response_model)", med["memory"],
                  rounds=results["memory"])
-        self.add("Baselines", "FastAPI + Core + asyncpg: 1 row by PK (PostgreSQL)", med["row-pg"],
+        self.add("Baselines", "FastAPI + direct read, asyncpg pool: 1 row by PK (PostgreSQL)", med["row-pg"],
                  rounds=results["row-pg"])
-        self.add("Baselines", "FastAPI + Core + aiosqlite: 1 row by PK (SQLite)", med["row-sqlite"],
+        self.add("Baselines", "FastAPI + direct read, sqlite3: 1 row by PK (SQLite)", med["row-sqlite"],
                  rounds=results["row-sqlite"])
         for tag, row_tag, label in (("get-pg", "row-pg", "PostgreSQL"), ("get-sqlite", "row-sqlite", "SQLite")):
             to_row = med[tag].rps / med[row_tag].rps

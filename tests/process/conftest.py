@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import inspect
 import itertools
+import json
 import os
 import pwd
 import secrets
@@ -252,13 +253,17 @@ class Processes:
         return proc
 
     async def wait_logged(self, proc: Proc, event: str, *, timeout: float = 60.0) -> None:
-        """Wait until ``proc`` has logged ``event`` (JSON log lines on stdout)."""
-        needle = f'"event": "{event}"'
+        """Wait until ``proc`` has logged ``event`` (JSON log lines on stdout, parsed: the
+        renderer's spacing is not part of the format)."""
 
         def logged() -> bool:
             if proc.returncode is not None:
                 raise AssertionError(f"{proc.name} exited with {proc.returncode}\n{proc.logs()}")
-            return needle in proc.out.read_text(errors="replace")
+            for line in proc.out.read_text(errors="replace").splitlines():
+                with contextlib.suppress(ValueError):
+                    if isinstance(entry := json.loads(line), dict) and entry.get("event") == event:
+                        return True
+            return False
 
         await eventually(logged, timeout=timeout, interval=0.1, what=f"{proc.name} logs {event}")
 

@@ -4,7 +4,11 @@
 * request bodies over ``max_body_bytes`` refused with 413 before any parsing;
 * any exception that escaped the routes becomes 500 ``INTERNAL_ERROR`` (or 503 ``UNAVAILABLE``
   when the database is unreachable), logged with its traceback, never shown to the caller;
-* one structured access-log line per request.
+* the ``RateLimit-*`` headers of an allowed request (``api/ratelimit.py``);
+* the HTTP metrics (``observability/http.py``) and one structured access-log line per request.
+
+One layer with one send wrapper on purpose: each ASGI layer costs every request a call frame
+per message, and a GET booking is short enough for that to show (bench/README.md, "Profile").
 """
 
 from __future__ import annotations
@@ -18,8 +22,10 @@ import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from transfers.api.context import request_id_var
+from transfers.api.ratelimit import allowed_headers
 from transfers.api.responses import dumps, service_error_body
 from transfers.db.errors import is_database_unavailable
+from transfers.observability.http import ResponseSeen, observe_request
 
 log = structlog.get_logger("transfers.http")
 _SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -44,14 +50,16 @@ class RequestPlumbing:
         request_id = incoming if _SANE_REQUEST_ID.match(incoming) else uuid.uuid4().hex
         token = request_id_var.set(request_id)
         scope.setdefault("state", {})["request_id"] = request_id
-        status_holder = {"status": 0, "started": False}
+        entry_root_path = scope.get("root_path", "") or ""
+        seen = ResponseSeen()
         rid_header = (b"x-request-id", request_id.encode())
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
-                status_holder["status"] = message["status"]
-                status_holder["started"] = True
-                message["headers"] = [*message.get("headers", []), rid_header]
+                seen.start(message)
+                message["headers"] = [*message.get("headers", []), rid_header, *allowed_headers(scope)]
+            elif message["type"] == "http.response.body":
+                seen.body(scope, message)
             await send(message)
 
         try:
@@ -61,12 +69,12 @@ class RequestPlumbing:
                 return
             await self.app(scope, self._limited(receive), send_with_id)
         except BodyTooLarge:
-            if not status_holder["started"]:
+            if not seen.status:
                 await self._error(send_with_id, 413, "PAYLOAD_TOO_LARGE", self._too_large_message())
         except Exception as exc:
             if is_database_unavailable(exc):
                 log.warning("database_unavailable", error=type(exc).__name__, path=scope["path"])
-                if not status_holder["started"]:
+                if not seen.status:
                     await self._error(
                         send_with_id, 503, "UNAVAILABLE",
                         "The service cannot reach its database; retry shortly.",
@@ -74,19 +82,21 @@ class RequestPlumbing:
                     )
             else:
                 log.exception("unhandled_error", path=scope["path"])
-                if not status_holder["started"]:
+                if not seen.status:
                     await self._error(
                         send_with_id, 500, "INTERNAL_ERROR",
                         f"Internal error; quote request id {request_id} to support.",
                     )
         finally:
             state = scope.get("state", {})
+            seconds = time.perf_counter() - started
+            observe_request(scope, entry_root_path, seen, seconds)
             log.info(
                 "request",
                 method=scope["method"],
                 path=scope["path"],
-                status=status_holder["status"],
-                duration_ms=round((time.perf_counter() - started) * 1000, 2),
+                status=seen.status,
+                duration_ms=round(seconds * 1000, 2),
                 client_id=state.get("client_id"),
                 partner_id=state.get("partner_id"),
                 reservation_no=state.get("reservation_no"),

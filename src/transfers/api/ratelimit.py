@@ -28,7 +28,7 @@ from typing import Any
 
 import structlog
 from fastapi import Request
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
 from transfers.config import Settings
 from transfers.errors import ServiceError
@@ -201,27 +201,13 @@ async def enforce(request: Request, key_prefix: str) -> None:
             f"{round(limiter.bucket.rate * 60)} per minute); retry after {decision.retry_after} s.",
             decision.headers(),
         )
-    request.state.rate_limit_headers = decision.headers()
+    setattr(request.state, STATE_KEY, decision.headers())
 
 
-class RateLimitHeaders:
-    """Adds the ``RateLimit-*`` headers of an allowed request to its answer (whatever the route
-    returned). A 429 carries them through ``ServiceError.headers`` instead."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                extra = scope.get("state", {}).get(STATE_KEY)
-                if extra:
-                    message["headers"] = [*message.get("headers", []),
-                                          *((k.lower().encode(), v.encode()) for k, v in extra.items())]
-            await send(message)
-
-        await self.app(scope, receive, with_headers)
+def allowed_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
+    """The ``RateLimit-*`` headers of an allowed request, added to its answer by ``RequestPlumbing``
+    whatever the route returned. A 429 carries them through ``ServiceError.headers`` instead."""
+    extra: dict[str, str] | None = scope.get("state", {}).get(STATE_KEY)
+    if not extra:
+        return []
+    return [(k.lower().encode(), v.encode()) for k, v in extra.items()]

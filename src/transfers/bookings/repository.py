@@ -8,6 +8,9 @@ from typing import Any
 from sqlalchemy import and_, bindparam, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.bookings.resource import RESOURCE_FIELDS
+from transfers.db.direct import DirectRead
+from transfers.db.engine import Database
 from transfers.db.tables import booking_transitions, bookings
 
 
@@ -19,6 +22,15 @@ async def insert_booking(conn: AsyncConnection, values: dict[str, Any]) -> int:
 # each time was ~6 % of a GET booking (bench/README.md, "Profile").
 _FOR_CLIENT = select(bookings).where(bookings.c.reservation_no == bindparam("reservation_no"),
                                      bookings.c.client_id == bindparam("client_id"))
+_RESOURCE_FOR_CLIENT = DirectRead(
+    select(*(bookings.c[name] for name in RESOURCE_FIELDS)).where(
+        bookings.c.reservation_no == bindparam("reservation_no"), bookings.c.client_id == bindparam("client_id")))
+
+
+async def resource_fields_for_client(db: Database, client_id: int, reservation_no: str) -> dict[str, Any] | None:
+    """The GET booking read: the resource's fields only, one statement outside any transaction,
+    by the direct path (``db/direct.py``)."""
+    return await db.read_one(_RESOURCE_FOR_CLIENT, reservation_no=reservation_no, client_id=client_id)
 
 
 async def get_for_client(conn: AsyncConnection, client_id: int, reservation_no: str) -> dict[str, Any] | None:

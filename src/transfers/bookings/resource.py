@@ -8,6 +8,15 @@ from typing import Any
 from transfers.bookings.state import DRIVER_VISIBLE, BookingStatus, is_cancelable
 from transfers.search.airports import local_time
 
+# The stored fields the resource is built from: GET booking reads only these (decoding the other
+# columns of a booking row was measurable on that path).
+RESOURCE_FIELDS = (
+    "reservation_no", "status", "pickup_location", "dropoff_location", "pickup_at", "airport_iata",
+    "flight_number", "adult", "children", "infant", "passenger_name", "passenger_surname", "passenger_email",
+    "passenger_phone", "vehicle_make", "vehicle_model", "vehicle_type", "total", "currency", "distance_km",
+    "booking_type", "extras", "driver_name", "driver_phone", "driver_plate", "meeting_point", "created_at",
+)
+
 
 def booking_resource(row: dict[str, Any], now: datetime) -> dict[str, Any]:
     status = BookingStatus(row["status"])

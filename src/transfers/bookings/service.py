@@ -162,8 +162,7 @@ async def get_booking(svc: Services, client: ClientPrincipal, reservation_no: st
         raise SpecError(Code.BOOKING_INFO_RESERVATION_REQUIRED)
     if not could_exist(reservation_no):
         raise SpecError(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
-    async with svc.db.read() as conn:
-        row = await repo.get_for_client(conn, client.client_id, reservation_no)
+    row = await repo.resource_fields_for_client(svc.db, client.client_id, reservation_no)
     if row is None:
         raise SpecError(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
     return booking_resource(row, svc.clock.now())

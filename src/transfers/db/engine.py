@@ -24,6 +24,8 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from transfers.db.direct import DirectRead, PostgresReader, SqliteReader
+
 
 def _json_dumps(value: Any) -> str:
     return orjson.dumps(value).decode()
@@ -56,11 +58,18 @@ class Database:
             )
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         self._reads = self.engine
+        self._direct: PostgresReader | SqliteReader | None = None
         if self.is_sqlite:
             _configure_sqlite(self.engine)
+            if parsed.database and parsed.database != ":memory:":
+                self._direct = SqliteReader(parsed.database)
         else:
             self._reads = self.engine.execution_options(isolation_level="AUTOCOMMIT")
             _one_round_trip_ping(self.engine)
+            self._direct = PostgresReader(
+                parsed.set(drivername="postgresql").render_as_string(hide_password=False),
+                max_size=pool_size, timeout=pool_timeout, application_name=application_name,
+            )
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
@@ -68,6 +77,14 @@ class Database:
         autocommit statements on PostgreSQL. Nothing written here would be atomic on PostgreSQL."""
         async with self._reads.connect() as conn, conn.begin():
             yield conn
+
+    async def read_one(self, read: DirectRead, **params: Any) -> dict[str, Any] | None:
+        """One row of a fixed SELECT by the direct path (``db/direct.py``), as the engine would give it."""
+        if self._direct is None:
+            async with self.read() as conn:
+                row = (await conn.execute(read.statement, params)).mappings().first()
+            return dict(row) if row is not None else None
+        return await self._direct.one(read.compiled(self.engine.dialect), params)
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
@@ -83,6 +100,8 @@ class Database:
             await conn.execute(text("SELECT 1"))
 
     async def dispose(self) -> None:
+        if self._direct is not None:
+            await self._direct.close()
         await self.engine.dispose()
 
 

@@ -1,9 +1,9 @@
 """HTTP metrics middleware and the ``GET /metrics`` route.
 
-The middleware labels requests by the *route template* the router matched (``/api/v1/booking-api/
+Requests are labelled by the *route template* the router matched (``/api/v1/booking-api/
 booking``, ``/sandbox-partner/booking/info/{reservation_no}``), never the raw path, so a scan of
-random URLs cannot grow the series: a path no route matched is ``route="unmatched"``. It sits
-outside ``RequestPlumbing`` and therefore also sees the 413/500/503 answers written there.
+random URLs cannot grow the series: a path no route matched is ``route="unmatched"``. They are
+counted by ``RequestPlumbing``, the outermost layer, so the 413/500/503 answers it writes count too.
 
 Two business counters are read off the HTTP answers of ``POST /api/v1/booking-api/booking`` (so the
 domain code stays free of metrics): ``bookings_created_total`` (a 200 that is not an idempotent
@@ -14,14 +14,14 @@ excepted).
 from __future__ import annotations
 
 import asyncio
-import time
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from fastapi import APIRouter, Request
 from sqlalchemy import func, select
 from starlette.responses import Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Scope
 
 from transfers.bookings.state import BookingStatus
 from transfers.db.tables import bookings, outbox
@@ -46,41 +46,36 @@ def route_template(scope: Scope, entry_root_path: str) -> str:
     return mount_prefix + template
 
 
-class HttpMetrics:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+@dataclass
+class ResponseSeen:
+    """What the outermost middleware (``api.middleware.RequestPlumbing``) saw of one answer."""
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        entry_root_path = scope.get("root_path", "") or ""
-        seen: dict[str, Any] = {"status": 0, "replayed": False, "wallet_refusal": False}
+    status: int = 0
+    replayed: bool = False
+    wallet_refusal: bool = False
 
-        async def observe(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                seen["status"] = message["status"]
-                seen["replayed"] = any(name.lower() == b"idempotent-replayed"
-                                       for name, _ in message.get("headers", []))
-            elif (message["type"] == "http.response.body" and seen["status"] == 422
-                  and scope["method"] == "POST" and _WALLET_REFUSAL in message.get("body", b"")):
-                seen["wallet_refusal"] = True
-            await send(message)
+    def start(self, message: Message) -> None:
+        self.status = message["status"]
+        self.replayed = any(name.lower() == b"idempotent-replayed" for name, _ in message.get("headers", []))
 
-        try:
-            await self.app(scope, receive, observe)
-        finally:
-            route = route_template(scope, entry_root_path)
-            method = scope["method"]
-            status = seen["status"]
-            metrics.HTTP_REQUESTS.labels(route, method, str(status) if status else "none").inc()
-            metrics.HTTP_DURATION.labels(route, method).observe(time.perf_counter() - started)
-            if route == CREATE_BOOKING_ROUTE and method == "POST" and not seen["replayed"]:
-                if status == 200:
-                    metrics.BOOKINGS_CREATED.inc()
-                elif seen["wallet_refusal"]:
-                    metrics.WALLET_REFUSALS.inc()
+    def body(self, scope: Scope, message: Message) -> None:
+        if self.status == 422 and scope["method"] == "POST" and _WALLET_REFUSAL in message.get("body", b""):
+            self.wallet_refusal = True
+
+
+def observe_request(scope: Scope, entry_root_path: str, seen: ResponseSeen, seconds: float) -> None:
+    """Count one finished request. Called by ``RequestPlumbing`` (the outermost layer, one send
+    wrapper for plumbing, rate-limit headers and metrics), so the 413/500/503 it writes count too."""
+    route = route_template(scope, entry_root_path)
+    method = scope["method"]
+    status = seen.status
+    metrics.HTTP_REQUESTS.labels(route, method, str(status) if status else "none").inc()
+    metrics.HTTP_DURATION.labels(route, method).observe(seconds)
+    if route == CREATE_BOOKING_ROUTE and method == "POST" and not seen.replayed:
+        if status == 200:
+            metrics.BOOKINGS_CREATED.inc()
+        elif seen.wallet_refusal:
+            metrics.WALLET_REFUSALS.inc()
 
 
 router = APIRouter(tags=["Operations"])
