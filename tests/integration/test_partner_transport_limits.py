@@ -7,7 +7,10 @@ refused call must never reach the server (it records every request it sees).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import asyncio
+import contextlib
+import gzip
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 import httpx
@@ -17,7 +20,7 @@ from prometheus_client import REGISTRY
 from tests.conftest import ClientFactory, PartnerFactory, bearer, make_settings
 from tests.fake_partner import FakePartner
 from tests.helpers import search_body
-from tests.servers import LiveServer, serving
+from tests.servers import LiveServer, free_port, serving
 from transfers.app import create_app
 from transfers.clock import ShiftedClock
 from transfers.partners import ssrf
@@ -143,3 +146,114 @@ async def test_live_deployment_guards_partner_calls_by_default(
     assert response.json()["vehicles"] == []
     assert partner.requests == []
     assert calls("loopback-in-live", "search", "blocked") == before + 1
+
+
+# -- raw-socket partners: what a Starlette test partner cannot do (chunked floods, drips, gzip bombs) --
+
+
+RawHandler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@contextlib.asynccontextmanager
+async def raw_partner(handler: RawHandler) -> AsyncIterator[tuple[str, list[int]]]:
+    """A bare HTTP/1.1 server on loopback running ``handler`` per connection; yields its URL and a
+    list that gets one entry per accepted connection (to see keep-alive reuse)."""
+    connections: list[int] = []
+
+    async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        try:
+            await handler(reader, writer)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(accept, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}", connections
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def read_request(reader: asyncio.StreamReader) -> None:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    await reader.readexactly(length)
+
+
+async def test_a_chunked_flood_is_cut_at_the_cap() -> None:
+    """No Content-Length: the body is read in pieces and the call ends as soon as the cap is passed,
+    while the partner is still sending."""
+    async def flood(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+        chunk = b"x" * 16384
+        for _ in range(10_000):  # 160 MB if nobody stops reading
+            writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            await writer.drain()
+
+    async with raw_partner(flood) as (url, _):
+        result = await call_search(PartnerClient(max_response_bytes=64 * 1024), url, "flood")
+    assert result.outcome == "too_large" and result.duration_ms < 2000
+
+
+async def test_a_gzip_bomb_is_capped_on_the_decompressed_size() -> None:
+    bomb = gzip.compress(b'{"vehicles":[' + b" " * 2_000_000 + b"]}")
+
+    async def compressed(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+                     b"Content-Length: %d\r\n\r\n%s" % (len(bomb), bomb))
+        await writer.drain()
+
+    assert len(bomb) < 64 * 1024
+    async with raw_partner(compressed) as (url, _):
+        result = await call_search(PartnerClient(max_response_bytes=64 * 1024), url, "gzip-bomb")
+    assert result.outcome == "too_large"
+
+
+async def test_a_slowly_dripped_body_hits_the_overall_deadline() -> None:
+    """Headers at once, then a byte every 100 ms: each read is quick, the whole answer is not; the
+    deadline covers the body, not just the wait for the first byte."""
+    async def drip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+        for _ in range(1000):
+            writer.write(b" ")
+            await writer.drain()
+            await asyncio.sleep(0.1)
+
+    async with raw_partner(drip) as (url, _):
+        client = PartnerClient()
+        try:
+            result = await client.call(endpoint(url, "drip"), "POST", "/booking/search", SEARCH_PAYLOAD, timeout=0.5)
+        finally:
+            await client.aclose()
+    assert result.outcome == "timeout" and 450 <= result.duration_ms < 1500
+
+
+async def test_connections_are_kept_alive_and_failures_are_named_as_before() -> None:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            await read_request(reader)
+            writer.write(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n'
+                         b'{"vehicles":[]}')
+            await writer.drain()
+
+    client = PartnerClient()
+    try:
+        async with raw_partner(answer) as (url, connections):
+            for _ in range(3):
+                result = await client.call(endpoint(url, "keepalive"), "POST", "/booking/search", SEARCH_PAYLOAD,
+                                           timeout=2.0)
+                assert result.outcome == "ok" and result.body == {"vehicles": []}
+            assert len(connections) == 1
+        refused = await client.call(endpoint(f"http://127.0.0.1:{free_port()}", "refused"), "POST",
+                                    "/booking/search", SEARCH_PAYLOAD, timeout=2.0)
+        assert refused.outcome == "connect_error" and refused.error == "ConnectError"
+    finally:
+        await client.aclose()

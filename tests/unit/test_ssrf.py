@@ -7,20 +7,22 @@ DNS rebinding are tested without root or /etc/hosts changes.
 from __future__ import annotations
 
 import ipaddress
+import socket
 from collections.abc import Sequence
 
-import httpcore
 import pytest
 
 from transfers.partners.models import InvalidPartnerUrl, check_base_url
 from transfers.partners.ssrf import (
     BlockedDestination,
-    GuardedBackend,
+    GuardedResolver,
     Resolver,
+    UnresolvableHost,
     blocked_reason,
     checked_addresses,
     is_private_host,
     parse_ip_literal,
+    refuse_literal_host,
 )
 
 REFUSED_ADDRESSES = [
@@ -139,36 +141,40 @@ async def test_literals_and_local_names_never_reach_the_resolver() -> None:
 
 
 async def test_resolution_failure_is_a_connect_error() -> None:
-    with pytest.raises(httpcore.ConnectError):
+    """An ``OSError``: aiohttp reports it as a connection (DNS) error, i.e. the ``connect_error`` outcome."""
+    with pytest.raises(UnresolvableHost):
         await checked_addresses("nowhere.example", 80, resolver_for({}))
+    with pytest.raises(UnresolvableHost, match="no address"):
+        await checked_addresses("empty.example", 80, resolver_for({"empty.example": [[]]}))
+    assert issubclass(UnresolvableHost, OSError)
 
 
-class RecordingBackend(httpcore.AsyncNetworkBackend):
-    def __init__(self) -> None:
-        self.connected: list[tuple[str, int]] = []
-
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                          socket_options: object = None) -> httpcore.AsyncNetworkStream:
-        self.connected.append((host, port))
-        raise httpcore.ConnectError("recorded only")
-
-
-async def test_dns_rebinding_is_refused_and_the_connection_uses_the_checked_address() -> None:
-    """First answer public, later answers loopback (a rebinding name): the backend connects to the
-    address it checked, never to the name, and the rebound answer is refused at the next connect."""
-    inner = RecordingBackend()
-    backend = GuardedBackend(resolver_for({"rebind.example": [["93.184.215.14"], ["127.0.0.1"]]}), inner=inner)
-    with pytest.raises(httpcore.ConnectError):
-        await backend.connect_tcp("rebind.example", 443)
-    assert inner.connected == [("93.184.215.14", 443)]
+async def test_dns_rebinding_is_refused_and_aiohttp_gets_only_checked_addresses() -> None:
+    """First answer public, later answers loopback (a rebinding name): the resolver hands aiohttp the
+    numeric address it checked (which aiohttp connects to, never the name), and the rebound answer
+    is refused at the next connect."""
+    resolver = GuardedResolver(resolver_for({"rebind.example": [["93.184.215.14"], ["127.0.0.1"]]}))
+    (first,) = await resolver.resolve("rebind.example", 443)
+    assert first["host"] == "93.184.215.14" and first["port"] == 443 and first["family"] == socket.AF_INET
+    assert first["flags"] & socket.AI_NUMERICHOST
     with pytest.raises(BlockedDestination):
-        await backend.connect_tcp("rebind.example", 443)
-    assert inner.connected == [("93.184.215.14", 443)]  # nothing was opened to 127.0.0.1
+        await resolver.resolve("rebind.example", 443)
 
 
-async def test_every_checked_address_is_tried_in_turn() -> None:
-    inner = RecordingBackend()
-    backend = GuardedBackend(resolver_for({"two.example": [["93.184.215.14", "8.8.8.8"]]}), inner=inner)
-    with pytest.raises(httpcore.ConnectError):
-        await backend.connect_tcp("two.example", 80)
-    assert inner.connected == [("93.184.215.14", 80), ("8.8.8.8", 80)]
+async def test_every_checked_address_is_given_in_order_with_its_family() -> None:
+    resolver = GuardedResolver(resolver_for({"two.example": [["93.184.215.14", "2606:4700:4700::1111"]]}))
+    answers = await resolver.resolve("two.example", 80)
+    assert [(a["host"], a["family"]) for a in answers] == [("93.184.215.14", socket.AF_INET),
+                                                            ("2606:4700:4700::1111", socket.AF_INET6)]
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "2130706433", "127.1", "0x7f000001", "::ffff:127.0.0.1",
+                                  "[::1]", "localhost", "api.localhost", "169.254.169.254", "64:ff9b::7f00:1"])
+def test_literal_hosts_aiohttp_would_not_resolve_are_refused_before_the_call(host: str) -> None:
+    with pytest.raises(BlockedDestination):
+        refuse_literal_host(host)
+
+
+@pytest.mark.parametrize("host", ["8.8.8.8", "2606:4700:4700::1111", "partner.example.com"])
+def test_public_literals_and_names_pass_the_literal_check(host: str) -> None:
+    refuse_literal_host(host)  # names are checked by GuardedResolver at connect time

@@ -4,6 +4,11 @@ Every call is: JSON, ``Authorization: Bearer <outbound token>``, Standard Webhoo
 the caller's request id in ``X-Request-ID``, an overall deadline covering connect, send and a
 slowly dripped body, no redirects followed, and the answer capped at ``max_response_bytes``.
 Transport exceptions never escape: callers get a ``CallResult`` saying what happened.
+
+The transport is aiohttp, not httpx: a 10-partner search spent about half of its CPU in
+httpx/httpcore/h11/anyio (pool bookkeeping, per-write cancel scopes, header models, cookie
+extraction); aiohttp's C HTTP parser and plain asyncio streams do the same exchange for a fraction
+of it (bench/README.md, "Profile"). httpx remains the SDK's and the tests' client.
 """
 
 from __future__ import annotations
@@ -11,21 +16,33 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import quote
 
-import httpx
+import aiohttp
 import orjson
 import structlog
+from aiohttp import hdrs
+from yarl import URL
 
 from transfers.api.context import request_id_var
 from transfers.observability.metrics import observe_partner_call
 from transfers.partners.signing import signature_headers
-from transfers.partners.ssrf import BlockedDestination, GuardedTransport, Resolver, system_resolver
+from transfers.partners.ssrf import BlockedDestination, GuardedResolver, Resolver, refuse_literal_host, system_resolver
 
 log = structlog.get_logger("transfers.partners")
 
 Outcome = Literal["ok", "timeout", "connect_error", "http_error", "invalid", "too_large", "redirect", "blocked"]
+
+USER_AGENT = "transfers/0.1 (+partner webhooks)"
+# Connections per partner (host:port) at once; a hanging partner can hold at most this many, never
+# the others' (aiohttp keys its pool by host, port and TLS, so one session serves every partner and a
+# request looks up only its own host's idle connections).
+CONNECTIONS_PER_PARTNER = 200
+KEEPALIVE_SECONDS = 4.0  # under the 5 s idle timeout of uvicorn and Node servers: a reused connection is rarely stale
+DNS_CACHE_SECONDS = 10
+_READ_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -53,50 +70,54 @@ class CallResult:
 
 
 class PartnerClient:
-    def __init__(self, *, max_response_bytes: int = 1_048_576,
-                 transport: httpx.AsyncBaseTransport | None = None,
-                 allow_private: bool = True, resolver: Resolver = system_resolver) -> None:
+    """Partner calls over one lazily created aiohttp session (sessions must be made inside the
+    running event loop; ``Services`` builds this client before there is one)."""
+
+    def __init__(self, *, max_response_bytes: int = 1_048_576, allow_private: bool = True,
+                 resolver: Resolver = system_resolver) -> None:
         self._max = max_response_bytes
-        self._limits = httpx.Limits(max_connections=200, max_keepalive_connections=50)
         self._allow_private = allow_private
         self._resolver = resolver
-        self._ssl = httpx.create_ssl_context(trust_env=False)
-        # One connection pool per partner (its base URL), unless a transport is injected: httpcore
-        # checks every pooled connection on each request (``has_expired``, a socket poll each), so a
-        # pool shared by all partners costs O(every partner's connections) per call (bench/README.md,
-        # "Profile"); and a hanging partner can no longer use up the connections of the others.
-        self._shared = self._new_client(transport) if transport is not None else None
-        self._pools: dict[str, httpx.AsyncClient] = {}
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
-    def _new_client(self, transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncClient:
-        if transport is None:
-            transport = (httpx.AsyncHTTPTransport(verify=self._ssl, limits=self._limits, trust_env=False)
-                         if self._allow_private
-                         # Hardening (SSRF guard, partners/ssrf.py): resolve, check every address, connect to a
-                         # checked one.
-                         else GuardedTransport(limits=self._limits, resolver=self._resolver))
-        return httpx.AsyncClient(
-            follow_redirects=False,
-            timeout=httpx.Timeout(30.0),
-            limits=self._limits,
-            transport=transport,
-            headers={"User-Agent": "transfers/0.1 (+partner webhooks)"},
-            trust_env=False,
+    def _http(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        session = self._session
+        if session is not None and self._loop is loop and not session.closed:
+            return session
+        if session is not None and not session.closed:
+            # Made on another (finished) event loop: its connections are unusable here and cannot be
+            # closed from this loop; let them go without an "unclosed session" warning.
+            session.detach()
+        connector = aiohttp.TCPConnector(
+            limit=0, limit_per_host=CONNECTIONS_PER_PARTNER, keepalive_timeout=KEEPALIVE_SECONDS,
+            ttl_dns_cache=DNS_CACHE_SECONDS,
+            # Hardening (SSRF guard, partners/ssrf.py): resolve, check every address, connect to a
+            # checked one. Unguarded (sandbox): aiohttp's own resolver.
+            resolver=None if self._allow_private else GuardedResolver(self._resolver),
         )
-
-    def _http(self, base_url: str) -> httpx.AsyncClient:
-        if self._shared is not None:
-            return self._shared
-        client = self._pools.get(base_url)
-        if client is None:
-            client = self._pools[base_url] = self._new_client(None)
-        return client
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            headers={hdrs.USER_AGENT: USER_AGENT},
+            # The deadline is the caller's ``asyncio.timeout`` around the whole exchange; no
+            # per-phase aiohttp timers on top of it.
+            timeout=aiohttp.ClientTimeout(total=None, connect=None, sock_read=None, sock_connect=None),
+            cookie_jar=aiohttp.DummyCookieJar(),  # partner calls are stateless: never store or send cookies
+            trust_env=False,  # no proxy from the environment: partner calls go straight to the partner
+            auto_decompress=True,
+        )
+        self._loop = loop
+        return self._session
 
     async def aclose(self) -> None:
-        clients = [*self._pools.values(), *([self._shared] if self._shared is not None else [])]
-        self._pools.clear()
-        for client in clients:
-            await client.aclose()
+        session, self._session = self._session, None
+        if session is None or session.closed:
+            return
+        if self._loop is asyncio.get_running_loop():
+            await session.close()
+        else:
+            session.detach()
 
     async def call(
         self,
@@ -132,16 +153,15 @@ class PartnerClient:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(timeout):
-                status, raw = await self._exchange(self._http(partner.base_url), method, url, headers, body,
-                                                   timeout)
+                status, raw = await self._exchange(method, url, headers, body)
         except TimeoutError:
             return self._result("timeout", None, None, f"no answer within {timeout:g}s", started, partner, path)
         except _TooLarge:
             return self._result("too_large", None, None, f"answer over {self._max} bytes", started, partner, path)
         except BlockedDestination as exc:
             return self._result("blocked", None, None, f"SSRF guard: {exc}", started, partner, path)
-        except httpx.TransportError as exc:
-            return self._result("connect_error", None, None, type(exc).__name__, started, partner, path)
+        except (aiohttp.ClientError, OSError, ValueError) as exc:  # ValueError: a URL aiohttp cannot use
+            return self._result("connect_error", None, None, transport_error_name(exc), started, partner, path)
         if 300 <= status < 400:
             return self._result("redirect", status, None, "redirects are not followed", started, partner, path)
         parsed: Any = None
@@ -155,27 +175,31 @@ class PartnerClient:
             return self._result("http_error", status, parsed, f"HTTP {status}", started, partner, path)
         return self._result("ok", status, parsed, None, started, partner, path)
 
-    async def _exchange(self, http: httpx.AsyncClient, method: str, url: str, headers: dict[str, str],
-                        body: bytes, timeout: float) -> tuple[int, bytes]:
-        request = http.build_request(
-            method, url, headers=headers, content=body or None,
-            timeout=httpx.Timeout(timeout),
-        )
-        response = await http.send(request, stream=True)
-        try:
-            declared = response.headers.get("content-length")
-            if declared and declared.isdigit() and int(declared) > self._max:
+    async def _exchange(self, method: str, url: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
+        target = _parsed_url(url)
+        if not self._allow_private:
+            # aiohttp connects to IP-looking hosts without asking the resolver: check those here.
+            refuse_literal_host(target.raw_host or "")
+        async with self._http().request(method, target, headers=headers, data=body or None,
+                                        allow_redirects=False) as response:
+            declared = response.content_length
+            if declared is not None and declared > self._max:
+                response.close()  # never reuse a connection with an unread body
                 raise _TooLarge()
+            if declared is not None and hdrs.CONTENT_ENCODING not in response.headers:
+                # The body is exactly ``declared`` bytes, already known to fit: one read.
+                return response.status, await response.read()
+            # Chunked or compressed (the cap applies to the decompressed bytes): read in pieces and
+            # stop as soon as the cap is passed.
             chunks: list[bytes] = []
             size = 0
-            async for chunk in response.aiter_bytes():
+            async for chunk in response.content.iter_chunked(_READ_CHUNK):
                 size += len(chunk)
                 if size > self._max:
+                    response.close()
                     raise _TooLarge()
                 chunks.append(chunk)
-            return response.status_code, b"".join(chunks)
-        finally:
-            await response.aclose()
+            return response.status, b"".join(chunks)
 
     @staticmethod
     def _result(outcome: Outcome, status: int | None, body: Any, error: str | None, started: float,
@@ -187,8 +211,28 @@ class PartnerClient:
         return CallResult(outcome, status, body, error, duration)
 
 
+@lru_cache(maxsize=4096)
+def _parsed_url(url: str) -> URL:
+    """Partner URLs repeat (a handful of paths per partner): parse each once."""
+    return URL(url)
+
+
 class _TooLarge(Exception):
     pass
+
+
+def transport_error_name(exc: BaseException) -> str:
+    """The name a transport failure is reported under (logs, ``transfers partners check``): the
+    names operators knew before the move to aiohttp, so reports and alerts keep matching."""
+    if isinstance(exc, aiohttp.ClientConnectorError):  # refused, unreachable, DNS, TLS handshake
+        return "ConnectError"
+    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError | aiohttp.ClientResponseError):
+        return "RemoteProtocolError"  # closed mid-answer, or not HTTP
+    if isinstance(exc, aiohttp.InvalidURL | ValueError):
+        return "InvalidURL"
+    if isinstance(exc, aiohttp.ClientOSError | OSError):
+        return "ReadError"  # reset while sending or reading
+    return type(exc).__name__
 
 
 def info_path(reservation_no: str) -> str:

@@ -6,15 +6,18 @@ Two layers:
   such as ``localhost`` and every literal form an IPv4 resolver accepts (``127.1``,
   ``2130706433``, ``0x7f000001``, ``017700000001``, ``0177.0.0.1``) or an IPv6 address hides
   (``::ffff:127.0.0.1``, 6to4, NAT64, Teredo).
-* ``GuardedBackend`` is an httpcore network backend: at *connect* time it resolves the host with
-  the event loop's ``getaddrinfo``, refuses the connection if **any** resolved address is not a
-  public unicast address, and then connects to one of the addresses it checked (never resolving
-  again). TLS still verifies the certificate against the host name (httpcore passes the origin's
-  name as SNI), and a kept-alive connection stays pinned to the address it was opened to, so there
-  is no DNS-rebinding window between the check and the connect.
+* ``GuardedResolver`` is the aiohttp resolver of the guarded partner client: at *connect* time it
+  resolves the host with the event loop's ``getaddrinfo``, refuses the connection if **any**
+  resolved address is not a public unicast address, and hands aiohttp only the addresses it
+  checked, which aiohttp then connects to (it never resolves the name again). TLS still verifies
+  the certificate against the host name (aiohttp passes the URL's name as SNI), and a kept-alive
+  connection stays pinned to the address it was opened to, so there is no DNS-rebinding window
+  between the check and the connect. aiohttp does not ask the resolver about hosts that already
+  look like IP addresses, so ``refuse_literal_host`` checks those (and local names) before a call.
 
-Refusals raise ``BlockedDestination`` (not an httpx error): ``PartnerClient`` reports them as the
-``blocked`` outcome, which the outbox retries like a connection error until the delivery deadline.
+Refusals raise ``BlockedDestination`` (not an aiohttp error, and deliberately not an ``OSError``, which
+aiohttp would wrap into a DNS error): ``PartnerClient`` reports them as the ``blocked`` outcome, which
+the outbox retries like a connection error until the delivery deadline.
 """
 
 from __future__ import annotations
@@ -24,10 +27,9 @@ import ipaddress
 import re
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any
+from functools import lru_cache
 
-import httpcore
-import httpx
+from aiohttp.abc import AbstractResolver, ResolveResult
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 # (host, port) -> the addresses it resolves to, as strings (an IPv6 one may carry a "%scope").
@@ -52,6 +54,11 @@ class BlockedDestination(Exception):
     def __init__(self, host: str, address: str, reason: str) -> None:
         super().__init__(f"{host} -> {address}: {reason}")
         self.host, self.address, self.reason = host, address, reason
+
+
+class UnresolvableHost(OSError):
+    """A name with no (usable) address. An ``OSError`` on purpose: aiohttp reports resolver
+    ``OSError``s as a connection (DNS) error, which is what a partner down in DNS is."""
 
 
 def parse_ip_literal(host: str) -> IPAddress | None:
@@ -166,7 +173,7 @@ async def system_resolver(host: str, port: int) -> Sequence[str]:
 async def checked_addresses(host: str, port: int, resolver: Resolver = system_resolver) -> list[IPAddress]:
     """Every address ``host`` resolves to, each checked; ``BlockedDestination`` if any is refused.
 
-    A DNS failure raises ``httpcore.ConnectError`` (reported as an ordinary connection error).
+    A DNS failure raises ``UnresolvableHost`` (reported as an ordinary connection error).
     """
     if is_local_name(host):
         raise BlockedDestination(host, host, "local host name")
@@ -177,7 +184,7 @@ async def checked_addresses(host: str, port: int, resolver: Resolver = system_re
         try:
             found = await resolver(host, port)
         except OSError as exc:
-            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
+            raise UnresolvableHost(f"cannot resolve {host}: {exc}") from exc
     addresses: list[IPAddress] = []
     for text in found:
         address = ipaddress.ip_address(text.split("%", 1)[0])
@@ -187,50 +194,48 @@ async def checked_addresses(host: str, port: int, resolver: Resolver = system_re
         if address not in addresses:
             addresses.append(address)
     if not addresses:
-        raise httpcore.ConnectError(f"{host} resolves to no address")
+        raise UnresolvableHost(f"{host} resolves to no address")
     return addresses
 
 
-class GuardedBackend(httpcore.AsyncNetworkBackend):
-    """Resolve, check every address, then connect to a checked address (never the name)."""
+@lru_cache(maxsize=1024)
+def _literal_refusal(host: str) -> str | None:
+    if is_local_name(host):
+        return "local host name"
+    literal = parse_ip_literal(host)
+    if literal is None:
+        return None
+    reason = blocked_reason(literal)
+    return None if reason is None else f"{literal}: {reason}"
 
-    def __init__(self, resolver: Resolver = system_resolver,
-                 inner: httpcore.AsyncNetworkBackend | None = None) -> None:
+
+def refuse_literal_host(host: str) -> None:
+    """``BlockedDestination`` for a local name or a refused address literal (any form ``parse_ip_literal``
+    reads). aiohttp connects to IP-looking hosts without asking the resolver, so the guarded client
+    calls this before every request; names are left to ``GuardedResolver`` at connect time. Cached:
+    the answer depends on the host text only, and partners are few."""
+    reason = _literal_refusal(host)
+    if reason is not None:
+        raise BlockedDestination(host, host, reason)
+
+
+class GuardedResolver(AbstractResolver):
+    """aiohttp resolver: resolve, check every address, answer only with checked addresses (aiohttp
+    connects to those, never to the name). The connector's DNS cache keeps checked answers only;
+    a refusal is an exception and is never cached."""
+
+    def __init__(self, resolver: Resolver = system_resolver) -> None:
         self._resolver = resolver
-        self._inner = inner or httpcore.AnyIOBackend()
 
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                          local_address: str | None = None,
-                          socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
+    async def resolve(self, host: str, port: int = 0,
+                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
         addresses = await checked_addresses(host, port, self._resolver)
-        error: Exception | None = None
-        for address in addresses:
-            try:
-                return await self._inner.connect_tcp(str(address), port, timeout=timeout,
-                                                     local_address=local_address, socket_options=socket_options)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                error = exc
-        assert error is not None
-        raise error
+        return [
+            ResolveResult(hostname=host, host=str(address), port=port,
+                          family=socket.AF_INET6 if address.version == 6 else socket.AF_INET,
+                          proto=0, flags=socket.AI_NUMERICHOST | socket.AI_NUMERICSERV)
+            for address in addresses
+        ]
 
-    async def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                  socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
-        raise BlockedDestination(path, path, "unix sockets are not partner destinations")
-
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
-
-
-class GuardedTransport(httpx.AsyncHTTPTransport):
-    """httpx's transport with its connection pool on a ``GuardedBackend`` (httpx 0.28 takes no
-    network backend argument, so the pool is rebuilt here with the same limits and TLS context)."""
-
-    def __init__(self, *, limits: httpx.Limits, resolver: Resolver = system_resolver) -> None:
-        super().__init__(limits=limits, trust_env=False)
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            network_backend=GuardedBackend(resolver),
-        )
+    async def close(self) -> None:
+        """Nothing to release: the wrapped resolver owns no resources."""

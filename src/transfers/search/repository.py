@@ -1,32 +1,46 @@
-"""Stored searches: the request, every offer and its partner-side facts, for booking to trust."""
+"""Stored searches: the request, every offer and its partner-side facts, for booking to trust.
+
+Statements are built once at import and executed with parameters: building ``insert(t).values(...)``
+or ``select(...).where(...)`` per call, and SQLAlchemy deriving its cache key from it, cost more
+CPU than executing the statement (bench/README.md, "Profile"). The SQL sent is the same.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import bindparam, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import search_vehicles, searches
 from transfers.search.offers import Offer
 from transfers.search.rules import SearchQuery
 
+_INSERT_SEARCH = insert(searches).returning(searches.c.id)
+# executemany: one statement for all of a search's offers.
+_INSERT_VEHICLES = insert(search_vehicles)
+_FIND_SEARCH = select(searches).where(
+    searches.c.search_id == bindparam("p_search_id"), searches.c.client_id == bindparam("p_client_id"),
+    searches.c.expires_at > bindparam("p_now", type_=searches.c.expires_at.type),
+)
+_FIND_VEHICLE = select(search_vehicles).where(
+    search_vehicles.c.search_pk == bindparam("p_search_pk"), search_vehicles.c.vehicle_no == bindparam("p_vehicle_no"),
+)
+
 
 async def insert_search(conn: AsyncConnection, *, search_id: str, client_id: int, request: dict[str, Any],
                         query: SearchQuery, distance_km: int | None, offers: list[Offer], now: datetime,
                         expires_at: datetime) -> None:
-    search_pk = (await conn.execute(
-        insert(searches).values(
-            search_id=search_id, client_id=client_id, request=request, airport_iata=query.airport.iata,
-            pickup_at=query.pickup_at, pickup_location=query.location(pickup=True),
-            dropoff_location=query.location(pickup=False), adult=query.adult, children=query.children,
-            infant=query.infant, distance_km=distance_km, created_at=now, expires_at=expires_at,
-        ).returning(searches.c.id)
-    )).scalar_one()
+    search_pk = (await conn.execute(_INSERT_SEARCH, {
+        "search_id": search_id, "client_id": client_id, "request": request, "airport_iata": query.airport.iata,
+        "pickup_at": query.pickup_at, "pickup_location": query.location(pickup=True),
+        "dropoff_location": query.location(pickup=False), "adult": query.adult, "children": query.children,
+        "infant": query.infant, "distance_km": distance_km, "created_at": now, "expires_at": expires_at,
+    })).scalar_one()
     if not offers:
         return
-    await conn.execute(insert(search_vehicles), [
+    await conn.execute(_INSERT_VEHICLES, [
         {
             "search_pk": search_pk, "vehicle_no": o.vehicle_no, "partner_id": o.partner.partner_id,
             "partner_vehicle_id": o.quote.id, "make": o.quote.make, "model": o.quote.model, "type": o.quote.type,
@@ -43,15 +57,13 @@ async def find_offer(conn: AsyncConnection, *, client_id: int, search_id: str, v
     """(search, vehicle) for the caller's unexpired search; the search is None when it is not
     visible (missing, expired or another client's), the vehicle None when the number is unknown."""
     search = (await conn.execute(
-        select(searches).where(searches.c.search_id == search_id, searches.c.client_id == client_id,
-                               searches.c.expires_at > now)
+        _FIND_SEARCH, {"p_search_id": search_id, "p_client_id": client_id, "p_now": now},
     )).mappings().first()
     if search is None:
         return None, None
     if vehicle_no is None:
         return dict(search), None
     vehicle = (await conn.execute(
-        select(search_vehicles).where(search_vehicles.c.search_pk == search["id"],
-                                      search_vehicles.c.vehicle_no == vehicle_no)
+        _FIND_VEHICLE, {"p_search_pk": search["id"], "p_vehicle_no": vehicle_no},
     )).mappings().first()
     return dict(search), (dict(vehicle) if vehicle else None)
