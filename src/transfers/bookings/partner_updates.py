@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import repository as repo
-from transfers.bookings.lifecycle import driver_fields, transition
+from transfers.bookings.lifecycle import driver_fields, transition, transition_unread
 from transfers.bookings.state import BookingStatus, can_transition
 from transfers.partners.wire import WireDriver
 
@@ -54,13 +54,24 @@ async def cancel(conn: AsyncConnection, booking: dict[str, Any], reason: str | N
 async def acknowledge(conn: AsyncConnection, booking: dict[str, Any], *, actor: str, now: datetime,
                       partner_reference: str | None = None) -> dict[str, Any]:
     """The partner accepted the booking without a driver yet: PENDING -> PENDING_APPROVAL."""
-    if partner_reference:
-        await repo.update_fields(conn, booking["id"], {"partner_reference": partner_reference})
-        booking = {**booking, "partner_reference": partner_reference}
-    if S(booking["status"]) is S.PENDING:
+    reference = {"partner_reference": partner_reference} if partner_reference else None
+    if S(booking["status"]) is S.PENDING:  # the reference rides on the status change's UPDATE
         return await transition(conn, booking, S.PENDING_APPROVAL, actor=actor, reason="partner acknowledged",
-                                now=now)
+                                now=now, fields=reference)
+    if reference:
+        await repo.update_fields(conn, booking["id"], reference)
+        booking = {**booking, **reference}
     return booking
+
+
+async def acknowledge_pending(conn: AsyncConnection, booking_id: int, *, actor: str, now: datetime,
+                              partner_reference: str | None = None) -> dict[str, Any] | None:
+    """``acknowledge`` for the usual case, a create answer for a booking still PENDING, without
+    reading the booking first (one UPDATE ... RETURNING instead of SELECT ... FOR UPDATE + UPDATE).
+    None when the booking is not PENDING (nothing written): use ``lock_booking`` + ``acknowledge``."""
+    return await transition_unread(conn, booking_id, S.PENDING, S.PENDING_APPROVAL, actor=actor,
+                                   reason="partner acknowledged", now=now,
+                                   fields={"partner_reference": partner_reference} if partner_reference else None)
 
 
 async def decline(conn: AsyncConnection, booking: dict[str, Any], reason: str, *, actor: str,

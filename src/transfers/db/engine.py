@@ -78,6 +78,19 @@ class Database:
         async with self._reads.connect() as conn, conn.begin():
             yield conn
 
+    @asynccontextmanager
+    async def autocommit(self) -> AsyncIterator[AsyncConnection]:
+        """A block whose every write is one statement that is all-or-nothing by itself (e.g. a
+        data-modifying WITH): on PostgreSQL each statement commits on its own, with no BEGIN/COMMIT
+        round trips and no row lock held while this process gets round to sending COMMIT. Two
+        writes that must commit together do not belong here. On SQLite: a write transaction."""
+        if self.is_sqlite:
+            async with self.write() as conn:
+                yield conn
+        else:
+            async with self._reads.connect() as conn, conn.begin():
+                yield conn
+
     async def read_one(self, read: DirectRead, **params: Any) -> dict[str, Any] | None:
         """One row of a fixed SELECT by the direct path (``db/direct.py``), as the engine would give it."""
         if self._direct is None:

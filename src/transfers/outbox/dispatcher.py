@@ -1,7 +1,8 @@
 """Delivers outbox messages to partners and applies what they answer.
 
-Used two ways: ``deliver_now`` by the create-booking request (one attempt within the 2 s budget,
-so a fast partner's answer is already in the response) and ``run_once`` by the worker loop.
+Used two ways: ``deliver_leased`` by the create-booking request (one attempt within the 2 s budget
+on the message it wrote already leased, so a fast partner's answer is already in the response) and
+``run_once`` by the worker loop.
 No database transaction is open while a partner is being called.
 """
 
@@ -43,17 +44,19 @@ class Dispatcher:
         await asyncio.gather(*(self._deliver(m, self.svc.settings.partner_timeout_seconds) for m in messages))
         return len(messages)
 
-    async def deliver_now(self, outbox_id: int, *, budget: float) -> None:
-        now = self.svc.clock.now()
-        lease = now + timedelta(seconds=self.svc.settings.outbox_lease_seconds)
-        async with self.svc.db.write() as conn:
-            message = await repo.claim_one(conn, outbox_id, now=now, lease_until=lease)
-        if message is not None:
-            await self._deliver(message, budget)
+    async def deliver_leased(self, message: dict[str, Any], endpoint: PartnerEndpoint | None, *,
+                             budget: float) -> dict[str, Any] | None:
+        """Deliver a message written already leased to the caller (``lease_until`` set when it was
+        inserted, so no worker claims it meanwhile): the create request's own attempt, with no claim
+        transaction. ``endpoint``: the partner's, when the caller has read it already. Answers the
+        booking as the partner's answer left it, or None when nothing was applied to it."""
+        return await self._deliver(message, budget, endpoint)
 
-    async def _deliver(self, message: dict[str, Any], timeout: float) -> None:
+    async def _deliver(self, message: dict[str, Any], timeout: float,
+                       endpoint: PartnerEndpoint | None = None) -> dict[str, Any] | None:
         async with self._slots:
-            endpoint = await endpoint_for(self.svc.db, self.svc.box, message["partner_id"])
+            if endpoint is None:
+                endpoint = await endpoint_for(self.svc.db, self.svc.box, message["partner_id"])
             started = self.svc.clock.now()
             if endpoint is None:
                 result = CallResult("connect_error", None, None, "partner not found", 0.0)
@@ -61,9 +64,10 @@ class Dispatcher:
                 result = await self._call(endpoint, message, timeout)
                 failpoints.hit("outbox.after_send")
             try:
-                await self._record(message, result, started, partner_name=endpoint.name if endpoint else None)
+                return await self._record(message, result, started, partner_name=endpoint.name if endpoint else None)
             except Exception:
                 log.exception("outbox_record_failed", outbox_id=message["id"])
+                return None
 
     async def _call(self, endpoint: PartnerEndpoint, message: dict[str, Any], timeout: float) -> CallResult:
         client = self.svc.partner_client
@@ -74,7 +78,9 @@ class Dispatcher:
                                  webhook_id=message["webhook_id"], observe=False)
 
     async def _record(self, message: dict[str, Any], result: CallResult, started: Any,
-                      partner_name: str | None = None) -> None:
+                      partner_name: str | None = None) -> dict[str, Any] | None:
+        """The attempt, the message's new state and the answer's effect on the booking, in one
+        transaction; returns the booking as changed (None when the answer changed nothing)."""
         now = self.svc.clock.now()
         outcome = verdict(result)
         answer: WireCreateAnswer | WireResult | None = None
@@ -94,73 +100,114 @@ class Dispatcher:
         error = result.error or (answer.message if isinstance(answer, WireResult | WireCreateAnswer) else None)
         if outcome is Verdict.DONE:
             error = None  # a partner's success message is not an error worth showing operators
-        for _ in range(3):
+        attempt = {"attempt_no": message["attempts"] + 1, "started_at": started, "duration_ms": result.duration_ms,
+                   "outcome": f"{outcome.value}:{result.outcome}", "http_status": result.http_status, "error": error}
+        created = answer if isinstance(answer, WireCreateAnswer) and message["kind"] == "booking.create" else None
+        accepted = (outcome is Verdict.DONE and created is not None and created.status != "DECLINED"
+                    and not self.svc.db.is_sqlite)
+        booking = None
+        if accepted and created is not None and not (created.status == "APPROVED" and created.driver_info is not None):
+            # The usual answer to a create: a single all-or-nothing statement (PostgreSQL), so in
+            # ``db.autocommit()``: no BEGIN/COMMIT round trips.
+            async with self.svc.db.autocommit() as conn:
+                booking = await repo.finish_acknowledged(conn, message, attempt=attempt, actor=ACTOR, now=now,
+                                                         partner_reference=created.reservation_no)
+            accepted = False  # nothing written otherwise: the general way below
+        for _ in range(3 if booking is None else 0):
             try:
                 async with self.svc.db.write() as conn:
-                    await repo.record_attempt(conn, outbox_id=message["id"], attempt_no=message["attempts"] + 1,
-                                              started_at=started, duration_ms=result.duration_ms,
-                                              outcome=f"{outcome.value}:{result.outcome}",
-                                              http_status=result.http_status, error=error)
-                    await self._apply(conn, message, outcome, answer, error, now)
+                    if accepted and created is not None:  # approved with a driver: both in one transaction
+                        booking = await self._acknowledge(conn, message, created, attempt, now)
+                    if booking is None:
+                        await repo.record_attempt(conn, outbox_id=message["id"], **attempt)
+                        booking = await self._apply(conn, message, outcome, answer, error, now)
                 break
             except ConcurrentChange:
+                booking = None
                 continue
         log.info("outbox_delivery", outbox_id=message["id"], kind=message["kind"], verdict=outcome.value,
                  outcome=result.outcome, http_status=result.http_status, attempt=message["attempts"] + 1,
                  reservation_no=message["payload"].get("reservation_no"), partner_id=message["partner_id"])
+        return booking
 
     async def _apply(self, conn: Any, message: dict[str, Any], outcome: Verdict,
-                     answer: WireCreateAnswer | WireResult | None, error: str | None, now: Any) -> None:
+                     answer: WireCreateAnswer | WireResult | None, error: str | None,
+                     now: Any) -> dict[str, Any] | None:
         is_create = message["kind"] == "booking.create"
         if outcome is Verdict.RETRY:
             when = next_attempt(message["attempts"] + 1, now)
             if when < message["deadline_at"]:
                 await repo.reschedule(conn, message, next_attempt_at=when, error=error)
-                return
+                return None
             if not await repo.finish(conn, message, status=repo.EXPIRED, now=now, error=error):
-                return
+                return None
             if is_create:
-                await self._on_booking(conn, message, lambda b: partner_updates.fail(
+                return await self._on_booking(conn, message, lambda b: partner_updates.fail(
                     conn, b, "partner unreachable until the delivery deadline", actor=ACTOR, now=now))
-            return
+            return None
         status = repo.DELIVERED if outcome is Verdict.DONE else repo.FAILED
         if not await repo.finish(conn, message, status=status, now=now, error=error):
-            return  # another worker owns this message now
+            return None  # another worker owns this message now
         if not is_create:
-            return
+            return None
         if outcome is Verdict.PERMANENT:
-            await self._on_booking(conn, message, lambda b: partner_updates.decline(
+            return await self._on_booking(conn, message, lambda b: partner_updates.decline(
                 conn, b, f"partner refused the booking: {error or 'error'}", actor=ACTOR, now=now))
-            return
         assert isinstance(answer, WireCreateAnswer)
         if answer.status == "DECLINED":
-            await self._on_booking(conn, message, lambda b: partner_updates.decline(
+            return await self._on_booking(conn, message, lambda b: partner_updates.decline(
                 conn, b, answer.message or "declined by partner", actor=ACTOR, now=now))
-            return
 
-        async def accepted(booking: dict[str, Any]) -> Any:
-            booking = await partner_updates.acknowledge(conn, booking, actor=ACTOR, now=now,
-                                                        partner_reference=answer.reservation_no)
+        # Usually the booking is still PENDING: acknowledge it without reading it first.
+        pending = await partner_updates.acknowledge_pending(conn, message["booking_id"], actor=ACTOR, now=now,
+                                                            partner_reference=answer.reservation_no)
+        return await self._accepted(conn, message, answer, now, pending)
+
+    async def _acknowledge(self, conn: Any, message: dict[str, Any], answer: WireCreateAnswer,
+                           attempt: dict[str, Any], now: Any) -> dict[str, Any] | None:
+        """The attempt, the finish and the PENDING -> PENDING_APPROVAL move in one statement, then
+        the rest of the answer; None when that statement wrote nothing (see ``finish_acknowledged``)."""
+        pending = await repo.finish_acknowledged(conn, message, attempt=attempt, actor=ACTOR, now=now,
+                                                 partner_reference=answer.reservation_no)
+        if pending is None:
+            return None
+        return await self._accepted(conn, message, answer, now, pending)
+
+    async def _accepted(self, conn: Any, message: dict[str, Any], answer: WireCreateAnswer, now: Any,
+                        pending: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The rest of an accepting answer: ``pending`` is the booking already acknowledged (and
+        locked) from PENDING; None when it was not PENDING, so it is read and acknowledged here."""
+        async def approved(booking: dict[str, Any]) -> dict[str, Any]:
             if answer.status == "APPROVED" and answer.driver_info is not None:
                 booking = await partner_updates.approve(conn, booking, answer.driver_info, answer.meeting_point,
                                                         actor=ACTOR, now=now)
             return booking
 
-        await self._on_booking(conn, message, accepted)
+        async def accepted(booking: dict[str, Any]) -> dict[str, Any]:
+            return await approved(await partner_updates.acknowledge(
+                conn, booking, actor=ACTOR, now=now, partner_reference=answer.reservation_no))
+
+        if pending is not None:
+            return await self._on_booking(conn, message, approved, locked=pending)
+        return await self._on_booking(conn, message, accepted)
 
     @staticmethod
-    async def _on_booking(conn: Any, message: dict[str, Any], change: Any) -> None:
-        """Apply the partner's answer to the booking. An answer the state machine refuses (an
-        APPROVED for a booking the partner already cancelled through the reverse API) is logged and
-        dropped: the delivery itself is done, and re-sending would not change the answer."""
-        booking = await lock_booking(conn, message["booking_id"])
+    async def _on_booking(conn: Any, message: dict[str, Any], change: Any,
+                          locked: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """Apply the partner's answer to the booking (``locked``: already read under its row lock).
+        An answer the state machine refuses (an APPROVED for a booking the partner already
+        cancelled through the reverse API) is logged and dropped: the delivery itself is done, and
+        re-sending would not change the answer."""
+        booking = locked if locked is not None else await lock_booking(conn, message["booking_id"])
         if booking is None:
-            return
+            return None
         try:
-            await change(booking)
+            changed: dict[str, Any] = await change(booking)
+            return changed
         except partner_updates.UpdateRefused as refused:
             log.warning("partner_answer_not_applied", outbox_id=message["id"], reason=str(refused),
                         reservation_no=booking["reservation_no"])
+            return booking
 
 
 __all__ = ["Dispatcher", "info_path"]

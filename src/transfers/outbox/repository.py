@@ -14,22 +14,47 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import Select, and_, bindparam, exists, func, insert, literal, or_, select, true, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.db.tables import bookings, delivery_attempts, outbox, partners
+from transfers.bookings.state import BookingStatus
+from transfers.db.tables import booking_transitions, bookings, delivery_attempts, outbox, partners
 
 PENDING, DELIVERED, FAILED, EXPIRED = "pending", "delivered", "failed", "expired"
 
 
+# Built once: every create runs them (bench/README.md, "Profile"). WHERE binds carry an ``m_`` prefix
+# so they never collide with the column names an UPDATE takes its SET clause from.
+_INSERT = insert(outbox).returning(outbox.c.id)
+_INSERT_ATTEMPT = insert(delivery_attempts)
+_HELD = update(outbox).where(outbox.c.id == bindparam("m_id"), outbox.c.status == PENDING,
+                             outbox.c.lease_until == bindparam("m_lease")).values(attempts=outbox.c.attempts + 1,
+                                                                                 lease_until=None)
+
+
 async def enqueue(conn: AsyncConnection, *, booking_id: int, partner_id: int, kind: str, payload: dict[str, Any],
                   now: datetime, deadline: datetime, not_before: datetime | None = None) -> int:
-    """``not_before`` keeps workers off a message its own request is about to deliver."""
-    return int((await conn.execute(insert(outbox).values(
-        booking_id=booking_id, partner_id=partner_id, kind=kind, webhook_id=f"msg_{uuid.uuid4().hex}",
-        payload=payload, status=PENDING, attempts=0, next_attempt_at=not_before or now, deadline_at=deadline,
-        created_at=now,
-    ).returning(outbox.c.id))).scalar_one())
+    """``not_before`` keeps workers off a message until then."""
+    message = new_message(booking_id=booking_id, partner_id=partner_id, kind=kind, payload=payload, now=now,
+                          deadline=deadline, not_before=not_before, lease_until=None)
+    return await insert_message(conn, message)
+
+
+async def insert_message(conn: AsyncConnection, message: dict[str, Any]) -> int:
+    """Insert a ``new_message`` row (its ``booking_id`` set); stores and returns its id."""
+    message["id"] = int((await conn.execute(_INSERT, message)).scalar_one())
+    return int(message["id"])
+
+
+def new_message(*, booking_id: int | None, partner_id: int, kind: str, payload: dict[str, Any], now: datetime,
+                deadline: datetime, not_before: datetime | None, lease_until: datetime | None) -> dict[str, Any]:
+    """The row of a new message (without its id), for ``enqueue`` or a caller inserting it
+    in a statement of its own (``booking_id`` None: that statement supplies it)."""
+    return {
+        "booking_id": booking_id, "partner_id": partner_id, "kind": kind, "webhook_id": f"msg_{uuid.uuid4().hex}",
+        "payload": payload, "status": PENDING, "attempts": 0, "next_attempt_at": not_before or now,
+        "deadline_at": deadline, "lease_until": lease_until, "created_at": now,
+    }
 
 
 def _claimable(now: datetime) -> Any:
@@ -51,44 +76,81 @@ async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: dateti
     return [dict(r._mapping) for r in rows]
 
 
-async def claim_one(
-    conn: AsyncConnection, outbox_id: int, *, now: datetime, lease_until: datetime
-) -> dict[str, Any] | None:
-    """Claim one message whatever its ``next_attempt_at`` (the creating request's own attempt)."""
-    row = (await conn.execute(
-        update(outbox).where(outbox.c.id == outbox_id, _claimable(now)).values(lease_until=lease_until)
-        .returning(*outbox.c)
-    )).first()
-    return dict(row._mapping) if row else None
-
-
 async def record_attempt(conn: AsyncConnection, *, outbox_id: int, attempt_no: int, started_at: datetime,
                          duration_ms: float, outcome: str, http_status: int | None, error: str | None) -> None:
-    await conn.execute(insert(delivery_attempts).values(
-        outbox_id=outbox_id, attempt_no=attempt_no, started_at=started_at, duration_ms=int(duration_ms),
-        outcome=outcome, http_status=http_status, error=(error or "")[:1000] or None,
-    ))
+    await conn.execute(_INSERT_ATTEMPT, {
+        "outbox_id": outbox_id, "attempt_no": attempt_no, "started_at": started_at, "duration_ms": int(duration_ms),
+        "outcome": outcome, "http_status": http_status, "error": (error or "")[:1000] or None,
+    })
 
 
 async def finish(conn: AsyncConnection, message: dict[str, Any], *, status: str, now: datetime,
                  error: str | None = None) -> bool:
     """Close a message we hold the lease on. False when the lease was lost to another worker."""
-    result = await conn.execute(
-        update(outbox).where(outbox.c.id == message["id"], outbox.c.status == PENDING,
-                             outbox.c.lease_until == message["lease_until"])
-        .values(status=status, attempts=outbox.c.attempts + 1, finished_at=now, lease_until=None, last_error=error)
-    )
+    result = await conn.execute(_HELD, {"m_id": message["id"], "m_lease": message["lease_until"], "status": status,
+                                        "finished_at": now, "last_error": error})
     return result.rowcount == 1
 
 
 async def reschedule(conn: AsyncConnection, message: dict[str, Any], *, next_attempt_at: datetime,
                      error: str | None) -> bool:
-    result = await conn.execute(
-        update(outbox).where(outbox.c.id == message["id"], outbox.c.status == PENDING,
-                             outbox.c.lease_until == message["lease_until"])
-        .values(attempts=outbox.c.attempts + 1, next_attempt_at=next_attempt_at, lease_until=None, last_error=error)
-    )
+    result = await conn.execute(_HELD, {"m_id": message["id"], "m_lease": message["lease_until"],
+                                        "next_attempt_at": next_attempt_at, "last_error": error})
     return result.rowcount == 1
+
+
+def _acknowledge_statement() -> Select[Any]:
+    """PostgreSQL, one statement: the booking moved PENDING -> PENDING_APPROVAL with the partner's
+    reference and its audit row, the message finished and the attempt recorded, or nothing at all.
+
+    Everything hangs on the booking UPDATE (``b``), which only matches a PENDING booking whose
+    message is still leased to the caller; the message's own UPDATE (``f``) re-checks the lease
+    under its row lock. No row back: nothing was written (the booking was not PENDING, or the
+    lease was gone). Being all-or-nothing it may run in autocommit."""
+    now = bindparam("m_now", type_=outbox.c.finished_at.type)
+    lease = bindparam("m_lease", type_=outbox.c.lease_until.type)
+    ours = and_(outbox.c.id == bindparam("m_id"), outbox.c.status == PENDING, outbox.c.lease_until == lease)
+    b = (update(bookings).where(bookings.c.id == bindparam("b_id"), bookings.c.status == BookingStatus.PENDING.value,
+                                exists(select(outbox.c.id).where(ours)))
+         .values(status=BookingStatus.PENDING_APPROVAL.value, updated_at=now,
+                 partner_reference=func.coalesce(bindparam("b_ref", type_=bookings.c.partner_reference.type),
+                                                 bookings.c.partner_reference))
+         .returning(*bookings.c).cte("b"))
+    f = (update(outbox).where(ours, exists(select(b.c.id)))
+         .values(status=DELIVERED, attempts=outbox.c.attempts + 1, finished_at=now, lease_until=None, last_error=None)
+         .returning(outbox.c.id).cte("f"))
+    attempt = insert(delivery_attempts).from_select(
+        ["outbox_id", "attempt_no", "started_at", "duration_ms", "outcome", "http_status", "error"],
+        select(*(bindparam(name, type_=delivery_attempts.c[column].type) for name, column in (
+            ("m_id", "outbox_id"), ("a_no", "attempt_no"), ("a_started", "started_at"), ("a_ms", "duration_ms"),
+            ("a_outcome", "outcome"), ("a_http", "http_status"), ("a_error", "error")))).select_from(b)).cte("a")
+    audit = insert(booking_transitions).from_select(
+        ["booking_id", "from_status", "to_status", "actor", "reason", "created_at"],
+        select(b.c.id, literal(BookingStatus.PENDING.value), literal(BookingStatus.PENDING_APPROVAL.value),
+               bindparam("t_actor", type_=booking_transitions.c.actor.type),
+               literal("partner acknowledged"), now)).cte("t")
+    return select(*b.c, f.c.id.label("finished_id")).select_from(b.outerjoin(f, true())).add_cte(attempt, audit)
+
+
+_ACKNOWLEDGE = _acknowledge_statement()
+
+
+async def finish_acknowledged(conn: AsyncConnection, message: dict[str, Any], *, attempt: dict[str, Any],
+                              partner_reference: str | None, actor: str, now: datetime) -> dict[str, Any] | None:
+    """``record_attempt`` + ``finish(DELIVERED)`` + ``partner_updates.acknowledge`` of a PENDING
+    booking (the usual effect of an accepting create answer) in one round trip, PostgreSQL only.
+    Returns the booking as moved (now locked until the caller's transaction ends), or None when
+    nothing was written: the caller then records and applies the answer the general way."""
+    row = (await conn.execute(_ACKNOWLEDGE, {
+        "m_id": message["id"], "m_lease": message["lease_until"], "m_now": now, "b_id": message["booking_id"],
+        "b_ref": partner_reference or None, "t_actor": actor, "a_no": attempt["attempt_no"],
+        "a_started": attempt["started_at"], "a_ms": int(attempt["duration_ms"]), "a_outcome": attempt["outcome"],
+        "a_http": attempt["http_status"], "a_error": (attempt["error"] or "")[:1000] or None,
+    })).mappings().first()
+    # finished_id is NULL only if the lease was taken between the two UPDATEs' checks (a lease
+    # outliving its 60 s): the answer is applied all the same, and the new holder's redelivery
+    # (same webhook-id) finds the booking acknowledged already.
+    return None if row is None else {c.name: row[c.name] for c in bookings.c}
 
 
 async def expire_overdue(conn: AsyncConnection, *, now: datetime, limit: int = 100) -> list[dict[str, Any]]:
