@@ -39,8 +39,9 @@ _MOVE_STATUS = _SET_STATUS.returning(*bookings.c)
 _VEHICLE = [c.label(f"v_{c.name}") for c in search_vehicles.c]
 _PARTNER = [partners.c.name.label("p_name"), partners.c.base_url.label("p_base_url"),
             partners.c.outbound_token_enc.label("p_token_enc"), partners.c.signing_secret_enc.label("p_secret_enc")]
-# search.repository.find_offer's two reads plus the partner's endpoint in one statement: the vehicle
-# (and its partner) are outer-joined, so a visible search with an unknown vehicle number still answers.
+# The caller's unexpired search, the chosen vehicle and its partner's endpoint in one statement: the
+# vehicle (and its partner) are outer-joined, so a visible search with an unknown vehicle number
+# still answers (SPEC 7.2 tells "no such search" from "no such vehicle").
 _OFFER = (
     select(searches.c.id, searches.c.airport_iata, searches.c.pickup_at, searches.c.pickup_location,
            searches.c.dropoff_location, searches.c.adult, searches.c.children, searches.c.infant,
@@ -57,10 +58,10 @@ _SEARCH_KEYS = ("id", "airport_iata", "pickup_at", "pickup_location", "dropoff_l
 
 async def find_offer(conn: AsyncConnection, *, client_id: int, search_id: str, vehicle_no: int | None,
                      now: datetime) -> tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]:
-    """(search, vehicle, partner): what ``search.repository.find_offer`` answers, in one round trip
-    instead of two, plus the vehicle's partner (name, base URL, sealed secrets) so the create's own
-    delivery attempt needs no read of its own. The search is None when it is not visible (missing,
-    expired or another client's); the vehicle and partner are None when the number is unknown."""
+    """(search, vehicle, partner) in one round trip: the vehicle's partner (name, base URL, sealed
+    secrets) comes along so the create's own delivery attempt needs no read of its own. The search
+    is None when it is not visible (missing, expired or another client's); the vehicle and partner
+    are None when the number is unknown."""
     row = (await conn.execute(_OFFER, {"b_vehicle_no": vehicle_no, "b_search_id": search_id,
                                        "b_client_id": client_id, "b_now": now})).mappings().first()
     if row is None:

@@ -9,11 +9,14 @@ PostgreSQL uses READ COMMITTED plus explicit row locks or single-statement condi
 Round trips are the cost of a request on PostgreSQL (bench/README.md, "Profile"), so on it:
 ``read()`` runs without BEGIN/COMMIT (autocommit: under READ COMMITTED every statement takes its
 own snapshot inside a transaction too, so a read-only block sees exactly the same rows), and the
-pool's pre-ping is one ``;`` instead of the driver's ``BEGIN; ; ROLLBACK``.
+pool pings a connection only after it sat idle (``_ping_after_idle``), with one ``;`` instead of the
+driver's ``BEGIN; ; ROLLBACK``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,6 +24,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy import event, text
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -48,7 +52,6 @@ class Database:
                 pool_size=pool_size,
                 max_overflow=pool_size,
                 pool_timeout=pool_timeout,
-                pool_pre_ping=True,
                 pool_recycle=1800,
                 connect_args={
                     "timeout": 5,
@@ -65,7 +68,7 @@ class Database:
                 self._direct = SqliteReader(parsed.database)
         else:
             self._reads = self.engine.execution_options(isolation_level="AUTOCOMMIT")
-            _one_round_trip_ping(self.engine)
+            _ping_after_idle(self.engine)
             self._direct = PostgresReader(
                 parsed.set(drivername="postgresql").render_as_string(hide_password=False),
                 max_size=pool_size, timeout=pool_timeout, application_name=application_name,
@@ -118,22 +121,48 @@ class Database:
         await self.engine.dispose()
 
 
-def _one_round_trip_ping(engine: AsyncEngine) -> None:
-    """Keep SQLAlchemy's pre-ping (every checkout is checked, a dead connection is replaced and the
-    pool invalidated), but let the asyncpg adapter send its ``;`` alone: outside autocommit it wraps
-    it in BEGIN/ROLLBACK (for pgbouncer's transaction mode, which this service does not use), three
-    round trips on every checkout. The connection's isolation setting is restored right after."""
-    dialect = engine.sync_engine.dialect
-    ping = dialect.do_ping
+# A connection returned to the pool less than this long ago is handed out again without a ping.
+PING_AFTER_IDLE_SECONDS = 1.0
 
-    def do_ping(dbapi_connection: Any) -> bool:
+
+def _ping_after_idle(engine: AsyncEngine) -> None:
+    """Check a pooled connection before use only when it sat idle for ``PING_AFTER_IDLE_SECONDS``.
+
+    SQLAlchemy's ``pool_pre_ping`` pings on every checkout: one round trip per read block and per
+    transaction, 6-8 % of a create or a search under load (bench/README.md, "Profile"). A
+    connection that was in use a moment ago is almost surely alive; if it is not (the server
+    restarted within that second), its first statement fails as a disconnect, SQLAlchemy
+    invalidates the whole pool and the request gets 503 UNAVAILABLE with nothing written, as when
+    the server dies mid-request. A connection idle for longer is pinged as before, and a dead one
+    is replaced before use (``InvalidatePoolError`` makes the pool reconnect and retry).
+
+    The ping is asyncpg's ``;`` sent alone: outside autocommit the adapter wraps it in
+    BEGIN/ROLLBACK (for pgbouncer's transaction mode, which this service does not use), three round
+    trips instead of one."""
+    sync_engine = engine.sync_engine
+    dialect = sync_engine.dialect
+
+    def _idle_now(_dbapi_connection: Any, record: Any) -> None:
+        record.info["transfers_idle_since"] = time.monotonic()
+
+    event.listen(sync_engine, "connect", _idle_now)
+    event.listen(sync_engine, "checkin", _idle_now)
+
+    @event.listens_for(sync_engine, "checkout")
+    def _checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        idle_since = record.info.get("transfers_idle_since")
+        if idle_since is not None and time.monotonic() - idle_since < PING_AFTER_IDLE_SECONDS:
+            return
         dbapi_connection.autocommit = True
         try:
-            return ping(dbapi_connection)
+            dialect.do_ping(dbapi_connection)
+        except dialect.loaded_dbapi.Error as error:
+            if dialect.is_disconnect(error, dbapi_connection, None):
+                raise sa_exc.InvalidatePoolError() from error
+            raise
         finally:
-            dbapi_connection.autocommit = False
-
-    dialect.do_ping = do_ping  # type: ignore[method-assign]
+            with contextlib.suppress(Exception):
+                dbapi_connection.autocommit = False
 
 
 def _configure_sqlite(engine: AsyncEngine) -> None:

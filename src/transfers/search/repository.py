@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, insert, select
+from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import search_vehicles, searches
@@ -20,14 +20,6 @@ from transfers.search.rules import SearchQuery
 _INSERT_SEARCH = insert(searches).returning(searches.c.id)
 # executemany: one statement for all of a search's offers.
 _INSERT_VEHICLES = insert(search_vehicles)
-_FIND_SEARCH = select(searches).where(
-    searches.c.search_id == bindparam("p_search_id"), searches.c.client_id == bindparam("p_client_id"),
-    searches.c.expires_at > bindparam("p_now", type_=searches.c.expires_at.type),
-)
-_FIND_VEHICLE = select(search_vehicles).where(
-    search_vehicles.c.search_pk == bindparam("p_search_pk"), search_vehicles.c.vehicle_no == bindparam("p_vehicle_no"),
-)
-
 
 async def insert_search(conn: AsyncConnection, *, search_id: str, client_id: int, request: dict[str, Any],
                         query: SearchQuery, distance_km: int | None, offers: list[Offer], now: datetime,
@@ -50,20 +42,3 @@ async def insert_search(conn: AsyncConnection, *, search_id: str, client_id: int
         }
         for o in offers
     ])
-
-
-async def find_offer(conn: AsyncConnection, *, client_id: int, search_id: str, vehicle_no: int | None,
-                     now: datetime) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """(search, vehicle) for the caller's unexpired search; the search is None when it is not
-    visible (missing, expired or another client's), the vehicle None when the number is unknown."""
-    search = (await conn.execute(
-        _FIND_SEARCH, {"p_search_id": search_id, "p_client_id": client_id, "p_now": now},
-    )).mappings().first()
-    if search is None:
-        return None, None
-    if vehicle_no is None:
-        return dict(search), None
-    vehicle = (await conn.execute(
-        _FIND_VEHICLE, {"p_search_pk": search["id"], "p_vehicle_no": vehicle_no},
-    )).mappings().first()
-    return dict(search), (dict(vehicle) if vehicle else None)
