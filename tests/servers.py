@@ -26,8 +26,11 @@ def free_port() -> int:
 class LiveServer:
     def __init__(self, app: Any, port: int = 0) -> None:
         self.app = app
+        # timeout_keep_alive well above any client's idle time in a test: with uvicorn's 5 s, a
+        # pooled connection idle for ~5 s could be closed by the server just as a test reused it
+        # (httpx then raises ReadError; seen once in a concurrent-burst test). Production keeps 5 s.
         config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on",
-                                access_log=False, timeout_graceful_shutdown=2)
+                                access_log=False, timeout_graceful_shutdown=2, timeout_keep_alive=60)
         self.server = uvicorn.Server(config)
         self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self._task: asyncio.Task[None] | None = None
