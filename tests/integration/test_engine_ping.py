@@ -42,14 +42,19 @@ async def _one(database: Database) -> int:
         return int((await conn.execute(text("SELECT 1"))).scalar_one())
 
 
+async def _used_then_cut(database: Database, admin: asyncpg.Connection, *, idle: float) -> None:
+    """One connection used and returned to the pool, then cut by the server, then ``idle`` seconds."""
+    assert await _one(database) == 1
+    assert await _cut_all(admin) >= 1
+    await asyncio.sleep(idle)
+
+
 async def test_a_dead_idle_connection_is_replaced_before_use(
     database_and_admin: tuple[Database, asyncpg.Connection], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     database, admin = database_and_admin
     monkeypatch.setattr(engine_module, "PING_AFTER_IDLE_SECONDS", 0.2)
-    assert await _one(database) == 1
-    assert await _cut_all(admin) >= 1
-    await asyncio.sleep(0.4)  # idle longer than the window: the checkout pings, sees it dead
+    await _used_then_cut(database, admin, idle=0.4)  # idle longer than the window: the checkout pings, sees it dead
     assert await _one(database) == 1
     async with database.write() as conn:
         assert int((await conn.execute(text("SELECT 2"))).scalar_one()) == 2
@@ -60,9 +65,7 @@ async def test_a_connection_cut_within_the_window_fails_as_unavailable_then_reco
 ) -> None:
     database, admin = database_and_admin
     monkeypatch.setattr(engine_module, "PING_AFTER_IDLE_SECONDS", 60.0)
-    assert await _one(database) == 1
-    assert await _cut_all(admin) >= 1
-    await asyncio.sleep(0.2)
+    await _used_then_cut(database, admin, idle=0.2)
     with pytest.raises(DBAPIError) as failure:  # not pinged: its first statement meets the cut
         await _one(database)
     assert is_database_unavailable(failure.value)

@@ -19,7 +19,6 @@ from transfers.db.tables import (
     partners,
     search_vehicles,
     searches,
-    wallets,
 )
 from transfers.outbox import repository as outbox_repo
 from transfers.wallet import repository as wallet_repo
@@ -133,9 +132,8 @@ def _created_statement(keys: tuple[str, ...], debit: bool) -> Select[Any]:
     booking = {k: bindparam(f"bk_{k}", type_=bookings.c[k].type) for k in keys}
     ctes = []
     if debit:
-        delta = bindparam("w_delta", type_=wallets.c.balance.type)
-        w = (update(wallets).where(wallets.c.client_id == bindparam("w_client_id"), wallets.c.balance + delta >= 0)
-             .values(balance=wallets.c.balance + delta, updated_at=now).returning(wallets.c.id).cte("w"))
+        delta = wallet_repo.DELTA
+        w = wallet_repo.MOVE_BY_CLIENT.values(updated_at=now).cte("w")
         b = (insert(bookings).from_select(list(keys), select(*booking.values()).select_from(w))
              .returning(bookings.c.id).cte("b"))
         ctes.append(insert(ledger_entries).from_select(
@@ -164,9 +162,7 @@ def _created_statement(keys: tuple[str, ...], debit: bool) -> Select[Any]:
 # each time was ~6 % of a GET booking (bench/README.md, "Profile").
 _FOR_CLIENT = select(bookings).where(bookings.c.reservation_no == bindparam("reservation_no"),
                                      bookings.c.client_id == bindparam("client_id"))
-_RESOURCE_FOR_CLIENT = DirectRead(
-    select(*(bookings.c[name] for name in RESOURCE_FIELDS)).where(
-        bookings.c.reservation_no == bindparam("reservation_no"), bookings.c.client_id == bindparam("client_id")))
+_RESOURCE_FOR_CLIENT = DirectRead(_FOR_CLIENT.with_only_columns(*(bookings.c[name] for name in RESOURCE_FIELDS)))
 
 
 async def resource_fields_for_client(db: Database, client_id: int, reservation_no: str) -> dict[str, Any] | None:

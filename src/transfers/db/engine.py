@@ -87,12 +87,8 @@ class Database:
         data-modifying WITH): on PostgreSQL each statement commits on its own, with no BEGIN/COMMIT
         round trips and no row lock held while this process gets round to sending COMMIT. Two
         writes that must commit together do not belong here. On SQLite: a write transaction."""
-        if self.is_sqlite:
-            async with self.write() as conn:
-                yield conn
-        else:
-            async with self._reads.connect() as conn, conn.begin():
-                yield conn
+        async with self.write() if self.is_sqlite else self.read() as conn:  # read(): autocommit on PostgreSQL
+            yield conn
 
     async def read_one(self, read: DirectRead, **params: Any) -> dict[str, Any] | None:
         """One row of a fixed SELECT by the direct path (``db/direct.py``), as the engine would give it."""

@@ -102,29 +102,24 @@ class Dispatcher:
             error = None  # a partner's success message is not an error worth showing operators
         attempt = {"attempt_no": message["attempts"] + 1, "started_at": started, "duration_ms": result.duration_ms,
                    "outcome": f"{outcome.value}:{result.outcome}", "http_status": result.http_status, "error": error}
-        created = answer if isinstance(answer, WireCreateAnswer) and message["kind"] == "booking.create" else None
-        accepted = (outcome is Verdict.DONE and created is not None and created.status != "DECLINED"
-                    and not self.svc.db.is_sqlite)
         booking = None
-        if accepted and created is not None and not (created.status == "APPROVED" and created.driver_info is not None):
+        if self._acknowledges_only(message, outcome, answer):
             # The usual answer to a create: a single all-or-nothing statement (PostgreSQL), so in
-            # ``db.autocommit()``: no BEGIN/COMMIT round trips.
+            # ``db.autocommit()``: no BEGIN/COMMIT round trips. It writes nothing when the booking is
+            # not PENDING any more; the general way below then records and applies the answer.
+            assert isinstance(answer, WireCreateAnswer)
             async with self.svc.db.autocommit() as conn:
                 booking = await repo.finish_acknowledged(conn, message, attempt=attempt, actor=ACTOR, now=now,
-                                                         partner_reference=created.reservation_no)
-            accepted = False  # nothing written otherwise: the general way below
-        for _ in range(3 if booking is None else 0):
-            try:
-                async with self.svc.db.write() as conn:
-                    if accepted and created is not None:  # approved with a driver: both in one transaction
-                        booking = await self._acknowledge(conn, message, created, attempt, now)
-                    if booking is None:
+                                                         partner_reference=answer.reservation_no)
+        if booking is None:
+            for _ in range(3):
+                try:
+                    async with self.svc.db.write() as conn:
                         await repo.record_attempt(conn, outbox_id=message["id"], **attempt)
                         booking = await self._apply(conn, message, outcome, answer, error, now)
-                break
-            except ConcurrentChange:
-                booking = None
-                continue
+                    break
+                except ConcurrentChange:
+                    booking = None
         log.info("outbox_delivery", outbox_id=message["id"], kind=message["kind"], verdict=outcome.value,
                  outcome=result.outcome, http_status=result.http_status, attempt=message["attempts"] + 1,
                  reservation_no=message["payload"].get("reservation_no"), partner_id=message["partner_id"])
@@ -163,15 +158,13 @@ class Dispatcher:
                                                             partner_reference=answer.reservation_no)
         return await self._accepted(conn, message, answer, now, pending)
 
-    async def _acknowledge(self, conn: Any, message: dict[str, Any], answer: WireCreateAnswer,
-                           attempt: dict[str, Any], now: Any) -> dict[str, Any] | None:
-        """The attempt, the finish and the PENDING -> PENDING_APPROVAL move in one statement, then
-        the rest of the answer; None when that statement wrote nothing (see ``finish_acknowledged``)."""
-        pending = await repo.finish_acknowledged(conn, message, attempt=attempt, actor=ACTOR, now=now,
-                                                 partner_reference=answer.reservation_no)
-        if pending is None:
-            return None
-        return await self._accepted(conn, message, answer, now, pending)
+    def _acknowledges_only(self, message: dict[str, Any], outcome: Verdict,
+                           answer: WireCreateAnswer | WireResult | None) -> bool:
+        """A create answer whose whole effect is PENDING -> PENDING_APPROVAL (accepted, no driver
+        yet), which ``repository.finish_acknowledged`` writes in one statement on PostgreSQL."""
+        return (outcome is Verdict.DONE and message["kind"] == "booking.create" and not self.svc.db.is_sqlite
+                and isinstance(answer, WireCreateAnswer) and answer.status != "DECLINED"
+                and not (answer.status == "APPROVED" and answer.driver_info is not None))
 
     async def _accepted(self, conn: Any, message: dict[str, Any], answer: WireCreateAnswer, now: Any,
                         pending: dict[str, Any] | None) -> dict[str, Any] | None:

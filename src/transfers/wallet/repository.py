@@ -13,16 +13,18 @@ from transfers.wallet.ledger import InsufficientBalance, LedgerKind, signed_amou
 
 # Built once (every create and refund runs them): building the statements per call was a visible
 # share of a create (bench/README.md, "Profile"). ``w_delta`` appears twice: same name, same value.
-_DELTA = bindparam("w_delta", type_=wallets.c.balance.type)
+# The one place the "never below zero" move is written: the create statement of
+# ``bookings.repository`` embeds MOVE_BY_CLIENT (and DELTA) as its first step.
+DELTA = bindparam("w_delta", type_=wallets.c.balance.type)
 
 
 def _move(where: ColumnElement[bool]) -> Update:
-    return (update(wallets).where(where, wallets.c.balance + _DELTA >= 0)
-            .values(balance=wallets.c.balance + _DELTA).returning(wallets.c.id, wallets.c.balance))
+    return (update(wallets).where(where, wallets.c.balance + DELTA >= 0)
+            .values(balance=wallets.c.balance + DELTA).returning(wallets.c.id, wallets.c.balance))
 
 
 _MOVE_BY_ID = _move(wallets.c.id == bindparam("w_id"))
-_MOVE_BY_CLIENT = _move(wallets.c.client_id == bindparam("w_client_id"))
+MOVE_BY_CLIENT = _move(wallets.c.client_id == bindparam("w_client_id"))
 _INSERT_ENTRY = insert(ledger_entries)
 
 
@@ -51,7 +53,7 @@ async def post_entry_for_client(conn: AsyncConnection, *, client_id: int, kind: 
     """``post_entry`` on the client's wallet, found by the UPDATE itself (``wallets.client_id`` is
     unique): no separate wallet lookup. Returns the wallet id. Raises InsufficientBalance (writing
     nothing) like ``post_entry`` when no row moved; every client has a wallet."""
-    return (await _post(conn, _MOVE_BY_CLIENT, {"w_client_id": client_id}, kind, amount, now, booking_id, note))[0]
+    return (await _post(conn, MOVE_BY_CLIENT, {"w_client_id": client_id}, kind, amount, now, booking_id, note))[0]
 
 
 async def _post(conn: AsyncConnection, statement: Update, key: dict[str, int], kind: LedgerKind, amount: Decimal,
