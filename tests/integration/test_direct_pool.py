@@ -1,17 +1,24 @@
-"""The direct-read connections of PostgreSQL (``db/direct.py``, ``PostgresReader``): bounded,
-reused, replaced when the server cut them, closed when idle, bounded waiting."""
+"""The direct connections of PostgreSQL (``db/direct.py``, ``PostgresReader``): bounded, reused,
+replaced when the server cut them, closed when idle, bounded waiting; writes typed as the engine
+types them, pinged after idling, never retried."""
 
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta, timezone
+from decimal import Decimal
 
 import asyncpg
 import pytest
-from sqlalchemy import bindparam, select
+from sqlalchemy import JSON, Integer, bindparam, func, insert, literal, select, true
+from sqlalchemy.exc import IntegrityError
 
 from tests.conftest import PG_URL
+from transfers.db import direct as direct_module
 from transfers.db.direct import DirectRead, PostgresReader
+from transfers.db.errors import is_database_unavailable
 from transfers.db.tables import cancellation_reasons
+from transfers.db.types import Money, UTCDateTime
 
 pytestmark = pytest.mark.pg_only
 
@@ -111,3 +118,99 @@ async def test_waiting_for_a_connection_is_bounded(reader_and_dialect: tuple) ->
             await admin.close()
     finally:
         await reader.close()
+
+
+# --- writes (``Database.write_one``): never retried, an idle connection pinged first --------------
+
+def _echo() -> DirectRead:
+    """A statement that hands its typed parameters back: what goes in through the bind processors
+    must come out through the result processors unchanged."""
+    return DirectRead(select(bindparam("money", type_=Money).label("money"),
+                             bindparam("at", type_=UTCDateTime).label("at"),
+                             bindparam("doc", type_=JSON).label("doc"),
+                             literal("fixed").label("fixed")))
+
+
+async def test_a_write_sends_typed_values_as_the_engine_would(reader_and_dialect: tuple) -> None:
+    reader, dialect = reader_and_dialect
+    at = datetime(2026, 5, 1, 12, 30, tzinfo=timezone(timedelta(hours=2)))
+    doc = {"name": "Zoë ✈", "n": [1, 2.5, None], "ok": True}
+    try:
+        row = await reader.one(_echo().compiled(dialect), {"money": Decimal("12.3"), "at": at, "doc": doc},
+                               write=True)
+        assert row == {"money": Decimal("12.30"), "at": at.astimezone(UTC), "doc": doc, "fixed": "fixed"}
+        assert row["at"].tzinfo is UTC and str(row["money"]) == "12.30"
+        with pytest.raises(ValueError, match="timezone-aware"):  # UTCDateTime's own check still runs
+            await reader.one(_echo().compiled(dialect), {"money": 1, "at": datetime(2026, 5, 1), "doc": {}},
+                             write=True)
+    finally:
+        await reader.close()
+
+
+async def test_a_write_on_a_connection_the_server_cut_while_idle_pings_and_uses_a_new_one(
+        reader_and_dialect: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    reader, dialect = reader_and_dialect
+    monkeypatch.setattr(direct_module, "PING_AFTER_IDLE_SECONDS", 0.1)
+    compiled = REASON.compiled(dialect)
+    admin = await asyncpg.connect(_dsn())
+    try:
+        await reader.one(compiled, {"id": 1})
+        cut = await _backends(admin)
+        assert len(cut) == 1
+        await admin.execute("SELECT pg_terminate_backend($1)", cut[0])
+        await asyncio.sleep(0.2)  # idle past the threshold: the write pings first, finds it dead
+        row = await reader.one(compiled, {"id": 3}, write=True)
+        assert row is not None and row["id"] == 3
+        assert len(now := await _backends(admin)) == 1 and now != cut
+    finally:
+        await reader.close()
+        await admin.close()
+
+
+async def test_a_write_cut_mid_statement_is_not_retried(reader_and_dialect: tuple) -> None:
+    """It may have committed before the connection broke: the caller gets the error (a 503 to the
+    client), never a second execution."""
+    reader, dialect = reader_and_dialect
+    slow = DirectRead(select(func.pg_sleep(2).label("slept"), literal(1).label("one")))
+    admin = await asyncpg.connect(_dsn())
+    try:
+        task = asyncio.create_task(reader.one(slow.compiled(dialect), {}, write=True))
+        running: list[int] = []
+        for _ in range(50):
+            await asyncio.sleep(0.05)
+            running = [r["pid"] for r in await admin.fetch(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query LIKE '%pg_sleep%'"
+                " AND state = 'active'", APP)]
+            if running:
+                break
+        assert running
+        await admin.execute("SELECT pg_terminate_backend($1)", running[0])
+        with pytest.raises((asyncpg.PostgresError, asyncpg.InterfaceError, ConnectionError)) as raised:
+            await task
+        assert is_database_unavailable(raised.value)
+        assert await admin.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND query LIKE '%pg_sleep%'"
+            " AND state = 'active'", APP) == 0  # no second run
+    finally:
+        await reader.close()
+        await admin.close()
+
+
+async def test_an_integrity_violation_is_sqlalchemys_and_leaves_the_connection_usable(
+        reader_and_dialect: tuple) -> None:
+    reader, dialect = reader_and_dialect
+    duplicate = DirectRead(select(literal(1).label("n")).add_cte(
+        insert(cancellation_reasons).from_select(["id", "name", "position", "active"], select(
+            bindparam("id", type_=Integer), literal("again"), literal(99), true())).cte("i")))
+    admin = await asyncpg.connect(_dsn())
+    try:
+        with pytest.raises(IntegrityError) as raised:
+            await reader.one(duplicate.compiled(dialect), {"id": 1}, write=True)
+        assert isinstance(raised.value.orig, asyncpg.UniqueViolationError)
+        assert not is_database_unavailable(raised.value)
+        before = await _backends(admin)
+        assert (await reader.one(REASON.compiled(dialect), {"id": 2})) is not None
+        assert await _backends(admin) == before  # the same connection served the next statement
+    finally:
+        await reader.close()
+        await admin.close()

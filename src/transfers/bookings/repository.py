@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, insert, null, select, true, update
+from sqlalchemy import bindparam, insert, null, select, true, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.resource import RESOURCE_FIELDS
@@ -41,7 +41,7 @@ _PARTNER = [partners.c.name.label("p_name"), partners.c.base_url.label("p_base_u
 # The caller's unexpired search, the chosen vehicle and its partner's endpoint in one statement: the
 # vehicle (and its partner) are outer-joined, so a visible search with an unknown vehicle number
 # still answers (SPEC 7.2 tells "no such search" from "no such vehicle").
-_OFFER = (
+_OFFER = DirectRead(
     select(searches.c.id, searches.c.airport_iata, searches.c.pickup_at, searches.c.pickup_location,
            searches.c.dropoff_location, searches.c.adult, searches.c.children, searches.c.infant,
            searches.c.distance_km, *_VEHICLE, *_PARTNER)
@@ -55,14 +55,13 @@ _SEARCH_KEYS = ("id", "airport_iata", "pickup_at", "pickup_location", "dropoff_l
                 "infant", "distance_km")
 
 
-async def find_offer(conn: AsyncConnection, *, client_id: int, search_id: str, vehicle_no: int | None,
+async def find_offer(db: Database, *, client_id: int, search_id: str, vehicle_no: int | None,
                      now: datetime) -> tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]:
-    """(search, vehicle, partner) in one round trip: the vehicle's partner (name, base URL, sealed
-    secrets) comes along so the create's own delivery attempt needs no read of its own. The search
-    is None when it is not visible (missing, expired or another client's); the vehicle and partner
-    are None when the number is unknown."""
-    row = (await conn.execute(_OFFER, {"b_vehicle_no": vehicle_no, "b_search_id": search_id,
-                                       "b_client_id": client_id, "b_now": now})).mappings().first()
+    """(search, vehicle, partner) in one round trip by the direct path (``db/direct.py``): the
+    vehicle's partner (name, base URL, sealed secrets) comes along so the create's own delivery
+    attempt needs no read of its own. The search is None when it is not visible (missing, expired or
+    another client's); the vehicle and partner are None when the number is unknown."""
+    row = await db.read_one(_OFFER, b_vehicle_no=vehicle_no, b_search_id=search_id, b_client_id=client_id, b_now=now)
     if row is None:
         return None, None, None
     search = {k: row[k] for k in _SEARCH_KEYS}
@@ -78,7 +77,7 @@ async def insert_booking(conn: AsyncConnection, values: dict[str, Any]) -> int:
     return int((await conn.execute(_INSERT_BOOKING, values)).scalar_one())
 
 
-async def store_created(conn: AsyncConnection, values: dict[str, Any], *, actor: str, message: dict[str, Any],
+async def store_created(db: Database, values: dict[str, Any], *, actor: str, message: dict[str, Any],
                         debit: dict[str, Any] | None) -> tuple[int, int]:
     """Write a new booking, its "created" audit row, the partner's create message (``message``, from
     ``outbox.repository.new_message``) and, when ``debit`` is given (``client_id``, ``amount``,
@@ -86,39 +85,40 @@ async def store_created(conn: AsyncConnection, values: dict[str, Any], *, actor:
 
     Raises InsufficientBalance when the debit does not fit. On PostgreSQL all of it is one
     statement (data-modifying CTEs, ``_created_statement``) that writes nothing when the debit does
-    not fit: one round trip instead of six, atomic even in autocommit. SQLite (no DML in CTEs) runs
-    the same writes one by one, the debit last, and needs the caller's write transaction (rolled
-    back on InsufficientBalance)."""
+    not fit: one round trip instead of six, atomic by itself, so it runs in autocommit by the direct
+    path (``Database.write_one``). SQLite (no DML in CTEs) runs the same writes one by one, the
+    debit last, in one write transaction (rolled back on InsufficientBalance)."""
     now = values["created_at"]
-    if conn.dialect.name != "postgresql":
-        booking_id = await insert_booking(conn, values)
-        await record_transition(conn, booking_id=booking_id, from_status=None, to_status=values["status"],
-                                actor=actor, reason="created", now=now)
-        message["booking_id"] = booking_id
-        outbox_id = await outbox_repo.insert_message(conn, message)
-        if debit is not None:  # last: it locks the wallet row until COMMIT (bench/README.md, "Profile")
-            await wallet_repo.post_entry_for_client(conn, client_id=debit["client_id"], kind=LedgerKind.DEBIT_BOOKING,
-                                                    amount=debit["amount"], now=now, booking_id=booking_id,
-                                                    note=debit["note"])
+    if db.is_sqlite:
+        async with db.write() as conn:
+            booking_id = await insert_booking(conn, values)
+            await record_transition(conn, booking_id=booking_id, from_status=None, to_status=values["status"],
+                                    actor=actor, reason="created", now=now)
+            message["booking_id"] = booking_id
+            outbox_id = await outbox_repo.insert_message(conn, message)
+            if debit is not None:  # last: it locks the wallet until COMMIT (bench/README.md, "Profile")
+                await wallet_repo.post_entry_for_client(conn, client_id=debit["client_id"],
+                                                        kind=LedgerKind.DEBIT_BOOKING, amount=debit["amount"],
+                                                        now=now, booking_id=booking_id, note=debit["note"])
         return booking_id, outbox_id
     params = {**{f"bk_{k}": v for k, v in values.items()}, "t_actor": actor,
               **{f"o_{k}": v for k, v in message.items() if k != "booking_id"}}
     if debit is not None:
         params.update(w_client_id=debit["client_id"], w_note=debit["note"],
                       w_delta=signed_amount(LedgerKind.DEBIT_BOOKING, debit["amount"]))
-    row = (await conn.execute(_created_statement(tuple(values), debit is not None), params)).first()
+    row = await db.write_one(_created_statement(tuple(values), debit is not None), **params)
     if row is None:  # the debit did not fit, so nothing was written
         raise InsufficientBalance()
-    message.update(id=int(row.outbox_id), booking_id=int(row.booking_id))
-    return int(row.booking_id), int(row.outbox_id)
+    message.update(id=int(row["outbox_id"]), booking_id=int(row["booking_id"]))
+    return int(row["booking_id"]), int(row["outbox_id"])
 
 
 _OUTBOX_KEYS = ("partner_id", "kind", "webhook_id", "payload", "status", "attempts", "next_attempt_at", "deadline_at",
                 "lease_until", "created_at")
-_CREATED: dict[tuple[tuple[str, ...], bool], Select[Any]] = {}
+_CREATED: dict[tuple[tuple[str, ...], bool], DirectRead] = {}
 
 
-def _created_statement(keys: tuple[str, ...], debit: bool) -> Select[Any]:
+def _created_statement(keys: tuple[str, ...], debit: bool) -> DirectRead:
     """``store_created``'s PostgreSQL statement for this set of booking columns, built once.
 
     With a debit, the booking is inserted from the wallet UPDATE's RETURNING row, and everything
@@ -152,8 +152,8 @@ def _created_statement(keys: tuple[str, ...], debit: bool) -> Select[Any]:
     message = (bindparam(f"o_{k}", type_=outbox.c[k].type) for k in _OUTBOX_KEYS)
     o = (insert(outbox).from_select(["booking_id", *_OUTBOX_KEYS], select(b.c.id, *message))
          .returning(outbox.c.id).cte("o"))
-    statement = (select(b.c.id.label("booking_id"), o.c.id.label("outbox_id"))
-                 .select_from(b.join(o, true())).add_cte(*ctes))
+    statement = DirectRead(select(b.c.id.label("booking_id"), o.c.id.label("outbox_id"))
+                           .select_from(b.join(o, true())).add_cte(*ctes))
     _CREATED[(keys, debit)] = statement
     return statement
 

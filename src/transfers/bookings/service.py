@@ -91,13 +91,13 @@ class _Created:
 async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[str, Any], search_id: str,
                             now: datetime, idempotency_key: str | None, *, leased: bool) -> _Created:
     """Read the offer, then write the booking, its audit row, the partner's create message and the
-    debit all or nothing (``repository.store_created``), on one pooled connection.
+    debit all or nothing (``repository.store_created``).
 
-    On PostgreSQL those writes are a single statement, atomic by itself, so it runs in
-    ``db.autocommit()`` (db/engine.py): no BEGIN/COMMIT round trips, and the
-    wallet row is locked only while PostgreSQL executes and commits it, never while this process
-    gets round to sending COMMIT (with 32 creates on one wallet, up to 11 waited on that lock).
-    SQLite writes statement by statement in a ``write()`` transaction (BEGIN IMMEDIATE).
+    On PostgreSQL those writes are a single statement, atomic by itself, run in autocommit by the
+    direct path (db/direct.py): no BEGIN/COMMIT round trips, and the wallet row is locked only while
+    PostgreSQL executes and commits it, never while this process gets round to sending COMMIT (with
+    32 creates on one wallet, up to 11 waited on that lock). SQLite writes statement by statement
+    in a write transaction (BEGIN IMMEDIATE).
 
     ``leased``: the message is written already leased to this request for the standard lease time,
     so the request's own delivery attempt needs no claim transaction. Workers leave it alone until
@@ -105,38 +105,36 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
     after a crash during any delivery), and not before ``not_before`` in any case."""
     vehicle_no = vehicle_number(body.get("vehicle_id"))
     settings = svc.settings
+    search, vehicle, partner = await repo.find_offer(svc.db, client_id=client.client_id, search_id=search_id,
+                                                     vehicle_no=vehicle_no, now=now)
+    request = validate_create(body, search_found=search is not None,
+                              offer=_offer(vehicle) if vehicle is not None else None)
+    assert search is not None and vehicle is not None and partner is not None
+    values = _booking_values(client, search, vehicle, request, now, idempotency_key)
+    deadline = delivery_deadline(now, values["pickup_at"], hours_after_creation=settings.delivery_deadline_hours,
+                                 hours_before_pickup=settings.delivery_deadline_before_pickup_hours)
     for _ in range(5):
+        values["reservation_no"] = new_reservation_no()
+        # Workers leave it alone while this request makes its own attempt (the 2 s budget).
+        message = outbox_repo.new_message(
+            booking_id=None, partner_id=values["partner_id"], kind="booking.create",
+            payload=_create_payload(values, request), now=now, deadline=deadline,
+            not_before=now + timedelta(seconds=settings.partner_create_budget_seconds + 1),
+            lease_until=now + timedelta(seconds=settings.outbox_lease_seconds) if leased else None)
+        debit = ({"client_id": client.client_id, "amount": request.total, "note": values["reservation_no"]}
+                 if client.pays_by_wallet else None)
         try:
-            async with svc.db.autocommit() as conn:
-                search, vehicle, partner = await repo.find_offer(conn, client_id=client.client_id,
-                                                                 search_id=search_id, vehicle_no=vehicle_no, now=now)
-                request = validate_create(body, search_found=search is not None,
-                                          offer=_offer(vehicle) if vehicle is not None else None)
-                assert search is not None and vehicle is not None and partner is not None
-                values = _booking_values(client, search, vehicle, request, now, idempotency_key)
-                values["reservation_no"] = new_reservation_no()
-                deadline = delivery_deadline(
-                    now, values["pickup_at"], hours_after_creation=settings.delivery_deadline_hours,
-                    hours_before_pickup=settings.delivery_deadline_before_pickup_hours)
-                # Workers leave it alone while this request makes its own attempt (the 2 s budget).
-                message = outbox_repo.new_message(
-                    booking_id=None, partner_id=values["partner_id"], kind="booking.create",
-                    payload=_create_payload(values, request), now=now, deadline=deadline,
-                    not_before=now + timedelta(seconds=settings.partner_create_budget_seconds + 1),
-                    lease_until=now + timedelta(seconds=settings.outbox_lease_seconds) if leased else None)
-                debit = ({"client_id": client.client_id, "amount": request.total, "note": values["reservation_no"]}
-                         if client.pays_by_wallet else None)
-                try:
-                    booking_id, _ = await repo.store_created(conn, values, actor=f"client:{client.client_id}",
-                                                             message=message, debit=debit)
-                except InsufficientBalance:
-                    raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None
-            return _Created(booking_id, message, endpoint_of(
-                partner["id"], partner["name"], partner["base_url"], partner["token_enc"], partner["secret_enc"],
-                svc.box))
+            booking_id, _ = await repo.store_created(svc.db, values, actor=f"client:{client.client_id}",
+                                                     message=message, debit=debit)
+        except InsufficientBalance:
+            raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None
         except IntegrityError as exc:
             if "reservation_no" not in str(exc.orig):
                 raise
+            continue
+        return _Created(booking_id, message, endpoint_of(
+            partner["id"], partner["name"], partner["base_url"], partner["token_enc"], partner["secret_enc"],
+            svc.box))
     raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable
 
 

@@ -1,22 +1,25 @@
-"""Direct one-row reads for the hottest path (GET booking), below SQLAlchemy's execution layer.
+"""Direct one-row statements for the hottest paths, below SQLAlchemy's execution layer.
 
-Why this exists: a read through the async engine costs ~0.5 ms of Python on top of the query
-(pool checkout and return, the pre-ping round trip, greenlet hops, result processing), which was
-most of a GET booking's CPU (bench/README.md, "Profile"). Here a statement is still written as a
-SQLAlchemy ``Select`` (one schema, one place), but it is compiled once per dialect into its SQL
-text, its parameter order and the result processors of its columns, and then run:
+Why this exists: a statement through the async engine costs ~0.5 ms of Python on top of the query
+(pool checkout and return, greenlet hops, parameter and result processing), which was most of a
+GET booking's CPU and a third of a create's (bench/README.md, "Profile"). Here a statement is still
+written as a SQLAlchemy ``Select`` (one schema, one place; data-modifying CTEs included), but it is
+compiled once per dialect into its SQL text, its parameter order with the parameters' bind
+processors and literal values, and the result processors of its columns, and then run:
 
-* on PostgreSQL on a few plain asyncpg connections of its own (prepared statements cached by
-  asyncpg, no pre-ping: a read that meets a dead connection is retried once on a fresh one, which
-  a read may always be);
-* on a SQLite file with one ``sqlite3`` connection on the event loop's thread (a primary-key
-  read takes microseconds, less than the thread hop aiosqlite needs; WAL readers never wait
-  for writers);
-* on an in-memory SQLite database (tests) through the engine, like every other read.
+* on PostgreSQL on a few plain asyncpg connections of its own, in autocommit (prepared statements
+  cached by asyncpg). A read that meets a dead connection is retried once on a fresh one, which a
+  read may always be. A write never is (it may have committed before the connection broke): it
+  pings a connection that sat idle first, as the engine does (``PING_AFTER_IDLE_SECONDS``);
+* on a SQLite file, reads only, with one ``sqlite3`` connection on the event loop's thread (a
+  primary-key read takes microseconds, less than the thread hop aiosqlite needs; WAL readers never
+  wait for writers);
+* otherwise (in-memory SQLite in tests, and every SQLite write) through the engine.
 
-The rows come out exactly as the engine would give them (same type processors: ``Money`` as
-``Decimal``, instants as aware UTC datetimes, JSON decoded), which tests/unit/test_direct_reads.py
-checks column by column. Only reads go this way; every write keeps the engine's transactions.
+Values go in and come out exactly as through the engine (same type processors: ``Money`` as
+``Decimal``, instants as aware UTC datetimes, JSON encoded and decoded with the same functions),
+which tests/api/test_direct_reads.py checks column by column. Only single statements that are
+atomic on their own come this way: anything needing a transaction keeps the engine's.
 """
 
 from __future__ import annotations
@@ -26,12 +29,13 @@ import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
 import orjson
 from sqlalchemy import Select
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeEngine
 
@@ -43,6 +47,10 @@ _RETRYABLE = (asyncpg.exceptions.ConnectionDoesNotExistError, asyncpg.exceptions
               asyncpg.exceptions.PostgresConnectionError, ConnectionError)
 
 
+# A pooled connection idle for longer than this is pinged before a write (db/engine.py does the same).
+PING_AFTER_IDLE_SECONDS = 1.0
+
+
 @dataclass
 class CompiledRead:
     sql: str
@@ -51,9 +59,18 @@ class CompiledRead:
     types: tuple[TypeEngine[Any], ...]
     dialect: Dialect
     processors: tuple[Processor, ...] | None = None
+    # Per parameter: its bind processor (None: the value goes as it is) and the value of a literal
+    # compiled into the statement (``literal(...)``), used when the caller does not pass that name.
+    bind_processors: tuple[Processor, ...] = ()
+    defaults: dict[str, Any] = field(default_factory=dict)
 
     def arguments(self, params: dict[str, Any]) -> list[Any]:
-        return [params[name] for name in self.parameters]
+        if self.defaults:
+            params = {**self.defaults, **params}
+        if not self.bind_processors:
+            return [params[name] for name in self.parameters]
+        return [proc(params[name]) if proc is not None else params[name]
+                for proc, name in zip(self.bind_processors, self.parameters, strict=True)]
 
     def set_column_types(self, coltypes: Sequence[Any]) -> None:
         """The engine picks a column's result processor by the type code the driver reports
@@ -70,7 +87,8 @@ class CompiledRead:
 
 
 class DirectRead:
-    """One fixed SELECT, compiled lazily for each dialect it runs on."""
+    """One fixed SELECT (it may carry data-modifying CTEs: then it is a write, run by
+    ``Database.write_one``), compiled lazily for each dialect it runs on."""
 
     def __init__(self, statement: Select[Any]) -> None:
         self.statement = statement
@@ -81,9 +99,13 @@ class DirectRead:
         if found is None:
             compiled = self.statement.compile(dialect=dialect)
             columns = list(self.statement.selected_columns)
-            found = CompiledRead(sql=compiled.string, parameters=tuple(compiled.positiontup or ()),
+            parameters = tuple(compiled.positiontup or ())
+            binds = [compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in parameters]
+            found = CompiledRead(sql=compiled.string, parameters=parameters,
                                  keys=tuple(str(c.key) for c in columns), types=tuple(c.type for c in columns),
-                                 dialect=dialect)
+                                 dialect=dialect, bind_processors=tuple(binds) if any(binds) else (),
+                                 defaults={name: compiled.binds[name].effective_value for name in parameters
+                                           if not compiled.binds[name].required})
             self._compiled[dialect.name] = found
         return found
 
@@ -123,11 +145,32 @@ class PostgresReader:
             self._idle.popleft()[0].terminate()
         return self._idle.pop()[0] if self._idle else None
 
+    async def _writable(self) -> asyncpg.Connection | None:
+        """An idle connection for a write: pinged if it sat idle (a write is never retried, so it
+        must not meet a connection the server closed meanwhile); after a failed ping every idle one
+        is dropped (None: connect a new one)."""
+        if self._idle and time.monotonic() - self._idle[-1][1] >= PING_AFTER_IDLE_SECONDS:
+            conn = self._idle.pop()[0]
+            try:
+                await conn.fetchrow(";")  # as SQLAlchemy pings (a simple-protocol ";" breaks asyncpg)
+                return conn
+            except _RETRYABLE:
+                conn.terminate()
+                self._drop_idle()
+                return None
+            except BaseException:
+                conn.terminate()
+                raise
+        return self._take_idle()
+
     def _drop_idle(self) -> None:
         while self._idle:
             self._idle.pop()[0].terminate()
 
-    async def one(self, read: CompiledRead, params: dict[str, Any]) -> dict[str, Any] | None:
+    async def one(self, read: CompiledRead, params: dict[str, Any], *, write: bool = False) -> dict[str, Any] | None:
+        """The statement's first row (None: no row). ``write``: never retried, and a connection that
+        sat idle is pinged first; an integrity violation is raised as SQLAlchemy's IntegrityError,
+        as through the engine."""
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._max_size)
         slots = self._slots
@@ -137,14 +180,16 @@ class PostgresReader:
         else:
             await slots.acquire()
         try:
-            record = await self._fetch(read, read.arguments(params))
+            record = await self._fetch(read, read.arguments(params), write)
+        except asyncpg.IntegrityConstraintViolationError as exc:
+            raise sa_exc.IntegrityError(read.sql, None, exc) from exc
         finally:
             slots.release()
         return None if record is None else read.row(record)
 
-    async def _fetch(self, read: CompiledRead, arguments: list[Any]) -> Any:
+    async def _fetch(self, read: CompiledRead, arguments: list[Any], write: bool) -> Any:
         for attempt in (1, 2):
-            conn = self._take_idle()
+            conn = await self._writable() if write else self._take_idle()
             if conn is None:
                 conn = await self._connect()
             try:
@@ -155,7 +200,7 @@ class PostgresReader:
             except _RETRYABLE:
                 conn.terminate()
                 self._drop_idle()
-                if attempt == 2:
+                if attempt == 2 or write:
                     raise
                 continue
             except BaseException as exc:
@@ -213,9 +258,13 @@ class SqliteReader:
             conn.close()
 
 
+def _text(value: str) -> str:
+    return value
+
+
 async def _init_connection(conn: asyncpg.Connection) -> None:
-    """Decode json/jsonb as SQLAlchemy's asyncpg dialect does, so its (then empty) JSON result
-    processors give the same values."""
+    """Encode and decode json/jsonb as SQLAlchemy's asyncpg dialect does: a JSON parameter arrives
+    already serialised by the type's bind processor (the engine's ``json_serializer``), and a value
+    read is decoded here, so the (then empty) JSON result processors give the same values."""
     for name in ("json", "jsonb"):
-        await conn.set_type_codec(name, schema="pg_catalog", format="text",
-                                  encoder=lambda v: orjson.dumps(v).decode(), decoder=orjson.loads)
+        await conn.set_type_codec(name, schema="pg_catalog", format="text", encoder=_text, decoder=orjson.loads)

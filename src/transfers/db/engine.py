@@ -28,7 +28,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from transfers.db.direct import DirectRead, PostgresReader, SqliteReader
+from transfers.db.direct import PING_AFTER_IDLE_SECONDS, DirectRead, PostgresReader, SqliteReader
 
 
 def _json_dumps(value: Any) -> str:
@@ -48,9 +48,13 @@ class Database:
             kwargs["pool_size"] = pool_size
             kwargs["pool_timeout"] = pool_timeout
         else:
+            # All kept open, no overflow: an overflow connection is closed as soon as it is returned,
+            # so under load every burst above the pool size opened new ones (a TLS attempt, the
+            # dialect's set-up queries, statements prepared again): ~10 % of a create's CPU, and
+            # creates went 140 -> 207 req/s without it (bench/README.md, "Profile").
             kwargs.update(
-                pool_size=pool_size,
-                max_overflow=pool_size,
+                pool_size=2 * pool_size,
+                max_overflow=0,
                 pool_timeout=pool_timeout,
                 pool_recycle=1800,
                 connect_args={
@@ -81,15 +85,6 @@ class Database:
         async with self._reads.connect() as conn, conn.begin():
             yield conn
 
-    @asynccontextmanager
-    async def autocommit(self) -> AsyncIterator[AsyncConnection]:
-        """A block whose every write is one statement that is all-or-nothing by itself (e.g. a
-        data-modifying WITH): on PostgreSQL each statement commits on its own, with no BEGIN/COMMIT
-        round trips and no row lock held while this process gets round to sending COMMIT. Two
-        writes that must commit together do not belong here. On SQLite: a write transaction."""
-        async with self.write() if self.is_sqlite else self.read() as conn:  # read(): autocommit on PostgreSQL
-            yield conn
-
     async def read_one(self, read: DirectRead, **params: Any) -> dict[str, Any] | None:
         """One row of a fixed SELECT by the direct path (``db/direct.py``), as the engine would give it."""
         if self._direct is None:
@@ -97,6 +92,17 @@ class Database:
                 row = (await conn.execute(read.statement, params)).mappings().first()
             return dict(row) if row is not None else None
         return await self._direct.one(read.compiled(self.engine.dialect), params)
+
+    async def write_one(self, statement: DirectRead, **params: Any) -> dict[str, Any] | None:
+        """Run one statement that is atomic by itself (e.g. a data-modifying WITH) and answer its
+        first row: on PostgreSQL by the direct path in autocommit (no BEGIN/COMMIT round trips, and
+        row locks held only while PostgreSQL executes and commits it), never retried; elsewhere in a
+        ``write()`` transaction of its own."""
+        if isinstance(self._direct, PostgresReader):
+            return await self._direct.one(statement.compiled(self.engine.dialect), params, write=True)
+        async with self.write() as conn:
+            row = (await conn.execute(statement.statement, params)).mappings().first()
+        return dict(row) if row is not None else None
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
@@ -115,10 +121,6 @@ class Database:
         if self._direct is not None:
             await self._direct.close()
         await self.engine.dispose()
-
-
-# A connection returned to the pool less than this long ago is handed out again without a ping.
-PING_AFTER_IDLE_SECONDS = 1.0
 
 
 def _ping_after_idle(engine: AsyncEngine) -> None:

@@ -104,13 +104,12 @@ class Dispatcher:
                    "outcome": f"{outcome.value}:{result.outcome}", "http_status": result.http_status, "error": error}
         booking = None
         if self._acknowledges_only(message, outcome, answer):
-            # The usual answer to a create: a single all-or-nothing statement (PostgreSQL), so in
-            # ``db.autocommit()``: no BEGIN/COMMIT round trips. It writes nothing when the booking is
-            # not PENDING any more; the general way below then records and applies the answer.
+            # The usual answer to a create: a single all-or-nothing statement (PostgreSQL), run in
+            # autocommit. It writes nothing when the booking is not PENDING any more; the general
+            # way below then records and applies the answer.
             assert isinstance(answer, WireCreateAnswer)
-            async with self.svc.db.autocommit() as conn:
-                booking = await repo.finish_acknowledged(conn, message, attempt=attempt, actor=ACTOR, now=now,
-                                                         partner_reference=answer.reservation_no)
+            booking = await repo.finish_acknowledged(self.svc.db, message, attempt=attempt, actor=ACTOR, now=now,
+                                                     partner_reference=answer.reservation_no)
         if booking is None:
             for _ in range(3):
                 try:

@@ -18,6 +18,8 @@ from sqlalchemy import Select, and_, bindparam, exists, func, insert, literal, o
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.state import BookingStatus
+from transfers.db.direct import DirectRead
+from transfers.db.engine import Database
 from transfers.db.tables import booking_transitions, bookings, delivery_attempts, outbox, partners
 
 PENDING, DELIVERED, FAILED, EXPIRED = "pending", "delivered", "failed", "expired"
@@ -132,21 +134,21 @@ def _acknowledge_statement() -> Select[Any]:
     return select(*b.c, f.c.id.label("finished_id")).select_from(b.outerjoin(f, true())).add_cte(attempt, audit)
 
 
-_ACKNOWLEDGE = _acknowledge_statement()
+_ACKNOWLEDGE = DirectRead(_acknowledge_statement())
 
 
-async def finish_acknowledged(conn: AsyncConnection, message: dict[str, Any], *, attempt: dict[str, Any],
+async def finish_acknowledged(db: Database, message: dict[str, Any], *, attempt: dict[str, Any],
                               partner_reference: str | None, actor: str, now: datetime) -> dict[str, Any] | None:
     """``record_attempt`` + ``finish(DELIVERED)`` + ``partner_updates.acknowledge`` of a PENDING
-    booking (the usual effect of an accepting create answer) in one round trip, PostgreSQL only.
-    Returns the booking as moved (now locked until the caller's transaction ends), or None when
-    nothing was written: the caller then records and applies the answer the general way."""
-    row = (await conn.execute(_ACKNOWLEDGE, {
-        "m_id": message["id"], "m_lease": message["lease_until"], "m_now": now, "b_id": message["booking_id"],
-        "b_ref": partner_reference or None, "t_actor": actor, "a_no": attempt["attempt_no"],
-        "a_started": attempt["started_at"], "a_ms": int(attempt["duration_ms"]), "a_outcome": attempt["outcome"],
-        "a_http": attempt["http_status"], "a_error": (attempt["error"] or "")[:1000] or None,
-    })).mappings().first()
+    booking (the usual effect of an accepting create answer) in one round trip and in autocommit by
+    the direct path (``Database.write_one``), PostgreSQL only (SQLite has no DML in CTEs). Returns
+    the booking as moved, or None when nothing was written: the caller then records and applies
+    the answer the general way."""
+    row = await db.write_one(
+        _ACKNOWLEDGE, m_id=message["id"], m_lease=message["lease_until"], m_now=now, b_id=message["booking_id"],
+        b_ref=partner_reference or None, t_actor=actor, a_no=attempt["attempt_no"], a_started=attempt["started_at"],
+        a_ms=int(attempt["duration_ms"]), a_outcome=attempt["outcome"], a_http=attempt["http_status"],
+        a_error=(attempt["error"] or "")[:1000] or None)
     # finished_id is NULL only if the lease was taken between the two UPDATEs' checks (a lease
     # outliving its 60 s): the answer is applied all the same, and the new holder's redelivery
     # (same webhook-id) finds the booking acknowledged already.
