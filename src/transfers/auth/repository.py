@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import bindparam, select
 
+from transfers.db.direct import DirectRead
+from transfers.db.engine import Database
 from transfers.db.tables import api_keys, clients, partners, wallets
 
-_LOOKUP = (
+# By the direct path (db/direct.py): with many keys in use each one misses the 1 s cache about once a
+# second, and through the engine those lookups were ~10 % of a create's CPU (bench/README.md, "Profile").
+_LOOKUP = DirectRead(
     select(
         api_keys.c.key_hash,
         api_keys.c.revoked_at,
@@ -28,9 +31,9 @@ _LOOKUP = (
     .outerjoin(clients, clients.c.id == api_keys.c.client_id)
     .outerjoin(wallets, wallets.c.client_id == clients.c.id)
     .outerjoin(partners, partners.c.id == api_keys.c.partner_id)
+    .where(api_keys.c.prefix == bindparam("prefix"))
 )
 
 
-async def find_key(conn: AsyncConnection, prefix: str) -> dict[str, Any] | None:
-    row = (await conn.execute(_LOOKUP.where(api_keys.c.prefix == prefix))).mappings().first()
-    return dict(row) if row else None
+async def find_key(db: Database, prefix: str) -> dict[str, Any] | None:
+    return await db.read_one(_LOOKUP, prefix=prefix)

@@ -83,8 +83,7 @@ class Authenticator:
 
     async def _lookup(self, token: str, kind: str, prefix: str, digest: str,
                       now: float) -> ClientPrincipal | PartnerPrincipal:
-        async with self._db.read() as conn:
-            row = await find_key(conn, prefix)
+        row = await find_key(self._db, prefix)
         if row is None or not hashes_match(row["key_hash"], token) or row["revoked_at"] is not None:
             raise AuthFailure("unknown")
         principal: ClientPrincipal | PartnerPrincipal

@@ -47,12 +47,11 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     if distance is None:
         distance = round(great_circle_km(query.airport.lat, query.airport.lng, query.point.lat, query.point.lng))
     search_id = new_search_id()
-    async with svc.db.write() as conn:
-        await repo.insert_search(
-            conn, search_id=search_id, client_id=client.client_id, request=body, query=query,
-            distance_km=distance, offers=offers, now=now,
-            expires_at=now + timedelta(seconds=svc.settings.search_ttl_seconds),
-        )
+    await repo.insert_search(
+        svc.db, search_id=search_id, client_id=client.client_id, request=body, query=query,
+        distance_km=distance, offers=offers, now=now,
+        expires_at=now + timedelta(seconds=svc.settings.search_ttl_seconds),
+    )
     return {"search_id": search_id, "distance_km": distance, "vehicles": [o.public() for o in offers]}
 
 
