@@ -156,3 +156,25 @@ async def test_partner_distance_wins_and_disabled_partners_are_not_asked(
     assert answer["distance_km"] == 31
     assert off.requests == []
     assert len(partner.requests) == 1
+
+
+async def test_the_longest_make_and_model_the_contract_allows_are_stored_and_booked(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
+    """PARTNER_API.md allows make and model of 1..200 characters: such a vehicle must be offered,
+    stored and bookable on both databases (the columns were 100 wide once, and PostgreSQL refused
+    the whole search)."""
+    from tests.helpers import booking_body
+
+    make, model = "Ž" * 200, "モ" * 199 + "x"
+    _, key = await make_client(balance="1000.00")
+    await make_partner(airports=("OSL",), vehicles=[{**default_vehicles()[0], "make": make, "model": model}])
+    response = await http.post(SEARCH, json=body_for("OSL"), headers=bearer(key))
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert [(v["make"], v["model"]) for v in answer["vehicles"]] == [(make, model)]
+    booked = await http.post("/api/v1/booking-api/booking", json=booking_body(answer["search_id"], 1),
+                             headers=bearer(key))
+    assert booked.status_code == 200, booked.text
+    assert booked.json()["booking"]["vehicle"]["make"] == make
+    assert booked.json()["booking"]["vehicle"]["model"] == model

@@ -156,3 +156,87 @@ async def test_cli_db_upgrade_to_an_unknown_revision_fails(tmp_path: Path) -> No
         assert await current_revision(fresh) is None
     finally:
         await fresh.dispose()
+
+
+def _booking_with_history(path: Path) -> None:
+    """One booking (every NOT NULL column filled by type) with an audit row pointing at it."""
+    from datetime import UTC, datetime
+    from decimal import Decimal
+
+    from sqlalchemy import JSON, Boolean, DateTime, Numeric, create_engine, insert
+
+    from transfers.db.tables import booking_transitions, bookings
+
+    def value(column: Column[Any]) -> Any:
+        kind = column.type
+        if isinstance(kind, JSON):
+            return []
+        if isinstance(kind, Boolean):
+            return False
+        if isinstance(kind, DateTime) or getattr(kind, "impl", None).__class__.__name__ == "DateTime":
+            return datetime(2026, 11, 22, tzinfo=UTC)
+        if isinstance(kind, Numeric) or getattr(kind, "impl", None).__class__.__name__ == "Numeric":
+            return Decimal("10.00")
+        return 1 if kind.python_type is int else "x"
+
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("PRAGMA foreign_keys=ON")
+            row = {c.name: value(c) for c in bookings.c if not c.nullable and c.name != "id"}
+            row.update(client_id=1, partner_id=1, search_vehicle_id=1, vehicle_make="Ž" * 150)
+            booking_id = conn.execute(insert(bookings).values(row).returning(bookings.c.id)).scalar_one()
+            conn.execute(insert(booking_transitions).values(booking_id=booking_id, to_status="PENDING", actor="test",
+                                                            created_at=datetime(2026, 11, 22, tzinfo=UTC)))
+    finally:
+        engine.dispose()
+
+
+async def test_0005_widens_vehicle_make_and_model_and_its_downgrade_cuts_long_values(tmp_path: Path) -> None:
+    import sqlite3
+
+    from alembic import command
+
+    path = tmp_path / "widen.sqlite3"
+    url = f"sqlite+aiosqlite:///{path}"
+
+    def lengths() -> dict[str, int]:
+        conn = sqlite3.connect(path)
+        try:
+            found = {}
+            for table in ("search_vehicles", "bookings"):
+                for _, name, kind, *_ in conn.execute(f"PRAGMA table_info({table})"):
+                    if name in ("make", "model", "vehicle_make", "vehicle_model"):
+                        found[name] = int(kind.split("(")[1].rstrip(")"))
+            return found
+        finally:
+            conn.close()
+
+    await asyncio.to_thread(upgrade, url, "0004")
+    assert lengths() == {"make": 100, "model": 100, "vehicle_make": 100, "vehicle_model": 100}
+    await asyncio.to_thread(upgrade, url)
+    assert lengths() == {"make": 200, "model": 200, "vehicle_make": 200, "vehicle_model": 200}
+    conn = sqlite3.connect(path)  # a long make stored under 0005, in a search of a real client and partner
+    conn.execute("PRAGMA foreign_keys=ON")
+    now = "2026-11-22 10:00:00.000000"
+    conn.execute("INSERT INTO clients (id, name, pay_type, created_at) VALUES (1, 'c', 'PREPAID', ?)", (now,))
+    conn.execute("INSERT INTO partners (id, name, base_url, airports, outbound_token_enc, signing_secret_enc,"
+                 " created_at) VALUES (1, 'p', 'http://127.0.0.1:1', 'LHR', 'x', 'y', ?)", (now,))
+    conn.execute("INSERT INTO searches (id, search_id, client_id, request, airport_iata, pickup_at, pickup_location,"
+                 " dropoff_location, adult, children, infant, created_at, expires_at)"
+                 " VALUES (1, 's_1', 1, '{}', 'LHR', ?, '{}', '{}', 1, 0, 0, ?, ?)", (now, now, now))
+    conn.execute("INSERT INTO search_vehicles (search_pk, vehicle_no, partner_id, partner_vehicle_id, make, model,"
+                 " type, max_passengers, suitcases, small_bags, net_price, sell_price, currency, extras)"
+                 " VALUES (1, 1, 1, 'v', ?, 'm', 'SEDAN', 1, 0, 0, 100, 100, 'EUR', '[]')", ("Ž" * 150,))
+    conn.commit()
+    conn.close()
+    _booking_with_history(path)  # bookings is copied too: rows elsewhere reference it
+    await asyncio.to_thread(command.downgrade, alembic_config(url), "0004")
+    assert lengths() == {"make": 100, "model": 100, "vehicle_make": 100, "vehicle_model": 100}
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT make FROM search_vehicles").fetchone() == ("Ž" * 100,)
+    assert conn.execute("SELECT vehicle_make FROM bookings").fetchone() == ("Ž" * 100,)
+    assert conn.execute("SELECT count(*) FROM booking_transitions").fetchone() == (1,)
+    assert conn.execute("SELECT count(*) FROM searches").fetchone() == (1,)  # the copy kept its parents
+    assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    conn.close()

@@ -15,14 +15,38 @@ target_metadata = metadata
 
 
 def _run(connection: Connection) -> None:
-    context.configure(
-        connection=connection,
-        target_metadata=target_metadata,
-        render_as_batch=connection.dialect.name == "sqlite",
-        compare_type=True,
-    )
-    with context.begin_transaction():
-        context.run_migrations()
+    sqlite = connection.dialect.name == "sqlite"
+    if sqlite:
+        # SQLite changes a column by copying the table into a new one and dropping the old (batch
+        # mode). With foreign keys on, dropping a table that other rows reference fails (e.g.
+        # bookings, referenced by the ledger), so foreign keys are off while migrating, and checked
+        # before COMMIT: SQLite's own procedure (sqlite.org/lang_altertable.html, "other changes").
+        # The pragma is a no-op inside a transaction, hence on the driver's connection, before BEGIN.
+        _pragma(connection, "PRAGMA foreign_keys=OFF")
+    try:
+        context.configure(
+            connection=connection,
+            target_metadata=target_metadata,
+            render_as_batch=sqlite,
+            compare_type=True,
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+            if sqlite:
+                broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    raise RuntimeError(f"migration would leave {len(broken)} broken foreign keys, e.g. {broken[0]}")
+    finally:
+        if sqlite:
+            _pragma(connection, "PRAGMA foreign_keys=ON")
+
+
+def _pragma(connection: Connection, statement: str) -> None:
+    cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(statement)
+    finally:
+        cursor.close()
 
 
 async def _run_async() -> None:
