@@ -75,6 +75,9 @@ def make_settings(database_url: str, workdir: Path, **overrides: Any) -> Setting
         "partner_create_budget_seconds": 1.0,
         "rate_limit_per_minute": 100_000,
         "rate_limit_burst": 100_000,
+        # Tests register partners and search at once on one shared app: no search-side partner
+        # snapshot here. Its 1 s default is tested on its own (tests/api/test_partner_directory.py).
+        "partner_cache_seconds": 0.0,
     }
     values.update(overrides)
     return Settings(**values)

@@ -57,6 +57,8 @@ class Settings(BaseSettings):
     rate_limit_redis_prefix: str = "transfers:ratelimit:"
     rate_limit_redis_timeout_seconds: float = 0.5
     auth_cache_seconds: float = 1.0
+    # Searches see partner and vehicle-type changes within this bound (partners/directory.py).
+    partner_cache_seconds: float = 1.0
 
     idempotency_ttl_seconds: int = 86_400
     idempotency_lock_seconds: int = 60

@@ -10,6 +10,7 @@ from transfers.clock import Clock, SystemClock
 from transfers.config import Settings
 from transfers.db.engine import Database
 from transfers.partners.client import PartnerClient
+from transfers.partners.directory import PartnerDirectory
 from transfers.partners.secrets_box import SecretBox, resolve_secret_key
 
 
@@ -21,6 +22,7 @@ class Services:
     auth: Authenticator
     box: SecretBox
     partner_client: PartnerClient
+    partners: PartnerDirectory
     extras: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -32,12 +34,14 @@ class Services:
             pool_timeout=settings.database_pool_timeout_seconds,
             application_name=application_name,
         )
+        box = SecretBox(resolve_secret_key(settings))
         return cls(
             settings=settings,
             db=database,
             clock=clock or SystemClock(),
             auth=Authenticator(database, settings.auth_cache_seconds),
-            box=SecretBox(resolve_secret_key(settings)),
+            box=box,
+            partners=PartnerDirectory(database, box, settings.partner_cache_seconds),
             partner_client=PartnerClient(max_response_bytes=settings.partner_max_response_bytes,
                                          allow_private=settings.private_partner_urls_allowed),  # SSRF guard
         )

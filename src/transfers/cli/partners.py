@@ -126,14 +126,14 @@ def _set_status(partner_id: int, status: str) -> None:
 @partners_group.command("disable")
 @click.argument("partner_id", type=int)
 def partners_disable(partner_id: int) -> None:
-    """Stop asking a partner for vehicles (searches skip it)."""
+    """Stop asking a partner for vehicles (searches skip it within TRANSFERS_PARTNER_CACHE_SECONDS)."""
     _set_status(partner_id, "disabled")
 
 
 @partners_group.command("enable")
 @click.argument("partner_id", type=int)
 def partners_enable(partner_id: int) -> None:
-    """Ask a disabled partner again."""
+    """Ask a disabled partner again (searches do within TRANSFERS_PARTNER_CACHE_SECONDS)."""
     _set_status(partner_id, "enabled")
 
 

@@ -74,12 +74,6 @@ def endpoint_of(partner_id: int, name: str, base_url: str, token_enc: str, secre
     return PartnerEndpoint(partner_id, name, base_url, _opened(box, token_enc), _opened(box, secret_enc))
 
 
-async def partners_for_airport(db: Database, box: SecretBox, iata: str) -> list[tuple[PartnerRecord, PartnerEndpoint]]:
-    async with db.read() as conn:
-        rows = await repo.enabled_with_secrets(conn)
-    return [(rec, endpoint(rec, tok, sec, box)) for rec, tok, sec in rows if rec.serves(iata)]
-
-
 async def endpoint_for(db: Database, box: SecretBox, partner_id: int) -> PartnerEndpoint | None:
     async with db.read() as conn:
         found = await repo.get_with_secrets(conn, partner_id)

@@ -8,6 +8,7 @@ in the reference data) is left out of this search and logged with the reason.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +36,7 @@ async def ask_partners(
     payload: dict[str, Any],
     *,
     timeout: float,
-    vehicle_types: set[str],
+    vehicle_types: Set[str],
     max_vehicles: int,
 ) -> list[PartnerAnswer]:
     results = await asyncio.gather(
@@ -46,7 +47,7 @@ async def ask_partners(
 
 
 async def _ask(client: PartnerClient, record: PartnerRecord, endpoint: PartnerEndpoint, payload: dict[str, Any],
-               timeout: float, vehicle_types: set[str], max_vehicles: int) -> PartnerAnswer | None:
+               timeout: float, vehicle_types: Set[str], max_vehicles: int) -> PartnerAnswer | None:
     result = await client.call(endpoint, "POST", "/booking/search", payload, timeout=timeout, observe=False)
     if not result.ok:
         observe_partner_call(endpoint.name, "/booking/search", result.outcome, result.duration_ms)  # metrics

@@ -7,12 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from transfers.clients.models import ClientPrincipal
-from transfers.partners.client import PartnerEndpoint
-from transfers.partners.models import PartnerRecord
-from transfers.partners.repository import enabled_with_secrets
-from transfers.partners.service import endpoint
 from transfers.partners.wire import search_request
-from transfers.reference.repository import vehicle_type_names
 from transfers.search import repository as repo
 from transfers.search.airports import great_circle_km
 from transfers.search.fanout import ask_partners
@@ -34,10 +29,10 @@ def new_search_id() -> str:
 async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -> dict[str, Any]:
     now = svc.clock.now()
     query = parse_search(body, now, limits(svc))
-    partners, types = await _partners_and_types(svc, query.airport.iata)
+    directory = await svc.partners.snapshot()
     answers = await ask_partners(
-        svc.partner_client, partners, partner_payload(query),
-        timeout=svc.settings.partner_timeout_seconds, vehicle_types=types,
+        svc.partner_client, directory.serving(query.airport.iata), partner_payload(query),
+        timeout=svc.settings.partner_timeout_seconds, vehicle_types=directory.vehicle_types,
         max_vehicles=svc.settings.partner_max_vehicles,
     )
     quotes = [(answer.partner, vehicle) for answer in answers for vehicle in answer.vehicles]
@@ -53,19 +48,6 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
         expires_at=now + timedelta(seconds=svc.settings.search_ttl_seconds),
     )
     return {"search_id": search_id, "distance_km": distance, "vehicles": [o.public() for o in offers]}
-
-
-async def _partners_and_types(svc: Services, iata: str) -> tuple[list[tuple[PartnerRecord, PartnerEndpoint]],
-                                                                set[str]]:
-    """The airport's enabled partners (secrets opened) and the vehicle types, read on one pooled
-    connection: one checkout and pre-ping instead of two (what ``partners_for_airport`` plus a
-    second read cost per search)."""
-    async with svc.db.read() as conn:
-        rows = await enabled_with_secrets(conn)
-        types = await vehicle_type_names(conn)
-    partners = [(record, endpoint(record, token, secret, svc.box)) for record, token, secret in rows
-                if record.serves(iata)]
-    return partners, types
 
 
 def partner_payload(query: SearchQuery) -> dict[str, Any]:
