@@ -214,3 +214,24 @@ async def test_an_integrity_violation_is_sqlalchemys_and_leaves_the_connection_u
     finally:
         await reader.close()
         await admin.close()
+
+
+async def test_only_unflushed_writes_skip_the_wal_flush(database_url: str) -> None:
+    """Searches commit without waiting for the WAL flush; bookings, wallets and reads never do: the
+    setting lives on connections of their own, so it cannot leak into a durable write."""
+    from transfers.db.engine import Database
+
+    setting = DirectRead(select(func.current_setting("synchronous_commit").label("value")))
+    db = Database(database_url, pool_size=4, application_name=APP)
+    admin = await asyncpg.connect(_dsn())
+    try:
+        for _ in range(3):  # interleaved, on reused connections
+            assert (await db.write_one_unflushed(setting)) == {"value": "off"}
+            assert (await db.write_one(setting)) == {"value": "on"}
+            assert (await db.read_one(setting)) == {"value": "on"}
+        many = await asyncio.gather(*(db.write_one_unflushed(setting) for _ in range(12)))
+        assert many == [{"value": "off"}] * 12
+        assert len(await _backends(admin)) <= 4 + 2  # the direct pool's 4 and the unflushed writes' 2
+    finally:
+        await db.dispose()
+        await admin.close()

@@ -124,10 +124,11 @@ class PostgresReader:
 
     IDLE_SECONDS = 300.0
 
-    def __init__(self, dsn: str, *, max_size: int, timeout: float, application_name: str) -> None:
+    def __init__(self, dsn: str, *, max_size: int, timeout: float, application_name: str,
+                 settings: dict[str, str] | None = None) -> None:
         self._dsn = dsn
         self._timeout = timeout
-        self._application_name = application_name
+        self._server_settings = {"application_name": application_name, **(settings or {})}
         self._max_size = max_size
         self._slots: asyncio.Semaphore | None = None
         self._idle: deque[tuple[asyncpg.Connection, float]] = deque()
@@ -135,7 +136,7 @@ class PostgresReader:
 
     async def _connect(self) -> asyncpg.Connection:
         conn = await asyncpg.connect(self._dsn, timeout=self._timeout, command_timeout=30,
-                                     server_settings={"application_name": self._application_name})
+                                     server_settings=self._server_settings)
         await _init_connection(conn)
         return conn
 

@@ -66,6 +66,7 @@ class Database:
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         self._reads = self.engine
         self._direct: PostgresReader | SqliteReader | None = None
+        self._relaxed: PostgresReader | None = None
         if self.is_sqlite:
             _configure_sqlite(self.engine)
             if parsed.database and parsed.database != ":memory:":
@@ -73,10 +74,12 @@ class Database:
         else:
             self._reads = self.engine.execution_options(isolation_level="AUTOCOMMIT")
             _ping_after_idle(self.engine)
-            self._direct = PostgresReader(
-                parsed.set(drivername="postgresql").render_as_string(hide_password=False),
-                max_size=pool_size, timeout=pool_timeout, application_name=application_name,
-            )
+            dsn = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
+            self._direct = PostgresReader(dsn, max_size=pool_size, timeout=pool_timeout,
+                                          application_name=application_name)
+            self._relaxed = PostgresReader(dsn, max_size=max(1, pool_size // 2), timeout=pool_timeout,
+                                           application_name=application_name,
+                                           settings={"synchronous_commit": "off"})
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
@@ -104,6 +107,21 @@ class Database:
             row = (await conn.execute(statement.statement, params)).mappings().first()
         return dict(row) if row is not None else None
 
+    async def write_one_unflushed(self, statement: DirectRead, **params: Any) -> dict[str, Any] | None:
+        """``write_one`` for rows that may be lost in a PostgreSQL crash (searches): its COMMIT does
+        not wait for the WAL to reach the disk (``synchronous_commit=off``, on connections of their
+        own, so the setting can never reach a booking or a wallet write).
+
+        Why: that flush is most of a search's store time and all of its outliers on this disk
+        (commits stalled 40-360 ms together, bench/README.md, "Profile"). What it risks: after a
+        PostgreSQL crash, not an API crash, the last ~0.6 s of such commits (3 x wal_writer_delay) may
+        be gone. A row written later and committed durably (a booking of that search) flushes
+        everything before it in the WAL, so nothing durable can ever refer to a lost row.
+        SQLite (WAL, synchronous=NORMAL) already commits without a flush: the same as ``write_one``."""
+        if self._relaxed is not None:
+            return await self._relaxed.one(statement.compiled(self.engine.dialect), params, write=True)
+        return await self.write_one(statement, **params)
+
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
         """A write transaction; on SQLite it takes the write lock up front (BEGIN IMMEDIATE)."""
@@ -120,6 +138,8 @@ class Database:
     async def dispose(self) -> None:
         if self._direct is not None:
             await self._direct.close()
+        if self._relaxed is not None:
+            await self._relaxed.close()
         await self.engine.dispose()
 
 
