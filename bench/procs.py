@@ -113,3 +113,22 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time the process has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_cpu_seconds() -> float:
+    """CPU time used so far by every process of the local PostgreSQL server (its backends, WAL
+    writer, checkpointer, ...). A backend that exits between two readings takes its time with it,
+    so a difference slightly under-counts; the bench's connections are pooled and live through a run."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # exited meanwhile
+        if stat[stat.find("(") + 1: stat.rfind(")")] != "postgres":
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")

@@ -26,12 +26,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]
+import asyncpg
 import httpx
 import orjson
 
 from bench import seed
-from bench.procs import Proc, cpu_seconds, rss_mib
+from bench.procs import Proc, cpu_seconds, postgres_cpu_seconds, rss_mib
 from bench.wrkrun import Request, WrkResult, write_requests, wrk
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,6 +81,7 @@ class Row:
     p50: float | None = None
     p99: float | None = None
     cpu: float | None = None  # API (or baseline) process CPU ms per request
+    pg_cpu: float | None = None  # the PostgreSQL server's CPU ms per request (its processes, summed)
     figure: str = ""
     target: str = ""
     verdict: str = ""
@@ -169,10 +170,13 @@ class Suite:
         proc = self.by_url.get(url)
         pids = proc.api_pids() if proc is not None else []
         before = sum(cpu_seconds(pid) for pid in pids)
+        pg_before = postgres_cpu_seconds()
         result = wrk(url, path, **kw)
         if pids and result.requests:
             spent = sum(cpu_seconds(pid) for pid in pids) - before
             result.extra["cpu_ms_per_req"] = round(spent * 1000 / result.requests, 3)
+        if result.requests:
+            result.extra["pg_cpu_ms_per_req"] = round((postgres_cpu_seconds() - pg_before) * 1000 / result.requests, 3)
         log(f"  {tag}: {result.rps:,.0f} req/s, p50 {result.p50_ms:.2f} ms, p99 {result.p99_ms:.2f} ms, "
             f"{result.requests} requests, {result.errors} errors, "
             f"CPU {result.extra.get('cpu_ms_per_req', float('nan')):.2f} ms/req")
@@ -619,7 +623,7 @@ class Suite:
         from sqlalchemy.dialects import postgresql
 
         from transfers.auth.repository import _LOOKUP
-        from transfers.db.tables import api_keys, bookings, wallets
+        from transfers.db.tables import bookings, wallets
 
         conn = await asyncpg.connect(dsn)
         try:
@@ -633,7 +637,7 @@ class Suite:
                     bookings.c.id == sample["id"], bookings.c.status == "PENDING_APPROVAL")).values(status="CANCELLED"),
                 "cancel: the client's wallet": select(wallets.c.id, wallets.c.balance).where(
                     wallets.c.client_id == sample["client_id"]),
-                "auth (cached 1 s): key by prefix": _LOOKUP.where(api_keys.c.prefix == "tk_000000000000"),
+                "auth (cached 1 s): key by prefix": _LOOKUP.statement.params(prefix="tk_000000000000"),
             }
             lines: list[str] = []
             for title, query in queries.items():
@@ -692,10 +696,12 @@ class Suite:
         if result is not None:
             row.rps, row.p50, row.p99 = result.rps, result.p50_ms, result.p99_ms
             row.cpu = result.extra.get("cpu_ms_per_req")
+            row.pg_cpu = result.extra.get("pg_cpu_ms_per_req")
             row.detail["wrk"] = result.summary()
         if rounds:
             row.detail["rounds"] = [{"rps": round(r.rps, 1), "p50_ms": round(r.p50_ms, 2), "p99_ms": round(r.p99_ms, 2),
-                                     "cpu_ms_per_req": r.extra.get("cpu_ms_per_req")} for r in rounds]
+                                     "cpu_ms_per_req": r.extra.get("cpu_ms_per_req"),
+                                     "pg_cpu_ms_per_req": r.extra.get("pg_cpu_ms_per_req")} for r in rounds]
         self.rows.append(row)
 
     def report(self) -> None:
@@ -784,17 +790,17 @@ def verdict(ok: bool | None) -> str:
 
 
 def render_table(rows: list[Row]) -> str:
-    head = ["Scenario", "req/s", "p50 ms", "p99 ms", "CPU ms/req", "Figure", "Target", ""]
+    head = ["Scenario", "req/s", "p50 ms", "p99 ms", "CPU ms/req", "PG CPU ms/req", "Figure", "Target", ""]
     body = []
     section = None
     for r in rows:
         if r.section != section:
             section = r.section
-            body.append([f"{section}", "", "", "", "", "", "", ""])
-        body.append([f"  {r.name}", fmt(r.rps, 0), fmt(r.p50, 2), fmt(r.p99, 2), fmt(r.cpu, 2), r.figure, r.target,
-                     r.verdict])
+            body.append([f"{section}", "", "", "", "", "", "", "", ""])
+        body.append([f"  {r.name}", fmt(r.rps, 0), fmt(r.p50, 2), fmt(r.p99, 2), fmt(r.cpu, 2), fmt(r.pg_cpu, 2),
+                     r.figure, r.target, r.verdict])
     widths = [max(len(line[i]) for line in [head, *body]) for i in range(len(head))]
-    numeric = {1, 2, 3, 4}
+    numeric = {1, 2, 3, 4, 5}
 
     def render(line: list[str]) -> str:
         cells = [c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True))]
