@@ -36,6 +36,7 @@ _SET_STATUS = _UPDATE.where(bookings.c.status == bindparam("b_expected"))
 _MOVE_STATUS = _SET_STATUS.returning(*bookings.c)
 
 _VEHICLE = [c.label(f"v_{c.name}") for c in search_vehicles.c]
+_VEHICLE_NAMES = tuple((c.name, f"v_{c.name}") for c in search_vehicles.c)
 _PARTNER = [partners.c.name.label("p_name"), partners.c.base_url.label("p_base_url"),
             partners.c.outbound_token_enc.label("p_token_enc"), partners.c.signing_secret_enc.label("p_secret_enc")]
 # The caller's unexpired search, the chosen vehicle and its partner's endpoint in one statement: the
@@ -67,7 +68,7 @@ async def find_offer(db: Database, *, client_id: int, search_id: str, vehicle_no
     search = {k: row[k] for k in _SEARCH_KEYS}
     if row["v_id"] is None:
         return search, None, None
-    vehicle = {c.name: row[f"v_{c.name}"] for c in search_vehicles.c}
+    vehicle = {name: row[label] for name, label in _VEHICLE_NAMES}
     partner = {"id": vehicle["partner_id"], "name": row["p_name"], "base_url": row["p_base_url"],
                "token_enc": row["p_token_enc"], "secret_enc": row["p_secret_enc"]}
     return search, vehicle, partner

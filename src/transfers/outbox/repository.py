@@ -152,7 +152,10 @@ async def finish_acknowledged(db: Database, message: dict[str, Any], *, attempt:
     # finished_id is NULL only if the lease was taken between the two UPDATEs' checks (a lease
     # outliving its 60 s): the answer is applied all the same, and the new holder's redelivery
     # (same webhook-id) finds the booking acknowledged already.
-    return None if row is None else {c.name: row[c.name] for c in bookings.c}
+    if row is None:
+        return None
+    del row["finished_id"]
+    return row  # the booking's columns, as named in the table
 
 
 async def expire_overdue(conn: AsyncConnection, *, now: datetime, limit: int = 100) -> list[dict[str, Any]]:
