@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from datetime import datetime
+from typing import Any
 
 import structlog
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, disable_created_metrics
@@ -61,10 +62,20 @@ def partner_call_name(path: str) -> str:
     return "other"
 
 
+# (partner, path, outcome) -> its two labelled series: ``labels()`` validates and locks on every
+# call, ten times per 10-partner search. Bounded by the registered partners' names.
+_PARTNER_SERIES: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+
+
 def observe_partner_call(partner: str, path: str, outcome: str, duration_ms: float) -> None:
-    call = partner_call_name(path)
-    PARTNER_CALLS.labels(partner, call, outcome).inc()
-    PARTNER_DURATION.labels(partner, call).observe(duration_ms / 1000)
+    key = (partner, path, outcome)
+    series = _PARTNER_SERIES.get(key)
+    if series is None:
+        call = partner_call_name(path)
+        series = (PARTNER_CALLS.labels(partner, call, outcome), PARTNER_DURATION.labels(partner, call))
+        _PARTNER_SERIES[key] = series
+    series[0].inc()
+    series[1].observe(duration_ms / 1000)
 
 
 def multiprocess_dir() -> str | None:
