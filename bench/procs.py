@@ -9,6 +9,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -87,19 +88,20 @@ class Proc:
         return children or [self.pid]
 
 
-def children_of(pid: int) -> list[int]:
-    found = []
+def _process_stats() -> Iterator[tuple[int, str, list[str]]]:
+    """(pid, command name, the fields after it) of every process, from ``/proc/<pid>/stat``."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
         except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == pid:
-            found.append(int(entry.name))
-    return sorted(found)
+            continue  # exited meanwhile
+        yield int(entry.name), stat[stat.find("(") + 1: stat.rfind(")")], stat.rsplit(")", 1)[1].split()
+
+
+def children_of(pid: int) -> list[int]:
+    return sorted(child for child, _, fields in _process_stats() if int(fields[1]) == pid)
 
 
 def rss_mib(pid: int) -> float:
@@ -119,16 +121,5 @@ def postgres_cpu_seconds() -> float:
     """CPU time used so far by every process of the local PostgreSQL server (its backends, WAL
     writer, checkpointer, ...). A backend that exits between two readings takes its time with it,
     so a difference slightly under-counts; the bench's connections are pooled and live through a run."""
-    total = 0.0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue  # exited meanwhile
-        if stat[stat.find("(") + 1: stat.rfind(")")] != "postgres":
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+    ticks = sum(int(fields[11]) + int(fields[12]) for _, name, fields in _process_stats() if name == "postgres")
+    return ticks / os.sysconf("SC_CLK_TCK")
