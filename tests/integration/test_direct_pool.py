@@ -235,3 +235,23 @@ async def test_only_unflushed_writes_skip_the_wal_flush(database_url: str) -> No
     finally:
         await db.dispose()
         await admin.close()
+
+
+async def test_a_write_right_after_the_server_closed_an_idle_connection_uses_a_new_one(
+        reader_and_dialect: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within the no-ping second: a connection the server closed (a restart) is noticed as closed
+    and never used, so the write runs once, on a new connection (it was a 500 under a crash test)."""
+    reader, dialect = reader_and_dialect
+    monkeypatch.setattr(direct_module, "PING_AFTER_IDLE_SECONDS", 60.0)
+    admin = await asyncpg.connect(_dsn())
+    try:
+        await reader.one(REASON.compiled(dialect), {"id": 1})
+        cut = await _backends(admin)
+        await admin.execute("SELECT pg_terminate_backend($1)", cut[0])
+        await asyncio.sleep(0.2)
+        row = await reader.one(REASON.compiled(dialect), {"id": 4}, write=True)
+        assert row is not None and row["id"] == 4
+        assert set(await _backends(admin)).isdisjoint(cut)
+    finally:
+        await reader.close()
+        await admin.close()

@@ -16,6 +16,7 @@ from transfers.db.errors import is_database_unavailable
     asyncpg.exceptions.TooManyConnectionsError("sorry, too many clients already"),
     ConnectionRefusedError(111, "Connection refused"),
     TimeoutError(),
+    asyncpg.exceptions.InterfaceError("cannot call Connection.fetchrow(): connection is closed"),
 ])
 def test_unreachable(error: BaseException) -> None:
     assert is_database_unavailable(error)
@@ -25,6 +26,7 @@ def test_unreachable(error: BaseException) -> None:
     asyncpg.exceptions.UniqueViolationError("duplicate key value"),
     asyncpg.exceptions.UndefinedColumnError("column does not exist"),
     ValueError("not a database error"),
+    asyncpg.exceptions.InterfaceError("cannot perform operation: another operation is in progress"),
 ])
 def test_not_unreachable(error: BaseException) -> None:
     assert not is_database_unavailable(error)

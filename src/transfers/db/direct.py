@@ -144,12 +144,19 @@ class PostgresReader:
         now = time.monotonic()
         while self._idle and now - self._idle[0][1] > self.IDLE_SECONDS:
             self._idle.popleft()[0].terminate()
-        return self._idle.pop()[0] if self._idle else None
+        while self._idle:
+            conn = self._idle.pop()[0]
+            if not conn.is_closed():  # the server closed it while it sat here (a restart)
+                return conn
+            conn.terminate()
+        return None
 
     async def _writable(self) -> asyncpg.Connection | None:
         """An idle connection for a write: pinged if it sat idle (a write is never retried, so it
         must not meet a connection the server closed meanwhile); after a failed ping every idle one
         is dropped (None: connect a new one)."""
+        while self._idle and self._idle[-1][0].is_closed():
+            self._idle.pop()[0].terminate()
         if self._idle and time.monotonic() - self._idle[-1][1] >= PING_AFTER_IDLE_SECONDS:
             conn = self._idle.pop()[0]
             try:

@@ -46,5 +46,7 @@ def _driver_says_unavailable(orig: BaseException | None) -> bool:
             return True
         if type(current).__name__ in UNAVAILABLE_DRIVER_ERRORS:
             return True
+        if type(current).__name__ == "InterfaceError" and "connection is closed" in str(current):
+            return True  # asyncpg, on a connection the server closed under it (the direct path)
         current = current.__cause__
     return False
