@@ -406,3 +406,43 @@ async def test_cancel_retry_after_a_lost_answer_is_success_not_1204(
     other_key = await http.delete("/api/v1/booking-api/booking", params=params,
                                   headers={**bearer(key), "Idempotency-Key": "someone-else"})
     assert other_key.json()["code"] == 1204
+
+
+@pytest.mark.parametrize("idem", ["create-lost-answer", "reservation_no-1", "uq_bookings_reservation_no"])
+async def test_create_retry_after_a_lost_answer_answers_the_first_booking(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner, idem: str,
+) -> None:
+    """The first create committed but its stored answer was lost: the retry with the same key hits
+    the booking's own unique key and answers that booking, charging nothing more, whatever the key
+    says (a key naming the reservation-number constraint once made the retry loop take it for a
+    number clash: 5 draws, then a 500)."""
+    from sqlalchemy import delete as sql_delete
+
+    client_id, key = await make_client(balance="100.00")
+    body = booking_body(await search_id_for(http, key), "1")
+    first = await post(http, key, body, idem)
+    assert first.status_code == 200, first.text
+    async with db.write() as conn:  # as if the process died before storing the answer
+        await conn.execute(sql_delete(idempotency_keys).where(idempotency_keys.c.client_id == client_id))
+    retry = await post(http, key, body, idem)
+    assert retry.status_code == 200, retry.text
+    assert retry.json()["booking"]["reservation_no"] == first.json()["booking"]["reservation_no"]
+    assert await footprint(db, client_id) == (1, 1, 1, Decimal("60.00"))
+
+
+async def test_a_drawn_reservation_number_already_taken_is_drawn_again(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A clash on the reservation number (2^49 space: practically never) draws a new one; the
+    client sees one booking, charged once."""
+    from transfers.bookings import service as booking_service
+
+    client_id, key = await make_client(balance="100.00")
+    first = (await post(http, key, booking_body(await search_id_for(http, key), "1"), None)).json()["booking"]
+    draws = iter([first["reservation_no"], "TB-QQQQQQQQQQ"])
+    monkeypatch.setattr(booking_service, "new_reservation_no", lambda: next(draws))
+    second = await post(http, key, booking_body(await search_id_for(http, key), "1"), None)
+    assert second.status_code == 200, second.text
+    assert second.json()["booking"]["reservation_no"] == "TB-QQQQQQQQQQ"
+    assert await footprint(db, client_id) == (2, 2, 2, Decimal("20.00"))

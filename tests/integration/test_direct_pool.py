@@ -255,3 +255,20 @@ async def test_a_write_right_after_the_server_closed_an_idle_connection_uses_a_n
     finally:
         await reader.close()
         await admin.close()
+
+
+async def test_a_parameter_asyncpg_cannot_encode_is_not_a_dead_connection(reader_and_dialect: tuple) -> None:
+    """Client-side encoding errors are raised as they are, never retried, and keep the connection."""
+    reader, dialect = reader_and_dialect
+    admin = await asyncpg.connect(_dsn())
+    try:
+        await reader.one(REASON.compiled(dialect), {"id": 1})
+        before = await _backends(admin)
+        with pytest.raises(asyncpg.exceptions.DataError, match="invalid input for query argument") as raised:
+            await reader.one(REASON.compiled(dialect), {"id": "not a number"})
+        assert not is_database_unavailable(raised.value)
+        assert (await reader.one(REASON.compiled(dialect), {"id": 2})) is not None
+        assert await _backends(admin) == before  # the same connection, kept
+    finally:
+        await reader.close()
+        await admin.close()

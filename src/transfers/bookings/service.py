@@ -129,13 +129,29 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
         except InsufficientBalance:
             raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None
         except IntegrityError as exc:
-            if "reservation_no" not in str(exc.orig):
+            if not _reservation_clash(exc):
                 raise
             continue
         return _Created(booking_id, message, endpoint_of(
             partner["id"], partner["name"], partner["base_url"], partner["token_enc"], partner["secret_enc"],
             svc.box))
     raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable
+
+
+RESERVATION_NO_CONSTRAINT = "uq_bookings_reservation_no"
+
+
+def _reservation_clash(exc: IntegrityError) -> bool:
+    """The drawn reservation number is taken (draw another), told apart from every other unique
+    violation (the client's Idempotency-Key above all) by the constraint's name, never by the
+    message: PostgreSQL's message carries the key's values, and a client's key may say anything.
+    asyncpg names the constraint (the direct path raises its error, the engine chains it as the
+    cause); SQLite's message names the columns and no values."""
+    for error in (exc.orig, getattr(exc.orig, "__cause__", None)):
+        name = getattr(error, "constraint_name", None)
+        if name is not None:
+            return bool(name == RESERVATION_NO_CONSTRAINT)
+    return str(exc.orig).endswith("bookings.reservation_no")
 
 
 def _booking_values(client: ClientPrincipal, search: dict[str, Any], vehicle: dict[str, Any],

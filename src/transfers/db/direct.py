@@ -137,7 +137,11 @@ class PostgresReader:
     async def _connect(self) -> asyncpg.Connection:
         conn = await asyncpg.connect(self._dsn, timeout=self._timeout, command_timeout=30,
                                      server_settings=self._server_settings)
-        await _init_connection(conn)
+        try:
+            await _init_connection(conn)
+        except BaseException:
+            conn.terminate()  # not left to the garbage collector
+            raise
         return conn
 
     def _take_idle(self) -> asyncpg.Connection | None:
@@ -205,7 +209,13 @@ class PostgresReader:
                     prepared = await conn.prepare(read.sql)
                     read.set_column_types([a.type.oid for a in prepared.get_attributes()])
                 record = await conn.fetchrow(read.sql, *arguments)
-            except _RETRYABLE:
+            except _RETRYABLE as exc:
+                if isinstance(exc, ValueError):
+                    # asyncpg's client-side DataError (an InterfaceError and a ValueError): a
+                    # parameter it could not encode, raised before anything was sent. The
+                    # connection is fine, and the same read would fail again.
+                    self._release(conn)
+                    raise
                 conn.terminate()
                 self._drop_idle()
                 if attempt == 2 or write:

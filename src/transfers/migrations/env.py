@@ -21,7 +21,9 @@ def _run(connection: Connection) -> None:
         # mode). With foreign keys on, dropping a table that other rows reference fails (e.g.
         # bookings, referenced by the ledger), so foreign keys are off while migrating, and checked
         # before COMMIT: SQLite's own procedure (sqlite.org/lang_altertable.html, "other changes").
-        # The pragma is a no-op inside a transaction, hence on the driver's connection, before BEGIN.
+        # The pragma is a no-op inside a transaction, hence on the driver's connection, before BEGIN;
+        # and all revisions run in one transaction (``transactional_ddl``: SQLite's DDL is
+        # transactional, Alembic just does not assume it), so a failed check commits nothing.
         _pragma(connection, "PRAGMA foreign_keys=OFF")
     try:
         context.configure(
@@ -29,6 +31,7 @@ def _run(connection: Connection) -> None:
             target_metadata=target_metadata,
             render_as_batch=sqlite,
             compare_type=True,
+            transactional_ddl=True if sqlite else None,
         )
         with context.begin_transaction():
             context.run_migrations()

@@ -32,6 +32,8 @@ _INSERT_SEARCH = insert(searches).returning(searches.c.id)
 # executemany: one statement for all of a search's offers.
 _INSERT_VEHICLES = insert(search_vehicles)
 
+# Every column is written explicitly, by both paths: a column added later with a server default
+# must be given a value here too (json_to_recordset would otherwise write NULL into it, not the default).
 _SEARCH_KEYS = tuple(c.name for c in searches.c if c.name != "id")
 _VEHICLE_KEYS = tuple(c.name for c in search_vehicles.c if c.name not in ("id", "search_pk"))
 
