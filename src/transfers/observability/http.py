@@ -33,9 +33,6 @@ log = structlog.get_logger("transfers.metrics")
 CREATE_BOOKING_ROUTE = "/api/v1/booking-api/booking"
 _WALLET_REFUSAL = b"WALLET_BALANCE_INSUFFICIENT"
 _SCRAPE_DB_TIMEOUT_SECONDS = 5.0
-# (route template, method, status) -> its request counter and duration histogram. Bounded: route
-# templates (never raw paths), the HTTP methods the server parses, and HTTP statuses.
-_CHILDREN: dict[tuple[str, str, int], tuple[Any, Any]] = {}
 
 
 def route_template(scope: Scope, entry_root_path: str) -> str:
@@ -72,14 +69,8 @@ def observe_request(scope: Scope, entry_root_path: str, seen: ResponseSeen, seco
     route = route_template(scope, entry_root_path)
     method = scope["method"]
     status = seen.status
-    key = (route, method, status)
-    children = _CHILDREN.get(key)
-    if children is None:  # labels() validates and locks on every call: look each series up once
-        children = (metrics.HTTP_REQUESTS.labels(route, method, str(status) if status else "none"),
-                    metrics.HTTP_DURATION.labels(route, method))
-        _CHILDREN[key] = children
-    children[0].inc()
-    children[1].observe(seconds)
+    metrics.series(metrics.HTTP_REQUESTS, route, method, str(status) if status else "none").inc()
+    metrics.series(metrics.HTTP_DURATION, route, method).observe(seconds)
     if route == CREATE_BOOKING_ROUTE and method == "POST" and not seen.replayed:
         if status == 200:
             metrics.BOOKINGS_CREATED.inc()

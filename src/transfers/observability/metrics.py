@@ -62,20 +62,25 @@ def partner_call_name(path: str) -> str:
     return "other"
 
 
-# (partner, path, outcome) -> its two labelled series: ``labels()`` validates and locks on every
-# call, ten times per 10-partner search. Bounded by the registered partners' names.
-_PARTNER_SERIES: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+# (metric, label values) -> its labelled child. Bounded: every caller labels with route templates,
+# HTTP methods and statuses, registered partners' names and call names, never raw input.
+_SERIES: dict[tuple[Counter | Histogram, tuple[str, ...]], Any] = {}
+
+
+def series(metric: Counter | Histogram, *values: str) -> Any:
+    """``metric.labels(*values)``, looked up once: ``labels()`` validates and takes a lock on every
+    call, a few per request (bench/README.md, "Profile")."""
+    key = (metric, values)
+    child = _SERIES.get(key)
+    if child is None:
+        child = _SERIES[key] = metric.labels(*values)
+    return child
 
 
 def observe_partner_call(partner: str, path: str, outcome: str, duration_ms: float) -> None:
-    key = (partner, path, outcome)
-    series = _PARTNER_SERIES.get(key)
-    if series is None:
-        call = partner_call_name(path)
-        series = (PARTNER_CALLS.labels(partner, call, outcome), PARTNER_DURATION.labels(partner, call))
-        _PARTNER_SERIES[key] = series
-    series[0].inc()
-    series[1].observe(duration_ms / 1000)
+    call = partner_call_name(path)
+    series(PARTNER_CALLS, partner, call, outcome).inc()
+    series(PARTNER_DURATION, partner, call).observe(duration_ms / 1000)
 
 
 def multiprocess_dir() -> str | None:
