@@ -29,11 +29,11 @@ from transfers.bookings.repository import get_by_id
 from transfers.bookings.resource import booking_resource
 from transfers.clock import SystemClock
 from transfers.config import Settings
-from transfers.db.direct import DirectRead
+from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import bookings
 
-BY_ID = DirectRead(select(bookings).where(bookings.c.id == bindparam("id")))
+BY_ID = DirectStatement(select(bookings).where(bookings.c.id == bindparam("id")))
 
 
 def create_app() -> FastAPI:

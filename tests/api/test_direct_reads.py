@@ -19,7 +19,7 @@ from tests.conftest import ClientFactory, PartnerFactory
 from tests.helpers import row_of
 from transfers.bookings import repository as repo
 from transfers.bookings.resource import RESOURCE_FIELDS
-from transfers.db.direct import DirectRead
+from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import bookings
 
@@ -69,7 +69,7 @@ async def test_concurrent_direct_reads(http: httpx.AsyncClient, make_client: Cli
     _, key = await make_client()
     await make_partner(airports=(IATA,))
     await book(http, key)
-    ids = DirectRead(select(bookings.c.id, bookings.c.reservation_no).where(bookings.c.id == bindparam("id")))
+    ids = DirectStatement(select(bookings.c.id, bookings.c.reservation_no).where(bookings.c.id == bindparam("id")))
     async with db.read() as conn:
         known = [tuple(r) for r in (await conn.execute(select(bookings.c.id, bookings.c.reservation_no)
                                                        .order_by(bookings.c.id).limit(many)))]

@@ -1,4 +1,4 @@
-"""The direct connections of PostgreSQL (``db/direct.py``, ``PostgresReader``): bounded, reused,
+"""The direct connections of PostgreSQL (``db/direct.py``, ``PostgresDirect``): bounded, reused,
 replaced when the server cut them, closed when idle, bounded waiting; writes typed as the engine
 types them, pinged after idling, never retried."""
 
@@ -15,14 +15,14 @@ from sqlalchemy.exc import IntegrityError
 
 from tests.conftest import PG_URL
 from transfers.db import direct as direct_module
-from transfers.db.direct import DirectRead, PostgresReader
+from transfers.db.direct import DirectStatement, PostgresDirect
 from transfers.db.errors import is_database_unavailable
 from transfers.db.tables import cancellation_reasons
 from transfers.db.types import Money, UTCDateTime
 
 pytestmark = pytest.mark.pg_only
 
-REASON = DirectRead(select(cancellation_reasons.c.id, cancellation_reasons.c.name)
+REASON = DirectStatement(select(cancellation_reasons.c.id, cancellation_reasons.c.name)
                     .where(cancellation_reasons.c.id == bindparam("id")))
 APP = "transfers-direct-pool-test"
 
@@ -37,10 +37,10 @@ async def _backends(admin: asyncpg.Connection) -> list[int]:
 
 
 @pytest.fixture
-async def reader_and_dialect() -> tuple[PostgresReader, object]:
+async def reader_and_dialect() -> tuple[PostgresDirect, object]:
     from sqlalchemy.dialects.postgresql.asyncpg import dialect
 
-    return PostgresReader(_dsn(), max_size=3, timeout=2.0, application_name=APP), dialect()
+    return PostgresDirect(_dsn(), max_size=3, timeout=2.0, application_name=APP), dialect()
 
 
 async def test_at_most_max_size_connections_and_they_are_reused(reader_and_dialect: tuple) -> None:
@@ -101,7 +101,7 @@ async def test_idle_connections_are_closed_after_idle_seconds(reader_and_dialect
 
 async def test_waiting_for_a_connection_is_bounded(reader_and_dialect: tuple) -> None:
     _, dialect = reader_and_dialect
-    reader = PostgresReader(_dsn(), max_size=1, timeout=0.3, application_name=APP)
+    reader = PostgresDirect(_dsn(), max_size=1, timeout=0.3, application_name=APP)
     compiled = REASON.compiled(dialect)
     try:
         admin = await asyncpg.connect(_dsn())
@@ -122,10 +122,10 @@ async def test_waiting_for_a_connection_is_bounded(reader_and_dialect: tuple) ->
 
 # --- writes (``Database.write_one``): never retried, an idle connection pinged first --------------
 
-def _echo() -> DirectRead:
+def _echo() -> DirectStatement:
     """A statement that hands its typed parameters back: what goes in through the bind processors
     must come out through the result processors unchanged."""
-    return DirectRead(select(bindparam("money", type_=Money).label("money"),
+    return DirectStatement(select(bindparam("money", type_=Money).label("money"),
                              bindparam("at", type_=UTCDateTime).label("at"),
                              bindparam("doc", type_=JSON).label("doc"),
                              literal("fixed").label("fixed")))
@@ -171,7 +171,7 @@ async def test_a_write_cut_mid_statement_is_not_retried(reader_and_dialect: tupl
     """It may have committed before the connection broke: the caller gets the error (a 503 to the
     client), never a second execution."""
     reader, dialect = reader_and_dialect
-    slow = DirectRead(select(func.pg_sleep(2).label("slept"), literal(1).label("one")))
+    slow = DirectStatement(select(func.pg_sleep(2).label("slept"), literal(1).label("one")))
     admin = await asyncpg.connect(_dsn())
     try:
         task = asyncio.create_task(reader.one(slow.compiled(dialect), {}, write=True))
@@ -199,7 +199,7 @@ async def test_a_write_cut_mid_statement_is_not_retried(reader_and_dialect: tupl
 async def test_an_integrity_violation_is_sqlalchemys_and_leaves_the_connection_usable(
         reader_and_dialect: tuple) -> None:
     reader, dialect = reader_and_dialect
-    duplicate = DirectRead(select(literal(1).label("n")).add_cte(
+    duplicate = DirectStatement(select(literal(1).label("n")).add_cte(
         insert(cancellation_reasons).from_select(["id", "name", "position", "active"], select(
             bindparam("id", type_=Integer), literal("again"), literal(99), true())).cte("i")))
     admin = await asyncpg.connect(_dsn())
@@ -221,7 +221,7 @@ async def test_only_unflushed_writes_skip_the_wal_flush(database_url: str) -> No
     setting lives on connections of their own, so it cannot leak into a durable write."""
     from transfers.db.engine import Database
 
-    setting = DirectRead(select(func.current_setting("synchronous_commit").label("value")))
+    setting = DirectStatement(select(func.current_setting("synchronous_commit").label("value")))
     db = Database(database_url, pool_size=4, application_name=APP)
     admin = await asyncpg.connect(_dsn())
     try:

@@ -1,5 +1,5 @@
 """Which failures are "the database is unreachable" (503 UNAVAILABLE), including the raw asyncpg
-exceptions the direct read path (db/direct.py) sees without SQLAlchemy's wrappers."""
+exceptions the direct path (db/direct.py) sees without SQLAlchemy's wrappers."""
 
 from __future__ import annotations
 

@@ -6,13 +6,13 @@ from typing import Any
 
 from sqlalchemy import bindparam, select
 
-from transfers.db.direct import DirectRead
+from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import api_keys, clients, partners, wallets
 
 # By the direct path (db/direct.py): with many keys in use each one misses the 1 s cache about once a
 # second, and through the engine those lookups were ~10 % of a create's CPU (bench/README.md, "Profile").
-_LOOKUP = DirectRead(
+_LOOKUP = DirectStatement(
     select(
         api_keys.c.key_hash,
         api_keys.c.revoked_at,

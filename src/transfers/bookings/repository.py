@@ -9,7 +9,7 @@ from sqlalchemy import bindparam, insert, null, select, true, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.resource import RESOURCE_FIELDS
-from transfers.db.direct import DirectRead
+from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import (
     booking_transitions,
@@ -42,7 +42,7 @@ _PARTNER = [partners.c.name.label("p_name"), partners.c.base_url.label("p_base_u
 # The caller's unexpired search, the chosen vehicle and its partner's endpoint in one statement: the
 # vehicle (and its partner) are outer-joined, so a visible search with an unknown vehicle number
 # still answers (SPEC 7.2 tells "no such search" from "no such vehicle").
-_OFFER = DirectRead(
+_OFFER = DirectStatement(
     select(searches.c.id, searches.c.airport_iata, searches.c.pickup_at, searches.c.pickup_location,
            searches.c.dropoff_location, searches.c.adult, searches.c.children, searches.c.infant,
            searches.c.distance_km, *_VEHICLE, *_PARTNER)
@@ -116,10 +116,10 @@ async def store_created(db: Database, values: dict[str, Any], *, actor: str, mes
 
 _OUTBOX_KEYS = ("partner_id", "kind", "webhook_id", "payload", "status", "attempts", "next_attempt_at", "deadline_at",
                 "lease_until", "created_at")
-_CREATED: dict[tuple[tuple[str, ...], bool], DirectRead] = {}
+_CREATED: dict[tuple[tuple[str, ...], bool], DirectStatement] = {}
 
 
-def _created_statement(keys: tuple[str, ...], debit: bool) -> DirectRead:
+def _created_statement(keys: tuple[str, ...], debit: bool) -> DirectStatement:
     """``store_created``'s PostgreSQL statement for this set of booking columns, built once.
 
     With a debit, the booking is inserted from the wallet UPDATE's RETURNING row, and everything
@@ -153,7 +153,7 @@ def _created_statement(keys: tuple[str, ...], debit: bool) -> DirectRead:
     message = (bindparam(f"o_{k}", type_=outbox.c[k].type) for k in _OUTBOX_KEYS)
     o = (insert(outbox).from_select(["booking_id", *_OUTBOX_KEYS], select(b.c.id, *message))
          .returning(outbox.c.id).cte("o"))
-    statement = DirectRead(select(b.c.id.label("booking_id"), o.c.id.label("outbox_id"))
+    statement = DirectStatement(select(b.c.id.label("booking_id"), o.c.id.label("outbox_id"))
                            .select_from(b.join(o, true())).add_cte(*ctes))
     _CREATED[(keys, debit)] = statement
     return statement
@@ -163,7 +163,7 @@ def _created_statement(keys: tuple[str, ...], debit: bool) -> DirectRead:
 # each time was ~6 % of a GET booking (bench/README.md, "Profile").
 _FOR_CLIENT = select(bookings).where(bookings.c.reservation_no == bindparam("reservation_no"),
                                      bookings.c.client_id == bindparam("client_id"))
-_RESOURCE_FOR_CLIENT = DirectRead(_FOR_CLIENT.with_only_columns(*(bookings.c[name] for name in RESOURCE_FIELDS)))
+_RESOURCE_FOR_CLIENT = DirectStatement(_FOR_CLIENT.with_only_columns(*(bookings.c[name] for name in RESOURCE_FIELDS)))
 
 
 async def resource_fields_for_client(db: Database, client_id: int, reservation_no: str) -> dict[str, Any] | None:

@@ -52,7 +52,7 @@ PING_AFTER_IDLE_SECONDS = 1.0
 
 
 @dataclass
-class CompiledRead:
+class CompiledStatement:
     sql: str
     parameters: tuple[str, ...]
     keys: tuple[str, ...]
@@ -86,22 +86,22 @@ class CompiledRead:
                 for key, proc, value in zip(self.keys, self.processors, values, strict=True)}
 
 
-class DirectRead:
+class DirectStatement:
     """One fixed SELECT (it may carry data-modifying CTEs: then it is a write, run by
     ``Database.write_one``), compiled lazily for each dialect it runs on."""
 
     def __init__(self, statement: Select[Any]) -> None:
         self.statement = statement
-        self._compiled: dict[str, CompiledRead] = {}
+        self._compiled: dict[str, CompiledStatement] = {}
 
-    def compiled(self, dialect: Dialect) -> CompiledRead:
+    def compiled(self, dialect: Dialect) -> CompiledStatement:
         found = self._compiled.get(dialect.name)
         if found is None:
             compiled = self.statement.compile(dialect=dialect)
             columns = list(self.statement.selected_columns)
             parameters = tuple(compiled.positiontup or ())
             binds = [compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in parameters]
-            found = CompiledRead(sql=compiled.string, parameters=parameters,
+            found = CompiledStatement(sql=compiled.string, parameters=parameters,
                                  keys=tuple(str(c.key) for c in columns), types=tuple(c.type for c in columns),
                                  dialect=dialect, bind_processors=tuple(binds) if any(binds) else (),
                                  defaults={name: compiled.binds[name].effective_value for name in parameters
@@ -110,8 +110,8 @@ class DirectRead:
         return found
 
 
-class PostgresReader:
-    """A small pool of asyncpg connections of its own, for single autocommit SELECTs only.
+class PostgresDirect:
+    """A small pool of asyncpg connections of its own, for single autocommit statements only.
 
     Not ``asyncpg.Pool``: its acquire/release machinery (proxy objects, reset query, an inactivity
     timer re-armed on every release) cost ~55 µs a read against ~27 µs for the ``fetchrow`` itself
@@ -144,42 +144,47 @@ class PostgresReader:
             raise
         return conn
 
-    def _take_idle(self) -> asyncpg.Connection | None:
+    def _take_idle(self) -> tuple[asyncpg.Connection, float] | None:
+        """The most recently used idle connection and when it went idle; expired ones are closed
+        and ones the server closed while they sat here (a restart) dropped on the way."""
         now = time.monotonic()
         while self._idle and now - self._idle[0][1] > self.IDLE_SECONDS:
             self._idle.popleft()[0].terminate()
         while self._idle:
-            conn = self._idle.pop()[0]
-            if not conn.is_closed():  # the server closed it while it sat here (a restart)
-                return conn
+            conn, since = self._idle.pop()
+            if not conn.is_closed():
+                return conn, since
             conn.terminate()
         return None
 
-    async def _writable(self) -> asyncpg.Connection | None:
-        """An idle connection for a write: pinged if it sat idle (a write is never retried, so it
-        must not meet a connection the server closed meanwhile); after a failed ping every idle one
-        is dropped (None: connect a new one)."""
-        while self._idle and self._idle[-1][0].is_closed():
-            self._idle.pop()[0].terminate()
-        if self._idle and time.monotonic() - self._idle[-1][1] >= PING_AFTER_IDLE_SECONDS:
-            conn = self._idle.pop()[0]
-            try:
-                await conn.fetchrow(";")  # as SQLAlchemy pings (a simple-protocol ";" breaks asyncpg)
-                return conn
-            except _RETRYABLE:
-                conn.terminate()
-                self._drop_idle()
-                return None
-            except BaseException:
-                conn.terminate()
-                raise
-        return self._take_idle()
+    async def _idle_connection(self, *, write: bool) -> asyncpg.Connection | None:
+        """An idle connection to use, or None (connect a new one). For a write, one that sat idle
+        for ``PING_AFTER_IDLE_SECONDS`` is pinged first (a write is never retried, so it must not
+        meet a connection the server closed meanwhile); after a failed ping every idle one is
+        dropped."""
+        taken = self._take_idle()
+        if taken is None:
+            return None
+        conn, since = taken
+        if not write or time.monotonic() - since < PING_AFTER_IDLE_SECONDS:
+            return conn
+        try:
+            await conn.fetchrow(";")  # as SQLAlchemy pings (a simple-protocol ";" breaks asyncpg)
+            return conn
+        except _RETRYABLE:
+            conn.terminate()
+            self._drop_idle()
+            return None
+        except BaseException:
+            conn.terminate()
+            raise
 
     def _drop_idle(self) -> None:
         while self._idle:
             self._idle.pop()[0].terminate()
 
-    async def one(self, read: CompiledRead, params: dict[str, Any], *, write: bool = False) -> dict[str, Any] | None:
+    async def one(self, statement: CompiledStatement, params: dict[str, Any], *,
+                  write: bool = False) -> dict[str, Any] | None:
         """The statement's first row (None: no row). ``write``: never retried, and a connection that
         sat idle is pinged first; an integrity violation is raised as SQLAlchemy's IntegrityError,
         as through the engine."""
@@ -192,38 +197,32 @@ class PostgresReader:
         else:
             await slots.acquire()
         try:
-            record = await self._fetch(read, read.arguments(params), write)
+            record = await self._fetch(statement, statement.arguments(params), write)
         except asyncpg.IntegrityConstraintViolationError as exc:
-            raise sa_exc.IntegrityError(read.sql, None, exc) from exc
+            raise sa_exc.IntegrityError(statement.sql, None, exc) from exc
         finally:
             slots.release()
-        return None if record is None else read.row(record)
+        return None if record is None else statement.row(record)
 
-    async def _fetch(self, read: CompiledRead, arguments: list[Any], write: bool) -> Any:
+    async def _fetch(self, statement: CompiledStatement, arguments: list[Any], write: bool) -> Any:
         for attempt in (1, 2):
-            conn = await self._writable() if write else self._take_idle()
+            conn = await self._idle_connection(write=write)
             if conn is None:
                 conn = await self._connect()
             try:
-                if read.processors is None:
-                    prepared = await conn.prepare(read.sql)
-                    read.set_column_types([a.type.oid for a in prepared.get_attributes()])
-                record = await conn.fetchrow(read.sql, *arguments)
-            except _RETRYABLE as exc:
-                if isinstance(exc, ValueError):
-                    # asyncpg's client-side DataError (an InterfaceError and a ValueError): a
-                    # parameter it could not encode, raised before anything was sent. The
-                    # connection is fine, and the same read would fail again.
-                    self._release(conn)
-                    raise
+                if statement.processors is None:
+                    prepared = await conn.prepare(statement.sql)
+                    statement.set_column_types([a.type.oid for a in prepared.get_attributes()])
+                record = await conn.fetchrow(statement.sql, *arguments)
+            except _RETRYABLE:
                 conn.terminate()
                 self._drop_idle()
                 if attempt == 2 or write:
                     raise
                 continue
             except BaseException as exc:
-                # A cancelled read may leave its connection mid-protocol; a query error (a bad
-                # parameter, a statement timeout) leaves it usable.
+                # A cancelled statement may leave its connection mid-protocol; a query error (a
+                # parameter asyncpg cannot encode, a statement timeout) leaves it usable.
                 if isinstance(exc, asyncpg.PostgresError) and not conn.is_closed():
                     self._release(conn)
                 else:
@@ -266,7 +265,7 @@ class SqliteReader:
             self._conn = conn
         return self._conn
 
-    async def one(self, read: CompiledRead, params: dict[str, Any]) -> dict[str, Any] | None:
+    async def one(self, read: CompiledStatement, params: dict[str, Any]) -> dict[str, Any] | None:
         values = self._connection().execute(read.sql, read.arguments(params)).fetchone()
         return None if values is None else read.row(values)
 

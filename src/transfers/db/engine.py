@@ -28,7 +28,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from transfers.db.direct import PING_AFTER_IDLE_SECONDS, DirectRead, PostgresReader, SqliteReader
+from transfers.db.direct import PING_AFTER_IDLE_SECONDS, DirectStatement, PostgresDirect, SqliteReader
 
 
 def _json_dumps(value: Any) -> str:
@@ -65,8 +65,8 @@ class Database:
             )
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         self._reads = self.engine
-        self._direct: PostgresReader | SqliteReader | None = None
-        self._relaxed: PostgresReader | None = None
+        self._direct: PostgresDirect | SqliteReader | None = None
+        self._relaxed: PostgresDirect | None = None
         if self.is_sqlite:
             _configure_sqlite(self.engine)
             if parsed.database and parsed.database != ":memory:":
@@ -75,9 +75,9 @@ class Database:
             self._reads = self.engine.execution_options(isolation_level="AUTOCOMMIT")
             _ping_after_idle(self.engine)
             dsn = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
-            self._direct = PostgresReader(dsn, max_size=pool_size, timeout=pool_timeout,
+            self._direct = PostgresDirect(dsn, max_size=pool_size, timeout=pool_timeout,
                                           application_name=application_name)
-            self._relaxed = PostgresReader(dsn, max_size=max(1, pool_size // 2), timeout=pool_timeout,
+            self._relaxed = PostgresDirect(dsn, max_size=max(1, pool_size // 2), timeout=pool_timeout,
                                            application_name=application_name,
                                            settings={"synchronous_commit": "off"})
 
@@ -88,7 +88,7 @@ class Database:
         async with self._reads.connect() as conn, conn.begin():
             yield conn
 
-    async def read_one(self, read: DirectRead, **params: Any) -> dict[str, Any] | None:
+    async def read_one(self, read: DirectStatement, **params: Any) -> dict[str, Any] | None:
         """One row of a fixed SELECT by the direct path (``db/direct.py``), as the engine would give it."""
         if self._direct is None:
             async with self.read() as conn:
@@ -96,18 +96,18 @@ class Database:
             return dict(row) if row is not None else None
         return await self._direct.one(read.compiled(self.engine.dialect), params)
 
-    async def write_one(self, statement: DirectRead, **params: Any) -> dict[str, Any] | None:
+    async def write_one(self, statement: DirectStatement, **params: Any) -> dict[str, Any] | None:
         """Run one statement that is atomic by itself (e.g. a data-modifying WITH) and answer its
         first row: on PostgreSQL by the direct path in autocommit (no BEGIN/COMMIT round trips, and
         row locks held only while PostgreSQL executes and commits it), never retried; elsewhere in a
         ``write()`` transaction of its own."""
-        if isinstance(self._direct, PostgresReader):
+        if isinstance(self._direct, PostgresDirect):
             return await self._direct.one(statement.compiled(self.engine.dialect), params, write=True)
         async with self.write() as conn:
             row = (await conn.execute(statement.statement, params)).mappings().first()
         return dict(row) if row is not None else None
 
-    async def write_one_unflushed(self, statement: DirectRead, **params: Any) -> dict[str, Any] | None:
+    async def write_one_unflushed(self, statement: DirectStatement, **params: Any) -> dict[str, Any] | None:
         """``write_one`` for rows that may be lost in a PostgreSQL crash (searches): its COMMIT does
         not wait for the WAL to reach the disk (``synchronous_commit=off``, on connections of their
         own, so the setting can never reach a booking or a wallet write).

@@ -28,7 +28,7 @@ def is_database_unavailable(error: BaseException) -> bool:
         if isinstance(error, sa_exc.OperationalError | sa_exc.InterfaceError):
             return True
         return _driver_says_unavailable(error.orig)
-    # The direct read path (db/direct.py) meets asyncpg's own exceptions, not SQLAlchemy's wrappers.
+    # The direct path (db/direct.py) meets asyncpg's own exceptions, not SQLAlchemy's wrappers.
     return isinstance(error, ConnectionError | TimeoutError | OSError) or _driver_says_unavailable(error)
 
 

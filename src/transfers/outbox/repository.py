@@ -18,7 +18,7 @@ from sqlalchemy import Select, and_, bindparam, exists, func, insert, literal, o
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.state import BookingStatus
-from transfers.db.direct import DirectRead
+from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import booking_transitions, bookings, delivery_attempts, outbox, partners
 
@@ -134,7 +134,7 @@ def _acknowledge_statement() -> Select[Any]:
     return select(*b.c, f.c.id.label("finished_id")).select_from(b.outerjoin(f, true())).add_cte(attempt, audit)
 
 
-_ACKNOWLEDGE = DirectRead(_acknowledge_statement())
+_ACKNOWLEDGE = DirectStatement(_acknowledge_statement())
 
 
 async def finish_acknowledged(db: Database, message: dict[str, Any], *, attempt: dict[str, Any],

@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy import JSON, bindparam, column, func, insert, select, true
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.db.direct import DirectRead
+from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import search_vehicles, searches
 from transfers.db.types import CENT
@@ -38,7 +38,7 @@ _SEARCH_KEYS = tuple(c.name for c in searches.c if c.name != "id")
 _VEHICLE_KEYS = tuple(c.name for c in search_vehicles.c if c.name not in ("id", "search_pk"))
 
 
-def _store_statement() -> DirectRead:
+def _store_statement() -> DirectStatement:
     s = insert(searches).values({k: bindparam(k, type_=searches.c[k].type) for k in _SEARCH_KEYS}) \
         .returning(searches.c.id).cte("s")
     rows = func.json_to_recordset(bindparam("offers", type_=JSON)).table_valued(
@@ -46,7 +46,7 @@ def _store_statement() -> DirectRead:
     vehicles = insert(search_vehicles).from_select(
         ["search_pk", *_VEHICLE_KEYS], select(s.c.id, *(rows.c[k] for k in _VEHICLE_KEYS)).select_from(
             s.join(rows, true()))).cte("v")
-    return DirectRead(select(s.c.id).add_cte(vehicles))
+    return DirectStatement(select(s.c.id).add_cte(vehicles))
 
 
 _STORE = _store_statement()
