@@ -33,20 +33,22 @@ async def prepare_database(cfg: Settings, *, wait_seconds: float = 0.0, migrate:
     (``db upgrade`` applies its own ``--revision``). ``wait_for_migrations``: a schema behind the
     code is waited for too (a ``worker`` started beside the ``serve`` that is migrating)."""
     url = cfg.resolved_database_url
-    deadline = time.monotonic() + max(0.0, wait_seconds)
+    started = time.monotonic()
+    deadline = started + max(0.0, wait_seconds)
     attempt = 0
     while True:
         attempt += 1
         try:
             schema = await read_schema(url)
-            problem = schema_problem(schema, url, migrates=migrate)
-            if problem is not None and not (problem.transient and wait_for_migrations):
-                raise problem
-            if problem is None:
+            found = schema_problem(schema, url, migrates=migrate)
+            if found is None:
                 break
+            if not wait_for_migrations:
+                found.transient = False  # a schema behind is waited for only by the worker
+            raise found
         except Unavailable as exc:
             if not exc.transient or time.monotonic() >= deadline:
-                raise
+                raise _gave_up(exc, attempt, started)  # noqa: B904 (the driver's error is its cause)
             problem = exc
         pause = min(RETRY_SECONDS, max(0.0, deadline - time.monotonic()))
         log.warning("database_unavailable", target=shown_target(url), attempt=attempt, error=str(problem),
@@ -73,7 +75,8 @@ async def prepare_redis(cfg: Settings, *, wait_seconds: float = 0.0) -> None:
     """When Redis is configured, return once it answers a PING; ``Unavailable`` after ``wait_seconds``."""
     if not cfg.redis_url:
         return
-    deadline = time.monotonic() + max(0.0, wait_seconds)
+    started = time.monotonic()
+    deadline = started + max(0.0, wait_seconds)
     attempt = 0
     while True:
         attempt += 1
@@ -82,11 +85,19 @@ async def prepare_redis(cfg: Settings, *, wait_seconds: float = 0.0) -> None:
             return
         except Unavailable as exc:
             if not exc.transient or time.monotonic() >= deadline:
-                raise
+                raise _gave_up(exc, attempt, started)  # noqa: B904 (the driver's error is its cause)
             pause = min(RETRY_SECONDS, max(0.0, deadline - time.monotonic()))
             log.warning("redis_unavailable", target=mask_url(cfg.redis_url), attempt=attempt, error=str(exc),
                         retry_in_seconds=round(pause, 2))
             await asyncio.sleep(pause)
+
+
+def _gave_up(exc: Unavailable, attempts: int, started: float) -> Unavailable:
+    if attempts == 1:
+        return exc
+    final = Unavailable(f"{exc} (gave up after {attempts} attempts in {time.monotonic() - started:.0f} s)")
+    final.__cause__ = exc.__cause__
+    return final
 
 
 def run_preflight(cfg: Settings, **options: Any) -> None:
