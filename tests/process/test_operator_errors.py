@@ -4,15 +4,21 @@ code (2 settings, 69 unavailable), no traceback unless asked, never a password."
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import pwd
 import secrets
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 
 from tests.conftest import ON_POSTGRES, PG_URL
-from tests.process.conftest import FreshDatabase, _pg_admin, async_url
+from tests.process.conftest import PG_BIN, FreshDatabase, PrivateCluster, _pg_admin, async_url, run_cmd
 from tests.process.operator import Ran, assert_operator_error, operator_env, transfers
 from tests.servers import free_port
 from transfers.db.migrate import upgrade
@@ -167,3 +173,41 @@ async def test_debug_shows_the_traceback_of_an_infrastructure_error(tmp_path: Pa
     ran = await transfers("--debug", *CLIENT, env=operator_env(url), cwd=tmp_path)
     assert ran.returncode == 69 and "Traceback" in ran.stderr, ran.show()
     assert ran.error_lines[-1].startswith("error: database postgresql://postgres:***@127.0.0.1:")
+
+
+@pytest.fixture
+async def password_cluster() -> AsyncIterator[PrivateCluster]:
+    """A PostgreSQL cluster of the test's own whose TCP logins need a password (scram-sha-256;
+    the shared server trusts every login from 127.0.0.1, where a wrong password would be accepted)."""
+    if os.geteuid() != 0 or not (PG_BIN / "initdb").exists() or shutil.which("runuser") is None:
+        pytest.skip("needs root, runuser and PostgreSQL 15 server binaries for a private cluster")
+    port = free_port()
+    root = Path(tempfile.mkdtemp(prefix="transfers-pgpw-", dir="/tmp"))
+    owner = pwd.getpwnam("postgres")
+    os.chown(root, owner.pw_uid, owner.pw_gid)
+    cluster = PrivateCluster(root, port)
+    try:
+        rc, output = await run_cmd("runuser", "-u", "postgres", "--", str(PG_BIN / "initdb"), "-D", str(cluster.data),
+                                   "--auth-local=trust", "--auth-host=scram-sha-256", "-U", "postgres", "--no-sync",
+                                   "--no-instructions", "-E", "UTF8", "--locale=C")
+        assert rc == 0, output
+        await cluster.start()
+        rc, output = await run_cmd(str(PG_BIN.parent / "bin" / "psql"), "-h", str(root), "-p", str(port), "-U",
+                                   "postgres", "-d", "postgres", "-c", "ALTER ROLE postgres PASSWORD 'right-pw'")
+        assert rc == 0, output
+        yield cluster
+    finally:
+        with contextlib.suppress(Exception):
+            await cluster.stop_immediate()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.slow
+async def test_wrong_password(password_cluster: PrivateCluster, tmp_path: Path) -> None:
+    url = f"postgresql://postgres:{PASSWORD}@127.0.0.1:{password_cluster.port}/postgres"
+    for args in _commands(free_port()):
+        ran = await transfers(*args, env=operator_env(url), cwd=tmp_path)
+        assert_operator_error(ran, 69, "refused the login", "password authentication failed", hidden=(PASSWORD,))
+    right = f"postgresql://postgres:right-pw@127.0.0.1:{password_cluster.port}/postgres"
+    ran = await transfers(*CLIENT, env=operator_env(right), cwd=tmp_path)
+    assert_operator_error(ran, 69, "no schema yet", hidden=("right-pw",))  # the login itself was accepted
