@@ -23,6 +23,7 @@ from tests.process.operator import Ran, assert_operator_error, operator_env, tra
 from tests.servers import free_port
 from transfers.db.migrate import upgrade
 
+pytestmark = pytest.mark.slow  # ~30 runs of the installed command, 1-3 s each
 PASSWORD = "pw-never-shown-7f3a"
 CLIENT = ("clients", "create", "--name", "Operator Test Agency")
 
@@ -202,7 +203,6 @@ async def password_cluster() -> AsyncIterator[PrivateCluster]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.mark.slow
 async def test_wrong_password(password_cluster: PrivateCluster, tmp_path: Path) -> None:
     url = f"postgresql://postgres:{PASSWORD}@127.0.0.1:{password_cluster.port}/postgres"
     for args in _commands(free_port()):

@@ -77,7 +77,7 @@ class OperatorGroup(click.Group):
             self._fail(ctx, exc, exc.lines, exc.exit_code)
         except Exception as exc:
             cfg = _loaded_settings()
-            problem = describe_database_error(exc, cfg.resolved_database_url) if cfg is not None else None
+            problem = describe_database_error(exc, cfg.resolved_database_url, anywhere=True) if cfg else None
             if problem is not None:
                 self._fail(ctx, exc, problem.lines, problem.exit_code)
             if _debugging(ctx):

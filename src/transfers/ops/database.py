@@ -8,6 +8,7 @@ pools: a refused or missing database must read as one line naming it, never as a
 from __future__ import annotations
 
 import asyncio
+import errno
 import socket
 import sqlite3
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ CONNECT_TIMEOUT_SECONDS = 5.0
 _MAX_CHAIN = 8
 # SQLSTATEs worth waiting for: the server is starting up, shutting down, or full.
 _TRANSIENT_STATES = frozenset({"57P01", "57P02", "57P03", "53300"})
+_NETWORK_ERRNOS = frozenset({errno.ECONNREFUSED, errno.ECONNRESET, errno.EHOSTUNREACH, errno.ENETUNREACH,
+                             errno.ETIMEDOUT, errno.EHOSTDOWN, errno.ENETDOWN, errno.ECONNABORTED})
 
 
 @dataclass(frozen=True)
@@ -156,8 +159,30 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
-def describe_database_error(exc: BaseException, url: str) -> Unavailable | None:
-    """One line for an error that means the database cannot be used; None for any other error."""
+_DRIVER_MODULES = ("asyncpg", "sqlalchemy", "aiosqlite", "sqlite3", "alembic")
+
+
+def raised_by_database(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it wraps) came out of the database stack. Why: a plain OSError or
+    TimeoutError elsewhere (a file not writable, a partner timing out) is not the database's fault,
+    and SQLAlchemy lets asyncpg's ``ConnectionRefusedError`` through unwrapped."""
+    for error in _chain(exc):
+        tb = error.__traceback__
+        while tb is not None:
+            module = str(tb.tb_frame.f_globals.get("__name__", ""))
+            if module.split(".", 1)[0] in _DRIVER_MODULES:
+                return True
+            tb = tb.tb_next
+    return False
+
+
+def describe_database_error(exc: BaseException, url: str, *, anywhere: bool = False) -> Unavailable | None:
+    """One line for an error that means the database cannot be used; None for any other error.
+
+    ``anywhere``: ``exc`` was caught far from the database (the CLI's last resort), so only an error
+    raised inside the database stack counts."""
+    if anywhere and not raised_by_database(exc):
+        return None
     target = shown_target(url)
     parsed = make_url(url)
     secrets = [url_password(url), parsed.password if isinstance(parsed.password, str) else None]
@@ -188,7 +213,8 @@ def _describe_one(error: BaseException, target: str, parsed: Any) -> tuple[str, 
         return f"database {target} unreachable: connection refused (is PostgreSQL running and listening there?)", True
     if isinstance(error, TimeoutError):
         return f"database {target} unreachable: no answer within {CONNECT_TIMEOUT_SECONDS:g} s", True
-    if isinstance(error, OSError) and not isinstance(error, sqlite3.Error):
+    if isinstance(error, ConnectionError | socket.herror) or (
+            isinstance(error, OSError) and error.errno in _NETWORK_ERRNOS):
         reason = error.strerror or message
         return f"database {target} unreachable: {reason}", True
     if type(error).__name__ in ("ConnectionDoesNotExistError", "InterfaceError") and "closed" in message:
