@@ -9,8 +9,10 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -36,19 +38,26 @@ def debug_option() -> click.Option:
                         help="print tracebacks of errors (also: TRANSFERS_LOG_LEVEL=DEBUG)")
 
 
-def add_debug_everywhere(command: click.Command) -> None:
-    """``--debug`` on ``command`` and every sub-command below it (``transfers serve --debug`` works too)."""
+def prepare_commands(command: click.Command) -> None:
+    """On ``command`` and every sub-command below it: ``--debug`` (so ``transfers serve --debug`` works
+    too), and the settings checked before the command's own code runs (after its arguments are
+    parsed, so ``--help`` and usage errors come first)."""
     if not any(p.name == "debug" for p in command.params):
         command.params.append(debug_option())
     if isinstance(command, click.Group):
         for sub in command.commands.values():
-            add_debug_everywhere(sub)
+            prepare_commands(sub)
+    elif command.callback is not None and command.name not in SELF_CHECKING:
+        command.callback = _settings_checked(command.callback)
 
 
-def check_settings_before(ctx: click.Context) -> None:
-    """The root group's callback: bad settings stop every command but the self-checking ones."""
-    if ctx.invoked_subcommand not in SELF_CHECKING:
+def _settings_checked(callback: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(callback)
+    def checked(*args: Any, **kwargs: Any) -> Any:
         load_settings()
+        return callback(*args, **kwargs)
+
+    return checked
 
 
 def _loaded_settings() -> Settings | None:

@@ -8,7 +8,7 @@ from transfers.cli.bookings import bookings_group
 from transfers.cli.clients import clients_group, keys_group, wallet_group
 from transfers.cli.db import db_group
 from transfers.cli.doctor import doctor
-from transfers.cli.errors import OperatorGroup, add_debug_everywhere, check_settings_before
+from transfers.cli.errors import OperatorGroup, prepare_commands
 from transfers.cli.outbox import outbox_group
 from transfers.cli.partners import partners_group
 from transfers.cli.sandbox import sandbox_partner
@@ -18,13 +18,11 @@ from transfers.cli.worker import worker
 
 @click.group(cls=OperatorGroup)
 @click.version_option(package_name="transfers")
-@click.pass_context
-def cli(ctx: click.Context) -> None:
+def cli() -> None:
     """Operate the transfers booking service (settings: TRANSFERS_* environment variables).
 
     Exit codes: 0 done, 1 refused or failed, 2 bad usage or settings, 69 PostgreSQL or Redis unusable.
     """
-    check_settings_before(ctx)
 
 
 cli.add_command(serve)
@@ -38,7 +36,7 @@ cli.add_command(worker)
 cli.add_command(bookings_group)
 cli.add_command(outbox_group)
 cli.add_command(doctor)
-add_debug_everywhere(cli)
+prepare_commands(cli)
 
 
 def main() -> None:
