@@ -120,6 +120,8 @@ async def test_bad_settings_are_reported_together_before_anything_starts(tmp_pat
                                        "TRANSFERS_SANDBOX_PARTNER='maybe'", hidden=(PASSWORD,))
         assert len(stderr.splitlines()) == 3
     assert not (tmp_path / "var").exists()  # nothing started: no SQLite file, no generated key
+    helped = await transfers("serve", "--help", env=env, cwd=tmp_path)  # help needs no settings
+    assert helped.returncode == 0 and "--wait-for-db" in helped.stdout, helped.show()
 
 
 async def test_live_refusals_say_what_to_set(tmp_path: Path) -> None:

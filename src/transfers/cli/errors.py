@@ -75,7 +75,8 @@ def _debugging(ctx: click.Context) -> bool:
 
 
 class OperatorGroup(click.Group):
-    """The root group: settings checked before any sub-command, every failure rendered as above."""
+    """The root group: every failure of any sub-command rendered as above (``prepare_commands`` adds
+    ``--debug`` and the settings check to each of them)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
