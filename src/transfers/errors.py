@@ -114,8 +114,8 @@ class PartnerApiError(Exception):
         self.message = message
 
 
-def unauthenticated() -> ServiceError:
-    return ServiceError(401, "UNAUTHENTICATED", "A valid bearer API key is required.",
+def unauthenticated(message: str = "A valid bearer API key is required.") -> ServiceError:
+    return ServiceError(401, "UNAUTHENTICATED", message,
                         {"WWW-Authenticate": 'Bearer realm="transfers"'})  # RFC 9110 11.6.1
 
 
