@@ -24,7 +24,7 @@ from sqlalchemy.exc import IntegrityError
 
 from transfers.bookings.repository import release_idempotency_key
 from transfers.db.tables import idempotency_keys
-from transfers.errors import ServiceError
+from transfers.errors import ErrorCode, ServiceError
 from transfers.idempotency.fingerprint import Fingerprint
 from transfers.services import Services
 
@@ -40,7 +40,7 @@ class StoredAnswer:
 
 def check_key(key: str) -> str:
     if not 1 <= len(key) <= MAX_KEY or not key.isprintable():
-        raise ServiceError(400, "IDEMPOTENCY_KEY_INVALID", "Idempotency-Key must be 1 to 255 printable characters.")
+        raise ServiceError(ErrorCode.IDEMPOTENCY_KEY_INVALID)
     return key
 
 
@@ -70,8 +70,7 @@ async def run_idempotent(svc: Services, client_id: int, key: str, request: Finge
             # earlier window lets go of it.
             await release_idempotency_key(conn, client_id, key, created_before=stale_before)
         elif not request.matches(row["request_hash"]):
-            raise ServiceError(422, "IDEMPOTENCY_KEY_REUSED",
-                               "This Idempotency-Key was used with a different request.")
+            raise ServiceError(ErrorCode.IDEMPOTENCY_KEY_REUSED)
         elif row["state"] == "done":
             return StoredAnswer(row["response_status"], (row["response_body"] or "").encode(), True)
         elif row["locked_until"] > now:
@@ -100,5 +99,4 @@ async def _forget(svc: Services, client_id: int, key: str) -> None:
 
 
 def _in_use() -> ServiceError:
-    return ServiceError(409, "IDEMPOTENCY_KEY_IN_USE", "A request with this Idempotency-Key is still running.",
-                        {"Retry-After": "1"})
+    return ServiceError(ErrorCode.IDEMPOTENCY_KEY_IN_USE, headers={"Retry-After": "1"})

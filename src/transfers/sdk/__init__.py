@@ -29,6 +29,7 @@ Errors::
     │   ├── AuthenticationError         401 UNAUTHENTICATED
     │   ├── ClientSuspended             403 CLIENT_SUSPENDED
     │   ├── IdempotencyConflict         409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED
+    │   ├── InvalidRequest              400/404/405/413/422 string codes: the request itself is wrong
     │   ├── RateLimited                 429 RATE_LIMITED (after retries): .retry_after
     │   └── ServerError                 5xx INTERNAL_ERROR, UNAVAILABLE (after retries)
     ├── NetworkError                    unreachable / timed out (after retries); __cause__ is httpx's
@@ -43,6 +44,7 @@ from transfers.sdk.errors import (
     AuthenticationError,
     ClientSuspended,
     IdempotencyConflict,
+    InvalidRequest,
     NetworkError,
     RateLimited,
     ServerError,
@@ -83,6 +85,7 @@ __all__ = [
     "Driver",
     "ExtraService",
     "IdempotencyConflict",
+    "InvalidRequest",
     "NetworkError",
     "Passenger",
     "Passengers",

@@ -18,16 +18,14 @@ from transfers.bookings import repository as repo
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.reverse import ReverseUpdate, partner_view
-from transfers.errors import PartnerApiError
+from transfers.errors import ErrorCode, PartnerApiError
 
 router = APIRouter(prefix="/api/v1/reverse", tags=["Reverse API (partners)"])
 register_body("reverse_update_booking", ReverseUpdate)
 PARTNER_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": schemas.ServiceErrorBody, "description": "MALFORMED_JSON"},
-    401: {"model": schemas.ServiceErrorBody, "description": "UNAUTHENTICATED: missing, unknown or revoked partner key"},
+    **schemas.service_errors(ErrorCode.MALFORMED_JSON, ErrorCode.UNAUTHENTICATED, ErrorCode.RATE_LIMITED),
     404: {"model": schemas.BookingNotFoundBody, "description": "unknown booking, or another partner's"},
     422: {"model": schemas.PartnerErrorBody, "description": "invalid update or refused transition"},
-    429: {"model": schemas.ServiceErrorBody, "description": "RATE_LIMITED"},
 }
 
 
