@@ -9,7 +9,7 @@ from pathlib import Path
 
 from transfers.api.schemas import ServiceErrorBody
 from transfers.errors import ErrorCode, ServiceError
-from transfers.sdk.errors import ERROR_CLASSES, ApiError, AuthenticationError, ClientSuspended, ServerError
+from transfers_sdk.errors import ERROR_CLASSES, ApiError, AuthenticationError, ClientSuspended, ServerError
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
