@@ -18,14 +18,13 @@ from typing import Any
 
 import structlog
 from fastapi import APIRouter, Request
-from sqlalchemy import func, select
 from starlette.responses import Response
 from starlette.types import Message, Scope
 
+from transfers.bookings import queries as booking_queries
 from transfers.bookings.state import BookingStatus
-from transfers.db.tables import bookings, outbox
 from transfers.observability import metrics
-from transfers.outbox.repository import PENDING
+from transfers.outbox import repository as outbox_repo
 from transfers.services import Services
 
 log = structlog.get_logger("transfers.metrics")
@@ -80,17 +79,12 @@ async def _database_families(svc: Services) -> list[Any]:
     now = svc.clock.now()
     try:
         async with asyncio.timeout(_SCRAPE_DB_TIMEOUT_SECONDS), svc.db.read() as conn:
-            pending, oldest = (await conn.execute(
-                select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status == PENDING)
-            )).one()
-            rows = (await conn.execute(
-                select(bookings.c.status, func.count()).group_by(bookings.c.status)
-            )).all()
+            pending, oldest = await outbox_repo.pending_summary(conn)
+            by_status = await booking_queries.count_by_status(conn)
     except Exception as exc:  # a scrape must still answer the process metrics
         log.warning("metrics_database_scrape_failed", error=type(exc).__name__)
         return metrics.database_families(pending=0, oldest_pending=None, now=now, bookings_by_status={},
                                          statuses=statuses, ok=False)
     return metrics.database_families(
-        pending=int(pending), oldest_pending=oldest, now=now,
-        bookings_by_status={str(status): int(count) for status, count in rows}, statuses=statuses, ok=True,
+        pending=pending, oldest_pending=oldest, now=now, bookings_by_status=by_status, statuses=statuses, ok=True,
     )
