@@ -5,6 +5,7 @@ and every status change is a compare-and-set through ``lifecycle.transition``.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
@@ -98,7 +99,10 @@ async def _sync_one(svc: Services, booking_id: int, reservation_no: str, partner
 MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction
 
 
-async def _drain(job: Any, svc: Services) -> int:
+Job = Callable[[Services], Awaitable[int]]
+
+
+async def _drain(job: Job, svc: Services) -> int:
     """Run ``job`` batch after batch until a batch comes back short (or MAX_BATCHES), so a backlog
     larger than one batch is still handled in the same run."""
     total = 0
@@ -110,9 +114,22 @@ async def _drain(job: Any, svc: Services) -> int:
     return total
 
 
+JOBS: tuple[tuple[str, str, Job], ...] = (
+    ("expire_deliveries", "expired", expire_deliveries),
+    ("complete_rides", "completed", complete_rides),
+    ("reconcile", "reconciled", reconcile),
+)
+
+
 async def run_all(svc: Services) -> dict[str, Any]:
-    return {
-        "expired": await _drain(expire_deliveries, svc),
-        "completed": await _drain(complete_rides, svc),
-        "reconciled": await _drain(reconcile, svc),
-    }
+    """Every job once (each drained batch by batch), in order. A job that raises is logged as
+    ``job_failed`` with its name, then the error propagates as before (the worker tries again at
+    its next interval)."""
+    counts: dict[str, Any] = {}
+    for name, key, job in JOBS:
+        try:
+            counts[key] = await _drain(job, svc)
+        except Exception:
+            log.exception("job_failed", job=name)
+            raise
+    return counts
