@@ -29,6 +29,7 @@ from transfers.bookings.state import BookingStatus, TransitionRefused, is_cancel
 from transfers.clients.models import ClientPrincipal, Permission
 from transfers.errors import Code, SpecError
 from transfers.outbox import repository as outbox_repo
+from transfers.outbox.kinds import MessageKind
 from transfers.outbox.policy import delivery_deadline
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.service import endpoint_of
@@ -118,7 +119,7 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
         values["reservation_no"] = new_reservation_no()
         # Workers leave it alone while this request makes its own attempt (the 2 s budget).
         message = outbox_repo.new_message(
-            booking_id=None, partner_id=values["partner_id"], kind="booking.create",
+            booking_id=None, partner_id=values["partner_id"], kind=MessageKind.CREATE.value,
             payload=_create_payload(values, request), now=now, deadline=deadline,
             not_before=now + timedelta(seconds=settings.partner_create_budget_seconds + 1),
             lease_until=now + timedelta(seconds=settings.outbox_lease_seconds) if leased else None)
