@@ -6,13 +6,15 @@ paths are in ``fast_paths.py``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import bindparam, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.resource import RESOURCE_FIELDS
+from transfers.bookings.state import BookingStatus
 from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import (
@@ -160,3 +162,32 @@ async def release_idempotency_key(conn: AsyncConnection, client_id: int, key: st
     await conn.execute(update(bookings).where(
         bookings.c.client_id == client_id, bookings.c.idempotency_key == key, bookings.c.created_at < created_before,
     ).values(idempotency_key=None))
+
+
+# --- Claims of the scheduled jobs (``jobs/scheduled.py``) -----------------------------------------
+
+async def lock_approved_before(conn: AsyncConnection, cutoff: datetime, *, limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` APPROVED bookings picked up at or before ``cutoff``, row-locked (skipping rows
+    another worker holds on PostgreSQL; SQLite's write transaction excludes others)."""
+    rows = await conn.execute(
+        select(bookings).where(bookings.c.status == BookingStatus.APPROVED.value, bookings.c.pickup_at <= cutoff)
+        .limit(limit).with_for_update(skip_locked=True))
+    return [dict(r._mapping) for r in rows]
+
+
+async def claim_unsynced(conn: AsyncConnection, statuses: Sequence[str], *, older_than: datetime, now: datetime,
+                         limit: int) -> list[tuple[int, str, int]]:
+    """Claim up to ``limit`` bookings in ``statuses`` created and last synced (if ever) no later than
+    ``older_than``: their ``synced_at`` becomes ``now``, so no other worker claims them before the
+    same age passes again. Returns (id, reservation_no, partner_id) of each."""
+    candidates = (
+        select(bookings.c.id).where(
+            bookings.c.status.in_(list(statuses)), bookings.c.created_at <= older_than,
+            or_(bookings.c.synced_at.is_(None), bookings.c.synced_at <= older_than),
+        ).limit(limit).with_for_update(skip_locked=True)
+    )
+    rows = (await conn.execute(
+        update(bookings).where(bookings.c.id.in_(candidates.scalar_subquery())).values(synced_at=now)
+        .returning(bookings.c.id, bookings.c.reservation_no, bookings.c.partner_id)
+    )).all()
+    return [(int(i), str(no), int(p)) for i, no, p in rows]

@@ -28,6 +28,7 @@ from transfers.bookings.rules import (
 from transfers.bookings.state import BookingStatus, TransitionRefused, is_cancelable
 from transfers.clients.models import ClientPrincipal, Permission
 from transfers.errors import Code, SpecError
+from transfers.observability import metrics
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.kinds import MessageKind
 from transfers.outbox.policy import delivery_deadline
@@ -127,11 +128,14 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
             booking_id, _ = await fast_paths.store_created(svc.db, values, actor=f"client:{client.client_id}",
                                                            message=message)
         except InsufficientBalance:
+            metrics.WALLET_REFUSALS.inc()
             raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None
         except IntegrityError as exc:
             if not _reservation_clash(exc):
                 raise
             continue
+        # Counted here, where the booking was written: an idempotent replay never gets this far.
+        metrics.BOOKINGS_CREATED.inc()
         return _Created(booking_id, message, endpoint_of(
             partner["id"], partner["name"], partner["base_url"], partner["token_enc"], partner["secret_enc"],
             svc.box))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CTE, ColumnElement, and_, bindparam, exists, insert, or_, select, update
+from sqlalchemy import CTE, ColumnElement, and_, bindparam, exists, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import bookings, delivery_attempts, outbox, partners
@@ -185,9 +185,12 @@ async def list_messages(conn: AsyncConnection, *, statuses: Sequence[str] | None
     return [dict(r._mapping) for r in await conn.execute(query)]
 
 
-async def list_failed(conn: AsyncConnection, *, limit: int = 50) -> list[dict[str, Any]]:
-    """Messages whose delivery stopped (failed or expired), newest first."""
-    return await list_messages(conn, statuses=GAVE_UP, limit=limit)
+async def pending_summary(conn: AsyncConnection) -> tuple[int, datetime | None]:
+    """How many messages are pending, and when the oldest of them was written (the metrics scrape)."""
+    count, oldest = (await conn.execute(
+        select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status == PENDING)
+    )).one()
+    return int(count), oldest
 
 
 async def get_for_update(conn: AsyncConnection, outbox_id: int) -> dict[str, Any] | None:

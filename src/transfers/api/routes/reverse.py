@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from starlette.responses import Response
 
 from transfers.api import schemas
-from transfers.api.deps import current_partner, partner_json_object, services
+from transfers.api.deps import current_partner, json_object, services
 from transfers.api.openapi import register_body
 from transfers.api.responses import JSONBody
 from transfers.auth.service import PartnerPrincipal
@@ -17,12 +17,12 @@ from transfers.bookings import partner_updates, reverse
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.reverse import ReverseUpdate
-from transfers.errors import PartnerApiError
+from transfers.errors import ErrorCode, PartnerApiError
 
 router = APIRouter(prefix="/api/v1/reverse", tags=["Reverse API (partners)"])
 register_body("reverse_update_booking", ReverseUpdate)
 PARTNER_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": schemas.PartnerErrorBody, "description": "missing or unknown partner key"},
+    **schemas.service_errors(ErrorCode.MALFORMED_JSON, ErrorCode.UNAUTHENTICATED, ErrorCode.RATE_LIMITED),
     404: {"model": schemas.BookingNotFoundBody, "description": "unknown booking, or another partner's"},
     422: {"model": schemas.PartnerErrorBody, "description": "invalid update or refused transition"},
 }
@@ -37,7 +37,7 @@ PARTNER_ERRORS: dict[int | str, dict[str, Any]] = {
     openapi_extra={"security": [{"BearerAuth": []}]},
 )
 async def update_booking(request: Request, partner: PartnerPrincipal = Depends(current_partner)) -> Response:
-    body = await partner_json_object(request)
+    body = await json_object(request)
     try:
         update = ReverseUpdate.model_validate(body)
     except ValidationError as exc:
