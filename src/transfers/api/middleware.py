@@ -59,8 +59,6 @@ class RequestPlumbing:
             if message["type"] == "http.response.start":
                 seen.start(message)
                 message["headers"] = [*message.get("headers", []), rid_header, *allowed_headers(scope)]
-            elif message["type"] == "http.response.body":
-                seen.body(scope, message)
             await send(message)
 
         try:

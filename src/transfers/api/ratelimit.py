@@ -161,10 +161,6 @@ class RateLimiter:
                    redis_url=settings.redis_url, redis_prefix=settings.rate_limit_redis_prefix,
                    redis_timeout=settings.rate_limit_redis_timeout_seconds)
 
-    @property
-    def shared(self) -> bool:
-        return self._redis is not None
-
     async def check(self, key_prefix: str) -> Decision:
         if self._redis is None or self._clock() < self._redis_down_until:
             return self.memory.take(key_prefix)

@@ -199,20 +199,6 @@ def _extras(value: Any, offer: Offer) -> list[ChosenExtra]:
     return chosen
 
 
-@dataclass(frozen=True)
-class CancelRequest:
-    reservation_no: str
-    reason_id: int
-    note: str | None
-
-
-def parse_cancel(reservation_no: str | None, cancellation_id: str | None, note: str | None) -> tuple[str, str]:
-    """1200 and the shape half of 1202/1203; returns (reservation_no, raw cancellation_id)."""
-    if not reservation_no:
-        raise SpecError(Code.CANCELLATION_RESERVATION_REQUIRED)
-    return reservation_no, cancellation_id or ""
-
-
 def reason_id(raw: str) -> int:
     if raw == "":
         raise SpecError(Code.CANCELLATION_TYPE_REQUIRED)

@@ -6,17 +6,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import click
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.bookings import queries
 from transfers.bookings import repository as repo
 from transfers.bookings.state import BookingStatus
 from transfers.cli.common import fail, print_json, with_db
 from transfers.cli.tables import cell, jsonable, render, render_pairs, safe
 from transfers.clock import SystemClock
 from transfers.db.engine import Database
-from transfers.db.tables import bookings, clients, ledger_entries, partners
 from transfers.outbox import repository as outbox_repo
+from transfers.wallet import repository as wallet_repo
 
 STORED_STATUSES = [s.value for s in BookingStatus if s is not BookingStatus.DEFAULT]
 MAX_RESERVATION_NO = 64
@@ -41,11 +40,6 @@ class BookingDetail:
         }
 
 
-async def _name(conn: AsyncConnection, table: Any, row_id: int) -> str | None:
-    value = (await conn.execute(select(table.c.name).where(table.c.id == row_id))).scalar_one_or_none()
-    return None if value is None else str(value)
-
-
 async def load_detail(db: Database, reservation_no: str) -> BookingDetail | None:
     async with db.read() as conn:
         booking = await repo.get_by_reservation(conn, reservation_no)
@@ -53,16 +47,15 @@ async def load_detail(db: Database, reservation_no: str) -> BookingDetail | None
             booking = await repo.get_by_reservation(conn, reservation_no.upper())
         if booking is None:
             return None
-        ledger = [dict(r._mapping) for r in await conn.execute(
-            select(ledger_entries).where(ledger_entries.c.booking_id == booking["id"]).order_by(ledger_entries.c.id))]
         deliveries = []
         for message in await outbox_repo.for_booking(conn, booking["id"]):
             deliveries.append({**message, "delivery_attempts": await outbox_repo.attempts_of(conn, message["id"])})
+        client_name, partner_name = await queries.party_names(conn, booking["id"])
         return BookingDetail(
             booking=booking,
-            client_name=await _name(conn, clients, booking["client_id"]),
-            partner_name=await _name(conn, partners, booking["partner_id"]),
-            ledger=ledger,
+            client_name=client_name,
+            partner_name=partner_name,
+            ledger=await wallet_repo.entries_for_booking(conn, booking["id"]),
             transitions=await repo.transitions_of(conn, booking["id"]),
             deliveries=deliveries,
         )
@@ -161,24 +154,9 @@ def bookings_list(status: str | None, client_id: int | None, partner_id: int | N
     """Bookings, newest first. Times are UTC."""
 
     async def load(db: Database, _clock: SystemClock) -> list[dict[str, Any]]:
-        query = (
-            select(bookings.c.id, bookings.c.reservation_no, bookings.c.status, bookings.c.client_id,
-                   clients.c.name.label("client_name"), bookings.c.partner_id, partners.c.name.label("partner_name"),
-                   bookings.c.airport_iata, bookings.c.pickup_at, bookings.c.total, bookings.c.net_total,
-                   bookings.c.currency, bookings.c.created_at)
-            .select_from(bookings.join(clients, clients.c.id == bookings.c.client_id)
-                         .join(partners, partners.c.id == bookings.c.partner_id))
-            .order_by(bookings.c.created_at.desc(), bookings.c.id.desc())
-            .limit(limit)
-        )
-        if status is not None:
-            query = query.where(bookings.c.status == status.upper())
-        if client_id is not None:
-            query = query.where(bookings.c.client_id == client_id)
-        if partner_id is not None:
-            query = query.where(bookings.c.partner_id == partner_id)
         async with db.read() as conn:
-            return [dict(r._mapping) for r in await conn.execute(query)]
+            return await queries.operator_list(conn, status=None if status is None else status.upper(),
+                                               client_id=client_id, partner_id=partner_id, limit=limit)
 
     rows = with_db(load)
     if as_json:

@@ -4,23 +4,17 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
-from functools import lru_cache
 from typing import Any
 
-import airportsdata
 import click
 
 from transfers.cli.common import actor, fail, print_json, settings, with_db
 from transfers.partners import service
 from transfers.partners.models import EVERY_AIRPORT, InvalidPartnerUrl, check_base_url
 from transfers.partners.secrets_box import SecretBox, SecretKeyMissing, resolve_secret_key
+from transfers.search.airports import is_known
 
 _IATA = re.compile(r"[A-Z]{3}")
-
-
-@lru_cache(maxsize=1)
-def _known_airports() -> frozenset[str]:
-    return frozenset(airportsdata.load("IATA"))
 
 
 def parse_service_area(text: str) -> tuple[str, ...]:
@@ -33,7 +27,7 @@ def parse_service_area(text: str) -> tuple[str, ...]:
         if len(codes) > 1:
             raise ValueError("--airports: * already means every airport; do not combine it with codes")
         return (EVERY_AIRPORT,)
-    unknown = [c for c in codes if not _IATA.fullmatch(c) or c not in _known_airports()]
+    unknown = [c for c in codes if not _IATA.fullmatch(c) or not is_known(c)]
     if unknown:
         raise ValueError(f"--airports: unknown IATA airport code(s): {', '.join(unknown)}")
     return tuple(codes)

@@ -5,17 +5,17 @@ and every status change is a compare-and-set through ``lifecycle.transition``.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
 import structlog
 from pydantic import ValidationError
-from sqlalchemy import or_, select, update
 
 from transfers.bookings import partner_updates
+from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
 from transfers.bookings.state import BookingStatus
-from transfers.db.tables import bookings
 from transfers.outbox import repository as outbox_repo
 from transfers.partners.client import info_path
 from transfers.partners.service import endpoint_for
@@ -33,14 +33,10 @@ async def complete_rides(svc: Services) -> int:
     cutoff = now - timedelta(hours=svc.settings.complete_after_pickup_hours)
     done = 0
     async with svc.db.write() as conn:
-        rows = (await conn.execute(
-            select(bookings).where(bookings.c.status == BookingStatus.APPROVED.value, bookings.c.pickup_at <= cutoff)
-            .limit(BATCH).with_for_update(skip_locked=True)
-        )).mappings().all()
-        for row in rows:
+        for row in await bookings_repo.lock_approved_before(conn, cutoff, limit=BATCH):
             try:
                 async with conn.begin_nested():
-                    await partner_updates.complete(conn, dict(row), actor=ACTOR, now=now)
+                    await partner_updates.complete(conn, row, actor=ACTOR, now=now)
                 done += 1
             except ConcurrentChange:
                 continue
@@ -69,16 +65,7 @@ async def reconcile(svc: Services) -> int:
     age = timedelta(seconds=svc.settings.reconcile_after_seconds)
     waiting = [BookingStatus.PENDING_APPROVAL.value]
     async with svc.db.write() as conn:
-        candidates = (
-            select(bookings.c.id).where(
-                bookings.c.status.in_(waiting), bookings.c.created_at <= now - age,
-                or_(bookings.c.synced_at.is_(None), bookings.c.synced_at <= now - age),
-            ).limit(BATCH).with_for_update(skip_locked=True)
-        )
-        claimed = (await conn.execute(
-            update(bookings).where(bookings.c.id.in_(candidates.scalar_subquery())).values(synced_at=now)
-            .returning(bookings.c.id, bookings.c.reservation_no, bookings.c.partner_id)
-        )).all()
+        claimed = await bookings_repo.claim_unsynced(conn, waiting, older_than=now - age, now=now, limit=BATCH)
     for booking_id, reservation_no, partner_id in claimed:
         await _sync_one(svc, booking_id, reservation_no, partner_id)
     return len(claimed)
@@ -112,7 +99,10 @@ async def _sync_one(svc: Services, booking_id: int, reservation_no: str, partner
 MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction
 
 
-async def _drain(job: Any, svc: Services) -> int:
+Job = Callable[[Services], Awaitable[int]]
+
+
+async def _drain(job: Job, svc: Services) -> int:
     """Run ``job`` batch after batch until a batch comes back short (or MAX_BATCHES), so a backlog
     larger than one batch is still handled in the same run."""
     total = 0
@@ -124,9 +114,22 @@ async def _drain(job: Any, svc: Services) -> int:
     return total
 
 
+JOBS: tuple[tuple[str, str, Job], ...] = (
+    ("expire_deliveries", "expired", expire_deliveries),
+    ("complete_rides", "completed", complete_rides),
+    ("reconcile", "reconciled", reconcile),
+)
+
+
 async def run_all(svc: Services) -> dict[str, Any]:
-    return {
-        "expired": await _drain(expire_deliveries, svc),
-        "completed": await _drain(complete_rides, svc),
-        "reconciled": await _drain(reconcile, svc),
-    }
+    """Every job once (each drained batch by batch), in order. A job that raises is logged as
+    ``job_failed`` with its name, then the error propagates as before (the worker tries again at
+    its next interval)."""
+    counts: dict[str, Any] = {}
+    for name, key, job in JOBS:
+        try:
+            counts[key] = await _drain(job, svc)
+        except Exception:
+            log.exception("job_failed", job=name)
+            raise
+    return counts

@@ -5,10 +5,9 @@ booking``, ``/sandbox-partner/booking/info/{reservation_no}``), never the raw pa
 random URLs cannot grow the series: a path no route matched is ``route="unmatched"``. They are
 counted by ``RequestPlumbing``, the outermost layer, so the 413/500/503 answers it writes count too.
 
-Two business counters are read off the HTTP answers of ``POST /api/v1/booking-api/booking`` (so the
-domain code stays free of metrics): ``bookings_created_total`` (a 200 that is not an idempotent
-replay) and ``wallet_refusals_total`` (a 422 whose code is 1101 WALLET_BALANCE_INSUFFICIENT, replays
-excepted).
+The business counters (``bookings_created_total``, ``wallet_refusals_total``) are not read off the
+answers: ``bookings/service.py`` counts them where the booking is written or the debit refused, so
+an idempotent replay (answered from the stored answer) never counts.
 """
 
 from __future__ import annotations
@@ -19,19 +18,16 @@ from typing import Any
 
 import structlog
 from fastapi import APIRouter, Request
-from sqlalchemy import func, select
 from starlette.responses import Response
 from starlette.types import Message, Scope
 
+from transfers.bookings import queries as booking_queries
 from transfers.bookings.state import BookingStatus
-from transfers.db.tables import bookings, outbox
 from transfers.observability import metrics
-from transfers.outbox.repository import PENDING
+from transfers.outbox import repository as outbox_repo
 from transfers.services import Services
 
 log = structlog.get_logger("transfers.metrics")
-CREATE_BOOKING_ROUTE = "/api/v1/booking-api/booking"
-_WALLET_REFUSAL = b"WALLET_BALANCE_INSUFFICIENT"
 _SCRAPE_DB_TIMEOUT_SECONDS = 5.0
 
 
@@ -51,16 +47,9 @@ class ResponseSeen:
     """What the outermost middleware (``api.middleware.RequestPlumbing``) saw of one answer."""
 
     status: int = 0
-    replayed: bool = False
-    wallet_refusal: bool = False
 
     def start(self, message: Message) -> None:
         self.status = message["status"]
-        self.replayed = any(name.lower() == b"idempotent-replayed" for name, _ in message.get("headers", []))
-
-    def body(self, scope: Scope, message: Message) -> None:
-        if self.status == 422 and scope["method"] == "POST" and _WALLET_REFUSAL in message.get("body", b""):
-            self.wallet_refusal = True
 
 
 def observe_request(scope: Scope, entry_root_path: str, seen: ResponseSeen, seconds: float) -> None:
@@ -71,11 +60,6 @@ def observe_request(scope: Scope, entry_root_path: str, seen: ResponseSeen, seco
     status = seen.status
     metrics.series(metrics.HTTP_REQUESTS, route, method, str(status) if status else "none").inc()
     metrics.series(metrics.HTTP_DURATION, route, method).observe(seconds)
-    if route == CREATE_BOOKING_ROUTE and method == "POST" and not seen.replayed:
-        if status == 200:
-            metrics.BOOKINGS_CREATED.inc()
-        elif seen.wallet_refusal:
-            metrics.WALLET_REFUSALS.inc()
 
 
 router = APIRouter(tags=["Operations"])
@@ -95,17 +79,12 @@ async def _database_families(svc: Services) -> list[Any]:
     now = svc.clock.now()
     try:
         async with asyncio.timeout(_SCRAPE_DB_TIMEOUT_SECONDS), svc.db.read() as conn:
-            pending, oldest = (await conn.execute(
-                select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status == PENDING)
-            )).one()
-            rows = (await conn.execute(
-                select(bookings.c.status, func.count()).group_by(bookings.c.status)
-            )).all()
+            pending, oldest = await outbox_repo.pending_summary(conn)
+            by_status = await booking_queries.count_by_status(conn)
     except Exception as exc:  # a scrape must still answer the process metrics
         log.warning("metrics_database_scrape_failed", error=type(exc).__name__)
         return metrics.database_families(pending=0, oldest_pending=None, now=now, bookings_by_status={},
                                          statuses=statuses, ok=False)
     return metrics.database_families(
-        pending=int(pending), oldest_pending=oldest, now=now,
-        bookings_by_status={str(status): int(count) for status, count in rows}, statuses=statuses, ok=True,
+        pending=pending, oldest_pending=oldest, now=now, bookings_by_status=by_status, statuses=statuses, ok=True,
     )

@@ -26,6 +26,7 @@ from transfers.services import Services
 log = structlog.get_logger("transfers.worker")
 MAX_CYCLES = 4
 CYCLE_BATCH = 8
+DELIVERY_JOB = "outbox_delivery"  # the job name a failed delivery cycle is logged under
 
 
 class Worker:
@@ -71,16 +72,14 @@ class Worker:
         try:
             return await self.dispatcher.run_once(limit=CYCLE_BATCH)
         except Exception:
-            log.exception("worker_cycle_failed")
+            log.exception("job_failed", job=DELIVERY_JOB)
             return 0
 
     async def _jobs(self) -> None:
         while not self.stopping.is_set():
-            try:
+            with contextlib.suppress(Exception):  # run_all logged it as job_failed, with the job's name
                 counts = await scheduled.run_all(self.svc)
                 if any(counts.values()):
                     log.info("jobs_ran", **counts)
-            except Exception:
-                log.exception("worker_cycle_failed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), timeout=self.svc.settings.jobs_interval_seconds)

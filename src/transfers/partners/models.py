@@ -57,8 +57,3 @@ def is_private_host(host: str) -> bool:
     # Hardening (SSRF): one classifier for registration and call time; it also reads the literal
     # forms a resolver accepts (127.1, 2130706433, 0x7f000001, ::ffff:127.0.0.1, ...).
     return ssrf.is_private_host(host)
-
-
-def parse_airports(text: str) -> tuple[str, ...]:
-    codes = tuple(sorted({c.strip().upper() for c in text.split(",") if c.strip()}))
-    return codes

@@ -8,16 +8,13 @@ longer trips costing more. Vehicle types are names from the service's reference 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from functools import lru_cache
 from typing import Any
 
-import airportsdata
+from transfers.search.airports import dataset, great_circle_km
 
 CENT = Decimal("0.01")
-EARTH_RADIUS_KM = 6371.0088
 
 
 @dataclass(frozen=True)
@@ -76,18 +73,6 @@ def money(amount: Decimal) -> str:
     return str(amount.quantize(CENT, rounding=ROUND_HALF_UP))
 
 
-def great_circle_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
-    p1, p2 = math.radians(lat1), math.radians(lat2)
-    dp, dl = p2 - p1, math.radians(lng2 - lng1)
-    a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
-    return 2 * EARTH_RADIUS_KM * math.asin(math.sqrt(a))
-
-
-@lru_cache(maxsize=1)
-def _airports() -> dict[str, Any]:
-    return dict(airportsdata.load("IATA"))
-
-
 def coordinates(location: dict[str, Any]) -> tuple[float, float] | None:
     """The point's coordinates; an airport sent without them is looked up by its IATA code."""
     lat, lng = location.get("lat"), location.get("lng")
@@ -95,7 +80,7 @@ def coordinates(location: dict[str, Any]) -> tuple[float, float] | None:
         return float(lat), float(lng)
     code = location.get("iata_code")
     if isinstance(code, str):
-        row = _airports().get(code.upper())
+        row = dataset().get(code.upper())
         if row is not None:
             return float(row["lat"]), float(row["lon"])
     return None

@@ -22,8 +22,15 @@ class Airport:
 
 
 @lru_cache(maxsize=1)
-def _dataset() -> dict[str, Any]:
+def dataset() -> dict[str, Any]:
+    """The whole IATA table, loaded once per process (a few MB, ~0.2 s): every user (search, the
+    sandbox partner's fares, the CLI's service-area check) shares this one copy."""
     return dict(airportsdata.load("IATA"))
+
+
+def is_known(code: str) -> bool:
+    """``code`` names an airport in the dataset (exactly, upper case)."""
+    return code in dataset()
 
 
 @lru_cache(maxsize=4096)
@@ -31,7 +38,7 @@ def find_airport(code: str) -> Airport | None:
     """The airport for a three-letter code (any case), or None when unknown or without a time zone."""
     if len(code) != 3 or not code.isascii() or not code.isalpha():
         return None
-    row = _dataset().get(code.upper())
+    row = dataset().get(code.upper())
     if row is None:
         return None
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 from sqlalchemy import ColumnElement, Update, bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -86,3 +87,10 @@ async def ledger_sum(conn: AsyncConnection, wallet_id: int) -> Decimal:
         )
     ).scalar_one()
     return Decimal("0.00") if total is None else Decimal(total)
+
+
+async def entries_for_booking(conn: AsyncConnection, booking_id: int) -> list[dict[str, Any]]:
+    """The ledger entries of one booking (debit, refund), oldest first: an operator's view."""
+    rows = await conn.execute(select(ledger_entries).where(ledger_entries.c.booking_id == booking_id)
+                              .order_by(ledger_entries.c.id))
+    return [dict(r._mapping) for r in rows]

@@ -21,7 +21,7 @@ async def healthz() -> Response:
 @router.get("/readyz", summary="The database is reachable", operation_id="readyz")
 async def readyz(request: Request) -> Response:
     svc = services(request)
-    if svc.extras.get("shutting_down"):
+    if svc.shutting_down:
         return JSONBody(service_error_body(ErrorCode.UNAVAILABLE, "Shutting down."), status_code=503)
     try:
         await svc.db.ping()
