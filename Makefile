@@ -12,8 +12,9 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 
+## install-test: the server with its test tools, and the SDK (./sdk, its own distribution) beside it
 install-test: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test]' -e ./sdk
 
 ## run: install and serve on http://127.0.0.1:8000 (SQLite under ./var/, sandbox partner built in)
 run: install
@@ -21,7 +22,7 @@ run: install
 
 ## check: lint and types
 check: install-test
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff check src sdk tests bench
 	$(BIN)/mypy
 
 ## test: lint, types, then the whole suite (TRANSFERS_TEST_DATABASE_URL=postgresql://... for PostgreSQL)

@@ -40,7 +40,7 @@ def create_app(
         try:
             yield
         finally:
-            svc.extras["shutting_down"] = True
+            svc.shutting_down = True
             for stop in reversed(stops):
                 await stop()
             await svc.partner_client.aclose()

@@ -4,8 +4,8 @@ Two families, matching the two error-body shapes of SPEC.md section 7 and DECISI
 
 * ``SpecError``: a field-validation or business-rule failure named by an integer code of the spec's
   tables (``{"status":"Error","code":1002,"message":"SEARCH_NOT_EXISTS"}``, HTTP 422).
-* ``ServiceError``: everything else, named by a string code with a human message
-  (``{"status":"Error","code":"UNAUTHENTICATED","message":"..."}``) and an HTTP status.
+* ``ServiceError``: everything else, named by a string code of ``ErrorCode`` with a human message
+  (``{"status":"Error","code":"UNAUTHENTICATED","message":"..."}``) and the code's HTTP status.
 
 ``PartnerApiError`` is the reverse API's own shape (``{"status":"Error","message":...}``).
 The HTTP layer renders all three in one place (``transfers.api.errors``).
@@ -13,7 +13,7 @@ The HTTP layer renders all three in one place (``transfers.api.errors``).
 
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 
 
 class Code(IntEnum):
@@ -80,6 +80,51 @@ class Code(IntEnum):
     BOOKING_INFO_RESERVATION_NOT_FOUND = 1401
 
 
+class ErrorCode(StrEnum):
+    """The one table of string error codes (DECISIONS 3): code, HTTP status, default message.
+
+    Every ``ServiceError`` is built from a member, the served OpenAPI document lists the members
+    (``api/schemas.py``), and ``tests/unit/test_error_codes.py`` checks that the SDK's error mapping
+    and README.md "Errors" name exactly these codes. Adding a code (issues 13-16 add e.g.
+    ``WEBHOOK_ENDPOINT_LIMIT``, ``INVALID_WEBHOOK_URL``, ``AMENDMENT_NOT_ALLOWED``) is three lines:
+
+    1. a member here: ``NAME = "NAME", <http status>, "<default message>"``;
+    2. its exception class in ``ERROR_CLASSES`` of ``sdk/src/transfers_sdk/errors.py``;
+    3. its entry in README.md, section "Errors".
+    """
+
+    http_status: int
+    default_message: str
+
+    def __new__(cls, code: str, http_status: int, default_message: str) -> ErrorCode:
+        member = str.__new__(cls, code)
+        member._value_ = code
+        member.http_status = http_status
+        member.default_message = default_message
+        return member
+
+    MALFORMED_JSON = "MALFORMED_JSON", 400, "The request body must be a JSON object."
+    MALFORMED_REQUEST = "MALFORMED_REQUEST", 400, "The request is malformed."
+    IDEMPOTENCY_KEY_INVALID = (
+        "IDEMPOTENCY_KEY_INVALID", 400, "Idempotency-Key must be 1 to 255 printable characters.")
+    UNAUTHENTICATED = "UNAUTHENTICATED", 401, "A valid bearer API key is required."
+    CLIENT_SUSPENDED = "CLIENT_SUSPENDED", 403, "This client account is suspended."
+    NOT_FOUND = "NOT_FOUND", 404, "No such path."
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED", 405, "This method is not allowed on this path."
+    IDEMPOTENCY_KEY_IN_USE = "IDEMPOTENCY_KEY_IN_USE", 409, "A request with this Idempotency-Key is still running."
+    PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE", 413, "The request body is too large."
+    IDEMPOTENCY_KEY_REUSED = (
+        "IDEMPOTENCY_KEY_REUSED", 422, "This Idempotency-Key was used with a different request.")
+    INVALID_FILTER = "INVALID_FILTER", 422, "A filter of the booking list is invalid."
+    INVALID_CURSOR = (
+        "INVALID_CURSOR", 422, "The cursor is not one this service issued; start again without it.")
+    RATE_LIMITED = "RATE_LIMITED", 429, "Too many requests for this API key."
+    INTERNAL_ERROR = "INTERNAL_ERROR", 500, "Internal error."
+    UNAVAILABLE = "UNAVAILABLE", 503, "The service cannot reach its database; retry shortly."
+    # Any other status the web framework raises itself (none is known today); rendered with that status.
+    HTTP_ERROR = "HTTP_ERROR", 400, "The request was refused."
+
+
 class SpecError(Exception):
     """A failure named by an integer code of the spec (rendered as HTTP 422)."""
 
@@ -89,19 +134,15 @@ class SpecError(Exception):
 
 
 class ServiceError(Exception):
-    """A failure that is not a field validation: string code, human message, HTTP status."""
+    """A failure that is not a field validation: a code of ``ErrorCode`` (which fixes the HTTP
+    status), a human message (the code's default unless told) and extra response headers."""
 
-    def __init__(
-        self,
-        http_status: int,
-        code: str,
-        message: str,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.http_status = http_status
+    def __init__(self, code: ErrorCode, message: str | None = None, headers: dict[str, str] | None = None) -> None:
+        text = code.default_message if message is None else message
+        super().__init__(text)
         self.code = code
-        self.message = message
+        self.http_status = code.http_status
+        self.message = text
         self.headers = headers or {}
 
 
@@ -114,20 +155,18 @@ class PartnerApiError(Exception):
         self.message = message
 
 
-def unauthenticated() -> ServiceError:
-    return ServiceError(401, "UNAUTHENTICATED", "A valid bearer API key is required.",
+def unauthenticated(message: str | None = None) -> ServiceError:
+    return ServiceError(ErrorCode.UNAUTHENTICATED, message,
                         {"WWW-Authenticate": 'Bearer realm="transfers"'})  # RFC 9110 11.6.1
 
 
 def client_suspended() -> ServiceError:
-    return ServiceError(403, "CLIENT_SUSPENDED", "This client account is suspended.")
+    return ServiceError(ErrorCode.CLIENT_SUSPENDED)
 
 
-def malformed_json(detail: str = "The request body must be a JSON object.") -> ServiceError:
-    return ServiceError(400, "MALFORMED_JSON", detail)
+def malformed_json(detail: str | None = None) -> ServiceError:
+    return ServiceError(ErrorCode.MALFORMED_JSON, detail)
 
 
 def unavailable() -> ServiceError:
-    return ServiceError(
-        503, "UNAVAILABLE", "The service cannot reach its database; retry shortly.", {"Retry-After": "5"}
-    )
+    return ServiceError(ErrorCode.UNAVAILABLE, headers={"Retry-After": "5"})

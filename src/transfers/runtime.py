@@ -34,21 +34,21 @@ def mount_sandbox_partner(app: FastAPI, svc: Services) -> None:
         api_key=creds.api_key, signing_secret=creds.signing_secret, outbound_token=creds.outbound_token,
         approve_after_seconds=svc.settings.sandbox_approve_after_seconds, clock=svc.clock,
     ))
-    svc.extras["sandbox_partner_app"] = partner_app
+    svc.sandbox_partner_app = partner_app
     app.mount(SANDBOX_MOUNT, partner_app)
 
 
 async def start(svc: Services) -> list[Stop]:
     stops: list[Stop] = []
     dispatcher = Dispatcher(svc)
-    svc.extras["dispatcher"] = dispatcher
-    if svc.settings.sandbox_partner_enabled and "sandbox_partner_app" in svc.extras:
+    svc.dispatcher = dispatcher
+    if svc.settings.sandbox_partner_enabled and svc.sandbox_partner_app is not None:
         from transfers.partners.service import ensure_sandbox_partner
 
         base = svc.settings.service_url + SANDBOX_MOUNT
         partner_id = await ensure_sandbox_partner(svc.db, svc.clock, svc.box, base)
         log.info("sandbox_partner_registered", partner_id=partner_id, base_url=base)
-        partner_app = svc.extras["sandbox_partner_app"]
+        partner_app = svc.sandbox_partner_app
         closer = getattr(partner_app.state, "aclose", None)
         if closer is not None:
             stops.append(closer)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from starlette.applications import Starlette
 
 from transfers.auth.service import Authenticator
 from transfers.clock import Clock, SystemClock
@@ -13,9 +15,15 @@ from transfers.partners.client import PartnerClient
 from transfers.partners.directory import PartnerDirectory
 from transfers.partners.secrets_box import SecretBox, resolve_secret_key
 
+if TYPE_CHECKING:  # the dispatcher imports this module
+    from transfers.outbox.dispatcher import Dispatcher
+
 
 @dataclass
 class Services:
+    """Every collaborator is a typed field; the last three are set by ``runtime`` / ``app`` during the
+    process's life (None / False until then)."""
+
     settings: Settings
     db: Database
     clock: Clock
@@ -23,7 +31,12 @@ class Services:
     box: SecretBox
     partner_client: PartnerClient
     partners: PartnerDirectory
-    extras: dict[str, Any] = field(default_factory=dict)
+    dispatcher: Dispatcher | None = None
+    """Set by ``runtime.start``: create-booking's own delivery attempt uses it (None: no attempt)."""
+    sandbox_partner_app: Starlette | None = None
+    """The reference partner mounted at /sandbox-partner (sandbox only), registered at start-up."""
+    shutting_down: bool = False
+    """Set when the lifespan ends: /readyz answers 503 from then on."""
 
     @classmethod
     def build(cls, settings: Settings, *, clock: Clock | None = None, db: Database | None = None,

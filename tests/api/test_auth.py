@@ -12,9 +12,13 @@ import asyncio
 import secrets
 import time
 from decimal import Decimal
+from importlib import resources
+from typing import Any
 
 import httpx
+import jsonschema
 import pytest
+import yaml
 
 from tests.conftest import ClientFactory, bearer
 from tests.servers import LiveServer
@@ -265,3 +269,66 @@ async def test_auth_failures_do_not_reveal_which_check_failed(
         assert response.status_code == 401
         bodies.add(response.content)
     assert len(bodies) == 1
+
+
+# ---- the reverse API (partners) -------------------------------------------------------------
+
+PARTNER_UNAUTHENTICATED = {"status": "Error", "code": "UNAUTHENTICATED",
+                           "message": "A valid partner bearer API key is required."}
+REVERSE_INFO = "/api/v1/reverse/booking/info/TB-ZZZZZZZZZZ"
+REVERSE_UPDATE = "/api/v1/reverse/booking/update"
+
+
+def _coded_error_schema() -> Any:
+    """The partner document's schema of a 401, so the published shape and the answer are one."""
+    doc = yaml.safe_load(resources.files("transfers").joinpath("openapi/partner.yaml").read_text())
+    response = doc["paths"][REVERSE_UPDATE]["put"]["responses"]["401"]["$ref"].rsplit("/", 1)[-1]
+    schema_ref = doc["components"]["responses"][response]["content"]["application/json"]["schema"]["$ref"]
+    return doc["components"]["schemas"][schema_ref.rsplit("/", 1)[-1]]
+
+
+async def test_reverse_api_refusals_carry_the_string_code(
+    http: httpx.AsyncClient, db: Database, clock: ShiftedClock, make_client: ClientFactory, settings: Settings,
+) -> None:
+    """DECISIONS 3 on every path: missing, garbled, unknown, revoked, a client's and a disabled
+    partner's key all answer 401 UNAUTHENTICATED with a code, on both reverse-API operations."""
+    box = SecretBox(settings.secret_key)
+
+    async def partner(name: str) -> tuple[int, str]:
+        registered = await register_partner(db, clock, box, name=name, base_url="http://127.0.0.1:9",
+                                            airports=("ZZZ",), markup_percent=Decimal("0"), allow_private=True,
+                                            actor="tests")
+        return registered.partner_id, registered.api_key
+
+    valid_id, valid = await partner("reverse-auth valid")
+    revoked_id, revoked = await partner("reverse-auth revoked")
+    disabled_id, disabled = await partner("reverse-auth disabled")
+    try:
+        await client_service.revoke_key(db, clock, prefix_of(revoked), actor="tests")
+        async with db.write() as conn:
+            await partners_repo.set_status(conn, disabled_id, "disabled")
+        _, client_key = await make_client()
+        schema = _coded_error_schema()
+        for headers in ({}, {"Authorization": "Bearer garbage"}, {"Authorization": "Bearer"},
+                        bearer(issue_key("pk").key), bearer(valid[:-1] + ("A" if valid[-1] != "A" else "B")),
+                        bearer(revoked), bearer(disabled), bearer(client_key)):
+            for response in (await http.get(REVERSE_INFO, headers=headers),
+                             await http.put(REVERSE_UPDATE, headers=headers,
+                                            json={"reservation_no": "TB-ZZZZZZZZZZ", "status": "CANCELLED"})):
+                assert (response.status_code, response.json()) == (401, PARTNER_UNAUTHENTICATED), headers
+                assert response.headers["www-authenticate"].startswith("Bearer")
+                jsonschema.validate(response.json(), schema)
+        # A body that is no JSON object is DECISIONS 3's 400 MALFORMED_JSON, with its code, here too.
+        malformed = await http.put(REVERSE_UPDATE, headers=bearer(valid), content=b"[1]")
+        assert malformed.status_code == 400 and malformed.json()["code"] == "MALFORMED_JSON"
+        # The reverse API's own shapes are untouched: 404 (SPEC.md 7.3) and 422 (DECISIONS 7).
+        missing = await http.get(REVERSE_INFO, headers=bearer(valid))
+        assert (missing.status_code, missing.json()) == (
+            404, {"status": "Error", "message": "Booking not found", "data": None, "error_details": None})
+        refused = await http.put(REVERSE_UPDATE, headers=bearer(valid),
+                                 json={"reservation_no": "TB-ZZZZZZZZZZ", "status": "COMPLETED"})
+        assert refused.status_code == 422 and set(refused.json()) == {"status", "message"}
+    finally:
+        async with db.write() as conn:
+            for partner_id in (valid_id, revoked_id):
+                await partners_repo.set_status(conn, partner_id, "disabled")

@@ -21,7 +21,8 @@ from transfers.db.engine import Database
 
 UNAUTH = (401, {"status": "Error", "code": "UNAUTHENTICATED", "message": "A valid bearer API key is required."})
 SUSPENDED = (403, {"status": "Error", "code": "CLIENT_SUSPENDED", "message": "This client account is suspended."})
-PARTNER_UNAUTH = (401, {"status": "Error", "message": "A valid partner bearer API key is required."})
+PARTNER_UNAUTH = (401, {"status": "Error", "code": "UNAUTHENTICATED",
+                        "message": "A valid partner bearer API key is required."})
 NOT_FOUND_404 = (404, {"status": "Error", "message": "Booking not found", "data": None, "error_details": None})
 
 

@@ -108,7 +108,7 @@ async def test_full_lifecycle_with_wallet_and_partner(
     assert twice.json() == {"status": "Error", "code": 1204, "message": "CANCELLATION_FAILED"}
     assert await balance_of(db, client_id) == Decimal("200.00")
 
-    assert await svc_of(service).extras["dispatcher"].run_once() >= 1
+    assert await svc_of(service).dispatcher.run_once() >= 1
     (update_call,) = partner.calls("/booking/update")
     assert update_call.body == {"reservation_no": reservation_no, "status": "CANCELLED",
                                 "cancel_reason": "Change of plans", "note": "plans changed"}
@@ -179,7 +179,7 @@ async def test_partner_down_keeps_booking_pending_until_it_comes_back(
     assert booking["status"] == "PENDING"
     assert booking["is_cancelable"] is False
     assert await balance_of(db, client_id) == Decimal("60.00")
-    dispatcher = svc_of(service).extras["dispatcher"]
+    dispatcher = svc_of(service).dispatcher
     assert await dispatcher.run_once() == 0  # not due yet: the next attempt waits ~10 s
     partner.mode = "ok"
     clock.advance(timedelta(seconds=15))

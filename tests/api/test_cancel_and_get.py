@@ -99,7 +99,7 @@ async def untouched(db: Database, booking: dict[str, Any], client_id: int, balan
 
 async def deliver_outbox(service: LiveServer, partner: FakePartner, path: str) -> list[Any]:
     """Runs the dispatcher (other tests may have left due messages) until ``partner`` saw ``path``."""
-    dispatcher = service.app.state.services.extras["dispatcher"]
+    dispatcher = service.app.state.services.dispatcher
     for _ in range(20):
         if partner.calls(path):
             break

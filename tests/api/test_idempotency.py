@@ -5,6 +5,7 @@ Partners serve LYS."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from datetime import timedelta
 from decimal import Decimal
@@ -13,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.fake_partner import FakePartner
@@ -150,7 +151,7 @@ async def test_same_key_other_request_is_refused(http: httpx.AsyncClient, db: Da
         booking_body(search_id, "2"),
         booking_body(search_id, "1", suitcase=0),
         {**body, "passenger": {**body["passenger"], "name": "Grace"}},
-        raw(body) + b" ",  # the body compared is the bytes sent
+        raw(body).replace(b'"suitcase": 1', b'"suitcase": 1.0'),  # a number compares as written
     ]
     for other in others:
         service_error(await post(http, key, other, "k"), 422, "IDEMPOTENCY_KEY_REUSED")
@@ -337,6 +338,97 @@ async def test_after_24_hours_the_same_key_books_anew(http: httpx.AsyncClient, d
     service_error(again, 422, "IDEMPOTENCY_KEY_REUSED")
 
 
+def reordered(value: Any) -> Any:
+    """The same JSON value with every object's keys in reverse order."""
+    if isinstance(value, dict):
+        return {k: reordered(value[k]) for k in reversed(list(value))}
+    if isinstance(value, list):
+        return [reordered(item) for item in value]
+    return value
+
+
+def legacy_fingerprint(method: str, path: str, query: str, body: bytes) -> str:
+    """What the code before issue 12 stored in request_hash (SHA-256 over the raw bytes), written out
+    here on purpose: the upgrade test must not take it from the code under test."""
+    digest = hashlib.sha256()
+    for part in (method.encode(), path.encode(), query.encode(), body):
+        digest.update(len(part).to_bytes(8, "big"))
+        digest.update(part)
+    return digest.hexdigest()
+
+
+async def test_the_same_meaning_in_other_bytes_is_replayed(http: httpx.AsyncClient, db: Database,
+                                                           make_client: ClientFactory, partner: FakePartner) -> None:
+    """Another HTTP library's serialisation of the same body: whitespace, key order, string escapes."""
+    client_id, key = await make_client(balance="100.00")
+    body = booking_body(await search_id_for(http, key), "1",
+                        passenger={"name": "Zoë", "surname": "Lovelace", "phone": "+447911123456",
+                                   "email": "ada@example.com"})
+    first = await post(http, key, json.dumps(body, ensure_ascii=False).encode(), "meaning")
+    assert first.status_code == 200 and not replayed(first)
+    same_meaning = [
+        json.dumps(body).encode(),  # "Zo\u00eb"
+        json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode(),
+        json.dumps(body, indent=4, ensure_ascii=False).encode() + b"\r\n",
+        json.dumps(reordered(body), ensure_ascii=False).encode(),
+        json.dumps(body, ensure_ascii=False).encode().replace(b'"Lovelace"', b'"\\u004covelace"'),
+    ]
+    for other in same_meaning:
+        again = await post(http, key, other, "meaning")
+        assert again.status_code == 200 and replayed(again), other
+        assert again.content == first.content
+    for other in (json.dumps(body).encode().replace(b'"small_bags": 1', b'"small_bags": 1e0'),
+                  json.dumps(body).encode().replace(b'"small_bags": 1', b'"small_bags": "1"'),
+                  json.dumps({**body, "small_bags": 2}).encode()):
+        service_error(await post(http, key, other, "meaning"), 422, "IDEMPOTENCY_KEY_REUSED")
+    assert await footprint(db, client_id) == (1, 1, 1, Decimal("60.00"))
+
+
+async def test_the_query_compares_by_its_parameters(http: httpx.AsyncClient, db: Database,
+                                                    make_client: ClientFactory) -> None:
+    _, key = await make_client()
+    headers = {**bearer(key), "Content-Type": "application/json", "Idempotency-Key": "query"}
+    first = await http.post(f"{BOOKING}?b=2&a=1&a=3", content=b"{}", headers=headers)
+    assert first.status_code == 422 and not replayed(first)
+    for query in ("a=1&a=3&b=2", "a=1&b=2&a=3", "b=%32&a=%31&a=3"):
+        again = await http.post(f"{BOOKING}?{query}", content=b"{ }", headers=headers)
+        assert again.status_code == 422 and replayed(again) and again.content == first.content, query
+    for query in ("a=3&a=1&b=2", "a=1&b=2", "a=1&a=3&b=2&c=", ""):  # a repeated name's values are ordered
+        service_error(await http.post(f"{BOOKING}?{query}", content=b"{}", headers=headers),
+                      422, "IDEMPOTENCY_KEY_REUSED")
+
+
+async def test_a_body_that_is_not_json_compares_by_its_bytes(http: httpx.AsyncClient,
+                                                             make_client: ClientFactory) -> None:
+    _, key = await make_client()
+    first = await post(http, key, b"{not json", "bytes")
+    service_error(first, 400, "MALFORMED_JSON")
+    service_error(await post(http, key, b"{not  json", "bytes"), 422, "IDEMPOTENCY_KEY_REUSED")
+    service_error(await post(http, key, b"{not json ", "bytes"), 422, "IDEMPOTENCY_KEY_REUSED")
+    assert replayed(await post(http, key, b"{not json", "bytes"))
+
+
+async def test_a_key_stored_before_the_upgrade_still_compares(http: httpx.AsyncClient, db: Database,
+                                                             make_client: ClientFactory,
+                                                             partner: FakePartner) -> None:
+    """A row written by the code before canonical fingerprints (raw-byte SHA-256) replays a retry of
+    the same bytes after the deploy, and still refuses another request. (A retry in other bytes of
+    the same meaning is refused for such a row, as it was before; the window closes after 24 h.)"""
+    client_id, key = await make_client(balance="100.00")
+    body = raw(booking_body(await search_id_for(http, key), "1"))
+    first = await post(http, key, body, "old-row")
+    assert first.status_code == 200
+    async with db.write() as conn:
+        await conn.execute(update(idempotency_keys).where(
+            idempotency_keys.c.client_id == client_id, idempotency_keys.c.key == "old-row",
+        ).values(request_hash=legacy_fingerprint("POST", BOOKING, "", body)))
+    again = await post(http, key, body, "old-row")
+    assert again.status_code == 200 and replayed(again) and again.content == first.content
+    service_error(await post(http, key, body.replace(b'"suitcase": 1', b'"suitcase": 2'), "old-row"),
+                  422, "IDEMPOTENCY_KEY_REUSED")
+    assert await footprint(db, client_id) == (1, 1, 1, Decimal("60.00"))
+
+
 # ---- DELETE ------------------------------------------------------------------------------------
 
 async def test_cancel_with_a_key_replays_the_success(http: httpx.AsyncClient, db: Database,
@@ -349,6 +441,9 @@ async def test_cancel_with_a_key_replays_the_success(http: httpx.AsyncClient, db
     for _ in range(2):
         retry = await delete(http, key, "cancel-1", reservation_no=reservation_no, cancellation_id=1, note="n")
         assert retry.status_code == 200 and replayed(retry) and retry.content == first.content
+    reordered_query = await http.delete(f"{BOOKING}?note=n&cancellation_id=1&reservation_no={reservation_no}",
+                                        headers={**bearer(key), "Idempotency-Key": "cancel-1"})
+    assert replayed(reordered_query) and reordered_query.content == first.content
     without_key = await delete(http, key, None, reservation_no=reservation_no, cancellation_id=1, note="n")
     assert (without_key.status_code, without_key.json()) == (422, error(1204))
     other_reason = await delete(http, key, "cancel-1", reservation_no=reservation_no, cancellation_id=2, note="n")

@@ -34,6 +34,6 @@ async def sandbox(database_url: str, workdir: Path, clock: ShiftedClock, db: Dat
         for partner in await partners_repo.list_partners(conn):
             if partner.is_sandbox:
                 await partners_repo.set_status(conn, partner.partner_id, "disabled")
-    assert svc.extras["shutting_down"] is True
+    assert svc.shutting_down is True
 
 

@@ -68,4 +68,4 @@ async def test_sandbox_booking_is_approved_by_itself_and_cancel_refunds(
             await asyncio.sleep(0.05)
         else:
             raise AssertionError(f"cancellation never delivered: {rows}")
-        assert svc.extras["dispatcher"] is not None
+        assert svc.dispatcher is not None

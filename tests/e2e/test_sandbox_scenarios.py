@@ -125,7 +125,7 @@ async def test_no_show_is_still_charged_and_completes(
     booking, price = await book(http, key, flight="XX0000")
     await wait_for(http, key, booking["reservation_no"], "APPROVED")
     svc: Services = sandbox.app.state.services
-    partner_app = svc.extras["sandbox_partner_app"]
+    partner_app = svc.sandbox_partner_app
     info = partner_app.state.partner.info(booking["reservation_no"])
     assert info[1]["booking_details"]["no_show"] is True
     pickup = datetime.fromisoformat(booking["pickup_datetime"])

@@ -1,4 +1,4 @@
-"""The Python SDK (``transfers.sdk``) against the real service over HTTP, and its retries against a
+"""The Python SDK (``transfers_sdk``) against the real service over HTTP, and its retries against a
 tiny scripted server.
 
 The service runs on this test's event loop, so the blocking ``TransfersClient`` is always driven
@@ -32,7 +32,7 @@ from transfers.clients import service as client_service
 from transfers.clients.models import ClientStatus
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
-from transfers.sdk import (
+from transfers_sdk import (
     Airport,
     ApiError,
     AsyncTransfersClient,
@@ -41,6 +41,7 @@ from transfers.sdk import (
     BookingStatus,
     ClientSuspended,
     IdempotencyConflict,
+    InvalidRequest,
     NetworkError,
     Point,
     RateLimited,
@@ -181,7 +182,7 @@ async def test_iterating_follows_the_cursor_and_filters(
         assert [b.reservation_no async for b in api.iter_bookings(created_from=since)] == newest_first[:3]
         assert [b async for b in api.iter_bookings(status=["PENDING", "DECLINED"])] == []
         assert len([b async for b in api.iter_bookings(status=BookingStatus.APPROVED)]) == 5
-        with pytest.raises(ApiError) as bad:
+        with pytest.raises(InvalidRequest) as bad:
             await api.list_bookings(status="NOPE")
         assert (bad.value.http_status, bad.value.code) == (422, "INVALID_FILTER") and bad.value.request_id
         with pytest.raises(ApiError) as cursor:
@@ -409,7 +410,9 @@ async def test_a_long_retry_after_is_not_waited_out() -> None:
      "IDEMPOTENCY_KEY_IN_USE"),
     ((401, {}, {"status": "Error", "code": "UNAUTHENTICATED", "message": "no"}), AuthenticationError,
      "UNAUTHENTICATED"),
-    ((400, {}, {"status": "Error", "code": "MALFORMED_JSON", "message": "no"}), ApiError, "MALFORMED_JSON"),
+    ((400, {}, {"status": "Error", "code": "MALFORMED_JSON", "message": "no"}), InvalidRequest, "MALFORMED_JSON"),
+    ((400, {}, {"status": "Error", "code": "IDEMPOTENCY_KEY_INVALID", "message": "no"}), InvalidRequest,
+     "IDEMPOTENCY_KEY_INVALID"),
     ((404, {}, b"not json"), ApiError, "HTTP_404"),
     ((200, {}, b"<html>captive portal</html>"), UnexpectedResponse, None),
     ((200, {}, {"status": "Success", "booking": {"reservation_no": "TB-1"}}), UnexpectedResponse, None),

@@ -106,7 +106,7 @@ def refusal(result: Result) -> str:
 
 
 def dispatcher_of(service: LiveServer) -> Dispatcher:
-    found: Dispatcher = service.app.state.services.extras["dispatcher"]
+    found: Dispatcher = service.app.state.services.dispatcher
     return found
 
 

@@ -96,7 +96,7 @@ async def test_retry_past_the_deadline_fails_the_booking(
     found = await search(http, key, "NCL")
     partner.mode, partner.status_code = "status", 502
     booking = (await http.post(BOOKING, json=booking_body(found["search_id"]), headers=bearer(key))).json()["booking"]
-    dispatcher: Dispatcher = svc_of(service).extras["dispatcher"]
+    dispatcher: Dispatcher = svc_of(service).dispatcher
     for hours in (1, 4, 8, 16, 23.99):  # attempts keep failing; the last one lands past the deadline
         clock.offset = timedelta(hours=hours)
         await dispatcher.run_once()
@@ -184,7 +184,7 @@ async def test_a_crashed_delivery_is_redelivered_with_the_same_webhook_id(
         claimed = await outbox_repo.claim_due(conn, now=now, lease_until=now + timedelta(seconds=60), limit=100)
     assert booking["reservation_no"] in {m["payload"]["reservation_no"] for m in claimed}
     partner.mode = "ok"
-    dispatcher: Dispatcher = svc.extras["dispatcher"]
+    dispatcher: Dispatcher = svc.dispatcher
     await dispatcher.run_once()
     assert (await status_of(http, key, booking["reservation_no"]))["status"] == "PENDING"  # lease still held
     clock.advance(timedelta(seconds=61))

@@ -9,9 +9,7 @@ from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "transfers"
 STILL_ASSERTING = {
-    "api/routes/reverse.py": "being rewritten on branch i12-core (the reverse-update use case moves)",
     "outbox/dispatcher.py": "being rewritten on branch i12-core (the flat dispatcher)",
-    "sdk/_calls.py": "the SDK moves to its own package on branch i12-contract",
     "migrations/env.py": "Alembic's start-up, no request",
     "partners/service.py": "the sandbox partner's start-up registration, no request",
 }

@@ -10,7 +10,7 @@ from fastapi import Request
 from transfers.api.ratelimit import enforce as enforce_rate_limit
 from transfers.auth.service import AuthFailure, PartnerPrincipal
 from transfers.clients.models import ClientPrincipal
-from transfers.errors import PartnerApiError, ServiceError, client_suspended, malformed_json, unauthenticated
+from transfers.errors import client_suspended, malformed_json, unauthenticated
 from transfers.services import Services
 
 
@@ -35,7 +35,10 @@ async def current_partner(request: Request) -> PartnerPrincipal:
     try:
         principal = await services(request).auth.partner(request.headers.get("authorization"))
     except AuthFailure:
-        raise PartnerApiError(401, "A valid partner bearer API key is required.") from None
+        # DECISIONS 3: a 401 has the string-code shape on every path, the reverse API's included
+        # (only its 404 and 422 keep the shape of SPEC.md 7.3 / DECISIONS 7). A disabled partner's
+        # key is refused like an unknown one: partners have no suspended state to tell apart.
+        raise unauthenticated("A valid partner bearer API key is required.") from None
     request.state.partner_id = principal.partner_id
     await enforce_rate_limit(request, principal.key_prefix)  # hardening: after auth, per key (DECISIONS 8)
     return principal
@@ -51,10 +54,3 @@ async def json_object(request: Request) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise malformed_json("The request body must be a JSON object.")
     return value
-
-
-async def partner_json_object(request: Request) -> dict[str, Any]:
-    try:
-        return await json_object(request)
-    except ServiceError as exc:
-        raise PartnerApiError(400, exc.message) from None

@@ -14,12 +14,9 @@ from transfers.api.responses import (
     service_error_body,
     spec_error_body,
 )
-from transfers.errors import PartnerApiError, ServiceError, SpecError
+from transfers.errors import ErrorCode, PartnerApiError, ServiceError, SpecError
 
-_HTTP_CODES = {
-    404: ("NOT_FOUND", "No such path."),
-    405: ("METHOD_NOT_ALLOWED", "This method is not allowed on this path."),
-}
+_HTTP_CODES = {404: ErrorCode.NOT_FOUND, 405: ErrorCode.METHOD_NOT_ALLOWED}
 
 
 async def _spec_error(_: Request, exc: Exception) -> Response:
@@ -61,19 +58,22 @@ def _allowed_methods(request: Request) -> list[str]:
 async def _http_error(request: Request, exc: Exception) -> Response:
     if not isinstance(exc, StarletteHTTPException):  # the only class it is registered for
         raise exc
-    code, message = _HTTP_CODES.get(exc.status_code, ("HTTP_ERROR", str(exc.detail)))
+    code = _HTTP_CODES.get(exc.status_code)
+    message = code.default_message if code is not None else str(exc.detail)
     headers = dict(exc.headers or {})
     if exc.status_code == 405:
         allowed = _allowed_methods(request)
         if allowed:
             headers["Allow"] = ", ".join(allowed)
-    return JSONBody(service_error_body(code, message), status_code=exc.status_code, headers=headers)
+    return JSONBody(service_error_body(code or ErrorCode.HTTP_ERROR, message), status_code=exc.status_code,
+                    headers=headers)
 
 
 async def _validation_error(_: Request, exc: Exception) -> Response:
     # Routes parse their own input to return spec codes; this only catches framework-level
     # parameter errors (none are declared today) so they never leak FastAPI's own body shape.
-    return JSONBody(service_error_body("MALFORMED_REQUEST", "The request is malformed."), status_code=400)
+    code = ErrorCode.MALFORMED_REQUEST
+    return JSONBody(service_error_body(code), status_code=code.http_status)
 
 
 def install_error_handlers(app: FastAPI) -> None:

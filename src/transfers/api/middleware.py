@@ -25,6 +25,7 @@ from transfers.api.context import request_id_var
 from transfers.api.ratelimit import allowed_headers
 from transfers.api.responses import dumps, service_error_body
 from transfers.db.errors import is_database_unavailable
+from transfers.errors import ErrorCode
 from transfers.observability.http import ResponseSeen, observe_request
 
 log = structlog.get_logger("transfers.http")
@@ -63,26 +64,25 @@ class RequestPlumbing:
         try:
             declared = headers.get(b"content-length")
             if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
-                await self._error(send_with_id, 413, "PAYLOAD_TOO_LARGE", self._too_large_message())
+                await self._error(send_with_id, ErrorCode.PAYLOAD_TOO_LARGE, self._too_large_message())
                 return
             await self.app(scope, self._limited(receive), send_with_id)
         except BodyTooLarge:
             if not seen.status:
-                await self._error(send_with_id, 413, "PAYLOAD_TOO_LARGE", self._too_large_message())
+                await self._error(send_with_id, ErrorCode.PAYLOAD_TOO_LARGE, self._too_large_message())
         except Exception as exc:
             if is_database_unavailable(exc):
                 log.warning("database_unavailable", error=type(exc).__name__, path=scope["path"])
                 if not seen.status:
                     await self._error(
-                        send_with_id, 503, "UNAVAILABLE",
-                        "The service cannot reach its database; retry shortly.",
+                        send_with_id, ErrorCode.UNAVAILABLE, None,
                         extra_headers=[(b"retry-after", b"5")],
                     )
             else:
                 log.exception("unhandled_error", path=scope["path"])
                 if not seen.status:
                     await self._error(
-                        send_with_id, 500, "INTERNAL_ERROR",
+                        send_with_id, ErrorCode.INTERNAL_ERROR,
                         f"Internal error; quote request id {request_id} to support.",
                     )
         finally:
@@ -121,7 +121,7 @@ class RequestPlumbing:
 
     @staticmethod
     async def _error(
-        send: Send, status: int, code: str, message: str,
+        send: Send, code: ErrorCode, message: str | None,
         extra_headers: list[tuple[bytes, bytes]] | None = None,
     ) -> None:
         body = dumps(service_error_body(code, message))
@@ -130,5 +130,5 @@ class RequestPlumbing:
             (b"content-length", str(len(body)).encode()),
             *(extra_headers or []),
         ]
-        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.start", "status": code.http_status, "headers": headers})
         await send({"type": "http.response.body", "body": body})

@@ -31,7 +31,7 @@ from fastapi import Request
 from starlette.types import Scope
 
 from transfers.config import Settings
-from transfers.errors import ServiceError
+from transfers.errors import ErrorCode, ServiceError
 
 log = structlog.get_logger("transfers.ratelimit")
 
@@ -192,7 +192,7 @@ async def enforce(request: Request, key_prefix: str) -> None:
     decision = await limiter.check(key_prefix)
     if not decision.allowed:
         raise ServiceError(
-            429, "RATE_LIMITED",
+            ErrorCode.RATE_LIMITED,
             f"Too many requests for this API key (at most {limiter.bucket.burst} at once, then "
             f"{round(limiter.bucket.rate * 60)} per minute); retry after {decision.retry_after} s.",
             decision.headers(),

@@ -8,6 +8,8 @@ from typing import Any
 import orjson
 from starlette.responses import Response
 
+from transfers.errors import ErrorCode
+
 
 def _default(value: Any) -> Any:
     if isinstance(value, Decimal):
@@ -31,8 +33,9 @@ def spec_error_body(code: int, name: str) -> dict[str, Any]:
     return {"status": "Error", "code": code, "message": name}
 
 
-def service_error_body(code: str, message: str) -> dict[str, Any]:
-    return {"status": "Error", "code": code, "message": message}
+def service_error_body(code: ErrorCode, message: str | None = None) -> dict[str, Any]:
+    """DECISIONS 3's string-code shape; ``message`` defaults to the code's own (``ErrorCode``)."""
+    return {"status": "Error", "code": code, "message": code.default_message if message is None else message}
 
 
 def booking_not_found_body() -> dict[str, Any]:

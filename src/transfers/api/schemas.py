@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
+from transfers.errors import ErrorCode
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -207,10 +209,11 @@ class ValidationErrorBody(_Strict):
 
 
 class ServiceErrorBody(_Strict):
-    """SPEC.md 7 second shape (DECISIONS 3): everything that is not a field validation."""
+    """SPEC.md 7 second shape (DECISIONS 3): everything that is not a field validation. ``code`` is
+    one of ``transfers.errors.ErrorCode`` (the document lists them as an enum)."""
 
     status: Literal["Error"]
-    code: str
+    code: ErrorCode
     message: str
 
 
@@ -237,15 +240,18 @@ def _resp(model: type[BaseModel], description: str) -> dict[str, Any]:
     return {"model": model, "description": description}
 
 
-AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: _resp(ServiceErrorBody, "MALFORMED_JSON"),
-    401: _resp(ServiceErrorBody, "UNAUTHENTICATED"),
-    403: _resp(ServiceErrorBody, "CLIENT_SUSPENDED"),
-    413: _resp(ServiceErrorBody, "PAYLOAD_TOO_LARGE"),
-    429: _resp(ServiceErrorBody, "RATE_LIMITED"),
-    500: _resp(ServiceErrorBody, "INTERNAL_ERROR"),
-    503: _resp(ServiceErrorBody, "UNAVAILABLE"),
-}
+def service_errors(*codes: ErrorCode) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI responses for string codes, each under its status from the ``ErrorCode`` table."""
+    by_status: dict[int, list[str]] = {}
+    for code in codes:
+        by_status.setdefault(code.http_status, []).append(code.value)
+    return {status: _resp(ServiceErrorBody, " or ".join(names)) for status, names in sorted(by_status.items())}
+
+
+AUTH_ERRORS: dict[int | str, dict[str, Any]] = service_errors(
+    ErrorCode.MALFORMED_JSON, ErrorCode.UNAUTHENTICATED, ErrorCode.CLIENT_SUSPENDED, ErrorCode.PAYLOAD_TOO_LARGE,
+    ErrorCode.RATE_LIMITED, ErrorCode.INTERNAL_ERROR, ErrorCode.UNAVAILABLE,
+)
 
 WITH_VALIDATION: dict[int | str, dict[str, Any]] = {
     **AUTH_ERRORS,
@@ -258,14 +264,13 @@ class Error422(RootModel[ValidationErrorBody | ServiceErrorBody]):
 
 IDEMPOTENT: dict[int | str, dict[str, Any]] = {
     **WITH_VALIDATION,
-    400: _resp(ServiceErrorBody, "MALFORMED_JSON or IDEMPOTENCY_KEY_INVALID"),
-    409: _resp(ServiceErrorBody, "IDEMPOTENCY_KEY_IN_USE"),
-    422: _resp(Error422, "a validation code of SPEC.md section 7, or IDEMPOTENCY_KEY_REUSED"),
+    **service_errors(ErrorCode.MALFORMED_JSON, ErrorCode.IDEMPOTENCY_KEY_INVALID, ErrorCode.IDEMPOTENCY_KEY_IN_USE),
+    422: _resp(Error422, f"a validation code of SPEC.md section 7, or {ErrorCode.IDEMPOTENCY_KEY_REUSED.value}"),
 }
 
 # Booking list (beyond SPEC.md): a bad query answers 422 in the string-code shape, not the spec's
 # integer table, because no spec code names a filter.
 LIST_ERRORS: dict[int | str, dict[str, Any]] = {
     **AUTH_ERRORS,
-    422: _resp(ServiceErrorBody, "INVALID_FILTER (a bad status, date-time or limit) or INVALID_CURSOR"),
+    **service_errors(ErrorCode.INVALID_FILTER, ErrorCode.INVALID_CURSOR),
 }

@@ -1,40 +1,290 @@
-"""The only code that changes a booking's status.
+"""The only code that decides what a booking's status change writes.
 
-``transition`` checks the table of ``state.py``, moves the status with a compare-and-set, writes
-the audit row, refunds the wallet when the new status calls for it, and enqueues the partner
-notification, all inside the caller's transaction: either everything happens or nothing does.
+Every change of ``bookings.status`` (the creation included: ``None -> PENDING``) is a ``Change``,
+and every change writes the same side effects, listed once in ``EFFECTS``:
+
+    audit     a ``booking_transitions`` row (time, actor, from, to, reason)
+    messages  the outbox messages the change sends to the partner (the create, a cancellation)
+    ledger    the wallet move: the debit of a wallet-paid creation, the refund on entering a
+              ``REFUNDING`` status (exactly once: ``UNIQUE (booking_id, kind)`` backs it up)
+
+Two kinds of path write them, and both take them from here:
+
+* the general path (SQLite and PostgreSQL, inside the caller's write transaction):
+  ``transition`` / ``transition_unread`` / ``update_details`` / ``create`` move the row with a
+  compare-and-set and call ``write_effects``, which runs each effect's ``write``;
+* the PostgreSQL fast paths (``bookings/fast_paths.py``: the create, the partner's acknowledgement),
+  one all-or-nothing statement of data-modifying CTEs each: the statement builds the row's INSERT or
+  UPDATE ``... RETURNING *`` as a CTE (with ``status_values`` for the SET clause) and adds
+  ``fast_pieces`` (each effect's ``fragment`` over that CTE); at run time ``fast_params`` gives
+  the fragments' bind values.
+
+How to add a side effect of every status change (e.g. issue 14's ``client_events`` row with the
+booking's ``sequence``):
+
+1. Here, write ``async def _x_write(conn, change)`` (the general path: insert its row(s) for
+   ``change``; ``change.booking`` is the booking as moved, with its id), ``def _x_fragment(ctx)``
+   (the fast path: ``{name: insert(...).from_select(..., select(ctx.moved.c.id, ...)).cte(name)}``,
+   reading the moved row's columns from ``ctx.moved.c`` and its own values from bind parameters
+   with a prefix of its own) and ``def _x_params(change, shape)`` (those bind values), and add
+   ``SideEffect("x", _x_write, _x_fragment, _x_params)`` to ``EFFECTS``.
+2. If the effect needs a column of the booking changed with the status (``sequence = sequence + 1``),
+   add it to ``status_values`` (every UPDATE path uses it) and to the creation's values in
+   ``bookings/service._booking_values``.
+3. Nothing else: every general path calls ``write_effects`` and both fast statements compose
+   ``fast_pieces``. ``tests/integration/test_outbox_and_jobs.py`` and ``tests/api`` check the rows
+   on both databases; ``tests/unit/test_status_writers.py`` fails if ``bookings.status`` is
+   written anywhere outside ``bookings/``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from decimal import Decimal
+from typing import Any, TypeVar
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import CTE, ColumnElement, bindparam, insert, literal, null, select, true
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import repository as repo
 from transfers.bookings.state import REFUNDING, BookingStatus, check_transition
 from transfers.clients.models import REVERSE_API_PAY_TYPE
-from transfers.db.tables import bookings
+from transfers.db.tables import booking_transitions, ledger_entries, outbox
 from transfers.outbox import repository as outbox_repo
 from transfers.wallet import repository as wallet_repo
-from transfers.wallet.ledger import LedgerKind
+from transfers.wallet.ledger import LedgerKind, signed_amount
 
 UPDATE_DEADLINE = timedelta(hours=24)
+CREATED_REASON = "created"
+CONCURRENT_CHANGE_ATTEMPTS = 3
 
 
 class ConcurrentChange(Exception):
     """Another transaction changed the booking's status first; the caller re-reads and decides."""
 
 
-_LOCK = select(bookings).where(bookings.c.id == bindparam("b_id")).with_for_update()  # built once
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One status change as its side effects see it. ``booking``: the booking as moved (with its
+    ``id``) on the general path; on a fast path the values known before the statement runs."""
+
+    booking: Mapping[str, Any]
+    from_status: BookingStatus | None  # None: the booking is being created
+    to_status: BookingStatus
+    actor: str
+    reason: str | None
+    now: datetime
+    messages: tuple[dict[str, Any], ...] = ()  # ``outbox.repository.new_message`` rows
+
+
+@dataclass(frozen=True, slots=True)
+class FastShape:
+    """What a fast statement's pieces depend on, fixed when the statement is built."""
+
+    from_status: BookingStatus | None
+    to_status: BookingStatus
+    messages: int = 0  # outbox messages written with the change: CTEs ``o0``, ``o1``, ...
+    wallet: bool = False  # the statement moves the wallet first (CTE ``w``, the creation's debit)
+
+
+@dataclass(frozen=True, slots=True)
+class FastContext:
+    """What a fragment builds on: the moved booking row (a CTE ``... RETURNING *`` of ``bookings``),
+    the statement's shape, its ``now`` and, when ``shape.wallet``, the wallet move's CTE."""
+
+    moved: CTE
+    shape: FastShape
+    now: ColumnElement[Any]
+    wallet: CTE | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerMove:
+    client_id: int
+    kind: LedgerKind
+    amount: Decimal
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class SideEffect:
+    """One side effect of every status change, written the general way (``write``) or as pieces of
+    a fast statement (``fragment`` once when it is built, ``params`` on every run)."""
+
+    name: str
+    write: Callable[[AsyncConnection, Change], Awaitable[None]]
+    fragment: Callable[[FastContext], dict[str, CTE]]
+    params: Callable[[Change, FastShape], dict[str, Any]]
+
+
+# --- the moved row -----------------------------------------------------------------------------------
+
+def status_values(target: BookingStatus, now: Any, fields: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The SET clause of every status UPDATE, general or fast (``now`` a value or a bind parameter)."""
+    return {"status": target.value, "updated_at": now, **(fields or {})}
+
+
+# --- audit -------------------------------------------------------------------------------------------
+
+async def _audit_write(conn: AsyncConnection, change: Change) -> None:
+    await repo.record_transition(
+        conn, booking_id=change.booking["id"], to_status=change.to_status.value, actor=change.actor,
+        from_status=change.from_status.value if change.from_status is not None else None, reason=change.reason,
+        now=change.now)
+
+
+def _audit_fragment(ctx: FastContext) -> dict[str, CTE]:
+    shape, types = ctx.shape, booking_transitions.c
+    from_status = null() if shape.from_status is None else literal(shape.from_status.value, types.from_status.type)
+    return {"t": insert(booking_transitions).from_select(
+        ["booking_id", "from_status", "to_status", "actor", "reason", "created_at"],
+        select(ctx.moved.c.id, from_status, literal(shape.to_status.value, types.to_status.type),
+               bindparam("t_actor", type_=types.actor.type), bindparam("t_reason", type_=types.reason.type),
+               ctx.now),
+    ).cte("t")}
+
+
+def _audit_params(change: Change, shape: FastShape) -> dict[str, Any]:
+    return {"t_actor": change.actor, "t_reason": change.reason}
+
+
+# --- outbox messages ---------------------------------------------------------------------------------
+
+async def _messages_write(conn: AsyncConnection, change: Change) -> None:
+    for message in change.messages:
+        message["booking_id"] = change.booking["id"]
+        await outbox_repo.insert_message(conn, message)
+
+
+def _messages_fragment(ctx: FastContext) -> dict[str, CTE]:
+    pieces = {}
+    for i in range(ctx.shape.messages):
+        values = (bindparam(f"o{i}_{k}", type_=outbox.c[k].type) for k in outbox_repo.MESSAGE_KEYS)
+        pieces[f"o{i}"] = (insert(outbox).from_select(["booking_id", *outbox_repo.MESSAGE_KEYS],
+                                                      select(ctx.moved.c.id, *values))
+                           .returning(outbox.c.id).cte(f"o{i}"))
+    return pieces
+
+
+def _messages_params(change: Change, shape: FastShape) -> dict[str, Any]:
+    if len(change.messages) != shape.messages:
+        raise ValueError(f"the statement writes {shape.messages} messages, the change has {len(change.messages)}")
+    return {f"o{i}_{k}": message[k] for i, message in enumerate(change.messages) for k in outbox_repo.MESSAGE_KEYS}
+
+
+def update_message(booking: Mapping[str, Any], payload: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """The partner's ``PUT /booking/update`` for a change (a client's cancellation)."""
+    return outbox_repo.new_message(booking_id=booking["id"], partner_id=booking["partner_id"], kind="booking.update",
+                                   payload=payload, now=now, deadline=now + UPDATE_DEADLINE, not_before=None,
+                                   lease_until=None)
+
+
+# --- ledger ------------------------------------------------------------------------------------------
+
+def ledger_move(change: Change) -> LedgerMove | None:
+    """The money a change moves: a wallet-paid booking is debited when created and refunded when it
+    enters a REFUNDING status; a ``reverse_api`` client pays the partner directly (SPEC.md 1)."""
+    booking = change.booking
+    if change.from_status is None:
+        kind, note = LedgerKind.DEBIT_BOOKING, booking["reservation_no"]
+    elif change.to_status in REFUNDING and change.from_status is not change.to_status:
+        kind, note = LedgerKind.CREDIT_REFUND, f"{change.to_status.value.lower()}: {change.reason or ''}"
+    else:
+        return None
+    if booking["pay_type"] == REVERSE_API_PAY_TYPE:
+        return None
+    return LedgerMove(booking["client_id"], kind, booking["total"], note)
+
+
+async def _ledger_write(conn: AsyncConnection, change: Change) -> None:
+    move = ledger_move(change)
+    if move is not None:  # a debit that does not fit raises InsufficientBalance: the caller rolls back
+        await wallet_repo.post_entry_for_client(conn, client_id=move.client_id, kind=move.kind, amount=move.amount,
+                                                now=change.now, booking_id=change.booking["id"], note=move.note)
+
+
+def _ledger_fragment(ctx: FastContext) -> dict[str, CTE]:
+    """The ledger row of the wallet move the statement made first (CTE ``w``, which gates the
+    booking's own INSERT so that a short balance writes nothing). No fast statement moves into a
+    REFUNDING status: a refund's wallet UPDATE would need the same gating, so it is refused here
+    rather than silently left out."""
+    if ctx.shape.to_status in REFUNDING:
+        raise NotImplementedError("no fast path for a refunding change: use the general path")
+    if ctx.wallet is None:
+        return {}
+    w, types = ctx.wallet, ledger_entries.c
+    return {"l": insert(ledger_entries).from_select(
+        ["wallet_id", "kind", "amount", "booking_id", "note", "created_at"],
+        select(w.c.id, bindparam("w_kind", type_=types.kind.type), wallet_repo.DELTA, ctx.moved.c.id,
+               bindparam("w_note", type_=types.note.type), ctx.now).select_from(w.join(ctx.moved, true())),
+    ).cte("l")}
+
+
+def _ledger_params(change: Change, shape: FastShape) -> dict[str, Any]:
+    move = ledger_move(change)
+    if move is None:
+        if shape.wallet:
+            raise ValueError("the statement moves the wallet, the change moves no money")
+        return {}
+    if not shape.wallet:
+        raise ValueError(f"the change moves money ({move.kind.value}), the statement has no wallet move")
+    return {"w_client_id": move.client_id, "w_kind": move.kind.value, "w_note": move.note,
+            "w_delta": signed_amount(move.kind, move.amount)}
+
+
+# Order of the general path: the ledger last, since its wallet UPDATE holds the wallet row's lock
+# until COMMIT (bench/README.md, "Profile").
+EFFECTS: tuple[SideEffect, ...] = (
+    SideEffect("audit", _audit_write, _audit_fragment, _audit_params),
+    SideEffect("messages", _messages_write, _messages_fragment, _messages_params),
+    SideEffect("ledger", _ledger_write, _ledger_fragment, _ledger_params),
+)
+
+
+async def write_effects(conn: AsyncConnection, change: Change) -> None:
+    """Every side effect of ``change``, the general way, in the caller's transaction."""
+    for effect in EFFECTS:
+        await effect.write(conn, change)
+
+
+def fast_pieces(ctx: FastContext) -> dict[str, CTE]:
+    """Every side effect's CTEs for a fast statement, by CTE name (``t``, ``o0``, ``l``, ...)."""
+    pieces: dict[str, CTE] = {}
+    for effect in EFFECTS:
+        pieces.update(effect.fragment(ctx))
+    return pieces
+
+
+def fast_params(change: Change, shape: FastShape) -> dict[str, Any]:
+    """The bind values of ``fast_pieces`` for one run."""
+    params: dict[str, Any] = {}
+    for effect in EFFECTS:
+        params.update(effect.params(change, shape))
+    return params
+
+
+# --- the general path --------------------------------------------------------------------------------
+
+_LOCK = repo.BY_ID.with_for_update()  # built once
 
 
 async def lock_booking(conn: AsyncConnection, booking_id: int) -> dict[str, Any] | None:
     """Read the booking under a row lock (PostgreSQL); SQLite's write transaction already excludes others."""
     row = (await conn.execute(_LOCK, {"b_id": booking_id})).mappings().first()
     return dict(row) if row else None
+
+
+async def create(conn: AsyncConnection, values: dict[str, Any], *, actor: str,
+                 messages: tuple[dict[str, Any], ...]) -> int:
+    """Insert a new booking and write its creation's side effects (audit row, ``messages``, the
+    debit of a wallet payer, last). Raises InsufficientBalance when the debit does not fit: the
+    caller's transaction then rolls back. Returns the booking's id."""
+    booking_id = await repo.insert_booking(conn, values)
+    await write_effects(conn, Change({**values, "id": booking_id}, None, BookingStatus(values["status"]), actor,
+                                     CREATED_REASON, values["created_at"], messages))
+    return booking_id
 
 
 async def transition(
@@ -48,14 +298,16 @@ async def transition(
     fields: dict[str, Any] | None = None,
     notify_partner: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """Move ``booking`` (read under ``lock_booking``) to ``target`` by compare-and-set and write the
+    change's side effects; ``notify_partner``: the payload of a ``PUT /booking/update`` to send."""
     current = BookingStatus(booking["status"])
     check_transition(current, target)
-    values = {"status": target.value, "updated_at": now, **(fields or {})}
+    values = status_values(target, now, fields)
     if not await repo.set_status(conn, booking["id"], current.value, values):
         raise ConcurrentChange()
     moved = {**booking, **values}
-    await _after_move(conn, moved, current, target, actor=actor, reason=reason, now=now,
-                      notify_partner=notify_partner)
+    messages = (update_message(moved, notify_partner, now),) if notify_partner is not None else ()
+    await write_effects(conn, Change(moved, current, target, actor, reason, now, messages))
     return moved
 
 
@@ -75,29 +327,39 @@ async def transition_unread(
     ``lock_booking`` SELECT would have taken. None when the booking is not in ``current`` (nothing
     written): the caller then reads it under ``lock_booking`` and decides as before."""
     check_transition(current, target)
-    values = {"status": target.value, "updated_at": now, **(fields or {})}
-    moved = await repo.move_status(conn, booking_id, current.value, values)
+    moved = await repo.move_status(conn, booking_id, current.value, status_values(target, now, fields))
     if moved is None:
         return None
-    await _after_move(conn, moved, current, target, actor=actor, reason=reason, now=now, notify_partner=None)
+    await write_effects(conn, Change(moved, current, target, actor, reason, now))
     return moved
 
 
-async def _after_move(conn: AsyncConnection, booking: dict[str, Any], current: BookingStatus, target: BookingStatus,
-                      *, actor: str, reason: str | None, now: datetime,
-                      notify_partner: dict[str, Any] | None) -> None:
-    """What goes with every status change, in the same transaction: the audit row, the refund, the
-    partner notification."""
-    await repo.record_transition(conn, booking_id=booking["id"], from_status=current.value, to_status=target.value,
-                                 actor=actor, reason=reason, now=now)
-    if target in REFUNDING and booking["pay_type"] != REVERSE_API_PAY_TYPE:
-        await wallet_repo.post_entry_for_client(
-            conn, client_id=booking["client_id"], kind=LedgerKind.CREDIT_REFUND, amount=booking["total"], now=now,
-            booking_id=booking["id"], note=f"{target.value.lower()}: {reason or ''}")
-    if notify_partner is not None:
-        await outbox_repo.enqueue(conn, booking_id=booking["id"], partner_id=booking["partner_id"],
-                                  kind="booking.update", payload=notify_partner, now=now,
-                                  deadline=now + UPDATE_DEADLINE)
+async def update_details(conn: AsyncConnection, booking: dict[str, Any], fields: dict[str, Any], *, actor: str,
+                         reason: str, now: datetime) -> dict[str, Any]:
+    """A change of the booking's details without a change of status (the driver of an APPROVED
+    booking): an audit row from and to the same status, and every other side effect a change
+    has (none moves money: ``ledger_move`` needs a status change)."""
+    status = BookingStatus(booking["status"])
+    values = {**fields, "updated_at": now}
+    await repo.update_fields(conn, booking["id"], values)
+    moved = {**booking, **values}
+    await write_effects(conn, Change(moved, status, status, actor, reason, now))
+    return moved
+
+
+T = TypeVar("T")
+
+
+async def retry_concurrent(attempt: Callable[[], Awaitable[T]]) -> T:
+    """Run ``attempt`` (one whole write transaction, re-reading what it decides on) again when it
+    raised ConcurrentChange, up to ``CONCURRENT_CHANGE_ATTEMPTS`` times; the last ConcurrentChange
+    is raised to the caller."""
+    for _ in range(CONCURRENT_CHANGE_ATTEMPTS - 1):
+        try:
+            return await attempt()
+        except ConcurrentChange:
+            continue
+    return await attempt()
 
 
 def driver_fields(driver: Any, meeting_point: str | None) -> dict[str, Any]:

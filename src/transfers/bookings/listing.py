@@ -35,7 +35,7 @@ from transfers.bookings.resource import booking_resource
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal
 from transfers.db.tables import bookings
-from transfers.errors import ServiceError
+from transfers.errors import ErrorCode, ServiceError
 from transfers.services import Services
 
 DEFAULT_LIMIT = 20
@@ -46,11 +46,11 @@ _TAG_BYTES = 16
 
 
 def invalid_filter(message: str) -> ServiceError:
-    return ServiceError(422, "INVALID_FILTER", message)
+    return ServiceError(ErrorCode.INVALID_FILTER, message)
 
 
 def invalid_cursor() -> ServiceError:
-    return ServiceError(422, "INVALID_CURSOR", "The cursor is not one this service issued; start again without it.")
+    return ServiceError(ErrorCode.INVALID_CURSOR)
 
 
 @dataclass(frozen=True)

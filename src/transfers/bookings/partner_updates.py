@@ -13,7 +13,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import repository as repo
-from transfers.bookings.lifecycle import driver_fields, transition, transition_unread
+from transfers.bookings.fast_paths import ACKNOWLEDGED_REASON
+from transfers.bookings.lifecycle import driver_fields, transition, transition_unread, update_details
 from transfers.bookings.state import BookingStatus, can_transition
 from transfers.partners.wire import WireDriver
 
@@ -30,10 +31,7 @@ async def approve(conn: AsyncConnection, booking: dict[str, Any], driver: WireDr
     fields = driver_fields(driver, meeting_point)
     if current is S.APPROVED:
         if any(booking[k] != v for k, v in fields.items()):
-            await repo.update_fields(conn, booking["id"], {**fields, "updated_at": now})
-            await repo.record_transition(conn, booking_id=booking["id"], from_status=current.value,
-                                         to_status=current.value, actor=actor, reason="driver details updated",
-                                         now=now)
+            await update_details(conn, booking, fields, actor=actor, reason="driver details updated", now=now)
         return booking
     if not can_transition(current, S.APPROVED):
         raise UpdateRefused(f"a {current.value} booking cannot be approved")
@@ -56,7 +54,7 @@ async def acknowledge(conn: AsyncConnection, booking: dict[str, Any], *, actor: 
     """The partner accepted the booking without a driver yet: PENDING -> PENDING_APPROVAL."""
     reference = {"partner_reference": partner_reference} if partner_reference else None
     if S(booking["status"]) is S.PENDING:  # the reference rides on the status change's UPDATE
-        return await transition(conn, booking, S.PENDING_APPROVAL, actor=actor, reason="partner acknowledged",
+        return await transition(conn, booking, S.PENDING_APPROVAL, actor=actor, reason=ACKNOWLEDGED_REASON,
                                 now=now, fields=reference)
     if reference:
         await repo.update_fields(conn, booking["id"], reference)
@@ -70,7 +68,7 @@ async def acknowledge_pending(conn: AsyncConnection, booking_id: int, *, actor: 
     reading the booking first (one UPDATE ... RETURNING instead of SELECT ... FOR UPDATE + UPDATE).
     None when the booking is not PENDING (nothing written): use ``lock_booking`` + ``acknowledge``."""
     return await transition_unread(conn, booking_id, S.PENDING, S.PENDING_APPROVAL, actor=actor,
-                                   reason="partner acknowledged", now=now,
+                                   reason=ACKNOWLEDGED_REASON, now=now,
                                    fields={"partner_reference": partner_reference} if partner_reference else None)
 
 

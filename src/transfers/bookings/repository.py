@@ -1,4 +1,8 @@
-"""Booking persistence, always scoped by owner: a route never filters by id by hand."""
+"""Booking persistence, always scoped by owner: a route never filters by id by hand.
+
+The status-moving statements here (``set_status``, ``move_status``, ``insert_booking``) are run by
+``lifecycle`` only, which writes each change's side effects with them; the PostgreSQL one-statement
+paths are in ``fast_paths.py``."""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, insert, null, or_, select, true, update
+from sqlalchemy import bindparam, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.resource import RESOURCE_FIELDS
@@ -16,15 +20,10 @@ from transfers.db.engine import Database
 from transfers.db.tables import (
     booking_transitions,
     bookings,
-    ledger_entries,
-    outbox,
     partners,
     search_vehicles,
     searches,
 )
-from transfers.outbox import repository as outbox_repo
-from transfers.wallet import repository as wallet_repo
-from transfers.wallet.ledger import InsufficientBalance, LedgerKind, signed_amount
 
 # The create path's statements are built once and run with parameter dicts: building them per call
 # (``insert(...).values(**values)``) and generating their cache keys was ~13 % of a create
@@ -32,7 +31,7 @@ from transfers.wallet.ledger import InsufficientBalance, LedgerKind, signed_amou
 # collide with the column names an UPDATE takes its SET clause from.
 _INSERT_BOOKING = insert(bookings).returning(bookings.c.id)
 _INSERT_TRANSITION = insert(booking_transitions)
-_BY_ID = select(bookings).where(bookings.c.id == bindparam("b_id"))
+BY_ID = select(bookings).where(bookings.c.id == bindparam("b_id"))
 _UPDATE = update(bookings).where(bookings.c.id == bindparam("b_id"))
 _SET_STATUS = _UPDATE.where(bookings.c.status == bindparam("b_expected"))
 _MOVE_STATUS = _SET_STATUS.returning(*bookings.c)
@@ -80,87 +79,6 @@ async def insert_booking(conn: AsyncConnection, values: dict[str, Any]) -> int:
     return int((await conn.execute(_INSERT_BOOKING, values)).scalar_one())
 
 
-async def store_created(db: Database, values: dict[str, Any], *, actor: str, message: dict[str, Any],
-                        debit: dict[str, Any] | None) -> tuple[int, int]:
-    """Write a new booking, its "created" audit row, the partner's create message (``message``, from
-    ``outbox.repository.new_message``) and, when ``debit`` is given (``client_id``, ``amount``,
-    ``note``), the wallet debit with its ledger entry; returns (booking id, message id).
-
-    Raises InsufficientBalance when the debit does not fit. On PostgreSQL all of it is one
-    statement (data-modifying CTEs, ``_created_statement``) that writes nothing when the debit does
-    not fit: one round trip instead of six, atomic by itself, so it runs in autocommit by the direct
-    path (``Database.write_one``). SQLite (no DML in CTEs) runs the same writes one by one, the
-    debit last, in one write transaction (rolled back on InsufficientBalance)."""
-    now = values["created_at"]
-    if db.is_sqlite:
-        async with db.write() as conn:
-            booking_id = await insert_booking(conn, values)
-            await record_transition(conn, booking_id=booking_id, from_status=None, to_status=values["status"],
-                                    actor=actor, reason="created", now=now)
-            message["booking_id"] = booking_id
-            outbox_id = await outbox_repo.insert_message(conn, message)
-            if debit is not None:  # last: it locks the wallet until COMMIT (bench/README.md, "Profile")
-                await wallet_repo.post_entry_for_client(conn, client_id=debit["client_id"],
-                                                        kind=LedgerKind.DEBIT_BOOKING, amount=debit["amount"],
-                                                        now=now, booking_id=booking_id, note=debit["note"])
-        return booking_id, outbox_id
-    params = {**{f"bk_{k}": v for k, v in values.items()}, "t_actor": actor,
-              **{f"o_{k}": v for k, v in message.items() if k != "booking_id"}}
-    if debit is not None:
-        params.update(w_client_id=debit["client_id"], w_note=debit["note"],
-                      w_delta=signed_amount(LedgerKind.DEBIT_BOOKING, debit["amount"]))
-    row = await db.write_one(_created_statement(tuple(values), debit is not None), **params)
-    if row is None:  # the debit did not fit, so nothing was written
-        raise InsufficientBalance()
-    message.update(id=int(row["outbox_id"]), booking_id=int(row["booking_id"]))
-    return int(row["booking_id"]), int(row["outbox_id"])
-
-
-_OUTBOX_KEYS = ("partner_id", "kind", "webhook_id", "payload", "status", "attempts", "next_attempt_at", "deadline_at",
-                "lease_until", "created_at")
-_CREATED: dict[tuple[tuple[str, ...], bool], DirectStatement] = {}
-
-
-def _created_statement(keys: tuple[str, ...], debit: bool) -> DirectStatement:
-    """``store_created``'s PostgreSQL statement for this set of booking columns, built once.
-
-    With a debit, the booking is inserted from the wallet UPDATE's RETURNING row, and everything
-    else from the booking's: when the balance does not cover the price the UPDATE matches no row
-    and nothing at all is written (the statement answers no row), so the statement is atomic and
-    complete on its own, even in autocommit."""
-    found = _CREATED.get((keys, debit))
-    if found is not None:
-        return found
-    now = bindparam("bk_created_at", type_=bookings.c.created_at.type)
-    booking = {k: bindparam(f"bk_{k}", type_=bookings.c[k].type) for k in keys}
-    ctes = []
-    if debit:
-        delta = wallet_repo.DELTA
-        w = wallet_repo.MOVE_BY_CLIENT.values(updated_at=now).cte("w")
-        b = (insert(bookings).from_select(list(keys), select(*booking.values()).select_from(w))
-             .returning(bookings.c.id).cte("b"))
-        ctes.append(insert(ledger_entries).from_select(
-            ["wallet_id", "kind", "amount", "booking_id", "note", "created_at"],
-            select(w.c.id, bindparam("w_kind", LedgerKind.DEBIT_BOOKING.value, type_=ledger_entries.c.kind.type),
-                   delta, b.c.id, bindparam("w_note", type_=ledger_entries.c.note.type), now)
-            .select_from(w.join(b, true())),
-        ).cte("l"))
-    else:
-        b = insert(bookings).values(booking).returning(bookings.c.id).cte("b")
-    ctes.append(insert(booking_transitions).from_select(
-        ["booking_id", "from_status", "to_status", "actor", "reason", "created_at"],
-        select(b.c.id, null(), booking["status"], bindparam("t_actor", type_=booking_transitions.c.actor.type),
-               bindparam("t_reason", "created", type_=booking_transitions.c.reason.type), now),
-    ).cte("t"))
-    message = (bindparam(f"o_{k}", type_=outbox.c[k].type) for k in _OUTBOX_KEYS)
-    o = (insert(outbox).from_select(["booking_id", *_OUTBOX_KEYS], select(b.c.id, *message))
-         .returning(outbox.c.id).cte("o"))
-    statement = DirectStatement(select(b.c.id.label("booking_id"), o.c.id.label("outbox_id"))
-                           .select_from(b.join(o, true())).add_cte(*ctes))
-    _CREATED[(keys, debit)] = statement
-    return statement
-
-
 # Built once: GET and cancel run it on every request, and building the expression and its cache key
 # each time was ~6 % of a GET booking (bench/README.md, "Profile").
 _FOR_CLIENT = select(bookings).where(bookings.c.reservation_no == bindparam("reservation_no"),
@@ -195,7 +113,7 @@ async def get_by_idempotency_key(conn: AsyncConnection, client_id: int, key: str
 
 
 async def get_by_id(conn: AsyncConnection, booking_id: int) -> dict[str, Any] | None:
-    row = (await conn.execute(_BY_ID, {"b_id": booking_id})).mappings().first()
+    row = (await conn.execute(BY_ID, {"b_id": booking_id})).mappings().first()
     return dict(row) if row else None
 
 

@@ -1,12 +1,19 @@
-"""The reverse API's request shape and the partner's view of a booking."""
+"""The reverse API's use cases (SPEC.md 4.4, DECISIONS 7): a partner updates a booking it holds
+(``apply_update``) or reads it (``partner_view``). ``api/routes/reverse.py`` only parses, calls
+these and renders; the HTTP answers of the exceptions are chosen there."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.bookings import partner_updates
+from transfers.bookings import repository as repo
+from transfers.bookings.lifecycle import lock_booking, retry_concurrent
 from transfers.partners.wire import NoNul, WireDriver
+from transfers.services import Services
 
 
 class ReverseUpdate(BaseModel):
@@ -25,6 +32,49 @@ class ReverseUpdate(BaseModel):
         if self.status == "APPROVED" and self.driver_info is None:
             raise ValueError("APPROVED needs driver_info with name, phone and plate")
         return self
+
+
+class BookingNotFound(Exception):
+    """No such booking, or another partner's."""
+
+
+async def apply_update(svc: Services, partner_id: int, update: ReverseUpdate) -> None:
+    """Apply a partner's ``PUT /booking/update`` to a booking it holds, in one write transaction
+    (tried again up to ``lifecycle.CONCURRENT_CHANGE_ATTEMPTS`` times when another one changed the
+    booking first). Raises BookingNotFound, ``partner_updates.UpdateRefused`` (the state machine
+    refuses it) or, when every attempt met a concurrent change, ``lifecycle.ConcurrentChange``."""
+    actor = f"partner:{partner_id}"
+
+    async def attempt() -> None:
+        now = svc.clock.now()
+        async with svc.db.write() as conn:
+            booking = await _locked_for_partner(conn, partner_id, update.reservation_no)
+            if update.status == "APPROVED":
+                if update.driver_info is None:  # ReverseUpdate's validator already refused this
+                    raise partner_updates.UpdateRefused("APPROVED needs driver_info")
+                await partner_updates.approve(conn, booking, update.driver_info, update.meeting_point,
+                                              actor=actor, now=now)
+            else:
+                await partner_updates.cancel(conn, booking, update.cancel_reason, actor=actor, now=now)
+
+    await retry_concurrent(attempt)
+
+
+async def _locked_for_partner(conn: AsyncConnection, partner_id: int, reservation_no: str) -> dict[str, Any]:
+    found = await repo.get_for_partner(conn, partner_id, reservation_no)
+    booking = await lock_booking(conn, found["id"]) if found is not None else None
+    if booking is None:
+        raise BookingNotFound()
+    return booking
+
+
+async def booking_for_partner(svc: Services, partner_id: int, reservation_no: str) -> dict[str, Any]:
+    """The partner's view of a booking it holds (``partner_view``). Raises BookingNotFound."""
+    async with svc.db.read() as conn:
+        booking = await repo.get_for_partner(conn, partner_id, reservation_no)
+    if booking is None:
+        raise BookingNotFound()
+    return partner_view(booking)
 
 
 def partner_view(booking: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from transfers import failpoints
+from transfers.bookings import fast_paths
 from transfers.bookings import repository as repo
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, transition
 from transfers.bookings.reservation import could_exist, new_reservation_no
@@ -54,7 +55,7 @@ async def create_booking(svc: Services, client: ClientPrincipal, body: dict[str,
         raise SpecError(Code.CREATION_PERMISSION_DENIED)
     now = svc.clock.now()
     search_id = check_search_id(body)
-    dispatcher = svc.extras.get("dispatcher")
+    dispatcher = svc.dispatcher
     try:
         created = await _store_and_charge(svc, client, body, search_id, now, idempotency_key,
                                           leased=dispatcher is not None)
@@ -93,7 +94,7 @@ class _Created:
 async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[str, Any], search_id: str,
                             now: datetime, idempotency_key: str | None, *, leased: bool) -> _Created:
     """Read the offer, then write the booking, its audit row, the partner's create message and the
-    debit all or nothing (``repository.store_created``).
+    debit of a wallet payer all or nothing (``fast_paths.store_created``).
 
     On PostgreSQL those writes are a single statement, atomic by itself, run in autocommit by the
     direct path (db/direct.py): no BEGIN/COMMIT round trips, and the wallet row is locked only while
@@ -126,11 +127,9 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
             payload=_create_payload(values, request), now=now, deadline=deadline,
             not_before=now + timedelta(seconds=settings.partner_create_budget_seconds + 1),
             lease_until=now + timedelta(seconds=settings.outbox_lease_seconds) if leased else None)
-        debit = ({"client_id": client.client_id, "amount": request.total, "note": values["reservation_no"]}
-                 if client.pays_by_wallet else None)
         try:
-            booking_id, _ = await repo.store_created(svc.db, values, actor=f"client:{client.client_id}",
-                                                     message=message, debit=debit)
+            booking_id, _ = await fast_paths.store_created(svc.db, values, actor=f"client:{client.client_id}",
+                                                           message=message)
         except InsufficientBalance:
             metrics.WALLET_REFUSALS.inc()
             raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None

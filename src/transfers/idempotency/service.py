@@ -2,8 +2,8 @@
 
 * first request with a key: an ``in_progress`` row is inserted (unique per client and key), the
   work runs, and its answer is stored;
-* same key, same request (method, path, query, body hash), answer stored: the answer is replayed
-  with ``Idempotent-Replayed: true`` and nothing runs again;
+* same key, same request (method, path, query and body by meaning: ``fingerprint.py``), answer
+  stored: the answer is replayed with ``Idempotent-Replayed: true`` and nothing runs again;
 * same key, other request: 422 ``IDEMPOTENCY_KEY_REUSED``;
 * same key while the first is still running: 409 ``IDEMPOTENCY_KEY_IN_USE``. A run whose process
   died leaves a lock that expires after ``idempotency_lock_seconds`` (60 s); the retry then runs,
@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -25,7 +24,8 @@ from sqlalchemy.exc import IntegrityError
 
 from transfers.bookings.repository import release_idempotency_key
 from transfers.db.tables import idempotency_keys
-from transfers.errors import ServiceError
+from transfers.errors import ErrorCode, ServiceError
+from transfers.idempotency.fingerprint import Fingerprint
 from transfers.services import Services
 
 MAX_KEY = 255
@@ -38,21 +38,13 @@ class StoredAnswer:
     replayed: bool
 
 
-def fingerprint(method: str, path: str, query: str, body: bytes) -> str:
-    digest = hashlib.sha256()
-    for part in (method.encode(), path.encode(), query.encode(), body):
-        digest.update(len(part).to_bytes(8, "big"))
-        digest.update(part)
-    return digest.hexdigest()
-
-
 def check_key(key: str) -> str:
     if not 1 <= len(key) <= MAX_KEY or not key.isprintable():
-        raise ServiceError(400, "IDEMPOTENCY_KEY_INVALID", "Idempotency-Key must be 1 to 255 printable characters.")
+        raise ServiceError(ErrorCode.IDEMPOTENCY_KEY_INVALID)
     return key
 
 
-async def run_idempotent(svc: Services, client_id: int, key: str, request_hash: str,
+async def run_idempotent(svc: Services, client_id: int, key: str, request: Fingerprint,
                          work: Callable[[], Awaitable[tuple[int, bytes]]]) -> StoredAnswer:
     now = svc.clock.now()
     t = idempotency_keys
@@ -67,7 +59,7 @@ async def run_idempotent(svc: Services, client_id: int, key: str, request_hash: 
             try:
                 async with conn.begin_nested():
                     await conn.execute(insert(t).values(
-                        client_id=client_id, key=key, request_hash=request_hash, state="in_progress",
+                        client_id=client_id, key=key, request_hash=request.canonical, state="in_progress",
                         locked_until=now + timedelta(seconds=svc.settings.idempotency_lock_seconds),
                         created_at=now, expires_at=now + timedelta(seconds=svc.settings.idempotency_ttl_seconds),
                     ))
@@ -77,9 +69,8 @@ async def run_idempotent(svc: Services, client_id: int, key: str, request_hash: 
             # of booking twice); once the key's 24 h are over the key is new again, so a booking from an
             # earlier window lets go of it.
             await release_idempotency_key(conn, client_id, key, created_before=stale_before)
-        elif row["request_hash"] != request_hash:
-            raise ServiceError(422, "IDEMPOTENCY_KEY_REUSED",
-                               "This Idempotency-Key was used with a different request.")
+        elif not request.matches(row["request_hash"]):
+            raise ServiceError(ErrorCode.IDEMPOTENCY_KEY_REUSED)
         elif row["state"] == "done":
             return StoredAnswer(row["response_status"], (row["response_body"] or "").encode(), True)
         elif row["locked_until"] > now:
@@ -108,5 +99,4 @@ async def _forget(svc: Services, client_id: int, key: str) -> None:
 
 
 def _in_use() -> ServiceError:
-    return ServiceError(409, "IDEMPOTENCY_KEY_IN_USE", "A request with this Idempotency-Key is still running.",
-                        {"Retry-After": "1"})
+    return ServiceError(ErrorCode.IDEMPOTENCY_KEY_IN_USE, headers={"Retry-After": "1"})

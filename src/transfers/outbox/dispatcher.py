@@ -16,7 +16,7 @@ import structlog
 from pydantic import ValidationError
 
 from transfers import failpoints
-from transfers.bookings import partner_updates
+from transfers.bookings import fast_paths, partner_updates
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
 from transfers.observability.metrics import observe_partner_call
 from transfers.outbox import repository as repo
@@ -108,7 +108,7 @@ class Dispatcher:
             # autocommit. It writes nothing when the booking is not PENDING any more; the general
             # way below then records and applies the answer.
             assert isinstance(answer, WireCreateAnswer)
-            booking = await repo.finish_acknowledged(self.svc.db, message, attempt=attempt, actor=ACTOR, now=now,
+            booking = await fast_paths.finish_acknowledged(self.svc.db, message, attempt=attempt, actor=ACTOR, now=now,
                                                      partner_reference=answer.reservation_no)
         if booking is None:
             for _ in range(3):
@@ -160,7 +160,7 @@ class Dispatcher:
     def _acknowledges_only(self, message: dict[str, Any], outcome: Verdict,
                            answer: WireCreateAnswer | WireResult | None) -> bool:
         """A create answer whose whole effect is PENDING -> PENDING_APPROVAL (accepted, no driver
-        yet), which ``repository.finish_acknowledged`` writes in one statement on PostgreSQL."""
+        yet), which ``bookings.fast_paths.finish_acknowledged`` writes in one statement on PostgreSQL."""
         return (outcome is Verdict.DONE and message["kind"] == "booking.create" and not self.svc.db.is_sqlite
                 and isinstance(answer, WireCreateAnswer) and answer.status != "DECLINED"
                 and not (answer.status == "APPROVED" and answer.driver_info is not None))

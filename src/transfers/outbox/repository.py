@@ -14,13 +14,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, bindparam, exists, func, insert, literal, or_, select, true, update
+from sqlalchemy import CTE, ColumnElement, and_, bindparam, exists, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings.state import BookingStatus
-from transfers.db.direct import DirectStatement
-from transfers.db.engine import Database
-from transfers.db.tables import booking_transitions, bookings, delivery_attempts, outbox, partners
+from transfers.db.tables import bookings, delivery_attempts, outbox, partners
 
 PENDING, DELIVERED, FAILED, EXPIRED = "pending", "delivered", "failed", "expired"
 
@@ -101,61 +98,43 @@ async def reschedule(conn: AsyncConnection, message: dict[str, Any], *, next_att
     return result.rowcount == 1
 
 
-def _acknowledge_statement() -> Select[Any]:
-    """PostgreSQL, one statement: the booking moved PENDING -> PENDING_APPROVAL with the partner's
-    reference and its audit row, the message finished and the attempt recorded, or nothing at all.
+# --- Pieces of the one-statement acknowledgement (``bookings/fast_paths.py``), PostgreSQL ------------
 
-    Everything hangs on the booking UPDATE (``b``), which only matches a PENDING booking whose
-    message is still leased to the caller; the message's own UPDATE (``f``) re-checks the lease
-    under its row lock. No row back: nothing was written (the booking was not PENDING, or the
-    lease was gone). Being all-or-nothing it may run in autocommit."""
-    now = bindparam("m_now", type_=outbox.c.finished_at.type)
+MESSAGE_KEYS = ("partner_id", "kind", "webhook_id", "payload", "status", "attempts", "next_attempt_at",
+                "deadline_at", "lease_until", "created_at")  # a ``new_message`` row's columns but ``booking_id``
+
+
+def held_by_caller() -> ColumnElement[bool]:
+    """The message ``m_id`` is pending and still leased to the caller (``m_lease``)."""
     lease = bindparam("m_lease", type_=outbox.c.lease_until.type)
-    ours = and_(outbox.c.id == bindparam("m_id"), outbox.c.status == PENDING, outbox.c.lease_until == lease)
-    b = (update(bookings).where(bookings.c.id == bindparam("b_id"), bookings.c.status == BookingStatus.PENDING.value,
-                                exists(select(outbox.c.id).where(ours)))
-         .values(status=BookingStatus.PENDING_APPROVAL.value, updated_at=now,
-                 partner_reference=func.coalesce(bindparam("b_ref", type_=bookings.c.partner_reference.type),
-                                                 bookings.c.partner_reference))
-         .returning(*bookings.c).cte("b"))
-    f = (update(outbox).where(ours, exists(select(b.c.id)))
-         .values(status=DELIVERED, attempts=outbox.c.attempts + 1, finished_at=now, lease_until=None, last_error=None)
-         .returning(outbox.c.id).cte("f"))
-    attempt = insert(delivery_attempts).from_select(
-        ["outbox_id", "attempt_no", "started_at", "duration_ms", "outcome", "http_status", "error"],
-        select(*(bindparam(name, type_=delivery_attempts.c[column].type) for name, column in (
-            ("m_id", "outbox_id"), ("a_no", "attempt_no"), ("a_started", "started_at"), ("a_ms", "duration_ms"),
-            ("a_outcome", "outcome"), ("a_http", "http_status"), ("a_error", "error")))).select_from(b)).cte("a")
-    audit = insert(booking_transitions).from_select(
-        ["booking_id", "from_status", "to_status", "actor", "reason", "created_at"],
-        select(b.c.id, literal(BookingStatus.PENDING.value), literal(BookingStatus.PENDING_APPROVAL.value),
-               bindparam("t_actor", type_=booking_transitions.c.actor.type),
-               literal("partner acknowledged"), now)).cte("t")
-    return select(*b.c, f.c.id.label("finished_id")).select_from(b.outerjoin(f, true())).add_cte(attempt, audit)
+    return and_(outbox.c.id == bindparam("m_id"), outbox.c.status == PENDING, outbox.c.lease_until == lease)
 
 
-_ACKNOWLEDGE = DirectStatement(_acknowledge_statement())
+def delivered_fragment(gate: CTE, now: ColumnElement[Any]) -> CTE:
+    """The held message finished as delivered, if ``gate`` (a CTE) answered a row; it re-checks the
+    lease under the message's row lock."""
+    return (update(outbox).where(held_by_caller(), exists(select(gate.c.id)))
+            .values(status=DELIVERED, attempts=outbox.c.attempts + 1, finished_at=now, lease_until=None,
+                    last_error=None)
+            .returning(outbox.c.id).cte("f"))
 
 
-async def finish_acknowledged(db: Database, message: dict[str, Any], *, attempt: dict[str, Any],
-                              partner_reference: str | None, actor: str, now: datetime) -> dict[str, Any] | None:
-    """``record_attempt`` + ``finish(DELIVERED)`` + ``partner_updates.acknowledge`` of a PENDING
-    booking (the usual effect of an accepting create answer) in one round trip and in autocommit by
-    the direct path (``Database.write_one``), PostgreSQL only (SQLite has no DML in CTEs). Returns
-    the booking as moved, or None when nothing was written: the caller then records and applies
-    the answer the general way."""
-    row = await db.write_one(
-        _ACKNOWLEDGE, m_id=message["id"], m_lease=message["lease_until"], m_now=now, b_id=message["booking_id"],
-        b_ref=partner_reference or None, t_actor=actor, a_no=attempt["attempt_no"], a_started=attempt["started_at"],
-        a_ms=int(attempt["duration_ms"]), a_outcome=attempt["outcome"], a_http=attempt["http_status"],
-        a_error=(attempt["error"] or "")[:1000] or None)
-    # finished_id is NULL only if the lease was taken between the two UPDATEs' checks (a lease
-    # outliving its 60 s): the answer is applied all the same, and the new holder's redelivery
-    # (same webhook-id) finds the booking acknowledged already.
-    if row is None:
-        return None
-    del row["finished_id"]
-    return row  # the booking's columns, as named in the table
+ATTEMPT_BINDS = (("m_id", "outbox_id"), ("a_no", "attempt_no"), ("a_started", "started_at"),
+                 ("a_ms", "duration_ms"), ("a_outcome", "outcome"), ("a_http", "http_status"), ("a_error", "error"))
+
+
+def attempt_fragment(gate: CTE) -> CTE:
+    """The delivery attempt's row, if ``gate`` answered a row (binds: ``attempt_params``)."""
+    return insert(delivery_attempts).from_select(
+        [column for _, column in ATTEMPT_BINDS],
+        select(*(bindparam(name, type_=delivery_attempts.c[column].type) for name, column in ATTEMPT_BINDS))
+        .select_from(gate)).cte("a")
+
+
+def attempt_params(attempt: dict[str, Any]) -> dict[str, Any]:
+    return {"a_no": attempt["attempt_no"], "a_started": attempt["started_at"], "a_ms": int(attempt["duration_ms"]),
+            "a_outcome": attempt["outcome"], "a_http": attempt["http_status"],
+            "a_error": (attempt["error"] or "")[:1000] or None}
 
 
 async def expire_overdue(conn: AsyncConnection, *, now: datetime, limit: int = 100) -> list[dict[str, Any]]:

@@ -15,7 +15,8 @@ from transfers.api.responses import JSONBody, dumps, service_error_body, spec_er
 from transfers.bookings import service
 from transfers.clients.models import ClientPrincipal, Permission
 from transfers.errors import Code, ServiceError, SpecError
-from transfers.idempotency.service import check_key, fingerprint, run_idempotent
+from transfers.idempotency.fingerprint import fingerprint
+from transfers.idempotency.service import check_key, run_idempotent
 
 router = APIRouter(prefix="/api/v1/booking-api", tags=["Booking API"])
 register_body("create_booking", schemas.CreateBookingRequest)
@@ -41,7 +42,7 @@ async def _idempotent(request: Request, client: ClientPrincipal,
         return JSONBody(await work(None))
     key = check_key(raw_key)
     body = await request.body()
-    request_hash = fingerprint(request.method, request.url.path, request.url.query, body)
+    same_request = fingerprint(request.method, request.url.path, request.url.query, body)
 
     async def rendered() -> tuple[int, bytes]:
         try:
@@ -53,7 +54,7 @@ async def _idempotent(request: Request, client: ClientPrincipal,
                 raise
             return exc.http_status, dumps(service_error_body(exc.code, exc.message))
 
-    answer = await run_idempotent(services(request), client.client_id, key, request_hash, rendered)
+    answer = await run_idempotent(services(request), client.client_id, key, same_request, rendered)
     headers = {"Idempotent-Replayed": "true"} if answer.replayed else {}
     return Response(answer.body, status_code=answer.status, media_type="application/json", headers=headers)
 

@@ -8,6 +8,7 @@ from starlette.responses import Response
 from transfers.api.deps import services
 from transfers.api.responses import JSONBody, service_error_body
 from transfers.db.errors import is_database_unavailable
+from transfers.errors import ErrorCode
 
 router = APIRouter(tags=["Operations"])
 
@@ -20,15 +21,15 @@ async def healthz() -> Response:
 @router.get("/readyz", summary="The database is reachable", operation_id="readyz")
 async def readyz(request: Request) -> Response:
     svc = services(request)
-    if svc.extras.get("shutting_down"):
-        return JSONBody(service_error_body("UNAVAILABLE", "Shutting down."), status_code=503)
+    if svc.shutting_down:
+        return JSONBody(service_error_body(ErrorCode.UNAVAILABLE, "Shutting down."), status_code=503)
     try:
         await svc.db.ping()
     except Exception as exc:
         if not is_database_unavailable(exc):
             raise
         return JSONBody(
-            service_error_body("UNAVAILABLE", "The database cannot be reached."),
+            service_error_body(ErrorCode.UNAVAILABLE, "The database cannot be reached."),
             status_code=503, headers={"Retry-After": "5"},
         )
     return JSONBody({"status": "ready"})

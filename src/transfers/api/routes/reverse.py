@@ -9,21 +9,20 @@ from pydantic import ValidationError
 from starlette.responses import Response
 
 from transfers.api import schemas
-from transfers.api.deps import current_partner, partner_json_object, services
+from transfers.api.deps import current_partner, json_object, services
 from transfers.api.openapi import register_body
 from transfers.api.responses import JSONBody
 from transfers.auth.service import PartnerPrincipal
-from transfers.bookings import partner_updates
-from transfers.bookings import repository as repo
-from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
+from transfers.bookings import partner_updates, reverse
+from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.reservation import could_exist
-from transfers.bookings.reverse import ReverseUpdate, partner_view
-from transfers.errors import PartnerApiError
+from transfers.bookings.reverse import ReverseUpdate
+from transfers.errors import ErrorCode, PartnerApiError
 
 router = APIRouter(prefix="/api/v1/reverse", tags=["Reverse API (partners)"])
 register_body("reverse_update_booking", ReverseUpdate)
 PARTNER_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": schemas.PartnerErrorBody, "description": "missing or unknown partner key"},
+    **schemas.service_errors(ErrorCode.MALFORMED_JSON, ErrorCode.UNAUTHENTICATED, ErrorCode.RATE_LIMITED),
     404: {"model": schemas.BookingNotFoundBody, "description": "unknown booking, or another partner's"},
     422: {"model": schemas.PartnerErrorBody, "description": "invalid update or refused transition"},
 }
@@ -38,7 +37,7 @@ PARTNER_ERRORS: dict[int | str, dict[str, Any]] = {
     openapi_extra={"security": [{"BearerAuth": []}]},
 )
 async def update_booking(request: Request, partner: PartnerPrincipal = Depends(current_partner)) -> Response:
-    body = await partner_json_object(request)
+    body = await json_object(request)
     try:
         update = ReverseUpdate.model_validate(body)
     except ValidationError as exc:
@@ -46,29 +45,15 @@ async def update_booking(request: Request, partner: PartnerPrincipal = Depends(c
         where = ".".join(str(p) for p in first["loc"]) or "body"
         raise PartnerApiError(422, f"{where}: {first['msg']}") from None
     request.state.reservation_no = update.reservation_no
-    svc = services(request)
-    actor = f"partner:{partner.partner_id}"
-    for _ in range(3):
-        now = svc.clock.now()
-        try:
-            async with svc.db.write() as conn:
-                found = await repo.get_for_partner(conn, partner.partner_id, update.reservation_no)
-                if found is None:
-                    raise PartnerApiError(404, "Booking not found")
-                booking = await lock_booking(conn, found["id"])
-                assert booking is not None
-                if update.status == "APPROVED":
-                    assert update.driver_info is not None
-                    await partner_updates.approve(conn, booking, update.driver_info, update.meeting_point,
-                                                  actor=actor, now=now)
-                else:
-                    await partner_updates.cancel(conn, booking, update.cancel_reason, actor=actor, now=now)
-            return JSONBody({"status": "Success", "message": "Booking updated."})
-        except partner_updates.UpdateRefused as exc:
-            raise PartnerApiError(422, str(exc)) from None
-        except ConcurrentChange:
-            continue
-    raise PartnerApiError(409, "The booking changed concurrently; retry.")
+    try:
+        await reverse.apply_update(services(request), partner.partner_id, update)
+    except reverse.BookingNotFound:
+        raise PartnerApiError(404, "Booking not found") from None
+    except partner_updates.UpdateRefused as exc:
+        raise PartnerApiError(422, str(exc)) from None
+    except ConcurrentChange:
+        raise PartnerApiError(409, "The booking changed concurrently; retry.") from None
+    return JSONBody({"status": "Success", "message": "Booking updated."})
 
 
 @router.get(
@@ -83,9 +68,8 @@ async def booking_info(request: Request, reservation_no: str,
     request.state.reservation_no = reservation_no
     if not could_exist(reservation_no):
         raise PartnerApiError(404, "Booking not found")
-    svc = services(request)
-    async with svc.db.read() as conn:
-        booking = await repo.get_for_partner(conn, partner.partner_id, reservation_no)
-    if booking is None:
-        raise PartnerApiError(404, "Booking not found")
-    return JSONBody(partner_view(booking))
+    try:
+        view = await reverse.booking_for_partner(services(request), partner.partner_id, reservation_no)
+    except reverse.BookingNotFound:
+        raise PartnerApiError(404, "Booking not found") from None
+    return JSONBody(view)

@@ -13,10 +13,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from enum import StrEnum
 from typing import Any
 
-# The service's own status enum: one list of statuses for the server and its SDK.
-from transfers.bookings.state import BookingStatus as BookingStatus
+
+class BookingStatus(StrEnum):
+    """A booking's status (SPEC.md 3, DECISIONS 6). The SDK owns its copy so it installs without the
+    server; the server's test suite checks it equals ``transfers.bookings.state.BookingStatus``."""
+
+    PENDING = "PENDING"
+    PENDING_APPROVAL = "PENDING_APPROVAL"
+    APPROVED = "APPROVED"
+    CANCELLED = "CANCELLED"
+    FAILED = "FAILED"
+    DECLINED = "DECLINED"
+    REFUNDED = "REFUNDED"
+    COMPLETED = "COMPLETED"
+    DEFAULT = "DEFAULT"
+
 
 #: Statuses after which waiting for approval is pointless: the booking will never be APPROVED.
 FINAL_STATUSES = frozenset({

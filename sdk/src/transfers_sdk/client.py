@@ -13,10 +13,10 @@ from typing import Any, TypeVar
 
 import httpx
 
-from transfers.sdk import _calls
-from transfers.sdk._calls import Call, Instant, Location, RetryPolicy
-from transfers.sdk.errors import ApiError, NetworkError, TransfersError, WaitTimedOut, error_from_response
-from transfers.sdk.models import Booking, BookingPage, BookingStatus, CancellationReason, SearchResult
+from transfers_sdk import _calls
+from transfers_sdk._calls import Call, Instant, Location, RetryPolicy
+from transfers_sdk.errors import ApiError, NetworkError, TransfersError, WaitTimedOut, error_from_response
+from transfers_sdk.models import Booking, BookingPage, BookingStatus, CancellationReason, SearchResult
 
 T = TypeVar("T")
 

@@ -1,6 +1,6 @@
 """Python SDK of the transfers booking API: typed answers, typed errors, safe retries.
 
-    from transfers.sdk import Airport, Point, TransfersClient
+    from transfers_sdk import Airport, Point, TransfersClient
 
     with TransfersClient("http://127.0.0.1:8000", api_key) as api:
         found = api.search(pickup_datetime="2026-12-01 14:30", pickup=Airport("LHR"),
@@ -11,9 +11,9 @@
                                      travel_details={"flight_number": "BA117"})
         booking = api.wait_until_approved(booking.reservation_no)
 
-``AsyncTransfersClient`` has the same methods as coroutines. Besides ``httpx`` and the standard
-library it imports only ``transfers.bookings.state`` (the status enum, pure Python): no web
-framework, no database driver.
+``AsyncTransfersClient`` has the same methods as coroutines. It is its own distribution
+(``pip install ./sdk`` from the repository, ``transfers-sdk``) and needs only ``httpx`` and the
+standard library: no web framework, no database driver, not the server.
 
 Retries: network failures (``httpx.TransportError``), 5xx and 429 are retried up to
 ``max_retries`` times (default 3) with exponential backoff and jitter, or after ``Retry-After``
@@ -29,6 +29,7 @@ Errors::
     │   ├── AuthenticationError         401 UNAUTHENTICATED
     │   ├── ClientSuspended             403 CLIENT_SUSPENDED
     │   ├── IdempotencyConflict         409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED
+    │   ├── InvalidRequest              400/404/405/413/422 string codes: the request itself is wrong
     │   ├── RateLimited                 429 RATE_LIMITED (after retries): .retry_after
     │   └── ServerError                 5xx INTERNAL_ERROR, UNAVAILABLE (after retries)
     ├── NetworkError                    unreachable / timed out (after retries); __cause__ is httpx's
@@ -36,13 +37,15 @@ Errors::
     └── WaitTimedOut (also TimeoutError) wait_until_approved's timeout; .booking is the last read
 """
 
-from transfers.sdk._calls import RetryPolicy
-from transfers.sdk.client import AsyncTransfersClient, TransfersClient
-from transfers.sdk.errors import (
+from transfers_sdk._calls import RetryPolicy
+from transfers_sdk._version import __version__
+from transfers_sdk.client import AsyncTransfersClient, TransfersClient
+from transfers_sdk.errors import (
     ApiError,
     AuthenticationError,
     ClientSuspended,
     IdempotencyConflict,
+    InvalidRequest,
     NetworkError,
     RateLimited,
     ServerError,
@@ -51,7 +54,7 @@ from transfers.sdk.errors import (
     ValidationFailed,
     WaitTimedOut,
 )
-from transfers.sdk.models import (
+from transfers_sdk.models import (
     Airport,
     BookedVehicle,
     Booking,
@@ -83,6 +86,7 @@ __all__ = [
     "Driver",
     "ExtraService",
     "IdempotencyConflict",
+    "InvalidRequest",
     "NetworkError",
     "Passenger",
     "Passengers",
@@ -99,4 +103,5 @@ __all__ = [
     "ValidationFailed",
     "Vehicle",
     "WaitTimedOut",
+    "__version__",
 ]

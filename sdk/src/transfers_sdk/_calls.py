@@ -15,9 +15,9 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
-from transfers import __version__
-from transfers.sdk.errors import TransfersError, UnexpectedResponse, error_from_response
-from transfers.sdk.models import (
+from transfers_sdk._version import __version__
+from transfers_sdk.errors import TransfersError, UnexpectedResponse, error_from_response
+from transfers_sdk.models import (
     Airport,
     Booking,
     BookingPage,

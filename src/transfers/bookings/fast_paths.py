@@ -1,0 +1,146 @@
+"""The two booking writes that are one statement each on PostgreSQL, and their general fallbacks.
+
+* ``store_created``: a new booking, its creation's side effects (audit row, the partner's create
+  message, the wallet debit): one statement of data-modifying CTEs on PostgreSQL, one write
+  transaction on SQLite (no DML in CTEs there).
+* ``finish_acknowledged``: the partner's usual answer to a create (accepted, no driver yet):
+  the attempt, the message finished, ``PENDING -> PENDING_APPROVAL`` with the partner's reference
+  and that change's side effects, in one statement (PostgreSQL only; otherwise the dispatcher takes
+  the general path).
+
+Each statement is all-or-nothing by itself, so it runs in autocommit on the direct connections of
+``db/direct.py`` (``Database.write_one``): they are the measured performance of a create
+(README "Performance"). The side effects are not written here: ``lifecycle.fast_pieces`` gives
+them, so a side effect added to ``lifecycle.EFFECTS`` is written by these statements too.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, bindparam, exists, func, insert, select, true, update
+
+from transfers.bookings import lifecycle
+from transfers.bookings.lifecycle import CREATED_REASON, Change, FastContext, FastShape
+from transfers.bookings.state import BookingStatus
+from transfers.db.direct import DirectStatement
+from transfers.db.engine import Database
+from transfers.db.tables import bookings, outbox
+from transfers.outbox import repository as outbox_repo
+from transfers.wallet import repository as wallet_repo
+from transfers.wallet.ledger import InsufficientBalance
+
+S = BookingStatus
+ACKNOWLEDGED_REASON = "partner acknowledged"
+
+
+# --- create ------------------------------------------------------------------------------------------
+
+async def store_created(db: Database, values: dict[str, Any], *, actor: str,
+                        message: dict[str, Any]) -> tuple[int, int]:
+    """Write a new booking (``values``: its columns, ``status`` PENDING), its "created" audit row,
+    the partner's create message (``message``, from ``outbox.repository.new_message``; its ``id``
+    and ``booking_id`` are set) and, for a wallet payer, the debit with its ledger entry; returns
+    (booking id, message id).
+
+    Raises InsufficientBalance when the debit does not fit, and then nothing is written. On
+    PostgreSQL all of it is one statement (``_created_statement``): one round trip instead of six,
+    atomic by itself. SQLite runs ``lifecycle.create`` (the same writes one by one, the debit last)
+    in one write transaction, rolled back on InsufficientBalance."""
+    if db.is_sqlite:
+        async with db.write() as conn:
+            booking_id = await lifecycle.create(conn, values, actor=actor, messages=(message,))
+        return booking_id, int(message["id"])
+    change = Change(values, None, S(values["status"]), actor, CREATED_REASON, values["created_at"], (message,))
+    debit = lifecycle.ledger_move(change) is not None
+    shape = FastShape(None, change.to_status, messages=1, wallet=debit)
+    params = {f"bk_{k}": v for k, v in values.items()}
+    params.update(lifecycle.fast_params(change, shape))
+    row = await db.write_one(_created_statement(tuple(values), debit), **params)
+    if row is None:  # the debit did not fit, so nothing was written
+        raise InsufficientBalance()
+    message.update(id=int(row["outbox_id"]), booking_id=int(row["booking_id"]))
+    return int(row["booking_id"]), int(row["outbox_id"])
+
+
+_CREATED: dict[tuple[tuple[str, ...], bool], DirectStatement] = {}
+
+
+def _created_statement(keys: tuple[str, ...], debit: bool) -> DirectStatement:
+    """``store_created``'s PostgreSQL statement for this set of booking columns, built once.
+
+    With a debit, the wallet UPDATE (``w``, the one "never below zero" move of
+    ``wallet.repository``) comes first and the booking is inserted from its RETURNING row; every
+    side effect hangs on the booking's row. When the balance does not cover the price the UPDATE
+    matches no row and nothing at all is written (the statement answers no row), so the statement
+    is atomic and complete on its own, even in autocommit."""
+    found = _CREATED.get((keys, debit))
+    if found is not None:
+        return found
+    now = bindparam("bk_created_at", type_=bookings.c.created_at.type)
+    booking = {k: bindparam(f"bk_{k}", type_=bookings.c[k].type) for k in keys}
+    wallet = None
+    if debit:
+        wallet = wallet_repo.MOVE_BY_CLIENT.values(updated_at=now).cte("w")
+        b = (insert(bookings).from_select(list(keys), select(*booking.values()).select_from(wallet))
+             .returning(*bookings.c).cte("b"))
+    else:
+        b = insert(bookings).values(booking).returning(*bookings.c).cte("b")
+    pieces = lifecycle.fast_pieces(FastContext(b, FastShape(None, S.PENDING, messages=1, wallet=debit), now, wallet))
+    o = pieces.pop("o0")
+    statement = DirectStatement(select(b.c.id.label("booking_id"), o.c.id.label("outbox_id"))
+                                .select_from(b.join(o, true())).add_cte(*pieces.values()))
+    _CREATED[(keys, debit)] = statement
+    return statement
+
+
+# --- the partner's acknowledgement -------------------------------------------------------------------
+
+_ACK_SHAPE = FastShape(S.PENDING, S.PENDING_APPROVAL)
+
+
+def _acknowledge_statement() -> Select[Any]:
+    """PostgreSQL, one statement: the booking moved PENDING -> PENDING_APPROVAL with the partner's
+    reference and the change's side effects, the message finished and the attempt recorded, or
+    nothing at all.
+
+    Everything hangs on the booking UPDATE (``b``), which only matches a PENDING booking whose
+    message is still leased to the caller; the message's own UPDATE (``f``) re-checks the lease
+    under its row lock. No row back: nothing was written (the booking was not PENDING, or the
+    lease was gone). Being all-or-nothing it may run in autocommit."""
+    now = bindparam("m_now", type_=outbox.c.finished_at.type)
+    reference = func.coalesce(bindparam("b_ref", type_=bookings.c.partner_reference.type),
+                              bookings.c.partner_reference)
+    b = (update(bookings).where(bookings.c.id == bindparam("b_id"), bookings.c.status == S.PENDING.value,
+                                exists(select(outbox.c.id).where(outbox_repo.held_by_caller())))
+         .values(lifecycle.status_values(S.PENDING_APPROVAL, now, {"partner_reference": reference}))
+         .returning(*bookings.c).cte("b"))
+    f = outbox_repo.delivered_fragment(b, now)
+    pieces = lifecycle.fast_pieces(FastContext(b, _ACK_SHAPE, now))
+    return (select(*b.c, f.c.id.label("finished_id")).select_from(b.outerjoin(f, true()))
+            .add_cte(outbox_repo.attempt_fragment(b), *pieces.values()))
+
+
+_ACKNOWLEDGE = DirectStatement(_acknowledge_statement())
+
+
+async def finish_acknowledged(db: Database, message: dict[str, Any], *, attempt: dict[str, Any],
+                              partner_reference: str | None, actor: str, now: datetime) -> dict[str, Any] | None:
+    """``record_attempt`` + ``finish(DELIVERED)`` + ``partner_updates.acknowledge`` of a PENDING
+    booking (the usual effect of an accepting create answer) in one round trip and in autocommit by
+    the direct path (``Database.write_one``), PostgreSQL only (SQLite has no DML in CTEs). Returns
+    the booking as moved, or None when nothing was written: the caller then records and applies
+    the answer the general way."""
+    change = Change({}, S.PENDING, S.PENDING_APPROVAL, actor, ACKNOWLEDGED_REASON, now)
+    row = await db.write_one(
+        _ACKNOWLEDGE, m_id=message["id"], m_lease=message["lease_until"], m_now=now, b_id=message["booking_id"],
+        b_ref=partner_reference or None, **outbox_repo.attempt_params(attempt),
+        **lifecycle.fast_params(change, _ACK_SHAPE))
+    # finished_id is NULL only if the lease was taken between the two UPDATEs' checks (a lease
+    # outliving its 60 s): the answer is applied all the same, and the new holder's redelivery
+    # (same webhook-id) finds the booking acknowledged already.
+    if row is None:
+        return None
+    del row["finished_id"]
+    return row  # the booking's columns, as named in the table
