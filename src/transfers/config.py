@@ -12,21 +12,27 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SQLITE_PATH = Path("var") / "transfers.sqlite3"
+ENV_PREFIX = "TRANSFERS_"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+DATABASE_SCHEMES = ("postgresql://", "postgres://", "postgresql+asyncpg://", "sqlite:///", "sqlite+aiosqlite:///")
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+# Fields whose value is never printed, not even when it is invalid (URLs are printed with the password masked).
+SECRET_FIELDS = frozenset({"secret_key"})
 
 
 class Settings(BaseSettings):
     """Deployment configuration. Field docs are mirrored in README.md ("Settings")."""
 
-    model_config = SettingsConfigDict(env_prefix="TRANSFERS_", env_file=".env", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=".env", extra="ignore")
 
     environment: Literal["sandbox", "live"] = "sandbox"
     database_url: str = Field(default="", description="empty: SQLite file under ./var/")
-    database_pool_size: int = 10
-    database_pool_timeout_seconds: float = 5.0
+    database_pool_size: int = Field(default=10, ge=1)
+    database_pool_timeout_seconds: float = Field(default=5.0, gt=0)
     redis_url: str = ""
     log_level: str = "INFO"
     log_format: Literal["json", "console"] = "json"
@@ -35,44 +41,100 @@ class Settings(BaseSettings):
     secret_key: str = ""
 
     sandbox_partner: bool | None = None  # None: on in sandbox, off in live
-    sandbox_approve_after_seconds: float = 10.0
+    sandbox_approve_after_seconds: float = Field(default=10.0, ge=0)
     allow_private_partner_urls: bool | None = None  # None: allowed in sandbox, refused in live
     public_base_url: str = ""  # how partners reach this service; default derived from --host/--port
     embedded_worker: bool = True  # `serve` runs the outbox/jobs worker in-process (off: --no-worker)
 
-    partner_timeout_seconds: float = 3.0
-    partner_create_budget_seconds: float = 2.0
-    partner_max_response_bytes: int = 1_048_576
-    partner_max_vehicles: int = 200
+    partner_timeout_seconds: float = Field(default=3.0, gt=0)
+    partner_create_budget_seconds: float = Field(default=2.0, gt=0)
+    partner_max_response_bytes: int = Field(default=1_048_576, ge=1)
+    partner_max_vehicles: int = Field(default=200, ge=1)
 
-    search_ttl_seconds: int = 1800
-    min_lead_time_seconds: int = 7200
-    max_days_ahead: int = 365
-    max_travelers: int = 50
+    search_ttl_seconds: int = Field(default=1800, ge=1)
+    min_lead_time_seconds: int = Field(default=7200, ge=0)
+    max_days_ahead: int = Field(default=365, ge=1)
+    max_travelers: int = Field(default=50, ge=1)
 
-    max_body_bytes: int = 65_536
-    rate_limit_per_minute: int = 600
-    rate_limit_burst: int = 100
+    max_body_bytes: int = Field(default=65_536, ge=1)
+    rate_limit_per_minute: int = Field(default=600, ge=0)
+    rate_limit_burst: int = Field(default=100, ge=0)
     # Hardening: the shared (Redis) rate-limit buckets, used when redis_url is set (README "Rate limits").
     rate_limit_redis_prefix: str = "transfers:ratelimit:"
-    rate_limit_redis_timeout_seconds: float = 0.5
-    auth_cache_seconds: float = 1.0
+    rate_limit_redis_timeout_seconds: float = Field(default=0.5, gt=0)
+    auth_cache_seconds: float = Field(default=1.0, ge=0)
     # Searches see partner and vehicle-type changes within this bound (partners/directory.py).
-    partner_cache_seconds: float = 1.0
+    partner_cache_seconds: float = Field(default=1.0, ge=0)
 
-    idempotency_ttl_seconds: int = 86_400
-    idempotency_lock_seconds: int = 60
+    idempotency_ttl_seconds: int = Field(default=86_400, ge=1)
+    idempotency_lock_seconds: int = Field(default=60, ge=1)
 
-    outbox_poll_seconds: float = 1.0
-    outbox_lease_seconds: int = 60
-    delivery_deadline_hours: float = 24.0
-    delivery_deadline_before_pickup_hours: float = 1.0
-    reconcile_after_seconds: int = 1800
-    complete_after_pickup_hours: float = 12.0
-    jobs_interval_seconds: float = 30.0
+    outbox_poll_seconds: float = Field(default=1.0, gt=0)
+    outbox_lease_seconds: int = Field(default=60, ge=1)
+    delivery_deadline_hours: float = Field(default=24.0, gt=0)
+    delivery_deadline_before_pickup_hours: float = Field(default=1.0, ge=0)
+    reconcile_after_seconds: int = Field(default=1800, ge=0)
+    complete_after_pickup_hours: float = Field(default=12.0, ge=0)
+    jobs_interval_seconds: float = Field(default=30.0, gt=0)
 
     default_currency: str = "EUR"
-    default_markup_percent: Decimal = Decimal("0")
+    default_markup_percent: Decimal = Field(default=Decimal("0"), ge=0, le=100)
+
+    @field_validator("log_level")
+    @classmethod
+    def _log_level(cls, value: str) -> str:
+        level = value.strip().upper()
+        if level not in LOG_LEVELS:
+            raise ValueError(f"expected one of {', '.join(LOG_LEVELS)}")
+        return level
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str) -> str:
+        if value and not value.startswith(DATABASE_SCHEMES):
+            raise ValueError("expected postgresql://user:password@host:5432/dbname or sqlite:///path/to/file")
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str) -> str:
+        if value and not value.startswith(REDIS_SCHEMES):
+            raise ValueError("expected empty (no Redis) or redis://host:6379/0 (rediss:// for TLS)")
+        return value
+
+    @field_validator("public_base_url")
+    @classmethod
+    def _public_base_url(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("expected empty or an http(s) URL such as https://transfers.example.com")
+        return value
+
+    @field_validator("default_currency")
+    @classmethod
+    def _currency(cls, value: str) -> str:
+        if not (len(value) == 3 and value.isascii() and value.isalpha() and value.isupper()):
+            raise ValueError("expected a three-letter ISO 4217 code in capitals, such as EUR")
+        return value
+
+    def deployment_problems(self) -> list[str]:
+        """What a live deployment must not run with, one line each saying what to set.
+
+        Why here and not as validation errors: tests and tools build ``Settings(environment="live",
+        ...)`` in-process to exercise the live guards; refusing is the commands' decision
+        (``ops/settings_errors.py``), taken before anything starts."""
+        if self.is_sandbox:
+            return []
+        problems = []
+        if not self.secret_key:
+            problems.append(f"{ENV_PREFIX}SECRET_KEY is required when {ENV_PREFIX}ENVIRONMENT=live: set it to a "
+                            "long random string (it encrypts partner secrets; keep it, or they cannot be read)")
+        if self.allow_private_partner_urls:
+            problems.append(f"{ENV_PREFIX}ALLOW_PRIVATE_PARTNER_URLS=1 turns the SSRF guard off, which live refuses: "
+                            "unset it (or set 0)")
+        if self.sandbox_partner:
+            problems.append(f"{ENV_PREFIX}SANDBOX_PARTNER=1 asks for the sandbox partner, which live never runs: "
+                            "unset it (or set 0)")
+        return problems
 
     @property
     def resolved_database_url(self) -> str:

@@ -35,24 +35,35 @@ def _orjson_text(event: Any, **kwargs: Any) -> str:
     return orjson.dumps(event, default=kwargs.get("default")).decode()
 
 
-def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
-    numeric = logging.getLevelName(level.upper())
-    if not isinstance(numeric, int):
-        numeric = logging.INFO
+def _processors(fmt: str) -> list[Any]:
     renderer: Any = (
         structlog.processors.JSONRenderer(serializer=_orjson_text) if fmt == "json"
         else structlog.dev.ConsoleRenderer()
     )
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _add_request_id,
+        _drop_secrets,
+        structlog.processors.format_exc_info,
+        renderer,
+    ]
+
+
+def standalone_logger(fmt: str = "json", name: str = "transfers") -> Any:
+    """A logger writing to stdout in the configured format, without touching structlog's global
+    configuration: the CLI's last-resort error report uses it whether or not the command configured
+    logging (and in a test process, where reconfiguring would redirect everyone's logs)."""
+    return structlog.wrap_logger(structlog.PrintLogger(sys.stdout), processors=_processors(fmt), logger_name=name)
+
+
+def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
+    numeric = logging.getLevelName(level.upper())
+    if not isinstance(numeric, int):
+        numeric = logging.INFO
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            _add_request_id,
-            _drop_secrets,
-            structlog.processors.format_exc_info,
-            renderer,
-        ],
+        processors=_processors(fmt),
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stdout),
         cache_logger_on_first_use=True,

@@ -14,6 +14,7 @@ import click
 from transfers.clock import SystemClock
 from transfers.config import Settings, get_settings
 from transfers.db.engine import Database
+from transfers.ops.startup import prepare_database
 
 T = TypeVar("T")
 
@@ -30,10 +31,14 @@ def actor() -> str:
 
 
 def with_db(work: Callable[[Database, SystemClock], Awaitable[T]]) -> T:
-    """Run one async unit of CLI work against the configured database, then dispose of it."""
+    """Run one async unit of CLI work against the configured database, then dispose of it.
+
+    The database is probed first: unreachable, refused, missing or on another schema version is one
+    line and exit 69 (``cli/errors.py``), before any work starts."""
 
     async def main() -> T:
         cfg = settings()
+        await prepare_database(cfg)
         db = Database(cfg.resolved_database_url, pool_size=2, application_name="transfers-cli")
         try:
             return await work(db, SystemClock())

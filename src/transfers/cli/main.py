@@ -7,6 +7,8 @@ import click
 from transfers.cli.bookings import bookings_group
 from transfers.cli.clients import clients_group, keys_group, wallet_group
 from transfers.cli.db import db_group
+from transfers.cli.doctor import doctor
+from transfers.cli.errors import OperatorGroup, prepare_commands
 from transfers.cli.outbox import outbox_group
 from transfers.cli.partners import partners_group
 from transfers.cli.sandbox import sandbox_partner
@@ -14,10 +16,13 @@ from transfers.cli.serve import serve
 from transfers.cli.worker import worker
 
 
-@click.group()
+@click.group(cls=OperatorGroup)
 @click.version_option(package_name="transfers")
 def cli() -> None:
-    """Operate the transfers booking service (settings: TRANSFERS_* environment variables)."""
+    """Operate the transfers booking service (settings: TRANSFERS_* environment variables).
+
+    Exit codes: 0 done, 1 refused or failed, 2 bad usage or settings, 69 PostgreSQL or Redis unusable.
+    """
 
 
 cli.add_command(serve)
@@ -30,6 +35,8 @@ cli.add_command(sandbox_partner)
 cli.add_command(worker)
 cli.add_command(bookings_group)
 cli.add_command(outbox_group)
+cli.add_command(doctor)
+prepare_commands(cli)
 
 
 def main() -> None:

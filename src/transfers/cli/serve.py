@@ -12,7 +12,8 @@ from uvicorn.supervisors import Multiprocess
 
 from transfers.cli.common import settings
 from transfers.config import get_settings
-from transfers.db.migrate import upgrade
+from transfers.logging import configure_logging
+from transfers.ops.startup import run_preflight
 
 GRACEFUL_SHUTDOWN_SECONDS = 30
 STARTUP_FAILURE = 3  # uvicorn's exit code when the app never started
@@ -36,14 +37,18 @@ class _GracefulServer(uvicorn.Server):
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--workers", default=1, show_default=True, type=int, help="API processes")
 @click.option("--no-worker", is_flag=True, help="do not run the outbox/jobs worker in-process")
-def serve(host: str, port: int, workers: int, no_worker: bool) -> None:
+@click.option("--wait-for-db", "wait_for_db", default=30.0, show_default=True, type=click.FloatRange(min=0),
+              metavar="SECONDS", help="wait this long for PostgreSQL (and Redis) to accept connections")
+def serve(host: str, port: int, workers: int, no_worker: bool, wait_for_db: float) -> None:
     """Serve the booking API, the reverse API and the reference data.
 
     SIGTERM or SIGINT stops taking new connections, lets the requests in flight finish (up to 30 s),
-    stops the embedded worker after its deliveries in flight, and exits 0.
+    stops the embedded worker after its deliveries in flight, and exits 0. A database or Redis that
+    is down is waited for (--wait-for-db), each attempt logged; then exit 69.
     """
     cfg = settings()
-    upgrade(cfg.resolved_database_url)
+    configure_logging(cfg.log_level, cfg.log_format)
+    run_preflight(cfg, wait_seconds=wait_for_db, migrate=True, redis=True)
     # The API processes read these through Settings; set them here so every worker inherits them.
     if no_worker:
         os.environ["TRANSFERS_EMBEDDED_WORKER"] = "0"

@@ -13,6 +13,7 @@ import structlog
 from transfers.cli.common import fail, print_json, settings
 from transfers.jobs import scheduled
 from transfers.logging import configure_logging
+from transfers.ops.startup import run_preflight
 from transfers.outbox.dispatcher import Dispatcher
 from transfers.outbox.worker import Worker
 from transfers.partners.secrets_box import SecretKeyMissing
@@ -26,16 +27,21 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 @click.option("--once", is_flag=True,
               help="one delivery round and one run of the scheduled jobs, print what was done as JSON, exit "
               "(cron, tests)")
-def worker(once: bool) -> None:
+@click.option("--wait-for-db", "wait_for_db", default=30.0, show_default=True, type=click.FloatRange(min=0),
+              metavar="SECONDS", help="wait this long for PostgreSQL to accept connections (and for `serve` "
+              "to apply pending migrations)")
+def worker(once: bool, wait_for_db: float) -> None:
     """Deliver outbox messages to partners and run the scheduled jobs, without serving the API.
 
     Any number of workers may run against one PostgreSQL database (and beside `transfers serve`):
     messages are claimed under a lease, so no message is delivered by two workers at the same time.
     SIGTERM or SIGINT stops claiming new work; deliveries in flight finish, then the worker exits 0.
-    Migrations are not applied here: `transfers serve` or `transfers db upgrade` does that.
+    Migrations are not applied here: `transfers serve` or `transfers db upgrade` does that; a schema
+    behind the code is waited for like a database that is down (--wait-for-db), then exit 69.
     """
     cfg = settings()
     configure_logging(cfg.log_level, cfg.log_format)
+    run_preflight(cfg, wait_seconds=wait_for_db, wait_for_migrations=True)
     try:
         svc = Services.build(cfg, application_name="transfers-worker")
     except SecretKeyMissing as exc:

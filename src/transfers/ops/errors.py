@@ -1,0 +1,38 @@
+"""Errors an operator can act on: printed as one line (``error: ...``) with a chosen exit code.
+
+Exit codes follow sysexits(3) where one fits: 2 for bad settings (like a usage error, the command was
+never started), 69 ``EX_UNAVAILABLE`` when a service it needs (PostgreSQL, Redis) cannot be used.
+"""
+
+from __future__ import annotations
+
+EX_SETTINGS = 2
+EX_UNAVAILABLE = 69
+EX_FAILURE = 1
+
+
+class OperatorError(Exception):
+    """A failure whose message says everything the operator needs; ``lines`` are printed as they are."""
+
+    exit_code = EX_FAILURE
+
+    def __init__(self, *lines: str, exit_code: int | None = None) -> None:
+        super().__init__("; ".join(lines))
+        self.lines = list(lines)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class SettingsInvalid(OperatorError):
+    exit_code = EX_SETTINGS
+
+
+class Unavailable(OperatorError):
+    """PostgreSQL or Redis cannot be used (unreachable, refused, missing, schema not this code's)."""
+
+    exit_code = EX_UNAVAILABLE
+
+    def __init__(self, line: str, *, transient: bool = False) -> None:
+        super().__init__(line)
+        # Worth waiting for (serve/worker --wait-for-db): the server is down, starting, or full.
+        self.transient = transient

@@ -1,0 +1,105 @@
+"""``transfers doctor`` as an operator runs it: against a healthy sandbox (the service serving its
+built-in partner, plus a test partner) every check passes; a partner that accepts connections and
+never answers fails the run, named; Redis on a closed port fails its row."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.process.conftest import FreshDatabase, Partners, Processes
+from tests.process.operator import operator_env, transfers
+from tests.servers import free_port
+
+pytestmark = pytest.mark.slow
+
+
+@contextlib.asynccontextmanager
+async def hanging_server() -> AsyncIterator[str]:
+    """Accepts connections, reads what is sent, never answers."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+        with contextlib.suppress(ConnectionError, OSError):
+            while await reader.read(65536):
+                pass
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        for writer in held:
+            writer.close()
+        server.close()
+
+
+def _rows(stdout: str) -> dict[str, dict[str, Any]]:
+    report = json.loads(stdout)
+    return {row["check"]: row for row in report["checks"]}
+
+
+async def test_doctor_passes_against_a_healthy_sandbox(fresh_db: FreshDatabase, procs: Processes,
+                                                       partners: Partners, tmp_path: Path) -> None:
+    await partners.add(fresh_db, airports=("LHR",), name="Healthy Cars")
+    env = operator_env(fresh_db.url, sandbox_partner="1", partner_timeout_seconds="2")
+    await procs.serve("serve", env)  # registers the built-in sandbox partner at its own URL
+    ran = await transfers("doctor", "--json", env=env, cwd=tmp_path)
+    assert ran.returncode == 0, ran.show()
+    rows = _rows(ran.stdout)
+    assert {rows[name]["result"] for name in ("settings", "database", "migrations", "secret key")} == {"PASS"}
+    partner_rows = {name: row for name, row in rows.items() if name.startswith("partner ")}
+    assert len(partner_rows) == 2, rows
+    assert all(row["result"] == "PASS" and "search at" in row["detail"] for row in partner_rows.values()), rows
+    assert any(name.endswith("Healthy Cars") for name in partner_rows)
+    assert rows["redis"]["result"] == "SKIP"
+    if fresh_db.is_postgres:
+        assert {rows[name]["result"] for name in ("max_connections", "clock")} == {"PASS"}
+        assert rows["database time zone"]["result"] in ("PASS", "WARN")
+    table = await transfers("doctor", env=env, cwd=tmp_path)
+    assert table.returncode == 0 and table.stdout.rstrip().endswith("PASS"), table.show()
+    assert "CHECK" in table.stdout and "Healthy Cars" in table.stdout
+
+
+async def test_doctor_fails_naming_the_partner_that_hangs(fresh_db: FreshDatabase, partners: Partners,
+                                                         tmp_path: Path) -> None:
+    await partners.add(fresh_db, airports=("CDG",), name="Answering Cars")
+    async with hanging_server() as url:
+        await Partners.register(fresh_db, base_url=url, airports=("CDG",), name="Hanging Cars")
+        env = operator_env(fresh_db.url, partner_timeout_seconds="1")
+        ran = await transfers("doctor", "--json", env=env, cwd=tmp_path)
+        table = await transfers("doctor", env=env, cwd=tmp_path)
+    assert ran.returncode == 1, ran.show()
+    rows = _rows(ran.stdout)
+    (hanging,) = [row for name, row in rows.items() if name.endswith("Hanging Cars")]
+    assert hanging["result"] == "FAIL" and "no answer within" in hanging["detail"], hanging
+    (answering,) = [row for name, row in rows.items() if name.endswith("Answering Cars")]
+    assert answering["result"] == "PASS", answering
+    assert table.returncode == 1 and "Traceback" not in table.stdout + table.stderr, table.show()
+    failed = [line for line in table.stdout.splitlines() if "FAIL" in line and "Hanging Cars" in line]
+    assert failed, table.show()
+    assert table.stdout.rstrip().endswith("checks failed")
+
+
+async def test_doctor_fails_on_redis_and_a_database_it_cannot_reach(fresh_db: FreshDatabase,
+                                                                   tmp_path: Path) -> None:
+    redis_port = free_port()
+    env = operator_env(fresh_db.url, redis_url=f"redis://:secret-pw@127.0.0.1:{redis_port}/0")
+    rows = _rows((await transfers("doctor", "--json", env=env, cwd=tmp_path)).stdout)
+    assert rows["redis"]["result"] == "FAIL" and f"127.0.0.1:{redis_port}" in rows["redis"]["detail"]
+    assert "secret-pw" not in json.dumps(rows)
+    down = operator_env(f"postgresql://postgres:secret-pw@127.0.0.1:{free_port()}/transfers")
+    ran = await transfers("doctor", "--json", env=down, cwd=tmp_path)
+    assert ran.returncode == 1 and "secret-pw" not in ran.stdout + ran.stderr, ran.show()
+    rows = _rows(ran.stdout)
+    assert rows["database"]["result"] == "FAIL" and "connection refused" in rows["database"]["detail"]
+    bad = operator_env(fresh_db.url, partner_timeout_seconds="abc")
+    rows = _rows((await transfers("doctor", "--json", env=bad, cwd=tmp_path)).stdout)
+    assert rows["settings"]["result"] == "FAIL" and "TRANSFERS_PARTNER_TIMEOUT_SECONDS" in rows["settings"]["detail"]
