@@ -7,7 +7,8 @@ Two families, matching the two error-body shapes of SPEC.md section 7 and DECISI
 * ``ServiceError``: everything else, named by a string code of ``ErrorCode`` with a human message
   (``{"status":"Error","code":"UNAUTHENTICATED","message":"..."}``) and the code's HTTP status.
 
-``PartnerApiError`` is the reverse API's own shape (``{"status":"Error","message":...}``).
+``PartnerApiError`` is the reverse API's own shape (``{"status":"Error","message":...}``) for its
+404, 409 and 422 (SPEC.md 7.3, DECISIONS 7); its 400, 401 and 429 are ``ServiceError`` like every path's.
 The HTTP layer renders all three in one place (``transfers.api.errors``).
 """
 

@@ -11,18 +11,21 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy import select
+from structlog.testing import capture_logs
 
 from tests.api.test_booking_lifecycle import balance_of, search, svc_of
 from tests.conftest import ON_POSTGRES, ClientFactory, PartnerFactory, bearer
 from tests.fake_partner import default_vehicles
 from tests.helpers import booking_body
 from tests.servers import LiveServer
+from transfers.bookings.lifecycle import CONCURRENT_CHANGE_ATTEMPTS, ConcurrentChange
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, outbox
 from transfers.jobs import scheduled
 from transfers.outbox import repository as outbox_repo
-from transfers.outbox.dispatcher import Dispatcher
+from transfers.outbox.dispatcher import EFFECTS, UNAPPLIED, Dispatcher
+from transfers.outbox.kinds import MessageKind
 from transfers.services import Services
 
 BOOKING = "/api/v1/booking-api/booking"
@@ -234,3 +237,48 @@ async def test_two_workers_never_deliver_one_message_at_the_same_time(
     for calls in by_webhook.values():
         spans = sorted((c.started, c.finished) for c in calls)
         assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
+
+
+async def test_an_answer_that_keeps_meeting_concurrent_changes_is_recorded_and_delivered_again(
+    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
+    clock: ShiftedClock, db: Database, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every try to apply the answer meets a concurrent change of the booking (injected: the
+    create's effect raises ConcurrentChange): the attempt is recorded with the reason, the message
+    stays pending and ``outbox_answer_unapplied`` is logged; the next delivery applies the answer."""
+    _, key = await make_client()
+    partner, _, _ = await make_partner(airports=("EXT",), create_status="APPROVED",
+                                       driver={"name": "Jo", "phone": "+447400123457", "plate": "AB12 CDE"})
+    found = await search(http, key, "EXT")
+    partner.mode, partner.status_code = "status", 503
+    booking = (await http.post(BOOKING, json=booking_body(found["search_id"]), headers=bearer(key))).json()["booking"]
+    assert booking["status"] == "PENDING"
+    tries: list[int] = []
+
+    async def always_concurrent(*_: Any) -> dict[str, Any] | None:
+        tries.append(1)
+        raise ConcurrentChange()
+
+    monkeypatch.setitem(EFFECTS, MessageKind.CREATE, always_concurrent)
+    partner.mode = "ok"
+    clock.advance(timedelta(seconds=20))
+    with capture_logs() as logs:
+        await svc_of(service).dispatcher.run_once()
+    assert len(tries) == CONCURRENT_CHANGE_ATTEMPTS
+    assert [e["reservation_no"] for e in logs if e["event"] == "outbox_answer_unapplied"] == [booking["reservation_no"]]
+    async with db.read() as conn:
+        booking_id = (await conn.execute(select(bookings.c.id).where(
+            bookings.c.reservation_no == booking["reservation_no"]))).scalar_one()
+        [message] = await outbox_repo.for_booking(conn, booking_id)
+        attempts = await outbox_repo.attempts_of(conn, message["id"])
+    assert (message["status"], message["attempts"], message["last_error"]) == ("pending", 2, UNAPPLIED)
+    assert message["lease_until"] is None
+    assert [a["error"] for a in attempts][-1] == UNAPPLIED and len(attempts) == 2
+    assert (await status_of(http, key, booking["reservation_no"]))["status"] == "PENDING"
+
+    monkeypatch.undo()
+    clock.advance(timedelta(minutes=1))  # past the backoff after a second attempt (30 s ± 20 %)
+    await svc_of(service).dispatcher.run_once()
+    assert (await status_of(http, key, booking["reservation_no"]))["status"] == "APPROVED"
+    creates = partner.calls("/booking/create")
+    assert len(creates) == 3 and len({c.headers["webhook-id"] for c in creates}) == 1

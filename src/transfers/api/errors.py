@@ -20,18 +20,21 @@ _HTTP_CODES = {404: ErrorCode.NOT_FOUND, 405: ErrorCode.METHOD_NOT_ALLOWED}
 
 
 async def _spec_error(_: Request, exc: Exception) -> Response:
-    assert isinstance(exc, SpecError)
+    if not isinstance(exc, SpecError):  # the only class it is registered for
+        raise exc
     return JSONBody(spec_error_body(int(exc.code), exc.code.name), status_code=422)
 
 
 async def _service_error(_: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ServiceError)
+    if not isinstance(exc, ServiceError):  # the only class it is registered for
+        raise exc
     return JSONBody(service_error_body(exc.code, exc.message), status_code=exc.http_status,
                     headers=exc.headers)
 
 
 async def _partner_error(_: Request, exc: Exception) -> Response:
-    assert isinstance(exc, PartnerApiError)
+    if not isinstance(exc, PartnerApiError):  # the only class it is registered for
+        raise exc
     if exc.http_status == 404:
         return JSONBody(booking_not_found_body(), status_code=404)
     return JSONBody({"status": "Error", "message": exc.message}, status_code=exc.http_status)
@@ -53,7 +56,8 @@ def _allowed_methods(request: Request) -> list[str]:
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, StarletteHTTPException)
+    if not isinstance(exc, StarletteHTTPException):  # the only class it is registered for
+        raise exc
     code = _HTTP_CODES.get(exc.status_code)
     message = code.default_message if code is not None else str(exc.detail)
     headers = dict(exc.headers or {})

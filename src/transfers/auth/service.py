@@ -46,14 +46,16 @@ class Authenticator:
 
     async def client(self, authorization: str | None) -> ClientPrincipal:
         principal = await self._principal(authorization, "tk")
-        assert isinstance(principal, ClientPrincipal)
+        if not isinstance(principal, ClientPrincipal):  # a "tk" key names a client, a "pk" key a partner
+            raise AuthFailure("unknown")
         if principal.status != ClientStatus.ACTIVE:
             raise AuthFailure("suspended")
         return principal
 
     async def partner(self, authorization: str | None) -> PartnerPrincipal:
         principal = await self._principal(authorization, "pk")
-        assert isinstance(principal, PartnerPrincipal)
+        if not isinstance(principal, PartnerPrincipal):
+            raise AuthFailure("unknown")
         return principal
 
     async def _principal(self, authorization: str | None, kind: str) -> ClientPrincipal | PartnerPrincipal:

@@ -53,6 +53,7 @@ from transfers.bookings.state import REFUNDING, BookingStatus, check_transition
 from transfers.clients.models import REVERSE_API_PAY_TYPE
 from transfers.db.tables import booking_transitions, ledger_entries, outbox
 from transfers.outbox import repository as outbox_repo
+from transfers.outbox.kinds import MessageKind
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import LedgerKind, signed_amount
 
@@ -176,9 +177,9 @@ def _messages_params(change: Change, shape: FastShape) -> dict[str, Any]:
 
 def update_message(booking: Mapping[str, Any], payload: dict[str, Any], now: datetime) -> dict[str, Any]:
     """The partner's ``PUT /booking/update`` for a change (a client's cancellation)."""
-    return outbox_repo.new_message(booking_id=booking["id"], partner_id=booking["partner_id"], kind="booking.update",
-                                   payload=payload, now=now, deadline=now + UPDATE_DEADLINE, not_before=None,
-                                   lease_until=None)
+    return outbox_repo.new_message(booking_id=booking["id"], partner_id=booking["partner_id"],
+                                   kind=MessageKind.UPDATE.value, payload=payload, now=now,
+                                   deadline=now + UPDATE_DEADLINE, not_before=None, lease_until=None)
 
 
 # --- ledger ------------------------------------------------------------------------------------------

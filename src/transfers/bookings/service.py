@@ -30,6 +30,7 @@ from transfers.clients.models import ClientPrincipal, Permission
 from transfers.errors import Code, SpecError
 from transfers.observability import metrics
 from transfers.outbox import repository as outbox_repo
+from transfers.outbox.kinds import MessageKind
 from transfers.outbox.policy import delivery_deadline
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.service import endpoint_of
@@ -78,7 +79,8 @@ async def create_booking(svc: Services, client: ClientPrincipal, body: dict[str,
     if stored is None:  # nothing applied (partner unreachable, slow, ...): read what the booking is now
         async with svc.db.read() as conn:
             stored = await repo.get_by_id(conn, created.booking_id)
-    assert stored is not None
+    if stored is None:  # bookings are never deleted: only a database changed under us gets here (500)
+        raise LookupError(f"booking {created.booking_id} is gone right after its creation")
     failpoints.hit("booking.before_response")
     return {"status": "Success", "booking": booking_resource(stored, svc.clock.now())}
 
@@ -111,7 +113,10 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
                                                      vehicle_no=vehicle_no, now=now)
     request = validate_create(body, search_found=search is not None,
                               offer=_offer(vehicle) if vehicle is not None else None)
-    assert search is not None and vehicle is not None and partner is not None
+    if search is None:  # validate_create refused these already (1002, 1004): the checks narrow the types
+        raise SpecError(Code.SEARCH_NOT_EXISTS)
+    if vehicle is None or partner is None:
+        raise SpecError(Code.VEHICLE_ID_INVALID)
     values = _booking_values(client, search, vehicle, request, now, idempotency_key)
     deadline = delivery_deadline(now, values["pickup_at"], hours_after_creation=settings.delivery_deadline_hours,
                                  hours_before_pickup=settings.delivery_deadline_before_pickup_hours)
@@ -119,7 +124,7 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
         values["reservation_no"] = new_reservation_no()
         # Workers leave it alone while this request makes its own attempt (the 2 s budget).
         message = outbox_repo.new_message(
-            booking_id=None, partner_id=values["partner_id"], kind="booking.create",
+            booking_id=None, partner_id=values["partner_id"], kind=MessageKind.CREATE.value,
             payload=_create_payload(values, request), now=now, deadline=deadline,
             not_before=now + timedelta(seconds=settings.partner_create_budget_seconds + 1),
             lease_until=now + timedelta(seconds=settings.outbox_lease_seconds) if leased else None)
@@ -231,7 +236,8 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
         if reason is None:
             raise SpecError(Code.CANCELLATION_TYPE_INVALID)
         booking = await lock_booking(conn, found["id"])
-        assert booking is not None
+        if booking is None:  # gone between the read and the lock: nothing to cancel
+            raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
         if (idempotency_key is not None and booking["status"] == BookingStatus.CANCELLED
                 and booking["cancel_idempotency_key"] == idempotency_key):
             return CANCELLED_BODY  # this very request already cancelled it (retry after a lost answer)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from decimal import Decimal, InvalidOperation
 
 import click
 
-from transfers.cli.common import actor, fail, print_json, settings, with_db
+from transfers.cli.common import T, actor, fail, print_json, settings, with_db
 from transfers.clients import service
 from transfers.clients.models import ClientStatus, NewClient, Permission
+from transfers.clock import SystemClock
+from transfers.db.engine import Database
 
 # The largest amount a Money column (NUMERIC(14,2)) holds; PostgreSQL refuses more, SQLite would not.
 MAX_AMOUNT = Decimal("999999999999.99")
@@ -25,6 +28,15 @@ def _money(value: str) -> Decimal:
     if amount > MAX_AMOUNT:
         raise click.BadParameter(f"{value!r}: at most {MAX_AMOUNT}")
     return amount.quantize(Decimal("0.01"))  # "0.1" and "1E+1" print as 0.10 and 10.00
+
+
+def _found(work: Callable[[Database, SystemClock], Awaitable[T]]) -> T:
+    """``with_db(work)``, where a missing client or key ends the command with ``error: no ...`` (exit 1)."""
+    try:
+        return with_db(work)
+    except service.NotFound as exc:
+        fail(f"no {exc}")
+        raise  # not reached: fail() exits
 
 
 @click.group("clients")
@@ -59,28 +71,23 @@ def clients_create(
     print_json({"client_id": created.client_id, "api_key": created.api_key, "key_prefix": created.key_prefix})
 
 
+def _set_status(client_id: int, status: ClientStatus) -> None:
+    _found(lambda db, clock: service.set_status(db, clock, client_id, status, actor=actor()))
+    print_json({"client_id": client_id, "status": status.value})
+
+
 @clients_group.command("suspend")
 @click.argument("client_id", type=int)
 def clients_suspend(client_id: int) -> None:
     """Suspend a client: its keys answer 403 CLIENT_SUSPENDED."""
-    try:
-        with_db(lambda db, clock: service.set_status(
-            db, clock, client_id, ClientStatus.SUSPENDED, actor=actor()))
-    except service.NotFound as exc:
-        fail(f"no {exc}")
-    print_json({"client_id": client_id, "status": "suspended"})
+    _set_status(client_id, ClientStatus.SUSPENDED)
 
 
 @clients_group.command("activate")
 @click.argument("client_id", type=int)
 def clients_activate(client_id: int) -> None:
     """Lift a suspension."""
-    try:
-        with_db(lambda db, clock: service.set_status(
-            db, clock, client_id, ClientStatus.ACTIVE, actor=actor()))
-    except service.NotFound as exc:
-        fail(f"no {exc}")
-    print_json({"client_id": client_id, "status": "active"})
+    _set_status(client_id, ClientStatus.ACTIVE)
 
 
 @click.group("keys")
@@ -92,11 +99,7 @@ def keys_group() -> None:
 @click.option("--client", "client_id", type=int, required=True)
 def keys_create(client_id: int) -> None:
     """Issue another key for a client (printed once)."""
-    try:
-        created = with_db(lambda db, clock: service.issue_client_key(db, clock, client_id, actor=actor()))
-    except service.NotFound as exc:
-        fail(f"no {exc}")
-        return
+    created = _found(lambda db, clock: service.issue_client_key(db, clock, client_id, actor=actor()))
     print_json({"client_id": created.client_id, "api_key": created.api_key, "key_prefix": created.key_prefix})
 
 
@@ -104,10 +107,7 @@ def keys_create(client_id: int) -> None:
 @click.argument("prefix")
 def keys_revoke(prefix: str) -> None:
     """Revoke a key by its prefix (e.g. tk_3f9a2c7b01de)."""
-    try:
-        with_db(lambda db, clock: service.revoke_key(db, clock, prefix, actor=actor()))
-    except service.NotFound as exc:
-        fail(f"no {exc}")
+    _found(lambda db, clock: service.revoke_key(db, clock, prefix, actor=actor()))
     print_json({"key_prefix": prefix, "revoked": True})
 
 
@@ -124,9 +124,5 @@ def wallet_top_up(client_id: int, amount: str) -> None:
     value = _money(amount)
     if value <= 0:
         fail("--amount must be positive")
-    try:
-        balance = with_db(lambda db, clock: service.top_up(db, clock, client_id, value, actor=actor()))
-    except service.NotFound as exc:
-        fail(f"no {exc}")
-        return
+    balance = _found(lambda db, clock: service.top_up(db, clock, client_id, value, actor=actor()))
     print_json({"client_id": client_id, "amount": str(value), "balance": str(balance)})

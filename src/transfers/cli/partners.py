@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from transfers.cli.common import actor, fail, print_json, settings, with_db
+from transfers.cli.tables import render
 from transfers.partners import service
 from transfers.partners.models import EVERY_AIRPORT, InvalidPartnerUrl, check_base_url
 from transfers.partners.secrets_box import SecretBox, SecretKeyMissing, resolve_secret_key
@@ -103,10 +104,7 @@ def partners_list(as_json: bool) -> None:
         print_json(rows)
         return
     columns = ["id", "name", "status", "base_url", "airports", "markup"]
-    cells = [[str(row[c]) for c in columns] for row in rows]
-    widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
-    for line in [[c.upper() for c in columns], *cells]:
-        click.echo("  ".join(value.ljust(width) for value, width in zip(line, widths, strict=True)).rstrip())
+    click.echo(render(columns, [[row[c] for c in columns] for row in rows]))
 
 
 def _set_status(partner_id: int, status: str) -> None:
@@ -154,7 +152,6 @@ def partners_check(url: str, token: str, secret: str, airport: str, timeout_sear
 
     import structlog
 
-    from transfers.cli.tables import render
     from transfers.partners import conformance
     from transfers.search.airports import find_airport
 

@@ -72,18 +72,19 @@ class CompiledStatement:
         return [proc(params[name]) if proc is not None else params[name]
                 for proc, name in zip(self.bind_processors, self.parameters, strict=True)]
 
-    def set_column_types(self, coltypes: Sequence[Any]) -> None:
+    def set_column_types(self, coltypes: Sequence[Any]) -> tuple[Processor, ...]:
         """The engine picks a column's result processor by the type code the driver reports
         (asyncpg: the column's OID, e.g. NUMERIC's), so the same is done here, once."""
         self.processors = tuple(t.dialect_impl(self.dialect).result_processor(self.dialect, coltype)
                                 for t, coltype in zip(self.types, coltypes, strict=True))
+        return self.processors
 
     def row(self, values: Sequence[Any]) -> dict[str, Any]:
-        if self.processors is None:
-            self.set_column_types([None] * len(self.types))
-        assert self.processors is not None
+        processors = self.processors
+        if processors is None:
+            processors = self.set_column_types([None] * len(self.types))
         return {key: (proc(value) if proc is not None and value is not None else value)
-                for key, proc, value in zip(self.keys, self.processors, values, strict=True)}
+                for key, proc, value in zip(self.keys, processors, values, strict=True)}
 
 
 class DirectStatement:

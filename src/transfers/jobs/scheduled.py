@@ -17,6 +17,8 @@ from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
 from transfers.bookings.state import BookingStatus
 from transfers.outbox import repository as outbox_repo
+from transfers.outbox.dispatcher import EFFECTS, Ending
+from transfers.outbox.kinds import MessageKind
 from transfers.partners.client import info_path
 from transfers.partners.service import endpoint_for
 from transfers.partners.wire import WireInfoAnswer
@@ -44,17 +46,13 @@ async def complete_rides(svc: Services) -> int:
 
 
 async def expire_deliveries(svc: Services) -> int:
-    """Undelivered messages past their deadline: the booking of an undelivered create FAILs (refunded)."""
+    """Undelivered messages past their deadline: the booking of an undelivered create FAILs (refunded)
+    (``outbox.dispatcher.EFFECTS``)."""
     now = svc.clock.now()
     async with svc.db.write() as conn:
         expired = await outbox_repo.expire_overdue(conn, now=now, limit=BATCH)
-        for message in expired:
-            if message["kind"] != "booking.create":
-                continue
-            booking = await lock_booking(conn, message["booking_id"])
-            if booking is not None:
-                await partner_updates.fail(conn, booking, "partner unreachable until the delivery deadline",
-                                           actor=ACTOR, now=now)
+        for message in expired:  # what an expired message does, by its kind (the dispatcher's own effect)
+            await EFFECTS[MessageKind.of(message["kind"])](conn, message, Ending.EXPIRED, None, None, now)
     return len(expired)
 
 

@@ -2,24 +2,47 @@
 
 Used two ways: ``deliver_leased`` by the create-booking request (one attempt within the 2 s budget
 on the message it wrote already leased, so a fast partner's answer is already in the response) and
-``run_once`` by the worker loop.
-No database transaction is open while a partner is being called.
+``run_once`` by the worker loop. No database transaction is open while a partner is being called.
+
+One delivery, flat: call the partner (``MessageKind``: method, path), read the answer (its answer
+model), take a ``Verdict`` (``policy.py``), then in one transaction record the attempt, finish or
+reschedule the message and, when the message is finished, run its kind's effect on the booking
+(``EFFECTS``). A transaction that keeps meeting a concurrent change of the booking
+(``lifecycle.retry_concurrent``) is not dropped: the attempt and the reason are recorded on the
+message, which stays pending for a later claim, and ``outbox_answer_unapplied`` is logged.
+
+How to add a partner call (e.g. issue 15's ``AMENDED`` update):
+
+1. ``outbox/kinds.py``: a ``MessageKind`` member ``"booking.x", METHOD, "/booking/x", WireXAnswer``.
+2. ``partners/wire.py``: the answer model ``WireXAnswer`` (and the request body, if it is built
+   as a model).
+3. Here: ``async def _x_answered(conn, message, ending, answer, error, now)`` (what a delivered,
+   refused or expired message does to the booking, through ``bookings/partner_updates`` /
+   ``lifecycle``; None when nothing changed) and its line in ``EFFECTS``. The writer of the
+   message calls ``outbox.repository.new_message(kind=MessageKind.X.value, ...)`` in its
+   transaction (a status change: ``lifecycle``'s ``messages``).
+4. Docs: PARTNER_API.md and ``openapi/partner.yaml`` (tested by tests/unit/test_partner_openapi.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
-from typing import Any
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from enum import StrEnum
+from functools import partial
+from typing import Any, Protocol
 
 import structlog
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers import failpoints
 from transfers.bookings import fast_paths, partner_updates
-from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
+from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, retry_concurrent
 from transfers.observability.metrics import observe_partner_call
 from transfers.outbox import repository as repo
+from transfers.outbox.kinds import MessageKind
 from transfers.outbox.policy import Verdict, next_attempt, verdict
 from transfers.partners.client import CallResult, PartnerEndpoint, info_path
 from transfers.partners.service import endpoint_for
@@ -28,7 +51,81 @@ from transfers.services import Services
 
 log = structlog.get_logger("transfers.outbox")
 ACTOR = "system:outbox"
+UNAPPLIED = "the booking kept changing concurrently; the answer is applied on the next delivery"
 
+
+class Ending(StrEnum):
+    """How a finished message ended, for its kind's effect."""
+
+    ANSWERED = "answered"  # the partner's answer was read (``answer``)
+    REFUSED = "refused"  # a permanent refusal (4xx, or "status": "Error")
+    EXPIRED = "expired"  # no answer until the message's deadline
+
+
+class _Closing(Protocol):
+    """``partner_updates.decline`` / ``partner_updates.fail``."""
+
+    async def __call__(self, conn: AsyncConnection, booking: dict[str, Any], reason: str, *, actor: str,
+                       now: datetime) -> dict[str, Any]: ...
+
+
+Effect = Callable[[AsyncConnection, dict[str, Any], Ending, BaseModel | None, str | None, datetime],
+                  Awaitable[dict[str, Any] | None]]
+
+
+# --- the effects of a finished message, one per kind ----------------------------------------------
+
+async def _create_answered(conn: AsyncConnection, message: dict[str, Any], ending: Ending,
+                           answer: BaseModel | None, error: str | None, now: datetime) -> dict[str, Any] | None:
+    """A create the partner answered, refused or never answered: the booking acknowledged (and
+    approved, with a driver), declined, or failed (refunded)."""
+    if ending is Ending.EXPIRED:
+        return await _booking_to(conn, message, partner_updates.fail,
+                                 "partner unreachable until the delivery deadline", now)
+    if ending is Ending.REFUSED:
+        return await _booking_to(conn, message, partner_updates.decline,
+                                 f"partner refused the booking: {error or 'error'}", now)
+    if not isinstance(answer, WireCreateAnswer):
+        raise TypeError(f"a create's answer is a WireCreateAnswer, not {type(answer).__name__}")
+    if answer.status == "DECLINED":
+        return await _booking_to(conn, message, partner_updates.decline, answer.message or "declined by partner",
+                                 now)
+    # Usually the booking is still PENDING: acknowledge it without reading it first.
+    booking = await partner_updates.acknowledge_pending(conn, message["booking_id"], actor=ACTOR, now=now,
+                                                        partner_reference=answer.reservation_no)
+    if booking is None:
+        booking = await lock_booking(conn, message["booking_id"])
+        if booking is None:
+            return None
+        booking = await partner_updates.acknowledge(conn, booking, actor=ACTOR, now=now,
+                                                    partner_reference=answer.reservation_no)
+    if answer.status == "APPROVED" and answer.driver_info is not None:
+        booking = await partner_updates.approve(conn, booking, answer.driver_info, answer.meeting_point,
+                                                actor=ACTOR, now=now)
+    return booking
+
+
+async def _update_answered(conn: AsyncConnection, message: dict[str, Any], ending: Ending,
+                           answer: BaseModel | None, error: str | None, now: datetime) -> dict[str, Any] | None:
+    """A status update (a client's cancellation) changes nothing more on our side, whatever the
+    partner answered: the booking changed when the message was written."""
+    return None
+
+
+EFFECTS: dict[MessageKind, Effect] = {
+    MessageKind.CREATE: _create_answered,
+    MessageKind.UPDATE: _update_answered,
+}
+
+
+async def _booking_to(conn: AsyncConnection, message: dict[str, Any], change: _Closing,
+                      reason: str, now: datetime) -> dict[str, Any] | None:
+    """The message's booking, read under its row lock, moved by ``change`` (decline, fail)."""
+    booking = await lock_booking(conn, message["booking_id"])
+    return None if booking is None else await change(conn, booking, reason, actor=ACTOR, now=now)
+
+
+# --- delivery ------------------------------------------------------------------------------------
 
 class Dispatcher:
     def __init__(self, svc: Services, *, concurrency: int = 16) -> None:
@@ -54,6 +151,7 @@ class Dispatcher:
 
     async def _deliver(self, message: dict[str, Any], timeout: float,
                        endpoint: PartnerEndpoint | None = None) -> dict[str, Any] | None:
+        kind = MessageKind.of(message["kind"])
         async with self._slots:
             if endpoint is None:
                 endpoint = await endpoint_for(self.svc.db, self.svc.box, message["partner_id"])
@@ -61,33 +159,27 @@ class Dispatcher:
             if endpoint is None:
                 result = CallResult("connect_error", None, None, "partner not found", 0.0)
             else:
-                result = await self._call(endpoint, message, timeout)
+                result = await self.svc.partner_client.call(
+                    endpoint, kind.method, kind.path, message["payload"], timeout=timeout,
+                    webhook_id=message["webhook_id"], observe=False)
                 failpoints.hit("outbox.after_send")
             try:
-                return await self._record(message, result, started, partner_name=endpoint.name if endpoint else None)
+                return await self._record(message, kind, result, started,
+                                          partner_name=endpoint.name if endpoint else None)
             except Exception:
                 log.exception("outbox_record_failed", outbox_id=message["id"])
                 return None
 
-    async def _call(self, endpoint: PartnerEndpoint, message: dict[str, Any], timeout: float) -> CallResult:
-        client = self.svc.partner_client
-        if message["kind"] == "booking.create":
-            return await client.call(endpoint, "POST", "/booking/create", message["payload"], timeout=timeout,
-                                     webhook_id=message["webhook_id"], observe=False)
-        return await client.call(endpoint, "PUT", "/booking/update", message["payload"], timeout=timeout,
-                                 webhook_id=message["webhook_id"], observe=False)
-
-    async def _record(self, message: dict[str, Any], result: CallResult, started: Any,
+    async def _record(self, message: dict[str, Any], kind: MessageKind, result: CallResult, started: datetime,
                       partner_name: str | None = None) -> dict[str, Any] | None:
         """The attempt, the message's new state and the answer's effect on the booking, in one
         transaction; returns the booking as changed (None when the answer changed nothing)."""
         now = self.svc.clock.now()
         outcome = verdict(result)
-        answer: WireCreateAnswer | WireResult | None = None
+        answer: BaseModel | None = None
         if outcome is Verdict.DONE:
             try:
-                answer = (WireCreateAnswer if message["kind"] == "booking.create" else WireResult).model_validate(
-                    result.body)
+                answer = kind.answer.model_validate(result.body)
             except ValidationError as exc:
                 outcome, result = Verdict.RETRY, CallResult(
                     "invalid", result.http_status, None, f"answer breaks the contract: {exc.errors()[0]['msg']}",
@@ -95,111 +187,75 @@ class Dispatcher:
         if isinstance(answer, WireResult) and answer.status == "Error":
             outcome = Verdict.PERMANENT
         if partner_name is not None:  # metrics: the call's final outcome (a contract breach counts as "invalid")
-            observe_partner_call(partner_name, "/booking/create" if message["kind"] == "booking.create"
-                                 else "/booking/update", result.outcome, result.duration_ms)
+            observe_partner_call(partner_name, kind.path, result.outcome, result.duration_ms)
         error = result.error or (answer.message if isinstance(answer, WireResult | WireCreateAnswer) else None)
         if outcome is Verdict.DONE:
             error = None  # a partner's success message is not an error worth showing operators
         attempt = {"attempt_no": message["attempts"] + 1, "started_at": started, "duration_ms": result.duration_ms,
                    "outcome": f"{outcome.value}:{result.outcome}", "http_status": result.http_status, "error": error}
         booking = None
-        if self._acknowledges_only(message, outcome, answer):
+        if self._acknowledges_only(kind, outcome, answer):
             # The usual answer to a create: a single all-or-nothing statement (PostgreSQL), run in
             # autocommit. It writes nothing when the booking is not PENDING any more; the general
             # way below then records and applies the answer.
-            assert isinstance(answer, WireCreateAnswer)
-            booking = await fast_paths.finish_acknowledged(self.svc.db, message, attempt=attempt, actor=ACTOR, now=now,
-                                                     partner_reference=answer.reservation_no)
+            booking = await fast_paths.finish_acknowledged(
+                self.svc.db, message, attempt=attempt, actor=ACTOR, now=now,
+                partner_reference=answer.reservation_no if isinstance(answer, WireCreateAnswer) else None)
         if booking is None:
-            for _ in range(3):
-                try:
-                    async with self.svc.db.write() as conn:
-                        await repo.record_attempt(conn, outbox_id=message["id"], **attempt)
-                        booking = await self._apply(conn, message, outcome, answer, error, now)
-                    break
-                except ConcurrentChange:
-                    booking = None
-        log.info("outbox_delivery", outbox_id=message["id"], kind=message["kind"], verdict=outcome.value,
+            try:
+                booking = await retry_concurrent(partial(self._apply, message, kind, attempt, outcome, answer,
+                                                         error, now))
+            except ConcurrentChange:
+                await self._unapplied(message, attempt, now)
+        log.info("outbox_delivery", outbox_id=message["id"], kind=kind.value, verdict=outcome.value,
                  outcome=result.outcome, http_status=result.http_status, attempt=message["attempts"] + 1,
                  reservation_no=message["payload"].get("reservation_no"), partner_id=message["partner_id"])
         return booking
 
-    async def _apply(self, conn: Any, message: dict[str, Any], outcome: Verdict,
-                     answer: WireCreateAnswer | WireResult | None, error: str | None,
-                     now: Any) -> dict[str, Any] | None:
-        is_create = message["kind"] == "booking.create"
-        if outcome is Verdict.RETRY:
-            when = next_attempt(message["attempts"] + 1, now)
-            if when < message["deadline_at"]:
-                await repo.reschedule(conn, message, next_attempt_at=when, error=error)
+    async def _apply(self, message: dict[str, Any], kind: MessageKind, attempt: dict[str, Any], outcome: Verdict,
+                     answer: BaseModel | None, error: str | None, now: datetime) -> dict[str, Any] | None:
+        """One write transaction: the attempt, the message rescheduled or finished and, once
+        finished, its kind's effect. An answer the state machine refuses (an APPROVED for a booking
+        the partner already cancelled through the reverse API) is logged and not applied: the
+        delivery itself is done, and re-sending would not change the answer."""
+        async with self.svc.db.write() as conn:
+            await repo.record_attempt(conn, outbox_id=message["id"], **attempt)
+            if outcome is Verdict.RETRY:
+                when = next_attempt(message["attempts"] + 1, now)
+                if when < message["deadline_at"]:
+                    await repo.reschedule(conn, message, next_attempt_at=when, error=error)
+                    return None
+                status, ending = repo.EXPIRED, Ending.EXPIRED
+            elif outcome is Verdict.PERMANENT:
+                status, ending = repo.FAILED, Ending.REFUSED
+            else:
+                status, ending = repo.DELIVERED, Ending.ANSWERED
+            if not await repo.finish(conn, message, status=status, now=now, error=error):
+                return None  # another worker owns this message now
+            try:
+                return await EFFECTS[kind](conn, message, ending, answer, error, now)
+            except partner_updates.UpdateRefused as refused:
+                log.warning("partner_answer_not_applied", outbox_id=message["id"], reason=str(refused),
+                            reservation_no=message["payload"].get("reservation_no"))
                 return None
-            if not await repo.finish(conn, message, status=repo.EXPIRED, now=now, error=error):
-                return None
-            if is_create:
-                return await self._on_booking(conn, message, lambda b: partner_updates.fail(
-                    conn, b, "partner unreachable until the delivery deadline", actor=ACTOR, now=now))
-            return None
-        status = repo.DELIVERED if outcome is Verdict.DONE else repo.FAILED
-        if not await repo.finish(conn, message, status=status, now=now, error=error):
-            return None  # another worker owns this message now
-        if not is_create:
-            return None
-        if outcome is Verdict.PERMANENT:
-            return await self._on_booking(conn, message, lambda b: partner_updates.decline(
-                conn, b, f"partner refused the booking: {error or 'error'}", actor=ACTOR, now=now))
-        assert isinstance(answer, WireCreateAnswer)
-        if answer.status == "DECLINED":
-            return await self._on_booking(conn, message, lambda b: partner_updates.decline(
-                conn, b, answer.message or "declined by partner", actor=ACTOR, now=now))
 
-        # Usually the booking is still PENDING: acknowledge it without reading it first.
-        pending = await partner_updates.acknowledge_pending(conn, message["booking_id"], actor=ACTOR, now=now,
-                                                            partner_reference=answer.reservation_no)
-        return await self._accepted(conn, message, answer, now, pending)
+    async def _unapplied(self, message: dict[str, Any], attempt: dict[str, Any], now: datetime) -> None:
+        """Every try of ``_apply`` met a concurrent change of the booking: record the attempt with
+        the reason and leave the message pending for the next claim (after the usual backoff), so
+        the answer is applied on its next delivery (same webhook-id) rather than dropped."""
+        when = next_attempt(message["attempts"] + 1, now)
+        async with self.svc.db.write() as conn:
+            await repo.record_attempt(conn, outbox_id=message["id"], **{**attempt, "error": UNAPPLIED})
+            kept = await repo.reschedule(conn, message, next_attempt_at=when, error=UNAPPLIED)
+        log.error("outbox_answer_unapplied", outbox_id=message["id"], kind=message["kind"], rescheduled=kept,
+                  next_attempt_at=when.isoformat(), reservation_no=message["payload"].get("reservation_no"))
 
-    def _acknowledges_only(self, message: dict[str, Any], outcome: Verdict,
-                           answer: WireCreateAnswer | WireResult | None) -> bool:
+    def _acknowledges_only(self, kind: MessageKind, outcome: Verdict, answer: BaseModel | None) -> bool:
         """A create answer whose whole effect is PENDING -> PENDING_APPROVAL (accepted, no driver
         yet), which ``bookings.fast_paths.finish_acknowledged`` writes in one statement on PostgreSQL."""
-        return (outcome is Verdict.DONE and message["kind"] == "booking.create" and not self.svc.db.is_sqlite
+        return (outcome is Verdict.DONE and kind is MessageKind.CREATE and not self.svc.db.is_sqlite
                 and isinstance(answer, WireCreateAnswer) and answer.status != "DECLINED"
                 and not (answer.status == "APPROVED" and answer.driver_info is not None))
 
-    async def _accepted(self, conn: Any, message: dict[str, Any], answer: WireCreateAnswer, now: Any,
-                        pending: dict[str, Any] | None) -> dict[str, Any] | None:
-        """The rest of an accepting answer: ``pending`` is the booking already acknowledged (and
-        locked) from PENDING; None when it was not PENDING, so it is read and acknowledged here."""
-        async def approved(booking: dict[str, Any]) -> dict[str, Any]:
-            if answer.status == "APPROVED" and answer.driver_info is not None:
-                booking = await partner_updates.approve(conn, booking, answer.driver_info, answer.meeting_point,
-                                                        actor=ACTOR, now=now)
-            return booking
 
-        async def accepted(booking: dict[str, Any]) -> dict[str, Any]:
-            return await approved(await partner_updates.acknowledge(
-                conn, booking, actor=ACTOR, now=now, partner_reference=answer.reservation_no))
-
-        if pending is not None:
-            return await self._on_booking(conn, message, approved, locked=pending)
-        return await self._on_booking(conn, message, accepted)
-
-    @staticmethod
-    async def _on_booking(conn: Any, message: dict[str, Any], change: Any,
-                          locked: dict[str, Any] | None = None) -> dict[str, Any] | None:
-        """Apply the partner's answer to the booking (``locked``: already read under its row lock).
-        An answer the state machine refuses (an APPROVED for a booking the partner already
-        cancelled through the reverse API) is logged and dropped: the delivery itself is done, and
-        re-sending would not change the answer."""
-        booking = locked if locked is not None else await lock_booking(conn, message["booking_id"])
-        if booking is None:
-            return None
-        try:
-            changed: dict[str, Any] = await change(booking)
-            return changed
-        except partner_updates.UpdateRefused as refused:
-            log.warning("partner_answer_not_applied", outbox_id=message["id"], reason=str(refused),
-                        reservation_no=booking["reservation_no"])
-            return booking
-
-
-__all__ = ["Dispatcher", "info_path"]
+__all__ = ["EFFECTS", "Dispatcher", "Ending", "info_path"]

@@ -98,7 +98,8 @@ def parse_search(body: dict[str, Any], now: datetime, limits: SearchLimits) -> S
     if airport is None or (pickup_airport is not None) == (dropoff_airport is not None):
         raise SpecError(Code.SEARCH_AIRPORT_REQUIRED)
     point = pickup_point or dropoff_point
-    assert point is not None
+    if point is None:  # not reached: the other side of the one AIRPORT is a POINT (else 1323 above)
+        raise SpecError(Code.SEARCH_AIRPORT_REQUIRED)
     return SearchQuery(airport, point, pickup_airport is not None, pickup_at, adult, children, infant)
 
 

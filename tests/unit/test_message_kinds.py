@@ -1,0 +1,25 @@
+"""Every outbox message kind is a complete partner call: method, path, answer model, effect."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from transfers.outbox.dispatcher import EFFECTS
+from transfers.outbox.kinds import MessageKind
+from transfers.partners.wire import WireCreateAnswer, WireResult
+
+
+def test_every_kind_has_its_call_and_its_effect() -> None:
+    assert set(EFFECTS) == set(MessageKind)
+    for kind in MessageKind:
+        assert kind.method in ("POST", "PUT") and kind.path.startswith("/booking/")
+        assert issubclass(kind.answer, BaseModel)
+
+
+def test_stored_kinds_keep_their_values() -> None:
+    # outbox.kind rows written before this enum existed hold these strings
+    assert [(k.value, k.method, k.path, k.answer) for k in MessageKind] == [
+        ("booking.create", "POST", "/booking/create", WireCreateAnswer),
+        ("booking.update", "PUT", "/booking/update", WireResult),
+    ]
+    assert MessageKind.of("booking.update") is MessageKind.UPDATE
