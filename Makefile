@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test check install install-test bench clean
+.PHONY: run test check install install-test chromium bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,8 +13,15 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 
 ## install-test: the server with its test tools, and the SDK (./sdk, its own distribution) beside it
-install-test: $(BIN)/python
+install-test: $(BIN)/python chromium
 	$(BIN)/pip install --quiet -e '.[test]' -e ./sdk
+
+## chromium: the browser the console and portal tests drive (Debian's package; Playwright's own download
+## cannot be used here). Installed only when missing; needs root or sudo on a fresh machine.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 ## run: install and serve on http://127.0.0.1:8000 (SQLite under ./var/, sandbox partner built in)
 run: install
