@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from transfers.cancellation.policy import FREE_UNTIL_PICKUP, Policy, from_json
 from transfers.partners.models import PartnerRecord, sell_price
 from transfers.partners.wire import WireVehicle
 
@@ -38,6 +39,8 @@ class Offer:
     net_price: Decimal
     price: Decimal
     extras: list[PricedExtra] = field(default_factory=list)
+    # The vehicle's own cancellation policy, else its partner's default, else free until pickup.
+    policy: Policy = FREE_UNTIL_PICKUP
 
     def public(self) -> dict[str, Any]:
         q = self.quote
@@ -76,5 +79,12 @@ def build_offers(quotes: list[tuple[PartnerRecord, WireVehicle]], *, party_size:
             extras.append(PricedExtra(next_extra_id, extra.id, extra.name, extra.pricing_type, extra.price,
                                       sell_price(extra.price, partner.markup_percent)))
             next_extra_id += 1
-        offers.append(Offer(number, partner, quote, quote.price, price, extras))
+        offers.append(Offer(number, partner, quote, quote.price, price, extras, policy_of(partner, quote)))
     return offers
+
+
+def policy_of(partner: PartnerRecord, quote: WireVehicle) -> Policy:
+    """DECISIONS 14: a policy sent with the vehicle wins over the partner's default."""
+    if quote.cancellation_policy is not None:
+        return from_json(quote.cancellation_policy)
+    return partner.cancellation_policy or FREE_UNTIL_PICKUP

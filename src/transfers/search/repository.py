@@ -68,6 +68,7 @@ async def insert_search(db: Database, *, search_id: str, client_id: int, request
             "max_passengers": o.quote.capacity.passengers, "suitcases": o.quote.capacity.suitcases,
             "small_bags": o.quote.capacity.small_bags, "net_price": o.net_price, "sell_price": o.price,
             "currency": o.quote.currency, "extras": [e.stored() for e in o.extras],
+            "cancellation_policy": o.policy.public(),
         }
         for o in offers
     ]

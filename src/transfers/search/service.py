@@ -6,6 +6,7 @@ import secrets
 from datetime import timedelta
 from typing import Any
 
+from transfers.cancellation.views import policy_view
 from transfers.clients.models import ClientPrincipal
 from transfers.partners.wire import search_request
 from transfers.search import repository as repo
@@ -47,7 +48,9 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
         distance_km=distance, offers=offers, now=now,
         expires_at=now + timedelta(seconds=svc.settings.search_ttl_seconds),
     )
-    return {"search_id": search_id, "distance_km": distance, "vehicles": [o.public() for o in offers]}
+    vehicles = [{**o.public(), "cancellation_policy": policy_view(o.policy, pickup_at=query.pickup_at, now=now,
+                                                                  iata=query.airport.iata)} for o in offers]
+    return {"search_id": search_id, "distance_km": distance, "vehicles": vehicles}
 
 
 def partner_payload(query: SearchQuery) -> dict[str, Any]:
