@@ -24,7 +24,7 @@ OFFER = Offer(vehicle_no=2, partner_id=5, partner_vehicle_id="sedan-1", make="Š
 
 def test_an_offer_is_a_search_vehicles_row_without_its_keys() -> None:
     assert set(OFFER_FIELDS) == columns(search_vehicles, without=("id", "search_pk"))
-    assert OFFER_FIELDS == tuple(f.name for f in fields(Offer))
+    assert tuple(f.name for f in fields(Offer)) == OFFER_FIELDS
 
 
 def test_an_offer_stores_every_column_and_reads_back_equal() -> None:
