@@ -21,6 +21,7 @@ from typing import Any
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
+from transfers.cancellation import policy
 from transfers.search.airports import is_known
 
 SCHEMA_RESOURCE = "openapi/rate-card.schema.json"
@@ -163,8 +164,11 @@ def _semantic_errors(card: dict[str, Any], vehicle_types: frozenset[str] | None)
             date.fromisoformat(day)
         except ValueError:
             errors.append(CardError(f"$.blackout_dates[{index}]", f"{day!r} is not a calendar date"))
-    tiers = card.get("cancellation_policy") or []
-    errors += _duplicates(tiers, "hours_before_pickup", "$.cancellation_policy")
+    if "cancellation_policy" in card:  # the rules every policy keeps (DECISIONS 14, cancellation/policy.py)
+        try:
+            policy.from_json(card["cancellation_policy"])
+        except policy.PolicyError as exc:
+            errors.append(CardError("$.cancellation_policy", str(exc)))
     for v_index, vehicle in enumerate(card["vehicles"]):
         where = f"$.vehicles[{v_index}]"
         if vehicle_types is not None and vehicle["type"] not in vehicle_types:
