@@ -41,6 +41,7 @@ from transfers.clients.models import ClientPrincipal, Permission
 from transfers.errors import Code, ErrorCode, ServiceError, SpecError
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.kinds import MessageKind
+from transfers.outbox.models import OutboxMessage
 from transfers.outbox.policy import delivery_deadline
 from transfers.partners.wire import WireResult
 from transfers.search.airports import local_time
@@ -81,10 +82,10 @@ async def request_amendment(svc: Services, client: ClientPrincipal, reservation_
                                      hours_after_creation=settings.delivery_deadline_hours,
                                      hours_before_pickup=settings.delivery_deadline_before_pickup_hours)
         message = outbox_repo.new_message(
-            booking_id=booking["id"], partner_id=booking["partner_id"], kind=MessageKind.AMEND.value,
+            partner_id=booking["partner_id"], kind=MessageKind.AMEND.value,
             payload=amended_payload(after, changes), now=now, deadline=max(deadline, now), not_before=None,
             lease_until=None)
-        amendment = {**requested(changes, now), "message_id": message["webhook_id"]}
+        amendment = {**requested(changes, now), "message_id": message.webhook_id}
         moved = await update_details(conn, booking, {"amendment": amendment}, actor=f"client:{client.client_id}",
                                      reason=f"amendment requested: {_fields(changes)}", now=now,
                                      messages=(message,))
@@ -133,13 +134,13 @@ def amended_payload(booking: Mapping[str, Any], changes: Changes) -> dict[str, A
     }
 
 
-async def settle(conn: AsyncConnection, message: Mapping[str, Any], *, accepted: bool, partner_message: str | None,
+async def settle(conn: AsyncConnection, message: OutboxMessage, *, accepted: bool, partner_message: str | None,
                  actor: str, now: datetime) -> dict[str, Any] | None:
     """The partner's verdict on an amendment message: applied, or rejected with its message. None
     when nothing changed: the booking's amendment is not this message's any more (rejected by a
     cancellation meanwhile), or the booking is gone."""
-    booking = await lock_booking(conn, message["booking_id"])
-    if booking is None or not is_pending(booking) or booking["amendment"].get("message_id") != message["webhook_id"]:
+    booking = await lock_booking(conn, message.booking_id)
+    if booking is None or not is_pending(booking) or booking["amendment"].get("message_id") != message.webhook_id:
         return None
     amendment = booking["amendment"]
     if accepted:

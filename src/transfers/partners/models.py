@@ -22,6 +22,7 @@ class PartnerRecord:
     markup_percent: Decimal
     status: str
     is_sandbox: bool
+    hosted: bool = False  # issue 16: answers from its rate card, in-process (hosted/)
     cancellation_policy: Policy | None = None  # the default for its vehicles (DECISIONS 14)
 
     def serves(self, iata: str) -> bool:

@@ -48,8 +48,10 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
         distance_km=distance, offers=offers, now=now,
         expires_at=now + timedelta(seconds=svc.settings.search_ttl_seconds),
     )
-    vehicles = [{**o.public(), "cancellation_policy": policy_view(o.policy, pickup_at=query.pickup_at, now=now,
-                                                                  iata=query.airport.iata)} for o in offers]
+    companies = {answer.partner.partner_id: answer.partner.name for answer in answers}
+    vehicles = [{**o.public(companies[o.partner_id]),
+                 "cancellation_policy": policy_view(o.cancellation_policy, pickup_at=query.pickup_at, now=now,
+                                                    iata=query.airport.iata)} for o in offers]
     return {"search_id": search_id, "distance_km": distance, "vehicles": vehicles}
 
 
