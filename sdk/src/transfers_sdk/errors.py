@@ -93,6 +93,7 @@ ERROR_CLASSES: dict[str, type[ApiError]] = {
     "INTERNAL_ERROR": ServerError,
     "UNAVAILABLE": ServerError,
     "HTTP_ERROR": InvalidRequest,
+    "VEHICLE_UNAVAILABLE": InvalidRequest,
 }
 
 

@@ -24,7 +24,8 @@ from transfers.bookings.rules import (
 )
 from transfers.bookings.state import BookingStatus, TransitionRefused, is_cancelable
 from transfers.clients.models import ClientPrincipal, Permission
-from transfers.errors import Code, SpecError
+from transfers.errors import Code, ErrorCode, ServiceError, SpecError
+from transfers.hosted import capacity as hosted_capacity
 from transfers.observability import metrics
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.kinds import MessageKind
@@ -117,8 +118,11 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
             not_before=now + timedelta(seconds=settings.partner_create_budget_seconds + 1),
             lease_until=now + timedelta(seconds=settings.outbox_lease_seconds) if leased else None)
         try:
-            booking_id, _ = await fast_paths.store_created(svc.db, values, actor=f"client:{client.client_id}",
-                                                           message=message)
+            booking_id, _ = await fast_paths.store_created(
+                svc.db, values, actor=f"client:{client.client_id}", message=message,
+                before=hosted_capacity.claimer(values) if source.hosted else None)
+        except hosted_capacity.VehicleFull:
+            raise ServiceError(ErrorCode.VEHICLE_UNAVAILABLE) from None
         except InsufficientBalance:
             metrics.WALLET_REFUSALS.inc()
             raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None
@@ -129,7 +133,8 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
         # Counted here, where the booking was written: an idempotent replay never gets this far.
         metrics.BOOKINGS_CREATED.inc()
         return _Created(booking_id, message, endpoint_of(
-            source.partner_id, source.partner_name, source.base_url, source.token_enc, source.secret_enc, svc.box))
+            source.partner_id, source.partner_name, source.base_url, source.token_enc, source.secret_enc, svc.box,
+            hosted=source.hosted))
     raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable
 
 

@@ -54,6 +54,7 @@ class PartnerEndpoint:
     base_url: str
     outbound_token: str
     signing_secret: str
+    hosted: bool = False  # issue 16: no server; the outbox answers for it in-process (hosted/inprocess.py)
 
 
 @dataclass(frozen=True)

@@ -65,13 +65,14 @@ def _opened(box: SecretBox, sealed: str) -> str:
 
 
 def endpoint(record: PartnerRecord, token_enc: str, secret_enc: str, box: SecretBox) -> PartnerEndpoint:
-    return endpoint_of(record.partner_id, record.name, record.base_url, token_enc, secret_enc, box)
+    return endpoint_of(record.partner_id, record.name, record.base_url, token_enc, secret_enc, box,
+                       hosted=record.hosted)
 
 
 def endpoint_of(partner_id: int, name: str, base_url: str, token_enc: str, secret_enc: str,
-                box: SecretBox) -> PartnerEndpoint:
+                box: SecretBox, *, hosted: bool = False) -> PartnerEndpoint:
     """The endpoint from a partner row's columns read elsewhere (the create path reads them with the offer)."""
-    return PartnerEndpoint(partner_id, name, base_url, _opened(box, token_enc), _opened(box, secret_enc))
+    return PartnerEndpoint(partner_id, name, base_url, _opened(box, token_enc), _opened(box, secret_enc), hosted)
 
 
 async def endpoint_for(db: Database, box: SecretBox, partner_id: int) -> PartnerEndpoint | None:
