@@ -24,6 +24,7 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.hosted import repository as repo
+from transfers.outbox.models import OutboxMessage
 from transfers.outbox.policy import next_attempt
 from transfers.search.airports import local_time
 from transfers.services import Services
@@ -35,10 +36,9 @@ SUBJECTS = {"booking.new": "New booking {no}: please accept or decline",
             "booking.cancelled": "Booking {no} was cancelled"}
 
 
-async def enqueue(conn: AsyncConnection, message: dict[str, Any], kind: str, now: datetime) -> None:
+async def enqueue(conn: AsyncConnection, message: OutboxMessage, kind: str, now: datetime) -> None:
     """The e-mail ``kind`` about ``message``'s booking, in the caller's transaction."""
-    await repo.enqueue_email(conn, partner_id=int(message["partner_id"]), booking_id=int(message["booking_id"]),
-                             kind=kind, now=now)
+    await repo.enqueue_email(conn, partner_id=message.partner_id, booking_id=message.booking_id, kind=kind, now=now)
 
 
 @dataclass(frozen=True)
