@@ -39,7 +39,9 @@ _MOVE_STATUS = _SET_STATUS.returning(*bookings.c)
 _VEHICLE = [c.label(f"v_{c.name}") for c in search_vehicles.c]
 _VEHICLE_NAMES = tuple((c.name, f"v_{c.name}") for c in search_vehicles.c)
 _PARTNER = [partners.c.name.label("p_name"), partners.c.base_url.label("p_base_url"),
-            partners.c.outbound_token_enc.label("p_token_enc"), partners.c.signing_secret_enc.label("p_secret_enc")]
+            partners.c.outbound_token_enc.label("p_token_enc"), partners.c.signing_secret_enc.label("p_secret_enc"),
+            partners.c.previous_signing_secret_enc.label("p_previous_secret_enc"),  # issue 13: rotation overlap
+            partners.c.previous_secret_until.label("p_previous_until")]
 # The caller's unexpired search, the chosen vehicle and its partner's endpoint in one statement: the
 # vehicle (and its partner) are outer-joined, so a visible search with an unknown vehicle number
 # still answers (SPEC 7.2 tells "no such search" from "no such vehicle").
@@ -71,7 +73,8 @@ async def find_offer(db: Database, *, client_id: int, search_id: str, vehicle_no
         return search, None, None
     vehicle = {name: row[label] for name, label in _VEHICLE_NAMES}
     partner = {"id": vehicle["partner_id"], "name": row["p_name"], "base_url": row["p_base_url"],
-               "token_enc": row["p_token_enc"], "secret_enc": row["p_secret_enc"]}
+               "token_enc": row["p_token_enc"], "secret_enc": row["p_secret_enc"],
+               "previous_secret_enc": row["p_previous_secret_enc"], "previous_until": row["p_previous_until"]}
     return search, vehicle, partner
 
 

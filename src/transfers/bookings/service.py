@@ -142,7 +142,7 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
         metrics.BOOKINGS_CREATED.inc()
         return _Created(booking_id, message, endpoint_of(
             partner["id"], partner["name"], partner["base_url"], partner["token_enc"], partner["secret_enc"],
-            svc.box))
+            svc.box, previous_secret_enc=partner["previous_secret_enc"], previous_until=partner["previous_until"]))
     raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable
 
 

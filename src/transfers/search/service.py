@@ -33,7 +33,7 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     answers = await ask_partners(
         svc.partner_client, directory.serving(query.airport.iata), partner_payload(query),
         timeout=svc.settings.partner_timeout_seconds, vehicle_types=directory.vehicle_types,
-        max_vehicles=svc.settings.partner_max_vehicles,
+        max_vehicles=svc.settings.partner_max_vehicles, health=svc.health, now=now,
     )
     quotes = [(answer.partner, vehicle) for answer in answers for vehicle in answer.vehicles]
     offers = build_offers(quotes, party_size=query.party_size,
