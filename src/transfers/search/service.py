@@ -47,7 +47,9 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
         distance_km=distance, offers=offers, now=now,
         expires_at=now + timedelta(seconds=svc.settings.search_ttl_seconds),
     )
-    return {"search_id": search_id, "distance_km": distance, "vehicles": [o.public() for o in offers]}
+    companies = {answer.partner.partner_id: answer.partner.name for answer in answers}
+    return {"search_id": search_id, "distance_km": distance,
+            "vehicles": [o.public(companies[o.partner_id]) for o in offers]}
 
 
 def partner_payload(query: SearchQuery) -> dict[str, Any]:
