@@ -5,10 +5,18 @@ statements built from the field lists follow."""
 from __future__ import annotations
 
 from dataclasses import fields
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from transfers.db.tables import search_vehicles, searches
+from transfers.db.tables import outbox, search_vehicles, searches
+from transfers.outbox import repository as outbox_repo
+from transfers.outbox.models import (
+    NEW_MESSAGE_FIELDS,
+    OUTBOX_MESSAGE_FIELDS,
+    PENDING,
+    ListedMessage,
+    OutboxMessage,
+)
 from transfers.search.offers import OFFER_FIELDS, SEARCHED_TRIP_FIELDS, Offer, OfferedExtra, SearchedTrip
 
 
@@ -55,3 +63,24 @@ def test_a_searched_trip_is_part_of_a_searches_row() -> None:
            "distance_km": None}
     assert set(row) == set(SEARCHED_TRIP_FIELDS)
     assert SearchedTrip.from_row(row) == SearchedTrip(**row)
+
+
+def test_an_outbox_message_is_an_outbox_row() -> None:
+    assert set(OUTBOX_MESSAGE_FIELDS) == columns(outbox)
+    assert set(NEW_MESSAGE_FIELDS) == columns(outbox, without=("id", "booking_id", "last_error", "finished_at"))
+    assert outbox_repo.MESSAGE_KEYS == NEW_MESSAGE_FIELDS  # what the fast statements bind
+
+
+def test_a_new_message_is_pending_and_stored_with_its_ids() -> None:
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    new = outbox_repo.new_message(partner_id=4, kind="booking.create", payload={"reservation_no": "TB-1"}, now=now,
+                                  deadline=now + timedelta(hours=24), not_before=None, lease_until=None)
+    assert (new.status, new.attempts, new.next_attempt_at) == (PENDING, 0, now)
+    assert new.webhook_id.startswith("msg_")
+    stored = new.stored(11, 22)
+    assert (stored.id, stored.booking_id, stored.last_error, stored.finished_at) == (11, 22, None, None)
+    assert {k: v for k, v in stored.as_dict().items() if k in NEW_MESSAGE_FIELDS} == new.values()
+    assert OutboxMessage.from_row(stored.as_dict()) == stored
+    assert stored.reservation_no == "TB-1"
+    listed = ListedMessage(stored, "TB-1", "Acme Cars").as_dict()
+    assert set(listed) == (columns(outbox) - {"payload"}) | {"reservation_no", "partner_name"}

@@ -28,6 +28,7 @@ from transfers.errors import Code, SpecError
 from transfers.observability import metrics
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.kinds import MessageKind
+from transfers.outbox.models import OutboxMessage
 from transfers.outbox.policy import delivery_deadline
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.service import endpoint_of
@@ -77,7 +78,7 @@ async def create_booking(svc: Services, client: ClientPrincipal, body: dict[str,
 @dataclass(frozen=True)
 class _Created:
     booking_id: int
-    message: dict[str, Any]  # the partner's POST /booking/create in the outbox
+    message: OutboxMessage  # the partner's POST /booking/create in the outbox
     endpoint: PartnerEndpoint
 
 
@@ -112,13 +113,13 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
         values["reservation_no"] = new_reservation_no()
         # Workers leave it alone while this request makes its own attempt (the 2 s budget).
         message = outbox_repo.new_message(
-            booking_id=None, partner_id=values["partner_id"], kind=MessageKind.CREATE.value,
+            partner_id=values["partner_id"], kind=MessageKind.CREATE.value,
             payload=_create_payload(values, request), now=now, deadline=deadline,
             not_before=now + timedelta(seconds=settings.partner_create_budget_seconds + 1),
             lease_until=now + timedelta(seconds=settings.outbox_lease_seconds) if leased else None)
         try:
-            booking_id, _ = await fast_paths.store_created(svc.db, values, actor=f"client:{client.client_id}",
-                                                           message=message)
+            booking_id, stored = await fast_paths.store_created(svc.db, values, actor=f"client:{client.client_id}",
+                                                                message=message)
         except InsufficientBalance:
             metrics.WALLET_REFUSALS.inc()
             raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None
@@ -128,7 +129,7 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
             continue
         # Counted here, where the booking was written: an idempotent replay never gets this far.
         metrics.BOOKINGS_CREATED.inc()
-        return _Created(booking_id, message, endpoint_of(
+        return _Created(booking_id, stored, endpoint_of(
             source.partner_id, source.partner_name, source.base_url, source.token_enc, source.secret_enc, svc.box,
             previous_secret_enc=source.previous_secret_enc, previous_until=source.previous_until))
     raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable

@@ -53,7 +53,7 @@ async def expire_deliveries(svc: Services) -> int:
     async with svc.db.write() as conn:
         expired = await outbox_repo.expire_overdue(conn, now=now, limit=BATCH)
         for message in expired:  # what an expired message does, by its kind (the dispatcher's own effect)
-            await EFFECTS[MessageKind.of(message["kind"])](conn, message, Ending.EXPIRED, None, None, now)
+            await EFFECTS[MessageKind.of(message.kind)](conn, message, Ending.EXPIRED, None, None, now)
     return len(expired)
 
 
