@@ -87,6 +87,11 @@ class Settings(BaseSettings):
     smtp_from: str = "transfers@localhost"
     smtp_timeout_seconds: float = Field(default=10.0, gt=0)
 
+    # Issue 13: partner health per minute (partners/health.py) and signing-secret rotation.
+    partner_health_flush_seconds: float = Field(default=5.0, gt=0, le=300)
+    partner_health_retention_days: int = Field(default=30, ge=1, le=3650)
+    partner_secret_overlap_hours: float = Field(default=24.0, ge=0, le=720)
+
     @field_validator("log_level")
     @classmethod
     def _log_level(cls, value: str) -> str:

@@ -135,6 +135,7 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
         metrics.BOOKINGS_CREATED.inc()
         return _Created(booking_id, stored, endpoint_of(
             source.partner_id, source.partner_name, source.base_url, source.token_enc, source.secret_enc, svc.box,
+            previous_secret_enc=source.previous_secret_enc, previous_until=source.previous_until,
             hosted=source.hosted))
     raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable
 

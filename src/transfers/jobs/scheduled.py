@@ -21,6 +21,7 @@ from transfers.hosted import mail as hosted_mail
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.dispatcher import EFFECTS, Ending
 from transfers.outbox.kinds import MessageKind
+from transfers.partners import health_repository
 from transfers.partners.client import info_path
 from transfers.partners.service import endpoint_for
 from transfers.partners.wire import WireInfoAnswer
@@ -96,6 +97,14 @@ async def _sync_one(svc: Services, booking_id: int, reservation_no: str, partner
         log.info("reconcile_skipped", reservation_no=reservation_no, reason=type(exc).__name__)
 
 
+async def prune_partner_health(svc: Services) -> int:
+    """Partner health minutes older than ``TRANSFERS_PARTNER_HEALTH_RETENTION_DAYS`` (30) go, a batch
+    at a time (the health page reads only the last hour; a month is kept for looking back)."""
+    cutoff = svc.clock.now() - timedelta(days=svc.settings.partner_health_retention_days)
+    async with svc.db.write() as conn:
+        return await health_repository.prune_before(conn, cutoff, limit=BATCH)
+
+
 MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction
 
 
@@ -118,6 +127,7 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     ("expire_deliveries", "expired", expire_deliveries),
     ("complete_rides", "completed", complete_rides),
     ("reconcile", "reconciled", reconcile),
+    ("prune_partner_health", "health_pruned", prune_partner_health),
     # issue 16: hosted partners' unaccepted bookings declined; e-mails to partner users sent
     ("auto_decline_hosted", "auto_declined", hosted_jobs.auto_decline),
     ("partner_emails", "emailed", hosted_mail.send_due),

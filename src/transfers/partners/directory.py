@@ -79,8 +79,8 @@ class PartnerDirectory:
         async with self._db.read() as conn:
             rows = await enabled_with_secrets(conn)
             types = await vehicle_type_names(conn)
-            stored = await hosted_repo.cards_of(conn, [record.partner_id for record, _, _ in rows if record.hosted])
-        return Snapshot(tuple((record, endpoint(record, token, secret, self._box)) for record, token, secret in rows),
+            stored = await hosted_repo.cards_of(conn, [s.record.partner_id for s in rows if s.record.hosted])
+        return Snapshot(tuple((sealed.record, endpoint(sealed, self._box)) for sealed in rows),
                         frozenset(types), _parsed(stored))
 
 

@@ -39,7 +39,7 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
         ask_partners(
             svc.partner_client, directory.serving(airport.iata), partner_payload(query),
             timeout=svc.settings.partner_timeout_seconds, vehicle_types=directory.vehicle_types,
-            max_vehicles=svc.settings.partner_max_vehicles,
+            max_vehicles=svc.settings.partner_max_vehicles, health=svc.health, now=now,
         ),
         # issue 16: hosted partners answer in-process from their rate cards, priced on the service's
         # own distance figure (great-circle), under the same deadline.
