@@ -81,7 +81,8 @@ def endpoint_of(partner_id: int, name: str, base_url: str, token_enc: str, secre
     if previous_secret_enc and previous_until is not None and previous_until > datetime.now(UTC):
         previous = _opened(box, previous_secret_enc)
     return PartnerEndpoint(partner_id, name, base_url, _opened(box, token_enc), _opened(box, secret_enc),
-                           previous_signing_secret=previous, previous_until=previous_until if previous else None, hosted=hosted)
+                           previous_signing_secret=previous, previous_until=previous_until if previous else None,
+                           hosted=hosted)
 
 
 async def endpoint_for(db: Database, box: SecretBox, partner_id: int) -> PartnerEndpoint | None:
