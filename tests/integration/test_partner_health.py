@@ -191,6 +191,13 @@ async def test_last_hour_window_and_partner_deliveries(
         (later,) = await health_repository.last_hour(conn, now + timedelta(minutes=61), [partner_id])
     assert later.search_calls == 0 and later.p95_latency_ms is None
     assert later.deliveries_pending == 1 and later.deliveries_failed == 0
+    # leave nothing pending for later tests' delivery rounds: the partner recovers, the worker delivers
+    partner.mode = "ok"
+    clock.advance(timedelta(minutes=5))
+    await svc_of(service).dispatcher.run_once()  # type: ignore[union-attr]
+    async with db.read() as conn:
+        (done,) = await health_repository.last_hour(conn, clock.now(), [partner_id])
+    assert done.deliveries_pending == 0
 
 
 async def test_minutes_older_than_30_days_are_pruned_by_the_scheduled_jobs(
