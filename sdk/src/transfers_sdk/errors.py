@@ -98,6 +98,7 @@ ERROR_CLASSES: dict[str, type[ApiError]] = {
     "INTERNAL_ERROR": ServerError,
     "UNAVAILABLE": ServerError,
     "HTTP_ERROR": InvalidRequest,
+    "VEHICLE_UNAVAILABLE": InvalidRequest,
     "AMENDMENT_NOT_ALLOWED": InvalidRequest,
     "AMENDMENT_IN_PROGRESS": AmendmentInProgress,
     "FIELD_NOT_AMENDABLE": InvalidRequest,

@@ -25,7 +25,8 @@ from transfers.bookings.rules import (
 )
 from transfers.bookings.state import BookingStatus, TransitionRefused, is_cancelable
 from transfers.clients.models import ClientPrincipal, Permission
-from transfers.errors import Code, SpecError
+from transfers.errors import Code, ErrorCode, ServiceError, SpecError
+from transfers.hosted import capacity as hosted_capacity
 from transfers.observability import metrics
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.kinds import MessageKind
@@ -119,8 +120,11 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
             not_before=now + timedelta(seconds=settings.partner_create_budget_seconds + 1),
             lease_until=now + timedelta(seconds=settings.outbox_lease_seconds) if leased else None)
         try:
-            booking_id, stored = await fast_paths.store_created(svc.db, values, actor=f"client:{client.client_id}",
-                                                                message=message)
+            booking_id, stored = await fast_paths.store_created(
+                svc.db, values, actor=f"client:{client.client_id}", message=message,
+                before=hosted_capacity.claimer(values) if source.hosted else None)
+        except hosted_capacity.VehicleFull:
+            raise ServiceError(ErrorCode.VEHICLE_UNAVAILABLE) from None
         except InsufficientBalance:
             metrics.WALLET_REFUSALS.inc()
             raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None
@@ -131,7 +135,9 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
         # Counted here, where the booking was written: an idempotent replay never gets this far.
         metrics.BOOKINGS_CREATED.inc()
         return _Created(booking_id, stored, endpoint_of(
-            source.partner_id, source.partner_name, source.base_url, source.token_enc, source.secret_enc, svc.box))
+            source.partner_id, source.partner_name, source.base_url, source.token_enc, source.secret_enc, svc.box,
+            previous_secret_enc=source.previous_secret_enc, previous_until=source.previous_until,
+            hosted=source.hosted))
     raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable
 
 

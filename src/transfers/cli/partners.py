@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -163,6 +164,39 @@ def partners_disable(partner_id: int) -> None:
 def partners_enable(partner_id: int) -> None:
     """Ask a disabled partner again (searches do within TRANSFERS_PARTNER_CACHE_SECONDS)."""
     _set_status(partner_id, "enabled")
+
+
+def _finite(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):  # FloatRange lets "nan" through
+        raise click.BadParameter("must be a number of hours from 0 to 720")
+    return value
+
+
+@partners_group.command("rotate-secret")
+@click.argument("partner_id", type=int)
+@click.option("--overlap-hours", type=click.FloatRange(min=0, max=720), default=None, callback=_finite,
+              help="how long calls also carry the old secret's signature "
+                   "[default: TRANSFERS_PARTNER_SECRET_OVERLAP_HOURS, 24]")
+def partners_rotate_secret(partner_id: int, overlap_hours: float | None) -> None:
+    """Give a partner a new signing secret; prints it once. Calls carry both signatures (new and
+    old) during the overlap, so the partner can switch whenever it likes within it."""
+    from datetime import timedelta
+
+    from transfers.partners import rotation
+
+    hours = settings().partner_secret_overlap_hours if overlap_hours is None else overlap_hours
+    box = _box()
+    try:
+        rotated = with_db(lambda db, clock: rotation.rotate_signing_secret(
+            db, clock, box, partner_id, overlap=timedelta(hours=hours), actor=actor()))
+    except service.PartnerNotFound as exc:
+        fail(f"no {exc}")
+        return
+    except rotation.RotationRefused as exc:
+        fail(str(exc))
+        return
+    print_json({"partner_id": rotated.partner_id, "signing_secret": rotated.signing_secret,
+                "previous_secret_valid_until": rotated.previous_valid_until.isoformat()})
 
 
 
