@@ -48,6 +48,7 @@ from typing import Any, TypeVar
 from sqlalchemy import CTE, ColumnElement, bindparam, insert, literal, null, select, true
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.bookings import cancelling
 from transfers.bookings import repository as repo
 from transfers.bookings.state import REFUNDING, BookingStatus, check_transition
 from transfers.clients.models import REVERSE_API_PAY_TYPE
@@ -198,7 +199,13 @@ def ledger_move(change: Change) -> LedgerMove | None:
         return None
     if booking["pay_type"] == REVERSE_API_PAY_TYPE:
         return None
-    return LedgerMove(booking["client_id"], kind, booking["total"], note)
+    amount: Decimal = booking["total"]
+    refund = booking.get("cancellation_refund") if change.to_status is BookingStatus.CANCELLED else None
+    if refund is not None:  # DECISIONS 14: a client's cancel keeps the fee; no entry when nothing is refunded
+        if refund <= 0:
+            return None
+        amount, note = refund, cancelling.ledger_note(booking, change.reason)
+    return LedgerMove(booking["client_id"], kind, amount, note)
 
 
 async def _ledger_write(conn: AsyncConnection, change: Change) -> None:
@@ -366,15 +373,16 @@ async def transition_unread(
 
 
 async def update_details(conn: AsyncConnection, booking: dict[str, Any], fields: dict[str, Any], *, actor: str,
-                         reason: str, now: datetime) -> dict[str, Any]:
+                         reason: str, now: datetime, messages: tuple[NewMessage, ...] = ()) -> dict[str, Any]:
     """A change of the booking's details without a change of status (the driver of an APPROVED
-    booking): an audit row from and to the same status, and every other side effect a change
-    has (none moves money: ``ledger_move`` needs a status change)."""
+    booking, an amendment requested or settled): an audit row from and to the same status, the
+    outbox ``messages`` the change sends (an amendment's ``AMENDED`` update), and every other side
+    effect a change has (none moves money: ``ledger_move`` needs a status change)."""
     status = BookingStatus(booking["status"])
     values = {**fields, "updated_at": now}
     await repo.update_fields(conn, booking["id"], values)
     moved = {**booking, **values}
-    await write_effects(conn, Change(moved, status, status, actor, reason, now))
+    await write_effects(conn, Change(moved, status, status, actor, reason, now, messages))
     return moved
 
 

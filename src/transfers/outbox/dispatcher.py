@@ -38,7 +38,7 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers import failpoints
-from transfers.bookings import fast_paths, partner_updates
+from transfers.bookings import amending, fast_paths, partner_updates
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, retry_concurrent
 from transfers.hosted import inprocess as hosted_inprocess
 from transfers.hosted import mail as hosted_mail
@@ -115,9 +115,20 @@ async def _update_answered(conn: AsyncConnection, message: OutboxMessage, ending
     return None
 
 
+async def _amend_answered(conn: AsyncConnection, message: OutboxMessage, ending: Ending,
+                          answer: BaseModel | None, error: str | None, now: datetime) -> dict[str, Any] | None:
+    """An amendment (``"status": "AMENDED"``): the partner's Success applies it; an ``Error``, another
+    4xx, or no answer until the deadline rejects it, with the partner's message (issue 15)."""
+    if ending is Ending.ANSWERED and amending.accepted(answer):
+        return await amending.settle(conn, message, accepted=True, partner_message=None, actor=ACTOR, now=now)
+    reason = amending.EXPIRED_MESSAGE if ending is Ending.EXPIRED else (error or "refused by the partner")
+    return await amending.settle(conn, message, accepted=False, partner_message=reason, actor=ACTOR, now=now)
+
+
 EFFECTS: dict[MessageKind, Effect] = {
     MessageKind.CREATE: _create_answered,
     MessageKind.UPDATE: _update_answered,
+    MessageKind.AMEND: _amend_answered,
 }
 
 

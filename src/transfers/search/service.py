@@ -7,6 +7,7 @@ import secrets
 from datetime import timedelta
 from typing import Any
 
+from transfers.cancellation.views import policy_view
 from transfers.clients.models import ClientPrincipal
 from transfers.hosted.pricing import Trip
 from transfers.hosted.search import ask_hosted
@@ -61,8 +62,10 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
         expires_at=now + timedelta(seconds=svc.settings.search_ttl_seconds),
     )
     companies = {answer.partner.partner_id: answer.partner.name for answer in answers}
-    return {"search_id": search_id, "distance_km": distance,
-            "vehicles": [o.public(companies[o.partner_id]) for o in offers]}
+    vehicles = [{**o.public(companies[o.partner_id]),
+                 "cancellation_policy": policy_view(o.cancellation_policy, pickup_at=query.pickup_at, now=now,
+                                                    iata=query.airport.iata)} for o in offers]
+    return {"search_id": search_id, "distance_km": distance, "vehicles": vehicles}
 
 
 def partner_payload(query: SearchQuery) -> dict[str, Any]:
