@@ -16,10 +16,12 @@ them, so a side effect added to ``lifecycle.EFFECTS`` is written by these statem
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, bindparam, exists, func, insert, select, true, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import lifecycle
 from transfers.bookings.lifecycle import CREATED_REASON, Change, FastContext, FastShape
@@ -28,6 +30,7 @@ from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, outbox
 from transfers.outbox import repository as outbox_repo
+from transfers.outbox.models import NewMessage, OutboxMessage
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import InsufficientBalance
 
@@ -37,21 +40,29 @@ ACKNOWLEDGED_REASON = "partner acknowledged"
 
 # --- create ------------------------------------------------------------------------------------------
 
-async def store_created(db: Database, values: dict[str, Any], *, actor: str,
-                        message: dict[str, Any]) -> tuple[int, int]:
+async def store_created(db: Database, values: dict[str, Any], *, actor: str, message: NewMessage,
+                        before: Callable[[AsyncConnection], Awaitable[None]] | None = None,
+                        ) -> tuple[int, OutboxMessage]:
     """Write a new booking (``values``: its columns, ``status`` PENDING), its "created" audit row,
-    the partner's create message (``message``, from ``outbox.repository.new_message``; its ``id``
-    and ``booking_id`` are set) and, for a wallet payer, the debit with its ledger entry; returns
-    (booking id, message id).
+    the partner's create message (``message``, from ``outbox.repository.new_message``) and, for a
+    wallet payer, the debit with its ledger entry; returns (booking id, the message as stored).
 
     Raises InsufficientBalance when the debit does not fit, and then nothing is written. On
     PostgreSQL all of it is one statement (``_created_statement``): one round trip instead of six,
     atomic by itself. SQLite runs ``lifecycle.create`` (the same writes one by one, the debit last)
-    in one write transaction, rolled back on InsufficientBalance."""
-    if db.is_sqlite:
+    in one write transaction, rolled back on InsufficientBalance.
+
+    ``before``: a write that must commit with the booking or not at all, run first in the same
+    transaction (a hosted vehicle's seat, ``hosted/capacity.py``; it raises to refuse the booking).
+    With one, PostgreSQL takes the general transaction too: the counter's row lock is held until the
+    booking commits, which is what makes the last seat go to exactly one booking."""
+    if db.is_sqlite or before is not None:
         async with db.write() as conn:
+            if before is not None:
+                await before(conn)
             booking_id = await lifecycle.create(conn, values, actor=actor, messages=(message,))
-        return booking_id, int(message["id"])
+            message_id = await outbox_repo.id_of(conn, message.webhook_id)
+        return booking_id, message.stored(message_id, booking_id)
     change = Change(values, None, S(values["status"]), actor, CREATED_REASON, values["created_at"], (message,))
     debit = lifecycle.ledger_move(change) is not None
     shape = FastShape(None, change.to_status, messages=1, wallet=debit)
@@ -60,8 +71,8 @@ async def store_created(db: Database, values: dict[str, Any], *, actor: str,
     row = await db.write_one(_created_statement(tuple(values), debit), **params)
     if row is None:  # the debit did not fit, so nothing was written
         raise InsufficientBalance()
-    message.update(id=int(row["outbox_id"]), booking_id=int(row["booking_id"]))
-    return int(row["booking_id"]), int(row["outbox_id"])
+    booking_id = int(row["booking_id"])
+    return booking_id, message.stored(int(row["outbox_id"]), booking_id)
 
 
 _CREATED: dict[tuple[tuple[str, ...], bool], DirectStatement] = {}
@@ -125,7 +136,7 @@ def _acknowledge_statement() -> Select[Any]:
 _ACKNOWLEDGE = DirectStatement(_acknowledge_statement())
 
 
-async def finish_acknowledged(db: Database, message: dict[str, Any], *, attempt: dict[str, Any],
+async def finish_acknowledged(db: Database, message: OutboxMessage, *, attempt: dict[str, Any],
                               partner_reference: str | None, actor: str, now: datetime) -> dict[str, Any] | None:
     """``record_attempt`` + ``finish(DELIVERED)`` + ``partner_updates.acknowledge`` of a PENDING
     booking (the usual effect of an accepting create answer) in one round trip and in autocommit by
@@ -134,7 +145,7 @@ async def finish_acknowledged(db: Database, message: dict[str, Any], *, attempt:
     the answer the general way."""
     change = Change({}, S.PENDING, S.PENDING_APPROVAL, actor, ACKNOWLEDGED_REASON, now)
     row = await db.write_one(
-        _ACKNOWLEDGE, m_id=message["id"], m_lease=message["lease_until"], m_now=now, b_id=message["booking_id"],
+        _ACKNOWLEDGE, m_id=message.id, m_lease=message.lease_until, m_now=now, b_id=message.booking_id,
         b_ref=partner_reference or None, **outbox_repo.attempt_params(attempt),
         **lifecycle.fast_params(change, _ACK_SHAPE))
     # finished_id is NULL only if the lease was taken between the two UPDATEs' checks (a lease

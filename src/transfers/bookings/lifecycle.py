@@ -48,12 +48,15 @@ from typing import Any, TypeVar
 from sqlalchemy import CTE, ColumnElement, bindparam, insert, literal, null, select, true
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.bookings import cancelling
 from transfers.bookings import repository as repo
 from transfers.bookings.state import REFUNDING, BookingStatus, check_transition
 from transfers.clients.models import REVERSE_API_PAY_TYPE
 from transfers.db.tables import booking_transitions, ledger_entries, outbox
+from transfers.hosted import capacity as hosted_capacity
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.kinds import MessageKind
+from transfers.outbox.models import NewMessage
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import LedgerKind, signed_amount
 
@@ -77,7 +80,7 @@ class Change:
     actor: str
     reason: str | None
     now: datetime
-    messages: tuple[dict[str, Any], ...] = ()  # ``outbox.repository.new_message`` rows
+    messages: tuple[NewMessage, ...] = ()  # ``outbox.repository.new_message``
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +158,7 @@ def _audit_params(change: Change, shape: FastShape) -> dict[str, Any]:
 
 async def _messages_write(conn: AsyncConnection, change: Change) -> None:
     for message in change.messages:
-        message["booking_id"] = change.booking["id"]
-        await outbox_repo.insert_message(conn, message)
+        await outbox_repo.insert_message(conn, message, booking_id=change.booking["id"])
 
 
 def _messages_fragment(ctx: FastContext) -> dict[str, CTE]:
@@ -172,13 +174,14 @@ def _messages_fragment(ctx: FastContext) -> dict[str, CTE]:
 def _messages_params(change: Change, shape: FastShape) -> dict[str, Any]:
     if len(change.messages) != shape.messages:
         raise ValueError(f"the statement writes {shape.messages} messages, the change has {len(change.messages)}")
-    return {f"o{i}_{k}": message[k] for i, message in enumerate(change.messages) for k in outbox_repo.MESSAGE_KEYS}
+    return {f"o{i}_{k}": getattr(message, k) for i, message in enumerate(change.messages)
+            for k in outbox_repo.MESSAGE_KEYS}
 
 
-def update_message(booking: Mapping[str, Any], payload: dict[str, Any], now: datetime) -> dict[str, Any]:
+def update_message(booking: Mapping[str, Any], payload: dict[str, Any], now: datetime) -> NewMessage:
     """The partner's ``PUT /booking/update`` for a change (a client's cancellation)."""
-    return outbox_repo.new_message(booking_id=booking["id"], partner_id=booking["partner_id"],
-                                   kind=MessageKind.UPDATE.value, payload=payload, now=now,
+    return outbox_repo.new_message(partner_id=booking["partner_id"], kind=MessageKind.UPDATE.value,
+                                   payload=payload, now=now,
                                    deadline=now + UPDATE_DEADLINE, not_before=None, lease_until=None)
 
 
@@ -196,7 +199,13 @@ def ledger_move(change: Change) -> LedgerMove | None:
         return None
     if booking["pay_type"] == REVERSE_API_PAY_TYPE:
         return None
-    return LedgerMove(booking["client_id"], kind, booking["total"], note)
+    amount: Decimal = booking["total"]
+    refund = booking.get("cancellation_refund") if change.to_status is BookingStatus.CANCELLED else None
+    if refund is not None:  # DECISIONS 14: a client's cancel keeps the fee; no entry when nothing is refunded
+        if refund <= 0:
+            return None
+        amount, note = refund, cancelling.ledger_note(booking, change.reason)
+    return LedgerMove(booking["client_id"], kind, amount, note)
 
 
 async def _ledger_write(conn: AsyncConnection, change: Change) -> None:
@@ -238,10 +247,38 @@ def _ledger_params(change: Change, shape: FastShape) -> dict[str, Any]:
 
 # Order of the general path: the ledger last, since its wallet UPDATE holds the wallet row's lock
 # until COMMIT (bench/README.md, "Profile").
+# issue 16: a hosted partner's booking that ends without a ride gives its seat of the day back.
+_SEAT_RELEASED = frozenset({BookingStatus.CANCELLED, BookingStatus.DECLINED, BookingStatus.FAILED})
+
+
+def _releases_seat(from_status: BookingStatus | None, to_status: BookingStatus) -> bool:
+    return from_status is not None and from_status != to_status and to_status in _SEAT_RELEASED
+
+
+async def _capacity_write(conn: AsyncConnection, change: Change) -> None:
+    """The seat a hosted vehicle's booking held on its local pickup date (``hosted/capacity.py``);
+    for a server partner's booking there is no counter row and nothing changes."""
+    if _releases_seat(change.from_status, change.to_status):
+        await hosted_capacity.release(conn, change.booking)
+
+
+def _capacity_fragment(ctx: FastContext) -> dict[str, CTE]:
+    # The fast statements (create: -> PENDING; acknowledgement: -> PENDING_APPROVAL) never end a
+    # booking; one that did would need the counter's UPDATE here.
+    if _releases_seat(ctx.shape.from_status, ctx.shape.to_status):
+        raise NotImplementedError("a fast statement ending a booking must give back its hosted seat")
+    return {}
+
+
+def _capacity_params(change: Change, shape: FastShape) -> dict[str, Any]:
+    return {}
+
+
 EFFECTS: tuple[SideEffect, ...] = (
     SideEffect("audit", _audit_write, _audit_fragment, _audit_params),
     SideEffect("messages", _messages_write, _messages_fragment, _messages_params),
     SideEffect("ledger", _ledger_write, _ledger_fragment, _ledger_params),
+    SideEffect("capacity", _capacity_write, _capacity_fragment, _capacity_params),
 )
 
 
@@ -279,7 +316,7 @@ async def lock_booking(conn: AsyncConnection, booking_id: int) -> dict[str, Any]
 
 
 async def create(conn: AsyncConnection, values: dict[str, Any], *, actor: str,
-                 messages: tuple[dict[str, Any], ...]) -> int:
+                 messages: tuple[NewMessage, ...]) -> int:
     """Insert a new booking and write its creation's side effects (audit row, ``messages``, the
     debit of a wallet payer, last). Raises InsufficientBalance when the debit does not fit: the
     caller's transaction then rolls back. Returns the booking's id."""
@@ -337,15 +374,16 @@ async def transition_unread(
 
 
 async def update_details(conn: AsyncConnection, booking: dict[str, Any], fields: dict[str, Any], *, actor: str,
-                         reason: str, now: datetime) -> dict[str, Any]:
+                         reason: str, now: datetime, messages: tuple[NewMessage, ...] = ()) -> dict[str, Any]:
     """A change of the booking's details without a change of status (the driver of an APPROVED
-    booking): an audit row from and to the same status, and every other side effect a change
-    has (none moves money: ``ledger_move`` needs a status change)."""
+    booking, an amendment requested or settled): an audit row from and to the same status, the
+    outbox ``messages`` the change sends (an amendment's ``AMENDED`` update), and every other side
+    effect a change has (none moves money: ``ledger_move`` needs a status change)."""
     status = BookingStatus(booking["status"])
     values = {**fields, "updated_at": now}
     await repo.update_fields(conn, booking["id"], values)
     moved = {**booking, **values}
-    await write_effects(conn, Change(moved, status, status, actor, reason, now))
+    await write_effects(conn, Change(moved, status, status, actor, reason, now, messages))
     return moved
 
 

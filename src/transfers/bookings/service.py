@@ -4,21 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
 from transfers import failpoints
-from transfers.bookings import fast_paths
+from transfers.bookings import amending, fast_paths
 from transfers.bookings import repository as repo
+from transfers.bookings.cancelling import Canceller, cancellation_fields, quote
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, transition
 from transfers.bookings.reservation import could_exist, new_reservation_no
 from transfers.bookings.resource import booking_resource
 from transfers.bookings.rules import (
     BookingRequest,
-    Offer,
-    OfferedExtra,
     check_search_id,
     clean_note,
     reason_id,
@@ -27,27 +25,21 @@ from transfers.bookings.rules import (
 )
 from transfers.bookings.state import BookingStatus, TransitionRefused, is_cancelable
 from transfers.clients.models import ClientPrincipal, Permission
-from transfers.errors import Code, SpecError
+from transfers.errors import Code, ErrorCode, ServiceError, SpecError
+from transfers.hosted import capacity as hosted_capacity
 from transfers.observability import metrics
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.kinds import MessageKind
+from transfers.outbox.models import OutboxMessage
 from transfers.outbox.policy import delivery_deadline
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.service import endpoint_of
 from transfers.partners.wire import BOOKING_TYPE
 from transfers.reference.repository import find_active_reason
 from transfers.search.airports import local_time
+from transfers.search.offers import Offer, SearchedTrip
 from transfers.services import Services
 from transfers.wallet.ledger import InsufficientBalance
-
-
-def _offer(vehicle: dict[str, Any]) -> Offer:
-    extras = {
-        int(e["id"]): OfferedExtra(int(e["id"]), e["partner_extra_id"], e["name"], e["pricing_type"],
-                                   Decimal(e["net_price"]), Decimal(e["price"]))
-        for e in vehicle["extras"]
-    }
-    return Offer(vehicle["suitcases"], vehicle["small_bags"], vehicle["sell_price"], vehicle["net_price"], extras)
 
 
 async def create_booking(svc: Services, client: ClientPrincipal, body: dict[str, Any],
@@ -88,7 +80,7 @@ async def create_booking(svc: Services, client: ClientPrincipal, body: dict[str,
 @dataclass(frozen=True)
 class _Created:
     booking_id: int
-    message: dict[str, Any]  # the partner's POST /booking/create in the outbox
+    message: OutboxMessage  # the partner's POST /booking/create in the outbox
     endpoint: PartnerEndpoint
 
 
@@ -109,28 +101,30 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
     after a crash during any delivery), and not before ``not_before`` in any case."""
     vehicle_no = vehicle_number(body.get("vehicle_id"))
     settings = svc.settings
-    search, vehicle, partner = await repo.find_offer(svc.db, client_id=client.client_id, search_id=search_id,
-                                                     vehicle_no=vehicle_no, now=now)
-    request = validate_create(body, search_found=search is not None,
-                              offer=_offer(vehicle) if vehicle is not None else None)
+    search, offer, source = await repo.find_offer(svc.db, client_id=client.client_id, search_id=search_id,
+                                                  vehicle_no=vehicle_no, now=now)
+    request = validate_create(body, search_found=search is not None, offer=offer)
     if search is None:  # validate_create refused these already (1002, 1004): the checks narrow the types
         raise SpecError(Code.SEARCH_NOT_EXISTS)
-    if vehicle is None or partner is None:
+    if offer is None or source is None:
         raise SpecError(Code.VEHICLE_ID_INVALID)
-    values = _booking_values(client, search, vehicle, request, now, idempotency_key)
+    values = _booking_values(client, search, offer, source.search_vehicle_id, request, now, idempotency_key)
     deadline = delivery_deadline(now, values["pickup_at"], hours_after_creation=settings.delivery_deadline_hours,
                                  hours_before_pickup=settings.delivery_deadline_before_pickup_hours)
     for _ in range(5):
         values["reservation_no"] = new_reservation_no()
         # Workers leave it alone while this request makes its own attempt (the 2 s budget).
         message = outbox_repo.new_message(
-            booking_id=None, partner_id=values["partner_id"], kind=MessageKind.CREATE.value,
+            partner_id=values["partner_id"], kind=MessageKind.CREATE.value,
             payload=_create_payload(values, request), now=now, deadline=deadline,
             not_before=now + timedelta(seconds=settings.partner_create_budget_seconds + 1),
             lease_until=now + timedelta(seconds=settings.outbox_lease_seconds) if leased else None)
         try:
-            booking_id, _ = await fast_paths.store_created(svc.db, values, actor=f"client:{client.client_id}",
-                                                           message=message)
+            booking_id, stored = await fast_paths.store_created(
+                svc.db, values, actor=f"client:{client.client_id}", message=message,
+                before=hosted_capacity.claimer(values) if source.hosted else None)
+        except hosted_capacity.VehicleFull:
+            raise ServiceError(ErrorCode.VEHICLE_UNAVAILABLE) from None
         except InsufficientBalance:
             metrics.WALLET_REFUSALS.inc()
             raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None
@@ -140,9 +134,10 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
             continue
         # Counted here, where the booking was written: an idempotent replay never gets this far.
         metrics.BOOKINGS_CREATED.inc()
-        return _Created(booking_id, message, endpoint_of(
-            partner["id"], partner["name"], partner["base_url"], partner["token_enc"], partner["secret_enc"],
-            svc.box))
+        return _Created(booking_id, stored, endpoint_of(
+            source.partner_id, source.partner_name, source.base_url, source.token_enc, source.secret_enc, svc.box,
+            previous_secret_enc=source.previous_secret_enc, previous_until=source.previous_until,
+            hosted=source.hosted))
     raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable
 
 
@@ -162,23 +157,25 @@ def _reservation_clash(exc: IntegrityError) -> bool:
     return str(exc.orig).endswith("bookings.reservation_no")
 
 
-def _booking_values(client: ClientPrincipal, search: dict[str, Any], vehicle: dict[str, Any],
+def _booking_values(client: ClientPrincipal, search: SearchedTrip, offer: Offer, search_vehicle_id: int,
                     request: BookingRequest, now: datetime, idempotency_key: str | None) -> dict[str, Any]:
     return {
-        "client_id": client.client_id, "partner_id": vehicle["partner_id"], "search_vehicle_id": vehicle["id"],
-        "status": BookingStatus.PENDING.value, "pay_type": client.pay_type, "airport_iata": search["airport_iata"],
-        "pickup_at": search["pickup_at"], "pickup_location": search["pickup_location"],
-        "dropoff_location": search["dropoff_location"], "flight_number": request.flight_number,
-        "extra_requests": request.extra_requests, "adult": search["adult"], "children": search["children"],
-        "infant": search["infant"], "passenger_name": request.name, "passenger_surname": request.surname,
+        "client_id": client.client_id, "partner_id": offer.partner_id, "search_vehicle_id": search_vehicle_id,
+        "status": BookingStatus.PENDING.value, "pay_type": client.pay_type, "airport_iata": search.airport_iata,
+        "pickup_at": search.pickup_at, "pickup_location": search.pickup_location,
+        "dropoff_location": search.dropoff_location, "flight_number": request.flight_number,
+        "extra_requests": request.extra_requests, "adult": search.adult, "children": search.children,
+        "infant": search.infant, "passenger_name": request.name, "passenger_surname": request.surname,
         "passenger_email": request.email, "passenger_phone": request.phone, "suitcase": request.suitcase,
-        "small_bags": request.small_bags, "vehicle_make": vehicle["make"], "vehicle_model": vehicle["model"],
-        "vehicle_type": vehicle["type"], "partner_vehicle_id": vehicle["partner_vehicle_id"],
-        "total": request.total, "net_total": request.net_total, "currency": vehicle["currency"],
-        "distance_km": search["distance_km"], "booking_type": BOOKING_TYPE,
+        "small_bags": request.small_bags, "vehicle_make": offer.make, "vehicle_model": offer.model,
+        "vehicle_type": offer.type, "partner_vehicle_id": offer.partner_vehicle_id,
+        "total": request.total, "net_total": request.net_total, "currency": offer.currency,
+        "distance_km": search.distance_km, "booking_type": BOOKING_TYPE,
         "extras": [{"id": c.extra.id, "partner_extra_id": c.extra.partner_extra_id, "name": c.extra.name,
                     "quantity": c.quantity, "price": str(c.extra.price), "label": c.label} for c in request.extras],
         "created_at": now, "updated_at": now, "idempotency_key": idempotency_key,
+        # DECISIONS 14: sold with the policy the search showed for this vehicle
+        "cancellation_policy": offer.cancellation_policy.public(),
     }
 
 
@@ -241,14 +238,19 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
         if (idempotency_key is not None and booking["status"] == BookingStatus.CANCELLED
                 and booking["cancel_idempotency_key"] == idempotency_key):
             return CANCELLED_BODY  # this very request already cancelled it (retry after a lost answer)
+        # The fee's tier is decided by the clock read here, with the booking's row locked, just
+        # before the change commits (DECISIONS 14): what a quote promised until its valid_until holds.
+        now = svc.clock.now()
         if not is_cancelable(BookingStatus(booking["status"]), booking["pickup_at"], now):
             raise SpecError(Code.CANCELLATION_FAILED)
+        await amending.withdraw(conn, booking, now)
         try:
             await transition(
                 conn, booking, BookingStatus.CANCELLED, actor=f"client:{client.client_id}",
                 reason=reason["name"] + (f": {note}" if note else ""), now=now,
                 fields={"cancellation_reason_id": reason["id"], "cancel_note": note,
-                        "cancel_idempotency_key": idempotency_key},
+                        "cancel_idempotency_key": idempotency_key,
+                        **cancellation_fields(booking, Canceller.CLIENT, now)},
                 notify_partner={"reservation_no": booking["reservation_no"], "status": "CANCELLED",
                                 "cancel_reason": reason["name"], "note": note},
             )
@@ -256,3 +258,25 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
             raise SpecError(Code.CANCELLATION_FAILED) from None
     failpoints.hit("cancel.after_commit")
     return CANCELLED_BODY
+
+
+async def cancellation_quote(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> dict[str, Any]:
+    """``GET /booking/cancellation-quote`` (DECISIONS 14): what cancelling now would cost. Codes as
+    for cancel (1200, 1201). ``fee``/``refund`` are null when the booking cannot be cancelled."""
+    if not reservation_no:
+        raise SpecError(Code.CANCELLATION_RESERVATION_REQUIRED)
+    if not could_exist(reservation_no):
+        raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
+    async with svc.db.read() as conn:
+        booking = await repo.get_for_client(conn, client.client_id, reservation_no)
+    if booking is None:
+        raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
+    now = svc.clock.now()
+    answer: dict[str, Any] = {"reservation_no": booking["reservation_no"], "cancelable": False, "fee": None,
+                              "refund": None, "currency": booking["currency"], "valid_until": None}
+    if is_cancelable(BookingStatus(booking["status"]), booking["pickup_at"], now):
+        priced = quote(booking, now)
+        answer.update(cancelable=True, fee=f"{priced.fee:.2f}", refund=f"{priced.refund:.2f}",
+                      valid_until=None if priced.valid_until is None
+                      else local_time(booking["airport_iata"], priced.valid_until).isoformat())
+    return answer
