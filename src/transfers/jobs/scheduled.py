@@ -16,6 +16,8 @@ from transfers.bookings import partner_updates
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
 from transfers.bookings.state import BookingStatus
+from transfers.hosted import jobs as hosted_jobs
+from transfers.hosted import mail as hosted_mail
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.dispatcher import EFFECTS, Ending
 from transfers.outbox.kinds import MessageKind
@@ -72,7 +74,7 @@ async def reconcile(svc: Services) -> int:
 
 async def _sync_one(svc: Services, booking_id: int, reservation_no: str, partner_id: int) -> None:
     endpoint = await endpoint_for(svc.db, svc.box, partner_id)
-    if endpoint is None:
+    if endpoint is None or endpoint.hosted:  # a hosted partner answers in the portal, not by GET /booking/info
         return
     result = await svc.partner_client.call(endpoint, "GET", info_path(reservation_no), None,
                                            timeout=svc.settings.partner_timeout_seconds)
@@ -126,6 +128,9 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     ("complete_rides", "completed", complete_rides),
     ("reconcile", "reconciled", reconcile),
     ("prune_partner_health", "health_pruned", prune_partner_health),
+    # issue 16: hosted partners' unaccepted bookings declined; e-mails to partner users sent
+    ("auto_decline_hosted", "auto_declined", hosted_jobs.auto_decline),
+    ("partner_emails", "emailed", hosted_mail.send_due),
 )
 
 
