@@ -18,7 +18,7 @@ def parse_credit(text: object, *, allow_zero: bool = False) -> Decimal:
     typed = text.strip() if isinstance(text, str) else ""
     if not typed:
         raise ValueError("Enter an amount, like 50.00.")
-    if len(typed) > _MAX_CHARS or not all(ch.isdigit() or ch in ".-+" for ch in typed):
+    if len(typed) > _MAX_CHARS or not all(ch in "0123456789.-+" for ch in typed):  # ASCII digits only
         raise ValueError("Enter an amount in digits, like 50.00.")
     try:
         amount = Decimal(typed)
