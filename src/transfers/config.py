@@ -80,6 +80,11 @@ class Settings(BaseSettings):
     default_currency: str = "EUR"
     default_markup_percent: Decimal = Field(default=Decimal("0"), ge=0, le=100)
 
+    # Issue 13: partner health per minute (partners/health.py) and signing-secret rotation.
+    partner_health_flush_seconds: float = Field(default=5.0, gt=0, le=300)
+    partner_health_retention_days: int = Field(default=30, ge=1, le=3650)
+    partner_secret_overlap_hours: float = Field(default=24.0, ge=0, le=720)
+
     @field_validator("log_level")
     @classmethod
     def _log_level(cls, value: str) -> str:

@@ -185,7 +185,7 @@ async def test_a_crashed_delivery_is_redelivered_with_the_same_webhook_id(
     now = svc.clock.now()
     async with db.write() as conn:  # a worker claims the message ... and dies before recording anything
         claimed = await outbox_repo.claim_due(conn, now=now, lease_until=now + timedelta(seconds=60), limit=100)
-    assert booking["reservation_no"] in {m["payload"]["reservation_no"] for m in claimed}
+    assert booking["reservation_no"] in {m.reservation_no for m in claimed}
     partner.mode = "ok"
     dispatcher: Dispatcher = svc.dispatcher
     await dispatcher.run_once()
@@ -270,9 +270,9 @@ async def test_an_answer_that_keeps_meeting_concurrent_changes_is_recorded_and_d
         booking_id = (await conn.execute(select(bookings.c.id).where(
             bookings.c.reservation_no == booking["reservation_no"]))).scalar_one()
         [message] = await outbox_repo.for_booking(conn, booking_id)
-        attempts = await outbox_repo.attempts_of(conn, message["id"])
-    assert (message["status"], message["attempts"], message["last_error"]) == ("pending", 2, UNAPPLIED)
-    assert message["lease_until"] is None
+        attempts = await outbox_repo.attempts_of(conn, message.id)
+    assert (message.status, message.attempts, message.last_error) == ("pending", 2, UNAPPLIED)
+    assert message.lease_until is None
     assert [a["error"] for a in attempts][-1] == UNAPPLIED and len(attempts) == 2
     assert (await status_of(http, key, booking["reservation_no"]))["status"] == "PENDING"
 

@@ -23,8 +23,9 @@ from transfers.errors import Code, SpecError
 DROP = object()  # marker: remove the field
 SEAT = OfferedExtra(7, "child-seat", "Child seat", "PER_ITEM", Decimal("4.50"), Decimal("5.00"))
 MEET = OfferedExtra(8, "meet", "Meet & greet", "PER_BOOKING", Decimal("10.00"), Decimal("12.50"))
-OFFER = Offer(suitcases=2, small_bags=1, price=Decimal("40.00"), net_price=Decimal("36.00"),
-              extras={7: SEAT, 8: MEET})
+OFFER = Offer(vehicle_no=1, partner_id=3, partner_vehicle_id="v-1", make="Skoda", model="Octavia", type="Sedan",
+              max_passengers=4, suitcases=2, small_bags=1, net_price=Decimal("36.00"), sell_price=Decimal("40.00"),
+              currency="EUR", extras=(SEAT, MEET))
 BODY: dict[str, Any] = {
     "search_id": "s_abc",
     "vehicle_id": "1",

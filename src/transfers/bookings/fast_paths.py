@@ -28,6 +28,7 @@ from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, outbox
 from transfers.outbox import repository as outbox_repo
+from transfers.outbox.models import NewMessage, OutboxMessage
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import InsufficientBalance
 
@@ -38,11 +39,10 @@ ACKNOWLEDGED_REASON = "partner acknowledged"
 # --- create ------------------------------------------------------------------------------------------
 
 async def store_created(db: Database, values: dict[str, Any], *, actor: str,
-                        message: dict[str, Any]) -> tuple[int, int]:
+                        message: NewMessage) -> tuple[int, OutboxMessage]:
     """Write a new booking (``values``: its columns, ``status`` PENDING), its "created" audit row,
-    the partner's create message (``message``, from ``outbox.repository.new_message``; its ``id``
-    and ``booking_id`` are set) and, for a wallet payer, the debit with its ledger entry; returns
-    (booking id, message id).
+    the partner's create message (``message``, from ``outbox.repository.new_message``) and, for a
+    wallet payer, the debit with its ledger entry; returns (booking id, the message as stored).
 
     Raises InsufficientBalance when the debit does not fit, and then nothing is written. On
     PostgreSQL all of it is one statement (``_created_statement``): one round trip instead of six,
@@ -51,7 +51,8 @@ async def store_created(db: Database, values: dict[str, Any], *, actor: str,
     if db.is_sqlite:
         async with db.write() as conn:
             booking_id = await lifecycle.create(conn, values, actor=actor, messages=(message,))
-        return booking_id, int(message["id"])
+            message_id = await outbox_repo.id_of(conn, message.webhook_id)
+        return booking_id, message.stored(message_id, booking_id)
     change = Change(values, None, S(values["status"]), actor, CREATED_REASON, values["created_at"], (message,))
     debit = lifecycle.ledger_move(change) is not None
     shape = FastShape(None, change.to_status, messages=1, wallet=debit)
@@ -60,8 +61,8 @@ async def store_created(db: Database, values: dict[str, Any], *, actor: str,
     row = await db.write_one(_created_statement(tuple(values), debit), **params)
     if row is None:  # the debit did not fit, so nothing was written
         raise InsufficientBalance()
-    message.update(id=int(row["outbox_id"]), booking_id=int(row["booking_id"]))
-    return int(row["booking_id"]), int(row["outbox_id"])
+    booking_id = int(row["booking_id"])
+    return booking_id, message.stored(int(row["outbox_id"]), booking_id)
 
 
 _CREATED: dict[tuple[tuple[str, ...], bool], DirectStatement] = {}
@@ -125,7 +126,7 @@ def _acknowledge_statement() -> Select[Any]:
 _ACKNOWLEDGE = DirectStatement(_acknowledge_statement())
 
 
-async def finish_acknowledged(db: Database, message: dict[str, Any], *, attempt: dict[str, Any],
+async def finish_acknowledged(db: Database, message: OutboxMessage, *, attempt: dict[str, Any],
                               partner_reference: str | None, actor: str, now: datetime) -> dict[str, Any] | None:
     """``record_attempt`` + ``finish(DELIVERED)`` + ``partner_updates.acknowledge`` of a PENDING
     booking (the usual effect of an accepting create answer) in one round trip and in autocommit by
@@ -134,7 +135,7 @@ async def finish_acknowledged(db: Database, message: dict[str, Any], *, attempt:
     the answer the general way."""
     change = Change({}, S.PENDING, S.PENDING_APPROVAL, actor, ACKNOWLEDGED_REASON, now)
     row = await db.write_one(
-        _ACKNOWLEDGE, m_id=message["id"], m_lease=message["lease_until"], m_now=now, b_id=message["booking_id"],
+        _ACKNOWLEDGE, m_id=message.id, m_lease=message.lease_until, m_now=now, b_id=message.booking_id,
         b_ref=partner_reference or None, **outbox_repo.attempt_params(attempt),
         **lifecycle.fast_params(change, _ACK_SHAPE))
     # finished_id is NULL only if the lease was taken between the two UPDATEs' checks (a lease

@@ -54,6 +54,7 @@ from transfers.clients.models import REVERSE_API_PAY_TYPE
 from transfers.db.tables import booking_transitions, ledger_entries, outbox
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.kinds import MessageKind
+from transfers.outbox.models import NewMessage
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import LedgerKind, signed_amount
 
@@ -77,7 +78,7 @@ class Change:
     actor: str
     reason: str | None
     now: datetime
-    messages: tuple[dict[str, Any], ...] = ()  # ``outbox.repository.new_message`` rows
+    messages: tuple[NewMessage, ...] = ()  # ``outbox.repository.new_message``
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +156,7 @@ def _audit_params(change: Change, shape: FastShape) -> dict[str, Any]:
 
 async def _messages_write(conn: AsyncConnection, change: Change) -> None:
     for message in change.messages:
-        message["booking_id"] = change.booking["id"]
-        await outbox_repo.insert_message(conn, message)
+        await outbox_repo.insert_message(conn, message, booking_id=change.booking["id"])
 
 
 def _messages_fragment(ctx: FastContext) -> dict[str, CTE]:
@@ -172,13 +172,14 @@ def _messages_fragment(ctx: FastContext) -> dict[str, CTE]:
 def _messages_params(change: Change, shape: FastShape) -> dict[str, Any]:
     if len(change.messages) != shape.messages:
         raise ValueError(f"the statement writes {shape.messages} messages, the change has {len(change.messages)}")
-    return {f"o{i}_{k}": message[k] for i, message in enumerate(change.messages) for k in outbox_repo.MESSAGE_KEYS}
+    return {f"o{i}_{k}": getattr(message, k) for i, message in enumerate(change.messages)
+            for k in outbox_repo.MESSAGE_KEYS}
 
 
-def update_message(booking: Mapping[str, Any], payload: dict[str, Any], now: datetime) -> dict[str, Any]:
+def update_message(booking: Mapping[str, Any], payload: dict[str, Any], now: datetime) -> NewMessage:
     """The partner's ``PUT /booking/update`` for a change (a client's cancellation)."""
-    return outbox_repo.new_message(booking_id=booking["id"], partner_id=booking["partner_id"],
-                                   kind=MessageKind.UPDATE.value, payload=payload, now=now,
+    return outbox_repo.new_message(partner_id=booking["partner_id"], kind=MessageKind.UPDATE.value,
+                                   payload=payload, now=now,
                                    deadline=now + UPDATE_DEADLINE, not_before=None, lease_until=None)
 
 
@@ -278,7 +279,7 @@ async def lock_booking(conn: AsyncConnection, booking_id: int) -> dict[str, Any]
 
 
 async def create(conn: AsyncConnection, values: dict[str, Any], *, actor: str,
-                 messages: tuple[dict[str, Any], ...]) -> int:
+                 messages: tuple[NewMessage, ...]) -> int:
     """Insert a new booking and write its creation's side effects (audit row, ``messages``, the
     debit of a wallet payer, last). Raises InsufficientBalance when the debit does not fit: the
     caller's transaction then rolls back. Returns the booking's id."""

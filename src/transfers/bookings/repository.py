@@ -7,6 +7,7 @@ paths are in ``fast_paths.py``."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +25,7 @@ from transfers.db.tables import (
     search_vehicles,
     searches,
 )
+from transfers.search.offers import SEARCHED_TRIP_FIELDS, Offer, SearchedTrip
 
 # The create path's statements are built once and run with parameter dicts: building them per call
 # (``insert(...).values(**values)``) and generating their cache keys was ~13 % of a create
@@ -37,42 +39,54 @@ _SET_STATUS = _UPDATE.where(bookings.c.status == bindparam("b_expected"))
 _MOVE_STATUS = _SET_STATUS.returning(*bookings.c)
 
 _VEHICLE = [c.label(f"v_{c.name}") for c in search_vehicles.c]
-_VEHICLE_NAMES = tuple((c.name, f"v_{c.name}") for c in search_vehicles.c)
 _PARTNER = [partners.c.name.label("p_name"), partners.c.base_url.label("p_base_url"),
-            partners.c.outbound_token_enc.label("p_token_enc"), partners.c.signing_secret_enc.label("p_secret_enc")]
+            partners.c.outbound_token_enc.label("p_token_enc"), partners.c.signing_secret_enc.label("p_secret_enc"),
+            partners.c.previous_signing_secret_enc.label("p_previous_secret_enc"),  # issue 13: rotation overlap
+            partners.c.previous_secret_until.label("p_previous_until")]
 # The caller's unexpired search, the chosen vehicle and its partner's endpoint in one statement: the
 # vehicle (and its partner) are outer-joined, so a visible search with an unknown vehicle number
 # still answers (SPEC 7.2 tells "no such search" from "no such vehicle").
 _OFFER = DirectStatement(
-    select(searches.c.id, searches.c.airport_iata, searches.c.pickup_at, searches.c.pickup_location,
-           searches.c.dropoff_location, searches.c.adult, searches.c.children, searches.c.infant,
-           searches.c.distance_km, *_VEHICLE, *_PARTNER)
+    select(*(searches.c[name] for name in SEARCHED_TRIP_FIELDS), *_VEHICLE, *_PARTNER)
     .select_from(searches.outerjoin(search_vehicles, (search_vehicles.c.search_pk == searches.c.id)
                                     & (search_vehicles.c.vehicle_no == bindparam("b_vehicle_no")))
                  .outerjoin(partners, partners.c.id == search_vehicles.c.partner_id))
     .where(searches.c.search_id == bindparam("b_search_id"), searches.c.client_id == bindparam("b_client_id"),
            searches.c.expires_at > bindparam("b_now"))
 )
-_SEARCH_KEYS = ("id", "airport_iata", "pickup_at", "pickup_location", "dropoff_location", "adult", "children",
-                "infant", "distance_km")
+
+
+@dataclass(frozen=True, slots=True)
+class OfferSource:
+    """Where a chosen offer is stored (``search_vehicles.id``, which the booking refers to) and its
+    partner's endpoint columns (secrets still sealed), read with it so the create's own delivery
+    attempt needs no read of its own."""
+
+    search_vehicle_id: int
+    partner_id: int
+    partner_name: str
+    base_url: str
+    token_enc: str
+    secret_enc: str
+    previous_secret_enc: str | None = None  # issue 13: the signing secret a rotation replaced
+    previous_until: datetime | None = None  # ... sent as a second signature until then
+
 
 
 async def find_offer(db: Database, *, client_id: int, search_id: str, vehicle_no: int | None,
-                     now: datetime) -> tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]:
-    """(search, vehicle, partner) in one round trip by the direct path (``db/direct.py``): the
-    vehicle's partner (name, base URL, sealed secrets) comes along so the create's own delivery
-    attempt needs no read of its own. The search is None when it is not visible (missing, expired or
-    another client's); the vehicle and partner are None when the number is unknown."""
+                     now: datetime) -> tuple[SearchedTrip | None, Offer | None, OfferSource | None]:
+    """(search, offer, source) in one round trip by the direct path (``db/direct.py``). The search
+    is None when it is not visible (missing, expired or another client's); the offer and its source
+    are None when the number is unknown."""
     row = await db.read_one(_OFFER, b_vehicle_no=vehicle_no, b_search_id=search_id, b_client_id=client_id, b_now=now)
     if row is None:
         return None, None, None
-    search = {k: row[k] for k in _SEARCH_KEYS}
+    search = SearchedTrip.from_row(row)
     if row["v_id"] is None:
         return search, None, None
-    vehicle = {name: row[label] for name, label in _VEHICLE_NAMES}
-    partner = {"id": vehicle["partner_id"], "name": row["p_name"], "base_url": row["p_base_url"],
-               "token_enc": row["p_token_enc"], "secret_enc": row["p_secret_enc"]}
-    return search, vehicle, partner
+    source = OfferSource(row["v_id"], row["v_partner_id"], row["p_name"], row["p_base_url"], row["p_token_enc"],
+                         row["p_secret_enc"], row["p_previous_secret_enc"], row["p_previous_until"])
+    return search, Offer.from_row(row, "v_"), source
 
 
 async def insert_booking(conn: AsyncConnection, values: dict[str, Any]) -> int:

@@ -16,6 +16,7 @@ import phonenumbers
 from email_validator import EmailNotValidError, validate_email
 
 from transfers.errors import Code, SpecError
+from transfers.search.offers import Offer, OfferedExtra
 from transfers.search.rules import is_int
 
 # [0-9], not \d: Python's \d also matches non-ASCII digits (Arabic-Indic, full-width); the spec's does not.
@@ -27,27 +28,6 @@ MAX_EXTRAS = 20
 MAX_QUANTITY = 20
 MAX_NOTE = 1000
 MAX_VEHICLE_NO = 999_999_999  # what fits every database's INTEGER; search numbers are far smaller
-
-
-@dataclass(frozen=True)
-class OfferedExtra:
-    id: int
-    partner_extra_id: str
-    name: str
-    pricing_type: str
-    net_price: Decimal
-    price: Decimal
-
-
-@dataclass(frozen=True)
-class Offer:
-    """What the stored search says about the chosen vehicle."""
-
-    suitcases: int
-    small_bags: int
-    price: Decimal
-    net_price: Decimal
-    extras: dict[int, OfferedExtra]
 
 
 @dataclass(frozen=True)
@@ -127,7 +107,7 @@ def validate_create(body: dict[str, Any], *, search_found: bool, offer: Offer | 
     suitcase = _count(body.get("suitcase"), offer.suitcases, Code.SUITCASE_REQUIRED, Code.SUITCASE_INVALID)
     small_bags = _count(body.get("small_bags"), offer.small_bags, Code.SMALL_BAGS_REQUIRED, Code.SMALL_BAGS_INVALID)
     extras = _extras(body.get("extra_services"), offer)
-    total = offer.price + sum((c.extra.price * c.charged_units for c in extras), Decimal("0"))
+    total = offer.sell_price + sum((c.extra.price * c.charged_units for c in extras), Decimal("0"))
     net_total = offer.net_price + sum((c.extra.net_price * c.charged_units for c in extras), Decimal("0"))
     return BookingRequest(name, surname, phone, email, flight,
                           extra_requests.strip() or None if isinstance(extra_requests, str) else None,
@@ -186,16 +166,17 @@ def _extras(value: Any, offer: Offer) -> list[ChosenExtra]:
         raise SpecError(Code.EXTRA_SERVICES_INVALID)
     if any(extra_id is None for extra_id in ids):
         raise SpecError(Code.EXTRA_SERVICE_ID_REQUIRED)
-    if any(not is_int(extra_id) or extra_id not in offer.extras for extra_id in ids):
+    offered = [extra for extra in (offer.find_extra(i) if is_int(i) else None for i in ids) if extra is not None]
+    if len(offered) != len(ids):
         raise SpecError(Code.EXTRA_SERVICE_ID_INVALID)
     chosen: list[ChosenExtra] = []
-    for item in value:
+    for item, extra in zip(value, offered, strict=True):
         quantity = item.get("quantity")
         if quantity is None:
             quantity = 1
         elif not is_int(quantity) or not 1 <= quantity <= MAX_QUANTITY:
             raise SpecError(Code.EXTRA_SERVICE_QUANTITY_INVALID)
-        chosen.append(ChosenExtra(offer.extras[item["id"]], int(quantity)))
+        chosen.append(ChosenExtra(extra, int(quantity)))
     return chosen
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
@@ -17,8 +16,6 @@ from transfers.bookings.reservation import could_exist, new_reservation_no
 from transfers.bookings.resource import booking_resource
 from transfers.bookings.rules import (
     BookingRequest,
-    Offer,
-    OfferedExtra,
     check_search_id,
     clean_note,
     reason_id,
@@ -31,23 +28,16 @@ from transfers.errors import Code, SpecError
 from transfers.observability import metrics
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.kinds import MessageKind
+from transfers.outbox.models import OutboxMessage
 from transfers.outbox.policy import delivery_deadline
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.service import endpoint_of
 from transfers.partners.wire import BOOKING_TYPE
 from transfers.reference.repository import find_active_reason
 from transfers.search.airports import local_time
+from transfers.search.offers import Offer, SearchedTrip
 from transfers.services import Services
 from transfers.wallet.ledger import InsufficientBalance
-
-
-def _offer(vehicle: dict[str, Any]) -> Offer:
-    extras = {
-        int(e["id"]): OfferedExtra(int(e["id"]), e["partner_extra_id"], e["name"], e["pricing_type"],
-                                   Decimal(e["net_price"]), Decimal(e["price"]))
-        for e in vehicle["extras"]
-    }
-    return Offer(vehicle["suitcases"], vehicle["small_bags"], vehicle["sell_price"], vehicle["net_price"], extras)
 
 
 async def create_booking(svc: Services, client: ClientPrincipal, body: dict[str, Any],
@@ -88,7 +78,7 @@ async def create_booking(svc: Services, client: ClientPrincipal, body: dict[str,
 @dataclass(frozen=True)
 class _Created:
     booking_id: int
-    message: dict[str, Any]  # the partner's POST /booking/create in the outbox
+    message: OutboxMessage  # the partner's POST /booking/create in the outbox
     endpoint: PartnerEndpoint
 
 
@@ -109,28 +99,27 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
     after a crash during any delivery), and not before ``not_before`` in any case."""
     vehicle_no = vehicle_number(body.get("vehicle_id"))
     settings = svc.settings
-    search, vehicle, partner = await repo.find_offer(svc.db, client_id=client.client_id, search_id=search_id,
-                                                     vehicle_no=vehicle_no, now=now)
-    request = validate_create(body, search_found=search is not None,
-                              offer=_offer(vehicle) if vehicle is not None else None)
+    search, offer, source = await repo.find_offer(svc.db, client_id=client.client_id, search_id=search_id,
+                                                  vehicle_no=vehicle_no, now=now)
+    request = validate_create(body, search_found=search is not None, offer=offer)
     if search is None:  # validate_create refused these already (1002, 1004): the checks narrow the types
         raise SpecError(Code.SEARCH_NOT_EXISTS)
-    if vehicle is None or partner is None:
+    if offer is None or source is None:
         raise SpecError(Code.VEHICLE_ID_INVALID)
-    values = _booking_values(client, search, vehicle, request, now, idempotency_key)
+    values = _booking_values(client, search, offer, source.search_vehicle_id, request, now, idempotency_key)
     deadline = delivery_deadline(now, values["pickup_at"], hours_after_creation=settings.delivery_deadline_hours,
                                  hours_before_pickup=settings.delivery_deadline_before_pickup_hours)
     for _ in range(5):
         values["reservation_no"] = new_reservation_no()
         # Workers leave it alone while this request makes its own attempt (the 2 s budget).
         message = outbox_repo.new_message(
-            booking_id=None, partner_id=values["partner_id"], kind=MessageKind.CREATE.value,
+            partner_id=values["partner_id"], kind=MessageKind.CREATE.value,
             payload=_create_payload(values, request), now=now, deadline=deadline,
             not_before=now + timedelta(seconds=settings.partner_create_budget_seconds + 1),
             lease_until=now + timedelta(seconds=settings.outbox_lease_seconds) if leased else None)
         try:
-            booking_id, _ = await fast_paths.store_created(svc.db, values, actor=f"client:{client.client_id}",
-                                                           message=message)
+            booking_id, stored = await fast_paths.store_created(svc.db, values, actor=f"client:{client.client_id}",
+                                                                message=message)
         except InsufficientBalance:
             metrics.WALLET_REFUSALS.inc()
             raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None
@@ -140,9 +129,9 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
             continue
         # Counted here, where the booking was written: an idempotent replay never gets this far.
         metrics.BOOKINGS_CREATED.inc()
-        return _Created(booking_id, message, endpoint_of(
-            partner["id"], partner["name"], partner["base_url"], partner["token_enc"], partner["secret_enc"],
-            svc.box))
+        return _Created(booking_id, stored, endpoint_of(
+            source.partner_id, source.partner_name, source.base_url, source.token_enc, source.secret_enc, svc.box,
+            previous_secret_enc=source.previous_secret_enc, previous_until=source.previous_until))
     raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable
 
 
@@ -162,20 +151,20 @@ def _reservation_clash(exc: IntegrityError) -> bool:
     return str(exc.orig).endswith("bookings.reservation_no")
 
 
-def _booking_values(client: ClientPrincipal, search: dict[str, Any], vehicle: dict[str, Any],
+def _booking_values(client: ClientPrincipal, search: SearchedTrip, offer: Offer, search_vehicle_id: int,
                     request: BookingRequest, now: datetime, idempotency_key: str | None) -> dict[str, Any]:
     return {
-        "client_id": client.client_id, "partner_id": vehicle["partner_id"], "search_vehicle_id": vehicle["id"],
-        "status": BookingStatus.PENDING.value, "pay_type": client.pay_type, "airport_iata": search["airport_iata"],
-        "pickup_at": search["pickup_at"], "pickup_location": search["pickup_location"],
-        "dropoff_location": search["dropoff_location"], "flight_number": request.flight_number,
-        "extra_requests": request.extra_requests, "adult": search["adult"], "children": search["children"],
-        "infant": search["infant"], "passenger_name": request.name, "passenger_surname": request.surname,
+        "client_id": client.client_id, "partner_id": offer.partner_id, "search_vehicle_id": search_vehicle_id,
+        "status": BookingStatus.PENDING.value, "pay_type": client.pay_type, "airport_iata": search.airport_iata,
+        "pickup_at": search.pickup_at, "pickup_location": search.pickup_location,
+        "dropoff_location": search.dropoff_location, "flight_number": request.flight_number,
+        "extra_requests": request.extra_requests, "adult": search.adult, "children": search.children,
+        "infant": search.infant, "passenger_name": request.name, "passenger_surname": request.surname,
         "passenger_email": request.email, "passenger_phone": request.phone, "suitcase": request.suitcase,
-        "small_bags": request.small_bags, "vehicle_make": vehicle["make"], "vehicle_model": vehicle["model"],
-        "vehicle_type": vehicle["type"], "partner_vehicle_id": vehicle["partner_vehicle_id"],
-        "total": request.total, "net_total": request.net_total, "currency": vehicle["currency"],
-        "distance_km": search["distance_km"], "booking_type": BOOKING_TYPE,
+        "small_bags": request.small_bags, "vehicle_make": offer.make, "vehicle_model": offer.model,
+        "vehicle_type": offer.type, "partner_vehicle_id": offer.partner_vehicle_id,
+        "total": request.total, "net_total": request.net_total, "currency": offer.currency,
+        "distance_km": search.distance_km, "booking_type": BOOKING_TYPE,
         "extras": [{"id": c.extra.id, "partner_extra_id": c.extra.partner_extra_id, "name": c.extra.name,
                     "quantity": c.quantity, "price": str(c.extra.price), "label": c.label} for c in request.extras],
         "created_at": now, "updated_at": now, "idempotency_key": idempotency_key,

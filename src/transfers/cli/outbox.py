@@ -15,6 +15,8 @@ from transfers.clients.repository import record_admin_action
 from transfers.clock import SystemClock
 from transfers.db.engine import Database
 from transfers.outbox import repository as repo
+from transfers.outbox.kinds import MessageKind
+from transfers.outbox.models import ListedMessage
 from transfers.outbox.policy import delivery_deadline
 
 RETRY_WINDOW = timedelta(hours=24)
@@ -42,19 +44,19 @@ def outbox_list(failed: bool, pending: bool, limit: int, as_json: bool) -> None:
     if failed or pending:
         statuses = [*(repo.GAVE_UP if failed else ()), *((repo.PENDING,) if pending else ())]
 
-    async def load(db: Database, _clock: SystemClock) -> list[dict[str, Any]]:
+    async def load(db: Database, _clock: SystemClock) -> list[ListedMessage]:
         async with db.read() as conn:
             return await repo.list_messages(conn, statuses=statuses, limit=limit)
 
     rows = with_db(load)
     if as_json:
-        print_json(jsonable(rows))
+        print_json(jsonable([r.as_dict() for r in rows]))
         return
     click.echo(render(
         LIST_COLUMNS,
-        [[r["id"], r["kind"], r["reservation_no"], f"{r['partner_id']} {r['partner_name']}", r["status"],
-          r["attempts"], r["next_attempt_at"] if r["status"] == repo.PENDING else None, r["deadline_at"],
-          r["last_error"]] for r in rows],
+        [[m.id, m.kind, r.reservation_no, f"{m.partner_id} {r.partner_name}", m.status, m.attempts,
+          m.next_attempt_at if m.status == repo.PENDING else None, m.deadline_at, m.last_error]
+         for r in rows for m in (r.message,)],
         max_width={"partner": 24, "last_error": 60}, right={"id", "attempts"},
     ))
 
@@ -84,18 +86,18 @@ def outbox_retry(outbox_id: int) -> None:
             message = await repo.get_for_update(conn, outbox_id)
             if message is None:
                 raise RetryRefused(f"no outbox message {outbox_id}")
-            status = message["status"]
+            status = message.status
             if status == repo.DELIVERED:
-                raise RetryRefused(f"outbox message {outbox_id} was delivered at {cell(message['finished_at'])}; "
+                raise RetryRefused(f"outbox message {outbox_id} was delivered at {cell(message.finished_at)}; "
                                    "nothing to retry")
             if status == repo.PENDING:
                 raise RetryRefused(f"outbox message {outbox_id} is still pending (next attempt at "
-                                   f"{cell(message['next_attempt_at'])}); nothing to retry")
+                                   f"{cell(message.next_attempt_at)}); nothing to retry")
             if status not in repo.GAVE_UP:
                 raise RetryRefused(f"outbox message {outbox_id} has the unexpected status {status!r}")
-            booking = await bookings_repo.get_by_id(conn, message["booking_id"])
+            booking = await bookings_repo.get_by_id(conn, message.booking_id)
             deadline = now + RETRY_WINDOW
-            if message["kind"] == "booking.create" and booking is not None:
+            if message.kind == MessageKind.CREATE and booking is not None:
                 if BookingStatus(booking["status"]) in TERMINAL:
                     raise RetryRefused(
                         f"outbox message {outbox_id} creates booking {booking['reservation_no']}, which is "
@@ -109,14 +111,14 @@ def outbox_retry(outbox_id: int) -> None:
                                        f"{booking['reservation_no']} is too close to deliver a create now")
             if not await repo.retry(conn, outbox_id, now=now, deadline=deadline):
                 raise RetryRefused(f"outbox message {outbox_id} changed meanwhile; try again")
-            details = {"kind": message["kind"], "previous_status": status, "attempts": message["attempts"],
-                       "last_error": message["last_error"], "webhook_id": message["webhook_id"],
+            details = {"kind": message.kind, "previous_status": status, "attempts": message.attempts,
+                       "last_error": message.last_error, "webhook_id": message.webhook_id,
                        "reservation_no": booking["reservation_no"] if booking else None,
                        "deadline": deadline.isoformat()}
             await record_admin_action(conn, actor=who, action="outbox.retry", subject=f"outbox:{outbox_id}",
                                       details=details, now=now)
-        return {"outbox_id": outbox_id, "kind": message["kind"], "status": repo.PENDING,
-                "previous_status": status, "webhook_id": message["webhook_id"],
+        return {"outbox_id": outbox_id, "kind": message.kind, "status": repo.PENDING,
+                "previous_status": status, "webhook_id": message.webhook_id,
                 "reservation_no": details["reservation_no"], "next_attempt_at": now.isoformat(),
                 "deadline": deadline.isoformat()}
 

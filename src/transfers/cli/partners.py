@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -61,20 +62,29 @@ def partners_group() -> None:
 
 @partners_group.command("create")
 @click.option("--name", required=True)
-@click.option("--base-url", required=True, help="where the partner serves /booking/search, /booking/create, ...")
+@click.option("--base-url", default=None,
+              help="where the partner serves /booking/search, /booking/create, ... (not with --hosted)")
 @click.option("--airports", required=True, help="service area: comma-separated IATA codes, or * for every airport")
 @click.option("--markup", default=None,
               help="percent added to the partner's prices [default: TRANSFERS_DEFAULT_MARKUP_PERCENT]")
-def partners_create(name: str, base_url: str, airports: str, markup: str | None) -> None:
-    """Register a partner; prints its reverse-API key, outbound token and signing secret once."""
+@click.option("--hosted", is_flag=True,
+              help="no server of its own: prices from its rate card (partners rate-card set), bookings in the portal")
+def partners_create(name: str, base_url: str | None, airports: str, markup: str | None, hosted: bool) -> None:
+    """Register a partner; prints its reverse-API key, outbound token and signing secret once
+    (a --hosted partner: its reverse-API key only)."""
     cfg = settings()
     name = name.strip()
     if not name or len(name) > 200:
         fail("--name must be 1..200 characters")
+    if hosted and base_url is not None:
+        fail("--base-url: a --hosted partner has no server (its prices come from its rate card)")
+    if not hosted and base_url is None:
+        fail("--base-url is required (or --hosted for a partner without a server)")
     try:
         area = parse_service_area(airports)
         markup_percent = parse_markup(markup) if markup is not None else cfg.default_markup_percent
-        url = check_base_url(base_url.strip(), allow_private=cfg.private_partner_urls_allowed)
+        url = "" if base_url is None else check_base_url(base_url.strip(),
+                                                         allow_private=cfg.private_partner_urls_allowed)
     except InvalidPartnerUrl as exc:
         fail(f"--base-url: {exc}")
         return
@@ -82,6 +92,13 @@ def partners_create(name: str, base_url: str, airports: str, markup: str | None)
         fail(str(exc))
         return
     box = _box()
+    if hosted:
+        from transfers.hosted.service import register_hosted_partner
+
+        made = with_db(lambda db, clock: register_hosted_partner(
+            db, clock, box, name=name, airports=area, markup_percent=markup_percent, actor=actor()))
+        print_json({"partner_id": made.partner_id, "api_key": made.api_key})
+        return
     created = with_db(lambda db, clock: service.register_partner(
         db, clock, box, name=name, base_url=url, airports=area, markup_percent=markup_percent,
         allow_private=cfg.private_partner_urls_allowed, actor=actor(),
@@ -97,14 +114,15 @@ def partners_list(as_json: bool) -> None:
     rows: list[dict[str, Any]] = [
         {"id": p.partner_id, "name": p.name, "status": p.status, "base_url": p.base_url,
          "airports": ",".join(p.airports), "markup": f"{p.markup_percent.normalize():f}%",
-         "sandbox": p.is_sandbox}
+         "sandbox": p.is_sandbox, "hosted": p.hosted}
         for p in with_db(lambda db, _clock: service.list_partners(db))
     ]
     if as_json:
         print_json(rows)
         return
     columns = ["id", "name", "status", "base_url", "airports", "markup"]
-    click.echo(render(columns, [[row[c] for c in columns] for row in rows]))
+    click.echo(render(columns, [[row[c] if (c, row["hosted"]) != ("base_url", True) else "(hosted)" for c in columns]
+                                for row in rows]))
 
 
 def _set_status(partner_id: int, status: str) -> None:
@@ -127,6 +145,39 @@ def partners_disable(partner_id: int) -> None:
 def partners_enable(partner_id: int) -> None:
     """Ask a disabled partner again (searches do within TRANSFERS_PARTNER_CACHE_SECONDS)."""
     _set_status(partner_id, "enabled")
+
+
+def _finite(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):  # FloatRange lets "nan" through
+        raise click.BadParameter("must be a number of hours from 0 to 720")
+    return value
+
+
+@partners_group.command("rotate-secret")
+@click.argument("partner_id", type=int)
+@click.option("--overlap-hours", type=click.FloatRange(min=0, max=720), default=None, callback=_finite,
+              help="how long calls also carry the old secret's signature "
+                   "[default: TRANSFERS_PARTNER_SECRET_OVERLAP_HOURS, 24]")
+def partners_rotate_secret(partner_id: int, overlap_hours: float | None) -> None:
+    """Give a partner a new signing secret; prints it once. Calls carry both signatures (new and
+    old) during the overlap, so the partner can switch whenever it likes within it."""
+    from datetime import timedelta
+
+    from transfers.partners import rotation
+
+    hours = settings().partner_secret_overlap_hours if overlap_hours is None else overlap_hours
+    box = _box()
+    try:
+        rotated = with_db(lambda db, clock: rotation.rotate_signing_secret(
+            db, clock, box, partner_id, overlap=timedelta(hours=hours), actor=actor()))
+    except service.PartnerNotFound as exc:
+        fail(f"no {exc}")
+        return
+    except rotation.RotationRefused as exc:
+        fail(str(exc))
+        return
+    print_json({"partner_id": rotated.partner_id, "signing_secret": rotated.signing_secret,
+                "previous_secret_valid_until": rotated.previous_valid_until.isoformat()})
 
 
 

@@ -83,6 +83,11 @@ partners = Table(
     Column("signing_secret_enc", Text, nullable=False),
     Column("is_sandbox", Boolean, nullable=False, server_default="0"),
     Column("created_at", UTCDateTime, nullable=False),
+    Column("hosted", Boolean, nullable=False, server_default="0"),  # issue 16: prices from its rate card
+    # Issue 13: the signing secret replaced by the last rotation, still sent (second signature)
+    # until ``previous_secret_until`` (partners/rotation.py).
+    Column("previous_signing_secret_enc", Text, nullable=True),
+    Column("previous_secret_until", UTCDateTime, nullable=True),
     CheckConstraint("status IN ('enabled', 'disabled')", name="status"),
 )
 
@@ -320,6 +325,88 @@ idempotency_keys = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Column("expires_at", UTCDateTime, nullable=False),
     UniqueConstraint("client_id", "key"),
+)
+
+# --- issue 16: hosted partners, rate cards, partner users, daily capacity, partner e-mails ------------
+# (DECISIONS 16; migration 0009). ``partners.hosted`` is added to the partners table there.
+
+rate_cards = Table(
+    "rate_cards",
+    metadata,
+    Column("partner_id", PK, ForeignKey("partners.id"), primary_key=True),
+    Column("card", JSON, nullable=False),  # validated against openapi/rate-card.schema.json when set
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("updated_by", String(200), nullable=False),
+)
+
+# Bookings holding a seat of a hosted vehicle on one local pickup date (the airport's calendar).
+# Claimed by a conditional UPDATE in the booking's create transaction: race-free across processes.
+hosted_capacity = Table(
+    "hosted_capacity",
+    metadata,
+    Column("partner_id", PK, ForeignKey("partners.id"), primary_key=True),
+    Column("vehicle_id", String(64), primary_key=True),
+    Column("local_date", String(10), primary_key=True),  # YYYY-MM-DD
+    Column("booked", Integer, nullable=False, server_default="0"),
+    CheckConstraint("booked >= 0", name="booked_not_negative"),
+)
+
+partner_users = Table(
+    "partner_users",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("partner_id", PK, ForeignKey("partners.id"), nullable=False, index=True),
+    Column("email", String(320), nullable=False, unique=True),
+    Column("password_hash", Text, nullable=False),
+    Column("status", String(16), nullable=False, server_default="active"),
+    Column("created_at", UTCDateTime, nullable=False),
+    CheckConstraint("status IN ('active', 'disabled')", name="status"),
+)
+
+# E-mails to a partner's users (new booking, cancellation), written in the transaction of the
+# change they report and sent by the worker; ``dedupe_key`` makes "never twice" a constraint.
+partner_emails = Table(
+    "partner_emails",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("partner_id", PK, ForeignKey("partners.id"), nullable=False),
+    Column("booking_id", PK, ForeignKey("bookings.id"), nullable=False),
+    Column("kind", String(32), nullable=False),  # booking.new | booking.cancelled
+    Column("dedupe_key", String(100), nullable=False, unique=True),
+    Column("status", String(16), nullable=False),  # pending | sent | failed
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("next_attempt_at", UTCDateTime, nullable=False),
+    Column("lease_until", UTCDateTime, nullable=True),
+    Column("last_error", Text, nullable=True),
+    Column("recipients", JSON, nullable=True),  # who it went to, once sent
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("sent_at", UTCDateTime, nullable=True),
+    Index("ix_partner_emails_status_next", "status", "next_attempt_at"),
+)
+
+# --- issue 13 (part 2): partner health per minute, signing-secret rotation -------------------------
+# Latency histogram bounds (milliseconds, each bucket counts durations <= its bound and above the
+# previous one; the last column counts everything slower). Fixed: changing them is a migration.
+LATENCY_BOUNDS_MS = (25, 50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000)
+LATENCY_COLUMNS = (*(f"lat_le_{bound}" for bound in LATENCY_BOUNDS_MS), "lat_inf")
+# The partner client's outcomes (partners/client.py ``Outcome``), one counter column each.
+SEARCH_OUTCOMES = ("ok", "timeout", "connect_error", "http_error", "invalid", "too_large", "redirect", "blocked")
+
+# One row per partner and UTC minute with at least one search call: counts and a latency summary,
+# never a row per call (partners/health.py buffers in-process and adds to these rows).
+partner_search_minutes = Table(
+    "partner_search_minutes",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("partner_id", ForeignKey("partners.id"), nullable=False),
+    Column("minute", UTCDateTime, nullable=False),
+    Column("calls", Integer, nullable=False),
+    *(Column(f"outcome_{name}", Integer, nullable=False, server_default="0") for name in SEARCH_OUTCOMES),
+    Column("latency_sum_ms", BigInteger, nullable=False, server_default="0"),
+    Column("latency_max_ms", Integer, nullable=False, server_default="0"),
+    *(Column(name, Integer, nullable=False, server_default="0") for name in LATENCY_COLUMNS),
+    UniqueConstraint("partner_id", "minute"),
+    Index("ix_partner_search_minutes_minute", "minute"),
 )
 
 # --- issue 13 (operator console, DECISIONS 15): operators, browser sessions, sign-in throttling --------

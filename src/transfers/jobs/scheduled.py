@@ -18,6 +18,7 @@ from transfers.bookings.state import BookingStatus
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.dispatcher import EFFECTS, Ending
 from transfers.outbox.kinds import MessageKind
+from transfers.partners import health_repository
 from transfers.services import Services
 
 log = structlog.get_logger("transfers.jobs")
@@ -48,7 +49,7 @@ async def expire_deliveries(svc: Services) -> int:
     async with svc.db.write() as conn:
         expired = await outbox_repo.expire_overdue(conn, now=now, limit=BATCH)
         for message in expired:  # what an expired message does, by its kind (the dispatcher's own effect)
-            await EFFECTS[MessageKind.of(message["kind"])](conn, message, Ending.EXPIRED, None, None, now)
+            await EFFECTS[MessageKind.of(message.kind)](conn, message, Ending.EXPIRED, None, None, now)
     return len(expired)
 
 
@@ -67,6 +68,14 @@ async def reconcile(svc: Services) -> int:
 
 async def _sync_one(svc: Services, booking_id: int, reservation_no: str, partner_id: int) -> None:
     await operator_actions.sync_booking(svc, booking_id, reservation_no, partner_id, actor=ACTOR)
+
+
+async def prune_partner_health(svc: Services) -> int:
+    """Partner health minutes older than ``TRANSFERS_PARTNER_HEALTH_RETENTION_DAYS`` (30) go, a batch
+    at a time (the health page reads only the last hour; a month is kept for looking back)."""
+    cutoff = svc.clock.now() - timedelta(days=svc.settings.partner_health_retention_days)
+    async with svc.db.write() as conn:
+        return await health_repository.prune_before(conn, cutoff, limit=BATCH)
 
 
 MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction
@@ -91,6 +100,7 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     ("expire_deliveries", "expired", expire_deliveries),
     ("complete_rides", "completed", complete_rides),
     ("reconcile", "reconciled", reconcile),
+    ("prune_partner_health", "health_pruned", prune_partner_health),
 )
 
 

@@ -43,6 +43,7 @@ from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, retry_c
 from transfers.observability.metrics import observe_partner_call
 from transfers.outbox import repository as repo
 from transfers.outbox.kinds import MessageKind
+from transfers.outbox.models import OutboxMessage
 from transfers.outbox.policy import Verdict, next_attempt, verdict
 from transfers.partners.client import CallResult, PartnerEndpoint, info_path
 from transfers.partners.service import endpoint_for
@@ -69,13 +70,13 @@ class _Closing(Protocol):
                        now: datetime) -> dict[str, Any]: ...
 
 
-Effect = Callable[[AsyncConnection, dict[str, Any], Ending, BaseModel | None, str | None, datetime],
+Effect = Callable[[AsyncConnection, OutboxMessage, Ending, BaseModel | None, str | None, datetime],
                   Awaitable[dict[str, Any] | None]]
 
 
 # --- the effects of a finished message, one per kind ----------------------------------------------
 
-async def _create_answered(conn: AsyncConnection, message: dict[str, Any], ending: Ending,
+async def _create_answered(conn: AsyncConnection, message: OutboxMessage, ending: Ending,
                            answer: BaseModel | None, error: str | None, now: datetime) -> dict[str, Any] | None:
     """A create the partner answered, refused or never answered: the booking acknowledged (and
     approved, with a driver), declined, or failed (refunded)."""
@@ -91,10 +92,10 @@ async def _create_answered(conn: AsyncConnection, message: dict[str, Any], endin
         return await _booking_to(conn, message, partner_updates.decline, answer.message or "declined by partner",
                                  now)
     # Usually the booking is still PENDING: acknowledge it without reading it first.
-    booking = await partner_updates.acknowledge_pending(conn, message["booking_id"], actor=ACTOR, now=now,
+    booking = await partner_updates.acknowledge_pending(conn, message.booking_id, actor=ACTOR, now=now,
                                                         partner_reference=answer.reservation_no)
     if booking is None:
-        booking = await lock_booking(conn, message["booking_id"])
+        booking = await lock_booking(conn, message.booking_id)
         if booking is None:
             return None
         booking = await partner_updates.acknowledge(conn, booking, actor=ACTOR, now=now,
@@ -105,7 +106,7 @@ async def _create_answered(conn: AsyncConnection, message: dict[str, Any], endin
     return booking
 
 
-async def _update_answered(conn: AsyncConnection, message: dict[str, Any], ending: Ending,
+async def _update_answered(conn: AsyncConnection, message: OutboxMessage, ending: Ending,
                            answer: BaseModel | None, error: str | None, now: datetime) -> dict[str, Any] | None:
     """A status update (a client's cancellation) changes nothing more on our side, whatever the
     partner answered: the booking changed when the message was written."""
@@ -118,10 +119,10 @@ EFFECTS: dict[MessageKind, Effect] = {
 }
 
 
-async def _booking_to(conn: AsyncConnection, message: dict[str, Any], change: _Closing,
+async def _booking_to(conn: AsyncConnection, message: OutboxMessage, change: _Closing,
                       reason: str, now: datetime) -> dict[str, Any] | None:
     """The message's booking, read under its row lock, moved by ``change`` (decline, fail)."""
-    booking = await lock_booking(conn, message["booking_id"])
+    booking = await lock_booking(conn, message.booking_id)
     return None if booking is None else await change(conn, booking, reason, actor=ACTOR, now=now)
 
 
@@ -141,7 +142,7 @@ class Dispatcher:
         await asyncio.gather(*(self._deliver(m, self.svc.settings.partner_timeout_seconds) for m in messages))
         return len(messages)
 
-    async def deliver_leased(self, message: dict[str, Any], endpoint: PartnerEndpoint | None, *,
+    async def deliver_leased(self, message: OutboxMessage, endpoint: PartnerEndpoint | None, *,
                              budget: float) -> dict[str, Any] | None:
         """Deliver a message written already leased to the caller (``lease_until`` set when it was
         inserted, so no worker claims it meanwhile): the create request's own attempt, with no claim
@@ -149,28 +150,28 @@ class Dispatcher:
         booking as the partner's answer left it, or None when nothing was applied to it."""
         return await self._deliver(message, budget, endpoint)
 
-    async def _deliver(self, message: dict[str, Any], timeout: float,
+    async def _deliver(self, message: OutboxMessage, timeout: float,
                        endpoint: PartnerEndpoint | None = None) -> dict[str, Any] | None:
-        kind = MessageKind.of(message["kind"])
+        kind = MessageKind.of(message.kind)
         async with self._slots:
             if endpoint is None:
-                endpoint = await endpoint_for(self.svc.db, self.svc.box, message["partner_id"])
+                endpoint = await endpoint_for(self.svc.db, self.svc.box, message.partner_id)
             started = self.svc.clock.now()
             if endpoint is None:
                 result = CallResult("connect_error", None, None, "partner not found", 0.0)
             else:
                 result = await self.svc.partner_client.call(
-                    endpoint, kind.method, kind.path, message["payload"], timeout=timeout,
-                    webhook_id=message["webhook_id"], observe=False)
+                    endpoint, kind.method, kind.path, message.payload, timeout=timeout,
+                    webhook_id=message.webhook_id, observe=False)
                 failpoints.hit("outbox.after_send")
             try:
                 return await self._record(message, kind, result, started,
                                           partner_name=endpoint.name if endpoint else None)
             except Exception:
-                log.exception("outbox_record_failed", outbox_id=message["id"])
+                log.exception("outbox_record_failed", outbox_id=message.id)
                 return None
 
-    async def _record(self, message: dict[str, Any], kind: MessageKind, result: CallResult, started: datetime,
+    async def _record(self, message: OutboxMessage, kind: MessageKind, result: CallResult, started: datetime,
                       partner_name: str | None = None) -> dict[str, Any] | None:
         """The attempt, the message's new state and the answer's effect on the booking, in one
         transaction; returns the booking as changed (None when the answer changed nothing)."""
@@ -191,7 +192,7 @@ class Dispatcher:
         error = result.error or (answer.message if isinstance(answer, WireResult | WireCreateAnswer) else None)
         if outcome is Verdict.DONE:
             error = None  # a partner's success message is not an error worth showing operators
-        attempt = {"attempt_no": message["attempts"] + 1, "started_at": started, "duration_ms": result.duration_ms,
+        attempt = {"attempt_no": message.attempts + 1, "started_at": started, "duration_ms": result.duration_ms,
                    "outcome": f"{outcome.value}:{result.outcome}", "http_status": result.http_status, "error": error}
         booking = None
         if self._acknowledges_only(kind, outcome, answer):
@@ -207,22 +208,22 @@ class Dispatcher:
                                                          error, now))
             except ConcurrentChange:
                 await self._unapplied(message, attempt, now)
-        log.info("outbox_delivery", outbox_id=message["id"], kind=kind.value, verdict=outcome.value,
-                 outcome=result.outcome, http_status=result.http_status, attempt=message["attempts"] + 1,
-                 reservation_no=message["payload"].get("reservation_no"), partner_id=message["partner_id"])
+        log.info("outbox_delivery", outbox_id=message.id, kind=kind.value, verdict=outcome.value,
+                 outcome=result.outcome, http_status=result.http_status, attempt=message.attempts + 1,
+                 reservation_no=message.reservation_no, partner_id=message.partner_id)
         return booking
 
-    async def _apply(self, message: dict[str, Any], kind: MessageKind, attempt: dict[str, Any], outcome: Verdict,
+    async def _apply(self, message: OutboxMessage, kind: MessageKind, attempt: dict[str, Any], outcome: Verdict,
                      answer: BaseModel | None, error: str | None, now: datetime) -> dict[str, Any] | None:
         """One write transaction: the attempt, the message rescheduled or finished and, once
         finished, its kind's effect. An answer the state machine refuses (an APPROVED for a booking
         the partner already cancelled through the reverse API) is logged and not applied: the
         delivery itself is done, and re-sending would not change the answer."""
         async with self.svc.db.write() as conn:
-            await repo.record_attempt(conn, outbox_id=message["id"], **attempt)
+            await repo.record_attempt(conn, outbox_id=message.id, **attempt)
             if outcome is Verdict.RETRY:
-                when = next_attempt(message["attempts"] + 1, now)
-                if when < message["deadline_at"]:
+                when = next_attempt(message.attempts + 1, now)
+                if when < message.deadline_at:
                     await repo.reschedule(conn, message, next_attempt_at=when, error=error)
                     return None
                 status, ending = repo.EXPIRED, Ending.EXPIRED
@@ -235,20 +236,20 @@ class Dispatcher:
             try:
                 return await EFFECTS[kind](conn, message, ending, answer, error, now)
             except partner_updates.UpdateRefused as refused:
-                log.warning("partner_answer_not_applied", outbox_id=message["id"], reason=str(refused),
-                            reservation_no=message["payload"].get("reservation_no"))
+                log.warning("partner_answer_not_applied", outbox_id=message.id, reason=str(refused),
+                            reservation_no=message.reservation_no)
                 return None
 
-    async def _unapplied(self, message: dict[str, Any], attempt: dict[str, Any], now: datetime) -> None:
+    async def _unapplied(self, message: OutboxMessage, attempt: dict[str, Any], now: datetime) -> None:
         """Every try of ``_apply`` met a concurrent change of the booking: record the attempt with
         the reason and leave the message pending for the next claim (after the usual backoff), so
         the answer is applied on its next delivery (same webhook-id) rather than dropped."""
-        when = next_attempt(message["attempts"] + 1, now)
+        when = next_attempt(message.attempts + 1, now)
         async with self.svc.db.write() as conn:
-            await repo.record_attempt(conn, outbox_id=message["id"], **{**attempt, "error": UNAPPLIED})
+            await repo.record_attempt(conn, outbox_id=message.id, **{**attempt, "error": UNAPPLIED})
             kept = await repo.reschedule(conn, message, next_attempt_at=when, error=UNAPPLIED)
-        log.error("outbox_answer_unapplied", outbox_id=message["id"], kind=message["kind"], rescheduled=kept,
-                  next_attempt_at=when.isoformat(), reservation_no=message["payload"].get("reservation_no"))
+        log.error("outbox_answer_unapplied", outbox_id=message.id, kind=message.kind, rescheduled=kept,
+                  next_attempt_at=when.isoformat(), reservation_no=message.reservation_no)
 
     def _acknowledges_only(self, kind: MessageKind, outcome: Verdict, answer: BaseModel | None) -> bool:
         """A create answer whose whole effect is PENDING -> PENDING_APPROVAL (accepted, no driver

@@ -18,9 +18,11 @@ from sqlalchemy import CTE, ColumnElement, and_, bindparam, exists, func, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import bookings, delivery_attempts, outbox, partners
-
-PENDING, DELIVERED, FAILED, EXPIRED = "pending", "delivered", "failed", "expired"
-
+from transfers.outbox.models import DELIVERED as DELIVERED  # the statuses, re-exported for callers
+from transfers.outbox.models import EXPIRED as EXPIRED
+from transfers.outbox.models import FAILED as FAILED
+from transfers.outbox.models import NEW_MESSAGE_FIELDS, ListedMessage, NewMessage, OutboxMessage
+from transfers.outbox.models import PENDING as PENDING
 
 # Built once: every create runs them (bench/README.md, "Profile"). WHERE binds carry an ``m_`` prefix
 # so they never collide with the column names an UPDATE takes its SET clause from.
@@ -32,35 +34,43 @@ _HELD = update(outbox).where(outbox.c.id == bindparam("m_id"), outbox.c.status =
 
 
 async def enqueue(conn: AsyncConnection, *, booking_id: int, partner_id: int, kind: str, payload: dict[str, Any],
-                  now: datetime, deadline: datetime, not_before: datetime | None = None) -> int:
+                  now: datetime, deadline: datetime, not_before: datetime | None = None) -> OutboxMessage:
     """``not_before`` keeps workers off a message until then."""
-    message = new_message(booking_id=booking_id, partner_id=partner_id, kind=kind, payload=payload, now=now,
-                          deadline=deadline, not_before=not_before, lease_until=None)
-    return await insert_message(conn, message)
+    message = new_message(partner_id=partner_id, kind=kind, payload=payload, now=now, deadline=deadline,
+                          not_before=not_before, lease_until=None)
+    return await insert_message(conn, message, booking_id=booking_id)
 
 
-async def insert_message(conn: AsyncConnection, message: dict[str, Any]) -> int:
-    """Insert a ``new_message`` row (its ``booking_id`` set); stores and returns its id."""
-    message["id"] = int((await conn.execute(_INSERT, message)).scalar_one())
-    return int(message["id"])
+async def insert_message(conn: AsyncConnection, message: NewMessage, *, booking_id: int) -> OutboxMessage:
+    """Write ``message`` for ``booking_id``; answers the stored row."""
+    message_id = int((await conn.execute(_INSERT, {**message.values(), "booking_id": booking_id})).scalar_one())
+    return message.stored(message_id, booking_id)
 
 
-def new_message(*, booking_id: int | None, partner_id: int, kind: str, payload: dict[str, Any], now: datetime,
-                deadline: datetime, not_before: datetime | None, lease_until: datetime | None) -> dict[str, Any]:
-    """The row of a new message (without its id), for ``enqueue`` or a caller inserting it
-    in a statement of its own (``booking_id`` None: that statement supplies it)."""
-    return {
-        "booking_id": booking_id, "partner_id": partner_id, "kind": kind, "webhook_id": f"msg_{uuid.uuid4().hex}",
-        "payload": payload, "status": PENDING, "attempts": 0, "next_attempt_at": not_before or now,
-        "deadline_at": deadline, "lease_until": lease_until, "created_at": now,
-    }
+def new_message(*, partner_id: int, kind: str, payload: dict[str, Any], now: datetime, deadline: datetime,
+                not_before: datetime | None, lease_until: datetime | None) -> NewMessage:
+    """A new pending message with a fresh ``webhook_id``, for ``insert_message`` or a statement that
+    writes it with its booking (``bookings/fast_paths.py``); ``not_before`` keeps workers off it
+    until then, ``lease_until`` holds it for the writer's own attempt."""
+    return NewMessage(partner_id, kind, f"msg_{uuid.uuid4().hex}", payload, PENDING, 0, not_before or now, deadline,
+                      lease_until, now)
+
+
+_ID_OF = select(outbox.c.id).where(outbox.c.webhook_id == bindparam("m_webhook_id"))
+
+
+async def id_of(conn: AsyncConnection, webhook_id: str) -> int:
+    """The id of the message written (in this transaction) with ``webhook_id``, which is unique:
+    for a writer that let ``lifecycle`` insert it."""
+    return int((await conn.execute(_ID_OF, {"m_webhook_id": webhook_id})).scalar_one())
 
 
 def _claimable(now: datetime) -> Any:
     return and_(outbox.c.status == PENDING, or_(outbox.c.lease_until.is_(None), outbox.c.lease_until < now))
 
 
-async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int) -> list[dict[str, Any]]:
+async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: datetime,
+                    limit: int) -> list[OutboxMessage]:
     candidates = (
         select(outbox.c.id)
         .where(_claimable(now), outbox.c.next_attempt_at <= now)
@@ -72,7 +82,7 @@ async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: dateti
         update(outbox).where(outbox.c.id.in_(candidates.scalar_subquery())).values(lease_until=lease_until)
         .returning(*outbox.c)
     )
-    return [dict(r._mapping) for r in rows]
+    return [OutboxMessage.from_row(r) for r in rows.mappings()]
 
 
 async def record_attempt(conn: AsyncConnection, *, outbox_id: int, attempt_no: int, started_at: datetime,
@@ -83,25 +93,24 @@ async def record_attempt(conn: AsyncConnection, *, outbox_id: int, attempt_no: i
     })
 
 
-async def finish(conn: AsyncConnection, message: dict[str, Any], *, status: str, now: datetime,
+async def finish(conn: AsyncConnection, message: OutboxMessage, *, status: str, now: datetime,
                  error: str | None = None) -> bool:
     """Close a message we hold the lease on. False when the lease was lost to another worker."""
-    result = await conn.execute(_HELD, {"m_id": message["id"], "m_lease": message["lease_until"], "status": status,
+    result = await conn.execute(_HELD, {"m_id": message.id, "m_lease": message.lease_until, "status": status,
                                         "finished_at": now, "last_error": error})
     return result.rowcount == 1
 
 
-async def reschedule(conn: AsyncConnection, message: dict[str, Any], *, next_attempt_at: datetime,
+async def reschedule(conn: AsyncConnection, message: OutboxMessage, *, next_attempt_at: datetime,
                      error: str | None) -> bool:
-    result = await conn.execute(_HELD, {"m_id": message["id"], "m_lease": message["lease_until"],
+    result = await conn.execute(_HELD, {"m_id": message.id, "m_lease": message.lease_until,
                                         "next_attempt_at": next_attempt_at, "last_error": error})
     return result.rowcount == 1
 
 
 # --- Pieces of the one-statement acknowledgement (``bookings/fast_paths.py``), PostgreSQL ------------
 
-MESSAGE_KEYS = ("partner_id", "kind", "webhook_id", "payload", "status", "attempts", "next_attempt_at",
-                "deadline_at", "lease_until", "created_at")  # a ``new_message`` row's columns but ``booking_id``
+MESSAGE_KEYS = NEW_MESSAGE_FIELDS  # the columns a ``NewMessage`` sets; ``booking_id`` comes from the statement
 
 
 def held_by_caller() -> ColumnElement[bool]:
@@ -137,7 +146,7 @@ def attempt_params(attempt: dict[str, Any]) -> dict[str, Any]:
             "a_error": (attempt["error"] or "")[:1000] or None}
 
 
-async def expire_overdue(conn: AsyncConnection, *, now: datetime, limit: int = 100) -> list[dict[str, Any]]:
+async def expire_overdue(conn: AsyncConnection, *, now: datetime, limit: int = 100) -> list[OutboxMessage]:
     """Pending messages past their deadline and not leased: marked expired, returned for follow-up."""
     candidates = (
         select(outbox.c.id).where(_claimable(now), outbox.c.deadline_at <= now).limit(limit)
@@ -147,12 +156,12 @@ async def expire_overdue(conn: AsyncConnection, *, now: datetime, limit: int = 1
         update(outbox).where(outbox.c.id.in_(candidates.scalar_subquery()))
         .values(status=EXPIRED, finished_at=now, last_error="delivery deadline passed").returning(*outbox.c)
     )
-    return [dict(r._mapping) for r in rows]
+    return [OutboxMessage.from_row(r) for r in rows.mappings()]
 
 
-async def for_booking(conn: AsyncConnection, booking_id: int) -> list[dict[str, Any]]:
+async def for_booking(conn: AsyncConnection, booking_id: int) -> list[OutboxMessage]:
     rows = await conn.execute(select(outbox).where(outbox.c.booking_id == booking_id).order_by(outbox.c.id))
-    return [dict(r._mapping) for r in rows]
+    return [OutboxMessage.from_row(r) for r in rows.mappings()]
 
 
 async def attempts_of(conn: AsyncConnection, outbox_id: int) -> list[dict[str, Any]]:
@@ -167,14 +176,12 @@ GAVE_UP = (FAILED, EXPIRED)  # delivery stopped: a permanent refusal, or the dea
 
 
 async def list_messages(conn: AsyncConnection, *, statuses: Sequence[str] | None = None,
-                        limit: int = 50) -> list[dict[str, Any]]:
+                        limit: int = 50) -> list[ListedMessage]:
     """Newest first, with the booking's reservation number and the partner's name; all statuses when
-    ``statuses`` is None. The payload is left out (``bookings show --json`` has it)."""
+    ``statuses`` is None."""
     query = (
-        select(outbox.c.id, outbox.c.booking_id, bookings.c.reservation_no, outbox.c.partner_id,
-               partners.c.name.label("partner_name"), outbox.c.kind, outbox.c.webhook_id, outbox.c.status,
-               outbox.c.attempts, outbox.c.next_attempt_at, outbox.c.deadline_at, outbox.c.lease_until,
-               outbox.c.last_error, outbox.c.created_at, outbox.c.finished_at)
+        select(*outbox.c, bookings.c.reservation_no.label("l_reservation_no"),
+               partners.c.name.label("l_partner_name"))
         .select_from(outbox.join(bookings, bookings.c.id == outbox.c.booking_id)
                      .join(partners, partners.c.id == outbox.c.partner_id))
         .order_by(outbox.c.id.desc())
@@ -182,7 +189,8 @@ async def list_messages(conn: AsyncConnection, *, statuses: Sequence[str] | None
     )
     if statuses is not None:
         query = query.where(outbox.c.status.in_(list(statuses)))
-    return [dict(r._mapping) for r in await conn.execute(query)]
+    return [ListedMessage(OutboxMessage.from_row(r), r["l_reservation_no"], r["l_partner_name"])
+            for r in (await conn.execute(query)).mappings()]
 
 
 async def pending_summary(conn: AsyncConnection) -> tuple[int, datetime | None]:
@@ -193,10 +201,10 @@ async def pending_summary(conn: AsyncConnection) -> tuple[int, datetime | None]:
     return int(count), oldest
 
 
-async def get_for_update(conn: AsyncConnection, outbox_id: int) -> dict[str, Any] | None:
+async def get_for_update(conn: AsyncConnection, outbox_id: int) -> OutboxMessage | None:
     """One message under a row lock (PostgreSQL; SQLite's write transaction already excludes others)."""
-    row = (await conn.execute(select(outbox).where(outbox.c.id == outbox_id).with_for_update())).first()
-    return dict(row._mapping) if row else None
+    row = (await conn.execute(select(outbox).where(outbox.c.id == outbox_id).with_for_update())).mappings().first()
+    return None if row is None else OutboxMessage.from_row(row)
 
 
 async def retry(conn: AsyncConnection, outbox_id: int, *, now: datetime, deadline: datetime) -> bool:

@@ -64,5 +64,5 @@ class PartnerDirectory:
         async with self._db.read() as conn:
             rows = await enabled_with_secrets(conn)
             types = await vehicle_type_names(conn)
-        return Snapshot(tuple((record, endpoint(record, token, secret, self._box)) for record, token, secret in rows),
+        return Snapshot(tuple((sealed.record, endpoint(sealed, self._box)) for sealed in rows),
                         frozenset(types))

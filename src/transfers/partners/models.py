@@ -21,6 +21,7 @@ class PartnerRecord:
     markup_percent: Decimal
     status: str
     is_sandbox: bool
+    hosted: bool = False  # issue 16: answers from its rate card, in-process (hosted/)
 
     def serves(self, iata: str) -> bool:
         return EVERY_AIRPORT in self.airports or iata in self.airports

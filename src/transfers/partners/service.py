@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import secrets
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
 
@@ -64,20 +65,28 @@ def _opened(box: SecretBox, sealed: str) -> str:
     return box.open(sealed)
 
 
-def endpoint(record: PartnerRecord, token_enc: str, secret_enc: str, box: SecretBox) -> PartnerEndpoint:
-    return endpoint_of(record.partner_id, record.name, record.base_url, token_enc, secret_enc, box)
+def endpoint(sealed: repo.Sealed, box: SecretBox) -> PartnerEndpoint:
+    record = sealed.record
+    return endpoint_of(record.partner_id, record.name, record.base_url, sealed.token_enc, sealed.secret_enc, box,
+                       previous_secret_enc=sealed.previous_secret_enc, previous_until=sealed.previous_until)
 
 
 def endpoint_of(partner_id: int, name: str, base_url: str, token_enc: str, secret_enc: str,
-                box: SecretBox) -> PartnerEndpoint:
-    """The endpoint from a partner row's columns read elsewhere (the create path reads them with the offer)."""
-    return PartnerEndpoint(partner_id, name, base_url, _opened(box, token_enc), _opened(box, secret_enc))
+                box: SecretBox, *, previous_secret_enc: str | None = None,
+                previous_until: datetime | None = None) -> PartnerEndpoint:
+    """The endpoint from a partner row's columns read elsewhere (the create path reads them with the
+    offer). The previous signing secret is opened only while its overlap lasts."""
+    previous = None
+    if previous_secret_enc and previous_until is not None and previous_until > datetime.now(UTC):
+        previous = _opened(box, previous_secret_enc)
+    return PartnerEndpoint(partner_id, name, base_url, _opened(box, token_enc), _opened(box, secret_enc),
+                           previous_signing_secret=previous, previous_until=previous_until if previous else None)
 
 
 async def endpoint_for(db: Database, box: SecretBox, partner_id: int) -> PartnerEndpoint | None:
     async with db.read() as conn:
         found = await repo.get_with_secrets(conn, partner_id)
-    return None if found is None else endpoint(found[0], found[1], found[2], box)
+    return None if found is None else endpoint(found, box)
 
 
 @dataclass(frozen=True)

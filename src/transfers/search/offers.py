@@ -1,14 +1,22 @@
-"""Turning partner quotes into the offers a client sees (DECISIONS 4). Pure.
+"""Turning partner quotes into the offers a client sees (DECISIONS 4), and the one ``Offer`` type.
 
 Sell price = net price + the partner's markup (vehicle and extras alike), rounded to cents.
 Offers that cannot seat the whole party, or quoted in another currency than a wallet client
 pays in, are left out. What remains is sorted by price and numbered: ``vehicle_no`` 1..n and
 extra-service ids unique within the search.
+
+``Offer`` is a ``search_vehicles`` row: the search stores it (``search/repository.py``) and the
+booking create reads the same frozen dataclass back (``bookings/repository.find_offer``), so what a
+client was offered and what it is charged cannot drift apart through two shapes of one row.
+``SearchedTrip`` is the part of a ``searches`` row the booking copies. tests/unit/test_typed_rows.py
+pins both to the table columns. Pure: no SQL.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -16,12 +24,14 @@ from transfers.partners.models import PartnerRecord, sell_price
 from transfers.partners.wire import WireVehicle
 
 
-@dataclass(frozen=True)
-class PricedExtra:
-    id: int
+@dataclass(frozen=True, slots=True)
+class OfferedExtra:
+    """One extra service of an offer; stored as an item of ``search_vehicles.extras`` (money as text)."""
+
+    id: int  # unique within the search: what the client sends back in ``extra_services``
     partner_extra_id: str
     name: str
-    pricing_type: str
+    pricing_type: str  # PER_ITEM | PER_BOOKING
     net_price: Decimal
     price: Decimal
 
@@ -29,34 +39,102 @@ class PricedExtra:
         return {"id": self.id, "partner_extra_id": self.partner_extra_id, "name": self.name,
                 "pricing_type": self.pricing_type, "net_price": str(self.net_price), "price": str(self.price)}
 
+    @classmethod
+    def from_stored(cls, item: Mapping[str, Any]) -> OfferedExtra:
+        return cls(int(item["id"]), item["partner_extra_id"], item["name"], item["pricing_type"],
+                   Decimal(item["net_price"]), Decimal(item["price"]))
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
 class Offer:
-    vehicle_no: int
-    partner: PartnerRecord
-    quote: WireVehicle
-    net_price: Decimal
-    price: Decimal
-    extras: list[PricedExtra] = field(default_factory=list)
+    """One vehicle of a search as stored: every field is the ``search_vehicles`` column of that name
+    (all but ``id`` and ``search_pk``, which only the database knows)."""
 
-    def public(self) -> dict[str, Any]:
-        q = self.quote
+    vehicle_no: int  # 1..n within the search, cheapest first: the client's ``vehicle_id``
+    partner_id: int
+    partner_vehicle_id: str
+    make: str
+    model: str
+    type: str
+    max_passengers: int
+    suitcases: int
+    small_bags: int
+    net_price: Decimal  # what the partner is paid
+    sell_price: Decimal  # what the client pays: net price plus the partner's markup
+    currency: str
+    extras: tuple[OfferedExtra, ...] = ()
+
+    def find_extra(self, extra_id: int) -> OfferedExtra | None:
+        """The extra the client refers to by its id, or None (a handful per offer: a scan)."""
+        for extra in self.extras:
+            if extra.id == extra_id:
+                return extra
+        return None
+
+    def stored(self) -> dict[str, Any]:
+        """The row's column values (``extras`` as its JSON items)."""
+        return {
+            "vehicle_no": self.vehicle_no, "partner_id": self.partner_id, "partner_vehicle_id": self.partner_vehicle_id,
+            "make": self.make, "model": self.model, "type": self.type, "max_passengers": self.max_passengers,
+            "suitcases": self.suitcases, "small_bags": self.small_bags, "net_price": self.net_price,
+            "sell_price": self.sell_price, "currency": self.currency, "extras": [e.stored() for e in self.extras],
+        }
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], prefix: str = "") -> Offer:
+        """From a row read back, its columns named ``prefix + column``: no validation (the service
+        wrote it, and the create path reads one per request)."""
+        return cls(
+            row[prefix + "vehicle_no"], row[prefix + "partner_id"], row[prefix + "partner_vehicle_id"],
+            row[prefix + "make"], row[prefix + "model"], row[prefix + "type"], row[prefix + "max_passengers"],
+            row[prefix + "suitcases"], row[prefix + "small_bags"], row[prefix + "net_price"],
+            row[prefix + "sell_price"], row[prefix + "currency"],
+            tuple(OfferedExtra.from_stored(e) for e in row[prefix + "extras"]),
+        )
+
+    def public(self, company: str) -> dict[str, Any]:
+        """The vehicle as the search answer shows it (SPEC 2.3); ``company`` is the partner's name."""
         return {
             "vehicle_id": str(self.vehicle_no),
-            "make": q.make,
-            "model": q.model,
-            "type": q.type,
-            "max_passengers": str(q.capacity.passengers),
-            "suitcases": str(q.capacity.suitcases),
-            "small_bags": str(q.capacity.small_bags),
-            "price": self.price,
-            "currency": q.currency,
-            "company": self.partner.name,
+            "make": self.make,
+            "model": self.model,
+            "type": self.type,
+            "max_passengers": str(self.max_passengers),
+            "suitcases": str(self.suitcases),
+            "small_bags": str(self.small_bags),
+            "price": self.sell_price,
+            "currency": self.currency,
+            "company": company,
             "extra_services": [
                 {"id": e.id, "name": e.name, "price": e.price, "pricing_type": e.pricing_type}
                 for e in self.extras
             ],
         }
+
+
+@dataclass(frozen=True, slots=True)
+class SearchedTrip:
+    """What a stored search says about the trip, as the booking copies it: every field is the
+    ``searches`` column of that name (``id`` is the row's key)."""
+
+    id: int
+    airport_iata: str
+    pickup_at: datetime
+    pickup_location: dict[str, Any]
+    dropoff_location: dict[str, Any]
+    adult: int
+    children: int
+    infant: int
+    distance_km: int | None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> SearchedTrip:
+        return cls(row["id"], row["airport_iata"], row["pickup_at"], row["pickup_location"],
+                   row["dropoff_location"], row["adult"], row["children"], row["infant"], row["distance_km"])
+
+
+OFFER_FIELDS = tuple(f.name for f in fields(Offer))
+SEARCHED_TRIP_FIELDS = tuple(f.name for f in fields(SearchedTrip))
 
 
 def build_offers(quotes: list[tuple[PartnerRecord, WireVehicle]], *, party_size: int,
@@ -73,8 +151,11 @@ def build_offers(quotes: list[tuple[PartnerRecord, WireVehicle]], *, party_size:
     for number, (partner, quote, price) in enumerate(eligible, start=1):
         extras = []
         for extra in quote.extras:
-            extras.append(PricedExtra(next_extra_id, extra.id, extra.name, extra.pricing_type, extra.price,
-                                      sell_price(extra.price, partner.markup_percent)))
+            extras.append(OfferedExtra(next_extra_id, extra.id, extra.name, extra.pricing_type, extra.price,
+                                       sell_price(extra.price, partner.markup_percent)))
             next_extra_id += 1
-        offers.append(Offer(number, partner, quote, quote.price, price, extras))
+        capacity = quote.capacity
+        offers.append(Offer(number, partner.partner_id, quote.id, quote.make, quote.model, quote.type,
+                            capacity.passengers, capacity.suitcases, capacity.small_bags, quote.price, price,
+                            quote.currency, tuple(extras)))
     return offers

@@ -61,16 +61,7 @@ async def insert_search(db: Database, *, search_id: str, client_id: int, request
         "dropoff_location": query.location(pickup=False), "adult": query.adult, "children": query.children,
         "infant": query.infant, "distance_km": distance_km, "created_at": now, "expires_at": expires_at,
     }
-    vehicles: list[dict[str, Any]] = [
-        {
-            "vehicle_no": o.vehicle_no, "partner_id": o.partner.partner_id,
-            "partner_vehicle_id": o.quote.id, "make": o.quote.make, "model": o.quote.model, "type": o.quote.type,
-            "max_passengers": o.quote.capacity.passengers, "suitcases": o.quote.capacity.suitcases,
-            "small_bags": o.quote.capacity.small_bags, "net_price": o.net_price, "sell_price": o.price,
-            "currency": o.quote.currency, "extras": [e.stored() for e in o.extras],
-        }
-        for o in offers
-    ]
+    vehicles = [o.stored() for o in offers]
     if not db.is_sqlite:
         # Money goes as its exact two-place text (rounded as the Money type rounds), read by
         # PostgreSQL's numeric input: no float on the way.

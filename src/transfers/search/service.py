@@ -33,7 +33,7 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     answers = await ask_partners(
         svc.partner_client, directory.serving(query.airport.iata), partner_payload(query),
         timeout=svc.settings.partner_timeout_seconds, vehicle_types=directory.vehicle_types,
-        max_vehicles=svc.settings.partner_max_vehicles,
+        max_vehicles=svc.settings.partner_max_vehicles, health=svc.health, now=now,
     )
     quotes = [(answer.partner, vehicle) for answer in answers for vehicle in answer.vehicles]
     offers = build_offers(quotes, party_size=query.party_size,
@@ -47,7 +47,9 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
         distance_km=distance, offers=offers, now=now,
         expires_at=now + timedelta(seconds=svc.settings.search_ttl_seconds),
     )
-    return {"search_id": search_id, "distance_km": distance, "vehicles": [o.public() for o in offers]}
+    companies = {answer.partner.partner_id: answer.partner.name for answer in answers}
+    return {"search_id": search_id, "distance_km": distance,
+            "vehicles": [o.public(companies[o.partner_id]) for o in offers]}
 
 
 def partner_payload(query: SearchQuery) -> dict[str, Any]:

@@ -1,0 +1,1 @@
+"""Cancellation policies, fees and amendments (DECISIONS 14)."""

@@ -1,0 +1,71 @@
+"""``transfers partners rate-card ...``: a hosted partner's rate card (DECISIONS 16)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from transfers.cli.common import actor, fail, print_json, with_db
+from transfers.hosted import card as cards
+from transfers.hosted import service
+
+MAX_CARD_BYTES = 1_000_000
+
+
+def _read_card(path: str) -> Any:
+    file = Path(path)
+    try:
+        if file.stat().st_size > MAX_CARD_BYTES:
+            fail(f"{path}: larger than {MAX_CARD_BYTES} bytes")
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"{path}: cannot be read ({exc})")
+        raise  # not reached: fail() exits
+    try:
+        return json.loads(text, parse_constant=lambda name: fail(f"{path}: {name} is not JSON"))
+    except json.JSONDecodeError as exc:
+        fail(f"{path}: not JSON: {exc}")
+        raise  # not reached
+
+
+@click.group("rate-card")
+def rate_card_group() -> None:
+    """A hosted partner's rate card: vehicles, prices, extras, lead time, blackout dates, capacity."""
+
+
+@rate_card_group.command("set")
+@click.argument("partner_id", type=int)
+@click.option("--file", "path", required=True, help="the card as JSON (examples/rate-card.json shows every field)")
+def rate_card_set(partner_id: int, path: str) -> None:
+    """Validate the card against openapi/rate-card.schema.json and make it the partner's card
+    (searches use it within TRANSFERS_PARTNER_CACHE_SECONDS). Every problem is printed as
+    ``error: $.path: reason``, and then nothing is stored (exit 1)."""
+    document = _read_card(path)
+    try:
+        parsed = with_db(lambda db, clock: service.set_rate_card(db, clock, partner_id, document, actor=actor()))
+    except cards.InvalidRateCard as exc:
+        for error in exc.errors:
+            click.echo(f"error: {error}", err=True)
+        raise SystemExit(1) from None
+    except (service.UnknownPartner, service.NotHostedPartner) as exc:
+        fail(f"no hosted {exc}" if isinstance(exc, service.UnknownPartner) else str(exc))
+        return
+    print_json({"partner_id": partner_id, "currency": parsed.currency,
+                "vehicles": [v.id for v in parsed.vehicles], "extras": [e.id for e in parsed.extras]})
+
+
+@rate_card_group.command("get")
+@click.argument("partner_id", type=int)
+def rate_card_get(partner_id: int) -> None:
+    """Print the partner's card as it was set (exit 1 when it has none yet)."""
+    try:
+        card = with_db(lambda db, _clock: service.get_rate_card(db, partner_id))
+    except (service.UnknownPartner, service.NotHostedPartner) as exc:
+        fail(f"no hosted {exc}" if isinstance(exc, service.UnknownPartner) else str(exc))
+        return
+    if card is None:
+        fail(f"partner {partner_id} has no rate card yet (transfers partners rate-card set {partner_id} --file ...)")
+    print_json(card)

@@ -1,0 +1,91 @@
+"""What a hosted partner's rate card offers for one trip, at which net price (DECISIONS 16). Pure.
+
+Net price of a vehicle: the fixed price of the smallest radius that holds the trip (same airport,
+``distance_km`` <= ``radius_km``), else ``max(minimum, base + per_km x distance_km)``; then the
+night surcharge when the pickup's local time is in the window. Rounded half-up to cents at each
+step a partner would print (the distance price, the surcharged price). The partner's markup is
+not applied here: the search adds it as for any partner (``search/offers.py``).
+
+Nothing is offered for a pickup sooner than ``min_lead_hours`` after the search, or on a blackout
+date; both are judged in the airport's own time zone, because that is the calendar the partner's
+drivers live by. A vehicle whose ``daily_capacity`` is used up on the local pickup date is left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, tzinfo
+from decimal import ROUND_HALF_UP, Decimal
+
+from transfers.hosted.card import CardExtra, CardVehicle, RateCard
+
+CENT = Decimal("0.01")
+HUNDRED = Decimal(100)
+
+
+@dataclass(frozen=True, slots=True)
+class Trip:
+    airport: str  # IATA code, upper case
+    tz: tzinfo  # the airport's time zone
+    pickup_at: datetime  # aware
+    distance_km: int
+    searched_at: datetime  # aware
+
+    @property
+    def local_pickup(self) -> datetime:
+        return self.pickup_at.astimezone(self.tz)
+
+    @property
+    def local_date(self) -> date:
+        """The day a ``daily_capacity`` and the blackout dates count in."""
+        return self.local_pickup.date()
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    vehicle: CardVehicle
+    net_price: Decimal
+    currency: str
+    extras: tuple[CardExtra, ...]
+
+
+def _cents(amount: Decimal) -> Decimal:
+    return amount.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def refusal(card: RateCard, trip: Trip) -> str | None:
+    """Why the card offers nothing at all for this trip, or None."""
+    if trip.pickup_at - trip.searched_at < timedelta(hours=card.min_lead_hours):
+        return f"pickup sooner than {card.min_lead_hours} h ahead"
+    if trip.local_date in card.blackout_dates:
+        return f"{trip.local_date.isoformat()} is a blackout date"
+    return None
+
+
+def vehicle_price(vehicle: CardVehicle, trip: Trip) -> Decimal:
+    """The vehicle's net price for the trip (before the partner's markup)."""
+    prices = vehicle.prices
+    fixed = next((f.price for f in prices.fixed  # sorted by radius: the smallest matching one wins
+                  if f.airport == trip.airport and trip.distance_km <= f.radius_km), None)
+    price = fixed if fixed is not None else max(prices.minimum, _cents(prices.base + prices.per_km * trip.distance_km))
+    night = prices.night
+    if night is not None and night.covers(trip.local_pickup.time().replace(tzinfo=None)):
+        price = _cents(price * (HUNDRED + night.percent) / HUNDRED)
+    return price
+
+
+def has_room(vehicle: CardVehicle, booked: int) -> bool:
+    """``booked``: bookings of this vehicle already holding a seat on the local pickup date."""
+    return vehicle.daily_capacity is None or booked < vehicle.daily_capacity
+
+
+def quote(card: RateCard, trip: Trip, booked: Mapping[str, int] | None = None) -> list[Quote]:
+    """Every vehicle the card offers for ``trip``, in card order (the search sorts by price).
+
+    ``booked``: per vehicle id, the bookings already counted on the trip's local date (absent: 0)."""
+    if refusal(card, trip) is not None:
+        return []
+    counts = booked or {}
+    return [Quote(vehicle, vehicle_price(vehicle, trip), card.currency, card.extras)
+            for vehicle in card.vehicles if has_room(vehicle, counts.get(vehicle.id, 0))]
