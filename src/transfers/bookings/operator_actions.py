@@ -118,6 +118,8 @@ async def sync_booking(svc: Services, booking_id: int, reservation_no: str, part
     endpoint = await endpoint_for(svc.db, svc.box, partner_id)
     if endpoint is None:
         return SyncResult(False, None, None, None, "the partner is unknown")
+    if endpoint.hosted:  # a hosted partner answers in the portal, not by GET /booking/info
+        return SyncResult(False, None, None, None, "a hosted partner answers in its portal, not by a sync")
     result = await svc.partner_client.call(endpoint, "GET", info_path(reservation_no), None,
                                            timeout=svc.settings.partner_timeout_seconds)
     if not result.ok:

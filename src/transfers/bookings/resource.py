@@ -1,4 +1,5 @@
-"""The BookingResource of SPEC.md 2.6 (plus DECISIONS 5's driver, meeting_point, created_at)."""
+"""The BookingResource of SPEC.md 2.6 (plus DECISIONS 5's driver, meeting_point, created_at and
+DECISIONS 14's cancellation_policy, cancellation and amendment)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from transfers.bookings.state import DRIVER_VISIBLE, BookingStatus, is_cancelable
+from transfers.cancellation.views import amendment_view, cancellation_view, policy_view, stored_policy
 from transfers.search.airports import local_time
 
 # The stored fields the resource is built from: GET booking reads only these (decoding the other
@@ -15,6 +17,8 @@ RESOURCE_FIELDS = (
     "flight_number", "adult", "children", "infant", "passenger_name", "passenger_surname", "passenger_email",
     "passenger_phone", "vehicle_make", "vehicle_model", "vehicle_type", "total", "currency", "distance_km",
     "booking_type", "extras", "driver_name", "driver_phone", "driver_plate", "meeting_point", "created_at",
+    # DECISIONS 14
+    "cancellation_policy", "cancellation_fee", "cancellation_refund", "cancelled_at", "cancelled_by", "amendment",
 )
 
 
@@ -46,6 +50,11 @@ def booking_resource(row: dict[str, Any], now: datetime) -> dict[str, Any]:
         "driver": driver,
         "meeting_point": row["meeting_point"] if status in DRIVER_VISIBLE else None,
         "created_at": row["created_at"].isoformat(),
+        # DECISIONS 14: the policy it was sold with, what its cancellation cost, its latest amendment
+        "cancellation_policy": policy_view(stored_policy(row["cancellation_policy"]), pickup_at=pickup_at, now=now,
+                                           iata=row["airport_iata"]),
+        "cancellation": cancellation_view(row),
+        "amendment": amendment_view(row),
     }
 
 

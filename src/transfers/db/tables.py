@@ -327,6 +327,21 @@ idempotency_keys = Table(
     UniqueConstraint("client_id", "key"),
 )
 
+
+# --- issue 15: cancellation policies, fees and amendments (DECISIONS 14; migration 0008) -------------
+# Columns added to existing tables, kept together here so the other issues' blocks never collide.
+# A policy is its JSON tiers (``cancellation/policy.py``); NULL means "free until pickup".
+partners.append_column(Column("cancellation_policy", JSON, nullable=True))  # the partner's default
+search_vehicles.append_column(Column("cancellation_policy", JSON, nullable=True))  # as quoted
+bookings.append_column(Column("cancellation_policy", JSON, nullable=True))  # as sold
+bookings.append_column(Column("cancellation_fee", Money, nullable=True))  # kept on cancel
+bookings.append_column(Column("cancellation_refund", Money, nullable=True))  # fee + refund = total
+bookings.append_column(Column("cancelled_at", UTCDateTime, nullable=True))
+bookings.append_column(Column("cancelled_by", String(16), nullable=True))  # client | partner | operator
+# The latest amendment: {"status", "changes", "message", "requested_at", "decided_at"} (amendments.py).
+bookings.append_column(Column("amendment", JSON, nullable=True))
+
+
 # --- issue 16: hosted partners, rate cards, partner users, daily capacity, partner e-mails ------------
 # (DECISIONS 16; migration 0009). ``partners.hosted`` is added to the partners table there.
 

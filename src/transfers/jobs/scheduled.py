@@ -15,6 +15,8 @@ from transfers.bookings import operator_actions, partner_updates
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.state import BookingStatus
+from transfers.hosted import jobs as hosted_jobs
+from transfers.hosted import mail as hosted_mail
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.dispatcher import EFFECTS, Ending
 from transfers.outbox.kinds import MessageKind
@@ -101,6 +103,9 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     ("complete_rides", "completed", complete_rides),
     ("reconcile", "reconciled", reconcile),
     ("prune_partner_health", "health_pruned", prune_partner_health),
+    # issue 16: hosted partners' unaccepted bookings declined; e-mails to partner users sent
+    ("auto_decline_hosted", "auto_declined", hosted_jobs.auto_decline),
+    ("partner_emails", "emailed", hosted_mail.send_due),
 )
 
 

@@ -59,6 +59,7 @@ class PartnerEndpoint:
     """The secret a rotation replaced (partners/rotation.py): calls carry its signature as well
     until ``previous_until``, so a partner still verifying with it keeps accepting them."""
     previous_until: datetime | None = None
+    hosted: bool = False  # issue 16: no server; the outbox answers for it in-process (hosted/inprocess.py)
 
     def extra_secrets(self, now: datetime) -> tuple[str, ...]:
         if self.previous_signing_secret and self.previous_until is not None and now < self.previous_until:

@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.cancellation.policy import from_json
 from transfers.db.tables import partners
 from transfers.partners.models import PartnerRecord
 
@@ -18,17 +19,19 @@ def _record(row: Any) -> PartnerRecord:
         partner_id=int(row.id), name=row.name, base_url=row.base_url,
         airports=tuple(a for a in row.airports.split(",") if a), markup_percent=Decimal(row.markup_percent),
         status=row.status, is_sandbox=bool(row.is_sandbox), hosted=bool(row.hosted),
+        cancellation_policy=None if row.cancellation_policy is None else from_json(row.cancellation_policy),
     )
 
 
 async def insert_partner(conn: AsyncConnection, *, name: str, base_url: str, airports: tuple[str, ...],
                          markup_percent: Decimal, token_enc: str, secret_enc: str, now: datetime,
-                         is_sandbox: bool = False, hosted: bool = False) -> int:
+                         is_sandbox: bool = False, hosted: bool = False,
+                         cancellation_policy: list[dict[str, Any]] | None = None) -> int:
     return int((await conn.execute(
         insert(partners).values(
             name=name, base_url=base_url, airports=",".join(airports), markup_percent=markup_percent,
             status="enabled", outbound_token_enc=token_enc, signing_secret_enc=secret_enc,
-            is_sandbox=is_sandbox, created_at=now, hosted=hosted,
+            is_sandbox=is_sandbox, created_at=now, hosted=hosted, cancellation_policy=cancellation_policy,
         ).returning(partners.c.id)
     )).scalar_one())
 
