@@ -61,6 +61,10 @@ async def test_a_hosted_partner_answers_in_the_same_fan_out_with_its_markup(
         ("Child seat", 8.8, "PER_ITEM"), ("Meet & greet", 13.2, "PER_BOOKING")]
     prices = [v["price"] for v in found["vehicles"]]
     assert prices == sorted(prices)  # sorted with everyone else's
+    # the card's cancellation policy is sold with every vehicle of the card (DECISIONS 14 and 16)
+    assert sedan["cancellation_policy"]["tiers"] == [{"hours_before_pickup": 24, "fee_percent": 0},
+                                                     {"hours_before_pickup": 0, "fee_percent": 100}]
+    assert sedan["cancellation_policy"]["free_until"] is not None
 
 
 async def test_party_size_currency_and_night_surcharge(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Set
+from typing import Any
 
 import structlog
 
@@ -26,9 +27,11 @@ from transfers.search.fanout import PartnerAnswer
 log = structlog.get_logger("transfers.search")
 
 
-def _wire(quote: pricing.Quote) -> WireVehicle:
+def _wire(quote: pricing.Quote, policy: list[dict[str, Any]] | None) -> WireVehicle:
     """The quote in the shape a server partner's answer has after validation (``model_construct``:
-    the card's values were validated when it was set)."""
+    the card's values were validated when it was set). ``policy``: the card's cancellation policy,
+    sent with every vehicle as a server partner may (DECISIONS 14: it wins over the partner's
+    default)."""
     v = quote.vehicle
     return WireVehicle.model_construct(
         id=v.id, make=v.make, model=v.model, type=v.type, price=quote.net_price, currency=quote.currency,
@@ -36,6 +39,7 @@ def _wire(quote: pricing.Quote) -> WireVehicle:
                                               small_bags=v.small_bags),
         extras=[WireExtra.model_construct(id=e.id, name=e.name, price=e.price, pricing_type=e.pricing_type)
                 for e in quote.extras],
+        cancellation_policy=policy,
     )
 
 
@@ -48,7 +52,8 @@ async def answer(db: Database, partner: PartnerRecord, card: RateCard, trip: pri
         async with db.read() as conn:
             booked = await repo.booked_on(conn, partner.partner_id, trip.local_date)
     quotes = [q for q in pricing.quote(card, trip, booked) if q.vehicle.type in vehicle_types]
-    return PartnerAnswer(partner, [_wire(q) for q in quotes], None)
+    policy = None if card.cancellation_policy is None else [dict(tier) for tier in card.cancellation_policy]
+    return PartnerAnswer(partner, [_wire(q, policy) for q in quotes], None)
 
 
 async def ask_hosted(db: Database, hosted: list[tuple[PartnerRecord, RateCard]], trip: pricing.Trip, *,
