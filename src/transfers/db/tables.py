@@ -25,6 +25,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
 )
 
 from transfers.db.types import Money, UTCDateTime
@@ -428,6 +429,58 @@ partner_search_minutes = Table(
     UniqueConstraint("partner_id", "minute"),
     Index("ix_partner_search_minutes_minute", "minute"),
 )
+
+# --- issue 13 (operator console, DECISIONS 15): operators, browser sessions, sign-in throttling --------
+# ``web_sessions`` and ``web_signin_failures`` serve every signed-in web area (``realm``: "console"
+# for operators, "partner" for the partner portal's users): ``user_id`` is that realm's user's id.
+
+operators = Table(
+    "operators",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("email", String(320), nullable=False, unique=True),  # stored lower-case
+    Column("role", String(16), nullable=False),
+    Column("password_hash", String(255), nullable=False),  # argon2id (webauth/passwords.py)
+    Column("status", String(16), nullable=False, server_default="active"),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("disabled_at", UTCDateTime, nullable=True),
+    CheckConstraint("role IN ('admin', 'support')", name="role"),
+    CheckConstraint("status IN ('active', 'disabled')", name="status"),
+)
+
+web_sessions = Table(
+    "web_sessions",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("realm", String(16), nullable=False),
+    Column("user_id", BigInteger, nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),  # sha256 of the cookie's token
+    Column("csrf_token", String(64), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("last_seen_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Index("ix_web_sessions_realm_user", "realm", "user_id"),
+)
+
+web_signin_failures = Table(
+    "web_signin_failures",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("realm", String(16), nullable=False),
+    Column("email", String(320), nullable=False),  # as typed, lower-cased, cut to 320
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_web_signin_failures_realm_email", "realm", "email", "created_at"),
+)
+
+admin_audit_created = Index("ix_admin_audit_created", admin_audit.c.created_at, admin_audit.c.id)
+bookings_created = Index("ix_bookings_created", bookings.c.created_at, bookings.c.id)
+bookings_partner_created = Index("ix_bookings_partner_created", bookings.c.partner_id, bookings.c.created_at,
+                                 bookings.c.id)
+bookings_partner_reference = Index("ix_bookings_partner_reference", bookings.c.partner_reference)
+bookings_surname = Index("ix_bookings_surname_lower", func.lower(bookings.c.passenger_surname).label("surname_lower"),
+                         postgresql_ops={"surname_lower": "text_pattern_ops"}).ddl_if(dialect="postgresql")
+bookings_email = Index("ix_bookings_email_lower", func.lower(bookings.c.passenger_email).label("email_lower"),
+                       postgresql_ops={"email_lower": "text_pattern_ops"}).ddl_if(dialect="postgresql")
 
 
 # --- issue 14: webhooks to clients (DECISIONS 13) -------------------------------------------------
