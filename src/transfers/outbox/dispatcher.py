@@ -139,6 +139,15 @@ async def _booking_to(conn: AsyncConnection, message: OutboxMessage, change: _Cl
     return None if booking is None else await change(conn, booking, reason, actor=ACTOR, now=now)
 
 
+def _refusal_message(body: Any) -> str | None:
+    """The ``message`` of a partner's ``{"status": "Error", "message": ...}`` answer (shown to
+    clients as an amendment's rejection, recorded on declines), bounded; None when it has none."""
+    message = body.get("message") if isinstance(body, dict) else None
+    if not isinstance(message, str) or not message.strip():
+        return None
+    return message.replace("\x00", "").strip()[:1000]
+
+
 # --- delivery ------------------------------------------------------------------------------------
 
 class Dispatcher:
@@ -206,6 +215,8 @@ class Dispatcher:
         if partner_name is not None:  # metrics: the call's final outcome (a contract breach counts as "invalid")
             observe_partner_call(partner_name, kind.path, result.outcome, result.duration_ms)
         error = result.error or (answer.message if isinstance(answer, WireResult | WireCreateAnswer) else None)
+        if error is None and outcome is Verdict.PERMANENT:  # an "Error" body: keep the partner's own words
+            error = _refusal_message(result.body)
         if outcome is Verdict.DONE:
             error = None  # a partner's success message is not an error worth showing operators
         attempt = {"attempt_no": message.attempts + 1, "started_at": started, "duration_ms": result.duration_ms,
