@@ -13,6 +13,7 @@ from transfers.api.middleware import RequestPlumbing
 from transfers.api.openapi import install_openapi
 from transfers.api.ratelimit import RateLimiter
 from transfers.api.routes import booking_list, bookings, health, reference, reverse, search
+from transfers.api.routes import wallet as wallet_routes
 from transfers.clock import Clock
 from transfers.config import Settings, get_settings
 from transfers.console.app import build_console
@@ -72,6 +73,7 @@ def create_app(
     app.include_router(reference.booking_api)
     app.include_router(booking_list.router)
     app.include_router(reverse.router)
+    app.include_router(wallet_routes.router)  # issue 14: DECISIONS 12
     if settings.sandbox_partner_enabled:
         runtime.mount_sandbox_partner(app, svc)
     app.mount("/console", build_console(svc))  # issue 13: the operator console (console/app.py)
