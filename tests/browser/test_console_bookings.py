@@ -209,7 +209,8 @@ async def test_bad_input_gets_a_clear_message_changes_nothing_and_never_a_500(
     assert answer is not None and answer.status == 400
     await expect(page.get_by_text("Search is limited to 200 characters").first).to_be_visible()
     for query in ("status=NOPE", "client=-1", "client=abc", "partner=1e9", "pickup_from=2026-13-45",
-                  "cursor=%00%ff", "q=%F0%9F%9A%95%20%27%3B--", "q=%25", "q=_"):
+                  "cursor=%00%ff", "q=%F0%9F%9A%95%20%27%3B--", "q=%25", "q=_", "q=%00", "q=ab%00cd",
+                  "q=TB-%00", "q=a%40%00"):
         answer = await page.goto(f"{console_url}/bookings?{query}")
         assert answer is not None and answer.status in (200, 400), query
     await expect(page.get_by_role("heading", name="Bookings")).to_be_visible()
@@ -224,6 +225,9 @@ async def test_bad_input_gets_a_clear_message_changes_nothing_and_never_a_500(
         answer = await page.request.post(f"{console_url}/bookings/{target}/cancel",
                                          form={"csrf_token": token, "reservation_no": target, "reason": "x"})
         assert answer.status in (404, 400), (target, answer.status)
+    answer = await page.request.post(f"{console_url}/bookings/{number}/cancel",
+                                     form={"csrf_token": token, "reservation_no": number, "reason": "\x00 \x00"})
+    assert answer.status == 422 and "Give a reason." in await answer.text()
     answer = await page.request.post(f"{console_url}/bookings/{number}/cancel",
                                      form={"csrf_token": token, "reservation_no": number, "reason": "r" * 1001})
     assert answer.status == 422 and "at most 1000 characters" in await answer.text()
