@@ -7,8 +7,22 @@ from __future__ import annotations
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
-from transfers.db.tables import outbox, search_vehicles, searches
+import pytest
+
+from transfers.api.schemas import BookingResource
+from transfers.bookings.models import (
+    BOOKING_FIELDS,
+    LISTED_FIELDS,
+    VIEW_FIELDS,
+    Booking,
+    BookingView,
+    ListedBooking,
+)
+from transfers.bookings.resource import RESOURCE_FIELDS, booking_resource
+from transfers.bookings.state import BookingStatus
+from transfers.db.tables import bookings, outbox, search_vehicles, searches
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.models import (
     NEW_MESSAGE_FIELDS,
@@ -84,3 +98,69 @@ def test_a_new_message_is_pending_and_stored_with_its_ids() -> None:
     assert stored.reservation_no == "TB-1"
     listed = ListedMessage(stored, "TB-1", "Acme Cars").as_dict()
     assert set(listed) == (columns(outbox) - {"payload"}) | {"reservation_no", "partner_name"}
+
+
+# --- bookings ------------------------------------------------------------------------------------
+
+def booking_row(**changes: Any) -> dict[str, Any]:
+    """A stored row as the repository reads it: every column of ``bookings``."""
+    now = datetime(2030, 5, 1, 9, 30, tzinfo=UTC)
+    row: dict[str, Any] = {
+        "id": 7, "reservation_no": "TB-7Q2M9K4X", "client_id": 1, "partner_id": 2, "search_vehicle_id": 3,
+        "status": "APPROVED", "pay_type": "wallet", "airport_iata": "LHR", "pickup_at": now + timedelta(days=2),
+        "pickup_location": {"type": "airport", "name": "Heathrow", "iata_code": "LHR"},
+        "dropoff_location": {"type": "address", "name": "1 Main St"}, "flight_number": "BA117",
+        "extra_requests": None, "adult": 2, "children": 1, "infant": 0, "passenger_name": "Ada",
+        "passenger_surname": "Lovelace", "passenger_email": "ada@example.com", "passenger_phone": "+447911123456",
+        "suitcase": 2, "small_bags": 1, "vehicle_make": "Škoda", "vehicle_model": "Octavia", "vehicle_type": "Sedan",
+        "partner_vehicle_id": "sedan-1", "total": Decimal("44.00"), "net_total": Decimal("40.00"), "currency": "EUR",
+        "distance_km": 24, "booking_type": "ONEWAY",
+        "extras": [{"id": 1, "partner_extra_id": "seat", "name": "Child seat", "quantity": 2, "price": "4.40",
+                    "label": "Child seat x 2"}],
+        "partner_reference": "P-1", "driver_name": "Jo", "driver_phone": "+447400123457", "driver_plate": "AB12 CDE",
+        "meeting_point": "Arrivals, Costa", "cancellation_reason_id": None, "cancel_note": None, "created_at": now,
+        "updated_at": now, "idempotency_key": None, "synced_at": None, "cancel_idempotency_key": None,
+    }
+    return {**row, **changes}
+
+
+def test_a_booking_is_a_bookings_row() -> None:
+    """A column added to ``bookings`` (a migration and db/tables.py) is added to ``Booking`` too
+    (bookings/models.py); the repository reads it from then on."""
+    assert set(BOOKING_FIELDS) == columns(bookings)
+    assert set(booking_row()) == columns(bookings)
+
+
+def test_a_booking_reads_back_typed_and_moves_without_changing_in_place() -> None:
+    booking = Booking.from_row(booking_row())
+    assert booking.status is BookingStatus.APPROVED
+    assert booking.as_dict() == {**booking_row(), "status": BookingStatus.APPROVED}
+    moved = booking.moved({"status": "CANCELLED", "cancel_note": "flight cancelled"})
+    assert (moved.status, moved.cancel_note) == (BookingStatus.CANCELLED, "flight cancelled")
+    assert (booking.status, booking.cancel_note) == (BookingStatus.APPROVED, None)
+    with pytest.raises(TypeError):
+        booking.moved({"no_such_column": 1})  # a column Booking does not know is a bug, not a silent drop
+
+
+def test_the_resource_is_built_from_the_view_fields_only() -> None:
+    """``BookingView`` (what GET booking reads) holds only ``bookings`` columns, and building the
+    resource from it works: the resource reads nothing else (a slotted dataclass has no other
+    attribute). The resource from the whole row is the same, and it is the published shape."""
+    assert set(VIEW_FIELDS) <= columns(bookings)
+    assert RESOURCE_FIELDS == VIEW_FIELDS
+    now = datetime(2030, 5, 1, 10, 0, tzinfo=UTC)
+    view = BookingView.from_row(booking_row())
+    resource = booking_resource(view, now)
+    assert resource == booking_resource(Booking.from_row(booking_row()), now)
+    assert set(resource) == set(BookingResource.model_fields)
+    BookingResource.model_validate(resource)  # extra="forbid": no field the schema does not publish
+    assert resource["driver"] == {"name": "Jo", "phone": "+447400123457", "plate": "AB12 CDE"}
+    assert resource["extra_services"] == ["Child seat x 2"] and resource["price"] == {"total": "44.00",
+                                                                                      "currency": "EUR"}
+
+
+def test_an_operator_list_line_holds_bookings_columns_and_the_parties_names() -> None:
+    assert set(LISTED_FIELDS) - {"client_name", "partner_name"} <= columns(bookings)
+    row = {**booking_row(), "client_name": "Acme Travel", "partner_name": "Acme Cars"}
+    listed = ListedBooking.from_row(row)
+    assert listed.as_dict() == {name: row[name] for name in LISTED_FIELDS}

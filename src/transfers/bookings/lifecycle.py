@@ -49,6 +49,7 @@ from sqlalchemy import CTE, ColumnElement, bindparam, insert, literal, null, sel
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import repository as repo
+from transfers.bookings.models import Booking
 from transfers.bookings.state import REFUNDING, BookingStatus, check_transition
 from transfers.clients.models import REVERSE_API_PAY_TYPE
 from transfers.db.tables import booking_transitions, ledger_entries, outbox
@@ -69,8 +70,9 @@ class ConcurrentChange(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One status change as its side effects see it. ``booking``: the booking as moved (with its
-    ``id``) on the general path; on a fast path the values known before the statement runs."""
+    """One status change as its side effects see it. ``booking``: the booking's columns by name, as
+    moved (``Booking.as_dict()``, with its ``id``) on the general path; on a fast path the values
+    known before the statement runs (the created row's values; nothing for the acknowledgement)."""
 
     booking: Mapping[str, Any]
     from_status: BookingStatus | None  # None: the booking is being created
@@ -176,9 +178,9 @@ def _messages_params(change: Change, shape: FastShape) -> dict[str, Any]:
             for k in outbox_repo.MESSAGE_KEYS}
 
 
-def update_message(booking: Mapping[str, Any], payload: dict[str, Any], now: datetime) -> NewMessage:
+def update_message(booking: Booking, payload: dict[str, Any], now: datetime) -> NewMessage:
     """The partner's ``PUT /booking/update`` for a change (a client's cancellation)."""
-    return outbox_repo.new_message(partner_id=booking["partner_id"], kind=MessageKind.UPDATE.value,
+    return outbox_repo.new_message(partner_id=booking.partner_id, kind=MessageKind.UPDATE.value,
                                    payload=payload, now=now,
                                    deadline=now + UPDATE_DEADLINE, not_before=None, lease_until=None)
 
@@ -269,13 +271,9 @@ def fast_params(change: Change, shape: FastShape) -> dict[str, Any]:
 
 # --- the general path --------------------------------------------------------------------------------
 
-_LOCK = repo.BY_ID.with_for_update()  # built once
-
-
-async def lock_booking(conn: AsyncConnection, booking_id: int) -> dict[str, Any] | None:
+async def lock_booking(conn: AsyncConnection, booking_id: int) -> Booking | None:
     """Read the booking under a row lock (PostgreSQL); SQLite's write transaction already excludes others."""
-    row = (await conn.execute(_LOCK, {"b_id": booking_id})).mappings().first()
-    return dict(row) if row else None
+    return await repo.lock_by_id(conn, booking_id)
 
 
 async def create(conn: AsyncConnection, values: dict[str, Any], *, actor: str,
@@ -291,7 +289,7 @@ async def create(conn: AsyncConnection, values: dict[str, Any], *, actor: str,
 
 async def transition(
     conn: AsyncConnection,
-    booking: dict[str, Any],
+    booking: Booking,
     target: BookingStatus,
     *,
     actor: str,
@@ -299,17 +297,18 @@ async def transition(
     now: datetime,
     fields: dict[str, Any] | None = None,
     notify_partner: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> Booking:
     """Move ``booking`` (read under ``lock_booking``) to ``target`` by compare-and-set and write the
-    change's side effects; ``notify_partner``: the payload of a ``PUT /booking/update`` to send."""
-    current = BookingStatus(booking["status"])
+    change's side effects; ``notify_partner``: the payload of a ``PUT /booking/update`` to send.
+    Answers the booking as moved."""
+    current = booking.status
     check_transition(current, target)
     values = status_values(target, now, fields)
-    if not await repo.set_status(conn, booking["id"], current.value, values):
+    if not await repo.set_status(conn, booking.id, current.value, values):
         raise ConcurrentChange()
-    moved = {**booking, **values}
+    moved = booking.moved(values)
     messages = (update_message(moved, notify_partner, now),) if notify_partner is not None else ()
-    await write_effects(conn, Change(moved, current, target, actor, reason, now, messages))
+    await write_effects(conn, Change(moved.as_dict(), current, target, actor, reason, now, messages))
     return moved
 
 
@@ -323,7 +322,7 @@ async def transition_unread(
     reason: str | None,
     now: datetime,
     fields: dict[str, Any] | None = None,
-) -> dict[str, Any] | None:
+) -> Booking | None:
     """``transition`` for a caller that expects the booking in ``current`` but has not read it: the
     compare-and-set UPDATE ... RETURNING locks and reads the row in the round trip the
     ``lock_booking`` SELECT would have taken. None when the booking is not in ``current`` (nothing
@@ -332,20 +331,20 @@ async def transition_unread(
     moved = await repo.move_status(conn, booking_id, current.value, status_values(target, now, fields))
     if moved is None:
         return None
-    await write_effects(conn, Change(moved, current, target, actor, reason, now))
+    await write_effects(conn, Change(moved.as_dict(), current, target, actor, reason, now))
     return moved
 
 
-async def update_details(conn: AsyncConnection, booking: dict[str, Any], fields: dict[str, Any], *, actor: str,
-                         reason: str, now: datetime) -> dict[str, Any]:
+async def update_details(conn: AsyncConnection, booking: Booking, fields: dict[str, Any], *, actor: str,
+                         reason: str, now: datetime) -> Booking:
     """A change of the booking's details without a change of status (the driver of an APPROVED
     booking): an audit row from and to the same status, and every other side effect a change
     has (none moves money: ``ledger_move`` needs a status change)."""
-    status = BookingStatus(booking["status"])
+    status = booking.status
     values = {**fields, "updated_at": now}
-    await repo.update_fields(conn, booking["id"], values)
-    moved = {**booking, **values}
-    await write_effects(conn, Change(moved, status, status, actor, reason, now))
+    await repo.update_fields(conn, booking.id, values)
+    moved = booking.moved(values)
+    await write_effects(conn, Change(moved.as_dict(), status, status, actor, reason, now))
     return moved
 
 

@@ -223,13 +223,13 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
         reason = await find_active_reason(conn, reason_number)
         if reason is None:
             raise SpecError(Code.CANCELLATION_TYPE_INVALID)
-        booking = await lock_booking(conn, found["id"])
+        booking = await lock_booking(conn, found.id)
         if booking is None:  # gone between the read and the lock: nothing to cancel
             raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
-        if (idempotency_key is not None and booking["status"] == BookingStatus.CANCELLED
-                and booking["cancel_idempotency_key"] == idempotency_key):
+        if (idempotency_key is not None and booking.status is BookingStatus.CANCELLED
+                and booking.cancel_idempotency_key == idempotency_key):
             return CANCELLED_BODY  # this very request already cancelled it (retry after a lost answer)
-        if not is_cancelable(BookingStatus(booking["status"]), booking["pickup_at"], now):
+        if not is_cancelable(booking.status, booking.pickup_at, now):
             raise SpecError(Code.CANCELLATION_FAILED)
         try:
             await transition(
@@ -237,7 +237,7 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
                 reason=reason["name"] + (f": {note}" if note else ""), now=now,
                 fields={"cancellation_reason_id": reason["id"], "cancel_note": note,
                         "cancel_idempotency_key": idempotency_key},
-                notify_partner={"reservation_no": booking["reservation_no"], "status": "CANCELLED",
+                notify_partner={"reservation_no": booking.reservation_no, "status": "CANCELLED",
                                 "cancel_reason": reason["name"], "note": note},
             )
         except (TransitionRefused, ConcurrentChange):

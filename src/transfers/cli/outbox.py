@@ -98,22 +98,22 @@ def outbox_retry(outbox_id: int) -> None:
             booking = await bookings_repo.get_by_id(conn, message.booking_id)
             deadline = now + RETRY_WINDOW
             if message.kind == MessageKind.CREATE and booking is not None:
-                if BookingStatus(booking["status"]) in TERMINAL:
+                if booking.status in TERMINAL:
                     raise RetryRefused(
-                        f"outbox message {outbox_id} creates booking {booking['reservation_no']}, which is "
-                        f"{booking['status']} (and refunded): a retry would ask the partner for a ride the "
+                        f"outbox message {outbox_id} creates booking {booking.reservation_no}, which is "
+                        f"{booking.status.value} (and refunded): a retry would ask the partner for a ride the "
                         "booking no longer pays for. Book again instead.")
                 deadline = delivery_deadline(
-                    now, booking["pickup_at"], hours_after_creation=RETRY_WINDOW.total_seconds() / 3600,
+                    now, booking.pickup_at, hours_after_creation=RETRY_WINDOW.total_seconds() / 3600,
                     hours_before_pickup=cfg.delivery_deadline_before_pickup_hours)
                 if deadline <= now:
                     raise RetryRefused(f"outbox message {outbox_id}: the pickup of booking "
-                                       f"{booking['reservation_no']} is too close to deliver a create now")
+                                       f"{booking.reservation_no} is too close to deliver a create now")
             if not await repo.retry(conn, outbox_id, now=now, deadline=deadline):
                 raise RetryRefused(f"outbox message {outbox_id} changed meanwhile; try again")
             details = {"kind": message.kind, "previous_status": status, "attempts": message.attempts,
                        "last_error": message.last_error, "webhook_id": message.webhook_id,
-                       "reservation_no": booking["reservation_no"] if booking else None,
+                       "reservation_no": booking.reservation_no if booking else None,
                        "deadline": deadline.isoformat()}
             await record_admin_action(conn, actor=who, action="outbox.retry", subject=f"outbox:{outbox_id}",
                                       details=details, now=now)
