@@ -42,7 +42,7 @@ cleanup() {
     while read -r pid; do kill -KILL -- "-$pid" 2>/dev/null || true; done <"$PIDFILE"
   fi
   rm -f "$PIDFILE"
-  for db in "$DB" "${DB}_small"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
+  for db in "$DB" "${DB}_small" "${DB}_hosted"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
   exit "$status"
 }
 trap cleanup EXIT INT TERM
@@ -53,3 +53,9 @@ echo "database $DB created; pids in $PIDFILE" >&2
 "$PY" -m bench.suite --dsn "postgresql://$PGUSER@$PGHOST/$DB" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@" &
 SUITE_PID=$!
 wait "$SUITE_PID"
+SUITE_PID=""
+
+# Issue 16: the CPU one hosted partner (rate card, in-process) adds to a search among 10 server partners.
+createdb -h "$PGHOST" -U "$PGUSER" "${DB}_hosted"
+# shellcheck disable=SC2086
+"$PY" -m bench.hosted --dsn "postgresql://$PGUSER@$PGHOST/${DB}_hosted" ${BENCH_ARGS:-} "$@"

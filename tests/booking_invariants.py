@@ -16,7 +16,8 @@ from transfers.db.tables import booking_transitions, bookings, clients, ledger_e
 async def check_booking_invariants(db: Database) -> int:
     async with db.read() as conn:
         rows = (await conn.execute(select(bookings.c.id, bookings.c.status, bookings.c.pay_type, bookings.c.total,
-                                          bookings.c.reservation_no))).all()
+                                          bookings.c.reservation_no, bookings.c.cancellation_fee,
+                                          bookings.c.cancellation_refund))).all()
         entries = (await conn.execute(select(ledger_entries.c.booking_id, ledger_entries.c.kind,
                                              ledger_entries.c.amount)
                                       .where(ledger_entries.c.booking_id.is_not(None)))).all()
@@ -37,7 +38,7 @@ async def check_booking_invariants(db: Database) -> int:
     problems: list[str] = []
     if third_party_moves:
         problems.append(f"I5: reverse_api clients have booking ledger entries: {len(third_party_moves)}")
-    for booking_id, status, pay_type, total, reservation_no in rows:
+    for booking_id, status, pay_type, total, reservation_no, fee, refund in rows:
         moves = by_booking.get(booking_id, [])
         debits = [a for k, a in moves if k == "debit_booking"]
         refunds = [a for k, a in moves if k == "credit_refund"]
@@ -45,6 +46,11 @@ async def check_booking_invariants(db: Database) -> int:
             if debits != [-Decimal(total)]:
                 problems.append(f"I3 {reservation_no}: debits {debits} for total {total}")
             expected_refunds = [Decimal(total)] if BookingStatus(status) in REFUNDING else []
+            if status == BookingStatus.CANCELLED and refund is not None:
+                # DECISIONS 14: a client's cancel keeps the fee; no entry when nothing is refunded
+                if Decimal(fee) + Decimal(refund) != Decimal(total):
+                    problems.append(f"I4 {reservation_no}: fee {fee} + refund {refund} != total {total}")
+                expected_refunds = [Decimal(refund)] if Decimal(refund) > 0 else []
             if refunds != expected_refunds:
                 problems.append(f"I4 {reservation_no} ({status}): refunds {refunds}, expected {expected_refunds}")
         path = history.get(booking_id, [])

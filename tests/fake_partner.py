@@ -3,7 +3,8 @@
 Modes (``partner.mode``): ``ok``; ``slow`` (sleeps ``delay`` then answers); ``hang`` (never
 answers); ``status`` (answers ``status_code``); ``invalid_json``; ``error_body``
 (``{"status":"Error"}``); ``huge_body``; ``redirect``; ``garbage`` (answers ``garbage`` as JSON).
-``create_status`` chooses what a create answers (PENDING, APPROVED, DECLINED).
+``create_status`` chooses what a create answers (PENDING, APPROVED, DECLINED); ``amend_status``
+what an ``AMENDED`` update answers (Success, Error).
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ class FakePartner:
     token: str = ""
     requests: list[Recorded] = field(default_factory=list)
     url: str = ""
+    # What an ``"status": "AMENDED"`` update answers (issue 15): ``{"status": amend_status, "message": ...}``
+    amend_status: str = "Success"
+    amend_message: str = "ok"
 
     def app(self) -> Starlette:
         return Starlette(routes=[
@@ -126,6 +130,8 @@ class FakePartner:
                                                       "plate": "AB12 CDE"}
                 info["meeting_point"] = "Arrivals hall"
             return _json(info)
+        if isinstance(record.body, dict) and record.body.get("status") == "AMENDED":
+            return _json({"status": self.amend_status, "message": self.amend_message})
         return _json({"status": "Success", "message": "ok"})
 
 

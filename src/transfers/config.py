@@ -79,6 +79,18 @@ class Settings(BaseSettings):
 
     default_currency: str = "EUR"
     default_markup_percent: Decimal = Field(default=Decimal("0"), ge=0, le=100)
+    # issue 16 (DECISIONS 16): hosted partners' bookings not accepted within this many hours of their
+    # creation, or by this many hours before pickup, are declined and refunded; their e-mails.
+    hosted_accept_hours: float = Field(default=4.0, gt=0)
+    hosted_accept_before_pickup_hours: float = Field(default=2.0, ge=0)
+    smtp_url: str = ""  # smtp://user:password@host:25 (smtps:// for TLS); empty: e-mails are logged, not sent
+    smtp_from: str = "transfers@localhost"
+    smtp_timeout_seconds: float = Field(default=10.0, gt=0)
+
+    # Issue 13: partner health per minute (partners/health.py) and signing-secret rotation.
+    partner_health_flush_seconds: float = Field(default=5.0, gt=0, le=300)
+    partner_health_retention_days: int = Field(default=30, ge=1, le=3650)
+    partner_secret_overlap_hours: float = Field(default=24.0, ge=0, le=720)
 
     @field_validator("log_level")
     @classmethod
@@ -100,6 +112,14 @@ class Settings(BaseSettings):
     def _redis_url(cls, value: str) -> str:
         if value and not value.startswith(REDIS_SCHEMES):
             raise ValueError("expected empty (no Redis) or redis://host:6379/0 (rediss:// for TLS)")
+        return value
+
+    @field_validator("smtp_url")
+    @classmethod
+    def _smtp_url(cls, value: str) -> str:
+        if value and not value.startswith(("smtp://", "smtps://")):
+            raise ValueError("expected empty (e-mails logged, not sent) or smtp://user:password@host:25 "
+                             "(smtps:// for TLS)")
         return value
 
     @field_validator("public_base_url")

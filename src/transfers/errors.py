@@ -124,6 +124,19 @@ class ErrorCode(StrEnum):
     UNAVAILABLE = "UNAVAILABLE", 503, "The service cannot reach its database; retry shortly."
     # Any other status the web framework raises itself (none is known today); rendered with that status.
     HTTP_ERROR = "HTTP_ERROR", 400, "The request was refused."
+    # issue 16: the last seat of a hosted partner's vehicle on that local date went to another booking.
+    VEHICLE_UNAVAILABLE = (
+        "VEHICLE_UNAVAILABLE", 409, "This vehicle is no longer available for that day; search again.")
+    # issue 15, DECISIONS 14: amendments
+    AMENDMENT_NOT_ALLOWED = (
+        "AMENDMENT_NOT_ALLOWED", 422,
+        "This booking cannot be amended now: only PENDING_APPROVAL and APPROVED bookings, while cancelling is free.")
+    AMENDMENT_IN_PROGRESS = (
+        "AMENDMENT_IN_PROGRESS", 409, "An amendment of this booking is waiting for the partner's answer.")
+    FIELD_NOT_AMENDABLE = (
+        "FIELD_NOT_AMENDABLE", 422,
+        "Route, party, vehicle, luggage and extras cannot be amended: cancel and book again.")
+    AMENDMENT_EMPTY = "AMENDMENT_EMPTY", 422, "The amendment changes nothing."
 
 
 class SpecError(Exception):

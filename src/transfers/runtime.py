@@ -52,6 +52,7 @@ async def start(svc: Services) -> list[Stop]:
         closer = getattr(partner_app.state, "aclose", None)
         if closer is not None:
             stops.append(closer)
+    stops.append(start_health_flusher(svc))
     if svc.settings.embedded_worker:
         worker = Worker(svc, dispatcher)
         task = asyncio.create_task(worker.run(), name="transfers-worker")
@@ -64,6 +65,29 @@ async def start(svc: Services) -> list[Stop]:
         stops.append(stop_worker)
     settle_heap()
     return stops
+
+
+def start_health_flusher(svc: Services) -> Stop:
+    """Partner health (partners/health.py): this process's search counts are added to the database
+    every ``partner_health_flush_seconds`` and once more when it stops (the stop runs before the
+    database is disposed of)."""
+    from transfers.partners import health, health_repository
+
+    stopping = asyncio.Event()
+
+    async def write(tallies: dict[health.Key, health.Tally]) -> None:
+        await health_repository.add_tallies(svc.db, tallies)
+
+    task = asyncio.create_task(
+        health.run_flusher(svc.health, write, svc.settings.partner_health_flush_seconds, stopping),
+        name="transfers-partner-health")
+
+    async def stop() -> None:
+        stopping.set()
+        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(task, timeout=10)
+
+    return stop
 
 
 def settle_heap() -> None:

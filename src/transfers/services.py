@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
@@ -13,6 +13,7 @@ from transfers.config import Settings
 from transfers.db.engine import Database
 from transfers.partners.client import PartnerClient
 from transfers.partners.directory import PartnerDirectory
+from transfers.partners.health import HealthBuffer
 from transfers.partners.secrets_box import SecretBox, resolve_secret_key
 
 if TYPE_CHECKING:  # the dispatcher imports this module
@@ -37,6 +38,8 @@ class Services:
     """The reference partner mounted at /sandbox-partner (sandbox only), registered at start-up."""
     shutting_down: bool = False
     """Set when the lifespan ends: /readyz answers 503 from then on."""
+    health: HealthBuffer = field(default_factory=HealthBuffer)
+    """Search calls per partner and minute not yet flushed to the database (partners/health.py)."""
 
     @classmethod
     def build(cls, settings: Settings, *, clock: Clock | None = None, db: Database | None = None,

@@ -32,6 +32,7 @@ BOOKING_KEYS = {
     "reservation_no", "status", "pickup_location", "dropoff_location", "pickup_datetime", "flight_number",
     "passengers", "passenger", "vehicle", "price", "distance_km", "booking_type", "is_cancelable",
     "extra_services", "driver", "meeting_point", "created_at",
+    "cancellation_policy", "cancellation", "amendment",  # DECISIONS 14
 }
 DRIVER = {"name": "Jo Driver", "phone": "+33612345679", "plate": "AB-123-CD"}
 

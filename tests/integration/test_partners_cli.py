@@ -62,7 +62,7 @@ def test_create_prints_credentials_once_and_stores_them_encrypted(run: Any, data
     row = _listed(run)[created["partner_id"]]
     assert row == {"id": created["partner_id"], "name": "Heathrow Cars Ltd", "status": "enabled",
                    "base_url": "https://transfers.example.com/api", "airports": AREA, "markup": "12.5%",
-                   "sandbox": False, "hosted": False}
+                   "sandbox": False, "hosted": False, "cancellation_policy": None}
 
     async def stored() -> Any:
         db = Database(database_url, pool_size=1)

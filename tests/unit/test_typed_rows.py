@@ -120,6 +120,10 @@ def booking_row(**changes: Any) -> dict[str, Any]:
         "partner_reference": "P-1", "driver_name": "Jo", "driver_phone": "+447400123457", "driver_plate": "AB12 CDE",
         "meeting_point": "Arrivals, Costa", "cancellation_reason_id": None, "cancel_note": None, "created_at": now,
         "updated_at": now, "idempotency_key": None, "synced_at": None, "cancel_idempotency_key": None,
+        "cancellation_policy": [{"hours_before_pickup": 24, "fee_percent": "50"}, {"hours_before_pickup": 0,
+                                                                                 "fee_percent": "100"}],
+        "cancellation_fee": None,
+        "cancellation_refund": None, "cancelled_at": None, "cancelled_by": None, "amendment": None,
     }
     return {**row, **changes}
 

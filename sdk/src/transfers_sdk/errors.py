@@ -74,6 +74,11 @@ class InvalidRequest(ApiError):
     413 ``PAYLOAD_TOO_LARGE``, 422 ``INVALID_FILTER`` / ``INVALID_CURSOR``, or ``HTTP_ERROR``."""
 
 
+class AmendmentInProgress(ApiError):
+    """409 ``AMENDMENT_IN_PROGRESS``: the booking's previous amendment still waits for the partner;
+    read the booking (``amendment.status``) and try again once it is ``APPLIED`` or ``REJECTED``."""
+
+
 # The service's string codes (its ``ErrorCode`` table) -> the exception raised. A test fails when the
 # service's table has a code this mapping lacks: adding a code to the service adds its line here.
 ERROR_CLASSES: dict[str, type[ApiError]] = {
@@ -93,6 +98,11 @@ ERROR_CLASSES: dict[str, type[ApiError]] = {
     "INTERNAL_ERROR": ServerError,
     "UNAVAILABLE": ServerError,
     "HTTP_ERROR": InvalidRequest,
+    "VEHICLE_UNAVAILABLE": InvalidRequest,
+    "AMENDMENT_NOT_ALLOWED": InvalidRequest,
+    "AMENDMENT_IN_PROGRESS": AmendmentInProgress,
+    "FIELD_NOT_AMENDABLE": InvalidRequest,
+    "AMENDMENT_EMPTY": InvalidRequest,
 }
 
 

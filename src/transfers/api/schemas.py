@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
+from transfers.api.cancellation_schemas import Amendment, Cancellation, CancellationPolicy
 from transfers.errors import ErrorCode
 
 
@@ -70,6 +71,7 @@ class Vehicle(_Strict):
     currency: str
     company: str
     extra_services: list[ExtraServiceItem]
+    cancellation_policy: CancellationPolicy = Field(description="beyond SPEC: DECISIONS 14")
 
 
 class SearchResource(_Strict):
@@ -165,6 +167,9 @@ class BookingResource(_Strict):
     driver: Driver | None = Field(description="beyond SPEC: set once APPROVED")
     meeting_point: str | None = Field(description="beyond SPEC: set once APPROVED")
     created_at: datetime = Field(description="beyond SPEC: ISO 8601, UTC")
+    cancellation_policy: CancellationPolicy = Field(description="beyond SPEC: the policy it was sold with")
+    cancellation: Cancellation | None = Field(description="beyond SPEC: set once cancelled")
+    amendment: Amendment | None = Field(description="beyond SPEC: the latest amendment")
 
 
 class CreateBookingResource(_Strict):

@@ -16,10 +16,12 @@ them, so a side effect added to ``lifecycle.EFFECTS`` is written by these statem
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, bindparam, exists, func, insert, select, true, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import lifecycle
 from transfers.bookings.lifecycle import CREATED_REASON, Change, FastContext, FastShape
@@ -39,8 +41,9 @@ ACKNOWLEDGED_REASON = "partner acknowledged"
 
 # --- create ------------------------------------------------------------------------------------------
 
-async def store_created(db: Database, values: dict[str, Any], *, actor: str,
-                        message: NewMessage) -> tuple[int, OutboxMessage]:
+async def store_created(db: Database, values: dict[str, Any], *, actor: str, message: NewMessage,
+                        before: Callable[[AsyncConnection], Awaitable[None]] | None = None,
+                        ) -> tuple[int, OutboxMessage]:
     """Write a new booking (``values``: its columns, ``status`` PENDING), its "created" audit row,
     the partner's create message (``message``, from ``outbox.repository.new_message``) and, for a
     wallet payer, the debit with its ledger entry; returns (booking id, the message as stored).
@@ -48,9 +51,16 @@ async def store_created(db: Database, values: dict[str, Any], *, actor: str,
     Raises InsufficientBalance when the debit does not fit, and then nothing is written. On
     PostgreSQL all of it is one statement (``_created_statement``): one round trip instead of six,
     atomic by itself. SQLite runs ``lifecycle.create`` (the same writes one by one, the debit last)
-    in one write transaction, rolled back on InsufficientBalance."""
-    if db.is_sqlite:
+    in one write transaction, rolled back on InsufficientBalance.
+
+    ``before``: a write that must commit with the booking or not at all, run first in the same
+    transaction (a hosted vehicle's seat, ``hosted/capacity.py``; it raises to refuse the booking).
+    With one, PostgreSQL takes the general transaction too: the counter's row lock is held until the
+    booking commits, which is what makes the last seat go to exactly one booking."""
+    if db.is_sqlite or before is not None:
         async with db.write() as conn:
+            if before is not None:
+                await before(conn)
             booking_id = await lifecycle.create(conn, values, actor=actor, messages=(message,))
             message_id = await outbox_repo.id_of(conn, message.webhook_id)
         return booking_id, message.stored(message_id, booking_id)

@@ -48,11 +48,13 @@ from typing import Any, TypeVar
 from sqlalchemy import CTE, ColumnElement, bindparam, insert, literal, null, select, true
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.bookings import cancelling
 from transfers.bookings import repository as repo
 from transfers.bookings.models import Booking
 from transfers.bookings.state import REFUNDING, BookingStatus, check_transition
 from transfers.clients.models import REVERSE_API_PAY_TYPE
 from transfers.db.tables import booking_transitions, ledger_entries, outbox
+from transfers.hosted import capacity as hosted_capacity
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.kinds import MessageKind
 from transfers.outbox.models import NewMessage
@@ -199,7 +201,13 @@ def ledger_move(change: Change) -> LedgerMove | None:
         return None
     if booking["pay_type"] == REVERSE_API_PAY_TYPE:
         return None
-    return LedgerMove(booking["client_id"], kind, booking["total"], note)
+    amount: Decimal = booking["total"]
+    refund = booking.get("cancellation_refund") if change.to_status is BookingStatus.CANCELLED else None
+    if refund is not None:  # DECISIONS 14: a client's cancel keeps the fee; no entry when nothing is refunded
+        if refund <= 0:
+            return None
+        amount, note = refund, cancelling.ledger_note(booking, change.reason)
+    return LedgerMove(booking["client_id"], kind, amount, note)
 
 
 async def _ledger_write(conn: AsyncConnection, change: Change) -> None:
@@ -240,10 +248,38 @@ def _ledger_params(change: Change, shape: FastShape) -> dict[str, Any]:
 
 # Order of the general path: the ledger last, since its wallet UPDATE holds the wallet row's lock
 # until COMMIT (bench/README.md, "Profile").
+# issue 16: a hosted partner's booking that ends without a ride gives its seat of the day back.
+_SEAT_RELEASED = frozenset({BookingStatus.CANCELLED, BookingStatus.DECLINED, BookingStatus.FAILED})
+
+
+def _releases_seat(from_status: BookingStatus | None, to_status: BookingStatus) -> bool:
+    return from_status is not None and from_status != to_status and to_status in _SEAT_RELEASED
+
+
+async def _capacity_write(conn: AsyncConnection, change: Change) -> None:
+    """The seat a hosted vehicle's booking held on its local pickup date (``hosted/capacity.py``);
+    for a server partner's booking there is no counter row and nothing changes."""
+    if _releases_seat(change.from_status, change.to_status):
+        await hosted_capacity.release(conn, change.booking)
+
+
+def _capacity_fragment(ctx: FastContext) -> dict[str, CTE]:
+    # The fast statements (create: -> PENDING; acknowledgement: -> PENDING_APPROVAL) never end a
+    # booking; one that did would need the counter's UPDATE here.
+    if _releases_seat(ctx.shape.from_status, ctx.shape.to_status):
+        raise NotImplementedError("a fast statement ending a booking must give back its hosted seat")
+    return {}
+
+
+def _capacity_params(change: Change, shape: FastShape) -> dict[str, Any]:
+    return {}
+
+
 EFFECTS: tuple[SideEffect, ...] = (
     SideEffect("audit", _audit_write, _audit_fragment, _audit_params),
     SideEffect("messages", _messages_write, _messages_fragment, _messages_params),
     SideEffect("ledger", _ledger_write, _ledger_fragment, _ledger_params),
+    SideEffect("capacity", _capacity_write, _capacity_fragment, _capacity_params),
 )
 
 
@@ -336,15 +372,16 @@ async def transition_unread(
 
 
 async def update_details(conn: AsyncConnection, booking: Booking, fields: dict[str, Any], *, actor: str,
-                         reason: str, now: datetime) -> Booking:
+                         reason: str, now: datetime, messages: tuple[NewMessage, ...] = ()) -> Booking:
     """A change of the booking's details without a change of status (the driver of an APPROVED
-    booking): an audit row from and to the same status, and every other side effect a change
-    has (none moves money: ``ledger_move`` needs a status change)."""
+    booking, an amendment requested or settled): an audit row from and to the same status, the
+    outbox ``messages`` the change sends (an amendment's ``AMENDED`` update), and every other side
+    effect a change has (none moves money: ``ledger_move`` needs a status change)."""
     status = booking.status
     values = {**fields, "updated_at": now}
     await repo.update_fields(conn, booking.id, values)
     moved = booking.moved(values)
-    await write_effects(conn, Change(moved.as_dict(), status, status, actor, reason, now))
+    await write_effects(conn, Change(moved.as_dict(), status, status, actor, reason, now, messages))
     return moved
 
 

@@ -70,6 +70,14 @@ class Booking:
     idempotency_key: str | None
     synced_at: datetime | None
     cancel_idempotency_key: str | None
+    # DECISIONS 14 (issue 15): the policy it was sold with (JSON tiers; None: free until pickup), what a
+    # cancellation cost and who made it, the latest amendment
+    cancellation_policy: Any
+    cancellation_fee: Decimal | None
+    cancellation_refund: Decimal | None
+    cancelled_at: datetime | None
+    cancelled_by: str | None
+    amendment: dict[str, Any] | None
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Booking:
@@ -121,6 +129,12 @@ class BookingView:
     driver_plate: str | None
     meeting_point: str | None
     created_at: datetime
+    cancellation_policy: Any
+    cancellation_fee: Decimal | None
+    cancellation_refund: Decimal | None
+    cancelled_at: datetime | None
+    cancelled_by: str | None
+    amendment: dict[str, Any] | None
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> BookingView:

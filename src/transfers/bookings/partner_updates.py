@@ -11,7 +11,9 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.bookings import amending
 from transfers.bookings import repository as repo
+from transfers.bookings.cancelling import Canceller, cancellation_fields
 from transfers.bookings.fast_paths import ACKNOWLEDGED_REASON
 from transfers.bookings.lifecycle import driver_fields, transition, transition_unread, update_details
 from transfers.bookings.models import Booking
@@ -39,14 +41,18 @@ async def approve(conn: AsyncConnection, booking: Booking, driver: WireDriver, m
 
 
 async def cancel(conn: AsyncConnection, booking: Booking, reason: str | None, *, actor: str,
-                 now: datetime) -> Booking:
+                 now: datetime, by: Canceller = Canceller.PARTNER) -> Booking:
+    """A cancellation that is not the client's: the partner's (reverse API, info sync) or, with
+    ``by=Canceller.OPERATOR``, an operator's. Refunded in full (DECISIONS 14); a pending amendment
+    is rejected and its message withdrawn if not sent yet."""
     current = booking.status
     if current is S.CANCELLED:
         return booking
     if not can_transition(current, S.CANCELLED):
         raise UpdateRefused(f"a {current.value} booking cannot be cancelled")
-    return await transition(conn, booking, S.CANCELLED, actor=actor, reason=reason or "cancelled by partner",
-                            now=now, fields={"cancel_note": reason})
+    await amending.withdraw(conn, booking, now)
+    return await transition(conn, booking, S.CANCELLED, actor=actor, reason=reason or f"cancelled by {by.value}",
+                            now=now, fields={"cancel_note": reason, **cancellation_fields(booking, by, now)})
 
 
 async def acknowledge(conn: AsyncConnection, booking: Booking, *, actor: str, now: datetime,

@@ -41,7 +41,10 @@ _MOVE_STATUS = _SET_STATUS.returning(*bookings.c)
 
 _VEHICLE = [c.label(f"v_{c.name}") for c in search_vehicles.c]
 _PARTNER = [partners.c.name.label("p_name"), partners.c.base_url.label("p_base_url"),
-            partners.c.outbound_token_enc.label("p_token_enc"), partners.c.signing_secret_enc.label("p_secret_enc")]
+            partners.c.outbound_token_enc.label("p_token_enc"), partners.c.signing_secret_enc.label("p_secret_enc"),
+            partners.c.previous_signing_secret_enc.label("p_previous_secret_enc"),  # issue 13: rotation overlap
+            partners.c.previous_secret_until.label("p_previous_until"),
+            partners.c.hosted.label("p_hosted")]
 # The caller's unexpired search, the chosen vehicle and its partner's endpoint in one statement: the
 # vehicle (and its partner) are outer-joined, so a visible search with an unknown vehicle number
 # still answers (SPEC 7.2 tells "no such search" from "no such vehicle").
@@ -67,6 +70,9 @@ class OfferSource:
     base_url: str
     token_enc: str
     secret_enc: str
+    previous_secret_enc: str | None = None  # issue 13: the signing secret a rotation replaced
+    previous_until: datetime | None = None  # ... sent as a second signature until then
+    hosted: bool = False  # issue 16: a hosted partner's vehicle holds a seat of its daily capacity
 
 
 async def find_offer(db: Database, *, client_id: int, search_id: str, vehicle_no: int | None,
@@ -81,7 +87,8 @@ async def find_offer(db: Database, *, client_id: int, search_id: str, vehicle_no
     if row["v_id"] is None:
         return search, None, None
     source = OfferSource(row["v_id"], row["v_partner_id"], row["p_name"], row["p_base_url"], row["p_token_enc"],
-                         row["p_secret_enc"])
+                         row["p_secret_enc"], row["p_previous_secret_enc"], row["p_previous_until"],
+                         bool(row["p_hosted"]))
     return search, Offer.from_row(row, "v_"), source
 
 

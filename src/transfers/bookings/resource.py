@@ -1,4 +1,5 @@
-"""The BookingResource of SPEC.md 2.6 (plus DECISIONS 5's driver, meeting_point, created_at)."""
+"""The BookingResource of SPEC.md 2.6 (plus DECISIONS 5's driver, meeting_point, created_at and
+DECISIONS 14's cancellation_policy, cancellation and amendment)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from transfers.bookings.models import VIEW_FIELDS, Booking, BookingView
 from transfers.bookings.state import DRIVER_VISIBLE, is_cancelable
+from transfers.cancellation.views import amendment_view, cancellation_view, policy_view, stored_policy
 from transfers.search.airports import local_time
 
 # The stored fields the resource is built from (``BookingView``'s): GET booking reads only these.
@@ -41,6 +43,11 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "driver": driver,
         "meeting_point": b.meeting_point if status in DRIVER_VISIBLE else None,
         "created_at": b.created_at.isoformat(),
+        # DECISIONS 14: the policy it was sold with, what its cancellation cost, its latest amendment
+        "cancellation_policy": policy_view(stored_policy(b.cancellation_policy), pickup_at=b.pickup_at, now=now,
+                                           iata=b.airport_iata),
+        "cancellation": cancellation_view(b),
+        "amendment": amendment_view(b),
     }
 
 

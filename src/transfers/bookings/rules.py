@@ -180,6 +180,12 @@ def _extras(value: Any, offer: Offer) -> list[ChosenExtra]:
     return chosen
 
 
+# The field checks, by name, for the amendment rules (``bookings/amendments.py``).
+required_text = _text
+phone_number = _phone
+email_address = _email
+
+
 def reason_id(raw: str) -> int:
     if raw == "":
         raise SpecError(Code.CANCELLATION_TYPE_REQUIRED)

@@ -9,8 +9,9 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from transfers import failpoints
-from transfers.bookings import fast_paths
+from transfers.bookings import amending, fast_paths
 from transfers.bookings import repository as repo
+from transfers.bookings.cancelling import Canceller, cancellation_fields, quote
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, transition
 from transfers.bookings.reservation import could_exist, new_reservation_no
 from transfers.bookings.resource import booking_resource
@@ -24,7 +25,8 @@ from transfers.bookings.rules import (
 )
 from transfers.bookings.state import BookingStatus, TransitionRefused, is_cancelable
 from transfers.clients.models import ClientPrincipal, Permission
-from transfers.errors import Code, SpecError
+from transfers.errors import Code, ErrorCode, ServiceError, SpecError
+from transfers.hosted import capacity as hosted_capacity
 from transfers.observability import metrics
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.kinds import MessageKind
@@ -118,8 +120,11 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
             not_before=now + timedelta(seconds=settings.partner_create_budget_seconds + 1),
             lease_until=now + timedelta(seconds=settings.outbox_lease_seconds) if leased else None)
         try:
-            booking_id, stored = await fast_paths.store_created(svc.db, values, actor=f"client:{client.client_id}",
-                                                                message=message)
+            booking_id, stored = await fast_paths.store_created(
+                svc.db, values, actor=f"client:{client.client_id}", message=message,
+                before=hosted_capacity.claimer(values) if source.hosted else None)
+        except hosted_capacity.VehicleFull:
+            raise ServiceError(ErrorCode.VEHICLE_UNAVAILABLE) from None
         except InsufficientBalance:
             metrics.WALLET_REFUSALS.inc()
             raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None
@@ -130,7 +135,9 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
         # Counted here, where the booking was written: an idempotent replay never gets this far.
         metrics.BOOKINGS_CREATED.inc()
         return _Created(booking_id, stored, endpoint_of(
-            source.partner_id, source.partner_name, source.base_url, source.token_enc, source.secret_enc, svc.box))
+            source.partner_id, source.partner_name, source.base_url, source.token_enc, source.secret_enc, svc.box,
+            previous_secret_enc=source.previous_secret_enc, previous_until=source.previous_until,
+            hosted=source.hosted))
     raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable
 
 
@@ -167,6 +174,8 @@ def _booking_values(client: ClientPrincipal, search: SearchedTrip, offer: Offer,
         "extras": [{"id": c.extra.id, "partner_extra_id": c.extra.partner_extra_id, "name": c.extra.name,
                     "quantity": c.quantity, "price": str(c.extra.price), "label": c.label} for c in request.extras],
         "created_at": now, "updated_at": now, "idempotency_key": idempotency_key,
+        # DECISIONS 14: sold with the policy the search showed for this vehicle
+        "cancellation_policy": offer.cancellation_policy.public(),
     }
 
 
@@ -229,14 +238,19 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
         if (idempotency_key is not None and booking.status is BookingStatus.CANCELLED
                 and booking.cancel_idempotency_key == idempotency_key):
             return CANCELLED_BODY  # this very request already cancelled it (retry after a lost answer)
+        # The fee's tier is decided by the clock read here, with the booking's row locked, just
+        # before the change commits (DECISIONS 14): what a quote promised until its valid_until holds.
+        now = svc.clock.now()
         if not is_cancelable(booking.status, booking.pickup_at, now):
             raise SpecError(Code.CANCELLATION_FAILED)
+        await amending.withdraw(conn, booking, now)
         try:
             await transition(
                 conn, booking, BookingStatus.CANCELLED, actor=f"client:{client.client_id}",
                 reason=reason["name"] + (f": {note}" if note else ""), now=now,
                 fields={"cancellation_reason_id": reason["id"], "cancel_note": note,
-                        "cancel_idempotency_key": idempotency_key},
+                        "cancel_idempotency_key": idempotency_key,
+                        **cancellation_fields(booking, Canceller.CLIENT, now)},
                 notify_partner={"reservation_no": booking.reservation_no, "status": "CANCELLED",
                                 "cancel_reason": reason["name"], "note": note},
             )
@@ -244,3 +258,25 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
             raise SpecError(Code.CANCELLATION_FAILED) from None
     failpoints.hit("cancel.after_commit")
     return CANCELLED_BODY
+
+
+async def cancellation_quote(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> dict[str, Any]:
+    """``GET /booking/cancellation-quote`` (DECISIONS 14): what cancelling now would cost. Codes as
+    for cancel (1200, 1201). ``fee``/``refund`` are null when the booking cannot be cancelled."""
+    if not reservation_no:
+        raise SpecError(Code.CANCELLATION_RESERVATION_REQUIRED)
+    if not could_exist(reservation_no):
+        raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
+    async with svc.db.read() as conn:
+        booking = await repo.get_for_client(conn, client.client_id, reservation_no)
+    if booking is None:
+        raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
+    now = svc.clock.now()
+    answer: dict[str, Any] = {"reservation_no": booking.reservation_no, "cancelable": False, "fee": None,
+                              "refund": None, "currency": booking.currency, "valid_until": None}
+    if is_cancelable(booking.status, booking.pickup_at, now):
+        priced = quote(booking, now)
+        answer.update(cancelable=True, fee=f"{priced.fee:.2f}", refund=f"{priced.refund:.2f}",
+                      valid_until=None if priced.valid_until is None
+                      else local_time(booking.airport_iata, priced.valid_until).isoformat())
+    return answer

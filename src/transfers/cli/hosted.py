@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +70,30 @@ def rate_card_get(partner_id: int) -> None:
     if card is None:
         fail(f"partner {partner_id} has no rate card yet (transfers partners rate-card set {partner_id} --file ...)")
     print_json(card)
+
+
+@click.group("users")
+def users_group() -> None:
+    """Partner users: who signs in to the partner portal (/partner/)."""
+
+
+@users_group.command("create")
+@click.option("--partner", "partner_id", type=int, required=True, help="the partner's id")
+@click.option("--email", required=True)
+@click.option("--password-stdin", is_flag=True, help="read the password from stdin instead of generating one")
+def users_create(partner_id: int, email: str, password_stdin: bool) -> None:
+    """Create a portal account; prints its password once (a generated one unless --password-stdin)."""
+    from transfers.hosted import users
+
+    password = sys.stdin.readline().rstrip("\r\n") if password_stdin else None
+    try:
+        made = with_db(lambda db, clock: users.create_partner_user(
+            db, clock, partner_id=partner_id, email=email, password=password, actor=actor()))
+    except users.UserRefused as exc:
+        fail(str(exc))
+        return
+    except users.UnknownPartner as exc:
+        fail(f"no {exc}")
+        return
+    print_json({"user_id": made.user_id, "partner_id": made.partner_id, "email": made.email,
+                "password": made.password})

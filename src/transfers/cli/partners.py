@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import click
 
+from transfers.cancellation.policy import Policy, PolicyError, parse_spec
 from transfers.cli.common import actor, fail, print_json, settings, with_db
 from transfers.cli.tables import render
 from transfers.partners import service
@@ -46,6 +48,20 @@ def parse_markup(text: str) -> Decimal:
     return value
 
 
+POLICY_HELP = ("default cancellation policy: HOURS:PERCENT tiers, e.g. 48:0,24:50,0:100 "
+               "(free until 48 h before pickup, then 50 %, from 24 h 100 %); 'none': free until pickup")
+
+
+def parse_policy_option(text: str | None) -> Policy | None:
+    """``--cancellation-policy``: None when not given or ``none``; otherwise a well-formed policy."""
+    if text is None or text.strip().lower() == "none":
+        return None
+    try:
+        return parse_spec(text)
+    except PolicyError as exc:
+        raise ValueError(f"--cancellation-policy: {exc}") from None
+
+
 def _box() -> SecretBox:
     try:
         return SecretBox(resolve_secret_key(settings()))
@@ -68,7 +84,9 @@ def partners_group() -> None:
               help="percent added to the partner's prices [default: TRANSFERS_DEFAULT_MARKUP_PERCENT]")
 @click.option("--hosted", is_flag=True,
               help="no server of its own: prices from its rate card (partners rate-card set), bookings in the portal")
-def partners_create(name: str, base_url: str | None, airports: str, markup: str | None, hosted: bool) -> None:
+@click.option("--cancellation-policy", "cancellation_policy", default=None, help=POLICY_HELP)
+def partners_create(name: str, base_url: str | None, airports: str, markup: str | None, hosted: bool,
+                    cancellation_policy: str | None) -> None:
     """Register a partner; prints its reverse-API key, outbound token and signing secret once
     (a --hosted partner: its reverse-API key only)."""
     cfg = settings()
@@ -84,6 +102,7 @@ def partners_create(name: str, base_url: str | None, airports: str, markup: str 
         markup_percent = parse_markup(markup) if markup is not None else cfg.default_markup_percent
         url = "" if base_url is None else check_base_url(base_url.strip(),
                                                          allow_private=cfg.private_partner_urls_allowed)
+        policy = parse_policy_option(cancellation_policy)
     except InvalidPartnerUrl as exc:
         fail(f"--base-url: {exc}")
         return
@@ -100,7 +119,7 @@ def partners_create(name: str, base_url: str | None, airports: str, markup: str 
         return
     created = with_db(lambda db, clock: service.register_partner(
         db, clock, box, name=name, base_url=url, airports=area, markup_percent=markup_percent,
-        allow_private=cfg.private_partner_urls_allowed, actor=actor(),
+        allow_private=cfg.private_partner_urls_allowed, actor=actor(), cancellation_policy=policy,
     ))
     print_json({"partner_id": created.partner_id, "api_key": created.api_key,
                 "outbound_token": created.outbound_token, "signing_secret": created.signing_secret})
@@ -113,7 +132,8 @@ def partners_list(as_json: bool) -> None:
     rows: list[dict[str, Any]] = [
         {"id": p.partner_id, "name": p.name, "status": p.status, "base_url": p.base_url,
          "airports": ",".join(p.airports), "markup": f"{p.markup_percent.normalize():f}%",
-         "sandbox": p.is_sandbox, "hosted": p.hosted}
+         "sandbox": p.is_sandbox, "hosted": p.hosted,
+         "cancellation_policy": p.cancellation_policy.spec() if p.cancellation_policy else None}
         for p in with_db(lambda db, _clock: service.list_partners(db))
     ]
     if as_json:
@@ -145,6 +165,57 @@ def partners_enable(partner_id: int) -> None:
     """Ask a disabled partner again (searches do within TRANSFERS_PARTNER_CACHE_SECONDS)."""
     _set_status(partner_id, "enabled")
 
+
+def _finite(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):  # FloatRange lets "nan" through
+        raise click.BadParameter("must be a number of hours from 0 to 720")
+    return value
+
+
+@partners_group.command("rotate-secret")
+@click.argument("partner_id", type=int)
+@click.option("--overlap-hours", type=click.FloatRange(min=0, max=720), default=None, callback=_finite,
+              help="how long calls also carry the old secret's signature "
+                   "[default: TRANSFERS_PARTNER_SECRET_OVERLAP_HOURS, 24]")
+def partners_rotate_secret(partner_id: int, overlap_hours: float | None) -> None:
+    """Give a partner a new signing secret; prints it once. Calls carry both signatures (new and
+    old) during the overlap, so the partner can switch whenever it likes within it."""
+    from datetime import timedelta
+
+    from transfers.partners import rotation
+
+    hours = settings().partner_secret_overlap_hours if overlap_hours is None else overlap_hours
+    box = _box()
+    try:
+        rotated = with_db(lambda db, clock: rotation.rotate_signing_secret(
+            db, clock, box, partner_id, overlap=timedelta(hours=hours), actor=actor()))
+    except service.PartnerNotFound as exc:
+        fail(f"no {exc}")
+        return
+    except rotation.RotationRefused as exc:
+        fail(str(exc))
+        return
+    print_json({"partner_id": rotated.partner_id, "signing_secret": rotated.signing_secret,
+                "previous_secret_valid_until": rotated.previous_valid_until.isoformat()})
+
+
+
+@partners_group.command("update")
+@click.argument("partner_id", type=int)
+@click.option("--cancellation-policy", "cancellation_policy", required=True, help=POLICY_HELP)
+def partners_update(partner_id: int, cancellation_policy: str) -> None:
+    """Change a partner's default cancellation policy (offers quoted from then on carry it; booked
+    bookings keep theirs). Prints {"partner_id", "cancellation_policy"}."""
+    try:
+        policy = parse_policy_option(cancellation_policy)
+    except ValueError as exc:
+        fail(str(exc))
+        return
+    try:
+        with_db(lambda db, clock: service.set_cancellation_policy(db, clock, partner_id, policy, actor=actor()))
+    except service.PartnerNotFound as exc:
+        fail(f"no {exc}")
+    print_json({"partner_id": partner_id, "cancellation_policy": None if policy is None else policy.public()})
 
 
 @partners_group.command("check")

@@ -83,6 +83,10 @@ partners = Table(
     Column("is_sandbox", Boolean, nullable=False, server_default="0"),
     Column("created_at", UTCDateTime, nullable=False),
     Column("hosted", Boolean, nullable=False, server_default="0"),  # issue 16: prices from its rate card
+    # Issue 13: the signing secret replaced by the last rotation, still sent (second signature)
+    # until ``previous_secret_until`` (partners/rotation.py).
+    Column("previous_signing_secret_enc", Text, nullable=True),
+    Column("previous_secret_until", UTCDateTime, nullable=True),
     CheckConstraint("status IN ('enabled', 'disabled')", name="status"),
 )
 
@@ -322,6 +326,21 @@ idempotency_keys = Table(
     UniqueConstraint("client_id", "key"),
 )
 
+
+# --- issue 15: cancellation policies, fees and amendments (DECISIONS 14; migration 0008) -------------
+# Columns added to existing tables, kept together here so the other issues' blocks never collide.
+# A policy is its JSON tiers (``cancellation/policy.py``); NULL means "free until pickup".
+partners.append_column(Column("cancellation_policy", JSON, nullable=True))  # the partner's default
+search_vehicles.append_column(Column("cancellation_policy", JSON, nullable=True))  # as quoted
+bookings.append_column(Column("cancellation_policy", JSON, nullable=True))  # as sold
+bookings.append_column(Column("cancellation_fee", Money, nullable=True))  # kept on cancel
+bookings.append_column(Column("cancellation_refund", Money, nullable=True))  # fee + refund = total
+bookings.append_column(Column("cancelled_at", UTCDateTime, nullable=True))
+bookings.append_column(Column("cancelled_by", String(16), nullable=True))  # client | partner | operator
+# The latest amendment: {"status", "changes", "message", "requested_at", "decided_at"} (amendments.py).
+bookings.append_column(Column("amendment", JSON, nullable=True))
+
+
 # --- issue 16: hosted partners, rate cards, partner users, daily capacity, partner e-mails ------------
 # (DECISIONS 16; migration 0009). ``partners.hosted`` is added to the partners table there.
 
@@ -377,4 +396,29 @@ partner_emails = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Column("sent_at", UTCDateTime, nullable=True),
     Index("ix_partner_emails_status_next", "status", "next_attempt_at"),
+)
+
+# --- issue 13 (part 2): partner health per minute, signing-secret rotation -------------------------
+# Latency histogram bounds (milliseconds, each bucket counts durations <= its bound and above the
+# previous one; the last column counts everything slower). Fixed: changing them is a migration.
+LATENCY_BOUNDS_MS = (25, 50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000)
+LATENCY_COLUMNS = (*(f"lat_le_{bound}" for bound in LATENCY_BOUNDS_MS), "lat_inf")
+# The partner client's outcomes (partners/client.py ``Outcome``), one counter column each.
+SEARCH_OUTCOMES = ("ok", "timeout", "connect_error", "http_error", "invalid", "too_large", "redirect", "blocked")
+
+# One row per partner and UTC minute with at least one search call: counts and a latency summary,
+# never a row per call (partners/health.py buffers in-process and adds to these rows).
+partner_search_minutes = Table(
+    "partner_search_minutes",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("partner_id", ForeignKey("partners.id"), nullable=False),
+    Column("minute", UTCDateTime, nullable=False),
+    Column("calls", Integer, nullable=False),
+    *(Column(f"outcome_{name}", Integer, nullable=False, server_default="0") for name in SEARCH_OUTCOMES),
+    Column("latency_sum_ms", BigInteger, nullable=False, server_default="0"),
+    Column("latency_max_ms", Integer, nullable=False, server_default="0"),
+    *(Column(name, Integer, nullable=False, server_default="0") for name in LATENCY_COLUMNS),
+    UniqueConstraint("partner_id", "minute"),
+    Index("ix_partner_search_minutes_minute", "minute"),
 )

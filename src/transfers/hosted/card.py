@@ -16,7 +16,7 @@ from datetime import date, time
 from decimal import Decimal
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, Literal, cast
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
@@ -24,6 +24,7 @@ from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped
 from transfers.cancellation import policy
 from transfers.search.airports import is_known
 
+PricingType = Literal["PER_BOOKING", "PER_ITEM"]
 SCHEMA_RESOURCE = "openapi/rate-card.schema.json"
 
 
@@ -95,7 +96,7 @@ class CardExtra:
     id: str
     name: str
     price: Decimal
-    pricing_type: str
+    pricing_type: PricingType
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +226,7 @@ def _typed(card: dict[str, Any]) -> RateCard:
     policy = card.get("cancellation_policy")
     return RateCard(
         currency=card["currency"], min_lead_hours=card["min_lead_hours"], vehicles=tuple(vehicles),
-        extras=tuple(CardExtra(e["id"], e["name"], Decimal(e["price"]), e["pricing_type"])
+        extras=tuple(CardExtra(e["id"], e["name"], Decimal(e["price"]), cast(PricingType, e["pricing_type"]))
                      for e in card.get("extras", [])),
         blackout_dates=frozenset(date.fromisoformat(d) for d in card.get("blackout_dates", [])),
         cancellation_policy=None if policy is None else tuple(dict(t) for t in policy),

@@ -13,11 +13,12 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.db.tables import hosted_capacity, partners, rate_cards
+from transfers.bookings.models import Booking
+from transfers.db.tables import bookings, hosted_capacity, partner_emails, partner_users, partners, rate_cards
 
 
 async def get_card(conn: AsyncConnection, partner_id: int) -> dict[str, Any] | None:
@@ -77,3 +78,108 @@ async def release_seat(conn: AsyncConnection, *, partner_id: int, vehicle_id: st
         hosted_capacity.c.partner_id == partner_id, hosted_capacity.c.vehicle_id == vehicle_id,
         hosted_capacity.c.local_date == local_date.isoformat(), hosted_capacity.c.booked > 0,
     ).values(booked=hosted_capacity.c.booked - 1))
+
+
+# --- e-mails to a partner's users (hosted/mail.py) ---------------------------------------------------
+
+async def enqueue_email(conn: AsyncConnection, *, partner_id: int, booking_id: int, kind: str, now: datetime) -> None:
+    """One e-mail per (kind, booking), whatever re-deliveries happen: the unique ``dedupe_key``
+    makes a second enqueue a no-op."""
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    await conn.execute(dialect.insert(partner_emails).values(
+        partner_id=partner_id, booking_id=booking_id, kind=kind, dedupe_key=f"{kind}:{booking_id}",
+        status="pending", attempts=0, next_attempt_at=now, created_at=now,
+    ).on_conflict_do_nothing())
+
+
+async def claim_due_emails(conn: AsyncConnection, *, now: datetime, lease_until: datetime,
+                           limit: int) -> list[dict[str, Any]]:
+    """Pending e-mails due now, leased to the caller (``SKIP LOCKED``: two workers never take one)."""
+    candidates = (
+        select(partner_emails.c.id)
+        .where(partner_emails.c.status == "pending", partner_emails.c.next_attempt_at <= now,
+               or_(partner_emails.c.lease_until.is_(None), partner_emails.c.lease_until < now))
+        .order_by(partner_emails.c.next_attempt_at, partner_emails.c.id).limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    rows = await conn.execute(update(partner_emails).where(partner_emails.c.id.in_(candidates.scalar_subquery()))
+                              .values(lease_until=lease_until).returning(*partner_emails.c))
+    return [dict(r._mapping) for r in rows]
+
+
+async def email_context(conn: AsyncConnection, email: dict[str, Any]) -> tuple[Booking | None, list[str], str]:
+    """The booking an e-mail is about, the partner's active users' addresses and the partner's name."""
+    booking = (await conn.execute(select(bookings).where(bookings.c.id == email["booking_id"]))).mappings().first()
+    users = await conn.execute(select(partner_users.c.email).where(
+        partner_users.c.partner_id == email["partner_id"], partner_users.c.status == "active")
+        .order_by(partner_users.c.id))
+    name = (await conn.execute(select(partners.c.name).where(partners.c.id == email["partner_id"]))).scalar_one()
+    return (Booking.from_row(booking) if booking else None), [u.email for u in users], str(name)
+
+
+async def finish_email(conn: AsyncConnection, email: dict[str, Any], *, status: str, now: datetime,
+                       recipients: list[str] | None = None, error: str | None = None) -> bool:
+    """Close an e-mail we hold the lease on (sent, logged or failed); False when the lease was lost."""
+    result = await conn.execute(update(partner_emails).where(
+        partner_emails.c.id == email["id"], partner_emails.c.lease_until == email["lease_until"],
+    ).values(status=status, sent_at=now, recipients=recipients, attempts=partner_emails.c.attempts + 1,
+             last_error=error, lease_until=None))
+    return result.rowcount == 1
+
+
+async def retry_email(conn: AsyncConnection, email: dict[str, Any], *, next_attempt_at: datetime, error: str) -> None:
+    await conn.execute(update(partner_emails).where(
+        partner_emails.c.id == email["id"], partner_emails.c.lease_until == email["lease_until"],
+    ).values(attempts=partner_emails.c.attempts + 1, next_attempt_at=next_attempt_at, last_error=error[:1000],
+             lease_until=None))
+
+
+async def emails_of_booking(conn: AsyncConnection, booking_id: int) -> list[dict[str, Any]]:
+    rows = await conn.execute(select(partner_emails).where(partner_emails.c.booking_id == booking_id)
+                              .order_by(partner_emails.c.id))
+    return [dict(r._mapping) for r in rows]
+
+
+async def lock_unaccepted(conn: AsyncConnection, statuses: list[str], *, created_before: datetime,
+                          pickup_before: datetime, limit: int) -> list[Booking]:
+    """Hosted partners' bookings in ``statuses`` created at or before ``created_before`` or picked up
+    at or before ``pickup_before``, row-locked (skipping rows another worker holds on PostgreSQL)."""
+    hosted_ids = select(partners.c.id).where(partners.c.hosted.is_(True))
+    rows = await conn.execute(
+        select(bookings).where(
+            bookings.c.status.in_(statuses), bookings.c.partner_id.in_(hosted_ids),
+            or_(bookings.c.created_at <= created_before, bookings.c.pickup_at <= pickup_before),
+        ).order_by(bookings.c.id).limit(limit).with_for_update(skip_locked=True, of=bookings))
+    return [Booking.from_row(r) for r in rows.mappings()]
+
+
+# --- partner users (the portal's accounts) ------------------------------------------------------------
+
+async def insert_partner_user(conn: AsyncConnection, *, partner_id: int, email: str, password_hash: str,
+                              now: datetime) -> int:
+    return int((await conn.execute(insert(partner_users).values(
+        partner_id=partner_id, email=email, password_hash=password_hash, status="active", created_at=now,
+    ).returning(partner_users.c.id))).scalar_one())
+
+
+async def partner_user_by_email(conn: AsyncConnection, email: str) -> dict[str, Any] | None:
+    row = (await conn.execute(select(partner_users).where(partner_users.c.email == email))).mappings().first()
+    return dict(row) if row else None
+
+
+async def partner_user(conn: AsyncConnection, user_id: int) -> dict[str, Any] | None:
+    row = (await conn.execute(select(partner_users).where(partner_users.c.id == user_id))).mappings().first()
+    return dict(row) if row else None
+
+
+async def users_of_partner(conn: AsyncConnection, partner_id: int) -> list[dict[str, Any]]:
+    rows = await conn.execute(select(partner_users.c.id, partner_users.c.email, partner_users.c.status,
+                                     partner_users.c.created_at)
+                              .where(partner_users.c.partner_id == partner_id).order_by(partner_users.c.id))
+    return [dict(r._mapping) for r in rows]
+
+
+async def set_partner_user_status(conn: AsyncConnection, partner_id: int, user_id: int, status: str) -> bool:
+    result = await conn.execute(update(partner_users).where(
+        partner_users.c.id == user_id, partner_users.c.partner_id == partner_id).values(status=status))
+    return result.rowcount == 1

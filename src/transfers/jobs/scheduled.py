@@ -16,9 +16,12 @@ from transfers.bookings import partner_updates
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
 from transfers.bookings.state import BookingStatus
+from transfers.hosted import jobs as hosted_jobs
+from transfers.hosted import mail as hosted_mail
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.dispatcher import EFFECTS, Ending
 from transfers.outbox.kinds import MessageKind
+from transfers.partners import health_repository
 from transfers.partners.client import info_path
 from transfers.partners.service import endpoint_for
 from transfers.partners.wire import WireInfoAnswer
@@ -71,7 +74,7 @@ async def reconcile(svc: Services) -> int:
 
 async def _sync_one(svc: Services, booking_id: int, reservation_no: str, partner_id: int) -> None:
     endpoint = await endpoint_for(svc.db, svc.box, partner_id)
-    if endpoint is None:
+    if endpoint is None or endpoint.hosted:  # a hosted partner answers in the portal, not by GET /booking/info
         return
     result = await svc.partner_client.call(endpoint, "GET", info_path(reservation_no), None,
                                            timeout=svc.settings.partner_timeout_seconds)
@@ -92,6 +95,14 @@ async def _sync_one(svc: Services, booking_id: int, reservation_no: str, partner
                                                             info.meeting_point, actor=ACTOR, now=now)
     except (ConcurrentChange, partner_updates.UpdateRefused) as exc:
         log.info("reconcile_skipped", reservation_no=reservation_no, reason=type(exc).__name__)
+
+
+async def prune_partner_health(svc: Services) -> int:
+    """Partner health minutes older than ``TRANSFERS_PARTNER_HEALTH_RETENTION_DAYS`` (30) go, a batch
+    at a time (the health page reads only the last hour; a month is kept for looking back)."""
+    cutoff = svc.clock.now() - timedelta(days=svc.settings.partner_health_retention_days)
+    async with svc.db.write() as conn:
+        return await health_repository.prune_before(conn, cutoff, limit=BATCH)
 
 
 MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction
@@ -116,6 +127,10 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     ("expire_deliveries", "expired", expire_deliveries),
     ("complete_rides", "completed", complete_rides),
     ("reconcile", "reconciled", reconcile),
+    ("prune_partner_health", "health_pruned", prune_partner_health),
+    # issue 16: hosted partners' unaccepted bookings declined; e-mails to partner users sent
+    ("auto_decline_hosted", "auto_declined", hosted_jobs.auto_decline),
+    ("partner_emails", "emailed", hosted_mail.send_due),
 )
 
 

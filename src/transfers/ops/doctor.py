@@ -187,9 +187,10 @@ async def _secret_and_partner_rows(cfg: Settings, *, database_ok: bool) -> list[
     box = SecretBox(key)
     opened: list[tuple[PartnerRecord, PartnerEndpoint]] = []
     sealed_elsewhere: list[str] = []
-    for record, token, secret in stored:
+    for sealed in stored:
+        record = sealed.record
         try:
-            opened.append((record, endpoint(record, token, secret, box)))
+            opened.append((record, endpoint(sealed, box)))
         except Exception:  # cryptography's InvalidToken: sealed under another key
             sealed_elsewhere.append(f"{record.partner_id} {record.name}")
     rows = [Row("secret key", "FAIL", f"{how}, but it does not open the stored secrets of partner(s) "

@@ -38,9 +38,11 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers import failpoints
-from transfers.bookings import fast_paths, partner_updates
+from transfers.bookings import amending, fast_paths, partner_updates
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, retry_concurrent
 from transfers.bookings.models import Booking
+from transfers.hosted import inprocess as hosted_inprocess
+from transfers.hosted import mail as hosted_mail
 from transfers.observability.metrics import observe_partner_call
 from transfers.outbox import repository as repo
 from transfers.outbox.kinds import MessageKind
@@ -114,9 +116,20 @@ async def _update_answered(conn: AsyncConnection, message: OutboxMessage, ending
     return None
 
 
+async def _amend_answered(conn: AsyncConnection, message: OutboxMessage, ending: Ending,
+                          answer: BaseModel | None, error: str | None, now: datetime) -> Booking | None:
+    """An amendment (``"status": "AMENDED"``): the partner's Success applies it; an ``Error``, another
+    4xx, or no answer until the deadline rejects it, with the partner's message (issue 15)."""
+    if ending is Ending.ANSWERED and amending.accepted(answer):
+        return await amending.settle(conn, message, accepted=True, partner_message=None, actor=ACTOR, now=now)
+    reason = amending.EXPIRED_MESSAGE if ending is Ending.EXPIRED else (error or "refused by the partner")
+    return await amending.settle(conn, message, accepted=False, partner_message=reason, actor=ACTOR, now=now)
+
+
 EFFECTS: dict[MessageKind, Effect] = {
     MessageKind.CREATE: _create_answered,
     MessageKind.UPDATE: _update_answered,
+    MessageKind.AMEND: _amend_answered,
 }
 
 
@@ -125,6 +138,15 @@ async def _booking_to(conn: AsyncConnection, message: OutboxMessage, change: _Cl
     """The message's booking, read under its row lock, moved by ``change`` (decline, fail)."""
     booking = await lock_booking(conn, message.booking_id)
     return None if booking is None else await change(conn, booking, reason, actor=ACTOR, now=now)
+
+
+def _refusal_message(body: Any) -> str | None:
+    """The ``message`` of a partner's ``{"status": "Error", "message": ...}`` answer (shown to
+    clients as an amendment's rejection, recorded on declines), bounded; None when it has none."""
+    message = body.get("message") if isinstance(body, dict) else None
+    if not isinstance(message, str) or not message.strip():
+        return None
+    return message.replace("\x00", "").strip()[:1000]
 
 
 # --- delivery ------------------------------------------------------------------------------------
@@ -160,6 +182,8 @@ class Dispatcher:
             started = self.svc.clock.now()
             if endpoint is None:
                 result = CallResult("connect_error", None, None, "partner not found", 0.0)
+            elif endpoint.hosted:  # issue 16: no server to call; the portal is where it answers
+                result = hosted_inprocess.answer(kind.value, message.payload)
             else:
                 result = await self.svc.partner_client.call(
                     endpoint, kind.method, kind.path, message.payload, timeout=timeout,
@@ -167,13 +191,14 @@ class Dispatcher:
                 failpoints.hit("outbox.after_send")
             try:
                 return await self._record(message, kind, result, started,
-                                          partner_name=endpoint.name if endpoint else None)
+                                          partner_name=endpoint.name if endpoint and not endpoint.hosted else None,
+                                          hosted=endpoint is not None and endpoint.hosted)
             except Exception:
                 log.exception("outbox_record_failed", outbox_id=message.id)
                 return None
 
     async def _record(self, message: OutboxMessage, kind: MessageKind, result: CallResult, started: datetime,
-                      partner_name: str | None = None) -> Booking | None:
+                      partner_name: str | None = None, hosted: bool = False) -> Booking | None:
         """The attempt, the message's new state and the answer's effect on the booking, in one
         transaction; returns the booking as changed (None when the answer changed nothing)."""
         now = self.svc.clock.now()
@@ -191,12 +216,14 @@ class Dispatcher:
         if partner_name is not None:  # metrics: the call's final outcome (a contract breach counts as "invalid")
             observe_partner_call(partner_name, kind.path, result.outcome, result.duration_ms)
         error = result.error or (answer.message if isinstance(answer, WireResult | WireCreateAnswer) else None)
+        if error is None and outcome is Verdict.PERMANENT:  # an "Error" body: keep the partner's own words
+            error = _refusal_message(result.body)
         if outcome is Verdict.DONE:
             error = None  # a partner's success message is not an error worth showing operators
         attempt = {"attempt_no": message.attempts + 1, "started_at": started, "duration_ms": result.duration_ms,
                    "outcome": f"{outcome.value}:{result.outcome}", "http_status": result.http_status, "error": error}
         booking = None
-        if self._acknowledges_only(kind, outcome, answer):
+        if not hosted and self._acknowledges_only(kind, outcome, answer):
             # The usual answer to a create: a single all-or-nothing statement (PostgreSQL), run in
             # autocommit. It writes nothing when the booking is not PENDING any more; the general
             # way below then records and applies the answer.
@@ -206,7 +233,7 @@ class Dispatcher:
         if booking is None:
             try:
                 booking = await retry_concurrent(partial(self._apply, message, kind, attempt, outcome, answer,
-                                                         error, now))
+                                                         error, now, hosted))
             except ConcurrentChange:
                 await self._unapplied(message, attempt, now)
         log.info("outbox_delivery", outbox_id=message.id, kind=kind.value, verdict=outcome.value,
@@ -215,7 +242,8 @@ class Dispatcher:
         return booking
 
     async def _apply(self, message: OutboxMessage, kind: MessageKind, attempt: dict[str, Any], outcome: Verdict,
-                     answer: BaseModel | None, error: str | None, now: datetime) -> Booking | None:
+                     answer: BaseModel | None, error: str | None, now: datetime,
+                     hosted: bool = False) -> Booking | None:
         """One write transaction: the attempt, the message rescheduled or finished and, once
         finished, its kind's effect. An answer the state machine refuses (an APPROVED for a booking
         the partner already cancelled through the reverse API) is logged and not applied: the
@@ -234,6 +262,9 @@ class Dispatcher:
                 status, ending = repo.DELIVERED, Ending.ANSWERED
             if not await repo.finish(conn, message, status=status, now=now, error=error):
                 return None  # another worker owns this message now
+            mail = hosted_inprocess.mail_kind(kind.value, message.payload) if hosted else None
+            if mail is not None and status == repo.DELIVERED:  # the partner's users are told by e-mail
+                await hosted_mail.enqueue(conn, message, mail, now)
             try:
                 return await EFFECTS[kind](conn, message, ending, answer, error, now)
             except partner_updates.UpdateRefused as refused:

@@ -22,6 +22,8 @@ class MessageKind(StrEnum):
 
     CREATE = "booking.create", "POST", "/booking/create", WireCreateAnswer
     UPDATE = "booking.update", "PUT", "/booking/update", WireResult
+    # issue 15: an amendment (``"status": "AMENDED"``) the partner accepts (Success) or refuses (Error)
+    AMEND = "booking.amend", "PUT", "/booking/update", WireResult
 
     def __new__(cls, value: str, method: str, path: str, answer: type[BaseModel]) -> MessageKind:
         member = str.__new__(cls, value)

@@ -219,3 +219,17 @@ async def retry(conn: AsyncConnection, outbox_id: int, *, now: datetime, deadlin
         .values(status=PENDING, next_attempt_at=now, deadline_at=deadline, lease_until=None, finished_at=None)
     )
     return result.rowcount == 1
+
+
+# --- issue 15: an amendment overtaken by a cancellation ------------------------------------------
+
+async def withdraw_pending(conn: AsyncConnection, booking_id: int, kind: str, *, now: datetime,
+                           reason: str) -> int:
+    """Stop the booking's pending, unleased messages of ``kind`` (marked failed with ``reason``): an
+    ``AMENDED`` update not yet sent when the booking is cancelled must not reach the partner after
+    the cancellation. A message being delivered right now (leased) is left to finish; its answer is
+    then ignored (the amendment is no longer pending). Returns how many were withdrawn."""
+    result = await conn.execute(
+        update(outbox).where(outbox.c.booking_id == booking_id, outbox.c.kind == kind, _claimable(now))
+        .values(status=FAILED, finished_at=now, last_error=reason[:1000]))
+    return int(result.rowcount or 0)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import quote
@@ -54,6 +55,16 @@ class PartnerEndpoint:
     base_url: str
     outbound_token: str
     signing_secret: str
+    previous_signing_secret: str | None = None
+    """The secret a rotation replaced (partners/rotation.py): calls carry its signature as well
+    until ``previous_until``, so a partner still verifying with it keeps accepting them."""
+    previous_until: datetime | None = None
+    hosted: bool = False  # issue 16: no server; the outbox answers for it in-process (hosted/inprocess.py)
+
+    def extra_secrets(self, now: datetime) -> tuple[str, ...]:
+        if self.previous_signing_secret and self.previous_until is not None and now < self.previous_until:
+            return (self.previous_signing_secret,)
+        return ()
 
 
 @dataclass(frozen=True)
@@ -143,7 +154,9 @@ class PartnerClient:
         headers = {
             "Authorization": f"Bearer {partner.outbound_token}",
             "Accept": "application/json",
-            **signature_headers(partner.signing_secret, body, webhook_id),
+            **signature_headers(partner.signing_secret, body, webhook_id,
+                                also=partner.extra_secrets(datetime.now(UTC))
+                                if partner.previous_signing_secret else ()),
         }
         if payload is not None:
             headers["Content-Type"] = "application/json"

@@ -14,9 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
 
 from transfers.db.engine import Database
+from transfers.hosted import repository as hosted_repo
+from transfers.hosted.card import RateCard, load_stored
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.models import PartnerRecord
 from transfers.partners.repository import enabled_with_secrets
@@ -24,14 +30,23 @@ from transfers.partners.secrets_box import SecretBox
 from transfers.partners.service import endpoint
 from transfers.reference.repository import vehicle_type_names
 
+log = structlog.get_logger("transfers.partners")
+
 
 @dataclass(frozen=True)
 class Snapshot:
     partners: tuple[tuple[PartnerRecord, PartnerEndpoint], ...]
     vehicle_types: frozenset[str]
+    # issue 16: hosted partners' rate cards, parsed; a hosted partner without a card is not asked.
+    cards: Mapping[int, RateCard] = field(default_factory=dict)
 
     def serving(self, iata: str) -> list[tuple[PartnerRecord, PartnerEndpoint]]:
-        return [(record, point) for record, point in self.partners if record.serves(iata)]
+        """The server partners serving the airport (hosted ones: ``hosted_serving``)."""
+        return [(record, point) for record, point in self.partners if record.serves(iata) and not record.hosted]
+
+    def hosted_serving(self, iata: str) -> list[tuple[PartnerRecord, RateCard]]:
+        return [(record, self.cards[record.partner_id]) for record, _ in self.partners
+                if record.hosted and record.serves(iata) and record.partner_id in self.cards]
 
 
 class PartnerDirectory:
@@ -64,5 +79,18 @@ class PartnerDirectory:
         async with self._db.read() as conn:
             rows = await enabled_with_secrets(conn)
             types = await vehicle_type_names(conn)
-        return Snapshot(tuple((record, endpoint(record, token, secret, self._box)) for record, token, secret in rows),
-                        frozenset(types))
+            stored = await hosted_repo.cards_of(conn, [s.record.partner_id for s in rows if s.record.hosted])
+        return Snapshot(tuple((sealed.record, endpoint(sealed, self._box)) for sealed in rows),
+                        frozenset(types), _parsed(stored))
+
+
+def _parsed(stored: Mapping[int, dict[str, Any]]) -> dict[int, RateCard]:
+    """Cards as the pricing reads them; one that no longer parses (a schema change since it was set)
+    leaves its partner out of searches, logged, rather than failing every search."""
+    cards = {}
+    for partner_id, document in stored.items():
+        try:
+            cards[partner_id] = load_stored(document)
+        except (KeyError, TypeError, ValueError, ArithmeticError) as exc:
+            log.error("rate_card_unreadable", partner_id=partner_id, reason=type(exc).__name__)
+    return cards

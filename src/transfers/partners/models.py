@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from urllib.parse import urlsplit
 
+from transfers.cancellation.policy import Policy
 from transfers.db.types import CENT
 from transfers.partners import ssrf
 
@@ -22,6 +23,7 @@ class PartnerRecord:
     status: str
     is_sandbox: bool
     hosted: bool = False  # issue 16: answers from its rate card, in-process (hosted/)
+    cancellation_policy: Policy | None = None  # the default for its vehicles (DECISIONS 14)
 
     def serves(self, iata: str) -> bool:
         return EVERY_AIRPORT in self.airports or iata in self.airports

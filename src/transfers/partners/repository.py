@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.cancellation.policy import from_json
 from transfers.db.tables import partners
 from transfers.partners.models import PartnerRecord
 
@@ -18,17 +19,19 @@ def _record(row: Any) -> PartnerRecord:
         partner_id=int(row.id), name=row.name, base_url=row.base_url,
         airports=tuple(a for a in row.airports.split(",") if a), markup_percent=Decimal(row.markup_percent),
         status=row.status, is_sandbox=bool(row.is_sandbox), hosted=bool(row.hosted),
+        cancellation_policy=None if row.cancellation_policy is None else from_json(row.cancellation_policy),
     )
 
 
 async def insert_partner(conn: AsyncConnection, *, name: str, base_url: str, airports: tuple[str, ...],
                          markup_percent: Decimal, token_enc: str, secret_enc: str, now: datetime,
-                         is_sandbox: bool = False, hosted: bool = False) -> int:
+                         is_sandbox: bool = False, hosted: bool = False,
+                         cancellation_policy: list[dict[str, Any]] | None = None) -> int:
     return int((await conn.execute(
         insert(partners).values(
             name=name, base_url=base_url, airports=",".join(airports), markup_percent=markup_percent,
             status="enabled", outbound_token_enc=token_enc, signing_secret_enc=secret_enc,
-            is_sandbox=is_sandbox, created_at=now, hosted=hosted,
+            is_sandbox=is_sandbox, created_at=now, hosted=hosted, cancellation_policy=cancellation_policy,
         ).returning(partners.c.id)
     )).scalar_one())
 
@@ -37,14 +40,36 @@ async def list_partners(conn: AsyncConnection) -> list[PartnerRecord]:
     return [_record(r) for r in await conn.execute(select(partners).order_by(partners.c.id))]
 
 
-async def enabled_with_secrets(conn: AsyncConnection) -> list[tuple[PartnerRecord, str, str]]:
+class Sealed(NamedTuple):
+    """A partner with its secrets as stored (encrypted); ``partners.service.endpoint`` opens them."""
+
+    record: PartnerRecord
+    token_enc: str
+    secret_enc: str
+    previous_secret_enc: str | None = None
+    previous_until: datetime | None = None
+
+
+def _sealed(row: Any) -> Sealed:
+    return Sealed(_record(row), row.outbound_token_enc, row.signing_secret_enc, row.previous_signing_secret_enc,
+                  row.previous_secret_until)
+
+
+async def enabled_with_secrets(conn: AsyncConnection) -> list[Sealed]:
     rows = await conn.execute(select(partners).where(partners.c.status == "enabled").order_by(partners.c.id))
-    return [(_record(r), r.outbound_token_enc, r.signing_secret_enc) for r in rows]
+    return [_sealed(r) for r in rows]
 
 
-async def get_with_secrets(conn: AsyncConnection, partner_id: int) -> tuple[PartnerRecord, str, str] | None:
+async def get_with_secrets(conn: AsyncConnection, partner_id: int) -> Sealed | None:
     row = (await conn.execute(select(partners).where(partners.c.id == partner_id))).first()
-    return None if row is None else (_record(row), row.outbound_token_enc, row.signing_secret_enc)
+    return None if row is None else _sealed(row)
+
+
+async def lock_partner(conn: AsyncConnection, partner_id: int) -> Sealed | None:
+    """The partner's row, locked until the transaction ends (PostgreSQL; SQLite's write lock is held
+    already): two rotations of one partner run one after the other."""
+    row = (await conn.execute(select(partners).where(partners.c.id == partner_id).with_for_update())).first()
+    return None if row is None else _sealed(row)
 
 
 async def sandbox_partner_row(conn: AsyncConnection) -> Any:

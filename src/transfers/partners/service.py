@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import secrets
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
 
@@ -12,6 +13,7 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 
 from transfers.auth.keys import IssuedKey, hash_key, issue_key, parse_key
+from transfers.cancellation.policy import Policy
 from transfers.clients import repository as clients_repo
 from transfers.clock import Clock
 from transfers.db.engine import Database
@@ -35,7 +37,7 @@ class RegisteredPartner:
 
 async def register_partner(db: Database, clock: Clock, box: SecretBox, *, name: str, base_url: str,
                            airports: tuple[str, ...], markup_percent: Decimal, allow_private: bool,
-                           actor: str) -> RegisteredPartner:
+                           actor: str, cancellation_policy: Policy | None = None) -> RegisteredPartner:
     url = check_base_url(base_url, allow_private=allow_private)
     now = clock.now()
     issued = issue_key("pk")
@@ -45,12 +47,14 @@ async def register_partner(db: Database, clock: Clock, box: SecretBox, *, name: 
         partner_id = await repo.insert_partner(
             conn, name=name, base_url=url, airports=airports, markup_percent=markup_percent,
             token_enc=box.seal(token), secret_enc=box.seal(signing_secret), now=now,
+            cancellation_policy=None if cancellation_policy is None else cancellation_policy.public(),
         )
         await clients_repo.insert_api_key(conn, issued, now, partner_id=partner_id)
         await clients_repo.record_admin_action(
             conn, actor=actor, action="partner.create", subject=f"partner:{partner_id}",
             details={"name": name, "base_url": url, "airports": list(airports),
-                     "markup_percent": str(markup_percent), "key_prefix": issued.prefix},
+                     "markup_percent": str(markup_percent), "key_prefix": issued.prefix,
+                     "cancellation_policy": None if cancellation_policy is None else cancellation_policy.spec()},
             now=now,
         )
     return RegisteredPartner(partner_id, issued.key, token, signing_secret)
@@ -64,20 +68,30 @@ def _opened(box: SecretBox, sealed: str) -> str:
     return box.open(sealed)
 
 
-def endpoint(record: PartnerRecord, token_enc: str, secret_enc: str, box: SecretBox) -> PartnerEndpoint:
-    return endpoint_of(record.partner_id, record.name, record.base_url, token_enc, secret_enc, box)
+def endpoint(sealed: repo.Sealed, box: SecretBox) -> PartnerEndpoint:
+    record = sealed.record
+    return endpoint_of(record.partner_id, record.name, record.base_url, sealed.token_enc, sealed.secret_enc, box,
+                       previous_secret_enc=sealed.previous_secret_enc, previous_until=sealed.previous_until,
+                       hosted=record.hosted)
 
 
 def endpoint_of(partner_id: int, name: str, base_url: str, token_enc: str, secret_enc: str,
-                box: SecretBox) -> PartnerEndpoint:
-    """The endpoint from a partner row's columns read elsewhere (the create path reads them with the offer)."""
-    return PartnerEndpoint(partner_id, name, base_url, _opened(box, token_enc), _opened(box, secret_enc))
+                box: SecretBox, *, previous_secret_enc: str | None = None,
+                previous_until: datetime | None = None, hosted: bool = False) -> PartnerEndpoint:
+    """The endpoint from a partner row's columns read elsewhere (the create path reads them with the
+    offer). The previous signing secret is opened only while its overlap lasts."""
+    previous = None
+    if previous_secret_enc and previous_until is not None and previous_until > datetime.now(UTC):
+        previous = _opened(box, previous_secret_enc)
+    return PartnerEndpoint(partner_id, name, base_url, _opened(box, token_enc), _opened(box, secret_enc),
+                           previous_signing_secret=previous, previous_until=previous_until if previous else None,
+                           hosted=hosted)
 
 
 async def endpoint_for(db: Database, box: SecretBox, partner_id: int) -> PartnerEndpoint | None:
     async with db.read() as conn:
         found = await repo.get_with_secrets(conn, partner_id)
-    return None if found is None else endpoint(found[0], found[1], found[2], box)
+    return None if found is None else endpoint(found, box)
 
 
 @dataclass(frozen=True)
@@ -160,4 +174,24 @@ async def set_partner_status(db: Database, clock: Clock, partner_id: int, status
         await clients_repo.record_admin_action(
             conn, actor=actor, action=actions[status], subject=f"partner:{partner_id}",
             details={}, now=clock.now(),
+        )
+
+
+async def set_cancellation_policy(db: Database, clock: Clock, partner_id: int, policy: Policy | None, *,
+                                  actor: str) -> None:
+    """Set (or, with None, remove: free until pickup) a partner's default cancellation policy
+    (DECISIONS 14). Only offers quoted afterwards carry it: a booking keeps the policy it was sold
+    with. Recorded in the admin audit with the old and the new policy."""
+    async with db.write() as conn:
+        found = await repo.get_with_secrets(conn, partner_id)
+        if found is None:
+            raise PartnerNotFound(f"partner {partner_id}")
+        before = found[0].cancellation_policy
+        await repo.update_partner(conn, partner_id,
+                                  cancellation_policy=None if policy is None else policy.public())
+        await clients_repo.record_admin_action(
+            conn, actor=actor, action="partner.cancellation_policy", subject=f"partner:{partner_id}",
+            details={"before": None if before is None else before.spec(),
+                     "after": None if policy is None else policy.spec()},
+            now=clock.now(),
         )

@@ -13,6 +13,7 @@ import hmac
 import os
 import secrets
 import time
+from collections.abc import Sequence
 from functools import lru_cache
 
 SECRET_PREFIX = "whsec_"  # noqa: S105 (a format marker, not a secret)
@@ -35,13 +36,19 @@ def sign(secret: str, webhook_id: str, timestamp: int, body: bytes) -> str:
 
 
 def signature_headers(secret: str, body: bytes, webhook_id: str | None = None,
-                      timestamp: int | None = None) -> dict[str, str]:
+                      timestamp: int | None = None, also: Sequence[str] = ()) -> dict[str, str]:
+    """``also``: further secrets to sign with (the previous one during a rotation's overlap, issue
+    13); Standard Webhooks carries every signature in the one header, space-separated, the
+    current secret's first, and a receiver accepts the call when any of them verifies."""
     wid = webhook_id or f"msg_{os.urandom(16).hex()}"  # 32 hex digits, as uuid4().hex gave
     ts = int(time.time()) if timestamp is None else timestamp
+    signature = sign(secret, wid, ts, body)
+    if also:
+        signature = " ".join([signature, *(sign(other, wid, ts, body) for other in also)])
     return {
         "webhook-id": wid,
         "webhook-timestamp": str(ts),
-        "webhook-signature": sign(secret, wid, ts, body),
+        "webhook-signature": signature,
     }
 
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 
+from transfers.cancellation import policy
 from transfers.db.types import CENT
 
 BOOKING_TYPE = "ONEWAY"
@@ -81,6 +82,16 @@ class WireExtra(_Answer):
     pricing_type: Literal["PER_BOOKING", "PER_ITEM"]
 
 
+def _policy(value: Any) -> Any:
+    """A per-vehicle cancellation policy (DECISIONS 14): well-formed by ``cancellation.policy``'s
+    rules, kept in its normal form (tiers by hours, descending). A malformed one fails the answer,
+    which leaves the partner out of the search like any malformed answer."""
+    return None if value is None else policy.from_json(value).public()
+
+
+WirePolicy = Annotated[Any, BeforeValidator(_policy)]
+
+
 class WireVehicle(_Answer):
     id: IdText
     make: Text
@@ -90,6 +101,7 @@ class WireVehicle(_Answer):
     currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
     capacity: WireCapacity
     extras: Annotated[list[WireExtra], Field(max_length=20)] = []
+    cancellation_policy: WirePolicy = None  # None: the partner's default policy
 
 
 class WireSearchAnswer(_Answer):

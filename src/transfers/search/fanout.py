@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Set
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import structlog
@@ -17,6 +18,7 @@ from pydantic import ValidationError
 
 from transfers.observability.metrics import observe_partner_call
 from transfers.partners.client import PartnerClient, PartnerEndpoint
+from transfers.partners.health import HealthBuffer
 from transfers.partners.models import PartnerRecord
 from transfers.partners.wire import WireSearchAnswer, WireVehicle
 
@@ -38,19 +40,27 @@ async def ask_partners(
     timeout: float,
     vehicle_types: Set[str],
     max_vehicles: int,
+    health: HealthBuffer | None = None,
+    now: datetime | None = None,
 ) -> list[PartnerAnswer]:
+    """``health``/``now``: count every call's judged outcome and duration for partner health
+    (partners/health.py), in the minute of ``now`` (the search's start)."""
     results = await asyncio.gather(
-        *(_ask(client, record, endpoint, payload, timeout, vehicle_types, max_vehicles)
+        *(_ask(client, record, endpoint, payload, timeout, vehicle_types, max_vehicles,
+               health if now is not None else None, now)
           for record, endpoint in partners)
     )
     return [answer for answer in results if answer is not None]
 
 
 async def _ask(client: PartnerClient, record: PartnerRecord, endpoint: PartnerEndpoint, payload: dict[str, Any],
-               timeout: float, vehicle_types: Set[str], max_vehicles: int) -> PartnerAnswer | None:
+               timeout: float, vehicle_types: Set[str], max_vehicles: int, health: HealthBuffer | None,
+               now: datetime | None) -> PartnerAnswer | None:
     result = await client.call(endpoint, "POST", "/booking/search", payload, timeout=timeout, observe=False)
     if not result.ok:
         observe_partner_call(endpoint.name, "/booking/search", result.outcome, result.duration_ms)  # metrics
+        if health is not None and now is not None:
+            health.record(record.partner_id, result.outcome, result.duration_ms, now)
         return None  # the client already logged the transport outcome
     reason = None
     answer = None
@@ -65,8 +75,10 @@ async def _ask(client: PartnerClient, record: PartnerRecord, endpoint: PartnerEn
         elif unknown:
             reason = f"vehicle types not in the reference data: {sorted(unknown)[:5]}"
     # metrics: one count per call, with the final judgement (a contract breach is "invalid")
-    observe_partner_call(endpoint.name, "/booking/search", "ok" if reason is None and answer is not None else "invalid",
-                         result.duration_ms)
+    judged = "ok" if reason is None and answer is not None else "invalid"
+    observe_partner_call(endpoint.name, "/booking/search", judged, result.duration_ms)
+    if health is not None and now is not None:  # partner health: counted where the call is judged
+        health.record(record.partner_id, judged, result.duration_ms, now)
     if reason is not None or answer is None:
         log.warning("partner_answer_rejected", partner=record.name, partner_id=record.partner_id, reason=reason)
         return None

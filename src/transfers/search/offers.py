@@ -20,6 +20,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from transfers.cancellation.policy import FREE_UNTIL_PICKUP, Policy, from_json
 from transfers.partners.models import PartnerRecord, sell_price
 from transfers.partners.wire import WireVehicle
 
@@ -63,6 +64,9 @@ class Offer:
     sell_price: Decimal  # what the client pays: net price plus the partner's markup
     currency: str
     extras: tuple[OfferedExtra, ...] = ()
+    # DECISIONS 14: the vehicle's own cancellation policy, else its partner's default, else free until
+    # pickup; stored as its JSON tiers
+    cancellation_policy: Policy = FREE_UNTIL_PICKUP
 
     def find_extra(self, extra_id: int) -> OfferedExtra | None:
         """The extra the client refers to by its id, or None (a handful per offer: a scan)."""
@@ -78,6 +82,7 @@ class Offer:
             "make": self.make, "model": self.model, "type": self.type, "max_passengers": self.max_passengers,
             "suitcases": self.suitcases, "small_bags": self.small_bags, "net_price": self.net_price,
             "sell_price": self.sell_price, "currency": self.currency, "extras": [e.stored() for e in self.extras],
+            "cancellation_policy": self.cancellation_policy.public(),
         }
 
     @classmethod
@@ -90,6 +95,7 @@ class Offer:
             row[prefix + "suitcases"], row[prefix + "small_bags"], row[prefix + "net_price"],
             row[prefix + "sell_price"], row[prefix + "currency"],
             tuple(OfferedExtra.from_stored(e) for e in row[prefix + "extras"]),
+            _policy(row.get(prefix + "cancellation_policy")),
         )
 
     def public(self, company: str) -> dict[str, Any]:
@@ -157,5 +163,17 @@ def build_offers(quotes: list[tuple[PartnerRecord, WireVehicle]], *, party_size:
         capacity = quote.capacity
         offers.append(Offer(number, partner.partner_id, quote.id, quote.make, quote.model, quote.type,
                             capacity.passengers, capacity.suitcases, capacity.small_bags, quote.price, price,
-                            quote.currency, tuple(extras)))
+                            quote.currency, tuple(extras), policy_of(partner, quote)))
     return offers
+
+
+def _policy(stored: Any) -> Policy:
+    """A stored policy; NULL (offers stored before policies existed): free until pickup."""
+    return FREE_UNTIL_PICKUP if stored is None else from_json(stored)
+
+
+def policy_of(partner: PartnerRecord, quote: WireVehicle) -> Policy:
+    """DECISIONS 14: a policy sent with the vehicle wins over the partner's default."""
+    if quote.cancellation_policy is not None:
+        return from_json(quote.cancellation_policy)
+    return partner.cancellation_policy or FREE_UNTIL_PICKUP

@@ -157,6 +157,10 @@ def _pickup_at(value: Any, airport: Airport | None, now: datetime, limits: Searc
     return local
 
 
+# 1316/1317 and 1317's window for a booking's new pickup time (``bookings/amendments.py``).
+pickup_instant = _pickup_at
+
+
 def _travelers(value: Any, maximum: int) -> tuple[int, int, int]:
     if not isinstance(value, dict):
         raise SpecError(Code.SEARCH_TRAVELERS_REQUIRED)

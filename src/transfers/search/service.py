@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from datetime import timedelta
 from typing import Any
 
+from transfers.cancellation.views import policy_view
 from transfers.clients.models import ClientPrincipal
+from transfers.hosted.pricing import Trip
+from transfers.hosted.search import ask_hosted
 from transfers.partners.wire import search_request
 from transfers.search import repository as repo
 from transfers.search.airports import great_circle_km
@@ -30,17 +34,27 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     now = svc.clock.now()
     query = parse_search(body, now, limits(svc))
     directory = await svc.partners.snapshot()
-    answers = await ask_partners(
-        svc.partner_client, directory.serving(query.airport.iata), partner_payload(query),
-        timeout=svc.settings.partner_timeout_seconds, vehicle_types=directory.vehicle_types,
-        max_vehicles=svc.settings.partner_max_vehicles,
+    airport = query.airport
+    own_distance = round(great_circle_km(airport.lat, airport.lng, query.point.lat, query.point.lng))
+    server_answers, hosted_answers = await asyncio.gather(
+        ask_partners(
+            svc.partner_client, directory.serving(airport.iata), partner_payload(query),
+            timeout=svc.settings.partner_timeout_seconds, vehicle_types=directory.vehicle_types,
+            max_vehicles=svc.settings.partner_max_vehicles, health=svc.health, now=now,
+        ),
+        # issue 16: hosted partners answer in-process from their rate cards, priced on the service's
+        # own distance figure (great-circle), under the same deadline.
+        ask_hosted(svc.db, directory.hosted_serving(airport.iata),
+                   Trip(airport.iata, airport.tz, query.pickup_at, own_distance, now),
+                   timeout=svc.settings.partner_timeout_seconds, vehicle_types=directory.vehicle_types),
     )
+    answers = server_answers + hosted_answers
     quotes = [(answer.partner, vehicle) for answer in answers for vehicle in answer.vehicles]
     offers = build_offers(quotes, party_size=query.party_size,
                           currency=client.currency if client.pays_by_wallet else None)
     distance = next((a.distance_km for a in answers if a.distance_km is not None), None)
     if distance is None:
-        distance = round(great_circle_km(query.airport.lat, query.airport.lng, query.point.lat, query.point.lng))
+        distance = own_distance
     search_id = new_search_id()
     await repo.insert_search(
         svc.db, search_id=search_id, client_id=client.client_id, request=body, query=query,
@@ -48,8 +62,10 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
         expires_at=now + timedelta(seconds=svc.settings.search_ttl_seconds),
     )
     companies = {answer.partner.partner_id: answer.partner.name for answer in answers}
-    return {"search_id": search_id, "distance_km": distance,
-            "vehicles": [o.public(companies[o.partner_id]) for o in offers]}
+    vehicles = [{**o.public(companies[o.partner_id]),
+                 "cancellation_policy": policy_view(o.cancellation_policy, pickup_at=query.pickup_at, now=now,
+                                                    iata=query.airport.iata)} for o in offers]
+    return {"search_id": search_id, "distance_km": distance, "vehicles": vehicles}
 
 
 def partner_payload(query: SearchQuery) -> dict[str, Any]:

@@ -9,12 +9,13 @@ from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import Response
 
 from transfers.api import schemas
+from transfers.api.cancellation_schemas import AmendBookingRequest, CancellationQuote
 from transfers.api.deps import current_client, json_object, services
 from transfers.api.openapi import register_body, register_query_types
 from transfers.api.responses import JSONBody, dumps, service_error_body, spec_error_body
-from transfers.bookings import service
+from transfers.bookings import amending, service
 from transfers.clients.models import ClientPrincipal, Permission
-from transfers.errors import Code, ServiceError, SpecError
+from transfers.errors import Code, ErrorCode, ServiceError, SpecError
 from transfers.idempotency.fingerprint import fingerprint
 from transfers.idempotency.service import check_key, run_idempotent
 
@@ -35,18 +36,19 @@ IDEMPOTENCY_PARAMETER: dict[str, Any] = {"parameters": [{
 
 
 async def _idempotent(request: Request, client: ClientPrincipal,
-                      work: Callable[[str | None], Awaitable[dict[str, Any]]]) -> Response:
-    """Run ``work`` under the caller's Idempotency-Key, if any, storing and replaying its answer."""
+                      work: Callable[[str | None], Awaitable[dict[str, Any]]], success: int = 200) -> Response:
+    """Run ``work`` under the caller's Idempotency-Key, if any, storing and replaying its answer
+    (``success``: the HTTP status of a successful one)."""
     raw_key = request.headers.get("idempotency-key")
     if raw_key is None:
-        return JSONBody(await work(None))
+        return JSONBody(await work(None), status_code=success)
     key = check_key(raw_key)
     body = await request.body()
     same_request = fingerprint(request.method, request.url.path, request.url.query, body)
 
     async def rendered() -> tuple[int, bytes]:
         try:
-            return 200, dumps(await work(key))
+            return success, dumps(await work(key))
         except SpecError as exc:
             return 422, dumps(spec_error_body(int(exc.code), exc.code.name))
         except ServiceError as exc:
@@ -122,3 +124,49 @@ async def cancel_booking(
         return await service.cancel_booking(services(request), client, reservation_no, cancellation_id, note, key)
 
     return await _idempotent(request, client, work)
+
+
+# --- DECISIONS 14: the cancellation quote and amendments (issue 15) ---------------------------------
+register_query_types("cancellation_quote", {"reservation_no": {"type": "string"}})
+register_body("amend_booking", AmendBookingRequest)
+
+
+@router.get(
+    "/booking/cancellation-quote",
+    summary="What cancelling the booking now would cost",
+    response_model=CancellationQuote,
+    responses=schemas.WITH_VALIDATION,
+    operation_id="cancellation_quote",
+)
+async def cancellation_quote(request: Request, reservation_no: str | None = Query(default=None),
+                             client: ClientPrincipal = Depends(current_client)) -> Response:
+    request.state.reservation_no = reservation_no
+    return JSONBody(await service.cancellation_quote(services(request), client, reservation_no))
+
+
+@router.patch(
+    "/booking",
+    summary="Amend a booking (the partner confirms)",
+    status_code=202,
+    response_model=schemas.CreateBookingResource,
+    responses={**schemas.IDEMPOTENT, **schemas.service_errors(
+        ErrorCode.AMENDMENT_IN_PROGRESS, ErrorCode.IDEMPOTENCY_KEY_IN_USE),
+        422: schemas.IDEMPOTENT[422] | {"description": "a SPEC code of the field, or AMENDMENT_NOT_ALLOWED, "
+                                                       "FIELD_NOT_AMENDABLE, AMENDMENT_EMPTY, IDEMPOTENCY_KEY_REUSED"}},
+    operation_id="amend_booking",
+    openapi_extra={"parameters": [*IDEMPOTENCY_PARAMETER["parameters"], {
+        "name": "reservation_no", "in": "query", "required": False,
+        "description": "the booking's reservation number", "schema": {"type": "string"},
+    }]},
+)
+async def amend_booking(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
+    reservation_no = request.query_params.get("reservation_no")
+    request.state.reservation_no = reservation_no
+
+    async def work(key: str | None) -> dict[str, Any]:
+        if not client.may(Permission.BOOKING_CREATE):  # before the body, as on create
+            raise SpecError(Code.CREATION_PERMISSION_DENIED)
+        body = await json_object(request)
+        return await amending.request_amendment(services(request), client, reservation_no, body)
+
+    return await _idempotent(request, client, work, success=202)

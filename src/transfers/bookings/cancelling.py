@@ -1,0 +1,63 @@
+"""What a cancellation costs and who made it (DECISIONS 14). Pure: the booking row in, columns out.
+
+Who cancels decides the fee:
+
+* the client: the fee of the policy the booking was sold with, at the moment of the cancel (the
+  server's clock, read inside the cancelling transaction once the booking's row is locked, compared
+  in UTC: real hours, whatever the airport's offset or a DST change in between);
+* the partner (reverse API, info sync): no fee; the partner broke the deal, the client gets all back;
+* an operator (console, support acting for the service): no fee. An operator who means to keep a
+  fee cancels on the client's behalf (``by=CLIENT``).
+
+A pending amendment is rejected by any cancellation (``amendments.rejected_by_cancel``).
+
+DECLINED and FAILED bookings were never cancelled: they have no ``cancellation`` and are refunded
+in full by ``lifecycle.ledger_move``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from transfers.bookings.amendments import rejected_by_cancel
+from transfers.bookings.models import Booking
+from transfers.cancellation.policy import Quote
+from transfers.cancellation.views import stored_policy
+
+ZERO = Decimal("0.00")
+
+
+class Canceller(StrEnum):
+    """``cancellation.by`` in the BookingResource."""
+
+    CLIENT = "client"
+    PARTNER = "partner"
+    OPERATOR = "operator"
+
+
+def quote(booking: Booking, now: datetime) -> Quote:
+    """What the client would pay to cancel ``booking`` at ``now``, under the policy it was sold with."""
+    return stored_policy(booking.cancellation_policy).quote(booking.total, booking.pickup_at, now)
+
+
+def cancellation_fields(booking: Booking, by: Canceller, now: datetime) -> dict[str, Any]:
+    """The booking's cancellation columns for a cancel by ``by`` at ``now`` (``fee + refund = total``)."""
+    total = booking.total
+    fee = quote(booking, now).fee if by is Canceller.CLIENT else ZERO
+    return {"cancellation_fee": fee, "cancellation_refund": total - fee, "cancelled_at": now,
+            "cancelled_by": by.value, **rejected_by_cancel(booking, now)}
+
+
+def ledger_note(booking: Mapping[str, Any], reason: str | None) -> str:
+    """The note of a cancellation's refund entry, which explains a kept fee (``booking``: the
+    columns of ``lifecycle.Change.booking``)."""
+    note = f"cancelled: {reason or ''}"
+    fee = booking.get("cancellation_fee")
+    if fee:
+        refund = booking["cancellation_refund"]
+        note += f"; cancellation fee {fee:.2f} kept of {booking['total']:.2f} (refund {refund:.2f})"
+    return note

@@ -1,0 +1,56 @@
+"""A hosted vehicle's daily capacity, claimed and given back with the booking (DECISIONS 16).
+
+The claim runs inside the booking's create transaction (``bookings/fast_paths.store_created``'s
+``before``), so a booking and its seat commit or roll back together; the counter's conditional
+UPDATE (``hosted/repository.claim_seat``) makes two concurrent claims for the last seat of a day
+impossible, from any number of API processes. A seat is given back when the booking ends without a
+ride (cancelled, declined, failed): ``lifecycle``'s ``capacity`` side effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from transfers.hosted import repository as repo
+from transfers.hosted.card import load_stored
+from transfers.search.airports import find_airport
+
+
+class VehicleFull(Exception):
+    """No seat left for that vehicle on that local date (or the partner has since blacked it out,
+    or taken the vehicle off its card)."""
+
+
+def local_pickup_date(airport_iata: str, pickup_at: datetime) -> date:
+    """The day a capacity counts in: the pickup's date in the airport's time zone."""
+    airport = find_airport(airport_iata)
+    return (pickup_at.astimezone(airport.tz) if airport is not None else pickup_at).date()
+
+
+def claimer(values: Mapping[str, Any]) -> Callable[[AsyncConnection], Awaitable[None]]:
+    """The claim of the seat a new booking (``values``: its columns) needs, to run in its create
+    transaction; it raises VehicleFull and then the whole transaction rolls back."""
+    partner_id, vehicle_id = int(values["partner_id"]), str(values["partner_vehicle_id"])
+    day = local_pickup_date(values["airport_iata"], values["pickup_at"])
+
+    async def claim(conn: AsyncConnection) -> None:
+        stored = await repo.get_card(conn, partner_id)
+        card = load_stored(stored) if stored is not None else None
+        vehicle = card.vehicle(vehicle_id) if card is not None else None
+        if card is None or vehicle is None or day in card.blackout_dates:
+            raise VehicleFull(f"{vehicle_id} is not offered on {day.isoformat()} any more")
+        if not await repo.claim_seat(conn, partner_id=partner_id, vehicle_id=vehicle_id, local_date=day,
+                                     capacity=vehicle.daily_capacity):
+            raise VehicleFull(f"{vehicle_id} is fully booked on {day.isoformat()}")
+
+    return claim
+
+
+async def release(conn: AsyncConnection, booking: Mapping[str, Any]) -> None:
+    """Give back the seat ``booking`` held (nothing for a server partner's booking: it held none)."""
+    await repo.release_seat(conn, partner_id=int(booking["partner_id"]), vehicle_id=str(booking["partner_vehicle_id"]),
+                            local_date=local_pickup_date(booking["airport_iata"], booking["pickup_at"]))

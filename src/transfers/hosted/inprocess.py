@@ -1,0 +1,42 @@
+"""What a hosted partner "answers" to the outbox's partner calls, without any HTTP (DECISIONS 16).
+
+A hosted partner has no server: its staff answer in the portal. So the outbox delivers its
+messages here, in-process, and the usual dispatcher path records and applies the answer like any
+partner's: a new booking is acknowledged (``PENDING -> PENDING_APPROVAL``, where it waits in the
+portal's ``New`` list), and an update (a client's cancellation, an amendment) is taken as read.
+What the partner's users must be told is e-mailed (``hosted/mail.py``), written in the same
+transaction as the delivery by the dispatcher.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transfers.partners.client import CallResult
+
+# The answer bodies a server partner would send (PARTNER_API.md): a create stays with the partner
+# to accept (no driver yet), and an update is acknowledged.
+_ANSWERS: dict[str, dict[str, Any]] = {
+    "booking.create": {"status": "PENDING", "reservation_no": None},
+    "booking.update": {"status": "Success", "message": "noted for the partner's portal"},
+}
+
+
+def answer(kind: str, payload: dict[str, Any]) -> CallResult:
+    """The hosted partner's answer to a message of ``kind``; a kind it cannot take (none today) is
+    refused permanently, as a 4xx from a server partner would be."""
+    body = _ANSWERS.get(kind)
+    if body is None:
+        return CallResult("http_error", 422, {"status": "Error", "message": f"{kind} is not handled"},
+                          f"a hosted partner cannot take {kind}", 0.0)
+    return CallResult("ok", 200, dict(body), None, 0.0)
+
+
+def mail_kind(kind: str, payload: dict[str, Any]) -> str | None:
+    """The e-mail a delivered message sends the partner's users: a new booking, or a cancellation
+    (by the client or an operator; the partner's own cancellation is its users' doing)."""
+    if kind == "booking.create":
+        return "booking.new"
+    if kind == "booking.update" and payload.get("status") == "CANCELLED":
+        return "booking.cancelled"
+    return None

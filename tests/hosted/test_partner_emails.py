@@ -1,0 +1,182 @@
+"""E-mails to a hosted partner's users (DECISIONS 16) against a real SMTP server (aiosmtpd) on
+loopback: one per new booking and per cancellation, sent by the worker's job (never in the
+request), retried while the server is down, never twice."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
+from email import message_from_bytes
+from email.message import Message
+from typing import Any
+
+import httpx
+import pytest
+from aiosmtpd.controller import Controller
+from sqlalchemy import select
+
+from tests.api.test_booking_lifecycle import svc_of
+from tests.conftest import ClientFactory, bearer
+from tests.helpers import booking_body, row_of
+from tests.hosted.conftest import HostedFactory
+from tests.hosted.test_hosted_search_and_booking import company, search_at
+from tests.servers import LiveServer
+from transfers.clock import ShiftedClock
+from transfers.db.engine import Database
+from transfers.db.tables import partner_emails
+from transfers.hosted import mail
+from transfers.hosted.users import create_partner_user
+from transfers.services import Services
+
+BOOKING = "/api/v1/booking-api/booking"
+POINT = {"type": "POINT", "lat": 52.9548, "lng": -1.1581, "name": "Nottingham"}
+
+
+class Inbox:
+    def __init__(self) -> None:
+        self.messages: list[tuple[list[str], Message]] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.messages.append((list(envelope.rcpt_tos), message_from_bytes(envelope.content)))
+        return "250 OK"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def smtp() -> Iterator[tuple[Inbox, int]]:
+    inbox = Inbox()
+    port = free_port()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield inbox, port
+    finally:
+        controller.stop()
+
+
+@contextlib.asynccontextmanager
+async def worker_services(service: LiveServer, clock: ShiftedClock, port: int) -> AsyncIterator[Services]:
+    """The worker's view: the app's settings with TRANSFERS_SMTP_URL pointing at the test server."""
+    base = svc_of(service)
+    settings = base.settings.model_copy(update={"smtp_url": f"smtp://127.0.0.1:{port}", "smtp_timeout_seconds": 2})
+    svc = Services.build(settings, clock=clock, application_name="transfers-mail-worker")
+    try:
+        yield svc
+    finally:
+        await svc.partner_client.aclose()
+        await svc.db.dispose()
+
+
+async def emails_of(db: Database, reservation_no: str) -> list[dict[str, Any]]:
+    booking_id = (await row_of(db, reservation_no))["id"]
+    async with db.read() as conn:
+        rows = await conn.execute(select(partner_emails).where(partner_emails.c.booking_id == booking_id)
+                                  .order_by(partner_emails.c.id))
+        return [dict(r._mapping) for r in rows]
+
+
+async def book_hosted(http: httpx.AsyncClient, key: str, iata: str, name: str) -> dict[str, Any]:
+    found = await search_at(http, key, iata, point=POINT)
+    sedan = company(found, name)[0]
+    answer = await http.post(BOOKING, json=booking_body(found["search_id"], sedan["vehicle_id"]), headers=bearer(key))
+    assert answer.status_code == 200, answer.text
+    booking: dict[str, Any] = answer.json()["booking"]
+    return booking
+
+
+async def test_one_mail_per_new_booking_and_cancellation_never_twice(
+    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_hosted: HostedFactory,
+    db: Database, clock: ShiftedClock, smtp: tuple[Inbox, int],
+) -> None:
+    inbox, port = smtp
+    _, key = await make_client()
+    partner_id = await make_hosted(airports=("EMA",), name="Hosted East Midlands")
+    for address in ("dispatch@eastmidlands-cars.example", "owner@eastmidlands-cars.example"):
+        await create_partner_user(db, clock, partner_id=partner_id, email=address, password=None, actor="tests")
+    booking = await book_hosted(http, key, "EMA", "Hosted East Midlands")
+    no = booking["reservation_no"]
+    assert inbox.messages == []  # never inside the request
+    async with worker_services(service, clock, port) as svc:
+        await mail.send_due(svc)
+        await mail.send_due(svc)  # a second run finds nothing to send
+        cancelled = await http.delete(BOOKING, params={"reservation_no": no, "cancellation_id": 1},
+                                      headers=bearer(key))
+        assert cancelled.status_code == 200
+        # The client's cancellation reaches the hosted partner through the outbox, in-process.
+        assert svc_of(service).dispatcher is not None
+        clock.advance(timedelta(minutes=1))
+        await svc_of(service).dispatcher.run_once()
+        await mail.send_due(svc)
+        await mail.send_due(svc)
+    subjects = [m["Subject"] for _, m in inbox.messages if no in m["Subject"]]
+    assert subjects == [f"New booking {no}: please accept or decline", f"Booking {no} was cancelled"]
+    recipients, first = next((r, m) for r, m in inbox.messages if no in m["Subject"])
+    assert recipients == ["dispatch@eastmidlands-cars.example", "owner@eastmidlands-cars.example"]
+    body = first.get_payload()
+    assert isinstance(body, str) and f"/partner/bookings/{no}" in body and "EMA local time" in body
+    assert [(e["kind"], e["status"], e["attempts"]) for e in await emails_of(db, no)] == [
+        ("booking.new", "sent", 1), ("booking.cancelled", "sent", 1)]
+
+
+async def test_retried_while_the_smtp_server_is_down(
+    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_hosted: HostedFactory,
+    db: Database, clock: ShiftedClock,
+) -> None:
+    _, key = await make_client()
+    partner_id = await make_hosted(airports=("HUY",), name="Hosted Humberside")
+    await create_partner_user(db, clock, partner_id=partner_id, email="desk@humber-cars.example", password=None,
+                              actor="tests")
+    booking = await book_hosted(http, key, "HUY", "Hosted Humberside")
+    no = booking["reservation_no"]
+    port = free_port()  # nothing listens here yet
+    async with worker_services(service, clock, port) as svc:
+        await mail.send_due(svc)
+        (pending,) = await emails_of(db, no)
+        assert (pending["status"], pending["attempts"]) == ("pending", 1)
+        assert "ConnectionRefusedError" in (pending["last_error"] or "")
+        await mail.send_due(svc)  # not due yet (backoff): no second attempt
+        assert (await emails_of(db, no))[0]["attempts"] == 1
+        inbox = Inbox()
+        controller = Controller(inbox, hostname="127.0.0.1", port=port)
+        controller.start()
+        try:
+            clock.advance(timedelta(seconds=15))
+            await mail.send_due(svc)
+            clock.advance(timedelta(hours=1))
+            await mail.send_due(svc)
+        finally:
+            controller.stop()
+    assert [m["Subject"] for _, m in inbox.messages if no in m["Subject"]] == [
+        f"New booking {no}: please accept or decline"]
+    (sent,) = await emails_of(db, no)
+    assert (sent["status"], sent["attempts"]) == ("sent", 2)
+
+
+async def test_without_smtp_url_the_mail_is_logged_not_sent(
+    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_hosted: HostedFactory,
+    db: Database, clock: ShiftedClock,
+) -> None:
+    from structlog.testing import capture_logs
+
+    _, key = await make_client()
+    partner_id = await make_hosted(airports=("LBA",), name="Hosted Leeds")
+    await create_partner_user(db, clock, partner_id=partner_id, email="ops@leeds-cars.example", password=None,
+                              actor="tests")
+    booking = await book_hosted(http, key, "LBA", "Hosted Leeds")
+    svc = svc_of(service)
+    assert svc.settings.smtp_url == ""
+    with capture_logs() as logs:
+        await mail.send_due(svc)
+    assert any(e["event"] == "partner_email_not_sent" and e.get("reservation_no") == booking["reservation_no"]
+               for e in logs)
+    assert [(e["status"], e["recipients"]) for e in await emails_of(db, booking["reservation_no"])] == [
+        ("logged", ["ops@leeds-cars.example"])]
+    await asyncio.sleep(0)
