@@ -123,8 +123,8 @@ WITH made AS (
        ELSE (ARRAY['APPROVED', 'COMPLETED', 'PENDING_APPROVAL', 'APPROVED'])[1 + ((g / 4) % 4)::int] END
        AS status) AS s
   RETURNING id, client_id, total, reservation_no, created_at)
-INSERT INTO ledger_entries (wallet_id, kind, amount, booking_id, note, created_at)
-SELECT w.id, 'debit_booking', -made.total, made.id, made.reservation_no, made.created_at
+INSERT INTO ledger_entries (wallet_id, kind, amount, booking_id, note, created_at, balance_after)
+SELECT w.id, 'debit_booking', -made.total, made.id, made.reservation_no, made.created_at, 0
 FROM made JOIN wallets w ON w.client_id = made.client_id
 """
 
@@ -195,7 +195,7 @@ async def seed_bookings_sqlite(db: Database, *, count: int, client_id: int, part
                                    .where(bookings.c.client_id == client_id))).all()
         await conn.execute(insert(ledger_entries), [
             {"wallet_id": wallet_id, "kind": "debit_booking", "amount": -PRICE, "booking_id": b.id,
-             "note": b.reservation_no, "created_at": now} for b in made])
+             "note": b.reservation_no, "created_at": now, "balance_after": 0} for b in made])
         total = (await conn.execute(select(func.sum(ledger_entries.c.amount))
                                     .where(ledger_entries.c.wallet_id == wallet_id))).scalar_one()
         await conn.execute(update(wallets).where(wallets.c.id == wallet_id).values(balance=total, updated_at=now))

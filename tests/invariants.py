@@ -69,3 +69,17 @@ async def check_wallet_invariants(db: Database) -> int:
     assert orphans == 0, f"{orphans} ledger entries name no wallet"
     assert not bad_signs, f"ledger entries whose sign does not match their kind: {bad_signs}"
     return len(rows)
+
+
+async def check_statement_invariants(db: Database) -> None:
+    """DECISIONS 12, for every wallet with entries: its newest entry's ``balance_after`` is the
+    balance (one statement, one snapshot)."""
+    newest = (select(ledger_entries.c.wallet_id, func.max(ledger_entries.c.id).label("last_id"))
+              .group_by(ledger_entries.c.wallet_id).subquery())
+    query = (select(wallets.c.id, wallets.c.balance, ledger_entries.c.balance_after)
+             .select_from(wallets.join(newest, newest.c.wallet_id == wallets.c.id)
+                          .join(ledger_entries, ledger_entries.c.id == newest.c.last_id)))
+    async with db.read() as conn:
+        rows = (await conn.execute(query)).all()
+    wrong = [(w, b, a) for w, b, a in rows if Decimal(b) != Decimal(a)]
+    assert not wrong, f"newest balance_after != balance (wallet, balance, balance_after): {wrong}"

@@ -127,7 +127,9 @@ class BookingModel(RuleBasedStateMachine):
         answer = self.http.post("/api/v1/booking-api/booking", json=booking_body(self.search_id),
                                 headers={**self._auth(), "Idempotency-Key": key})
         if answer.status_code == 422 and answer.json()["code"] == 1101:
-            assert self.balance < PRICE
+            # A repeated Idempotency-Key replays its first answer, a refusal included.
+            replayed = repeat_key and answer.headers.get("Idempotent-Replayed") == "true"
+            assert self.balance < PRICE or replayed
             return "none"
         assert answer.status_code == 200, answer.text
         booking = answer.json()["booking"]
@@ -168,6 +170,21 @@ class BookingModel(RuleBasedStateMachine):
             if target == "CANCELLED":
                 self.balance += PRICE
 
+    @rule()
+    def partner_declines_a_booking(self) -> None:
+        """Issue 14: a declined booking is debited and refunded in the same run of the create."""
+        self.stack.partner.create_status = "DECLINED"
+        try:
+            answer = self.http.post("/api/v1/booking-api/booking", json=booking_body(self.search_id),
+                                    headers=self._auth())
+        finally:
+            self.stack.partner.create_status = "PENDING"
+        if answer.status_code == 422:
+            assert answer.json()["code"] == 1101 and self.balance < PRICE
+            return
+        assert answer.status_code == 200 and answer.json()["booking"]["status"] == "DECLINED", answer.text
+        self.status[answer.json()["booking"]["reservation_no"]] = "DECLINED"
+
     @rule(amount=st.sampled_from(["0.01", "10.00", "25.00"]))
     def top_up(self, amount: str) -> None:
         s = self.stack
@@ -204,6 +221,26 @@ class BookingModel(RuleBasedStateMachine):
         balance, ledger = s.run(read())
         assert balance == ledger == self.balance
         assert balance >= 0
+        # Issue 14: the same through the API (DECISIONS 12): GET /wallet, and the statement paged
+        # through sums to it, its newest balance_after is it, one debit and at most one refund each.
+        shown = self.http.get("/api/v1/booking-api/wallet", headers=self._auth()).json()
+        assert shown == {"pay_type": "wallet", "currency": "EUR", "balance": f"{self.balance:.2f}"}
+        entries: list[dict[str, Any]] = []
+        cursor = None
+        for _ in range(100):
+            page = self.http.get("/api/v1/booking-api/wallet/entries", headers=self._auth(),
+                                 params={"limit": 9, **({"cursor": cursor} if cursor else {})}).json()
+            entries += page["data"]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert sum(Decimal(e["amount"]) for e in entries) == self.balance
+        assert entries[0]["balance_after"] == shown["balance"]
+        for kind in ("debit", "refund"):
+            numbers = [e["reservation_no"] for e in entries if e["kind"] == kind]
+            assert len(numbers) == len(set(numbers)), (kind, numbers)
+        assert {n for n, status in self.status.items() if status in ("CANCELLED", "DECLINED")} == {
+            e["reservation_no"] for e in entries if e["kind"] == "refund"}
 
     def teardown(self) -> None:
         if hasattr(self, "http"):

@@ -150,7 +150,8 @@ async def test_check_constraints_refuse_what_the_code_would_never_write(
         with pytest.raises(IntegrityError):
             async with db.write() as conn:
                 await conn.execute(insert(ledger_entries).values(
-                    wallet_id=wallet_id, kind=kind.value, amount=Decimal(signed), created_at=clock.now()))
+                    wallet_id=wallet_id, kind=kind.value, amount=Decimal(signed), created_at=clock.now(),
+                    balance_after=Decimal("5.00")))
     assert await state(db, wallet_id) == (Decimal("5.00"), Decimal("5.00"), [("credit_topup", Decimal("5.00"))])
     await check_wallet_invariants(db)
 

@@ -120,6 +120,7 @@ def booking_row(**changes: Any) -> dict[str, Any]:
         "partner_reference": "P-1", "driver_name": "Jo", "driver_phone": "+447400123457", "driver_plate": "AB12 CDE",
         "meeting_point": "Arrivals, Costa", "cancellation_reason_id": None, "cancel_note": None, "created_at": now,
         "updated_at": now, "idempotency_key": None, "synced_at": None, "cancel_idempotency_key": None,
+        "event_sequence": 3,
         "cancellation_policy": [{"hours_before_pickup": 24, "fee_percent": "50"}, {"hours_before_pickup": 0,
                                                                                  "fee_percent": "100"}],
         "cancellation_fee": None,
@@ -131,7 +132,9 @@ def booking_row(**changes: Any) -> dict[str, Any]:
 def test_a_booking_is_a_bookings_row() -> None:
     """A column added to ``bookings`` (a migration and db/tables.py) is added to ``Booking`` too
     (bookings/models.py); the repository reads it from then on."""
-    assert set(BOOKING_FIELDS) == columns(bookings)
+    assert set(BOOKING_FIELDS) == columns(bookings), (
+        f"bookings columns without a Booking field: {sorted(columns(bookings) - set(BOOKING_FIELDS))}; "
+        f"Booking fields that are no column: {sorted(set(BOOKING_FIELDS) - columns(bookings))}")
     assert set(booking_row()) == columns(bookings)
 
 

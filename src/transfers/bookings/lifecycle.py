@@ -228,9 +228,10 @@ def _ledger_fragment(ctx: FastContext) -> dict[str, CTE]:
         return {}
     w, types = ctx.wallet, ledger_entries.c
     return {"l": insert(ledger_entries).from_select(
-        ["wallet_id", "kind", "amount", "booking_id", "note", "created_at"],
+        ["wallet_id", "kind", "amount", "booking_id", "note", "created_at", "balance_after"],
         select(w.c.id, bindparam("w_kind", type_=types.kind.type), wallet_repo.DELTA, ctx.moved.c.id,
-               bindparam("w_note", type_=types.note.type), ctx.now).select_from(w.join(ctx.moved, true())),
+               bindparam("w_note", type_=types.note.type), ctx.now, w.c.balance)
+        .select_from(w.join(ctx.moved, true())),
     ).cte("l")}
 
 

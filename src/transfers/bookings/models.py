@@ -70,6 +70,7 @@ class Booking:
     idempotency_key: str | None
     synced_at: datetime | None
     cancel_idempotency_key: str | None
+    event_sequence: int  # the ``sequence`` of the booking's last client event (issue 14, DECISIONS 13)
     # DECISIONS 14 (issue 15): the policy it was sold with (JSON tiers; None: free until pickup), what a
     # cancellation cost and who made it, the latest amendment
     cancellation_policy: Any
@@ -87,7 +88,8 @@ class Booking:
         return cls(*values)
 
     def moved(self, values: Mapping[str, Any]) -> Booking:
-        """The row after an UPDATE that set ``values`` (column names; ``status`` as stored text)."""
+        """The row after an UPDATE that set ``values`` (column names; ``status`` as stored text). The
+        values are plain values: a column the database computes (``x = x + 1``) is passed computed."""
         if "status" in values:
             values = {**values, "status": BookingStatus(values["status"])}
         return replace(self, **values)

@@ -2,65 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import click
 
 from transfers.bookings import queries
-from transfers.bookings import repository as repo
-from transfers.bookings.models import Booking, ListedBooking
+from transfers.bookings.models import ListedBooking
 from transfers.bookings.state import BookingStatus
+from transfers.bookings.story import BookingDetail, load_detail
 from transfers.cli.common import fail, print_json, with_db
 from transfers.cli.tables import cell, jsonable, render, render_pairs, safe
 from transfers.clock import SystemClock
 from transfers.db.engine import Database
 from transfers.outbox import repository as outbox_repo
-from transfers.wallet import repository as wallet_repo
 
 STORED_STATUSES = [s.value for s in BookingStatus if s is not BookingStatus.DEFAULT]
 MAX_RESERVATION_NO = 64
 
 
-@dataclass
-class BookingDetail:
-    booking: Booking
-    client_name: str | None
-    partner_name: str | None
-    ledger: list[dict[str, Any]]
-    transitions: list[dict[str, Any]]
-    deliveries: list[dict[str, Any]]  # outbox rows, each with "delivery_attempts"
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "booking": jsonable({**self.booking.as_dict(), "client_name": self.client_name,
-                                 "partner_name": self.partner_name}),
-            "ledger": jsonable(self.ledger),
-            "transitions": jsonable(self.transitions),
-            "deliveries": jsonable(self.deliveries),
-        }
-
-
-async def load_detail(db: Database, reservation_no: str) -> BookingDetail | None:
-    async with db.read() as conn:
-        booking = await repo.get_by_reservation(conn, reservation_no)
-        if booking is None and reservation_no.upper() != reservation_no:
-            booking = await repo.get_by_reservation(conn, reservation_no.upper())
-        if booking is None:
-            return None
-        deliveries = []
-        for message in await outbox_repo.for_booking(conn, booking.id):
-            deliveries.append({**message.as_dict(),
-                               "delivery_attempts": await outbox_repo.attempts_of(conn, message.id)})
-        client_name, partner_name = await queries.party_names(conn, booking.id)
-        return BookingDetail(
-            booking=booking,
-            client_name=client_name,
-            partner_name=partner_name,
-            ledger=await wallet_repo.entries_for_booking(conn, booking.id),
-            transitions=await repo.transitions_of(conn, booking.id),
-            deliveries=deliveries,
-        )
+def detail_json(detail: BookingDetail) -> dict[str, Any]:
+    return {
+        "booking": jsonable({**detail.booking.as_dict(), "client_name": detail.client_name,
+                             "partner_name": detail.partner_name}),
+        "ledger": jsonable(detail.ledger),
+        "transitions": jsonable(detail.transitions),
+        "deliveries": jsonable(detail.deliveries),
+    }
 
 
 def _place(location: Any) -> str:
@@ -140,7 +107,7 @@ def bookings_show(reservation_no: str, as_json: bool) -> None:
         fail(f"no booking {safe(wanted)!r}")
         return
     if as_json:
-        print_json(detail.as_json())
+        print_json(detail_json(detail))
         return
     click.echo(render_detail(detail))
 

@@ -10,6 +10,7 @@ from transfers.cli.db import db_group
 from transfers.cli.doctor import doctor
 from transfers.cli.errors import OperatorGroup, prepare_commands
 from transfers.cli.hosted import rate_card_group, users_group
+from transfers.cli.operators import operators_group
 from transfers.cli.outbox import outbox_group
 from transfers.cli.partners import partners_group
 from transfers.cli.sandbox import sandbox_partner
@@ -39,6 +40,7 @@ cli.add_command(outbox_group)
 cli.add_command(doctor)
 partners_group.add_command(rate_card_group)  # issue 16
 partners_group.add_command(users_group)  # issue 16
+cli.add_command(operators_group)  # issue 13
 prepare_commands(cli)
 
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 import click
@@ -12,40 +11,25 @@ import click
 from transfers.cancellation.policy import Policy, PolicyError, parse_spec
 from transfers.cli.common import actor, fail, print_json, settings, with_db
 from transfers.cli.tables import render
-from transfers.partners import service
-from transfers.partners.models import EVERY_AIRPORT, InvalidPartnerUrl, check_base_url
+from transfers.partners import fields, service
+from transfers.partners.models import InvalidPartnerUrl, check_base_url
 from transfers.partners.secrets_box import SecretBox, SecretKeyMissing, resolve_secret_key
-from transfers.search.airports import is_known
-
-_IATA = re.compile(r"[A-Z]{3}")
 
 
 def parse_service_area(text: str) -> tuple[str, ...]:
-    """``LHR,CDG`` or ``*``; every code must name a known airport (the maintained dataset), because a
-    typo here would silently leave the partner out of every search for the airport meant."""
-    codes = sorted({part.strip().upper() for part in text.split(",") if part.strip()})
-    if not codes:
-        raise ValueError("--airports needs at least one IATA code (e.g. LHR,CDG) or *")
-    if EVERY_AIRPORT in codes:
-        if len(codes) > 1:
-            raise ValueError("--airports: * already means every airport; do not combine it with codes")
-        return (EVERY_AIRPORT,)
-    unknown = [c for c in codes if not _IATA.fullmatch(c) or not is_known(c)]
-    if unknown:
-        raise ValueError(f"--airports: unknown IATA airport code(s): {', '.join(unknown)}")
-    return tuple(codes)
+    """``--airports``: the rules of ``partners/fields.service_area``."""
+    try:
+        return fields.service_area(text)
+    except ValueError as exc:
+        raise ValueError(f"--airports: {exc}") from None
 
 
 def parse_markup(text: str) -> Decimal:
+    """``--markup``: the rules of ``partners/fields.markup``."""
     try:
-        value = Decimal(text.strip())
-    except InvalidOperation:
-        raise ValueError(f"--markup {text!r} is not a number (a percent such as 10 or 7.5)") from None
-    if not value.is_finite() or not Decimal(0) <= value <= Decimal(100):
-        raise ValueError("--markup must be a percent between 0 and 100")
-    if value != value.quantize(Decimal("0.001")):
-        raise ValueError("--markup allows at most three decimals")
-    return value
+        return fields.markup(text)
+    except ValueError as exc:
+        raise ValueError(f"--markup {exc}") from None
 
 
 POLICY_HELP = ("default cancellation policy: HOURS:PERCENT tiers, e.g. 48:0,24:50,0:100 "

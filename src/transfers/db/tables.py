@@ -25,6 +25,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
 )
 
 from transfers.db.types import Money, UTCDateTime
@@ -239,6 +240,8 @@ bookings = Table(
     Column("idempotency_key", String(255), nullable=True),
     Column("synced_at", UTCDateTime, nullable=True),  # last reconciliation with the partner
     Column("cancel_idempotency_key", String(255), nullable=True),  # the key of the cancelling request
+    # The ``sequence`` of the booking's last client event (issue 14, DECISIONS 13).
+    Column("event_sequence", Integer, nullable=False, server_default="0"),
     UniqueConstraint("client_id", "idempotency_key"),
     Index("ix_bookings_client_created", "client_id", "created_at", "id"),
     Index("ix_bookings_status_created", "status", "created_at"),
@@ -256,12 +259,16 @@ ledger_entries = Table(
     Column("booking_id", ForeignKey("bookings.id"), nullable=True),
     Column("note", Text, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
+    # The wallet's balance right after this entry (issue 14, DECISIONS 12): written from the balance
+    # UPDATE's RETURNING in the same transaction, so the newest entry's value is the balance.
+    Column("balance_after", Money, nullable=False),
     # One debit and at most one refund per booking, whatever races happen above.
     UniqueConstraint("booking_id", "kind"),
     CheckConstraint(
         "(kind = 'debit_booking' AND amount < 0) OR (kind <> 'debit_booking' AND amount > 0)",
         name="sign_matches_kind",
     ),
+    Index("ix_ledger_entries_wallet_id_id", "wallet_id", "id"),  # the statement, newest first (issue 14)
 )
 
 booking_transitions = Table(
@@ -421,4 +428,124 @@ partner_search_minutes = Table(
     *(Column(name, Integer, nullable=False, server_default="0") for name in LATENCY_COLUMNS),
     UniqueConstraint("partner_id", "minute"),
     Index("ix_partner_search_minutes_minute", "minute"),
+)
+
+# --- issue 13 (operator console, DECISIONS 15): operators, browser sessions, sign-in throttling --------
+# ``web_sessions`` and ``web_signin_failures`` serve every signed-in web area (``realm``: "console"
+# for operators, "partner" for the partner portal's users): ``user_id`` is that realm's user's id.
+
+operators = Table(
+    "operators",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("email", String(320), nullable=False, unique=True),  # stored lower-case
+    Column("role", String(16), nullable=False),
+    Column("password_hash", String(255), nullable=False),  # argon2id (webauth/passwords.py)
+    Column("status", String(16), nullable=False, server_default="active"),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("disabled_at", UTCDateTime, nullable=True),
+    CheckConstraint("role IN ('admin', 'support')", name="role"),
+    CheckConstraint("status IN ('active', 'disabled')", name="status"),
+)
+
+web_sessions = Table(
+    "web_sessions",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("realm", String(16), nullable=False),
+    Column("user_id", BigInteger, nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),  # sha256 of the cookie's token
+    Column("csrf_token", String(64), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("last_seen_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Index("ix_web_sessions_realm_user", "realm", "user_id"),
+)
+
+web_signin_failures = Table(
+    "web_signin_failures",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("realm", String(16), nullable=False),
+    Column("email", String(320), nullable=False),  # as typed, lower-cased, cut to 320
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_web_signin_failures_realm_email", "realm", "email", "created_at"),
+)
+
+admin_audit_created = Index("ix_admin_audit_created", admin_audit.c.created_at, admin_audit.c.id)
+bookings_created = Index("ix_bookings_created", bookings.c.created_at, bookings.c.id)
+bookings_partner_created = Index("ix_bookings_partner_created", bookings.c.partner_id, bookings.c.created_at,
+                                 bookings.c.id)
+bookings_partner_reference = Index("ix_bookings_partner_reference", bookings.c.partner_reference)
+bookings_surname = Index("ix_bookings_surname_lower", func.lower(bookings.c.passenger_surname).label("surname_lower"),
+                         postgresql_ops={"surname_lower": "text_pattern_ops"}).ddl_if(dialect="postgresql")
+bookings_email = Index("ix_bookings_email_lower", func.lower(bookings.c.passenger_email).label("email_lower"),
+                       postgresql_ops={"email_lower": "text_pattern_ops"}).ddl_if(dialect="postgresql")
+
+
+# --- issue 14: webhooks to clients (DECISIONS 13) -------------------------------------------------
+
+webhook_endpoints = Table(
+    "webhook_endpoints",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("public_id", String(40), nullable=False, unique=True),  # "we_..." as the API names it
+    Column("client_id", ForeignKey("clients.id"), nullable=False),
+    Column("url", String(2000), nullable=False),
+    Column("events", JSON, nullable=False),  # ["*"] or event type names
+    Column("description", String(500), nullable=True),
+    Column("status", String(16), nullable=False),  # enabled | disabled
+    # Encrypted with the deployment's secret key, like partner secrets: needed to sign.
+    Column("secret_enc", Text, nullable=False),
+    Column("old_secret_enc", Text, nullable=True),  # the secret before the last rotation ...
+    Column("old_secret_until", UTCDateTime, nullable=True),  # ... still signed with until then
+    Column("disabled_reason", Text, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("deleted_at", UTCDateTime, nullable=True),  # deleted endpoints keep their delivery history
+    CheckConstraint("status IN ('enabled', 'disabled')", name="status"),
+    Index("ix_webhook_endpoints_client", "client_id", "id"),
+)
+
+client_events = Table(
+    "client_events",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("event_id", String(40), nullable=False, unique=True),  # "evt_...": the webhook-id
+    Column("client_id", ForeignKey("clients.id"), nullable=False),
+    Column("booking_id", ForeignKey("bookings.id"), nullable=True),  # None: a ping
+    Column("endpoint_id", ForeignKey("webhook_endpoints.id"), nullable=True),  # a ping's one endpoint
+    Column("type", String(64), nullable=False),
+    Column("sequence", Integer, nullable=True),
+    Column("status", String(32), nullable=True),  # the booking's status as of the event
+    Column("previous_status", String(32), nullable=True),
+    # The BookingResource as of the event; None when written by a one-statement path that cannot
+    # render it (the fan-out then renders the row with this event's status).
+    Column("booking", JSON, nullable=True),
+    Column("body", Text, nullable=True),  # the exact bytes every delivery sends, fixed at fan-out
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("fanned_out_at", UTCDateTime, nullable=True),
+    UniqueConstraint("booking_id", "sequence"),
+    Index("ix_client_events_fan_out", "fanned_out_at", "id"),
+)
+
+webhook_deliveries = Table(
+    "webhook_deliveries",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("event_pk", ForeignKey("client_events.id"), nullable=False),
+    Column("endpoint_id", ForeignKey("webhook_endpoints.id"), nullable=False),
+    Column("status", String(16), nullable=False),  # pending | delivered | failed
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("next_attempt_at", UTCDateTime, nullable=False),
+    Column("deadline_at", UTCDateTime, nullable=False),
+    Column("lease_until", UTCDateTime, nullable=True),
+    Column("last_http_status", Integer, nullable=True),
+    Column("last_error", Text, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime, nullable=True),
+    CheckConstraint("status IN ('pending', 'delivered', 'failed')", name="status"),
+    UniqueConstraint("event_pk", "endpoint_id"),
+    Index("ix_webhook_deliveries_status_next", "status", "next_attempt_at"),
+    Index("ix_webhook_deliveries_endpoint", "endpoint_id", "id"),
 )

@@ -10,11 +10,10 @@ from datetime import timedelta
 from typing import Any
 
 import structlog
-from pydantic import ValidationError
 
-from transfers.bookings import partner_updates
+from transfers.bookings import operator_actions, partner_updates
 from transfers.bookings import repository as bookings_repo
-from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
+from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.state import BookingStatus
 from transfers.hosted import jobs as hosted_jobs
 from transfers.hosted import mail as hosted_mail
@@ -22,9 +21,6 @@ from transfers.outbox import repository as outbox_repo
 from transfers.outbox.dispatcher import EFFECTS, Ending
 from transfers.outbox.kinds import MessageKind
 from transfers.partners import health_repository
-from transfers.partners.client import info_path
-from transfers.partners.service import endpoint_for
-from transfers.partners.wire import WireInfoAnswer
 from transfers.services import Services
 
 log = structlog.get_logger("transfers.jobs")
@@ -73,28 +69,7 @@ async def reconcile(svc: Services) -> int:
 
 
 async def _sync_one(svc: Services, booking_id: int, reservation_no: str, partner_id: int) -> None:
-    endpoint = await endpoint_for(svc.db, svc.box, partner_id)
-    if endpoint is None or endpoint.hosted:  # a hosted partner answers in the portal, not by GET /booking/info
-        return
-    result = await svc.partner_client.call(endpoint, "GET", info_path(reservation_no), None,
-                                           timeout=svc.settings.partner_timeout_seconds)
-    if not result.ok:
-        return
-    try:
-        info = WireInfoAnswer.model_validate(result.body)
-    except ValidationError as exc:
-        log.warning("partner_info_rejected", partner_id=partner_id, reservation_no=reservation_no,
-                    reason=str(exc.errors()[0]["msg"]))
-        return
-    now = svc.clock.now()
-    try:
-        async with svc.db.write() as conn:
-            booking = await lock_booking(conn, booking_id)
-            if booking is not None:
-                await partner_updates.apply_reported_status(conn, booking, info.status, info.driver_info,
-                                                            info.meeting_point, actor=ACTOR, now=now)
-    except (ConcurrentChange, partner_updates.UpdateRefused) as exc:
-        log.info("reconcile_skipped", reservation_no=reservation_no, reason=type(exc).__name__)
+    await operator_actions.sync_booking(svc, booking_id, reservation_no, partner_id, actor=ACTOR)
 
 
 async def prune_partner_health(svc: Services) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Update, bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.db.tables import ledger_entries, wallets
+from transfers.db.tables import bookings, ledger_entries, wallets
 from transfers.wallet.ledger import InsufficientBalance, LedgerKind, signed_amount
 
 # Built once (every create and refund runs them): building the statements per call was a visible
@@ -64,7 +64,8 @@ async def _post(conn: AsyncConnection, statement: Update, key: dict[str, int], k
     if moved is None:
         raise InsufficientBalance()
     await conn.execute(_INSERT_ENTRY, {"wallet_id": moved.id, "kind": kind.value, "amount": delta,
-                                       "booking_id": booking_id, "note": note, "created_at": now})
+                                       "booking_id": booking_id, "note": note, "created_at": now,
+                                       "balance_after": moved.balance})
     return int(moved.id), Decimal(moved.balance)
 
 
@@ -94,3 +95,27 @@ async def entries_for_booking(conn: AsyncConnection, booking_id: int) -> list[di
     rows = await conn.execute(select(ledger_entries).where(ledger_entries.c.booking_id == booking_id)
                               .order_by(ledger_entries.c.id))
     return [dict(r._mapping) for r in rows]
+
+
+async def statement_page(conn: AsyncConnection, client_id: int, *, created_from: datetime | None,
+                         created_to: datetime | None, below_id: int | None,
+                         limit: int) -> tuple[str | None, list[dict[str, Any]]]:
+    """(the wallet's currency, up to ``limit`` of its entries newest first, i.e. by id descending:
+    the order the balance moved in), with the booking's reservation number; entries strictly below
+    ``below_id`` when given. One range scan of ``ix_ledger_entries_wallet_id_id``."""
+    wallet = (await conn.execute(select(wallets.c.id, wallets.c.currency)
+                                 .where(wallets.c.client_id == client_id))).first()
+    if wallet is None:
+        return None, []
+    e = ledger_entries.c
+    query = (select(e.id, e.kind, e.amount, e.balance_after, e.note, e.created_at,
+                    bookings.c.reservation_no)
+             .select_from(ledger_entries.outerjoin(bookings, bookings.c.id == e.booking_id))
+             .where(e.wallet_id == wallet.id).order_by(e.id.desc()).limit(limit))
+    if created_from is not None:
+        query = query.where(e.created_at >= created_from)
+    if created_to is not None:
+        query = query.where(e.created_at < created_to)
+    if below_id is not None:
+        query = query.where(e.id < below_id)
+    return str(wallet.currency), [dict(r._mapping) for r in await conn.execute(query)]

@@ -1,0 +1,54 @@
+"""GET /api/v1/booking-api/wallet and /wallet/entries (DECISIONS 12)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Query, Request
+from starlette.responses import Response
+
+from transfers import paging
+from transfers.api import client_schemas as cs
+from transfers.api import schemas
+from transfers.api.deps import current_client, services
+from transfers.api.openapi import register_query_types
+from transfers.api.responses import JSONBody
+from transfers.clients.models import ClientPrincipal
+from transfers.wallet import statement
+
+router = APIRouter(prefix="/api/v1/booking-api", tags=["Wallet"])
+
+_DATE_TIME = {"type": "string", "format": "date-time"}
+register_query_types("list_wallet_entries", {
+    "created_from": _DATE_TIME,
+    "created_to": _DATE_TIME,
+    "limit": {"type": "integer", "minimum": 1, "maximum": paging.MAX_LIMIT, "default": paging.DEFAULT_LIMIT},
+    "cursor": {"type": "string", "maxLength": paging.MAX_CURSOR_CHARS},
+})
+
+
+@router.get("/wallet", summary="Your wallet's balance", response_model=cs.Wallet, responses=schemas.AUTH_ERRORS,
+            operation_id="get_wallet")
+async def get_wallet(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
+    return JSONBody(await statement.summary(services(request), client))
+
+
+@router.get(
+    "/wallet/entries",
+    summary="Your wallet's statement, newest first",
+    description="Every movement of the balance in the order it happened, newest first, each with the "
+                "balance right after it. Paged like the booking list: pass `next_cursor` back as "
+                "`cursor`; `created_from` inclusive, `created_to` exclusive (ISO 8601 with offset). "
+                "422 `INVALID_FILTER` / `INVALID_CURSOR` in the string-code shape.",
+    response_model=cs.WalletEntryPage,
+    responses=cs.WALLET_ERRORS,
+    operation_id="list_wallet_entries",
+)
+async def list_wallet_entries(
+    request: Request,
+    limit: str | None = Query(default=None, description="page size, 1 to 100 (default 20)"),
+    cursor: str | None = Query(default=None, description="`next_cursor` of the previous page"),
+    created_from: str | None = Query(default=None, description="at or after (ISO 8601 with offset)"),
+    created_to: str | None = Query(default=None, description="before (ISO 8601 with offset)"),
+    client: ClientPrincipal = Depends(current_client),
+) -> Response:
+    return JSONBody(await statement.entries(services(request), client, limit=limit, cursor=cursor,
+                                            created_from=created_from, created_to=created_to))

@@ -1,0 +1,94 @@
+"""Who is looking at a console page, and what they may do (DECISIONS 15).
+
+``Signed`` (a FastAPI dependency) gives a route the signed-in ``Viewer`` or ends the request: a page
+read goes to the sign-in page, a form post is refused there with nothing done. ``viewer.require``
+answers 403 for a capability the operator's role lacks; ``await viewer.form(request)`` reads a
+posted form and refuses it (403) unless its CSRF token is the session's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends
+from starlette.datastructures import FormData
+from starlette.requests import Request
+
+from transfers.config import Settings
+from transfers.operators import service as operators
+from transfers.operators.models import Capability, Operator
+from transfers.services import Services
+from transfers.webauth.http import SignInRequired, check_csrf, session_token
+from transfers.webauth.realm import Realm
+from transfers.webauth.sessions import Session, find_session
+
+PREFIX = "/console"
+
+
+class Forbidden(Exception):
+    """The operator's role does not allow this (a 403 page; nothing done)."""
+
+    def __init__(self, message: str = "Your role does not allow this.") -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class PageNotFound(Exception):
+    """A booking, client or partner that does not exist (a 404 page)."""
+
+    def __init__(self, message: str = "There is no such page.") -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def console_realm(settings: Settings) -> Realm:
+    return Realm(name=operators.REALM, cookie_name="transfers_console", path=PREFIX, login_path=f"{PREFIX}/login",
+                 secure_cookie=not settings.is_sandbox)
+
+
+def services(request: Request) -> Services:
+    svc: Services = request.app.state.services
+    return svc
+
+
+def realm_of(request: Request) -> Realm:
+    realm: Realm = request.app.state.realm
+    return realm
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    operator: Operator
+    session: Session
+
+    def may(self, capability: Capability) -> bool:
+        return self.operator.may(capability)
+
+    def require(self, capability: Capability) -> None:
+        if not self.may(capability):
+            raise Forbidden(f"Your role ({self.operator.role.value}) does not allow this.")
+
+    async def form(self, request: Request) -> FormData:
+        """The posted form, once its CSRF token is checked (CsrfRefused otherwise: a 403 page)."""
+        form = await request.form()
+        check_csrf(self.session, form)
+        return form
+
+    @property
+    def actor(self) -> str:
+        return self.operator.actor
+
+
+async def signed_in(request: Request) -> Viewer:
+    svc, realm = services(request), realm_of(request)
+    posted = request.method not in ("GET", "HEAD")
+    session = await find_session(svc.db, svc.clock, realm, session_token(request, realm))
+    if session is None:
+        raise SignInRequired(posted=posted)
+    operator = await operators.active_operator(svc.db, session.user_id)
+    if operator is None:  # disabled meanwhile: its sessions are gone already, this is the race's end
+        raise SignInRequired(posted=posted)
+    return Viewer(operator, session)
+
+
+Signed = Annotated[Viewer, Depends(signed_in)]

@@ -1,0 +1,133 @@
+"""The read-only SQL of the console's pages: the dashboard's figures, the bookings list (search,
+filters, cursor paging) and the audit log. Not scoped by owner: operators see every client's rows,
+and nothing here is reachable from a client's or partner's request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, and_, func, or_, select, tuple_
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from transfers.db.tables import admin_audit, bookings, clients, delivery_attempts, outbox, partners
+
+PENDING, FAILED, EXPIRED = "pending", "failed", "expired"
+
+
+# --- dashboard -------------------------------------------------------------------------------------------
+
+async def bookings_by_status_since(conn: AsyncConnection, since: datetime) -> dict[str, int]:
+    rows = await conn.execute(select(bookings.c.status, func.count()).where(bookings.c.created_at >= since)
+                              .group_by(bookings.c.status))
+    return {str(status): int(count) for status, count in rows}
+
+
+async def delivery_summary(conn: AsyncConnection) -> dict[str, Any]:
+    """Pending and failed (refused or expired) partner deliveries, and the oldest pending one's creation."""
+    pending, oldest = (await conn.execute(
+        select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status == PENDING))).one()
+    failed = (await conn.execute(select(func.count()).where(outbox.c.status.in_((FAILED, EXPIRED))))).scalar_one()
+    return {"pending": int(pending), "failed": int(failed), "oldest_pending": oldest}
+
+
+async def partners_with_errors_since(conn: AsyncConnection, since: datetime) -> list[dict[str, Any]]:
+    """Partners whose deliveries failed an attempt since ``since`` (anything but ``done:...``), most first."""
+    errors = func.count().label("errors")
+    rows = await conn.execute(
+        select(partners.c.id, partners.c.name, errors)
+        .select_from(delivery_attempts.join(outbox, outbox.c.id == delivery_attempts.c.outbox_id)
+                     .join(partners, partners.c.id == outbox.c.partner_id))
+        .where(delivery_attempts.c.started_at >= since, ~delivery_attempts.c.outcome.startswith("done:"))
+        .group_by(partners.c.id, partners.c.name).order_by(errors.desc(), partners.c.id))
+    return [dict(r._mapping) for r in rows]
+
+
+# --- bookings list ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class BookingFilter:
+    """What the list is narrowed to; ``search`` is already cleaned (``console.forms``)."""
+
+    search: str | None = None
+    status: str | None = None
+    client_id: int | None = None
+    partner_id: int | None = None
+    pickup_from: datetime | None = None  # inclusive
+    pickup_to: datetime | None = None  # exclusive
+    before: tuple[datetime, int] | None = None  # the cursor: (created_at, id) of the last row shown
+
+
+def _like_prefix(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _search(query: Select[Any], text: str) -> Select[Any]:
+    """A reservation number, a passenger e-mail (whole, any case), or a passenger surname (its
+    beginning, any case) or partner reference (whole)."""
+    if text.upper().startswith("TB-"):
+        return query.where(bookings.c.reservation_no == text.upper())
+    if "@" in text:
+        return query.where(func.lower(bookings.c.passenger_email) == text.lower())
+    return query.where(or_(func.lower(bookings.c.passenger_surname).like(_like_prefix(text.lower()), escape="\\"),
+                           bookings.c.partner_reference == text))
+
+
+async def list_bookings(conn: AsyncConnection, wanted: BookingFilter, *, limit: int) -> list[dict[str, Any]]:
+    """Newest first (``created_at``, then ``id``), ``limit`` rows after the cursor."""
+    query = (
+        select(bookings.c.id, bookings.c.reservation_no, bookings.c.status, bookings.c.client_id,
+               clients.c.name.label("client_name"), bookings.c.partner_id, partners.c.name.label("partner_name"),
+               bookings.c.airport_iata, bookings.c.pickup_at, bookings.c.passenger_name,
+               bookings.c.passenger_surname, bookings.c.total, bookings.c.currency, bookings.c.partner_reference,
+               bookings.c.created_at)
+        .select_from(bookings.join(clients, clients.c.id == bookings.c.client_id)
+                     .join(partners, partners.c.id == bookings.c.partner_id))
+        .order_by(bookings.c.created_at.desc(), bookings.c.id.desc())
+        .limit(limit)
+    )
+    if wanted.search:
+        query = _search(query, wanted.search)
+    conditions = []
+    if wanted.status is not None:
+        conditions.append(bookings.c.status == wanted.status)
+    if wanted.client_id is not None:
+        conditions.append(bookings.c.client_id == wanted.client_id)
+    if wanted.partner_id is not None:
+        conditions.append(bookings.c.partner_id == wanted.partner_id)
+    if wanted.pickup_from is not None:
+        conditions.append(bookings.c.pickup_at >= wanted.pickup_from)
+    if wanted.pickup_to is not None:
+        conditions.append(bookings.c.pickup_at < wanted.pickup_to)
+    if wanted.before is not None:
+        conditions.append(tuple_(bookings.c.created_at, bookings.c.id) < tuple_(*wanted.before))
+    if conditions:
+        query = query.where(and_(*conditions))
+    return [dict(r._mapping) for r in await conn.execute(query)]
+
+
+async def client_choices(conn: AsyncConnection, limit: int = 500) -> list[dict[str, Any]]:
+    rows = await conn.execute(select(clients.c.id, clients.c.name).order_by(clients.c.name, clients.c.id).limit(limit))
+    return [dict(r._mapping) for r in rows]
+
+
+async def partner_choices(conn: AsyncConnection, limit: int = 500) -> list[dict[str, Any]]:
+    rows = await conn.execute(select(partners.c.id, partners.c.name).order_by(partners.c.name, partners.c.id)
+                              .limit(limit))
+    return [dict(r._mapping) for r in rows]
+
+
+# --- audit log -------------------------------------------------------------------------------------------
+
+async def audit_entries(conn: AsyncConnection, *, before: tuple[datetime, int] | None, limit: int,
+                        actor: str | None = None, subject: str | None = None) -> list[dict[str, Any]]:
+    """``admin_audit`` rows newest first, after the cursor; ``actor``/``subject`` match whole values."""
+    query = select(admin_audit).order_by(admin_audit.c.created_at.desc(), admin_audit.c.id.desc()).limit(limit)
+    if before is not None:
+        query = query.where(tuple_(admin_audit.c.created_at, admin_audit.c.id) < tuple_(*before))
+    if actor:
+        query = query.where(admin_audit.c.actor == actor)
+    if subject:
+        query = query.where(admin_audit.c.subject == subject)
+    return [dict(r._mapping) for r in await conn.execute(query)]

@@ -1,0 +1,72 @@
+"""Templates (Jinja2, autoescaped) and the helpers every console page uses to answer.
+
+``page(request, "bookings/list.html", {...}, viewer=viewer)`` renders a template inside the layout
+with what the layout needs: the operator, the CSRF token for its forms, the navigation, ``may``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from transfers.console.auth import Viewer
+from transfers.operators.models import Capability
+from transfers.search.airports import find_airport
+
+NAVIGATION = (("Bookings", "/console/bookings"), ("Clients", "/console/clients"),
+              ("Partners", "/console/partners"), ("Deliveries", "/console/deliveries"),
+              ("Audit log", "/console/audit"))
+
+
+def utc(value: datetime | None) -> str:
+    """An instant as operators read it: ``2026-11-23 17:30 UTC``."""
+    if value is None:
+        return "—"
+    return value.astimezone(ZoneInfo("UTC")).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def airport_local(value: datetime | None, iata: str | None) -> str:
+    """The same instant at the airport: ``2026-11-23 18:30 (Europe/Paris, +01:00)``."""
+    if value is None or not iata:
+        return "—"
+    airport = find_airport(iata)
+    if airport is None:
+        return "—"
+    local = value.astimezone(airport.tz)
+    offset = local.strftime("%z")
+    return f"{local:%Y-%m-%d %H:%M} {airport.iata} local ({airport.tz.key}, {offset[:3]}:{offset[3:]})"
+
+
+def excerpt(value: object, limit: int = 300) -> str:
+    text = "" if value is None else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _environment() -> Environment:
+    env = Environment(loader=PackageLoader("transfers.console", "templates"),
+                      autoescape=select_autoescape(["html"]),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["utc"] = utc
+    env.filters["airport_local"] = airport_local
+    env.filters["excerpt"] = excerpt
+    env.globals["NAVIGATION"] = NAVIGATION
+    env.globals["Capability"] = Capability
+    return env
+
+
+TEMPLATES = _environment()
+
+
+def page(request: Request, template: str, context: dict[str, Any] | None = None, *, viewer: Viewer | None = None,
+         status_code: int = 200, title: str = "") -> HTMLResponse:
+    values: dict[str, Any] = {
+        "request": request, "viewer": viewer, "title": title, "active": "",
+        "csrf_token": viewer.session.csrf_token if viewer else "",
+        "may": (lambda c: viewer.may(c)) if viewer else (lambda c: False),
+    }
+    values.update(context or {})
+    return HTMLResponse(TEMPLATES.get_template(template).render(values), status_code=status_code)

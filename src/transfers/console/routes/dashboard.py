@@ -1,0 +1,46 @@
+"""The landing page: bookings by status today (UTC), partner deliveries pending and failed with the
+oldest pending one's age, and partners whose deliveries failed in the last hour."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from transfers.bookings.state import BookingStatus
+from transfers.console import queries
+from transfers.console.auth import Signed, services
+from transfers.console.render import page
+
+router = APIRouter()
+STATUSES = [s.value for s in BookingStatus if s is not BookingStatus.DEFAULT]
+
+
+@router.get("/")
+async def dashboard(request: Request, viewer: Signed) -> Response:
+    svc = services(request)
+    now = svc.clock.now()
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    async with svc.db.read() as conn:
+        by_status = await queries.bookings_by_status_since(conn, today)
+        deliveries = await queries.delivery_summary(conn)
+        erring = await queries.partners_with_errors_since(conn, now - timedelta(hours=1))
+    oldest = deliveries["oldest_pending"]
+    age = None if oldest is None else _age(now - oldest)
+    return page(request, "dashboard.html", {
+        "active": "", "statuses": STATUSES, "by_status": by_status, "total_today": sum(by_status.values()),
+        "deliveries": deliveries, "oldest_age": age, "erring": erring, "today": today,
+    }, viewer=viewer, title="Dashboard")
+
+
+def _age(delta: timedelta) -> str:
+    seconds = max(0, int(delta.total_seconds()))
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    if seconds < 172800:
+        return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    return f"{seconds // 86400} days"

@@ -1,0 +1,73 @@
+"""Opaque keyset cursors over one row id, bound to the client and to the list they page (issue 14:
+the wallet statement, the webhook delivery log).
+
+Same contract as the booking list's cursor (``bookings/listing.py``): base64url of the position
+with an HMAC tag keyed by the deployment's secret, so an edited, truncated, foreign or other-list
+cursor is refused with ``INVALID_CURSOR`` instead of silently starting somewhere else. Pages are
+newest first by id; the next page starts strictly below the cursor's id.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+
+from transfers.errors import ErrorCode, ServiceError
+from transfers.partners.secrets_box import SecretBox
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+MAX_CURSOR_CHARS = 200
+_VERSION = "1"
+_TAG_BYTES = 16
+
+
+def invalid_filter(message: str) -> ServiceError:
+    return ServiceError(ErrorCode.INVALID_FILTER, message)
+
+
+def parse_limit(value: str | None) -> int:
+    """``limit`` 1..100, default 20, ASCII digits only (``INVALID_FILTER`` otherwise)."""
+    if value is None:
+        return DEFAULT_LIMIT
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_LIMIT:
+        raise invalid_filter(f"limit must be an integer from 1 to {MAX_LIMIT}.")
+    return int(value)
+
+
+def _tag(box: SecretBox, purpose: str, owner: int, payload: str) -> bytes:
+    key = box.derive(f"cursor:{purpose}")
+    return hmac.new(key, f"{owner}|{payload}".encode(), hashlib.sha256).digest()[:_TAG_BYTES]
+
+
+def encode(box: SecretBox, purpose: str, owner: int, last_id: int) -> str:
+    payload = f"{_VERSION}|{last_id}"
+    raw = payload.encode() + b"|" + _tag(box, purpose, owner, payload)
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode(box: SecretBox, purpose: str, owner: int, cursor: str | None) -> int | None:
+    """The id the next page starts below, None without a cursor; ``INVALID_CURSOR`` when it is not
+    one this service issued to ``owner`` for ``purpose``."""
+    if cursor is None:
+        return None
+    refused = ServiceError(ErrorCode.INVALID_CURSOR)
+    if not cursor or len(cursor) > MAX_CURSOR_CHARS or not cursor.isascii():
+        raise refused
+    try:
+        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
+    except (binascii.Error, ValueError):
+        raise refused from None
+    body, sep, tag = raw[:-_TAG_BYTES - 1], raw[-_TAG_BYTES - 1:-_TAG_BYTES], raw[-_TAG_BYTES:]
+    try:
+        payload = body.decode("ascii")
+    except UnicodeDecodeError:
+        raise refused from None
+    if sep != b"|" or not hmac.compare_digest(tag, _tag(box, purpose, owner, payload)):
+        raise refused
+    version, _, id_text = payload.partition("|")
+    if version != _VERSION or not id_text.isdigit():
+        raise refused
+    return int(id_text)

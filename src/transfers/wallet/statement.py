@@ -1,0 +1,66 @@
+"""The client's wallet as the API shows it (DECISIONS 12): the balance and the statement.
+
+Every entry carries ``balance_after``, written by the statement that moved the balance (under the
+wallet's row lock), so the statement is consistent at every moment: ``balance`` equals the sum of
+the entries and the newest entry's ``balance_after`` equals ``balance``. Entries are listed in the
+order the balance moved (ledger id, newest first); ``created_at`` filters are ``from`` inclusive,
+``to`` exclusive, as on the booking list.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transfers import paging
+from transfers.bookings.listing import parse_instant
+from transfers.clients.models import ClientPrincipal
+from transfers.errors import ErrorCode, ServiceError
+from transfers.services import Services
+from transfers.wallet import repository as repo
+from transfers.wallet.ledger import API_KINDS
+
+CURSOR_PURPOSE = "wallet-entries"
+
+
+async def summary(svc: Services, client: ClientPrincipal) -> dict[str, Any]:
+    """``{"pay_type", "currency", "balance"}``; a ``reverse_api`` client has no wallet to show."""
+    if not client.pays_by_wallet:
+        return {"pay_type": client.pay_type, "currency": None, "balance": None}
+    async with svc.db.read() as conn:
+        wallet = await repo.wallet_of_client(conn, client.client_id)
+    if wallet is None:  # every wallet client has one; a missing row is a broken account, not "0.00"
+        raise ServiceError(ErrorCode.INTERNAL_ERROR, "This client has no wallet.")
+    return {"pay_type": "wallet", "currency": wallet[1], "balance": f"{wallet[2]:.2f}"}
+
+
+async def entries(svc: Services, client: ClientPrincipal, *, limit: str | None, cursor: str | None,
+                  created_from: str | None, created_to: str | None) -> dict[str, Any]:
+    """One page of the statement: ``{"data": [entry, ...], "next_cursor"}``. Checks in the order
+    the parameters are documented: the date range, ``limit``, then the cursor."""
+    low, high = parse_instant("created_from", created_from), parse_instant("created_to", created_to)
+    if low is not None and high is not None and low > high:
+        raise paging.invalid_filter("created_from is later than created_to.")
+    size = paging.parse_limit(limit)
+    below = paging.decode(svc.box, CURSOR_PURPOSE, client.client_id, cursor)
+    if not client.pays_by_wallet:
+        return {"data": [], "next_cursor": None}
+    async with svc.db.read() as conn:
+        currency, rows = await repo.statement_page(conn, client.client_id, created_from=low, created_to=high,
+                                                   below_id=below, limit=size + 1)
+    page = rows[:size]
+    next_cursor = paging.encode(svc.box, CURSOR_PURPOSE, client.client_id, int(page[-1]["id"])) \
+        if len(rows) > size else None
+    return {"data": [_entry(row, currency) for row in page], "next_cursor": next_cursor}
+
+
+def _entry(row: dict[str, Any], currency: str | None) -> dict[str, Any]:
+    return {
+        "id": str(row["id"]),
+        "kind": API_KINDS.get(row["kind"], "adjustment"),
+        "amount": f"{row['amount']:.2f}",
+        "balance_after": f"{row['balance_after']:.2f}",
+        "currency": currency,
+        "reservation_no": row["reservation_no"],
+        "note": row["note"],
+        "created_at": row["created_at"].isoformat(),
+    }

@@ -1,0 +1,123 @@
+"""The HTTP side of signed-in pages, shared by every realm: the session cookie, CSRF checks and the
+security headers every HTML answer carries.
+
+CSRF: every form carries a hidden ``csrf_token``. Signed in, it must equal the session's own token
+(stored server-side with the session). The sign-in form has no session yet: it is a double-submit
+token, a random value in a short-lived cookie of its own (``Realm.login_csrf_cookie``) that the form
+must repeat. Both compared in constant time. SameSite=Lax on the cookies is a second wall."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Mapping
+
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from transfers.webauth.realm import Realm
+from transfers.webauth.sessions import Session
+
+CSRF_FIELD = "csrf_token"
+MAX_CSRF_CHARS = 100
+
+# A strict CSP: nothing from elsewhere, no inline script or style, no framing (DECISIONS 15).
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+)
+NO_STORE = (b"cache-control", b"no-store")
+
+
+class CsrfRefused(Exception):
+    """A form without the right CSRF token: answered 403, nothing done."""
+
+
+class SignInRequired(Exception):
+    """No live session: a page read is sent to the sign-in page; a form post is refused there too,
+    with nothing done ("your session ended")."""
+
+    def __init__(self, *, posted: bool) -> None:
+        super().__init__("sign-in required")
+        self.posted = posted
+
+
+def session_token(request: Request, realm: Realm) -> str | None:
+    return request.cookies.get(realm.cookie_name)
+
+
+def set_session_cookie(response: Response, realm: Realm, token: str) -> None:
+    response.set_cookie(realm.cookie_name, token, max_age=int(realm.session_lifetime.total_seconds()),
+                        path=realm.path, httponly=True, samesite="lax", secure=realm.secure_cookie)
+
+
+def clear_session_cookie(response: Response, realm: Realm) -> None:
+    response.delete_cookie(realm.cookie_name, path=realm.path, httponly=True, samesite="lax",
+                           secure=realm.secure_cookie)
+
+
+def login_csrf(request: Request, realm: Realm) -> str:
+    """The sign-in form's token: the one already in the visitor's cookie, or a new one."""
+    current = request.cookies.get(realm.login_csrf_cookie)
+    if current and len(current) <= MAX_CSRF_CHARS:
+        return current
+    return secrets.token_urlsafe(24)
+
+
+def set_login_csrf_cookie(response: Response, realm: Realm, token: str) -> None:
+    response.set_cookie(realm.login_csrf_cookie, token, max_age=3600, path=realm.path, httponly=True,
+                        samesite="lax", secure=realm.secure_cookie)
+
+
+def tokens_match(expected: str | None, given: object) -> bool:
+    if not expected or not isinstance(given, str) or not given or len(given) > MAX_CSRF_CHARS:
+        return False
+    return hmac.compare_digest(expected.encode(), given.encode())
+
+
+def check_login_csrf(request: Request, realm: Realm, form: FormData | Mapping[str, object]) -> None:
+    if not tokens_match(request.cookies.get(realm.login_csrf_cookie), form.get(CSRF_FIELD)):
+        raise CsrfRefused()
+
+
+def check_csrf(session: Session, form: FormData | Mapping[str, object]) -> None:
+    if not tokens_match(session.csrf_token, form.get(CSRF_FIELD)):
+        raise CsrfRefused()
+
+
+class SecurityHeaders:
+    """ASGI middleware for a realm's sub-application: the security headers above on every answer
+    (pages, errors, static files), and ``Cache-Control: no-store`` on everything but static files,
+    so a signed-in page never sits in a shared cache or the back button after sign-out."""
+
+    def __init__(self, app: ASGIApp, *, static_prefix: str = "/static/") -> None:
+        self.app = app
+        self.static_prefix = static_prefix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        # Starlette keeps the full path in a mounted app's scope; root_path is the mount point.
+        path, root = str(scope.get("path", "")), str(scope.get("root_path", ""))
+        static = path.startswith(root + self.static_prefix) or path.startswith(self.static_prefix)
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"cache-control" or static]
+                headers.extend(SECURITY_HEADERS)
+                if not static:
+                    headers.append(NO_STORE)
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)

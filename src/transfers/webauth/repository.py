@@ -1,0 +1,67 @@
+"""The SQL of browser sessions and failed sign-ins (tables ``web_sessions``, ``web_signin_failures``).
+Functions run in the caller's transaction; none commits."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from transfers.db.tables import web_sessions, web_signin_failures
+
+
+async def insert_session(conn: AsyncConnection, *, realm: str, user_id: int, token_hash: str, csrf_token: str,
+                         now: datetime, expires_at: datetime) -> None:
+    await conn.execute(insert(web_sessions).values(
+        realm=realm, user_id=user_id, token_hash=token_hash, csrf_token=csrf_token, created_at=now,
+        last_seen_at=now, expires_at=expires_at))
+
+
+async def session_by_token(conn: AsyncConnection, realm: str, token_hash: str) -> dict[str, Any] | None:
+    row = (await conn.execute(select(web_sessions).where(
+        web_sessions.c.token_hash == token_hash, web_sessions.c.realm == realm))).mappings().first()
+    return dict(row) if row else None
+
+
+async def touch_session(conn: AsyncConnection, session_id: int, now: datetime) -> None:
+    await conn.execute(update(web_sessions).where(web_sessions.c.id == session_id).values(last_seen_at=now))
+
+
+async def delete_session(conn: AsyncConnection, realm: str, token_hash: str) -> int:
+    result = await conn.execute(delete(web_sessions).where(
+        web_sessions.c.token_hash == token_hash, web_sessions.c.realm == realm))
+    return int(result.rowcount)
+
+
+async def delete_user_sessions(conn: AsyncConnection, realm: str, user_id: int) -> int:
+    result = await conn.execute(delete(web_sessions).where(
+        web_sessions.c.realm == realm, web_sessions.c.user_id == user_id))
+    return int(result.rowcount)
+
+
+async def delete_expired_sessions(conn: AsyncConnection, now: datetime) -> int:
+    result = await conn.execute(delete(web_sessions).where(web_sessions.c.expires_at <= now))
+    return int(result.rowcount)
+
+
+async def record_failure(conn: AsyncConnection, *, realm: str, email: str, now: datetime) -> None:
+    await conn.execute(insert(web_signin_failures).values(realm=realm, email=email, created_at=now))
+
+
+async def failures_since(conn: AsyncConnection, realm: str, email: str, since: datetime) -> list[datetime]:
+    rows = await conn.execute(select(web_signin_failures.c.created_at).where(
+        web_signin_failures.c.realm == realm, web_signin_failures.c.email == email,
+        web_signin_failures.c.created_at >= since).order_by(web_signin_failures.c.created_at))
+    return [r[0] for r in rows]
+
+
+async def clear_failures(conn: AsyncConnection, realm: str, email: str) -> None:
+    await conn.execute(delete(web_signin_failures).where(
+        web_signin_failures.c.realm == realm, web_signin_failures.c.email == email))
+
+
+async def delete_failures_before(conn: AsyncConnection, cutoff: datetime) -> int:
+    result = await conn.execute(delete(web_signin_failures).where(web_signin_failures.c.created_at < cutoff))
+    return int(result.rowcount)

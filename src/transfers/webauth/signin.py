@@ -1,0 +1,85 @@
+"""sign_in(): the throttle, the password check and a new session, the same for every realm.
+
+The realm says where its users are through a ``UserLookup``: given the normalised e-mail, the
+user's id, password hash and whether the account may sign in (None: no such user)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from transfers.clock import Clock
+from transfers.db.engine import Database
+from transfers.webauth import repository as repo
+from transfers.webauth.passwords import verify_password
+from transfers.webauth.realm import Realm
+from transfers.webauth.sessions import OpenedSession, open_session
+from transfers.webauth.throttle import delay_seconds, locked_until
+
+MAX_EMAIL_CHARS = 320
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    user_id: int
+    password_hash: str
+    active: bool
+
+
+UserLookup = Callable[[AsyncConnection, str], Awaitable[Credentials | None]]
+
+
+class Outcome(StrEnum):
+    SIGNED_IN = "signed_in"
+    WRONG = "wrong"  # unknown e-mail, wrong password or a disabled account: one answer for all three
+    LOCKED = "locked"
+
+
+@dataclass(frozen=True, slots=True)
+class SignInResult:
+    outcome: Outcome
+    opened: OpenedSession | None = None
+    user_id: int | None = None
+    locked_until: datetime | None = None
+
+
+def normalise_email(email: str) -> str:
+    return email.strip().lower()[:MAX_EMAIL_CHARS]
+
+
+async def sign_in(db: Database, clock: Clock, realm: Realm, email: str, password: str, lookup: UserLookup,
+                  *, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> SignInResult:
+    """Check the lock-out first (a locked e-mail is refused without looking at the password), then the
+    password (argon2, off the event loop); a failure is recorded and answered after the throttle's
+    delay; a success clears the e-mail's failures and opens a session."""
+    key = normalise_email(email)
+    now = clock.now()
+    since = now - realm.failure_window - realm.lockout
+    async with db.read() as conn:
+        failures = await repo.failures_since(conn, realm.name, key, since)
+        creds = await lookup(conn, key) if key else None
+    until = locked_until(realm, failures, now)
+    if until is not None:
+        return SignInResult(Outcome.LOCKED, locked_until=until)
+    ok = await asyncio.to_thread(verify_password, creds.password_hash if creds else None, password)
+    now = clock.now()
+    if not ok or creds is None or not creds.active:
+        async with db.write() as conn:
+            await repo.record_failure(conn, realm=realm.name, email=key, now=now)
+        failures.append(now)
+        wait = delay_seconds(realm, failures, now)
+        if wait:
+            await sleep(wait)
+        until = locked_until(realm, failures, now)
+        if until is not None:
+            return SignInResult(Outcome.LOCKED, locked_until=until)
+        return SignInResult(Outcome.WRONG)
+    async with db.write() as conn:
+        await repo.clear_failures(conn, realm.name, key)
+        opened = await open_session(conn, realm, creds.user_id, now)
+    return SignInResult(Outcome.SIGNED_IN, opened=opened, user_id=creds.user_id)
