@@ -115,10 +115,10 @@ async def test_conformance_check_runs_against_the_partners_own_server_and_is_aud
         report = await editing.check_partner(db, clock, box, client, registered.partner_id, actor="operator:b@x",
                                              deadlines=Deadlines(search=3, create=3, other=3))
         assert report.passed, [(c.name, c.detail) for c in report.checks if c.result != "PASS"]
-        assert report.airport == "GOH" and len(report.checks) == 10
+        assert report.airport == "GOH" and len(report.checks) == 11
         (row,) = await audit_of(db, registered.partner_id, "partner.check")
         assert row.actor == "operator:b@x"
-        assert row.details == {"passed": True, "airport": "GOH", "summary": {"PASS": 10, "FAIL": 0, "SKIP": 0},
+        assert row.details == {"passed": True, "airport": "GOH", "summary": {"PASS": 11, "FAIL": 0, "SKIP": 0},
                                "failed": []}
         point = await endpoint_for(db, box, registered.partner_id)
         assert point is not None and point.signing_secret == registered.signing_secret

@@ -19,8 +19,9 @@ import structlog
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import partner_updates
+from transfers.bookings import amending, partner_updates
 from transfers.bookings import repository as repo
+from transfers.bookings.cancelling import Canceller, cancellation_fields
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, transition
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus, TransitionRefused, can_transition
@@ -44,8 +45,8 @@ class NoSuchBooking(Exception):
 
 
 def clean_reason(reason: object) -> str:
-    """A reason is required: 1..1000 characters after trimming (ActionRefused otherwise)."""
-    text = reason.strip() if isinstance(reason, str) else ""
+    """A reason is required: 1..1000 characters after trimming, NULs dropped (ActionRefused otherwise)."""
+    text = reason.replace("\x00", "").strip() if isinstance(reason, str) else ""
     if not text:
         raise ActionRefused("Give a reason.")
     if len(text) > MAX_REASON_CHARS:
@@ -69,10 +70,12 @@ async def cancel(svc: Services, reservation_no: str, reason: str, *, actor: str)
         current = booking.status
         if not can_transition(current, S.CANCELLED):
             raise ActionRefused(f"A {current.value} booking cannot be cancelled.")
+        await amending.withdraw(conn, booking, now)  # a pending amendment is rejected with the booking
         try:
             moved = await transition(
                 conn, booking, S.CANCELLED, actor=actor, reason=f"cancelled by operator: {text}", now=now,
-                fields={"cancel_note": text},
+                # DECISIONS 14: recorded as the operator's cancellation, refunded in full
+                fields={"cancel_note": text, **cancellation_fields(booking, Canceller.OPERATOR, now)},
                 notify_partner={"reservation_no": booking.reservation_no, "status": "CANCELLED",
                                 "cancel_reason": "Cancelled by the operator", "note": text})
         except (TransitionRefused, ConcurrentChange):
