@@ -196,6 +196,14 @@ async def test_the_rate_card_editor_previews_saves_and_the_next_search_uses_it(
     await page.get_by_role("button", name="Save rate card").click()
     await expect(page.get_by_role("status")).to_contain_text("Saved")
     assert await sedan_price() == 84.7
+    # live: with JavaScript the preview follows the fields as they are typed, no button pressed
+    await expect(page.locator("#preview")).not_to_contain_text("km from the airport")
+    await page.get_by_label("Latitude").fill("57.4778")
+    await page.get_by_label("Longitude").fill("-4.2247")
+    await page.get_by_label("Pickup (local time)").fill("2030-03-01 23:30")
+    live = page.locator("#preview")
+    await expect(live).to_contain_text("pickup 2030-03-01 23:30 local time")
+    await expect(live.get_by_role("row", name=re.compile("Toyota Corolla"))).to_contain_text("92.40 EUR")  # night +20 %
 
     broken = copy.deepcopy(card)
     broken["currency"] = "eur"
