@@ -11,10 +11,10 @@ import itertools
 import json
 import os
 import re
-from urllib.parse import urlencode
 from collections.abc import Awaitable, Callable
 from decimal import Decimal
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
