@@ -279,3 +279,24 @@ async def test_quote_codes(http: httpx.AsyncClient, make_client: ClientFactory,
     assert (free["cancelable"], free["fee"], free["refund"]) == (True, "0.00", "56.05")
     unauthenticated = await http.get(QUOTE, params={"reservation_no": booking["reservation_no"]})
     assert unauthenticated.status_code == 401
+
+
+async def test_an_operator_cancellation_refunds_in_full_and_is_recorded_as_the_operators(
+        http: httpx.AsyncClient, db: Database, clock: ShiftedClock, service: LiveServer,
+        make_client: ClientFactory, make_partner: PartnerFactory) -> None:
+    from transfers.bookings import operator_actions
+
+    await make_partner(vehicles=luxury_vehicles("56.05"))
+    _, key = await make_client()
+    booking = await book(http, key, pickup_in(5))
+    reservation_no = booking["reservation_no"]
+    pickup_at = (await row_of(db, reservation_no))["pickup_at"]
+    move_clock_to(clock, pickup_at - timedelta(hours=3))  # a client would pay 100 % now
+    await operator_actions.cancel(service.app.state.services, reservation_no, "Flight cancelled by the airline",
+                                  actor="operator:support@example.com")
+    shown = (await http.get(BOOKING, params={"reservation_no": reservation_no}, headers=bearer(key))).json()
+    assert shown["status"] == "CANCELLED"
+    assert {k: shown["cancellation"][k] for k in ("fee", "refund", "by")} == {
+        "fee": "0.00", "refund": "56.05", "by": "operator"}
+    assert await ledger_of(db, reservation_no) == [("debit_booking", Decimal("-56.05")),
+                                                   ("credit_refund", Decimal("56.05"))]

@@ -63,7 +63,7 @@ async def http(sandbox: LiveServer) -> Any:
 
 def test_every_trigger_is_tested_here() -> None:
     tested = {Scenario.DECLINE, Scenario.SLOW_APPROVE, Scenario.PARTNER_DOWN, Scenario.PARTNER_CANCEL,
-              Scenario.NO_SHOW}
+              Scenario.NO_SHOW, Scenario.NO_AMEND}
     assert set(SCENARIOS) == tested
 
 
@@ -134,3 +134,47 @@ async def test_no_show_is_still_charged_and_completes(
     completed = await read(http, key, booking["reservation_no"])
     assert completed["status"] == "COMPLETED"
     assert await balance_of(db, client_id) == START - price  # a no-show is not refunded
+
+
+async def wait_for_amendment(http: httpx.AsyncClient, key: str, reservation_no: str, status: str,
+                             seconds: float = 8.0) -> dict[str, Any]:
+    deadline = asyncio.get_running_loop().time() + seconds
+    while True:
+        booking = await read(http, key, reservation_no)
+        if booking["amendment"] and booking["amendment"]["status"] == status:
+            return booking
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"{reservation_no}'s amendment stayed {booking['amendment']}, never {status}")
+        await asyncio.sleep(0.05)
+
+
+async def test_amendments_are_accepted_except_for_noamend(http: httpx.AsyncClient,
+                                                         make_client: ClientFactory) -> None:
+    """issue 15: the sandbox partner accepts amendments (the worker delivers the AMENDED update),
+    and refuses every amendment of a booking whose passenger surname is NOAMEND."""
+    _, key = await make_client(balance=str(START))
+    accepted, _ = await book(http, key)
+    refused, _ = await book(http, key, surname="NOAMEND")
+    for booking in (accepted, refused):
+        await wait_for(http, key, booking["reservation_no"], "APPROVED")
+        response = await http.patch(BOOKING, params={"reservation_no": booking["reservation_no"]},
+                                    json={"travel_details": {"flight_number": "BA999"}}, headers=bearer(key))
+        assert response.status_code == 202, response.text
+    applied = await wait_for_amendment(http, key, accepted["reservation_no"], "APPLIED")
+    assert applied["flight_number"] == "BA999"
+    rejected = await wait_for_amendment(http, key, refused["reservation_no"], "REJECTED")
+    assert rejected["amendment"]["message"] == "Amendments are not possible for this booking"
+    assert rejected["flight_number"] == "BA117"
+
+
+async def test_sandbox_vehicles_carry_realistic_cancellation_policies(http: httpx.AsyncClient,
+                                                                     make_client: ClientFactory) -> None:
+    _, key = await make_client(balance=str(START))
+    found = (await http.post("/api/v1/booking-api/search", json=search_body(), headers=bearer(key))).json()
+    policies = {v["type"]: v["cancellation_policy"]["tiers"] for v in found["vehicles"]}
+    assert policies["LUXURY"] == [{"hours_before_pickup": 48, "fee_percent": 0},
+                                  {"hours_before_pickup": 24, "fee_percent": 50},
+                                  {"hours_before_pickup": 0, "fee_percent": 100}]
+    assert policies["SEDAN"] == [{"hours_before_pickup": 24, "fee_percent": 0},
+                                 {"hours_before_pickup": 0, "fee_percent": 100}]
+    assert all(v["cancellation_policy"]["free_until"] for v in found["vehicles"])  # 10 days ahead: still free

@@ -37,8 +37,9 @@ SECRET = new_signing_secret()
 TOKEN = "ot_conformance-test-token"
 DEAD_SERVICE = "http://127.0.0.1:9"  # the sandbox partner's approval calls fail there, harmlessly
 ALL_CHECKS = [
-    "search", "create", "create retry, same webhook-id", "info", "info, unknown booking", "update CANCELLED",
-    "update CANCELLED again", "refuses a bad signature", "refuses a wrong bearer token", "refuses a stale timestamp",
+    "search", "create", "create retry, same webhook-id", "info", "info, unknown booking", "update AMENDED",
+    "update CANCELLED", "update CANCELLED again", "refuses a bad signature", "refuses a wrong bearer token",
+    "refuses a stale timestamp",
 ]
 LHR = find_airport("LHR")
 assert LHR is not None
@@ -128,7 +129,7 @@ async def test_the_sandbox_partner_passes_every_check(sandbox: Sandbox) -> None:
     assert [row[:30].strip() for row in rows] == ALL_CHECKS
     assert all(" PASS " in row for row in rows)
     assert "3000 ms" in rows[0] and "2000 ms" in rows[1] and "6 vehicles" in rows[0]
-    assert lines[-1] == "PASS: 10 passed, 0 failed, 0 skipped of 10 checks"
+    assert lines[-1] == "PASS: 11 passed, 0 failed, 0 skipped of 11 checks"
     # No warning (jsonschema and PyYAML are installed), and the client's log lines about the refused
     # calls are kept off the terminal.
     assert "warning:" not in result.stderr and "partner_call_failed" not in result.output
@@ -138,7 +139,7 @@ async def test_json_output_and_what_the_partner_was_left_with(sandbox: Sandbox) 
     code, report = await check_json(sandbox.url, "--airport", "cdg", "--timeout-search", "2.5",
                                     "--timeout-create", "1.5")
     assert code == 0 and report["passed"] is True and report["airport"] == "CDG"
-    assert report["summary"] == {"PASS": 10, "FAIL": 0, "SKIP": 0} and report["warnings"] == []
+    assert report["summary"] == {"PASS": 11, "FAIL": 0, "SKIP": 0} and report["warnings"] == []
     checks = by_name(report)
     assert list(checks) == ALL_CHECKS
     assert checks["search"]["deadline_ms"] == 2500 and checks["create"]["deadline_ms"] == 1500
@@ -176,7 +177,8 @@ async def test_a_partner_that_verifies_nothing_and_dedupes_nothing() -> None:
     assert code == 1
     assert results(report) == {
         "search": "PASS", "create": "PASS", "create retry, same webhook-id": "FAIL", "info": "PASS",
-        "info, unknown booking": "FAIL", "update CANCELLED": "PASS", "update CANCELLED again": "PASS",
+        "info, unknown booking": "FAIL", "update AMENDED": "PASS", "update CANCELLED": "PASS",
+        "update CANCELLED again": "PASS",
         "refuses a bad signature": "FAIL", "refuses a wrong bearer token": "FAIL", "refuses a stale timestamp": "FAIL",
     }
     checks = by_name(report)
@@ -188,7 +190,7 @@ async def test_a_partner_that_verifies_nothing_and_dedupes_nothing() -> None:
     assert checks["refuses a wrong bearer token"]["reason"].startswith("accepted a request with a wrong bearer token")
     # What it received was signed exactly as the service signs (it records whether each call verified),
     # and the retry was the same message: same webhook-id, same bytes.
-    assert [r.signature_ok for r in partner.requests] == [True] * 7 + [False] * 3
+    assert [r.signature_ok for r in partner.requests] == [True] * 8 + [False] * 3
     first, retry = partner.calls("/booking/create")
     assert first.headers["webhook-id"] == retry.headers["webhook-id"] and first.body == retry.body
     assert first.body["reservation_no"] == report["reservation_no"] and first.body["vehicle_id"] == "car-1"
@@ -357,3 +359,23 @@ async def test_without_jsonschema_the_wire_checks_still_run(sandbox: Sandbox, mo
     assert code == 1
     assert by_name(report)["search"]["reason"].startswith("vehicles[0].make: Field required; ")
     assert report["warnings"] == [schemas.unavailable]
+
+
+# -- issue 15: the AMENDED update ---------------------------------------------------------------------
+
+
+async def test_an_amendment_must_be_answered_and_a_refusal_must_say_why() -> None:
+    refusing = FakePartner(amend_status="Error", amend_message="No driver free at that hour")
+    _, report = await run_fake(refusing)
+    check = by_name(report)["update AMENDED"]
+    assert check["result"] == "PASS" and check["note"] == "Error: 'No driver free at that hour'"
+    (amended,) = [c for c in refusing.calls("/booking/update") if c.body["status"] == "AMENDED"]
+    assert amended.signature_ok and amended.body["changes"] == {"travel_details": amended.body["flight_info"]}
+    assert amended.body["trip"] == refusing.calls("/booking/create")[0].body["trip"]
+    mute = FakePartner(amend_status="Error", amend_message="")
+    _, report = await run_fake(mute)
+    assert by_name(report)["update AMENDED"]["result"] == "FAIL"
+    assert "without a message" in by_name(report)["update AMENDED"]["reason"]
+    garbage = FakePartner(amend_status="Maybe")
+    _, report = await run_fake(garbage)
+    assert by_name(report)["update AMENDED"]["result"] == "FAIL"

@@ -193,3 +193,57 @@ def test_document_and_wire_validator_agree(changes: dict[str, Any], valid: bool)
     else:
         assert valid and parsed.vehicles[0].price > Decimal(0)
     assert not validator("SearchAnswer").is_valid(_answer(type="SPACESHIP"))  # refused by the search fan-out
+
+
+# --- issue 15: cancellation policies in search answers, the AMENDED update ---------------------------
+
+LUXURY = [{"hours_before_pickup": 48, "fee_percent": 0}, {"hours_before_pickup": 24, "fee_percent": "50"},
+          {"hours_before_pickup": 0, "fee_percent": 100}]
+
+
+@pytest.mark.parametrize(("policy", "valid"), [
+    (LUXURY, True),
+    (None, True),
+    ([{"hours_before_pickup": 0, "fee_percent": 12.5}], True),
+    ([{"hours_before_pickup": 1.5, "fee_percent": 0}, {"hours_before_pickup": 0, "fee_percent": 0}], False),
+    ([{"hours_before_pickup": -1, "fee_percent": 0}], False),
+    ([{"hours_before_pickup": 8761, "fee_percent": 0}, {"hours_before_pickup": 0, "fee_percent": 0}], False),
+    ([{"hours_before_pickup": 0, "fee_percent": 101}], False),
+    ([{"hours_before_pickup": 0, "fee_percent": "12.345"}], False),
+    ([{"hours_before_pickup": 0, "fee_percent": True}], False),
+    ([{"hours_before_pickup": True, "fee_percent": 0}], False),
+    ([{"hours_before_pickup": 0, "fee_percent": 0, "cap": 5}], False),
+    ([{"hours_before_pickup": h, "fee_percent": 0} for h in range(11)], False),
+    ([], False),
+    ("24:0,0:100", False),
+])
+def test_document_and_wire_validator_agree_on_policies(policy: Any, valid: bool) -> None:
+    answer = _answer(cancellation_policy=policy)
+    assert validator("SearchAnswer").is_valid(answer) is valid
+    try:
+        WireSearchAnswer.model_validate(answer)
+    except ValidationError:
+        assert not valid
+    else:
+        assert valid
+
+
+def test_the_amended_update_the_service_sends_matches_the_document() -> None:
+    from datetime import UTC, datetime
+
+    from transfers.bookings.amending import amended_payload
+    from transfers.bookings.amendments import Changes
+
+    booking = {
+        "reservation_no": "TB-OPENAPI3", "partner_vehicle_id": "sedan", "passenger_name": "Ada",
+        "passenger_surname": "Byron", "passenger_email": "ada@example.com", "passenger_phone": "+447911123456",
+        "flight_number": "BA999", "extra_requests": None, "pickup_location": LHR, "dropoff_location": CITY,
+        "airport_iata": "LHR", "pickup_at": datetime(2026, 12, 1, 16, 5, tzinfo=UTC), "adult": 2, "children": 0,
+        "infant": 0, "suitcase": 1, "small_bags": 0,
+        "extras": [{"id": 1, "partner_extra_id": "child-seat", "name": "Child seat", "quantity": 2}],
+    }
+    changes = Changes({"pickup_datetime": "2026-12-01T16:05:00+00:00", "passenger": {"surname": "Byron"},
+                       "travel_details": {"flight_number": "BA999", "extra_requests": None}}, {})
+    payload = amended_payload(booking, changes)
+    assert_valid("AmendedRequest", payload)
+    assert not validator("UpdateRequest").is_valid(payload)

@@ -90,7 +90,8 @@ def test_meeting_points() -> None:
 
 def test_scenario_table_lists_every_trigger_once() -> None:
     assert set(SCENARIOS) == set(Scenario)
-    assert {s.value for s in Scenario} == {"DECLINE", "SLOWAPPROVE", "PARTNERDOWN", "PARTNERCANCEL", "XX0000"}
+    assert {s.value for s in Scenario} == {"DECLINE", "SLOWAPPROVE", "PARTNERDOWN", "PARTNERCANCEL", "XX0000",
+                                             "NOAMEND"}
     assert {t.field for t in SCENARIOS.values()} == {"passenger_info.surname", "flight_info.flight_number"}
     assert active_scenarios(" decline ", "BA117") == {Scenario.DECLINE}
     assert active_scenarios("Lovelace", "xx0000") == {Scenario.NO_SHOW}

@@ -20,8 +20,9 @@ import structlog
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import partner_updates
+from transfers.bookings import amending, partner_updates
 from transfers.bookings import repository as repo
+from transfers.bookings.cancelling import Canceller, cancellation_fields
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, transition
 from transfers.bookings.state import BookingStatus, TransitionRefused, can_transition
 from transfers.clients.repository import record_admin_action
@@ -69,10 +70,12 @@ async def cancel(svc: Services, reservation_no: str, reason: str, *, actor: str)
         current = S(booking["status"])
         if not can_transition(current, S.CANCELLED):
             raise ActionRefused(f"A {current.value} booking cannot be cancelled.")
+        await amending.withdraw(conn, booking, now)  # a pending amendment is rejected with the booking
         try:
             moved = await transition(
                 conn, booking, S.CANCELLED, actor=actor, reason=f"cancelled by operator: {text}", now=now,
-                fields={"cancel_note": text},
+                # DECISIONS 14: recorded as the operator's cancellation, refunded in full
+                fields={"cancel_note": text, **cancellation_fields(booking, Canceller.OPERATOR, now)},
                 notify_partner={"reservation_no": booking["reservation_no"], "status": "CANCELLED",
                                 "cancel_reason": "Cancelled by the operator", "note": text})
         except (TransitionRefused, ConcurrentChange):

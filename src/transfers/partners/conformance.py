@@ -378,6 +378,7 @@ class ConformanceRun:
         vehicle = await self.check_search(search)
         booking = await self.check_create(vehicle, search)
         await self.check_info(booking)
+        await self.check_amend(booking)
         await self.check_update(booking)
         await self.check_refusals(search)
         return self.checks
@@ -466,6 +467,32 @@ class ConformanceRun:
         else:
             problems.extend(p for p in [_late(result, deadline)] if p)
         self.record("info, unknown booking", "GET", unknown, result, deadline, problems, "404")
+
+    def amended_payload(self, booking: _Booking) -> dict[str, Any]:
+        """An ``AMENDED`` update as ``bookings.amending.amended_payload`` builds it (PARTNER_API.md
+        3.5): the flight number and the extra requests change, the rest is the booked trip."""
+        flight = {"flight_number": "BA119", "extra_requests": "Amended by `transfers partners check`."}
+        created = booking.payload
+        return {"reservation_no": booking.reservation_no, "status": "AMENDED",
+                "changes": {"travel_details": flight}, "vehicle_id": created["vehicle_id"],
+                "passenger_info": created["passenger_info"], "flight_info": flight, "trip": created["trip"],
+                "extras": created["extras"]}
+
+    async def check_amend(self, booking: _Booking | None) -> None:
+        """An amendment must be answered (issue 15): Success applies it, an Error with a message
+        rejects it; both are valid answers, anything else is not."""
+        path, deadline, name = "/booking/update", self.deadlines.other, "update AMENDED"
+        if booking is None or booking.answer is None:
+            self.skip(name, "PUT", path, "not run: no booking was created")
+            return
+        if booking.answer.status == "DECLINED":
+            self.skip(name, "PUT", path, "not run: create answered DECLINED (nothing to amend)")
+            return
+        result = await self.call("PUT", path, self.amended_payload(booking), deadline, webhook_id=_webhook_id())
+        problems = self.judge(result, deadline, WireResult, "PUT", path, _answered_amendment)
+        body = result.body if isinstance(result.body, dict) else {}
+        note = "Success" if body.get("status") == "Success" else f"Error{_message(body)}"
+        self.record(name, "PUT", path, result, deadline, problems, note if not problems else None)
 
     async def check_update(self, booking: _Booking | None) -> None:
         path, deadline = "/booking/update", self.deadlines.other
@@ -558,6 +585,13 @@ def _unknown_types(body: Any) -> list[str]:
             out.append(f"vehicles[{i}].type: {vehicle.get('type')!r} is not a reference vehicle type "
                        f"({', '.join(sorted(REFERENCE_VEHICLE_TYPES))})")
     return out[:3]
+
+
+def _answered_amendment(body: Any) -> list[str]:
+    """Success, or Error with a message for the client (a bare refusal tells the client nothing)."""
+    if body.get("status") == "Error" and not str(body.get("message") or "").strip():
+        return ['answered {"status":"Error"} without a message; the client is shown why the amendment was refused']
+    return []
 
 
 def _success(body: Any) -> list[str]:

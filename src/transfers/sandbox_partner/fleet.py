@@ -104,6 +104,15 @@ def quote(distance: int, party: int, currency: str) -> list[dict[str, Any]]:
             "currency": currency,
             "capacity": {"passengers": v.passengers, "suitcases": v.suitcases, "small_bags": v.small_bags},
             "extras": [e.wire() for e in EXTRAS],
+            "cancellation_policy": LUXURY_POLICY if v.type == "LUXURY" else STANDARD_POLICY,
         }
         for v in offers
     ]
+
+
+# Realistic cancellation policies (DECISIONS 14): the chauffeured S-Class is planned days ahead,
+# so it is free only until 48 h before pickup, half price until 24 h, then the full fare; every
+# other vehicle is free until 24 h before pickup.
+LUXURY_POLICY = [{"hours_before_pickup": 48, "fee_percent": 0}, {"hours_before_pickup": 24, "fee_percent": 50},
+                 {"hours_before_pickup": 0, "fee_percent": 100}]
+STANDARD_POLICY = [{"hours_before_pickup": 24, "fee_percent": 0}, {"hours_before_pickup": 0, "fee_percent": 100}]

@@ -19,6 +19,7 @@ from transfers.sandbox_partner.drivers import driver_for, meeting_point
 from transfers.sandbox_partner.requests import CreateIn, SearchIn, UpdateIn
 from transfers.sandbox_partner.reverse import ReverseApi
 from transfers.sandbox_partner.scenarios import (
+    NO_AMEND_MESSAGE,
     PARTNER_CANCEL_REASON,
     PARTNER_DOWN_FAILURES,
     SLOW_APPROVE_FACTOR,
@@ -92,8 +93,10 @@ class SandboxPartner:
 
     def update(self, req: UpdateIn) -> Answer:
         booking = self.ledger.bookings.get(req.reservation_no)
+        if req.status == "AMENDED":
+            return self._amend(req, booking)
         if req.status != "CANCELLED":
-            return error(422, "Only status CANCELLED can be sent to this partner")
+            return error(422, "Only status CANCELLED or AMENDED can be sent to this partner")
         if booking is None:
             return error(404, "Booking not found")
         if booking.declined:
@@ -107,6 +110,24 @@ class SandboxPartner:
             log.info("sandbox_booking_cancelled", reservation_no=booking.reservation_no,
                      partner_reference=booking.partner_reference, reason=req.cancel_reason)
         return 200, {"status": "Success", "message": "Booking cancelled."}
+
+    def _amend(self, req: UpdateIn, booking: Booking | None) -> Answer:
+        """Accept an amendment (the new trip replaces the booked one), unless the booking is
+        NOAMEND's (booked with, or amended to, that surname): then refuse it with a message."""
+        if booking is None:
+            return error(404, "Booking not found")
+        if booking.declined or booking.status(self.now()) == "CANCELLED":
+            return 200, {"status": "Error", "message": "The booking is no longer active"}
+        surname = req.passenger_info.surname if req.passenger_info else ""
+        if booking.no_amend or surname.strip().upper() == Scenario.NO_AMEND.value:
+            return 200, {"status": "Error", "message": NO_AMEND_MESSAGE}
+        if req.trip is not None:
+            booking.details["date"] = req.trip.date.isoformat()
+        if req.flight_info is not None:
+            booking.details["flight_number"] = req.flight_info.flight_number
+        booking.amendments += 1
+        log.info("sandbox_booking_amended", reservation_no=booking.reservation_no, changes=req.changes)
+        return 200, {"status": "Success", "message": "Booking amended."}
 
     # -- creation and the approval lifecycle ---------------------------------------------------
 
@@ -164,6 +185,7 @@ class SandboxPartner:
             created_at=now, approve_at=now + delay, details=details,
             driver=driver_for(req.reservation_no), meeting_point=meeting_point(origin),
             declined=decline is not None, no_show=Scenario.NO_SHOW in scenarios,
+            no_amend=Scenario.NO_AMEND in scenarios,
             partner_cancel_at=now + delay + self.config.approve_after_seconds
             if Scenario.PARTNER_CANCEL in scenarios else None,
         )

@@ -112,6 +112,11 @@ class UpdateIn(_In):
     status: Text
     cancel_reason: Annotated[str, Field(max_length=1000)] | None = None
     note: Annotated[str, Field(max_length=2000)] | None = None
+    # An AMENDED update (issue 15): the changes and the whole new trip
+    changes: dict[str, Any] | None = None
+    passenger_info: PassengerInfoIn | None = None
+    flight_info: FlightInfoIn | None = None
+    trip: TripIn | None = None
 
 
 def first_error(exc: ValidationError) -> str:

@@ -18,6 +18,7 @@ class Scenario(StrEnum):
     PARTNER_DOWN = "PARTNERDOWN"
     PARTNER_CANCEL = "PARTNERCANCEL"
     NO_SHOW = "XX0000"
+    NO_AMEND = "NOAMEND"
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,15 @@ SCENARIOS: dict[Scenario, Trigger] = {
         "flight_info.flight_number",
         'after approval, booking info reports "APPROVED" with "no_show": true in booking_details',
     ),
+    Scenario.NO_AMEND: Trigger(
+        "passenger_info.surname",
+        'every amendment ("status": "AMENDED") is answered {"status":"Error","message":'
+        '"Amendments are not possible for this booking"}: it is rejected',
+    ),
 }
 
 SLOW_APPROVE_FACTOR = 10
+NO_AMEND_MESSAGE = "Amendments are not possible for this booking"
 PARTNER_DOWN_FAILURES = 2
 PARTNER_CANCEL_REASON = "Driver unavailable"
 

@@ -41,6 +41,8 @@ class Booking:
     partner_cancel_at: float | None = None  # PARTNERCANCEL: when the partner itself cancels
     cancelled_at: float | None = None  # the service cancelled (PUT /booking/update)
     cancel_reason: str | None = None
+    no_amend: bool = False  # NOAMEND: amendments are refused
+    amendments: int = 0  # amendments accepted (issue 15)
     first_answer: dict[str, Any] = field(default_factory=dict)
 
     def status(self, now: float) -> str:
