@@ -91,7 +91,7 @@ async def test_a_client_is_created_topped_up_and_bad_amounts_change_nothing(
     await expect(page.get_by_role("status")).to_have_text("The wallet is topped up.")
     await expect(page.locator("#balance")).to_have_text("50.00 EUR")
     statement = page.locator("#statement + table tbody tr").first
-    await expect(statement).to_contain_text("credit_topup")
+    await expect(statement).to_contain_text("top_up")
     await expect(statement).to_contain_text("50.00")
     assert await wallet_of(db, client_id) == (Decimal("50.00"), 1)
     assert ("wallet.top_up", f"client:{client_id}") in await audit_by(db, actor_of(console))

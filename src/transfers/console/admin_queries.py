@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select, type_coerce
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.db.tables import admin_audit, api_keys, bookings, clients, ledger_entries, outbox, partners, wallets
-from transfers.db.types import Money
+from transfers.db.tables import admin_audit, api_keys, bookings, clients, outbox, partners, wallets
 
 PENDING, FAILED, EXPIRED = "pending", "failed", "expired"
 
@@ -47,26 +46,6 @@ async def key_owner(conn: AsyncConnection, prefix: str) -> int | None:
     """The client a key prefix belongs to (None: no such key, or a partner's)."""
     owner = (await conn.execute(select(api_keys.c.client_id).where(api_keys.c.prefix == prefix))).scalar()
     return None if owner is None else int(owner)
-
-
-async def wallet_statement(conn: AsyncConnection, wallet_id: int, *, before_id: int | None,
-                           limit: int) -> list[dict[str, Any]]:
-    """Ledger entries newest first, in the order the balance changed (ids are drawn under the
-    wallet's row lock, so id order is that order; ``created_at`` is read before the lock is taken),
-    each with the balance after it and the reservation number of its booking; ``before_id`` is the
-    id of the last row shown."""
-    earlier = ledger_entries.alias("earlier")
-    balance_after = (select(type_coerce(func.sum(earlier.c.amount), Money))
-                     .where(earlier.c.wallet_id == ledger_entries.c.wallet_id, earlier.c.id <= ledger_entries.c.id)
-                     .scalar_subquery())
-    query = (select(ledger_entries.c.id, ledger_entries.c.kind, ledger_entries.c.amount, ledger_entries.c.note,
-                    ledger_entries.c.created_at, bookings.c.reservation_no, balance_after.label("balance_after"))
-             .select_from(ledger_entries.outerjoin(bookings, bookings.c.id == ledger_entries.c.booking_id))
-             .where(ledger_entries.c.wallet_id == wallet_id)
-             .order_by(ledger_entries.c.id.desc()).limit(limit))
-    if before_id is not None:
-        query = query.where(ledger_entries.c.id < before_id)
-    return [dict(r._mapping) for r in await conn.execute(query)]
 
 
 # --- partners ------------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ shown beside its field with what was typed kept, and changes nothing."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from fastapi import APIRouter
 from starlette.datastructures import FormData
@@ -17,12 +16,14 @@ from starlette.responses import RedirectResponse, Response
 
 from transfers.clients import service
 from transfers.clients.models import REVERSE_API_PAY_TYPE, ClientStatus, NewClient
-from transfers.console.admin_queries import client_detail, client_keys, key_owner, list_clients, wallet_statement
+from transfers.console.admin_queries import client_detail, client_keys, key_owner, list_clients
 from transfers.console.auth import PREFIX, PageNotFound, Signed, Viewer, services
 from transfers.console.render import page
 from transfers.operators.models import Capability
 from transfers.partners import fields
+from transfers.wallet import repository as wallet_repo
 from transfers.wallet.amounts import parse_credit
+from transfers.wallet.ledger import API_KINDS
 
 router = APIRouter()
 STATEMENT_PAGE = 50
@@ -109,15 +110,16 @@ async def _client_page(request: Request, viewer: Viewer, client_id: int, *, stat
         if client is None:
             raise PageNotFound(f"There is no client {client_id}.")
         keys = await client_keys(conn, client_id)
-        entries: list[dict[str, Any]] = []
-        if client["wallet_id"] is not None:
-            entries = await wallet_statement(conn, client["wallet_id"], before_id=before, limit=STATEMENT_PAGE + 1)
+        # the statement the API serves (GET /wallet/entries): the same rows, kinds and balance_after
+        _, entries = await wallet_repo.statement_page(conn, client_id, created_from=None, created_to=None,
+                                                      below_id=before, limit=STATEMENT_PAGE + 1)
     older = None
     if len(entries) > STATEMENT_PAGE:
         entries = entries[:STATEMENT_PAGE]
         older = f"{PREFIX}/clients/{client_id}?before={entries[-1]['id']}#statement"
     return page(request, "clients/detail.html", {
-        "active": "Clients", "c": client, "keys": keys, "entries": entries, "older": older,
+        "active": "Clients", "c": client, "keys": keys, "older": older,
+        "entries": [{**e, "kind": API_KINDS.get(e["kind"], "adjustment")} for e in entries],
         "first_page": before is None, "errors": errors or {}, "typed": typed or {}, "notice": notice,
         "problem": problem,
     }, viewer=viewer, title=f"Client {client['name']}", status_code=status_code)
