@@ -20,6 +20,7 @@ from transfers.console.app import build_console
 from transfers.db.engine import Database
 from transfers.logging import configure_logging
 from transfers.observability.http import router as metrics_router
+from transfers.portal.app import build_portal
 from transfers.services import Services
 
 
@@ -77,6 +78,7 @@ def create_app(
     if settings.sandbox_partner_enabled:
         runtime.mount_sandbox_partner(app, svc)
     app.mount("/console", build_console(svc))  # issue 13: the operator console (console/app.py)
+    app.mount("/partner", build_portal(svc))  # issue 16: the partner portal (portal/app.py)
     # Outermost: request id, body limit, error envelope, RateLimit-* headers, metrics, access log.
     app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes)
     install_openapi(app)

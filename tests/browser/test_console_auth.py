@@ -54,6 +54,11 @@ async def test_a_wrong_password_is_refused_and_the_email_kept(
     # an unknown e-mail gets exactly the same answer
     await sign_in(page, console_url, "nobody-here@example.com", "whatever it is")
     await expect(page.get_by_role("alert")).to_have_text("Wrong email or password.")
+    token = await page.locator("input[name=csrf_token]").input_value()
+    for email, password in (("a\x00b@example.com", "x"), (operator.email, "\x00"), ("x" * 10_000, "y" * 10_000)):
+        answer = await page.request.post(f"{console_url}/login", form={"csrf_token": token, "email": email,
+                                                                       "password": password})
+        assert answer.status == 401 and "Wrong email or password." in await answer.text()
 
 
 async def test_failed_sign_ins_are_slowed_then_refused_for_that_email_only(

@@ -45,8 +45,8 @@ class NoSuchBooking(Exception):
 
 
 def clean_reason(reason: object) -> str:
-    """A reason is required: 1..1000 characters after trimming (ActionRefused otherwise)."""
-    text = reason.strip() if isinstance(reason, str) else ""
+    """A reason is required: 1..1000 characters after trimming, NULs dropped (ActionRefused otherwise)."""
+    text = reason.replace("\x00", "").strip() if isinstance(reason, str) else ""
     if not text:
         raise ActionRefused("Give a reason.")
     if len(text) > MAX_REASON_CHARS:

@@ -13,8 +13,9 @@ MAX_ID = 2**62
 
 
 def text(value: object, *, limit: int) -> tuple[str, str | None]:
-    """(the value trimmed, an error or None); non-strings count as empty."""
-    typed = value.strip() if isinstance(value, str) else ""
+    """(the value trimmed, an error or None); non-strings count as empty. NUL characters are dropped:
+    no field holds one, and PostgreSQL refuses them in text."""
+    typed = value.replace("\x00", "").strip() if isinstance(value, str) else ""
     if len(typed) > limit:
         return typed[:limit], f"At most {limit} characters."
     return typed, None

@@ -49,7 +49,8 @@ class SignInResult:
 
 
 def normalise_email(email: str) -> str:
-    return email.strip().lower()[:MAX_EMAIL_CHARS]
+    """Lower-case, trimmed, at most 320 characters, without NULs (PostgreSQL refuses them in text)."""
+    return email.replace("\x00", "").strip().lower()[:MAX_EMAIL_CHARS]
 
 
 async def sign_in(db: Database, clock: Clock, realm: Realm, email: str, password: str, lookup: UserLookup,

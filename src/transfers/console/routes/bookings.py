@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from transfers.bookings import operator_actions as actions
+from transfers.bookings.reservation import could_exist
 from transfers.bookings.state import BookingStatus, can_transition
 from transfers.bookings.story import load_detail
 from transfers.console import queries
@@ -88,7 +89,7 @@ async def bookings_list(request: Request, viewer: Signed) -> Response:
 
 def _wanted_number(reservation_no: str) -> str:
     number = reservation_no.strip()
-    if not number or len(number) > MAX_RESERVATION_CHARS:
+    if not number or len(number) > MAX_RESERVATION_CHARS or not could_exist(number):
         raise PageNotFound("There is no booking with that number.")
     return number
 
