@@ -14,6 +14,7 @@ from transfers.api.openapi import install_openapi
 from transfers.api.ratelimit import RateLimiter
 from transfers.api.routes import booking_list, bookings, health, reference, reverse, search
 from transfers.api.routes import wallet as wallet_routes
+from transfers.api.routes import webhooks as webhook_routes
 from transfers.clock import Clock
 from transfers.config import Settings, get_settings
 from transfers.console.app import build_console
@@ -75,6 +76,7 @@ def create_app(
     app.include_router(booking_list.router)
     app.include_router(reverse.router)
     app.include_router(wallet_routes.router)  # issue 14: DECISIONS 12
+    app.include_router(webhook_routes.router)  # issue 14: DECISIONS 13
     if settings.sandbox_partner_enabled:
         runtime.mount_sandbox_partner(app, svc)
     app.mount("/console", build_console(svc))  # issue 13: the operator console (console/app.py)
