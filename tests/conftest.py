@@ -215,3 +215,16 @@ async def _money_invariants(request: pytest.FixtureRequest, db: Database) -> Asy
     await check_wallet_invariants(db)
     await check_statement_invariants(db)
     await check_booking_invariants(db)
+
+
+# --- issue 16: hosted partners (tests/hosted/conftest.py: HostedFactory) ------------------------------
+
+@pytest.fixture
+async def make_hosted(db: Database, clock: ShiftedClock, settings: Settings) -> AsyncIterator[Any]:
+    """Registers hosted partners with a rate card (``HostedFactory``); disabled again after the test."""
+    from tests.hosted.conftest import HostedFactory
+
+    factory = HostedFactory(db, clock, settings)
+    yield factory
+    await factory.close()
+

@@ -14,12 +14,14 @@ from transfers.api.openapi import install_openapi
 from transfers.api.ratelimit import RateLimiter
 from transfers.api.routes import booking_list, bookings, health, reference, reverse, search
 from transfers.api.routes import wallet as wallet_routes
+from transfers.api.routes import webhooks as webhook_routes
 from transfers.clock import Clock
 from transfers.config import Settings, get_settings
 from transfers.console.app import build_console
 from transfers.db.engine import Database
 from transfers.logging import configure_logging
 from transfers.observability.http import router as metrics_router
+from transfers.portal.app import build_portal
 from transfers.services import Services
 
 
@@ -74,9 +76,11 @@ def create_app(
     app.include_router(booking_list.router)
     app.include_router(reverse.router)
     app.include_router(wallet_routes.router)  # issue 14: DECISIONS 12
+    app.include_router(webhook_routes.router)  # issue 14: DECISIONS 13
     if settings.sandbox_partner_enabled:
         runtime.mount_sandbox_partner(app, svc)
     app.mount("/console", build_console(svc))  # issue 13: the operator console (console/app.py)
+    app.mount("/partner", build_portal(svc))  # issue 16: the partner portal (portal/app.py)
     # Outermost: request id, body limit, error envelope, RateLimit-* headers, metrics, access log.
     app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes)
     install_openapi(app)

@@ -137,6 +137,15 @@ class ErrorCode(StrEnum):
         "FIELD_NOT_AMENDABLE", 422,
         "Route, party, vehicle, luggage and extras cannot be amended: cancel and book again.")
     AMENDMENT_EMPTY = "AMENDMENT_EMPTY", 422, "The amendment changes nothing."
+    # issue 14, DECISIONS 13: webhook endpoints
+    WEBHOOK_ENDPOINT_LIMIT = (
+        "WEBHOOK_ENDPOINT_LIMIT", 422, "A client has at most 10 webhook endpoints; delete one first.")
+    INVALID_WEBHOOK_URL = (
+        "INVALID_WEBHOOK_URL", 422, "The webhook URL must be http(s) and reach a public address.")
+    INVALID_WEBHOOK_EVENT = (
+        "INVALID_WEBHOOK_EVENT", 422, 'events must be ["*"] or a non-empty list of known event types.')
+    INVALID_WEBHOOK_ENDPOINT = (
+        "INVALID_WEBHOOK_ENDPOINT", 422, "A field of the webhook endpoint is invalid.")
 
 
 class SpecError(Exception):

@@ -1,16 +1,14 @@
 """Hosted partners for tests: registered through the CLI's use cases, with a rate card, disabled
-again after each test (so later searches at that airport do not see them)."""
+again after each test (so later searches at that airport do not see them). The ``make_hosted``
+fixture is declared in ``tests/conftest.py`` (the browser tests use it too)."""
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import AsyncIterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from transfers.clock import ShiftedClock
 from transfers.config import Settings
@@ -48,10 +46,3 @@ class HostedFactory:
         async with self.db.write() as conn:
             for partner_id in self.partner_ids:
                 await partners_repo.set_status(conn, partner_id, "disabled")
-
-
-@pytest.fixture
-async def make_hosted(db: Database, clock: ShiftedClock, settings: Settings) -> AsyncIterator[HostedFactory]:
-    factory = HostedFactory(db, clock, settings)
-    yield factory
-    await factory.close()

@@ -115,3 +115,23 @@ def test_refusals(run: Any) -> None:
         assert refused.exit_code == 1 and "is not hosted" in refused.stderr
     finally:
         run("partners", "disable", str(server_id))
+
+
+def test_partner_users_create(run: Any) -> None:
+    partner_id = _hosted(run)
+    try:
+        made = run("partners", "users", "create", "--partner", str(partner_id), "--email", "Dispatch@Nuuk-Taxi.example")
+        assert made.exit_code == 0, made.stderr
+        user = json.loads(made.stdout)
+        assert set(user) == {"user_id", "partner_id", "email", "password"}
+        assert user["partner_id"] == partner_id and user["email"] == "dispatch@nuuk-taxi.example"
+        assert len(user["password"]) >= 20
+        again = run("partners", "users", "create", "--partner", str(partner_id),
+                    "--email", "dispatch@nuuk-taxi.example")
+        assert again.exit_code == 1 and "already has an account" in again.stderr
+        bad = run("partners", "users", "create", "--partner", str(partner_id), "--email", "not an address")
+        assert bad.exit_code == 1 and bad.stderr.startswith("error: --email:")
+        nobody = run("partners", "users", "create", "--partner", "999999", "--email", "x@nuuk-taxi.example")
+        assert nobody.exit_code == 1 and nobody.stderr == "error: no partner 999999\n"
+    finally:
+        run("partners", "disable", str(partner_id))

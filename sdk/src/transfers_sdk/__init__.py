@@ -17,7 +17,7 @@ standard library: no web framework, no database driver, not the server.
 
 Retries: network failures (``httpx.TransportError``), 5xx and 429 are retried up to
 ``max_retries`` times (default 3) with exponential backoff and jitter, or after ``Retry-After``
-when the service sends one. Create and cancel always carry an ``Idempotency-Key`` (a fresh UUID
+when the service sends one. Create, cancel and amend always carry an ``Idempotency-Key`` (a fresh UUID
 unless you pass one) and every retry re-sends the same key and the same bytes, so a retry is
 answered with the first outcome and can never book or cancel twice. Other 4xx are never retried.
 
@@ -29,6 +29,7 @@ Errors::
     │   ├── AuthenticationError         401 UNAUTHENTICATED
     │   ├── ClientSuspended             403 CLIENT_SUSPENDED
     │   ├── IdempotencyConflict         409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED
+    │   ├── AmendmentInProgress         409 AMENDMENT_IN_PROGRESS: the previous amendment still waits
     │   ├── InvalidRequest              400/404/405/413/422 string codes: the request itself is wrong
     │   ├── RateLimited                 429 RATE_LIMITED (after retries): .retry_after
     │   └── ServerError                 5xx INTERNAL_ERROR, UNAVAILABLE (after retries)
@@ -41,6 +42,7 @@ from transfers_sdk._calls import RetryPolicy
 from transfers_sdk._version import __version__
 from transfers_sdk.client import AsyncTransfersClient, TransfersClient
 from transfers_sdk.errors import (
+    AmendmentInProgress,
     ApiError,
     AuthenticationError,
     ClientSuspended,
@@ -56,10 +58,14 @@ from transfers_sdk.errors import (
 )
 from transfers_sdk.models import (
     Airport,
+    Amendment,
     BookedVehicle,
     Booking,
     BookingPage,
     BookingStatus,
+    Cancellation,
+    CancellationPolicy,
+    CancellationQuote,
     CancellationReason,
     Driver,
     ExtraService,
@@ -67,6 +73,7 @@ from transfers_sdk.models import (
     Passengers,
     Place,
     Point,
+    PolicyTier,
     Price,
     SearchResult,
     Vehicle,
@@ -74,6 +81,8 @@ from transfers_sdk.models import (
 
 __all__ = [
     "Airport",
+    "Amendment",
+    "AmendmentInProgress",
     "ApiError",
     "AsyncTransfersClient",
     "AuthenticationError",
@@ -81,6 +90,9 @@ __all__ = [
     "Booking",
     "BookingPage",
     "BookingStatus",
+    "Cancellation",
+    "CancellationPolicy",
+    "CancellationQuote",
     "CancellationReason",
     "ClientSuspended",
     "Driver",
@@ -92,6 +104,7 @@ __all__ = [
     "Passengers",
     "Place",
     "Point",
+    "PolicyTier",
     "Price",
     "RateLimited",
     "RetryPolicy",

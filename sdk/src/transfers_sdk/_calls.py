@@ -21,6 +21,7 @@ from transfers_sdk.models import (
     Airport,
     Booking,
     BookingPage,
+    CancellationQuote,
     CancellationReason,
     Point,
     SearchResult,
@@ -199,6 +200,25 @@ def cancel_booking(reservation_no: str, cancellation_id: int, note: str | None,
         params.append(("note", note))
     return Call("DELETE", f"{API}/booking", _cancelled, params=tuple(params),
                 idempotency_key=idempotency_key or str(uuid.uuid4()))
+
+
+def cancellation_quote(reservation_no: str) -> Call[CancellationQuote]:
+    return Call("GET", f"{API}/booking/cancellation-quote", CancellationQuote.from_json,
+                params=(("reservation_no", reservation_no),))
+
+
+def amend_booking(reservation_no: str, *, pickup_datetime: Instant | None, passenger: Mapping[str, Any] | None,
+                  travel_details: Mapping[str, Any] | None, idempotency_key: str | None) -> Call[Booking]:
+    """PATCH /booking: only the parts given are sent (a field not sent stays as it is)."""
+    request: dict[str, Any] = {}
+    if pickup_datetime is not None:
+        request["pickup_datetime"] = _pickup_datetime(pickup_datetime)
+    if passenger is not None:
+        request["passenger"] = dict(passenger)
+    if travel_details is not None:
+        request["travel_details"] = dict(travel_details)
+    return Call("PATCH", f"{API}/booking", lambda data: Booking.from_json(data["booking"]), body=_json(request),
+                params=(("reservation_no", reservation_no),), idempotency_key=idempotency_key or str(uuid.uuid4()))
 
 
 def cancellation_reasons() -> Call[list[CancellationReason]]:

@@ -16,7 +16,14 @@ import httpx
 from transfers_sdk import _calls
 from transfers_sdk._calls import Call, Instant, Location, RetryPolicy
 from transfers_sdk.errors import ApiError, NetworkError, TransfersError, WaitTimedOut, error_from_response
-from transfers_sdk.models import Booking, BookingPage, BookingStatus, CancellationReason, SearchResult
+from transfers_sdk.models import (
+    Booking,
+    BookingPage,
+    BookingStatus,
+    CancellationQuote,
+    CancellationReason,
+    SearchResult,
+)
 
 T = TypeVar("T")
 
@@ -128,6 +135,20 @@ class TransfersClient:
         """GET /booking-api/cancellation-reasons, ordered by position."""
         return self._run(_calls.cancellation_reasons())
 
+    def cancellation_quote(self, reservation_no: str) -> CancellationQuote:
+        """GET /booking-api/booking/cancellation-quote: the fee and refund of cancelling now."""
+        return self._run(_calls.cancellation_quote(reservation_no))
+
+    def amend_booking(self, reservation_no: str, *, pickup_datetime: Instant | None = None,
+                      passenger: Mapping[str, Any] | None = None, travel_details: Mapping[str, Any] | None = None,
+                      idempotency_key: str | None = None) -> Booking:
+        """PATCH /booking-api/booking: ask for changes (the partner confirms). Only what is given
+        changes: ``pickup_datetime``, ``passenger`` (name, surname, email, phone), ``travel_details``
+        (flight_number, extra_requests). Answers the booking with ``amendment.status`` ``PENDING``;
+        read it later for ``APPLIED`` or ``REJECTED``. ``AmendmentInProgress`` while one is pending."""
+        return self._run(_calls.amend_booking(reservation_no, pickup_datetime=pickup_datetime, passenger=passenger,
+                                              travel_details=travel_details, idempotency_key=idempotency_key))
+
     def list_bookings(self, *, status: str | Iterable[str] | None = None, pickup_from: Instant | None = None,
                       pickup_to: Instant | None = None, created_from: Instant | None = None,
                       created_to: Instant | None = None, limit: int | None = None,
@@ -236,6 +257,19 @@ class AsyncTransfersClient:
 
     async def cancellation_reasons(self) -> list[CancellationReason]:
         return await self._run(_calls.cancellation_reasons())
+
+    async def cancellation_quote(self, reservation_no: str) -> CancellationQuote:
+        """See ``TransfersClient.cancellation_quote``."""
+        return await self._run(_calls.cancellation_quote(reservation_no))
+
+    async def amend_booking(self, reservation_no: str, *, pickup_datetime: Instant | None = None,
+                            passenger: Mapping[str, Any] | None = None,
+                            travel_details: Mapping[str, Any] | None = None,
+                            idempotency_key: str | None = None) -> Booking:
+        """See ``TransfersClient.amend_booking``."""
+        return await self._run(_calls.amend_booking(
+            reservation_no, pickup_datetime=pickup_datetime, passenger=passenger, travel_details=travel_details,
+            idempotency_key=idempotency_key))
 
     async def list_bookings(self, *, status: str | Iterable[str] | None = None, pickup_from: Instant | None = None,
                             pickup_to: Instant | None = None, created_from: Instant | None = None,

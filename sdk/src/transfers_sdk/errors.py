@@ -103,6 +103,10 @@ ERROR_CLASSES: dict[str, type[ApiError]] = {
     "AMENDMENT_IN_PROGRESS": AmendmentInProgress,
     "FIELD_NOT_AMENDABLE": InvalidRequest,
     "AMENDMENT_EMPTY": InvalidRequest,
+    "WEBHOOK_ENDPOINT_LIMIT": InvalidRequest,
+    "INVALID_WEBHOOK_URL": InvalidRequest,
+    "INVALID_WEBHOOK_EVENT": InvalidRequest,
+    "INVALID_WEBHOOK_ENDPOINT": InvalidRequest,
 }
 
 

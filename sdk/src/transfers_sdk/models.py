@@ -9,12 +9,12 @@ Fields the service adds later are ignored, so a newer service never breaks an ol
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 
 class BookingStatus(StrEnum):
@@ -85,6 +85,31 @@ class ExtraService:
 
 
 @dataclass(frozen=True)
+class PolicyTier:
+    """Cancelling with ``hours_before_pickup`` hours or more left costs ``fee_percent`` of the total
+    (the first tier, by hours descending, that applies)."""
+
+    hours_before_pickup: int
+    fee_percent: Decimal
+
+
+@dataclass(frozen=True)
+class CancellationPolicy:
+    """DECISIONS 14: the tiers (hours descending, the last at 0) and the last moment cancelling is
+    free, in the airport's local time (None: no free tier, or that moment has passed)."""
+
+    tiers: tuple[PolicyTier, ...]
+    free_until: datetime | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CancellationPolicy:
+        free_until = data["free_until"]
+        return cls(tiers=tuple(PolicyTier(int(t["hours_before_pickup"]), _money(t["fee_percent"]))
+                               for t in data["tiers"]),
+                   free_until=None if free_until is None else _instant(free_until))
+
+
+@dataclass(frozen=True)
 class Vehicle:
     vehicle_id: str
     make: str
@@ -97,15 +122,18 @@ class Vehicle:
     currency: str
     company: str
     extra_services: tuple[ExtraService, ...]
+    cancellation_policy: CancellationPolicy | None = None  # None only from a service without policies
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Vehicle:
+        policy = data.get("cancellation_policy")
         return cls(
             vehicle_id=str(data["vehicle_id"]), make=str(data["make"]), model=str(data["model"]),
             type=str(data["type"]), max_passengers=int(data["max_passengers"]), suitcases=int(data["suitcases"]),
             small_bags=int(data["small_bags"]), price=_money(data["price"]), currency=str(data["currency"]),
             company=str(data["company"]),
             extra_services=tuple(ExtraService.from_json(e) for e in data["extra_services"]),
+            cancellation_policy=None if policy is None else CancellationPolicy.from_json(policy),
         )
 
 
@@ -176,6 +204,66 @@ def _optional_str(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+M = TypeVar("M")
+
+
+def _maybe(parse: Callable[[Mapping[str, Any]], M], value: Any) -> M | None:
+    return None if value is None else parse(value)
+
+
+@dataclass(frozen=True)
+class Cancellation:
+    """How a cancelled booking was settled: ``fee`` kept, ``refund`` returned (``fee + refund`` is
+    the total), and who cancelled (``client``, ``partner`` or ``operator``)."""
+
+    fee: Decimal
+    refund: Decimal
+    cancelled_at: datetime
+    by: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Cancellation:
+        return cls(_money(data["fee"]), _money(data["refund"]), _instant(data["cancelled_at"]), str(data["by"]))
+
+
+@dataclass(frozen=True)
+class Amendment:
+    """The booking's latest amendment: ``PENDING`` until the partner answers, then ``APPLIED`` or
+    ``REJECTED`` (``message`` says why). ``changes`` is shaped like the ``amend_booking`` request."""
+
+    status: str
+    changes: Mapping[str, Any]
+    message: str | None
+    requested_at: datetime
+    decided_at: datetime | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Amendment:
+        decided = data["decided_at"]
+        return cls(str(data["status"]), dict(data["changes"]), _optional_str(data["message"]),
+                   _instant(data["requested_at"]), None if decided is None else _instant(decided))
+
+
+@dataclass(frozen=True)
+class CancellationQuote:
+    """What cancelling now would cost; ``fee``/``refund`` None when the booking cannot be cancelled.
+    The quote holds until ``valid_until`` (None: the last tier)."""
+
+    reservation_no: str
+    cancelable: bool
+    fee: Decimal | None
+    refund: Decimal | None
+    currency: str
+    valid_until: datetime | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CancellationQuote:
+        fee, refund, until = data["fee"], data["refund"], data["valid_until"]
+        return cls(str(data["reservation_no"]), bool(data["cancelable"]), None if fee is None else _money(fee),
+                   None if refund is None else _money(refund), str(data["currency"]),
+                   None if until is None else _instant(until))
+
+
 @dataclass(frozen=True)
 class Booking:
     """BookingResource (SPEC.md 2.6) plus ``driver``, ``meeting_point`` and ``created_at``."""
@@ -197,6 +285,10 @@ class Booking:
     driver: Driver | None  # set once APPROVED
     meeting_point: str | None  # set once APPROVED
     created_at: datetime  # UTC
+    # DECISIONS 14 (None only from a service without them)
+    cancellation_policy: CancellationPolicy | None = None  # the policy it was sold with
+    cancellation: Cancellation | None = None  # set once cancelled
+    amendment: Amendment | None = None  # the latest amendment
 
     @property
     def is_final(self) -> bool:
@@ -226,6 +318,9 @@ class Booking:
             driver=None if not driver else Driver(str(driver["name"]), str(driver["phone"]), str(driver["plate"])),
             meeting_point=_optional_str(data.get("meeting_point")),
             created_at=_instant(data["created_at"]),
+            cancellation_policy=_maybe(CancellationPolicy.from_json, data.get("cancellation_policy")),
+            cancellation=_maybe(Cancellation.from_json, data.get("cancellation")),
+            amendment=_maybe(Amendment.from_json, data.get("amendment")),
         )
 
 

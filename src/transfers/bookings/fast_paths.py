@@ -125,7 +125,10 @@ def _acknowledge_statement() -> Select[Any]:
                               bookings.c.partner_reference)
     b = (update(bookings).where(bookings.c.id == bindparam("b_id"), bookings.c.status == S.PENDING.value,
                                 exists(select(outbox.c.id).where(outbox_repo.held_by_caller())))
-         .values(lifecycle.status_values(S.PENDING_APPROVAL, now, {"partner_reference": reference}))
+         .values(lifecycle.status_values(S.PENDING_APPROVAL, now, {
+             "partner_reference": reference,
+             # issue 14: this change's booking.status_changed takes the next sequence (the "ev" CTE)
+             "event_sequence": bookings.c.event_sequence + 1}))
          .returning(*bookings.c).cte("b"))
     f = outbox_repo.delivered_fragment(b, now)
     pieces = lifecycle.fast_pieces(FastContext(b, _ACK_SHAPE, now))

@@ -50,15 +50,19 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import cancelling
 from transfers.bookings import repository as repo
+from transfers.bookings.resource import RESOURCE_FIELDS, booking_resource
 from transfers.bookings.state import REFUNDING, BookingStatus, check_transition
 from transfers.clients.models import REVERSE_API_PAY_TYPE
 from transfers.db.tables import booking_transitions, ledger_entries, outbox
+from transfers.db.tables import client_events as events_table
 from transfers.hosted import capacity as hosted_capacity
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.kinds import MessageKind
 from transfers.outbox.models import NewMessage
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import LedgerKind, signed_amount
+from transfers.webhooks import events as client_events
+from transfers.webhooks import repository as webhooks_repo
 
 UPDATE_DEADLINE = timedelta(hours=24)
 CREATED_REASON = "created"
@@ -81,6 +85,8 @@ class Change:
     reason: str | None
     now: datetime
     messages: tuple[NewMessage, ...] = ()  # ``outbox.repository.new_message``
+    # The booking before the change, when the path read it (issue 14: what the client events compare).
+    previous: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,9 +280,73 @@ def _capacity_params(change: Change, shape: FastShape) -> dict[str, Any]:
     return {}
 
 
+# --- client events (issue 14, DECISIONS 13) -----------------------------------------------------------
+# Each change's webhook events (``webhooks/events.py`` decides which), with the booking's next
+# ``sequence`` numbers and the BookingResource as of the change; the worker fans them out to the
+# client's endpoints later, so a change costs one INSERT whatever the number of endpoints.
+
+def _event_rows(change: Change, last_sequence: int) -> list[dict[str, Any]]:
+    booking = change.booking
+    specs = client_events.events_of(booking, None if change.from_status is None else change.from_status.value,
+                                    change.to_status.value, change.previous)
+    snapshot = booking_resource({k: booking.get(k) for k in RESOURCE_FIELDS}, change.now)
+    first = last_sequence - len(specs) + 1
+    return [{"event_id": client_events.new_event_id(), "client_id": booking["client_id"], "booking_id": booking["id"],
+             "type": spec.type.value, "sequence": first + i, "status": change.to_status.value,
+             "previous_status": spec.previous_status, "booking": snapshot, "created_at": change.now}
+            for i, spec in enumerate(specs)]
+
+
+async def _events_write(conn: AsyncConnection, change: Change) -> None:
+    count = len(client_events.events_of(change.booking, None if change.from_status is None
+                                        else change.from_status.value, change.to_status.value, change.previous))
+    if count == 0:
+        return
+    if change.from_status is None:  # created with ``event_sequence`` 1 (``service._booking_values``)
+        last = int(change.booking.get("event_sequence") or 1)
+    else:
+        last = await repo.bump_event_sequence(conn, change.booking["id"], count)
+    await webhooks_repo.insert_events(conn, _event_rows(change, last))
+
+
+def _events_fragment(ctx: FastContext) -> dict[str, CTE]:
+    """The one event of a fast statement: ``booking.created`` (the inserted row carries sequence 1)
+    or ``booking.status_changed`` (the UPDATE sets ``event_sequence = event_sequence + 1``,
+    ``fast_paths``); the other events need the booking before the change, which no fast path reads."""
+    shape, types = ctx.shape, events_table.c
+    previous: ColumnElement[Any]
+    if shape.from_status is None:
+        kind, previous = client_events.EventType.BOOKING_CREATED.value, null()
+    elif shape.from_status is not shape.to_status:
+        kind = client_events.EventType.BOOKING_STATUS_CHANGED.value
+        previous = literal(shape.from_status.value, types.previous_status.type)
+    else:
+        raise NotImplementedError("a fast statement changes the status")
+    moved = ctx.moved.c
+    return {"ev": insert(events_table).from_select(
+        ["event_id", "client_id", "booking_id", "type", "sequence", "status", "previous_status", "booking",
+         "created_at"],
+        select(bindparam("ev_id", type_=types.event_id.type), moved.client_id, moved.id,
+               literal(kind, types.type.type), moved.event_sequence,
+               literal(shape.to_status.value, types.status.type), previous,
+               bindparam("ev_booking", type_=types.booking.type), ctx.now),
+    ).cte("ev")}
+
+
+def _events_params(change: Change, shape: FastShape) -> dict[str, Any]:
+    """A fast creation knows every column of the booking but its id, which the resource does not
+    show, so its snapshot is rendered here; an acknowledgement read nothing (the fan-out renders it
+    from the row with this event's status)."""
+    snapshot = None
+    if change.booking.get("reservation_no"):
+        snapshot = booking_resource({k: change.booking.get(k) for k in RESOURCE_FIELDS}, change.now)
+    return {"ev_id": client_events.new_event_id(), "ev_booking": snapshot}
+
+
 EFFECTS: tuple[SideEffect, ...] = (
     SideEffect("audit", _audit_write, _audit_fragment, _audit_params),
     SideEffect("messages", _messages_write, _messages_fragment, _messages_params),
+    SideEffect("events", _events_write, _events_fragment, _events_params),  # issue 14
     SideEffect("ledger", _ledger_write, _ledger_fragment, _ledger_params),
     SideEffect("capacity", _capacity_write, _capacity_fragment, _capacity_params),
 )
@@ -346,7 +416,7 @@ async def transition(
         raise ConcurrentChange()
     moved = {**booking, **values}
     messages = (update_message(moved, notify_partner, now),) if notify_partner is not None else ()
-    await write_effects(conn, Change(moved, current, target, actor, reason, now, messages))
+    await write_effects(conn, Change(moved, current, target, actor, reason, now, messages, booking))
     return moved
 
 
@@ -383,7 +453,7 @@ async def update_details(conn: AsyncConnection, booking: dict[str, Any], fields:
     values = {**fields, "updated_at": now}
     await repo.update_fields(conn, booking["id"], values)
     moved = {**booking, **values}
-    await write_effects(conn, Change(moved, status, status, actor, reason, now, messages))
+    await write_effects(conn, Change(moved, status, status, actor, reason, now, messages, booking))
     return moved
 
 

@@ -158,6 +158,15 @@ async def update_fields(conn: AsyncConnection, booking_id: int, values: dict[str
     await conn.execute(_UPDATE, {**values, "b_id": booking_id})
 
 
+async def bump_event_sequence(conn: AsyncConnection, booking_id: int, count: int) -> int:
+    """Take ``count`` sequence numbers for the booking's client events (issue 14) on the row this
+    transaction has already locked by moving it; returns the last one taken."""
+    return int((await conn.execute(
+        update(bookings).where(bookings.c.id == booking_id)
+        .values(event_sequence=bookings.c.event_sequence + count).returning(bookings.c.event_sequence)
+    )).scalar_one())
+
+
 async def record_transition(conn: AsyncConnection, *, booking_id: int, from_status: str | None, to_status: str,
                             actor: str, reason: str | None, now: datetime) -> None:
     await conn.execute(_INSERT_TRANSITION, {

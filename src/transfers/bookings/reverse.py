@@ -4,7 +4,8 @@ these and renders; the HTTP answers of the exceptions are chosen there."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from datetime import datetime
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -38,17 +39,29 @@ class BookingNotFound(Exception):
     """No such booking, or another partner's."""
 
 
-async def apply_update(svc: Services, partner_id: int, update: ReverseUpdate) -> None:
+async def apply_update(svc: Services, partner_id: int, update: ReverseUpdate, *, user: PortalUser | None = None,
+                       expect: frozenset[str] | None = None) -> None:
     """Apply a partner's ``PUT /booking/update`` to a booking it holds, in one write transaction
     (tried again up to ``lifecycle.CONCURRENT_CHANGE_ATTEMPTS`` times when another one changed the
     booking first). Raises BookingNotFound, ``partner_updates.UpdateRefused`` (the state machine
-    refuses it) or, when every attempt met a concurrent change, ``lifecycle.ConcurrentChange``."""
-    actor = f"partner:{partner_id}"
+    refuses it) or, when every attempt met a concurrent change, ``lifecycle.ConcurrentChange``.
+
+    ``user``: the partner portal's user doing it (issue 16: Accept and Cancel are this same use
+    case): the change is recorded with that user as its actor, plus an ``admin_audit`` row in the
+    same transaction. ``expect``: the statuses the portal's button was shown for; another one
+    (changed meanwhile) is refused rather than applied."""
+    actor = user.actor if user is not None else f"partner:{partner_id}"
 
     async def attempt() -> None:
         now = svc.clock.now()
         async with svc.db.write() as conn:
             booking = await _locked_for_partner(conn, partner_id, update.reservation_no)
+            if expect is not None and booking["status"] not in expect:
+                raise partner_updates.UpdateRefused(f"the booking is {booking['status']} now")
+            if user is not None:
+                await user.audit(conn, f"booking.{update.status.lower()}", update.reservation_no, now,
+                                 driver=update.driver_info.model_dump() if update.driver_info else None,
+                                 meeting_point=update.meeting_point, reason=update.cancel_reason)
             if update.status == "APPROVED":
                 if update.driver_info is None:  # ReverseUpdate's validator already refused this
                     raise partner_updates.UpdateRefused("APPROVED needs driver_info")
@@ -58,6 +71,35 @@ async def apply_update(svc: Services, partner_id: int, update: ReverseUpdate) ->
                 await partner_updates.cancel(conn, booking, update.cancel_reason, actor=actor, now=now)
 
     await retry_concurrent(attempt)
+
+
+async def decline_new(svc: Services, partner_id: int, reservation_no: str, reason: str, *, user: PortalUser) -> None:
+    """The portal's ``Decline`` (issue 16): a new booking (PENDING or PENDING_APPROVAL) the partner
+    will not drive becomes DECLINED and the client is refunded in full, in one transaction with the
+    audit row. Raises BookingNotFound, ``UpdateRefused`` (not a new booking any more) or
+    ``ConcurrentChange``."""
+
+    async def attempt() -> None:
+        now = svc.clock.now()
+        async with svc.db.write() as conn:
+            booking = await _locked_for_partner(conn, partner_id, reservation_no)
+            if booking["status"] not in ("PENDING", "PENDING_APPROVAL"):
+                raise partner_updates.UpdateRefused(f"only a new booking can be declined; it is {booking['status']}")
+            await user.audit(conn, "booking.decline", reservation_no, now, reason=reason)
+            await partner_updates.decline(conn, booking, f"declined by the partner: {reason}", actor=user.actor,
+                                          now=now)
+
+    await retry_concurrent(attempt)
+
+
+class PortalUser(Protocol):
+    """Who acts in the partner portal (``portal/auth.py``'s viewer): its actor text and its audit row."""
+
+    @property
+    def actor(self) -> str: ...
+
+    async def audit(self, conn: AsyncConnection, action: str, reservation_no: str, now: datetime,
+                    **details: Any) -> None: ...
 
 
 async def _locked_for_partner(conn: AsyncConnection, partner_id: int, reservation_no: str) -> dict[str, Any]:

@@ -176,6 +176,7 @@ def _booking_values(client: ClientPrincipal, search: SearchedTrip, offer: Offer,
         "created_at": now, "updated_at": now, "idempotency_key": idempotency_key,
         # DECISIONS 14: sold with the policy the search showed for this vehicle
         "cancellation_policy": offer.cancellation_policy.public(),
+        "event_sequence": 1,  # issue 14: booking.created is the booking's first client event
     }
 
 

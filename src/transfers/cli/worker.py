@@ -18,6 +18,7 @@ from transfers.outbox.dispatcher import Dispatcher
 from transfers.outbox.worker import Worker
 from transfers.partners.secrets_box import SecretKeyMissing
 from transfers.services import Services
+from transfers.webhooks.delivery import WebhookDispatcher
 
 log = structlog.get_logger("transfers.worker")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -58,7 +59,12 @@ async def _run(svc: Services, *, once: bool) -> dict[str, Any] | None:
         if once:
             attempted = await dispatcher.run_once()
             counts = await scheduled.run_all(svc)
-            return {"attempted": attempted, **counts}
+            webhooks = WebhookDispatcher(svc)  # issue 14: client webhook deliveries too
+            try:
+                webhooks_attempted = await webhooks.run_once()
+            finally:
+                await webhooks.sender.aclose()
+            return {"attempted": attempted, **counts, "webhooks_attempted": webhooks_attempted}
         await _run_until_signalled(Worker(svc, dispatcher))
         return None
     finally:

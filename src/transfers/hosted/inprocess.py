@@ -19,6 +19,9 @@ from transfers.partners.client import CallResult
 _ANSWERS: dict[str, dict[str, Any]] = {
     "booking.create": {"status": "PENDING", "reservation_no": None},
     "booking.update": {"status": "Success", "message": "noted for the partner's portal"},
+    # issue 15: an amendment is accepted (the portal shows the booking as amended); a hosted
+    # partner that cannot serve the new trip cancels it in the portal, refunding the client in full
+    "booking.amend": {"status": "Success", "message": "amendment noted for the partner's portal"},
 }
 
 

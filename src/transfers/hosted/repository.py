@@ -182,3 +182,40 @@ async def set_partner_user_status(conn: AsyncConnection, partner_id: int, user_i
     result = await conn.execute(update(partner_users).where(
         partner_users.c.id == user_id, partner_users.c.partner_id == partner_id).values(status=status))
     return result.rowcount == 1
+
+
+# --- the partner portal's reads (always scoped by the partner) ----------------------------------------
+
+_WAITING = ("PENDING", "PENDING_APPROVAL")
+_ENDED = ("CANCELLED", "DECLINED", "FAILED", "COMPLETED", "REFUNDED")
+
+
+async def portal_bookings(conn: AsyncConnection, partner_id: int, view: str, now: datetime,
+                          limit: int) -> list[dict[str, Any]]:
+    """``new``: waiting for the partner (soonest pickup first); ``upcoming``: approved, pickup ahead
+    (soonest first); ``past``: ended or picked up already (latest pickup first)."""
+    query = select(bookings).where(bookings.c.partner_id == partner_id)
+    if view == "new":
+        query = query.where(bookings.c.status.in_(_WAITING)).order_by(bookings.c.pickup_at, bookings.c.id)
+    elif view == "upcoming":
+        query = query.where(bookings.c.status == "APPROVED", bookings.c.pickup_at >= now) \
+            .order_by(bookings.c.pickup_at, bookings.c.id)
+    else:
+        query = query.where(or_(bookings.c.status.in_(_ENDED),
+                                (bookings.c.status == "APPROVED") & (bookings.c.pickup_at < now))) \
+            .order_by(bookings.c.pickup_at.desc(), bookings.c.id.desc())
+    rows = await conn.execute(query.limit(limit))
+    return [dict(r._mapping) for r in rows]
+
+
+async def portal_booking(conn: AsyncConnection, partner_id: int, reservation_no: str) -> dict[str, Any] | None:
+    row = (await conn.execute(select(bookings).where(
+        bookings.c.partner_id == partner_id, bookings.c.reservation_no == reservation_no))).mappings().first()
+    return dict(row) if row else None
+
+
+async def partner_record(conn: AsyncConnection, partner_id: int) -> Any:
+    """The partner's row (no secrets) for the portal's header and pages."""
+    return (await conn.execute(select(partners.c.id, partners.c.name, partners.c.hosted, partners.c.status,
+                                      partners.c.airports, partners.c.markup_percent, partners.c.is_sandbox)
+                               .where(partners.c.id == partner_id))).first()

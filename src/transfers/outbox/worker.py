@@ -22,6 +22,7 @@ import structlog
 from transfers.jobs import scheduled
 from transfers.outbox.dispatcher import Dispatcher
 from transfers.services import Services
+from transfers.webhooks.delivery import WebhookDispatcher
 
 log = structlog.get_logger("transfers.worker")
 MAX_CYCLES = 4
@@ -35,10 +36,11 @@ class Worker:
         self.dispatcher = dispatcher
         self.max_cycles = max_cycles
         self.stopping = asyncio.Event()
+        self.webhooks = WebhookDispatcher(svc)  # issue 14: client webhooks, beside partner deliveries
 
     async def run(self) -> None:
         log.info("worker_started")
-        await asyncio.gather(self._deliveries(), self._jobs())
+        await asyncio.gather(self._deliveries(), self._jobs(), self.webhooks.run(self.stopping))
         log.info("worker_stopped")
 
     def stop(self) -> None:

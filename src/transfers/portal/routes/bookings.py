@@ -1,0 +1,181 @@
+"""The partner's bookings: ``New`` / ``Upcoming`` / ``Past`` and a booking's page
+(``/partner/bookings/{reservation_no}``) with ``Accept`` (driver and meeting point -> APPROVED),
+``Decline`` (a reason -> DECLINED, refunded) and ``Cancel`` (an accepted booking -> a partner
+cancellation). The actions are the reverse API's use cases (``bookings/reverse.py``), recorded and
+audited with the partner user; they are for hosted partners (a server partner answers from its
+server: its bookings are read-only here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from transfers.bookings import partner_updates, reverse
+from transfers.bookings.lifecycle import ConcurrentChange
+from transfers.bookings.reservation import could_exist
+from transfers.console.forms import text
+from transfers.hosted import repository as repo
+from transfers.partners.wire import WireDriver
+from transfers.portal.auth import PREFIX, PageNotFound, PartnerViewer, Signed, services
+from transfers.portal.render import page
+
+router = APIRouter()
+LIMIT = 200
+VIEWS = {"new": "New", "upcoming": "Upcoming", "past": "Past"}
+INTROS = {"new": "Bookings waiting for you: accept each with a driver, or decline it.",
+          "upcoming": "Accepted bookings, soonest pickup first.",
+          "past": "Bookings that ended or whose pickup has passed, latest first."}
+NOTICES = {"accepted": "Accepted: the client now sees the booking approved with your driver.",
+           "declined": "Declined: the client is refunded in full.",
+           "cancelled": "Cancelled: the client is refunded in full."}
+WAITING = ("PENDING", "PENDING_APPROVAL")
+MAX_REASON = 1000
+
+
+@router.get("/")
+async def home(viewer: Signed) -> Response:
+    return RedirectResponse(f"{PREFIX}/new", status_code=303)
+
+
+async def _list(request: Request, viewer: PartnerViewer, view: str) -> Response:
+    svc = services(request)
+    async with svc.db.read() as conn:
+        rows = await repo.portal_bookings(conn, viewer.partner_id, view, svc.clock.now(), LIMIT)
+    return page(request, "bookings/list.html", {"active": VIEWS[view], "rows": rows, "intro": INTROS[view],
+                                                "limit": LIMIT}, viewer=viewer, title=VIEWS[view])
+
+
+@router.get("/new")
+async def new_bookings(request: Request, viewer: Signed) -> Response:
+    return await _list(request, viewer, "new")
+
+
+@router.get("/upcoming")
+async def upcoming_bookings(request: Request, viewer: Signed) -> Response:
+    return await _list(request, viewer, "upcoming")
+
+
+@router.get("/past")
+async def past_bookings(request: Request, viewer: Signed) -> Response:
+    return await _list(request, viewer, "past")
+
+
+async def _booking(request: Request, viewer: PartnerViewer, reservation_no: str) -> dict[str, Any]:
+    """The partner's own booking, or the 404 page (another partner's booking looks the same as none)."""
+    if not could_exist(reservation_no):
+        raise PageNotFound("There is no such booking.")
+    async with services(request).db.read() as conn:
+        booking = await repo.portal_booking(conn, viewer.partner_id, reservation_no)
+    if booking is None:
+        raise PageNotFound("There is no such booking.")
+    return booking
+
+
+def _detail(request: Request, viewer: PartnerViewer, booking: dict[str, Any], *, status_code: int = 200,
+            errors: dict[str, str] | None = None, typed: dict[str, str] | None = None, problem: str = "") -> Response:
+    now = services(request).clock.now()
+    status = booking["status"]
+    context = {
+        "b": booking, "errors": errors or {}, "typed": typed or {}, "problem": problem,
+        "notice": NOTICES.get(request.query_params.get("done", ""), ""),
+        "can_answer": viewer.hosted and status in WAITING,
+        "can_cancel": viewer.hosted and status == "APPROVED" and booking["pickup_at"] > now,
+        "active": "Upcoming" if status == "APPROVED" else ("New" if status in WAITING else "Past"),
+    }
+    return page(request, "bookings/detail.html", context, viewer=viewer, status_code=status_code,
+                title=booking["reservation_no"])
+
+
+@router.get("/bookings/{reservation_no}")
+async def booking_page(request: Request, reservation_no: str, viewer: Signed) -> Response:
+    return _detail(request, viewer, await _booking(request, viewer, reservation_no))
+
+
+def _done(reservation_no: str, what: str) -> Response:
+    return RedirectResponse(f"{PREFIX}/bookings/{reservation_no}?done={what}", status_code=303)
+
+
+@router.post("/bookings/{reservation_no}/accept")
+async def accept(request: Request, reservation_no: str, viewer: Signed) -> Response:
+    form = await viewer.form(request)
+    viewer.require_hosted()
+    booking = await _booking(request, viewer, reservation_no)
+    typed: dict[str, str] = {}
+    errors: dict[str, str] = {}
+    for field, limit in (("driver_name", 200), ("driver_phone", 32), ("plate", 32), ("meeting_point", 1000)):
+        typed[field], problem = text(form.get(field), limit=limit)
+        if problem:
+            errors[field] = problem
+        elif not typed[field] and field != "meeting_point":
+            errors[field] = "Required."
+    driver = None
+    if not errors:
+        try:
+            driver = WireDriver(name=typed["driver_name"], phone=typed["driver_phone"], plate=typed["plate"])
+        except ValidationError as exc:
+            names = {"name": "driver_name", "phone": "driver_phone", "plate": "plate"}
+            for error in exc.errors():
+                errors[names.get(str(error["loc"][0]), "driver_name")] = str(error["msg"])
+    if driver is None:
+        return _detail(request, viewer, booking, status_code=422, errors=errors, typed=typed)
+    update = reverse.ReverseUpdate(reservation_no=reservation_no, status="APPROVED", driver_info=driver,
+                                   meeting_point=typed["meeting_point"] or None)
+    return await _apply(request, viewer, booking, "accepted", typed,
+                        reverse.apply_update(services(request), viewer.partner_id, update, user=viewer,
+                                             expect=frozenset(WAITING)))
+
+
+async def _reason(request: Request, viewer: PartnerViewer, booking: dict[str, Any],
+                  form: Any) -> tuple[str | None, Response | None]:
+    reason, problem = text(form.get("reason"), limit=MAX_REASON)
+    if problem or not reason:
+        errors = {"reason": problem or "Say why (the client's agency sees it in the booking's story)."}
+        return None, _detail(request, viewer, booking, status_code=422, errors=errors, typed={"reason": reason})
+    return reason, None
+
+
+@router.post("/bookings/{reservation_no}/decline")
+async def decline(request: Request, reservation_no: str, viewer: Signed) -> Response:
+    form = await viewer.form(request)
+    viewer.require_hosted()
+    booking = await _booking(request, viewer, reservation_no)
+    reason, refused = await _reason(request, viewer, booking, form)
+    if reason is None:
+        return refused or _detail(request, viewer, booking)
+    return await _apply(request, viewer, booking, "declined", {"reason": reason},
+                        reverse.decline_new(services(request), viewer.partner_id, reservation_no, reason,
+                                            user=viewer))
+
+
+@router.post("/bookings/{reservation_no}/cancel")
+async def cancel(request: Request, reservation_no: str, viewer: Signed) -> Response:
+    form = await viewer.form(request)
+    viewer.require_hosted()
+    booking = await _booking(request, viewer, reservation_no)
+    reason, refused = await _reason(request, viewer, booking, form)
+    if reason is None:
+        return refused or _detail(request, viewer, booking)
+    update = reverse.ReverseUpdate(reservation_no=reservation_no, status="CANCELLED", cancel_reason=reason)
+    return await _apply(request, viewer, booking, "cancelled", {"reason": reason},
+                        reverse.apply_update(services(request), viewer.partner_id, update, user=viewer,
+                                             expect=frozenset({"APPROVED"})))
+
+
+async def _apply(request: Request, viewer: PartnerViewer, booking: dict[str, Any], what: str,
+                 typed: dict[str, str], work: Any) -> Response:
+    """Run the use case; a booking that changed meanwhile (refused by the state machine) re-renders
+    its page with the reason (409), nothing done."""
+    try:
+        await work
+    except reverse.BookingNotFound:
+        raise PageNotFound("There is no such booking.") from None
+    except (partner_updates.UpdateRefused, ConcurrentChange) as exc:
+        current = await _booking(request, viewer, booking["reservation_no"])
+        problem = str(exc) if isinstance(exc, partner_updates.UpdateRefused) else "The booking kept changing."
+        return _detail(request, viewer, current, status_code=409, typed=typed,
+                       problem=f"Nothing was done: {problem}. Here is the booking as it is now.")
+    return _done(booking["reservation_no"], what)

@@ -1,0 +1,257 @@
+"""Delivers client events to webhook endpoints (DECISIONS 13): fan-out, claim, signed POST, record.
+
+The worker runs ``WebhookDispatcher.run`` beside the partner outbox, with its own HTTP session and
+its own concurrency, so client endpoints never hold partner deliveries up (and bookings never wait
+on either: events are rows written with the change, delivered later).
+
+1. **Fan-out** (one transaction per batch): events not yet fanned out get one delivery row per
+   enabled endpoint of the client that subscribes to their type and existed when the event
+   happened; the body (the exact bytes every attempt sends) is fixed now.
+2. **Claim**: due deliveries are leased (``webhooks/repository.claim_due``), at most
+   ``TRANSFERS_WEBHOOK_PER_ENDPOINT`` per endpoint per claim and none of an endpoint that already
+   has that many in flight in this worker, so one slow or hanging endpoint holds at most that many
+   of the ``TRANSFERS_WEBHOOK_CONCURRENCY`` slots and every other endpoint keeps being served.
+   Claiming does not wait for earlier deliveries to finish.
+3. **Send**: POST with Standard Webhooks headers (``webhook-id`` = the event id on every attempt,
+   ``webhook-timestamp``, ``webhook-signature``: ``v1,<sig>`` and, for 24 h after a rotation, a
+   second ``v1,<sig>`` by the previous secret, space separated), a 5 s deadline for the whole
+   exchange, no redirects, the SSRF guard of partner calls where it is on.
+4. **Record**: 2xx delivered; 410 failed and the endpoint disabled (its other pending deliveries
+   stop); anything else, a time-out or a connection error is retried after about 10 s, 30 s,
+   2 min, 10 min, 30 min, then hourly (``outbox/policy.next_attempt``) until 24 h after the
+   event, then ``failed``. A worker killed mid-delivery leaves a lease that expires: the delivery
+   is sent again with the same ``webhook-id`` (at least once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import aiohttp
+import structlog
+from aiohttp import hdrs
+from yarl import URL
+
+from transfers.bookings.resource import RESOURCE_FIELDS, booking_resource
+from transfers.outbox.policy import next_attempt
+from transfers.partners.signing import sign
+from transfers.partners.ssrf import BlockedDestination, GuardedResolver, refuse_literal_host
+from transfers.services import Services
+from transfers.webhooks import events
+from transfers.webhooks import repository as repo
+from transfers.webhooks.endpoints import new_delivery
+
+log = structlog.get_logger("transfers.webhooks")
+USER_AGENT = "transfers/0.1 (+client webhooks)"
+FAN_OUT_BATCH = 200
+GONE = 410
+_MAX_ANSWER_BYTES = 64 * 1024  # the answer is not used: read a little, so the connection can be reused
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    http_status: int | None
+    error: str | None
+    duration_ms: float
+
+
+class WebhookSender:
+    """The one HTTP session for client endpoints (made lazily inside the running loop)."""
+
+    def __init__(self, *, allow_private: bool, per_host: int) -> None:
+        self._allow_private = allow_private
+        self._per_host = per_host
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _http(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is not None and self._loop is loop and not self._session.closed:
+            return self._session
+        connector = aiohttp.TCPConnector(limit=0, limit_per_host=self._per_host, keepalive_timeout=4.0,
+                                         resolver=None if self._allow_private else GuardedResolver())
+        self._session = aiohttp.ClientSession(
+            connector=connector, headers={hdrs.USER_AGENT: USER_AGENT}, cookie_jar=aiohttp.DummyCookieJar(),
+            timeout=aiohttp.ClientTimeout(total=None), trust_env=False)
+        self._loop = loop
+        return self._session
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None and not session.closed and self._loop is asyncio.get_running_loop():
+            await session.close()
+
+    async def post(self, url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> Sent:
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(timeout):
+                if not self._allow_private:
+                    refuse_literal_host(URL(url).raw_host or "")
+                async with self._http().post(url, data=body, headers=headers, allow_redirects=False) as answer:
+                    await answer.content.read(_MAX_ANSWER_BYTES)
+                    status = answer.status
+        except TimeoutError:
+            return Sent(None, f"no answer within {timeout:g}s", _ms(started))
+        except BlockedDestination as exc:
+            return Sent(None, f"SSRF guard: {exc}", _ms(started))
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            return Sent(None, type(exc).__name__, _ms(started))
+        return Sent(status, None if 200 <= status < 300 else f"HTTP {status}", _ms(started))
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 2)
+
+
+def signature_header(secrets: list[str], event_id: str, timestamp: int, body: bytes) -> str:
+    return " ".join(sign(secret, event_id, timestamp, body) for secret in secrets)
+
+
+class WebhookDispatcher:
+    def __init__(self, svc: Services) -> None:
+        self.svc = svc
+        settings = svc.settings
+        self.sender = WebhookSender(allow_private=settings.private_partner_urls_allowed,
+                                    per_host=settings.webhook_per_endpoint * 2)
+        self.concurrency = settings.webhook_concurrency
+        self.per_endpoint = settings.webhook_per_endpoint
+        self.in_flight: dict[int, int] = {}
+
+    # --- fan-out ---------------------------------------------------------------------------------------
+
+    async def fan_out(self, limit: int = FAN_OUT_BATCH) -> int:
+        """One batch of events turned into deliveries; returns how many events were handled."""
+        now = self.svc.clock.now()
+        async with self.svc.db.write() as conn:
+            found = await repo.claim_unfanned(conn, limit=limit)
+            if not found:
+                return 0
+            endpoints = await repo.endpoints_of_clients(conn, (e["client_id"] for e in found))
+            unread = [e["booking_id"] for e in found if e["booking"] is None and e["booking_id"] is not None]
+            rows = await repo.bookings_by_id(conn, unread) if unread else {}
+            deliveries = []
+            for event in found:
+                body = self._body(event, rows)
+                await repo.mark_fanned_out(conn, event["id"], body=body.decode(), now=now)
+                deliveries += [new_delivery(event["id"], ep["id"], now) for ep in endpoints
+                               if ep["client_id"] == event["client_id"] and ep["created_at"] <= event["created_at"]
+                               and events.matches(list(ep["events"]), event["type"])]
+            await repo.insert_deliveries(conn, deliveries)
+        return len(found)
+
+    @staticmethod
+    def _body(event: dict[str, Any], rows: dict[int, dict[str, Any]]) -> bytes:
+        snapshot = event["booking"]
+        if snapshot is None:  # written by a one-statement path: the row, with this event's status
+            row = rows.get(event["booking_id"])
+            if row is None:
+                snapshot = {}
+            else:
+                row = {k: row.get(k) for k in RESOURCE_FIELDS}
+                snapshot = booking_resource({**row, "status": event["status"] or row["status"]}, event["created_at"])
+        data = events.booking_data(snapshot, event["type"], event["sequence"], event["previous_status"])
+        return events.body(event["event_id"], event["type"], event["created_at"], data)
+
+    # --- claim, send, record -------------------------------------------------------------------------
+
+    async def claim(self, limit: int) -> list[dict[str, Any]]:
+        now = self.svc.clock.now()
+        busy = [endpoint for endpoint, count in self.in_flight.items() if count >= self.per_endpoint]
+        async with self.svc.db.write() as conn:
+            return await repo.claim_due(conn, now=now, lease_until=now + timedelta(seconds=self._lease_seconds()),
+                                        limit=limit, per_endpoint=self.per_endpoint, busy=busy)
+
+    def _lease_seconds(self) -> float:
+        # Longer than an attempt can take (the deadline plus recording); a killed worker's lease ends soon.
+        return max(30.0, self.svc.settings.webhook_timeout_seconds * 4)
+
+    async def deliver(self, delivery: dict[str, Any]) -> None:
+        endpoint = delivery["endpoint_id"]
+        self.in_flight[endpoint] = self.in_flight.get(endpoint, 0) + 1
+        try:
+            await self._deliver(delivery)
+        except Exception:
+            log.exception("webhook_delivery_failed", delivery_id=delivery["id"])
+        finally:
+            self.in_flight[endpoint] -= 1
+            if not self.in_flight[endpoint]:
+                del self.in_flight[endpoint]
+
+    async def _deliver(self, delivery: dict[str, Any]) -> None:
+        now = self.svc.clock.now()
+        body = delivery["body"].encode()
+        secrets = [self.svc.box.open(delivery["secret_enc"])]
+        if delivery["old_secret_enc"] and delivery["old_secret_until"] and delivery["old_secret_until"] > now:
+            secrets.append(self.svc.box.open(delivery["old_secret_enc"]))
+        timestamp = int(now.timestamp())
+        headers = {"Content-Type": "application/json", "webhook-id": delivery["event_id"],
+                   "webhook-timestamp": str(timestamp),
+                   "webhook-signature": signature_header(secrets, delivery["event_id"], timestamp, body)}
+        sent = await self.sender.post(delivery["url"], body, headers, timeout=self.svc.settings.webhook_timeout_seconds)
+        await self._record(delivery, sent)
+
+    async def _record(self, delivery: dict[str, Any], sent: Sent) -> None:
+        now = self.svc.clock.now()
+        status, when, error = repo.PENDING, None, sent.error
+        if sent.http_status is not None and 200 <= sent.http_status < 300:
+            status = repo.DELIVERED
+        elif sent.http_status == GONE:
+            status = repo.FAILED
+        else:
+            when = next_attempt(delivery["attempts"] + 1, now)
+            if when >= delivery["deadline_at"]:
+                status, error = repo.FAILED, f"{error}; gave up 24 h after the event"
+        async with self.svc.db.write() as conn:
+            kept = await repo.record(conn, delivery, status=status, now=now, http_status=sent.http_status,
+                                     error=error, next_attempt_at=when)
+            if kept and sent.http_status == GONE:
+                reason = "the endpoint answered 410 Gone"
+                await repo.disable_endpoint(conn, delivery["endpoint_id"], reason=reason, now=now)
+                await repo.fail_pending(conn, delivery["endpoint_id"], reason=reason, now=now)
+        log.info("webhook_delivery", delivery_id=delivery["id"], event_id=delivery["event_id"], type=delivery["type"],
+                 outcome=status, http_status=sent.http_status, attempt=delivery["attempts"] + 1,
+                 duration_ms=sent.duration_ms, error=error)
+
+    # --- loops -----------------------------------------------------------------------------------------
+
+    async def run_once(self) -> int:
+        """Fan out what is waiting and deliver what is due, once (``transfers worker --once``, tests)."""
+        while await self.fan_out():
+            pass
+        claimed = await self.claim(self.concurrency)
+        await asyncio.gather(*(self.deliver(d) for d in claimed))
+        return len(claimed)
+
+    async def run(self, stopping: asyncio.Event) -> None:
+        """Until ``stopping``: fan out, claim into free slots, deliver without waiting for each other.
+        On stop, deliveries in flight finish; nothing new is claimed."""
+        poll = self.svc.settings.outbox_poll_seconds
+        tasks: set[asyncio.Task[None]] = set()
+        stop = asyncio.create_task(stopping.wait())
+        try:
+            while not stopping.is_set():
+                found = 0
+                try:
+                    while await self.fan_out():
+                        pass
+                    free = self.concurrency - len(tasks)
+                    if free > 0:
+                        for delivery in await self.claim(free):
+                            tasks.add(asyncio.create_task(self.deliver(delivery)))
+                            found += 1
+                except Exception:
+                    log.exception("job_failed", job="webhook_delivery")
+                # More may be due while slots are free: claim again at once; otherwise wait for a
+                # slot (a delivery finishing) or the next poll.
+                wait = 0.0 if found and len(tasks) < self.concurrency else poll
+                done, _ = await asyncio.wait({*tasks, stop}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+                tasks -= done
+            if tasks:
+                await asyncio.wait(tasks)
+        finally:
+            stop.cancel()
+            await self.sender.aclose()

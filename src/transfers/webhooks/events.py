@@ -1,0 +1,95 @@
+"""Which client events a booking change produces, and the body every delivery of one sends. Pure.
+
+A change (``lifecycle.Change``) yields, in this order:
+
+* ``booking.created`` for the creation (sequence 1);
+* ``booking.status_changed`` for every status change after it (``previous_status`` set);
+* ``booking.driver_updated`` when the driver's details (name, phone, plate, meeting point) are
+  set or changed, with or without a status change (an approval that names the driver yields
+  ``status_changed`` and then ``driver_updated``);
+* ``booking.amendment_applied`` / ``booking.amendment_rejected`` when the partner settles an
+  amendment (DECISIONS 14).
+
+Each event takes the booking's next ``sequence`` (one per event), so a receiver keeps the highest
+it has seen and drops older ones.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+import orjson
+
+
+class EventType(StrEnum):
+    BOOKING_CREATED = "booking.created"
+    BOOKING_STATUS_CHANGED = "booking.status_changed"
+    BOOKING_DRIVER_UPDATED = "booking.driver_updated"
+    BOOKING_AMENDMENT_APPLIED = "booking.amendment_applied"
+    BOOKING_AMENDMENT_REJECTED = "booking.amendment_rejected"
+    PING = "ping"
+
+
+EVERY_EVENT = "*"
+DRIVER_KEYS = ("driver_name", "driver_phone", "driver_plate", "meeting_point")
+_AMENDMENT_EVENTS = {"APPLIED": EventType.BOOKING_AMENDMENT_APPLIED, "REJECTED": EventType.BOOKING_AMENDMENT_REJECTED}
+
+
+@dataclass(frozen=True, slots=True)
+class EventSpec:
+    """One event a change produces: its type and, for a status change, the status it left."""
+
+    type: EventType
+    previous_status: str | None = None
+
+
+def new_event_id() -> str:
+    return f"evt_{os.urandom(16).hex()}"
+
+
+def events_of(booking: Mapping[str, Any], from_status: str | None, to_status: str,
+              previous: Mapping[str, Any] | None) -> list[EventSpec]:
+    """The events of one change of ``booking`` (as moved) from ``from_status`` (None: created) to
+    ``to_status``; ``previous`` is the booking before the change, when the path read it (without
+    it only the status part is known: the one-statement paths change nothing else)."""
+    if from_status is None:
+        return [EventSpec(EventType.BOOKING_CREATED)]
+    found = []
+    if from_status != to_status:
+        found.append(EventSpec(EventType.BOOKING_STATUS_CHANGED, from_status))
+    if previous is not None:
+        if booking.get("driver_name") and any(booking.get(k) != previous.get(k) for k in DRIVER_KEYS):
+            found.append(EventSpec(EventType.BOOKING_DRIVER_UPDATED))
+        settled = _amendment_status(booking)
+        if settled in _AMENDMENT_EVENTS and settled != _amendment_status(previous):
+            found.append(EventSpec(_AMENDMENT_EVENTS[settled]))
+    return found
+
+
+def _amendment_status(booking: Mapping[str, Any]) -> str | None:
+    amendment = booking.get("amendment")
+    return amendment.get("status") if isinstance(amendment, Mapping) else None
+
+
+def matches(subscribed: list[str], event_type: str) -> bool:
+    """Whether an endpoint subscribed to ``subscribed`` receives ``event_type`` (a ping always)."""
+    return event_type == EventType.PING or EVERY_EVENT in subscribed or event_type in subscribed
+
+
+def body(event_id: str, event_type: str, created_at: datetime, data: dict[str, Any]) -> bytes:
+    """The exact bytes every delivery of the event sends (and signs)."""
+    return orjson.dumps({"id": event_id, "type": event_type, "created_at": created_at.isoformat(), "data": data})
+
+
+def booking_data(booking: dict[str, Any], event_type: str, sequence: int,
+                 previous_status: str | None) -> dict[str, Any]:
+    data: dict[str, Any] = {"booking": booking}
+    if event_type == EventType.BOOKING_STATUS_CHANGED:
+        data["previous_status"] = previous_status
+    data["sequence"] = sequence
+    return data

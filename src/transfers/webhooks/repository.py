@@ -1,0 +1,211 @@
+"""Webhook endpoints, client events and their deliveries: every statement on these tables.
+
+Claiming works like the partner outbox's (``outbox/repository.py``): a claim sets ``lease_until``
+and only rows whose lease is empty or expired are claimed; the claiming UPDATE re-checks that on
+the row it locks, so two workers never hold one delivery at the same time, and a worker killed
+mid-delivery leaves a lease that simply expires (the delivery is sent again, same ``webhook-id``).
+A claim takes at most ``per_endpoint`` deliveries of any one endpoint, oldest due first, so an
+endpoint with a backlog (or one that hangs) never fills a worker's whole batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from transfers.db.tables import bookings, client_events, clients, webhook_deliveries, webhook_endpoints
+
+PENDING, DELIVERED, FAILED = "pending", "delivered", "failed"
+ENABLED, DISABLED = "enabled", "disabled"
+
+E, D, W = client_events.c, webhook_deliveries.c, webhook_endpoints.c
+_INSERT_EVENT = insert(client_events)
+
+
+def _rows(result: Any) -> list[dict[str, Any]]:
+    return [dict(r._mapping) for r in result]
+
+
+# --- endpoints (always scoped by client) --------------------------------------------------------------
+
+def _live(client_id: int) -> Any:
+    return and_(W.client_id == client_id, W.deleted_at.is_(None))
+
+
+async def count_endpoints(conn: AsyncConnection, client_id: int) -> int:
+    return int((await conn.execute(select(func.count()).where(_live(client_id)))).scalar_one())
+
+
+async def lock_client(conn: AsyncConnection, client_id: int) -> None:
+    """Serialise endpoint creation per client (the limit of 10 holds under concurrency): a row lock
+    on PostgreSQL; SQLite's write transaction already excludes others."""
+    await conn.execute(select(clients.c.id).where(clients.c.id == client_id).with_for_update())
+
+
+async def insert_endpoint(conn: AsyncConnection, values: dict[str, Any]) -> dict[str, Any]:
+    row = (await conn.execute(insert(webhook_endpoints).values(values).returning(*webhook_endpoints.c))).one()
+    return dict(row._mapping)
+
+
+async def list_endpoints(conn: AsyncConnection, client_id: int) -> list[dict[str, Any]]:
+    return _rows(await conn.execute(select(webhook_endpoints).where(_live(client_id)).order_by(W.id)))
+
+
+async def get_endpoint(conn: AsyncConnection, client_id: int, public_id: str, *,
+                       for_update: bool = False) -> dict[str, Any] | None:
+    query = select(webhook_endpoints).where(_live(client_id), W.public_id == public_id)
+    if for_update:
+        query = query.with_for_update()
+    row = (await conn.execute(query)).first()
+    return dict(row._mapping) if row else None
+
+
+async def update_endpoint(conn: AsyncConnection, endpoint_id: int, values: dict[str, Any]) -> dict[str, Any]:
+    row = (await conn.execute(update(webhook_endpoints).where(W.id == endpoint_id).values(values)
+                              .returning(*webhook_endpoints.c))).one()
+    return dict(row._mapping)
+
+
+async def fail_pending(conn: AsyncConnection, endpoint_id: int, *, reason: str, now: datetime) -> int:
+    """Stop every pending delivery to an endpoint (disabled or deleted): ``failed``, with the reason."""
+    result = await conn.execute(update(webhook_deliveries).where(D.endpoint_id == endpoint_id, D.status == PENDING)
+                                .values(status=FAILED, last_error=reason, finished_at=now, lease_until=None))
+    return int(result.rowcount)
+
+
+# --- events --------------------------------------------------------------------------------------------
+
+async def insert_events(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
+    if rows:
+        await conn.execute(_INSERT_EVENT, list(rows))
+
+
+async def insert_event(conn: AsyncConnection, row: dict[str, Any]) -> int:
+    return int((await conn.execute(insert(client_events).values(row).returning(E.id))).scalar_one())
+
+
+async def claim_unfanned(conn: AsyncConnection, *, limit: int) -> list[dict[str, Any]]:
+    """The oldest events not yet fanned out, row-locked (other workers skip them on PostgreSQL)."""
+    query = (select(client_events).where(E.fanned_out_at.is_(None)).order_by(E.id).limit(limit)
+             .with_for_update(skip_locked=True))
+    return _rows(await conn.execute(query))
+
+
+async def endpoints_of_clients(conn: AsyncConnection, client_ids: Iterable[int]) -> list[dict[str, Any]]:
+    """Enabled, not deleted endpoints of these clients."""
+    query = select(W.id, W.client_id, W.events, W.created_at).where(
+        W.client_id.in_(sorted(set(client_ids))), W.status == ENABLED, W.deleted_at.is_(None))
+    return _rows(await conn.execute(query))
+
+
+async def bookings_by_id(conn: AsyncConnection, booking_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    rows = _rows(await conn.execute(select(bookings).where(bookings.c.id.in_(sorted(set(booking_ids))))))
+    return {int(r["id"]): r for r in rows}
+
+
+async def mark_fanned_out(conn: AsyncConnection, event_pk: int, *, body: str, now: datetime) -> None:
+    await conn.execute(update(client_events).where(E.id == event_pk).values(body=body, fanned_out_at=now))
+
+
+async def insert_deliveries(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
+    if rows:
+        await conn.execute(insert(webhook_deliveries), list(rows))
+
+
+# --- delivery ------------------------------------------------------------------------------------------
+
+def _claimable(now: datetime) -> Any:
+    return and_(D.status == PENDING, or_(D.lease_until.is_(None), D.lease_until < now))
+
+
+async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int, per_endpoint: int,
+                    busy: Iterable[int] = ()) -> list[dict[str, Any]]:
+    """Lease up to ``limit`` due deliveries to enabled endpoints, at most ``per_endpoint`` of any one
+    endpoint and none of ``busy`` ones; answers each with its event and endpoint."""
+    rank = func.row_number().over(partition_by=D.endpoint_id, order_by=(D.next_attempt_at, D.id)).label("rank")
+    due = (select(D.id, D.next_attempt_at, rank)
+           .select_from(webhook_deliveries.join(webhook_endpoints, W.id == D.endpoint_id))
+           .where(_claimable(now), D.next_attempt_at <= now, W.status == ENABLED, W.deleted_at.is_(None)))
+    skip = sorted(set(busy))
+    if skip:
+        due = due.where(D.endpoint_id.not_in(skip))
+    ranked = due.subquery()
+    chosen = (select(ranked.c.id).where(ranked.c.rank <= per_endpoint)
+              .order_by(ranked.c.next_attempt_at, ranked.c.id).limit(limit))
+    ids = [int(i) for i in (await conn.execute(
+        update(webhook_deliveries).where(D.id.in_(chosen.scalar_subquery()), _claimable(now))
+        .values(lease_until=lease_until).returning(D.id))).scalars()]
+    if not ids:
+        return []
+    query = (select(D.id, D.endpoint_id, D.attempts, D.lease_until, D.deadline_at, D.created_at,
+                    E.event_id, E.type, E.body, W.url, W.secret_enc, W.old_secret_enc, W.old_secret_until)
+             .select_from(webhook_deliveries.join(client_events, E.id == D.event_pk)
+                          .join(webhook_endpoints, W.id == D.endpoint_id))
+             .where(D.id.in_(ids)).order_by(D.next_attempt_at, D.id))
+    return _rows(await conn.execute(query))
+
+
+async def record(conn: AsyncConnection, delivery: dict[str, Any], *, status: str, now: datetime,
+                 http_status: int | None, error: str | None, next_attempt_at: datetime | None) -> bool:
+    """The attempt's outcome on a delivery we still hold the lease on: finished (delivered or
+    failed) or rescheduled (``next_attempt_at``). False when the lease was lost."""
+    values: dict[str, Any] = {"attempts": D.attempts + 1, "lease_until": None, "last_http_status": http_status,
+                              "last_error": (error or "")[:1000] or None, "status": status}
+    if status == PENDING:
+        values["next_attempt_at"] = next_attempt_at
+    else:
+        values["finished_at"] = now
+    result = await conn.execute(update(webhook_deliveries).where(
+        D.id == delivery["id"], D.status == PENDING, D.lease_until == delivery["lease_until"]).values(values))
+    return result.rowcount == 1
+
+
+async def disable_endpoint(conn: AsyncConnection, endpoint_id: int, *, reason: str, now: datetime) -> None:
+    await conn.execute(update(webhook_endpoints).where(W.id == endpoint_id, W.status == ENABLED)
+                       .values(status=DISABLED, disabled_reason=reason, updated_at=now))
+
+
+async def deliveries_page(conn: AsyncConnection, endpoint_id: int, *, below_id: int | None,
+                          limit: int) -> list[dict[str, Any]]:
+    """An endpoint's delivery log, newest first."""
+    query = (select(D.id, D.status, D.attempts, D.last_http_status, D.next_attempt_at, D.created_at,
+                    E.event_id, E.type)
+             .select_from(webhook_deliveries.join(client_events, E.id == D.event_pk))
+             .where(D.endpoint_id == endpoint_id).order_by(D.id.desc()).limit(limit))
+    if below_id is not None:
+        query = query.where(D.id < below_id)
+    return _rows(await conn.execute(query))
+
+
+# --- operators (``transfers outbox list/retry``) -------------------------------------------------------
+
+async def list_for_operator(conn: AsyncConnection, *, statuses: Sequence[str] | None,
+                            limit: int) -> list[dict[str, Any]]:
+    """Newest first, with the event, the client and the endpoint's URL."""
+    query = (select(D.id, D.status, D.attempts, D.next_attempt_at, D.deadline_at, D.lease_until, D.last_error,
+                    D.last_http_status, D.created_at, D.finished_at, E.event_id, E.type, E.client_id,
+                    bookings.c.reservation_no, W.url, W.public_id.label("endpoint_id"))
+             .select_from(webhook_deliveries.join(client_events, E.id == D.event_pk)
+                          .join(webhook_endpoints, W.id == D.endpoint_id)
+                          .outerjoin(bookings, bookings.c.id == E.booking_id))
+             .order_by(D.id.desc()).limit(limit))
+    if statuses is not None:
+        query = query.where(D.status.in_(list(statuses)))
+    return _rows(await conn.execute(query))
+
+
+async def retry(conn: AsyncConnection, delivery_id: int, *, now: datetime, deadline: datetime) -> bool:
+    """A failed delivery pending again, due now, with a new deadline; same event, same webhook-id."""
+    result = await conn.execute(update(webhook_deliveries).where(D.id == delivery_id, D.status == FAILED)
+                                .values(status=PENDING, next_attempt_at=now, deadline_at=deadline,
+                                        lease_until=None, finished_at=None))
+    return result.rowcount == 1
+
+
+async def pending_summary(conn: AsyncConnection) -> tuple[int, datetime | None]:
+    count, oldest = (await conn.execute(select(func.count(), func.min(D.created_at)).where(D.status == PENDING))).one()
+    return int(count), oldest
