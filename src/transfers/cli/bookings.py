@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import click
@@ -9,6 +10,7 @@ import click
 from transfers.bookings import queries
 from transfers.bookings.state import BookingStatus
 from transfers.bookings.story import BookingDetail, load_detail
+from transfers.cancellation.views import stored_policy
 from transfers.cli.common import fail, print_json, with_db
 from transfers.cli.tables import cell, jsonable, render, render_pairs, safe
 from transfers.clock import SystemClock
@@ -36,6 +38,21 @@ def _place(location: Any) -> str:
     return str(label)
 
 
+def _policy_lines(b: dict[str, Any]) -> list[tuple[str, Any]]:
+    """DECISIONS 14: the policy it was sold with, what its cancellation cost, its latest amendment."""
+    policy = b.get("cancellation_policy")
+    lines: list[tuple[str, Any]] = [
+        ("cancellation_policy", "free until pickup" if policy is None else stored_policy(policy).spec())]
+    if b.get("cancelled_at") is not None:
+        lines.append(("cancellation", f"by {b['cancelled_by']} at {cell(b['cancelled_at'])}: fee "
+                                      f"{cell(b['cancellation_fee'])}, refund {cell(b['cancellation_refund'])}"))
+    amendment = b.get("amendment")
+    if amendment:
+        message = f" ({amendment['message']})" if amendment.get("message") else ""
+        lines.append(("amendment", f"{amendment['status']}{message}: {json.dumps(amendment['changes'])}"))
+    return lines
+
+
 def render_detail(detail: BookingDetail) -> str:
     b = detail.booking
     driver = None
@@ -56,6 +73,7 @@ def render_detail(detail: BookingDetail) -> str:
         ("driver", driver),
         ("meeting_point", b.get("meeting_point")),
         ("cancel_note", b.get("cancel_note")),
+        *_policy_lines(b),
         ("created", b["created_at"]),
         ("updated", b["updated_at"]),
     ], indent="  ")
