@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import click
 
 from transfers.bookings import queries
-from transfers.bookings.models import ListedBooking
+from transfers.bookings.models import Booking, ListedBooking
 from transfers.bookings.state import BookingStatus
 from transfers.bookings.story import BookingDetail, load_detail
+from transfers.cancellation.views import stored_policy
 from transfers.cli.common import fail, print_json, with_db
 from transfers.cli.tables import cell, jsonable, render, render_pairs, safe
 from transfers.clock import SystemClock
@@ -37,6 +39,21 @@ def _place(location: Any) -> str:
     return str(label)
 
 
+def _policy_lines(b: Booking) -> list[tuple[str, Any]]:
+    """DECISIONS 14: the policy it was sold with, what its cancellation cost, its latest amendment."""
+    policy = b.cancellation_policy
+    lines: list[tuple[str, Any]] = [
+        ("cancellation_policy", "free until pickup" if policy is None else stored_policy(policy).spec())]
+    if b.cancelled_at is not None:
+        lines.append(("cancellation", f"by {b.cancelled_by} at {cell(b.cancelled_at)}: fee "
+                                      f"{cell(b.cancellation_fee)}, refund {cell(b.cancellation_refund)}"))
+    amendment = b.amendment
+    if amendment:
+        message = f" ({amendment['message']})" if amendment.get("message") else ""
+        lines.append(("amendment", f"{amendment['status']}{message}: {json.dumps(amendment['changes'])}"))
+    return lines
+
+
 def render_detail(detail: BookingDetail) -> str:
     b = detail.booking
     driver = None
@@ -57,6 +74,7 @@ def render_detail(detail: BookingDetail) -> str:
         ("driver", driver),
         ("meeting_point", b.meeting_point),
         ("cancel_note", b.cancel_note),
+        *_policy_lines(b),
         ("created", b.created_at),
         ("updated", b.updated_at),
     ], indent="  ")
