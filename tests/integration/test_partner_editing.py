@@ -118,8 +118,12 @@ async def test_conformance_check_runs_against_the_partners_own_server_and_is_aud
         assert report.airport == "GOH" and len(report.checks) == 11
         (row,) = await audit_of(db, registered.partner_id, "partner.check")
         assert row.actor == "operator:b@x"
-        assert row.details == {"passed": True, "airport": "GOH", "summary": {"PASS": 11, "FAIL": 0, "SKIP": 0},
-                               "failed": []}
+        details = row.details
+        assert {k: details[k] for k in ("passed", "airport", "summary", "failed", "base_url")} == {
+            "passed": True, "airport": "GOH", "summary": {"PASS": 11, "FAIL": 0, "SKIP": 0}, "failed": [],
+            "base_url": f"http://127.0.0.1:{port}"}
+        assert [c["name"] for c in details["checks"]] == [c.name for c in report.checks]
+        assert details["reservation_no"] == report.reservation_no and details["reservation_no"].startswith("TB-CHECK")
         point = await endpoint_for(db, box, registered.partner_id)
         assert point is not None and point.signing_secret == registered.signing_secret
     finally:

@@ -23,7 +23,8 @@ from transfers.partners.secrets_box import SecretBox
 from transfers.partners.service import PartnerNotFound, endpoint
 from transfers.search.airports import find_airport
 
-CHECK_AIRPORT_FOR_EVERYWHERE = "LHR"  # a partner serving every airport is checked at Heathrow
+CHECK_AIRPORT_FOR_EVERYWHERE = "LHR"
+_DETAIL_CHARS = 500  # per check, in the audit row  # a partner serving every airport is checked at Heathrow
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,9 @@ async def check_partner(db: Database, clock: Clock, box: SecretBox, client: Part
                         actor: str, deadlines: conformance.Deadlines | None = None) -> conformance.Report:
     """``transfers partners check`` against the partner's registered base URL, signed with its stored
     token and current secret, through the service's own partner client (so the deployment's SSRF
-    guard applies), at its first airport. The run is audited (``partner.check``) with its verdict.
-    No database transaction is open while the partner is called."""
+    guard applies), at its first airport. The run is audited (``partner.check``) with its verdict
+    and its table, which is where the console's partner page shows the last check from (any
+    process, after a reload). No database transaction is open while the partner is called."""
     async with db.read() as conn:
         sealed = await repo.get_with_secrets(conn, partner_id)
     if sealed is None:
@@ -86,7 +88,12 @@ async def check_partner(db: Database, clock: Clock, box: SecretBox, client: Part
         await clients_repo.record_admin_action(
             conn, actor=actor, action="partner.check", subject=f"partner:{partner_id}",
             details={"passed": report.passed, "airport": report.airport, "summary": summary,
-                     "failed": [c.name for c in report.checks if c.result == "FAIL"]},
+                     "failed": [c.name for c in report.checks if c.result == "FAIL"],
+                     "base_url": report.base_url, "reservation_no": report.reservation_no,
+                     "checks": [{"name": c.name, "result": c.result, "duration_ms": c.duration_ms,
+                                 "deadline_ms": c.deadline_ms, "detail": (c.detail or "")[:_DETAIL_CHARS] or None}
+                                for c in report.checks],
+                     "warnings": [w[:_DETAIL_CHARS] for w in report.warnings]},
             now=clock.now(),
         )
     return report

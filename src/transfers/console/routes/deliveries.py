@@ -1,0 +1,57 @@
+"""``Deliveries``: partner deliveries that failed (refused, or expired at their deadline) and those
+still pending, each with its booking's reservation number, and ``Retry`` on the failed ones. The
+retry is the use case ``transfers outbox retry`` runs (``outbox/retry.py``: same refusals, same
+``outbox.retry`` audit row, here with the operator); support may retry (``RETRY_DELIVERY``)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from transfers.console.admin_queries import EXPIRED, FAILED, PENDING, deliveries, delivery_counts
+from transfers.console.auth import PREFIX, PageNotFound, Signed, Viewer, services
+from transfers.console.render import page
+from transfers.operators.models import Capability
+from transfers.outbox.retry import MessageNotFound, RetryRefused, retry_message
+
+router = APIRouter()
+SHOWN = 200  # per table; the CLI's `transfers outbox list` reaches further back
+
+
+async def _deliveries_page(request: Request, viewer: Viewer, *, notice: str = "", problem: str = "",
+                           status_code: int = 200) -> Response:
+    async with services(request).db.read() as conn:
+        failed = await deliveries(conn, (FAILED, EXPIRED), limit=SHOWN)
+        pending = await deliveries(conn, (PENDING,), limit=SHOWN)
+        counts = await delivery_counts(conn)
+    return page(request, "deliveries.html", {
+        "active": "Deliveries", "failed": failed, "pending": pending, "counts": counts, "shown": SHOWN,
+        "notice": notice, "problem": problem, "can_retry": viewer.may(Capability.RETRY_DELIVERY),
+    }, viewer=viewer, title="Deliveries", status_code=status_code)
+
+
+@router.get("/deliveries")
+async def deliveries_page(request: Request, viewer: Signed) -> Response:
+    retried = request.query_params.get("retried", "")
+    notice = (f"Delivery {retried} is pending again and will be sent within seconds."
+              if retried.isascii() and retried.isdigit() and len(retried) < 19 else "")
+    return await _deliveries_page(request, viewer, notice=notice)
+
+
+@router.post("/deliveries/{outbox_id}/retry")
+async def retry_delivery(request: Request, outbox_id: str, viewer: Signed) -> Response:
+    viewer.require(Capability.RETRY_DELIVERY)
+    await viewer.form(request)
+    if not outbox_id.isascii() or not outbox_id.isdigit() or len(outbox_id) > 18:
+        raise PageNotFound("There is no such delivery.")
+    svc = services(request)
+    try:
+        await retry_message(svc.db, svc.clock, int(outbox_id),
+                            before_pickup_hours=svc.settings.delivery_deadline_before_pickup_hours,
+                            actor=viewer.actor)
+    except MessageNotFound:
+        raise PageNotFound(f"There is no delivery {outbox_id}.") from None
+    except RetryRefused as exc:
+        return await _deliveries_page(request, viewer, problem=f"Not retried: {exc}", status_code=409)
+    return RedirectResponse(f"{PREFIX}/deliveries?retried={outbox_id}", status_code=303)
