@@ -14,6 +14,7 @@ import re
 from collections.abc import Awaitable, Callable
 from decimal import Decimal
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -196,6 +197,14 @@ async def test_the_rate_card_editor_previews_saves_and_the_next_search_uses_it(
     await page.get_by_role("button", name="Save rate card").click()
     await expect(page.get_by_role("status")).to_contain_text("Saved")
     assert await sedan_price() == 84.7
+    # live: with JavaScript the preview follows the fields as they are typed, no button pressed
+    await expect(page.locator("#preview")).not_to_contain_text("km from the airport")
+    await page.get_by_label("Latitude").fill("57.4778")
+    await page.get_by_label("Longitude").fill("-4.2247")
+    await page.get_by_label("Pickup (local time)").fill("2030-03-01 23:30")
+    live = page.locator("#preview")
+    await expect(live).to_contain_text("pickup 2030-03-01 23:30 local time")
+    await expect(live.get_by_role("row", name=re.compile("Toyota Corolla"))).to_contain_text("92.40 EUR")  # night +20 %
 
     broken = copy.deepcopy(card)
     broken["currency"] = "eur"
@@ -300,3 +309,58 @@ async def test_a_server_partner_sees_its_bookings_read_only_its_health_and_rotat
     await page.get_by_role("button", name="Rotate signing secret").click()
     secret = await page.locator("#new-secret").inner_text()
     assert secret.startswith("whsec_")
+
+
+async def test_bad_accept_input_is_refused_field_by_field_and_changes_nothing(
+    http: httpx.AsyncClient, portal_as: Any, portal_url: str, make_client: ClientFactory, make_hosted: HostedFactory,
+    db: Database,
+) -> None:
+    _, key = await make_client()
+    partner_id = await make_hosted(airports=("BFS",), name="Belfast Cabs")
+    booking = await book(http, key, "BFS", "Belfast Cabs",
+                         point={"type": "POINT", "lat": 54.5973, "lng": -5.9301, "name": "Belfast City Hall"})
+    no = booking["reservation_no"]
+    page = (await portal_as(partner_id)).page
+    await page.goto(f"{portal_url}/bookings/{no}")
+    token = await page.locator("input[name=csrf_token]").first.input_value()
+    good = {"driver_name": "Seán Ó Briain", "driver_phone": "+447700900123", "plate": "AXZ 1234"}
+    for field, value in (("driver_name", ""), ("driver_name", "x" * 201), ("driver_phone", "1"),
+                         ("driver_phone", "9" * 33), ("plate", "   "), ("plate", "\x00")):
+        # (the console's form reader drops NUL characters, so a plate of only NUL is an empty plate)
+        body = urlencode({"csrf_token": token, **good, field: value})
+        answer = await page.request.post(f"{portal_url}/bookings/{no}/accept", data=body,
+                                         headers={"content-type": "application/x-www-form-urlencoded"})
+        assert answer.status == 422, (field, value)
+    long_meeting = await page.request.post(f"{portal_url}/bookings/{no}/accept",
+                                           form={"csrf_token": token, **good, "meeting_point": "m" * 1001})
+    assert long_meeting.status == 422
+    assert (await row_of(db, no))["status"] == "PENDING_APPROVAL"
+    # unicode is fine
+    await page.get_by_label("Driver name").fill(good["driver_name"])
+    await page.get_by_label("Driver phone").fill(good["driver_phone"])
+    await page.get_by_label("Plate").fill(good["plate"])
+    await page.get_by_role("button", name="Accept").click()
+    await expect(page.get_by_role("status")).to_contain_text("Accepted")
+    assert (await client_view(http, key, no))["driver"]["name"] == "Seán Ó Briain"
+    # accepting again (a second tab, a double click) changes nothing: the booking is no longer new
+    again = await page.request.post(f"{portal_url}/bookings/{no}/accept",
+                                    form={"csrf_token": token, **good, "driver_name": "Someone Else"})
+    assert again.status == 409
+    assert (await client_view(http, key, no))["driver"]["name"] == "Seán Ó Briain"
+
+
+async def test_a_disabled_partner_user_is_signed_out_at_once(
+    portal_as: Any, portal_url: str, make_hosted: HostedFactory, db: Database, clock: ShiftedClock,
+) -> None:
+    from transfers.hosted import repository as hosted_repo
+    from transfers.hosted.users import set_user_status
+
+    partner_id = await make_hosted(airports=("ORK",), name="Cork Cabs")
+    portal = await portal_as(partner_id)
+    async with db.read() as conn:
+        user = await hosted_repo.partner_user_by_email(conn, portal.email)
+    assert user is not None
+    assert await set_user_status(db, clock, partner_id=partner_id, user_id=int(user["id"]), status="disabled",
+                                 actor="tests")
+    await portal.page.goto(f"{portal_url}/new")
+    await expect(portal.page).to_have_url(re.compile(r"/partner/login\?next="))

@@ -26,9 +26,10 @@ from tests.hosted.test_hosted_search_and_booking import company, search_at
 from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
-from transfers.db.tables import partner_emails
+from transfers.db.tables import outbox, partner_emails
 from transfers.hosted import mail
 from transfers.hosted.users import create_partner_user
+from transfers.outbox.models import OutboxMessage
 from transfers.services import Services
 
 BOOKING = "/api/v1/booking-api/booking"
@@ -104,6 +105,15 @@ async def test_one_mail_per_new_booking_and_cancellation_never_twice(
     booking = await book_hosted(http, key, "EMA", "Hosted East Midlands")
     no = booking["reservation_no"]
     assert inbox.messages == []  # never inside the request
+    # a re-delivery of the same create (at-least-once outbox) does not queue a second e-mail
+    booking_id = (await row_of(db, no))["id"]
+    async with db.read() as conn:
+        created = OutboxMessage.from_row((await conn.execute(select(outbox).where(
+            outbox.c.booking_id == booking_id, outbox.c.kind == "booking.create"))).mappings().one())
+    for _ in range(2):
+        async with db.write() as conn:
+            await mail.enqueue(conn, created, "booking.new", clock.now())
+    assert [e["kind"] for e in await emails_of(db, no)] == ["booking.new"]
     async with worker_services(service, clock, port) as svc:
         await mail.send_due(svc)
         await mail.send_due(svc)  # a second run finds nothing to send

@@ -26,13 +26,13 @@ _ANSWERS: dict[str, dict[str, Any]] = {
 
 
 def answer(kind: str, payload: dict[str, Any]) -> CallResult:
-    """The hosted partner's answer to a message of ``kind``; a kind it cannot take (none today) is
-    refused permanently, as a 4xx from a server partner would be."""
+    """The hosted partner's answer to a message of ``kind``. The attempt is recorded like any other
+    (``done:ok``) but without an HTTP status, since nothing went over HTTP. A kind it cannot take
+    (none today) is an ``invalid`` answer, retried until the deadline like a server's."""
     body = _ANSWERS.get(kind)
     if body is None:
-        return CallResult("http_error", 422, {"status": "Error", "message": f"{kind} is not handled"},
-                          f"a hosted partner cannot take {kind}", 0.0)
-    return CallResult("ok", 200, dict(body), None, 0.0)
+        return CallResult("invalid", None, None, f"a hosted partner cannot take {kind}", 0.0)
+    return CallResult("ok", None, dict(body), None, 0.0)  # no HTTP status: nothing went over HTTP
 
 
 def mail_kind(kind: str, payload: dict[str, Any]) -> str | None:
