@@ -353,3 +353,21 @@ async def test_reservation_permission_body_and_empty_changes(
         same = await amend(http, key, reservation_no, body)
         assert (same.status_code, same.json()["code"]) == (422, "AMENDMENT_EMPTY"), body
     assert (await amend(http, key, reservation_no, change)).status_code == 202
+
+
+async def test_a_given_up_amendment_is_never_retried(
+        http: httpx.AsyncClient, db: Database, clock: ShiftedClock, service: LiveServer,
+        make_client: ClientFactory, make_partner: PartnerFactory) -> None:
+    from transfers.outbox.retry import RetryRefused, retry_message
+
+    partner, _, _ = await make_partner(amend_status="Error", amend_message="Fully booked")
+    _, key = await make_client()
+    booking = await book(http, key)
+    await amend(http, key, booking["reservation_no"], {"passenger": {"name": "Grace"}})
+    assert len(await amended_calls(service, partner)) == 1
+    (message,) = await amend_messages(db, booking["reservation_no"])
+    assert message["status"] == "failed"
+    with pytest.raises(RetryRefused, match=r"amendment of booking .* was rejected"):
+        await retry_message(db, clock, message["id"], before_pickup_hours=1, actor="tests")
+    (unchanged,) = await amend_messages(db, booking["reservation_no"])
+    assert unchanged["status"] == "failed"

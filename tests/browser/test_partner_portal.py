@@ -364,3 +364,42 @@ async def test_a_disabled_partner_user_is_signed_out_at_once(
                                  actor="tests")
     await portal.page.goto(f"{portal_url}/new")
     await expect(portal.page).to_have_url(re.compile(r"/partner/login\?next="))
+
+
+async def test_operators_manage_portal_users_in_the_console(
+    console_as: ConsoleAs, console_url: str, portal_url: str, make_hosted: HostedFactory, new_context: NewContext,
+) -> None:
+    partner_id = await make_hosted(airports=("NQY",), name="Newquay Cabs")
+    admin = (await console_as("admin")).page
+    await admin.goto(f"{console_url}/partners/{partner_id}")
+    await admin.get_by_role("link", name="Portal users").click()
+    email = f"desk-{os.getpid()}-{next(_numbers)}@newquay-cabs.example"
+    await admin.get_by_label("Email").fill(email)
+    await admin.get_by_role("button", name="New portal user").click()
+    password = await admin.locator("#new-password").inner_text()
+    assert len(password) >= 20
+    await admin.get_by_label("Email").fill(email)
+    await admin.get_by_role("button", name="New portal user").click()
+    await expect(admin.get_by_role("alert")).to_contain_text("already has an account")
+
+    partner_page = await (await new_context()).new_page()
+    await partner_page.goto(f"{portal_url}/login")
+    await partner_page.get_by_label("Email").fill(email)
+    await partner_page.get_by_label("Password").fill(password)
+    await partner_page.get_by_role("button", name="Sign in").click()
+    await expect(partner_page.get_by_role("heading", name="New bookings")).to_be_visible()
+
+    await admin.goto(f"{console_url}/partners/{partner_id}/users")
+    await admin.get_by_role("button", name=f"Disable {email}").click()
+    await expect(admin.get_by_role("status")).to_contain_text("disabled")
+    await partner_page.goto(f"{portal_url}/new")  # signed out at once
+    await expect(partner_page).to_have_url(re.compile(r"/partner/login"))
+
+    support = (await console_as("support")).page  # reads, may not manage
+    await support.goto(f"{console_url}/partners/{partner_id}/users")
+    await expect(support.get_by_text(email)).to_be_visible()
+    await expect(support.get_by_role("button", name="New portal user")).to_have_count(0)
+    token = await support.locator("input[name=csrf_token]").first.input_value()
+    refused = await support.request.post(f"{console_url}/partners/{partner_id}/users",
+                                         form={"csrf_token": token, "email": "sneaky@newquay-cabs.example"})
+    assert refused.status == 403

@@ -60,7 +60,8 @@ and still-pending messages are refused. Written to admin_audit.
 A booking.create whose booking already ended ({ENDED}) is
 refused: re-sending it would ask the partner for a ride while the booking stays ended and the client
 stays refunded (a retry never revives a booking). Book again instead. booking.update messages (e.g.
-a cancellation notice) can always be retried.
+a cancellation notice) can always be retried; booking.amend messages never (the amendment was
+rejected when its delivery stopped: the client amends again).
 """
 
 

@@ -16,7 +16,16 @@ from starlette.staticfiles import StaticFiles
 
 from transfers.console.auth import PREFIX, Forbidden, PageNotFound, console_realm
 from transfers.console.render import page
-from transfers.console.routes import audit, bookings, clients, dashboard, deliveries, login, partners
+from transfers.console.routes import (
+    audit,
+    bookings,
+    clients,
+    dashboard,
+    deliveries,
+    login,
+    partner_users,
+    partners,
+)
 from transfers.services import Services
 from transfers.webauth.http import CsrfRefused, SecurityHeaders, SignInRequired
 
@@ -29,7 +38,7 @@ def build_console(svc: Services) -> FastAPI:
     app.state.services = svc
     app.state.realm = console_realm(svc.settings)
     app.mount("/static", StaticFiles(packages=[("transfers.console", "static")]), name="static")
-    for module in (login, dashboard, bookings, audit, clients, partners, deliveries):
+    for module in (login, dashboard, bookings, audit, clients, partners, deliveries, partner_users):
         app.include_router(module.router)
     _install_error_pages(app)
     app.add_middleware(SecurityHeaders)

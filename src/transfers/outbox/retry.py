@@ -6,7 +6,8 @@ A failed (refused) or expired message goes back to pending, due now, with a new 
 ``webhook-id``, so a partner that did receive an earlier attempt recognises the repeat. Delivered
 and still-pending messages are refused, and so is a ``booking.create`` whose booking already ended:
 re-sending it would ask the partner for a ride the booking no longer pays for (a retry never
-revives a booking). ``booking.update`` messages can always be retried.
+revives a booking). ``booking.update`` messages can always be retried; ``booking.amend`` messages
+never (issue 15: a given-up amendment was rejected; the client asks again).
 """
 
 from __future__ import annotations
@@ -89,6 +90,14 @@ async def retry_message(db: Database, clock: Clock, outbox_id: int, *, before_pi
             if deadline <= now:
                 raise RetryRefused(f"outbox message {outbox_id}: the pickup of booking "
                                    f"{booking['reservation_no']} is too close to deliver a create now")
+        if message.kind == MessageKind.AMEND and booking is not None:
+            amendment = booking.get("amendment") or {}
+            # issue 15: the amendment was settled (rejected) when this message gave up; sending it
+            # now could make the partner apply changes the booking no longer asks for
+            raise RetryRefused(
+                f"outbox message {outbox_id} is an amendment of booking {booking['reservation_no']}, which "
+                f"was {str(amendment.get('status', 'settled')).lower()} when its delivery stopped: the client "
+                "amends again if it still wants the change.")
         if not await repo.retry(conn, outbox_id, now=now, deadline=deadline):
             raise RetryRefused(f"outbox message {outbox_id} changed meanwhile; try again")
         reservation_no = booking["reservation_no"] if booking else None
