@@ -42,7 +42,7 @@ cleanup() {
     while read -r pid; do kill -KILL -- "-$pid" 2>/dev/null || true; done <"$PIDFILE"
   fi
   rm -f "$PIDFILE"
-  for db in "$DB" "${DB}_small" "${DB}_hosted"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
+  for db in "$DB" "${DB}_small" "${DB}_hosted" "${DB}_console"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
   exit "$status"
 }
 trap cleanup EXIT INT TERM
@@ -59,3 +59,8 @@ SUITE_PID=""
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_hosted"
 # shellcheck disable=SC2086
 "$PY" -m bench.hosted --dsn "postgresql://$PGUSER@$PGHOST/${DB}_hosted" ${BENCH_ARGS:-} "$@"
+
+# Issue 13: the operator console's pages with a million bookings (server time, p50/p95; target < 50 ms).
+createdb -h "$PGHOST" -U "$PGUSER" "${DB}_console"
+# shellcheck disable=SC2086
+"$PY" -m bench.console --dsn "postgresql://$PGUSER@$PGHOST/${DB}_console" ${BENCH_ARGS:-} "$@"

@@ -18,6 +18,7 @@ from tests.api.test_cancel_and_get import DRIVER, IATA, book
 from tests.conftest import ClientFactory, PartnerFactory
 from tests.helpers import row_of
 from transfers.bookings import repository as repo
+from transfers.bookings.models import BookingView
 from transfers.bookings.resource import RESOURCE_FIELDS
 from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
@@ -41,10 +42,11 @@ async def test_direct_read_equals_the_engine_read_column_by_column(
     approved = await book(http, key, extra_services=[{"id": 1, "quantity": 2}, {"id": 2}])
     plain = await book(http, key, flight_number=None)
     for created in (approved, plain):
-        engine_row = {k: v for k, v in (await row_of(db, created["reservation_no"])).items() if k in RESOURCE_FIELDS}
+        engine_row = BookingView.from_row(await row_of(db, created["reservation_no"]))
         direct_row = await repo.resource_fields_for_client(db, client_id, created["reservation_no"])
         assert direct_row is not None
-        _same(direct_row, engine_row)
+        _same({k: getattr(direct_row, k) for k in RESOURCE_FIELDS},
+              {k: getattr(engine_row, k) for k in RESOURCE_FIELDS})
     assert (await row_of(db, approved["reservation_no"]))["driver_name"] == DRIVER["name"]
 
 

@@ -9,7 +9,9 @@ Fixtures:
     console_as       ``page = await console_as("admin")``: a fresh browser context signed in through the
                      real sign-in form as a new operator of that role (``page.operator`` has its row)
     console_url      the console's base URL (``.../console``)
-    shoot            ``await shoot(page, "dashboard")`` saves ``docs/screenshots/dashboard.png``
+    shoot            ``await shoot(page, "dashboard")`` takes a full-page screenshot; it replaces
+                     ``docs/screenshots/dashboard.png`` only when ``TRANSFERS_UPDATE_SCREENSHOTS=1`` (so
+                     an ordinary run leaves the repository unchanged; refresh them when pages change)
 
 Everything is async (the server runs on the test session's event loop, so the sync API would block it).
 """
@@ -123,9 +125,14 @@ def console_as(new_context: Callable[[], Awaitable[BrowserContext]], make_operat
 
 
 @pytest.fixture(scope="session")
-def shoot() -> Callable[[Page, str], Awaitable[None]]:
+def shoot(workdir: Path) -> Callable[[Page, str], Awaitable[None]]:
+    update = os.environ.get("TRANSFERS_UPDATE_SCREENSHOTS") == "1"
+    folder = SCREENSHOTS if update else workdir / "screenshots"
+
     async def save(page: Page, name: str) -> None:
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        await page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / f"{name}.png"
+        await page.screenshot(path=str(target), full_page=True)
+        assert target.stat().st_size > 10_000  # a real picture of a page, not an empty one
 
     return save

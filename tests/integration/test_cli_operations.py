@@ -162,6 +162,9 @@ async def test_bookings_show_and_list(http: httpx.AsyncClient, make_client: Clie
     assert f"booking {reservation_no}" in text
     assert "CANCELLED" in text and "Copenhagen Cabs" in text and "Ada Lovelace" in text
     assert "total 40.00 EUR, net 40.00 EUR" in text
+    # DECISIONS 14: the policy it was sold with and what its cancellation cost
+    assert "free until pickup" in text or "0:0" in text
+    assert "by client at" in text and "fee 0.00, refund 40.00" in text
     # transitions: actor, from → to, reason
     assert "(new) → PENDING" in text
     assert "PENDING → PENDING_APPROVAL" in text and "partner acknowledged" in text

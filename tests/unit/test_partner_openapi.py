@@ -231,17 +231,19 @@ def test_document_and_wire_validator_agree_on_policies(policy: Any, valid: bool)
 def test_the_amended_update_the_service_sends_matches_the_document() -> None:
     from datetime import UTC, datetime
 
+    from tests.helpers import booking_row
     from transfers.bookings.amending import amended_payload
     from transfers.bookings.amendments import Changes
+    from transfers.bookings.models import Booking
 
-    booking = {
+    booking = Booking.from_row(booking_row(**{
         "reservation_no": "TB-OPENAPI3", "partner_vehicle_id": "sedan", "passenger_name": "Ada",
         "passenger_surname": "Byron", "passenger_email": "ada@example.com", "passenger_phone": "+447911123456",
         "flight_number": "BA999", "extra_requests": None, "pickup_location": LHR, "dropoff_location": CITY,
         "airport_iata": "LHR", "pickup_at": datetime(2026, 12, 1, 16, 5, tzinfo=UTC), "adult": 2, "children": 0,
         "infant": 0, "suitcase": 1, "small_bags": 0,
         "extras": [{"id": 1, "partner_extra_id": "child-seat", "name": "Child seat", "quantity": 2}],
-    }
+    }))
     changes = Changes({"pickup_datetime": "2026-12-01T16:05:00+00:00", "passenger": {"surname": "Byron"},
                        "travel_details": {"flight_number": "BA999", "extra_requests": None}}, {})
     payload = amended_payload(booking, changes)

@@ -8,7 +8,21 @@ from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from transfers.db.tables import outbox, search_vehicles, searches
+import pytest
+
+from tests.helpers import booking_row
+from transfers.api.schemas import BookingResource
+from transfers.bookings.models import (
+    BOOKING_FIELDS,
+    LISTED_FIELDS,
+    VIEW_FIELDS,
+    Booking,
+    BookingView,
+    ListedBooking,
+)
+from transfers.bookings.resource import RESOURCE_FIELDS, booking_resource
+from transfers.bookings.state import BookingStatus
+from transfers.db.tables import bookings, outbox, search_vehicles, searches
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.models import (
     NEW_MESSAGE_FIELDS,
@@ -84,3 +98,49 @@ def test_a_new_message_is_pending_and_stored_with_its_ids() -> None:
     assert stored.reservation_no == "TB-1"
     listed = ListedMessage(stored, "TB-1", "Acme Cars").as_dict()
     assert set(listed) == (columns(outbox) - {"payload"}) | {"reservation_no", "partner_name"}
+
+
+# --- bookings ------------------------------------------------------------------------------------
+
+def test_a_booking_is_a_bookings_row() -> None:
+    """A column added to ``bookings`` (a migration and db/tables.py) is added to ``Booking`` too
+    (bookings/models.py); the repository reads it from then on."""
+    assert set(BOOKING_FIELDS) == columns(bookings), (
+        f"bookings columns without a Booking field: {sorted(columns(bookings) - set(BOOKING_FIELDS))}; "
+        f"Booking fields that are no column: {sorted(set(BOOKING_FIELDS) - columns(bookings))}")
+    assert set(booking_row()) == columns(bookings)
+
+
+def test_a_booking_reads_back_typed_and_moves_without_changing_in_place() -> None:
+    booking = Booking.from_row(booking_row())
+    assert booking.status is BookingStatus.APPROVED
+    assert booking.as_dict() == {**booking_row(), "status": BookingStatus.APPROVED}
+    moved = booking.moved({"status": "CANCELLED", "cancel_note": "flight cancelled"})
+    assert (moved.status, moved.cancel_note) == (BookingStatus.CANCELLED, "flight cancelled")
+    assert (booking.status, booking.cancel_note) == (BookingStatus.APPROVED, None)
+    with pytest.raises(TypeError):
+        booking.moved({"no_such_column": 1})  # a column Booking does not know is a bug, not a silent drop
+
+
+def test_the_resource_is_built_from_the_view_fields_only() -> None:
+    """``BookingView`` (what GET booking reads) holds only ``bookings`` columns, and building the
+    resource from it works: the resource reads nothing else (a slotted dataclass has no other
+    attribute). The resource from the whole row is the same, and it is the published shape."""
+    assert set(VIEW_FIELDS) <= columns(bookings)
+    assert RESOURCE_FIELDS == VIEW_FIELDS
+    now = datetime(2030, 5, 1, 10, 0, tzinfo=UTC)
+    view = BookingView.from_row(booking_row())
+    resource = booking_resource(view, now)
+    assert resource == booking_resource(Booking.from_row(booking_row()), now)
+    assert set(resource) == set(BookingResource.model_fields)
+    BookingResource.model_validate(resource)  # extra="forbid": no field the schema does not publish
+    assert resource["driver"] == {"name": "Jo", "phone": "+447400123457", "plate": "AB12 CDE"}
+    assert resource["extra_services"] == ["Child seat x 2"] and resource["price"] == {"total": "44.00",
+                                                                                      "currency": "EUR"}
+
+
+def test_an_operator_list_line_holds_bookings_columns_and_the_parties_names() -> None:
+    assert set(LISTED_FIELDS) - {"client_name", "partner_name"} <= columns(bookings)
+    row = {**booking_row(), "client_name": "Acme Travel", "partner_name": "Acme Cars"}
+    listed = ListedBooking.from_row(row)
+    assert listed.as_dict() == {name: row[name] for name in LISTED_FIELDS}

@@ -16,7 +16,6 @@ and withdraws the message if it has not gone out yet (``withdraw``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -34,6 +33,7 @@ from transfers.bookings.amendments import (
 )
 from transfers.bookings.cancelling import quote
 from transfers.bookings.lifecycle import lock_booking, update_details
+from transfers.bookings.models import Booking
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.resource import booking_resource
 from transfers.bookings.state import BookingStatus
@@ -71,18 +71,18 @@ async def request_amendment(svc: Services, client: ClientPrincipal, reservation_
     parse_changes(body, found, svc.clock.now(), search_limits)  # bad input: its code, nothing written
     settings = svc.settings
     async with svc.db.write() as conn:
-        booking = await lock_booking(conn, found["id"])
+        booking = await lock_booking(conn, found.id)
         if booking is None:
             raise SpecError(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
         now = svc.clock.now()
         check_amendable(booking, now)
         changes = parse_changes(body, booking, now, search_limits)  # against the row as locked
-        after = {**booking, **changes.columns}
-        deadline = delivery_deadline(now, min(booking["pickup_at"], after["pickup_at"]),
+        after = booking.moved(changes.columns)
+        deadline = delivery_deadline(now, min(booking.pickup_at, after.pickup_at),
                                      hours_after_creation=settings.delivery_deadline_hours,
                                      hours_before_pickup=settings.delivery_deadline_before_pickup_hours)
         message = outbox_repo.new_message(
-            partner_id=booking["partner_id"], kind=MessageKind.AMEND.value,
+            partner_id=booking.partner_id, kind=MessageKind.AMEND.value,
             payload=amended_payload(after, changes), now=now, deadline=max(deadline, now), not_before=None,
             lease_until=None)
         amendment = {**requested(changes, now), "message_id": message.webhook_id}
@@ -92,9 +92,9 @@ async def request_amendment(svc: Services, client: ClientPrincipal, reservation_
     return {"status": "Success", "booking": booking_resource(moved, svc.clock.now())}
 
 
-def check_amendable(booking: Mapping[str, Any], now: datetime) -> None:
-    status = BookingStatus(booking["status"])
-    if status not in AMENDABLE_STATUSES or booking["pickup_at"] <= now:
+def check_amendable(booking: Booking, now: datetime) -> None:
+    status = booking.status
+    if status not in AMENDABLE_STATUSES or booking.pickup_at <= now:
         raise ServiceError(ErrorCode.AMENDMENT_NOT_ALLOWED,
                            f"A {status.value} booking cannot be amended: only PENDING_APPROVAL and APPROVED "
                            "bookings whose pickup is ahead.")
@@ -113,36 +113,37 @@ def _fields(changes: Changes) -> str:
     return ", ".join(names)
 
 
-def amended_payload(booking: Mapping[str, Any], changes: Changes) -> dict[str, Any]:
+def amended_payload(booking: Booking, changes: Changes) -> dict[str, Any]:
     """``PUT /booking/update`` with ``"status": "AMENDED"`` (PARTNER_API.md): the changes, and the
     whole trip as it will be, shaped like the create's."""
     return {
-        "reservation_no": booking["reservation_no"],
+        "reservation_no": booking.reservation_no,
         "status": "AMENDED",
         "changes": changes.public,
-        "vehicle_id": booking["partner_vehicle_id"],
-        "passenger_info": {"name": booking["passenger_name"], "surname": booking["passenger_surname"],
-                           "email": booking["passenger_email"], "phone": booking["passenger_phone"]},
-        "flight_info": {"flight_number": booking["flight_number"], "extra_requests": booking["extra_requests"]},
+        "vehicle_id": booking.partner_vehicle_id,
+        "passenger_info": {"name": booking.passenger_name, "surname": booking.passenger_surname,
+                           "email": booking.passenger_email, "phone": booking.passenger_phone},
+        "flight_info": {"flight_number": booking.flight_number, "extra_requests": booking.extra_requests},
         "trip": {
-            "from": booking["pickup_location"], "to": booking["dropoff_location"],
-            "date": local_time(booking["airport_iata"], booking["pickup_at"]).isoformat(),
-            "passengers": {"adult": booking["adult"], "children": booking["children"], "infant": booking["infant"]},
-            "suitcase": booking["suitcase"], "small_bags": booking["small_bags"],
+            "from": booking.pickup_location, "to": booking.dropoff_location,
+            "date": local_time(booking.airport_iata, booking.pickup_at).isoformat(),
+            "passengers": {"adult": booking.adult, "children": booking.children, "infant": booking.infant},
+            "suitcase": booking.suitcase, "small_bags": booking.small_bags,
         },
-        "extras": [{"id": e["partner_extra_id"], "quantity": e["quantity"]} for e in booking["extras"]],
+        "extras": [{"id": e["partner_extra_id"], "quantity": e["quantity"]} for e in booking.extras],
     }
 
 
 async def settle(conn: AsyncConnection, message: OutboxMessage, *, accepted: bool, partner_message: str | None,
-                 actor: str, now: datetime) -> dict[str, Any] | None:
+                 actor: str, now: datetime) -> Booking | None:
     """The partner's verdict on an amendment message: applied, or rejected with its message. None
     when nothing changed: the booking's amendment is not this message's any more (rejected by a
     cancellation meanwhile), or the booking is gone."""
     booking = await lock_booking(conn, message.booking_id)
-    if booking is None or not is_pending(booking) or booking["amendment"].get("message_id") != message.webhook_id:
+    amendment = booking.amendment if booking is not None else None
+    if booking is None or amendment is None or not is_pending(booking) \
+            or amendment.get("message_id") != message.webhook_id:
         return None
-    amendment = booking["amendment"]
     if accepted:
         fields = {**columns_of(amendment["changes"]),
                   "amendment": decided(amendment, AmendmentStatus.APPLIED, partner_message or None, now)}
@@ -156,8 +157,8 @@ def accepted(answer: Any) -> bool:
     return isinstance(answer, WireResult) and answer.status == "Success"
 
 
-async def withdraw(conn: AsyncConnection, booking: Mapping[str, Any], now: datetime) -> None:
+async def withdraw(conn: AsyncConnection, booking: Booking, now: datetime) -> None:
     """A cancellation overtakes a pending amendment: its message, if not sent yet, is never sent."""
     if is_pending(booking):
-        await outbox_repo.withdraw_pending(conn, booking["id"], MessageKind.AMEND.value, now=now,
+        await outbox_repo.withdraw_pending(conn, booking.id, MessageKind.AMEND.value, now=now,
                                            reason="withdrawn: the booking was cancelled before it was delivered")

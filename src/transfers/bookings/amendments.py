@@ -20,6 +20,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from transfers.bookings.models import Booking
 from transfers.bookings.rules import MAX_EXTRA_REQUESTS, MAX_FLIGHT, email_address, phone_number, required_text
 from transfers.errors import Code, ErrorCode, ServiceError, SpecError
 from transfers.search.airports import find_airport, local_time
@@ -60,7 +61,7 @@ def _not_amendable(field: str) -> ServiceError:
                         f"'{field[:100]}' is not an amendable field. Amendable: {WHAT_MAY_CHANGE}.")
 
 
-def parse_changes(body: Mapping[str, Any], booking: Mapping[str, Any], now: datetime,
+def parse_changes(body: Mapping[str, Any], booking: Booking, now: datetime,
                   limits: SearchLimits) -> Changes:
     """The changes ``body`` asks of ``booking`` (see the module docstring for the order of checks)."""
     for key in body:
@@ -75,11 +76,11 @@ def parse_changes(body: Mapping[str, Any], booking: Mapping[str, Any], now: date
     public: dict[str, Any] = {}
     columns: dict[str, Any] = {}
     if "pickup_datetime" in body:
-        airport = find_airport(booking["airport_iata"])
+        airport = find_airport(booking.airport_iata)
         pickup_at = pickup_instant(body["pickup_datetime"], airport, now, limits)
-        if pickup_at != booking["pickup_at"]:
+        if pickup_at != booking.pickup_at:
             columns["pickup_at"] = pickup_at
-            public["pickup_datetime"] = local_time(booking["airport_iata"], pickup_at).isoformat()
+            public["pickup_datetime"] = local_time(booking.airport_iata, pickup_at).isoformat()
     if "passenger" in body:
         passenger = body["passenger"]
         if not isinstance(passenger, dict):
@@ -120,8 +121,8 @@ def parse_changes(body: Mapping[str, Any], booking: Mapping[str, Any], now: date
 
 
 def _change(section: dict[str, Any], columns: dict[str, Any], field: str, column: str, value: Any,
-            booking: Mapping[str, Any]) -> None:
-    if value != booking[column]:
+            booking: Booking) -> None:
+    if value != getattr(booking, column):
         section[field] = value
         columns[column] = value
 
@@ -148,14 +149,14 @@ def decided(amendment: Mapping[str, Any], status: AmendmentStatus, message: str 
     return {**amendment, "status": status.value, "message": message, "decided_at": now.isoformat()}
 
 
-def is_pending(booking: Mapping[str, Any]) -> bool:
-    amendment = booking.get("amendment")
+def is_pending(booking: Booking) -> bool:
+    amendment = booking.amendment
     return amendment is not None and amendment.get("status") == AmendmentStatus.PENDING.value
 
 
-def rejected_by_cancel(booking: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+def rejected_by_cancel(booking: Booking, now: datetime) -> dict[str, Any]:
     """The ``amendment`` column of a booking being cancelled: a pending amendment is rejected with it."""
-    if not is_pending(booking):
+    if booking.amendment is None or not is_pending(booking):
         return {}
-    return {"amendment": decided(booking["amendment"], AmendmentStatus.REJECTED,
+    return {"amendment": decided(booking.amendment, AmendmentStatus.REJECTED,
                                  "the booking was cancelled before the partner answered", now)}

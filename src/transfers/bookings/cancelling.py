@@ -24,6 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from transfers.bookings.amendments import rejected_by_cancel
+from transfers.bookings.models import Booking
 from transfers.cancellation.policy import Quote
 from transfers.cancellation.views import stored_policy
 
@@ -38,21 +39,22 @@ class Canceller(StrEnum):
     OPERATOR = "operator"
 
 
-def quote(booking: Mapping[str, Any], now: datetime) -> Quote:
+def quote(booking: Booking, now: datetime) -> Quote:
     """What the client would pay to cancel ``booking`` at ``now``, under the policy it was sold with."""
-    return stored_policy(booking.get("cancellation_policy")).quote(booking["total"], booking["pickup_at"], now)
+    return stored_policy(booking.cancellation_policy).quote(booking.total, booking.pickup_at, now)
 
 
-def cancellation_fields(booking: Mapping[str, Any], by: Canceller, now: datetime) -> dict[str, Any]:
+def cancellation_fields(booking: Booking, by: Canceller, now: datetime) -> dict[str, Any]:
     """The booking's cancellation columns for a cancel by ``by`` at ``now`` (``fee + refund = total``)."""
-    total: Decimal = booking["total"]
+    total = booking.total
     fee = quote(booking, now).fee if by is Canceller.CLIENT else ZERO
     return {"cancellation_fee": fee, "cancellation_refund": total - fee, "cancelled_at": now,
             "cancelled_by": by.value, **rejected_by_cancel(booking, now)}
 
 
 def ledger_note(booking: Mapping[str, Any], reason: str | None) -> str:
-    """The note of a cancellation's refund entry, which explains a kept fee."""
+    """The note of a cancellation's refund entry, which explains a kept fee (``booking``: the
+    columns of ``lifecycle.Change.booking``)."""
     note = f"cancelled: {reason or ''}"
     fee = booking.get("cancellation_fee")
     if fee:

@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import lifecycle
 from transfers.bookings.lifecycle import CREATED_REASON, Change, FastContext, FastShape
+from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus
 from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
@@ -140,7 +141,7 @@ _ACKNOWLEDGE = DirectStatement(_acknowledge_statement())
 
 
 async def finish_acknowledged(db: Database, message: OutboxMessage, *, attempt: dict[str, Any],
-                              partner_reference: str | None, actor: str, now: datetime) -> dict[str, Any] | None:
+                              partner_reference: str | None, actor: str, now: datetime) -> Booking | None:
     """``record_attempt`` + ``finish(DELIVERED)`` + ``partner_updates.acknowledge`` of a PENDING
     booking (the usual effect of an accepting create answer) in one round trip and in autocommit by
     the direct path (``Database.write_one``), PostgreSQL only (SQLite has no DML in CTEs). Returns
@@ -154,7 +155,4 @@ async def finish_acknowledged(db: Database, message: OutboxMessage, *, attempt: 
     # finished_id is NULL only if the lease was taken between the two UPDATEs' checks (a lease
     # outliving its 60 s): the answer is applied all the same, and the new holder's redelivery
     # (same webhook-id) finds the booking acknowledged already.
-    if row is None:
-        return None
-    del row["finished_id"]
-    return row  # the booking's columns, as named in the table
+    return None if row is None else Booking.from_row(row)  # the booking's columns (and finished_id)

@@ -50,7 +50,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import cancelling
 from transfers.bookings import repository as repo
-from transfers.bookings.resource import RESOURCE_FIELDS, booking_resource
+from transfers.bookings.models import VIEW_FIELDS, Booking, BookingView
+from transfers.bookings.resource import booking_resource
 from transfers.bookings.state import REFUNDING, BookingStatus, check_transition
 from transfers.clients.models import REVERSE_API_PAY_TYPE
 from transfers.db.tables import booking_transitions, ledger_entries, outbox
@@ -75,8 +76,9 @@ class ConcurrentChange(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One status change as its side effects see it. ``booking``: the booking as moved (with its
-    ``id``) on the general path; on a fast path the values known before the statement runs."""
+    """One status change as its side effects see it. ``booking``: the booking's columns by name, as
+    moved (``Booking.as_dict()``, with its ``id``) on the general path; on a fast path the values
+    known before the statement runs (the created row's values; nothing for the acknowledgement)."""
 
     booking: Mapping[str, Any]
     from_status: BookingStatus | None  # None: the booking is being created
@@ -184,9 +186,9 @@ def _messages_params(change: Change, shape: FastShape) -> dict[str, Any]:
             for k in outbox_repo.MESSAGE_KEYS}
 
 
-def update_message(booking: Mapping[str, Any], payload: dict[str, Any], now: datetime) -> NewMessage:
+def update_message(booking: Booking, payload: dict[str, Any], now: datetime) -> NewMessage:
     """The partner's ``PUT /booking/update`` for a change (a client's cancellation)."""
-    return outbox_repo.new_message(partner_id=booking["partner_id"], kind=MessageKind.UPDATE.value,
+    return outbox_repo.new_message(partner_id=booking.partner_id, kind=MessageKind.UPDATE.value,
                                    payload=payload, now=now,
                                    deadline=now + UPDATE_DEADLINE, not_before=None, lease_until=None)
 
@@ -289,7 +291,7 @@ def _event_rows(change: Change, last_sequence: int) -> list[dict[str, Any]]:
     booking = change.booking
     specs = client_events.events_of(booking, None if change.from_status is None else change.from_status.value,
                                     change.to_status.value, change.previous)
-    snapshot = booking_resource({k: booking.get(k) for k in RESOURCE_FIELDS}, change.now)
+    snapshot = booking_resource(_view(booking), change.now)
     first = last_sequence - len(specs) + 1
     return [{"event_id": client_events.new_event_id(), "client_id": booking["client_id"], "booking_id": booking["id"],
              "type": spec.type.value, "sequence": first + i, "status": change.to_status.value,
@@ -307,6 +309,12 @@ async def _events_write(conn: AsyncConnection, change: Change) -> None:
     else:
         last = await repo.bump_event_sequence(conn, change.booking["id"], count)
     await webhooks_repo.insert_events(conn, _event_rows(change, last))
+
+
+def _view(booking: Mapping[str, Any]) -> BookingView:
+    """The resource's columns of ``Change.booking`` (a fast creation's values lack the columns a new
+    booking leaves NULL: driver, cancellation, amendment)."""
+    return BookingView.from_row({k: booking.get(k) for k in VIEW_FIELDS})
 
 
 def _events_fragment(ctx: FastContext) -> dict[str, CTE]:
@@ -339,7 +347,7 @@ def _events_params(change: Change, shape: FastShape) -> dict[str, Any]:
     from the row with this event's status)."""
     snapshot = None
     if change.booking.get("reservation_no"):
-        snapshot = booking_resource({k: change.booking.get(k) for k in RESOURCE_FIELDS}, change.now)
+        snapshot = booking_resource(_view(change.booking), change.now)
     return {"ev_id": client_events.new_event_id(), "ev_booking": snapshot}
 
 
@@ -376,13 +384,9 @@ def fast_params(change: Change, shape: FastShape) -> dict[str, Any]:
 
 # --- the general path --------------------------------------------------------------------------------
 
-_LOCK = repo.BY_ID.with_for_update()  # built once
-
-
-async def lock_booking(conn: AsyncConnection, booking_id: int) -> dict[str, Any] | None:
+async def lock_booking(conn: AsyncConnection, booking_id: int) -> Booking | None:
     """Read the booking under a row lock (PostgreSQL); SQLite's write transaction already excludes others."""
-    row = (await conn.execute(_LOCK, {"b_id": booking_id})).mappings().first()
-    return dict(row) if row else None
+    return await repo.lock_by_id(conn, booking_id)
 
 
 async def create(conn: AsyncConnection, values: dict[str, Any], *, actor: str,
@@ -398,7 +402,7 @@ async def create(conn: AsyncConnection, values: dict[str, Any], *, actor: str,
 
 async def transition(
     conn: AsyncConnection,
-    booking: dict[str, Any],
+    booking: Booking,
     target: BookingStatus,
     *,
     actor: str,
@@ -406,17 +410,19 @@ async def transition(
     now: datetime,
     fields: dict[str, Any] | None = None,
     notify_partner: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> Booking:
     """Move ``booking`` (read under ``lock_booking``) to ``target`` by compare-and-set and write the
-    change's side effects; ``notify_partner``: the payload of a ``PUT /booking/update`` to send."""
-    current = BookingStatus(booking["status"])
+    change's side effects; ``notify_partner``: the payload of a ``PUT /booking/update`` to send.
+    Answers the booking as moved."""
+    current = booking.status
     check_transition(current, target)
     values = status_values(target, now, fields)
-    if not await repo.set_status(conn, booking["id"], current.value, values):
+    if not await repo.set_status(conn, booking.id, current.value, values):
         raise ConcurrentChange()
-    moved = {**booking, **values}
+    moved = booking.moved(values)
     messages = (update_message(moved, notify_partner, now),) if notify_partner is not None else ()
-    await write_effects(conn, Change(moved, current, target, actor, reason, now, messages, booking))
+    await write_effects(conn, Change(moved.as_dict(), current, target, actor, reason, now, messages,
+                                     booking.as_dict()))
     return moved
 
 
@@ -430,7 +436,7 @@ async def transition_unread(
     reason: str | None,
     now: datetime,
     fields: dict[str, Any] | None = None,
-) -> dict[str, Any] | None:
+) -> Booking | None:
     """``transition`` for a caller that expects the booking in ``current`` but has not read it: the
     compare-and-set UPDATE ... RETURNING locks and reads the row in the round trip the
     ``lock_booking`` SELECT would have taken. None when the booking is not in ``current`` (nothing
@@ -439,21 +445,22 @@ async def transition_unread(
     moved = await repo.move_status(conn, booking_id, current.value, status_values(target, now, fields))
     if moved is None:
         return None
-    await write_effects(conn, Change(moved, current, target, actor, reason, now))
+    await write_effects(conn, Change(moved.as_dict(), current, target, actor, reason, now))
     return moved
 
 
-async def update_details(conn: AsyncConnection, booking: dict[str, Any], fields: dict[str, Any], *, actor: str,
-                         reason: str, now: datetime, messages: tuple[NewMessage, ...] = ()) -> dict[str, Any]:
+async def update_details(conn: AsyncConnection, booking: Booking, fields: dict[str, Any], *, actor: str,
+                         reason: str, now: datetime, messages: tuple[NewMessage, ...] = ()) -> Booking:
     """A change of the booking's details without a change of status (the driver of an APPROVED
     booking, an amendment requested or settled): an audit row from and to the same status, the
     outbox ``messages`` the change sends (an amendment's ``AMENDED`` update), and every other side
     effect a change has (none moves money: ``ledger_move`` needs a status change)."""
-    status = BookingStatus(booking["status"])
+    status = booking.status
     values = {**fields, "updated_at": now}
-    await repo.update_fields(conn, booking["id"], values)
-    moved = {**booking, **values}
-    await write_effects(conn, Change(moved, status, status, actor, reason, now, messages, booking))
+    await repo.update_fields(conn, booking.id, values)
+    moved = booking.moved(values)
+    await write_effects(conn, Change(moved.as_dict(), status, status, actor, reason, now, messages,
+                                     booking.as_dict()))
     return moved
 
 

@@ -31,6 +31,7 @@ from typing import Any
 from sqlalchemy import and_, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
+from transfers.bookings.models import Booking
 from transfers.bookings.resource import booking_resource
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal
@@ -199,11 +200,11 @@ async def list_bookings(svc: Services, client: ClientPrincipal, wanted: BookingF
         .limit(wanted.limit + 1)  # one more than the page says whether another page exists
     )
     async with svc.db.read() as conn:
-        rows = [dict(row) for row in (await conn.execute(query)).mappings()]
+        rows = [Booking.from_row(row) for row in (await conn.execute(query)).mappings()]
     page, more = rows[:wanted.limit], len(rows) > wanted.limit
     now = svc.clock.now()
     next_cursor = None
     if more:
         last = page[-1]
-        next_cursor = encode_cursor(svc, client, Position(last["created_at"], int(last["id"])))
+        next_cursor = encode_cursor(svc, client, Position(last.created_at, last.id))
     return {"data": [booking_resource(row, now) for row in page], "next_cursor": next_cursor}

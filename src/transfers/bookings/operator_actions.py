@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import structlog
 from pydantic import ValidationError
@@ -24,6 +23,7 @@ from transfers.bookings import amending, partner_updates
 from transfers.bookings import repository as repo
 from transfers.bookings.cancelling import Canceller, cancellation_fields
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, transition
+from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus, TransitionRefused, can_transition
 from transfers.clients.repository import record_admin_action
 from transfers.partners.client import info_path
@@ -54,20 +54,20 @@ def clean_reason(reason: object) -> str:
     return text
 
 
-async def _locked(conn: AsyncConnection, reservation_no: str) -> dict[str, Any]:
+async def _locked(conn: AsyncConnection, reservation_no: str) -> Booking:
     found = await repo.get_by_reservation(conn, reservation_no)
-    booking = await lock_booking(conn, found["id"]) if found is not None else None
+    booking = await lock_booking(conn, found.id) if found is not None else None
     if booking is None:
         raise NoSuchBooking(reservation_no)
     return booking
 
 
-async def cancel(svc: Services, reservation_no: str, reason: str, *, actor: str) -> dict[str, Any]:
+async def cancel(svc: Services, reservation_no: str, reason: str, *, actor: str) -> Booking:
     now = svc.clock.now()
     text = clean_reason(reason)
     async with svc.db.write() as conn:
         booking = await _locked(conn, reservation_no)
-        current = S(booking["status"])
+        current = booking.status
         if not can_transition(current, S.CANCELLED):
             raise ActionRefused(f"A {current.value} booking cannot be cancelled.")
         await amending.withdraw(conn, booking, now)  # a pending amendment is rejected with the booking
@@ -76,31 +76,31 @@ async def cancel(svc: Services, reservation_no: str, reason: str, *, actor: str)
                 conn, booking, S.CANCELLED, actor=actor, reason=f"cancelled by operator: {text}", now=now,
                 # DECISIONS 14: recorded as the operator's cancellation, refunded in full
                 fields={"cancel_note": text, **cancellation_fields(booking, Canceller.OPERATOR, now)},
-                notify_partner={"reservation_no": booking["reservation_no"], "status": "CANCELLED",
+                notify_partner={"reservation_no": booking.reservation_no, "status": "CANCELLED",
                                 "cancel_reason": "Cancelled by the operator", "note": text})
         except (TransitionRefused, ConcurrentChange):
             raise ActionRefused("The booking changed meanwhile; nothing was done. Look again.") from None
         await record_admin_action(conn, actor=actor, action="booking.cancel", subject=f"booking:{reservation_no}",
                                   details={"from_status": current.value, "reason": text,
-                                           "refund": str(booking["total"])}, now=now)
+                                           "refund": str(booking.total)}, now=now)
     return moved
 
 
-async def refund(svc: Services, reservation_no: str, reason: str, *, actor: str) -> dict[str, Any]:
+async def refund(svc: Services, reservation_no: str, reason: str, *, actor: str) -> Booking:
     now = svc.clock.now()
     text = clean_reason(reason)
     async with svc.db.write() as conn:
         booking = await _locked(conn, reservation_no)
-        if booking["status"] != S.COMPLETED:
-            raise ActionRefused(f"Only a COMPLETED booking can be refunded; this one is {booking['status']}.")
+        if booking.status is not S.COMPLETED:
+            raise ActionRefused(f"Only a COMPLETED booking can be refunded; this one is {booking.status.value}.")
         try:
             moved = await transition(conn, booking, S.REFUNDED, actor=actor, reason=f"refunded by operator: {text}",
                                      now=now)
         except (TransitionRefused, ConcurrentChange):
             raise ActionRefused("The booking changed meanwhile; nothing was done. Look again.") from None
         await record_admin_action(conn, actor=actor, action="booking.refund", subject=f"booking:{reservation_no}",
-                                  details={"amount": str(booking["total"]), "currency": booking["currency"],
-                                           "pay_type": booking["pay_type"], "reason": text}, now=now)
+                                  details={"amount": str(booking.total), "currency": booking.currency,
+                                           "pay_type": booking.pay_type, "reason": text}, now=now)
     return moved
 
 
@@ -140,13 +140,13 @@ async def sync_booking(svc: Services, booking_id: int, reservation_no: str, part
             booking = await lock_booking(conn, booking_id)
             if booking is None:
                 return SyncResult(True, info.status, None, None, "the booking is gone")
-            before = booking["status"]
+            before = booking.status.value
             moved = await partner_updates.apply_reported_status(conn, booking, info.status, info.driver_info,
                                                                 info.meeting_point, actor=actor, now=now)
     except (ConcurrentChange, partner_updates.UpdateRefused) as exc:
         log.info("reconcile_skipped", reservation_no=reservation_no, reason=type(exc).__name__)
         return SyncResult(True, info.status, None, None, "the booking changed meanwhile; nothing applied")
-    return SyncResult(True, info.status, before, moved["status"])
+    return SyncResult(True, info.status, before, moved.status.value)
 
 
 async def sync(svc: Services, reservation_no: str, *, actor: str) -> SyncResult:
@@ -155,7 +155,7 @@ async def sync(svc: Services, reservation_no: str, *, actor: str) -> SyncResult:
         booking = await repo.get_by_reservation(conn, reservation_no)
     if booking is None:
         raise NoSuchBooking(reservation_no)
-    outcome = await sync_booking(svc, booking["id"], reservation_no, booking["partner_id"], actor=actor)
+    outcome = await sync_booking(svc, booking.id, reservation_no, booking.partner_id, actor=actor)
     now: datetime = svc.clock.now()
     async with svc.db.write() as conn:
         await record_admin_action(conn, actor=actor, action="booking.sync", subject=f"booking:{reservation_no}",

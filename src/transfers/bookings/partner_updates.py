@@ -8,7 +8,6 @@ through ``lifecycle.transition``. Repeats are harmless: the same status again ch
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -17,6 +16,7 @@ from transfers.bookings import repository as repo
 from transfers.bookings.cancelling import Canceller, cancellation_fields
 from transfers.bookings.fast_paths import ACKNOWLEDGED_REASON
 from transfers.bookings.lifecycle import driver_fields, transition, transition_unread, update_details
+from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus, can_transition
 from transfers.partners.wire import WireDriver
 
@@ -27,12 +27,12 @@ class UpdateRefused(Exception):
     """The partner asked for something the state machine does not allow (answered 422)."""
 
 
-async def approve(conn: AsyncConnection, booking: dict[str, Any], driver: WireDriver, meeting_point: str | None, *,
-                  actor: str, now: datetime) -> dict[str, Any]:
-    current = S(booking["status"])
+async def approve(conn: AsyncConnection, booking: Booking, driver: WireDriver, meeting_point: str | None, *,
+                  actor: str, now: datetime) -> Booking:
+    current = booking.status
     fields = driver_fields(driver, meeting_point)
     if current is S.APPROVED:
-        if any(booking[k] != v for k, v in fields.items()):
+        if any(getattr(booking, k) != v for k, v in fields.items()):
             await update_details(conn, booking, fields, actor=actor, reason="driver details updated", now=now)
         return booking
     if not can_transition(current, S.APPROVED):
@@ -40,12 +40,12 @@ async def approve(conn: AsyncConnection, booking: dict[str, Any], driver: WireDr
     return await transition(conn, booking, S.APPROVED, actor=actor, reason="driver assigned", now=now, fields=fields)
 
 
-async def cancel(conn: AsyncConnection, booking: dict[str, Any], reason: str | None, *, actor: str,
-                 now: datetime, by: Canceller = Canceller.PARTNER) -> dict[str, Any]:
+async def cancel(conn: AsyncConnection, booking: Booking, reason: str | None, *, actor: str,
+                 now: datetime, by: Canceller = Canceller.PARTNER) -> Booking:
     """A cancellation that is not the client's: the partner's (reverse API, info sync) or, with
     ``by=Canceller.OPERATOR``, an operator's. Refunded in full (DECISIONS 14); a pending amendment
     is rejected and its message withdrawn if not sent yet."""
-    current = S(booking["status"])
+    current = booking.status
     if current is S.CANCELLED:
         return booking
     if not can_transition(current, S.CANCELLED):
@@ -55,21 +55,21 @@ async def cancel(conn: AsyncConnection, booking: dict[str, Any], reason: str | N
                             now=now, fields={"cancel_note": reason, **cancellation_fields(booking, by, now)})
 
 
-async def acknowledge(conn: AsyncConnection, booking: dict[str, Any], *, actor: str, now: datetime,
-                      partner_reference: str | None = None) -> dict[str, Any]:
+async def acknowledge(conn: AsyncConnection, booking: Booking, *, actor: str, now: datetime,
+                      partner_reference: str | None = None) -> Booking:
     """The partner accepted the booking without a driver yet: PENDING -> PENDING_APPROVAL."""
     reference = {"partner_reference": partner_reference} if partner_reference else None
-    if S(booking["status"]) is S.PENDING:  # the reference rides on the status change's UPDATE
+    if booking.status is S.PENDING:  # the reference rides on the status change's UPDATE
         return await transition(conn, booking, S.PENDING_APPROVAL, actor=actor, reason=ACKNOWLEDGED_REASON,
                                 now=now, fields=reference)
     if reference:
-        await repo.update_fields(conn, booking["id"], reference)
-        booking = {**booking, **reference}
+        await repo.update_fields(conn, booking.id, reference)
+        booking = booking.moved(reference)
     return booking
 
 
 async def acknowledge_pending(conn: AsyncConnection, booking_id: int, *, actor: str, now: datetime,
-                              partner_reference: str | None = None) -> dict[str, Any] | None:
+                              partner_reference: str | None = None) -> Booking | None:
     """``acknowledge`` for the usual case, a create answer for a booking still PENDING, without
     reading the booking first (one UPDATE ... RETURNING instead of SELECT ... FOR UPDATE + UPDATE).
     None when the booking is not PENDING (nothing written): use ``lock_booking`` + ``acknowledge``."""
@@ -78,36 +78,36 @@ async def acknowledge_pending(conn: AsyncConnection, booking_id: int, *, actor: 
                                    fields={"partner_reference": partner_reference} if partner_reference else None)
 
 
-async def decline(conn: AsyncConnection, booking: dict[str, Any], reason: str, *, actor: str,
-                  now: datetime) -> dict[str, Any]:
-    if can_transition(S(booking["status"]), S.DECLINED):
+async def decline(conn: AsyncConnection, booking: Booking, reason: str, *, actor: str,
+                  now: datetime) -> Booking:
+    if can_transition(booking.status, S.DECLINED):
         return await transition(conn, booking, S.DECLINED, actor=actor, reason=reason, now=now)
     return booking
 
 
-async def fail(conn: AsyncConnection, booking: dict[str, Any], reason: str, *, actor: str,
-               now: datetime) -> dict[str, Any]:
-    if can_transition(S(booking["status"]), S.FAILED):
+async def fail(conn: AsyncConnection, booking: Booking, reason: str, *, actor: str,
+               now: datetime) -> Booking:
+    if can_transition(booking.status, S.FAILED):
         return await transition(conn, booking, S.FAILED, actor=actor, reason=reason, now=now)
     return booking
 
 
-async def apply_reported_status(conn: AsyncConnection, booking: dict[str, Any], status: str,
+async def apply_reported_status(conn: AsyncConnection, booking: Booking, status: str,
                                 driver: WireDriver | None, meeting_point: str | None, *, actor: str,
-                                now: datetime) -> dict[str, Any]:
+                                now: datetime) -> Booking:
     """A status the partner reported in a create answer or an info sync (not the reverse API)."""
     if status == "APPROVED" and driver is not None:
-        if can_transition(S(booking["status"]), S.APPROVED) or booking["status"] == S.APPROVED:
+        if can_transition(booking.status, S.APPROVED) or booking.status is S.APPROVED:
             return await approve(conn, booking, driver, meeting_point, actor=actor, now=now)
         return booking
     if status in ("PENDING", "PENDING_APPROVAL", "APPROVED"):
         return await acknowledge(conn, booking, actor=actor, now=now)
-    if status == "CANCELLED" and can_transition(S(booking["status"]), S.CANCELLED):
+    if status == "CANCELLED" and can_transition(booking.status, S.CANCELLED):
         return await cancel(conn, booking, "cancelled by partner (sync)", actor=actor, now=now)
     if status == "DECLINED":
         return await decline(conn, booking, "declined by partner", actor=actor, now=now)
     return booking
 
 
-async def complete(conn: AsyncConnection, booking: dict[str, Any], *, actor: str, now: datetime) -> dict[str, Any]:
+async def complete(conn: AsyncConnection, booking: Booking, *, actor: str, now: datetime) -> Booking:
     return await transition(conn, booking, S.COMPLETED, actor=actor, reason="pickup + 12 h passed", now=now)

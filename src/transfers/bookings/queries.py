@@ -3,16 +3,15 @@ reached from a client's request). Writes and the client-scoped reads live in ``r
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.bookings.models import ListedBooking
 from transfers.db.tables import bookings, clients, partners
 
 
 async def operator_list(conn: AsyncConnection, *, status: str | None = None, client_id: int | None = None,
-                        partner_id: int | None = None, limit: int = 50) -> list[dict[str, Any]]:
+                        partner_id: int | None = None, limit: int = 50) -> list[ListedBooking]:
     """Bookings newest first with their client's and partner's names (``transfers bookings list``);
     each filter given narrows the list (AND)."""
     query = (
@@ -31,7 +30,7 @@ async def operator_list(conn: AsyncConnection, *, status: str | None = None, cli
         query = query.where(bookings.c.client_id == client_id)
     if partner_id is not None:
         query = query.where(bookings.c.partner_id == partner_id)
-    return [dict(r._mapping) for r in await conn.execute(query)]
+    return [ListedBooking.from_row(r) for r in (await conn.execute(query)).mappings()]
 
 
 async def party_names(conn: AsyncConnection, booking_id: int) -> tuple[str | None, str | None]:

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, insert, or_, select, update
+from sqlalchemy import Executable, bindparam, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.bookings.models import Booking, BookingView
 from transfers.bookings.resource import RESOURCE_FIELDS
 from transfers.bookings.state import BookingStatus
 from transfers.db.direct import DirectStatement
@@ -102,41 +103,39 @@ _FOR_CLIENT = select(bookings).where(bookings.c.reservation_no == bindparam("res
 _RESOURCE_FOR_CLIENT = DirectStatement(_FOR_CLIENT.with_only_columns(*(bookings.c[name] for name in RESOURCE_FIELDS)))
 
 
-async def resource_fields_for_client(db: Database, client_id: int, reservation_no: str) -> dict[str, Any] | None:
+async def resource_fields_for_client(db: Database, client_id: int, reservation_no: str) -> BookingView | None:
     """The GET booking read: the resource's fields only, one statement outside any transaction,
     by the direct path (``db/direct.py``)."""
-    return await db.read_one(_RESOURCE_FOR_CLIENT, reservation_no=reservation_no, client_id=client_id)
+    row = await db.read_one(_RESOURCE_FOR_CLIENT, reservation_no=reservation_no, client_id=client_id)
+    return None if row is None else BookingView.from_row(row)
 
 
-async def get_for_client(conn: AsyncConnection, client_id: int, reservation_no: str) -> dict[str, Any] | None:
-    row = (await conn.execute(_FOR_CLIENT, {"reservation_no": reservation_no, "client_id": client_id})
-           ).mappings().first()
-    return dict(row) if row else None
+async def _one(conn: AsyncConnection, statement: Executable, params: dict[str, Any] | None = None) -> Booking | None:
+    row = (await conn.execute(statement, params)).mappings().first()
+    return None if row is None else Booking.from_row(row)
 
 
-async def get_for_partner(conn: AsyncConnection, partner_id: int, reservation_no: str) -> dict[str, Any] | None:
-    row = (await conn.execute(
-        select(bookings).where(bookings.c.reservation_no == reservation_no, bookings.c.partner_id == partner_id)
-    )).mappings().first()
-    return dict(row) if row else None
+async def get_for_client(conn: AsyncConnection, client_id: int, reservation_no: str) -> Booking | None:
+    return await _one(conn, _FOR_CLIENT, {"reservation_no": reservation_no, "client_id": client_id})
 
 
-async def get_by_idempotency_key(conn: AsyncConnection, client_id: int, key: str) -> dict[str, Any] | None:
-    row = (await conn.execute(
-        select(bookings).where(bookings.c.client_id == client_id, bookings.c.idempotency_key == key)
-    )).mappings().first()
-    return dict(row) if row else None
+async def get_for_partner(conn: AsyncConnection, partner_id: int, reservation_no: str) -> Booking | None:
+    return await _one(conn, select(bookings).where(bookings.c.reservation_no == reservation_no,
+                                                   bookings.c.partner_id == partner_id))
 
 
-async def get_by_id(conn: AsyncConnection, booking_id: int) -> dict[str, Any] | None:
-    row = (await conn.execute(BY_ID, {"b_id": booking_id})).mappings().first()
-    return dict(row) if row else None
+async def get_by_idempotency_key(conn: AsyncConnection, client_id: int, key: str) -> Booking | None:
+    return await _one(conn, select(bookings).where(bookings.c.client_id == client_id,
+                                                   bookings.c.idempotency_key == key))
 
 
-async def get_by_reservation(conn: AsyncConnection, reservation_no: str) -> dict[str, Any] | None:
+async def get_by_id(conn: AsyncConnection, booking_id: int) -> Booking | None:
+    return await _one(conn, BY_ID, {"b_id": booking_id})
+
+
+async def get_by_reservation(conn: AsyncConnection, reservation_no: str) -> Booking | None:
     """Operator view only (CLI): not scoped by owner."""
-    row = (await conn.execute(select(bookings).where(bookings.c.reservation_no == reservation_no))).mappings().first()
-    return dict(row) if row else None
+    return await _one(conn, select(bookings).where(bookings.c.reservation_no == reservation_no))
 
 
 async def set_status(conn: AsyncConnection, booking_id: int, expected: str, values: dict[str, Any]) -> bool:
@@ -146,12 +145,18 @@ async def set_status(conn: AsyncConnection, booking_id: int, expected: str, valu
 
 
 async def move_status(conn: AsyncConnection, booking_id: int, expected: str,
-                      values: dict[str, Any]) -> dict[str, Any] | None:
+                      values: dict[str, Any]) -> Booking | None:
     """``set_status`` that also answers the whole row as updated (and now locked by this transaction),
     for callers that did not read it first; None when the status was not ``expected``."""
-    row = (await conn.execute(_MOVE_STATUS, {**values, "b_id": booking_id, "b_expected": expected})
-           ).mappings().first()
-    return dict(row) if row else None
+    return await _one(conn, _MOVE_STATUS, {**values, "b_id": booking_id, "b_expected": expected})
+
+
+_LOCK = BY_ID.with_for_update()  # built once
+
+
+async def lock_by_id(conn: AsyncConnection, booking_id: int) -> Booking | None:
+    """The booking under a row lock (PostgreSQL; SQLite's write transaction already excludes others)."""
+    return await _one(conn, _LOCK, {"b_id": booking_id})
 
 
 async def update_fields(conn: AsyncConnection, booking_id: int, values: dict[str, Any]) -> None:
@@ -191,13 +196,13 @@ async def release_idempotency_key(conn: AsyncConnection, client_id: int, key: st
 
 # --- Claims of the scheduled jobs (``jobs/scheduled.py``) -----------------------------------------
 
-async def lock_approved_before(conn: AsyncConnection, cutoff: datetime, *, limit: int) -> list[dict[str, Any]]:
+async def lock_approved_before(conn: AsyncConnection, cutoff: datetime, *, limit: int) -> list[Booking]:
     """Up to ``limit`` APPROVED bookings picked up at or before ``cutoff``, row-locked (skipping rows
     another worker holds on PostgreSQL; SQLite's write transaction excludes others)."""
     rows = await conn.execute(
         select(bookings).where(bookings.c.status == BookingStatus.APPROVED.value, bookings.c.pickup_at <= cutoff)
         .limit(limit).with_for_update(skip_locked=True))
-    return [dict(r._mapping) for r in rows]
+    return [Booking.from_row(r) for r in rows.mappings()]
 
 
 async def claim_unsynced(conn: AsyncConnection, statuses: Sequence[str], *, older_than: datetime, now: datetime,

@@ -13,6 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.bookings import partner_updates
 from transfers.bookings import repository as repo
 from transfers.bookings.lifecycle import lock_booking, retry_concurrent
+from transfers.bookings.models import Booking
+from transfers.bookings.state import BookingStatus
 from transfers.partners.wire import NoNul, WireDriver
 from transfers.services import Services
 
@@ -56,8 +58,8 @@ async def apply_update(svc: Services, partner_id: int, update: ReverseUpdate, *,
         now = svc.clock.now()
         async with svc.db.write() as conn:
             booking = await _locked_for_partner(conn, partner_id, update.reservation_no)
-            if expect is not None and booking["status"] not in expect:
-                raise partner_updates.UpdateRefused(f"the booking is {booking['status']} now")
+            if expect is not None and booking.status not in expect:
+                raise partner_updates.UpdateRefused(f"the booking is {booking.status.value} now")
             if user is not None:
                 await user.audit(conn, f"booking.{update.status.lower()}", update.reservation_no, now,
                                  driver=update.driver_info.model_dump() if update.driver_info else None,
@@ -83,8 +85,9 @@ async def decline_new(svc: Services, partner_id: int, reservation_no: str, reaso
         now = svc.clock.now()
         async with svc.db.write() as conn:
             booking = await _locked_for_partner(conn, partner_id, reservation_no)
-            if booking["status"] not in ("PENDING", "PENDING_APPROVAL"):
-                raise partner_updates.UpdateRefused(f"only a new booking can be declined; it is {booking['status']}")
+            if booking.status not in (BookingStatus.PENDING, BookingStatus.PENDING_APPROVAL):
+                raise partner_updates.UpdateRefused(
+                    f"only a new booking can be declined; it is {booking.status.value}")
             await user.audit(conn, "booking.decline", reservation_no, now, reason=reason)
             await partner_updates.decline(conn, booking, f"declined by the partner: {reason}", actor=user.actor,
                                           now=now)
@@ -102,9 +105,9 @@ class PortalUser(Protocol):
                     **details: Any) -> None: ...
 
 
-async def _locked_for_partner(conn: AsyncConnection, partner_id: int, reservation_no: str) -> dict[str, Any]:
+async def _locked_for_partner(conn: AsyncConnection, partner_id: int, reservation_no: str) -> Booking:
     found = await repo.get_for_partner(conn, partner_id, reservation_no)
-    booking = await lock_booking(conn, found["id"]) if found is not None else None
+    booking = await lock_booking(conn, found.id) if found is not None else None
     if booking is None:
         raise BookingNotFound()
     return booking
@@ -119,35 +122,35 @@ async def booking_for_partner(svc: Services, partner_id: int, reservation_no: st
     return partner_view(booking)
 
 
-def partner_view(booking: dict[str, Any]) -> dict[str, Any]:
+def partner_view(booking: Booking) -> dict[str, Any]:
     """What a partner may see of a booking it holds: no client identity, no sell price or markup."""
     driver = None
-    if booking["driver_name"]:
-        driver = {"name": booking["driver_name"], "phone": booking["driver_phone"], "plate": booking["driver_plate"]}
+    if booking.driver_name:
+        driver = {"name": booking.driver_name, "phone": booking.driver_phone, "plate": booking.driver_plate}
     return {
-        "reservation_no": booking["reservation_no"],
-        "status": booking["status"],
+        "reservation_no": booking.reservation_no,
+        "status": booking.status.value,
         "booking_details": {
-            "partner_reference": booking["partner_reference"],
-            "vehicle_id": booking["partner_vehicle_id"],
-            "vehicle": {"make": booking["vehicle_make"], "model": booking["vehicle_model"],
-                        "type": booking["vehicle_type"]},
-            "from": booking["pickup_location"],
-            "to": booking["dropoff_location"],
-            "pickup_datetime": booking["pickup_at"].isoformat(),
-            "flight_number": booking["flight_number"],
-            "extra_requests": booking["extra_requests"],
-            "passengers": {"adult": booking["adult"], "children": booking["children"], "infant": booking["infant"]},
-            "suitcase": booking["suitcase"],
-            "small_bags": booking["small_bags"],
+            "partner_reference": booking.partner_reference,
+            "vehicle_id": booking.partner_vehicle_id,
+            "vehicle": {"make": booking.vehicle_make, "model": booking.vehicle_model,
+                        "type": booking.vehicle_type},
+            "from": booking.pickup_location,
+            "to": booking.dropoff_location,
+            "pickup_datetime": booking.pickup_at.isoformat(),
+            "flight_number": booking.flight_number,
+            "extra_requests": booking.extra_requests,
+            "passengers": {"adult": booking.adult, "children": booking.children, "infant": booking.infant},
+            "suitcase": booking.suitcase,
+            "small_bags": booking.small_bags,
             "extras": [{"id": e["partner_extra_id"], "name": e["name"], "quantity": e["quantity"]}
-                       for e in booking["extras"]],
-            "price": {"total": f"{booking['net_total']:.2f}", "currency": booking["currency"]},
+                       for e in booking.extras],
+            "price": {"total": f"{booking.net_total:.2f}", "currency": booking.currency},
             "driver_info": driver,
-            "meeting_point": booking["meeting_point"],
+            "meeting_point": booking.meeting_point,
         },
         "passenger_info": {
-            "name": booking["passenger_name"], "surname": booking["passenger_surname"],
-            "email": booking["passenger_email"], "phone": booking["passenger_phone"],
+            "name": booking.passenger_name, "surname": booking.passenger_surname,
+            "email": booking.passenger_email, "phone": booking.passenger_phone,
         },
     }

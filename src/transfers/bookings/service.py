@@ -233,16 +233,16 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
         reason = await find_active_reason(conn, reason_number)
         if reason is None:
             raise SpecError(Code.CANCELLATION_TYPE_INVALID)
-        booking = await lock_booking(conn, found["id"])
+        booking = await lock_booking(conn, found.id)
         if booking is None:  # gone between the read and the lock: nothing to cancel
             raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
-        if (idempotency_key is not None and booking["status"] == BookingStatus.CANCELLED
-                and booking["cancel_idempotency_key"] == idempotency_key):
+        if (idempotency_key is not None and booking.status is BookingStatus.CANCELLED
+                and booking.cancel_idempotency_key == idempotency_key):
             return CANCELLED_BODY  # this very request already cancelled it (retry after a lost answer)
         # The fee's tier is decided by the clock read here, with the booking's row locked, just
         # before the change commits (DECISIONS 14): what a quote promised until its valid_until holds.
         now = svc.clock.now()
-        if not is_cancelable(BookingStatus(booking["status"]), booking["pickup_at"], now):
+        if not is_cancelable(booking.status, booking.pickup_at, now):
             raise SpecError(Code.CANCELLATION_FAILED)
         await amending.withdraw(conn, booking, now)
         try:
@@ -252,7 +252,7 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
                 fields={"cancellation_reason_id": reason["id"], "cancel_note": note,
                         "cancel_idempotency_key": idempotency_key,
                         **cancellation_fields(booking, Canceller.CLIENT, now)},
-                notify_partner={"reservation_no": booking["reservation_no"], "status": "CANCELLED",
+                notify_partner={"reservation_no": booking.reservation_no, "status": "CANCELLED",
                                 "cancel_reason": reason["name"], "note": note},
             )
         except (TransitionRefused, ConcurrentChange):
@@ -273,11 +273,11 @@ async def cancellation_quote(svc: Services, client: ClientPrincipal, reservation
     if booking is None:
         raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
     now = svc.clock.now()
-    answer: dict[str, Any] = {"reservation_no": booking["reservation_no"], "cancelable": False, "fee": None,
-                              "refund": None, "currency": booking["currency"], "valid_until": None}
-    if is_cancelable(BookingStatus(booking["status"]), booking["pickup_at"], now):
+    answer: dict[str, Any] = {"reservation_no": booking.reservation_no, "cancelable": False, "fee": None,
+                              "refund": None, "currency": booking.currency, "valid_until": None}
+    if is_cancelable(booking.status, booking.pickup_at, now):
         priced = quote(booking, now)
         answer.update(cancelable=True, fee=f"{priced.fee:.2f}", refund=f"{priced.refund:.2f}",
                       valid_until=None if priced.valid_until is None
-                      else local_time(booking["airport_iata"], priced.valid_until).isoformat())
+                      else local_time(booking.airport_iata, priced.valid_until).isoformat())
     return answer

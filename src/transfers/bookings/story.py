@@ -9,6 +9,7 @@ from typing import Any
 
 from transfers.bookings import queries
 from transfers.bookings import repository as repo
+from transfers.bookings.models import Booking
 from transfers.db.engine import Database
 from transfers.outbox import repository as outbox_repo
 from transfers.wallet import repository as wallet_repo
@@ -16,7 +17,7 @@ from transfers.wallet import repository as wallet_repo
 
 @dataclass
 class BookingDetail:
-    booking: dict[str, Any]
+    booking: Booking
     client_name: str | None
     partner_name: str | None
     ledger: list[dict[str, Any]]
@@ -33,15 +34,15 @@ async def load_detail(db: Database, reservation_no: str) -> BookingDetail | None
         if booking is None:
             return None
         deliveries = []
-        for message in await outbox_repo.for_booking(conn, booking["id"]):
+        for message in await outbox_repo.for_booking(conn, booking.id):
             deliveries.append({**message.as_dict(),
                                "delivery_attempts": await outbox_repo.attempts_of(conn, message.id)})
-        client_name, partner_name = await queries.party_names(conn, booking["id"])
+        client_name, partner_name = await queries.party_names(conn, booking.id)
         return BookingDetail(
             booking=booking,
             client_name=client_name,
             partner_name=partner_name,
-            ledger=await wallet_repo.entries_for_booking(conn, booking["id"]),
-            transitions=await repo.transitions_of(conn, booking["id"]),
+            ledger=await wallet_repo.entries_for_booking(conn, booking.id),
+            transitions=await repo.transitions_of(conn, booking.id),
             deliveries=deliveries,
         )

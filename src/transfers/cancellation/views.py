@@ -7,11 +7,11 @@ like ``created_at``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from transfers.bookings.models import Booking, BookingView
 from transfers.cancellation.policy import FREE_UNTIL_PICKUP, Policy, from_json
 from transfers.search.airports import local_time
 
@@ -32,18 +32,18 @@ def money(amount: Decimal) -> str:
     return f"{amount:.2f}"
 
 
-def cancellation_view(row: Mapping[str, Any]) -> dict[str, Any] | None:
+def cancellation_view(b: Booking | BookingView) -> dict[str, Any] | None:
     """``{"fee", "refund", "cancelled_at", "by"}`` of a cancelled booking, else None."""
-    if row.get("cancelled_at") is None:
+    if b.cancelled_at is None or b.cancellation_fee is None or b.cancellation_refund is None:
         return None
-    return {"fee": money(row["cancellation_fee"]), "refund": money(row["cancellation_refund"]),
-            "cancelled_at": row["cancelled_at"].isoformat(), "by": row["cancelled_by"]}
+    return {"fee": money(b.cancellation_fee), "refund": money(b.cancellation_refund),
+            "cancelled_at": b.cancelled_at.isoformat(), "by": b.cancelled_by}
 
 
-def amendment_view(row: Mapping[str, Any]) -> dict[str, Any] | None:
+def amendment_view(b: Booking | BookingView) -> dict[str, Any] | None:
     """The latest amendment ``{"status", "changes", "message", "requested_at", "decided_at"}``, or None
     (the stored one also names its outbox message, which clients have no use for)."""
-    stored = row.get("amendment")
+    stored = b.amendment
     if stored is None:
         return None
     return {k: stored.get(k) for k in ("status", "changes", "message", "requested_at", "decided_at")}

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import click
 
 from transfers.bookings import queries
+from transfers.bookings.models import Booking, ListedBooking
 from transfers.bookings.state import BookingStatus
 from transfers.bookings.story import BookingDetail, load_detail
+from transfers.cancellation.views import stored_policy
 from transfers.cli.common import fail, print_json, with_db
 from transfers.cli.tables import cell, jsonable, render, render_pairs, safe
 from transfers.clock import SystemClock
@@ -21,7 +24,7 @@ MAX_RESERVATION_NO = 64
 
 def detail_json(detail: BookingDetail) -> dict[str, Any]:
     return {
-        "booking": jsonable({**detail.booking, "client_name": detail.client_name,
+        "booking": jsonable({**detail.booking.as_dict(), "client_name": detail.client_name,
                              "partner_name": detail.partner_name}),
         "ledger": jsonable(detail.ledger),
         "transitions": jsonable(detail.transitions),
@@ -36,30 +39,46 @@ def _place(location: Any) -> str:
     return str(label)
 
 
+def _policy_lines(b: Booking) -> list[tuple[str, Any]]:
+    """DECISIONS 14: the policy it was sold with, what its cancellation cost, its latest amendment."""
+    policy = b.cancellation_policy
+    lines: list[tuple[str, Any]] = [
+        ("cancellation_policy", "free until pickup" if policy is None else stored_policy(policy).spec())]
+    if b.cancelled_at is not None:
+        lines.append(("cancellation", f"by {b.cancelled_by} at {cell(b.cancelled_at)}: fee "
+                                      f"{cell(b.cancellation_fee)}, refund {cell(b.cancellation_refund)}"))
+    amendment = b.amendment
+    if amendment:
+        message = f" ({amendment['message']})" if amendment.get("message") else ""
+        lines.append(("amendment", f"{amendment['status']}{message}: {json.dumps(amendment['changes'])}"))
+    return lines
+
+
 def render_detail(detail: BookingDetail) -> str:
     b = detail.booking
     driver = None
-    if b.get("driver_name"):
-        driver = f"{b['driver_name']}, {b.get('driver_phone') or '-'}, {b.get('driver_plate') or '-'}"
-    passenger = (f"{b['passenger_name']} {b['passenger_surname']}, {b['passenger_phone']}, {b['passenger_email']}"
-                 f" ({b['adult']} adult, {b['children']} children, {b['infant']} infant)")
+    if b.driver_name:
+        driver = f"{b.driver_name}, {b.driver_phone or '-'}, {b.driver_plate or '-'}"
+    passenger = (f"{b.passenger_name} {b.passenger_surname}, {b.passenger_phone}, {b.passenger_email}"
+                 f" ({b.adult} adult, {b.children} children, {b.infant} infant)")
     summary = render_pairs([
-        ("status", b["status"]),
-        ("client", f"{b['client_id']} {detail.client_name or '?'} ({b['pay_type']})"),
-        ("partner", f"{b['partner_id']} {detail.partner_name or '?'}"),
-        ("partner_reference", b.get("partner_reference")),
-        ("pickup", f"{cell(b['pickup_at'])} at {b['airport_iata']}, flight {b['flight_number']}"),
-        ("route", f"{_place(b['pickup_location'])} → {_place(b['dropoff_location'])}"),
-        ("vehicle", f"{b['vehicle_make']} {b['vehicle_model']} ({b['vehicle_type']})"),
-        ("price", f"total {cell(b['total'])} {b['currency']}, net {cell(b['net_total'])} {b['currency']}"),
+        ("status", b.status.value),
+        ("client", f"{b.client_id} {detail.client_name or '?'} ({b.pay_type})"),
+        ("partner", f"{b.partner_id} {detail.partner_name or '?'}"),
+        ("partner_reference", b.partner_reference),
+        ("pickup", f"{cell(b.pickup_at)} at {b.airport_iata}, flight {b.flight_number}"),
+        ("route", f"{_place(b.pickup_location)} → {_place(b.dropoff_location)}"),
+        ("vehicle", f"{b.vehicle_make} {b.vehicle_model} ({b.vehicle_type})"),
+        ("price", f"total {cell(b.total)} {b.currency}, net {cell(b.net_total)} {b.currency}"),
         ("passenger", passenger),
         ("driver", driver),
-        ("meeting_point", b.get("meeting_point")),
-        ("cancel_note", b.get("cancel_note")),
-        ("created", b["created_at"]),
-        ("updated", b["updated_at"]),
+        ("meeting_point", b.meeting_point),
+        ("cancel_note", b.cancel_note),
+        *_policy_lines(b),
+        ("created", b.created_at),
+        ("updated", b.updated_at),
     ], indent="  ")
-    sections = [f"booking {safe(b['reservation_no'])}  (times in UTC)", summary, "", "ledger"]
+    sections = [f"booking {safe(b.reservation_no)}  (times in UTC)", summary, "", "ledger"]
     sections.append(render(["id", "time", "kind", "amount", "note"],
                            [[e["id"], e["created_at"], e["kind"], e["amount"], e["note"]] for e in detail.ledger],
                            right={"id", "amount"}, max_width={"note": 60}, indent="  "))
@@ -121,19 +140,18 @@ def bookings_list(status: str | None, client_id: int | None, partner_id: int | N
                   as_json: bool) -> None:
     """Bookings, newest first. Times are UTC."""
 
-    async def load(db: Database, _clock: SystemClock) -> list[dict[str, Any]]:
+    async def load(db: Database, _clock: SystemClock) -> list[ListedBooking]:
         async with db.read() as conn:
             return await queries.operator_list(conn, status=None if status is None else status.upper(),
                                                client_id=client_id, partner_id=partner_id, limit=limit)
 
     rows = with_db(load)
     if as_json:
-        print_json(jsonable(rows))
+        print_json(jsonable([r.as_dict() for r in rows]))
         return
     click.echo(render(
         ["reservation_no", "status", "client", "partner", "airport", "pickup", "total", "currency", "created"],
-        [[r["reservation_no"], r["status"], f"{r['client_id']} {r['client_name']}",
-          f"{r['partner_id']} {r['partner_name']}", r["airport_iata"], r["pickup_at"], r["total"], r["currency"],
-          r["created_at"]] for r in rows],
+        [[r.reservation_no, r.status, f"{r.client_id} {r.client_name}", f"{r.partner_id} {r.partner_name}",
+          r.airport_iata, r.pickup_at, r.total, r.currency, r.created_at] for r in rows],
         max_width={"client": 28, "partner": 24}, right={"total"},
     ))

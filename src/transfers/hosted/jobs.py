@@ -31,7 +31,7 @@ async def auto_decline(svc: Services) -> int:
         for booking in await repo.lock_unaccepted(conn, WAITING, created_before=created_before,
                                                   pickup_before=pickup_before, limit=BATCH):
             reason = (f"not accepted within {settings.hosted_accept_hours:g} h"
-                      if booking["created_at"] <= created_before
+                      if booking.created_at <= created_before
                       else f"not accepted by {settings.hosted_accept_before_pickup_hours:g} h before pickup")
             try:
                 async with conn.begin_nested():

@@ -23,6 +23,7 @@ from urllib.parse import unquote, urlsplit
 import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.bookings.models import Booking
 from transfers.hosted import repository as repo
 from transfers.outbox.models import OutboxMessage
 from transfers.outbox.policy import next_attempt
@@ -48,13 +49,13 @@ class Mail:
     body: str
 
 
-def compose(kind: str, booking: dict[str, Any], recipients: list[str], *, partner_name: str,
+def compose(kind: str, booking: Booking, recipients: list[str], *, partner_name: str,
             portal_url: str) -> Mail:
     """The e-mail's text: what happened, the trip in the airport's local time, where to act."""
-    no = booking["reservation_no"]
-    pickup = local_time(booking["airport_iata"], booking["pickup_at"])
-    where_from = booking["pickup_location"].get("name", "")
-    where_to = booking["dropoff_location"].get("name", "")
+    no = booking.reservation_no
+    pickup = local_time(booking.airport_iata, booking.pickup_at)
+    where_from = booking.pickup_location.get("name", "")
+    where_to = booking.dropoff_location.get("name", "")
     lines = [
         f"Hello {partner_name},",
         "",
@@ -62,13 +63,13 @@ def compose(kind: str, booking: dict[str, Any], recipients: list[str], *, partne
         if kind == "booking.new" else "This booking was cancelled; the ride is off.",
         "",
         f"Booking:    {no}",
-        f"Pickup:     {pickup.strftime('%Y-%m-%d %H:%M')} ({booking['airport_iata']} local time)",
+        f"Pickup:     {pickup.strftime('%Y-%m-%d %H:%M')} ({booking.airport_iata} local time)",
         f"From:       {where_from}",
         f"To:         {where_to}",
-        f"Vehicle:    {booking['vehicle_make']} {booking['vehicle_model']} ({booking['vehicle_type']})",
-        f"Passengers: {booking['adult']} adults, {booking['children']} children, {booking['infant']} infants",
-        f"Flight:     {booking['flight_number']}",
-        f"Your price: {booking['net_total']:.2f} {booking['currency']}",
+        f"Vehicle:    {booking.vehicle_make} {booking.vehicle_model} ({booking.vehicle_type})",
+        f"Passengers: {booking.adult} adults, {booking.children} children, {booking.infant} infants",
+        f"Flight:     {booking.flight_number}",
+        f"Your price: {booking.net_total:.2f} {booking.currency}",
         "",
         f"{portal_url}/partner/bookings/{no}",
     ]
@@ -123,7 +124,7 @@ async def _send_one(svc: Services, email: dict[str, Any]) -> None:
         async with svc.db.write() as conn:
             await repo.finish_email(conn, email, status="logged", now=now, recipients=recipients)
         log.info("partner_email_not_sent", reason="TRANSFERS_SMTP_URL is not set", to=recipients,
-                 subject=mail.subject, reservation_no=booking["reservation_no"])
+                 subject=mail.subject, reservation_no=booking.reservation_no)
         return
     try:
         await asyncio.to_thread(_send_blocking, settings.smtp_url, settings.smtp_from, mail,
@@ -138,8 +139,8 @@ async def _send_one(svc: Services, email: dict[str, Any]) -> None:
                 await repo.retry_email(conn, email, next_attempt_at=next_attempt(email["attempts"] + 1, now),
                                        error=error)
         log.warning("partner_email_failed", kind=email["kind"], attempt=email["attempts"] + 1, error=error,
-                    reservation_no=booking["reservation_no"])
+                    reservation_no=booking.reservation_no)
         return
     async with svc.db.write() as conn:
         await repo.finish_email(conn, email, status="sent", now=svc.clock.now(), recipients=recipients)
-    log.info("partner_email_sent", kind=email["kind"], to=recipients, reservation_no=booking["reservation_no"])
+    log.info("partner_email_sent", kind=email["kind"], to=recipients, reservation_no=booking.reservation_no)

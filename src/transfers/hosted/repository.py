@@ -17,6 +17,7 @@ from sqlalchemy import insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.bookings.models import Booking
 from transfers.db.tables import bookings, hosted_capacity, partner_emails, partner_users, partners, rate_cards
 
 
@@ -106,14 +107,14 @@ async def claim_due_emails(conn: AsyncConnection, *, now: datetime, lease_until:
     return [dict(r._mapping) for r in rows]
 
 
-async def email_context(conn: AsyncConnection, email: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str], str]:
+async def email_context(conn: AsyncConnection, email: dict[str, Any]) -> tuple[Booking | None, list[str], str]:
     """The booking an e-mail is about, the partner's active users' addresses and the partner's name."""
     booking = (await conn.execute(select(bookings).where(bookings.c.id == email["booking_id"]))).mappings().first()
     users = await conn.execute(select(partner_users.c.email).where(
         partner_users.c.partner_id == email["partner_id"], partner_users.c.status == "active")
         .order_by(partner_users.c.id))
     name = (await conn.execute(select(partners.c.name).where(partners.c.id == email["partner_id"]))).scalar_one()
-    return (dict(booking) if booking else None), [u.email for u in users], str(name)
+    return (Booking.from_row(booking) if booking else None), [u.email for u in users], str(name)
 
 
 async def finish_email(conn: AsyncConnection, email: dict[str, Any], *, status: str, now: datetime,
@@ -140,7 +141,7 @@ async def emails_of_booking(conn: AsyncConnection, booking_id: int) -> list[dict
 
 
 async def lock_unaccepted(conn: AsyncConnection, statuses: list[str], *, created_before: datetime,
-                          pickup_before: datetime, limit: int) -> list[dict[str, Any]]:
+                          pickup_before: datetime, limit: int) -> list[Booking]:
     """Hosted partners' bookings in ``statuses`` created at or before ``created_before`` or picked up
     at or before ``pickup_before``, row-locked (skipping rows another worker holds on PostgreSQL)."""
     hosted_ids = select(partners.c.id).where(partners.c.hosted.is_(True))
@@ -149,7 +150,7 @@ async def lock_unaccepted(conn: AsyncConnection, statuses: list[str], *, created
             bookings.c.status.in_(statuses), bookings.c.partner_id.in_(hosted_ids),
             or_(bookings.c.created_at <= created_before, bookings.c.pickup_at <= pickup_before),
         ).order_by(bookings.c.id).limit(limit).with_for_update(skip_locked=True, of=bookings))
-    return [dict(r._mapping) for r in rows]
+    return [Booking.from_row(r) for r in rows.mappings()]
 
 
 # --- partner users (the portal's accounts) ------------------------------------------------------------
@@ -191,7 +192,7 @@ _ENDED = ("CANCELLED", "DECLINED", "FAILED", "COMPLETED", "REFUNDED")
 
 
 async def portal_bookings(conn: AsyncConnection, partner_id: int, view: str, now: datetime,
-                          limit: int) -> list[dict[str, Any]]:
+                          limit: int) -> list[Booking]:
     """``new``: waiting for the partner (soonest pickup first); ``upcoming``: approved, pickup ahead
     (soonest first); ``past``: ended or picked up already (latest pickup first)."""
     query = select(bookings).where(bookings.c.partner_id == partner_id)
@@ -205,13 +206,13 @@ async def portal_bookings(conn: AsyncConnection, partner_id: int, view: str, now
                                 (bookings.c.status == "APPROVED") & (bookings.c.pickup_at < now))) \
             .order_by(bookings.c.pickup_at.desc(), bookings.c.id.desc())
     rows = await conn.execute(query.limit(limit))
-    return [dict(r._mapping) for r in rows]
+    return [Booking.from_row(r) for r in rows.mappings()]
 
 
-async def portal_booking(conn: AsyncConnection, partner_id: int, reservation_no: str) -> dict[str, Any] | None:
+async def portal_booking(conn: AsyncConnection, partner_id: int, reservation_no: str) -> Booking | None:
     row = (await conn.execute(select(bookings).where(
         bookings.c.partner_id == partner_id, bookings.c.reservation_no == reservation_no))).mappings().first()
-    return dict(row) if row else None
+    return Booking.from_row(row) if row else None
 
 
 async def partner_record(conn: AsyncConnection, partner_id: int) -> Any:

@@ -40,6 +40,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers import failpoints
 from transfers.bookings import amending, fast_paths, partner_updates
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, retry_concurrent
+from transfers.bookings.models import Booking
 from transfers.hosted import inprocess as hosted_inprocess
 from transfers.hosted import mail as hosted_mail
 from transfers.observability.metrics import observe_partner_call
@@ -68,18 +69,18 @@ class Ending(StrEnum):
 class _Closing(Protocol):
     """``partner_updates.decline`` / ``partner_updates.fail``."""
 
-    async def __call__(self, conn: AsyncConnection, booking: dict[str, Any], reason: str, *, actor: str,
-                       now: datetime) -> dict[str, Any]: ...
+    async def __call__(self, conn: AsyncConnection, booking: Booking, reason: str, *, actor: str,
+                       now: datetime) -> Booking: ...
 
 
 Effect = Callable[[AsyncConnection, OutboxMessage, Ending, BaseModel | None, str | None, datetime],
-                  Awaitable[dict[str, Any] | None]]
+                  Awaitable[Booking | None]]
 
 
 # --- the effects of a finished message, one per kind ----------------------------------------------
 
 async def _create_answered(conn: AsyncConnection, message: OutboxMessage, ending: Ending,
-                           answer: BaseModel | None, error: str | None, now: datetime) -> dict[str, Any] | None:
+                           answer: BaseModel | None, error: str | None, now: datetime) -> Booking | None:
     """A create the partner answered, refused or never answered: the booking acknowledged (and
     approved, with a driver), declined, or failed (refunded)."""
     if ending is Ending.EXPIRED:
@@ -109,14 +110,14 @@ async def _create_answered(conn: AsyncConnection, message: OutboxMessage, ending
 
 
 async def _update_answered(conn: AsyncConnection, message: OutboxMessage, ending: Ending,
-                           answer: BaseModel | None, error: str | None, now: datetime) -> dict[str, Any] | None:
+                           answer: BaseModel | None, error: str | None, now: datetime) -> Booking | None:
     """A status update (a client's cancellation) changes nothing more on our side, whatever the
     partner answered: the booking changed when the message was written."""
     return None
 
 
 async def _amend_answered(conn: AsyncConnection, message: OutboxMessage, ending: Ending,
-                          answer: BaseModel | None, error: str | None, now: datetime) -> dict[str, Any] | None:
+                          answer: BaseModel | None, error: str | None, now: datetime) -> Booking | None:
     """An amendment (``"status": "AMENDED"``): the partner's Success applies it; an ``Error``, another
     4xx, or no answer until the deadline rejects it, with the partner's message (issue 15)."""
     if ending is Ending.ANSWERED and amending.accepted(answer):
@@ -133,7 +134,7 @@ EFFECTS: dict[MessageKind, Effect] = {
 
 
 async def _booking_to(conn: AsyncConnection, message: OutboxMessage, change: _Closing,
-                      reason: str, now: datetime) -> dict[str, Any] | None:
+                      reason: str, now: datetime) -> Booking | None:
     """The message's booking, read under its row lock, moved by ``change`` (decline, fail)."""
     booking = await lock_booking(conn, message.booking_id)
     return None if booking is None else await change(conn, booking, reason, actor=ACTOR, now=now)
@@ -165,7 +166,7 @@ class Dispatcher:
         return len(messages)
 
     async def deliver_leased(self, message: OutboxMessage, endpoint: PartnerEndpoint | None, *,
-                             budget: float) -> dict[str, Any] | None:
+                             budget: float) -> Booking | None:
         """Deliver a message written already leased to the caller (``lease_until`` set when it was
         inserted, so no worker claims it meanwhile): the create request's own attempt, with no claim
         transaction. ``endpoint``: the partner's, when the caller has read it already. Answers the
@@ -173,7 +174,7 @@ class Dispatcher:
         return await self._deliver(message, budget, endpoint)
 
     async def _deliver(self, message: OutboxMessage, timeout: float,
-                       endpoint: PartnerEndpoint | None = None) -> dict[str, Any] | None:
+                       endpoint: PartnerEndpoint | None = None) -> Booking | None:
         kind = MessageKind.of(message.kind)
         async with self._slots:
             if endpoint is None:
@@ -197,7 +198,7 @@ class Dispatcher:
                 return None
 
     async def _record(self, message: OutboxMessage, kind: MessageKind, result: CallResult, started: datetime,
-                      partner_name: str | None = None, hosted: bool = False) -> dict[str, Any] | None:
+                      partner_name: str | None = None, hosted: bool = False) -> Booking | None:
         """The attempt, the message's new state and the answer's effect on the booking, in one
         transaction; returns the booking as changed (None when the answer changed nothing)."""
         now = self.svc.clock.now()
@@ -242,7 +243,7 @@ class Dispatcher:
 
     async def _apply(self, message: OutboxMessage, kind: MessageKind, attempt: dict[str, Any], outcome: Verdict,
                      answer: BaseModel | None, error: str | None, now: datetime,
-                     hosted: bool = False) -> dict[str, Any] | None:
+                     hosted: bool = False) -> Booking | None:
         """One write transaction: the attempt, the message rescheduled or finished and, once
         finished, its kind's effect. An answer the state machine refuses (an APPROVED for a booking
         the partner already cancelled through the reverse API) is logged and not applied: the

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from transfers.bookings import repository as bookings_repo
-from transfers.bookings.state import TERMINAL, BookingStatus
+from transfers.bookings.state import TERMINAL
 from transfers.clients.repository import record_admin_action
 from transfers.clock import Clock
 from transfers.db.engine import Database
@@ -79,28 +79,28 @@ async def retry_message(db: Database, clock: Clock, outbox_id: int, *, before_pi
         booking = await bookings_repo.get_by_id(conn, message.booking_id)
         deadline = now + RETRY_WINDOW
         if message.kind == MessageKind.CREATE and booking is not None:
-            if BookingStatus(booking["status"]) in TERMINAL:
+            if booking.status in TERMINAL:
                 raise RetryRefused(
-                    f"outbox message {outbox_id} creates booking {booking['reservation_no']}, which is "
-                    f"{booking['status']} (and refunded): a retry would ask the partner for a ride the "
+                    f"outbox message {outbox_id} creates booking {booking.reservation_no}, which is "
+                    f"{booking.status.value} (and refunded): a retry would ask the partner for a ride the "
                     "booking no longer pays for. Book again instead.")
             deadline = delivery_deadline(
-                now, booking["pickup_at"], hours_after_creation=RETRY_WINDOW.total_seconds() / 3600,
+                now, booking.pickup_at, hours_after_creation=RETRY_WINDOW.total_seconds() / 3600,
                 hours_before_pickup=before_pickup_hours)
             if deadline <= now:
                 raise RetryRefused(f"outbox message {outbox_id}: the pickup of booking "
-                                   f"{booking['reservation_no']} is too close to deliver a create now")
+                                   f"{booking.reservation_no} is too close to deliver a create now")
         if message.kind == MessageKind.AMEND and booking is not None:
-            amendment = booking.get("amendment") or {}
+            amendment = booking.amendment or {}
             # issue 15: the amendment was settled (rejected) when this message gave up; sending it
             # now could make the partner apply changes the booking no longer asks for
             raise RetryRefused(
-                f"outbox message {outbox_id} is an amendment of booking {booking['reservation_no']}, which "
+                f"outbox message {outbox_id} is an amendment of booking {booking.reservation_no}, which "
                 f"was {str(amendment.get('status', 'settled')).lower()} when its delivery stopped: the client "
                 "amends again if it still wants the change.")
         if not await repo.retry(conn, outbox_id, now=now, deadline=deadline):
             raise RetryRefused(f"outbox message {outbox_id} changed meanwhile; try again")
-        reservation_no = booking["reservation_no"] if booking else None
+        reservation_no = booking.reservation_no if booking else None
         details = {"kind": message.kind, "previous_status": status, "attempts": message.attempts,
                    "last_error": message.last_error, "webhook_id": message.webhook_id,
                    "reservation_no": reservation_no, "deadline": deadline.isoformat()}

@@ -36,7 +36,8 @@ import structlog
 from aiohttp import hdrs
 from yarl import URL
 
-from transfers.bookings.resource import RESOURCE_FIELDS, booking_resource
+from transfers.bookings.models import Booking
+from transfers.bookings.resource import booking_resource
 from transfers.outbox.policy import next_attempt
 from transfers.partners.signing import sign
 from transfers.partners.ssrf import BlockedDestination, GuardedResolver, refuse_literal_host
@@ -144,15 +145,15 @@ class WebhookDispatcher:
         return len(found)
 
     @staticmethod
-    def _body(event: dict[str, Any], rows: dict[int, dict[str, Any]]) -> bytes:
+    def _body(event: dict[str, Any], rows: dict[int, Booking]) -> bytes:
         snapshot = event["booking"]
         if snapshot is None:  # written by a one-statement path: the row, with this event's status
             row = rows.get(event["booking_id"])
             if row is None:
                 snapshot = {}
             else:
-                row = {k: row.get(k) for k in RESOURCE_FIELDS}
-                snapshot = booking_resource({**row, "status": event["status"] or row["status"]}, event["created_at"])
+                as_then = row.moved({"status": event["status"]}) if event["status"] else row
+                snapshot = booking_resource(as_then, event["created_at"])
         data = events.booking_data(snapshot, event["type"], event["sequence"], event["previous_status"])
         return events.body(event["event_id"], event["type"], event["created_at"], data)
 

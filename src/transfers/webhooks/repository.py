@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.bookings.models import Booking
 from transfers.db.tables import bookings, client_events, clients, webhook_deliveries, webhook_endpoints
 
 PENDING, DELIVERED, FAILED = "pending", "delivered", "failed"
@@ -102,9 +103,9 @@ async def endpoints_of_clients(conn: AsyncConnection, client_ids: Iterable[int])
     return _rows(await conn.execute(query))
 
 
-async def bookings_by_id(conn: AsyncConnection, booking_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
-    rows = _rows(await conn.execute(select(bookings).where(bookings.c.id.in_(sorted(set(booking_ids))))))
-    return {int(r["id"]): r for r in rows}
+async def bookings_by_id(conn: AsyncConnection, booking_ids: Iterable[int]) -> dict[int, Booking]:
+    rows = await conn.execute(select(bookings).where(bookings.c.id.in_(sorted(set(booking_ids)))))
+    return {int(r["id"]): Booking.from_row(r) for r in rows.mappings()}
 
 
 async def mark_fanned_out(conn: AsyncConnection, event_pk: int, *, body: str, now: datetime) -> None:

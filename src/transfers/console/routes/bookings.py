@@ -102,14 +102,14 @@ async def _booking_page(request: Request, viewer: Viewer, reservation_no: str, *
     if detail is None:
         raise PageNotFound(f"There is no booking {reservation_no[:MAX_RESERVATION_CHARS]}.")
     booking = detail.booking
-    status = BookingStatus(booking["status"])
+    status = booking.status
     return page(request, "bookings/detail.html", {
         "active": "Bookings", "d": detail, "b": booking,
         "can_cancel": can_transition(status, BookingStatus.CANCELLED) and viewer.may(Capability.CANCEL_BOOKING),
         "can_refund": status is BookingStatus.COMPLETED and viewer.may(Capability.MOVE_MONEY),
         "can_sync": viewer.may(Capability.SYNC_BOOKING),
         "errors": errors or {}, "typed": typed or {}, "notice": notice, "problem": problem,
-    }, viewer=viewer, title=f"Booking {booking['reservation_no']}", status_code=status_code)
+    }, viewer=viewer, title=f"Booking {booking.reservation_no}", status_code=status_code)
 
 
 @router.get("/bookings/{reservation_no}")

@@ -24,7 +24,7 @@ async def dashboard(request: Request, viewer: Signed) -> Response:
     now = svc.clock.now()
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
     async with svc.db.read() as conn:
-        by_status = await queries.bookings_by_status_since(conn, today)
+        by_status = await queries.bookings_by_status_since(conn, today, STATUSES)
         deliveries = await queries.delivery_summary(conn)
         erring = await queries.partners_with_errors_since(conn, now - timedelta(hours=1))
     oldest = deliveries["oldest_pending"]

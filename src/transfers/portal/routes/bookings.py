@@ -16,6 +16,7 @@ from starlette.responses import RedirectResponse, Response
 
 from transfers.bookings import partner_updates, reverse
 from transfers.bookings.lifecycle import ConcurrentChange
+from transfers.bookings.models import Booking
 from transfers.bookings.reservation import could_exist
 from transfers.console.forms import text
 from transfers.hosted import repository as repo
@@ -64,7 +65,7 @@ async def past_bookings(request: Request, viewer: Signed) -> Response:
     return await _list(request, viewer, "past")
 
 
-async def _booking(request: Request, viewer: PartnerViewer, reservation_no: str) -> dict[str, Any]:
+async def _booking(request: Request, viewer: PartnerViewer, reservation_no: str) -> Booking:
     """The partner's own booking, or the 404 page (another partner's booking looks the same as none)."""
     if not could_exist(reservation_no):
         raise PageNotFound("There is no such booking.")
@@ -75,19 +76,19 @@ async def _booking(request: Request, viewer: PartnerViewer, reservation_no: str)
     return booking
 
 
-def _detail(request: Request, viewer: PartnerViewer, booking: dict[str, Any], *, status_code: int = 200,
+def _detail(request: Request, viewer: PartnerViewer, booking: Booking, *, status_code: int = 200,
             errors: dict[str, str] | None = None, typed: dict[str, str] | None = None, problem: str = "") -> Response:
     now = services(request).clock.now()
-    status = booking["status"]
+    status = booking.status
     context = {
         "b": booking, "errors": errors or {}, "typed": typed or {}, "problem": problem,
         "notice": NOTICES.get(request.query_params.get("done", ""), ""),
         "can_answer": viewer.hosted and status in WAITING,
-        "can_cancel": viewer.hosted and status == "APPROVED" and booking["pickup_at"] > now,
+        "can_cancel": viewer.hosted and status == "APPROVED" and booking.pickup_at > now,
         "active": "Upcoming" if status == "APPROVED" else ("New" if status in WAITING else "Past"),
     }
     return page(request, "bookings/detail.html", context, viewer=viewer, status_code=status_code,
-                title=booking["reservation_no"])
+                title=booking.reservation_no)
 
 
 @router.get("/bookings/{reservation_no}")
@@ -129,7 +130,7 @@ async def accept(request: Request, reservation_no: str, viewer: Signed) -> Respo
                                              expect=frozenset(WAITING)))
 
 
-async def _reason(request: Request, viewer: PartnerViewer, booking: dict[str, Any],
+async def _reason(request: Request, viewer: PartnerViewer, booking: Booking,
                   form: Any) -> tuple[str | None, Response | None]:
     reason, problem = text(form.get("reason"), limit=MAX_REASON)
     if problem or not reason:
@@ -165,7 +166,7 @@ async def cancel(request: Request, reservation_no: str, viewer: Signed) -> Respo
                                              expect=frozenset({"APPROVED"})))
 
 
-async def _apply(request: Request, viewer: PartnerViewer, booking: dict[str, Any], what: str,
+async def _apply(request: Request, viewer: PartnerViewer, booking: Booking, what: str,
                  typed: dict[str, str], work: Any) -> Response:
     """Run the use case; a booking that changed meanwhile (refused by the state machine) re-renders
     its page with the reason (409), nothing done."""
@@ -174,8 +175,8 @@ async def _apply(request: Request, viewer: PartnerViewer, booking: dict[str, Any
     except reverse.BookingNotFound:
         raise PageNotFound("There is no such booking.") from None
     except (partner_updates.UpdateRefused, ConcurrentChange) as exc:
-        current = await _booking(request, viewer, booking["reservation_no"])
+        current = await _booking(request, viewer, booking.reservation_no)
         problem = str(exc) if isinstance(exc, partner_updates.UpdateRefused) else "The booking kept changing."
         return _detail(request, viewer, current, status_code=409, typed=typed,
                        problem=f"Nothing was done: {problem}. Here is the booking as it is now.")
-    return _done(booking["reservation_no"], what)
+    return _done(booking.reservation_no, what)

@@ -1,0 +1,178 @@
+"""A booking as the code holds it: ``Booking`` (the stored row), ``BookingView`` (the columns the
+BookingResource is built from, which GET and the client's list read) and ``ListedBooking`` (a line
+of the operator's list).
+
+Every field is the ``bookings`` column of that name (tests/unit/test_typed_rows.py pins them, and
+that the resource reads nothing else). ``from_row`` takes a row mapping by a fixed field list and
+validates nothing beyond naming the status: the rows were written by this service, and GET booking
+builds one per request (bench/README.md). The dataclasses are frozen: a status change answers a new
+``Booking`` (``moved``), so a caller never holds a row that silently differs from what was written.
+
+How to add a field to the BookingResource: README "Layout", "Add a field to the BookingResource".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from transfers.bookings.state import BookingStatus
+
+
+@dataclass(frozen=True, slots=True)
+class Booking:
+    """One ``bookings`` row."""
+
+    id: int
+    reservation_no: str
+    client_id: int
+    partner_id: int
+    search_vehicle_id: int | None
+    status: BookingStatus
+    pay_type: str  # wallet | reverse_api
+    airport_iata: str
+    pickup_at: datetime
+    pickup_location: dict[str, Any]
+    dropoff_location: dict[str, Any]
+    flight_number: str
+    extra_requests: str | None
+    adult: int
+    children: int
+    infant: int
+    passenger_name: str
+    passenger_surname: str
+    passenger_email: str
+    passenger_phone: str
+    suitcase: int
+    small_bags: int
+    vehicle_make: str
+    vehicle_model: str
+    vehicle_type: str
+    partner_vehicle_id: str
+    total: Decimal  # what the client pays (sell price of the vehicle and extras)
+    net_total: Decimal  # what the partner is paid
+    currency: str
+    distance_km: int | None
+    booking_type: str
+    extras: list[dict[str, Any]]  # [{"id", "partner_extra_id", "name", "quantity", "price", "label"}]
+    partner_reference: str | None
+    driver_name: str | None
+    driver_phone: str | None
+    driver_plate: str | None
+    meeting_point: str | None
+    cancellation_reason_id: int | None
+    cancel_note: str | None
+    created_at: datetime
+    updated_at: datetime
+    idempotency_key: str | None
+    synced_at: datetime | None
+    cancel_idempotency_key: str | None
+    event_sequence: int  # the ``sequence`` of the booking's last client event (issue 14, DECISIONS 13)
+    # DECISIONS 14 (issue 15): the policy it was sold with (JSON tiers; None: free until pickup), what a
+    # cancellation cost and who made it, the latest amendment
+    cancellation_policy: Any
+    cancellation_fee: Decimal | None
+    cancellation_refund: Decimal | None
+    cancelled_at: datetime | None
+    cancelled_by: str | None
+    amendment: dict[str, Any] | None
+
+    @classmethod
+    def from_row(cls, row: Mapping[Any, Any]) -> Booking:
+        """From a row with (at least) every column, by name: a dict or a SQLAlchemy RowMapping."""
+        values = [row[name] for name in BOOKING_FIELDS]
+        values[_STATUS_AT] = BookingStatus(values[_STATUS_AT])
+        return cls(*values)
+
+    def moved(self, values: Mapping[str, Any]) -> Booking:
+        """The row after an UPDATE that set ``values`` (column names; ``status`` as stored text). The
+        values are plain values: a column the database computes (``x = x + 1``) is passed computed."""
+        if "status" in values:
+            values = {**values, "status": BookingStatus(values["status"])}
+        return replace(self, **values)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every column by name (the operator CLI's JSON; ``lifecycle.Change.booking``)."""
+        return {name: getattr(self, name) for name in BOOKING_FIELDS}
+
+
+@dataclass(frozen=True, slots=True)
+class BookingView:
+    """The columns ``bookings/resource.booking_resource`` reads, and only those: GET booking reads
+    exactly these (decoding the other columns of a row was measurable on that path)."""
+
+    reservation_no: str
+    status: BookingStatus
+    pickup_location: dict[str, Any]
+    dropoff_location: dict[str, Any]
+    pickup_at: datetime
+    airport_iata: str
+    flight_number: str
+    adult: int
+    children: int
+    infant: int
+    passenger_name: str
+    passenger_surname: str
+    passenger_email: str
+    passenger_phone: str
+    vehicle_make: str
+    vehicle_model: str
+    vehicle_type: str
+    total: Decimal
+    currency: str
+    distance_km: int | None
+    booking_type: str
+    extras: list[dict[str, Any]]
+    driver_name: str | None
+    driver_phone: str | None
+    driver_plate: str | None
+    meeting_point: str | None
+    created_at: datetime
+    cancellation_policy: Any
+    cancellation_fee: Decimal | None
+    cancellation_refund: Decimal | None
+    cancelled_at: datetime | None
+    cancelled_by: str | None
+    amendment: dict[str, Any] | None
+
+    @classmethod
+    def from_row(cls, row: Mapping[Any, Any]) -> BookingView:
+        values = [row[name] for name in VIEW_FIELDS]
+        values[_VIEW_STATUS_AT] = BookingStatus(values[_VIEW_STATUS_AT])
+        return cls(*values)
+
+
+@dataclass(frozen=True, slots=True)
+class ListedBooking:
+    """A line of ``transfers bookings list``: the booking's key facts with its parties' names."""
+
+    id: int
+    reservation_no: str
+    status: str
+    client_id: int
+    client_name: str
+    partner_id: int
+    partner_name: str
+    airport_iata: str
+    pickup_at: datetime
+    total: Decimal
+    net_total: Decimal
+    currency: str
+    created_at: datetime
+
+    @classmethod
+    def from_row(cls, row: Mapping[Any, Any]) -> ListedBooking:
+        return cls(*[row[name] for name in LISTED_FIELDS])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in LISTED_FIELDS}
+
+
+BOOKING_FIELDS = tuple(f.name for f in fields(Booking))
+VIEW_FIELDS = tuple(f.name for f in fields(BookingView))
+LISTED_FIELDS = tuple(f.name for f in fields(ListedBooking))
+_STATUS_AT = BOOKING_FIELDS.index("status")
+_VIEW_STATUS_AT = VIEW_FIELDS.index("status")
