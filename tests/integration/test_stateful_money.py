@@ -1,6 +1,7 @@
 """Hypothesis stateful model of bookings and the wallet (hardening item 6, RELIABILITY B2).
 
-Random programs of search, book (fresh or repeated Idempotency-Key), client cancel, partner
+Random programs of search, book (fresh or repeated Idempotency-Key), client cancel (keeping the
+vehicle's 20 % cancellation fee, DECISIONS 14), partner
 approve/cancel through the reverse API, top-up and read run against the real service over HTTP
 (its own thread and event loop, so Hypothesis can drive it synchronously). After every step the
 model's balance must equal the wallet, the wallet its ledger, and statuses must be what the state
@@ -41,6 +42,7 @@ from transfers.wallet import repository as wallet_repo
 T = TypeVar("T")
 AIRPORT = "HAM"
 PRICE = Decimal("25.00")
+CLIENT_FEE = Decimal("5.00")  # the vehicle's policy keeps 20 % on a client's cancel; a partner's refunds all
 
 
 class Stack:
@@ -53,7 +55,9 @@ class Stack:
         self.settings = make_settings(database_url, workdir)
         self.db = Database(database_url, pool_size=5)
         self.clock = ShiftedClock()
-        self.partner = FakePartner(vehicles=default_vehicles(price=str(PRICE))[:1], create_status="PENDING")
+        vehicles = default_vehicles(price=str(PRICE))[:1]
+        vehicles[0]["cancellation_policy"] = [{"hours_before_pickup": 0, "fee_percent": 20}]  # DECISIONS 14
+        self.partner = FakePartner(vehicles=vehicles, create_status="PENDING")
         self.service = LiveServer(create_app(self.settings, clock=self.clock, configure_logs=False))
         self.partner_server = LiveServer(self.partner.app())
         self.run(self._start())
@@ -149,7 +153,7 @@ class BookingModel(RuleBasedStateMachine):
         if self.status[reservation] in ("PENDING_APPROVAL", "APPROVED"):
             assert answer.json()["status"] == "Success", answer.text
             self._moved(reservation, "CANCELLED")
-            self.balance += PRICE
+            self.balance += PRICE - CLIENT_FEE
         else:
             assert answer.json()["code"] == 1204
 

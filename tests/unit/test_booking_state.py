@@ -120,3 +120,13 @@ CANCELABLE_CASES = list(product(BookingStatus, WHEN))
 def test_is_cancelable(status: BookingStatus, when: str) -> None:
     expected = status in (S.PENDING_APPROVAL, S.APPROVED) and when in AHEAD
     assert is_cancelable(status, WHEN[when], NOW) is expected
+
+
+def test_the_published_status_list_is_the_enum() -> None:
+    """api/schemas.py spells the statuses out for the OpenAPI document: a status added to
+    ``BookingStatus`` is added there too (README "Layout", "Add a booking status")."""
+    from typing import get_args
+
+    from transfers.api.schemas import BookingStatus as Published
+
+    assert list(get_args(Published)) == [s.value for s in BookingStatus]

@@ -8,12 +8,13 @@ at import time on a machine that installed it fresh.
 
 from __future__ import annotations
 
-import ast
 import re
 import sys
 import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
+
+from tests.source_facts import files_under
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "src" / "transfers"
@@ -36,16 +37,10 @@ def _declared() -> set[str]:
 def _imported_top_level_modules() -> dict[str, str]:
     """Top-level module name -> one file importing it, for every absolute import in src/transfers."""
     found: dict[str, str] = {}
-    for path in sorted(SOURCE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            if isinstance(node, ast.Import):
-                modules = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                modules = [node.module]
-            else:
-                continue
-            for module in modules:
-                found.setdefault(module.split(".")[0], str(path.relative_to(ROOT)))
+    for path, facts in files_under(SOURCE):
+        for imp in facts.imports:
+            if imp.level == 0 and imp.module:
+                found.setdefault(imp.top, str(path.relative_to(ROOT)))
     return found
 
 

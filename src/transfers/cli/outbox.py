@@ -12,6 +12,7 @@ from transfers.db.engine import Database
 from transfers.outbox import repository as repo
 from transfers.outbox.models import ListedMessage
 from transfers.outbox.retry import RetryRefused, retry_message
+from transfers.webhooks.retry import retry_webhook_delivery
 
 LIST_COLUMNS = ["id", "kind", "reservation_no", "partner", "status", "attempts", "next_attempt", "deadline",
                 "last_error"]
@@ -66,10 +67,17 @@ rejected when its delivery stopped: the client amends again).
 
 @outbox_group.command("retry", help=RETRY_HELP, short_help="Send a failed or expired message again.")
 @click.argument("outbox_id", type=int)
-def outbox_retry(outbox_id: int) -> None:
+@click.option("--webhook", is_flag=True,
+              help="ID is a client webhook delivery's (DECISIONS 13): a failed one is sent again, same event, "
+                   "deadline now + 24 h; refused when delivered, pending, or its endpoint is disabled or deleted")
+def outbox_retry(outbox_id: int, webhook: bool) -> None:
     who = actor()
     cfg = settings()
     try:
+        if webhook:
+            retried = with_db(lambda db, clock: retry_webhook_delivery(db, clock, outbox_id, actor=who))
+            print_json(retried.as_dict())
+            return
         result = with_db(lambda db, clock: retry_message(
             db, clock, outbox_id, before_pickup_hours=cfg.delivery_deadline_before_pickup_hours, actor=who))
     except RetryRefused as exc:

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.db.tables import admin_audit, api_keys, bookings, clients, outbox, partners, wallets
+from transfers.db.tables import admin_audit, api_keys, bookings, clients, outbox, partners, wallets, webhook_deliveries
 
 PENDING, FAILED, EXPIRED = "pending", "failed", "expired"
 
@@ -98,3 +98,11 @@ async def last_check(conn: AsyncConnection, partner_id: int) -> dict[str, Any] |
         .where(admin_audit.c.action == "partner.check", admin_audit.c.subject == f"partner:{partner_id}")
         .order_by(admin_audit.c.id.desc()).limit(1))).first()
     return None if row is None else dict(row._mapping)
+
+
+async def webhook_delivery_counts(conn: AsyncConnection) -> dict[str, int]:
+    """Client webhook deliveries (DECISIONS 13) pending and failed."""
+    rows = await conn.execute(select(webhook_deliveries.c.status, func.count())
+                              .where(webhook_deliveries.c.status.in_((PENDING, FAILED)))
+                              .group_by(webhook_deliveries.c.status))
+    return {str(status): int(count) for status, count in rows}

@@ -210,3 +210,17 @@ async def retry(conn: AsyncConnection, delivery_id: int, *, now: datetime, deadl
 async def pending_summary(conn: AsyncConnection) -> tuple[int, datetime | None]:
     count, oldest = (await conn.execute(select(func.count(), func.min(D.created_at)).where(D.status == PENDING))).one()
     return int(count), oldest
+
+
+async def lock_for_retry(conn: AsyncConnection, delivery_id: int) -> dict[str, Any] | None:
+    """A delivery with its event, booking number and endpoint state, the delivery's row locked
+    (``webhooks/retry.py``, the operator's retry)."""
+    query = (select(D.id, D.status, D.attempts, D.last_error, D.finished_at, D.next_attempt_at, E.event_id, E.type,
+                    E.client_id, bookings.c.reservation_no, W.public_id.label("endpoint_id"),
+                    W.status.label("endpoint_status"), W.deleted_at.label("endpoint_deleted_at"))
+             .select_from(webhook_deliveries.join(client_events, E.id == D.event_pk)
+                          .join(webhook_endpoints, W.id == D.endpoint_id)
+                          .outerjoin(bookings, bookings.c.id == E.booking_id))
+             .where(D.id == delivery_id).with_for_update(of=webhook_deliveries))
+    rows = _rows(await conn.execute(query))
+    return rows[0] if rows else None

@@ -1,7 +1,9 @@
 """``Deliveries``: partner deliveries that failed (refused, or expired at their deadline) and those
 still pending, each with its booking's reservation number, and ``Retry`` on the failed ones. The
 retry is the use case ``transfers outbox retry`` runs (``outbox/retry.py``: same refusals, same
-``outbox.retry`` audit row, here with the operator); support may retry (``RETRY_DELIVERY``)."""
+``outbox.retry`` audit row, here with the operator); support may retry (``RETRY_DELIVERY``). Client
+webhook deliveries (DECISIONS 13) are listed the same way, retried by ``webhooks/retry.py`` (as
+``transfers outbox retry --webhook``)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,20 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from transfers.console.admin_queries import EXPIRED, FAILED, PENDING, deliveries, delivery_counts
+from transfers.console.admin_queries import (
+    EXPIRED,
+    FAILED,
+    PENDING,
+    deliveries,
+    delivery_counts,
+    webhook_delivery_counts,
+)
 from transfers.console.auth import PREFIX, PageNotFound, Signed, Viewer, services
 from transfers.console.render import page
 from transfers.operators.models import Capability
 from transfers.outbox.retry import MessageNotFound, RetryRefused, retry_message
+from transfers.webhooks import repository as webhooks_repo
+from transfers.webhooks.retry import retry_webhook_delivery
 
 router = APIRouter()
 SHOWN = 200  # per table; the CLI's `transfers outbox list` reaches further back
@@ -25,8 +36,12 @@ async def _deliveries_page(request: Request, viewer: Viewer, *, notice: str = ""
         failed = await deliveries(conn, (FAILED, EXPIRED), limit=SHOWN)
         pending = await deliveries(conn, (PENDING,), limit=SHOWN)
         counts = await delivery_counts(conn)
+        hooks_failed = await webhooks_repo.list_for_operator(conn, statuses=(FAILED,), limit=SHOWN)
+        hooks_pending = await webhooks_repo.list_for_operator(conn, statuses=(PENDING,), limit=SHOWN)
+        hook_counts = await webhook_delivery_counts(conn)
     return page(request, "deliveries.html", {
         "active": "Deliveries", "failed": failed, "pending": pending, "counts": counts, "shown": SHOWN,
+        "hooks_failed": hooks_failed, "hooks_pending": hooks_pending, "hook_counts": hook_counts,
         "notice": notice, "problem": problem, "can_retry": viewer.may(Capability.RETRY_DELIVERY),
     }, viewer=viewer, title="Deliveries", status_code=status_code)
 
@@ -34,7 +49,8 @@ async def _deliveries_page(request: Request, viewer: Viewer, *, notice: str = ""
 @router.get("/deliveries")
 async def deliveries_page(request: Request, viewer: Signed) -> Response:
     retried = request.query_params.get("retried", "")
-    notice = (f"Delivery {retried} is pending again and will be sent within seconds."
+    what = "Webhook delivery" if request.query_params.get("kind") == "webhook" else "Delivery"
+    notice = (f"{what} {retried} is pending again and will be sent within seconds."
               if retried.isascii() and retried.isdigit() and len(retried) < 19 else "")
     return await _deliveries_page(request, viewer, notice=notice)
 
@@ -55,3 +71,21 @@ async def retry_delivery(request: Request, outbox_id: str, viewer: Signed) -> Re
     except RetryRefused as exc:
         return await _deliveries_page(request, viewer, problem=f"Not retried: {exc}", status_code=409)
     return RedirectResponse(f"{PREFIX}/deliveries?retried={outbox_id}", status_code=303)
+
+
+@router.post("/deliveries/webhooks/{delivery_id}/retry")
+async def retry_webhook(request: Request, delivery_id: str, viewer: Signed) -> Response:
+    """A failed client webhook delivery sent again (``webhooks/retry.py``, as ``transfers outbox retry
+    --webhook``)."""
+    viewer.require(Capability.RETRY_DELIVERY)
+    await viewer.form(request)
+    if not delivery_id.isascii() or not delivery_id.isdigit() or len(delivery_id) > 18:
+        raise PageNotFound("There is no such webhook delivery.")
+    svc = services(request)
+    try:
+        await retry_webhook_delivery(svc.db, svc.clock, int(delivery_id), actor=viewer.actor)
+    except MessageNotFound:
+        raise PageNotFound(f"There is no webhook delivery {delivery_id}.") from None
+    except RetryRefused as exc:
+        return await _deliveries_page(request, viewer, problem=f"Not retried: {exc}", status_code=409)
+    return RedirectResponse(f"{PREFIX}/deliveries?retried={delivery_id}&kind=webhook", status_code=303)
