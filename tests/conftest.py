@@ -210,10 +210,11 @@ async def _money_invariants(request: pytest.FixtureRequest, db: Database) -> Asy
     if not touches_db:
         return
     from tests.booking_invariants import check_booking_invariants
-    from tests.invariants import check_statement_invariants, check_wallet_invariants
+    from tests.invariants import check_event_invariants, check_statement_invariants, check_wallet_invariants
 
     await check_wallet_invariants(db)
     await check_statement_invariants(db)
+    await check_event_invariants(db)
     await check_booking_invariants(db)
 
 

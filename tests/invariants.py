@@ -83,3 +83,19 @@ async def check_statement_invariants(db: Database) -> None:
         rows = (await conn.execute(query)).all()
     wrong = [(w, b, a) for w, b, a in rows if Decimal(b) != Decimal(a)]
     assert not wrong, f"newest balance_after != balance (wallet, balance, balance_after): {wrong}"
+
+
+async def check_event_invariants(db: Database) -> None:
+    """DECISIONS 13, for every booking: its client events are numbered 1..``event_sequence`` with no
+    gap and no repeat (each change wrote its events in its own transaction, on every path)."""
+    from transfers.db.tables import bookings, client_events
+
+    e = client_events.c
+    query = (select(bookings.c.id, bookings.c.event_sequence, func.count(e.id), func.min(e.sequence),
+                    func.max(e.sequence))
+             .select_from(bookings.outerjoin(client_events, e.booking_id == bookings.c.id))
+             .group_by(bookings.c.id, bookings.c.event_sequence))
+    async with db.read() as conn:
+        rows = (await conn.execute(query)).all()
+    wrong = [tuple(r) for r in rows if not (r[2] == r[1] and (r[2] == 0 or (r[3] == 1 and r[4] == r[1])))]
+    assert not wrong, f"client events out of sequence (booking, event_sequence, count, min, max): {wrong[:10]}"

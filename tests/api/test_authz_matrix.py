@@ -63,7 +63,7 @@ async def world(http: httpx.AsyncClient, make_client: ClientFactory, db: Databas
     await partners.close()
 
 
-CLIENT_ENDPOINTS = ["search", "create", "get", "cancel", "reasons", "list"]
+CLIENT_ENDPOINTS = ["search", "create", "get", "cancel", "reasons", "list", "quote", "amend"]
 ENDPOINT_EXPECT: dict[str, dict[str, Any]] = {
     # caller -> expected (status, body) or a callable check name
     "none": dict.fromkeys(CLIENT_ENDPOINTS, UNAUTH),
@@ -76,6 +76,9 @@ ENDPOINT_EXPECT: dict[str, dict[str, Any]] = {
         "get": (422, {"status": "Error", "code": 1401, "message": "BOOKING_INFO_RESERVATION_NOT_FOUND"}),
         "cancel": (422, {"status": "Error", "code": 1201, "message": "CANCELLATION_RESERVATION_NOT_FOUND"}),
         "create": (422, {"status": "Error", "code": 1002, "message": "SEARCH_NOT_EXISTS"}),
+        # DECISIONS 14: another client's booking is as invisible to the quote and to amendments
+        "quote": (422, {"status": "Error", "code": 1201, "message": "CANCELLATION_RESERVATION_NOT_FOUND"}),
+        "amend": (422, {"status": "Error", "code": 1401, "message": "BOOKING_INFO_RESERVATION_NOT_FOUND"}),
     },
 }
 
@@ -92,6 +95,12 @@ async def call_client_endpoint(http: httpx.AsyncClient, world: World, endpoint: 
     if endpoint == "cancel":
         return await http.delete("/api/v1/booking-api/booking", headers=headers,
                                  params={"reservation_no": reservation, "cancellation_id": 1})
+    if endpoint == "quote":
+        return await http.get("/api/v1/booking-api/booking/cancellation-quote", params={"reservation_no": reservation},
+                              headers=headers)
+    if endpoint == "amend":
+        return await http.patch("/api/v1/booking-api/booking", params={"reservation_no": reservation},
+                                json={"passenger": {"name": "Mallory"}}, headers=headers)
     if endpoint == "reasons":
         return await http.get("/api/v1/booking-api/cancellation-reasons", headers=headers)
     return await http.get("/api/v1/booking-api/bookings", headers=headers)
@@ -107,7 +116,7 @@ async def test_client_api_cell(http: httpx.AsyncClient, world: World, caller: st
     assert (response.status_code, response.json()) == (expected_status, expected_body)
 
 
-@pytest.mark.parametrize("endpoint", ["get", "cancel"])
+@pytest.mark.parametrize("endpoint", ["get", "cancel", "quote", "amend"])
 async def test_foreign_booking_is_byte_identical_to_a_missing_one(http: httpx.AsyncClient, world: World,
                                                                   endpoint: str) -> None:
     foreign = await call_client_endpoint(http, world, endpoint, world.keys["other_client"])
@@ -122,6 +131,7 @@ async def test_owner_still_sees_and_the_booking_is_untouched(http: httpx.AsyncCl
     read = await call_client_endpoint(http, world, "get", world.keys["owner"])
     assert read.status_code == 200
     assert read.json()["status"] == "PENDING_APPROVAL"
+    assert read.json()["amendment"] is None and read.json()["passenger"]["name"] != "Mallory"
 
 
 REVERSE_CALLERS = {

@@ -100,6 +100,12 @@ async def test_a_booking_found_by_surname_is_cancelled_from_its_page(
     await expect(page.get_by_role("status")).to_contain_text("The booking is cancelled")
     await expect(page.get_by_role("heading", name=re.compile("CANCELLED"))).to_be_visible()
     await expect(page.get_by_role("cell", name=f"operator:{console.operator.email}")).to_be_visible()
+    # DECISIONS 14: an operator's cancellation refunds in full and says so
+    cancellation = page.locator("tr", has=page.get_by_role("rowheader", name="Cancellation", exact=True))
+    await expect(cancellation.locator("td")).to_have_text(
+        re.compile(r"^by operator, \d{4}-\d\d-\d\d \d\d:\d\d UTC: fee 0\.00, refund 40\.00 EUR$"))
+    policy = page.locator("tr", has=page.get_by_role("rowheader", name="Cancellation policy"))
+    await expect(policy.locator("td")).to_have_text("free until pickup")
 
     row = await row_of(db, number)
     assert row["status"] == "CANCELLED" and row["cancel_note"] == "Traveller called: flight cancelled"

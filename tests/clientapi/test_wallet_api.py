@@ -184,7 +184,9 @@ async def test_the_invariants_hold_while_creates_cancels_and_top_ups_race_on_one
     async def sample() -> None:
         # The newest entry, /wallet, the newest entry again: when no entry was added in between (the
         # same newest id; every balance move adds one in its transaction) the balance is its balance_after.
-        while not stop.is_set():
+        for _ in range(2000):  # bounded; keeps sampling until the race ended and a few samples were taken
+            if stop.is_set() and len(samples) >= 3:
+                break
             first = (await http.get(ENTRIES, params={"limit": 1}, headers=bearer(key))).json()["data"][0]
             before = (await http.get(WALLET, headers=bearer(key))).json()["balance"]
             again = (await http.get(ENTRIES, params={"limit": 1}, headers=bearer(key))).json()["data"][0]

@@ -133,3 +133,35 @@ async def test_conformance_check_runs_against_the_partners_own_server_and_is_aud
         await set_partner_status(db, clock, registered.partner_id, "disabled", actor="tests")
     with pytest.raises(PartnerNotFound):
         await editing.check_partner(db, clock, box, PartnerClient(), 987_654_321, actor="tests")
+
+
+async def test_a_hosted_partner_is_edited_without_a_base_url_and_never_checked_or_rotated(
+    db: Database, clock: ShiftedClock, settings: Settings,
+) -> None:
+    """Issue 16's hosted partners run no server: their (empty) base URL stays, and there is nothing
+    to check or sign for them; both refusals write nothing."""
+    from datetime import timedelta
+
+    from transfers.hosted.service import register_hosted_partner
+    from transfers.partners import rotation
+
+    box = SecretBox(resolve_secret_key(settings))
+    hosted = await register_hosted_partner(db, clock, box, name="Hosted Cars", airports=("GOH",),
+                                           markup_percent=Decimal(0), actor="tests")
+    try:
+        wanted = editing.PartnerSettings("", ("BER", "GOH"), Decimal("3"))
+        changes = await editing.update_settings(db, clock, hosted.partner_id, wanted, allow_private=False,
+                                                actor="tests")
+        assert changes == {"airports": [["GOH"], ["BER", "GOH"]], "markup_percent": ["0.000", "3"]}
+        with pytest.raises(editing.NotCalled):
+            await editing.check_partner(db, clock, box, PartnerClient(), hosted.partner_id, actor="tests")
+        with pytest.raises(rotation.RotationRefused, match="hosted"):
+            await rotation.rotate_signing_secret(db, clock, box, hosted.partner_id, overlap=timedelta(hours=1),
+                                                 actor="tests")
+        assert await audit_of(db, hosted.partner_id, "partner.check") == []
+        assert await audit_of(db, hosted.partner_id, "partner.rotate_secret") == []
+        async with db.read() as conn:
+            stored = await partners_repo.get_with_secrets(conn, hosted.partner_id)
+        assert stored is not None and stored.record.base_url == "" and stored.record.airports == ("BER", "GOH")
+    finally:
+        await set_partner_status(db, clock, hosted.partner_id, "disabled", actor="tests")

@@ -35,11 +35,24 @@ Errors::
     │   └── ServerError                 5xx INTERNAL_ERROR, UNAVAILABLE (after retries)
     ├── NetworkError                    unreachable / timed out (after retries); __cause__ is httpx's
     ├── UnexpectedResponse              a 2xx whose body is not the documented shape
-    └── WaitTimedOut (also TimeoutError) wait_until_approved's timeout; .booking is the last read
+    ├── WaitTimedOut (also TimeoutError) wait_until_approved's timeout; .booking is the last read
+    └── WebhookVerificationError        verify_webhook: not signed by your secret, or a stale timestamp
+
+Receiving webhooks: ``verify_webhook(raw_body, headers, secret)`` answers a typed event
+(``BookingEvent`` with ``.booking``, ``.sequence``, ``.previous_status``; ``PingEvent``);
+see ``transfers_sdk.webhooks``.
 """
 
 from transfers_sdk._calls import RetryPolicy
 from transfers_sdk._version import __version__
+from transfers_sdk.accounts import (
+    Wallet,
+    WalletEntry,
+    WalletEntryPage,
+    WebhookDelivery,
+    WebhookDeliveryPage,
+    WebhookEndpoint,
+)
 from transfers_sdk.client import AsyncTransfersClient, TransfersClient
 from transfers_sdk.errors import (
     AmendmentInProgress,
@@ -78,8 +91,18 @@ from transfers_sdk.models import (
     SearchResult,
     Vehicle,
 )
+from transfers_sdk.webhooks import (
+    EVENT_TYPES,
+    BookingEvent,
+    PingEvent,
+    WebhookEvent,
+    WebhookVerificationError,
+    parse_event,
+    verify_webhook,
+)
 
 __all__ = [
+    "EVENT_TYPES",
     "Airport",
     "Amendment",
     "AmendmentInProgress",
@@ -88,6 +111,7 @@ __all__ = [
     "AuthenticationError",
     "BookedVehicle",
     "Booking",
+    "BookingEvent",
     "BookingPage",
     "BookingStatus",
     "Cancellation",
@@ -102,6 +126,7 @@ __all__ = [
     "NetworkError",
     "Passenger",
     "Passengers",
+    "PingEvent",
     "Place",
     "Point",
     "PolicyTier",
@@ -116,5 +141,15 @@ __all__ = [
     "ValidationFailed",
     "Vehicle",
     "WaitTimedOut",
+    "Wallet",
+    "WalletEntry",
+    "WalletEntryPage",
+    "WebhookDelivery",
+    "WebhookDeliveryPage",
+    "WebhookEndpoint",
+    "WebhookEvent",
+    "WebhookVerificationError",
     "__version__",
+    "parse_event",
+    "verify_webhook",
 ]

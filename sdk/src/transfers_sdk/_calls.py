@@ -104,7 +104,7 @@ def read_answer(call: Call[T], response: httpx.Response) -> T:
         raise tag(error_from_response(response), call)
     request_id = response.headers.get("x-request-id")
     try:
-        return call.parse(response.json())
+        return call.parse(response.json() if response.content else None)  # 204: no body
     except (ValueError, KeyError, TypeError, AttributeError, InvalidOperation) as exc:
         raise tag(UnexpectedResponse(
             f"{call.method} {call.path}: answer {response.status_code} is not the documented shape ({exc!r})",

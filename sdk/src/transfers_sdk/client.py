@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import httpx
 
 from transfers_sdk import _calls
+from transfers_sdk._account_methods import AccountMethods, AsyncAccountMethods
 from transfers_sdk._calls import Call, Instant, Location, RetryPolicy
 from transfers_sdk.errors import ApiError, NetworkError, TransfersError, WaitTimedOut, error_from_response
 from transfers_sdk.models import (
@@ -54,7 +55,7 @@ def _network_error(call: Call[Any], exc: httpx.TransportError) -> TransfersError
     return error
 
 
-class TransfersClient:
+class TransfersClient(AccountMethods):
     """Blocking client of the booking API.
 
     ``base_url``: the service address, e.g. ``http://127.0.0.1:8000`` (``.../api/v1`` works too).
@@ -192,7 +193,7 @@ class TransfersClient:
             self._sleep(pause)
 
 
-class AsyncTransfersClient:
+class AsyncTransfersClient(AsyncAccountMethods):
     """The same client for asyncio (``httpx.AsyncClient``); every method is a coroutine."""
 
     def __init__(self, base_url: str, api_key: str, *, timeout: float = DEFAULT_TIMEOUT, max_retries: int = 3,

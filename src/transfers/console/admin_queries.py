@@ -56,7 +56,7 @@ async def partner_row(conn: AsyncConnection, partner_id: int) -> dict[str, Any] 
     row = (await conn.execute(
         select(partners.c.id, partners.c.name, partners.c.base_url, partners.c.airports, partners.c.markup_percent,
                partners.c.status, partners.c.is_sandbox, partners.c.created_at, partners.c.previous_secret_until,
-               partners.c.cancellation_policy)
+               partners.c.cancellation_policy, partners.c.hosted)
         .where(partners.c.id == partner_id))).first()
     return None if row is None else dict(row._mapping)
 

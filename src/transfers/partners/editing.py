@@ -27,9 +27,14 @@ CHECK_AIRPORT_FOR_EVERYWHERE = "LHR"
 _DETAIL_CHARS = 500  # per check, in the audit row  # a partner serving every airport is checked at Heathrow
 
 
+class NotCalled(Exception):
+    """A hosted partner (issue 16) runs no server: there is nothing to call or check."""
+
+
 @dataclass(frozen=True)
 class PartnerSettings:
-    """What an operator may change on a partner (all of it at once: the edit form sends every field)."""
+    """What an operator may change on a partner (all of it at once: the edit form sends every field).
+    ``base_url`` is ignored for a hosted partner (issue 16: it has no server; it stays empty)."""
 
     base_url: str
     airports: tuple[str, ...]
@@ -42,12 +47,12 @@ async def update_settings(db: Database, clock: Clock, partner_id: int, wanted: P
     ``check_base_url`` first; ``InvalidPartnerUrl`` here too). The audit row (``partner.update``)
     lists each changed field as ``[before, after]``; answers that dictionary (empty: nothing
     changed, and nothing is written or audited)."""
-    url = check_base_url(wanted.base_url, allow_private=allow_private)
     async with db.write() as conn:
         current = await repo.lock_partner(conn, partner_id)
         if current is None:
             raise PartnerNotFound(f"partner {partner_id}")
         before = current.record
+        url = before.base_url if before.hosted else check_base_url(wanted.base_url, allow_private=allow_private)
         changes: dict[str, Any] = {}
         if before.base_url != url:
             changes["base_url"] = [before.base_url, url]
@@ -75,6 +80,8 @@ async def check_partner(db: Database, clock: Clock, box: SecretBox, client: Part
         sealed = await repo.get_with_secrets(conn, partner_id)
     if sealed is None:
         raise PartnerNotFound(f"partner {partner_id}")
+    if sealed.record.hosted:
+        raise NotCalled(f"partner {partner_id} is hosted: it runs no server, its prices come from its rate card")
     point = endpoint(sealed, box)
     codes = [c for c in sealed.record.airports if c != EVERY_AIRPORT]
     airport = find_airport(codes[0] if codes else CHECK_AIRPORT_FOR_EVERYWHERE)

@@ -11,7 +11,7 @@ the signing secret"). After the overlap only the new secret signs.
 Rotating again during an overlap keeps only the secret being replaced as the previous one (the
 older one stops signing at once): at most two signatures are ever sent. The built-in sandbox
 partner's secret is derived from the deployment's secret key and restored at every start, so it is
-not rotated here (refused).
+not rotated here (refused), and a hosted partner (issue 16) is never called, so it has none to rotate.
 """
 
 from __future__ import annotations
@@ -54,6 +54,9 @@ async def rotate_signing_secret(db: Database, clock: Clock, box: SecretBox, part
         current = await repo.lock_partner(conn, partner_id)
         if current is None:
             raise PartnerNotFound(f"partner {partner_id}")
+        if current.record.hosted:
+            raise RotationRefused("a hosted partner runs no server and is never called: it has no signing "
+                                  "secret to rotate")
         if current.record.is_sandbox:
             raise RotationRefused("the built-in sandbox partner's secret is derived from TRANSFERS_SECRET_KEY "
                                   "and restored at every start; it cannot be rotated")

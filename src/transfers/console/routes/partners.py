@@ -183,8 +183,13 @@ async def edit_partner(request: Request, partner_id: str, viewer: Signed) -> Res
     svc = services(request)
     allow_private = svc.settings.private_partner_urls_allowed
     errors: dict[str, str] = {}
+    async with svc.db.read() as conn:
+        current = await partner_row(conn, number)
+    if current is None:
+        raise PageNotFound(f"There is no partner {number}.")
     values = _checked(form, errors, with_name=False)
-    url = _check_url(allow_private, form, errors)
+    # a hosted partner has no server (issue 16): its empty base URL stays as it is
+    url = current["base_url"] if current["hosted"] else _check_url(allow_private, form, errors)
     typed = {name: _typed(form, name, MAX_URL_CHARS) for name in FIELDS if name != "name"}
     if errors or url is None:
         return await _partner_page(request, viewer, number, status_code=422, errors=errors, typed=typed)
@@ -255,6 +260,8 @@ async def check_partner(request: Request, partner_id: str, viewer: Signed) -> Re
                                              actor=viewer.actor, deadlines=deadlines)
     except service.PartnerNotFound:
         raise PageNotFound(f"There is no partner {number}.") from None
+    except editing.NotCalled as exc:
+        return await _partner_page(request, viewer, number, status_code=409, problem=f"{exc}.")
     # Post/Redirect/Get: the table is read back from the run's audit row, so a reload shows it
     # again instead of calling the partner again.
     done = "checked-pass" if report.passed else "checked-fail"

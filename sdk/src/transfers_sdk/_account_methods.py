@@ -1,0 +1,130 @@
+"""The wallet and webhook-endpoint methods of ``TransfersClient`` / ``AsyncTransfersClient``
+(DECISIONS 12, 13), kept apart so each client module stays readable."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Iterator
+from typing import Any, TypeVar
+
+from transfers_sdk import accounts
+from transfers_sdk._calls import Call, Instant
+from transfers_sdk.accounts import Wallet, WalletEntry, WalletEntryPage, WebhookDeliveryPage, WebhookEndpoint
+
+T = TypeVar("T")
+
+
+class AccountMethods:
+    def _run(self, call: Call[T]) -> T:  # the client's own
+        raise NotImplementedError
+
+    # ---- wallet and webhook endpoints (DECISIONS 12, 13) -------------------------------------------
+
+    def get_wallet(self) -> Wallet:
+        """GET /booking-api/wallet: pay type, currency and balance (None for reverse_api clients)."""
+        return self._run(accounts.get_wallet())
+
+    def list_wallet_entries(self, *, limit: int | None = None, cursor: str | None = None,
+                            created_from: Instant | None = None, created_to: Instant | None = None) -> WalletEntryPage:
+        """GET /booking-api/wallet/entries: one page of the statement, newest first."""
+        return self._run(accounts.list_wallet_entries(limit=limit, cursor=cursor, created_from=created_from,
+                                                      created_to=created_to))
+
+    def iter_wallet_entries(self, *, created_from: Instant | None = None, created_to: Instant | None = None,
+                            page_size: int = 100) -> Iterator[WalletEntry]:
+        cursor: str | None = None
+        while True:
+            page = self.list_wallet_entries(limit=page_size, cursor=cursor, created_from=created_from,
+                                            created_to=created_to)
+            yield from page.entries
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    def create_webhook_endpoint(self, url: str, events: Iterable[str] = ("*",),
+                                description: str | None = None) -> WebhookEndpoint:
+        """POST /webhook-endpoints; ``.secret`` is shown only in this answer: store it."""
+        return self._run(accounts.create_webhook_endpoint(url, events, description))
+
+    def list_webhook_endpoints(self) -> list[WebhookEndpoint]:
+        return self._run(accounts.list_webhook_endpoints())
+
+    def get_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint:
+        return self._run(accounts.get_webhook_endpoint(endpoint_id))
+
+    def update_webhook_endpoint(self, endpoint_id: str, **changes: Any) -> WebhookEndpoint:
+        """PATCH: any of ``url``, ``events``, ``description``, ``status`` ("enabled"/"disabled")."""
+        return self._run(accounts.update_webhook_endpoint(endpoint_id, changes))
+
+    def delete_webhook_endpoint(self, endpoint_id: str) -> None:
+        self._run(accounts.delete_webhook_endpoint(endpoint_id))
+
+    def test_webhook_endpoint(self, endpoint_id: str) -> str:
+        """Send a ``ping`` event now; answers its event id."""
+        return self._run(accounts.test_webhook_endpoint(endpoint_id))
+
+    def rotate_webhook_secret(self, endpoint_id: str) -> str:
+        """A new secret; the old one keeps signing beside it for 24 h."""
+        return self._run(accounts.rotate_webhook_secret(endpoint_id))
+
+    def list_webhook_deliveries(self, endpoint_id: str, *, limit: int | None = None,
+                                cursor: str | None = None) -> WebhookDeliveryPage:
+        return self._run(accounts.list_webhook_deliveries(endpoint_id, limit=limit, cursor=cursor))
+
+
+class AsyncAccountMethods:
+    async def _run(self, call: Call[T]) -> T:  # the client's own
+        raise NotImplementedError
+
+    # ---- wallet and webhook endpoints (DECISIONS 12, 13) -------------------------------------------
+
+    async def get_wallet(self) -> Wallet:
+        """GET /booking-api/wallet: pay type, currency and balance (None for reverse_api clients)."""
+        return await self._run(accounts.get_wallet())
+
+    async def list_wallet_entries(self, *, limit: int | None = None, cursor: str | None = None,
+                            created_from: Instant | None = None, created_to: Instant | None = None) -> WalletEntryPage:
+        """GET /booking-api/wallet/entries: one page of the statement, newest first."""
+        return await self._run(accounts.list_wallet_entries(limit=limit, cursor=cursor, created_from=created_from,
+                                                      created_to=created_to))
+
+    async def iter_wallet_entries(self, *, created_from: Instant | None = None, created_to: Instant | None = None,
+                            page_size: int = 100) -> AsyncIterator[WalletEntry]:
+        cursor: str | None = None
+        while True:
+            page = await self.list_wallet_entries(limit=page_size, cursor=cursor, created_from=created_from,
+                                            created_to=created_to)
+            for entry in page.entries:
+                yield entry
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    async def create_webhook_endpoint(self, url: str, events: Iterable[str] = ("*",),
+                                description: str | None = None) -> WebhookEndpoint:
+        """POST /webhook-endpoints; ``.secret`` is shown only in this answer: store it."""
+        return await self._run(accounts.create_webhook_endpoint(url, events, description))
+
+    async def list_webhook_endpoints(self) -> list[WebhookEndpoint]:
+        return await self._run(accounts.list_webhook_endpoints())
+
+    async def get_webhook_endpoint(self, endpoint_id: str) -> WebhookEndpoint:
+        return await self._run(accounts.get_webhook_endpoint(endpoint_id))
+
+    async def update_webhook_endpoint(self, endpoint_id: str, **changes: Any) -> WebhookEndpoint:
+        """PATCH: any of ``url``, ``events``, ``description``, ``status`` ("enabled"/"disabled")."""
+        return await self._run(accounts.update_webhook_endpoint(endpoint_id, changes))
+
+    async def delete_webhook_endpoint(self, endpoint_id: str) -> None:
+        await self._run(accounts.delete_webhook_endpoint(endpoint_id))
+
+    async def test_webhook_endpoint(self, endpoint_id: str) -> str:
+        """Send a ``ping`` event now; answers its event id."""
+        return await self._run(accounts.test_webhook_endpoint(endpoint_id))
+
+    async def rotate_webhook_secret(self, endpoint_id: str) -> str:
+        """A new secret; the old one keeps signing beside it for 24 h."""
+        return await self._run(accounts.rotate_webhook_secret(endpoint_id))
+
+    async def list_webhook_deliveries(self, endpoint_id: str, *, limit: int | None = None,
+                                cursor: str | None = None) -> WebhookDeliveryPage:
+        return await self._run(accounts.list_webhook_deliveries(endpoint_id, limit=limit, cursor=cursor))
