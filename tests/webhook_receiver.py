@@ -34,6 +34,7 @@ class Receiver:
     answers: list[int] = field(default_factory=list)
     status: int = 200
     hang: bool = False
+    delay: float = 0.0  # seconds before answering
     received: list[Delivery] = field(default_factory=list)
     url: str = ""
 
@@ -54,6 +55,8 @@ class Receiver:
         self.received.append(Delivery(headers, orjson.loads(raw), raw, signed_by))
         if self.hang:
             await asyncio.sleep(3600)
+        if self.delay:
+            await asyncio.sleep(self.delay)
         status = self.answers.pop(0) if self.answers else self.status
         return Response(b"", status_code=status)
 

@@ -6,15 +6,18 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import httpx
 from playwright.async_api import BrowserContext, expect
+from sqlalchemy import select
 
 from tests.browser.conftest import ConsoleAs, MakeOperator, sign_in
 from tests.conftest import ClientFactory
 from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
+from transfers.db.tables import admin_audit
 from transfers.operators import service as operators
 from transfers.webauth.http import CONTENT_SECURITY_POLICY
 
@@ -22,7 +25,7 @@ NewContext = Callable[[], Awaitable[BrowserContext]]
 
 
 async def test_sign_in_shows_the_dashboard_and_sign_out_ends_the_session(
-        console_as: ConsoleAs, console_url: str) -> None:
+        console_as: ConsoleAs, console_url: str, db: Database) -> None:
     console = await console_as("support")
     page = console.page
     await expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
@@ -35,6 +38,12 @@ async def test_sign_in_shows_the_dashboard_and_sign_out_ends_the_session(
 
     await page.get_by_role("button", name="Sign out").click()
     await expect(page.get_by_text("You are signed out.")).to_be_visible()
+    async with db.read() as conn:
+        audited = (await conn.execute(select(admin_audit.c.action, admin_audit.c.actor).where(
+            admin_audit.c.subject == f"operator:{console.operator.operator_id}").order_by(admin_audit.c.id))).all()
+    assert [tuple(r) for r in audited] == [("operator.create", "tests"),
+                                           ("operator.sign_in", f"operator:{console.operator.email}"),
+                                           ("operator.sign_out", f"operator:{console.operator.email}")]
     # The old cookie opens nothing any more, even when a copy of it is replayed.
     async with httpx.AsyncClient(cookies={"transfers_console": cookie["value"]}) as client:
         answer = await client.get(f"{console_url}/bookings")
@@ -177,3 +186,20 @@ async def test_sign_in_goes_back_to_the_page_asked_for_and_never_elsewhere(
     await page.get_by_label("Password").fill(operator.password)
     await page.get_by_role("button", name="Sign in").click()
     await expect(page).to_have_url(f"{console_url}/")
+
+
+async def test_a_database_that_cannot_be_reached_gets_a_page_not_a_traceback(
+        workdir: Path, clock: ShiftedClock) -> None:
+    from tests.conftest import make_settings
+    from transfers.app import create_app
+
+    settings = make_settings("postgresql://postgres@127.0.0.1:1/nowhere", workdir)
+    app = create_app(settings, clock=clock, configure_logs=False)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://console.test",
+                                 cookies={"transfers_console": "some-token"}) as client:
+        answer = await client.get("/console/bookings")
+    assert answer.status_code == 503 and answer.headers["retry-after"] == "5"
+    assert "The database cannot be reached just now" in answer.text and "Traceback" not in answer.text
+    assert answer.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    await app.state.services.db.dispose()

@@ -241,9 +241,13 @@ async def test_a_hanging_endpoint_delays_neither_other_endpoints_nor_creates(
             await book(http, key)
             return time.perf_counter() - began
 
-        with_hanging = [await latency(busy_key) for _ in range(5)]
-        without = [await latency(calm_key) for _ in range(5)]
-        assert statistics.median(with_hanging) < statistics.median(without) * 1.5 + 0.05, (with_hanging, without)
+        with_hanging, without = [], []
+        for _ in range(7):  # interleaved, so a busy moment of the shared machine hits both alike
+            with_hanging.append(await latency(busy_key))
+            without.append(await latency(calm_key))
+        # A create writes one event row whatever the endpoints: no measurable difference (the bench
+        # measures it precisely; here only "not slowed by the hanging endpoints" on a shared machine).
+        assert statistics.median(with_hanging) < statistics.median(without) * 1.5 + 0.1, (with_hanging, without)
     finally:
         stopping.set()
         await asyncio.wait_for(loop, timeout=svc.settings.webhook_timeout_seconds + 5)

@@ -215,3 +215,22 @@ async def test_a_card_edit_changes_the_next_search(
     after = company(await search_at(http, key, "BHX", point=point), "Hosted Birmingham")
     assert {v["type"]: v["price"] for v in before} == {"SEDAN": 40.0, "MINIVAN": 60.0}
     assert {v["type"]: v["price"] for v in after} == {"SEDAN": 77.0, "MINIVAN": 60.0}
+
+
+async def test_a_date_blacked_out_after_the_search_cannot_be_booked(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_hosted: HostedFactory, db: Database,
+    clock: ShiftedClock,
+) -> None:
+    from transfers.hosted import service as hosted_service
+
+    client_id, key = await make_client(balance="300.00")
+    partner_id = await make_hosted(airports=("CWL",), name="Hosted Cardiff")
+    point = {"type": "POINT", "lat": 51.4816, "lng": -3.1791, "name": "Cardiff"}
+    pickup = future_local(days=15)
+    found = await search_at(http, key, "CWL", point=point, pickup_datetime=pickup)
+    sedan = company(found, "Hosted Cardiff")[0]
+    await hosted_service.set_rate_card(db, clock, partner_id, example_card(blackout_dates=[pickup[:10]]),
+                                       actor="tests")
+    refused = await http.post(BOOKING, json=booking_body(found["search_id"], sedan["vehicle_id"]), headers=bearer(key))
+    assert refused.status_code == 409 and refused.json()["code"] == "VEHICLE_UNAVAILABLE"
+    assert await balance_of(db, client_id) == Decimal("300.00")

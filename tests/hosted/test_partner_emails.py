@@ -190,3 +190,30 @@ async def test_without_smtp_url_the_mail_is_logged_not_sent(
     assert [(e["status"], e["recipients"]) for e in await emails_of(db, booking["reservation_no"])] == [
         ("logged", ["ops@leeds-cars.example"])]
     await asyncio.sleep(0)
+
+
+async def test_an_amendment_is_taken_in_process_and_mailed(
+    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_hosted: HostedFactory,
+    db: Database, clock: ShiftedClock, smtp: tuple[Inbox, int],
+) -> None:
+    inbox, port = smtp
+    _, key = await make_client()
+    partner_id = await make_hosted(airports=("BOH",), name="Hosted Bournemouth")
+    await create_partner_user(db, clock, partner_id=partner_id, email="desk@bournemouth-cars.example", password=None,
+                              actor="tests")
+    booking = await book_hosted(http, key, "BOH", "Hosted Bournemouth")
+    no = booking["reservation_no"]
+    changed = await http.patch(BOOKING, params={"reservation_no": no}, json={"passenger": {"surname": "Byron"}},
+                               headers=bearer(key))
+    assert changed.status_code == 202, changed.text
+    dispatcher = svc_of(service).dispatcher
+    assert dispatcher is not None
+    for _ in range(3):
+        clock.advance(timedelta(minutes=1))
+        await dispatcher.run_once(limit=200)
+    seen = (await http.get(BOOKING, params={"reservation_no": no}, headers=bearer(key))).json()
+    assert seen["amendment"]["status"] == "APPLIED" and seen["passenger"]["surname"] == "Byron"
+    async with worker_services(service, clock, port) as svc:
+        await mail.send_due(svc)
+    subjects = [m["Subject"] for _, m in inbox.messages if no in m["Subject"]]
+    assert subjects == [f"New booking {no}: please accept or decline", f"Booking {no} was changed"]

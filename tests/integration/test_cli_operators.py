@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 from sqlalchemy import func, select
 
 from tests.integration.test_cli_clients import cli_env  # noqa: F401  (the fixture)
+from tests.servers import LiveServer
 from transfers.cli.main import cli
 from transfers.clock import ShiftedClock
 from transfers.config import get_settings
@@ -20,7 +21,7 @@ from transfers.db.engine import Database
 from transfers.db.tables import admin_audit, operators, web_sessions
 from transfers.webauth.passwords import verify_password
 from transfers.webauth.realm import Realm
-from transfers.webauth.sessions import open_session
+from transfers.webauth.sessions import open_session, token_hash
 
 
 def _invoke(args: Sequence[str], env: dict[str, str], stdin: str | None) -> Result:
@@ -110,3 +111,28 @@ async def test_disable_ends_every_session(cli_env: dict[str, str], db: Database,
 async def test_help(cli_env: dict[str, str], args: tuple[str, ...]) -> None:  # noqa: F811
     result = await run_cli(cli_env, *args)
     assert result.exit_code == 0 and "Usage" in result.output
+
+
+async def test_the_jobs_prune_ended_sessions_and_old_sign_in_failures(
+        db: Database, clock: ShiftedClock, service: LiveServer) -> None:
+    from datetime import timedelta
+
+    from transfers.jobs import scheduled
+    from transfers.webauth import repository as web_repo
+
+    realm = Realm(name="console", cookie_name="c", path="/console", login_path="/console/login",
+                  secure_cookie=False)
+    now = clock.now()
+    async with db.write() as conn:
+        old = await open_session(conn, realm, 424242, now - timedelta(hours=13))  # past its 12 h
+        fresh = await open_session(conn, realm, 424242, now)
+        await web_repo.record_failure(conn, realm="console", email="pruned@example.com",
+                                      now=now - timedelta(days=2))
+        await web_repo.record_failure(conn, realm="console", email="pruned@example.com", now=now)
+    counts = await scheduled.run_all(service.app.state.services)
+    assert counts["sessions_pruned"] >= 2
+    async with db.read() as conn:
+        assert await web_repo.session_by_token(conn, "console", token_hash(old.token)) is None
+        assert await web_repo.session_by_token(conn, "console", token_hash(fresh.token)) is not None
+        assert len(await web_repo.failures_since(conn, "console", "pruned@example.com",
+                                                 now - timedelta(days=3))) == 1

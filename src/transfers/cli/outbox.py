@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 import click
 
 from transfers.bookings.state import TERMINAL, BookingStatus
@@ -12,6 +15,7 @@ from transfers.db.engine import Database
 from transfers.outbox import repository as repo
 from transfers.outbox.models import ListedMessage
 from transfers.outbox.retry import RetryRefused, retry_message
+from transfers.webhooks import repository as hooks_repo
 from transfers.webhooks.retry import retry_webhook_delivery
 
 LIST_COLUMNS = ["id", "kind", "reservation_no", "partner", "status", "attempts", "next_attempt", "deadline",
@@ -20,35 +24,67 @@ LIST_COLUMNS = ["id", "kind", "reservation_no", "partner", "status", "attempts",
 
 @click.group("outbox")
 def outbox_group() -> None:
-    """Partner deliveries: booking.create and booking.update messages."""
+    """Partner deliveries (booking.create, booking.update, booking.amend) and client webhook deliveries."""
 
 
 @outbox_group.command("list")
-@click.option("--failed", is_flag=True, help="messages whose delivery stopped: failed (refused) or expired")
-@click.option("--pending", is_flag=True, help="messages still being delivered")
+@click.option("--failed", is_flag=True, help="deliveries that stopped: failed (refused) or expired")
+@click.option("--pending", is_flag=True, help="deliveries still being attempted")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--json", "as_json", is_flag=True, help="one JSON array instead of a table")
 def outbox_list(failed: bool, pending: bool, limit: int, as_json: bool) -> None:
-    """Outbox messages, newest first (every status unless --failed and/or --pending). Times are UTC."""
+    """Partner messages and client webhook deliveries (issue 14), newest first (every status unless
+    --failed and/or --pending). A webhook delivery's ID is shown as ``w<id>`` and its KIND as
+    ``webhook:<event type>``, its PARTNER column names the client; retry it with ``outbox retry w<id>``.
+    Times are UTC."""
     statuses: list[str] | None = None
+    hook_statuses: list[str] | None = None
     if failed or pending:
         statuses = [*(repo.GAVE_UP if failed else ()), *((repo.PENDING,) if pending else ())]
+        hook_statuses = [*((hooks_repo.FAILED,) if failed else ()), *((hooks_repo.PENDING,) if pending else ())]
 
-    async def load(db: Database, _clock: SystemClock) -> list[ListedMessage]:
+    async def load(db: Database, _clock: SystemClock) -> tuple[list[ListedMessage], list[dict[str, Any]]]:
         async with db.read() as conn:
-            return await repo.list_messages(conn, statuses=statuses, limit=limit)
+            return (await repo.list_messages(conn, statuses=statuses, limit=limit),
+                    await hooks_repo.list_for_operator(conn, statuses=hook_statuses, limit=limit))
 
-    rows = with_db(load)
+    messages, hooks = with_db(load)
+    rows: list[tuple[datetime, list[Any], dict[str, Any]]] = []
+    for r in messages:
+        m = r.message
+        rows.append((m.created_at, [m.id, m.kind, r.reservation_no, f"{m.partner_id} {r.partner_name}", m.status,
+                                    m.attempts, m.next_attempt_at if m.status == repo.PENDING else None,
+                                    m.deadline_at, m.last_error], r.as_dict()))
+    for h in hooks:
+        rows.append((h["created_at"], [f"w{h['id']}", f"webhook:{h['type']}", h["reservation_no"],
+                                       f"client {h['client_id']}", h["status"], h["attempts"],
+                                       h["next_attempt_at"] if h["status"] == hooks_repo.PENDING else None,
+                                       h["deadline_at"], h["last_error"]],
+                     {"id": f"w{h['id']}", "source": "webhook", "kind": f"webhook:{h['type']}", **{
+                         k: v for k, v in h.items() if k != "id"}}))
+    rows.sort(key=lambda row: row[0], reverse=True)
+    rows = rows[:limit]
     if as_json:
-        print_json(jsonable([r.as_dict() for r in rows]))
+        print_json(jsonable([data for _, _, data in rows]))
         return
-    click.echo(render(
-        LIST_COLUMNS,
-        [[m.id, m.kind, r.reservation_no, f"{m.partner_id} {r.partner_name}", m.status, m.attempts,
-          m.next_attempt_at if m.status == repo.PENDING else None, m.deadline_at, m.last_error]
-         for r in rows for m in (r.message,)],
-        max_width={"partner": 24, "last_error": 60}, right={"id", "attempts"},
-    ))
+    click.echo(render(LIST_COLUMNS, [cells for _, cells, _ in rows],
+                      max_width={"partner": 24, "last_error": 60}, right={"id", "attempts"}))
+
+
+class WebhookOrMessageId(click.ParamType[tuple[int, bool]]):
+    """An outbox message id (``12``) or, as ``outbox list`` shows them, a webhook delivery's (``w12``)."""
+
+    name = "ID"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[int, bool]:
+        if isinstance(value, tuple):
+            return value
+        text = str(value)
+        webhook = text[:1] in ("w", "W")
+        digits = text[1:] if webhook else text
+        if not digits.isascii() or not digits.isdigit():
+            self.fail(f"{text!r} is not a message id (12) or a webhook delivery id (w12)", param, ctx)
+        return int(digits), webhook
 
 
 ENDED = ", ".join(sorted(s.value for s in TERMINAL if s is not BookingStatus.DEFAULT))
@@ -66,20 +102,21 @@ rejected when its delivery stopped: the client amends again).
 
 
 @outbox_group.command("retry", help=RETRY_HELP, short_help="Send a failed or expired message again.")
-@click.argument("outbox_id", type=int)
+@click.argument("outbox_id", type=WebhookOrMessageId())
 @click.option("--webhook", is_flag=True,
               help="ID is a client webhook delivery's (DECISIONS 13): a failed one is sent again, same event, "
                    "deadline now + 24 h; refused when delivered, pending, or its endpoint is disabled or deleted")
-def outbox_retry(outbox_id: int, webhook: bool) -> None:
+def outbox_retry(outbox_id: tuple[int, bool], webhook: bool) -> None:
+    number, webhook = outbox_id[0], webhook or outbox_id[1]  # "w12": webhook delivery 12 (outbox list)
     who = actor()
     cfg = settings()
     try:
         if webhook:
-            retried = with_db(lambda db, clock: retry_webhook_delivery(db, clock, outbox_id, actor=who))
+            retried = with_db(lambda db, clock: retry_webhook_delivery(db, clock, number, actor=who))
             print_json(retried.as_dict())
             return
         result = with_db(lambda db, clock: retry_message(
-            db, clock, outbox_id, before_pickup_hours=cfg.delivery_deadline_before_pickup_hours, actor=who))
+            db, clock, number, before_pickup_hours=cfg.delivery_deadline_before_pickup_hours, actor=who))
     except RetryRefused as exc:
         fail(str(exc))
         return

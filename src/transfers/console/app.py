@@ -26,8 +26,9 @@ from transfers.console.routes import (
     partner_users,
     partners,
 )
+from transfers.db.errors import is_database_unavailable
 from transfers.services import Services
-from transfers.webauth.http import CsrfRefused, SecurityHeaders, SignInRequired
+from transfers.webauth.http import CsrfRefused, SecurityHeaders, SignInRequired, add_security_headers
 
 CSRF_MESSAGE = ("This form was refused: its security token is missing or out of date. Nothing was changed. "
                 "Reload the page and try again.")
@@ -75,6 +76,21 @@ def _install_error_pages(app: FastAPI) -> None:
         return page(request, "error.html", {"heading": f"Error {status}", "message": message}, status_code=status,
                     title=f"Error {status}")
 
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        """An HTML page instead of the API's JSON envelope; the error itself propagates to the
+        outer plumbing afterwards, which logs it with the request id (as for any request)."""
+        request_id = request.scope.get("state", {}).get("request_id", "")
+        if is_database_unavailable(exc):
+            response = page(request, "error.html", {"heading": "Unavailable", "message": (
+                "The database cannot be reached just now; nothing was changed. Try again in a moment.")},
+                status_code=503, title="Unavailable")
+            response.headers["Retry-After"] = "5"
+            return add_security_headers(response)
+        return add_security_headers(page(request, "error.html", {"heading": "Something went wrong", "message": (
+            f"Nothing is known to have changed; look before trying again. Quote request id {request_id} to "
+            "whoever runs the service.")}, status_code=500, title="Error"))
+
+    app.add_exception_handler(Exception, unexpected)
     app.add_exception_handler(SignInRequired, sign_in_required)
     app.add_exception_handler(CsrfRefused, csrf_refused)
     app.add_exception_handler(Forbidden, forbidden)

@@ -42,4 +42,6 @@ def mail_kind(kind: str, payload: dict[str, Any]) -> str | None:
         return "booking.new"
     if kind == "booking.update" and payload.get("status") == "CANCELLED":
         return "booking.cancelled"
+    if kind == "booking.amend":  # the client changed the trip: the drivers must know
+        return "booking.amended"
     return None

@@ -1,4 +1,4 @@
-"""E-mails to a partner's users: a new booking, a cancellation (DECISIONS 16).
+"""E-mails to a partner's users: a new booking, a cancellation (DECISIONS 16), an amendment.
 
 Written as a ``partner_emails`` row in the transaction of the delivery that reports the change
 (``outbox/dispatcher.py``, for hosted partners), and sent by the worker (``send_due``, a scheduled
@@ -34,7 +34,11 @@ log = structlog.get_logger("transfers.mail")
 BATCH = 20
 EMAIL_GIVE_UP = timedelta(hours=24)
 SUBJECTS = {"booking.new": "New booking {no}: please accept or decline",
-            "booking.cancelled": "Booking {no} was cancelled"}
+            "booking.cancelled": "Booking {no} was cancelled",
+            "booking.amended": "Booking {no} was changed"}
+OPENINGS = {"booking.new": "A new booking is waiting for you. Accept it with a driver, or decline it, in the portal:",
+            "booking.cancelled": "This booking was cancelled; the ride is off.",
+            "booking.amended": "The client changed this booking; here it is as it stands now:"}
 
 
 async def enqueue(conn: AsyncConnection, message: OutboxMessage, kind: str, now: datetime) -> None:
@@ -59,8 +63,7 @@ def compose(kind: str, booking: Booking, recipients: list[str], *, partner_name:
     lines = [
         f"Hello {partner_name},",
         "",
-        "A new booking is waiting for you. Accept it with a driver, or decline it, in the portal:"
-        if kind == "booking.new" else "This booking was cancelled; the ride is off.",
+        OPENINGS[kind],
         "",
         f"Booking:    {no}",
         f"Pickup:     {pickup.strftime('%Y-%m-%d %H:%M')} ({booking.airport_iata} local time)",

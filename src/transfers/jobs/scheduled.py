@@ -22,6 +22,7 @@ from transfers.outbox.dispatcher import EFFECTS, Ending
 from transfers.outbox.kinds import MessageKind
 from transfers.partners import health_repository
 from transfers.services import Services
+from transfers.webauth import sessions as web_sessions
 
 log = structlog.get_logger("transfers.jobs")
 ACTOR = "system:jobs"
@@ -80,6 +81,12 @@ async def prune_partner_health(svc: Services) -> int:
         return await health_repository.prune_before(conn, cutoff, limit=BATCH)
 
 
+async def prune_web_sessions(svc: Services) -> int:
+    """Ended console and portal sessions, and sign-in failures older than a day (issue 13)."""
+    async with svc.db.write() as conn:
+        return await web_sessions.prune(conn, svc.clock.now(), limit=BATCH)
+
+
 MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction
 
 
@@ -106,6 +113,7 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     # issue 16: hosted partners' unaccepted bookings declined; e-mails to partner users sent
     ("auto_decline_hosted", "auto_declined", hosted_jobs.auto_decline),
     ("partner_emails", "emailed", hosted_mail.send_due),
+    ("prune_web_sessions", "sessions_pruned", prune_web_sessions),  # issue 13
 )
 
 

@@ -108,3 +108,11 @@ async def active_operator(db: Database, operator_id: int) -> Operator | None:
     if row is None or row["status"] != OperatorStatus.ACTIVE.value:
         return None
     return operator_of(row)
+
+
+async def record_session_event(db: Database, clock: Clock, operator: Operator, action: str) -> None:
+    """An operator signed in or out (``operator.sign_in`` / ``operator.sign_out``) in the audit log."""
+    async with db.write() as conn:
+        await record_admin_action(conn, actor=operator.actor, action=action,
+                                  subject=f"operator:{operator.operator_id}", details={}, now=clock.now())
+

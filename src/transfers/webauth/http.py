@@ -94,6 +94,14 @@ def check_csrf(session: Session, form: FormData | Mapping[str, object]) -> None:
         raise CsrfRefused()
 
 
+def add_security_headers(response: Response) -> Response:
+    """For answers made outside ``SecurityHeaders`` (Starlette renders a last-resort error handler's
+    page in its outermost middleware, around the app's own)."""
+    for name, value in (*SECURITY_HEADERS, NO_STORE):
+        response.headers[name.decode()] = value.decode()
+    return response
+
+
 class SecurityHeaders:
     """ASGI middleware for a realm's sub-application: the security headers above on every answer
     (pages, errors, static files), and ``Cache-Control: no-store`` on everything but static files,

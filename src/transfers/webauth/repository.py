@@ -41,8 +41,11 @@ async def delete_user_sessions(conn: AsyncConnection, realm: str, user_id: int) 
     return int(result.rowcount)
 
 
-async def delete_expired_sessions(conn: AsyncConnection, now: datetime) -> int:
-    result = await conn.execute(delete(web_sessions).where(web_sessions.c.expires_at <= now))
+async def delete_expired_sessions(conn: AsyncConnection, now: datetime, *, limit: int) -> int:
+    """Up to ``limit`` sessions past their absolute end (idle ones end on their next use, or here
+    once their absolute end passes too)."""
+    ids = select(web_sessions.c.id).where(web_sessions.c.expires_at <= now).limit(limit).scalar_subquery()
+    result = await conn.execute(delete(web_sessions).where(web_sessions.c.id.in_(ids)))
     return int(result.rowcount)
 
 
@@ -62,6 +65,8 @@ async def clear_failures(conn: AsyncConnection, realm: str, email: str) -> None:
         web_signin_failures.c.realm == realm, web_signin_failures.c.email == email))
 
 
-async def delete_failures_before(conn: AsyncConnection, cutoff: datetime) -> int:
-    result = await conn.execute(delete(web_signin_failures).where(web_signin_failures.c.created_at < cutoff))
+async def delete_failures_before(conn: AsyncConnection, cutoff: datetime, *, limit: int) -> int:
+    ids = select(web_signin_failures.c.id).where(web_signin_failures.c.created_at < cutoff).limit(limit) \
+        .scalar_subquery()
+    result = await conn.execute(delete(web_signin_failures).where(web_signin_failures.c.id.in_(ids)))
     return int(result.rowcount)

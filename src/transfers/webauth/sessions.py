@@ -82,3 +82,14 @@ async def end_session(db: Database, realm: Realm, token: str | None) -> bool:
 async def end_user_sessions(conn: AsyncConnection, realm: Realm | str, user_id: int) -> int:
     """Every session of one user (an account disabled, a password changed), in the caller's transaction."""
     return await repo.delete_user_sessions(conn, realm if isinstance(realm, str) else realm.name, user_id)
+
+
+FAILURES_KEPT = timedelta(days=1)  # far longer than any throttle window: enough to look back at an attack
+
+
+async def prune(conn: AsyncConnection, now: datetime, *, limit: int) -> int:
+    """Sessions past their end and sign-in failures older than a day, every realm; at most ``limit``
+    of each per call (the scheduled job drains a backlog batch by batch)."""
+    ended = await repo.delete_expired_sessions(conn, now, limit=limit)
+    return ended + await repo.delete_failures_before(conn, now - FAILURES_KEPT, limit=limit)
+

@@ -167,8 +167,9 @@ class WebhookDispatcher:
                                         limit=limit, per_endpoint=self.per_endpoint, busy=busy)
 
     def _lease_seconds(self) -> float:
-        # Longer than an attempt can take (the deadline plus recording); a killed worker's lease ends soon.
-        return max(30.0, self.svc.settings.webhook_timeout_seconds * 4)
+        # The outbox's lease (TRANSFERS_OUTBOX_LEASE_SECONDS), and never shorter than two attempts'
+        # deadlines: a killed worker's deliveries are sent again once it ends.
+        return max(float(self.svc.settings.outbox_lease_seconds), self.svc.settings.webhook_timeout_seconds * 2)
 
     async def deliver(self, delivery: dict[str, Any]) -> None:
         endpoint = delivery["endpoint_id"]

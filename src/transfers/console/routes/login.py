@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import structlog
 from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -23,6 +24,7 @@ from transfers.webauth.sessions import end_session
 from transfers.webauth.signin import MAX_EMAIL_CHARS, Outcome, sign_in
 
 router = APIRouter()
+log = structlog.get_logger("transfers.console")
 NOTICES = {
     "ended": "Your session has ended, so nothing was done. Sign in and try again.",
     "signed_out": "You are signed out.",
@@ -69,11 +71,16 @@ async def login_submit(request: Request) -> Response:
                            next_path=next_path)
     result = await sign_in(svc.db, svc.clock, realm, email, password, operators.credentials)
     if result.outcome is Outcome.LOCKED:
+        log.warning("console_sign_in_locked", locked_until=result.locked_until.isoformat()
+                    if result.locked_until else None)
         error = f"Too many failed sign-ins for this email. Try again after {utc(result.locked_until)}."
         return _login_page(request, status_code=429, email=shown, next_path=next_path, error=error)
     if result.outcome is not Outcome.SIGNED_IN or result.opened is None:
         return _login_page(request, status_code=401, error="Wrong email or password.", email=shown,
                            next_path=next_path)
+    operator = await operators.active_operator(svc.db, result.opened.session.user_id)
+    if operator is not None:
+        await operators.record_session_event(svc.db, svc.clock, operator, "operator.sign_in")
     response = RedirectResponse(next_path, status_code=303)
     set_session_cookie(response, realm, result.opened.token)
     response.delete_cookie(realm.login_csrf_cookie, path=realm.path)
@@ -85,6 +92,7 @@ async def logout(request: Request, viewer: Signed) -> Response:
     await viewer.form(request)  # CSRF: nobody signs an operator out from another site
     svc, realm = services(request), realm_of(request)
     await end_session(svc.db, realm, session_token(request, realm))
+    await operators.record_session_event(svc.db, svc.clock, viewer.operator, "operator.sign_out")
     response = RedirectResponse(f"{PREFIX}/login?signed_out=1", status_code=303)
     clear_session_cookie(response, realm)
     return response
