@@ -1,10 +1,12 @@
 """Opaque keyset cursors over one row id, bound to the client and to the list they page (issue 14:
 the wallet statement, the webhook delivery log).
 
-Same contract as the booking list's cursor (``bookings/listing.py``): base64url of the position
-with an HMAC tag keyed by the deployment's secret, so an edited, truncated, foreign or other-list
-cursor is refused with ``INVALID_CURSOR`` instead of silently starting somewhere else. Pages are
-newest first by id; the next page starts strictly below the cursor's id.
+Every cursor the service issues is sealed here (``seal``/``unseal``; the booking list's
+``(created_at, id)`` cursor in ``bookings/listing.py`` too): base64url of the position with an HMAC
+tag keyed by the deployment's secret, so an edited, truncated, foreign or other-list cursor is
+refused with ``INVALID_CURSOR`` instead of silently starting somewhere else. The ``limit`` rule
+(1..100, default 20) is shared the same way. Pages are newest first by id; the next page starts
+strictly below the cursor's id.
 """
 
 from __future__ import annotations
@@ -37,15 +39,40 @@ def parse_limit(value: str | None) -> int:
     return int(value)
 
 
-def _tag(box: SecretBox, purpose: str, owner: int, payload: str) -> bytes:
-    key = box.derive(f"cursor:{purpose}")
+def seal(key: bytes, owner: int, payload: str) -> str:
+    """``payload`` (ASCII, the position) as an opaque cursor: base64url of ``payload|tag``, the tag an
+    HMAC of the owner and the payload under ``key``, so a cursor only works for whom it was issued.
+    Shared by every list the service pages (this module's id cursors, the booking list's)."""
+    raw = payload.encode() + b"|" + _tag(key, owner, payload)
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def unseal(key: bytes, owner: int, cursor: str) -> str | None:
+    """The payload ``seal`` put in ``cursor``, or None when it is not a cursor sealed with ``key`` for
+    ``owner`` (empty, too long, not base64url, edited, truncated, foreign); the caller reads the
+    payload and answers ``INVALID_CURSOR`` for None."""
+    if not cursor or len(cursor) > MAX_CURSOR_CHARS or not cursor.isascii():
+        return None
+    try:
+        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    body, sep, tag = raw[:-_TAG_BYTES - 1], raw[-_TAG_BYTES - 1:-_TAG_BYTES], raw[-_TAG_BYTES:]
+    try:
+        payload = body.decode("ascii")
+    except UnicodeDecodeError:
+        return None
+    if sep != b"|" or not hmac.compare_digest(tag, _tag(key, owner, payload)):
+        return None
+    return payload
+
+
+def _tag(key: bytes, owner: int, payload: str) -> bytes:
     return hmac.new(key, f"{owner}|{payload}".encode(), hashlib.sha256).digest()[:_TAG_BYTES]
 
 
 def encode(box: SecretBox, purpose: str, owner: int, last_id: int) -> str:
-    payload = f"{_VERSION}|{last_id}"
-    raw = payload.encode() + b"|" + _tag(box, purpose, owner, payload)
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return seal(box.derive(f"cursor:{purpose}"), owner, f"{_VERSION}|{last_id}")
 
 
 def decode(box: SecretBox, purpose: str, owner: int, cursor: str | None) -> int | None:
@@ -53,21 +80,10 @@ def decode(box: SecretBox, purpose: str, owner: int, cursor: str | None) -> int 
     one this service issued to ``owner`` for ``purpose``."""
     if cursor is None:
         return None
-    refused = ServiceError(ErrorCode.INVALID_CURSOR)
-    if not cursor or len(cursor) > MAX_CURSOR_CHARS or not cursor.isascii():
-        raise refused
-    try:
-        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
-    except (binascii.Error, ValueError):
-        raise refused from None
-    body, sep, tag = raw[:-_TAG_BYTES - 1], raw[-_TAG_BYTES - 1:-_TAG_BYTES], raw[-_TAG_BYTES:]
-    try:
-        payload = body.decode("ascii")
-    except UnicodeDecodeError:
-        raise refused from None
-    if sep != b"|" or not hmac.compare_digest(tag, _tag(box, purpose, owner, payload)):
-        raise refused
+    payload = unseal(box.derive(f"cursor:{purpose}"), owner, cursor)
+    if payload is None:
+        raise ServiceError(ErrorCode.INVALID_CURSOR)
     version, _, id_text = payload.partition("|")
     if version != _VERSION or not id_text.isdigit():
-        raise refused
+        raise ServiceError(ErrorCode.INVALID_CURSOR)
     return int(id_text)

@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from tests.api.test_booking_lifecycle import svc_of
 from tests.browser.conftest import ConsoleAs
-from tests.conftest import ClientFactory
+from tests.conftest import ClientFactory, PartnerFactory
 from tests.helpers import search_body
 from tests.servers import LiveServer, free_port
 from transfers.db.engine import Database
@@ -139,3 +139,34 @@ async def test_unknown_and_malformed_partner_and_client_pages_answer_404(
         answer = await page.request.get(f"{console_url}{path}")
         assert answer.status == 404, path
         assert "Not found" in await answer.text()
+
+
+async def test_the_dashboard_lists_partners_whose_searches_failed_in_the_hour(
+    console_as: ConsoleAs, console_url: str, service: LiveServer, make_client: ClientFactory,
+    make_partner: PartnerFactory, db: Database,
+) -> None:
+    _, key = await make_client()
+    _, partner_id, _ = await make_partner(airports=("CWL",), name="Flaky Cars", mode="status", status_code=502)
+    async with httpx.AsyncClient(base_url=service.url, timeout=30) as http:
+        for _ in range(2):
+            found = await http.post(SEARCH, headers={"Authorization": f"Bearer {key}"},
+                                    json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "CWL"}))
+            assert found.status_code == 200 and found.json()["vehicles"] == []
+    svc = svc_of(service)
+
+    async def write(tallies: dict[health.Key, health.Tally]) -> None:
+        await health_repository.add_tallies(svc.db, tallies)
+
+    await health.flush(svc.health, write)
+    for _ in range(50):  # the service's own flusher may hold the counts in its transaction
+        async with db.read() as conn:
+            (seen,) = await health_repository.last_hour(conn, svc.clock.now(), [partner_id])
+        if seen.errors >= 2:
+            break
+    page = (await console_as("support")).page
+    row = page.locator("#erring ~ table").get_by_role("row").filter(has_text="Flaky Cars")
+    await expect(row).to_contain_text("2 of 2")
+    await expect(row).to_contain_text("http_error: 2")
+    await row.get_by_role("link", name="Flaky Cars").click()
+    await expect(page.locator("#h-health + table").get_by_role("row").filter(has_text="Errors")) \
+        .to_contain_text("2 (http_error: 2)")

@@ -19,10 +19,6 @@ value, as the published schema says).
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,23 +27,17 @@ from typing import Any
 from sqlalchemy import and_, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
+from transfers import paging
 from transfers.bookings.models import Booking
 from transfers.bookings.resource import booking_resource
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal
 from transfers.db.tables import bookings
 from transfers.errors import ErrorCode, ServiceError
+from transfers.paging import DEFAULT_LIMIT, invalid_filter, parse_limit
 from transfers.services import Services
 
-DEFAULT_LIMIT = 20
-MAX_LIMIT = 100
-MAX_CURSOR_CHARS = 200
 _CURSOR_VERSION = "1"
-_TAG_BYTES = 16
-
-
-def invalid_filter(message: str) -> ServiceError:
-    return ServiceError(ErrorCode.INVALID_FILTER, message)
 
 
 def invalid_cursor() -> ServiceError:
@@ -100,14 +90,6 @@ def parse_instant(name: str, value: str | None) -> datetime | None:
     return moment.astimezone(UTC)
 
 
-def parse_limit(value: str | None) -> int:
-    if value is None:
-        return DEFAULT_LIMIT
-    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_LIMIT:
-        raise invalid_filter(f"limit must be an integer from 1 to {MAX_LIMIT}.")
-    return int(value)
-
-
 def parse_filter(svc: Services, client: ClientPrincipal, *, statuses: Sequence[str], pickup_from: str | None,
                  pickup_to: str | None, created_from: str | None, created_to: str | None,
                  limit: str | None, cursor: str | None) -> BookingFilter:
@@ -130,30 +112,18 @@ def _range(low_name: str, low: str | None, high_name: str, high: str | None) -> 
 
 # ---- the cursor -----------------------------------------------------------------------------------
 
-def _tag(svc: Services, client: ClientPrincipal, payload: str) -> bytes:
-    key = svc.box.derive("booking-list-cursor")
-    return hmac.new(key, f"{client.client_id}|{payload}".encode(), hashlib.sha256).digest()[:_TAG_BYTES]
+def _cursor_key(svc: Services) -> bytes:
+    return svc.box.derive("booking-list-cursor")
 
 
 def encode_cursor(svc: Services, client: ClientPrincipal, position: Position) -> str:
     payload = f"{_CURSOR_VERSION}|{position.created_at.astimezone(UTC).isoformat()}|{position.booking_id}"
-    raw = payload.encode() + b"|" + _tag(svc, client, payload)
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return paging.seal(_cursor_key(svc), client.client_id, payload)
 
 
 def decode_cursor(svc: Services, client: ClientPrincipal, cursor: str) -> Position:
-    if not cursor or len(cursor) > MAX_CURSOR_CHARS or not cursor.isascii():
-        raise invalid_cursor()
-    try:
-        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
-    except (binascii.Error, ValueError):
-        raise invalid_cursor() from None
-    body, sep, tag = raw[:-_TAG_BYTES - 1], raw[-_TAG_BYTES - 1:-_TAG_BYTES], raw[-_TAG_BYTES:]
-    try:
-        payload = body.decode("ascii")
-    except UnicodeDecodeError:
-        raise invalid_cursor() from None
-    if sep != b"|" or not hmac.compare_digest(tag, _tag(svc, client, payload)):
+    payload = paging.unseal(_cursor_key(svc), client.client_id, cursor)
+    if payload is None:
         raise invalid_cursor()
     version, _, rest = payload.partition("|")
     created_text, _, id_text = rest.partition("|")

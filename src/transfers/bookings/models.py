@@ -5,8 +5,10 @@ of the operator's list).
 Every field is the ``bookings`` column of that name (tests/unit/test_typed_rows.py pins them, and
 that the resource reads nothing else). ``from_row`` takes a row mapping by a fixed field list and
 validates nothing beyond naming the status: the rows were written by this service, and GET booking
-builds one per request (bench/README.md). The dataclasses are frozen: a status change answers a new
-``Booking`` (``moved``), so a caller never holds a row that silently differs from what was written.
+builds one per request (bench/README.md). The rows are read-only (``transfers/rows.row_type``: frozen
+to the type checker, a plain slotted dataclass's cheap constructor at run time): a status change
+answers a new ``Booking`` (``moved``), so a caller never holds a row that silently differs from what
+was written.
 
 How to add a field to the BookingResource: README "Layout", "Add a field to the BookingResource".
 """
@@ -17,12 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any
 
 from transfers.bookings.state import BookingStatus
+from transfers.rows import row_type
 
 
-@dataclass(frozen=True, slots=True)
+@row_type
 class Booking:
     """One ``bookings`` row."""
 
@@ -83,7 +87,7 @@ class Booking:
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Booking:
         """From a row with (at least) every column, by name: a dict or a SQLAlchemy RowMapping."""
-        values = [row[name] for name in BOOKING_FIELDS]
+        values = list(_GET_BOOKING(row))
         values[_STATUS_AT] = BookingStatus(values[_STATUS_AT])
         return cls(*values)
 
@@ -99,7 +103,7 @@ class Booking:
         return {name: getattr(self, name) for name in BOOKING_FIELDS}
 
 
-@dataclass(frozen=True, slots=True)
+@row_type
 class BookingView:
     """The columns ``bookings/resource.booking_resource`` reads, and only those: GET booking reads
     exactly these (decoding the other columns of a row was measurable on that path)."""
@@ -140,7 +144,7 @@ class BookingView:
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> BookingView:
-        values = [row[name] for name in VIEW_FIELDS]
+        values = list(_GET_VIEW(row))
         values[_VIEW_STATUS_AT] = BookingStatus(values[_VIEW_STATUS_AT])
         return cls(*values)
 
@@ -174,5 +178,8 @@ class ListedBooking:
 BOOKING_FIELDS = tuple(f.name for f in fields(Booking))
 VIEW_FIELDS = tuple(f.name for f in fields(BookingView))
 LISTED_FIELDS = tuple(f.name for f in fields(ListedBooking))
+# The columns in field order, looked up in C (``itemgetter``), then the status named.
+_GET_BOOKING = itemgetter(*BOOKING_FIELDS)
+_GET_VIEW = itemgetter(*VIEW_FIELDS)
 _STATUS_AT = BOOKING_FIELDS.index("status")
 _VIEW_STATUS_AT = VIEW_FIELDS.index("status")

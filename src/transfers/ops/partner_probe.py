@@ -1,6 +1,6 @@
 """``transfers doctor``'s look at one enabled partner: its host takes a TCP connection, completes a
 TLS handshake (https), and answers a signed search for its first airport within the deadline with
-a body the service accepts. The search is the conformance suite's own check (``partners/conformance.py``):
+a body the service accepts. The search is the conformance suite's own check (``partners/conformance/search.py``):
 built, signed and judged exactly as the service does it."""
 
 from __future__ import annotations

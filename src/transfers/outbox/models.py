@@ -13,6 +13,8 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
+from transfers.rows import row_type
+
 PENDING, DELIVERED, FAILED, EXPIRED = "pending", "delivered", "failed", "expired"
 
 
@@ -45,7 +47,7 @@ class NewMessage:
                              None, self.created_at, None)
 
 
-@dataclass(frozen=True, slots=True)
+@row_type
 class OutboxMessage:
     """One partner call to deliver at least once (``outbox`` row)."""
 

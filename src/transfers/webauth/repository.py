@@ -49,15 +49,24 @@ async def delete_expired_sessions(conn: AsyncConnection, now: datetime, *, limit
     return int(result.rowcount)
 
 
-async def record_failure(conn: AsyncConnection, *, realm: str, email: str, now: datetime) -> None:
-    await conn.execute(insert(web_signin_failures).values(realm=realm, email=email, created_at=now))
+async def record_failure(conn: AsyncConnection, *, realm: str, email: str, now: datetime) -> int:
+    result = await conn.execute(insert(web_signin_failures).values(realm=realm, email=email, created_at=now)
+                                .returning(web_signin_failures.c.id))
+    return int(result.scalar_one())
 
 
-async def failures_since(conn: AsyncConnection, realm: str, email: str, since: datetime) -> list[datetime]:
-    rows = await conn.execute(select(web_signin_failures.c.created_at).where(
+async def delete_failure(conn: AsyncConnection, failure_id: int) -> None:
+    await conn.execute(delete(web_signin_failures).where(web_signin_failures.c.id == failure_id))
+
+
+async def failures_since(conn: AsyncConnection, realm: str, email: str, since: datetime, *,
+                         excluding: int | None = None) -> list[datetime]:
+    query = select(web_signin_failures.c.created_at).where(
         web_signin_failures.c.realm == realm, web_signin_failures.c.email == email,
-        web_signin_failures.c.created_at >= since).order_by(web_signin_failures.c.created_at))
-    return [r[0] for r in rows]
+        web_signin_failures.c.created_at >= since).order_by(web_signin_failures.c.created_at)
+    if excluding is not None:
+        query = query.where(web_signin_failures.c.id != excluding)
+    return [r[0] for r in await conn.execute(query)]
 
 
 async def clear_failures(conn: AsyncConnection, realm: str, email: str) -> None:

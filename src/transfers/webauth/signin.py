@@ -55,23 +55,30 @@ def normalise_email(email: str) -> str:
 
 async def sign_in(db: Database, clock: Clock, realm: Realm, email: str, password: str, lookup: UserLookup,
                   *, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> SignInResult:
-    """Check the lock-out first (a locked e-mail is refused without looking at the password), then the
-    password (argon2, off the event loop); a failure is recorded and answered after the throttle's
-    delay; a success clears the e-mail's failures and opens a session."""
+    """Refuse a locked e-mail without looking at the password; otherwise check the password (argon2,
+    off the event loop); a failure is answered after the throttle's delay; a success clears the
+    e-mail's failures and opens a session.
+
+    The attempt is recorded as a failure *before* the password is checked, and the lock-out is judged
+    on every other recorded attempt, finished or still running: a burst of parallel guesses sees its
+    own attempts and is refused past the limit, instead of all being checked against the count read
+    before any of them failed. A success deletes that row with the others; a refused (locked) attempt
+    deletes its own, so hammering a locked e-mail does not extend its lock."""
     key = normalise_email(email)
     now = clock.now()
     since = now - realm.failure_window - realm.lockout
+    async with db.write() as conn:
+        attempt_id = await repo.record_failure(conn, realm=realm.name, email=key, now=now)
     async with db.read() as conn:
-        failures = await repo.failures_since(conn, realm.name, key, since)
+        failures = await repo.failures_since(conn, realm.name, key, since, excluding=attempt_id)
         creds = await lookup(conn, key) if key else None
     until = locked_until(realm, failures, now)
     if until is not None:
+        async with db.write() as conn:
+            await repo.delete_failure(conn, attempt_id)
         return SignInResult(Outcome.LOCKED, locked_until=until)
     ok = await asyncio.to_thread(verify_password, creds.password_hash if creds else None, password)
-    now = clock.now()
     if not ok or creds is None or not creds.active:
-        async with db.write() as conn:
-            await repo.record_failure(conn, realm=realm.name, email=key, now=now)
         failures.append(now)
         wait = delay_seconds(realm, failures, now)
         if wait:
@@ -82,5 +89,5 @@ async def sign_in(db: Database, clock: Clock, realm: Realm, email: str, password
         return SignInResult(Outcome.WRONG)
     async with db.write() as conn:
         await repo.clear_failures(conn, realm.name, key)
-        opened = await open_session(conn, realm, creds.user_id, now)
+        opened = await open_session(conn, realm, creds.user_id, clock.now())
     return SignInResult(Outcome.SIGNED_IN, opened=opened, user_id=creds.user_id)

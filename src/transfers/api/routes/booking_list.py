@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import Response
 
+from transfers import paging
 from transfers.api import schemas
 from transfers.api.deps import current_client, services
 from transfers.api.openapi import register_query_types
@@ -26,8 +27,8 @@ register_query_types("list_bookings", {
     "pickup_to": _DATE_TIME,
     "created_from": _DATE_TIME,
     "created_to": _DATE_TIME,
-    "limit": {"type": "integer", "minimum": 1, "maximum": listing.MAX_LIMIT, "default": listing.DEFAULT_LIMIT},
-    "cursor": {"type": "string", "maxLength": listing.MAX_CURSOR_CHARS},
+    "limit": {"type": "integer", "minimum": 1, "maximum": paging.MAX_LIMIT, "default": paging.DEFAULT_LIMIT},
+    "cursor": {"type": "string", "maxLength": paging.MAX_CURSOR_CHARS},
 })
 
 DESCRIPTION = """\
