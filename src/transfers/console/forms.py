@@ -25,7 +25,7 @@ def positive_id(value: object) -> tuple[int | None, str | None]:
     typed = value.strip() if isinstance(value, str) else ""
     if not typed:
         return None, None
-    if not typed.isdigit() or not 0 < int(typed) < MAX_ID:
+    if not (typed.isascii() and typed.isdigit()) or not 0 < int(typed) < MAX_ID:
         return None, "Choose one from the list."
     return int(typed), None
 
