@@ -42,7 +42,7 @@ cleanup() {
     while read -r pid; do kill -KILL -- "-$pid" 2>/dev/null || true; done <"$PIDFILE"
   fi
   rm -f "$PIDFILE"
-  for db in "$DB" "${DB}_small" "${DB}_hosted" "${DB}_console"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
+  for db in "$DB" "${DB}_small" "${DB}_hosted" "${DB}_console" "${DB}_webhooks"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
   exit "$status"
 }
 trap cleanup EXIT INT TERM
@@ -64,3 +64,9 @@ createdb -h "$PGHOST" -U "$PGUSER" "${DB}_hosted"
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_console"
 # shellcheck disable=SC2086
 "$PY" -m bench.console --dsn "postgresql://$PGUSER@$PGHOST/${DB}_console" ${BENCH_ARGS:-} "$@"
+
+# Issue 14: client webhooks: a create with 3 subscribed endpoints against none (target within 5 %), and
+# one worker's delivery rate to a fast local receiver (target >= 300 events/s).
+createdb -h "$PGHOST" -U "$PGUSER" "${DB}_webhooks"
+# shellcheck disable=SC2086
+"$PY" -m bench.webhooks --dsn "postgresql://$PGUSER@$PGHOST/${DB}_webhooks" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"

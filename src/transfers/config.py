@@ -93,8 +93,8 @@ class Settings(BaseSettings):
     partner_secret_overlap_hours: float = Field(default=24.0, ge=0, le=720)
     # issue 14 (DECISIONS 13): webhooks to clients
     webhook_timeout_seconds: float = Field(default=5.0, gt=0, le=60)
-    webhook_concurrency: int = Field(default=64, ge=1, le=1000)
-    webhook_per_endpoint: int = Field(default=8, ge=1, le=100)
+    webhook_concurrency: int = Field(default=256, ge=1, le=5000)
+    webhook_per_endpoint: int = Field(default=16, ge=1, le=500)
 
     @field_validator("log_level")
     @classmethod

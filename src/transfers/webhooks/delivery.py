@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import aiohttp
@@ -49,6 +49,7 @@ from transfers.webhooks.endpoints import new_delivery
 log = structlog.get_logger("transfers.webhooks")
 USER_AGENT = "transfers/0.1 (+client webhooks)"
 FAN_OUT_BATCH = 200
+REFILL_PAUSE = 0.02  # after a delivery finishes, before claiming: one claim refills several slots
 GONE = 410
 _MAX_ANSWER_BYTES = 64 * 1024  # the answer is not used: read a little, so the connection can be reused
 
@@ -121,6 +122,7 @@ class WebhookDispatcher:
         self.concurrency = settings.webhook_concurrency
         self.per_endpoint = settings.webhook_per_endpoint
         self.in_flight: dict[int, int] = {}
+        self._opened: dict[str, str] = {}  # sealed secret -> secret: decrypted once per process
 
     # --- fan-out ---------------------------------------------------------------------------------------
 
@@ -135,12 +137,13 @@ class WebhookDispatcher:
             unread = [e["booking_id"] for e in found if e["booking"] is None and e["booking_id"] is not None]
             rows = await repo.bookings_by_id(conn, unread) if unread else {}
             deliveries = []
+            bodies: dict[int, str] = {}
             for event in found:
-                body = self._body(event, rows)
-                await repo.mark_fanned_out(conn, event["id"], body=body.decode(), now=now)
+                bodies[event["id"]] = self._body(event, rows).decode()
                 deliveries += [new_delivery(event["id"], ep["id"], now) for ep in endpoints
                                if ep["client_id"] == event["client_id"] and ep["created_at"] <= event["created_at"]
                                and events.matches(list(ep["events"]), event["type"])]
+            await repo.mark_fanned_out(conn, bodies, now=now)
             await repo.insert_deliveries(conn, deliveries)
         return len(found)
 
@@ -186,15 +189,27 @@ class WebhookDispatcher:
     async def _deliver(self, delivery: dict[str, Any]) -> None:
         now = self.svc.clock.now()
         body = delivery["body"].encode()
-        secrets = [self.svc.box.open(delivery["secret_enc"])]
+        secrets = [self._open(delivery["secret_enc"])]
         if delivery["old_secret_enc"] and delivery["old_secret_until"] and delivery["old_secret_until"] > now:
-            secrets.append(self.svc.box.open(delivery["old_secret_enc"]))
+            secrets.append(self._open(delivery["old_secret_enc"]))
         timestamp = int(now.timestamp())
         headers = {"Content-Type": "application/json", "webhook-id": delivery["event_id"],
                    "webhook-timestamp": str(timestamp),
                    "webhook-signature": signature_header(secrets, delivery["event_id"], timestamp, body)}
         sent = await self.sender.post(delivery["url"], body, headers, timeout=self.svc.settings.webhook_timeout_seconds)
         await self._record(delivery, sent)
+
+    def _refillable(self) -> bool:
+        """An endpoint with deliveries in flight has half its slots free again."""
+        return any(count <= self.per_endpoint // 2 for count in self.in_flight.values())
+
+    def _open(self, sealed: str) -> str:
+        opened = self._opened.get(sealed)
+        if opened is None:
+            if len(self._opened) > 10_000:
+                self._opened.clear()
+            opened = self._opened[sealed] = self.svc.box.open(sealed)
+        return opened
 
     async def _record(self, delivery: dict[str, Any], sent: Sent) -> None:
         now = self.svc.clock.now()
@@ -207,16 +222,27 @@ class WebhookDispatcher:
             when = next_attempt(delivery["attempts"] + 1, now)
             if when >= delivery["deadline_at"]:
                 status, error = repo.FAILED, f"{error}; gave up 24 h after the event"
-        async with self.svc.db.write() as conn:
-            kept = await repo.record(conn, delivery, status=status, now=now, http_status=sent.http_status,
-                                     error=error, next_attempt_at=when)
-            if kept and sent.http_status == GONE:
-                reason = "the endpoint answered 410 Gone"
-                await repo.disable_endpoint(conn, delivery["endpoint_id"], reason=reason, now=now)
-                await repo.fail_pending(conn, delivery["endpoint_id"], reason=reason, now=now)
+        if sent.http_status == GONE:
+            await self._gone(delivery, sent, now)
+        elif self.svc.db.is_sqlite:
+            async with self.svc.db.write() as conn:
+                await repo.record(conn, delivery, status=status, now=now, http_status=sent.http_status,
+                                  error=error, next_attempt_at=when)
+        else:  # PostgreSQL: one autocommit statement, no WAL flush wait (``repository.RECORD_STATEMENT``)
+            await self.svc.db.write_one_unflushed(repo.RECORD_STATEMENT, **repo.record_params(
+                delivery, status=status, now=now, http_status=sent.http_status, error=error, next_attempt_at=when))
         log.info("webhook_delivery", delivery_id=delivery["id"], event_id=delivery["event_id"], type=delivery["type"],
                  outcome=status, http_status=sent.http_status, attempt=delivery["attempts"] + 1,
                  duration_ms=sent.duration_ms, error=error)
+
+    async def _gone(self, delivery: dict[str, Any], sent: Sent, now: datetime) -> None:
+        """410: this delivery failed, the endpoint disabled and its other pending deliveries stopped."""
+        reason = "the endpoint answered 410 Gone"
+        async with self.svc.db.write() as conn:
+            if await repo.record(conn, delivery, status=repo.FAILED, now=now, http_status=sent.http_status,
+                                 error=sent.error, next_attempt_at=None):
+                await repo.disable_endpoint(conn, delivery["endpoint_id"], reason=reason, now=now)
+                await repo.fail_pending(conn, delivery["endpoint_id"], reason=reason, now=now)
 
     # --- loops -----------------------------------------------------------------------------------------
 
@@ -234,24 +260,39 @@ class WebhookDispatcher:
         poll = self.svc.settings.outbox_poll_seconds
         tasks: set[asyncio.Task[None]] = set()
         stop = asyncio.create_task(stopping.wait())
+        next_fan_out = next_claim = 0.0
+        found = 0
+        finished = False  # a delivery finished since the last claim
         try:
             while not stopping.is_set():
-                found = 0
                 try:
-                    while await self.fan_out():
-                        pass
+                    # Events are fanned out once per poll interval, or at once while batches come full.
+                    if time.monotonic() >= next_fan_out:
+                        while await self.fan_out() == FAN_OUT_BATCH:
+                            pass
+                        next_fan_out = time.monotonic() + poll
+                    # A claim is a transaction: claim when the last one found work, when deliveries
+                    # finished and an endpoint has half its slots free again (or none in flight), or
+                    # once per poll interval (new due deliveries).
                     free = self.concurrency - len(tasks)
-                    if free > 0:
-                        for delivery in await self.claim(free):
+                    refill = finished and (not self.in_flight or self._refillable())
+                    if free > 0 and (found or refill or time.monotonic() >= next_claim):
+                        claimed = await self.claim(free)
+                        next_claim, finished = time.monotonic() + poll, False
+                        for delivery in claimed:
                             tasks.add(asyncio.create_task(self.deliver(delivery)))
-                            found += 1
+                        found = len(claimed) if len(claimed) >= free else 0  # fewer: nothing more is claimable now
+                    else:
+                        found = 0
                 except Exception:
+                    found = 0
                     log.exception("job_failed", job="webhook_delivery")
-                # More may be due while slots are free: claim again at once; otherwise wait for a
-                # slot (a delivery finishing) or the next poll.
                 wait = 0.0 if found and len(tasks) < self.concurrency else poll
                 done, _ = await asyncio.wait({*tasks, stop}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
                 tasks -= done
+                finished = finished or bool(done - {stop})
+                if done and stop not in done and tasks:
+                    await asyncio.sleep(REFILL_PAUSE)  # let a few more finish: one claim refills them all
             if tasks:
                 await asyncio.wait(tasks)
         finally:
