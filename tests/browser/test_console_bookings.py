@@ -130,6 +130,15 @@ async def test_a_booking_found_by_surname_is_cancelled_from_its_page(
     assert told[0].body["note"] == "Traveller called: flight cancelled"
     audited = await audit_rows(db, f"booking:{number}")
     assert [(a["action"], a["actor"]) for a in audited] == [("booking.cancel", f"operator:{console.operator.email}")]
+    await page.get_by_role("navigation", name="Main").get_by_role("link", name="Audit log").click()
+    await page.get_by_label("Subject").fill(f"booking:{number}")
+    await page.get_by_role("button", name="Filter").click()
+    entry = page.locator("table.list tbody tr")
+    await expect(entry).to_have_count(1)
+    await expect(entry).to_contain_text("booking.cancel")
+    await expect(entry).to_contain_text("Traveller called: flight cancelled")
+    await entry.get_by_role("link", name=f"booking:{number}").click()
+    await expect(page.get_by_role("heading", name=re.compile(f"Booking {number}"))).to_be_visible()
 
     # the same form again (a double click, a replay): refused on the page, nothing moves twice
     answer = await page.request.post(f"{console_url}/bookings/{number}/cancel",

@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import structlog
 
 from transfers.config import Settings
 from transfers.db.migrate import upgrade
-from transfers.ops.database import describe_database_error, read_schema, schema_problem, shown_target
+from transfers.ops.database import Schema, describe_database_error, read_schema, schema_problem, shown_target
 from transfers.ops.errors import Unavailable
 from transfers.ops.masking import mask_url
 from transfers.ops.redis_probe import ping_redis
 
 log = structlog.get_logger("transfers.startup")
+T = TypeVar("T")
 RETRY_SECONDS = 1.0
 
 
@@ -33,29 +35,19 @@ async def prepare_database(cfg: Settings, *, wait_seconds: float = 0.0, migrate:
     (``db upgrade`` applies its own ``--revision``). ``wait_for_migrations``: a schema behind the
     code is waited for too (a ``worker`` started beside the ``serve`` that is migrating)."""
     url = cfg.resolved_database_url
-    started = time.monotonic()
-    deadline = started + max(0.0, wait_seconds)
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            schema = await read_schema(url)
-            found = schema_problem(schema, url, migrates=migrate)
-            if found is None:
-                break
-            if not wait_for_migrations:
-                found.transient = False  # a schema behind is waited for only by the worker
-            raise found
-        except Unavailable as exc:
-            if not exc.transient or time.monotonic() >= deadline:
-                raise _gave_up(exc, attempt, started)  # noqa: B904 (the driver's error is its cause)
-            problem = exc
-        pause = min(RETRY_SECONDS, max(0.0, deadline - time.monotonic()))
-        log.warning("database_unavailable", target=shown_target(url), attempt=attempt, error=str(problem),
-                    retry_in_seconds=round(pause, 2))
-        await asyncio.sleep(pause)
-    if attempt > 1:
-        log.info("database_available", target=shown_target(url), attempts=attempt)
+
+    async def usable() -> Schema:
+        schema = await read_schema(url)
+        found = schema_problem(schema, url, migrates=migrate)
+        if found is None:
+            return schema
+        if not wait_for_migrations:
+            found.transient = False  # a schema behind is waited for only by the worker
+        raise found
+
+    schema, attempts = await _until_available(usable, "database_unavailable", shown_target(url), wait_seconds)
+    if attempts > 1:
+        log.info("database_available", target=shown_target(url), attempts=attempts)
     if migrate and apply and not schema.at_head:
         await apply_migrations(url)
 
@@ -75,20 +67,31 @@ async def prepare_redis(cfg: Settings, *, wait_seconds: float = 0.0) -> None:
     """When Redis is configured, return once it answers a PING; ``Unavailable`` after ``wait_seconds``."""
     if not cfg.redis_url:
         return
+    redis_url = cfg.redis_url
+
+    async def answers() -> None:
+        await ping_redis(redis_url, max(cfg.rate_limit_redis_timeout_seconds, 1.0))
+
+    await _until_available(answers, "redis_unavailable", mask_url(redis_url), wait_seconds)
+
+
+async def _until_available(attempt_once: Callable[[], Awaitable[T]], event: str, target: str,
+                           wait_seconds: float) -> tuple[T, int]:
+    """``attempt_once``'s result and how many attempts it took. A transient ``Unavailable`` is
+    retried every ``RETRY_SECONDS`` (each one logged as ``event``) until ``wait_seconds`` have
+    passed; a lasting one (a refused login, a schema newer than the code) is raised at once."""
     started = time.monotonic()
     deadline = started + max(0.0, wait_seconds)
     attempt = 0
     while True:
         attempt += 1
         try:
-            await ping_redis(cfg.redis_url, max(cfg.rate_limit_redis_timeout_seconds, 1.0))
-            return
+            return await attempt_once(), attempt
         except Unavailable as exc:
             if not exc.transient or time.monotonic() >= deadline:
                 raise _gave_up(exc, attempt, started)  # noqa: B904 (the driver's error is its cause)
             pause = min(RETRY_SECONDS, max(0.0, deadline - time.monotonic()))
-            log.warning("redis_unavailable", target=mask_url(cfg.redis_url), attempt=attempt, error=str(exc),
-                        retry_in_seconds=round(pause, 2))
+            log.warning(event, target=target, attempt=attempt, error=str(exc), retry_in_seconds=round(pause, 2))
             await asyncio.sleep(pause)
 
 
