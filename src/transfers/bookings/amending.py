@@ -21,7 +21,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import repository as repo
 from transfers.bookings.amendments import (
     AmendmentStatus,
     Changes,
@@ -33,8 +32,8 @@ from transfers.bookings.amendments import (
 )
 from transfers.bookings.cancelling import quote
 from transfers.bookings.lifecycle import lock_booking, update_details
+from transfers.bookings.lookup import client_booking
 from transfers.bookings.models import Booking
-from transfers.bookings.reservation import could_exist
 from transfers.bookings.resource import booking_resource
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal, Permission
@@ -59,14 +58,8 @@ async def request_amendment(svc: Services, client: ClientPrincipal, reservation_
     under the row lock. Answers ``{"status": "Success", "booking": BookingResource}`` (HTTP 202)."""
     if not client.may(Permission.BOOKING_CREATE):
         raise SpecError(Code.CREATION_PERMISSION_DENIED)
-    if not reservation_no:
-        raise SpecError(Code.BOOKING_INFO_RESERVATION_REQUIRED)
-    if not could_exist(reservation_no):
-        raise SpecError(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
-    async with svc.db.read() as conn:
-        found = await repo.get_for_client(conn, client.client_id, reservation_no)
-    if found is None:
-        raise SpecError(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
+    found = await client_booking(svc, client, reservation_no, required=Code.BOOKING_INFO_RESERVATION_REQUIRED,
+                                 not_found=Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
     search_limits = limits(svc)
     parse_changes(body, found, svc.clock.now(), search_limits)  # bad input: its code, nothing written
     settings = svc.settings

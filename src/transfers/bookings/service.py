@@ -13,6 +13,7 @@ from transfers.bookings import amending, fast_paths
 from transfers.bookings import repository as repo
 from transfers.bookings.cancelling import Canceller, cancellation_fields, quote
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, transition
+from transfers.bookings.lookup import client_booking
 from transfers.bookings.reservation import could_exist, new_reservation_no
 from transfers.bookings.resource import booking_resource
 from transfers.bookings.rules import (
@@ -218,14 +219,8 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
                          idempotency_key: str | None = None) -> dict[str, Any]:
     if not client.may(Permission.BOOKING_CANCEL):
         raise SpecError(Code.CANCELLATION_PERMISSION_DENIED)
-    if not reservation_no:
-        raise SpecError(Code.CANCELLATION_RESERVATION_REQUIRED)
-    if not could_exist(reservation_no):
-        raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
-    async with svc.db.read() as conn:
-        found = await repo.get_for_client(conn, client.client_id, reservation_no)
-    if found is None:
-        raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
+    found = await client_booking(svc, client, reservation_no, required=Code.CANCELLATION_RESERVATION_REQUIRED,
+                                 not_found=Code.CANCELLATION_RESERVATION_NOT_FOUND)
     reason_number = reason_id(cancellation_id or "")
     note = clean_note(note)
     now = svc.clock.now()
@@ -264,14 +259,8 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
 async def cancellation_quote(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> dict[str, Any]:
     """``GET /booking/cancellation-quote`` (DECISIONS 14): what cancelling now would cost. Codes as
     for cancel (1200, 1201). ``fee``/``refund`` are null when the booking cannot be cancelled."""
-    if not reservation_no:
-        raise SpecError(Code.CANCELLATION_RESERVATION_REQUIRED)
-    if not could_exist(reservation_no):
-        raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
-    async with svc.db.read() as conn:
-        booking = await repo.get_for_client(conn, client.client_id, reservation_no)
-    if booking is None:
-        raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
+    booking = await client_booking(svc, client, reservation_no, required=Code.CANCELLATION_RESERVATION_REQUIRED,
+                                   not_found=Code.CANCELLATION_RESERVATION_NOT_FOUND)
     now = svc.clock.now()
     answer: dict[str, Any] = {"reservation_no": booking.reservation_no, "cancelable": False, "fee": None,
                               "refund": None, "currency": booking.currency, "valid_until": None}
