@@ -77,6 +77,7 @@ def create_app(
     app.include_router(reverse.router)
     app.include_router(wallet_routes.router)  # issue 14: DECISIONS 12
     app.include_router(webhook_routes.router)  # issue 14: DECISIONS 13
+    webhook_routes.document_events(app)  # the events clients receive, in the document's "webhooks"
     if settings.sandbox_partner_enabled:
         runtime.mount_sandbox_partner(app, svc)
     app.mount("/console", build_console(svc))  # issue 13: the operator console (console/app.py)

@@ -50,7 +50,8 @@ async def test_metrics_are_served_without_auth_in_text_format(http: httpx.AsyncC
                        ("partner_calls_total", "counter"), ("partner_call_duration_seconds", "histogram"),
                        ("wallet_refusals_total", "counter"), ("bookings_created_total", "counter"),
                        ("outbox_pending", "gauge"), ("outbox_oldest_pending_age_seconds", "gauge"),
-                       ("bookings_total", "gauge")]:
+                       ("bookings_total", "gauge"), ("webhook_deliveries_pending", "gauge"),
+                       ("webhook_oldest_pending_age_seconds", "gauge")]:
         assert f"# TYPE {name} {kind}" in text, name
     assert "_created" not in text.replace("bookings_created_total", "")  # no *_created series
     assert "metrics_database_scrape_ok 1.0" in text

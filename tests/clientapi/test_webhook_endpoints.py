@@ -16,6 +16,7 @@ from tests.servers import LiveServer
 from transfers.api import client_schemas as cs
 from transfers.app import create_app
 from transfers.clock import ShiftedClock
+from transfers.webhooks.events import EventType
 
 ENDPOINTS = "/api/v1/booking-api/webhook-endpoints"
 HOOK = "https://hooks.example.com/transfers"
@@ -181,3 +182,17 @@ async def test_private_addresses_are_refused_where_the_guard_is_on(
     assert (await guarded.get(ENDPOINTS, headers=bearer(key))).json() == {"data": []}
     allowed = await http.post(ENDPOINTS, json={"url": url, "events": ["*"]}, headers=bearer(key))  # sandbox: guard off
     assert allowed.status_code == 201, allowed.text
+
+
+async def test_the_served_document_lists_the_endpoints_api_and_every_event(http: httpx.AsyncClient) -> None:
+    doc = (await http.get("/openapi.json")).json()
+    assert set(doc["webhooks"]) == {t.value for t in EventType}
+    for item in doc["webhooks"].values():
+        assert item["post"]["requestBody"]["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/WebhookEvent"}
+    paths = doc["paths"]
+    assert {"post", "get"} <= set(paths[ENDPOINTS])
+    assert {"get", "patch", "delete"} <= set(paths[ENDPOINTS + "/{endpoint_id}"])
+    for suffix in ("/test", "/rotate-secret", "/deliveries"):
+        assert paths[ENDPOINTS + "/{endpoint_id}" + suffix]
+    assert {"/api/v1/booking-api/wallet", "/api/v1/booking-api/wallet/entries"} <= set(paths)

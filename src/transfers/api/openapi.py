@@ -29,6 +29,7 @@ def install_openapi(app: FastAPI) -> None:
             return app.openapi_schema
         doc = get_openapi(
             title=app.title, version=app.version, description=app.description, routes=app.routes,
+            webhooks=app.webhooks.routes,  # issue 14: the events POSTed to client endpoints
         )
         components = doc.setdefault("components", {})
         models = list(REQUEST_BODIES.values())

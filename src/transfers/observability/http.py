@@ -26,6 +26,7 @@ from transfers.bookings.state import BookingStatus
 from transfers.observability import metrics
 from transfers.outbox import repository as outbox_repo
 from transfers.services import Services
+from transfers.webhooks import repository as webhooks_repo
 
 log = structlog.get_logger("transfers.metrics")
 _SCRAPE_DB_TIMEOUT_SECONDS = 5.0
@@ -81,10 +82,12 @@ async def _database_families(svc: Services) -> list[Any]:
         async with asyncio.timeout(_SCRAPE_DB_TIMEOUT_SECONDS), svc.db.read() as conn:
             pending, oldest = await outbox_repo.pending_summary(conn)
             by_status = await booking_queries.count_by_status(conn)
+            webhooks_pending, oldest_webhook = await webhooks_repo.pending_summary(conn)
     except Exception as exc:  # a scrape must still answer the process metrics
         log.warning("metrics_database_scrape_failed", error=type(exc).__name__)
         return metrics.database_families(pending=0, oldest_pending=None, now=now, bookings_by_status={},
                                          statuses=statuses, ok=False)
     return metrics.database_families(
         pending=pending, oldest_pending=oldest, now=now, bookings_by_status=by_status, statuses=statuses, ok=True,
+        webhooks_pending=webhooks_pending, oldest_webhook=oldest_webhook,
     )

@@ -119,7 +119,8 @@ def render(accept: str, extra: list[Metric]) -> tuple[bytes, str]:
 
 
 def database_families(*, pending: int, oldest_pending: datetime | None, now: datetime,
-                      bookings_by_status: dict[str, int], statuses: Iterable[str], ok: bool) -> list[Metric]:
+                      bookings_by_status: dict[str, int], statuses: Iterable[str], ok: bool,
+                      webhooks_pending: int = 0, oldest_webhook: datetime | None = None) -> list[Metric]:
     families: list[Metric] = [GaugeMetricFamily(
         "metrics_database_scrape_ok", "1 when the database gauges below were read at this scrape.",
         value=1 if ok else 0)]
@@ -135,4 +136,11 @@ def database_families(*, pending: int, oldest_pending: datetime | None, now: dat
     for status in sorted({*statuses, *bookings_by_status}):
         by_status.add_metric([status], bookings_by_status.get(status, 0))
     families.append(by_status)
+    # issue 14: client webhook deliveries waiting (a dead endpoint keeps its deliveries here for 24 h)
+    families.append(GaugeMetricFamily("webhook_deliveries_pending",
+                                      "Client webhook deliveries not yet delivered (status pending).",
+                                      value=webhooks_pending))
+    families.append(GaugeMetricFamily(
+        "webhook_oldest_pending_age_seconds", "Age of the oldest pending client webhook delivery (0 when none).",
+        value=max(0.0, (now - oldest_webhook).total_seconds()) if oldest_webhook is not None else 0.0))
     return families

@@ -6,7 +6,7 @@ Thin: parse, call ``webhooks/endpoints.py``, render. Another client's endpoint a
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from starlette.responses import Response
 
 from transfers import paging
@@ -17,7 +17,7 @@ from transfers.api.openapi import register_body, register_query_types
 from transfers.api.responses import JSONBody
 from transfers.clients.models import ClientPrincipal
 from transfers.errors import ErrorCode
-from transfers.webhooks import endpoints
+from transfers.webhooks import endpoints, events
 
 router = APIRouter(prefix="/api/v1/booking-api/webhook-endpoints", tags=["Webhooks"])
 register_body("create_webhook_endpoint", cs.WebhookEndpointIn)
@@ -111,3 +111,18 @@ async def list_deliveries(
 ) -> Response:
     return JSONBody(await endpoints.deliveries(services(request), client, _endpoint_id(request), limit=limit,
                                                cursor=cursor))
+
+
+def document_events(app: FastAPI) -> None:
+    """The events the service POSTs to client endpoints, in the OpenAPI document's ``webhooks``
+    (OpenAPI 3.1): one entry per event type, each with the signed body (README "Webhooks to clients")."""
+    for event_type in events.EventType:
+
+        async def receive(body: cs.WebhookEvent) -> None:  # documentation only: never routed
+            """Answer any 2xx within 5 s (delivered); 410 disables the endpoint; anything else is
+            retried (about 10 s, 30 s, 2 min, 10 min, 30 min, then hourly, for 24 h). Headers:
+            ``webhook-id`` (the event id, the same on every retry), ``webhook-timestamp``,
+            ``webhook-signature`` (``v1,<base64 HMAC-SHA256>``, two of them for 24 h after a rotation)."""
+
+        app.webhooks.post(event_type.value, summary=f"{event_type.value} event", status_code=200,
+                          operation_id=f"webhook_{event_type.value.replace('.', '_')}", tags=["Webhooks"])(receive)
