@@ -23,6 +23,7 @@ from transfers.console.routes import (
     dashboard,
     deliveries,
     login,
+    operators,
     partner_users,
     partners,
 )
@@ -39,7 +40,8 @@ def build_console(svc: Services) -> FastAPI:
     app.state.services = svc
     app.state.realm = console_realm(svc.settings)
     app.mount("/static", StaticFiles(packages=[("transfers.console", "static")]), name="static")
-    for module in (login, dashboard, bookings, audit, clients, partners, deliveries, partner_users):
+    for module in (login, dashboard, bookings, audit, clients, partners, deliveries, partner_users,
+                   operators):
         app.include_router(module.router)
     _install_error_pages(app)
     app.add_middleware(SecurityHeaders)

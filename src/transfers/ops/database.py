@@ -11,6 +11,8 @@ import asyncio
 import errno
 import socket
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,13 +70,8 @@ def code_heads(url: str) -> tuple[tuple[str, ...], ScriptDirectory]:
 
 async def read_schema(url: str) -> Schema:
     """Connect once and read ``alembic_version``; ``Unavailable`` when the database cannot be used."""
-    try:
+    with unusable_as_unavailable(url):
         current = await _sqlite_revisions(url) if is_sqlite(url) else await _postgres_revisions(url)
-    except Exception as exc:
-        problem = describe_database_error(exc, url)
-        if problem is None:
-            raise
-        raise problem from exc
     heads, scripts = code_heads(url)
     unknown = []
     for revision in current:
@@ -174,6 +171,20 @@ def raised_by_database(exc: BaseException) -> bool:
                 return True
             tb = tb.tb_next
     return False
+
+
+@contextmanager
+def unusable_as_unavailable(url: str) -> Iterator[None]:
+    """Around a step that talks to the database at ``url`` (read the schema, migrate): an error that
+    means the database cannot be used leaves as one-line ``Unavailable`` (the driver's error as its
+    cause); any other error, a bug, leaves unchanged with its traceback."""
+    try:
+        yield
+    except Exception as exc:
+        problem = describe_database_error(exc, url)
+        if problem is None:
+            raise
+        raise problem from exc
 
 
 def describe_database_error(exc: BaseException, url: str, *, anywhere: bool = False) -> Unavailable | None:

@@ -17,7 +17,7 @@ import structlog
 
 from transfers.config import Settings
 from transfers.db.migrate import upgrade
-from transfers.ops.database import Schema, describe_database_error, read_schema, schema_problem, shown_target
+from transfers.ops.database import Schema, read_schema, schema_problem, shown_target, unusable_as_unavailable
 from transfers.ops.errors import Unavailable
 from transfers.ops.masking import mask_url
 from transfers.ops.redis_probe import ping_redis
@@ -54,13 +54,8 @@ async def prepare_database(cfg: Settings, *, wait_seconds: float = 0.0, migrate:
 
 async def apply_migrations(url: str, revision: str = "head") -> None:
     """Alembic's upgrade, with a database failure on the way read as one line."""
-    try:
+    with unusable_as_unavailable(url):
         await asyncio.to_thread(upgrade, url, revision)
-    except Exception as exc:
-        problem = describe_database_error(exc, url)
-        if problem is None:
-            raise
-        raise problem from exc
 
 
 async def prepare_redis(cfg: Settings, *, wait_seconds: float = 0.0) -> None:
