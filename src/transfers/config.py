@@ -95,6 +95,7 @@ class Settings(BaseSettings):
     webhook_timeout_seconds: float = Field(default=5.0, gt=0, le=60)
     webhook_concurrency: int = Field(default=256, ge=1, le=5000)
     webhook_per_endpoint: int = Field(default=16, ge=1, le=500)
+    webhook_retention_days: int = Field(default=30, ge=1, le=3650)
 
     @field_validator("log_level")
     @classmethod

@@ -68,3 +68,29 @@ async def test_the_expiry_job_and_the_info_sync_emit_their_events(
     assert story(receiver, synced["reservation_no"]) == [
         ("booking.created", "PENDING", 1), ("booking.status_changed", "PENDING_APPROVAL", 2),
         ("booking.status_changed", "APPROVED", 3), ("booking.driver_updated", "APPROVED", 4)]
+
+
+async def test_events_past_the_retention_go_once_nothing_is_pending(
+    http: httpx.AsyncClient, svc: Services, dispatcher: WebhookDispatcher,  # noqa: F811
+    make_client: ClientFactory, receivers: Receivers, clock: ShiftedClock,  # noqa: F811
+) -> None:
+    _, key = await make_client()
+    fine, down = await receivers(), await receivers(status=500)
+    kept_endpoint = await subscribe(http, key, fine)
+    failing_endpoint = await subscribe(http, key, down)
+    hooks = "/api/v1/booking-api/webhook-endpoints"
+    await http.post(f"{hooks}/{kept_endpoint}/test", headers=bearer(key))
+    await drain(dispatcher, 1)
+    clock.advance(timedelta(days=svc.settings.webhook_retention_days, hours=1))
+    await http.post(f"{hooks}/{failing_endpoint}/test", headers=bearer(key))  # pending, young
+    await drain(dispatcher, 1)
+    pruned = [await scheduled.prune_client_events(svc) for _ in range(50)]  # other tests' events are old too
+    assert pruned[0] >= 1 and pruned[-1] == 0
+    assert (await http.get(f"{hooks}/{kept_endpoint}/deliveries", headers=bearer(key))).json()["data"] == []
+    [pending] = (await http.get(f"{hooks}/{failing_endpoint}/deliveries", headers=bearer(key))).json()["data"]
+    assert pending["status"] == "pending"
+    clock.advance(timedelta(days=svc.settings.webhook_retention_days, hours=1))
+    for _ in range(50):  # still pending (its endpoint keeps failing): kept
+        await scheduled.prune_client_events(svc)
+    assert len((await http.get(f"{hooks}/{failing_endpoint}/deliveries", headers=bearer(key))).json()["data"]) == 1
+    await http.delete(f"{hooks}/{failing_endpoint}", headers=bearer(key))

@@ -307,7 +307,7 @@ async def test_worker_once_delivers_a_pending_create(http: httpx.AsyncClient, ma
     summary = ok_json(await run("worker", "--once"))
     assert summary["attempted"] >= 1
     assert set(summary) == {"attempted", "expired", "completed", "reconciled", "health_pruned", "auto_declined",
-                            "emailed", "webhooks_attempted", "sessions_pruned"}
+                            "emailed", "webhooks_attempted", "sessions_pruned", "events_pruned"}
 
     read = await http.get(BOOKING, params={"reservation_no": booking["reservation_no"]}, headers=bearer(key))
     assert read.json()["status"] == "APPROVED" and read.json()["driver"]["name"] == DRIVER["name"]

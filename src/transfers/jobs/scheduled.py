@@ -23,6 +23,7 @@ from transfers.outbox.kinds import MessageKind
 from transfers.partners import health_repository
 from transfers.services import Services
 from transfers.webauth import sessions as web_sessions
+from transfers.webhooks import repository as webhooks_repo
 
 log = structlog.get_logger("transfers.jobs")
 ACTOR = "system:jobs"
@@ -87,6 +88,14 @@ async def prune_web_sessions(svc: Services) -> int:
         return await web_sessions.prune(conn, svc.clock.now(), limit=BATCH)
 
 
+async def prune_client_events(svc: Services) -> int:
+    """Client events (and their deliveries) older than ``TRANSFERS_WEBHOOK_RETENTION_DAYS`` (30) with
+    nothing pending any more (issue 14): the delivery log looks back that far."""
+    cutoff = svc.clock.now() - timedelta(days=svc.settings.webhook_retention_days)
+    async with svc.db.write() as conn:
+        return await webhooks_repo.prune_before(conn, cutoff, limit=BATCH)
+
+
 MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction
 
 
@@ -114,6 +123,7 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     ("auto_decline_hosted", "auto_declined", hosted_jobs.auto_decline),
     ("partner_emails", "emailed", hosted_mail.send_due),
     ("prune_web_sessions", "sessions_pruned", prune_web_sessions),  # issue 13
+    ("prune_client_events", "events_pruned", prune_client_events),  # issue 14
 )
 
 

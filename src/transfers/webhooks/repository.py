@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, delete, exists, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.models import Booking
@@ -268,3 +268,16 @@ async def lock_for_retry(conn: AsyncConnection, delivery_id: int) -> dict[str, A
              .where(D.id == delivery_id).with_for_update(of=webhook_deliveries))
     rows = _rows(await conn.execute(query))
     return rows[0] if rows else None
+
+
+async def prune_before(conn: AsyncConnection, cutoff: datetime, *, limit: int) -> int:
+    """Up to ``limit`` client events older than ``cutoff`` with no delivery still pending, deleted
+    with their deliveries (the delivery log keeps the retention period). Returns how many events."""
+    old = (select(E.id).where(E.created_at < cutoff, E.fanned_out_at.is_not(None),
+                              ~exists(select(D.id).where(D.event_pk == E.id, D.status == PENDING)))
+           .order_by(E.id).limit(limit))
+    ids = [int(i) for i in (await conn.execute(old)).scalars()]
+    if ids:
+        await conn.execute(delete(webhook_deliveries).where(D.event_pk.in_(ids)))
+        await conn.execute(delete(client_events).where(E.id.in_(ids)))
+    return len(ids)
