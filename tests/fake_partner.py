@@ -4,7 +4,8 @@ Modes (``partner.mode``): ``ok``; ``slow`` (sleeps ``delay`` then answers); ``ha
 answers); ``status`` (answers ``status_code``); ``invalid_json``; ``error_body``
 (``{"status":"Error"}``); ``huge_body``; ``redirect``; ``garbage`` (answers ``garbage`` as JSON).
 ``create_status`` chooses what a create answers (PENDING, APPROVED, DECLINED); ``amend_status``
-what an ``AMENDED`` update answers (Success, Error).
+what an ``AMENDED`` update answers (Success, Error). ``create_message`` adds a ``message`` to the
+create answer (a long valid body); ``status_body`` is what ``status`` mode answers (a refusal's body).
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ class FakePartner:
     # What an ``"status": "AMENDED"`` update answers (issue 15): ``{"status": amend_status, "message": ...}``
     amend_status: str = "Success"
     amend_message: str = "ok"
+    create_message: str | None = None
+    status_body: bytes = b'{"status":"Error","message":"down"}'
 
     def app(self) -> Starlette:
         return Starlette(routes=[
@@ -102,8 +105,7 @@ class FakePartner:
         if mode == "slow":
             await asyncio.sleep(self.delay)
         if mode == "status":
-            return Response(b'{"status":"Error","message":"down"}', status_code=self.status_code,
-                            media_type="application/json")
+            return Response(self.status_body, status_code=self.status_code, media_type="application/json")
         if mode == "invalid_json":
             return Response(b"<html>oops</html>", media_type="text/html")
         if mode == "error_body":
@@ -122,6 +124,8 @@ class FakePartner:
             if self.create_status == "APPROVED" and self.driver:
                 answer["driver_info"] = self.driver
                 answer["meeting_point"] = "Arrivals, by the pharmacy"
+            if self.create_message is not None:
+                answer["message"] = self.create_message
             return _json(answer)
         if path.startswith("/booking/info/"):
             info: dict[str, Any] = {"status": self.info_status}

@@ -63,7 +63,8 @@ async def test_a_booking_found_by_surname_is_cancelled_from_its_page(
         console_as: ConsoleAs, console_url: str, db: Database,
         shoot: Callable[[Page, str], Awaitable[None]]) -> None:
     client_id, key = await make_client(balance="300.00")
-    partner, _, _ = await make_partner(airports=("VCE",), create_status="APPROVED", driver=DRIVER)
+    partner, _, _ = await make_partner(airports=("VCE",), create_status="APPROVED", driver=DRIVER,
+                                       create_message="<b>Confirmed</b> & see you")
     name = surname()
     number = await book(http, key, "VCE", name)
     await book(http, key, "VCE", surname())  # another booking the search must leave out
@@ -85,8 +86,16 @@ async def test_a_booking_found_by_surname_is_cancelled_from_its_page(
     await expect(pickup_utc).to_have_text(re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC$"))
     await expect(pickup_local).to_have_text(
         re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d VCE local \(Europe/Rome, \+0[12]:00\)$"))
-    await expect(page.get_by_role("cell", name="Jo Driver")).to_be_visible()
+    await expect(page.get_by_role("cell", name="Jo Driver", exact=True)).to_be_visible()
     await expect(page.get_by_role("button", name="Refund")).to_have_count(0)  # support never sees it
+    # the create's attempt: its HTTP status and the answer's excerpt, shown as text (escaped, never markup)
+    attempt = page.locator("table.delivery", has_text="booking.create").locator("tbody tr")
+    await expect(attempt).to_have_count(1)
+    await expect(attempt.locator("td").nth(4)).to_have_text("200")
+    answer = attempt.locator("pre.answer")
+    await expect(answer).to_contain_text('"meeting_point":"Arrivals, by the pharmacy"')
+    await expect(answer).to_contain_text('"message":"<b>Confirmed</b> & see you"')
+    await expect(answer.locator("b")).to_have_count(0)
     await shoot(page, "booking")
 
     await page.get_by_label("Reason").fill("   ")  # only blanks: refused beside the field (the browser's

@@ -103,6 +103,10 @@ def render_detail(detail: BookingDetail) -> str:
              for a in m["delivery_attempts"]],
             right={"attempt_no", "duration_ms", "http_status"}, max_width={"error": 60}, indent="      ",
             empty="(no attempts yet)"))
+        # The answer's excerpt (at most 500 characters) in full under the table, one line per attempt,
+        # terminal-safe (a newline in it reads as \x0a).
+        sections.extend(f"      answer #{a['attempt_no']}: {cell(a['answer_excerpt'])}"
+                        for a in m["delivery_attempts"] if a.get("answer_excerpt") is not None)
         sections.append("")
     return "\n".join(sections).rstrip("\n")
 

@@ -210,7 +210,7 @@ class Dispatcher:
             except ValidationError as exc:
                 outcome, result = Verdict.RETRY, CallResult(
                     "invalid", result.http_status, None, f"answer breaks the contract: {exc.errors()[0]['msg']}",
-                    result.duration_ms)
+                    result.duration_ms, result.raw)
         if isinstance(answer, WireResult) and answer.status == "Error":
             outcome = Verdict.PERMANENT
         if partner_name is not None:  # metrics: the call's final outcome (a contract breach counts as "invalid")
@@ -221,7 +221,8 @@ class Dispatcher:
         if outcome is Verdict.DONE:
             error = None  # a partner's success message is not an error worth showing operators
         attempt = {"attempt_no": message.attempts + 1, "started_at": started, "duration_ms": result.duration_ms,
-                   "outcome": f"{outcome.value}:{result.outcome}", "http_status": result.http_status, "error": error}
+                   "outcome": f"{outcome.value}:{result.outcome}", "http_status": result.http_status, "error": error,
+                   "answer_excerpt": result.excerpt}
         booking = None
         if not hosted and self._acknowledges_only(kind, outcome, answer):
             # The usual answer to a create: a single all-or-nothing statement (PostgreSQL), run in

@@ -86,10 +86,13 @@ async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: dateti
 
 
 async def record_attempt(conn: AsyncConnection, *, outbox_id: int, attempt_no: int, started_at: datetime,
-                         duration_ms: float, outcome: str, http_status: int | None, error: str | None) -> None:
+                         duration_ms: float, outcome: str, http_status: int | None, error: str | None,
+                         answer_excerpt: str | None = None) -> None:
+    """``answer_excerpt``: the answer body's bounded excerpt (``partners.client.answer_excerpt``)."""
     await conn.execute(_INSERT_ATTEMPT, {
         "outbox_id": outbox_id, "attempt_no": attempt_no, "started_at": started_at, "duration_ms": int(duration_ms),
         "outcome": outcome, "http_status": http_status, "error": (error or "")[:1000] or None,
+        "answer_excerpt": answer_excerpt,
     })
 
 
@@ -129,7 +132,8 @@ def delivered_fragment(gate: CTE, now: ColumnElement[Any]) -> CTE:
 
 
 ATTEMPT_BINDS = (("m_id", "outbox_id"), ("a_no", "attempt_no"), ("a_started", "started_at"),
-                 ("a_ms", "duration_ms"), ("a_outcome", "outcome"), ("a_http", "http_status"), ("a_error", "error"))
+                 ("a_ms", "duration_ms"), ("a_outcome", "outcome"), ("a_http", "http_status"), ("a_error", "error"),
+                 ("a_excerpt", "answer_excerpt"))
 
 
 def attempt_fragment(gate: CTE) -> CTE:
@@ -143,7 +147,7 @@ def attempt_fragment(gate: CTE) -> CTE:
 def attempt_params(attempt: dict[str, Any]) -> dict[str, Any]:
     return {"a_no": attempt["attempt_no"], "a_started": attempt["started_at"], "a_ms": int(attempt["duration_ms"]),
             "a_outcome": attempt["outcome"], "a_http": attempt["http_status"],
-            "a_error": (attempt["error"] or "")[:1000] or None}
+            "a_error": (attempt["error"] or "")[:1000] or None, "a_excerpt": attempt.get("answer_excerpt")}
 
 
 async def expire_overdue(conn: AsyncConnection, *, now: datetime, limit: int = 100) -> list[OutboxMessage]:

@@ -14,8 +14,10 @@ of it (bench/README.md, "Profile"). httpx remains the SDK's and the tests' clien
 from __future__ import annotations
 
 import asyncio
+import codecs
+import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, Literal
@@ -74,10 +76,39 @@ class CallResult:
     body: Any
     error: str | None
     duration_ms: float
+    raw: bytes | None = field(default=None, repr=False)
+    """The answer body as received (already capped), when an HTTP answer came: kept by reference so
+    only a caller that stores it (the outbox's attempt row) pays for ``answer_excerpt``."""
 
     @property
     def ok(self) -> bool:
         return self.outcome == "ok"
+
+    @property
+    def excerpt(self) -> str | None:
+        """The stored excerpt of the answer (``answer_excerpt``), None when no HTTP answer came."""
+        return None if self.raw is None or self.http_status is None else answer_excerpt(self.raw)
+
+
+EXCERPT_CHARS = 500
+# Control characters (C0, DEL, C1) except tab and newline: an excerpt is shown to operators, and a
+# carriage return or an escape sequence from a partner must not be obeyed by a terminal.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def answer_excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
+    """The first ``limit`` characters of an answer body: UTF-8 with undecodable bytes replaced,
+    control characters other than newline and tab removed. Decodes only a prefix (4 bytes per
+    character at most), widening it while removed characters leave the text short."""
+    size = limit * 4
+    while True:
+        # An incremental decoder keeps a character cut at the prefix's end back instead of
+        # replacing it, so a cut never shows up as U+FFFD.
+        text = _CONTROL.sub("", codecs.getincrementaldecoder("utf-8")("replace").decode(raw[:size],
+                                                                                     final=size >= len(raw)))
+        if len(text) >= limit or size >= len(raw):
+            return text[:limit]
+        size *= 4
 
 
 class PartnerClient:
@@ -176,17 +207,17 @@ class PartnerClient:
         except (aiohttp.ClientError, OSError, ValueError) as exc:  # ValueError: a URL aiohttp cannot use
             return self._result("connect_error", None, None, transport_error_name(exc), started, partner, path)
         if 300 <= status < 400:
-            return self._result("redirect", status, None, "redirects are not followed", started, partner, path)
+            return self._result("redirect", status, None, "redirects are not followed", started, partner, path, raw)
         parsed: Any = None
         if raw:
             try:
                 parsed = orjson.loads(raw)
             except orjson.JSONDecodeError:
                 outcome: Outcome = "http_error" if status >= 400 else "invalid"
-                return self._result(outcome, status, None, "answer is not JSON", started, partner, path)
+                return self._result(outcome, status, None, "answer is not JSON", started, partner, path, raw)
         if status >= 400:
-            return self._result("http_error", status, parsed, f"HTTP {status}", started, partner, path)
-        return self._result("ok", status, parsed, None, started, partner, path)
+            return self._result("http_error", status, parsed, f"HTTP {status}", started, partner, path, raw)
+        return self._result("ok", status, parsed, None, started, partner, path, raw)
 
     async def _exchange(self, method: str, url: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
         target = _parsed_url(url)
@@ -216,12 +247,12 @@ class PartnerClient:
 
     @staticmethod
     def _result(outcome: Outcome, status: int | None, body: Any, error: str | None, started: float,
-                partner: PartnerEndpoint, path: str) -> CallResult:
+                partner: PartnerEndpoint, path: str, raw: bytes | None = None) -> CallResult:
         duration = round((time.perf_counter() - started) * 1000, 2)
         if outcome != "ok":
             log.warning("partner_call_failed", partner=partner.name, partner_id=partner.partner_id,
                         path=path, outcome=outcome, http_status=status, error=error, duration_ms=duration)
-        return CallResult(outcome, status, body, error, duration)
+        return CallResult(outcome, status, body, error, duration, raw)
 
 
 @lru_cache(maxsize=4096)

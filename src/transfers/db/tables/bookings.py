@@ -165,6 +165,9 @@ delivery_attempts = Table(
     Column("outcome", String(32), nullable=False),
     Column("http_status", Integer, nullable=True),
     Column("error", Text, nullable=True),
+    # The first 500 characters of the answer body, cleaned (partners/client.py ``answer_excerpt``);
+    # NULL when no HTTP answer came (migration 0011).
+    Column("answer_excerpt", Text, nullable=True),
 )
 
 
