@@ -84,8 +84,9 @@ class PartnerClient:
     """Partner calls over one lazily created aiohttp session (sessions must be made inside the
     running event loop; ``Services`` builds this client before there is one)."""
 
-    def __init__(self, *, max_response_bytes: int = 1_048_576, allow_private: bool = True,
-                 resolver: Resolver = system_resolver) -> None:
+    def __init__(
+        self, *, max_response_bytes: int = 1_048_576, allow_private: bool = True, resolver: Resolver = system_resolver
+    ) -> None:
         self._max = max_response_bytes
         self._allow_private = allow_private
         self._resolver = resolver
@@ -102,7 +103,9 @@ class PartnerClient:
             # closed from this loop; let them go without an "unclosed session" warning.
             session.detach()
         connector = aiohttp.TCPConnector(
-            limit=0, limit_per_host=CONNECTIONS_PER_PARTNER, keepalive_timeout=KEEPALIVE_SECONDS,
+            limit=0,
+            limit_per_host=CONNECTIONS_PER_PARTNER,
+            keepalive_timeout=KEEPALIVE_SECONDS,
             ttl_dns_cache=DNS_CACHE_SECONDS,
             # Hardening (SSRF guard, partners/ssrf.py): resolve, check every address, connect to a
             # checked one. Unguarded (sandbox): aiohttp's own resolver.
@@ -147,16 +150,27 @@ class PartnerClient:
             observe_partner_call(partner.name, path, result.outcome, result.duration_ms)
         return result
 
-    async def _call(self, partner: PartnerEndpoint, method: str, path: str, payload: dict[str, Any] | None, *,
-                    timeout: float, webhook_id: str | None) -> CallResult:
+    async def _call(
+        self,
+        partner: PartnerEndpoint,
+        method: str,
+        path: str,
+        payload: dict[str, Any] | None,
+        *,
+        timeout: float,
+        webhook_id: str | None,
+    ) -> CallResult:
         url = partner.base_url.rstrip("/") + path
         body = b"" if payload is None else orjson.dumps(payload)
         headers = {
             "Authorization": f"Bearer {partner.outbound_token}",
             "Accept": "application/json",
-            **signature_headers(partner.signing_secret, body, webhook_id,
-                                also=partner.extra_secrets(datetime.now(UTC))
-                                if partner.previous_signing_secret else ()),
+            **signature_headers(
+                partner.signing_secret,
+                body,
+                webhook_id,
+                also=partner.extra_secrets(datetime.now(UTC)) if partner.previous_signing_secret else (),
+            ),
         }
         if payload is not None:
             headers["Content-Type"] = "application/json"
@@ -193,8 +207,9 @@ class PartnerClient:
         if not self._allow_private:
             # aiohttp connects to IP-looking hosts without asking the resolver: check those here.
             refuse_literal_host(target.raw_host or "")
-        async with self._http().request(method, target, headers=headers, data=body or None,
-                                        allow_redirects=False) as response:
+        async with self._http().request(
+            method, target, headers=headers, data=body or None, allow_redirects=False
+        ) as response:
             declared = response.content_length
             if declared is not None and declared > self._max:
                 response.close()  # never reuse a connection with an unread body
@@ -215,12 +230,27 @@ class PartnerClient:
             return response.status, b"".join(chunks)
 
     @staticmethod
-    def _result(outcome: Outcome, status: int | None, body: Any, error: str | None, started: float,
-                partner: PartnerEndpoint, path: str) -> CallResult:
+    def _result(
+        outcome: Outcome,
+        status: int | None,
+        body: Any,
+        error: str | None,
+        started: float,
+        partner: PartnerEndpoint,
+        path: str,
+    ) -> CallResult:
         duration = round((time.perf_counter() - started) * 1000, 2)
         if outcome != "ok":
-            log.warning("partner_call_failed", partner=partner.name, partner_id=partner.partner_id,
-                        path=path, outcome=outcome, http_status=status, error=error, duration_ms=duration)
+            log.warning(
+                "partner_call_failed",
+                partner=partner.name,
+                partner_id=partner.partner_id,
+                path=path,
+                outcome=outcome,
+                http_status=status,
+                error=error,
+                duration_ms=duration,
+            )
         return CallResult(outcome, status, body, error, duration)
 
 
