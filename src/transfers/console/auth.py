@@ -18,9 +18,11 @@ from transfers.config import Settings
 from transfers.operators import service as operators
 from transfers.operators.models import Capability, Operator
 from transfers.services import Services
-from transfers.webauth.http import SignInRequired, check_csrf, session_token
 from transfers.webauth.realm import Realm
-from transfers.webauth.sessions import Session, find_session
+from transfers.webauth.sessions import Session
+from transfers.webauth.viewer import checked_form, realm_of, services, session_dependency
+
+__all__ = ["PREFIX", "Forbidden", "PageNotFound", "Signed", "Viewer", "console_realm", "realm_of", "services"]
 
 PREFIX = "/console"
 
@@ -46,16 +48,6 @@ def console_realm(settings: Settings) -> Realm:
                  secure_cookie=not settings.is_sandbox)
 
 
-def services(request: Request) -> Services:
-    svc: Services = request.app.state.services
-    return svc
-
-
-def realm_of(request: Request) -> Realm:
-    realm: Realm = request.app.state.realm
-    return realm
-
-
 @dataclass(frozen=True, slots=True)
 class Viewer:
     operator: Operator
@@ -70,25 +62,18 @@ class Viewer:
 
     async def form(self, request: Request) -> FormData:
         """The posted form, once its CSRF token is checked (CsrfRefused otherwise: a 403 page)."""
-        form = await request.form()
-        check_csrf(self.session, form)
-        return form
+        return await checked_form(request, self.session)
 
     @property
     def actor(self) -> str:
         return self.operator.actor
 
 
-async def signed_in(request: Request) -> Viewer:
-    svc, realm = services(request), realm_of(request)
-    posted = request.method not in ("GET", "HEAD")
-    session = await find_session(svc.db, svc.clock, realm, session_token(request, realm))
-    if session is None:
-        raise SignInRequired(posted=posted)
+async def _viewer(svc: Services, session: Session) -> Viewer | None:
+    """None for an operator disabled meanwhile (its sessions are gone already: the race's end)."""
     operator = await operators.active_operator(svc.db, session.user_id)
-    if operator is None:  # disabled meanwhile: its sessions are gone already, this is the race's end
-        raise SignInRequired(posted=posted)
-    return Viewer(operator, session)
+    return Viewer(operator, session) if operator is not None else None
 
 
+signed_in = session_dependency(_viewer)
 Signed = Annotated[Viewer, Depends(signed_in)]
