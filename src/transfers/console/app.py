@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from transfers.console.auth import Forbidden, PageNotFound, console_realm
+from transfers.console.auth import console_realm
 from transfers.console.render import page
 from transfers.console.routes import (
     audit,
@@ -27,5 +27,5 @@ from transfers.webauth.site import build_area
 def build_console(svc: Services) -> FastAPI:
     modules = (login, dashboard, bookings, audit, clients, partners, deliveries, partner_users, operators)
     return build_area(svc, console_realm(svc.settings), package="transfers.console",
-                      routers=[module.router for module in modules], page=page, forbidden=Forbidden,
-                      not_found=PageNotFound, html_500=True)
+                      routers=[module.router for module in modules], page=page,
+                      html_500=True)

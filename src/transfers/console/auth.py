@@ -18,7 +18,8 @@ from transfers.config import Settings
 from transfers.operators import service as operators
 from transfers.operators.models import Capability, Operator
 from transfers.services import Services
-from transfers.webauth.realm import Realm
+from transfers.webauth.realm import Realm, area_realm
+from transfers.webauth.refusals import NotAllowed, PageNotFound
 from transfers.webauth.sessions import Session
 from transfers.webauth.viewer import checked_form, realm_of, services, session_dependency
 
@@ -27,25 +28,15 @@ __all__ = ["PREFIX", "Forbidden", "PageNotFound", "Signed", "Viewer", "console_r
 PREFIX = "/console"
 
 
-class Forbidden(Exception):
+class Forbidden(NotAllowed):
     """The operator's role does not allow this (a 403 page; nothing done)."""
 
     def __init__(self, message: str = "Your role does not allow this.") -> None:
         super().__init__(message)
-        self.message = message
-
-
-class PageNotFound(Exception):
-    """A booking, client or partner that does not exist (a 404 page)."""
-
-    def __init__(self, message: str = "There is no such page.") -> None:
-        super().__init__(message)
-        self.message = message
 
 
 def console_realm(settings: Settings) -> Realm:
-    return Realm(name=operators.REALM, cookie_name="transfers_console", path=PREFIX, login_path=f"{PREFIX}/login",
-                 secure_cookie=not settings.is_sandbox)
+    return area_realm(operators.REALM, "transfers_console", PREFIX, sandbox=settings.is_sandbox)
 
 
 @dataclass(frozen=True, slots=True)

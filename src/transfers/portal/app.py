@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from transfers.portal.auth import Forbidden, PageNotFound, partner_realm
+from transfers.portal.auth import partner_realm
 from transfers.portal.render import page
 from transfers.portal.routes import account, bookings, login, rate_card
 from transfers.services import Services
@@ -15,5 +15,4 @@ from transfers.webauth.site import build_area
 
 def build_portal(svc: Services) -> FastAPI:
     return build_area(svc, partner_realm(svc.settings), package="transfers.portal",
-                      routers=[module.router for module in (login, bookings, rate_card, account)], page=page,
-                      forbidden=Forbidden, not_found=PageNotFound)
+                      routers=[module.router for module in (login, bookings, rate_card, account)], page=page)

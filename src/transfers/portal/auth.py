@@ -21,7 +21,8 @@ from transfers.config import Settings
 from transfers.hosted import repository as repo
 from transfers.hosted.users import REALM
 from transfers.services import Services
-from transfers.webauth.realm import Realm
+from transfers.webauth.realm import Realm, area_realm
+from transfers.webauth.refusals import NotAllowed, PageNotFound
 from transfers.webauth.sessions import Session
 from transfers.webauth.viewer import checked_form, realm_of, services, session_dependency
 
@@ -31,25 +32,11 @@ __all__ = ["PREFIX", "Forbidden", "PageNotFound", "PartnerViewer", "Signed", "pa
 PREFIX = "/partner"
 
 
-class Forbidden(Exception):
-    """Not for this partner (a server partner's read-only booking): a 403 page, nothing done."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class PageNotFound(Exception):
-    """No such booking for this partner (another partner's looks exactly the same): a 404 page."""
-
-    def __init__(self, message: str = "There is no such page.") -> None:
-        super().__init__(message)
-        self.message = message
+Forbidden = NotAllowed  # e.g. a server partner's booking, read-only here: a 403 page, nothing done
 
 
 def partner_realm(settings: Settings) -> Realm:
-    return Realm(name=REALM, cookie_name="transfers_partner", path=PREFIX, login_path=f"{PREFIX}/login",
-                 secure_cookie=not settings.is_sandbox)
+    return area_realm(REALM, "transfers_partner", PREFIX, sandbox=settings.is_sandbox)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ Its own app, not routes of the API, so that it has HTML error pages instead of t
 envelope, stays out of the OpenAPI document, and carries ``SecurityHeaders`` on every answer (a
 strict CSP with ``frame-ancestors 'none'``, no caching). Built here once so every area words its
 error pages, redirects and status codes the same way; an area gives its realm, static files,
-routers, page renderer and its own "not allowed" / "not found" exceptions (each with ``message``)."""
+routers and page renderer; its routes raise ``refusals.NotAllowed`` / ``refusals.PageNotFound``."""
 
 from __future__ import annotations
 
@@ -22,13 +22,14 @@ from transfers.services import Services
 from transfers.webauth.http import CsrfRefused, SecurityHeaders, SignInRequired, add_security_headers
 from transfers.webauth.login_routes import PageRenderer
 from transfers.webauth.realm import Realm
+from transfers.webauth.refusals import NotAllowed, PageNotFound
 
 CSRF_MESSAGE = ("This form was refused: its security token is missing or out of date. Nothing was changed. "
                 "Reload the page and try again.")
 
 
 def build_area(svc: Services, realm: Realm, *, package: str, routers: Iterable[APIRouter], page: PageRenderer,
-               forbidden: type[Exception], not_found: type[Exception], html_500: bool = False) -> FastAPI:
+               html_500: bool = False) -> FastAPI:
     """The area's app; ``package`` serves its ``static/`` folder at ``/static``. ``html_500``: an
     unexpected error answers an HTML page (503 when the database is down) rather than the plain 500."""
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
@@ -37,13 +38,12 @@ def build_area(svc: Services, realm: Realm, *, package: str, routers: Iterable[A
     app.mount("/static", StaticFiles(packages=[(package, "static")]), name="static")
     for router in routers:
         app.include_router(router)
-    _install_error_pages(app, realm, page, forbidden, not_found, html_500)
+    _install_error_pages(app, realm, page, html_500)
     app.add_middleware(SecurityHeaders)
     return app
 
 
-def _install_error_pages(app: FastAPI, realm: Realm, page: PageRenderer, forbidden_type: type[Exception],
-                         not_found_type: type[Exception], html_500: bool) -> None:
+def _install_error_pages(app: FastAPI, realm: Realm, page: PageRenderer, html_500: bool) -> None:
     def error_page(request: Request, heading: str, message: str, status: int, title: str = "") -> Response:
         return page(request, "error.html", {"heading": heading, "message": message}, status_code=status,
                     title=title or heading)
@@ -59,12 +59,11 @@ def _install_error_pages(app: FastAPI, realm: Realm, page: PageRenderer, forbidd
         return error_page(request, "Refused", CSRF_MESSAGE, 403)
 
     async def forbidden(request: Request, exc: Exception) -> Response:
-        message = str(getattr(exc, "message", "Refused.")) if isinstance(exc, forbidden_type) else "Refused."
+        message = exc.message if isinstance(exc, NotAllowed) else "Refused."
         return error_page(request, "Not allowed", message + " Nothing was changed.", 403)
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        default = "There is no such page."
-        message = str(getattr(exc, "message", default)) if isinstance(exc, not_found_type) else default
+        message = exc.message if isinstance(exc, PageNotFound) else "There is no such page."
         return error_page(request, "Not found", message, 404)
 
     async def http_error(request: Request, exc: Exception) -> Response:
@@ -91,6 +90,6 @@ def _install_error_pages(app: FastAPI, realm: Realm, page: PageRenderer, forbidd
         app.add_exception_handler(Exception, unexpected)
     app.add_exception_handler(SignInRequired, sign_in_required)
     app.add_exception_handler(CsrfRefused, csrf_refused)
-    app.add_exception_handler(forbidden_type, forbidden)
-    app.add_exception_handler(not_found_type, not_found)
+    app.add_exception_handler(NotAllowed, forbidden)
+    app.add_exception_handler(PageNotFound, not_found)
     app.add_exception_handler(StarletteHTTPException, http_error)
