@@ -24,7 +24,8 @@ NAVIGATION = (("Bookings", "/console/bookings"), ("Clients", "/console/clients")
               ("Partners", "/console/partners"), ("Deliveries", "/console/deliveries"),
               ("Audit log", "/console/audit"))
 SITE = Site(name="Transfers console", home="/console/", stylesheets=("/console/static/console.css",),
-            script="/console/static/console.js", navigation=lambda _viewer: NAVIGATION)
+            script="/console/static/console.js",
+            back_label="Back to the dashboard", navigation=lambda _viewer: NAVIGATION)
 
 
 def airport_local(value: datetime | None, iata: str | None) -> str:

@@ -24,7 +24,8 @@ def navigation(viewer: object) -> tuple[Link, ...]:
 
 SITE = Site(name="Partner portal", home="/partner/", header_class="top portal",
             stylesheets=("/console/static/console.css", "/partner/static/portal.css"),
-            script="/partner/static/portal.js", navigation=navigation)
+            script="/partner/static/portal.js",
+            back_label="Back to your bookings", navigation=navigation)
 
 
 def _environment() -> Environment:

@@ -1,6 +1,7 @@
 """What the shared page layout (``templates/webauth/layout.html``) needs to know of an area, and
 the Jinja2 environment that finds an area's own templates first, then the shared ones (the layout,
-``webauth/login.html``): so a new signed-in area writes its pages, not another copy of the frame."""
+``webauth/login.html``, ``webauth/error.html``): so a new signed-in area writes its pages, not
+another copy of the frame."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ class Site:
     stylesheets: tuple[str, ...]
     script: str
     header_class: str = "top"
+    back_label: str = "Back"  # an error page's link to ``home``, e.g. "Back to the dashboard"
     # The main navigation for a signed-in viewer (an area may show some items to some viewers only).
     navigation: Callable[[object], Sequence[Link]] = field(default=_no_links)
 

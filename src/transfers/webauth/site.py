@@ -45,7 +45,7 @@ def build_area(svc: Services, realm: Realm, *, package: str, routers: Iterable[A
 
 def _install_error_pages(app: FastAPI, realm: Realm, page: PageRenderer, html_500: bool) -> None:
     def error_page(request: Request, heading: str, message: str, status: int, title: str = "") -> Response:
-        return page(request, "error.html", {"heading": heading, "message": message}, status_code=status,
+        return page(request, "webauth/error.html", {"heading": heading, "message": message}, status_code=status,
                     title=title or heading)
 
     async def sign_in_required(request: Request, exc: Exception) -> Response:
