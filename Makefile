@@ -12,9 +12,13 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 
-## install-test: the server with its test tools, and the SDK (./sdk, its own distribution) beside it
-install-test: $(BIN)/python chromium
+## install-test: the server with its test tools, and the SDK (./sdk, its own distribution) beside it.
+## The stamp file makes a second `make test` (and CI's two parallel runs) skip an install already done.
+install-test: $(VENV)/.installed-test chromium
+
+$(VENV)/.installed-test: $(BIN)/python pyproject.toml sdk/pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]' -e ./sdk
+	touch $@
 
 ## chromium: the browser the console and portal tests drive (Debian's package; Playwright's own download
 ## cannot be used here). Installed only when missing; needs root or sudo on a fresh machine.

@@ -103,7 +103,7 @@ def test_a_new_message_is_pending_and_stored_with_its_ids() -> None:
 # --- bookings ------------------------------------------------------------------------------------
 
 def test_a_booking_is_a_bookings_row() -> None:
-    """A column added to ``bookings`` (a migration and db/tables.py) is added to ``Booking`` too
+    """A column added to ``bookings`` (a migration and db/tables/bookings.py) is added to ``Booking`` too
     (bookings/models.py); the repository reads it from then on."""
     assert set(BOOKING_FIELDS) == columns(bookings), (
         f"bookings columns without a Booking field: {sorted(columns(bookings) - set(BOOKING_FIELDS))}; "

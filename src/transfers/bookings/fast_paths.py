@@ -11,7 +11,7 @@
 Each statement is all-or-nothing by itself, so it runs in autocommit on the direct connections of
 ``db/direct.py`` (``Database.write_one``): they are the measured performance of a create
 (README "Performance"). The side effects are not written here: ``lifecycle.fast_pieces`` gives
-them, so a side effect added to ``lifecycle.EFFECTS`` is written by these statements too.
+them, so a side effect added to ``EFFECTS`` (``bookings/effects.py``) is written by these statements too.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The only code that decides what a booking's status change writes.
 
 Every change of ``bookings.status`` (the creation included: ``None -> PENDING``) is a ``Change``,
-and every change writes the same side effects, listed once in ``EFFECTS``:
+and every change writes the same side effects, listed once in ``EFFECTS`` (``bookings/effects.py``), among them:
 
     audit     a ``booking_transitions`` row (time, actor, from, to, reason)
     messages  the outbox messages the change sends to the partner (the create, a cancellation)
@@ -19,367 +19,41 @@ Two kinds of path write them, and both take them from here:
   ``fast_pieces`` (each effect's ``fragment`` over that CTE); at run time ``fast_params`` gives
   the fragments' bind values.
 
-How to add a side effect of every status change (e.g. issue 14's ``client_events`` row with the
-booking's ``sequence``):
-
-1. Here, write ``async def _x_write(conn, change)`` (the general path: insert its row(s) for
-   ``change``; ``change.booking`` is the booking as moved, with its id), ``def _x_fragment(ctx)``
-   (the fast path: ``{name: insert(...).from_select(..., select(ctx.moved.c.id, ...)).cte(name)}``,
-   reading the moved row's columns from ``ctx.moved.c`` and its own values from bind parameters
-   with a prefix of its own) and ``def _x_params(change, shape)`` (those bind values), and add
-   ``SideEffect("x", _x_write, _x_fragment, _x_params)`` to ``EFFECTS``.
-2. If the effect needs a column of the booking changed with the status (``sequence = sequence + 1``),
-   add it to ``status_values`` (every UPDATE path uses it) and to the creation's values in
-   ``bookings/service._booking_values``.
-3. Nothing else: every general path calls ``write_effects`` and both fast statements compose
-   ``fast_pieces``. ``tests/integration/test_outbox_and_jobs.py`` and ``tests/api`` check the rows
-   on both databases; ``tests/unit/test_status_writers.py`` fails if ``bookings.status`` is
-   written anywhere outside ``bookings/``.
+The effects themselves, and how to add one, are in ``bookings/effects.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from datetime import datetime, timedelta
-from decimal import Decimal
+from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import CTE, ColumnElement, bindparam, insert, literal, null, select, true
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import cancelling
 from transfers.bookings import repository as repo
-from transfers.bookings.models import VIEW_FIELDS, Booking, BookingView
-from transfers.bookings.resource import booking_resource
-from transfers.bookings.state import REFUNDING, BookingStatus, check_transition
-from transfers.clients.models import REVERSE_API_PAY_TYPE
-from transfers.db.tables import booking_transitions, ledger_entries, outbox
-from transfers.db.tables import client_events as events_table
-from transfers.hosted import capacity as hosted_capacity
-from transfers.outbox import repository as outbox_repo
-from transfers.outbox.kinds import MessageKind
+from transfers.bookings.effects import (
+    EFFECTS,
+    UPDATE_DEADLINE,
+    Change,
+    FastContext,
+    FastShape,
+    fast_params,
+    fast_pieces,
+    ledger_move,
+    status_values,
+    update_message,
+    write_effects,
+)
+from transfers.bookings.models import Booking
+from transfers.bookings.state import BookingStatus, check_transition
 from transfers.outbox.models import NewMessage
-from transfers.wallet import repository as wallet_repo
-from transfers.wallet.ledger import LedgerKind, signed_amount
-from transfers.webhooks import events as client_events
-from transfers.webhooks import repository as webhooks_repo
 
-UPDATE_DEADLINE = timedelta(hours=24)
 CREATED_REASON = "created"
 CONCURRENT_CHANGE_ATTEMPTS = 3
 
 
 class ConcurrentChange(Exception):
     """Another transaction changed the booking's status first; the caller re-reads and decides."""
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One status change as its side effects see it. ``booking``: the booking's columns by name, as
-    moved (``Booking.as_dict()``, with its ``id``) on the general path; on a fast path the values
-    known before the statement runs (the created row's values; nothing for the acknowledgement)."""
-
-    booking: Mapping[str, Any]
-    from_status: BookingStatus | None  # None: the booking is being created
-    to_status: BookingStatus
-    actor: str
-    reason: str | None
-    now: datetime
-    messages: tuple[NewMessage, ...] = ()  # ``outbox.repository.new_message``
-    # The booking before the change, when the path read it (issue 14: what the client events compare).
-    previous: Mapping[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class FastShape:
-    """What a fast statement's pieces depend on, fixed when the statement is built."""
-
-    from_status: BookingStatus | None
-    to_status: BookingStatus
-    messages: int = 0  # outbox messages written with the change: CTEs ``o0``, ``o1``, ...
-    wallet: bool = False  # the statement moves the wallet first (CTE ``w``, the creation's debit)
-
-
-@dataclass(frozen=True, slots=True)
-class FastContext:
-    """What a fragment builds on: the moved booking row (a CTE ``... RETURNING *`` of ``bookings``),
-    the statement's shape, its ``now`` and, when ``shape.wallet``, the wallet move's CTE."""
-
-    moved: CTE
-    shape: FastShape
-    now: ColumnElement[Any]
-    wallet: CTE | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LedgerMove:
-    client_id: int
-    kind: LedgerKind
-    amount: Decimal
-    note: str
-
-
-@dataclass(frozen=True, slots=True)
-class SideEffect:
-    """One side effect of every status change, written the general way (``write``) or as pieces of
-    a fast statement (``fragment`` once when it is built, ``params`` on every run)."""
-
-    name: str
-    write: Callable[[AsyncConnection, Change], Awaitable[None]]
-    fragment: Callable[[FastContext], dict[str, CTE]]
-    params: Callable[[Change, FastShape], dict[str, Any]]
-
-
-# --- the moved row -----------------------------------------------------------------------------------
-
-def status_values(target: BookingStatus, now: Any, fields: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The SET clause of every status UPDATE, general or fast (``now`` a value or a bind parameter)."""
-    return {"status": target.value, "updated_at": now, **(fields or {})}
-
-
-# --- audit -------------------------------------------------------------------------------------------
-
-async def _audit_write(conn: AsyncConnection, change: Change) -> None:
-    await repo.record_transition(
-        conn, booking_id=change.booking["id"], to_status=change.to_status.value, actor=change.actor,
-        from_status=change.from_status.value if change.from_status is not None else None, reason=change.reason,
-        now=change.now)
-
-
-def _audit_fragment(ctx: FastContext) -> dict[str, CTE]:
-    shape, types = ctx.shape, booking_transitions.c
-    from_status = null() if shape.from_status is None else literal(shape.from_status.value, types.from_status.type)
-    return {"t": insert(booking_transitions).from_select(
-        ["booking_id", "from_status", "to_status", "actor", "reason", "created_at"],
-        select(ctx.moved.c.id, from_status, literal(shape.to_status.value, types.to_status.type),
-               bindparam("t_actor", type_=types.actor.type), bindparam("t_reason", type_=types.reason.type),
-               ctx.now),
-    ).cte("t")}
-
-
-def _audit_params(change: Change, shape: FastShape) -> dict[str, Any]:
-    return {"t_actor": change.actor, "t_reason": change.reason}
-
-
-# --- outbox messages ---------------------------------------------------------------------------------
-
-async def _messages_write(conn: AsyncConnection, change: Change) -> None:
-    for message in change.messages:
-        await outbox_repo.insert_message(conn, message, booking_id=change.booking["id"])
-
-
-def _messages_fragment(ctx: FastContext) -> dict[str, CTE]:
-    pieces = {}
-    for i in range(ctx.shape.messages):
-        values = (bindparam(f"o{i}_{k}", type_=outbox.c[k].type) for k in outbox_repo.MESSAGE_KEYS)
-        pieces[f"o{i}"] = (insert(outbox).from_select(["booking_id", *outbox_repo.MESSAGE_KEYS],
-                                                      select(ctx.moved.c.id, *values))
-                           .returning(outbox.c.id).cte(f"o{i}"))
-    return pieces
-
-
-def _messages_params(change: Change, shape: FastShape) -> dict[str, Any]:
-    if len(change.messages) != shape.messages:
-        raise ValueError(f"the statement writes {shape.messages} messages, the change has {len(change.messages)}")
-    return {f"o{i}_{k}": getattr(message, k) for i, message in enumerate(change.messages)
-            for k in outbox_repo.MESSAGE_KEYS}
-
-
-def update_message(booking: Booking, payload: dict[str, Any], now: datetime) -> NewMessage:
-    """The partner's ``PUT /booking/update`` for a change (a client's cancellation)."""
-    return outbox_repo.new_message(partner_id=booking.partner_id, kind=MessageKind.UPDATE.value,
-                                   payload=payload, now=now,
-                                   deadline=now + UPDATE_DEADLINE, not_before=None, lease_until=None)
-
-
-# --- ledger ------------------------------------------------------------------------------------------
-
-def ledger_move(change: Change) -> LedgerMove | None:
-    """The money a change moves: a wallet-paid booking is debited when created and refunded when it
-    enters a REFUNDING status; a ``reverse_api`` client pays the partner directly (SPEC.md 1)."""
-    booking = change.booking
-    if change.from_status is None:
-        kind, note = LedgerKind.DEBIT_BOOKING, booking["reservation_no"]
-    elif change.to_status in REFUNDING and change.from_status is not change.to_status:
-        kind, note = LedgerKind.CREDIT_REFUND, f"{change.to_status.value.lower()}: {change.reason or ''}"
-    else:
-        return None
-    if booking["pay_type"] == REVERSE_API_PAY_TYPE:
-        return None
-    amount: Decimal = booking["total"]
-    refund = booking.get("cancellation_refund") if change.to_status is BookingStatus.CANCELLED else None
-    if refund is not None:  # DECISIONS 14: a client's cancel keeps the fee; no entry when nothing is refunded
-        if refund <= 0:
-            return None
-        amount, note = refund, cancelling.ledger_note(booking, change.reason)
-    return LedgerMove(booking["client_id"], kind, amount, note)
-
-
-async def _ledger_write(conn: AsyncConnection, change: Change) -> None:
-    move = ledger_move(change)
-    if move is not None:  # a debit that does not fit raises InsufficientBalance: the caller rolls back
-        await wallet_repo.post_entry_for_client(conn, client_id=move.client_id, kind=move.kind, amount=move.amount,
-                                                now=change.now, booking_id=change.booking["id"], note=move.note)
-
-
-def _ledger_fragment(ctx: FastContext) -> dict[str, CTE]:
-    """The ledger row of the wallet move the statement made first (CTE ``w``, which gates the
-    booking's own INSERT so that a short balance writes nothing). No fast statement moves into a
-    REFUNDING status: a refund's wallet UPDATE would need the same gating, so it is refused here
-    rather than silently left out."""
-    if ctx.shape.to_status in REFUNDING:
-        raise NotImplementedError("no fast path for a refunding change: use the general path")
-    if ctx.wallet is None:
-        return {}
-    w, types = ctx.wallet, ledger_entries.c
-    return {"l": insert(ledger_entries).from_select(
-        ["wallet_id", "kind", "amount", "booking_id", "note", "created_at", "balance_after"],
-        select(w.c.id, bindparam("w_kind", type_=types.kind.type), wallet_repo.DELTA, ctx.moved.c.id,
-               bindparam("w_note", type_=types.note.type), ctx.now, w.c.balance)
-        .select_from(w.join(ctx.moved, true())),
-    ).cte("l")}
-
-
-def _ledger_params(change: Change, shape: FastShape) -> dict[str, Any]:
-    move = ledger_move(change)
-    if move is None:
-        if shape.wallet:
-            raise ValueError("the statement moves the wallet, the change moves no money")
-        return {}
-    if not shape.wallet:
-        raise ValueError(f"the change moves money ({move.kind.value}), the statement has no wallet move")
-    return {"w_client_id": move.client_id, "w_kind": move.kind.value, "w_note": move.note,
-            "w_delta": signed_amount(move.kind, move.amount)}
-
-
-# Order of the general path: the ledger last, since its wallet UPDATE holds the wallet row's lock
-# until COMMIT (bench/README.md, "Profile").
-# issue 16: a hosted partner's booking that ends without a ride gives its seat of the day back.
-_SEAT_RELEASED = frozenset({BookingStatus.CANCELLED, BookingStatus.DECLINED, BookingStatus.FAILED})
-
-
-def _releases_seat(from_status: BookingStatus | None, to_status: BookingStatus) -> bool:
-    return from_status is not None and from_status != to_status and to_status in _SEAT_RELEASED
-
-
-async def _capacity_write(conn: AsyncConnection, change: Change) -> None:
-    """The seat a hosted vehicle's booking held on its local pickup date (``hosted/capacity.py``);
-    for a server partner's booking there is no counter row and nothing changes."""
-    if _releases_seat(change.from_status, change.to_status):
-        await hosted_capacity.release(conn, change.booking)
-
-
-def _capacity_fragment(ctx: FastContext) -> dict[str, CTE]:
-    # The fast statements (create: -> PENDING; acknowledgement: -> PENDING_APPROVAL) never end a
-    # booking; one that did would need the counter's UPDATE here.
-    if _releases_seat(ctx.shape.from_status, ctx.shape.to_status):
-        raise NotImplementedError("a fast statement ending a booking must give back its hosted seat")
-    return {}
-
-
-def _capacity_params(change: Change, shape: FastShape) -> dict[str, Any]:
-    return {}
-
-
-# --- client events (issue 14, DECISIONS 13) -----------------------------------------------------------
-# Each change's webhook events (``webhooks/events.py`` decides which), with the booking's next
-# ``sequence`` numbers and the BookingResource as of the change; the worker fans them out to the
-# client's endpoints later, so a change costs one INSERT whatever the number of endpoints.
-
-def _event_rows(change: Change, last_sequence: int) -> list[dict[str, Any]]:
-    booking = change.booking
-    specs = client_events.events_of(booking, None if change.from_status is None else change.from_status.value,
-                                    change.to_status.value, change.previous)
-    snapshot = booking_resource(_view(booking), change.now)
-    first = last_sequence - len(specs) + 1
-    return [{"event_id": client_events.new_event_id(), "client_id": booking["client_id"], "booking_id": booking["id"],
-             "type": spec.type.value, "sequence": first + i, "status": change.to_status.value,
-             "previous_status": spec.previous_status, "booking": snapshot, "created_at": change.now}
-            for i, spec in enumerate(specs)]
-
-
-async def _events_write(conn: AsyncConnection, change: Change) -> None:
-    count = len(client_events.events_of(change.booking, None if change.from_status is None
-                                        else change.from_status.value, change.to_status.value, change.previous))
-    if count == 0:
-        return
-    if change.from_status is None:  # created with ``event_sequence`` 1 (``service._booking_values``)
-        last = int(change.booking.get("event_sequence") or 1)
-    else:
-        last = await repo.bump_event_sequence(conn, change.booking["id"], count)
-    await webhooks_repo.insert_events(conn, _event_rows(change, last))
-
-
-def _view(booking: Mapping[str, Any]) -> BookingView:
-    """The resource's columns of ``Change.booking`` (a fast creation's values lack the columns a new
-    booking leaves NULL: driver, cancellation, amendment)."""
-    return BookingView.from_row({k: booking.get(k) for k in VIEW_FIELDS})
-
-
-def _events_fragment(ctx: FastContext) -> dict[str, CTE]:
-    """The one event of a fast statement: ``booking.created`` (the inserted row carries sequence 1)
-    or ``booking.status_changed`` (the UPDATE sets ``event_sequence = event_sequence + 1``,
-    ``fast_paths``); the other events need the booking before the change, which no fast path reads."""
-    shape, types = ctx.shape, events_table.c
-    previous: ColumnElement[Any]
-    if shape.from_status is None:
-        kind, previous = client_events.EventType.BOOKING_CREATED.value, null()
-    elif shape.from_status is not shape.to_status:
-        kind = client_events.EventType.BOOKING_STATUS_CHANGED.value
-        previous = literal(shape.from_status.value, types.previous_status.type)
-    else:
-        raise NotImplementedError("a fast statement changes the status")
-    moved = ctx.moved.c
-    return {"ev": insert(events_table).from_select(
-        ["event_id", "client_id", "booking_id", "type", "sequence", "status", "previous_status", "booking",
-         "created_at"],
-        select(bindparam("ev_id", type_=types.event_id.type), moved.client_id, moved.id,
-               literal(kind, types.type.type), moved.event_sequence,
-               literal(shape.to_status.value, types.status.type), previous,
-               bindparam("ev_booking", type_=types.booking.type), ctx.now),
-    ).cte("ev")}
-
-
-def _events_params(change: Change, shape: FastShape) -> dict[str, Any]:
-    """A fast creation knows every column of the booking but its id, which the resource does not
-    show, so its snapshot is rendered here; an acknowledgement read nothing (the fan-out renders it
-    from the row with this event's status)."""
-    snapshot = None
-    if change.booking.get("reservation_no"):
-        snapshot = booking_resource(_view(change.booking), change.now)
-    return {"ev_id": client_events.new_event_id(), "ev_booking": snapshot}
-
-
-EFFECTS: tuple[SideEffect, ...] = (
-    SideEffect("audit", _audit_write, _audit_fragment, _audit_params),
-    SideEffect("messages", _messages_write, _messages_fragment, _messages_params),
-    SideEffect("events", _events_write, _events_fragment, _events_params),  # issue 14
-    SideEffect("ledger", _ledger_write, _ledger_fragment, _ledger_params),
-    SideEffect("capacity", _capacity_write, _capacity_fragment, _capacity_params),
-)
-
-
-async def write_effects(conn: AsyncConnection, change: Change) -> None:
-    """Every side effect of ``change``, the general way, in the caller's transaction."""
-    for effect in EFFECTS:
-        await effect.write(conn, change)
-
-
-def fast_pieces(ctx: FastContext) -> dict[str, CTE]:
-    """Every side effect's CTEs for a fast statement, by CTE name (``t``, ``o0``, ``l``, ...)."""
-    pieces: dict[str, CTE] = {}
-    for effect in EFFECTS:
-        pieces.update(effect.fragment(ctx))
-    return pieces
-
-
-def fast_params(change: Change, shape: FastShape) -> dict[str, Any]:
-    """The bind values of ``fast_pieces`` for one run."""
-    params: dict[str, Any] = {}
-    for effect in EFFECTS:
-        params.update(effect.params(change, shape))
-    return params
 
 
 # --- the general path --------------------------------------------------------------------------------
@@ -482,3 +156,29 @@ async def retry_concurrent(attempt: Callable[[], Awaitable[T]]) -> T:
 def driver_fields(driver: Any, meeting_point: str | None) -> dict[str, Any]:
     return {"driver_name": driver.name, "driver_phone": driver.phone, "driver_plate": driver.plate,
             "meeting_point": meeting_point}
+
+
+# Re-exported: callers name the side effects through the one status writer.
+__all__ = [
+    "CONCURRENT_CHANGE_ATTEMPTS",
+    "CREATED_REASON",
+    "EFFECTS",
+    "UPDATE_DEADLINE",
+    "Change",
+    "ConcurrentChange",
+    "FastContext",
+    "FastShape",
+    "create",
+    "driver_fields",
+    "fast_params",
+    "fast_pieces",
+    "ledger_move",
+    "lock_booking",
+    "retry_concurrent",
+    "status_values",
+    "transition",
+    "transition_unread",
+    "update_details",
+    "update_message",
+    "write_effects",
+]

@@ -21,7 +21,7 @@ down_revision = "0009"
 branch_labels = None
 depends_on = None
 
-# Spelled out (not imported from db/tables.py): a migration must keep meaning what it meant.
+# Spelled out (not imported from db/tables/): a migration must keep meaning what it meant.
 _OUTCOMES = ("ok", "timeout", "connect_error", "http_error", "invalid", "too_large", "redirect", "blocked")
 _LATENCY = (*(f"lat_le_{b}" for b in (25, 50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000)), "lat_inf")
 

@@ -1,0 +1,84 @@
+"""The relational schema (SQLAlchemy Core), shared by the repositories and Alembic.
+
+Core tables rather than ORM classes: the hot paths (auth lookup, booking read, wallet debit) are
+single statements, and PERF-NOTES.md shows ORM identity-map overhead dominating such requests.
+
+Invariants the database itself holds, as the last line of defence behind the domain rules:
+wallet balances never negative (CHECK); one debit and at most one refund per booking (UNIQUE);
+API keys owned by exactly one client or one partner (CHECK); idempotency keys unique per client.
+"""
+
+
+from __future__ import annotations
+
+from transfers.db.tables._base import PK, metadata
+from transfers.db.tables.accounts import (
+    admin_audit,
+    admin_audit_created,
+    api_keys,
+    clients,
+    idempotency_keys,
+    ledger_entries,
+    partners,
+    wallets,
+)
+from transfers.db.tables.bookings import (
+    booking_transitions,
+    bookings,
+    bookings_created,
+    bookings_email,
+    bookings_partner_created,
+    bookings_partner_reference,
+    bookings_surname,
+    delivery_attempts,
+    outbox,
+    search_vehicles,
+    searches,
+)
+from transfers.db.tables.health import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, SEARCH_OUTCOMES, partner_search_minutes
+from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_users, rate_cards
+from transfers.db.tables.reference import cancellation_reasons, car_services, vehicle_segments, vehicle_types
+from transfers.db.tables.web import operators, web_sessions, web_signin_failures
+from transfers.db.tables.webhooks import client_events, webhook_deliveries, webhook_endpoints
+
+__all__ = [
+    "LATENCY_BOUNDS_MS",
+    "LATENCY_COLUMNS",
+    "PK",
+    "SEARCH_OUTCOMES",
+    "admin_audit",
+    "admin_audit_created",
+    "api_keys",
+    "booking_transitions",
+    "bookings",
+    "bookings_created",
+    "bookings_email",
+    "bookings_partner_created",
+    "bookings_partner_reference",
+    "bookings_surname",
+    "cancellation_reasons",
+    "car_services",
+    "client_events",
+    "clients",
+    "delivery_attempts",
+    "hosted_capacity",
+    "idempotency_keys",
+    "ledger_entries",
+    "metadata",
+    "operators",
+    "outbox",
+    "partner_emails",
+    "partner_search_minutes",
+    "partner_users",
+    "partners",
+    "rate_cards",
+    "search_vehicles",
+    "searches",
+    "vehicle_segments",
+    "vehicle_types",
+    "wallets",
+    "web_sessions",
+    "web_signin_failures",
+    "webhook_deliveries",
+    "webhook_endpoints",
+]
