@@ -26,6 +26,11 @@ from transfers.webauth.site import build_area
 
 def build_console(svc: Services) -> FastAPI:
     modules = (login, dashboard, bookings, audit, clients, partners, deliveries, partner_users, operators)
-    return build_area(svc, console_realm(svc.settings), package="transfers.console",
-                      routers=[module.router for module in modules], page=page,
-                      html_500=True)
+    return build_area(
+        svc,
+        console_realm(svc.settings),
+        package="transfers.console",
+        routers=[module.router for module in modules],
+        page=page,
+        html_500=True,
+    )

@@ -20,12 +20,21 @@ from transfers.webauth.login_routes import utc
 
 __all__ = ["NAVIGATION", "TEMPLATES", "airport_local", "excerpt", "page", "utc"]
 
-NAVIGATION = (("Bookings", "/console/bookings"), ("Clients", "/console/clients"),
-              ("Partners", "/console/partners"), ("Deliveries", "/console/deliveries"),
-              ("Audit log", "/console/audit"))
-SITE = Site(name="Transfers console", home="/console/", stylesheets=("/console/static/console.css",),
-            script="/console/static/console.js",
-            back_label="Back to the dashboard", navigation=lambda _viewer: NAVIGATION)
+NAVIGATION = (
+    ("Bookings", "/console/bookings"),
+    ("Clients", "/console/clients"),
+    ("Partners", "/console/partners"),
+    ("Deliveries", "/console/deliveries"),
+    ("Audit log", "/console/audit"),
+)
+SITE = Site(
+    name="Transfers console",
+    home="/console/",
+    stylesheets=("/console/static/console.css",),
+    script="/console/static/console.js",
+    back_label="Back to the dashboard",
+    navigation=lambda _viewer: NAVIGATION,
+)
 
 
 def airport_local(value: datetime | None, iata: str | None) -> str:
@@ -57,10 +66,20 @@ def _environment() -> Environment:
 TEMPLATES = _environment()
 
 
-def page(request: Request, template: str, context: dict[str, Any] | None = None, *, viewer: Viewer | None = None,
-         status_code: int = 200, title: str = "") -> HTMLResponse:
+def page(
+    request: Request,
+    template: str,
+    context: dict[str, Any] | None = None,
+    *,
+    viewer: Viewer | None = None,
+    status_code: int = 200,
+    title: str = "",
+) -> HTMLResponse:
     values: dict[str, Any] = {
-        "request": request, "viewer": viewer, "title": title, "active": "",
+        "request": request,
+        "viewer": viewer,
+        "title": title,
+        "active": "",
         "csrf_token": viewer.session.csrf_token if viewer else "",
         "may": (lambda c: viewer.may(c)) if viewer else (lambda c: False),
     }

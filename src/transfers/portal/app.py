@@ -14,5 +14,10 @@ from transfers.webauth.site import build_area
 
 
 def build_portal(svc: Services) -> FastAPI:
-    return build_area(svc, partner_realm(svc.settings), package="transfers.portal",
-                      routers=[module.router for module in (login, bookings, rate_card, account)], page=page)
+    return build_area(
+        svc,
+        partner_realm(svc.settings),
+        package="transfers.portal",
+        routers=[module.router for module in (login, bookings, rate_card, account)],
+        page=page,
+    )

@@ -26,8 +26,7 @@ from transfers.webauth.refusals import NotAllowed, PageNotFound
 from transfers.webauth.sessions import Session
 from transfers.webauth.viewer import checked_form, realm_of, services, session_dependency
 
-__all__ = ["PREFIX", "Forbidden", "PageNotFound", "PartnerViewer", "Signed", "partner_realm", "realm_of",
-           "services"]
+__all__ = ["PREFIX", "Forbidden", "PageNotFound", "PartnerViewer", "Signed", "partner_realm", "realm_of", "services"]
 
 PREFIX = "/partner"
 
@@ -53,11 +52,17 @@ class PartnerViewer:
         """How the booking story and the audit log name this person."""
         return f"partner_user:{self.user_id} {self.email} (partner {self.partner_id})"
 
-    async def audit(self, conn: AsyncConnection, action: str, reservation_no: str, now: datetime,
-                    **details: Any) -> None:
+    async def audit(
+        self, conn: AsyncConnection, action: str, reservation_no: str, now: datetime, **details: Any
+    ) -> None:
         await clients_repo.record_admin_action(
-            conn, actor=self.actor, action=f"portal.{action}", subject=f"booking:{reservation_no}",
-            details={"partner_id": self.partner_id, **{k: v for k, v in details.items() if v is not None}}, now=now)
+            conn,
+            actor=self.actor,
+            action=f"portal.{action}",
+            subject=f"booking:{reservation_no}",
+            details={"partner_id": self.partner_id, **{k: v for k, v in details.items() if v is not None}},
+            now=now,
+        )
 
     async def form(self, request: Request) -> FormData:
         """The posted form, once its CSRF token is checked (CsrfRefused otherwise: a 403 page)."""
@@ -75,8 +80,9 @@ async def _viewer(svc: Services, session: Session) -> PartnerViewer | None:
         partner = await repo.partner_record(conn, int(user["partner_id"])) if user else None
     if user is None or partner is None or user["status"] != "active" or partner.status != "enabled":
         return None
-    return PartnerViewer(int(user["id"]), str(user["email"]), int(partner.id), str(partner.name),
-                         bool(partner.hosted), session)
+    return PartnerViewer(
+        int(user["id"]), str(user["email"]), int(partner.id), str(partner.name), bool(partner.hosted), session
+    )
 
 
 signed_in = session_dependency(_viewer)

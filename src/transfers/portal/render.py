@@ -22,10 +22,15 @@ def navigation(viewer: object) -> tuple[Link, ...]:
     return (*NAVIGATION, *((("Rate card", "/partner/rate-card"),) if hosted else ()), ("Account", "/partner/account"))
 
 
-SITE = Site(name="Partner portal", home="/partner/", header_class="top portal",
-            stylesheets=("/console/static/console.css", "/partner/static/portal.css"),
-            script="/partner/static/portal.js",
-            back_label="Back to your bookings", navigation=navigation)
+SITE = Site(
+    name="Partner portal",
+    home="/partner/",
+    header_class="top portal",
+    stylesheets=("/console/static/console.css", "/partner/static/portal.css"),
+    script="/partner/static/portal.js",
+    back_label="Back to your bookings",
+    navigation=navigation,
+)
 
 
 def _environment() -> Environment:
@@ -39,9 +44,21 @@ def _environment() -> Environment:
 TEMPLATES = _environment()
 
 
-def page(request: Request, template: str, context: dict[str, Any] | None = None, *,
-         viewer: PartnerViewer | None = None, status_code: int = 200, title: str = "") -> HTMLResponse:
-    values: dict[str, Any] = {"request": request, "viewer": viewer, "title": title, "active": "",
-                              "csrf_token": viewer.session.csrf_token if viewer else ""}
+def page(
+    request: Request,
+    template: str,
+    context: dict[str, Any] | None = None,
+    *,
+    viewer: PartnerViewer | None = None,
+    status_code: int = 200,
+    title: str = "",
+) -> HTMLResponse:
+    values: dict[str, Any] = {
+        "request": request,
+        "viewer": viewer,
+        "title": title,
+        "active": "",
+        "csrf_token": viewer.session.csrf_token if viewer else "",
+    }
     values.update(context or {})
     return HTMLResponse(TEMPLATES.get_template(template).render(values), status_code=status_code)

@@ -31,8 +31,11 @@ class Site:
 
 def environment(package: str, site: Site) -> Environment:
     """Autoescaped templates of ``package`` (its ``templates/``) over the shared ones."""
-    env = Environment(loader=ChoiceLoader([PackageLoader(package, "templates"),
-                                           PackageLoader("transfers.webauth", "templates")]),
-                      autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=ChoiceLoader([PackageLoader(package, "templates"), PackageLoader("transfers.webauth", "templates")]),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.globals["SITE"] = site
     return env

@@ -41,8 +41,15 @@ NOTICES = {
 
 
 class PageRenderer(Protocol):
-    def __call__(self, request: Request, template: str, context: dict[str, Any] | None = None, *,
-                 status_code: int = 200, title: str = "") -> HTMLResponse: ...
+    def __call__(
+        self,
+        request: Request,
+        template: str,
+        context: dict[str, Any] | None = None,
+        *,
+        status_code: int = 200,
+        title: str = "",
+    ) -> HTMLResponse: ...
 
 
 OnSignIn = Callable[[Services, int], Awaitable[None]]  # (services, user id)
@@ -58,23 +65,47 @@ def utc(value: datetime | None) -> str:
 
 def next_path(realm: Realm, value: object) -> str:
     """Where to go after signing in: a path of this realm only (never another site)."""
-    if isinstance(value, str) and value.startswith(f"{realm.path}/") and not value.startswith("//") \
-            and "\\" not in value and len(value) <= 2000:
+    if (
+        isinstance(value, str)
+        and value.startswith(f"{realm.path}/")
+        and not value.startswith("//")
+        and "\\" not in value
+        and len(value) <= 2000
+    ):
         return value
     return f"{realm.path}/"
 
 
-def login_router(*, credentials: UserLookup, page: PageRenderer, signed_in: Callable[..., Awaitable[Any]],
-                 on_sign_in: OnSignIn | None = None, on_sign_out: OnSignOut | None = None) -> APIRouter:
+def login_router(
+    *,
+    credentials: UserLookup,
+    page: PageRenderer,
+    signed_in: Callable[..., Awaitable[Any]],
+    on_sign_in: OnSignIn | None = None,
+    on_sign_out: OnSignOut | None = None,
+) -> APIRouter:
     """``GET``/``POST /login`` and ``POST /logout`` for the realm in the app's state."""
     router = APIRouter()
 
-    def login_page(request: Request, *, status_code: int = 200, error: str = "", email: str = "",
-                   next_to: str = "", notice: str = "") -> Response:
+    def login_page(
+        request: Request,
+        *,
+        status_code: int = 200,
+        error: str = "",
+        email: str = "",
+        next_to: str = "",
+        notice: str = "",
+    ) -> Response:
         realm = realm_of(request)
         token = login_csrf(request, realm)
-        context: dict[str, Any] = {"login_csrf": token, "error": error, "email": email, "next": next_to,
-                                   "notice": notice, "login_action": realm.login_path}
+        context: dict[str, Any] = {
+            "login_csrf": token,
+            "error": error,
+            "email": email,
+            "next": next_to,
+            "notice": notice,
+            "login_action": realm.login_path,
+        }
         response = page(request, LOGIN_TEMPLATE, context, status_code=status_code, title="Sign in")
         set_login_csrf_cookie(response, realm, token)
         return response
@@ -82,8 +113,9 @@ def login_router(*, credentials: UserLookup, page: PageRenderer, signed_in: Call
     @router.get("/login")
     async def login_form(request: Request) -> Response:
         notice = next((text for key, text in NOTICES.items() if request.query_params.get(key)), "")
-        return login_page(request, next_to=next_path(realm_of(request), request.query_params.get("next")),
-                          notice=notice)
+        return login_page(
+            request, next_to=next_path(realm_of(request), request.query_params.get("next")), notice=notice
+        )
 
     @router.post("/login")
     async def login_submit(request: Request) -> Response:
@@ -96,17 +128,19 @@ def login_router(*, credentials: UserLookup, page: PageRenderer, signed_in: Call
         next_to = next_path(realm, form.get("next"))
         shown = email[:MAX_EMAIL_CHARS]
         if not email.strip() or not password:
-            return login_page(request, status_code=400, error="Enter your email and password.", email=shown,
-                              next_to=next_to)
+            return login_page(
+                request, status_code=400, error="Enter your email and password.", email=shown, next_to=next_to
+            )
         result = await sign_in(svc.db, svc.clock, realm, email, password, credentials)
         if result.outcome is Outcome.LOCKED:
-            log.warning(f"{realm.name}_sign_in_locked", locked_until=result.locked_until.isoformat()
-                        if result.locked_until else None)
+            log.warning(
+                f"{realm.name}_sign_in_locked",
+                locked_until=result.locked_until.isoformat() if result.locked_until else None,
+            )
             error = f"Too many failed sign-ins for this email. Try again after {utc(result.locked_until)}."
             return login_page(request, status_code=429, email=shown, next_to=next_to, error=error)
         if result.outcome is not Outcome.SIGNED_IN or result.opened is None:
-            return login_page(request, status_code=401, error="Wrong email or password.", email=shown,
-                              next_to=next_to)
+            return login_page(request, status_code=401, error="Wrong email or password.", email=shown, next_to=next_to)
         if on_sign_in is not None:
             await on_sign_in(svc, result.opened.session.user_id)
         response = RedirectResponse(next_to, status_code=303)

@@ -24,12 +24,21 @@ from transfers.webauth.login_routes import PageRenderer
 from transfers.webauth.realm import Realm
 from transfers.webauth.refusals import NotAllowed, PageNotFound
 
-CSRF_MESSAGE = ("This form was refused: its security token is missing or out of date. Nothing was changed. "
-                "Reload the page and try again.")
+CSRF_MESSAGE = (
+    "This form was refused: its security token is missing or out of date. Nothing was changed. "
+    "Reload the page and try again."
+)
 
 
-def build_area(svc: Services, realm: Realm, *, package: str, routers: Iterable[APIRouter], page: PageRenderer,
-               html_500: bool = False) -> FastAPI:
+def build_area(
+    svc: Services,
+    realm: Realm,
+    *,
+    package: str,
+    routers: Iterable[APIRouter],
+    page: PageRenderer,
+    html_500: bool = False,
+) -> FastAPI:
     """The area's app; ``package`` serves its ``static/`` folder at ``/static``. ``html_500``: an
     unexpected error answers an HTML page (503 when the database is down) rather than the plain 500."""
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
@@ -45,8 +54,13 @@ def build_area(svc: Services, realm: Realm, *, package: str, routers: Iterable[A
 
 def _install_error_pages(app: FastAPI, realm: Realm, page: PageRenderer, html_500: bool) -> None:
     def error_page(request: Request, heading: str, message: str, status: int, title: str = "") -> Response:
-        return page(request, "webauth/error.html", {"heading": heading, "message": message}, status_code=status,
-                    title=title or heading)
+        return page(
+            request,
+            "webauth/error.html",
+            {"heading": heading, "message": message},
+            status_code=status,
+            title=title or heading,
+        )
 
     async def sign_in_required(request: Request, exc: Exception) -> Response:
         # A form replayed after sign-out (or posted after the session ended): nothing was done.
@@ -78,13 +92,26 @@ def _install_error_pages(app: FastAPI, realm: Realm, page: PageRenderer, html_50
         outer plumbing afterwards, which logs it with the request id (as for any request)."""
         request_id = request.scope.get("state", {}).get("request_id", "")
         if is_database_unavailable(exc):
-            response = error_page(request, "Unavailable", (
-                "The database cannot be reached just now; nothing was changed. Try again in a moment."), 503)
+            response = error_page(
+                request,
+                "Unavailable",
+                ("The database cannot be reached just now; nothing was changed. Try again in a moment."),
+                503,
+            )
             response.headers["Retry-After"] = "5"
             return add_security_headers(response)
-        return add_security_headers(error_page(request, "Something went wrong", (
-            f"Nothing is known to have changed; look before trying again. Quote request id {request_id} to "
-            "whoever runs the service."), 500, title="Error"))
+        return add_security_headers(
+            error_page(
+                request,
+                "Something went wrong",
+                (
+                    f"Nothing is known to have changed; look before trying again. Quote request id {request_id} to "
+                    "whoever runs the service."
+                ),
+                500,
+                title="Error",
+            )
+        )
 
     if html_500:
         app.add_exception_handler(Exception, unexpected)

@@ -20,5 +20,6 @@ async def _signed_out(svc: Services, viewer: Viewer) -> None:
     await operators.record_session_event(svc.db, svc.clock, viewer.operator, "operator.sign_out")
 
 
-router = login_router(credentials=operators.credentials, page=page, signed_in=signed_in, on_sign_in=_signed_in,
-                      on_sign_out=_signed_out)
+router = login_router(
+    credentials=operators.credentials, page=page, signed_in=signed_in, on_sign_in=_signed_in, on_sign_out=_signed_out
+)
