@@ -31,8 +31,9 @@ chromium:
 run: install
 	$(BIN)/transfers serve
 
-## check: lint and types
+## check: format, lint and types (`.venv/bin/ruff format src sdk tests bench` fixes the first)
 check: install-test
+	$(BIN)/ruff format --check src sdk tests bench
 	$(BIN)/ruff check src sdk tests bench
 	$(BIN)/mypy
 

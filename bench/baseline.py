@@ -39,10 +39,16 @@ BY_ID = DirectStatement(select(bookings).where(bookings.c.id == bindparam("id"))
 def create_app() -> FastAPI:
     settings = Settings()
     databases = {
-        name: Database(url, pool_size=settings.database_pool_size,
-                       pool_timeout=settings.database_pool_timeout_seconds, application_name="bench-baseline")
-        for name, url in (("pg", os.environ.get("BENCH_PG_URL", "")),
-                          ("sqlite", os.environ.get("BENCH_SQLITE_URL", "")))
+        name: Database(
+            url,
+            pool_size=settings.database_pool_size,
+            pool_timeout=settings.database_pool_timeout_seconds,
+            application_name="bench-baseline",
+        )
+        for name, url in (
+            ("pg", os.environ.get("BENCH_PG_URL", "")),
+            ("sqlite", os.environ.get("BENCH_SQLITE_URL", "")),
+        )
         if url
     }
     resource: dict[str, Any] = {}

@@ -41,8 +41,7 @@ from transfers.partners.service import register_partner
 TARGET_MS = 50.0
 CHUNK = 50_000
 PASSWORD = "bench password 123"
-STATUSES = ("PENDING", "PENDING_APPROVAL", "APPROVED", "APPROVED", "COMPLETED", "COMPLETED", "CANCELLED",
-            "DECLINED")
+STATUSES = ("PENDING", "PENDING_APPROVAL", "APPROVED", "APPROVED", "COMPLETED", "COMPLETED", "CANCELLED", "DECLINED")
 
 # Bookings lo..hi (created_at = now - g seconds, so the highest g is the oldest).
 SEED = """
@@ -70,27 +69,65 @@ async def seed(url: str, count: int) -> tuple[list[int], list[int]]:
     db = Database(url, pool_size=2, application_name="bench-console")
     clock = SystemClock()
     try:
-        clients = [(await client_service.create_client(
-            db, clock, NewClient(name=f"Bench agency {i}", pay_type="wallet", currency="EUR",
-                                 opening_balance=Decimal("100.00"), can_create=True, can_cancel=True),
-            actor="bench")).client_id for i in range(3)]
+        clients = [
+            (
+                await client_service.create_client(
+                    db,
+                    clock,
+                    NewClient(
+                        name=f"Bench agency {i}",
+                        pay_type="wallet",
+                        currency="EUR",
+                        opening_balance=Decimal("100.00"),
+                        can_create=True,
+                        can_cancel=True,
+                    ),
+                    actor="bench",
+                )
+            ).client_id
+            for i in range(3)
+        ]
         box = SecretBox("bench-console")
-        partners = [(await register_partner(db, clock, box, name=f"Bench partner {i}", base_url="http://127.0.0.1:9",
-                                            airports=("LHR",), markup_percent=Decimal(0), allow_private=True,
-                                            actor="bench")).partner_id for i in range(3)]
+        partners = [
+            (
+                await register_partner(
+                    db,
+                    clock,
+                    box,
+                    name=f"Bench partner {i}",
+                    base_url="http://127.0.0.1:9",
+                    airports=("LHR",),
+                    markup_percent=Decimal(0),
+                    allow_private=True,
+                    actor="bench",
+                )
+            ).partner_id
+            for i in range(3)
+        ]
         started = time.perf_counter()
         for lo in range(1, count + 1, CHUNK):  # chunks: each statement well inside the 30 s command timeout
             async with db.write() as conn:
-                await conn.execute(text(SEED), {"lo": lo, "hi": min(count, lo + CHUNK - 1), "c1": clients[0],
-                                                "c2": clients[1], "c3": clients[2], "p1": partners[0],
-                                                "p2": partners[1], "p3": partners[2]})
+                await conn.execute(
+                    text(SEED),
+                    {
+                        "lo": lo,
+                        "hi": min(count, lo + CHUNK - 1),
+                        "c1": clients[0],
+                        "c2": clients[1],
+                        "c3": clients[2],
+                        "p1": partners[0],
+                        "p2": partners[1],
+                        "p3": partners[2],
+                    },
+                )
         async with db.engine.connect() as conn:
             # VACUUM as autovacuum would soon after such a load: statistics, and the visibility map
             # index-only scans (the dashboard's counts) rely on.
             await (await conn.execution_options(isolation_level="AUTOCOMMIT")).execute(text("VACUUM (ANALYZE)"))
         print(f"seeded {count:,} bookings in {time.perf_counter() - started:.1f} s")
-        await operators.create_operator(db, clock, email="bench@example.com", role=Role.ADMIN, password=PASSWORD,
-                                        actor="bench")
+        await operators.create_operator(
+            db, clock, email="bench@example.com", role=Role.ADMIN, password=PASSWORD, actor="bench"
+        )
         return clients, partners
     finally:
         await db.dispose()
@@ -107,8 +144,14 @@ async def seeded_partners(url: str) -> list[int]:
 
 
 async def measure(url: str, rounds: int, partners: list[int]) -> bool:
-    settings = Settings(database_url=url, environment="sandbox", sandbox_partner=False, embedded_worker=False,
-                        secret_key="bench-console", log_level="WARNING")
+    settings = Settings(
+        database_url=url,
+        environment="sandbox",
+        sandbox_partner=False,
+        embedded_worker=False,
+        secret_key="bench-console",
+        log_level="WARNING",
+    )
     configure_logging("WARNING", "console")  # no access log line per request in the figures
     app = create_app(settings, configure_logs=False)
     transport = httpx.ASGITransport(app=app)
@@ -117,8 +160,9 @@ async def measure(url: str, rounds: int, partners: list[int]) -> bool:
         login = await client.get("/console/login")
         token = re.search(r'name="csrf_token" value="([^"]+)"', login.text)
         assert token is not None
-        signed = await client.post("/console/login", data={"csrf_token": token.group(1), "email": "bench@example.com",
-                                                           "password": PASSWORD})
+        signed = await client.post(
+            "/console/login", data={"csrf_token": token.group(1), "email": "bench@example.com", "password": PASSWORD}
+        )
         assert signed.status_code == 303, signed.text
         first = await client.get("/console/bookings")
         cursor = re.search(r'href="/console/bookings\?cursor=([^"]+)"', first.text)
@@ -139,10 +183,14 @@ async def measure(url: str, rounds: int, partners: list[int]) -> bool:
             "dashboard": "/console/",
             "audit log": "/console/audit",
         }
-        print(f"\nload average before measuring: {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
-              f"({os.cpu_count()} CPUs): figures from a loaded machine are not the code's")
-        print(f"\n{'page':34} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'cpu ms':>7}  rows  "
-              f"(target p95 < {TARGET_MS:.0f} ms; cpu: the service's own CPU per page, p50)")
+        print(
+            f"\nload average before measuring: {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
+            f"({os.cpu_count()} CPUs): figures from a loaded machine are not the code's"
+        )
+        print(
+            f"\n{'page':34} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'cpu ms':>7}  rows  "
+            f"(target p95 < {TARGET_MS:.0f} ms; cpu: the service's own CPU per page, p50)"
+        )
         for name, path in pages.items():
             times, cpu = [], []
             answer = None
@@ -157,8 +205,10 @@ async def measure(url: str, rounds: int, partners: list[int]) -> bool:
             p50, p95 = statistics.median(times), times[max(0, int(len(times) * 0.95) - 1)]
             good = p95 < TARGET_MS
             ok = ok and good
-            print(f"{name:34} {p50:8.1f} {p95:8.1f} {times[-1]:8.1f} {statistics.median(cpu):7.1f}  {rows:4}  "
-                  f"{'ok' if good else 'SLOW'}")
+            print(
+                f"{name:34} {p50:8.1f} {p95:8.1f} {times[-1]:8.1f} {statistics.median(cpu):7.1f}  {rows:4}  "
+                f"{'ok' if good else 'SLOW'}"
+            )
     await app.state.services.db.dispose()
     return ok
 
@@ -178,8 +228,9 @@ async def main() -> None:
     parser.add_argument("--bookings", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--quick", action="store_true", help="100 000 bookings, 15 rounds")
-    parser.add_argument("--measure-only", action="store_true",
-                        help="the database was seeded by an earlier run: measure again only")
+    parser.add_argument(
+        "--measure-only", action="store_true", help="the database was seeded by an earlier run: measure again only"
+    )
     args, _ = parser.parse_known_args()
     if args.quick:
         args.bookings, args.rounds = 100_000, 15

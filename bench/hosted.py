@@ -61,9 +61,12 @@ def free_ports(n: int) -> list[int]:
 
 def body() -> dict[str, Any]:
     pickup = (datetime.now(UTC) + timedelta(days=20)).strftime("%Y-%m-%d 14:30")
-    return {"pickup_datetime": pickup, "pickup_location": {"type": "AIRPORT", "iata_code": "LHR"},
-            "dropoff_location": {"type": "POINT", "lat": 51.5074, "lng": -0.1278, "name": "Trafalgar Square"},
-            "travelers": {"adult": 2, "children": 0, "infant": 0}}
+    return {
+        "pickup_datetime": pickup,
+        "pickup_location": {"type": "AIRPORT", "iata_code": "LHR"},
+        "dropoff_location": {"type": "POINT", "lat": 51.5074, "lng": -0.1278, "name": "Trafalgar Square"},
+        "travelers": {"adult": 2, "children": 0, "infant": 0},
+    }
 
 
 async def cpu_per_search_ms(svc: Services, principal: ClientPrincipal, searches: int) -> float:
@@ -77,25 +80,58 @@ async def run(url: str, searches: int, rounds: int) -> dict[str, float]:
     ports = free_ports(SERVER_PARTNERS)
     partner = subprocess.Popen(
         [sys.executable, "-m", "bench.partner", "--ports", ",".join(map(str, ports)), "--latency-ms", "5"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    settings = Settings(database_url=url, environment="sandbox", sandbox_partner=False, embedded_worker=False,
-                        secret_key="bench-hosted", log_level="ERROR", partner_cache_seconds=3600,
-                        partner_timeout_seconds=3)
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    settings = Settings(
+        database_url=url,
+        environment="sandbox",
+        sandbox_partner=False,
+        embedded_worker=False,
+        secret_key="bench-hosted",
+        log_level="ERROR",
+        partner_cache_seconds=3600,
+        partner_timeout_seconds=3,
+    )
     svc = Services.build(settings, application_name="bench-hosted")
     try:
         await asyncio.sleep(1.0)  # the partner process binds its ports
         for i, port in enumerate(ports):
-            await register_partner(svc.db, svc.clock, svc.box, name=f"Server partner {i}",
-                                   base_url=f"http://127.0.0.1:{port}", airports=("LHR",), markup_percent=Decimal(5),
-                                   allow_private=True, actor="bench")
+            await register_partner(
+                svc.db,
+                svc.clock,
+                svc.box,
+                name=f"Server partner {i}",
+                base_url=f"http://127.0.0.1:{port}",
+                airports=("LHR",),
+                markup_percent=Decimal(5),
+                allow_private=True,
+                actor="bench",
+            )
         hosted = await hosted_service.register_hosted_partner(
-            svc.db, svc.clock, svc.box, name="Hosted partner", airports=("LHR",), markup_percent=Decimal(5),
-            actor="bench")
+            svc.db,
+            svc.clock,
+            svc.box,
+            name="Hosted partner",
+            airports=("LHR",),
+            markup_percent=Decimal(5),
+            actor="bench",
+        )
         await hosted_service.set_rate_card(svc.db, svc.clock, hosted.partner_id, CARD, actor="bench")
         created = await client_service.create_client(
-            svc.db, svc.clock, NewClient(name="Bench agency", pay_type="wallet", currency="EUR",
-                                         opening_balance=Decimal(1000), can_create=True, can_cancel=True),
-            actor="bench")
+            svc.db,
+            svc.clock,
+            NewClient(
+                name="Bench agency",
+                pay_type="wallet",
+                currency="EUR",
+                opening_balance=Decimal(1000),
+                can_create=True,
+                can_cancel=True,
+            ),
+            actor="bench",
+        )
         principal = await svc.auth.client(f"Bearer {created.api_key}")
 
         async def with_hosted(enabled: bool) -> None:
@@ -121,8 +157,9 @@ async def run(url: str, searches: int, rounds: int) -> dict[str, float]:
         trip = Trip("LHR", airport.tz, datetime.now(UTC) + timedelta(days=20), 11, datetime.now(UTC))
         alone_started = time.process_time()
         for _ in range(searches):
-            await ask_hosted(svc.db, snapshot.hosted_serving("LHR"), trip, timeout=3,
-                             vehicle_types=snapshot.vehicle_types)
+            await ask_hosted(
+                svc.db, snapshot.hosted_serving("LHR"), trip, timeout=3, vehicle_types=snapshot.vehicle_types
+            )
         alone = (time.process_time() - alone_started) * 1000 / searches
     finally:
         partner.terminate()
@@ -148,14 +185,17 @@ def main() -> None:
         figures = asyncio.run(run(url, searches, rounds))
     database = "PostgreSQL" if url.startswith("postgres") else "SQLite"
     verdict = "met" if figures["added_ms"] < TARGET_MS else "MISSED"
-    print(f"\nHosted partner in the search fan-out ({database}; {SERVER_PARTNERS} server partners, "
-          f"{rounds} x {searches} searches per side, CPU of the API process per search)")
+    print(
+        f"\nHosted partner in the search fan-out ({database}; {SERVER_PARTNERS} server partners, "
+        f"{rounds} x {searches} searches per side, CPU of the API process per search)"
+    )
     print("| search | CPU per search |")
     print("|---|---:|")
     print(f"| 10 server partners | {figures['without_ms']:.2f} ms |")
     print(f"| 10 server partners + 1 hosted | {figures['with_ms']:.2f} ms |")
-    print(f"| **added by the hosted partner** | **{figures['added_ms']:.2f} ms** (target < {TARGET_MS:g} ms: "
-          f"{verdict}) |")
+    print(
+        f"| **added by the hosted partner** | **{figures['added_ms']:.2f} ms** (target < {TARGET_MS:g} ms: {verdict}) |"
+    )
     print(f"| the hosted answer alone (pricing + capacity read) | {figures['hosted_alone_ms']:.2f} ms |")
 
 

@@ -26,8 +26,14 @@ _counter = itertools.count(1)
 
 
 def _response(body: bytes, status: bytes = b"200 OK") -> bytes:
-    return (b"HTTP/1.1 " + status + b"\r\ncontent-type: application/json\r\ncontent-length: "
-            + str(len(body)).encode() + b"\r\n\r\n" + body)
+    return (
+        b"HTTP/1.1 "
+        + status
+        + b"\r\ncontent-type: application/json\r\ncontent-length: "
+        + str(len(body)).encode()
+        + b"\r\n\r\n"
+        + body
+    )
 
 
 SEARCH = _response(orjson.dumps({"distance_km": 25, "vehicles": default_vehicles()}))
@@ -64,7 +70,7 @@ class PartnerProtocol(asyncio.Protocol):
             at = head.find(b"\r\ncontent-length:")
             if at >= 0:
                 stop = head.find(b"\r\n", at + 2)
-                length = int(head[at + 17: stop if stop >= 0 else len(head)].strip())
+                length = int(head[at + 17 : stop if stop >= 0 else len(head)].strip())
             total = end + 4 + length
             if len(self.buffer) < total:
                 return
@@ -94,8 +100,14 @@ async def serve(ports: list[int], hang_ports: list[int], latency: float) -> None
     loop = asyncio.get_running_loop()
     servers = []
     for port, hang in [*((p, False) for p in ports), *((p, True) for p in hang_ports)]:
-        servers.append(await loop.create_server(lambda h=hang: PartnerProtocol(latency, h),  # type: ignore[misc]
-                                                "127.0.0.1", port, backlog=1024))
+        servers.append(
+            await loop.create_server(
+                lambda h=hang: PartnerProtocol(latency, h),  # type: ignore[misc]
+                "127.0.0.1",
+                port,
+                backlog=1024,
+            )
+        )
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)

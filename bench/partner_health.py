@@ -45,9 +45,22 @@ async def flush_cost_ms(url: str, partners: int, minutes: int, rounds: int = 20)
     db = Database(url, pool_size=2, application_name="bench-health")
     try:
         box = SecretBox("bench-health")
-        ids = [(await register_partner(db, SystemClock(), box, name=f"bench {i}", base_url="http://127.0.0.1:9",
-                                       airports=("GOH",), markup_percent=Decimal(0), allow_private=True,
-                                       actor="bench")).partner_id for i in range(partners)]
+        ids = [
+            (
+                await register_partner(
+                    db,
+                    SystemClock(),
+                    box,
+                    name=f"bench {i}",
+                    base_url="http://127.0.0.1:9",
+                    airports=("GOH",),
+                    markup_percent=Decimal(0),
+                    allow_private=True,
+                    actor="bench",
+                )
+            ).partner_id
+            for i in range(partners)
+        ]
         base = datetime.now(UTC).replace(second=0, microsecond=0)
         took = []
         for _ in range(rounds):
@@ -74,8 +87,10 @@ def main() -> None:
         print(f"record(): {record_cost_ns():.0f} ns per partner call ({CALLS} calls, 10 partners)")
         for partners, minutes in ((10, 1), (100, 10)):
             cost = asyncio.run(flush_cost_ms(url, partners, minutes))
-            print(f"flush of {partners * minutes} partner-minutes: {cost:.1f} ms (median of 20, "
-                  f"{'PostgreSQL' if 'postgresql' in url else 'SQLite'})")
+            print(
+                f"flush of {partners * minutes} partner-minutes: {cost:.1f} ms (median of 20, "
+                f"{'PostgreSQL' if 'postgresql' in url else 'SQLite'})"
+            )
 
 
 if __name__ == "__main__":

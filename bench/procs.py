@@ -14,8 +14,7 @@ from pathlib import Path
 
 
 class Proc:
-    def __init__(self, name: str, argv: list[str], *, env: dict[str, str], cwd: Path, log: Path,
-                 pidfile: Path) -> None:
+    def __init__(self, name: str, argv: list[str], *, env: dict[str, str], cwd: Path, log: Path, pidfile: Path) -> None:
         self.name = name
         self.argv = argv
         self.env = env
@@ -31,8 +30,9 @@ class Proc:
 
     def start(self) -> Proc:
         with self.log.open("ab") as out:
-            self.popen = subprocess.Popen(self.argv, env=self.env, cwd=self.cwd, stdout=out,
-                                          stderr=subprocess.STDOUT, start_new_session=True)
+            self.popen = subprocess.Popen(
+                self.argv, env=self.env, cwd=self.cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
         with self.pidfile.open("a") as pids:
             pids.write(f"{self.popen.pid}\n")
         return self
@@ -97,7 +97,7 @@ def _process_stats() -> Iterator[tuple[int, str, list[str]]]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue  # exited meanwhile
-        yield int(entry.name), stat[stat.find("(") + 1: stat.rfind(")")], stat.rsplit(")", 1)[1].split()
+        yield int(entry.name), stat[stat.find("(") + 1 : stat.rfind(")")], stat.rsplit(")", 1)[1].split()
 
 
 def children_of(pid: int) -> list[int]:

@@ -33,11 +33,18 @@ from transfers.partners.service import register_partner
 _DIGITS = str.maketrans("0123456789", "ABCDEFGHJK")
 BATCH = 50_000
 PRICE = Decimal("52.50")  # the sedan (40.00) with the per-booking meet & greet (12.50)
-PICKUP = {"type": "AIRPORT", "iata_code": "LHR", "name": "London Heathrow Airport", "lat": 51.4706,
-          "lng": -0.461941}
+PICKUP = {"type": "AIRPORT", "iata_code": "LHR", "name": "London Heathrow Airport", "lat": 51.4706, "lng": -0.461941}
 DROPOFF = {"type": "POINT", "name": "Trafalgar Square, London", "lat": 51.5074, "lng": -0.1278}
-EXTRAS = [{"id": 1, "partner_extra_id": "meet", "name": "Meet & greet", "quantity": 1, "price": "12.50",
-           "label": "Meet & greet"}]
+EXTRAS = [
+    {
+        "id": 1,
+        "partner_extra_id": "meet",
+        "name": "Meet & greet",
+        "quantity": 1,
+        "price": "12.50",
+        "label": "Meet & greet",
+    }
+]
 
 
 def reservation_no(n: int) -> str:
@@ -48,11 +55,17 @@ def progress(label: str, done: int, total: int, started: float) -> None:
     width = 30
     filled = int(width * done / total) if total else width
     end = "\n" if done >= total else ""
-    print(f"\r  {label}: {done:>9,}/{total:,} [{'#' * filled}{'.' * (width - filled)}] "
-          f"{time.monotonic() - started:5.1f} s", end=end, file=sys.stderr, flush=True)
+    print(
+        f"\r  {label}: {done:>9,}/{total:,} [{'#' * filled}{'.' * (width - filled)}] "
+        f"{time.monotonic() - started:5.1f} s",
+        end=end,
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 # --- partners and clients -----------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class PartnerLayout:
@@ -63,19 +76,36 @@ class PartnerLayout:
     hang: str = "AMS"
 
 
-async def seed_partners(db: Database, box: SecretBox, good_ports: list[int], hang_port: int,
-                        layout: PartnerLayout) -> list[int]:
+async def seed_partners(
+    db: Database, box: SecretBox, good_ports: list[int], hang_port: int, layout: PartnerLayout
+) -> list[int]:
     assert len(good_ports) == 10
     ids = []
     for i, port in enumerate(good_ports):
         airports = [layout.ten] + ([layout.one] if i == 0 else []) + ([layout.hang] if i < 9 else [])
         created = await register_partner(
-            db, SystemClock(), box, name=f"bench-partner-{i + 1:02d}", base_url=f"http://127.0.0.1:{port}",
-            airports=tuple(sorted(airports)), markup_percent=Decimal("0"), allow_private=True, actor="bench")
+            db,
+            SystemClock(),
+            box,
+            name=f"bench-partner-{i + 1:02d}",
+            base_url=f"http://127.0.0.1:{port}",
+            airports=tuple(sorted(airports)),
+            markup_percent=Decimal("0"),
+            allow_private=True,
+            actor="bench",
+        )
         ids.append(created.partner_id)
     hanging = await register_partner(
-        db, SystemClock(), box, name="bench-partner-hanging", base_url=f"http://127.0.0.1:{hang_port}",
-        airports=(layout.hang,), markup_percent=Decimal("0"), allow_private=True, actor="bench")
+        db,
+        SystemClock(),
+        box,
+        name="bench-partner-hanging",
+        base_url=f"http://127.0.0.1:{hang_port}",
+        airports=(layout.hang,),
+        markup_percent=Decimal("0"),
+        allow_private=True,
+        actor="bench",
+    )
     return [*ids, hanging.partner_id]
 
 
@@ -84,10 +114,18 @@ async def seed_clients(db: Database, balances: dict[str, Decimal]) -> dict[str, 
     created: dict[str, CreatedClient] = {}
     started = time.monotonic()
     for at in range(0, len(names), 8):
-        chunk = names[at:at + 8]
-        made = await asyncio.gather(*(create_client(
-            db, SystemClock(), NewClient(name=name, pay_type="wallet", currency="EUR", opening_balance=balances[name]),
-            actor="bench") for name in chunk))
+        chunk = names[at : at + 8]
+        made = await asyncio.gather(
+            *(
+                create_client(
+                    db,
+                    SystemClock(),
+                    NewClient(name=name, pay_type="wallet", currency="EUR", opening_balance=balances[name]),
+                    actor="bench",
+                )
+                for name in chunk
+            )
+        )
         created.update(zip(chunk, made, strict=True))
         progress("clients", len(created), len(names), started)
     return created
@@ -129,8 +167,17 @@ FROM made JOIN wallets w ON w.client_id = made.client_id
 """
 
 
-async def seed_bookings_pg(dsn: str, *, first: int, count: int, scale_client: int, other_client: int,
-                           partner_id: int, targets: bool, label: str) -> None:
+async def seed_bookings_pg(
+    dsn: str,
+    *,
+    first: int,
+    count: int,
+    scale_client: int,
+    other_client: int,
+    partner_id: int,
+    targets: bool,
+    label: str,
+) -> None:
     import orjson
 
     conn = await asyncpg.connect(dsn)
@@ -140,15 +187,26 @@ async def seed_bookings_pg(dsn: str, *, first: int, count: int, scale_client: in
         while done < count:
             size = min(BATCH, count - done)
             lo = first + done
-            await conn.execute(_INSERT_BATCH, lo, lo + size - 1, scale_client, other_client, targets, partner_id,
-                               orjson.dumps(PICKUP).decode(), orjson.dumps(DROPOFF).decode(),
-                               orjson.dumps(EXTRAS).decode())
+            await conn.execute(
+                _INSERT_BATCH,
+                lo,
+                lo + size - 1,
+                scale_client,
+                other_client,
+                targets,
+                partner_id,
+                orjson.dumps(PICKUP).decode(),
+                orjson.dumps(DROPOFF).decode(),
+                orjson.dumps(EXTRAS).decode(),
+            )
             done += size
             progress(label, done, count, started)
         await conn.execute(
             "UPDATE wallets SET balance = s.total, updated_at = now() FROM (SELECT wallet_id, SUM(amount) AS total "
             "FROM ledger_entries WHERE wallet_id IN (SELECT id FROM wallets WHERE client_id = ANY($1::bigint[])) "
-            "GROUP BY wallet_id) AS s WHERE wallets.id = s.wallet_id", [scale_client, other_client])
+            "GROUP BY wallet_id) AS s WHERE wallets.id = s.wallet_id",
+            [scale_client, other_client],
+        )
     finally:
         await conn.close()
 
@@ -164,20 +222,47 @@ async def analyze_pg(dsn: str, vacuum: bool = False) -> None:
 
 # --- bookings on SQLite (through the service's column types) ------------------------------------
 
+
 def booking_row(n: int, client_id: int, partner_id: int, status: str, now: datetime) -> dict[str, Any]:
     driver = status in ("APPROVED", "COMPLETED")
     pickup = now - timedelta(days=1 + n % 300) if status == "COMPLETED" else now + timedelta(days=3 + n % 300)
     return {
-        "reservation_no": reservation_no(n), "client_id": client_id, "partner_id": partner_id, "status": status,
-        "pay_type": "wallet", "airport_iata": "LHR", "pickup_at": pickup, "pickup_location": PICKUP,
-        "dropoff_location": DROPOFF, "flight_number": "BA117", "extra_requests": None, "adult": 2, "children": 0,
-        "infant": 0, "passenger_name": "Ada", "passenger_surname": "Lovelace", "passenger_email": "ada@example.com",
-        "passenger_phone": "+447911123456", "suitcase": 1, "small_bags": 1, "vehicle_make": "Toyota",
-        "vehicle_model": "Corolla", "vehicle_type": "SEDAN", "partner_vehicle_id": "car-1", "total": PRICE,
-        "net_total": PRICE, "currency": "EUR", "distance_km": 25, "booking_type": "ONEWAY", "extras": EXTRAS,
-        "partner_reference": f"P-{n}", "driver_name": "Sam Driver" if driver else None,
-        "driver_phone": "+447400123458" if driver else None, "driver_plate": "AB12 CDE" if driver else None,
-        "meeting_point": "Arrivals hall" if driver else None, "created_at": now - timedelta(seconds=10_000_000 - n),
+        "reservation_no": reservation_no(n),
+        "client_id": client_id,
+        "partner_id": partner_id,
+        "status": status,
+        "pay_type": "wallet",
+        "airport_iata": "LHR",
+        "pickup_at": pickup,
+        "pickup_location": PICKUP,
+        "dropoff_location": DROPOFF,
+        "flight_number": "BA117",
+        "extra_requests": None,
+        "adult": 2,
+        "children": 0,
+        "infant": 0,
+        "passenger_name": "Ada",
+        "passenger_surname": "Lovelace",
+        "passenger_email": "ada@example.com",
+        "passenger_phone": "+447911123456",
+        "suitcase": 1,
+        "small_bags": 1,
+        "vehicle_make": "Toyota",
+        "vehicle_model": "Corolla",
+        "vehicle_type": "SEDAN",
+        "partner_vehicle_id": "car-1",
+        "total": PRICE,
+        "net_total": PRICE,
+        "currency": "EUR",
+        "distance_km": 25,
+        "booking_type": "ONEWAY",
+        "extras": EXTRAS,
+        "partner_reference": f"P-{n}",
+        "driver_name": "Sam Driver" if driver else None,
+        "driver_phone": "+447400123458" if driver else None,
+        "driver_plate": "AB12 CDE" if driver else None,
+        "meeting_point": "Arrivals hall" if driver else None,
+        "created_at": now - timedelta(seconds=10_000_000 - n),
         "updated_at": now,
     }
 
@@ -191,11 +276,27 @@ async def seed_bookings_sqlite(db: Database, *, count: int, client_id: int, part
     async with db.write() as conn:
         await conn.execute(insert(bookings), rows)
         wallet_id = (await conn.execute(select(wallets.c.id).where(wallets.c.client_id == client_id))).scalar_one()
-        made = (await conn.execute(select(bookings.c.id, bookings.c.reservation_no)
-                                   .where(bookings.c.client_id == client_id))).all()
-        await conn.execute(insert(ledger_entries), [
-            {"wallet_id": wallet_id, "kind": "debit_booking", "amount": -PRICE, "booking_id": b.id,
-             "note": b.reservation_no, "created_at": now, "balance_after": 0} for b in made])
-        total = (await conn.execute(select(func.sum(ledger_entries.c.amount))
-                                    .where(ledger_entries.c.wallet_id == wallet_id))).scalar_one()
+        made = (
+            await conn.execute(
+                select(bookings.c.id, bookings.c.reservation_no).where(bookings.c.client_id == client_id)
+            )
+        ).all()
+        await conn.execute(
+            insert(ledger_entries),
+            [
+                {
+                    "wallet_id": wallet_id,
+                    "kind": "debit_booking",
+                    "amount": -PRICE,
+                    "booking_id": b.id,
+                    "note": b.reservation_no,
+                    "created_at": now,
+                    "balance_after": 0,
+                }
+                for b in made
+            ],
+        )
+        total = (
+            await conn.execute(select(func.sum(ledger_entries.c.amount)).where(ledger_entries.c.wallet_id == wallet_id))
+        ).scalar_one()
         await conn.execute(update(wallets).where(wallets.c.id == wallet_id).values(balance=total, updated_at=now))

@@ -74,10 +74,10 @@ class Receiver(asyncio.Protocol):
             at = head.find(b"\r\ncontent-length:")
             if at >= 0:
                 stop = head.find(b"\r\n", at + 2)
-                length = int(head[at + 17: stop if stop >= 0 else len(head)].strip())
+                length = int(head[at + 17 : stop if stop >= 0 else len(head)].strip())
             if len(self.buffer) < end + 4 + length:
                 return
-            del self.buffer[:end + 4 + length]
+            del self.buffer[: end + 4 + length]
             Receiver.count += 1
             if self.transport is not None:
                 self.transport.write(NO_CONTENT)
@@ -92,9 +92,14 @@ def free_port() -> int:
 
 
 def booking_request(search_id: str) -> dict[str, Any]:
-    return {"search_id": search_id, "vehicle_id": 1, "suitcase": 1, "small_bags": 1,
-            "passenger": {"name": "Ada", "surname": "Lovelace", "phone": "+447911123456", "email": "ada@example.com"},
-            "travel_details": {"flight_number": "BA117", "extra_requests": None}}
+    return {
+        "search_id": search_id,
+        "vehicle_id": 1,
+        "suitcase": 1,
+        "small_bags": 1,
+        "passenger": {"name": "Ada", "surname": "Lovelace", "phone": "+447911123456", "email": "ada@example.com"},
+        "travel_details": {"flight_number": "BA117", "extra_requests": None},
+    }
 
 
 async def principal(svc: Services, key: str) -> ClientPrincipal:
@@ -102,8 +107,12 @@ async def principal(svc: Services, key: str) -> ClientPrincipal:
 
 
 async def new_client(svc: Services, name: str) -> ClientPrincipal:
-    made = await clients.create_client(svc.db, svc.clock, NewClient(
-        name=name, pay_type="wallet", currency="EUR", opening_balance=Decimal("1000000.00")), actor="bench")
+    made = await clients.create_client(
+        svc.db,
+        svc.clock,
+        NewClient(name=name, pay_type="wallet", currency="EUR", opening_balance=Decimal("1000000.00")),
+        actor="bench",
+    )
     return await principal(svc, made.api_key)
 
 
@@ -111,10 +120,16 @@ async def search_id(svc: Services, client: ClientPrincipal) -> str:
     from datetime import UTC, datetime, timedelta
 
     when = (datetime.now(UTC) + timedelta(days=10)).strftime("%Y-%m-%d 14:30")
-    found = await searching.search(svc, client, {
-        "pickup_datetime": when, "pickup_location": {"type": "AIRPORT", "iata_code": "LHR"},
-        "dropoff_location": {"type": "POINT", "lat": 51.5074, "lng": -0.1278, "name": "Trafalgar Square"},
-        "travelers": {"adult": 2, "children": 0, "infant": 0}})
+    found = await searching.search(
+        svc,
+        client,
+        {
+            "pickup_datetime": when,
+            "pickup_location": {"type": "AIRPORT", "iata_code": "LHR"},
+            "dropoff_location": {"type": "POINT", "lat": 51.5074, "lng": -0.1278, "name": "Trafalgar Square"},
+            "travelers": {"adult": 2, "children": 0, "infant": 0},
+        },
+    )
     return str(found["search_id"])
 
 
@@ -125,7 +140,7 @@ async def create_latency(svc: Services, receiver_url: str, creates: int) -> tupl
     searches = {plain.client_id: await search_id(svc, plain), subscribed.client_id: await search_id(svc, subscribed)}
     times: dict[int, list[float]] = {plain.client_id: [], subscribed.client_id: []}
     for i in range(creates + 20):  # the first 20 rounds warm the caches and are not counted
-        for client in ((plain, subscribed) if i % 2 else (subscribed, plain)):
+        for client in (plain, subscribed) if i % 2 else (subscribed, plain):
             started = time.perf_counter()
             await bookings.create_booking(svc, client, booking_request(searches[client.client_id]), None)
             if i >= 20:
@@ -141,17 +156,32 @@ async def seed_events(svc: Services, receiver_url: str, count: int) -> ClientPri
     snapshot = booked["booking"]
     now = svc.clock.now()
     async with svc.db.write() as conn:
-        await hooks_repo.insert_events(conn, [
-            {"event_id": events.new_event_id(), "client_id": client.client_id, "type": "booking.created",
-             "sequence": 1, "status": "PENDING", "booking": snapshot, "created_at": now} for _ in range(count)])
+        await hooks_repo.insert_events(
+            conn,
+            [
+                {
+                    "event_id": events.new_event_id(),
+                    "client_id": client.client_id,
+                    "type": "booking.created",
+                    "sequence": 1,
+                    "status": "PENDING",
+                    "booking": snapshot,
+                    "created_at": now,
+                }
+                for _ in range(count)
+            ],
+        )
     return client
 
 
 async def delivered_rate(svc: Services) -> tuple[int, float]:
     d = webhook_deliveries.c
     async with svc.db.read() as conn:
-        done, first, last = (await conn.execute(select(func.count(), func.min(d.finished_at), func.max(d.finished_at))
-                                                .where(d.status == "delivered"))).one()
+        done, first, last = (
+            await conn.execute(
+                select(func.count(), func.min(d.finished_at), func.max(d.finished_at)).where(d.status == "delivered")
+            )
+        ).one()
     if not done or first is None or last is None or last <= first:
         return int(done or 0), 0.0
     return int(done), (done - 1) / (last - first).total_seconds()
@@ -165,8 +195,11 @@ async def pending(svc: Services) -> int:
 
 
 async def main_async(args: argparse.Namespace) -> int:
-    dsn = args.dsn.replace("postgresql://", "postgresql+asyncpg://", 1) if args.dsn.startswith("postgresql://") \
+    dsn = (
+        args.dsn.replace("postgresql://", "postgresql+asyncpg://", 1)
+        if args.dsn.startswith("postgresql://")
         else args.dsn
+    )
     configure_logging("WARNING", "console")
     await asyncio.to_thread(upgrade, dsn)
     loop = asyncio.get_running_loop()
@@ -176,32 +209,64 @@ async def main_async(args: argparse.Namespace) -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-webhooks-"))
     partner_port = free_port()
     pidfile = Path(args.pidfile) if args.pidfile else work / "pids"
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("TRANSFERS_")},
-           "TRANSFERS_DATABASE_URL": args.dsn, "TRANSFERS_SECRET_KEY": SECRET, "TRANSFERS_SANDBOX_PARTNER": "0",
-           "TRANSFERS_LOG_LEVEL": "WARNING", "TRANSFERS_OUTBOX_POLL_SECONDS": "0.2"}
-    partner = Proc("partner", [sys.executable, "-m", "bench.partner", "--ports", str(partner_port),
-                               "--latency-ms", "10"], env=env, cwd=Path.cwd(), log=work / "partner.log",
-                   pidfile=pidfile).start()
-    settings = Settings(database_url=args.dsn, secret_key=SECRET, sandbox_partner=False, log_level="WARNING",
-                        environment="sandbox", partner_cache_seconds=0)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("TRANSFERS_")},
+        "TRANSFERS_DATABASE_URL": args.dsn,
+        "TRANSFERS_SECRET_KEY": SECRET,
+        "TRANSFERS_SANDBOX_PARTNER": "0",
+        "TRANSFERS_LOG_LEVEL": "WARNING",
+        "TRANSFERS_OUTBOX_POLL_SECONDS": "0.2",
+    }
+    partner = Proc(
+        "partner",
+        [sys.executable, "-m", "bench.partner", "--ports", str(partner_port), "--latency-ms", "10"],
+        env=env,
+        cwd=Path.cwd(),
+        log=work / "partner.log",
+        pidfile=pidfile,
+    ).start()
+    settings = Settings(
+        database_url=args.dsn,
+        secret_key=SECRET,
+        sandbox_partner=False,
+        log_level="WARNING",
+        environment="sandbox",
+        partner_cache_seconds=0,
+    )
     svc = Services.build(settings, clock=SystemClock())
     svc.dispatcher = Dispatcher(svc)
     worker: Proc | None = None
     try:
         await asyncio.sleep(0.5)
-        await register_partner(svc.db, svc.clock, svc.box, name="bench partner",
-                               base_url=f"http://127.0.0.1:{partner_port}", airports=("LHR",),
-                               markup_percent=Decimal(0), allow_private=True, actor="bench")
+        await register_partner(
+            svc.db,
+            svc.clock,
+            svc.box,
+            name="bench partner",
+            base_url=f"http://127.0.0.1:{partner_port}",
+            airports=("LHR",),
+            markup_percent=Decimal(0),
+            allow_private=True,
+            actor="bench",
+        )
         plain, subscribed = await create_latency(svc, receiver_url, args.creates)
         p50_plain, p50_subscribed = statistics.median(plain), statistics.median(subscribed)
         ratio = p50_subscribed / p50_plain
         p95 = statistics.quantiles(plain, n=20)[18], statistics.quantiles(subscribed, n=20)[18]
         print(f"create, no endpoints:        p50 {p50_plain:7.2f} ms  p95 {p95[0]:7.2f} ms  ({len(plain)} creates)")
-        print(f"create, 3 endpoints (all):   p50 {p50_subscribed:7.2f} ms  p95 {p95[1]:7.2f} ms  -> "
-              f"{100 * (ratio - 1):+.1f} % ({'within' if ratio <= 1.05 else 'OVER'} +5 %)")
+        print(
+            f"create, 3 endpoints (all):   p50 {p50_subscribed:7.2f} ms  p95 {p95[1]:7.2f} ms  -> "
+            f"{100 * (ratio - 1):+.1f} % ({'within' if ratio <= 1.05 else 'OVER'} +5 %)"
+        )
         # The create phase's own events (2 per create x 3 endpoints) are delivered first, unmeasured.
-        worker = Proc("worker", [str(Path(sys.executable).parent / "transfers"), "worker"], env=env, cwd=work,
-                      log=work / "worker.log", pidfile=pidfile).start()
+        worker = Proc(
+            "worker",
+            [str(Path(sys.executable).parent / "transfers"), "worker"],
+            env=env,
+            cwd=work,
+            log=work / "worker.log",
+            pidfile=pidfile,
+        ).start()
         deadline = time.monotonic() + 300
         while await pending(svc) and time.monotonic() < deadline:
             await asyncio.sleep(0.5)
@@ -212,8 +277,10 @@ async def main_async(args: argparse.Namespace) -> int:
         while await pending(svc) and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
         done, rate = await delivered_rate(svc)
-        print(f"delivery, one worker:        {done} events to one endpoint at {rate:7.1f} events/s "
-              f"({'>=' if rate >= 300 else 'BELOW'} 300/s); receiver saw {Receiver.count} requests")
+        print(
+            f"delivery, one worker:        {done} events to one endpoint at {rate:7.1f} events/s "
+            f"({'>=' if rate >= 300 else 'BELOW'} 300/s); receiver saw {Receiver.count} requests"
+        )
         return 0
     finally:
         if worker is not None:

@@ -64,19 +64,46 @@ class WrkResult:
         return int(r["connect_errors"] + r["read_errors"] + r["write_errors"] + r["timeouts"] + r["status_errors"])
 
     def summary(self) -> dict[str, Any]:
-        return {"rps": round(self.rps, 1), "p50_ms": round(self.p50_ms, 2), "p99_ms": round(self.p99_ms, 2),
-                "connections": self.connections, **self.raw, **self.extra}
+        return {
+            "rps": round(self.rps, 1),
+            "p50_ms": round(self.p50_ms, 2),
+            "p99_ms": round(self.p99_ms, 2),
+            "connections": self.connections,
+            **self.raw,
+            **self.extra,
+        }
 
 
-def wrk(base_url: str, requests_file: Path, *, mode: str = "random", threads: int = 2, connections: int = 32,
-        duration: float = 8.0, count: bool = False, timeout: float = 10.0) -> WrkResult:
+def wrk(
+    base_url: str,
+    requests_file: Path,
+    *,
+    mode: str = "random",
+    threads: int = 2,
+    connections: int = 32,
+    duration: float = 8.0,
+    count: bool = False,
+    timeout: float = 10.0,
+) -> WrkResult:
     threads = max(1, min(threads, connections))
-    argv = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(duration))}s", f"--timeout={timeout:g}s",
-            "-s", str(SCRIPT), base_url, "--", str(requests_file), mode, str(threads)]
+    argv = [
+        "wrk",
+        f"-t{threads}",
+        f"-c{connections}",
+        f"-d{max(1, round(duration))}s",
+        f"--timeout={timeout:g}s",
+        "-s",
+        str(SCRIPT),
+        base_url,
+        "--",
+        str(requests_file),
+        mode,
+        str(threads),
+    ]
     if count:
         argv.append("count")
     done = subprocess.run(argv, capture_output=True, text=True, timeout=duration + timeout + 60, check=False)
     for line in done.stdout.splitlines():
         if line.startswith("BENCHJSON "):
-            return WrkResult(json.loads(line[len("BENCHJSON "):]), connections)
+            return WrkResult(json.loads(line[len("BENCHJSON ") :]), connections)
     raise RuntimeError(f"wrk failed ({done.returncode}): {done.stdout[-2000:]} {done.stderr[-2000:]}")

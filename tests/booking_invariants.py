@@ -15,20 +15,41 @@ from transfers.db.tables import booking_transitions, bookings, clients, ledger_e
 
 async def check_booking_invariants(db: Database) -> int:
     async with db.read() as conn:
-        rows = (await conn.execute(select(bookings.c.id, bookings.c.status, bookings.c.pay_type, bookings.c.total,
-                                          bookings.c.reservation_no, bookings.c.cancellation_fee,
-                                          bookings.c.cancellation_refund))).all()
-        entries = (await conn.execute(select(ledger_entries.c.booking_id, ledger_entries.c.kind,
-                                             ledger_entries.c.amount)
-                                      .where(ledger_entries.c.booking_id.is_not(None)))).all()
-        steps = (await conn.execute(select(booking_transitions.c.booking_id, booking_transitions.c.from_status,
-                                           booking_transitions.c.to_status)
-                                    .order_by(booking_transitions.c.id))).all()
-        third_party_moves = (await conn.execute(
-            select(ledger_entries.c.id).join(wallets, wallets.c.id == ledger_entries.c.wallet_id)
-            .join(clients, clients.c.id == wallets.c.client_id)
-            .where(clients.c.pay_type == "reverse_api", ledger_entries.c.booking_id.is_not(None))
-        )).all()
+        rows = (
+            await conn.execute(
+                select(
+                    bookings.c.id,
+                    bookings.c.status,
+                    bookings.c.pay_type,
+                    bookings.c.total,
+                    bookings.c.reservation_no,
+                    bookings.c.cancellation_fee,
+                    bookings.c.cancellation_refund,
+                )
+            )
+        ).all()
+        entries = (
+            await conn.execute(
+                select(ledger_entries.c.booking_id, ledger_entries.c.kind, ledger_entries.c.amount).where(
+                    ledger_entries.c.booking_id.is_not(None)
+                )
+            )
+        ).all()
+        steps = (
+            await conn.execute(
+                select(
+                    booking_transitions.c.booking_id, booking_transitions.c.from_status, booking_transitions.c.to_status
+                ).order_by(booking_transitions.c.id)
+            )
+        ).all()
+        third_party_moves = (
+            await conn.execute(
+                select(ledger_entries.c.id)
+                .join(wallets, wallets.c.id == ledger_entries.c.wallet_id)
+                .join(clients, clients.c.id == wallets.c.client_id)
+                .where(clients.c.pay_type == "reverse_api", ledger_entries.c.booking_id.is_not(None))
+            )
+        ).all()
     by_booking: dict[int, list[tuple[str, Decimal]]] = defaultdict(list)
     for booking_id, kind, amount in entries:
         by_booking[booking_id].append((kind, Decimal(amount)))

@@ -130,13 +130,27 @@ class ClientFactory:
         self.clock = clock
         self.counter = 0
 
-    async def __call__(self, *, balance: str = "1000.00", pay_type: str = "wallet", currency: str = "EUR",
-                       can_create: bool = True, can_cancel: bool = True) -> tuple[int, str]:
+    async def __call__(
+        self,
+        *,
+        balance: str = "1000.00",
+        pay_type: str = "wallet",
+        currency: str = "EUR",
+        can_create: bool = True,
+        can_cancel: bool = True,
+    ) -> tuple[int, str]:
         self.counter += 1
         created = await client_service.create_client(
-            self.db, self.clock,
-            NewClient(name=f"Test agency {self.counter}", pay_type=pay_type, currency=currency,
-                      opening_balance=Decimal(balance), can_create=can_create, can_cancel=can_cancel),
+            self.db,
+            self.clock,
+            NewClient(
+                name=f"Test agency {self.counter}",
+                pay_type=pay_type,
+                currency=currency,
+                opening_balance=Decimal(balance),
+                can_create=can_create,
+                can_cancel=can_cancel,
+            ),
             actor="tests",
         )
         return created.client_id, created.api_key
@@ -163,8 +177,9 @@ class PartnerFactory:
         self.servers: list[LiveServer] = []
         self.partner_ids: list[int] = []
 
-    async def __call__(self, *, airports: tuple[str, ...] = ("LHR",), markup: str = "0",
-                       name: str | None = None, **fake: Any) -> tuple[Any, int, str]:
+    async def __call__(
+        self, *, airports: tuple[str, ...] = ("LHR",), markup: str = "0", name: str | None = None, **fake: Any
+    ) -> tuple[Any, int, str]:
         """Returns (fake partner, partner_id, partner API key)."""
         from tests.fake_partner import FakePartner
         from transfers.partners.service import register_partner
@@ -176,8 +191,15 @@ class PartnerFactory:
         self.servers.append(server)
         partner.url = server.url
         registered = await register_partner(
-            self.db, self.clock, self.box, name=partner.name, base_url=server.url, airports=airports,
-            markup_percent=Decimal(markup), allow_private=True, actor="tests",
+            self.db,
+            self.clock,
+            self.box,
+            name=partner.name,
+            base_url=server.url,
+            airports=airports,
+            markup_percent=Decimal(markup),
+            allow_private=True,
+            actor="tests",
         )
         partner.signing_secret = registered.signing_secret
         partner.token = registered.outbound_token
@@ -205,7 +227,8 @@ async def _money_invariants(request: pytest.FixtureRequest, db: Database) -> Asy
     """After every test that touches the database: balances equal ledgers, one debit per paid
     booking, one refund exactly for refunded statuses, audit trails that follow the state machine."""
     touches_db = "/unit/" not in str(request.node.path) and (
-        "db" in request.fixturenames or "http" in request.fixturenames)
+        "db" in request.fixturenames or "http" in request.fixturenames
+    )
     yield
     if not touches_db:
         return
@@ -220,6 +243,7 @@ async def _money_invariants(request: pytest.FixtureRequest, db: Database) -> Asy
 
 # --- issue 16: hosted partners (tests/hosted/conftest.py: HostedFactory) ------------------------------
 
+
 @pytest.fixture
 async def make_hosted(db: Database, clock: ShiftedClock, settings: Settings) -> AsyncIterator[Any]:
     """Registers hosted partners with a rate card (``HostedFactory``); disabled again after the test."""
@@ -228,4 +252,3 @@ async def make_hosted(db: Database, clock: ShiftedClock, settings: Settings) -> 
     factory = HostedFactory(db, clock, settings)
     yield factory
     await factory.close()
-

@@ -26,14 +26,29 @@ from transfers.partners.signing import verify
 
 def default_vehicles(price: str = "40.00", currency: str = "EUR") -> list[dict[str, Any]]:
     return [
-        {"id": "car-1", "make": "Toyota", "model": "Corolla", "type": "SEDAN", "price": price,
-         "currency": currency, "capacity": {"passengers": 3, "suitcases": 2, "small_bags": 2},
-         "extras": [
-             {"id": "child-seat", "name": "Child seat", "price": "5.00", "pricing_type": "PER_ITEM"},
-             {"id": "meet", "name": "Meet & greet", "price": "12.50", "pricing_type": "PER_BOOKING"},
-         ]},
-        {"id": "van-1", "make": "Mercedes", "model": "Vito", "type": "MINIVAN", "price": "70.00",
-         "currency": currency, "capacity": {"passengers": 7, "suitcases": 7, "small_bags": 7}, "extras": []},
+        {
+            "id": "car-1",
+            "make": "Toyota",
+            "model": "Corolla",
+            "type": "SEDAN",
+            "price": price,
+            "currency": currency,
+            "capacity": {"passengers": 3, "suitcases": 2, "small_bags": 2},
+            "extras": [
+                {"id": "child-seat", "name": "Child seat", "price": "5.00", "pricing_type": "PER_ITEM"},
+                {"id": "meet", "name": "Meet & greet", "price": "12.50", "pricing_type": "PER_BOOKING"},
+            ],
+        },
+        {
+            "id": "van-1",
+            "make": "Mercedes",
+            "model": "Vito",
+            "type": "MINIVAN",
+            "price": "70.00",
+            "currency": currency,
+            "capacity": {"passengers": 7, "suitcases": 7, "small_bags": 7},
+            "extras": [],
+        },
     ]
 
 
@@ -72,12 +87,14 @@ class FakePartner:
     status_body: bytes = b'{"status":"Error","message":"down"}'
 
     def app(self) -> Starlette:
-        return Starlette(routes=[
-            Route("/booking/search", self._handle, methods=["POST"]),
-            Route("/booking/create", self._handle, methods=["POST"]),
-            Route("/booking/info/{reservation_no:path}", self._handle, methods=["GET"]),
-            Route("/booking/update", self._handle, methods=["PUT"]),
-        ])
+        return Starlette(
+            routes=[
+                Route("/booking/search", self._handle, methods=["POST"]),
+                Route("/booking/create", self._handle, methods=["POST"]),
+                Route("/booking/info/{reservation_no:path}", self._handle, methods=["GET"]),
+                Route("/booking/update", self._handle, methods=["PUT"]),
+            ]
+        )
 
     def calls(self, path_prefix: str) -> list[Recorded]:
         return [r for r in self.requests if r.path.startswith(path_prefix)]
@@ -86,9 +103,13 @@ class FakePartner:
         raw = await request.body()
         headers = {k.lower(): v for k, v in request.headers.items()}
         record = Recorded(
-            method=request.method, path=request.url.path, raw_path=request.scope.get("raw_path", b"").decode(),
-            headers=headers, body=orjson.loads(raw) if raw else None,
-            signature_ok=bool(self.signing_secret) and verify(self.signing_secret, headers, raw)
+            method=request.method,
+            path=request.url.path,
+            raw_path=request.scope.get("raw_path", b"").decode(),
+            headers=headers,
+            body=orjson.loads(raw) if raw else None,
+            signature_ok=bool(self.signing_secret)
+            and verify(self.signing_secret, headers, raw)
             and headers.get("authorization") == f"Bearer {self.token}",
             started=time.monotonic(),
         )
@@ -111,7 +132,7 @@ class FakePartner:
         if mode == "error_body":
             return _json({"status": "Error", "message": "refused"})
         if mode == "huge_body":
-            return Response(b'{"vehicles":[' + b'{"x":1},' * 400_000 + b'{}]}', media_type="application/json")
+            return Response(b'{"vehicles":[' + b'{"x":1},' * 400_000 + b"{}]}", media_type="application/json")
         if mode == "redirect":
             return Response(status_code=302, headers={"location": "http://169.254.169.254/latest"})
         if mode == "garbage":
@@ -130,8 +151,11 @@ class FakePartner:
         if path.startswith("/booking/info/"):
             info: dict[str, Any] = {"status": self.info_status}
             if self.info_status == "APPROVED":
-                info["driver_info"] = self.driver or {"name": "Sam Driver", "phone": "+447400123458",
-                                                      "plate": "AB12 CDE"}
+                info["driver_info"] = self.driver or {
+                    "name": "Sam Driver",
+                    "phone": "+447400123458",
+                    "plate": "AB12 CDE",
+                }
                 info["meeting_point"] = "Arrivals hall"
             return _json(info)
         if isinstance(record.body, dict) and record.body.get("status") == "AMENDED":

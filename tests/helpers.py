@@ -70,10 +70,14 @@ async def row_of(db: Database, reservation_no: str) -> dict[str, Any]:
 async def ledger_of(db: Database, reservation_no: str) -> list[tuple[str, Decimal]]:
     """(kind, signed amount) of every ledger entry of one booking, oldest first."""
     async with db.read() as conn:
-        rows = (await conn.execute(
-            select(ledger_entries.c.kind, ledger_entries.c.amount)
-            .join(bookings, bookings.c.id == ledger_entries.c.booking_id)
-            .where(bookings.c.reservation_no == reservation_no).order_by(ledger_entries.c.id))).all()
+        rows = (
+            await conn.execute(
+                select(ledger_entries.c.kind, ledger_entries.c.amount)
+                .join(bookings, bookings.c.id == ledger_entries.c.booking_id)
+                .where(bookings.c.reservation_no == reservation_no)
+                .order_by(ledger_entries.c.id)
+            )
+        ).all()
     return [(kind, Decimal(amount)) for kind, amount in rows]
 
 
@@ -82,24 +86,68 @@ def booking_row(**changes: Any) -> dict[str, Any]:
     for tests of code that takes a booking without a database."""
     now = datetime(2030, 5, 1, 9, 30, tzinfo=UTC)
     row: dict[str, Any] = {
-        "id": 7, "reservation_no": "TB-7Q2M9K4X", "client_id": 1, "partner_id": 2, "search_vehicle_id": 3,
-        "status": "APPROVED", "pay_type": "wallet", "airport_iata": "LHR", "pickup_at": now + timedelta(days=2),
+        "id": 7,
+        "reservation_no": "TB-7Q2M9K4X",
+        "client_id": 1,
+        "partner_id": 2,
+        "search_vehicle_id": 3,
+        "status": "APPROVED",
+        "pay_type": "wallet",
+        "airport_iata": "LHR",
+        "pickup_at": now + timedelta(days=2),
         "pickup_location": {"type": "airport", "name": "Heathrow", "iata_code": "LHR"},
-        "dropoff_location": {"type": "address", "name": "1 Main St"}, "flight_number": "BA117",
-        "extra_requests": None, "adult": 2, "children": 1, "infant": 0, "passenger_name": "Ada",
-        "passenger_surname": "Lovelace", "passenger_email": "ada@example.com", "passenger_phone": "+447911123456",
-        "suitcase": 2, "small_bags": 1, "vehicle_make": "Škoda", "vehicle_model": "Octavia", "vehicle_type": "Sedan",
-        "partner_vehicle_id": "sedan-1", "total": Decimal("44.00"), "net_total": Decimal("40.00"), "currency": "EUR",
-        "distance_km": 24, "booking_type": "ONEWAY",
-        "extras": [{"id": 1, "partner_extra_id": "seat", "name": "Child seat", "quantity": 2, "price": "4.40",
-                    "label": "Child seat x 2"}],
-        "partner_reference": "P-1", "driver_name": "Jo", "driver_phone": "+447400123457", "driver_plate": "AB12 CDE",
-        "meeting_point": "Arrivals, Costa", "cancellation_reason_id": None, "cancel_note": None, "created_at": now,
-        "updated_at": now, "idempotency_key": None, "synced_at": None, "cancel_idempotency_key": None,
+        "dropoff_location": {"type": "address", "name": "1 Main St"},
+        "flight_number": "BA117",
+        "extra_requests": None,
+        "adult": 2,
+        "children": 1,
+        "infant": 0,
+        "passenger_name": "Ada",
+        "passenger_surname": "Lovelace",
+        "passenger_email": "ada@example.com",
+        "passenger_phone": "+447911123456",
+        "suitcase": 2,
+        "small_bags": 1,
+        "vehicle_make": "Škoda",
+        "vehicle_model": "Octavia",
+        "vehicle_type": "Sedan",
+        "partner_vehicle_id": "sedan-1",
+        "total": Decimal("44.00"),
+        "net_total": Decimal("40.00"),
+        "currency": "EUR",
+        "distance_km": 24,
+        "booking_type": "ONEWAY",
+        "extras": [
+            {
+                "id": 1,
+                "partner_extra_id": "seat",
+                "name": "Child seat",
+                "quantity": 2,
+                "price": "4.40",
+                "label": "Child seat x 2",
+            }
+        ],
+        "partner_reference": "P-1",
+        "driver_name": "Jo",
+        "driver_phone": "+447400123457",
+        "driver_plate": "AB12 CDE",
+        "meeting_point": "Arrivals, Costa",
+        "cancellation_reason_id": None,
+        "cancel_note": None,
+        "created_at": now,
+        "updated_at": now,
+        "idempotency_key": None,
+        "synced_at": None,
+        "cancel_idempotency_key": None,
         "event_sequence": 3,
-        "cancellation_policy": [{"hours_before_pickup": 24, "fee_percent": "50"}, {"hours_before_pickup": 0,
-                                                                                 "fee_percent": "100"}],
+        "cancellation_policy": [
+            {"hours_before_pickup": 24, "fee_percent": "50"},
+            {"hours_before_pickup": 0, "fee_percent": "100"},
+        ],
         "cancellation_fee": None,
-        "cancellation_refund": None, "cancelled_at": None, "cancelled_by": None, "amendment": None,
+        "cancellation_refund": None,
+        "cancelled_at": None,
+        "cancelled_by": None,
+        "amendment": None,
     }
     return {**row, **changes}

@@ -74,11 +74,16 @@ async def check_wallet_invariants(db: Database) -> int:
 async def check_statement_invariants(db: Database) -> None:
     """DECISIONS 12, for every wallet with entries: its newest entry's ``balance_after`` is the
     balance (one statement, one snapshot)."""
-    newest = (select(ledger_entries.c.wallet_id, func.max(ledger_entries.c.id).label("last_id"))
-              .group_by(ledger_entries.c.wallet_id).subquery())
-    query = (select(wallets.c.id, wallets.c.balance, ledger_entries.c.balance_after)
-             .select_from(wallets.join(newest, newest.c.wallet_id == wallets.c.id)
-                          .join(ledger_entries, ledger_entries.c.id == newest.c.last_id)))
+    newest = (
+        select(ledger_entries.c.wallet_id, func.max(ledger_entries.c.id).label("last_id"))
+        .group_by(ledger_entries.c.wallet_id)
+        .subquery()
+    )
+    query = select(wallets.c.id, wallets.c.balance, ledger_entries.c.balance_after).select_from(
+        wallets.join(newest, newest.c.wallet_id == wallets.c.id).join(
+            ledger_entries, ledger_entries.c.id == newest.c.last_id
+        )
+    )
     async with db.read() as conn:
         rows = (await conn.execute(query)).all()
     wrong = [(w, b, a) for w, b, a in rows if Decimal(b) != Decimal(a)]
@@ -92,10 +97,11 @@ async def check_event_invariants(db: Database) -> None:
     from transfers.db.tables import bookings, client_events
 
     e = client_events.c
-    query = (select(bookings.c.id, bookings.c.event_sequence, func.count(e.id), func.min(e.sequence),
-                    func.max(e.sequence))
-             .select_from(bookings.outerjoin(client_events, e.booking_id == bookings.c.id))
-             .group_by(bookings.c.id, bookings.c.event_sequence))
+    query = (
+        select(bookings.c.id, bookings.c.event_sequence, func.count(e.id), func.min(e.sequence), func.max(e.sequence))
+        .select_from(bookings.outerjoin(client_events, e.booking_id == bookings.c.id))
+        .group_by(bookings.c.id, bookings.c.event_sequence)
+    )
     async with db.read() as conn:
         rows = (await conn.execute(query)).all()
     wrong = [tuple(r) for r in rows if r[2] and not (r[4] == r[1] and r[2] == r[4] - r[3] + 1)]

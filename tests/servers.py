@@ -29,8 +29,16 @@ class LiveServer:
         # timeout_keep_alive well above any client's idle time in a test: with uvicorn's 5 s, a
         # pooled connection idle for ~5 s could be closed by the server just as a test reused it
         # (httpx then raises ReadError; seen once in a concurrent-burst test). Production keeps 5 s.
-        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on",
-                                access_log=False, timeout_graceful_shutdown=2, timeout_keep_alive=60)
+        config = uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=port,
+            log_config=None,
+            lifespan="on",
+            access_log=False,
+            timeout_graceful_shutdown=2,
+            timeout_keep_alive=60,
+        )
         self.server = uvicorn.Server(config)
         self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self._task: asyncio.Task[None] | None = None

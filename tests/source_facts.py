@@ -66,43 +66,53 @@ def snippet_facts(sources: Iterable[str]) -> list[Facts]:
 
 
 def _run(paths: list[str], sources: list[str]) -> list[Facts]:
-    done = subprocess.run([sys.executable, __file__],  # noqa: S603 (our own interpreter and file)
-                          input=json.dumps({"paths": paths, "sources": sources}), capture_output=True, text=True,
-                          check=False, timeout=TIMEOUT_SECONDS)
+    done = subprocess.run(  # noqa: S603
+        [sys.executable, __file__],
+        input=json.dumps({"paths": paths, "sources": sources}),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=TIMEOUT_SECONDS,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"tests/source_facts.py failed ({done.returncode}): {done.stderr[-2000:]}")
-    return [Facts(f["name"], tuple(Import(**i) for i in f["imports"]), tuple(f["asserts"]),
-                  tuple(f["status_writes"])) for f in json.loads(done.stdout)]
+    return [
+        Facts(f["name"], tuple(Import(**i) for i in f["imports"]), tuple(f["asserts"]), tuple(f["status_writes"]))
+        for f in json.loads(done.stdout)
+    ]
 
 
 # --- in the subprocess ---------------------------------------------------------------------------------
+
 
 def _imports(tree: ast.AST) -> list[dict[str, object]]:
     found: list[dict[str, object]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [{"line": node.lineno, "module": alias.name, "level": 0, "from_import": False}
-                      for alias in node.names]
+            found += [
+                {"line": node.lineno, "module": alias.name, "level": 0, "from_import": False} for alias in node.names
+            ]
         elif isinstance(node, ast.ImportFrom):
-            found.append({"line": node.lineno, "module": node.module or "", "level": node.level,
-                          "from_import": True})
+            found.append({"line": node.lineno, "module": node.module or "", "level": node.level, "from_import": True})
     return found
 
 
 # ``bookings.status`` writes (tests/unit/test_status_writers.py): ``insert(bookings)``; an
 # ``update(bookings)`` chain whose ``.values(...)`` sets ``status`` or a mapping it cannot see into;
 # SQL text inserting into ``bookings`` or setting its status.
-_RAW = re.compile(r"\binsert\s+into\s+bookings\b|\bupdate\s+bookings\b[^;]*\bset\b[^;]*\bstatus\b",
-                  re.IGNORECASE | re.DOTALL)
+_RAW = re.compile(
+    r"\binsert\s+into\s+bookings\b|\bupdate\s+bookings\b[^;]*\bset\b[^;]*\bstatus\b", re.IGNORECASE | re.DOTALL
+)
 
 
 def _is_bookings(node: ast.AST) -> bool:
     return (isinstance(node, ast.Name) and node.id == "bookings") or (
-        isinstance(node, ast.Attribute) and node.attr == "bookings")
+        isinstance(node, ast.Attribute) and node.attr == "bookings"
+    )
 
 
 def _dml_on_bookings(node: ast.AST) -> str | None:
-    """"insert"/"update" when ``node`` is ``insert(bookings)`` / ``update(bookings)`` (any spelling)."""
+    """ "insert"/"update" when ``node`` is ``insert(bookings)`` / ``update(bookings)`` (any spelling)."""
     if isinstance(node, ast.Call) and node.args and _is_bookings(node.args[0]):
         name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
         if name in ("insert", "update"):
@@ -132,8 +142,9 @@ def _status_writes(tree: ast.AST) -> list[int]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "values":
             # walk down the chain ``update(bookings).where(...).values(...)`` to its root call
             root: ast.AST = node.func.value
-            while (isinstance(root, ast.Call) and _dml_on_bookings(root) is None
-                   and isinstance(root.func, ast.Attribute)):
+            while (
+                isinstance(root, ast.Call) and _dml_on_bookings(root) is None and isinstance(root.func, ast.Attribute)
+            ):
                 root = root.func.value
             if _dml_on_bookings(root) == "update" and _sets_status(node):
                 found.append(node.lineno)
@@ -142,9 +153,12 @@ def _status_writes(tree: ast.AST) -> list[int]:
 
 def _facts(name: str, source: str) -> dict[str, object]:
     tree = ast.parse(source, name)
-    return {"name": name, "imports": _imports(tree),
-            "asserts": sorted(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Assert)),
-            "status_writes": _status_writes(tree)}
+    return {
+        "name": name,
+        "imports": _imports(tree),
+        "asserts": sorted(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Assert)),
+        "status_writes": _status_writes(tree),
+    }
 
 
 def _main() -> None:

@@ -49,9 +49,12 @@ class Receiver:
         raw = await request.body()
         headers = {k.lower(): v for k, v in request.headers.items()}
         signatures = headers.get("webhook-signature", "").split()
-        signed_by = [secret for secret in self.secrets
-                     if sign(secret, headers.get("webhook-id", ""), int(headers.get("webhook-timestamp", "0")), raw)
-                     in signatures]
+        signed_by = [
+            secret
+            for secret in self.secrets
+            if sign(secret, headers.get("webhook-id", ""), int(headers.get("webhook-timestamp", "0")), raw)
+            in signatures
+        ]
         self.received.append(Delivery(headers, orjson.loads(raw), raw, signed_by))
         if self.hang:
             await asyncio.sleep(3600)

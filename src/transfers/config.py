@@ -123,8 +123,9 @@ class Settings(BaseSettings):
     @classmethod
     def _smtp_url(cls, value: str) -> str:
         if value and not value.startswith(("smtp://", "smtps://")):
-            raise ValueError("expected empty (e-mails logged, not sent) or smtp://user:password@host:25 "
-                             "(smtps:// for TLS)")
+            raise ValueError(
+                "expected empty (e-mails logged, not sent) or smtp://user:password@host:25 (smtps:// for TLS)"
+            )
         return value
 
     @field_validator("public_base_url")
@@ -151,14 +152,20 @@ class Settings(BaseSettings):
             return []
         problems = []
         if not self.secret_key:
-            problems.append(f"{ENV_PREFIX}SECRET_KEY is required when {ENV_PREFIX}ENVIRONMENT=live: set it to a "
-                            "long random string (it encrypts partner secrets; keep it, or they cannot be read)")
+            problems.append(
+                f"{ENV_PREFIX}SECRET_KEY is required when {ENV_PREFIX}ENVIRONMENT=live: set it to a "
+                "long random string (it encrypts partner secrets; keep it, or they cannot be read)"
+            )
         if self.allow_private_partner_urls:
-            problems.append(f"{ENV_PREFIX}ALLOW_PRIVATE_PARTNER_URLS=1 turns the SSRF guard off, which live refuses: "
-                            "unset it (or set 0)")
+            problems.append(
+                f"{ENV_PREFIX}ALLOW_PRIVATE_PARTNER_URLS=1 turns the SSRF guard off, which live refuses: "
+                "unset it (or set 0)"
+            )
         if self.sandbox_partner:
-            problems.append(f"{ENV_PREFIX}SANDBOX_PARTNER=1 asks for the sandbox partner, which live never runs: "
-                            "unset it (or set 0)")
+            problems.append(
+                f"{ENV_PREFIX}SANDBOX_PARTNER=1 asks for the sandbox partner, which live never runs: "
+                "unset it (or set 0)"
+            )
         return problems
 
     @property

@@ -106,19 +106,16 @@ class ErrorCode(StrEnum):
 
     MALFORMED_JSON = "MALFORMED_JSON", 400, "The request body must be a JSON object."
     MALFORMED_REQUEST = "MALFORMED_REQUEST", 400, "The request is malformed."
-    IDEMPOTENCY_KEY_INVALID = (
-        "IDEMPOTENCY_KEY_INVALID", 400, "Idempotency-Key must be 1 to 255 printable characters.")
+    IDEMPOTENCY_KEY_INVALID = ("IDEMPOTENCY_KEY_INVALID", 400, "Idempotency-Key must be 1 to 255 printable characters.")
     UNAUTHENTICATED = "UNAUTHENTICATED", 401, "A valid bearer API key is required."
     CLIENT_SUSPENDED = "CLIENT_SUSPENDED", 403, "This client account is suspended."
     NOT_FOUND = "NOT_FOUND", 404, "No such path."
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED", 405, "This method is not allowed on this path."
     IDEMPOTENCY_KEY_IN_USE = "IDEMPOTENCY_KEY_IN_USE", 409, "A request with this Idempotency-Key is still running."
     PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE", 413, "The request body is too large."
-    IDEMPOTENCY_KEY_REUSED = (
-        "IDEMPOTENCY_KEY_REUSED", 422, "This Idempotency-Key was used with a different request.")
+    IDEMPOTENCY_KEY_REUSED = ("IDEMPOTENCY_KEY_REUSED", 422, "This Idempotency-Key was used with a different request.")
     INVALID_FILTER = "INVALID_FILTER", 422, "A filter of the booking list is invalid."
-    INVALID_CURSOR = (
-        "INVALID_CURSOR", 422, "The cursor is not one this service issued; start again without it.")
+    INVALID_CURSOR = ("INVALID_CURSOR", 422, "The cursor is not one this service issued; start again without it.")
     RATE_LIMITED = "RATE_LIMITED", 429, "Too many requests for this API key."
     INTERNAL_ERROR = "INTERNAL_ERROR", 500, "Internal error."
     UNAVAILABLE = "UNAVAILABLE", 503, "The service cannot reach its database; retry shortly."
@@ -126,26 +123,40 @@ class ErrorCode(StrEnum):
     HTTP_ERROR = "HTTP_ERROR", 400, "The request was refused."
     # issue 16: the last seat of a hosted partner's vehicle on that local date went to another booking.
     VEHICLE_UNAVAILABLE = (
-        "VEHICLE_UNAVAILABLE", 409, "This vehicle is no longer available for that day; search again.")
+        "VEHICLE_UNAVAILABLE",
+        409,
+        "This vehicle is no longer available for that day; search again.",
+    )
     # issue 15, DECISIONS 14: amendments
     AMENDMENT_NOT_ALLOWED = (
-        "AMENDMENT_NOT_ALLOWED", 422,
-        "This booking cannot be amended now: only PENDING_APPROVAL and APPROVED bookings, while cancelling is free.")
+        "AMENDMENT_NOT_ALLOWED",
+        422,
+        "This booking cannot be amended now: only PENDING_APPROVAL and APPROVED bookings, while cancelling is free.",
+    )
     AMENDMENT_IN_PROGRESS = (
-        "AMENDMENT_IN_PROGRESS", 409, "An amendment of this booking is waiting for the partner's answer.")
+        "AMENDMENT_IN_PROGRESS",
+        409,
+        "An amendment of this booking is waiting for the partner's answer.",
+    )
     FIELD_NOT_AMENDABLE = (
-        "FIELD_NOT_AMENDABLE", 422,
-        "Route, party, vehicle, luggage and extras cannot be amended: cancel and book again.")
+        "FIELD_NOT_AMENDABLE",
+        422,
+        "Route, party, vehicle, luggage and extras cannot be amended: cancel and book again.",
+    )
     AMENDMENT_EMPTY = "AMENDMENT_EMPTY", 422, "The amendment changes nothing."
     # issue 14, DECISIONS 13: webhook endpoints
     WEBHOOK_ENDPOINT_LIMIT = (
-        "WEBHOOK_ENDPOINT_LIMIT", 422, "A client has at most 10 webhook endpoints; delete one first.")
-    INVALID_WEBHOOK_URL = (
-        "INVALID_WEBHOOK_URL", 422, "The webhook URL must be http(s) and reach a public address.")
+        "WEBHOOK_ENDPOINT_LIMIT",
+        422,
+        "A client has at most 10 webhook endpoints; delete one first.",
+    )
+    INVALID_WEBHOOK_URL = ("INVALID_WEBHOOK_URL", 422, "The webhook URL must be http(s) and reach a public address.")
     INVALID_WEBHOOK_EVENT = (
-        "INVALID_WEBHOOK_EVENT", 422, 'events must be ["*"] or a non-empty list of known event types.')
-    INVALID_WEBHOOK_ENDPOINT = (
-        "INVALID_WEBHOOK_ENDPOINT", 422, "A field of the webhook endpoint is invalid.")
+        "INVALID_WEBHOOK_EVENT",
+        422,
+        'events must be ["*"] or a non-empty list of known event types.',
+    )
+    INVALID_WEBHOOK_ENDPOINT = ("INVALID_WEBHOOK_ENDPOINT", 422, "A field of the webhook endpoint is invalid.")
 
 
 class SpecError(Exception):
@@ -179,8 +190,9 @@ class PartnerApiError(Exception):
 
 
 def unauthenticated(message: str | None = None) -> ServiceError:
-    return ServiceError(ErrorCode.UNAUTHENTICATED, message,
-                        {"WWW-Authenticate": 'Bearer realm="transfers"'})  # RFC 9110 11.6.1
+    return ServiceError(
+        ErrorCode.UNAUTHENTICATED, message, {"WWW-Authenticate": 'Bearer realm="transfers"'}
+    )  # RFC 9110 11.6.1
 
 
 def client_suspended() -> ServiceError:

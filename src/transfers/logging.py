@@ -37,8 +37,7 @@ def _orjson_text(event: Any, **kwargs: Any) -> str:
 
 def _processors(fmt: str) -> list[Any]:
     renderer: Any = (
-        structlog.processors.JSONRenderer(serializer=_orjson_text) if fmt == "json"
-        else structlog.dev.ConsoleRenderer()
+        structlog.processors.JSONRenderer(serializer=_orjson_text) if fmt == "json" else structlog.dev.ConsoleRenderer()
     )
     return [
         structlog.contextvars.merge_contextvars,

@@ -57,7 +57,7 @@ def unseal(key: bytes, owner: int, cursor: str) -> str | None:
         raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
     except (binascii.Error, ValueError):
         return None
-    body, sep, tag = raw[:-_TAG_BYTES - 1], raw[-_TAG_BYTES - 1:-_TAG_BYTES], raw[-_TAG_BYTES:]
+    body, sep, tag = raw[: -_TAG_BYTES - 1], raw[-_TAG_BYTES - 1 : -_TAG_BYTES], raw[-_TAG_BYTES:]
     try:
         payload = body.decode("ascii")
     except UnicodeDecodeError:

@@ -29,11 +29,16 @@ def mount_sandbox_partner(app: FastAPI, svc: Services) -> None:
     from transfers.sandbox_partner.config import SandboxPartnerConfig
 
     creds = sandbox_credentials(svc.box)
-    partner_app = create_sandbox_partner_app(SandboxPartnerConfig(
-        service_url=svc.settings.service_url,
-        api_key=creds.api_key, signing_secret=creds.signing_secret, outbound_token=creds.outbound_token,
-        approve_after_seconds=svc.settings.sandbox_approve_after_seconds, clock=svc.clock,
-    ))
+    partner_app = create_sandbox_partner_app(
+        SandboxPartnerConfig(
+            service_url=svc.settings.service_url,
+            api_key=creds.api_key,
+            signing_secret=creds.signing_secret,
+            outbound_token=creds.outbound_token,
+            approve_after_seconds=svc.settings.sandbox_approve_after_seconds,
+            clock=svc.clock,
+        )
+    )
     svc.sandbox_partner_app = partner_app
     app.mount(SANDBOX_MOUNT, partner_app)
 
@@ -80,7 +85,8 @@ def start_health_flusher(svc: Services) -> Stop:
 
     task = asyncio.create_task(
         health.run_flusher(svc.health, write, svc.settings.partner_health_flush_seconds, stopping),
-        name="transfers-partner-health")
+        name="transfers-partner-health",
+    )
 
     async def stop() -> None:
         stopping.set()

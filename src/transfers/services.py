@@ -42,8 +42,14 @@ class Services:
     """Search calls per partner and minute not yet flushed to the database (partners/health.py)."""
 
     @classmethod
-    def build(cls, settings: Settings, *, clock: Clock | None = None, db: Database | None = None,
-              application_name: str = "transfers-api") -> Services:
+    def build(
+        cls,
+        settings: Settings,
+        *,
+        clock: Clock | None = None,
+        db: Database | None = None,
+        application_name: str = "transfers-api",
+    ) -> Services:
         database = db or Database(
             settings.resolved_database_url,
             pool_size=settings.database_pool_size,
@@ -58,6 +64,8 @@ class Services:
             auth=Authenticator(database, settings.auth_cache_seconds),
             box=box,
             partners=PartnerDirectory(database, box, settings.partner_cache_seconds),
-            partner_client=PartnerClient(max_response_bytes=settings.partner_max_response_bytes,
-                                         allow_private=settings.private_partner_urls_allowed),  # SSRF guard
+            partner_client=PartnerClient(
+                max_response_bytes=settings.partner_max_response_bytes,
+                allow_private=settings.private_partner_urls_allowed,
+            ),  # SSRF guard
         )

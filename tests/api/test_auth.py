@@ -67,15 +67,32 @@ async def test_missing_key(http: httpx.AsyncClient) -> None:
     await assert_401(await http.get(REASONS, headers={"Authorization": ""}))
 
 
-@pytest.mark.parametrize("header", [
-    "Bearer", "Token {key}", "Basic {key}", "{key}", "Bearer{key}", "Bearer\t{key}",
-    "Bearer {key} extra", "Bearer {key},Bearer {key}", "Bearer {key_upper}", "Bearer {key_no_kind}",
-    "Bearer {key_short}", "Bearer {key_long}", "Bearer {key_bad_prefix}",
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Bearer",
+        "Token {key}",
+        "Basic {key}",
+        "{key}",
+        "Bearer{key}",
+        "Bearer\t{key}",
+        "Bearer {key} extra",
+        "Bearer {key},Bearer {key}",
+        "Bearer {key_upper}",
+        "Bearer {key_no_kind}",
+        "Bearer {key_short}",
+        "Bearer {key_long}",
+        "Bearer {key_bad_prefix}",
+    ],
+)
 async def test_malformed_keys(http: httpx.AsyncClient, make_client: ClientFactory, header: str) -> None:
     _, key = await make_client()
     value = header.format(
-        key=key, key_upper=key.upper(), key_no_kind=key[3:], key_short=key[:-1], key_long=key + "A",
+        key=key,
+        key_upper=key.upper(),
+        key_no_kind=key[3:],
+        key_short=key[:-1],
+        key_long=key + "A",
         key_bad_prefix="tk_" + "z" * 12 + key[15:],
     )
     await assert_401(await http.get(REASONS, headers={"Authorization": value}))
@@ -96,8 +113,9 @@ async def test_unknown_keys(http: httpx.AsyncClient, make_client: ClientFactory)
 
 
 @pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER", "bEaReR"])
-async def test_bearer_scheme_is_case_insensitive(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                 scheme: str) -> None:
+async def test_bearer_scheme_is_case_insensitive(
+    http: httpx.AsyncClient, make_client: ClientFactory, scheme: str
+) -> None:
     _, key = await make_client()
     response = await http.get(REASONS, headers={"Authorization": f"{scheme} {key}"})
     assert response.status_code == 200, response.text
@@ -108,14 +126,24 @@ async def test_extra_spaces_around_the_token_are_tolerated(http: httpx.AsyncClie
     assert (await http.get(REASONS, headers={"Authorization": f"Bearer   {key}"})).status_code == 200
 
 
-async def test_key_is_only_read_from_the_authorization_header(http: httpx.AsyncClient,
-                                                              make_client: ClientFactory) -> None:
+async def test_key_is_only_read_from_the_authorization_header(
+    http: httpx.AsyncClient, make_client: ClientFactory
+) -> None:
     _, key = await make_client()
-    for params in ({"api_key": key}, {"access_token": key}, {"key": key}, {"token": key},
-                   {"Authorization": f"Bearer {key}"}):
+    for params in (
+        {"api_key": key},
+        {"access_token": key},
+        {"key": key},
+        {"token": key},
+        {"Authorization": f"Bearer {key}"},
+    ):
         await assert_401(await http.get(REASONS, params=params))
-    for headers in ({"X-API-Key": key}, {"Api-Key": key}, {"X-Authorization": f"Bearer {key}"},
-                    {"Cookie": f"api_key={key}; Authorization=Bearer {key}"}):
+    for headers in (
+        {"X-API-Key": key},
+        {"Api-Key": key},
+        {"X-Authorization": f"Bearer {key}"},
+        {"Cookie": f"api_key={key}; Authorization=Bearer {key}"},
+    ):
         await assert_401(await http.get(REASONS, headers=headers))
 
 
@@ -200,12 +228,23 @@ async def test_revoked_key_of_a_suspended_client_is_401(
 
 
 async def test_partner_key_is_not_a_client_key(
-    http: httpx.AsyncClient, db: Database, clock: ShiftedClock, make_client: ClientFactory, service: LiveServer,
+    http: httpx.AsyncClient,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    service: LiveServer,
     settings: Settings,
 ) -> None:
     partner = await register_partner(
-        db, clock, SecretBox(settings.secret_key), name="auth-test partner", base_url="http://127.0.0.1:9",
-        airports=("ZZZ",), markup_percent=Decimal("0"), allow_private=True, actor="tests",
+        db,
+        clock,
+        SecretBox(settings.secret_key),
+        name="auth-test partner",
+        base_url="http://127.0.0.1:9",
+        airports=("ZZZ",),
+        markup_percent=Decimal("0"),
+        allow_private=True,
+        actor="tests",
     )
     try:
         auth = service.app.state.services.auth
@@ -223,14 +262,17 @@ async def test_partner_key_is_not_a_client_key(
             await partners_repo.set_status(conn, partner.partner_id, "disabled")
 
 
-@pytest.mark.parametrize("value", [
-    "Bearer tk_é_ü€😀".encode(),
-    "Bearer 🔑🔑🔑".encode(),
-    "Bärer {key}".encode(),
-    b"Bearer \xff\xfe garbage",
-    b"Bearer tk_0123456789ab_" + bytes(range(0x80, 0xab)),
-    "Bearer {key}\u00e9".encode("latin-1"),
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "Bearer tk_é_ü€😀".encode(),
+        "Bearer 🔑🔑🔑".encode(),
+        "Bärer {key}".encode(),
+        b"Bearer \xff\xfe garbage",
+        b"Bearer tk_0123456789ab_" + bytes(range(0x80, 0xAB)),
+        "Bearer {key}\u00e9".encode("latin-1"),
+    ],
+)
 async def test_non_ascii_authorization_is_401_not_500(
     http: httpx.AsyncClient, make_client: ClientFactory, value: bytes
 ) -> None:
@@ -240,8 +282,9 @@ async def test_non_ascii_authorization_is_401_not_500(
 
 
 @pytest.mark.parametrize("length", [256, 8_192, 65_536])
-async def test_very_long_authorization_is_401_not_500(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                      length: int) -> None:
+async def test_very_long_authorization_is_401_not_500(
+    http: httpx.AsyncClient, make_client: ClientFactory, length: int
+) -> None:
     _, key = await make_client()
     await assert_401(await http.get(REASONS, headers={"Authorization": "Bearer " + "A" * length}))
     await assert_401(await http.get(REASONS, headers={"Authorization": f"Bearer {key}" + "A" * length}))
@@ -263,8 +306,13 @@ async def test_auth_failures_do_not_reveal_which_check_failed(
     _, revoked = await make_client()
     await client_service.revoke_key(db, clock, prefix_of(revoked), actor="tests")
     bodies = set()
-    for headers in ({}, {"Authorization": "Bearer nope"}, bearer(issue_key("tk").key),
-                    bearer(key[:-1] + ("A" if key[-1] != "A" else "B")), bearer(revoked)):
+    for headers in (
+        {},
+        {"Authorization": "Bearer nope"},
+        bearer(issue_key("tk").key),
+        bearer(key[:-1] + ("A" if key[-1] != "A" else "B")),
+        bearer(revoked),
+    ):
         response = await http.get(REASONS, headers=headers)
         assert response.status_code == 401
         bodies.add(response.content)
@@ -273,8 +321,11 @@ async def test_auth_failures_do_not_reveal_which_check_failed(
 
 # ---- the reverse API (partners) -------------------------------------------------------------
 
-PARTNER_UNAUTHENTICATED = {"status": "Error", "code": "UNAUTHENTICATED",
-                           "message": "A valid partner bearer API key is required."}
+PARTNER_UNAUTHENTICATED = {
+    "status": "Error",
+    "code": "UNAUTHENTICATED",
+    "message": "A valid partner bearer API key is required.",
+}
 REVERSE_INFO = "/api/v1/reverse/booking/info/TB-ZZZZZZZZZZ"
 REVERSE_UPDATE = "/api/v1/reverse/booking/update"
 
@@ -288,16 +339,28 @@ def _coded_error_schema() -> Any:
 
 
 async def test_reverse_api_refusals_carry_the_string_code(
-    http: httpx.AsyncClient, db: Database, clock: ShiftedClock, make_client: ClientFactory, settings: Settings,
+    http: httpx.AsyncClient,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    settings: Settings,
 ) -> None:
     """DECISIONS 3 on every path: missing, garbled, unknown, revoked, a client's and a disabled
     partner's key all answer 401 UNAUTHENTICATED with a code, on both reverse-API operations."""
     box = SecretBox(settings.secret_key)
 
     async def partner(name: str) -> tuple[int, str]:
-        registered = await register_partner(db, clock, box, name=name, base_url="http://127.0.0.1:9",
-                                            airports=("ZZZ",), markup_percent=Decimal("0"), allow_private=True,
-                                            actor="tests")
+        registered = await register_partner(
+            db,
+            clock,
+            box,
+            name=name,
+            base_url="http://127.0.0.1:9",
+            airports=("ZZZ",),
+            markup_percent=Decimal("0"),
+            allow_private=True,
+            actor="tests",
+        )
         return registered.partner_id, registered.api_key
 
     valid_id, valid = await partner("reverse-auth valid")
@@ -309,12 +372,22 @@ async def test_reverse_api_refusals_carry_the_string_code(
             await partners_repo.set_status(conn, disabled_id, "disabled")
         _, client_key = await make_client()
         schema = _coded_error_schema()
-        for headers in ({}, {"Authorization": "Bearer garbage"}, {"Authorization": "Bearer"},
-                        bearer(issue_key("pk").key), bearer(valid[:-1] + ("A" if valid[-1] != "A" else "B")),
-                        bearer(revoked), bearer(disabled), bearer(client_key)):
-            for response in (await http.get(REVERSE_INFO, headers=headers),
-                             await http.put(REVERSE_UPDATE, headers=headers,
-                                            json={"reservation_no": "TB-ZZZZZZZZZZ", "status": "CANCELLED"})):
+        for headers in (
+            {},
+            {"Authorization": "Bearer garbage"},
+            {"Authorization": "Bearer"},
+            bearer(issue_key("pk").key),
+            bearer(valid[:-1] + ("A" if valid[-1] != "A" else "B")),
+            bearer(revoked),
+            bearer(disabled),
+            bearer(client_key),
+        ):
+            for response in (
+                await http.get(REVERSE_INFO, headers=headers),
+                await http.put(
+                    REVERSE_UPDATE, headers=headers, json={"reservation_no": "TB-ZZZZZZZZZZ", "status": "CANCELLED"}
+                ),
+            ):
                 assert (response.status_code, response.json()) == (401, PARTNER_UNAUTHENTICATED), headers
                 assert response.headers["www-authenticate"].startswith("Bearer")
                 jsonschema.validate(response.json(), schema)
@@ -324,9 +397,12 @@ async def test_reverse_api_refusals_carry_the_string_code(
         # The reverse API's own shapes are untouched: 404 (SPEC.md 7.3) and 422 (DECISIONS 7).
         missing = await http.get(REVERSE_INFO, headers=bearer(valid))
         assert (missing.status_code, missing.json()) == (
-            404, {"status": "Error", "message": "Booking not found", "data": None, "error_details": None})
-        refused = await http.put(REVERSE_UPDATE, headers=bearer(valid),
-                                 json={"reservation_no": "TB-ZZZZZZZZZZ", "status": "COMPLETED"})
+            404,
+            {"status": "Error", "message": "Booking not found", "data": None, "error_details": None},
+        )
+        refused = await http.put(
+            REVERSE_UPDATE, headers=bearer(valid), json={"reservation_no": "TB-ZZZZZZZZZZ", "status": "COMPLETED"}
+        )
         assert refused.status_code == 422 and set(refused.json()) == {"status", "message"}
     finally:
         async with db.write() as conn:

@@ -21,8 +21,10 @@ from transfers.db.engine import Database
 
 UNAUTH = (401, {"status": "Error", "code": "UNAUTHENTICATED", "message": "A valid bearer API key is required."})
 SUSPENDED = (403, {"status": "Error", "code": "CLIENT_SUSPENDED", "message": "This client account is suspended."})
-PARTNER_UNAUTH = (401, {"status": "Error", "code": "UNAUTHENTICATED",
-                        "message": "A valid partner bearer API key is required."})
+PARTNER_UNAUTH = (
+    401,
+    {"status": "Error", "code": "UNAUTHENTICATED", "message": "A valid partner bearer API key is required."},
+)
 NOT_FOUND_404 = (404, {"status": "Error", "message": "Booking not found", "data": None, "error_details": None})
 
 
@@ -34,8 +36,9 @@ class World:
 
 
 @pytest.fixture(scope="module")
-async def world(http: httpx.AsyncClient, make_client: ClientFactory, db: Database, clock: ShiftedClock,
-                settings: Any) -> Any:
+async def world(
+    http: httpx.AsyncClient, make_client: ClientFactory, db: Database, clock: ShiftedClock, settings: Any
+) -> Any:
     from tests.conftest import PartnerFactory
 
     partners = PartnerFactory(db, clock, settings)
@@ -45,19 +48,32 @@ async def world(http: httpx.AsyncClient, make_client: ClientFactory, db: Databas
     suspended_id, suspended = await make_client()
     _, _, partner_key = await partners(airports=("OPO",))
     _, _, other_partner_key = await partners(airports=("LIS",))
-    found = (await http.post("/api/v1/booking-api/search", headers=bearer(owner),
-                             json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "OPO"}))).json()
-    booked = await http.post("/api/v1/booking-api/booking", json=booking_body(found["search_id"]),
-                             headers=bearer(owner))
+    found = (
+        await http.post(
+            "/api/v1/booking-api/search",
+            headers=bearer(owner),
+            json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "OPO"}),
+        )
+    ).json()
+    booked = await http.post(
+        "/api/v1/booking-api/booking", json=booking_body(found["search_id"]), headers=bearer(owner)
+    )
     reservation_no = booked.json()["booking"]["reservation_no"]
     await client_service.revoke_key(db, clock, revoked.split("_")[0] + "_" + revoked.split("_")[1], actor="tests")
     await client_service.set_status(db, clock, suspended_id, ClientStatus.SUSPENDED, actor="tests")
     assert revoked_id != suspended_id
     keys = {
-        "none": {}, "garbage": bearer("garbage"), "empty_bearer": {"Authorization": "Bearer"},
-        "revoked": bearer(revoked), "suspended": bearer(suspended), "other_client": bearer(other),
-        "owner": bearer(owner), "partner_on_client_api": bearer(partner_key), "partner": bearer(partner_key),
-        "client_on_reverse_api": bearer(owner), "other_partner": bearer(other_partner_key),
+        "none": {},
+        "garbage": bearer("garbage"),
+        "empty_bearer": {"Authorization": "Bearer"},
+        "revoked": bearer(revoked),
+        "suspended": bearer(suspended),
+        "other_client": bearer(other),
+        "owner": bearer(owner),
+        "partner_on_client_api": bearer(partner_key),
+        "partner": bearer(partner_key),
+        "client_on_reverse_api": bearer(owner),
+        "other_partner": bearer(other_partner_key),
     }
     yield World(keys, reservation_no, found["search_id"])
     await partners.close()
@@ -83,8 +99,9 @@ ENDPOINT_EXPECT: dict[str, dict[str, Any]] = {
 }
 
 
-async def call_client_endpoint(http: httpx.AsyncClient, world: World, endpoint: str, headers: dict[str, str],
-                               reservation_no: str | None = None) -> httpx.Response:
+async def call_client_endpoint(
+    http: httpx.AsyncClient, world: World, endpoint: str, headers: dict[str, str], reservation_no: str | None = None
+) -> httpx.Response:
     reservation = reservation_no or world.reservation_no
     if endpoint == "search":
         return await http.post("/api/v1/booking-api/search", json=search_body(), headers=headers)
@@ -93,14 +110,20 @@ async def call_client_endpoint(http: httpx.AsyncClient, world: World, endpoint: 
     if endpoint == "get":
         return await http.get("/api/v1/booking-api/booking", params={"reservation_no": reservation}, headers=headers)
     if endpoint == "cancel":
-        return await http.delete("/api/v1/booking-api/booking", headers=headers,
-                                 params={"reservation_no": reservation, "cancellation_id": 1})
+        return await http.delete(
+            "/api/v1/booking-api/booking", headers=headers, params={"reservation_no": reservation, "cancellation_id": 1}
+        )
     if endpoint == "quote":
-        return await http.get("/api/v1/booking-api/booking/cancellation-quote", params={"reservation_no": reservation},
-                              headers=headers)
+        return await http.get(
+            "/api/v1/booking-api/booking/cancellation-quote", params={"reservation_no": reservation}, headers=headers
+        )
     if endpoint == "amend":
-        return await http.patch("/api/v1/booking-api/booking", params={"reservation_no": reservation},
-                                json={"passenger": {"name": "Mallory"}}, headers=headers)
+        return await http.patch(
+            "/api/v1/booking-api/booking",
+            params={"reservation_no": reservation},
+            json={"passenger": {"name": "Mallory"}},
+            headers=headers,
+        )
     if endpoint == "reasons":
         return await http.get("/api/v1/booking-api/cancellation-reasons", headers=headers)
     return await http.get("/api/v1/booking-api/bookings", headers=headers)
@@ -117,14 +140,16 @@ async def test_client_api_cell(http: httpx.AsyncClient, world: World, caller: st
 
 
 @pytest.mark.parametrize("endpoint", ["get", "cancel", "quote", "amend"])
-async def test_foreign_booking_is_byte_identical_to_a_missing_one(http: httpx.AsyncClient, world: World,
-                                                                  endpoint: str) -> None:
+async def test_foreign_booking_is_byte_identical_to_a_missing_one(
+    http: httpx.AsyncClient, world: World, endpoint: str
+) -> None:
     foreign = await call_client_endpoint(http, world, endpoint, world.keys["other_client"])
     missing = await call_client_endpoint(http, world, endpoint, world.keys["other_client"], "TB-ZZZZZZZZZZ")
     assert foreign.status_code == missing.status_code
     assert foreign.content == missing.content
     assert {k: v for k, v in foreign.headers.items() if k not in ("x-request-id", "date")} == {
-        k: v for k, v in missing.headers.items() if k not in ("x-request-id", "date")}
+        k: v for k, v in missing.headers.items() if k not in ("x-request-id", "date")
+    }
 
 
 async def test_owner_still_sees_and_the_booking_is_untouched(http: httpx.AsyncClient, world: World) -> None:
@@ -135,8 +160,11 @@ async def test_owner_still_sees_and_the_booking_is_untouched(http: httpx.AsyncCl
 
 
 REVERSE_CALLERS = {
-    "none": PARTNER_UNAUTH, "garbage": PARTNER_UNAUTH, "client_on_reverse_api": PARTNER_UNAUTH,
-    "revoked": PARTNER_UNAUTH, "other_partner": NOT_FOUND_404,
+    "none": PARTNER_UNAUTH,
+    "garbage": PARTNER_UNAUTH,
+    "client_on_reverse_api": PARTNER_UNAUTH,
+    "revoked": PARTNER_UNAUTH,
+    "other_partner": NOT_FOUND_404,
 }
 
 
@@ -147,8 +175,11 @@ async def test_reverse_api_cell(http: httpx.AsyncClient, world: World, caller: s
     if endpoint == "info":
         response = await http.get(f"/api/v1/reverse/booking/info/{world.reservation_no}", headers=headers)
     else:
-        response = await http.put("/api/v1/reverse/booking/update", headers=headers,
-                                  json={"reservation_no": world.reservation_no, "status": "CANCELLED"})
+        response = await http.put(
+            "/api/v1/reverse/booking/update",
+            headers=headers,
+            json={"reservation_no": world.reservation_no, "status": "CANCELLED"},
+        )
     assert (response.status_code, response.json()) == REVERSE_CALLERS[caller]
 
 

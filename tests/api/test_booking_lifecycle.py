@@ -41,16 +41,24 @@ def svc_of(service: LiveServer) -> Services:
 
 
 async def test_full_lifecycle_with_wallet_and_partner(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
     db: Database,
 ) -> None:
     client_id, key = await make_client(balance="200.00")
     partner, partner_id, partner_key = await make_partner(airports=("LGW",), create_status="PENDING")
     found = await search(http, key, "LGW")
     sedan = found["vehicles"][0]
-    body = booking_body(found["search_id"], sedan["vehicle_id"],
-                        extra_services=[{"id": sedan["extra_services"][0]["id"], "quantity": 2},
-                                        {"id": sedan["extra_services"][1]["id"], "quantity": 3}])
+    body = booking_body(
+        found["search_id"],
+        sedan["vehicle_id"],
+        extra_services=[
+            {"id": sedan["extra_services"][0]["id"], "quantity": 2},
+            {"id": sedan["extra_services"][1]["id"], "quantity": 3},
+        ],
+    )
     created = await http.post(BOOKING, json=body, headers=bearer(key))
     assert created.status_code == 200, created.text
     answer = created.json()
@@ -81,9 +89,12 @@ async def test_full_lifecycle_with_wallet_and_partner(
     assert read.status_code == 200
     assert read.json() == booking
 
-    approve = {"reservation_no": reservation_no, "status": "APPROVED",
-               "driver_info": {"name": "Sam Driver", "phone": "+447400123456", "plate": "LX71 ABC"},
-               "meeting_point": "Arrivals, North Terminal"}
+    approve = {
+        "reservation_no": reservation_no,
+        "status": "APPROVED",
+        "driver_info": {"name": "Sam Driver", "phone": "+447400123456", "plate": "LX71 ABC"},
+        "meeting_point": "Arrivals, North Terminal",
+    }
     approved = await http.put(f"{REVERSE}/update", json=approve, headers=bearer(partner_key))
     assert approved.json() == {"status": "Success", "message": "Booking updated."}
     again = await http.put(f"{REVERSE}/update", json=approve, headers=bearer(partner_key))
@@ -98,49 +109,74 @@ async def test_full_lifecycle_with_wallet_and_partner(
     assert info.json()["passenger_info"]["surname"] == "Lovelace"
     assert info.json()["booking_details"]["price"] == {"total": "62.50", "currency": "EUR"}
 
-    cancelled = await http.delete(BOOKING, params={"reservation_no": reservation_no, "cancellation_id": 1,
-                                                   "note": "plans changed"}, headers=bearer(key))
+    cancelled = await http.delete(
+        BOOKING,
+        params={"reservation_no": reservation_no, "cancellation_id": 1, "note": "plans changed"},
+        headers=bearer(key),
+    )
     assert cancelled.status_code == 200
     assert cancelled.json() == {"status": "Success", "message": "Booking cancelled successfully.", "data": []}
     assert await balance_of(db, client_id) == Decimal("200.00")
-    twice = await http.delete(BOOKING, params={"reservation_no": reservation_no, "cancellation_id": 1},
-                              headers=bearer(key))
+    twice = await http.delete(
+        BOOKING, params={"reservation_no": reservation_no, "cancellation_id": 1}, headers=bearer(key)
+    )
     assert twice.json() == {"status": "Error", "code": 1204, "message": "CANCELLATION_FAILED"}
     assert await balance_of(db, client_id) == Decimal("200.00")
 
     assert await svc_of(service).dispatcher.run_once() >= 1
     (update_call,) = partner.calls("/booking/update")
-    assert update_call.body == {"reservation_no": reservation_no, "status": "CANCELLED",
-                                "cancel_reason": "Change of plans", "note": "plans changed"}
+    assert update_call.body == {
+        "reservation_no": reservation_no,
+        "status": "CANCELLED",
+        "cancel_reason": "Change of plans",
+        "note": "plans changed",
+    }
     assert update_call.signature_ok
 
     async with db.read() as conn:
         row = (await conn.execute(select(bookings).where(bookings.c.reservation_no == reservation_no))).one()
-        steps = (await conn.execute(select(booking_transitions.c.from_status, booking_transitions.c.to_status)
-                                    .where(booking_transitions.c.booking_id == row.id)
-                                    .order_by(booking_transitions.c.id))).all()
-        ledger = (await conn.execute(select(ledger_entries.c.kind, ledger_entries.c.amount)
-                                     .where(ledger_entries.c.booking_id == row.id)
-                                     .order_by(ledger_entries.c.id))).all()
-    assert [tuple(s) for s in steps] == [(None, "PENDING"), ("PENDING", "PENDING_APPROVAL"),
-                                         ("PENDING_APPROVAL", "APPROVED"), ("APPROVED", "CANCELLED")]
+        steps = (
+            await conn.execute(
+                select(booking_transitions.c.from_status, booking_transitions.c.to_status)
+                .where(booking_transitions.c.booking_id == row.id)
+                .order_by(booking_transitions.c.id)
+            )
+        ).all()
+        ledger = (
+            await conn.execute(
+                select(ledger_entries.c.kind, ledger_entries.c.amount)
+                .where(ledger_entries.c.booking_id == row.id)
+                .order_by(ledger_entries.c.id)
+            )
+        ).all()
+    assert [tuple(s) for s in steps] == [
+        (None, "PENDING"),
+        ("PENDING", "PENDING_APPROVAL"),
+        ("PENDING_APPROVAL", "APPROVED"),
+        ("APPROVED", "CANCELLED"),
+    ]
     assert [tuple(e) for e in ledger] == [("debit_booking", Decimal("-62.50")), ("credit_refund", Decimal("62.50"))]
     assert row.partner_id == partner_id and row.net_total == Decimal("62.50")
 
 
-async def test_partner_approving_in_the_create_answer(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                      make_partner: PartnerFactory) -> None:
+async def test_partner_approving_in_the_create_answer(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
     _, key = await make_client()
-    await make_partner(airports=("STN",), create_status="APPROVED",
-                       driver={"name": "Jo", "phone": "+447400123457", "plate": "AB12 CDE"})
+    await make_partner(
+        airports=("STN",),
+        create_status="APPROVED",
+        driver={"name": "Jo", "phone": "+447400123457", "plate": "AB12 CDE"},
+    )
     found = await search(http, key, "STN")
     booking = (await http.post(BOOKING, json=booking_body(found["search_id"]), headers=bearer(key))).json()["booking"]
     assert booking["status"] == "APPROVED"
     assert booking["driver"] == {"name": "Jo", "phone": "+447400123457", "plate": "AB12 CDE"}
 
 
-async def test_partner_declining_refunds(http: httpx.AsyncClient, make_client: ClientFactory,
-                                         make_partner: PartnerFactory, db: Database) -> None:
+async def test_partner_declining_refunds(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database
+) -> None:
     client_id, key = await make_client(balance="100.00")
     await make_partner(airports=("LTN",), create_status="DECLINED")
     found = await search(http, key, "LTN")
@@ -152,7 +188,10 @@ async def test_partner_declining_refunds(http: httpx.AsyncClient, make_client: C
 
 @pytest.mark.parametrize("mode", [{"mode": "error_body"}, {"mode": "status", "status_code": 400}])
 async def test_permanent_partner_refusal_declines_and_refunds(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
     mode: dict[str, Any],
 ) -> None:
     client_id, key = await make_client(balance="100.00")
@@ -166,8 +205,12 @@ async def test_permanent_partner_refusal_declines_and_refunds(
 
 
 async def test_partner_down_keeps_booking_pending_until_it_comes_back(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
-    db: Database, clock: Any,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
+    clock: Any,
 ) -> None:
     from datetime import timedelta
 
@@ -191,44 +234,61 @@ async def test_partner_down_keeps_booking_pending_until_it_comes_back(
     assert creates[0].headers["webhook-id"] == creates[1].headers["webhook-id"]
 
 
-async def test_reverse_api_scoping_and_refusals(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                make_partner: PartnerFactory, db: Database) -> None:
+async def test_reverse_api_scoping_and_refusals(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database
+) -> None:
     client_id, key = await make_client(balance="100.00")
     _, _, partner_key = await make_partner(airports=("GLA",))
     _, _, other_partner_key = await make_partner(airports=("ABZ",))
     found = await search(http, key, "GLA")
-    reservation_no = (await http.post(BOOKING, json=booking_body(found["search_id"]),
-                                      headers=bearer(key))).json()["booking"]["reservation_no"]
+    reservation_no = (await http.post(BOOKING, json=booking_body(found["search_id"]), headers=bearer(key))).json()[
+        "booking"
+    ]["reservation_no"]
     not_found = {"status": "Error", "message": "Booking not found", "data": None, "error_details": None}
     foreign = await http.get(f"{REVERSE}/info/{reservation_no}", headers=bearer(other_partner_key))
     assert foreign.status_code == 404 and foreign.json() == not_found
     missing = await http.get(f"{REVERSE}/info/TB-NOSUCHTHING", headers=bearer(partner_key))
     assert missing.status_code == 404 and missing.json() == not_found
-    foreign_update = await http.put(f"{REVERSE}/update", json={"reservation_no": reservation_no, "status": "CANCELLED"},
-                                    headers=bearer(other_partner_key))
+    foreign_update = await http.put(
+        f"{REVERSE}/update",
+        json={"reservation_no": reservation_no, "status": "CANCELLED"},
+        headers=bearer(other_partner_key),
+    )
     assert foreign_update.status_code == 404
-    for bad in ({"reservation_no": reservation_no, "status": "COMPLETED"},
-                {"reservation_no": reservation_no, "status": "approved"},
-                {"reservation_no": reservation_no},
-                {"reservation_no": reservation_no, "status": "APPROVED"},
-                {"reservation_no": reservation_no, "status": "APPROVED", "driver_info": {"name": "x", "phone": "+44"}}):
+    for bad in (
+        {"reservation_no": reservation_no, "status": "COMPLETED"},
+        {"reservation_no": reservation_no, "status": "approved"},
+        {"reservation_no": reservation_no},
+        {"reservation_no": reservation_no, "status": "APPROVED"},
+        {"reservation_no": reservation_no, "status": "APPROVED", "driver_info": {"name": "x", "phone": "+44"}},
+    ):
         refused = await http.put(f"{REVERSE}/update", json=bad, headers=bearer(partner_key))
         assert refused.status_code == 422, bad
         assert refused.json()["status"] == "Error" and set(refused.json()) == {"status", "message"}
-    assert (await http.put(f"{REVERSE}/update", json={"reservation_no": reservation_no, "status": "CANCELLED"},
-                           headers=bearer(key))).status_code == 401  # a client key is not a partner key
+    assert (
+        await http.put(
+            f"{REVERSE}/update", json={"reservation_no": reservation_no, "status": "CANCELLED"}, headers=bearer(key)
+        )
+    ).status_code == 401  # a client key is not a partner key
     cancel = {"reservation_no": reservation_no, "status": "CANCELLED", "cancel_reason": "no driver"}
     for _ in range(3):
         repeated = await http.put(f"{REVERSE}/update", json=cancel, headers=bearer(partner_key))
         assert repeated.json()["status"] == "Success"
     assert await balance_of(db, client_id) == Decimal("100.00")
-    approve_late = {"reservation_no": reservation_no, "status": "APPROVED",
-                    "driver_info": {"name": "Sam", "phone": "+447400123456", "plate": "X1"}}
+    approve_late = {
+        "reservation_no": reservation_no,
+        "status": "APPROVED",
+        "driver_info": {"name": "Sam", "phone": "+447400123456", "plate": "X1"},
+    }
     late = await http.put(f"{REVERSE}/update", json=approve_late, headers=bearer(partner_key))
     assert late.status_code == 422
     async with db.read() as conn:
-        refunds = (await conn.execute(select(ledger_entries).where(ledger_entries.c.kind == "credit_refund",
-                                                                   ledger_entries.c.note.like("cancelled%"))
-                                      .join(bookings, bookings.c.id == ledger_entries.c.booking_id)
-                                      .where(bookings.c.reservation_no == reservation_no))).all()
+        refunds = (
+            await conn.execute(
+                select(ledger_entries)
+                .where(ledger_entries.c.kind == "credit_refund", ledger_entries.c.note.like("cancelled%"))
+                .join(bookings, bookings.c.id == ledger_entries.c.booking_id)
+                .where(bookings.c.reservation_no == reservation_no)
+            )
+        ).all()
     assert len(refunds) == 1

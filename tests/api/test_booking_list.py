@@ -36,8 +36,11 @@ APPROVING = {"create_status": "APPROVED", "driver": {"name": "Toni", "phone": "+
 
 
 async def search(http: httpx.AsyncClient, key: str, iata: str, days: int = 10) -> str:
-    body = search_body(pickup_datetime=future_local(days=days, tz=MADRID),
-                       pickup_location={"type": "AIRPORT", "iata_code": iata}, dropoff_location=POINTS[iata])
+    body = search_body(
+        pickup_datetime=future_local(days=days, tz=MADRID),
+        pickup_location={"type": "AIRPORT", "iata_code": iata},
+        dropoff_location=POINTS[iata],
+    )
     response = await http.post(SEARCH, json=body, headers=bearer(key))
     assert response.status_code == 200, response.text
     assert response.json()["vehicles"], response.text
@@ -69,7 +72,9 @@ async def listed(http: httpx.AsyncClient, key: str, **params: Any) -> list[str]:
 
 
 async def test_pages_are_stable_with_no_duplicates_or_gaps_while_bookings_are_created(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
 ) -> None:
     _, key = await make_client(balance="5000.00")
     await make_partner(airports=("MAD",), **APPROVING)
@@ -102,7 +107,10 @@ async def test_pages_are_stable_with_no_duplicates_or_gaps_while_bookings_are_cr
 
 
 async def test_bookings_created_in_the_same_instant_page_by_id(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, clock: ShiftedClock,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    clock: ShiftedClock,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _, key = await make_client()
@@ -123,7 +131,9 @@ async def test_bookings_created_in_the_same_instant_page_by_id(
 
 
 async def test_filters_by_status_pickup_and_creation_time(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
 ) -> None:
     _, key = await make_client()
     _, _, partner_key = await make_partner(airports=("PMI",), create_status="PENDING")
@@ -131,8 +141,11 @@ async def test_filters_by_status_pickup_and_creation_time(
     a, b = await book(http, key, soon), await book(http, key, soon)
     c, d = await book(http, key, later), await book(http, key, later)
     a_no, b_no, c_no, d_no = (x["reservation_no"] for x in (a, b, c, d))
-    approve = {"reservation_no": b_no, "status": "APPROVED",
-               "driver_info": {"name": "Toni", "phone": "+34600123456", "plate": "1234 ABC"}}
+    approve = {
+        "reservation_no": b_no,
+        "status": "APPROVED",
+        "driver_info": {"name": "Toni", "phone": "+34600123456", "plate": "1234 ABC"},
+    }
     assert (await http.put(REVERSE_UPDATE, json=approve, headers=bearer(partner_key))).status_code == 200
     cancel = {"reservation_no": c_no, "cancellation_id": 1}
     assert (await http.delete(BOOKING, params=cancel, headers=bearer(key))).status_code == 200
@@ -169,13 +182,16 @@ async def test_filters_by_status_pickup_and_creation_time(
     rest = await page(http, key, {"status": "PENDING_APPROVAL,APPROVED", "limit": 2, "cursor": first["next_cursor"]})
     assert numbers(rest) == [a_no] and rest["next_cursor"] is None
     for number in (a_no, d_no):  # leave nothing waiting for the reconciliation job of later tests
-        assert (await http.delete(BOOKING, params={"reservation_no": number, "cancellation_id": 1},
-                                  headers=bearer(key))).status_code == 200
+        assert (
+            await http.delete(BOOKING, params={"reservation_no": number, "cancellation_id": 1}, headers=bearer(key))
+        ).status_code == 200
     assert await listed(http, key, status="CANCELLED") == [d_no, c_no, a_no]
 
 
 async def test_only_the_callers_bookings_are_listed(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
 ) -> None:
     _, mine = await make_client()
     _, theirs = await make_client()
@@ -201,23 +217,36 @@ async def test_only_the_callers_bookings_are_listed(
     assert wrong_key.status_code == 401  # authentication comes before the filters
 
 
-@pytest.mark.parametrize("params", [
-    {"status": "BOGUS"},
-    {"status": "approved"},  # values are exact, like every enum of the API
-    {"status": ["APPROVED", "CANCELED"]},
-    {"status": ""}, {"status": "APPROVED,"},  # empty values are not statuses either
-    {"pickup_from": "yesterday"},
-    {"pickup_from": "2026-12-01T00:00:00"},  # no offset: ambiguous across airports
-    {"pickup_to": "2026-12-01"},
-    {"pickup_to": ""},
-    {"created_from": "2026-13-01T00:00:00Z"},
-    {"created_to": "2026-12-01T00:00:00 01:00"},  # a raw "+" in a URL arrives as a space
-    {"pickup_from": "2026-12-02T00:00:00Z", "pickup_to": "2026-12-01T00:00:00Z"},
-    {"limit": ""}, {"limit": "0"}, {"limit": "101"}, {"limit": "-1"}, {"limit": "1.5"}, {"limit": "ten"},
-    {"limit": "٣"}, {"limit": " 5"}, {"status": "APPROVED, CANCELLED"}, {"pickup_from": " 2026-12-01T00:00:00Z"},
-])
-async def test_bad_filters_answer_invalid_filter(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                 params: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"status": "BOGUS"},
+        {"status": "approved"},  # values are exact, like every enum of the API
+        {"status": ["APPROVED", "CANCELED"]},
+        {"status": ""},
+        {"status": "APPROVED,"},  # empty values are not statuses either
+        {"pickup_from": "yesterday"},
+        {"pickup_from": "2026-12-01T00:00:00"},  # no offset: ambiguous across airports
+        {"pickup_to": "2026-12-01"},
+        {"pickup_to": ""},
+        {"created_from": "2026-13-01T00:00:00Z"},
+        {"created_to": "2026-12-01T00:00:00 01:00"},  # a raw "+" in a URL arrives as a space
+        {"pickup_from": "2026-12-02T00:00:00Z", "pickup_to": "2026-12-01T00:00:00Z"},
+        {"limit": ""},
+        {"limit": "0"},
+        {"limit": "101"},
+        {"limit": "-1"},
+        {"limit": "1.5"},
+        {"limit": "ten"},
+        {"limit": "٣"},
+        {"limit": " 5"},
+        {"status": "APPROVED, CANCELLED"},
+        {"pickup_from": " 2026-12-01T00:00:00Z"},
+    ],
+)
+async def test_bad_filters_answer_invalid_filter(
+    http: httpx.AsyncClient, make_client: ClientFactory, params: dict[str, Any]
+) -> None:
     _, key = await make_client()
     response = await http.get(LIST, params=params, headers=bearer(key))
     assert response.status_code == 422, response.text
@@ -244,7 +273,9 @@ def tampered(cursor: str) -> Iterator[str]:
 
 
 async def test_bad_cursors_answer_invalid_cursor(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
 ) -> None:
     _, key = await make_client()
     await make_partner(airports=("ALC",), **APPROVING)

@@ -29,10 +29,26 @@ IATA = "NCE"
 NICE = ZoneInfo("Europe/Paris")
 CANCELLED = {"status": "Success", "message": "Booking cancelled successfully.", "data": []}
 BOOKING_KEYS = {
-    "reservation_no", "status", "pickup_location", "dropoff_location", "pickup_datetime", "flight_number",
-    "passengers", "passenger", "vehicle", "price", "distance_km", "booking_type", "is_cancelable",
-    "extra_services", "driver", "meeting_point", "created_at",
-    "cancellation_policy", "cancellation", "amendment",  # DECISIONS 14
+    "reservation_no",
+    "status",
+    "pickup_location",
+    "dropoff_location",
+    "pickup_datetime",
+    "flight_number",
+    "passengers",
+    "passenger",
+    "vehicle",
+    "price",
+    "distance_km",
+    "booking_type",
+    "is_cancelable",
+    "extra_services",
+    "driver",
+    "meeting_point",
+    "created_at",
+    "cancellation_policy",
+    "cancellation",
+    "amendment",  # DECISIONS 14
 }
 DRIVER = {"name": "Jo Driver", "phone": "+33612345679", "plate": "AB-123-CD"}
 
@@ -43,12 +59,16 @@ def error(code: int) -> dict[str, Any]:
 
 async def book(http: httpx.AsyncClient, key: str, **overrides: Any) -> dict[str, Any]:
     pickup = future_local(tz=NICE)
-    body = search_body(pickup_location={"type": "AIRPORT", "iata_code": IATA}, pickup_datetime=pickup,
-                       dropoff_location={"type": "POINT", "lat": 43.6959, "lng": 7.2716, "name": "Promenade"})
+    body = search_body(
+        pickup_location={"type": "AIRPORT", "iata_code": IATA},
+        pickup_datetime=pickup,
+        dropoff_location={"type": "POINT", "lat": 43.6959, "lng": 7.2716, "name": "Promenade"},
+    )
     found = await http.post(SEARCH, json=body, headers=bearer(key))
     assert found.status_code == 200, found.text
-    created = await http.post(BOOKING, json=booking_body(found.json()["search_id"], "1", **overrides),
-                              headers=bearer(key))
+    created = await http.post(
+        BOOKING, json=booking_body(found.json()["search_id"], "1", **overrides), headers=bearer(key)
+    )
     assert created.status_code == 200, created.text
     booking: dict[str, Any] = created.json()["booking"]
     booking["_requested_pickup"] = pickup
@@ -63,8 +83,6 @@ async def cancel(http: httpx.AsyncClient, key: str, **params: Any) -> httpx.Resp
     return await http.delete(BOOKING, params=params, headers=bearer(key))
 
 
-
-
 async def balance_of(db: Database, client_id: int) -> Decimal:
     async with db.read() as conn:
         value = (await conn.execute(select(wallets.c.balance).where(wallets.c.client_id == client_id))).scalar_one()
@@ -73,19 +91,27 @@ async def balance_of(db: Database, client_id: int) -> Decimal:
 
 async def updates_queued(db: Database, reservation_no: str) -> list[dict[str, Any]]:
     async with db.read() as conn:
-        rows = (await conn.execute(
-            select(outbox.c.payload).join(bookings, bookings.c.id == outbox.c.booking_id)
-            .where(bookings.c.reservation_no == reservation_no, outbox.c.kind == "booking.update")
-            .order_by(outbox.c.id))).all()
+        rows = (
+            await conn.execute(
+                select(outbox.c.payload)
+                .join(bookings, bookings.c.id == outbox.c.booking_id)
+                .where(bookings.c.reservation_no == reservation_no, outbox.c.kind == "booking.update")
+                .order_by(outbox.c.id)
+            )
+        ).all()
     return [dict(payload) for (payload,) in rows]
 
 
 async def transitions_of(db: Database, reservation_no: str) -> list[tuple[str | None, str]]:
     async with db.read() as conn:
-        rows = (await conn.execute(
-            select(booking_transitions.c.from_status, booking_transitions.c.to_status)
-            .join(bookings, bookings.c.id == booking_transitions.c.booking_id)
-            .where(bookings.c.reservation_no == reservation_no).order_by(booking_transitions.c.id))).all()
+        rows = (
+            await conn.execute(
+                select(booking_transitions.c.from_status, booking_transitions.c.to_status)
+                .join(bookings, bookings.c.id == booking_transitions.c.booking_id)
+                .where(bookings.c.reservation_no == reservation_no)
+                .order_by(booking_transitions.c.id)
+            )
+        ).all()
     return [(a, b) for a, b in rows]
 
 
@@ -110,6 +136,7 @@ async def deliver_outbox(service: LiveServer, partner: FakePartner, path: str) -
 
 # ---- GET ---------------------------------------------------------------------------------------
 
+
 async def test_get_without_a_reservation_number(http: httpx.AsyncClient, make_client: ClientFactory) -> None:
     _, key = await make_client()
     for params in ({}, {"reservation_no": ""}):
@@ -119,19 +146,39 @@ async def test_get_without_a_reservation_number(http: httpx.AsyncClient, make_cl
     assert (response.status_code, response.json()) == (422, error(1400))
 
 
-@pytest.mark.parametrize("reservation_no", [
-    "TB-NOSUCH00", " ", "X" * 255, "X" * 256, "X" * 5000, "😀", "\u202eTB-1", "\x00",
-    "TB-\x00ABC", "%", "_", "TB-%", "' OR '1'='1", "../../etc/passwd", "TB-1;DROP TABLE bookings",
-])
-async def test_get_unknown_reservation(http: httpx.AsyncClient, make_client: ClientFactory,
-                                       reservation_no: str) -> None:
+@pytest.mark.parametrize(
+    "reservation_no",
+    [
+        "TB-NOSUCH00",
+        " ",
+        "X" * 255,
+        "X" * 256,
+        "X" * 5000,
+        "😀",
+        "\u202eTB-1",
+        "\x00",
+        "TB-\x00ABC",
+        "%",
+        "_",
+        "TB-%",
+        "' OR '1'='1",
+        "../../etc/passwd",
+        "TB-1;DROP TABLE bookings",
+    ],
+)
+async def test_get_unknown_reservation(
+    http: httpx.AsyncClient, make_client: ClientFactory, reservation_no: str
+) -> None:
     _, key = await make_client()
     response = await get(http, key, reservation_no=reservation_no)
     assert (response.status_code, response.json()) == (422, error(1401))
 
 
 async def test_another_clients_booking_is_exactly_as_invisible_as_a_missing_one(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
 ) -> None:
     _, owner_key = await make_client()
     _, other_key = await make_client()
@@ -152,8 +199,16 @@ async def test_another_clients_booking_is_exactly_as_invisible_as_a_missing_one(
 def check_shape(booking: dict[str, Any], requested_pickup: str) -> None:
     assert set(booking) == BOOKING_KEYS
     assert re.fullmatch(r"TB-[0-9A-Z]{10}", booking["reservation_no"])
-    assert booking["status"] in ("PENDING", "PENDING_APPROVAL", "APPROVED", "CANCELLED", "DECLINED", "FAILED",
-                                 "COMPLETED", "REFUNDED")
+    assert booking["status"] in (
+        "PENDING",
+        "PENDING_APPROVAL",
+        "APPROVED",
+        "CANCELLED",
+        "DECLINED",
+        "FAILED",
+        "COMPLETED",
+        "REFUNDED",
+    )
     for side in ("pickup_location", "dropoff_location"):
         assert set(booking[side]) == {"name", "type"}
         assert isinstance(booking[side]["name"], str) and booking[side]["name"]
@@ -168,8 +223,12 @@ def check_shape(booking: dict[str, Any], requested_pickup: str) -> None:
     assert set(booking["passengers"]) == {"adult", "children", "infant"}
     assert all(type(v) is int for v in booking["passengers"].values())
     assert booking["passengers"] == {"adult": 2, "children": 0, "infant": 0}
-    assert booking["passenger"] == {"name": "Ada", "surname": "Lovelace", "email": "ada@example.com",
-                                    "phone": "+447911123456"}
+    assert booking["passenger"] == {
+        "name": "Ada",
+        "surname": "Lovelace",
+        "email": "ada@example.com",
+        "phone": "+447911123456",
+    }
     assert booking["vehicle"] == {"make": "Toyota", "model": "Corolla", "type": "SEDAN"}
     assert set(booking["price"]) == {"total", "currency"}
     assert isinstance(booking["price"]["total"], str) and re.fullmatch(r"\d+\.\d\d", booking["price"]["total"])
@@ -178,16 +237,19 @@ def check_shape(booking: dict[str, Any], requested_pickup: str) -> None:
     assert booking["booking_type"] == "ONEWAY"
     assert type(booking["is_cancelable"]) is bool
     assert isinstance(booking["extra_services"], list) and all(isinstance(e, str) for e in booking["extra_services"])
-    assert booking["driver"] is None or (set(booking["driver"]) == {"name", "phone", "plate"}
-                                         and all(isinstance(v, str) for v in booking["driver"].values()))
+    assert booking["driver"] is None or (
+        set(booking["driver"]) == {"name", "phone", "plate"}
+        and all(isinstance(v, str) for v in booking["driver"].values())
+    )
     assert booking["meeting_point"] is None or isinstance(booking["meeting_point"], str)
     created = datetime.fromisoformat(booking["created_at"])
     assert booking["created_at"].endswith("+00:00") and created.utcoffset() == timedelta(0)
     assert abs(created - datetime.now(UTC)) < timedelta(minutes=5)
 
 
-async def test_get_answers_the_booking_resource_exactly(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                       make_partner: PartnerFactory) -> None:
+async def test_get_answers_the_booking_resource_exactly(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
     _, key = await make_client()
     await make_partner(airports=(IATA,))
     created = await book(http, key, extra_services=[{"id": 1, "quantity": 2}, {"id": 2}])
@@ -205,7 +267,9 @@ async def test_get_answers_the_booking_resource_exactly(http: httpx.AsyncClient,
 
 
 async def test_get_an_approved_booking_shows_driver_and_meeting_point(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
 ) -> None:
     _, key = await make_client()
     await make_partner(airports=(IATA,), create_status="APPROVED", driver=DRIVER)
@@ -220,31 +284,42 @@ async def test_get_an_approved_booking_shows_driver_and_meeting_point(
 
 # ---- DELETE: the codes in their order ------------------------------------------------------------
 
-async def test_cancel_permission_is_checked_first(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                  make_partner: PartnerFactory, db: Database) -> None:
+
+async def test_cancel_permission_is_checked_first(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database
+) -> None:
     client_id, key = await make_client(balance="100.00", can_cancel=False)
     await make_partner(airports=(IATA,))
     booking = await book(http, key)  # creating is still allowed
-    for params in ({}, {"reservation_no": ""}, {"reservation_no": "TB-NOSUCH000"}, {"cancellation_id": "abc"},
-                   {"reservation_no": booking["reservation_no"]},
-                   {"reservation_no": booking["reservation_no"], "cancellation_id": 1}):
+    for params in (
+        {},
+        {"reservation_no": ""},
+        {"reservation_no": "TB-NOSUCH000"},
+        {"cancellation_id": "abc"},
+        {"reservation_no": booking["reservation_no"]},
+        {"reservation_no": booking["reservation_no"], "cancellation_id": 1},
+    ):
         response = await cancel(http, key, **params)
         assert (response.status_code, response.json()) == (422, error(1205)), params
     await untouched(db, booking, client_id, Decimal("60.00"))
 
 
-@pytest.mark.parametrize("params", [{}, {"reservation_no": ""}, {"cancellation_id": 1},
-                                    {"reservation_no": "", "cancellation_id": "abc", "note": "x"}])
-async def test_cancel_without_a_reservation_number(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                   params: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"reservation_no": ""}, {"cancellation_id": 1}, {"reservation_no": "", "cancellation_id": "abc", "note": "x"}],
+)
+async def test_cancel_without_a_reservation_number(
+    http: httpx.AsyncClient, make_client: ClientFactory, params: dict[str, Any]
+) -> None:
     _, key = await make_client()
     response = await cancel(http, key, **params)
     assert (response.status_code, response.json()) == (422, error(1200))
 
 
 @pytest.mark.parametrize("reservation_no", ["TB-NOSUCH000", "X" * 255, "X" * 256, "\x00", "TB-\x00", "😀", "%"])
-async def test_cancel_unknown_reservation(http: httpx.AsyncClient, make_client: ClientFactory,
-                                          reservation_no: str) -> None:
+async def test_cancel_unknown_reservation(
+    http: httpx.AsyncClient, make_client: ClientFactory, reservation_no: str
+) -> None:
     _, key = await make_client()
     for cancellation_id in (1, None, "abc"):  # 1201 comes before 1202 and 1203
         params: dict[str, Any] = {"reservation_no": reservation_no}
@@ -255,7 +330,10 @@ async def test_cancel_unknown_reservation(http: httpx.AsyncClient, make_client: 
 
 
 async def test_cancelling_another_clients_booking_is_not_found(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
 ) -> None:
     owner_id, owner_key = await make_client(balance="100.00")
     _, other_key = await make_client()
@@ -270,8 +348,9 @@ async def test_cancelling_another_clients_booking_is_not_found(
 
 
 @pytest.fixture(scope="module")
-async def target(http: httpx.AsyncClient, db: Database, clock: ShiftedClock, settings: Settings,
-                 make_client: ClientFactory) -> tuple[int, str, dict[str, Any]]:
+async def target(
+    http: httpx.AsyncClient, db: Database, clock: ShiftedClock, settings: Settings, make_client: ClientFactory
+) -> tuple[int, str, dict[str, Any]]:
     """One cancellable booking that the refusal cases below share (a refusal changes nothing)."""
     factory = PartnerFactory(db, clock, settings)
     try:
@@ -284,14 +363,35 @@ async def target(http: httpx.AsyncClient, db: Database, clock: ShiftedClock, set
     return client_id, key, booking
 
 
-@pytest.mark.parametrize(("cancellation_id", "code"), [
-    (None, 1202), ("", 1202),
-    ("abc", 1203), ("1.5", 1203), ("1.0", 1203), ("-1", 1203), ("0", 1203), ("99999", 1203), (99999, 1203),
-    ("true", 1203), ("True", 1203), (" 1", 1203), ("1 ", 1203), ("+1", 1203), ("１", 1203), ("1e0", 1203),
-    ("0x1", 1203), ("9" * 40, 1203), ("1\x00", 1203), ("null", 1203), ("[1]", 1203),
-])
-async def test_cancellation_id_codes(http: httpx.AsyncClient, db: Database, target: tuple[int, str, dict[str, Any]],
-                                     cancellation_id: Any, code: int) -> None:
+@pytest.mark.parametrize(
+    ("cancellation_id", "code"),
+    [
+        (None, 1202),
+        ("", 1202),
+        ("abc", 1203),
+        ("1.5", 1203),
+        ("1.0", 1203),
+        ("-1", 1203),
+        ("0", 1203),
+        ("99999", 1203),
+        (99999, 1203),
+        ("true", 1203),
+        ("True", 1203),
+        (" 1", 1203),
+        ("1 ", 1203),
+        ("+1", 1203),
+        ("１", 1203),
+        ("1e0", 1203),
+        ("0x1", 1203),
+        ("9" * 40, 1203),
+        ("1\x00", 1203),
+        ("null", 1203),
+        ("[1]", 1203),
+    ],
+)
+async def test_cancellation_id_codes(
+    http: httpx.AsyncClient, db: Database, target: tuple[int, str, dict[str, Any]], cancellation_id: Any, code: int
+) -> None:
     client_id, key, booking = target
     params: dict[str, Any] = {"reservation_no": booking["reservation_no"]}
     if cancellation_id is not None:
@@ -301,13 +401,23 @@ async def test_cancellation_id_codes(http: httpx.AsyncClient, db: Database, targ
     await untouched(db, booking, client_id, Decimal("60.00"))
 
 
-async def test_an_inactive_reason_is_invalid(http: httpx.AsyncClient, db: Database,
-                                             target: tuple[int, str, dict[str, Any]]) -> None:
+async def test_an_inactive_reason_is_invalid(
+    http: httpx.AsyncClient, db: Database, target: tuple[int, str, dict[str, Any]]
+) -> None:
     client_id, key, booking = target
     async with db.write() as conn:
-        reason_id = (await conn.execute(insert(cancellation_reasons).values(
-            name="Retired reason", description=None, position=99, active=False,
-        ).returning(cancellation_reasons.c.id))).scalar_one()
+        reason_id = (
+            await conn.execute(
+                insert(cancellation_reasons)
+                .values(
+                    name="Retired reason",
+                    description=None,
+                    position=99,
+                    active=False,
+                )
+                .returning(cancellation_reasons.c.id)
+            )
+        ).scalar_one()
     try:
         response = await cancel(http, key, reservation_no=booking["reservation_no"], cancellation_id=reason_id)
         assert (response.status_code, response.json()) == (422, error(1203))
@@ -317,13 +427,20 @@ async def test_an_inactive_reason_is_invalid(http: httpx.AsyncClient, db: Databa
             await conn.execute(delete(cancellation_reasons).where(cancellation_reasons.c.id == reason_id))
 
 
-async def test_pending_booking_cannot_be_cancelled(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                   make_partner: PartnerFactory, db: Database) -> None:
+async def test_pending_booking_cannot_be_cancelled(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database
+) -> None:
     client_id, key = await make_client(balance="100.00")
     partner, _, _ = await make_partner(airports=(IATA,))
-    found = (await http.post(SEARCH, json=search_body(pickup_location={"type": "AIRPORT", "iata_code": IATA},
-                                                      pickup_datetime=future_local(tz=NICE)),
-                             headers=bearer(key))).json()
+    found = (
+        await http.post(
+            SEARCH,
+            json=search_body(
+                pickup_location={"type": "AIRPORT", "iata_code": IATA}, pickup_datetime=future_local(tz=NICE)
+            ),
+            headers=bearer(key),
+        )
+    ).json()
     partner.mode, partner.status_code = "status", 503  # down after answering the search
     created = await http.post(BOOKING, json=booking_body(found["search_id"]), headers=bearer(key))
     booking = created.json()["booking"]
@@ -333,8 +450,9 @@ async def test_pending_booking_cannot_be_cancelled(http: httpx.AsyncClient, make
     await untouched(db, booking, client_id, Decimal("60.00"))
 
 
-async def test_declined_booking_cannot_be_cancelled(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                    make_partner: PartnerFactory, db: Database) -> None:
+async def test_declined_booking_cannot_be_cancelled(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database
+) -> None:
     client_id, key = await make_client(balance="100.00")
     await make_partner(airports=(IATA,), create_status="DECLINED")
     booking = await book(http, key)
@@ -342,16 +460,22 @@ async def test_declined_booking_cannot_be_cancelled(http: httpx.AsyncClient, mak
     assert await balance_of(db, client_id) == Decimal("100.00")  # refunded by the decline
     response = await cancel(http, key, reservation_no=booking["reservation_no"], cancellation_id=1)
     assert (response.status_code, response.json()) == (422, error(1204))
-    assert await ledger_of(db, booking["reservation_no"]) == [("debit_booking", Decimal("-40.00")),
-                                                              ("credit_refund", Decimal("40.00"))]
+    assert await ledger_of(db, booking["reservation_no"]) == [
+        ("debit_booking", Decimal("-40.00")),
+        ("credit_refund", Decimal("40.00")),
+    ]
     assert await balance_of(db, client_id) == Decimal("100.00")
     assert await updates_queued(db, booking["reservation_no"]) == []
 
 
 @pytest.mark.parametrize("create_status", ["PENDING", "APPROVED"])
 async def test_a_booking_whose_pickup_has_passed_cannot_be_cancelled(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
-    clock: ShiftedClock, create_status: str,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
+    clock: ShiftedClock,
+    create_status: str,
 ) -> None:
     client_id, key = await make_client(balance="100.00")
     await make_partner(airports=(IATA,), create_status=create_status, driver=DRIVER)
@@ -367,7 +491,10 @@ async def test_a_booking_whose_pickup_has_passed_cannot_be_cancelled(
 
 
 async def test_a_booking_a_minute_before_pickup_can_still_be_cancelled(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
     clock: ShiftedClock,
 ) -> None:
     client_id, key = await make_client(balance="100.00")
@@ -382,8 +509,12 @@ async def test_a_booking_a_minute_before_pickup_can_still_be_cancelled(
 
 # ---- DELETE: success, refund, partner notification ---------------------------------------------
 
+
 async def test_cancel_refunds_exactly_once_and_tells_the_partner(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
     db: Database,
 ) -> None:
     client_id, key = await make_client(balance="100.00")
@@ -401,18 +532,27 @@ async def test_cancel_refunds_exactly_once_and_tells_the_partner(
     # an already-cancelled booking still answers 1202/1203 before 1204
     assert (await cancel(http, key, reservation_no=reservation_no)).json() == error(1202)
     assert (await cancel(http, key, reservation_no=reservation_no, cancellation_id="x")).json() == error(1203)
-    assert await ledger_of(db, reservation_no) == [("debit_booking", Decimal("-52.50")),
-                                                   ("credit_refund", Decimal("52.50"))]
+    assert await ledger_of(db, reservation_no) == [
+        ("debit_booking", Decimal("-52.50")),
+        ("credit_refund", Decimal("52.50")),
+    ]
     assert await balance_of(db, client_id) == Decimal("100.00")
-    assert await transitions_of(db, reservation_no) == [(None, "PENDING"), ("PENDING", "PENDING_APPROVAL"),
-                                                        ("PENDING_APPROVAL", "CANCELLED")]
+    assert await transitions_of(db, reservation_no) == [
+        (None, "PENDING"),
+        ("PENDING", "PENDING_APPROVAL"),
+        ("PENDING_APPROVAL", "CANCELLED"),
+    ]
     row = await row_of(db, reservation_no)
     assert (row["status"], row["cancellation_reason_id"], row["cancel_note"]) == ("CANCELLED", 2, "flight moved")
     read = (await get(http, key, reservation_no=reservation_no)).json()
     assert read["status"] == "CANCELLED" and read["is_cancelable"] is False and read["price"]["total"] == "52.50"
 
-    expected = {"reservation_no": reservation_no, "status": "CANCELLED", "cancel_reason": "Flight cancelled",
-                "note": "flight moved"}
+    expected = {
+        "reservation_no": reservation_no,
+        "status": "CANCELLED",
+        "cancel_reason": "Flight cancelled",
+        "note": "flight moved",
+    }
     assert await updates_queued(db, reservation_no) == [expected]
     assert partner.calls("/booking/update") == []  # only through the outbox, not within the request
     (update,) = await deliver_outbox(service, partner, "/booking/update")
@@ -420,7 +560,10 @@ async def test_cancel_refunds_exactly_once_and_tells_the_partner(
 
 
 async def test_cancel_of_an_approved_booking_without_a_note(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
     db: Database,
 ) -> None:
     client_id, key = await make_client(balance="100.00")
@@ -433,24 +576,36 @@ async def test_cancel_of_an_approved_booking_without_a_note(
     read = (await get(http, key, reservation_no=booking["reservation_no"])).json()
     assert read["status"] == "CANCELLED" and read["driver"] is None and read["meeting_point"] is None
     (update,) = await deliver_outbox(service, partner, "/booking/update")
-    assert update.body == {"reservation_no": booking["reservation_no"], "status": "CANCELLED",
-                           "cancel_reason": "Other", "note": None}
+    assert update.body == {
+        "reservation_no": booking["reservation_no"],
+        "status": "CANCELLED",
+        "cancel_reason": "Other",
+        "note": None,
+    }
 
 
-@pytest.mark.parametrize(("note", "kept"), [
-    ("a" * 1000, "a" * 1000),
-    ("b" * 1001, "b" * 1000),
-    ("é" * 1500, "é" * 1000),
-    ("  trimmed  ", "trimmed"),
-    ("   ", None),
-    ("", None),
-    ("nul\x00byte", "nulbyte"),
-    ("😀 \u202e RTL", "😀 \u202e RTL"),
-    ("'; DROP TABLE bookings; --", "'; DROP TABLE bookings; --"),
-])
+@pytest.mark.parametrize(
+    ("note", "kept"),
+    [
+        ("a" * 1000, "a" * 1000),
+        ("b" * 1001, "b" * 1000),
+        ("é" * 1500, "é" * 1000),
+        ("  trimmed  ", "trimmed"),
+        ("   ", None),
+        ("", None),
+        ("nul\x00byte", "nulbyte"),
+        ("😀 \u202e RTL", "😀 \u202e RTL"),
+        ("'; DROP TABLE bookings; --", "'; DROP TABLE bookings; --"),
+    ],
+)
 async def test_cancel_note_is_kept_up_to_1000_characters(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
-    db: Database, note: str, kept: str | None,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
+    note: str,
+    kept: str | None,
 ) -> None:
     _, key = await make_client(balance="100.00")
     partner, _, _ = await make_partner(airports=(IATA,))
@@ -465,7 +620,10 @@ async def test_cancel_note_is_kept_up_to_1000_characters(
 
 
 async def test_reverse_api_client_cancels_without_wallet_movement(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
 ) -> None:
     client_id, key = await make_client(balance="0.00", pay_type="reverse_api")
     await make_partner(airports=(IATA,))
@@ -477,24 +635,32 @@ async def test_reverse_api_client_cancels_without_wallet_movement(
     assert (await row_of(db, booking["reservation_no"]))["status"] == "CANCELLED"
 
 
-async def test_concurrent_cancels_refund_once(http: httpx.AsyncClient, make_client: ClientFactory,
-                                              make_partner: PartnerFactory, db: Database) -> None:
+async def test_concurrent_cancels_refund_once(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database
+) -> None:
     import asyncio
 
     client_id, key = await make_client(balance="100.00")
     await make_partner(airports=(IATA,))
     booking = await book(http, key)
-    answers = await asyncio.gather(*(cancel(http, key, reservation_no=booking["reservation_no"], cancellation_id=1)
-                                     for _ in range(8)))
+    answers = await asyncio.gather(
+        *(cancel(http, key, reservation_no=booking["reservation_no"], cancellation_id=1) for _ in range(8))
+    )
     assert sorted(a.status_code for a in answers) == [200] + [422] * 7
     assert all(a.json() == error(1204) for a in answers if a.status_code == 422)
     assert await balance_of(db, client_id) == Decimal("100.00")
     assert len(await ledger_of(db, booking["reservation_no"])) == 2
     assert len(await updates_queued(db, booking["reservation_no"])) == 1
     async with db.read() as conn:
-        cancels = (await conn.execute(
-            select(func.count()).select_from(booking_transitions)
-            .join(bookings, bookings.c.id == booking_transitions.c.booking_id)
-            .where(bookings.c.reservation_no == booking["reservation_no"],
-                   booking_transitions.c.to_status == "CANCELLED"))).scalar_one()
+        cancels = (
+            await conn.execute(
+                select(func.count())
+                .select_from(booking_transitions)
+                .join(bookings, bookings.c.id == booking_transitions.c.booking_id)
+                .where(
+                    bookings.c.reservation_no == booking["reservation_no"],
+                    booking_transitions.c.to_status == "CANCELLED",
+                )
+            )
+        ).scalar_one()
     assert cancels == 1

@@ -35,7 +35,10 @@ def _same(direct: dict[str, Any], engine: dict[str, Any]) -> None:
 
 
 async def test_direct_read_equals_the_engine_read_column_by_column(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
 ) -> None:
     client_id, key = await make_client()
     await make_partner(airports=(IATA,), create_status="APPROVED", driver=DRIVER)
@@ -45,13 +48,17 @@ async def test_direct_read_equals_the_engine_read_column_by_column(
         engine_row = BookingView.from_row(await row_of(db, created["reservation_no"]))
         direct_row = await repo.resource_fields_for_client(db, client_id, created["reservation_no"])
         assert direct_row is not None
-        _same({k: getattr(direct_row, k) for k in RESOURCE_FIELDS},
-              {k: getattr(engine_row, k) for k in RESOURCE_FIELDS})
+        _same(
+            {k: getattr(direct_row, k) for k in RESOURCE_FIELDS}, {k: getattr(engine_row, k) for k in RESOURCE_FIELDS}
+        )
     assert (await row_of(db, approved["reservation_no"]))["driver_name"] == DRIVER["name"]
 
 
 async def test_direct_read_is_scoped_and_answers_none(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
 ) -> None:
     owner_id, key = await make_client()
     other_id, _ = await make_client()
@@ -65,16 +72,21 @@ async def test_direct_read_is_scoped_and_answers_none(
 
 
 @pytest.mark.parametrize("many", [1, 40])
-async def test_concurrent_direct_reads(http: httpx.AsyncClient, make_client: ClientFactory,
-                                       make_partner: PartnerFactory, db: Database, many: int) -> None:
+async def test_concurrent_direct_reads(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database, many: int
+) -> None:
     """More reads at once than the direct pool has connections: all answered, none mixed up."""
     _, key = await make_client()
     await make_partner(airports=(IATA,))
     await book(http, key)
     ids = DirectStatement(select(bookings.c.id, bookings.c.reservation_no).where(bookings.c.id == bindparam("id")))
     async with db.read() as conn:
-        known = [tuple(r) for r in (await conn.execute(select(bookings.c.id, bookings.c.reservation_no)
-                                                       .order_by(bookings.c.id).limit(many)))]
+        known = [
+            tuple(r)
+            for r in (
+                await conn.execute(select(bookings.c.id, bookings.c.reservation_no).order_by(bookings.c.id).limit(many))
+            )
+        ]
     assert known
     rows = await asyncio.gather(*(db.read_one(ids, id=booking_id) for booking_id, _ in known * 3))
     assert [(r["id"], r["reservation_no"]) for r in rows if r is not None] == known * 3

@@ -26,19 +26,25 @@ from tests.servers import LiveServer
 SEARCH = "/api/v1/booking-api/search"
 REASONS = "/api/v1/booking-api/cancellation-reasons"
 LIMIT = 65_536
-TOO_LARGE = {"status": "Error", "code": "PAYLOAD_TOO_LARGE",
-             "message": f"The request body is larger than {LIMIT} bytes."}
+TOO_LARGE = {
+    "status": "Error",
+    "code": "PAYLOAD_TOO_LARGE",
+    "message": f"The request body is larger than {LIMIT} bytes.",
+}
 NOT_FOUND = {"status": "Error", "code": "NOT_FOUND", "message": "No such path."}
-METHOD_NOT_ALLOWED = {"status": "Error", "code": "METHOD_NOT_ALLOWED",
-                      "message": "This method is not allowed on this path."}
+METHOD_NOT_ALLOWED = {
+    "status": "Error",
+    "code": "METHOD_NOT_ALLOWED",
+    "message": "This method is not allowed on this path.",
+}
 JSON_HEADERS = {"Content-Type": "application/json"}
 
 
 # ---- helpers -------------------------------------------------------------------------------------
 
+
 def route_exists(app: Any, method: str, path: str) -> bool:
-    scope = {"type": "http", "method": method, "path": path, "root_path": "", "headers": [],
-             "query_string": b""}
+    scope = {"type": "http", "method": method, "path": path, "root_path": "", "headers": [], "query_string": b""}
     return any(route.matches(scope)[0] is Match.FULL for route in app.routes)
 
 
@@ -111,10 +117,11 @@ def padded(body: dict[str, Any], size: int) -> bytes:
 
 async def chunks(data: bytes, size: int = 4096) -> AsyncIterator[bytes]:
     for start in range(0, len(data), size):
-        yield data[start:start + size]
+        yield data[start : start + size]
 
 
 # ---- body size -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("path", [SEARCH, "/api/v1/booking-api/cancellation-reasons", "/no/such/path", "/healthz"])
 async def test_declared_oversized_body_is_refused_before_anything_else(
@@ -128,30 +135,35 @@ async def test_declared_oversized_body_is_refused_before_anything_else(
 
 
 async def test_huge_declared_length_is_refused_without_reading_the_body(service: LiveServer) -> None:
-    request = (b"POST " + SEARCH.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-               b"Content-Length: 10000000000\r\nConnection: close\r\n\r\n{")
+    request = (
+        b"POST " + SEARCH.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 10000000000\r\nConnection: close\r\n\r\n{"
+    )
     status, headers, body = await raw_http(service.url, request)
     assert status == 413
     assert json.loads(body) == TOO_LARGE
     assert headers["content-type"].startswith("application/json")
 
 
-async def test_oversized_chunked_body_is_refused(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                 search_route: str) -> None:
+async def test_oversized_chunked_body_is_refused(
+    http: httpx.AsyncClient, make_client: ClientFactory, search_route: str
+) -> None:
     _, key = await make_client()
     data = padded(search_body(), LIMIT + 1)
     response = await http.post(search_route, content=chunks(data), headers={**JSON_HEADERS, **bearer(key)})
     assert "content-length" not in response.request.headers  # really sent chunked
     assert response.request.headers["transfer-encoding"] == "chunked"
     assert_envelope(response, 413, TOO_LARGE)
-    much_bigger = await http.post(search_route, content=chunks(b"[" * (4 * LIMIT), 16_384),
-                                  headers={**JSON_HEADERS, **bearer(key)})
+    much_bigger = await http.post(
+        search_route, content=chunks(b"[" * (4 * LIMIT), 16_384), headers={**JSON_HEADERS, **bearer(key)}
+    )
     assert_envelope(much_bigger, 413, TOO_LARGE)
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
-async def test_body_of_exactly_the_limit_is_read(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                 search_route: str, chunked: bool) -> None:
+async def test_body_of_exactly_the_limit_is_read(
+    http: httpx.AsyncClient, make_client: ClientFactory, search_route: str, chunked: bool
+) -> None:
     """The limit is inclusive: 64 KiB is parsed (and answered by the route), 64 KiB + 1 is 413."""
     _, key = await make_client()
     headers = {**JSON_HEADERS, **bearer(key)}
@@ -196,22 +208,25 @@ MALFORMED_BODIES: dict[str, bytes] = {
 
 
 @pytest.mark.parametrize("raw", list(MALFORMED_BODIES.values()), ids=list(MALFORMED_BODIES))
-async def test_malformed_json_is_400(http: httpx.AsyncClient, make_client: ClientFactory, search_route: str,
-                                     raw: bytes) -> None:
+async def test_malformed_json_is_400(
+    http: httpx.AsyncClient, make_client: ClientFactory, search_route: str, raw: bytes
+) -> None:
     _, key = await make_client()
     assert_malformed_json(await http.post(search_route, content=raw, headers={**JSON_HEADERS, **bearer(key)}))
 
 
-async def test_malformed_json_sent_chunked_is_400(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                  search_route: str) -> None:
+async def test_malformed_json_sent_chunked_is_400(
+    http: httpx.AsyncClient, make_client: ClientFactory, search_route: str
+) -> None:
     _, key = await make_client()
     for raw in (MALFORMED_BODIES["deep arrays"], MALFORMED_BODIES["invalid utf-8"], MALFORMED_BODIES["array"]):
         response = await http.post(search_route, content=chunks(raw, 1000), headers={**JSON_HEADERS, **bearer(key)})
         assert_malformed_json(response)
 
 
-async def test_a_json_object_gets_past_the_parser(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                  search_route: str) -> None:
+async def test_a_json_object_gets_past_the_parser(
+    http: httpx.AsyncClient, make_client: ClientFactory, search_route: str
+) -> None:
     """Control case: the same route answers a well-formed object with something other than 400."""
     _, key = await make_client()
     for raw in (json.dumps(search_body()).encode(), b"{}", b"  {}  "):
@@ -228,10 +243,25 @@ async def test_body_without_credentials_is_401_not_parsed(http: httpx.AsyncClien
 # ---- unknown paths and wrong methods -------------------------------------------------------------
 
 UNKNOWN_PATHS = [
-    "/", "/api", "/api/v1", "/api/v1/booking-api", "/api/v1/booking-api/nope", "/api/v1/booking-api/search/x",
-    "/api/v2/booking-api/search", "/api/public/car", "/api/public/car/colour", "/API/PUBLIC/CAR/TYPE",
-    "/api/public/car/type/1", "/.env", "/%00", "/%ff", "/%2e%2e/%2e%2e/etc/passwd", "/" + "a" * 4000,
-    "/api/v1/booking-api/cancellation-reasons/1", "/healthz/x", "/openapi.yaml",
+    "/",
+    "/api",
+    "/api/v1",
+    "/api/v1/booking-api",
+    "/api/v1/booking-api/nope",
+    "/api/v1/booking-api/search/x",
+    "/api/v2/booking-api/search",
+    "/api/public/car",
+    "/api/public/car/colour",
+    "/API/PUBLIC/CAR/TYPE",
+    "/api/public/car/type/1",
+    "/.env",
+    "/%00",
+    "/%ff",
+    "/%2e%2e/%2e%2e/etc/passwd",
+    "/" + "a" * 4000,
+    "/api/v1/booking-api/cancellation-reasons/1",
+    "/healthz/x",
+    "/openapi.yaml",
 ]
 
 
@@ -249,9 +279,12 @@ def known_operations(service: LiveServer) -> dict[str, set[str]]:
         path = template
         while "{" in path:
             start, end = path.index("{"), path.index("}")
-            path = path[:start] + "TB-TEST1234" + path[end + 1:]
-        found[path] = {method.upper() for method in item if method.upper() in
-                       {"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"}}
+            path = path[:start] + "TB-TEST1234" + path[end + 1 :]
+        found[path] = {
+            method.upper()
+            for method in item
+            if method.upper() in {"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"}
+        }
     found["/openapi.json"] = {"GET", "HEAD"}
     return found
 
@@ -298,10 +331,12 @@ async def test_raw_protocol_abuse_never_reaches_a_500(service: LiveServer, make_
     cases = [
         b"GET /api/v1/booking-api/cancellation-reasons HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \x00\x01\r\n"
         b"Connection: close\r\n\r\n",
-        b"GET /api/v1/booking-api/cancellation-reasons HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key.encode()
+        b"GET /api/v1/booking-api/cancellation-reasons HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+        + key.encode()
         + b"\x7f\r\nConnection: close\r\n\r\n",
         b"GET /api/v1/booking-api/cancellation-reasons HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer   "
-        + key.encode() + b"   \r\nConnection: close\r\n\r\n",
+        + key.encode()
+        + b"   \r\nConnection: close\r\n\r\n",
         b"POST " + SEARCH.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\nConnection: close\r\n\r\n",
         b"POST " + SEARCH.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\nConnection: close\r\n\r\n",
         b"POST " + SEARCH.encode() + b" HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3"
@@ -319,8 +354,11 @@ async def test_surrounding_whitespace_in_the_header_is_not_part_of_the_key(
     service: LiveServer, make_client: ClientFactory
 ) -> None:
     _, key = await make_client()
-    request = (b"GET /api/v1/booking-api/cancellation-reasons HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer   "
-               + key.encode() + b"  \t\r\nConnection: close\r\n\r\n")
+    request = (
+        b"GET /api/v1/booking-api/cancellation-reasons HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer   "
+        + key.encode()
+        + b"  \t\r\nConnection: close\r\n\r\n"
+    )
     status, _, body = await raw_http(service.url, request)
     assert status == 200, body
     assert isinstance(json.loads(body), list)

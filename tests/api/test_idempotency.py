@@ -38,8 +38,11 @@ def error(code: int) -> dict[str, Any]:
 
 
 async def search_id_for(http: httpx.AsyncClient, key: str) -> str:
-    body = search_body(pickup_location={"type": "AIRPORT", "iata_code": IATA}, pickup_datetime=future_local(tz=LYON),
-                       dropoff_location={"type": "POINT", "lat": 45.764, "lng": 4.8357, "name": "Place Bellecour"})
+    body = search_body(
+        pickup_location={"type": "AIRPORT", "iata_code": IATA},
+        pickup_datetime=future_local(tz=LYON),
+        dropoff_location={"type": "POINT", "lat": 45.764, "lng": 4.8357, "name": "Place Bellecour"},
+    )
     response = await http.post(SEARCH, json=body, headers=bearer(key))
     assert response.status_code == 200, response.text
     assert response.json()["vehicles"], "the LYS test partner answered"
@@ -74,14 +77,23 @@ def replayed(response: httpx.Response) -> bool:
 async def footprint(db: Database, client_id: int) -> tuple[int, int, int, Decimal]:
     """(bookings, booking debits, partner create messages, balance) of one client."""
     async with db.read() as conn:
-        n_bookings = (await conn.execute(
-            select(func.count()).select_from(bookings).where(bookings.c.client_id == client_id))).scalar_one()
-        n_debits = (await conn.execute(
-            select(func.count()).select_from(ledger_entries.join(wallets, wallets.c.id == ledger_entries.c.wallet_id))
-            .where(wallets.c.client_id == client_id, ledger_entries.c.kind == "debit_booking"))).scalar_one()
-        n_creates = (await conn.execute(
-            select(func.count()).select_from(outbox.join(bookings, bookings.c.id == outbox.c.booking_id))
-            .where(bookings.c.client_id == client_id, outbox.c.kind == "booking.create"))).scalar_one()
+        n_bookings = (
+            await conn.execute(select(func.count()).select_from(bookings).where(bookings.c.client_id == client_id))
+        ).scalar_one()
+        n_debits = (
+            await conn.execute(
+                select(func.count())
+                .select_from(ledger_entries.join(wallets, wallets.c.id == ledger_entries.c.wallet_id))
+                .where(wallets.c.client_id == client_id, ledger_entries.c.kind == "debit_booking")
+            )
+        ).scalar_one()
+        n_creates = (
+            await conn.execute(
+                select(func.count())
+                .select_from(outbox.join(bookings, bookings.c.id == outbox.c.booking_id))
+                .where(bookings.c.client_id == client_id, outbox.c.kind == "booking.create")
+            )
+        ).scalar_one()
         balance = (await conn.execute(select(wallets.c.balance).where(wallets.c.client_id == client_id))).scalar_one()
     return n_bookings, n_debits, n_creates, Decimal(balance)
 
@@ -89,15 +101,23 @@ async def footprint(db: Database, client_id: int) -> tuple[int, int, int, Decima
 async def refunds_of(db: Database, reservation_no: str) -> int:
     async with db.read() as conn:
         joined = ledger_entries.join(bookings, bookings.c.id == ledger_entries.c.booking_id)
-        query = select(func.count()).select_from(joined).where(bookings.c.reservation_no == reservation_no,
-                                                               ledger_entries.c.kind == "credit_refund")
+        query = (
+            select(func.count())
+            .select_from(joined)
+            .where(bookings.c.reservation_no == reservation_no, ledger_entries.c.kind == "credit_refund")
+        )
         return int((await conn.execute(query)).scalar_one())
 
 
 async def stored_keys(db: Database, client_id: int) -> list[str]:
     async with db.read() as conn:
-        rows = (await conn.execute(select(idempotency_keys.c.key).where(idempotency_keys.c.client_id == client_id)
-                                   .order_by(idempotency_keys.c.id))).all()
+        rows = (
+            await conn.execute(
+                select(idempotency_keys.c.key)
+                .where(idempotency_keys.c.client_id == client_id)
+                .order_by(idempotency_keys.c.id)
+            )
+        ).all()
     return [k for (k,) in rows]
 
 
@@ -117,8 +137,10 @@ async def partner(make_partner: PartnerFactory) -> FakePartner:
 
 # ---- POST -------------------------------------------------------------------------------------
 
-async def test_same_key_same_body_replays_the_first_answer(http: httpx.AsyncClient, db: Database,
-                                                           make_client: ClientFactory, partner: FakePartner) -> None:
+
+async def test_same_key_same_body_replays_the_first_answer(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner
+) -> None:
     client_id, key = await make_client(balance="100.00")
     body = booking_body(await search_id_for(http, key), "1")
     first = await post(http, key, body, "create-1")
@@ -139,8 +161,9 @@ async def test_same_key_same_body_replays_the_first_answer(http: httpx.AsyncClie
     assert await footprint(db, client_id) == (2, 2, 2, Decimal("20.00"))
 
 
-async def test_same_key_other_request_is_refused(http: httpx.AsyncClient, db: Database, make_client: ClientFactory,
-                                                 partner: FakePartner) -> None:
+async def test_same_key_other_request_is_refused(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner
+) -> None:
     client_id, key = await make_client(balance="100.00")
     search_id = await search_id_for(http, key)
     body = booking_body(search_id, "1")
@@ -158,8 +181,9 @@ async def test_same_key_other_request_is_refused(http: httpx.AsyncClient, db: Da
     headers = {**bearer(key), "Content-Type": "application/json", "Idempotency-Key": "k"}
     with_query = await http.post(BOOKING, params={"x": "1"}, content=raw(body), headers=headers)
     service_error(with_query, 422, "IDEMPOTENCY_KEY_REUSED")
-    as_cancel = await delete(http, key, "k", reservation_no=first.json()["booking"]["reservation_no"],
-                             cancellation_id=1)
+    as_cancel = await delete(
+        http, key, "k", reservation_no=first.json()["booking"]["reservation_no"], cancellation_id=1
+    )
     service_error(as_cancel, 422, "IDEMPOTENCY_KEY_REUSED")
     assert await footprint(db, client_id) == before
     assert (await get_status(http, key, first.json()["booking"]["reservation_no"])) == "PENDING_APPROVAL"
@@ -175,9 +199,9 @@ async def get_status(http: httpx.AsyncClient, key: str, reservation_no: str) -> 
     return status
 
 
-async def test_a_validation_answer_is_stored_and_replayed(http: httpx.AsyncClient, db: Database,
-                                                          make_client: ClientFactory, partner: FakePartner,
-                                                          clock: ShiftedClock) -> None:
+async def test_a_validation_answer_is_stored_and_replayed(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner, clock: ShiftedClock
+) -> None:
     client_id, key = await make_client(balance="0.00")
     search_id = await search_id_for(http, key)
     body = booking_body(search_id, "1")
@@ -198,8 +222,9 @@ async def test_a_validation_answer_is_stored_and_replayed(http: httpx.AsyncClien
     assert await footprint(db, client_id) == (1, 1, 1, Decimal("460.00"))
 
 
-async def test_a_malformed_body_answer_is_stored_too(http: httpx.AsyncClient, db: Database,
-                                                     make_client: ClientFactory) -> None:
+async def test_a_malformed_body_answer_is_stored_too(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory
+) -> None:
     client_id, key = await make_client()
     first = await post(http, key, b"{not json", "malformed")
     service_error(first, 400, "MALFORMED_JSON")
@@ -208,8 +233,9 @@ async def test_a_malformed_body_answer_is_stored_too(http: httpx.AsyncClient, db
     assert await stored_keys(db, client_id) == ["malformed"]
 
 
-async def test_keys_are_scoped_to_the_client(http: httpx.AsyncClient, db: Database, make_client: ClientFactory,
-                                             partner: FakePartner) -> None:
+async def test_keys_are_scoped_to_the_client(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner
+) -> None:
     a_id, a_key = await make_client(balance="100.00")
     b_id, b_key = await make_client(balance="100.00")
     c_id, c_key = await make_client(balance="100.00")
@@ -231,8 +257,9 @@ async def test_keys_are_scoped_to_the_client(http: httpx.AsyncClient, db: Databa
     assert replayed(a_again) and a_again.content == a_first.content
 
 
-async def test_concurrent_duplicates_book_once(http: httpx.AsyncClient, db: Database, make_client: ClientFactory,
-                                               partner: FakePartner) -> None:
+async def test_concurrent_duplicates_book_once(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner
+) -> None:
     client_id, key = await make_client(balance="100.00")
     body = raw(booking_body(await search_id_for(http, key), "1"))
     answers = await asyncio.gather(*(post(http, key, body, "burst") for _ in range(10)))
@@ -252,9 +279,9 @@ async def test_concurrent_duplicates_book_once(http: httpx.AsyncClient, db: Data
     assert later.status_code == 200 and replayed(later) and later.content == winner.content
 
 
-async def test_concurrent_requests_with_distinct_keys_book_each(http: httpx.AsyncClient, db: Database,
-                                                                make_client: ClientFactory,
-                                                                partner: FakePartner) -> None:
+async def test_concurrent_requests_with_distinct_keys_book_each(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner
+) -> None:
     client_id, key = await make_client(balance="100.00")
     body = raw(booking_body(await search_id_for(http, key), "1"))
     answers = await asyncio.gather(*(post(http, key, body, f"distinct-{i}") for i in range(4)))
@@ -264,23 +291,25 @@ async def test_concurrent_requests_with_distinct_keys_book_each(http: httpx.Asyn
 
 
 @pytest.mark.parametrize("idem", ["x" * 256, "x" * 1000, ""])
-async def test_a_key_outside_1_to_255_characters_is_invalid(http: httpx.AsyncClient, db: Database,
-                                                            make_client: ClientFactory, partner: FakePartner,
-                                                            idem: str) -> None:
+async def test_a_key_outside_1_to_255_characters_is_invalid(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner, idem: str
+) -> None:
     client_id, key = await make_client(balance="100.00")
     body = booking_body(await search_id_for(http, key), "1")
     service_error(await post(http, key, body, idem), 400, "IDEMPOTENCY_KEY_INVALID")
-    service_error(await delete(http, key, idem, reservation_no="TB-NOSUCH0000", cancellation_id=1), 400,
-                  "IDEMPOTENCY_KEY_INVALID")
+    service_error(
+        await delete(http, key, idem, reservation_no="TB-NOSUCH0000", cancellation_id=1), 400, "IDEMPOTENCY_KEY_INVALID"
+    )
     assert await footprint(db, client_id) == (0, 0, 0, Decimal("100.00"))
     assert await stored_keys(db, client_id) == []
 
 
-@pytest.mark.parametrize("idem", ["x" * 255, "a", "order 42 / retry #1 ~!@$%^&*()",
-                                  "550e8400-e29b-41d4-a716-446655440000"])
-async def test_keys_of_1_to_255_characters_are_accepted(http: httpx.AsyncClient, db: Database,
-                                                        make_client: ClientFactory, partner: FakePartner,
-                                                        idem: str) -> None:
+@pytest.mark.parametrize(
+    "idem", ["x" * 255, "a", "order 42 / retry #1 ~!@$%^&*()", "550e8400-e29b-41d4-a716-446655440000"]
+)
+async def test_keys_of_1_to_255_characters_are_accepted(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner, idem: str
+) -> None:
     client_id, key = await make_client(balance="100.00")
     body = booking_body(await search_id_for(http, key), "1")
     first = await post(http, key, body, idem)
@@ -290,8 +319,9 @@ async def test_keys_of_1_to_255_characters_are_accepted(http: httpx.AsyncClient,
     assert await footprint(db, client_id) == (1, 1, 1, Decimal("60.00"))
 
 
-async def test_without_a_key_every_request_runs(http: httpx.AsyncClient, db: Database, make_client: ClientFactory,
-                                                partner: FakePartner) -> None:
+async def test_without_a_key_every_request_runs(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner
+) -> None:
     client_id, key = await make_client(balance="100.00")
     body = booking_body(await search_id_for(http, key), "1")
     first, second = await post(http, key, body, None), await post(http, key, body, None)
@@ -303,9 +333,10 @@ async def test_without_a_key_every_request_runs(http: httpx.AsyncClient, db: Dat
 
 # ---- the 24 h window ------------------------------------------------------------------------
 
-async def test_a_key_is_replayed_for_24_hours_then_new_again(http: httpx.AsyncClient, db: Database,
-                                                             make_client: ClientFactory, partner: FakePartner,
-                                                             clock: ShiftedClock) -> None:
+
+async def test_a_key_is_replayed_for_24_hours_then_new_again(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner, clock: ShiftedClock
+) -> None:
     client_id, key = await make_client(balance="200.00")
     body = raw(booking_body(await search_id_for(http, key), "1"))
     first = await post(http, key, body, "daily")
@@ -320,9 +351,9 @@ async def test_a_key_is_replayed_for_24_hours_then_new_again(http: httpx.AsyncCl
     assert await footprint(db, client_id) == (1, 1, 1, Decimal("160.00"))
 
 
-async def test_after_24_hours_the_same_key_books_anew(http: httpx.AsyncClient, db: Database,
-                                                      make_client: ClientFactory, partner: FakePartner,
-                                                      clock: ShiftedClock) -> None:
+async def test_after_24_hours_the_same_key_books_anew(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner, clock: ShiftedClock
+) -> None:
     client_id, key = await make_client(balance="200.00")
     first = await post(http, key, booking_body(await search_id_for(http, key), "1"), "reused-daily")
     assert first.status_code == 200
@@ -357,13 +388,16 @@ def legacy_fingerprint(method: str, path: str, query: str, body: bytes) -> str:
     return digest.hexdigest()
 
 
-async def test_the_same_meaning_in_other_bytes_is_replayed(http: httpx.AsyncClient, db: Database,
-                                                           make_client: ClientFactory, partner: FakePartner) -> None:
+async def test_the_same_meaning_in_other_bytes_is_replayed(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner
+) -> None:
     """Another HTTP library's serialisation of the same body: whitespace, key order, string escapes."""
     client_id, key = await make_client(balance="100.00")
-    body = booking_body(await search_id_for(http, key), "1",
-                        passenger={"name": "Zoë", "surname": "Lovelace", "phone": "+447911123456",
-                                   "email": "ada@example.com"})
+    body = booking_body(
+        await search_id_for(http, key),
+        "1",
+        passenger={"name": "Zoë", "surname": "Lovelace", "phone": "+447911123456", "email": "ada@example.com"},
+    )
     first = await post(http, key, json.dumps(body, ensure_ascii=False).encode(), "meaning")
     assert first.status_code == 200 and not replayed(first)
     same_meaning = [
@@ -377,15 +411,18 @@ async def test_the_same_meaning_in_other_bytes_is_replayed(http: httpx.AsyncClie
         again = await post(http, key, other, "meaning")
         assert again.status_code == 200 and replayed(again), other
         assert again.content == first.content
-    for other in (json.dumps(body).encode().replace(b'"small_bags": 1', b'"small_bags": 1e0'),
-                  json.dumps(body).encode().replace(b'"small_bags": 1', b'"small_bags": "1"'),
-                  json.dumps({**body, "small_bags": 2}).encode()):
+    for other in (
+        json.dumps(body).encode().replace(b'"small_bags": 1', b'"small_bags": 1e0'),
+        json.dumps(body).encode().replace(b'"small_bags": 1', b'"small_bags": "1"'),
+        json.dumps({**body, "small_bags": 2}).encode(),
+    ):
         service_error(await post(http, key, other, "meaning"), 422, "IDEMPOTENCY_KEY_REUSED")
     assert await footprint(db, client_id) == (1, 1, 1, Decimal("60.00"))
 
 
-async def test_the_query_compares_by_its_parameters(http: httpx.AsyncClient, db: Database,
-                                                    make_client: ClientFactory) -> None:
+async def test_the_query_compares_by_its_parameters(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory
+) -> None:
     _, key = await make_client()
     headers = {**bearer(key), "Content-Type": "application/json", "Idempotency-Key": "query"}
     first = await http.post(f"{BOOKING}?b=2&a=1&a=3", content=b"{}", headers=headers)
@@ -394,12 +431,14 @@ async def test_the_query_compares_by_its_parameters(http: httpx.AsyncClient, db:
         again = await http.post(f"{BOOKING}?{query}", content=b"{ }", headers=headers)
         assert again.status_code == 422 and replayed(again) and again.content == first.content, query
     for query in ("a=3&a=1&b=2", "a=1&b=2", "a=1&a=3&b=2&c=", ""):  # a repeated name's values are ordered
-        service_error(await http.post(f"{BOOKING}?{query}", content=b"{}", headers=headers),
-                      422, "IDEMPOTENCY_KEY_REUSED")
+        service_error(
+            await http.post(f"{BOOKING}?{query}", content=b"{}", headers=headers), 422, "IDEMPOTENCY_KEY_REUSED"
+        )
 
 
-async def test_a_body_that_is_not_json_compares_by_its_bytes(http: httpx.AsyncClient,
-                                                             make_client: ClientFactory) -> None:
+async def test_a_body_that_is_not_json_compares_by_its_bytes(
+    http: httpx.AsyncClient, make_client: ClientFactory
+) -> None:
     _, key = await make_client()
     first = await post(http, key, b"{not json", "bytes")
     service_error(first, 400, "MALFORMED_JSON")
@@ -408,9 +447,9 @@ async def test_a_body_that_is_not_json_compares_by_its_bytes(http: httpx.AsyncCl
     assert replayed(await post(http, key, b"{not json", "bytes"))
 
 
-async def test_a_key_stored_before_the_upgrade_still_compares(http: httpx.AsyncClient, db: Database,
-                                                             make_client: ClientFactory,
-                                                             partner: FakePartner) -> None:
+async def test_a_key_stored_before_the_upgrade_still_compares(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner
+) -> None:
     """A row written by the code before canonical fingerprints (raw-byte SHA-256) replays a retry of
     the same bytes after the deploy, and still refuses another request. (A retry in other bytes of
     the same meaning is refused for such a row, as it was before; the window closes after 24 h.)"""
@@ -419,20 +458,30 @@ async def test_a_key_stored_before_the_upgrade_still_compares(http: httpx.AsyncC
     first = await post(http, key, body, "old-row")
     assert first.status_code == 200
     async with db.write() as conn:
-        await conn.execute(update(idempotency_keys).where(
-            idempotency_keys.c.client_id == client_id, idempotency_keys.c.key == "old-row",
-        ).values(request_hash=legacy_fingerprint("POST", BOOKING, "", body)))
+        await conn.execute(
+            update(idempotency_keys)
+            .where(
+                idempotency_keys.c.client_id == client_id,
+                idempotency_keys.c.key == "old-row",
+            )
+            .values(request_hash=legacy_fingerprint("POST", BOOKING, "", body))
+        )
     again = await post(http, key, body, "old-row")
     assert again.status_code == 200 and replayed(again) and again.content == first.content
-    service_error(await post(http, key, body.replace(b'"suitcase": 1', b'"suitcase": 2'), "old-row"),
-                  422, "IDEMPOTENCY_KEY_REUSED")
+    service_error(
+        await post(http, key, body.replace(b'"suitcase": 1', b'"suitcase": 2'), "old-row"),
+        422,
+        "IDEMPOTENCY_KEY_REUSED",
+    )
     assert await footprint(db, client_id) == (1, 1, 1, Decimal("60.00"))
 
 
 # ---- DELETE ------------------------------------------------------------------------------------
 
-async def test_cancel_with_a_key_replays_the_success(http: httpx.AsyncClient, db: Database,
-                                                     make_client: ClientFactory, partner: FakePartner) -> None:
+
+async def test_cancel_with_a_key_replays_the_success(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner
+) -> None:
     client_id, key = await make_client(balance="100.00")
     booking = (await post(http, key, booking_body(await search_id_for(http, key), "1"), None)).json()["booking"]
     reservation_no = booking["reservation_no"]
@@ -441,8 +490,10 @@ async def test_cancel_with_a_key_replays_the_success(http: httpx.AsyncClient, db
     for _ in range(2):
         retry = await delete(http, key, "cancel-1", reservation_no=reservation_no, cancellation_id=1, note="n")
         assert retry.status_code == 200 and replayed(retry) and retry.content == first.content
-    reordered_query = await http.delete(f"{BOOKING}?note=n&cancellation_id=1&reservation_no={reservation_no}",
-                                        headers={**bearer(key), "Idempotency-Key": "cancel-1"})
+    reordered_query = await http.delete(
+        f"{BOOKING}?note=n&cancellation_id=1&reservation_no={reservation_no}",
+        headers={**bearer(key), "Idempotency-Key": "cancel-1"},
+    )
     assert replayed(reordered_query) and reordered_query.content == first.content
     without_key = await delete(http, key, None, reservation_no=reservation_no, cancellation_id=1, note="n")
     assert (without_key.status_code, without_key.json()) == (422, error(1204))
@@ -454,8 +505,9 @@ async def test_cancel_with_a_key_replays_the_success(http: httpx.AsyncClient, db
     assert (await footprint(db, client_id))[3] == Decimal("100.00")
 
 
-async def test_concurrent_cancels_with_one_key_refund_once(http: httpx.AsyncClient, db: Database,
-                                                           make_client: ClientFactory, partner: FakePartner) -> None:
+async def test_concurrent_cancels_with_one_key_refund_once(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner
+) -> None:
     client_id, key = await make_client(balance="100.00")
     booking = (await post(http, key, booking_body(await search_id_for(http, key), "1"), None)).json()["booking"]
     params = {"reservation_no": booking["reservation_no"], "cancellation_id": 3}
@@ -467,8 +519,9 @@ async def test_concurrent_cancels_with_one_key_refund_once(http: httpx.AsyncClie
     assert (await footprint(db, client_id))[3] == Decimal("100.00")
 
 
-async def test_a_cancel_refusal_is_stored_and_replayed(http: httpx.AsyncClient, db: Database,
-                                                       make_client: ClientFactory, partner: FakePartner) -> None:
+async def test_a_cancel_refusal_is_stored_and_replayed(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner
+) -> None:
     client_id, key = await make_client(balance="100.00")
     first = await delete(http, key, "cancel-unknown", reservation_no="TB-NOSUCH0000", cancellation_id=1)
     assert (first.status_code, first.json()) == (422, error(1201))
@@ -478,7 +531,10 @@ async def test_a_cancel_refusal_is_stored_and_replayed(http: httpx.AsyncClient, 
 
 
 async def test_cancel_retry_after_a_lost_answer_is_success_not_1204(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
 ) -> None:
     """The first cancel committed but its stored answer was lost (a crash before the idempotency row
     was completed): the retry with the same key must still say Success, and refund nothing more."""
@@ -486,10 +542,16 @@ async def test_cancel_retry_after_a_lost_answer_is_success_not_1204(
 
     client_id, key = await make_client(balance="100.00")
     await make_partner(airports=("BRU",))
-    found = (await http.post("/api/v1/booking-api/search", headers=bearer(key),
-                             json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "BRU"}))).json()
-    booking = (await http.post("/api/v1/booking-api/booking", json=booking_body(found["search_id"]),
-                               headers=bearer(key))).json()["booking"]
+    found = (
+        await http.post(
+            "/api/v1/booking-api/search",
+            headers=bearer(key),
+            json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "BRU"}),
+        )
+    ).json()
+    booking = (
+        await http.post("/api/v1/booking-api/booking", json=booking_body(found["search_id"]), headers=bearer(key))
+    ).json()["booking"]
     params = {"reservation_no": booking["reservation_no"], "cancellation_id": 1}
     headers = {**bearer(key), "Idempotency-Key": "cancel-lost-answer"}
     first = await http.delete("/api/v1/booking-api/booking", params=params, headers=headers)
@@ -498,14 +560,19 @@ async def test_cancel_retry_after_a_lost_answer_is_success_not_1204(
         await conn.execute(delete(idempotency_keys).where(idempotency_keys.c.client_id == client_id))
     retry = await http.delete("/api/v1/booking-api/booking", params=params, headers=headers)
     assert retry.json() == {"status": "Success", "message": "Booking cancelled successfully.", "data": []}
-    other_key = await http.delete("/api/v1/booking-api/booking", params=params,
-                                  headers={**bearer(key), "Idempotency-Key": "someone-else"})
+    other_key = await http.delete(
+        "/api/v1/booking-api/booking", params=params, headers={**bearer(key), "Idempotency-Key": "someone-else"}
+    )
     assert other_key.json()["code"] == 1204
 
 
 @pytest.mark.parametrize("idem", ["create-lost-answer", "reservation_no-1", "uq_bookings_reservation_no"])
 async def test_create_retry_after_a_lost_answer_answers_the_first_booking(
-    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner, idem: str,
+    http: httpx.AsyncClient,
+    db: Database,
+    make_client: ClientFactory,
+    partner: FakePartner,
+    idem: str,
 ) -> None:
     """The first create committed but its stored answer was lost: the retry with the same key hits
     the booking's own unique key and answers that booking, charging nothing more, whatever the key
@@ -526,7 +593,10 @@ async def test_create_retry_after_a_lost_answer_answers_the_first_booking(
 
 
 async def test_a_drawn_reservation_number_already_taken_is_drawn_again(
-    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, partner: FakePartner,
+    http: httpx.AsyncClient,
+    db: Database,
+    make_client: ClientFactory,
+    partner: FakePartner,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A clash on the reservation number (2^49 space: practically never) draws a new one; the

@@ -46,12 +46,19 @@ async def test_metrics_are_served_without_auth_in_text_format(http: httpx.AsyncC
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
     text = response.text
-    for name, kind in [("http_requests_total", "counter"), ("http_request_duration_seconds", "histogram"),
-                       ("partner_calls_total", "counter"), ("partner_call_duration_seconds", "histogram"),
-                       ("wallet_refusals_total", "counter"), ("bookings_created_total", "counter"),
-                       ("outbox_pending", "gauge"), ("outbox_oldest_pending_age_seconds", "gauge"),
-                       ("bookings_total", "gauge"), ("webhook_deliveries_pending", "gauge"),
-                       ("webhook_oldest_pending_age_seconds", "gauge")]:
+    for name, kind in [
+        ("http_requests_total", "counter"),
+        ("http_request_duration_seconds", "histogram"),
+        ("partner_calls_total", "counter"),
+        ("partner_call_duration_seconds", "histogram"),
+        ("wallet_refusals_total", "counter"),
+        ("bookings_created_total", "counter"),
+        ("outbox_pending", "gauge"),
+        ("outbox_oldest_pending_age_seconds", "gauge"),
+        ("bookings_total", "gauge"),
+        ("webhook_deliveries_pending", "gauge"),
+        ("webhook_oldest_pending_age_seconds", "gauge"),
+    ]:
         assert f"# TYPE {name} {kind}" in text, name
     assert "_created" not in text.replace("bookings_created_total", "")  # no *_created series
     assert "metrics_database_scrape_ok 1.0" in text
@@ -84,19 +91,25 @@ async def test_requests_are_labelled_by_route_template(http: httpx.AsyncClient, 
 
 
 async def test_partner_calls_by_outcome_and_request_id_forwarded(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
 ) -> None:
     tag = uuid.uuid4().hex[:8]
     good, _, _ = await make_partner(airports=("NCL",), name=f"good-{tag}")
-    bad, _, _ = await make_partner(airports=("NCL",), name=f"bad-{tag}", mode="garbage",
-                                   garbage={"vehicles": [{"id": "x", "price": "-1"}]})
+    bad, _, _ = await make_partner(
+        airports=("NCL",), name=f"bad-{tag}", mode="garbage", garbage={"vehicles": [{"id": "x", "price": "-1"}]}
+    )
     slow, _, _ = await make_partner(airports=("NCL",), name=f"slow-{tag}", mode="hang")
     down, _, _ = await make_partner(airports=("NCL",), name=f"down-{tag}", mode="status", status_code=503)
     _, key = await make_client()
     request_id = f"trace-{tag}"
     before = await scrape(http)
-    response = await http.post(SEARCH, json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "NCL"}),
-                               headers={**bearer(key), "X-Request-ID": request_id})
+    response = await http.post(
+        SEARCH,
+        json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "NCL"}),
+        headers={**bearer(key), "X-Request-ID": request_id},
+    )
     assert response.status_code == 200, response.text
     assert response.headers["x-request-id"] == request_id
     assert {v["vehicle_id"] for v in response.json()["vehicles"]}  # the good partner's vehicles
@@ -104,8 +117,11 @@ async def test_partner_calls_by_outcome_and_request_id_forwarded(
     for partner, outcome in [(good, "ok"), (bad, "invalid"), (slow, "timeout"), (down, "http_error")]:
         labels = {"partner": partner.name, "call": "search", "outcome": outcome}
         assert value(after, "partner_calls_total", **labels) == value(before, "partner_calls_total", **labels) + 1
-        total = sum(v for (name, lbl), v in after.items()
-                    if name == "partner_calls_total" and dict(lbl).get("partner") == partner.name)
+        total = sum(
+            v
+            for (name, lbl), v in after.items()
+            if name == "partner_calls_total" and dict(lbl).get("partner") == partner.name
+        )
         assert total == 1, partner.name  # one count per call, with its final outcome
         timing = {"partner": partner.name, "call": "search"}
         assert value(after, "partner_call_duration_seconds_count", **timing) == 1
@@ -116,7 +132,10 @@ async def test_partner_calls_by_outcome_and_request_id_forwarded(
 
 
 async def test_booking_counters_and_database_gauges(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
 ) -> None:
     partner, _, _ = await make_partner(airports=("EDI",), name=f"counters-{uuid.uuid4().hex[:8]}")
     _, rich = await make_client(balance="500.00")
@@ -150,8 +169,16 @@ async def test_booking_counters_and_database_gauges(
         rows = (await conn.execute(select(bookings.c.status, func.count()).group_by(bookings.c.status))).all()
         by_status = {str(status): int(count) for status, count in rows}
         pending = (await conn.execute(select(func.count()).where(outbox.c.status == "pending"))).scalar_one()
-    for status in ("PENDING", "PENDING_APPROVAL", "APPROVED", "CANCELLED", "FAILED", "DECLINED", "COMPLETED",
-                   "REFUNDED"):
+    for status in (
+        "PENDING",
+        "PENDING_APPROVAL",
+        "APPROVED",
+        "CANCELLED",
+        "FAILED",
+        "DECLINED",
+        "COMPLETED",
+        "REFUNDED",
+    ):
         assert value(after, "bookings_total", status=status) == by_status.get(status, 0), status
     assert value(after, "outbox_pending") == pending
     assert value(after, "outbox_oldest_pending_age_seconds") >= 0
@@ -175,10 +202,19 @@ def test_multiprocess_mode_aggregates_every_worker(tmp_path: Path) -> None:
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
     for _ in range(2):
         subprocess.run([sys.executable, "-c", MULTIPROCESS_WORKER], env=env, check=True, timeout=60)  # noqa: S603
-    out = subprocess.run([sys.executable, "-c", MULTIPROCESS_SCRAPE], env=env, check=True, timeout=60,  # noqa: S603
-                         capture_output=True, text=True).stdout
-    samples = {(s.name, frozenset(s.labels.items())): s.value
-               for f in text_string_to_metric_families(out.split("\n", 1)[1]) for s in f.samples}
+    out = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", MULTIPROCESS_SCRAPE],
+        env=env,
+        check=True,
+        timeout=60,
+        capture_output=True,
+        text=True,
+    ).stdout
+    samples = {
+        (s.name, frozenset(s.labels.items())): s.value
+        for f in text_string_to_metric_families(out.split("\n", 1)[1])
+        for s in f.samples
+    }
     assert value(samples, "partner_calls_total", partner="mp-partner", call="create", outcome="ok") == 2
     assert value(samples, "partner_call_duration_seconds_count", partner="mp-partner", call="create") == 2
     assert value(samples, "http_requests_total", route="/healthz", method="GET", status="200") == 2

@@ -19,8 +19,12 @@ BOOKING_API = "/api/v1/booking-api"
 REASONS = f"{BOOKING_API}/cancellation-reasons"
 REFERENCE_PATHS = ["/api/public/car/services", "/api/public/car/segment", "/api/public/car/type"]
 # SPEC.md 4.1 operations whose failures are SPEC.md section 7's integer-coded 422 bodies.
-SPEC_VALIDATED = {("post", f"{BOOKING_API}/search"), ("post", f"{BOOKING_API}/booking"),
-                  ("get", f"{BOOKING_API}/booking"), ("delete", f"{BOOKING_API}/booking")}
+SPEC_VALIDATED = {
+    ("post", f"{BOOKING_API}/search"),
+    ("post", f"{BOOKING_API}/booking"),
+    ("get", f"{BOOKING_API}/booking"),
+    ("delete", f"{BOOKING_API}/booking"),
+}
 HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
 
 
@@ -57,8 +61,12 @@ def validate_instance(doc: dict[str, Any], schema: dict[str, Any], instance: Any
 
 
 def operations(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
-    return [(path, method, op) for path, item in doc["paths"].items() for method, op in item.items()
-            if method in HTTP_METHODS]
+    return [
+        (path, method, op)
+        for path, item in doc["paths"].items()
+        for method, op in item.items()
+        if method in HTTP_METHODS
+    ]
 
 
 def allows_null(doc: dict[str, Any], schema: dict[str, Any]) -> bool:
@@ -79,6 +87,7 @@ def types_of(doc: dict[str, Any], schema: dict[str, Any]) -> set[str]:
 
 
 # ---- the document itself -------------------------------------------------------------------------
+
 
 async def test_document_is_valid_openapi(doc: dict[str, Any]) -> None:
     validate_openapi(doc)
@@ -119,8 +128,11 @@ async def test_cancellation_reasons_schema_matches_spec_2_7(doc: dict[str, Any])
 
 async def test_bearer_security_is_declared_on_every_booking_api_operation(doc: dict[str, Any]) -> None:
     schemes = doc["components"]["securitySchemes"]
-    names = [name for name, scheme in schemes.items()
-             if scheme.get("type") == "http" and scheme.get("scheme", "").lower() == "bearer"]
+    names = [
+        name
+        for name, scheme in schemes.items()
+        if scheme.get("type") == "http" and scheme.get("scheme", "").lower() == "bearer"
+    ]
     assert names, schemes
     booking_ops = [(path, method, op) for path, method, op in operations(doc) if path.startswith(BOOKING_API)]
     assert booking_ops
@@ -170,6 +182,7 @@ async def test_error_responses_are_documented_with_the_error_envelope(doc: dict[
 
 
 # ---- real answers obey the document --------------------------------------------------------------
+
 
 async def test_real_reference_answers_match_the_document(http: httpx.AsyncClient, doc: dict[str, Any]) -> None:
     for path in REFERENCE_PATHS:

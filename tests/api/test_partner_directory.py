@@ -38,15 +38,16 @@ def box(database_url: str, workdir: Path) -> SecretBox:
     return SecretBox(resolve_secret_key(make_settings(database_url, workdir)))
 
 
-async def test_one_read_per_ttl_shared_by_concurrent_callers(db: Database, box: SecretBox,
-                                                             make_partner: PartnerFactory) -> None:
+async def test_one_read_per_ttl_shared_by_concurrent_callers(
+    db: Database, box: SecretBox, make_partner: PartnerFactory
+) -> None:
     _, partner_id, _ = await make_partner(airports=("HEL",), name="Helsinki Cabs")
     directory = PartnerDirectory(db, box, TTL)
     first = await asyncio.gather(*(directory.snapshot() for _ in range(20)))
     assert all(s is first[0] for s in first)  # one read for all twenty
     assert [r.name for r, _ in first[0].serving("HEL")] == ["Helsinki Cabs"]
     assert {"SEDAN", "MINIVAN"} <= first[0].vehicle_types
-    (record, endpoint), = first[0].serving("HEL")
+    ((record, endpoint),) = first[0].serving("HEL")
     assert endpoint.signing_secret.startswith("whsec_") and endpoint.partner_id == partner_id == record.partner_id
 
     await _set_status(db, partner_id, "disabled")
@@ -92,8 +93,8 @@ async def cached_app(database_url: str, workdir: Path, clock: ShiftedClock) -> A
 
 
 async def test_searches_stop_asking_a_disabled_partner_within_the_ttl(
-        cached_app: httpx.AsyncClient, db: Database, make_client: ClientFactory,
-        make_partner: PartnerFactory) -> None:
+    cached_app: httpx.AsyncClient, db: Database, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
     _, key = await make_client()
     partner, partner_id, _ = await make_partner(airports=("VNO",), name="Vilnius Vans")
     first = await cached_app.post(SEARCH, json=body_for("VNO"), headers=bearer(key))
@@ -115,8 +116,8 @@ async def test_searches_stop_asking_a_disabled_partner_within_the_ttl(
 
 
 async def test_an_enabled_partner_is_asked_within_the_ttl(
-        cached_app: httpx.AsyncClient, db: Database, make_client: ClientFactory,
-        make_partner: PartnerFactory) -> None:
+    cached_app: httpx.AsyncClient, db: Database, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
     _, key = await make_client()
     partner, partner_id, _ = await make_partner(airports=("KUN",), name="Kaunas Cars")
     await _set_status(db, partner_id, "disabled")

@@ -32,12 +32,21 @@ async def test_unknown_path_and_wrong_method(http: httpx.AsyncClient) -> None:
 
 async def test_missing_and_bad_keys_are_401(http: httpx.AsyncClient, make_client: ClientFactory) -> None:
     _, key = await make_client()
-    for headers in ({}, {"Authorization": "Bearer"}, {"Authorization": f"Basic {key}"},
-                    bearer("garbage"), bearer(key[:-2] + "xx"), bearer(key + "x")):
+    for headers in (
+        {},
+        {"Authorization": "Bearer"},
+        {"Authorization": f"Basic {key}"},
+        bearer("garbage"),
+        bearer(key[:-2] + "xx"),
+        bearer(key + "x"),
+    ):
         response = await http.get(REASONS, headers=headers)
         assert response.status_code == 401, headers
-        assert response.json() == {"status": "Error", "code": "UNAUTHENTICATED",
-                                   "message": "A valid bearer API key is required."}
+        assert response.json() == {
+            "status": "Error",
+            "code": "UNAUTHENTICATED",
+            "message": "A valid bearer API key is required.",
+        }
 
 
 async def test_valid_key_reads_cancellation_reasons(http: httpx.AsyncClient, make_client: ClientFactory) -> None:
@@ -47,7 +56,8 @@ async def test_valid_key_reads_cancellation_reasons(http: httpx.AsyncClient, mak
     reasons = response.json()
     assert [r["position"] for r in reasons] == sorted(r["position"] for r in reasons)
     assert {"Change of plans", "Flight cancelled", "Booked by mistake", "Found another option", "Other"} <= {
-        r["name"] for r in reasons}
+        r["name"] for r in reasons
+    }
     for reason in reasons:
         assert set(reason) == {"id", "name", "description", "position"}
         assert isinstance(reason["id"], int) and isinstance(reason["position"], int)

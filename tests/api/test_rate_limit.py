@@ -38,8 +38,9 @@ def limited_app(database_url: str, workdir: Path, clock: ShiftedClock) -> Callab
 
     @asynccontextmanager
     async def start(*, per_minute: int = 30, burst: int = 5, **overrides: Any) -> AsyncIterator[httpx.AsyncClient]:
-        settings = make_settings(database_url, workdir, rate_limit_per_minute=per_minute,
-                                 rate_limit_burst=burst, **overrides)
+        settings = make_settings(
+            database_url, workdir, rate_limit_per_minute=per_minute, rate_limit_burst=burst, **overrides
+        )
         server = await LiveServer(create_app(settings, clock=clock, configure_logs=False)).start()
         try:
             async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
@@ -90,6 +91,7 @@ def assert_rate_limited(response: httpx.Response, *, limit: int) -> int:
 
 # ---- the bucket itself (no HTTP) -----------------------------------------------------------------
 
+
 def test_bucket_refills_continuously_up_to_its_size() -> None:
     now = [0.0]
     buckets = MemoryBuckets(Bucket(rate=10.0, burst=100), clock=lambda: now[0])
@@ -120,8 +122,10 @@ def test_slow_refill_retry_after_is_whole_seconds() -> None:
 
 # ---- over HTTP ----------------------------------------------------------------------------------
 
+
 async def test_sixth_request_is_refused_other_keys_unaffected_then_refills(
-    limited_app: Callable[..., Any], make_client: ClientFactory,
+    limited_app: Callable[..., Any],
+    make_client: ClientFactory,
 ) -> None:
     _, key = await make_client()
     _, other_key = await make_client()
@@ -143,7 +147,8 @@ async def test_sixth_request_is_refused_other_keys_unaffected_then_refills(
 
 
 async def test_failed_authentication_does_not_spend_a_real_keys_budget(
-    limited_app: Callable[..., Any], make_client: ClientFactory,
+    limited_app: Callable[..., Any],
+    make_client: ClientFactory,
 ) -> None:
     _, key = await make_client()
     forged = key[:-4] + ("AAAA" if not key.endswith("AAAA") else "BBBB")  # same prefix, wrong secret
@@ -157,12 +162,14 @@ async def test_failed_authentication_does_not_spend_a_real_keys_budget(
 
 
 async def test_errors_after_authentication_also_count_and_carry_headers(
-    limited_app: Callable[..., Any], make_client: ClientFactory,
+    limited_app: Callable[..., Any],
+    make_client: ClientFactory,
 ) -> None:
     _, key = await make_client()
     async with limited_app(per_minute=30, burst=3) as http:
-        invalid = await http.get("/api/v1/booking-api/booking", params={"reservation_no": "TB-NOPE"},
-                                 headers=bearer(key))
+        invalid = await http.get(
+            "/api/v1/booking-api/booking", params={"reservation_no": "TB-NOPE"}, headers=bearer(key)
+        )
         assert invalid.status_code == 422
         assert invalid.headers["ratelimit-remaining"] == "2"
         malformed = await http.post("/api/v1/booking-api/search", content=b"{", headers=bearer(key))
@@ -175,7 +182,8 @@ async def test_errors_after_authentication_also_count_and_carry_headers(
 
 
 async def test_rate_limited_create_is_not_stored_by_idempotency(
-    limited_app: Callable[..., Any], make_client: ClientFactory,
+    limited_app: Callable[..., Any],
+    make_client: ClientFactory,
 ) -> None:
     _, key = await make_client()
     async with limited_app(per_minute=30, burst=1) as http:
@@ -189,19 +197,23 @@ async def test_rate_limited_create_is_not_stored_by_idempotency(
 
 
 async def test_partner_keys_are_limited_too(
-    limited_app: Callable[..., Any], make_partner: PartnerFactory,
+    limited_app: Callable[..., Any],
+    make_partner: PartnerFactory,
 ) -> None:
     _, _, partner_key = await make_partner(airports=("ZZZ",))
     async with limited_app(per_minute=30, burst=2) as http:
         for _ in range(2):
             unknown = await http.get("/api/v1/reverse/booking/info/TB-UNKNOWN", headers=bearer(partner_key))
             assert unknown.status_code == 404 and unknown.headers["ratelimit-limit"] == "2"
-        assert_rate_limited(await http.get("/api/v1/reverse/booking/info/TB-UNKNOWN", headers=bearer(partner_key)),
-                            limit=2)
+        assert_rate_limited(
+            await http.get("/api/v1/reverse/booking/info/TB-UNKNOWN", headers=bearer(partner_key)), limit=2
+        )
 
 
 async def test_two_processes_share_one_budget_through_redis(
-    limited_app: Callable[..., Any], make_client: ClientFactory, redis_db: tuple[str, str],
+    limited_app: Callable[..., Any],
+    make_client: ClientFactory,
+    redis_db: tuple[str, str],
 ) -> None:
     url, prefix = redis_db
     _, key = await make_client()
@@ -219,7 +231,8 @@ async def test_two_processes_share_one_budget_through_redis(
 
 
 async def test_unreachable_redis_fails_open_to_the_process_limiter(
-    limited_app: Callable[..., Any], make_client: ClientFactory,
+    limited_app: Callable[..., Any],
+    make_client: ClientFactory,
 ) -> None:
     _, key = await make_client()
     async with limited_app(per_minute=30, burst=3, redis_url="redis://127.0.0.1:1/0") as http:
@@ -254,7 +267,8 @@ def _report(label: str, counts: dict[int, int], elapsed: float) -> None:
 
 
 async def test_measure_200_requests_at_the_product_default(
-    limited_app: Callable[..., Any], make_client: ClientFactory,
+    limited_app: Callable[..., Any],
+    make_client: ClientFactory,
 ) -> None:
     """The issue note's figure: 200 requests at once against 600/min, burst 100, one process."""
     _, key = await make_client()
@@ -264,7 +278,9 @@ async def test_measure_200_requests_at_the_product_default(
 
 
 async def test_measure_200_requests_over_two_apps_sharing_redis(
-    limited_app: Callable[..., Any], make_client: ClientFactory, redis_db: tuple[str, str],
+    limited_app: Callable[..., Any],
+    make_client: ClientFactory,
+    redis_db: tuple[str, str],
 ) -> None:
     url, prefix = redis_db
     _, key = await make_client()

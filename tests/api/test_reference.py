@@ -63,8 +63,9 @@ async def test_reference_lists_come_from_the_database(http: httpx.AsyncClient, d
     """An operator's new row shows up at once (the lists are not hard-coded, nor cached)."""
     name = "TEST_SEGMENT_REFERENCE"
     async with db.write() as conn:
-        new_id = (await conn.execute(insert(vehicle_segments).values(name=name).returning(vehicle_segments.c.id))
-                  ).scalar_one()
+        new_id = (
+            await conn.execute(insert(vehicle_segments).values(name=name).returning(vehicle_segments.c.id))
+        ).scalar_one()
     try:
         items = assert_reference_shape((await http.get("/api/public/car/segment")).json())
         assert {"id": int(new_id), "name": name} in items
@@ -82,6 +83,7 @@ async def test_reference_lists_ignore_query_strings(http: httpx.AsyncClient) -> 
 
 
 # ---- cancellation reasons ------------------------------------------------------------------------
+
 
 async def test_cancellation_reasons_need_a_key(http: httpx.AsyncClient) -> None:
     response = await http.get(REASONS)
@@ -125,20 +127,40 @@ async def test_cancellation_reasons_are_a_bare_array_ordered_by_position(
     by_name = {r["name"]: r for r in reasons}
     assert by_name["Other"]["description"] is None  # description is nullable and really null
     assert isinstance(by_name["Change of plans"]["description"], str)
-    assert [by_name[n]["position"] for n in ("Change of plans", "Flight cancelled", "Booked by mistake",
-                                             "Found another option", "Other")] == [1, 2, 3, 4, 5]
+    assert [
+        by_name[n]["position"]
+        for n in ("Change of plans", "Flight cancelled", "Booked by mistake", "Found another option", "Other")
+    ] == [1, 2, 3, 4, 5]
 
 
 @pytest.fixture
 async def extra_reasons(db: Database) -> AsyncIterator[dict[str, int]]:
     """A first-position reason added after the seed (higher id, lower position) and an inactive one."""
     async with db.write() as conn:
-        first = (await conn.execute(insert(cancellation_reasons).values(
-            name="TEST Operator reason first", description=None, position=0, active=True,
-        ).returning(cancellation_reasons.c.id))).scalar_one()
-        hidden = (await conn.execute(insert(cancellation_reasons).values(
-            name="TEST Retired reason", description="no longer offered", position=3, active=False,
-        ).returning(cancellation_reasons.c.id))).scalar_one()
+        first = (
+            await conn.execute(
+                insert(cancellation_reasons)
+                .values(
+                    name="TEST Operator reason first",
+                    description=None,
+                    position=0,
+                    active=True,
+                )
+                .returning(cancellation_reasons.c.id)
+            )
+        ).scalar_one()
+        hidden = (
+            await conn.execute(
+                insert(cancellation_reasons)
+                .values(
+                    name="TEST Retired reason",
+                    description="no longer offered",
+                    position=3,
+                    active=False,
+                )
+                .returning(cancellation_reasons.c.id)
+            )
+        ).scalar_one()
     try:
         yield {"first": int(first), "hidden": int(hidden)}
     finally:
@@ -151,10 +173,18 @@ async def test_cancellation_reasons_follow_position_not_id_and_hide_inactive_one
 ) -> None:
     _, key = await make_client()
     reasons = assert_reasons_shape((await http.get(REASONS, headers=bearer(key))).json())
-    assert reasons[0] == {"id": extra_reasons["first"], "name": "TEST Operator reason first", "description": None,
-                          "position": 0}
+    assert reasons[0] == {
+        "id": extra_reasons["first"],
+        "name": "TEST Operator reason first",
+        "description": None,
+        "position": 0,
+    }
     assert extra_reasons["hidden"] not in {r["id"] for r in reasons}
     async with db.read() as conn:
-        active = {r.id for r in await conn.execute(
-            select(cancellation_reasons.c.id).where(cancellation_reasons.c.active.is_(True)))}
+        active = {
+            r.id
+            for r in await conn.execute(
+                select(cancellation_reasons.c.id).where(cancellation_reasons.c.active.is_(True))
+            )
+        }
     assert {r["id"] for r in reasons} == active

@@ -40,8 +40,16 @@ async def test_search_returns_priced_sorted_vehicles_and_stores_them(
     assert policy["tiers"] == [{"hours_before_pickup": 0, "fee_percent": 0}]
     assert policy["free_until"].endswith("T14:30:00+00:00")
     assert sedan == {
-        "vehicle_id": "1", "make": "Toyota", "model": "Corolla", "type": "SEDAN", "max_passengers": "3",
-        "suitcases": "2", "small_bags": "2", "price": 44.0, "currency": "EUR", "company": "Alpha Cars",
+        "vehicle_id": "1",
+        "make": "Toyota",
+        "model": "Corolla",
+        "type": "SEDAN",
+        "max_passengers": "3",
+        "suitcases": "2",
+        "small_bags": "2",
+        "price": 44.0,
+        "currency": "EUR",
+        "company": "Alpha Cars",
         "extra_services": [
             {"id": 1, "name": "Child seat", "price": 5.5, "pricing_type": "PER_ITEM"},
             {"id": 2, "name": "Meet & greet", "price": 13.75, "pricing_type": "PER_BOOKING"},
@@ -61,16 +69,22 @@ async def test_search_returns_priced_sorted_vehicles_and_stores_them(
     async with db.read() as conn:
         stored = (await conn.execute(select(searches).where(searches.c.search_id == answer["search_id"]))).first()
         assert stored is not None
-        rows = (await conn.execute(select(search_vehicles).where(search_vehicles.c.search_pk == stored.id)
-                                   .order_by(search_vehicles.c.vehicle_no))).all()
+        rows = (
+            await conn.execute(
+                select(search_vehicles)
+                .where(search_vehicles.c.search_pk == stored.id)
+                .order_by(search_vehicles.c.vehicle_no)
+            )
+        ).all()
     assert [(r.partner_vehicle_id, r.net_price, r.sell_price, r.partner_id) for r in rows] == [
         ("car-1", Decimal("40.00"), Decimal("44.00"), partner_id),
         ("van-1", Decimal("70.00"), Decimal("77.00"), partner_id),
     ]
 
 
-async def test_markup_rounds_half_up_to_cents(http: httpx.AsyncClient, make_client: ClientFactory,
-                                              make_partner: PartnerFactory) -> None:
+async def test_markup_rounds_half_up_to_cents(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
     _, key = await make_client()
     await make_partner(airports=("MAN",), markup="12.5", vehicles=default_vehicles(price="33.33")[:1])
     answer = (await http.post(SEARCH, json=body_for("MAN"), headers=bearer(key))).json()
@@ -86,11 +100,18 @@ async def test_party_size_filter_currency_filter_and_sorting_across_partners(
     await make_partner(airports=("BCN",), name="Pounds", vehicles=default_vehicles(price="10.00", currency="GBP"))
     small = (await http.post(SEARCH, json=body_for("BCN", travelers={"adult": 2}), headers=bearer(key))).json()
     assert [(v["company"], v["price"]) for v in small["vehicles"]] == [
-        ("Cheap", 20.0), ("Pricey", 30.0), ("Cheap", 70.0), ("Pricey", 70.0)]
+        ("Cheap", 20.0),
+        ("Pricey", 30.0),
+        ("Cheap", 70.0),
+        ("Pricey", 70.0),
+    ]
     extra_ids = [e["id"] for v in small["vehicles"] for e in v["extra_services"]]
     assert len(extra_ids) == len(set(extra_ids))
-    big = (await http.post(SEARCH, json=body_for("BCN", travelers={"adult": 3, "children": 1, "infant": 1}),
-                           headers=bearer(key))).json()
+    big = (
+        await http.post(
+            SEARCH, json=body_for("BCN", travelers={"adult": 3, "children": 1, "infant": 1}), headers=bearer(key)
+        )
+    ).json()
     assert {v["type"] for v in big["vehicles"]} == {"MINIVAN"}
     # a reverse_api client pays no wallet, so it sees every currency
     _, third_party = await make_client(pay_type="reverse_api")
@@ -98,8 +119,9 @@ async def test_party_size_filter_currency_filter_and_sorting_across_partners(
     assert "GBP" in {v["currency"] for v in every["vehicles"]}
 
 
-async def test_ten_partners_at_300ms_answer_together(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                     make_partner: PartnerFactory) -> None:
+async def test_ten_partners_at_300ms_answer_together(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
     _, key = await make_client()
     for i in range(10):
         await make_partner(airports=("AMS",), name=f"Slowish {i}", mode="slow", delay=0.3)
@@ -110,13 +132,18 @@ async def test_ten_partners_at_300ms_answer_together(http: httpx.AsyncClient, ma
     assert elapsed < 0.9, f"search took {elapsed:.2f}s: partners were not asked concurrently"
 
 
-async def test_bad_partners_are_left_out_and_good_ones_kept(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                           make_partner: PartnerFactory) -> None:
+async def test_bad_partners_are_left_out_and_good_ones_kept(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
     _, key = await make_client()
     await make_partner(airports=("FCO",), name="Good")
     bad_modes = [
-        {"mode": "hang"}, {"mode": "status", "status_code": 503}, {"mode": "invalid_json"},
-        {"mode": "huge_body"}, {"mode": "redirect"}, {"mode": "error_body"},
+        {"mode": "hang"},
+        {"mode": "status", "status_code": 503},
+        {"mode": "invalid_json"},
+        {"mode": "huge_body"},
+        {"mode": "redirect"},
+        {"mode": "error_body"},
         {"mode": "garbage", "garbage": {"vehicles": [{**default_vehicles()[0], "price": "-5.00"}]}},
         {"mode": "garbage", "garbage": {"vehicles": [{**default_vehicles()[0], "price": "abc"}]}},
         {"mode": "garbage", "garbage": {"vehicles": [{**default_vehicles()[0], "price": True}]}},
@@ -138,8 +165,9 @@ async def test_bad_partners_are_left_out_and_good_ones_kept(http: httpx.AsyncCli
     assert elapsed < 1.0 + 0.5  # the test deadline is 1 s; the hanging partner does not hold the search
 
 
-async def test_no_partner_for_the_airport_gives_an_empty_list(http: httpx.AsyncClient,
-                                                              make_client: ClientFactory) -> None:
+async def test_no_partner_for_the_airport_gives_an_empty_list(
+    http: httpx.AsyncClient, make_client: ClientFactory
+) -> None:
     _, key = await make_client()
     answer = (await http.post(SEARCH, json=body_for("NRT"), headers=bearer(key))).json()
     assert answer["vehicles"] == []
@@ -177,8 +205,9 @@ async def test_the_longest_make_and_model_the_contract_allows_are_stored_and_boo
     assert response.status_code == 200, response.text
     answer = response.json()
     assert [(v["make"], v["model"]) for v in answer["vehicles"]] == [(make, model)]
-    booked = await http.post("/api/v1/booking-api/booking", json=booking_body(answer["search_id"], 1),
-                             headers=bearer(key))
+    booked = await http.post(
+        "/api/v1/booking-api/booking", json=booking_body(answer["search_id"], 1), headers=bearer(key)
+    )
     assert booked.status_code == 200, booked.text
     assert booked.json()["booking"]["vehicle"]["make"] == make
     assert booked.json()["booking"]["vehicle"]["model"] == model

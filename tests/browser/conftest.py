@@ -50,8 +50,9 @@ class TestOperator:
 @pytest.fixture(scope="session")
 async def browser() -> AsyncIterator[Browser]:
     async with async_playwright() as playwright:
-        chromium = await playwright.chromium.launch(executable_path=CHROMIUM,
-                                                    args=["--no-sandbox", "--disable-dev-shm-usage"])
+        chromium = await playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"]
+        )
         yield chromium
         await chromium.close()
 
@@ -68,8 +69,9 @@ MakeOperator = Callable[..., Awaitable[TestOperator]]
 def make_operator(db: Database, clock: ShiftedClock) -> MakeOperator:
     async def make(role: str = "admin", *, email: str | None = None, password: str = PASSWORD) -> TestOperator:
         address = email or f"op{next(_numbers)}-{os.getpid()}-{role}@example.com"
-        created = await operators.create_operator(db, clock, email=address, role=Role(role), password=password,
-                                                  actor="tests")
+        created = await operators.create_operator(
+            db, clock, email=address, role=Role(role), password=password, actor="tests"
+        )
         return TestOperator(created.operator_id, created.email, created.role, password)
 
     return make
@@ -111,8 +113,9 @@ async def new_context(browser: Browser) -> AsyncIterator[Callable[[], Awaitable[
 
 
 @pytest.fixture
-def console_as(new_context: Callable[[], Awaitable[BrowserContext]], make_operator: MakeOperator,
-               console_url: str) -> ConsoleAs:
+def console_as(
+    new_context: Callable[[], Awaitable[BrowserContext]], make_operator: MakeOperator, console_url: str
+) -> ConsoleAs:
     async def open_as(role: str = "admin") -> ConsolePage:
         operator = await make_operator(role)
         context = await new_context()

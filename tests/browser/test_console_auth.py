@@ -25,13 +25,15 @@ NewContext = Callable[[], Awaitable[BrowserContext]]
 
 
 async def test_sign_in_shows_the_dashboard_and_sign_out_ends_the_session(
-        console_as: ConsoleAs, console_url: str, db: Database) -> None:
+    console_as: ConsoleAs, console_url: str, db: Database
+) -> None:
     console = await console_as("support")
     page = console.page
     await expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
     for name in ("Bookings", "Clients", "Partners", "Deliveries", "Audit log"):
-        await expect(page.get_by_role("navigation", name="Main").get_by_role("link", name=name, exact=True)) \
-            .to_be_visible()
+        await expect(
+            page.get_by_role("navigation", name="Main").get_by_role("link", name=name, exact=True)
+        ).to_be_visible()
     cookie = next(c for c in await console.context.cookies() if c["name"] == "transfers_console")
     assert cookie["httpOnly"] is True and cookie["sameSite"] == "Lax" and cookie["path"] == "/console"
     assert cookie["secure"] is False  # sandbox over plain HTTP; live sets Secure (test_live_cookie_is_secure)
@@ -39,11 +41,18 @@ async def test_sign_in_shows_the_dashboard_and_sign_out_ends_the_session(
     await page.get_by_role("button", name="Sign out").click()
     await expect(page.get_by_text("You are signed out.")).to_be_visible()
     async with db.read() as conn:
-        audited = (await conn.execute(select(admin_audit.c.action, admin_audit.c.actor).where(
-            admin_audit.c.subject == f"operator:{console.operator.operator_id}").order_by(admin_audit.c.id))).all()
-    assert [tuple(r) for r in audited] == [("operator.create", "tests"),
-                                           ("operator.sign_in", f"operator:{console.operator.email}"),
-                                           ("operator.sign_out", f"operator:{console.operator.email}")]
+        audited = (
+            await conn.execute(
+                select(admin_audit.c.action, admin_audit.c.actor)
+                .where(admin_audit.c.subject == f"operator:{console.operator.operator_id}")
+                .order_by(admin_audit.c.id)
+            )
+        ).all()
+    assert [tuple(r) for r in audited] == [
+        ("operator.create", "tests"),
+        ("operator.sign_in", f"operator:{console.operator.email}"),
+        ("operator.sign_out", f"operator:{console.operator.email}"),
+    ]
     # The old cookie opens nothing any more, even when a copy of it is replayed.
     async with httpx.AsyncClient(cookies={"transfers_console": cookie["value"]}) as client:
         answer = await client.get(f"{console_url}/bookings")
@@ -53,7 +62,8 @@ async def test_sign_in_shows_the_dashboard_and_sign_out_ends_the_session(
 
 
 async def test_a_wrong_password_is_refused_and_the_email_kept(
-        new_context: NewContext, make_operator: MakeOperator, console_url: str) -> None:
+    new_context: NewContext, make_operator: MakeOperator, console_url: str
+) -> None:
     operator = await make_operator("admin")
     page = await (await new_context()).new_page()
     await sign_in(page, console_url, operator.email, "not the password at all")
@@ -65,13 +75,15 @@ async def test_a_wrong_password_is_refused_and_the_email_kept(
     await expect(page.get_by_role("alert")).to_have_text("Wrong email or password.")
     token = await page.locator("input[name=csrf_token]").input_value()
     for email, password in (("a\x00b@example.com", "x"), (operator.email, "\x00"), ("x" * 10_000, "y" * 10_000)):
-        answer = await page.request.post(f"{console_url}/login", form={"csrf_token": token, "email": email,
-                                                                       "password": password})
+        answer = await page.request.post(
+            f"{console_url}/login", form={"csrf_token": token, "email": email, "password": password}
+        )
         assert answer.status == 401 and "Wrong email or password." in await answer.text()
 
 
 async def test_failed_sign_ins_are_slowed_then_refused_for_that_email_only(
-        new_context: NewContext, make_operator: MakeOperator, console_url: str) -> None:
+    new_context: NewContext, make_operator: MakeOperator, console_url: str
+) -> None:
     victim, other = await make_operator("admin"), await make_operator("support")
     page = await (await new_context()).new_page()
     durations = []
@@ -92,10 +104,12 @@ async def test_failed_sign_ins_are_slowed_then_refused_for_that_email_only(
 
 
 async def test_the_lock_out_ends_after_15_minutes(
-        new_context: NewContext, make_operator: MakeOperator, console_url: str, clock: ShiftedClock) -> None:
+    new_context: NewContext, make_operator: MakeOperator, console_url: str, clock: ShiftedClock
+) -> None:
     operator = await make_operator("support")
     page = await (await new_context()).new_page()
     from datetime import timedelta
+
     for _ in range(5):
         await sign_in(page, console_url, operator.email, "wrong password!")
         clock.advance(timedelta(seconds=1))
@@ -119,18 +133,21 @@ async def test_forms_without_the_sessions_csrf_token_are_refused(console_as: Con
     await expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
 
 
-async def test_the_sign_in_form_needs_its_own_token(new_context: NewContext, make_operator: MakeOperator,
-                                                    console_url: str) -> None:
+async def test_the_sign_in_form_needs_its_own_token(
+    new_context: NewContext, make_operator: MakeOperator, console_url: str
+) -> None:
     operator = await make_operator("admin")
     page = await (await new_context()).new_page()
-    answer = await page.request.post(f"{console_url}/login", form={"email": operator.email,
-                                                                   "password": operator.password})
+    answer = await page.request.post(
+        f"{console_url}/login", form={"email": operator.email, "password": operator.password}
+    )
     assert answer.status == 403
     assert "transfers_console" not in {c["name"] for c in await page.context.cookies()}
 
 
-async def test_a_disabled_operator_is_signed_out_everywhere(console_as: ConsoleAs, console_url: str, db: Database,
-                                                            clock: ShiftedClock) -> None:
+async def test_a_disabled_operator_is_signed_out_everywhere(
+    console_as: ConsoleAs, console_url: str, db: Database, clock: ShiftedClock
+) -> None:
     console = await console_as("support")
     second = await console.context.browser.new_context()  # type: ignore[union-attr]
     try:
@@ -154,8 +171,9 @@ async def test_api_keys_never_open_the_console(service: LiveServer, make_client:
     assert answer.status_code == 303 and answer.headers["location"].startswith("/console/login")
 
 
-async def test_every_console_answer_refuses_framing(service: LiveServer, console_as: ConsoleAs,
-                                                    console_url: str) -> None:
+async def test_every_console_answer_refuses_framing(
+    service: LiveServer, console_as: ConsoleAs, console_url: str
+) -> None:
     async with httpx.AsyncClient(base_url=service.url) as client:
         for path in ("/console/login", "/console/", "/console/nowhere", "/console/static/console.css"):
             answer = await client.get(path)
@@ -172,7 +190,8 @@ async def test_every_console_answer_refuses_framing(service: LiveServer, console
 
 
 async def test_sign_in_goes_back_to_the_page_asked_for_and_never_elsewhere(
-        new_context: NewContext, make_operator: MakeOperator, console_url: str) -> None:
+    new_context: NewContext, make_operator: MakeOperator, console_url: str
+) -> None:
     operator = await make_operator("support")
     page = await (await new_context()).new_page()
     await page.goto(f"{console_url}/audit")
@@ -189,15 +208,17 @@ async def test_sign_in_goes_back_to_the_page_asked_for_and_never_elsewhere(
 
 
 async def test_a_database_that_cannot_be_reached_gets_a_page_not_a_traceback(
-        workdir: Path, clock: ShiftedClock) -> None:
+    workdir: Path, clock: ShiftedClock
+) -> None:
     from tests.conftest import make_settings
     from transfers.app import create_app
 
     settings = make_settings("postgresql://postgres@127.0.0.1:1/nowhere", workdir)
     app = create_app(settings, clock=clock, configure_logs=False)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://console.test",
-                                 cookies={"transfers_console": "some-token"}) as client:
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://console.test", cookies={"transfers_console": "some-token"}
+    ) as client:
         answer = await client.get("/console/bookings")
     assert answer.status_code == 503 and answer.headers["retry-after"] == "5"
     assert "The database cannot be reached just now" in answer.text and "Traceback" not in answer.text

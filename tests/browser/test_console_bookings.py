@@ -38,10 +38,13 @@ def surname() -> str:
 
 async def book(http: httpx.AsyncClient, key: str, iata: str, last_name: str, email: str | None = None) -> str:
     found = await search(http, key, iata)
-    passenger = {"name": "Ada", "surname": last_name, "phone": "+447911123456",
-                 "email": email or f"{last_name.lower()}@example.com"}
-    answer = await http.post(BOOKING, json=booking_body(found["search_id"], passenger=passenger),
-                             headers=bearer(key))
+    passenger = {
+        "name": "Ada",
+        "surname": last_name,
+        "phone": "+447911123456",
+        "email": email or f"{last_name.lower()}@example.com",
+    }
+    answer = await http.post(BOOKING, json=booking_body(found["search_id"], passenger=passenger), headers=bearer(key))
     assert answer.status_code == 200, answer.text
     number: str = answer.json()["booking"]["reservation_no"]
     return number
@@ -49,8 +52,9 @@ async def book(http: httpx.AsyncClient, key: str, iata: str, last_name: str, ema
 
 async def audit_rows(db: Database, subject: str) -> list[dict[str, Any]]:
     async with db.read() as conn:
-        rows = await conn.execute(select(admin_audit).where(admin_audit.c.subject == subject)
-                                  .order_by(admin_audit.c.id))
+        rows = await conn.execute(
+            select(admin_audit).where(admin_audit.c.subject == subject).order_by(admin_audit.c.id)
+        )
         return [dict(r._mapping) for r in rows]
 
 
@@ -59,12 +63,19 @@ async def csrf_of(page: Page) -> str:
 
 
 async def test_a_booking_found_by_surname_is_cancelled_from_its_page(
-        http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
-        console_as: ConsoleAs, console_url: str, db: Database,
-        shoot: Callable[[Page, str], Awaitable[None]]) -> None:
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    console_as: ConsoleAs,
+    console_url: str,
+    db: Database,
+    shoot: Callable[[Page, str], Awaitable[None]],
+) -> None:
     client_id, key = await make_client(balance="300.00")
-    partner, _, _ = await make_partner(airports=("VCE",), create_status="APPROVED", driver=DRIVER,
-                                       create_message="<b>Confirmed</b> & see you")
+    partner, _, _ = await make_partner(
+        airports=("VCE",), create_status="APPROVED", driver=DRIVER, create_message="<b>Confirmed</b> & see you"
+    )
     name = surname()
     number = await book(http, key, "VCE", name)
     await book(http, key, "VCE", surname())  # another booking the search must leave out
@@ -85,7 +96,8 @@ async def test_a_booking_found_by_surname_is_cancelled_from_its_page(
     pickup_local = page.locator("tr", has=page.get_by_role("rowheader", name="Pickup (airport time)")).locator("td")
     await expect(pickup_utc).to_have_text(re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC$"))
     await expect(pickup_local).to_have_text(
-        re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d VCE local \(Europe/Rome, \+0[12]:00\)$"))
+        re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d VCE local \(Europe/Rome, \+0[12]:00\)$")
+    )
     await expect(page.get_by_role("cell", name="Jo Driver", exact=True)).to_be_visible()
     await expect(page.get_by_role("button", name="Refund")).to_have_count(0)  # support never sees it
     # the create's attempt: its HTTP status and the answer's excerpt, shown as text (escaped, never markup)
@@ -112,7 +124,8 @@ async def test_a_booking_found_by_surname_is_cancelled_from_its_page(
     # DECISIONS 14: an operator's cancellation refunds in full and says so
     cancellation = page.locator("tr", has=page.get_by_role("rowheader", name="Cancellation", exact=True))
     await expect(cancellation.locator("td")).to_have_text(
-        re.compile(r"^by operator, \d{4}-\d\d-\d\d \d\d:\d\d UTC: fee 0\.00, refund 40\.00 EUR$"))
+        re.compile(r"^by operator, \d{4}-\d\d-\d\d \d\d:\d\d UTC: fee 0\.00, refund 40\.00 EUR$")
+    )
     policy = page.locator("tr", has=page.get_by_role("rowheader", name="Cancellation policy"))
     await expect(policy.locator("td")).to_have_text("free until pickup")
 
@@ -121,12 +134,20 @@ async def test_a_booking_found_by_surname_is_cancelled_from_its_page(
     assert await balance_of(db, client_id) == Decimal("260.00")
     assert await ledger_of(db, number) == [("debit_booking", Decimal("-40.00")), ("credit_refund", Decimal("40.00"))]
     async with db.read() as conn:
-        actor, reason = (await conn.execute(
-            select(booking_transitions.c.actor, booking_transitions.c.reason)
-            .where(booking_transitions.c.booking_id == row["id"], booking_transitions.c.to_status == "CANCELLED")
-        )).one()
-        message = (await conn.execute(select(outbox.c.kind, outbox.c.payload, outbox.c.status).where(
-            outbox.c.booking_id == row["id"], outbox.c.kind == "booking.update"))).one()
+        actor, reason = (
+            await conn.execute(
+                select(booking_transitions.c.actor, booking_transitions.c.reason).where(
+                    booking_transitions.c.booking_id == row["id"], booking_transitions.c.to_status == "CANCELLED"
+                )
+            )
+        ).one()
+        message = (
+            await conn.execute(
+                select(outbox.c.kind, outbox.c.payload, outbox.c.status).where(
+                    outbox.c.booking_id == row["id"], outbox.c.kind == "booking.update"
+                )
+            )
+        ).one()
     assert actor == f"operator:{console.operator.email}" and "flight cancelled" in reason
     assert message.payload["status"] == "CANCELLED" and message.payload["reservation_no"] == number
 
@@ -150,26 +171,36 @@ async def test_a_booking_found_by_surname_is_cancelled_from_its_page(
     await expect(page.get_by_role("heading", name=re.compile(f"Booking {number}"))).to_be_visible()
 
     # the same form again (a double click, a replay): refused on the page, nothing moves twice
-    answer = await page.request.post(f"{console_url}/bookings/{number}/cancel",
-                                     form={"csrf_token": await csrf_of(page), "reservation_no": number,
-                                           "reason": "again"})
+    answer = await page.request.post(
+        f"{console_url}/bookings/{number}/cancel",
+        form={"csrf_token": await csrf_of(page), "reservation_no": number, "reason": "again"},
+    )
     assert answer.status == 422 and "cannot be cancelled" in await answer.text()
     assert await balance_of(db, client_id) == Decimal("260.00")
 
 
-async def complete_a_booking(http: httpx.AsyncClient, service: LiveServer, key: str, clock: ShiftedClock,
-                             iata: str) -> str:
+async def complete_a_booking(
+    http: httpx.AsyncClient, service: LiveServer, key: str, clock: ShiftedClock, iata: str
+) -> str:
     number = await book(http, key, iata, surname())
-    pickup = datetime.fromisoformat((await http.get(BOOKING, params={"reservation_no": number},
-                                                    headers=bearer(key))).json()["pickup_datetime"])
+    pickup = datetime.fromisoformat(
+        (await http.get(BOOKING, params={"reservation_no": number}, headers=bearer(key))).json()["pickup_datetime"]
+    )
     clock.advance(pickup - clock.now() + timedelta(hours=13))
     await scheduled.complete_rides(svc_of(service))
     return number
 
 
 async def test_a_completed_booking_is_refunded_by_an_admin_and_the_audit_log_lists_it(
-        http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
-        console_as: ConsoleAs, console_url: str, db: Database, clock: ShiftedClock) -> None:
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    console_as: ConsoleAs,
+    console_url: str,
+    db: Database,
+    clock: ShiftedClock,
+) -> None:
     client_id, key = await make_client(balance="100.00")
     await make_partner(airports=("LIS",), create_status="APPROVED", driver=DRIVER)
     number = await complete_a_booking(http, service, key, clock, "LIS")
@@ -197,8 +228,15 @@ async def test_a_completed_booking_is_refunded_by_an_admin_and_the_audit_log_lis
 
 
 async def test_support_neither_sees_nor_may_post_a_refund(
-        http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
-        console_as: ConsoleAs, console_url: str, db: Database, clock: ShiftedClock) -> None:
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    console_as: ConsoleAs,
+    console_url: str,
+    db: Database,
+    clock: ShiftedClock,
+) -> None:
     client_id, key = await make_client(balance="100.00")
     await make_partner(airports=("MAD",), create_status="APPROVED", driver=DRIVER)
     number = await complete_a_booking(http, service, key, clock, "MAD")
@@ -208,9 +246,10 @@ async def test_support_neither_sees_nor_may_post_a_refund(
     await expect(page.get_by_role("button", name="Refund")).to_have_count(0)
     await expect(page.get_by_label("Reason")).to_have_count(0)
     # a forged POST with a valid session and CSRF token: the server refuses it anyway
-    answer = await page.request.post(f"{console_url}/bookings/{number}/refund",
-                                     form={"csrf_token": await csrf_of(page), "reservation_no": number,
-                                           "reason": "forged"})
+    answer = await page.request.post(
+        f"{console_url}/bookings/{number}/refund",
+        form={"csrf_token": await csrf_of(page), "reservation_no": number, "reason": "forged"},
+    )
     assert answer.status == 403 and "does not allow this" in await answer.text()
     assert (await row_of(db, number))["status"] == "COMPLETED"
     assert await balance_of(db, client_id) == Decimal("60.00")
@@ -218,8 +257,13 @@ async def test_support_neither_sees_nor_may_post_a_refund(
 
 
 async def test_bad_input_gets_a_clear_message_changes_nothing_and_never_a_500(
-        http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, console_as: ConsoleAs,
-        console_url: str, db: Database) -> None:
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    console_as: ConsoleAs,
+    console_url: str,
+    db: Database,
+) -> None:
     client_id, key = await make_client(balance="100.00")
     await make_partner(airports=("OPO",), create_status="APPROVED", driver=DRIVER)
     number = await book(http, key, "OPO", surname())
@@ -232,9 +276,21 @@ async def test_bad_input_gets_a_clear_message_changes_nothing_and_never_a_500(
     answer = await page.goto(f"{console_url}/bookings?q={long_search}")
     assert answer is not None and answer.status == 400
     await expect(page.get_by_text("Search is limited to 200 characters").first).to_be_visible()
-    for query in ("status=NOPE", "client=-1", "client=abc", "partner=1e9", "pickup_from=2026-13-45",
-                  "cursor=%00%ff", "q=%F0%9F%9A%95%20%27%3B--", "q=%25", "q=_", "q=%00", "q=ab%00cd",
-                  "q=TB-%00", "q=a%40%00"):
+    for query in (
+        "status=NOPE",
+        "client=-1",
+        "client=abc",
+        "partner=1e9",
+        "pickup_from=2026-13-45",
+        "cursor=%00%ff",
+        "q=%F0%9F%9A%95%20%27%3B--",
+        "q=%25",
+        "q=_",
+        "q=%00",
+        "q=ab%00cd",
+        "q=TB-%00",
+        "q=a%40%00",
+    ):
         answer = await page.goto(f"{console_url}/bookings?{query}")
         assert answer is not None and answer.status in (200, 400), query
     await expect(page.get_by_role("heading", name="Bookings")).to_be_visible()
@@ -242,38 +298,58 @@ async def test_bad_input_gets_a_clear_message_changes_nothing_and_never_a_500(
     # a tampered booking number in a form: refused, nothing changed
     await page.goto(f"{console_url}/bookings/{number}")
     token = await csrf_of(page)
-    answer = await page.request.post(f"{console_url}/bookings/{number}/cancel",
-                                     form={"csrf_token": token, "reservation_no": other, "reason": "tampered"})
+    answer = await page.request.post(
+        f"{console_url}/bookings/{number}/cancel",
+        form={"csrf_token": token, "reservation_no": other, "reason": "tampered"},
+    )
     assert answer.status == 400 and "does not belong to this booking" in await answer.text()
     for target in ("TB-DOESNOTEXIST", "TB-" + "Z" * 300, "%00", "..%2F..%2Fetc"):
-        answer = await page.request.post(f"{console_url}/bookings/{target}/cancel",
-                                         form={"csrf_token": token, "reservation_no": target, "reason": "x"})
+        answer = await page.request.post(
+            f"{console_url}/bookings/{target}/cancel",
+            form={"csrf_token": token, "reservation_no": target, "reason": "x"},
+        )
         assert answer.status in (404, 400), (target, answer.status)
-    answer = await page.request.post(f"{console_url}/bookings/{number}/cancel",
-                                     form={"csrf_token": token, "reservation_no": number, "reason": "\x00 \x00"})
+    answer = await page.request.post(
+        f"{console_url}/bookings/{number}/cancel",
+        form={"csrf_token": token, "reservation_no": number, "reason": "\x00 \x00"},
+    )
     assert answer.status == 422 and "Give a reason." in await answer.text()
-    answer = await page.request.post(f"{console_url}/bookings/{number}/cancel",
-                                     form={"csrf_token": token, "reservation_no": number, "reason": "r" * 1001})
+    answer = await page.request.post(
+        f"{console_url}/bookings/{number}/cancel",
+        form={"csrf_token": token, "reservation_no": number, "reason": "r" * 1001},
+    )
     assert answer.status == 422 and "at most 1000 characters" in await answer.text()
     assert (await row_of(db, number))["status"] == "APPROVED" and (await row_of(db, other))["status"] == "APPROVED"
 
     # a form replayed after sign-out: sent to sign in again, with nothing done
     await page.get_by_role("button", name="Sign out").click()
     await expect(page.get_by_text("You are signed out.")).to_be_visible()
-    answer = await page.request.post(f"{console_url}/bookings/{number}/cancel",
-                                     form={"csrf_token": token, "reservation_no": number, "reason": "replayed"})
+    answer = await page.request.post(
+        f"{console_url}/bookings/{number}/cancel",
+        form={"csrf_token": token, "reservation_no": number, "reason": "replayed"},
+    )
     assert answer.status == 200 and "Your session has ended, so nothing was done." in await answer.text()
     assert (await row_of(db, number))["status"] == "APPROVED"
     assert await balance_of(db, client_id) == Decimal("20.00")
     async with db.read() as conn:
-        cancelled = (await conn.execute(select(func.count()).select_from(bookings).where(
-            bookings.c.reservation_no.in_([number, other]), bookings.c.status == "CANCELLED"))).scalar_one()
+        cancelled = (
+            await conn.execute(
+                select(func.count())
+                .select_from(bookings)
+                .where(bookings.c.reservation_no.in_([number, other]), bookings.c.status == "CANCELLED")
+            )
+        ).scalar_one()
     assert cancelled == 0
 
 
 async def test_the_list_pages_newest_first_and_filters(
-        http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, console_as: ConsoleAs,
-        console_url: str, clock: ShiftedClock) -> None:
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    console_as: ConsoleAs,
+    console_url: str,
+    clock: ShiftedClock,
+) -> None:
     client_id, key = await make_client(balance="5000.00")
     _, partner_id, _ = await make_partner(airports=("BCN",))
     made = []
@@ -291,8 +367,13 @@ async def test_the_list_pages_newest_first_and_filters(
 
 
 async def test_sync_with_partner_applies_what_the_partner_says(
-        http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, console_as: ConsoleAs,
-        console_url: str, db: Database) -> None:
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    console_as: ConsoleAs,
+    console_url: str,
+    db: Database,
+) -> None:
     _, key = await make_client(balance="100.00")
     partner, _, _ = await make_partner(airports=("FAO",), create_status="PENDING", info_status="APPROVED")
     number = await book(http, key, "FAO", surname())
@@ -302,7 +383,8 @@ async def test_sync_with_partner_applies_what_the_partner_says(
     await page.goto(f"{console_url}/bookings/{number}")
     await page.get_by_role("button", name="Sync with partner").click()
     await expect(page.get_by_role("status")).to_have_text(
-        "The partner says APPROVED; the booking is PENDING_APPROVAL → APPROVED.")
+        "The partner says APPROVED; the booking is PENDING_APPROVAL → APPROVED."
+    )
     assert len(partner.calls(f"/booking/info/{number}")) == 1
     row = await row_of(db, number)
     assert row["status"] == "APPROVED" and row["driver_name"] == "Sam Driver"

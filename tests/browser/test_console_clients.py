@@ -28,19 +28,26 @@ REASONS = "/api/v1/booking-api/cancellation-reasons"
 async def wallet_of(db: Database, client_id: int) -> tuple[Decimal, int]:
     """(balance, ledger entries) of the client's wallet."""
     async with db.read() as conn:
-        wallet_id, balance = (await conn.execute(select(wallets.c.id, wallets.c.balance)
-                                                 .where(wallets.c.client_id == client_id))).one()
-        entries = (await conn.execute(select(func.count()).select_from(ledger_entries)
-                                      .where(ledger_entries.c.wallet_id == wallet_id))).scalar_one()
+        wallet_id, balance = (
+            await conn.execute(select(wallets.c.id, wallets.c.balance).where(wallets.c.client_id == client_id))
+        ).one()
+        entries = (
+            await conn.execute(
+                select(func.count()).select_from(ledger_entries).where(ledger_entries.c.wallet_id == wallet_id)
+            )
+        ).scalar_one()
     return Decimal(balance), int(entries)
 
 
 async def audit_by(db: Database, actor: str) -> list[tuple[str, str]]:
     async with db.read() as conn:
-        rows = await conn.execute(select(admin_audit.c.action, admin_audit.c.subject)
-                                  .where(admin_audit.c.actor == actor).order_by(admin_audit.c.id)
-                                  # signing in and out is audited too (i13-console); not the actions here
-                                  .where(~admin_audit.c.action.startswith("operator.sign_")))
+        rows = await conn.execute(
+            select(admin_audit.c.action, admin_audit.c.subject)
+            .where(admin_audit.c.actor == actor)
+            .order_by(admin_audit.c.id)
+            # signing in and out is audited too (i13-console); not the actions here
+            .where(~admin_audit.c.action.startswith("operator.sign_"))
+        )
         return [(r.action, r.subject) for r in rows]
 
 
@@ -62,7 +69,10 @@ async def csrf_of(page: Page) -> str:
 
 
 async def test_a_client_is_created_topped_up_and_bad_amounts_change_nothing(
-    console_as: ConsoleAs, console_url: str, service: LiveServer, db: Database,
+    console_as: ConsoleAs,
+    console_url: str,
+    service: LiveServer,
+    db: Database,
 ) -> None:
     console = await console_as("admin")
     page = console.page
@@ -80,8 +90,12 @@ async def test_a_client_is_created_topped_up_and_bad_amounts_change_nothing(
     assert api_key not in await page.content()  # shown once: never on the client's page
 
     amount = page.get_by_label("Amount")
-    for typed, message in (("-5.00", "cannot be negative"), ("10.005", "at most two decimals"),
-                           ("ten", "in digits"), ("0", "more than 0.00")):
+    for typed, message in (
+        ("-5.00", "cannot be negative"),
+        ("10.005", "at most two decimals"),
+        ("ten", "in digits"),
+        ("0", "more than 0.00"),
+    ):
         await amount.fill(typed)
         await page.get_by_role("button", name="Top up").click()
         await expect(page.locator(".field-error")).to_contain_text(message)
@@ -115,11 +129,19 @@ async def test_a_client_is_created_topped_up_and_bad_amounts_change_nothing(
         await page.get_by_role("button", name="Activate").click()
         assert await answered(http, second, 200)
     assert [a for a, _ in await audit_by(db, actor_of(console))] == [
-        "client.create", "wallet.top_up", "key.issue", "key.revoke", "client.suspended", "client.active"]
+        "client.create",
+        "wallet.top_up",
+        "key.issue",
+        "key.revoke",
+        "client.suspended",
+        "client.active",
+    ]
 
 
 async def test_new_client_form_keeps_what_was_typed_and_creates_nothing_on_bad_input(
-    console_as: ConsoleAs, console_url: str, db: Database,
+    console_as: ConsoleAs,
+    console_url: str,
+    db: Database,
 ) -> None:
     console = await console_as("admin")
     page = console.page
@@ -138,9 +160,11 @@ async def test_new_client_form_keeps_what_was_typed_and_creates_nothing_on_bad_i
         assert (await conn.execute(select(func.count()).select_from(clients))).scalar_one() == before
     # a forged pay type or a huge name: refused the same way, never a 500
     token = await csrf_of(page)
-    for form in ({"name": "x" * 5000, "pay_type": "wallet", "currency": "EUR", "balance": "0"},
-                 {"name": "Forged", "pay_type": "cash", "currency": "EUR", "balance": "0"},
-                 {"name": "Forged", "pay_type": "wallet", "currency": "EUR", "balance": "1e9"}):
+    for form in (
+        {"name": "x" * 5000, "pay_type": "wallet", "currency": "EUR", "balance": "0"},
+        {"name": "Forged", "pay_type": "cash", "currency": "EUR", "balance": "0"},
+        {"name": "Forged", "pay_type": "wallet", "currency": "EUR", "balance": "1e9"},
+    ):
         answer = await page.request.post(f"{console_url}/clients", form={"csrf_token": token, **form})
         assert answer.status == 422
     async with db.read() as conn:
@@ -148,28 +172,43 @@ async def test_new_client_form_keeps_what_was_typed_and_creates_nothing_on_bad_i
 
 
 async def test_a_failed_delivery_is_retried_by_support(
-    console_as: ConsoleAs, console_url: str, service: LiveServer, make_client: ClientFactory,
-    make_partner: PartnerFactory, db: Database,
+    console_as: ConsoleAs,
+    console_url: str,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
 ) -> None:
     _, key = await make_client()
     partner, _, _ = await make_partner(airports=("LPL",))
     async with httpx.AsyncClient(base_url=service.url, timeout=30) as http:
-        found = await http.post("/api/v1/booking-api/search", headers=bearer(key),
-                                json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "LPL"}))
-        booked = await http.post("/api/v1/booking-api/booking", json=booking_body(found.json()["search_id"]),
-                                 headers=bearer(key))
+        found = await http.post(
+            "/api/v1/booking-api/search",
+            headers=bearer(key),
+            json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "LPL"}),
+        )
+        booked = await http.post(
+            "/api/v1/booking-api/booking", json=booking_body(found.json()["search_id"]), headers=bearer(key)
+        )
         reservation_no = booked.json()["booking"]["reservation_no"]
         partner.mode, partner.status_code = "status", 400  # the partner refuses the cancellation notice for good
-        cancelled = await http.delete("/api/v1/booking-api/booking", headers=bearer(key),
-                                      params={"reservation_no": reservation_no, "cancellation_id": 1})
+        cancelled = await http.delete(
+            "/api/v1/booking-api/booking",
+            headers=bearer(key),
+            params={"reservation_no": reservation_no, "cancellation_id": 1},
+        )
         assert cancelled.status_code == 200
     dispatcher = svc_of(service).dispatcher
     assert dispatcher is not None
     await dispatcher.run_once()
     async with db.read() as conn:
-        ((message_id, status),) = (await conn.execute(
-            select(outbox.c.id, outbox.c.status).join(bookings, bookings.c.id == outbox.c.booking_id)
-            .where(bookings.c.reservation_no == reservation_no, outbox.c.kind == "booking.update"))).all()
+        ((message_id, status),) = (
+            await conn.execute(
+                select(outbox.c.id, outbox.c.status)
+                .join(bookings, bookings.c.id == outbox.c.booking_id)
+                .where(bookings.c.reservation_no == reservation_no, outbox.c.kind == "booking.update")
+            )
+        ).all()
     assert status == "failed"
 
     console = await console_as("support")
@@ -178,7 +217,8 @@ async def test_a_failed_delivery_is_retried_by_support(
     row = page.locator("table").first.get_by_role("row").filter(has_text=reservation_no)
     await expect(row).to_contain_text("failed")
     await expect(row.get_by_role("link", name=reservation_no)).to_have_attribute(
-        "href", f"/console/bookings/{reservation_no}")
+        "href", f"/console/bookings/{reservation_no}"
+    )
     partner.mode = "ok"
     await row.get_by_role("button", name="Retry").click()
     await expect(page.get_by_role("status")).to_contain_text(f"Delivery {message_id} is pending again")
@@ -191,16 +231,21 @@ async def test_a_failed_delivery_is_retried_by_support(
     assert partner.calls("/booking/update")[-1].body["status"] == "CANCELLED"
     assert await audit_by(db, actor_of(console)) == [("outbox.retry", f"outbox:{message_id}")]
     # a second retry of a delivered message is refused with the reason, nothing done
-    answer = await page.request.post(f"{console_url}/deliveries/{message_id}/retry",
-                                     form={"csrf_token": await csrf_of(page)})
+    answer = await page.request.post(
+        f"{console_url}/deliveries/{message_id}/retry", form={"csrf_token": await csrf_of(page)}
+    )
     assert answer.status == 409 and "was delivered" in await answer.text()
-    answer = await page.request.post(f"{console_url}/deliveries/987654321/retry",
-                                     form={"csrf_token": await csrf_of(page)})
+    answer = await page.request.post(
+        f"{console_url}/deliveries/987654321/retry", form={"csrf_token": await csrf_of(page)}
+    )
     assert answer.status == 404
 
 
 async def test_support_neither_sees_nor_can_post_admin_actions(
-    console_as: ConsoleAs, console_url: str, make_client: ClientFactory, make_partner: PartnerFactory,
+    console_as: ConsoleAs,
+    console_url: str,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
     db: Database,
 ) -> None:
     client_id, _ = await make_client(balance="10.00")
@@ -245,14 +290,18 @@ async def test_support_neither_sees_nor_can_post_admin_actions(
     assert await audit_by(db, actor_of(console)) == []
     # and an admin's form without the session's CSRF token is refused too
     admin = await console_as("admin")
-    answer = await admin.page.request.post(f"{console_url}/clients/{client_id}/top-up",
-                                           form={"csrf_token": "forged", "amount": "5.00"})
+    answer = await admin.page.request.post(
+        f"{console_url}/clients/{client_id}/top-up", form={"csrf_token": "forged", "amount": "5.00"}
+    )
     assert answer.status == 403
     assert await wallet_of(db, client_id) == (Decimal("10.00"), 1)
 
 
 async def test_a_top_up_replayed_after_sign_out_changes_nothing(
-    console_as: ConsoleAs, console_url: str, make_client: ClientFactory, db: Database,
+    console_as: ConsoleAs,
+    console_url: str,
+    make_client: ClientFactory,
+    db: Database,
 ) -> None:
     client_id, _ = await make_client(balance="0.00")
     console = await console_as("admin")
@@ -260,8 +309,9 @@ async def test_a_top_up_replayed_after_sign_out_changes_nothing(
     await page.goto(f"{console_url}/clients/{client_id}")
     token = await csrf_of(page)
     await page.get_by_role("button", name="Sign out").click()
-    answer = await page.request.post(f"{console_url}/clients/{client_id}/top-up",
-                                     form={"csrf_token": token, "amount": "5.00"}, max_redirects=0)
+    answer = await page.request.post(
+        f"{console_url}/clients/{client_id}/top-up", form={"csrf_token": token, "amount": "5.00"}, max_redirects=0
+    )
     assert answer.status == 303 and answer.headers["location"] == "/console/login?ended=1"
     assert await wallet_of(db, client_id) == (Decimal("0.00"), 0)
     assert await audit_by(db, actor_of(console)) == []

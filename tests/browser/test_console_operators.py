@@ -15,7 +15,8 @@ from transfers.db.tables import admin_audit, operators
 
 
 async def test_an_admin_adds_an_operator_who_signs_in_and_disables_it(
-        console_as: ConsoleAs, console_url: str, db: Database) -> None:
+    console_as: ConsoleAs, console_url: str, db: Database
+) -> None:
     admin = await console_as("admin")
     page = admin.page
     await page.get_by_role("link", name="Operators", exact=True).click()
@@ -46,14 +47,23 @@ async def test_an_admin_adds_an_operator_who_signs_in_and_disables_it(
         await newcomer_context.close()
     async with db.read() as conn:
         status = (await conn.execute(select(operators.c.status).where(operators.c.email == email))).scalar_one()
-        actions = [r.action for r in await conn.execute(select(admin_audit.c.action).where(
-            admin_audit.c.actor == f"operator:{admin.operator.email}",
-            admin_audit.c.action.in_(["operator.create", "operator.disable"])).order_by(admin_audit.c.id))]
+        actions = [
+            r.action
+            for r in await conn.execute(
+                select(admin_audit.c.action)
+                .where(
+                    admin_audit.c.actor == f"operator:{admin.operator.email}",
+                    admin_audit.c.action.in_(["operator.create", "operator.disable"]),
+                )
+                .order_by(admin_audit.c.id)
+            )
+        ]
     assert status == "disabled" and actions == ["operator.create", "operator.disable"]
 
 
 async def test_support_sees_operators_but_cannot_add_or_disable(
-        console_as: ConsoleAs, console_url: str, db: Database) -> None:
+    console_as: ConsoleAs, console_url: str, db: Database
+) -> None:
     support = await console_as("support")
     page = support.page
     await page.goto(f"{console_url}/operators")
@@ -61,14 +71,18 @@ async def test_support_sees_operators_but_cannot_add_or_disable(
     await expect(page.get_by_role("button", name="New operator")).to_have_count(0)
     await expect(page.get_by_role("button", name=re.compile("^Disable"))).to_have_count(0)
     token = await page.locator("input[name=csrf_token]").first.input_value()
-    forged = await page.request.post(f"{console_url}/operators",
-                                     form={"csrf_token": token, "email": "sneaky@example.com", "role": "admin"})
+    forged = await page.request.post(
+        f"{console_url}/operators", form={"csrf_token": token, "email": "sneaky@example.com", "role": "admin"}
+    )
     assert forged.status == 403
-    forged = await page.request.post(f"{console_url}/operators/{support.operator.operator_id}/disable",
-                                     form={"csrf_token": token})
+    forged = await page.request.post(
+        f"{console_url}/operators/{support.operator.operator_id}/disable", form={"csrf_token": token}
+    )
     assert forged.status == 403
     async with db.read() as conn:
-        assert (await conn.execute(select(operators.c.id).where(operators.c.email == "sneaky@example.com"))).first() \
-            is None
-        assert (await conn.execute(select(operators.c.status).where(
-            operators.c.id == support.operator.operator_id))).scalar_one() == "active"
+        assert (
+            await conn.execute(select(operators.c.id).where(operators.c.email == "sneaky@example.com"))
+        ).first() is None
+        assert (
+            await conn.execute(select(operators.c.status).where(operators.c.id == support.operator.operator_id))
+        ).scalar_one() == "active"

@@ -28,7 +28,11 @@ SEARCH = "/api/v1/booking-api/search"
 
 
 async def test_a_partner_is_created_checked_rotated_and_disabled(
-    console_as: ConsoleAs, console_url: str, service: LiveServer, make_client: ClientFactory, db: Database,
+    console_as: ConsoleAs,
+    console_url: str,
+    service: LiveServer,
+    make_client: ClientFactory,
+    db: Database,
 ) -> None:
     console = await console_as("admin")
     page = console.page
@@ -57,9 +61,15 @@ async def test_a_partner_is_created_checked_rotated_and_disabled(
     await expect(page.locator("table.pairs").first).to_contain_text("24:0,0:100")
 
     # its server: the reference partner, configured with what the console just showed
-    app = create_sandbox_partner_app(SandboxPartnerConfig(
-        service_url=service.url, api_key=api_key, signing_secret=secret, outbound_token=token,
-        approve_after_seconds=600))
+    app = create_sandbox_partner_app(
+        SandboxPartnerConfig(
+            service_url=service.url,
+            api_key=api_key,
+            signing_secret=secret,
+            outbound_token=token,
+            approve_after_seconds=600,
+        )
+    )
     server = await LiveServer(app, port=port).start()
     try:
         await page.get_by_role("button", name="Run conformance check").click()
@@ -71,8 +81,11 @@ async def test_a_partner_is_created_checked_rotated_and_disabled(
         # health over the last hour: a search asks it; the page reads the database
         _, key = await make_client()
         async with httpx.AsyncClient(base_url=service.url, timeout=30) as http:
-            found = await http.post(SEARCH, headers={"Authorization": f"Bearer {key}"},
-                                    json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "GOH"}))
+            found = await http.post(
+                SEARCH,
+                headers={"Authorization": f"Bearer {key}"},
+                json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "GOH"}),
+            )
         assert found.status_code == 200 and found.json()["vehicles"]
         svc = svc_of(service)
 
@@ -122,35 +135,63 @@ async def test_a_partner_is_created_checked_rotated_and_disabled(
     await page.get_by_role("button", name="Disable").click()
     await expect(page.get_by_role("status")).to_contain_text("The partner is disabled")
     async with db.read() as conn:
-        actions = [r.action for r in await conn.execute(
-            select(admin_audit.c.action).where(admin_audit.c.actor == f"operator:{console.operator.email}",
-                                               ~admin_audit.c.action.startswith("operator.sign_"))
-            .order_by(admin_audit.c.id))]
-    assert actions == ["partner.create", "partner.check", "partner.update", "partner.cancellation_policy",
-                       "partner.rotate_secret", "partner.disable"]
+        actions = [
+            r.action
+            for r in await conn.execute(
+                select(admin_audit.c.action)
+                .where(
+                    admin_audit.c.actor == f"operator:{console.operator.email}",
+                    ~admin_audit.c.action.startswith("operator.sign_"),
+                )
+                .order_by(admin_audit.c.id)
+            )
+        ]
+    assert actions == [
+        "partner.create",
+        "partner.check",
+        "partner.update",
+        "partner.cancellation_policy",
+        "partner.rotate_secret",
+        "partner.disable",
+    ]
 
 
 async def test_unknown_and_malformed_partner_and_client_pages_answer_404(
-    console_as: ConsoleAs, console_url: str,
+    console_as: ConsoleAs,
+    console_url: str,
 ) -> None:
     page = (await console_as("support")).page
-    for path in ("/partners/987654321", "/partners/abc", "/partners/-1", "/partners/0", "/clients/987654321",
-                 "/clients/1e3", "/clients/" + "9" * 40):
+    for path in (
+        "/partners/987654321",
+        "/partners/abc",
+        "/partners/-1",
+        "/partners/0",
+        "/clients/987654321",
+        "/clients/1e3",
+        "/clients/" + "9" * 40,
+    ):
         answer = await page.request.get(f"{console_url}{path}")
         assert answer.status == 404, path
         assert "Not found" in await answer.text()
 
 
 async def test_the_dashboard_lists_partners_whose_searches_failed_in_the_hour(
-    console_as: ConsoleAs, console_url: str, service: LiveServer, make_client: ClientFactory,
-    make_partner: PartnerFactory, db: Database,
+    console_as: ConsoleAs,
+    console_url: str,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
 ) -> None:
     _, key = await make_client()
     _, partner_id, _ = await make_partner(airports=("CWL",), name="Flaky Cars", mode="status", status_code=502)
     async with httpx.AsyncClient(base_url=service.url, timeout=30) as http:
         for _ in range(2):
-            found = await http.post(SEARCH, headers={"Authorization": f"Bearer {key}"},
-                                    json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "CWL"}))
+            found = await http.post(
+                SEARCH,
+                headers={"Authorization": f"Bearer {key}"},
+                json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "CWL"}),
+            )
             assert found.status_code == 200 and found.json()["vehicles"] == []
     svc = svc_of(service)
 
@@ -168,5 +209,6 @@ async def test_the_dashboard_lists_partners_whose_searches_failed_in_the_hour(
     await expect(row).to_contain_text("2 of 2")
     await expect(row).to_contain_text("http_error: 2")
     await row.get_by_role("link", name="Flaky Cars").click()
-    await expect(page.locator("#h-health + table").get_by_role("row").filter(has_text="Errors")) \
-        .to_contain_text("2 (http_error: 2)")
+    await expect(page.locator("#h-health + table").get_by_role("row").filter(has_text="Errors")).to_contain_text(
+        "2 (http_error: 2)"
+    )

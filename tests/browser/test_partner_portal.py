@@ -67,14 +67,22 @@ def portal_as(new_context: NewContext, db: Database, clock: ShiftedClock, portal
     return open_as
 
 
-async def book(http: httpx.AsyncClient, key: str, iata: str, company: str, *, point: dict[str, Any] | None = None,
-               surname: str = "Lovelace") -> dict[str, Any]:
+async def book(
+    http: httpx.AsyncClient,
+    key: str,
+    iata: str,
+    company: str,
+    *,
+    point: dict[str, Any] | None = None,
+    surname: str = "Lovelace",
+) -> dict[str, Any]:
     body = search_body(pickup_location={"type": "AIRPORT", "iata_code": iata}, dropoff_location=point or GLASGOW)
     found = (await http.post(SEARCH, json=body, headers=bearer(key))).json()
     vehicle = next(v for v in found["vehicles"] if v["company"] == company)
     passenger = {"name": "Ada", "surname": surname, "phone": "+447911123456", "email": "ada@example.com"}
-    answer = await http.post(BOOKING, json=booking_body(found["search_id"], vehicle["vehicle_id"], passenger=passenger),
-                             headers=bearer(key))
+    answer = await http.post(
+        BOOKING, json=booking_body(found["search_id"], vehicle["vehicle_id"], passenger=passenger), headers=bearer(key)
+    )
     assert answer.status_code == 200, answer.text
     booking: dict[str, Any] = answer.json()["booking"]
     assert booking["status"] == "PENDING_APPROVAL"
@@ -87,7 +95,11 @@ async def client_view(http: httpx.AsyncClient, key: str, reservation_no: str) ->
 
 
 async def test_a_partner_user_accepts_a_new_booking_with_a_driver(
-    http: httpx.AsyncClient, portal_as: Any, portal_url: str, make_client: ClientFactory, make_hosted: HostedFactory,
+    http: httpx.AsyncClient,
+    portal_as: Any,
+    portal_url: str,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
     db: Database,
 ) -> None:
     _, key = await make_client()
@@ -97,8 +109,9 @@ async def test_a_partner_user_accepts_a_new_booking_with_a_driver(
     portal = await portal_as(partner_id)
     page = portal.page
     for name in ("New", "Upcoming", "Past"):
-        await expect(page.get_by_role("navigation", name="Main").get_by_role("link", name=name, exact=True)) \
-            .to_be_visible()
+        await expect(
+            page.get_by_role("navigation", name="Main").get_by_role("link", name=name, exact=True)
+        ).to_be_visible()
     await page.get_by_role("link", name=no).click()
     await expect(page).to_have_url(f"{portal_url}/bookings/{no}")
     await expect(page.get_by_role("heading", name=f"Booking {no}")).to_be_visible()
@@ -115,10 +128,18 @@ async def test_a_partner_user_accepts_a_new_booking_with_a_driver(
     # recorded and audited with the partner user
     row = await row_of(db, no)
     async with db.read() as conn:
-        actors = (await conn.execute(select(booking_transitions.c.actor).where(
-            booking_transitions.c.booking_id == row["id"], booking_transitions.c.to_status == "APPROVED"))).scalars()
-        audit = (await conn.execute(select(admin_audit.c.actor, admin_audit.c.action).where(
-            admin_audit.c.subject == f"booking:{no}"))).all()
+        actors = (
+            await conn.execute(
+                select(booking_transitions.c.actor).where(
+                    booking_transitions.c.booking_id == row["id"], booking_transitions.c.to_status == "APPROVED"
+                )
+            )
+        ).scalars()
+        audit = (
+            await conn.execute(
+                select(admin_audit.c.actor, admin_audit.c.action).where(admin_audit.c.subject == f"booking:{no}")
+            )
+        ).all()
     assert [portal.email in actor for actor in actors] == [True]
     assert [(portal.email in a, action) for a, action in audit] == [(True, "portal.booking.approved")]
     await page.get_by_role("link", name="Upcoming", exact=True).click()
@@ -128,7 +149,11 @@ async def test_a_partner_user_accepts_a_new_booking_with_a_driver(
 
 
 async def test_decline_refunds_and_cancel_of_an_accepted_booking(
-    http: httpx.AsyncClient, portal_as: Any, portal_url: str, make_client: ClientFactory, make_hosted: HostedFactory,
+    http: httpx.AsyncClient,
+    portal_as: Any,
+    portal_url: str,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
     db: Database,
 ) -> None:
     client_id, key = await make_client(balance="500.00")
@@ -141,8 +166,9 @@ async def test_decline_refunds_and_cancel_of_an_accepted_booking(
     await page.goto(f"{portal_url}/bookings/{first['reservation_no']}")
     token = await page.locator("input[name=csrf_token]").first.input_value()
     for reason in ("", "   ", "x" * 1001):  # the browser asks for a reason; the server checks it anyway
-        refused = await page.request.post(f"{portal_url}/bookings/{first['reservation_no']}/decline",
-                                          form={"csrf_token": token, "reason": reason})
+        refused = await page.request.post(
+            f"{portal_url}/bookings/{first['reservation_no']}/decline", form={"csrf_token": token, "reason": reason}
+        )
         assert refused.status == 422
     assert (await row_of(db, first["reservation_no"]))["status"] == "PENDING_APPROVAL"
     await page.get_by_label("Reason").fill("No driver free that night")
@@ -167,7 +193,11 @@ async def test_decline_refunds_and_cancel_of_an_accepted_booking(
 
 
 async def test_the_rate_card_editor_previews_saves_and_the_next_search_uses_it(
-    http: httpx.AsyncClient, portal_as: Any, portal_url: str, make_client: ClientFactory, make_hosted: HostedFactory,
+    http: httpx.AsyncClient,
+    portal_as: Any,
+    portal_url: str,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
 ) -> None:
     _, key = await make_client()
     partner_id = await make_hosted(airports=("INV",), name="Highland Taxis", markup="10")
@@ -176,8 +206,9 @@ async def test_the_rate_card_editor_previews_saves_and_the_next_search_uses_it(
     async def sedan_price() -> float:
         body = search_body(pickup_location={"type": "AIRPORT", "iata_code": "INV"}, dropoff_location=inverness)
         found = (await http.post(SEARCH, json=body, headers=bearer(key))).json()
-        return float(next(v["price"] for v in found["vehicles"] if v["company"] == "Highland Taxis"
-                          and v["type"] == "SEDAN"))
+        return float(
+            next(v["price"] for v in found["vehicles"] if v["company"] == "Highland Taxis" and v["type"] == "SEDAN")
+        )
 
     assert await sedan_price() == 44.0  # minimum 40.00 + 10 %
     portal = await portal_as(partner_id)
@@ -219,14 +250,19 @@ async def test_the_rate_card_editor_previews_saves_and_the_next_search_uses_it(
 
 
 async def test_another_partners_booking_is_not_found_by_url_or_forged_post(
-    http: httpx.AsyncClient, portal_as: Any, portal_url: str, make_client: ClientFactory, make_hosted: HostedFactory,
+    http: httpx.AsyncClient,
+    portal_as: Any,
+    portal_url: str,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
     db: Database,
 ) -> None:
     _, key = await make_client()
     mine = await make_hosted(airports=("DND",), name="Dundee Cars")
     theirs = await make_hosted(airports=("PIK",), name="Prestwick Cars")
-    other = await book(http, key, "PIK", "Prestwick Cars",
-                       point={"type": "POINT", "lat": 55.4586, "lng": -4.6292, "name": "Ayr"})
+    other = await book(
+        http, key, "PIK", "Prestwick Cars", point={"type": "POINT", "lat": 55.4586, "lng": -4.6292, "name": "Ayr"}
+    )
     no = other["reservation_no"]
     page = (await portal_as(mine)).page
     answer = await page.goto(f"{portal_url}/bookings/{no}")
@@ -236,8 +272,11 @@ async def test_another_partners_booking_is_not_found_by_url_or_forged_post(
     assert missing is not None and missing.status == 404
     await page.goto(f"{portal_url}/new")
     token = await page.locator("input[name=csrf_token]").first.input_value()
-    for action, form in (("accept", {"driver_name": "X", "driver_phone": "+447700900999", "plate": "AB1"}),
-                         ("decline", {"reason": "forged"}), ("cancel", {"reason": "forged"})):
+    for action, form in (
+        ("accept", {"driver_name": "X", "driver_phone": "+447700900999", "plate": "AB1"}),
+        ("decline", {"reason": "forged"}),
+        ("cancel", {"reason": "forged"}),
+    ):
         forged = await page.request.post(f"{portal_url}/bookings/{no}/{action}", form={"csrf_token": token, **form})
         assert forged.status == 404, action
         assert "Not found" in await forged.text()
@@ -246,14 +285,19 @@ async def test_another_partners_booking_is_not_found_by_url_or_forged_post(
     their_page = (await portal_as(theirs)).page
     await expect(their_page.get_by_role("link", name=no)).to_be_visible()
     # a form without the session's token is refused (403) for one's own bookings too
-    refused = await their_page.request.post(f"{portal_url}/bookings/{no}/decline",
-                                            form={"csrf_token": "forged", "reason": "x"})
+    refused = await their_page.request.post(
+        f"{portal_url}/bookings/{no}/decline", form={"csrf_token": "forged", "reason": "x"}
+    )
     assert refused.status == 403
     assert (await row_of(db, no))["status"] == "PENDING_APPROVAL"
 
 
 async def test_operators_and_partner_users_stay_in_their_own_area(
-    console_as: ConsoleAs, portal_as: Any, portal_url: str, service: LiveServer, make_hosted: HostedFactory,
+    console_as: ConsoleAs,
+    portal_as: Any,
+    portal_url: str,
+    service: LiveServer,
+    make_hosted: HostedFactory,
 ) -> None:
     console = await console_as("admin")
     operator_cookie = next(c for c in await console.context.cookies() if c["name"] == "transfers_console")
@@ -261,6 +305,7 @@ async def test_operators_and_partner_users_stay_in_their_own_area(
     portal = await portal_as(partner_id)
     partner_cookie = next(c for c in await portal.page.context.cookies() if c["name"] == "transfers_partner")
     assert partner_cookie["httpOnly"] and partner_cookie["sameSite"] == "Lax" and partner_cookie["path"] == "/partner"
+
     async def get(path: str, cookie: str, value: str) -> httpx.Response:
         async with httpx.AsyncClient(base_url=service.url, cookies={cookie: value}) as anyone:
             return await anyone.get(path)
@@ -286,22 +331,32 @@ async def test_operators_and_partner_users_stay_in_their_own_area(
 
 
 async def test_a_server_partner_sees_its_bookings_read_only_its_health_and_rotates_its_secret(
-    http: httpx.AsyncClient, portal_as: Any, portal_url: str, make_client: ClientFactory,
-    make_partner: PartnerFactory, db: Database,
+    http: httpx.AsyncClient,
+    portal_as: Any,
+    portal_url: str,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
 ) -> None:
     _, key = await make_client()
     _, partner_id, _ = await make_partner(airports=("LSI",), name="Sumburgh Server Cars", create_status="PENDING")
-    booking = await book(http, key, "LSI", "Sumburgh Server Cars",
-                         point={"type": "POINT", "lat": 60.1550, "lng": -1.1450, "name": "Lerwick"})
+    booking = await book(
+        http,
+        key,
+        "LSI",
+        "Sumburgh Server Cars",
+        point={"type": "POINT", "lat": 60.1550, "lng": -1.1450, "name": "Lerwick"},
+    )
     page = (await portal_as(partner_id)).page
     await expect(page.get_by_role("link", name="Rate card")).to_have_count(0)
     await page.get_by_role("link", name=booking["reservation_no"]).click()
     await expect(page.get_by_text("Read-only")).to_be_visible()
     await expect(page.get_by_role("button", name="Accept")).to_have_count(0)
     token = await page.locator("input[name=csrf_token]").first.input_value()
-    refused = await page.request.post(f"{portal_url}/bookings/{booking['reservation_no']}/accept",
-                                      form={"csrf_token": token, "driver_name": "X", "driver_phone": "+447700900999",
-                                            "plate": "AB1"})
+    refused = await page.request.post(
+        f"{portal_url}/bookings/{booking['reservation_no']}/accept",
+        form={"csrf_token": token, "driver_name": "X", "driver_phone": "+447700900999", "plate": "AB1"},
+    )
     assert refused.status == 403
     assert (await page.request.get(f"{portal_url}/rate-card")).status == 403
     await page.get_by_role("link", name="Account").click()
@@ -312,27 +367,46 @@ async def test_a_server_partner_sees_its_bookings_read_only_its_health_and_rotat
 
 
 async def test_bad_accept_input_is_refused_field_by_field_and_changes_nothing(
-    http: httpx.AsyncClient, portal_as: Any, portal_url: str, make_client: ClientFactory, make_hosted: HostedFactory,
+    http: httpx.AsyncClient,
+    portal_as: Any,
+    portal_url: str,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
     db: Database,
 ) -> None:
     _, key = await make_client()
     partner_id = await make_hosted(airports=("BFS",), name="Belfast Cabs")
-    booking = await book(http, key, "BFS", "Belfast Cabs",
-                         point={"type": "POINT", "lat": 54.5973, "lng": -5.9301, "name": "Belfast City Hall"})
+    booking = await book(
+        http,
+        key,
+        "BFS",
+        "Belfast Cabs",
+        point={"type": "POINT", "lat": 54.5973, "lng": -5.9301, "name": "Belfast City Hall"},
+    )
     no = booking["reservation_no"]
     page = (await portal_as(partner_id)).page
     await page.goto(f"{portal_url}/bookings/{no}")
     token = await page.locator("input[name=csrf_token]").first.input_value()
     good = {"driver_name": "Seán Ó Briain", "driver_phone": "+447700900123", "plate": "AXZ 1234"}
-    for field, value in (("driver_name", ""), ("driver_name", "x" * 201), ("driver_phone", "1"),
-                         ("driver_phone", "9" * 33), ("plate", "   "), ("plate", "\x00")):
+    for field, value in (
+        ("driver_name", ""),
+        ("driver_name", "x" * 201),
+        ("driver_phone", "1"),
+        ("driver_phone", "9" * 33),
+        ("plate", "   "),
+        ("plate", "\x00"),
+    ):
         # (the console's form reader drops NUL characters, so a plate of only NUL is an empty plate)
         body = urlencode({"csrf_token": token, **good, field: value})
-        answer = await page.request.post(f"{portal_url}/bookings/{no}/accept", data=body,
-                                         headers={"content-type": "application/x-www-form-urlencoded"})
+        answer = await page.request.post(
+            f"{portal_url}/bookings/{no}/accept",
+            data=body,
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        )
         assert answer.status == 422, (field, value)
-    long_meeting = await page.request.post(f"{portal_url}/bookings/{no}/accept",
-                                           form={"csrf_token": token, **good, "meeting_point": "m" * 1001})
+    long_meeting = await page.request.post(
+        f"{portal_url}/bookings/{no}/accept", form={"csrf_token": token, **good, "meeting_point": "m" * 1001}
+    )
     assert long_meeting.status == 422
     assert (await row_of(db, no))["status"] == "PENDING_APPROVAL"
     # unicode is fine
@@ -343,14 +417,19 @@ async def test_bad_accept_input_is_refused_field_by_field_and_changes_nothing(
     await expect(page.get_by_role("status")).to_contain_text("Accepted")
     assert (await client_view(http, key, no))["driver"]["name"] == "Seán Ó Briain"
     # accepting again (a second tab, a double click) changes nothing: the booking is no longer new
-    again = await page.request.post(f"{portal_url}/bookings/{no}/accept",
-                                    form={"csrf_token": token, **good, "driver_name": "Someone Else"})
+    again = await page.request.post(
+        f"{portal_url}/bookings/{no}/accept", form={"csrf_token": token, **good, "driver_name": "Someone Else"}
+    )
     assert again.status == 409
     assert (await client_view(http, key, no))["driver"]["name"] == "Seán Ó Briain"
 
 
 async def test_a_disabled_partner_user_is_signed_out_at_once(
-    portal_as: Any, portal_url: str, make_hosted: HostedFactory, db: Database, clock: ShiftedClock,
+    portal_as: Any,
+    portal_url: str,
+    make_hosted: HostedFactory,
+    db: Database,
+    clock: ShiftedClock,
 ) -> None:
     from transfers.hosted import repository as hosted_repo
     from transfers.hosted.users import set_user_status
@@ -360,14 +439,19 @@ async def test_a_disabled_partner_user_is_signed_out_at_once(
     async with db.read() as conn:
         user = await hosted_repo.partner_user_by_email(conn, portal.email)
     assert user is not None
-    assert await set_user_status(db, clock, partner_id=partner_id, user_id=int(user["id"]), status="disabled",
-                                 actor="tests")
+    assert await set_user_status(
+        db, clock, partner_id=partner_id, user_id=int(user["id"]), status="disabled", actor="tests"
+    )
     await portal.page.goto(f"{portal_url}/new")
     await expect(portal.page).to_have_url(re.compile(r"/partner/login\?next="))
 
 
 async def test_operators_manage_portal_users_in_the_console(
-    console_as: ConsoleAs, console_url: str, portal_url: str, make_hosted: HostedFactory, new_context: NewContext,
+    console_as: ConsoleAs,
+    console_url: str,
+    portal_url: str,
+    make_hosted: HostedFactory,
+    new_context: NewContext,
 ) -> None:
     partner_id = await make_hosted(airports=("NQY",), name="Newquay Cabs")
     admin = (await console_as("admin")).page
@@ -400,6 +484,7 @@ async def test_operators_manage_portal_users_in_the_console(
     await expect(support.get_by_text(email)).to_be_visible()
     await expect(support.get_by_role("button", name="New portal user")).to_have_count(0)
     token = await support.locator("input[name=csrf_token]").first.input_value()
-    refused = await support.request.post(f"{console_url}/partners/{partner_id}/users",
-                                         form={"csrf_token": token, "email": "sneaky@newquay-cabs.example"})
+    refused = await support.request.post(
+        f"{console_url}/partners/{partner_id}/users", form={"csrf_token": token, "email": "sneaky@newquay-cabs.example"}
+    )
     assert refused.status == 403

@@ -32,32 +32,52 @@ async def settle(services: Services) -> None:
 
 
 async def test_applied_rejected_and_cancelled_amendments_are_pushed(
-        http: httpx.AsyncClient, svc: Services, dispatcher: WebhookDispatcher,  # noqa: F811
-        receivers: Receivers, make_client: ClientFactory, make_partner: PartnerFactory) -> None:  # noqa: F811
+    http: httpx.AsyncClient,
+    svc: Services,  # noqa: F811
+    dispatcher: WebhookDispatcher,  # noqa: F811
+    receivers: Receivers,  # noqa: F811
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
     partner, _, _ = await make_partner(airports=("FLR",))
     _, key = await make_client()
     receiver = await receivers()
     await subscribe(http, key, receiver, EVENTS)
     applied = await book(http, key)
-    response = await http.patch(BOOKING, params={"reservation_no": applied["reservation_no"]},
-                                json={"passenger": {"surname": "Byron"}}, headers=bearer(key))
+    response = await http.patch(
+        BOOKING,
+        params={"reservation_no": applied["reservation_no"]},
+        json={"passenger": {"surname": "Byron"}},
+        headers=bearer(key),
+    )
     assert response.status_code == 202
     await settle(svc)
     partner.amend_status, partner.amend_message = "Error", "No driver free at that hour"
     rejected = await book(http, key)
-    await http.patch(BOOKING, params={"reservation_no": rejected["reservation_no"]},
-                     json={"travel_details": {"flight_number": "AZ1"}}, headers=bearer(key))
+    await http.patch(
+        BOOKING,
+        params={"reservation_no": rejected["reservation_no"]},
+        json={"travel_details": {"flight_number": "AZ1"}},
+        headers=bearer(key),
+    )
     await settle(svc)
     overtaken = await book(http, key)
-    await http.patch(BOOKING, params={"reservation_no": overtaken["reservation_no"]},
-                     json={"passenger": {"name": "Never"}}, headers=bearer(key))
-    await http.delete(BOOKING, params={"reservation_no": overtaken["reservation_no"], "cancellation_id": 1},
-                      headers=bearer(key))
+    await http.patch(
+        BOOKING,
+        params={"reservation_no": overtaken["reservation_no"]},
+        json={"passenger": {"name": "Never"}},
+        headers=bearer(key),
+    )
+    await http.delete(
+        BOOKING, params={"reservation_no": overtaken["reservation_no"], "cancellation_id": 1}, headers=bearer(key)
+    )
     await drain(dispatcher)
     got = {(d.body["data"]["booking"]["reservation_no"], d.body["type"]): d.body for d in receiver.received}
-    assert set(got) == {(applied["reservation_no"], "booking.amendment_applied"),
-                        (rejected["reservation_no"], "booking.amendment_rejected"),
-                        (overtaken["reservation_no"], "booking.amendment_rejected")}
+    assert set(got) == {
+        (applied["reservation_no"], "booking.amendment_applied"),
+        (rejected["reservation_no"], "booking.amendment_rejected"),
+        (overtaken["reservation_no"], "booking.amendment_rejected"),
+    }
     first = got[(applied["reservation_no"], "booking.amendment_applied")]["data"]["booking"]
     assert first["amendment"]["status"] == "APPLIED" and first["passenger"]["surname"] == "Byron"
     second = got[(rejected["reservation_no"], "booking.amendment_rejected")]["data"]["booking"]

@@ -20,8 +20,12 @@ ENDPOINTS = "/api/v1/booking-api/webhook-endpoints"
 
 
 async def test_outbox_list_and_retry_cover_client_webhook_deliveries(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, receivers: Receivers,  # noqa: F811
-    clock: ShiftedClock, plain_database_url: str,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    receivers: Receivers,  # noqa: F811
+    clock: ShiftedClock,
+    plain_database_url: str,
 ) -> None:
     client_id, key = await make_client()
     receiver = await receivers(status=500)
@@ -34,8 +38,9 @@ async def test_outbox_list_and_retry_cover_client_webhook_deliveries(
             clock.advance(timedelta(hours=3))
     finally:
         await dispatcher.sender.aclose()
-    listed = await asyncio.to_thread(run_cli, plain_database_url, "outbox", "list", "--failed", "--json",
-                                     "--limit", "1000")
+    listed = await asyncio.to_thread(
+        run_cli, plain_database_url, "outbox", "list", "--failed", "--json", "--limit", "1000"
+    )
     assert listed.exit_code == 0, listed.output
     [row] = [r for r in json.loads(listed.output) if r.get("event_id") == event_id]
     assert row["id"].startswith("w") and row["kind"] == "webhook:ping" and row["status"] == "failed"

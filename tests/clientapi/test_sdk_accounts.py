@@ -33,7 +33,9 @@ from transfers_sdk import (
 
 
 async def test_wallet_and_endpoint_management_through_the_sdk(
-    service: LiveServer, make_client: ClientFactory, receivers: Receivers,  # noqa: F811
+    service: LiveServer,
+    make_client: ClientFactory,
+    receivers: Receivers,  # noqa: F811
 ) -> None:
     _, key = await make_client(balance="12.34")
     receiver = await receivers()
@@ -41,8 +43,9 @@ async def test_wallet_and_endpoint_management_through_the_sdk(
         wallet = await api.get_wallet()
         assert (wallet.pay_type, wallet.currency, wallet.balance) == ("wallet", "EUR", Decimal("12.34"))
         entries = [e async for e in api.iter_wallet_entries(page_size=1)]
-        assert [(e.kind, e.amount, e.balance_after) for e in entries] == [("top_up", Decimal("12.34"),
-                                                                           Decimal("12.34"))]
+        assert [(e.kind, e.amount, e.balance_after) for e in entries] == [
+            ("top_up", Decimal("12.34"), Decimal("12.34"))
+        ]
         created = await api.create_webhook_endpoint(receiver.hook_url, ["booking.created"], description="sdk")
         assert created.secret and created.secret.startswith("whsec_") and created.events == ["booking.created"]
         receiver.secrets.append(created.secret)
@@ -71,7 +74,9 @@ async def test_wallet_and_endpoint_management_through_the_sdk(
 
 
 async def test_verify_webhook_accepts_only_the_signed_bytes_in_time(
-    service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
     receivers: Receivers,  # noqa: F811
 ) -> None:
     _, key = await make_client()

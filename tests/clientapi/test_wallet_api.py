@@ -27,8 +27,11 @@ ROME = ZoneInfo("Europe/Rome")
 
 
 async def search(http: httpx.AsyncClient, key: str) -> str:
-    body = search_body(pickup_location={"type": "AIRPORT", "iata_code": IATA}, pickup_datetime=future_local(tz=ROME),
-                       dropoff_location={"type": "POINT", "lat": 44.4949, "lng": 11.3426, "name": "Piazza Maggiore"})
+    body = search_body(
+        pickup_location={"type": "AIRPORT", "iata_code": IATA},
+        pickup_datetime=future_local(tz=ROME),
+        dropoff_location={"type": "POINT", "lat": 44.4949, "lng": 11.3426, "name": "Piazza Maggiore"},
+    )
     found = await http.post(SEARCH, json=body, headers=bearer(key))
     assert found.status_code == 200, found.text
     return str(found.json()["search_id"])
@@ -66,7 +69,10 @@ def assert_statement(balance: str, entries: list[dict[str, Any]]) -> None:
 
 
 async def test_a_wallet_and_its_statement_through_a_booking_its_cancel_and_a_top_up(
-    http: httpx.AsyncClient, db: Database, clock: ShiftedClock, make_client: ClientFactory,
+    http: httpx.AsyncClient,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
     make_partner: PartnerFactory,
 ) -> None:
     client_id, key = await make_client(balance="412.50")
@@ -84,8 +90,11 @@ async def test_a_wallet_and_its_statement_through_a_booking_its_cancel_and_a_top
     created = await http.post(BOOKING, json=booking_body(await search(http, key), "1"), headers=bearer(key))
     booking = created.json()["booking"]
     total = Decimal(booking["price"]["total"])
-    cancelled = await http.delete(BOOKING, params={"reservation_no": booking["reservation_no"],
-                                                   "cancellation_id": await reason_id(http, key)}, headers=bearer(key))
+    cancelled = await http.delete(
+        BOOKING,
+        params={"reservation_no": booking["reservation_no"], "cancellation_id": await reason_id(http, key)},
+        headers=bearer(key),
+    )
     assert cancelled.status_code == 200, cancelled.text
     await client_service.top_up(db, clock, client_id, Decimal("0.05"), actor="tests")
 
@@ -102,12 +111,18 @@ async def test_a_wallet_and_its_statement_through_a_booking_its_cancel_and_a_top
 async def test_a_reverse_api_client_has_no_wallet_to_show(http: httpx.AsyncClient, make_client: ClientFactory) -> None:
     _, key = await make_client(balance="0", pay_type="reverse_api")
     assert (await http.get(WALLET, headers=bearer(key))).json() == {
-        "pay_type": "reverse_api", "currency": None, "balance": None}
+        "pay_type": "reverse_api",
+        "currency": None,
+        "balance": None,
+    }
     assert (await http.get(ENTRIES, headers=bearer(key))).json() == {"data": [], "next_cursor": None}
 
 
 async def test_paging_filters_and_cursors_bound_to_the_client(
-    http: httpx.AsyncClient, db: Database, clock: ShiftedClock, make_client: ClientFactory,
+    http: httpx.AsyncClient,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
 ) -> None:
     client_id, key = await make_client(balance="1.00")
     for cents in range(1, 6):
@@ -129,21 +144,35 @@ async def test_paging_filters_and_cursors_bound_to_the_client(
     _, other_key = await make_client(balance="1.00")
     foreign = await http.get(ENTRIES, params={"cursor": first["next_cursor"]}, headers=bearer(other_key))
     assert foreign.status_code == 422 and foreign.json()["code"] == "INVALID_CURSOR"
-    list_cursor = await http.get("/api/v1/booking-api/bookings", params={"cursor": first["next_cursor"]},
-                                 headers=bearer(key))
+    list_cursor = await http.get(
+        "/api/v1/booking-api/bookings", params={"cursor": first["next_cursor"]}, headers=bearer(key)
+    )
     assert list_cursor.status_code == 422 and list_cursor.json()["code"] == "INVALID_CURSOR"
 
 
-@pytest.mark.parametrize(("params", "code"), [
-    ({"limit": "0"}, "INVALID_FILTER"), ({"limit": "101"}, "INVALID_FILTER"), ({"limit": "true"}, "INVALID_FILTER"),
-    ({"limit": "1.0"}, "INVALID_FILTER"), ({"limit": "٣"}, "INVALID_FILTER"), ({"limit": ""}, "INVALID_FILTER"),
-    ({"created_from": "yesterday"}, "INVALID_FILTER"), ({"created_from": "2026-01-01T00:00:00"}, "INVALID_FILTER"),
-    ({"created_from": "2026-02-01T00:00:00Z", "created_to": "2026-01-01T00:00:00Z"}, "INVALID_FILTER"),
-    ({"cursor": "x" * 5000}, "INVALID_CURSOR"), ({"cursor": "bm90LWEtY3Vyc29y"}, "INVALID_CURSOR"),
-    ({"cursor": ""}, "INVALID_CURSOR"), ({"cursor": "é"}, "INVALID_CURSOR"),
-])
+@pytest.mark.parametrize(
+    ("params", "code"),
+    [
+        ({"limit": "0"}, "INVALID_FILTER"),
+        ({"limit": "101"}, "INVALID_FILTER"),
+        ({"limit": "true"}, "INVALID_FILTER"),
+        ({"limit": "1.0"}, "INVALID_FILTER"),
+        ({"limit": "٣"}, "INVALID_FILTER"),
+        ({"limit": ""}, "INVALID_FILTER"),
+        ({"created_from": "yesterday"}, "INVALID_FILTER"),
+        ({"created_from": "2026-01-01T00:00:00"}, "INVALID_FILTER"),
+        ({"created_from": "2026-02-01T00:00:00Z", "created_to": "2026-01-01T00:00:00Z"}, "INVALID_FILTER"),
+        ({"cursor": "x" * 5000}, "INVALID_CURSOR"),
+        ({"cursor": "bm90LWEtY3Vyc29y"}, "INVALID_CURSOR"),
+        ({"cursor": ""}, "INVALID_CURSOR"),
+        ({"cursor": "é"}, "INVALID_CURSOR"),
+    ],
+)
 async def test_bad_queries_get_their_code_and_never_a_500(
-    http: httpx.AsyncClient, make_client: ClientFactory, params: dict[str, str], code: str,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    params: dict[str, str],
+    code: str,
 ) -> None:
     _, key = await make_client()
     response = await http.get(ENTRIES, params=params, headers=bearer(key))
@@ -158,7 +187,10 @@ async def test_no_key_no_wallet(http: httpx.AsyncClient) -> None:
 
 
 async def test_the_invariants_hold_while_creates_cancels_and_top_ups_race_on_one_wallet(
-    http: httpx.AsyncClient, db: Database, clock: ShiftedClock, make_client: ClientFactory,
+    http: httpx.AsyncClient,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
     make_partner: PartnerFactory,
 ) -> None:
     client_id, key = await make_client(balance="300.00")
@@ -172,8 +204,11 @@ async def test_the_invariants_hold_while_creates_cancels_and_top_ups_race_on_one
         for _ in range(6):
             created = await http.post(BOOKING, json=booking_body(search_id, "1"), headers=bearer(key))
             if created.status_code == 200:
-                await http.delete(BOOKING, params={"reservation_no": created.json()["booking"]["reservation_no"],
-                                                   "cancellation_id": reason}, headers=bearer(key))
+                await http.delete(
+                    BOOKING,
+                    params={"reservation_no": created.json()["booking"]["reservation_no"], "cancellation_id": reason},
+                    headers=bearer(key),
+                )
             else:
                 assert created.json()["code"] == 1101, created.text
 

@@ -14,19 +14,28 @@ from tests.servers import LiveServer
 from transfers.webhooks.delivery import WebhookDispatcher
 
 
-@pytest.mark.parametrize(("answer", "event", "surname"), [
-    ("Success", "booking.amendment_applied", "Byron"), ("Error", "booking.amendment_rejected", "Lovelace")])
+@pytest.mark.parametrize(
+    ("answer", "event", "surname"),
+    [("Success", "booking.amendment_applied", "Byron"), ("Error", "booking.amendment_rejected", "Lovelace")],
+)
 async def test_a_settled_amendment_is_an_event_in_sequence(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
-    receivers: Receivers, answer: str, event: str, surname: str,  # noqa: F811
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    receivers: Receivers,  # noqa: F811
+    answer: str,
+    event: str,
+    surname: str,
 ) -> None:
     partner, _, _ = await make_partner(amend_status=answer, **({"amend_message": "no"} if answer == "Error" else {}))
     _, key = await make_client()
     receiver = await receivers()
     await subscribe(http, key, receiver)
     booking = await book(http, key)
-    requested = await amend(http, key, booking["reservation_no"], {"passenger": {"surname": "Byron"},
-                                                                   "pickup_datetime": local(12)})
+    requested = await amend(
+        http, key, booking["reservation_no"], {"passenger": {"surname": "Byron"}, "pickup_datetime": local(12)}
+    )
     assert requested.status_code == 202, requested.text
     assert len(await amended_calls(service, partner)) == 1
     dispatcher = WebhookDispatcher(service.app.state.services)

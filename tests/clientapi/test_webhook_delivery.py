@@ -65,17 +65,20 @@ async def dispatcher(svc: Services) -> AsyncIterator[WebhookDispatcher]:
 
 
 async def subscribe(http: httpx.AsyncClient, key: str, receiver: Receiver, events: list[str] | None = None) -> str:
-    created = await http.post(ENDPOINTS, json={"url": receiver.hook_url, "events": events or ["*"]},
-                              headers=bearer(key))
+    created = await http.post(
+        ENDPOINTS, json={"url": receiver.hook_url, "events": events or ["*"]}, headers=bearer(key)
+    )
     assert created.status_code == 201, created.text
     receiver.secrets.append(created.json()["secret"])
     return str(created.json()["id"])
 
 
 async def book(http: httpx.AsyncClient, key: str) -> dict[str, Any]:
-    body = search_body(pickup_location={"type": "AIRPORT", "iata_code": IATA},
-                       pickup_datetime=future_local(tz=ZoneInfo("Europe/Rome")),
-                       dropoff_location={"type": "POINT", "lat": 43.7696, "lng": 11.2558, "name": "Duomo"})
+    body = search_body(
+        pickup_location={"type": "AIRPORT", "iata_code": IATA},
+        pickup_datetime=future_local(tz=ZoneInfo("Europe/Rome")),
+        dropoff_location={"type": "POINT", "lat": 43.7696, "lng": 11.2558, "name": "Duomo"},
+    )
     found = await http.post(SEARCH, json=body, headers=bearer(key))
     assert found.status_code == 200, found.text
     created = await http.post(BOOKING, json=booking_body(found.json()["search_id"], "1"), headers=bearer(key))
@@ -90,7 +93,10 @@ async def drain(dispatcher: WebhookDispatcher, rounds: int = 5) -> None:
 
 
 async def test_a_booking_story_arrives_in_sequence_signed_with_every_event_once(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, receivers: Receivers,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    receivers: Receivers,
     dispatcher: WebhookDispatcher,
 ) -> None:
     _, key = await make_client()
@@ -102,18 +108,31 @@ async def test_a_booking_story_arrives_in_sequence_signed_with_every_event_once(
 
     booking = await book(http, key)
     assert booking["status"] == "PENDING_APPROVAL"  # the partner answered within the request
-    approved = await http.put(REVERSE, json={"reservation_no": booking["reservation_no"], "status": "APPROVED",
-                                             "driver_info": DRIVER}, headers=bearer(partner_key))
+    approved = await http.put(
+        REVERSE,
+        json={"reservation_no": booking["reservation_no"], "status": "APPROVED", "driver_info": DRIVER},
+        headers=bearer(partner_key),
+    )
     assert approved.status_code == 200, approved.text
     reasons = (await http.get("/api/v1/booking-api/cancellation-reasons", headers=bearer(key))).json()
-    cancelled = await http.delete(BOOKING, params={"reservation_no": booking["reservation_no"],
-                                                   "cancellation_id": reasons[0]["id"]}, headers=bearer(key))
+    cancelled = await http.delete(
+        BOOKING,
+        params={"reservation_no": booking["reservation_no"], "cancellation_id": reasons[0]["id"]},
+        headers=bearer(key),
+    )
     assert cancelled.status_code == 200, cancelled.text
     await drain(dispatcher)
 
     got = sorted(receiver.of_type(), key=lambda d: d.body["data"]["sequence"])
-    story = [(d.body["type"], d.body["data"]["booking"]["status"], d.body["data"].get("previous_status"),
-              d.body["data"]["sequence"]) for d in got]
+    story = [
+        (
+            d.body["type"],
+            d.body["data"]["booking"]["status"],
+            d.body["data"].get("previous_status"),
+            d.body["data"]["sequence"],
+        )
+        for d in got
+    ]
     assert story == [
         ("booking.created", "PENDING", None, 1),
         ("booking.status_changed", "PENDING_APPROVAL", "PENDING", 2),
@@ -137,7 +156,10 @@ async def test_a_booking_story_arrives_in_sequence_signed_with_every_event_once(
 
 
 async def test_retries_keep_the_webhook_id_and_the_log_shows_them(
-    http: httpx.AsyncClient, make_client: ClientFactory, receivers: Receivers, dispatcher: WebhookDispatcher,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    receivers: Receivers,
+    dispatcher: WebhookDispatcher,
     clock: ShiftedClock,
 ) -> None:
     _, key = await make_client()
@@ -166,7 +188,10 @@ async def test_retries_keep_the_webhook_id_and_the_log_shows_them(
 
 
 async def test_rotation_signs_with_both_secrets_for_24_hours(
-    http: httpx.AsyncClient, make_client: ClientFactory, receivers: Receivers, dispatcher: WebhookDispatcher,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    receivers: Receivers,
+    dispatcher: WebhookDispatcher,
     clock: ShiftedClock,
 ) -> None:
     _, key = await make_client()
@@ -187,7 +212,10 @@ async def test_rotation_signs_with_both_secrets_for_24_hours(
 
 
 async def test_410_disables_the_endpoint_and_stops_its_deliveries(
-    http: httpx.AsyncClient, make_client: ClientFactory, receivers: Receivers, dispatcher: WebhookDispatcher,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    receivers: Receivers,
+    dispatcher: WebhookDispatcher,
 ) -> None:
     _, key = await make_client()
     receiver = await receivers(status=410)
@@ -209,8 +237,12 @@ async def test_410_disables_the_endpoint_and_stops_its_deliveries(
 
 
 async def test_a_hanging_endpoint_delays_neither_other_endpoints_nor_creates(
-    http: httpx.AsyncClient, svc: Services, make_client: ClientFactory, make_partner: PartnerFactory,
-    receivers: Receivers, dispatcher: WebhookDispatcher,
+    http: httpx.AsyncClient,
+    svc: Services,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    receivers: Receivers,
+    dispatcher: WebhookDispatcher,
 ) -> None:
     _, calm_key = await make_client()
     _, busy_key = await make_client()

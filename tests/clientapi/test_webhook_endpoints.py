@@ -35,7 +35,8 @@ async def listed(http: httpx.AsyncClient, key: str) -> list[dict[str, Any]]:
 
 
 async def test_create_shows_the_secret_once_and_the_endpoint_is_managed_by_its_client(
-    http: httpx.AsyncClient, make_client: ClientFactory,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
 ) -> None:
     _, key = await make_client()
     created = await create(http, key, events=["booking.created", "booking.status_changed"], description="ops")
@@ -49,8 +50,11 @@ async def test_create_shows_the_secret_once_and_the_endpoint_is_managed_by_its_c
     assert one.json() == {k: v for k, v in body.items() if k != "secret"}
     assert [e["id"] for e in await listed(http, key)] == [body["id"]]
 
-    patched = await http.patch(f"{ENDPOINTS}/{body['id']}", headers=bearer(key),
-                               json={"events": ["*"], "status": "disabled", "description": None})
+    patched = await http.patch(
+        f"{ENDPOINTS}/{body['id']}",
+        headers=bearer(key),
+        json={"events": ["*"], "status": "disabled", "description": None},
+    )
     assert patched.status_code == 200, patched.text
     assert patched.json()["events"] == ["*"] and patched.json()["status"] == "disabled"
     assert patched.json()["description"] is None and patched.json()["url"] == HOOK
@@ -69,14 +73,20 @@ async def test_create_shows_the_secret_once_and_the_endpoint_is_managed_by_its_c
 
 
 async def test_another_clients_endpoint_answers_exactly_like_a_missing_one(
-    http: httpx.AsyncClient, make_client: ClientFactory,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
 ) -> None:
     _, mine = await make_client()
     _, theirs = await make_client()
     endpoint = (await create(http, mine)).json()["id"]
-    for method, suffix, body in [("GET", "", None), ("PATCH", "", {"description": "x"}), ("DELETE", "", None),
-                                 ("POST", "/test", None), ("POST", "/rotate-secret", None),
-                                 ("GET", "/deliveries", None)]:
+    for method, suffix, body in [
+        ("GET", "", None),
+        ("PATCH", "", {"description": "x"}),
+        ("DELETE", "", None),
+        ("POST", "/test", None),
+        ("POST", "/rotate-secret", None),
+        ("GET", "/deliveries", None),
+    ]:
         foreign = await http.request(method, f"{ENDPOINTS}/{endpoint}{suffix}", json=body, headers=bearer(theirs))
         missing = await http.request(method, f"{ENDPOINTS}/we_0000{suffix}", json=body, headers=bearer(theirs))
         assert foreign.status_code == missing.status_code == 404, (method, suffix)
@@ -127,7 +137,10 @@ BAD_CREATES = [
 
 @pytest.mark.parametrize(("change", "code"), BAD_CREATES)
 async def test_bad_input_gets_its_code_and_writes_nothing(
-    http: httpx.AsyncClient, make_client: ClientFactory, change: dict[str, Any], code: str,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    change: dict[str, Any],
+    code: str,
 ) -> None:
     _, key = await make_client()
     refused = await create(http, key, **change)
@@ -168,13 +181,26 @@ async def guarded(database_url: str, workdir: Path) -> AsyncIterator[httpx.Async
     await server.stop()
 
 
-@pytest.mark.parametrize("url", [
-    "http://127.0.0.1:8080/hook", "http://localhost/hook", "http://10.1.2.3/hook", "http://192.168.0.10/",
-    "http://169.254.169.254/latest/meta-data", "http://[::1]/hook", "http://2130706433/", "http://0x7f000001/",
-    "http://[::ffff:127.0.0.1]/", "http://hooks.localhost/",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8080/hook",
+        "http://localhost/hook",
+        "http://10.1.2.3/hook",
+        "http://192.168.0.10/",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]/hook",
+        "http://2130706433/",
+        "http://0x7f000001/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://hooks.localhost/",
+    ],
+)
 async def test_private_addresses_are_refused_where_the_guard_is_on(
-    guarded: httpx.AsyncClient, http: httpx.AsyncClient, make_client: ClientFactory, url: str,
+    guarded: httpx.AsyncClient,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    url: str,
 ) -> None:
     _, key = await make_client()
     refused = await guarded.post(ENDPOINTS, json={"url": url, "events": ["*"]}, headers=bearer(key))
@@ -189,7 +215,8 @@ async def test_the_served_document_lists_the_endpoints_api_and_every_event(http:
     assert set(doc["webhooks"]) == {t.value for t in EventType}
     for item in doc["webhooks"].values():
         assert item["post"]["requestBody"]["content"]["application/json"]["schema"] == {
-            "$ref": "#/components/schemas/WebhookEvent"}
+            "$ref": "#/components/schemas/WebhookEvent"
+        }
     paths = doc["paths"]
     assert {"post", "get"} <= set(paths[ENDPOINTS])
     assert {"get", "patch", "delete"} <= set(paths[ENDPOINTS + "/{endpoint_id}"])

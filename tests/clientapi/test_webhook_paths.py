@@ -33,22 +33,34 @@ ROME = ZoneInfo("Europe/Rome")
 
 def story(receiver: Receiver, reservation_no: str) -> list[tuple[str, str, int]]:
     got = [d.body for d in receiver.of_type() if d.body["data"]["booking"]["reservation_no"] == reservation_no]
-    return sorted(((b["type"], b["data"]["booking"]["status"], b["data"]["sequence"]) for b in got),
-                  key=lambda item: item[2])
+    return sorted(
+        ((b["type"], b["data"]["booking"]["status"], b["data"]["sequence"]) for b in got), key=lambda item: item[2]
+    )
 
 
 async def test_the_expiry_job_and_the_info_sync_emit_their_events(
-    http: httpx.AsyncClient, svc: Services, dispatcher: WebhookDispatcher,  # noqa: F811
-    make_client: ClientFactory, make_partner: PartnerFactory, receivers: Receivers, clock: ShiftedClock,  # noqa: F811
+    http: httpx.AsyncClient,
+    svc: Services,  # noqa: F811
+    dispatcher: WebhookDispatcher,  # noqa: F811
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    receivers: Receivers,  # noqa: F811
+    clock: ShiftedClock,
 ) -> None:
     _, key = await make_client()
     partner, _, _ = await make_partner(airports=("FLR",), create_status="PENDING")
     receiver = await receivers()
     await subscribe(http, key, receiver)
     # The expiry job: a booking whose partner is down stays PENDING, then FAILS (refunded) at its deadline.
-    found = await http.post(SEARCH, headers=bearer(key), json=search_body(
-        pickup_location={"type": "AIRPORT", "iata_code": "FLR"}, pickup_datetime=future_local(tz=ROME),
-        dropoff_location={"type": "POINT", "lat": 43.7696, "lng": 11.2558, "name": "Duomo"}))
+    found = await http.post(
+        SEARCH,
+        headers=bearer(key),
+        json=search_body(
+            pickup_location={"type": "AIRPORT", "iata_code": "FLR"},
+            pickup_datetime=future_local(tz=ROME),
+            dropoff_location={"type": "POINT", "lat": 43.7696, "lng": 11.2558, "name": "Duomo"},
+        ),
+    )
     partner.mode, partner.status_code = "status", 503
     created = await http.post(BOOKING, json=booking_body(found.json()["search_id"], "1"), headers=bearer(key))
     failed = created.json()["booking"]
@@ -56,8 +68,10 @@ async def test_the_expiry_job_and_the_info_sync_emit_their_events(
     clock.advance(timedelta(hours=25))
     await scheduled.run_all(svc)
     await drain(dispatcher)
-    assert story(receiver, failed["reservation_no"]) == [("booking.created", "PENDING", 1),
-                                                         ("booking.status_changed", "FAILED", 2)]
+    assert story(receiver, failed["reservation_no"]) == [
+        ("booking.created", "PENDING", 1),
+        ("booking.status_changed", "FAILED", 2),
+    ]
     # The info sync: a PENDING_APPROVAL booking the partner reports APPROVED (with its driver).
     partner.mode, partner.info_status = "ok", "APPROVED"
     synced = await book(http, key)
@@ -66,13 +80,20 @@ async def test_the_expiry_job_and_the_info_sync_emit_their_events(
     await scheduled.run_all(svc)
     await drain(dispatcher)
     assert story(receiver, synced["reservation_no"]) == [
-        ("booking.created", "PENDING", 1), ("booking.status_changed", "PENDING_APPROVAL", 2),
-        ("booking.status_changed", "APPROVED", 3), ("booking.driver_updated", "APPROVED", 4)]
+        ("booking.created", "PENDING", 1),
+        ("booking.status_changed", "PENDING_APPROVAL", 2),
+        ("booking.status_changed", "APPROVED", 3),
+        ("booking.driver_updated", "APPROVED", 4),
+    ]
 
 
 async def test_events_past_the_retention_go_once_nothing_is_pending(
-    http: httpx.AsyncClient, svc: Services, dispatcher: WebhookDispatcher,  # noqa: F811
-    make_client: ClientFactory, receivers: Receivers, clock: ShiftedClock,  # noqa: F811
+    http: httpx.AsyncClient,
+    svc: Services,  # noqa: F811
+    dispatcher: WebhookDispatcher,  # noqa: F811
+    make_client: ClientFactory,
+    receivers: Receivers,  # noqa: F811
+    clock: ShiftedClock,
 ) -> None:
     _, key = await make_client()
     fine, down = await receivers(), await receivers(status=500)

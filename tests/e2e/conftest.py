@@ -22,9 +22,15 @@ APPROVE_AFTER = 0.5
 @pytest.fixture
 async def sandbox(database_url: str, workdir: Path, clock: ShiftedClock, db: Database) -> AsyncIterator[LiveServer]:
     port = free_port()
-    settings = make_settings(database_url, workdir, sandbox_partner=True, embedded_worker=True,
-                             sandbox_approve_after_seconds=APPROVE_AFTER, outbox_poll_seconds=0.1,
-                             public_base_url=f"http://127.0.0.1:{port}")
+    settings = make_settings(
+        database_url,
+        workdir,
+        sandbox_partner=True,
+        embedded_worker=True,
+        sandbox_approve_after_seconds=APPROVE_AFTER,
+        outbox_poll_seconds=0.1,
+        public_base_url=f"http://127.0.0.1:{port}",
+    )
     server = await LiveServer(create_app(settings, clock=clock, configure_logs=False), port=port).start()
     yield server
     await server.stop(graceful=True)
@@ -35,5 +41,3 @@ async def sandbox(database_url: str, workdir: Path, clock: ShiftedClock, db: Dat
             if partner.is_sandbox:
                 await partners_repo.set_status(conn, partner.partner_id, "disabled")
     assert svc.shutting_down is True
-
-

@@ -22,8 +22,9 @@ BOOKING = "/api/v1/booking-api/booking"
 
 async def poll(http: httpx.AsyncClient, key: str, reservation_no: str, wanted: str) -> dict[str, Any]:
     for _ in range(100):
-        booking: dict[str, Any] = (await http.get(BOOKING, params={"reservation_no": reservation_no},
-                                                  headers=bearer(key))).json()
+        booking: dict[str, Any] = (
+            await http.get(BOOKING, params={"reservation_no": reservation_no}, headers=bearer(key))
+        ).json()
         if booking["status"] == wanted:
             return booking
         await asyncio.sleep(0.05)
@@ -31,7 +32,9 @@ async def poll(http: httpx.AsyncClient, key: str, reservation_no: str, wanted: s
 
 
 async def test_sandbox_booking_is_approved_by_itself_and_cancel_refunds(
-    sandbox: LiveServer, make_client: ClientFactory, db: Database,
+    sandbox: LiveServer,
+    make_client: ClientFactory,
+    db: Database,
 ) -> None:
     client_id, key = await make_client(balance="300.00")
     async with httpx.AsyncClient(base_url=sandbox.url, timeout=30) as http:
@@ -40,8 +43,9 @@ async def test_sandbox_booking_is_approved_by_itself_and_cancel_refunds(
         assert {v["company"] for v in found["vehicles"]} == {"Sandbox Transfers Ltd"}
         assert {"SEDAN", "MINIVAN"} <= {v["type"] for v in found["vehicles"]}
         vehicle = found["vehicles"][0]
-        created = (await http.post(BOOKING, json=booking_body(found["search_id"], vehicle["vehicle_id"]),
-                                   headers=bearer(key))).json()
+        created = (
+            await http.post(BOOKING, json=booking_body(found["search_id"], vehicle["vehicle_id"]), headers=bearer(key))
+        ).json()
         booking = created["booking"]
         assert booking["status"] == "PENDING_APPROVAL"
         price = Decimal(booking["price"]["total"])
@@ -50,8 +54,9 @@ async def test_sandbox_booking_is_approved_by_itself_and_cancel_refunds(
         approved = await poll(http, key, booking["reservation_no"], "APPROVED")
         assert approved["driver"]["name"] and approved["driver"]["plate"]
         assert approved["meeting_point"]
-        cancel = await http.delete(BOOKING, params={"reservation_no": booking["reservation_no"],
-                                                    "cancellation_id": 2}, headers=bearer(key))
+        cancel = await http.delete(
+            BOOKING, params={"reservation_no": booking["reservation_no"], "cancellation_id": 2}, headers=bearer(key)
+        )
         assert cancel.json() == {"status": "Success", "message": "Booking cancelled successfully.", "data": []}
         assert await balance_of(db, client_id) == Decimal("300.00")
         svc: Services = sandbox.app.state.services
@@ -61,8 +66,13 @@ async def test_sandbox_booking_is_approved_by_itself_and_cancel_refunds(
 
                 from transfers.db.tables import outbox
 
-                rows = (await conn.execute(select(outbox.c.kind, outbox.c.status).where(
-                    outbox.c.payload["reservation_no"].as_string() == booking["reservation_no"]))).all()
+                rows = (
+                    await conn.execute(
+                        select(outbox.c.kind, outbox.c.status).where(
+                            outbox.c.payload["reservation_no"].as_string() == booking["reservation_no"]
+                        )
+                    )
+                ).all()
             if ("booking.update", "delivered") in {tuple(r) for r in rows}:
                 break
             await asyncio.sleep(0.05)

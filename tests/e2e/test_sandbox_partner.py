@@ -56,8 +56,14 @@ class FakeService:
     def app(self) -> Starlette:
         async def update(request: Request) -> JSONResponse:
             body = await request.json()
-            self.calls.append({"at": time.monotonic(), "authorization": request.headers.get("authorization"),
-                               "content_type": request.headers.get("content-type"), "body": body})
+            self.calls.append(
+                {
+                    "at": time.monotonic(),
+                    "authorization": request.headers.get("authorization"),
+                    "content_type": request.headers.get("content-type"),
+                    "body": body,
+                }
+            )
             ref = body.get("reservation_no", "")
             if self.fail_first.get(ref, 0) > 0:
                 self.fail_first[ref] -= 1
@@ -84,9 +90,15 @@ class Sandbox:
 
 
 def _config(service_url: str, **overrides: Any) -> SandboxPartnerConfig:
-    values: dict[str, Any] = {"service_url": service_url, "api_key": API_KEY, "signing_secret": SECRET,
-                              "outbound_token": TOKEN, "approve_after_seconds": APPROVE_AFTER,
-                              "reverse_retry_delays": (0.05, 0.1), "reverse_timeout_seconds": 2.0}
+    values: dict[str, Any] = {
+        "service_url": service_url,
+        "api_key": API_KEY,
+        "signing_secret": SECRET,
+        "outbound_token": TOKEN,
+        "approve_after_seconds": APPROVE_AFTER,
+        "reverse_retry_delays": (0.05, 0.1),
+        "reverse_timeout_seconds": 2.0,
+    }
     values.update(overrides)
     return SandboxPartnerConfig(**values)
 
@@ -118,14 +130,28 @@ def new_ref() -> str:
     return "TB-" + uuid.uuid4().hex[:8].upper()
 
 
-def create_body(ref: str, *, surname: str = "Lovelace", flight: str = "BA117", vehicle: str = "sedan",
-                extras: list[dict[str, Any]] | None = None, total: str | None = None) -> dict[str, Any]:
+def create_body(
+    ref: str,
+    *,
+    surname: str = "Lovelace",
+    flight: str = "BA117",
+    vehicle: str = "sedan",
+    extras: list[dict[str, Any]] | None = None,
+    total: str | None = None,
+) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "reservation_no": ref, "vehicle_id": vehicle,
+        "reservation_no": ref,
+        "vehicle_id": vehicle,
         "passenger_info": {"name": "Ada", "surname": surname, "email": "ada@example.com", "phone": "+447700900123"},
         "flight_info": {"flight_number": flight, "extra_requests": None},
-        "trip": {"from": LHR, "to": CITY, "date": DATE, "passengers": {"adult": 1, "children": 0, "infant": 0},
-                 "suitcase": 1, "small_bags": 0},
+        "trip": {
+            "from": LHR,
+            "to": CITY,
+            "date": DATE,
+            "passengers": {"adult": 1, "children": 0, "infant": 0},
+            "suitcase": 1,
+            "small_bags": 0,
+        },
         "extras": extras if extras is not None else [{"id": "child-seat", "quantity": 2}],
     }
     if total is not None:
@@ -140,8 +166,9 @@ async def search(client: PartnerClient, sandbox: Sandbox, to: dict[str, Any], ad
     return WireSearchAnswer.model_validate(result.body)
 
 
-async def create(client: PartnerClient, sandbox: Sandbox, body: dict[str, Any],
-                 webhook_id: str | None = None) -> tuple[int | None, Any]:
+async def create(
+    client: PartnerClient, sandbox: Sandbox, body: dict[str, Any], webhook_id: str | None = None
+) -> tuple[int | None, Any]:
     result = await client.call(sandbox.endpoint, "POST", "/booking/create", body, timeout=3, webhook_id=webhook_id)
     return result.http_status, result.body
 
@@ -151,8 +178,9 @@ async def info(client: PartnerClient, sandbox: Sandbox, ref: str) -> tuple[int |
     return result.http_status, result.body
 
 
-async def cancel(client: PartnerClient, sandbox: Sandbox, ref: str,
-                 status: str = "CANCELLED") -> tuple[int | None, Any]:
+async def cancel(
+    client: PartnerClient, sandbox: Sandbox, ref: str, status: str = "CANCELLED"
+) -> tuple[int | None, Any]:
     body = {"reservation_no": ref, "status": status, "cancel_reason": "Change of plans", "note": None}
     result = await client.call(sandbox.endpoint, "PUT", "/booking/update", body, timeout=3)
     return result.http_status, result.body
@@ -166,9 +194,13 @@ async def test_search_answer_is_valid_and_prices_grow_with_distance(client: Part
     for vehicle_id in {v.id for v in city.vehicles}:
         prices = [next(v.price for v in answer.vehicles if v.id == vehicle_id) for answer in (near, city, far)]
         assert prices[0] < prices[1] < prices[2], vehicle_id
-    reverse = await client.call(sandbox.endpoint, "POST", "/booking/search",
-                                search_request(pickup=CITY, dropoff=LHR, date=DATE, adult=1, children=0, infant=0),
-                                timeout=3)
+    reverse = await client.call(
+        sandbox.endpoint,
+        "POST",
+        "/booking/search",
+        search_request(pickup=CITY, dropoff=LHR, date=DATE, adult=1, children=0, infant=0),
+        timeout=3,
+    )
     assert WireSearchAnswer.model_validate(reverse.body).distance_km == city.distance_km
     group = await search(client, sandbox, CITY, adult=12)
     assert [v.type for v in group.vehicles] == ["MINIBUS"]
@@ -183,8 +215,12 @@ async def test_create_dedupes_by_webhook_id_and_by_reservation_no(client: Partne
     answer = WireCreateAnswer.model_validate(first[1])
     assert answer.status == "PENDING" and answer.reservation_no and answer.reservation_no.startswith("SBX-")
     assert first[1]["booking_details"]["price"] == {"total": total, "currency": "EUR"}
-    assert first[1]["booking_details"]["vehicle"] == {"id": "sedan", "make": "Toyota", "model": "Corolla Hybrid",
-                                                      "type": "SEDAN"}
+    assert first[1]["booking_details"]["vehicle"] == {
+        "id": "sedan",
+        "make": "Toyota",
+        "model": "Corolla Hybrid",
+        "type": "SEDAN",
+    }
     again = await create(client, sandbox, create_body(ref, total=total), webhook_id="msg_dedupe_1")
     other_delivery = await create(client, sandbox, create_body(ref, vehicle="luxury"), webhook_id="msg_dedupe_2")
     concurrent = await asyncio.gather(*(create(client, sandbox, create_body(ref)) for _ in range(5)))
@@ -195,8 +231,9 @@ async def test_create_dedupes_by_webhook_id_and_by_reservation_no(client: Partne
 
 async def _raw(sandbox: Sandbox, method: str, path: str, body: bytes, headers: dict[str, str]) -> httpx.Response:
     async with httpx.AsyncClient(base_url=sandbox.server.url) as http:
-        return await http.request(method, path, content=body or None,
-                                  headers={"Content-Type": "application/json", **headers})
+        return await http.request(
+            method, path, content=body or None, headers={"Content-Type": "application/json", **headers}
+        )
 
 
 @pytest.mark.parametrize("case", ["unsigned", "bad_signature", "wrong_token", "no_token", "stale", "other_secret"])
@@ -212,8 +249,12 @@ async def test_unauthenticated_calls_get_401(sandbox: Sandbox, case: str) -> Non
         "stale": {**token, **signature_headers(SECRET, body, timestamp=int(time.time()) - 3600)},
         "other_secret": {**token, **signature_headers(new_signing_secret(), body)},
     }[case]
-    for method, path, payload in (("POST", "/booking/create", body), ("POST", "/booking/search", body),
-                                  ("GET", "/booking/info/TB-X", b""), ("PUT", "/booking/update", body)):
+    for method, path, payload in (
+        ("POST", "/booking/create", body),
+        ("POST", "/booking/search", body),
+        ("GET", "/booking/info/TB-X", b""),
+        ("PUT", "/booking/update", body),
+    ):
         if case in ("bad_signature", "stale", "other_secret", "wrong_token", "no_token") and payload != body:
             continue  # those headers were made for ``body``; GET is covered by the unsigned case
         response = await _raw(sandbox, method, path, payload, headers)
@@ -344,8 +385,11 @@ async def test_partner_cancel_and_no_show_triggers(
     await create(client, sandbox, create_body(no_show_ref, flight="XX0000"))
     calls = await fake[0].wait_for(cancel_ref, count=2)
     assert [c["body"]["status"] for c in calls] == ["APPROVED", "CANCELLED"]
-    assert calls[1]["body"] == {"reservation_no": cancel_ref, "status": "CANCELLED",
-                                "cancel_reason": "Driver unavailable"}
+    assert calls[1]["body"] == {
+        "reservation_no": cancel_ref,
+        "status": "CANCELLED",
+        "cancel_reason": "Driver unavailable",
+    }
     assert calls[1]["at"] - calls[0]["at"] >= APPROVE_AFTER - 0.05
     assert (await info(client, sandbox, cancel_ref))[1]["status"] == "CANCELLED"
     no_show = (await info(client, sandbox, no_show_ref))[1]

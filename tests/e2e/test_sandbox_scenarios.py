@@ -27,8 +27,9 @@ BOOKING = "/api/v1/booking-api/booking"
 START = Decimal("500.00")
 
 
-async def book(http: httpx.AsyncClient, key: str, *, surname: str = "Lovelace",
-               flight: str = "BA117") -> tuple[dict[str, Any], Decimal]:
+async def book(
+    http: httpx.AsyncClient, key: str, *, surname: str = "Lovelace", flight: str = "BA117"
+) -> tuple[dict[str, Any], Decimal]:
     found = (await http.post("/api/v1/booking-api/search", json=search_body(), headers=bearer(key))).json()
     body = booking_body(found["search_id"], 1)
     body["passenger"]["surname"] = surname
@@ -38,13 +39,15 @@ async def book(http: httpx.AsyncClient, key: str, *, surname: str = "Lovelace",
 
 
 async def read(http: httpx.AsyncClient, key: str, reservation_no: str) -> dict[str, Any]:
-    answer: dict[str, Any] = (await http.get(BOOKING, params={"reservation_no": reservation_no},
-                                             headers=bearer(key))).json()
+    answer: dict[str, Any] = (
+        await http.get(BOOKING, params={"reservation_no": reservation_no}, headers=bearer(key))
+    ).json()
     return answer
 
 
-async def wait_for(http: httpx.AsyncClient, key: str, reservation_no: str, status: str,
-                   seconds: float = 8.0) -> dict[str, Any]:
+async def wait_for(
+    http: httpx.AsyncClient, key: str, reservation_no: str, status: str, seconds: float = 8.0
+) -> dict[str, Any]:
     deadline = asyncio.get_running_loop().time() + seconds
     while True:
         booking = await read(http, key, reservation_no)
@@ -62,8 +65,14 @@ async def http(sandbox: LiveServer) -> Any:
 
 
 def test_every_trigger_is_tested_here() -> None:
-    tested = {Scenario.DECLINE, Scenario.SLOW_APPROVE, Scenario.PARTNER_DOWN, Scenario.PARTNER_CANCEL,
-              Scenario.NO_SHOW, Scenario.NO_AMEND}
+    tested = {
+        Scenario.DECLINE,
+        Scenario.SLOW_APPROVE,
+        Scenario.PARTNER_DOWN,
+        Scenario.PARTNER_CANCEL,
+        Scenario.NO_SHOW,
+        Scenario.NO_AMEND,
+    }
     assert set(SCENARIOS) == tested
 
 
@@ -74,8 +83,9 @@ async def test_decline(http: httpx.AsyncClient, make_client: ClientFactory, db: 
     assert await balance_of(db, client_id) == START
 
 
-async def test_partner_down_until_retried(http: httpx.AsyncClient, make_client: ClientFactory, db: Database,
-                                          clock: ShiftedClock) -> None:
+async def test_partner_down_until_retried(
+    http: httpx.AsyncClient, make_client: ClientFactory, db: Database, clock: ShiftedClock
+) -> None:
     client_id, key = await make_client(balance=str(START))
     booking, price = await book(http, key, surname="PARTNERDOWN")
     assert booking["status"] == "PENDING"  # first attempt: 503
@@ -90,7 +100,10 @@ async def test_partner_down_until_retried(http: httpx.AsyncClient, make_client: 
 
 
 async def test_slow_approve_is_caught_up_by_reconciliation(
-    http: httpx.AsyncClient, sandbox: LiveServer, make_client: ClientFactory, clock: ShiftedClock,
+    http: httpx.AsyncClient,
+    sandbox: LiveServer,
+    make_client: ClientFactory,
+    clock: ShiftedClock,
 ) -> None:
     _, key = await make_client(balance=str(START))
     slow, _ = await book(http, key, surname="SLOWAPPROVE")
@@ -107,7 +120,9 @@ async def test_slow_approve_is_caught_up_by_reconciliation(
 
 
 async def test_partner_cancels_after_approval_and_the_wallet_is_refunded(
-    http: httpx.AsyncClient, make_client: ClientFactory, db: Database,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    db: Database,
 ) -> None:
     client_id, key = await make_client(balance=str(START))
     booking, price = await book(http, key, surname="PARTNERCANCEL")
@@ -119,7 +134,11 @@ async def test_partner_cancels_after_approval_and_the_wallet_is_refunded(
 
 
 async def test_no_show_is_still_charged_and_completes(
-    http: httpx.AsyncClient, sandbox: LiveServer, make_client: ClientFactory, db: Database, clock: ShiftedClock,
+    http: httpx.AsyncClient,
+    sandbox: LiveServer,
+    make_client: ClientFactory,
+    db: Database,
+    clock: ShiftedClock,
 ) -> None:
     client_id, key = await make_client(balance=str(START))
     booking, price = await book(http, key, flight="XX0000")
@@ -136,8 +155,9 @@ async def test_no_show_is_still_charged_and_completes(
     assert await balance_of(db, client_id) == START - price  # a no-show is not refunded
 
 
-async def wait_for_amendment(http: httpx.AsyncClient, key: str, reservation_no: str, status: str,
-                             seconds: float = 8.0) -> dict[str, Any]:
+async def wait_for_amendment(
+    http: httpx.AsyncClient, key: str, reservation_no: str, status: str, seconds: float = 8.0
+) -> dict[str, Any]:
     deadline = asyncio.get_running_loop().time() + seconds
     while True:
         booking = await read(http, key, reservation_no)
@@ -148,8 +168,7 @@ async def wait_for_amendment(http: httpx.AsyncClient, key: str, reservation_no: 
         await asyncio.sleep(0.05)
 
 
-async def test_amendments_are_accepted_except_for_noamend(http: httpx.AsyncClient,
-                                                         make_client: ClientFactory) -> None:
+async def test_amendments_are_accepted_except_for_noamend(http: httpx.AsyncClient, make_client: ClientFactory) -> None:
     """issue 15: the sandbox partner accepts amendments (the worker delivers the AMENDED update),
     and refuses every amendment of a booking whose passenger surname is NOAMEND."""
     _, key = await make_client(balance=str(START))
@@ -157,8 +176,12 @@ async def test_amendments_are_accepted_except_for_noamend(http: httpx.AsyncClien
     refused, _ = await book(http, key, surname="NOAMEND")
     for booking in (accepted, refused):
         await wait_for(http, key, booking["reservation_no"], "APPROVED")
-        response = await http.patch(BOOKING, params={"reservation_no": booking["reservation_no"]},
-                                    json={"travel_details": {"flight_number": "BA999"}}, headers=bearer(key))
+        response = await http.patch(
+            BOOKING,
+            params={"reservation_no": booking["reservation_no"]},
+            json={"travel_details": {"flight_number": "BA999"}},
+            headers=bearer(key),
+        )
         assert response.status_code == 202, response.text
     applied = await wait_for_amendment(http, key, accepted["reservation_no"], "APPLIED")
     assert applied["flight_number"] == "BA999"
@@ -167,14 +190,19 @@ async def test_amendments_are_accepted_except_for_noamend(http: httpx.AsyncClien
     assert rejected["flight_number"] == "BA117"
 
 
-async def test_sandbox_vehicles_carry_realistic_cancellation_policies(http: httpx.AsyncClient,
-                                                                     make_client: ClientFactory) -> None:
+async def test_sandbox_vehicles_carry_realistic_cancellation_policies(
+    http: httpx.AsyncClient, make_client: ClientFactory
+) -> None:
     _, key = await make_client(balance=str(START))
     found = (await http.post("/api/v1/booking-api/search", json=search_body(), headers=bearer(key))).json()
     policies = {v["type"]: v["cancellation_policy"]["tiers"] for v in found["vehicles"]}
-    assert policies["LUXURY"] == [{"hours_before_pickup": 48, "fee_percent": 0},
-                                  {"hours_before_pickup": 24, "fee_percent": 50},
-                                  {"hours_before_pickup": 0, "fee_percent": 100}]
-    assert policies["SEDAN"] == [{"hours_before_pickup": 24, "fee_percent": 0},
-                                 {"hours_before_pickup": 0, "fee_percent": 100}]
+    assert policies["LUXURY"] == [
+        {"hours_before_pickup": 48, "fee_percent": 0},
+        {"hours_before_pickup": 24, "fee_percent": 50},
+        {"hours_before_pickup": 0, "fee_percent": 100},
+    ]
+    assert policies["SEDAN"] == [
+        {"hours_before_pickup": 24, "fee_percent": 0},
+        {"hours_before_pickup": 0, "fee_percent": 100},
+    ]
     assert all(v["cancellation_policy"]["free_until"] for v in found["vehicles"])  # 10 days ahead: still free

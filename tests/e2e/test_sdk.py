@@ -65,16 +65,24 @@ DRIVER = {"name": "Lucia Driver", "phone": "+34600111222", "plate": "4321 XYZ"}
 
 async def approve_later(http: httpx.AsyncClient, partner_key: str, reservation_no: str, delay: float = 0.3) -> None:
     await asyncio.sleep(delay)
-    body = {"reservation_no": reservation_no, "status": "APPROVED", "driver_info": DRIVER,
-            "meeting_point": "Arrivals hall, exit B"}
+    body = {
+        "reservation_no": reservation_no,
+        "status": "APPROVED",
+        "driver_info": DRIVER,
+        "meeting_point": "Arrivals hall, exit B",
+    }
     response = await http.put(REVERSE_UPDATE, json=body, headers=bearer(partner_key))
     assert response.status_code == 200, response.text
 
 
 # ---- against the real service ---------------------------------------------------------------------
 
+
 async def test_async_client_search_book_read_list_wait_and_cancel(
-    service: LiveServer, http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory,
+    service: LiveServer,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
 ) -> None:
     _, key = await make_client()
     _, _, partner_key = await make_partner(airports=("VLC",), create_status="PENDING")
@@ -83,23 +91,37 @@ async def test_async_client_search_book_read_list_wait_and_cancel(
         assert reasons and [r.position for r in reasons] == sorted(r.position for r in reasons)
         assert all(isinstance(r.id, int) and r.name for r in reasons)
 
-        found = await api.search(pickup_datetime=future_local(tz=MADRID), pickup=Airport("VLC"), dropoff=VALENCIA,
-                                 adult=2, children=1)
+        found = await api.search(
+            pickup_datetime=future_local(tz=MADRID), pickup=Airport("VLC"), dropoff=VALENCIA, adult=2, children=1
+        )
         assert found.search_id and found.distance_km is not None and found.distance_km > 0
         car = found.vehicles[0]
         assert (car.make, car.model, car.type) == ("Toyota", "Corolla", "SEDAN")
         assert car.price == Decimal("40.00") and isinstance(car.max_passengers, int)
         assert [(e.name, e.price, e.pricing_type) for e in car.extra_services] == [
-            ("Child seat", Decimal("5.00"), "PER_ITEM"), ("Meet & greet", Decimal("12.5"), "PER_BOOKING")]
+            ("Child seat", Decimal("5.00"), "PER_ITEM"),
+            ("Meet & greet", Decimal("12.5"), "PER_BOOKING"),
+        ]
         # the plain-dict body gives the same kind of answer
-        again = await api.search({"pickup_datetime": future_local(tz=MADRID),
-                                  "pickup_location": {"type": "AIRPORT", "iata_code": "VLC"},
-                                  "dropoff_location": VALENCIA.to_json(), "travelers": {"adult": 1}})
+        again = await api.search(
+            {
+                "pickup_datetime": future_local(tz=MADRID),
+                "pickup_location": {"type": "AIRPORT", "iata_code": "VLC"},
+                "dropoff_location": VALENCIA.to_json(),
+                "travelers": {"adult": 1},
+            }
+        )
         assert again.search_id != found.search_id and again.vehicles
 
-        booking = await api.create_booking(found.search_id, car.vehicle_id, PASSENGER, TRAVEL, suitcase=1,
-                                           small_bags=1, extra_services=[{"id": car.extra_services[0].id,
-                                                                          "quantity": 2}])
+        booking = await api.create_booking(
+            found.search_id,
+            car.vehicle_id,
+            PASSENGER,
+            TRAVEL,
+            suitcase=1,
+            small_bags=1,
+            extra_services=[{"id": car.extra_services[0].id, "quantity": 2}],
+        )
         assert isinstance(booking, Booking)
         assert booking.status is BookingStatus.PENDING_APPROVAL and booking.is_cancelable and not booking.is_final
         assert booking.price.total == Decimal("50.00") and booking.price.currency == "EUR"
@@ -128,19 +150,25 @@ async def test_async_client_search_book_read_list_wait_and_cancel(
         # a final status ends the wait at once, whatever the interval
         assert (await api.wait_until_approved(booking.reservation_no, interval=3600)).status is BookingStatus.CANCELLED
         assert [b.status for b in (await api.list_bookings(status=[BookingStatus.CANCELLED])).bookings] == [
-            BookingStatus.CANCELLED]
+            BookingStatus.CANCELLED
+        ]
 
 
 async def test_sync_client_does_the_same_from_a_thread(
-    service: LiveServer, http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory,
+    service: LiveServer,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
 ) -> None:
     _, key = await make_client()
     _, _, partner_key = await make_partner(airports=("SVQ",), create_status="PENDING")
     api = TransfersClient(service.url + "/api/v1/", key)  # the spec's form of the address works too
     try:
+
         def book() -> tuple[Booking, int]:
-            found = api.search(pickup_datetime=datetime.now(UTC) + timedelta(days=7), pickup=Airport("SVQ"),
-                               dropoff=SEVILLE, adult=1)
+            found = api.search(
+                pickup_datetime=datetime.now(UTC) + timedelta(days=7), pickup=Airport("SVQ"), dropoff=SEVILLE, adult=1
+            )
             booking = api.create_booking(found.search_id, int(found.vehicles[0].vehicle_id), PASSENGER, TRAVEL)
             assert api.get_booking(booking.reservation_no) == booking
             return booking, api.cancellation_reasons()[-1].id
@@ -163,15 +191,20 @@ async def test_sync_client_does_the_same_from_a_thread(
 
 
 async def test_iterating_follows_the_cursor_and_filters(
-    service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
 ) -> None:
     _, key = await make_client()
     await make_partner(airports=("BIO",), create_status="APPROVED", driver=DRIVER)
     async with AsyncTransfersClient(service.url, key) as api:
-        found = await api.search(pickup_datetime=future_local(days=3, tz=MADRID), pickup=BILBAO.to_json(),
-                                 dropoff=Airport("BIO"), adult=1)  # point to airport works too
-        made = [(await api.create_booking(found.search_id, found.vehicles[0].vehicle_id, PASSENGER, TRAVEL))
-                for _ in range(5)]
+        found = await api.search(
+            pickup_datetime=future_local(days=3, tz=MADRID), pickup=BILBAO.to_json(), dropoff=Airport("BIO"), adult=1
+        )  # point to airport works too
+        made = [
+            (await api.create_booking(found.search_id, found.vehicles[0].vehicle_id, PASSENGER, TRAVEL))
+            for _ in range(5)
+        ]
         newest_first = [b.reservation_no for b in reversed(made)]
         assert [b.reservation_no async for b in api.iter_bookings(page_size=2)] == newest_first
         first = await api.list_bookings(limit=3)
@@ -193,7 +226,10 @@ async def test_iterating_follows_the_cursor_and_filters(
 
 
 async def test_typed_errors_carry_codes_and_request_ids(
-    service: LiveServer, make_client: ClientFactory, db: Database, clock: ShiftedClock,
+    service: LiveServer,
+    make_client: ClientFactory,
+    db: Database,
+    clock: ShiftedClock,
 ) -> None:
     _, key = await make_client()
     sleeps: list[float] = []
@@ -233,13 +269,16 @@ async def test_typed_errors_carry_codes_and_request_ids(
 
 
 async def test_idempotency_key_replays_and_refuses_reuse(
-    service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
 ) -> None:
     _, key = await make_client(balance="100.00")
     await make_partner(airports=("VLC",), create_status="APPROVED", driver=DRIVER)
     async with AsyncTransfersClient(service.url, key) as api:
-        found = await api.search(pickup_datetime=future_local(tz=MADRID), pickup=Airport("VLC"), dropoff=VALENCIA,
-                                 adult=1)
+        found = await api.search(
+            pickup_datetime=future_local(tz=MADRID), pickup=Airport("VLC"), dropoff=VALENCIA, adult=1
+        )
         vehicle = found.vehicles[0].vehicle_id
         chosen = f"order-{uuid.uuid4()}"
         first = await api.create_booking(found.search_id, vehicle, PASSENGER, TRAVEL, idempotency_key=chosen)
@@ -253,13 +292,16 @@ async def test_idempotency_key_replays_and_refuses_reuse(
 
 
 async def test_waiting_gives_up_at_the_timeout(
-    service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
 ) -> None:
     _, key = await make_client()
     await make_partner(airports=("SVQ",), create_status="PENDING")
     async with AsyncTransfersClient(service.url, key) as api:
-        found = await api.search(pickup_datetime=future_local(tz=MADRID), pickup=Airport("SVQ"), dropoff=SEVILLE,
-                                 adult=1)
+        found = await api.search(
+            pickup_datetime=future_local(tz=MADRID), pickup=Airport("SVQ"), dropoff=SEVILLE, adult=1
+        )
         booking = await api.create_booking(found.search_id, found.vehicles[0].vehicle_id, PASSENGER, TRAVEL)
         with pytest.raises(WaitTimedOut) as timed_out:
             await api.wait_until_approved(booking.reservation_no, interval=0.05, timeout=0.3)
@@ -274,14 +316,23 @@ async def test_waiting_gives_up_at_the_timeout(
 # ---- retries, against a scripted server -----------------------------------------------------------
 
 SAMPLE_BOOKING: dict[str, Any] = {
-    "reservation_no": "TB-7K3M9Q2X", "status": "PENDING", "pickup_location": {"name": "Heathrow", "type": "AIRPORT"},
+    "reservation_no": "TB-7K3M9Q2X",
+    "status": "PENDING",
+    "pickup_location": {"name": "Heathrow", "type": "AIRPORT"},
     "dropoff_location": {"name": "Trafalgar Square", "type": "POINT"},
-    "pickup_datetime": "2026-12-01T14:30:00+00:00", "flight_number": "BA117",
+    "pickup_datetime": "2026-12-01T14:30:00+00:00",
+    "flight_number": "BA117",
     "passengers": {"adult": 2, "children": 0, "infant": 0},
     "passenger": {"name": "Ada", "surname": "Lovelace", "email": "ada@example.com", "phone": "+447911123456"},
-    "vehicle": {"make": "Toyota", "model": "Corolla", "type": "SEDAN"}, "price": {"total": "45.00", "currency": "EUR"},
-    "distance_km": 24, "booking_type": "ONEWAY", "is_cancelable": False, "extra_services": [], "driver": None,
-    "meeting_point": None, "created_at": "2026-11-20T10:00:00+00:00",
+    "vehicle": {"make": "Toyota", "model": "Corolla", "type": "SEDAN"},
+    "price": {"total": "45.00", "currency": "EUR"},
+    "distance_km": 24,
+    "booking_type": "ONEWAY",
+    "is_cancelable": False,
+    "extra_services": [],
+    "driver": None,
+    "meeting_point": None,
+    "created_at": "2026-11-20T10:00:00+00:00",
 }
 CREATED = {"status": "Success", "booking": SAMPLE_BOOKING}
 CANCELLED = {"status": "Success", "message": "Booking cancelled successfully.", "data": []}
@@ -307,12 +358,23 @@ class Scripted:
 
     def app(self) -> Starlette:
         async def handle(request: Request) -> Response:
-            self.seen.append(Seen(request.method, request.url.path, request.url.query,
-                                  {k.lower(): v for k, v in request.headers.items()}, await request.body()))
+            self.seen.append(
+                Seen(
+                    request.method,
+                    request.url.path,
+                    request.url.query,
+                    {k.lower(): v for k, v in request.headers.items()},
+                    await request.body(),
+                )
+            )
             status, headers, payload = self.answers[min(len(self.seen), len(self.answers)) - 1]
             content = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-            return Response(content, status_code=status, headers={"X-Request-ID": f"req-{len(self.seen)}", **headers},
-                            media_type="application/json")
+            return Response(
+                content,
+                status_code=status,
+                headers={"X-Request-ID": f"req-{len(self.seen)}", **headers},
+                media_type="application/json",
+            )
 
         return Starlette(routes=[Route("/{path:path}", handle, methods=["GET", "POST", "PUT", "DELETE"])])
 
@@ -341,8 +403,13 @@ async def test_create_is_retried_after_503_with_the_same_key_and_bytes() -> None
     assert keys[0] is not None and keys == [keys[0]] * 3 and uuid.UUID(keys[0]).version == 4
     assert len({s.body for s in script.seen}) == 1
     assert json.loads(script.seen[0].body) == {
-        "search_id": "s-1", "vehicle_id": "1", "suitcase": 1, "small_bags": 0, "passenger": PASSENGER,
-        "travel_details": TRAVEL}
+        "search_id": "s-1",
+        "vehicle_id": "1",
+        "suitcase": 1,
+        "small_bags": 0,
+        "passenger": PASSENGER,
+        "travel_details": TRAVEL,
+    }
     assert all(s.headers["authorization"] == "Bearer tk_key" for s in script.seen)
     assert all(s.headers["content-type"] == "application/json" for s in script.seen)
     # exponential backoff with jitter: the n-th wait lies in [0.5, 1] x 0.5 x 2^n seconds
@@ -367,12 +434,18 @@ async def test_429_honours_retry_after_and_keeps_the_callers_key() -> None:
     assert sleeps == [0.0]
     assert script.keys() == ["cancel-TB-7K3M9Q2X", "cancel-TB-7K3M9Q2X"]
     assert {(s.method, s.path, s.query) for s in script.seen} == {
-        ("DELETE", "/api/v1/booking-api/booking", "reservation_no=TB-7K3M9Q2X&cancellation_id=3&note=plans+changed")}
+        ("DELETE", "/api/v1/booking-api/booking", "reservation_no=TB-7K3M9Q2X&cancellation_id=3&note=plans+changed")
+    }
 
 
 async def test_reads_are_retried_and_the_budget_is_bounded() -> None:
-    script = Scripted([(500, {}, {"status": "Error", "code": "INTERNAL_ERROR", "message": "boom"}),
-                       (503, {"Retry-After": "1"}, UNAVAILABLE), (200, {}, SAMPLE_BOOKING)])
+    script = Scripted(
+        [
+            (500, {}, {"status": "Error", "code": "INTERNAL_ERROR", "message": "boom"}),
+            (503, {"Retry-After": "1"}, UNAVAILABLE),
+            (200, {}, SAMPLE_BOOKING),
+        ]
+    )
     sleeps, sleep = recorder()
     async with serving(script.app()) as server, AsyncTransfersClient(server.url, "tk_key", sleep=sleep) as api:
         assert (await api.get_booking("TB-7K3M9Q2X")).reservation_no == "TB-7K3M9Q2X"
@@ -404,21 +477,34 @@ async def test_a_long_retry_after_is_not_waited_out() -> None:
     assert len(script.seen) == 1 and sleeps == []
 
 
-@pytest.mark.parametrize(("answer", "error", "code"), [
-    ((422, {}, {"status": "Error", "code": 1004, "message": "VEHICLE_ID_INVALID"}), ValidationFailed, 1004),
-    ((409, {}, {"status": "Error", "code": "IDEMPOTENCY_KEY_IN_USE", "message": "running"}), IdempotencyConflict,
-     "IDEMPOTENCY_KEY_IN_USE"),
-    ((401, {}, {"status": "Error", "code": "UNAUTHENTICATED", "message": "no"}), AuthenticationError,
-     "UNAUTHENTICATED"),
-    ((400, {}, {"status": "Error", "code": "MALFORMED_JSON", "message": "no"}), InvalidRequest, "MALFORMED_JSON"),
-    ((400, {}, {"status": "Error", "code": "IDEMPOTENCY_KEY_INVALID", "message": "no"}), InvalidRequest,
-     "IDEMPOTENCY_KEY_INVALID"),
-    ((404, {}, b"not json"), ApiError, "HTTP_404"),
-    ((200, {}, b"<html>captive portal</html>"), UnexpectedResponse, None),
-    ((200, {}, {"status": "Success", "booking": {"reservation_no": "TB-1"}}), UnexpectedResponse, None),
-])
-async def test_other_answers_are_never_retried(answer: tuple[int, dict[str, str], Any],
-                                               error: type[TransfersError], code: object) -> None:
+@pytest.mark.parametrize(
+    ("answer", "error", "code"),
+    [
+        ((422, {}, {"status": "Error", "code": 1004, "message": "VEHICLE_ID_INVALID"}), ValidationFailed, 1004),
+        (
+            (409, {}, {"status": "Error", "code": "IDEMPOTENCY_KEY_IN_USE", "message": "running"}),
+            IdempotencyConflict,
+            "IDEMPOTENCY_KEY_IN_USE",
+        ),
+        (
+            (401, {}, {"status": "Error", "code": "UNAUTHENTICATED", "message": "no"}),
+            AuthenticationError,
+            "UNAUTHENTICATED",
+        ),
+        ((400, {}, {"status": "Error", "code": "MALFORMED_JSON", "message": "no"}), InvalidRequest, "MALFORMED_JSON"),
+        (
+            (400, {}, {"status": "Error", "code": "IDEMPOTENCY_KEY_INVALID", "message": "no"}),
+            InvalidRequest,
+            "IDEMPOTENCY_KEY_INVALID",
+        ),
+        ((404, {}, b"not json"), ApiError, "HTTP_404"),
+        ((200, {}, b"<html>captive portal</html>"), UnexpectedResponse, None),
+        ((200, {}, {"status": "Success", "booking": {"reservation_no": "TB-1"}}), UnexpectedResponse, None),
+    ],
+)
+async def test_other_answers_are_never_retried(
+    answer: tuple[int, dict[str, str], Any], error: type[TransfersError], code: object
+) -> None:
     script = Scripted([answer, (200, {}, CREATED)])
     sleeps, sleep = recorder()
     async with serving(script.app()) as server, AsyncTransfersClient(server.url, "tk_key", sleep=sleep) as api:
@@ -452,8 +538,9 @@ async def test_network_failures_are_retried_then_reported() -> None:
             raise httpx.ReadTimeout("the answer was lost", request=request)
         return httpx.Response(200, json=CREATED)
 
-    with TransfersClient("http://sdk.test", "tk_key", transport=httpx.MockTransport(flaky),
-                         sleep=sleeps.append) as sync_api:
+    with TransfersClient(
+        "http://sdk.test", "tk_key", transport=httpx.MockTransport(flaky), sleep=sleeps.append
+    ) as sync_api:
         assert sync_api.create_booking("s-1", 1, PASSENGER, TRAVEL).reservation_no == "TB-7K3M9Q2X"
     assert len(attempts) == 2
     assert attempts[0].headers["idempotency-key"] == attempts[1].headers["idempotency-key"]

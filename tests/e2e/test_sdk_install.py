@@ -37,16 +37,18 @@ print(json.dumps({
 
 
 async def run(*argv: str, cwd: Path) -> str:
-    process = await asyncio.create_subprocess_exec(*argv, cwd=cwd, stdout=asyncio.subprocess.PIPE,
-                                                   stderr=asyncio.subprocess.PIPE)
+    process = await asyncio.create_subprocess_exec(
+        *argv, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
     out, err = await asyncio.wait_for(process.communicate(), timeout=300)
     assert process.returncode == 0, (argv, err.decode()[-2000:])
     return out.decode()
 
 
 @pytest.mark.slow
-async def test_the_sdk_installs_alone_and_calls_the_service(tmp_path: Path, service: LiveServer,
-                                                             make_client: ClientFactory) -> None:
+async def test_the_sdk_installs_alone_and_calls_the_service(
+    tmp_path: Path, service: LiveServer, make_client: ClientFactory
+) -> None:
     venv = tmp_path / "venv"
     await run(sys.executable, "-m", "venv", str(venv), cwd=tmp_path)
     python = str(venv / "bin" / "python")
@@ -56,8 +58,18 @@ async def test_the_sdk_installs_alone_and_calls_the_service(tmp_path: Path, serv
     report = json.loads(await run(python, "-c", PROBE, service.url, key, ",".join(SERVER_PARTS), cwd=tmp_path))
     installed = set(report["installed"])
     assert {"transfers-sdk", "httpx"} <= installed
-    assert not installed & {"transfers", "fastapi", "starlette", "sqlalchemy", "asyncpg", "aiosqlite",
-                            "pydantic", "uvicorn", "alembic", "aiohttp"}, installed
+    assert not installed & {
+        "transfers",
+        "fastapi",
+        "starlette",
+        "sqlalchemy",
+        "asyncpg",
+        "aiosqlite",
+        "pydantic",
+        "uvicorn",
+        "alembic",
+        "aiohttp",
+    }, installed
     assert report["importable"] == dict.fromkeys(SERVER_PARTS, False)
     assert report["loaded"] == []
     assert report["reasons"], "the installed SDK read the cancellation reasons from the service"

@@ -31,13 +31,24 @@ MAX_EXAMPLES = "15"
 @pytest.fixture
 def served(plain_database_url: str, workdir: Path) -> Iterator[tuple[str, dict[str, str]]]:
     port = free_port()
-    env = {**os.environ, "TRANSFERS_DATABASE_URL": plain_database_url,
-           "TRANSFERS_SECRET_KEY": "test-secret-key-not-for-production", "TRANSFERS_SANDBOX_PARTNER": "1",
-           "TRANSFERS_SANDBOX_APPROVE_AFTER_SECONDS": "1", "TRANSFERS_LOG_LEVEL": "WARNING",
-           "TRANSFERS_RATE_LIMIT_PER_MINUTE": "1000000", "TRANSFERS_RATE_LIMIT_BURST": "1000000"}
+    env = {
+        **os.environ,
+        "TRANSFERS_DATABASE_URL": plain_database_url,
+        "TRANSFERS_SECRET_KEY": "test-secret-key-not-for-production",
+        "TRANSFERS_SANDBOX_PARTNER": "1",
+        "TRANSFERS_SANDBOX_APPROVE_AFTER_SECONDS": "1",
+        "TRANSFERS_LOG_LEVEL": "WARNING",
+        "TRANSFERS_RATE_LIMIT_PER_MINUTE": "1000000",
+        "TRANSFERS_RATE_LIMIT_BURST": "1000000",
+    }
     log = (workdir / f"schemathesis-serve-{port}.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "transfers.cli.main", "serve", "--port", str(port)],  # noqa: S603
-                            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
+    proc = subprocess.Popen(  # noqa: S603
+        [sys.executable, "-m", "transfers.cli.main", "serve", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=workdir,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(200):
@@ -81,15 +92,38 @@ def test_schemathesis_finds_nothing(served: tuple[str, dict[str, str]], workdir:
     assert st, "schemathesis is part of the test extra"
     created = subprocess.run(
         [sys.executable, "-m", "transfers.cli.main", "clients", "create", "--name", "Fuzzer", "--balance", "100000"],
-        capture_output=True, text=True, check=True, cwd=workdir, env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=workdir,
+        env=env,
     )
     key = created.stdout.strip().split('"api_key": "')[1].split('"')[0]
     result = subprocess.run(  # noqa: S603
-        [st, "run", f"{url}/openapi.json", "-H", f"Authorization: Bearer {key}",
-         "--checks", "all", "--exclude-checks", "positive_data_acceptance",
-         "--max-examples", MAX_EXAMPLES, "--seed", SEED, "--request-timeout", "10", "--max-failures", "20",
-         "--no-color"],
-        capture_output=True, text=True, timeout=600, cwd=workdir,
+        [
+            st,
+            "run",
+            f"{url}/openapi.json",
+            "-H",
+            f"Authorization: Bearer {key}",
+            "--checks",
+            "all",
+            "--exclude-checks",
+            "positive_data_acceptance",
+            "--max-examples",
+            MAX_EXAMPLES,
+            "--seed",
+            SEED,
+            "--request-timeout",
+            "10",
+            "--max-failures",
+            "20",
+            "--no-color",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=workdir,
     )
     summary = result.stdout[-3000:]
     print(summary)

@@ -32,14 +32,19 @@ class HostedFactory:
         self.box = SecretBox(resolve_secret_key(settings))
         self.partner_ids: list[int] = []
 
-    async def __call__(self, *, airports: tuple[str, ...], card: dict[str, Any] | None = None, markup: str = "0",
-                       name: str = "Hosted Cars Ltd") -> int:
+    async def __call__(
+        self,
+        *,
+        airports: tuple[str, ...],
+        card: dict[str, Any] | None = None,
+        markup: str = "0",
+        name: str = "Hosted Cars Ltd",
+    ) -> int:
         made = await hosted_service.register_hosted_partner(
-            self.db, self.clock, self.box, name=name, airports=airports, markup_percent=Decimal(markup),
-            actor="tests")
+            self.db, self.clock, self.box, name=name, airports=airports, markup_percent=Decimal(markup), actor="tests"
+        )
         self.partner_ids.append(made.partner_id)
-        await hosted_service.set_rate_card(self.db, self.clock, made.partner_id, card or example_card(),
-                                           actor="tests")
+        await hosted_service.set_rate_card(self.db, self.clock, made.partner_id, card or example_card(), actor="tests")
         return made.partner_id
 
     async def close(self) -> None:

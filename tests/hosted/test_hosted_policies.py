@@ -17,7 +17,8 @@ CARD_POLICY = [{"hours_before_pickup": 72, "fee_percent": 0}, {"hours_before_pic
 
 
 async def test_the_card_policy_is_sold_and_an_amendment_is_accepted_in_process(
-        http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_hosted: HostedFactory) -> None:
+    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_hosted: HostedFactory
+) -> None:
     _, key = await make_client(balance="500.00")
     await make_hosted(airports=("EDI",), name="Hosted Edinburgh", card=example_card(cancellation_policy=CARD_POLICY))
     found = await search_at(http, key, "EDI", point=POINT)
@@ -26,13 +27,18 @@ async def test_the_card_policy_is_sold_and_an_amendment_is_accepted_in_process(
     created = await http.post(BOOKING, json=booking_body(found["search_id"], sedan["vehicle_id"]), headers=bearer(key))
     booking = created.json()["booking"]
     assert booking["cancellation_policy"]["tiers"] == CARD_POLICY
-    response = await http.patch(BOOKING, params={"reservation_no": booking["reservation_no"]},
-                                json={"travel_details": {"flight_number": "EZY42"}}, headers=bearer(key))
+    response = await http.patch(
+        BOOKING,
+        params={"reservation_no": booking["reservation_no"]},
+        json={"travel_details": {"flight_number": "EZY42"}},
+        headers=bearer(key),
+    )
     assert response.status_code == 202, response.text
     for _ in range(10):
         await svc_of(service).dispatcher.run_once(limit=200)  # type: ignore[union-attr]
-        current = (await http.get(BOOKING, params={"reservation_no": booking["reservation_no"]},
-                                  headers=bearer(key))).json()
+        current = (
+            await http.get(BOOKING, params={"reservation_no": booking["reservation_no"]}, headers=bearer(key))
+        ).json()
         if current["amendment"]["status"] != "PENDING":
             break
     assert current["amendment"]["status"] == "APPLIED" and current["flight_number"] == "EZY42"

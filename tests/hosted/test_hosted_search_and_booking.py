@@ -26,10 +26,12 @@ BOOKING = "/api/v1/booking-api/booking"
 MAN_CENTRE = {"type": "POINT", "lat": 53.4808, "lng": -2.2426, "name": "Piccadilly Gardens, Manchester"}
 
 
-async def search_at(http: httpx.AsyncClient, key: str, iata: str, *, point: dict[str, Any] | None = None,
-                    **overrides: Any) -> dict[str, Any]:
-    body = search_body(pickup_location={"type": "AIRPORT", "iata_code": iata},
-                       dropoff_location=point or MAN_CENTRE, **overrides)
+async def search_at(
+    http: httpx.AsyncClient, key: str, iata: str, *, point: dict[str, Any] | None = None, **overrides: Any
+) -> dict[str, Any]:
+    body = search_body(
+        pickup_location={"type": "AIRPORT", "iata_code": iata}, dropoff_location=point or MAN_CENTRE, **overrides
+    )
     response = await http.post(SEARCH, json=body, headers=bearer(key))
     assert response.status_code == 200, response.text
     answer: dict[str, Any] = response.json()
@@ -41,7 +43,10 @@ def company(answer: dict[str, Any], name: str) -> list[dict[str, Any]]:
 
 
 async def test_a_hosted_partner_answers_in_the_same_fan_out_with_its_markup(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, make_hosted: HostedFactory,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    make_hosted: HostedFactory,
 ) -> None:
     _, key = await make_client()
     await make_partner(airports=("MAN",), name="Server Cars")
@@ -52,23 +57,35 @@ async def test_a_hosted_partner_answers_in_the_same_fan_out_with_its_markup(
     server = company(found, "Server Cars")
     assert hosted and server  # both in one answer
     # sedan: max(40.00, 10 + 1.20 x 14 = 26.80) = 40.00, +10 % = 44.00; van: max(60, 20 + 1.8 x 14 = 45.2) = 60 -> 66
-    assert [(v["type"], v["price"], v["currency"]) for v in hosted] == [("SEDAN", 44.0, "EUR"),
-                                                                        ("MINIVAN", 66.0, "EUR")]
+    assert [(v["type"], v["price"], v["currency"]) for v in hosted] == [
+        ("SEDAN", 44.0, "EUR"),
+        ("MINIVAN", 66.0, "EUR"),
+    ]
     sedan = hosted[0]
     assert (sedan["make"], sedan["model"], sedan["max_passengers"], sedan["suitcases"]) == (
-        "Toyota", "Corolla", "3", "2")
+        "Toyota",
+        "Corolla",
+        "3",
+        "2",
+    )
     assert [(e["name"], e["price"], e["pricing_type"]) for e in sedan["extra_services"]] == [
-        ("Child seat", 8.8, "PER_ITEM"), ("Meet & greet", 13.2, "PER_BOOKING")]
+        ("Child seat", 8.8, "PER_ITEM"),
+        ("Meet & greet", 13.2, "PER_BOOKING"),
+    ]
     prices = [v["price"] for v in found["vehicles"]]
     assert prices == sorted(prices)  # sorted with everyone else's
     # the card's cancellation policy is sold with every vehicle of the card (DECISIONS 14 and 16)
-    assert sedan["cancellation_policy"]["tiers"] == [{"hours_before_pickup": 24, "fee_percent": 0},
-                                                     {"hours_before_pickup": 0, "fee_percent": 100}]
+    assert sedan["cancellation_policy"]["tiers"] == [
+        {"hours_before_pickup": 24, "fee_percent": 0},
+        {"hours_before_pickup": 0, "fee_percent": 100},
+    ]
     assert sedan["cancellation_policy"]["free_until"] is not None
 
 
 async def test_party_size_currency_and_night_surcharge(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_hosted: HostedFactory,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
 ) -> None:
     _, eur = await make_client()
     _, gbp = await make_client(currency="GBP")
@@ -82,25 +99,40 @@ async def test_party_size_currency_and_night_surcharge(
 
 
 async def test_blackout_dates_and_lead_time_in_the_airports_zone(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_hosted: HostedFactory,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
 ) -> None:
     _, key = await make_client()
     day = future_local(days=12)[:10]
-    await make_hosted(airports=("EDI",), card=example_card(blackout_dates=[day], min_lead_hours=72),
-                      name="Hosted Edinburgh")
+    await make_hosted(
+        airports=("EDI",), card=example_card(blackout_dates=[day], min_lead_hours=72), name="Hosted Edinburgh"
+    )
     point = {"type": "POINT", "lat": 55.9533, "lng": -3.1883, "name": "Edinburgh"}
-    assert company(await search_at(http, key, "EDI", point=point, pickup_datetime=f"{day} 00:05"),
-                   "Hosted Edinburgh") == []
-    assert company(await search_at(http, key, "EDI", point=point, pickup_datetime=f"{day} 23:55"),
-                   "Hosted Edinburgh") == []
-    assert company(await search_at(http, key, "EDI", point=point, pickup_datetime=future_local(days=13)),
-                   "Hosted Edinburgh")
-    assert company(await search_at(http, key, "EDI", point=point, pickup_datetime=future_local(days=2)),
-                   "Hosted Edinburgh") == []  # under 72 h ahead
+    assert (
+        company(await search_at(http, key, "EDI", point=point, pickup_datetime=f"{day} 00:05"), "Hosted Edinburgh")
+        == []
+    )
+    assert (
+        company(await search_at(http, key, "EDI", point=point, pickup_datetime=f"{day} 23:55"), "Hosted Edinburgh")
+        == []
+    )
+    assert company(
+        await search_at(http, key, "EDI", point=point, pickup_datetime=future_local(days=13)), "Hosted Edinburgh"
+    )
+    assert (
+        company(
+            await search_at(http, key, "EDI", point=point, pickup_datetime=future_local(days=2)), "Hosted Edinburgh"
+        )
+        == []
+    )  # under 72 h ahead
 
 
 async def test_booking_waits_in_new_without_any_http_call_and_mails_the_partner(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_hosted: HostedFactory, db: Database,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
+    db: Database,
 ) -> None:
     client_id, key = await make_client(balance="500.00")
     partner_id = await make_hosted(airports=("NCL",), name="Hosted Newcastle")
@@ -115,17 +147,26 @@ async def test_booking_waits_in_new_without_any_http_call_and_mails_the_partner(
     row = await row_of(db, booking["reservation_no"])
     async with db.read() as conn:
         messages = (await conn.execute(select(outbox).where(outbox.c.booking_id == row["id"]))).mappings().all()
-        mails = (await conn.execute(select(partner_emails).where(partner_emails.c.booking_id == row["id"]))
-                 ).mappings().all()
-        seats = (await conn.execute(select(hosted_capacity.c.booked).where(
-            hosted_capacity.c.partner_id == partner_id))).scalars().all()
+        mails = (
+            (await conn.execute(select(partner_emails).where(partner_emails.c.booking_id == row["id"])))
+            .mappings()
+            .all()
+        )
+        seats = (
+            (await conn.execute(select(hosted_capacity.c.booked).where(hosted_capacity.c.partner_id == partner_id)))
+            .scalars()
+            .all()
+        )
     assert [(m["kind"], m["status"], m["attempts"]) for m in messages] == [("booking.create", "delivered", 1)]
     assert [(m["kind"], m["status"]) for m in mails] == [("booking.new", "pending")]
     assert seats == [1]
 
 
 async def test_the_last_seat_goes_to_one_booking_and_a_cancellation_gives_it_back(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_hosted: HostedFactory, db: Database,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
+    db: Database,
 ) -> None:
     client_id, key = await make_client(balance="500.00")
     card = example_card()
@@ -137,36 +178,47 @@ async def test_the_last_seat_goes_to_one_booking_and_a_cancellation_gives_it_bac
     sedan_1 = company(first_search, "Hosted Liverpool")[0]
     sedan_2 = company(second_search, "Hosted Liverpool")[0]
     assert sedan_1["type"] == sedan_2["type"] == "SEDAN"
-    won = await http.post(BOOKING, json=booking_body(first_search["search_id"], sedan_1["vehicle_id"]),
-                          headers=bearer(key))
+    won = await http.post(
+        BOOKING, json=booking_body(first_search["search_id"], sedan_1["vehicle_id"]), headers=bearer(key)
+    )
     assert won.status_code == 200
     balance = await balance_of(db, client_id)
-    lost = await http.post(BOOKING, json=booking_body(second_search["search_id"], sedan_2["vehicle_id"]),
-                           headers=bearer(key))
+    lost = await http.post(
+        BOOKING, json=booking_body(second_search["search_id"], sedan_2["vehicle_id"]), headers=bearer(key)
+    )
     assert lost.status_code == 409
     assert lost.json()["code"] == "VEHICLE_UNAVAILABLE"
     assert await balance_of(db, client_id) == balance  # nothing written, nothing charged
     assert [v["type"] for v in company(await search_at(http, key, "LPL", point=point), "Hosted Liverpool")] == [
-        "MINIVAN"]  # a full vehicle is not offered
+        "MINIVAN"
+    ]  # a full vehicle is not offered
     reservation = won.json()["booking"]["reservation_no"]
-    cancelled = await http.delete(BOOKING, params={"reservation_no": reservation, "cancellation_id": 1},
-                                  headers=bearer(key))
+    cancelled = await http.delete(
+        BOOKING, params={"reservation_no": reservation, "cancellation_id": 1}, headers=bearer(key)
+    )
     assert cancelled.status_code == 200, cancelled.text
     assert [v["type"] for v in company(await search_at(http, key, "LPL", point=point), "Hosted Liverpool")] == [
-        "SEDAN", "MINIVAN"]  # the seat is free again
+        "SEDAN",
+        "MINIVAN",
+    ]  # the seat is free again
 
 
 async def test_unaccepted_bookings_are_declined_and_refunded(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_hosted: HostedFactory,
-    db: Database, clock: ShiftedClock,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
+    db: Database,
+    clock: ShiftedClock,
 ) -> None:
     client_id, key = await make_client(balance="500.00")
     await make_hosted(airports=("SOU",), name="Hosted Southampton")
     point = {"type": "POINT", "lat": 50.9097, "lng": -1.4044, "name": "Southampton"}
     found = await search_at(http, key, "SOU", point=point)
     sedan = company(found, "Hosted Southampton")[0]
-    created = (await http.post(BOOKING, json=booking_body(found["search_id"], sedan["vehicle_id"]),
-                               headers=bearer(key))).json()["booking"]
+    created = (
+        await http.post(BOOKING, json=booking_body(found["search_id"], sedan["vehicle_id"]), headers=bearer(key))
+    ).json()["booking"]
     svc = svc_of(service)
     clock.advance(timedelta(hours=3, minutes=59))
     assert (await scheduled.run_all(svc))["auto_declined"] == 0
@@ -180,8 +232,12 @@ async def test_unaccepted_bookings_are_declined_and_refunded(
 
 
 async def test_a_booking_close_to_pickup_is_declined_two_hours_before(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_hosted: HostedFactory,
-    db: Database, clock: ShiftedClock,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
+    db: Database,
+    clock: ShiftedClock,
 ) -> None:
     _, key = await make_client(balance="500.00")
     await make_hosted(airports=("EXT",), card=example_card(min_lead_hours=0), name="Hosted Exeter")
@@ -189,8 +245,9 @@ async def test_a_booking_close_to_pickup_is_declined_two_hours_before(
     soon = (datetime.now(UTC) + timedelta(hours=3)).astimezone(LONDON).strftime("%Y-%m-%d %H:%M")
     found = await search_at(http, key, "EXT", point=point, pickup_datetime=soon)
     sedan = company(found, "Hosted Exeter")[0]
-    created = (await http.post(BOOKING, json=booking_body(found["search_id"], sedan["vehicle_id"]),
-                               headers=bearer(key))).json()["booking"]
+    created = (
+        await http.post(BOOKING, json=booking_body(found["search_id"], sedan["vehicle_id"]), headers=bearer(key))
+    ).json()["booking"]
     svc = svc_of(service)
     await scheduled.run_all(svc)
     assert (await row_of(db, created["reservation_no"]))["status"] == "PENDING_APPROVAL"
@@ -200,7 +257,10 @@ async def test_a_booking_close_to_pickup_is_declined_two_hours_before(
 
 
 async def test_a_card_edit_changes_the_next_search(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_hosted: HostedFactory, db: Database,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
+    db: Database,
     clock: ShiftedClock,
 ) -> None:
     from transfers.hosted import service as hosted_service
@@ -218,7 +278,10 @@ async def test_a_card_edit_changes_the_next_search(
 
 
 async def test_a_date_blacked_out_after_the_search_cannot_be_booked(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_hosted: HostedFactory, db: Database,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
+    db: Database,
     clock: ShiftedClock,
 ) -> None:
     from transfers.hosted import service as hosted_service
@@ -229,8 +292,7 @@ async def test_a_date_blacked_out_after_the_search_cannot_be_booked(
     pickup = future_local(days=15)
     found = await search_at(http, key, "CWL", point=point, pickup_datetime=pickup)
     sedan = company(found, "Hosted Cardiff")[0]
-    await hosted_service.set_rate_card(db, clock, partner_id, example_card(blackout_dates=[pickup[:10]]),
-                                       actor="tests")
+    await hosted_service.set_rate_card(db, clock, partner_id, example_card(blackout_dates=[pickup[:10]]), actor="tests")
     refused = await http.post(BOOKING, json=booking_body(found["search_id"], sedan["vehicle_id"]), headers=bearer(key))
     assert refused.status_code == 409 and refused.json()["code"] == "VEHICLE_UNAVAILABLE"
     assert await balance_of(db, client_id) == Decimal("300.00")

@@ -79,8 +79,9 @@ async def worker_services(service: LiveServer, clock: ShiftedClock, port: int) -
 async def emails_of(db: Database, reservation_no: str) -> list[dict[str, Any]]:
     booking_id = (await row_of(db, reservation_no))["id"]
     async with db.read() as conn:
-        rows = await conn.execute(select(partner_emails).where(partner_emails.c.booking_id == booking_id)
-                                  .order_by(partner_emails.c.id))
+        rows = await conn.execute(
+            select(partner_emails).where(partner_emails.c.booking_id == booking_id).order_by(partner_emails.c.id)
+        )
         return [dict(r._mapping) for r in rows]
 
 
@@ -94,8 +95,13 @@ async def book_hosted(http: httpx.AsyncClient, key: str, iata: str, name: str) -
 
 
 async def test_one_mail_per_new_booking_and_cancellation_never_twice(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_hosted: HostedFactory,
-    db: Database, clock: ShiftedClock, smtp: tuple[Inbox, int],
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
+    db: Database,
+    clock: ShiftedClock,
+    smtp: tuple[Inbox, int],
 ) -> None:
     inbox, port = smtp
     _, key = await make_client()
@@ -108,8 +114,15 @@ async def test_one_mail_per_new_booking_and_cancellation_never_twice(
     # a re-delivery of the same create (at-least-once outbox) does not queue a second e-mail
     booking_id = (await row_of(db, no))["id"]
     async with db.read() as conn:
-        created = OutboxMessage.from_row((await conn.execute(select(outbox).where(
-            outbox.c.booking_id == booking_id, outbox.c.kind == "booking.create"))).mappings().one())
+        created = OutboxMessage.from_row(
+            (
+                await conn.execute(
+                    select(outbox).where(outbox.c.booking_id == booking_id, outbox.c.kind == "booking.create")
+                )
+            )
+            .mappings()
+            .one()
+        )
     for _ in range(2):
         async with db.write() as conn:
             await mail.enqueue(conn, created, "booking.new", clock.now())
@@ -117,8 +130,7 @@ async def test_one_mail_per_new_booking_and_cancellation_never_twice(
     async with worker_services(service, clock, port) as svc:
         await mail.send_due(svc)
         await mail.send_due(svc)  # a second run finds nothing to send
-        cancelled = await http.delete(BOOKING, params={"reservation_no": no, "cancellation_id": 1},
-                                      headers=bearer(key))
+        cancelled = await http.delete(BOOKING, params={"reservation_no": no, "cancellation_id": 1}, headers=bearer(key))
         assert cancelled.status_code == 200
         # The client's cancellation reaches the hosted partner through the outbox, in-process.
         assert svc_of(service).dispatcher is not None
@@ -133,17 +145,24 @@ async def test_one_mail_per_new_booking_and_cancellation_never_twice(
     body = first.get_payload()
     assert isinstance(body, str) and f"/partner/bookings/{no}" in body and "EMA local time" in body
     assert [(e["kind"], e["status"], e["attempts"]) for e in await emails_of(db, no)] == [
-        ("booking.new", "sent", 1), ("booking.cancelled", "sent", 1)]
+        ("booking.new", "sent", 1),
+        ("booking.cancelled", "sent", 1),
+    ]
 
 
 async def test_retried_while_the_smtp_server_is_down(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_hosted: HostedFactory,
-    db: Database, clock: ShiftedClock,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
+    db: Database,
+    clock: ShiftedClock,
 ) -> None:
     _, key = await make_client()
     partner_id = await make_hosted(airports=("HUY",), name="Hosted Humberside")
-    await create_partner_user(db, clock, partner_id=partner_id, email="desk@humber-cars.example", password=None,
-                              actor="tests")
+    await create_partner_user(
+        db, clock, partner_id=partner_id, email="desk@humber-cars.example", password=None, actor="tests"
+    )
     booking = await book_hosted(http, key, "HUY", "Hosted Humberside")
     no = booking["reservation_no"]
     port = free_port()  # nothing listens here yet
@@ -165,46 +184,61 @@ async def test_retried_while_the_smtp_server_is_down(
         finally:
             controller.stop()
     assert [m["Subject"] for _, m in inbox.messages if no in m["Subject"]] == [
-        f"New booking {no}: please accept or decline"]
+        f"New booking {no}: please accept or decline"
+    ]
     (sent,) = await emails_of(db, no)
     assert (sent["status"], sent["attempts"]) == ("sent", 2)
 
 
 async def test_without_smtp_url_the_mail_is_logged_not_sent(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_hosted: HostedFactory,
-    db: Database, clock: ShiftedClock,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
+    db: Database,
+    clock: ShiftedClock,
 ) -> None:
     from structlog.testing import capture_logs
 
     _, key = await make_client()
     partner_id = await make_hosted(airports=("LBA",), name="Hosted Leeds")
-    await create_partner_user(db, clock, partner_id=partner_id, email="ops@leeds-cars.example", password=None,
-                              actor="tests")
+    await create_partner_user(
+        db, clock, partner_id=partner_id, email="ops@leeds-cars.example", password=None, actor="tests"
+    )
     booking = await book_hosted(http, key, "LBA", "Hosted Leeds")
     svc = svc_of(service)
     assert svc.settings.smtp_url == ""
     with capture_logs() as logs:
         await mail.send_due(svc)
-    assert any(e["event"] == "partner_email_not_sent" and e.get("reservation_no") == booking["reservation_no"]
-               for e in logs)
+    assert any(
+        e["event"] == "partner_email_not_sent" and e.get("reservation_no") == booking["reservation_no"] for e in logs
+    )
     assert [(e["status"], e["recipients"]) for e in await emails_of(db, booking["reservation_no"])] == [
-        ("logged", ["ops@leeds-cars.example"])]
+        ("logged", ["ops@leeds-cars.example"])
+    ]
     await asyncio.sleep(0)
 
 
 async def test_an_amendment_is_taken_in_process_and_mailed(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_hosted: HostedFactory,
-    db: Database, clock: ShiftedClock, smtp: tuple[Inbox, int],
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
+    db: Database,
+    clock: ShiftedClock,
+    smtp: tuple[Inbox, int],
 ) -> None:
     inbox, port = smtp
     _, key = await make_client()
     partner_id = await make_hosted(airports=("BOH",), name="Hosted Bournemouth")
-    await create_partner_user(db, clock, partner_id=partner_id, email="desk@bournemouth-cars.example", password=None,
-                              actor="tests")
+    await create_partner_user(
+        db, clock, partner_id=partner_id, email="desk@bournemouth-cars.example", password=None, actor="tests"
+    )
     booking = await book_hosted(http, key, "BOH", "Hosted Bournemouth")
     no = booking["reservation_no"]
-    changed = await http.patch(BOOKING, params={"reservation_no": no}, json={"passenger": {"surname": "Byron"}},
-                               headers=bearer(key))
+    changed = await http.patch(
+        BOOKING, params={"reservation_no": no}, json={"passenger": {"surname": "Byron"}}, headers=bearer(key)
+    )
     assert changed.status_code == 202, changed.text
     dispatcher = svc_of(service).dispatcher
     assert dispatcher is not None

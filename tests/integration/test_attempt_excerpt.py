@@ -30,9 +30,14 @@ async def attempts_of(db: Database, reservation_no: str) -> list[dict[str, Any]]
     async with db.read() as conn:
         rows = await conn.execute(
             select(delivery_attempts, outbox.c.kind)
-            .select_from(delivery_attempts.join(outbox, outbox.c.id == delivery_attempts.c.outbox_id)
-                         .join(bookings, bookings.c.id == outbox.c.booking_id))
-            .where(bookings.c.reservation_no == reservation_no).order_by(delivery_attempts.c.id))
+            .select_from(
+                delivery_attempts.join(outbox, outbox.c.id == delivery_attempts.c.outbox_id).join(
+                    bookings, bookings.c.id == outbox.c.booking_id
+                )
+            )
+            .where(bookings.c.reservation_no == reservation_no)
+            .order_by(delivery_attempts.c.id)
+        )
         return [dict(r._mapping) for r in rows]
 
 
@@ -48,8 +53,12 @@ async def book(http: httpx.AsyncClient, key: str, iata: str, partner: Any, *, mo
 
 @pytest.fixture
 def run(plain_database_url: str) -> Any:
-    env = {"TRANSFERS_DATABASE_URL": plain_database_url, "TRANSFERS_SECRET_KEY": "test-secret-key-not-for-production",
-           "TRANSFERS_ENVIRONMENT": "sandbox", "TRANSFERS_LOG_LEVEL": "WARNING"}
+    env = {
+        "TRANSFERS_DATABASE_URL": plain_database_url,
+        "TRANSFERS_SECRET_KEY": "test-secret-key-not-for-production",
+        "TRANSFERS_ENVIRONMENT": "sandbox",
+        "TRANSFERS_LOG_LEVEL": "WARNING",
+    }
 
     def invoke(args: list[str]) -> Result:
         get_settings.cache_clear()  # each invocation is a new "process": settings come from env
@@ -65,8 +74,8 @@ def run(plain_database_url: str) -> Any:
 
 
 async def test_an_accepted_create_keeps_its_answer_cut_at_500_characters_and_the_cli_shows_it(
-        http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
-        run: Any) -> None:
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database, run: Any
+) -> None:
     _, key = await make_client(balance="100.00")
     message = "Booked for you; " + "ñ" * 300 + "\u202e<end>" + "z" * 600  # a long, valid create answer
     partner, _, _ = await make_partner(airports=("KRK",), create_message=message)
@@ -74,8 +83,11 @@ async def test_an_accepted_create_keeps_its_answer_cut_at_500_characters_and_the
     assert booking["status"] == "PENDING_APPROVAL"  # PostgreSQL: the one-statement acknowledgement wrote it
 
     (attempt,) = await attempts_of(db, booking["reservation_no"])
-    body = json.dumps({"reservation_no": attempt["answer_excerpt"].split('"')[3], "status": "PENDING",
-                       "message": message}, separators=(",", ":"), ensure_ascii=False)
+    body = json.dumps(
+        {"reservation_no": attempt["answer_excerpt"].split('"')[3], "status": "PENDING", "message": message},
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
     assert (attempt["kind"], attempt["outcome"], attempt["http_status"]) == ("booking.create", "done:ok", 200)
     assert len(attempt["answer_excerpt"]) == 500 and attempt["answer_excerpt"] == body[:500]
     assert attempt["answer_excerpt"].startswith('{"reservation_no":"P-') and attempt["error"] is None
@@ -91,8 +103,8 @@ async def test_an_accepted_create_keeps_its_answer_cut_at_500_characters_and_the
 
 
 async def test_a_refusal_keeps_its_body_cleaned_and_bounded(
-        http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
-        run: Any) -> None:
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database, run: Any
+) -> None:
     _, key = await make_client(balance="100.00")
     refusal = b'{"status":"Error","message":"card\r\n\x1b[2Jdeclined \xff\xfe' + b"q" * 2000 + b'"}'
     partner, _, _ = await make_partner(airports=("GVA",), status_code=422, status_body=refusal)
@@ -110,7 +122,8 @@ async def test_a_refusal_keeps_its_body_cleaned_and_bounded(
 
 
 async def test_an_attempt_without_an_answer_has_no_excerpt(
-        http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database) -> None:
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database
+) -> None:
     _, key = await make_client(balance="100.00")
     partner, _, _ = await make_partner(airports=("KRK",))
     found = await search(http, key, "KRK")

@@ -74,33 +74,59 @@ async def create(env: dict[str, str], *extra: str, name: str = "CLI agency") -> 
 
 async def client_row(db: Database, client_id: int) -> dict[str, Any]:
     async with db.read() as conn:
-        row = (await conn.execute(
-            select(clients, wallets.c.id.label("wallet_id"), wallets.c.currency, wallets.c.balance)
-            .join(wallets, wallets.c.client_id == clients.c.id).where(clients.c.id == client_id)
-        )).mappings().one()
+        row = (
+            (
+                await conn.execute(
+                    select(clients, wallets.c.id.label("wallet_id"), wallets.c.currency, wallets.c.balance)
+                    .join(wallets, wallets.c.client_id == clients.c.id)
+                    .where(clients.c.id == client_id)
+                )
+            )
+            .mappings()
+            .one()
+        )
     return dict(row)
 
 
 async def ledger_of(db: Database, wallet_id: int) -> list[tuple[str, Decimal]]:
     async with db.read() as conn:
-        return [(r.kind, r.amount) for r in await conn.execute(
-            select(ledger_entries.c.kind, ledger_entries.c.amount)
-            .where(ledger_entries.c.wallet_id == wallet_id).order_by(ledger_entries.c.id))]
+        return [
+            (r.kind, r.amount)
+            for r in await conn.execute(
+                select(ledger_entries.c.kind, ledger_entries.c.amount)
+                .where(ledger_entries.c.wallet_id == wallet_id)
+                .order_by(ledger_entries.c.id)
+            )
+        ]
 
 
 async def audit_rows(db: Database, subject: str) -> list[dict[str, Any]]:
     async with db.read() as conn:
-        return [dict(r) for r in (await conn.execute(
-            select(admin_audit).where(admin_audit.c.subject == subject).order_by(admin_audit.c.id))).mappings()]
+        return [
+            dict(r)
+            for r in (
+                await conn.execute(
+                    select(admin_audit).where(admin_audit.c.subject == subject).order_by(admin_audit.c.id)
+                )
+            ).mappings()
+        ]
 
 
 async def counts(db: Database) -> tuple[int, ...]:
     async with db.read() as conn:
-        return tuple([
-            (await conn.execute(select(func.count()).select_from(table))).scalar_one()
-            for table in (clients, api_keys, ledger_entries, admin_audit)
-        ] + [(await conn.execute(select(func.count()).select_from(api_keys).where(
-            api_keys.c.revoked_at.is_not(None)))).scalar_one()])
+        return tuple(
+            [
+                (await conn.execute(select(func.count()).select_from(table))).scalar_one()
+                for table in (clients, api_keys, ledger_entries, admin_audit)
+            ]
+            + [
+                (
+                    await conn.execute(
+                        select(func.count()).select_from(api_keys).where(api_keys.c.revoked_at.is_not(None))
+                    )
+                ).scalar_one()
+            ]
+        )
 
 
 async def wait_out_the_cache(settings: Settings) -> None:
@@ -108,6 +134,7 @@ async def wait_out_the_cache(settings: Settings) -> None:
 
 
 # ---- clients create -------------------------------------------------------------------------------
+
 
 async def test_clients_create_prints_the_key_once_and_it_works(
     cli_env: dict[str, str], db: Database, http: httpx.AsyncClient
@@ -138,8 +165,9 @@ async def test_clients_create_prints_the_key_once_and_it_works(
 
 
 async def test_clients_create_options_reach_the_database(cli_env: dict[str, str], db: Database) -> None:
-    created = await create(cli_env, "--pay-type", "reverse_api", "--balance", "250.50", "--currency", "usd",
-                           "--deny", "booking.create")
+    created = await create(
+        cli_env, "--pay-type", "reverse_api", "--balance", "250.50", "--currency", "usd", "--deny", "booking.create"
+    )
     row = await client_row(db, created["client_id"])
     assert (row["pay_type"], row["currency"], row["balance"]) == ("reverse_api", "USD", Decimal("250.50"))
     assert (bool(row["can_create"]), bool(row["can_cancel"])) == (False, True)
@@ -164,6 +192,7 @@ async def test_each_create_issues_a_distinct_key(cli_env: dict[str, str]) -> Non
 
 # ---- wallet top-up --------------------------------------------------------------------------------
 
+
 async def test_wallet_top_up_updates_balance_and_ledger(cli_env: dict[str, str], db: Database) -> None:
     created = await create(cli_env, "--balance", "10.00")
     client_id = created["client_id"]
@@ -173,15 +202,21 @@ async def test_wallet_top_up_updates_balance_and_ledger(cli_env: dict[str, str],
     row = await client_row(db, client_id)
     assert row["balance"] == Decimal("60.15")
     assert await ledger_of(db, row["wallet_id"]) == [
-        ("credit_topup", Decimal("10.00")), ("credit_topup", Decimal("50.05")), ("credit_topup", Decimal("0.10"))]
+        ("credit_topup", Decimal("10.00")),
+        ("credit_topup", Decimal("50.05")),
+        ("credit_topup", Decimal("0.10")),
+    ]
     audits = [a for a in await audit_rows(db, f"client:{client_id}") if a["action"] == "wallet.top_up"]
-    assert [(a["details"]["amount"], a["details"]["balance"]) for a in audits] == [("50.05", "60.05"),
-                                                                                   ("0.10", "60.15")]
+    assert [(a["details"]["amount"], a["details"]["balance"]) for a in audits] == [
+        ("50.05", "60.05"),
+        ("0.10", "60.15"),
+    ]
     assert all(a["actor"].startswith("cli:") for a in audits)
     await check_wallet_invariants(db)
 
 
 # ---- suspend, activate, revoke --------------------------------------------------------------------
+
 
 async def test_suspend_and_activate_take_effect_on_the_service(
     cli_env: dict[str, str], db: Database, http: httpx.AsyncClient, settings: Settings
@@ -190,16 +225,23 @@ async def test_suspend_and_activate_take_effect_on_the_service(
     client_id, key = created["client_id"], created["api_key"]
     assert (await http.get(REASONS, headers=bearer(key))).status_code == 200
     assert ok_json(await run_cli(cli_env, "clients", "suspend", str(client_id))) == {
-        "client_id": client_id, "status": "suspended"}
+        "client_id": client_id,
+        "status": "suspended",
+    }
     assert (await client_row(db, client_id))["status"] == "suspended"
     await wait_out_the_cache(settings)
     response = await http.get(REASONS, headers=bearer(key))
     assert response.status_code == 403
-    assert response.json() == {"status": "Error", "code": "CLIENT_SUSPENDED",
-                               "message": "This client account is suspended."}
+    assert response.json() == {
+        "status": "Error",
+        "code": "CLIENT_SUSPENDED",
+        "message": "This client account is suspended.",
+    }
 
     assert ok_json(await run_cli(cli_env, "clients", "activate", str(client_id))) == {
-        "client_id": client_id, "status": "active"}
+        "client_id": client_id,
+        "status": "active",
+    }
     await wait_out_the_cache(settings)
     assert (await http.get(REASONS, headers=bearer(key))).status_code == 200
     actions = [a["action"] for a in await audit_rows(db, f"client:{client_id}")]
@@ -231,6 +273,7 @@ async def test_keys_revoke_takes_effect_on_the_service(
 
 
 # ---- bad input ------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 async def existing_client(cli_env: dict[str, str]) -> int:

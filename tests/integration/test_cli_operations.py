@@ -58,9 +58,13 @@ def _collect_stopped_servers() -> Iterator[None]:
 
 @pytest.fixture
 def cli_env(plain_database_url: str) -> dict[str, str]:
-    return {"TRANSFERS_DATABASE_URL": plain_database_url, "TRANSFERS_SECRET_KEY": SECRET_KEY,
-            "TRANSFERS_ENVIRONMENT": "sandbox", "TRANSFERS_LOG_LEVEL": "WARNING",
-            "TRANSFERS_PARTNER_TIMEOUT_SECONDS": "2"}
+    return {
+        "TRANSFERS_DATABASE_URL": plain_database_url,
+        "TRANSFERS_SECRET_KEY": SECRET_KEY,
+        "TRANSFERS_ENVIRONMENT": "sandbox",
+        "TRANSFERS_LOG_LEVEL": "WARNING",
+        "TRANSFERS_PARTNER_TIMEOUT_SECONDS": "2",
+    }
 
 
 @pytest.fixture
@@ -110,13 +114,15 @@ def dispatcher_of(service: LiveServer) -> Dispatcher:
     return found
 
 
-async def book(http: httpx.AsyncClient, key: str, iata: str, partner: Any = None, *, mode: str = "ok",
-               status_code: int = 500) -> dict[str, Any]:
+async def book(
+    http: httpx.AsyncClient, key: str, iata: str, partner: Any = None, *, mode: str = "ok", status_code: int = 500
+) -> dict[str, Any]:
     """Search (partner answering normally), then book while the partner is in ``mode``."""
     if partner is not None:
         partner.mode = "ok"
-    found = await http.post(SEARCH, json=search_body(pickup_location={"type": "AIRPORT", "iata_code": iata}),
-                            headers=bearer(key))
+    found = await http.post(
+        SEARCH, json=search_body(pickup_location={"type": "AIRPORT", "iata_code": iata}), headers=bearer(key)
+    )
     assert found.status_code == 200, found.text
     if partner is not None:
         partner.mode, partner.status_code = mode, status_code
@@ -127,15 +133,22 @@ async def book(http: httpx.AsyncClient, key: str, iata: str, partner: Any = None
 
 
 async def cancel(http: httpx.AsyncClient, key: str, reservation_no: str) -> None:
-    answer = await http.delete(BOOKING, params={"reservation_no": reservation_no, "cancellation_id": 1,
-                                                "note": "plans changed"}, headers=bearer(key))
+    answer = await http.delete(
+        BOOKING,
+        params={"reservation_no": reservation_no, "cancellation_id": 1, "note": "plans changed"},
+        headers=bearer(key),
+    )
     assert answer.json()["status"] == "Success", answer.text
 
 
 async def messages_of(db: Database, reservation_no: str) -> list[dict[str, Any]]:
     async with db.read() as conn:
-        rows = await conn.execute(select(outbox).join(bookings, bookings.c.id == outbox.c.booking_id)
-                                  .where(bookings.c.reservation_no == reservation_no).order_by(outbox.c.id))
+        rows = await conn.execute(
+            select(outbox)
+            .join(bookings, bookings.c.id == outbox.c.booking_id)
+            .where(bookings.c.reservation_no == reservation_no)
+            .order_by(outbox.c.id)
+        )
         return [dict(r._mapping) for r in rows]
 
 
@@ -143,12 +156,14 @@ async def make_due(db: Database, outbox_id: int) -> None:
     """Bring a message's next attempt forward (instead of waiting out the backoff), ahead of anything
     else due in the session database."""
     async with db.write() as conn:
-        await conn.execute(update(outbox).where(outbox.c.id == outbox_id)
-                           .values(next_attempt_at=datetime.now(UTC) - timedelta(days=1)))
+        await conn.execute(
+            update(outbox).where(outbox.c.id == outbox_id).values(next_attempt_at=datetime.now(UTC) - timedelta(days=1))
+        )
 
 
-async def test_bookings_show_and_list(http: httpx.AsyncClient, make_client: ClientFactory,
-                                      make_partner: PartnerFactory, service: LiveServer, run: Any) -> None:
+async def test_bookings_show_and_list(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, service: LiveServer, run: Any
+) -> None:
     client_id, key = await make_client(balance="100.00")
     _, partner_id, _ = await make_partner(airports=("CPH",), name="Copenhagen Cabs")
     booking = await book(http, key, "CPH")
@@ -187,10 +202,15 @@ async def test_bookings_show_and_list(http: httpx.AsyncClient, make_client: Clie
     assert as_json["booking"]["status"] == "CANCELLED"
     assert as_json["booking"]["total"] == "40.00" and as_json["booking"]["currency"] == "EUR"
     assert as_json["booking"]["partner_id"] == partner_id and as_json["booking"]["partner_name"] == "Copenhagen Cabs"
-    assert [(e["kind"], e["amount"]) for e in as_json["ledger"]] == [("debit_booking", "-40.00"),
-                                                                     ("credit_refund", "40.00")]
+    assert [(e["kind"], e["amount"]) for e in as_json["ledger"]] == [
+        ("debit_booking", "-40.00"),
+        ("credit_refund", "40.00"),
+    ]
     assert [(t["from_status"], t["to_status"]) for t in as_json["transitions"]] == [
-        (None, "PENDING"), ("PENDING", "PENDING_APPROVAL"), ("PENDING_APPROVAL", "CANCELLED")]
+        (None, "PENDING"),
+        ("PENDING", "PENDING_APPROVAL"),
+        ("PENDING_APPROVAL", "CANCELLED"),
+    ]
     create, notice = as_json["deliveries"]
     assert (create["kind"], create["status"], create["attempts"]) == ("booking.create", "delivered", 1)
     assert [(a["attempt_no"], a["http_status"]) for a in create["delivery_attempts"]] == [(1, 200)]
@@ -213,9 +233,14 @@ async def test_bookings_show_and_list(http: httpx.AsyncClient, make_client: Clie
     await dispatcher_of(service).run_once()  # deliver the cancellation notice while the partner still serves
 
 
-async def test_outbox_list_failed_and_retry(http: httpx.AsyncClient, make_client: ClientFactory,
-                                            make_partner: PartnerFactory, service: LiveServer, db: Database,
-                                            run: Any) -> None:
+async def test_outbox_list_failed_and_retry(
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    service: LiveServer,
+    db: Database,
+    run: Any,
+) -> None:
     _, key = await make_client(balance="100.00")
     partner, _, _ = await make_partner(airports=("ARN",), name="Stockholm Transfers")
 
@@ -228,14 +253,27 @@ async def test_outbox_list_failed_and_retry(http: httpx.AsyncClient, make_client
     failed = ok_json(await run("outbox", "list", "--failed", "--json", "--limit", "1000"))
     row = next(r for r in failed if r["id"] == refused_create["id"])
     assert (row["kind"], row["reservation_no"], row["status"], row["attempts"]) == (
-        "booking.create", declined["reservation_no"], "failed", 1)
+        "booking.create",
+        declined["reservation_no"],
+        "failed",
+        1,
+    )
     assert row["partner_name"] == "Stockholm Transfers"
     assert all(r["status"] in ("failed", "expired") for r in failed)
     table = await run("outbox", "list", "--failed", "--limit", "1000")
     assert table.exit_code == 0
     header, *lines = out_lines(table)
-    assert header.split() == ["ID", "KIND", "RESERVATION_NO", "PARTNER", "STATUS", "ATTEMPTS", "NEXT_ATTEMPT",
-                              "DEADLINE", "LAST_ERROR"]
+    assert header.split() == [
+        "ID",
+        "KIND",
+        "RESERVATION_NO",
+        "PARTNER",
+        "STATUS",
+        "ATTEMPTS",
+        "NEXT_ATTEMPT",
+        "DEADLINE",
+        "LAST_ERROR",
+    ]
     (line,) = [ln for ln in lines if declined["reservation_no"] in ln]
     assert line.split()[:2] == [str(refused_create["id"]), "booking.create"] and " failed " in line
 
@@ -269,8 +307,11 @@ async def test_outbox_list_failed_and_retry(http: httpx.AsyncClient, make_client
     assert notice["id"] in {r["id"] for r in pending}
     assert all(r["status"] == "pending" for r in pending)
     async with db.read() as conn:
-        audit = (await conn.execute(select(admin_audit).where(admin_audit.c.subject == f"outbox:{notice['id']}")
-                                    )).mappings().all()
+        audit = (
+            (await conn.execute(select(admin_audit).where(admin_audit.c.subject == f"outbox:{notice['id']}")))
+            .mappings()
+            .all()
+        )
     assert [(a["action"], a["details"]["previous_status"]) for a in audit] == [("outbox.retry", "failed")]
     assert audit[0]["actor"].startswith("cli:")
 
@@ -282,19 +323,25 @@ async def test_outbox_list_failed_and_retry(http: httpx.AsyncClient, make_client
     shown = ok_json(await run("bookings", "show", booking["reservation_no"], "--json"))
     attempts = shown["deliveries"][1]["delivery_attempts"]
     assert [(a["attempt_no"], a["http_status"], a["outcome"]) for a in attempts] == [
-        (1, 400, "permanent:http_error"), (2, 200, "done:ok")]
+        (1, 400, "permanent:http_error"),
+        (2, 200, "done:ok"),
+    ]
 
     delivered = refusal(await run("outbox", "retry", str(done["id"])))
     assert f"outbox message {done['id']} was delivered" in delivered
     assert refusal(await run("outbox", "retry", "987654321")) == "error: no outbox message 987654321"
     async with db.read() as conn:
-        audited = (await conn.execute(select(admin_audit.c.subject).where(admin_audit.c.action == "outbox.retry")
-                                      )).scalars().all()
+        audited = (
+            (await conn.execute(select(admin_audit.c.subject).where(admin_audit.c.action == "outbox.retry")))
+            .scalars()
+            .all()
+        )
     assert f"outbox:{refused_create['id']}" not in audited and "outbox:987654321" not in audited
 
 
-async def test_worker_once_delivers_a_pending_create(http: httpx.AsyncClient, make_client: ClientFactory,
-                                                     make_partner: PartnerFactory, db: Database, run: Any) -> None:
+async def test_worker_once_delivers_a_pending_create(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database, run: Any
+) -> None:
     client_id, key = await make_client(balance="100.00")
     partner, _, _ = await make_partner(airports=("OSL",), create_status="APPROVED", driver=DRIVER)
     booking = await book(http, key, "OSL", partner, mode="status", status_code=503)
@@ -306,8 +353,18 @@ async def test_worker_once_delivers_a_pending_create(http: httpx.AsyncClient, ma
 
     summary = ok_json(await run("worker", "--once"))
     assert summary["attempted"] >= 1
-    assert set(summary) == {"attempted", "expired", "completed", "reconciled", "health_pruned", "auto_declined",
-                            "emailed", "webhooks_attempted", "sessions_pruned", "events_pruned"}
+    assert set(summary) == {
+        "attempted",
+        "expired",
+        "completed",
+        "reconciled",
+        "health_pruned",
+        "auto_declined",
+        "emailed",
+        "webhooks_attempted",
+        "sessions_pruned",
+        "events_pruned",
+    }
 
     read = await http.get(BOOKING, params={"reservation_no": booking["reservation_no"]}, headers=bearer(key))
     assert read.json()["status"] == "APPROVED" and read.json()["driver"]["name"] == DRIVER["name"]
@@ -322,8 +379,12 @@ async def test_worker_once_delivers_a_pending_create(http: httpx.AsyncClient, ma
 
 
 async def test_worker_finishes_the_delivery_in_flight_on_sigterm(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
-    cli_env: dict[str, str], tmp_path: Path,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
+    cli_env: dict[str, str],
+    tmp_path: Path,
 ) -> None:
     _, key = await make_client(balance="100.00")
     partner, _, _ = await make_partner(airports=("HEL",), create_status="APPROVED", driver=DRIVER)
@@ -338,8 +399,13 @@ async def test_worker_finishes_the_delivery_in_flight_on_sigterm(
     log_file, err_file = tmp_path / "worker.out", tmp_path / "worker.err"
     with log_file.open("wb") as out_fd, err_file.open("wb") as err_fd:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", "from transfers.cli.main import main; main()", "worker",
-            env=env, stdout=out_fd, stderr=err_fd,
+            sys.executable,
+            "-c",
+            "from transfers.cli.main import main; main()",
+            "worker",
+            env=env,
+            stdout=out_fd,
+            stderr=err_fd,
         )
     try:
         deadline = time.monotonic() + 60  # a cold interpreter start on a busy CI machine
@@ -369,8 +435,7 @@ async def test_worker_finishes_the_delivery_in_flight_on_sigterm(
 def test_tables_align_clip_and_escape_what_others_wrote() -> None:
     from transfers.cli.tables import cell, clip, render, render_pairs, width
 
-    table = render(["id", "error"], [[7, "refused\n\x1b[2Jboom"], [12, None]], right={"id"},
-                   max_width={"error": 12})
+    table = render(["id", "error"], [[7, "refused\n\x1b[2Jboom"], [12, None]], right={"id"}, max_width={"error": 12})
     assert table.splitlines() == ["ID  ERROR", " 7  refused\\x0a…", "12  -"]
     assert "\x1b" not in table and "\n" not in table.splitlines()[1]
     assert cell("\u202eevil") == "\\u202eevil"  # a bidi override cannot reorder the operator's screen

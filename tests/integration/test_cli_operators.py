@@ -43,7 +43,9 @@ async def operator_row(db: Database, email: str) -> dict[str, object]:
 
 
 async def test_create_prints_a_generated_password_once_and_stores_only_its_hash(
-        cli_env: dict[str, str], db: Database) -> None:  # noqa: F811
+    cli_env: dict[str, str],  # noqa: F811
+    db: Database,
+) -> None:
     result = await run_cli(cli_env, "operators", "create", "--email", "  Cli.Admin@Example.COM ", "--role", "admin")
     assert result.exit_code == 0, result.output
     created = json.loads(result.stdout)
@@ -58,15 +60,29 @@ async def test_create_prints_a_generated_password_once_and_stores_only_its_hash(
     mine = [r for r in json.loads(listed.stdout) if r["email"] == "cli.admin@example.com"]
     assert mine and mine[0]["role"] == "admin" and "password_hash" not in mine[0] and "password" not in mine[0]
     async with db.read() as conn:
-        audited = (await conn.execute(select(func.count()).select_from(admin_audit).where(
-            admin_audit.c.action == "operator.create",
-            admin_audit.c.subject == f"operator:{created['operator_id']}"))).scalar_one()
+        audited = (
+            await conn.execute(
+                select(func.count())
+                .select_from(admin_audit)
+                .where(
+                    admin_audit.c.action == "operator.create",
+                    admin_audit.c.subject == f"operator:{created['operator_id']}",
+                )
+            )
+        ).scalar_one()
     assert audited == 1
 
 
 async def test_password_stdin_and_refusals(cli_env: dict[str, str], db: Database) -> None:  # noqa: F811
-    result = await run_cli(cli_env, "operators", "create", "--email", "stdin@example.com", "--password-stdin",
-                           stdin="a long enough secret\n")
+    result = await run_cli(
+        cli_env,
+        "operators",
+        "create",
+        "--email",
+        "stdin@example.com",
+        "--password-stdin",
+        stdin="a long enough secret\n",
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["role"] == "support"
     assert json.loads(result.stdout)["password"] == "a long enough secret"
@@ -83,12 +99,20 @@ async def test_password_stdin_and_refusals(cli_env: dict[str, str], db: Database
     bad_role = await run_cli(cli_env, "operators", "create", "--email", "r@example.com", "--role", "root")
     assert bad_role.exit_code == 2
     async with db.read() as conn:
-        assert (await conn.execute(select(func.count()).select_from(operators).where(
-            operators.c.email.in_(["not-an-email", "short@example.com", "r@example.com"])))).scalar_one() == 0
+        assert (
+            await conn.execute(
+                select(func.count())
+                .select_from(operators)
+                .where(operators.c.email.in_(["not-an-email", "short@example.com", "r@example.com"]))
+            )
+        ).scalar_one() == 0
 
 
-async def test_disable_ends_every_session(cli_env: dict[str, str], db: Database,  # noqa: F811
-                                          clock: ShiftedClock) -> None:
+async def test_disable_ends_every_session(
+    cli_env: dict[str, str],  # noqa: F811
+    db: Database,
+    clock: ShiftedClock,
+) -> None:
     created = json.loads((await run_cli(cli_env, "operators", "create", "--email", "gone@example.com")).stdout)
     realm = Realm(name="console", cookie_name="c", path="/console", login_path="/console/login", secure_cookie=False)
     async with db.write() as conn:
@@ -96,11 +120,19 @@ async def test_disable_ends_every_session(cli_env: dict[str, str], db: Database,
             await open_session(conn, realm, created["operator_id"], clock.now())
     result = await run_cli(cli_env, "operators", "disable", str(created["operator_id"]))
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {"operator_id": created["operator_id"], "status": "disabled",
-                                         "sessions_ended": 3}
+    assert json.loads(result.stdout) == {
+        "operator_id": created["operator_id"],
+        "status": "disabled",
+        "sessions_ended": 3,
+    }
     async with db.read() as conn:
-        left = (await conn.execute(select(func.count()).select_from(web_sessions).where(
-            web_sessions.c.realm == "console", web_sessions.c.user_id == created["operator_id"]))).scalar_one()
+        left = (
+            await conn.execute(
+                select(func.count())
+                .select_from(web_sessions)
+                .where(web_sessions.c.realm == "console", web_sessions.c.user_id == created["operator_id"])
+            )
+        ).scalar_one()
     assert left == 0
     assert (await operator_row(db, "gone@example.com"))["status"] == "disabled"
     missing = await run_cli(cli_env, "operators", "disable", "999999")
@@ -114,25 +146,23 @@ async def test_help(cli_env: dict[str, str], args: tuple[str, ...]) -> None:  # 
 
 
 async def test_the_jobs_prune_ended_sessions_and_old_sign_in_failures(
-        db: Database, clock: ShiftedClock, service: LiveServer) -> None:
+    db: Database, clock: ShiftedClock, service: LiveServer
+) -> None:
     from datetime import timedelta
 
     from transfers.jobs import scheduled
     from transfers.webauth import repository as web_repo
 
-    realm = Realm(name="console", cookie_name="c", path="/console", login_path="/console/login",
-                  secure_cookie=False)
+    realm = Realm(name="console", cookie_name="c", path="/console", login_path="/console/login", secure_cookie=False)
     now = clock.now()
     async with db.write() as conn:
         old = await open_session(conn, realm, 424242, now - timedelta(hours=13))  # past its 12 h
         fresh = await open_session(conn, realm, 424242, now)
-        await web_repo.record_failure(conn, realm="console", email="pruned@example.com",
-                                      now=now - timedelta(days=2))
+        await web_repo.record_failure(conn, realm="console", email="pruned@example.com", now=now - timedelta(days=2))
         await web_repo.record_failure(conn, realm="console", email="pruned@example.com", now=now)
     counts = await scheduled.run_all(service.app.state.services)
     assert counts["sessions_pruned"] >= 2
     async with db.read() as conn:
         assert await web_repo.session_by_token(conn, "console", token_hash(old.token)) is None
         assert await web_repo.session_by_token(conn, "console", token_hash(fresh.token)) is not None
-        assert len(await web_repo.failures_since(conn, "console", "pruned@example.com",
-                                                 now - timedelta(days=3))) == 1
+        assert len(await web_repo.failures_since(conn, "console", "pruned@example.com", now - timedelta(days=3))) == 1

@@ -22,8 +22,9 @@ from transfers.db.types import Money, UTCDateTime
 
 pytestmark = pytest.mark.pg_only
 
-REASON = DirectStatement(select(cancellation_reasons.c.id, cancellation_reasons.c.name)
-                    .where(cancellation_reasons.c.id == bindparam("id")))
+REASON = DirectStatement(
+    select(cancellation_reasons.c.id, cancellation_reasons.c.name).where(cancellation_reasons.c.id == bindparam("id"))
+)
 APP = "transfers-direct-pool-test"
 
 
@@ -122,13 +123,18 @@ async def test_waiting_for_a_connection_is_bounded(reader_and_dialect: tuple) ->
 
 # --- writes (``Database.write_one``): never retried, an idle connection pinged first --------------
 
+
 def _echo() -> DirectStatement:
     """A statement that hands its typed parameters back: what goes in through the bind processors
     must come out through the result processors unchanged."""
-    return DirectStatement(select(bindparam("money", type_=Money).label("money"),
-                             bindparam("at", type_=UTCDateTime).label("at"),
-                             bindparam("doc", type_=JSON).label("doc"),
-                             literal("fixed").label("fixed")))
+    return DirectStatement(
+        select(
+            bindparam("money", type_=Money).label("money"),
+            bindparam("at", type_=UTCDateTime).label("at"),
+            bindparam("doc", type_=JSON).label("doc"),
+            literal("fixed").label("fixed"),
+        )
+    )
 
 
 async def test_a_write_sends_typed_values_as_the_engine_would(reader_and_dialect: tuple) -> None:
@@ -136,19 +142,18 @@ async def test_a_write_sends_typed_values_as_the_engine_would(reader_and_dialect
     at = datetime(2026, 5, 1, 12, 30, tzinfo=timezone(timedelta(hours=2)))
     doc = {"name": "Zoë ✈", "n": [1, 2.5, None], "ok": True}
     try:
-        row = await reader.one(_echo().compiled(dialect), {"money": Decimal("12.3"), "at": at, "doc": doc},
-                               write=True)
+        row = await reader.one(_echo().compiled(dialect), {"money": Decimal("12.3"), "at": at, "doc": doc}, write=True)
         assert row == {"money": Decimal("12.30"), "at": at.astimezone(UTC), "doc": doc, "fixed": "fixed"}
         assert row["at"].tzinfo is UTC and str(row["money"]) == "12.30"
         with pytest.raises(ValueError, match="timezone-aware"):  # UTCDateTime's own check still runs
-            await reader.one(_echo().compiled(dialect), {"money": 1, "at": datetime(2026, 5, 1), "doc": {}},
-                             write=True)
+            await reader.one(_echo().compiled(dialect), {"money": 1, "at": datetime(2026, 5, 1), "doc": {}}, write=True)
     finally:
         await reader.close()
 
 
 async def test_a_write_on_a_connection_the_server_cut_while_idle_pings_and_uses_a_new_one(
-        reader_and_dialect: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    reader_and_dialect: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
     reader, dialect = reader_and_dialect
     monkeypatch.setattr(direct_module, "PING_AFTER_IDLE_SECONDS", 0.1)
     compiled = REASON.compiled(dialect)
@@ -178,9 +183,14 @@ async def test_a_write_cut_mid_statement_is_not_retried(reader_and_dialect: tupl
         running: list[int] = []
         for _ in range(50):
             await asyncio.sleep(0.05)
-            running = [r["pid"] for r in await admin.fetch(
-                "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query LIKE '%pg_sleep%'"
-                " AND state = 'active'", APP)]
+            running = [
+                r["pid"]
+                for r in await admin.fetch(
+                    "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query LIKE '%pg_sleep%'"
+                    " AND state = 'active'",
+                    APP,
+                )
+            ]
             if running:
                 break
         assert running
@@ -188,20 +198,33 @@ async def test_a_write_cut_mid_statement_is_not_retried(reader_and_dialect: tupl
         with pytest.raises((asyncpg.PostgresError, asyncpg.InterfaceError, ConnectionError)) as raised:
             await task
         assert is_database_unavailable(raised.value)
-        assert await admin.fetchval(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND query LIKE '%pg_sleep%'"
-            " AND state = 'active'", APP) == 0  # no second run
+        assert (
+            await admin.fetchval(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND query LIKE '%pg_sleep%'"
+                " AND state = 'active'",
+                APP,
+            )
+            == 0
+        )  # no second run
     finally:
         await reader.close()
         await admin.close()
 
 
 async def test_an_integrity_violation_is_sqlalchemys_and_leaves_the_connection_usable(
-        reader_and_dialect: tuple) -> None:
+    reader_and_dialect: tuple,
+) -> None:
     reader, dialect = reader_and_dialect
-    duplicate = DirectStatement(select(literal(1).label("n")).add_cte(
-        insert(cancellation_reasons).from_select(["id", "name", "position", "active"], select(
-            bindparam("id", type_=Integer), literal("again"), literal(99), true())).cte("i")))
+    duplicate = DirectStatement(
+        select(literal(1).label("n")).add_cte(
+            insert(cancellation_reasons)
+            .from_select(
+                ["id", "name", "position", "active"],
+                select(bindparam("id", type_=Integer), literal("again"), literal(99), true()),
+            )
+            .cte("i")
+        )
+    )
     admin = await asyncpg.connect(_dsn())
     try:
         with pytest.raises(IntegrityError) as raised:
@@ -238,7 +261,8 @@ async def test_only_unflushed_writes_skip_the_wal_flush(database_url: str) -> No
 
 
 async def test_a_write_right_after_the_server_closed_an_idle_connection_uses_a_new_one(
-        reader_and_dialect: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    reader_and_dialect: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Within the no-ping second: a connection the server closed (a restart) is noticed as closed
     and never used, so the write runs once, on a new connection (it was a 500 under a crash test)."""
     reader, dialect = reader_and_dialect

@@ -21,8 +21,7 @@ APP = "transfers-ping-test"
 
 
 async def _cut_all(admin: asyncpg.Connection) -> int:
-    pids = [r["pid"] for r in await admin.fetch(
-        "SELECT pid FROM pg_stat_activity WHERE application_name = $1", APP)]
+    pids = [r["pid"] for r in await admin.fetch("SELECT pid FROM pg_stat_activity WHERE application_name = $1", APP)]
     for pid in pids:
         await admin.execute("SELECT pg_terminate_backend($1)", pid)
     return len(pids)
@@ -50,7 +49,8 @@ async def _used_then_cut(database: Database, admin: asyncpg.Connection, *, idle:
 
 
 async def test_a_dead_idle_connection_is_replaced_before_use(
-    database_and_admin: tuple[Database, asyncpg.Connection], monkeypatch: pytest.MonkeyPatch,
+    database_and_admin: tuple[Database, asyncpg.Connection],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     database, admin = database_and_admin
     monkeypatch.setattr(engine_module, "PING_AFTER_IDLE_SECONDS", 0.2)
@@ -61,7 +61,8 @@ async def test_a_dead_idle_connection_is_replaced_before_use(
 
 
 async def test_a_connection_cut_within_the_window_fails_as_unavailable_then_recovers(
-    database_and_admin: tuple[Database, asyncpg.Connection], monkeypatch: pytest.MonkeyPatch,
+    database_and_admin: tuple[Database, asyncpg.Connection],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     database, admin = database_and_admin
     monkeypatch.setattr(engine_module, "PING_AFTER_IDLE_SECONDS", 60.0)

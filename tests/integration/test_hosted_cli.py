@@ -23,8 +23,12 @@ EXAMPLE = Path(__file__).parents[2] / "examples" / "rate-card.json"
 
 @pytest.fixture
 def run(plain_database_url: str) -> Any:
-    base_env = {"TRANSFERS_DATABASE_URL": plain_database_url, "TRANSFERS_SECRET_KEY": SECRET_KEY,
-                "TRANSFERS_ENVIRONMENT": "sandbox", "TRANSFERS_LOG_LEVEL": "WARNING"}
+    base_env = {
+        "TRANSFERS_DATABASE_URL": plain_database_url,
+        "TRANSFERS_SECRET_KEY": SECRET_KEY,
+        "TRANSFERS_ENVIRONMENT": "sandbox",
+        "TRANSFERS_LOG_LEVEL": "WARNING",
+    }
 
     def invoke(*args: str) -> Result:
         get_settings.cache_clear()
@@ -55,8 +59,12 @@ def test_create_hosted_set_and_get_the_example_card(run: Any, tmp_path: Path, da
         assert missing.exit_code == 1 and "has no rate card yet" in missing.stderr
         done = run("partners", "rate-card", "set", str(partner_id), "--file", str(EXAMPLE))
         assert done.exit_code == 0, done.stderr
-        assert json.loads(done.stdout) == {"partner_id": partner_id, "currency": "EUR", "vehicles": ["sedan", "van"],
-                                           "extras": ["child-seat", "meet-greet"]}
+        assert json.loads(done.stdout) == {
+            "partner_id": partner_id,
+            "currency": "EUR",
+            "vehicles": ["sedan", "van"],
+            "extras": ["child-seat", "meet-greet"],
+        }
         got = run("partners", "rate-card", "get", str(partner_id))
         assert got.exit_code == 0 and json.loads(got.stdout) == json.loads(EXAMPLE.read_text())
     finally:
@@ -97,7 +105,8 @@ def test_a_bad_card_lists_every_error_and_stores_nothing(run: Any, tmp_path: Pat
         assert asyncio.run(stored()) == card  # the good card is still the one stored
         path.write_text("{not json")
         assert run("partners", "rate-card", "set", str(partner_id), "--file", str(path)).stderr.startswith(
-            f"error: {path}: not JSON")
+            f"error: {path}: not JSON"
+        )
     finally:
         run("partners", "disable", str(partner_id))
 
@@ -126,8 +135,9 @@ def test_partner_users_create(run: Any) -> None:
         assert set(user) == {"user_id", "partner_id", "email", "password"}
         assert user["partner_id"] == partner_id and user["email"] == "dispatch@nuuk-taxi.example"
         assert len(user["password"]) >= 20
-        again = run("partners", "users", "create", "--partner", str(partner_id),
-                    "--email", "dispatch@nuuk-taxi.example")
+        again = run(
+            "partners", "users", "create", "--partner", str(partner_id), "--email", "dispatch@nuuk-taxi.example"
+        )
         assert again.exit_code == 1 and "already has an account" in again.stderr
         bad = run("partners", "users", "create", "--partner", str(partner_id), "--email", "not an address")
         assert bad.exit_code == 1 and bad.stderr.startswith("error: --email:")

@@ -53,6 +53,7 @@ async def schema_differences(database: Database, target: MetaData = metadata) ->
 async def snapshot(database: Database) -> dict[str, Any]:
     """Everything an accidental re-run of a migration would change: tables, columns, seeded rows."""
     async with database.engine.connect() as conn:
+
         def structure(c: Connection) -> dict[str, list[str]]:
             inspector = inspect(c)
             return {t: sorted(col["name"] for col in inspector.get_columns(t)) for t in inspector.get_table_names()}
@@ -93,8 +94,11 @@ async def test_the_schema_comparison_would_notice_a_difference(db: Database) -> 
     Table("not_migrated", changed, Column("id", Integer, primary_key=True))
     changed.tables["clients"].append_column(Column("nickname", String(20)))
     differences = await schema_differences(db, changed)
-    kinds = {(d[0], getattr(d[1], "name", None) if d[0] == "add_table" else d[3].name) for d in differences
-             if isinstance(d, tuple)}
+    kinds = {
+        (d[0], getattr(d[1], "name", None) if d[0] == "add_table" else d[3].name)
+        for d in differences
+        if isinstance(d, tuple)
+    }
     assert ("add_table", "not_migrated") in kinds
     assert ("add_column", "nickname") in kinds
 
@@ -109,8 +113,9 @@ async def test_upgrading_again_is_a_no_op(database_url: str, db: Database) -> No
     await check_wallet_invariants(db)
 
 
-async def test_cli_db_upgrade_on_the_session_database_is_a_no_op(plain_database_url: str, database_url: str,
-                                                                 db: Database) -> None:
+async def test_cli_db_upgrade_on_the_session_database_is_a_no_op(
+    plain_database_url: str, database_url: str, db: Database
+) -> None:
     before = await snapshot(db)
     result = await asyncio.to_thread(invoke, ["db", "upgrade"], {"TRANSFERS_DATABASE_URL": plain_database_url})
     assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
@@ -133,7 +138,14 @@ async def test_cli_db_upgrade_builds_a_fresh_sqlite_file(tmp_path: Path) -> None
         first = await snapshot(fresh)
         assert set(first["tables"]) == {t.name for t in metadata.sorted_tables} | {"alembic_version"}
         assert [name for _, name, _ in first["seeded"]["vehicle_types"]] == [
-            "SEDAN", "ESTATE", "MINIVAN", "MINIBUS", "BUS", "LUXURY", "ELECTRIC"]
+            "SEDAN",
+            "ESTATE",
+            "MINIVAN",
+            "MINIBUS",
+            "BUS",
+            "LUXURY",
+            "ELECTRIC",
+        ]
         async with fresh.read() as conn:
             reasons = (await conn.execute(select(func.count()).select_from(cancellation_reasons))).scalar_one()
         assert reasons >= 5
@@ -149,7 +161,8 @@ async def test_cli_db_upgrade_to_an_unknown_revision_fails(tmp_path: Path) -> No
     """An unknown revision is refused with a non-zero exit and migrates nothing."""
     path = tmp_path / "other.sqlite3"
     result = await asyncio.to_thread(
-        invoke, ["db", "upgrade", "--revision", "no-such-revision"], {"TRANSFERS_DATABASE_URL": f"sqlite:///{path}"})
+        invoke, ["db", "upgrade", "--revision", "no-such-revision"], {"TRANSFERS_DATABASE_URL": f"sqlite:///{path}"}
+    )
     assert result.exit_code != 0
     fresh = Database(f"sqlite+aiosqlite:///{path}", pool_size=1)
     try:
@@ -186,8 +199,14 @@ def _booking_with_history(path: Path) -> None:
             row = {c.name: value(c) for c in bookings.c if not c.nullable and c.name != "id"}
             row.update(client_id=1, partner_id=1, search_vehicle_id=1, vehicle_make="Ž" * 150)
             booking_id = conn.execute(insert(bookings).values(row).returning(bookings.c.id)).scalar_one()
-            conn.execute(insert(booking_transitions).values(booking_id=booking_id, to_status="PENDING", actor="test",
-                                                            created_at=datetime(2026, 11, 22, tzinfo=UTC)))
+            conn.execute(
+                insert(booking_transitions).values(
+                    booking_id=booking_id,
+                    to_status="PENDING",
+                    actor="test",
+                    created_at=datetime(2026, 11, 22, tzinfo=UTC),
+                )
+            )
     finally:
         engine.dispose()
 
@@ -220,14 +239,23 @@ async def test_0005_widens_vehicle_make_and_model_and_its_downgrade_cuts_long_va
     conn.execute("PRAGMA foreign_keys=ON")
     now = "2026-11-22 10:00:00.000000"
     conn.execute("INSERT INTO clients (id, name, pay_type, created_at) VALUES (1, 'c', 'PREPAID', ?)", (now,))
-    conn.execute("INSERT INTO partners (id, name, base_url, airports, outbound_token_enc, signing_secret_enc,"
-                 " created_at) VALUES (1, 'p', 'http://127.0.0.1:1', 'LHR', 'x', 'y', ?)", (now,))
-    conn.execute("INSERT INTO searches (id, search_id, client_id, request, airport_iata, pickup_at, pickup_location,"
-                 " dropoff_location, adult, children, infant, created_at, expires_at)"
-                 " VALUES (1, 's_1', 1, '{}', 'LHR', ?, '{}', '{}', 1, 0, 0, ?, ?)", (now, now, now))
-    conn.execute("INSERT INTO search_vehicles (search_pk, vehicle_no, partner_id, partner_vehicle_id, make, model,"
-                 " type, max_passengers, suitcases, small_bags, net_price, sell_price, currency, extras)"
-                 " VALUES (1, 1, 1, 'v', ?, 'm', 'SEDAN', 1, 0, 0, 100, 100, 'EUR', '[]')", ("Ž" * 150,))
+    conn.execute(
+        "INSERT INTO partners (id, name, base_url, airports, outbound_token_enc, signing_secret_enc,"
+        " created_at) VALUES (1, 'p', 'http://127.0.0.1:1', 'LHR', 'x', 'y', ?)",
+        (now,),
+    )
+    conn.execute(
+        "INSERT INTO searches (id, search_id, client_id, request, airport_iata, pickup_at, pickup_location,"
+        " dropoff_location, adult, children, infant, created_at, expires_at)"
+        " VALUES (1, 's_1', 1, '{}', 'LHR', ?, '{}', '{}', 1, 0, 0, ?, ?)",
+        (now, now, now),
+    )
+    conn.execute(
+        "INSERT INTO search_vehicles (search_pk, vehicle_no, partner_id, partner_vehicle_id, make, model,"
+        " type, max_passengers, suitcases, small_bags, net_price, sell_price, currency, extras)"
+        " VALUES (1, 1, 1, 'v', ?, 'm', 'SEDAN', 1, 0, 0, 100, 100, 'EUR', '[]')",
+        ("Ž" * 150,),
+    )
     conn.commit()
     conn.close()
     _booking_with_history(path)  # bookings is copied too: rows elsewhere reference it

@@ -40,13 +40,17 @@ async def book(http: httpx.AsyncClient, key: str, iata: str, **body: Any) -> dic
 
 
 async def status_of(http: httpx.AsyncClient, key: str, reservation_no: str) -> dict[str, Any]:
-    answer: dict[str, Any] = (await http.get(BOOKING, params={"reservation_no": reservation_no},
-                                            headers=bearer(key))).json()
+    answer: dict[str, Any] = (
+        await http.get(BOOKING, params={"reservation_no": reservation_no}, headers=bearer(key))
+    ).json()
     return answer
 
 
 async def test_fifty_concurrent_bookings_never_overdraw_one_wallet(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
 ) -> None:
     client_id, key = await make_client(balance="100.00")
     await make_partner(airports=("BRS",), vehicles=default_vehicles(price="10.00")[:1])
@@ -73,8 +77,12 @@ async def test_fifty_concurrent_bookings_never_overdraw_one_wallet(
 
 
 async def test_expired_delivery_fails_the_booking_and_refunds(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
-    db: Database, clock: ShiftedClock,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
+    clock: ShiftedClock,
 ) -> None:
     client_id, key = await make_client(balance="100.00")
     partner, _, _ = await make_partner(airports=("BHX",), mode="status", status_code=503)
@@ -91,8 +99,12 @@ async def test_expired_delivery_fails_the_booking_and_refunds(
 
 
 async def test_retry_past_the_deadline_fails_the_booking(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
-    clock: ShiftedClock, db: Database,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    clock: ShiftedClock,
+    db: Database,
 ) -> None:
     client_id, key = await make_client(balance="100.00")
     partner, _, _ = await make_partner(airports=("NCL",))
@@ -110,8 +122,12 @@ async def test_retry_past_the_deadline_fails_the_booking(
 
 
 async def test_reconciliation_applies_the_partners_answer(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
-    clock: ShiftedClock, db: Database,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    clock: ShiftedClock,
+    db: Database,
 ) -> None:
     client_id, key = await make_client(balance="200.00")
     partner, _, _ = await make_partner(airports=("CWL",), create_status="PENDING")
@@ -137,8 +153,12 @@ async def test_reconciliation_applies_the_partners_answer(
 
 
 async def test_partner_cancellation_seen_by_reconciliation_refunds(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
-    clock: ShiftedClock, db: Database,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    clock: ShiftedClock,
+    db: Database,
 ) -> None:
     client_id, key = await make_client(balance="100.00")
     partner, _, _ = await make_partner(airports=("INV",))
@@ -151,12 +171,18 @@ async def test_partner_cancellation_seen_by_reconciliation_refunds(
 
 
 async def test_completion_job_closes_approved_rides_after_pickup(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
     clock: ShiftedClock,
 ) -> None:
     _, key = await make_client()
-    await make_partner(airports=("BFS",), create_status="APPROVED",
-                       driver={"name": "Jo", "phone": "+447400123457", "plate": "AB12 CDE"})
+    await make_partner(
+        airports=("BFS",),
+        create_status="APPROVED",
+        driver={"name": "Jo", "phone": "+447400123457", "plate": "AB12 CDE"},
+    )
     booking = await book(http, key, "BFS")
     assert booking["status"] == "APPROVED"
     svc = svc_of(service)
@@ -172,8 +198,12 @@ async def test_completion_job_closes_approved_rides_after_pickup(
 
 
 async def test_a_crashed_delivery_is_redelivered_with_the_same_webhook_id(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
-    clock: ShiftedClock, db: Database,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    clock: ShiftedClock,
+    db: Database,
 ) -> None:
     _, key = await make_client()
     partner, _, _ = await make_partner(airports=("SOU",))
@@ -199,8 +229,12 @@ async def test_a_crashed_delivery_is_redelivered_with_the_same_webhook_id(
 
 @pytest.mark.pg_only
 async def test_two_workers_never_deliver_one_message_at_the_same_time(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
-    clock: ShiftedClock, db: Database,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    clock: ShiftedClock,
+    db: Database,
 ) -> None:
     assert ON_POSTGRES
     _, key = await make_client(balance="5000.00")
@@ -224,8 +258,9 @@ async def test_two_workers_never_deliver_one_message_at_the_same_time(
             await w.partner_client.aclose()
             await w.db.dispose()
     async with db.read() as conn:
-        rows = (await conn.execute(select(outbox.c.status, outbox.c.payload).where(
-            outbox.c.kind == "booking.create"))).all()
+        rows = (
+            await conn.execute(select(outbox.c.status, outbox.c.payload).where(outbox.c.kind == "booking.create"))
+        ).all()
     mine = [r for r in rows if r.payload["reservation_no"] in reservations]
     assert {r.status for r in mine} == {"delivered"}
     by_webhook: dict[str, list[Any]] = {}
@@ -240,15 +275,23 @@ async def test_two_workers_never_deliver_one_message_at_the_same_time(
 
 
 async def test_an_answer_that_keeps_meeting_concurrent_changes_is_recorded_and_delivered_again(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
-    clock: ShiftedClock, db: Database, monkeypatch: pytest.MonkeyPatch,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    clock: ShiftedClock,
+    db: Database,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Every try to apply the answer meets a concurrent change of the booking (injected: the
     create's effect raises ConcurrentChange): the attempt is recorded with the reason, the message
     stays pending and ``outbox_answer_unapplied`` is logged; the next delivery applies the answer."""
     _, key = await make_client()
-    partner, _, _ = await make_partner(airports=("EXT",), create_status="APPROVED",
-                                       driver={"name": "Jo", "phone": "+447400123457", "plate": "AB12 CDE"})
+    partner, _, _ = await make_partner(
+        airports=("EXT",),
+        create_status="APPROVED",
+        driver={"name": "Jo", "phone": "+447400123457", "plate": "AB12 CDE"},
+    )
     found = await search(http, key, "EXT")
     partner.mode, partner.status_code = "status", 503
     booking = (await http.post(BOOKING, json=booking_body(found["search_id"]), headers=bearer(key))).json()["booking"]
@@ -267,8 +310,9 @@ async def test_an_answer_that_keeps_meeting_concurrent_changes_is_recorded_and_d
     assert len(tries) == CONCURRENT_CHANGE_ATTEMPTS
     assert [e["reservation_no"] for e in logs if e["event"] == "outbox_answer_unapplied"] == [booking["reservation_no"]]
     async with db.read() as conn:
-        booking_id = (await conn.execute(select(bookings.c.id).where(
-            bookings.c.reservation_no == booking["reservation_no"]))).scalar_one()
+        booking_id = (
+            await conn.execute(select(bookings.c.id).where(bookings.c.reservation_no == booking["reservation_no"]))
+        ).scalar_one()
         [message] = await outbox_repo.for_booking(conn, booking_id)
         attempts = await outbox_repo.attempts_of(conn, message.id)
     assert (message.status, message.attempts, message.last_error) == ("pending", 2, UNAPPLIED)

@@ -37,8 +37,16 @@ SECRET = new_signing_secret()
 TOKEN = "ot_conformance-test-token"
 DEAD_SERVICE = "http://127.0.0.1:9"  # the sandbox partner's approval calls fail there, harmlessly
 ALL_CHECKS = [
-    "search", "create", "create retry, same webhook-id", "info", "info, unknown booking", "update AMENDED",
-    "update CANCELLED", "update CANCELLED again", "refuses a bad signature", "refuses a wrong bearer token",
+    "search",
+    "create",
+    "create retry, same webhook-id",
+    "info",
+    "info, unknown booking",
+    "update AMENDED",
+    "update CANCELLED",
+    "update CANCELLED again",
+    "refuses a bad signature",
+    "refuses a wrong bearer token",
     "refuses a stale timestamp",
 ]
 LHR = find_airport("LHR")
@@ -52,9 +60,15 @@ class Sandbox:
 
 
 async def _serve_sandbox(**overrides: Any) -> tuple[LiveServer, SandboxPartner]:
-    values: dict[str, Any] = {"service_url": DEAD_SERVICE, "api_key": "pk_0123456789ab_conformance-tests",
-                              "signing_secret": SECRET, "outbound_token": TOKEN, "approve_after_seconds": 60,
-                              "reverse_retry_delays": (0.05,), "reverse_timeout_seconds": 0.5}
+    values: dict[str, Any] = {
+        "service_url": DEAD_SERVICE,
+        "api_key": "pk_0123456789ab_conformance-tests",
+        "signing_secret": SECRET,
+        "outbound_token": TOKEN,
+        "approve_after_seconds": 60,
+        "reverse_retry_delays": (0.05,),
+        "reverse_timeout_seconds": 0.5,
+    }
     values.update(overrides)
     app = create_sandbox_partner_app(SandboxPartnerConfig(**values))
     return await LiveServer(app).start(), app.state.partner
@@ -90,7 +104,9 @@ async def serve_fake(partner: FakePartner) -> LiveServer:
 
 async def invoke(url: str, *args: str) -> Result:
     return await asyncio.to_thread(
-        CliRunner().invoke, cli, ["partners", "check", url, "--token", TOKEN, "--secret", SECRET, *args],
+        CliRunner().invoke,
+        cli,
+        ["partners", "check", url, "--token", TOKEN, "--secret", SECRET, *args],
         catch_exceptions=False,
     )
 
@@ -136,8 +152,9 @@ async def test_the_sandbox_partner_passes_every_check(sandbox: Sandbox) -> None:
 
 
 async def test_json_output_and_what_the_partner_was_left_with(sandbox: Sandbox) -> None:
-    code, report = await check_json(sandbox.url, "--airport", "cdg", "--timeout-search", "2.5",
-                                    "--timeout-create", "1.5")
+    code, report = await check_json(
+        sandbox.url, "--airport", "cdg", "--timeout-search", "2.5", "--timeout-create", "1.5"
+    )
     assert code == 0 and report["passed"] is True and report["airport"] == "CDG"
     assert report["summary"] == {"PASS": 11, "FAIL": 0, "SKIP": 0} and report["warnings"] == []
     checks = by_name(report)
@@ -164,8 +181,10 @@ async def test_a_partner_ignoring_the_timestamp_fails_only_the_replay_check() ->
         await partner.aclose()
     assert code == 1 and report["passed"] is False
     failed = {c["name"]: c["reason"] for c in report["checks"] if c["result"] != "PASS"}
-    assert failed == {"refuses a stale timestamp": "accepted a request with a signature timestamp 10 minutes old "
-                                                   "(HTTP 200); expected 401"}
+    assert failed == {
+        "refuses a stale timestamp": "accepted a request with a signature timestamp 10 minutes old "
+        "(HTTP 200); expected 401"
+    }
 
 
 # -- broken partners fail, for the right reason --------------------------------------------------
@@ -176,17 +195,26 @@ async def test_a_partner_that_verifies_nothing_and_dedupes_nothing() -> None:
     code, report = await run_fake(partner)
     assert code == 1
     assert results(report) == {
-        "search": "PASS", "create": "PASS", "create retry, same webhook-id": "FAIL", "info": "PASS",
-        "info, unknown booking": "FAIL", "update AMENDED": "PASS", "update CANCELLED": "PASS",
+        "search": "PASS",
+        "create": "PASS",
+        "create retry, same webhook-id": "FAIL",
+        "info": "PASS",
+        "info, unknown booking": "FAIL",
+        "update AMENDED": "PASS",
+        "update CANCELLED": "PASS",
         "update CANCELLED again": "PASS",
-        "refuses a bad signature": "FAIL", "refuses a wrong bearer token": "FAIL", "refuses a stale timestamp": "FAIL",
+        "refuses a bad signature": "FAIL",
+        "refuses a wrong bearer token": "FAIL",
+        "refuses a stale timestamp": "FAIL",
     }
     checks = by_name(report)
     assert checks["create retry, same webhook-id"]["reason"] == (
-        "not deduplicated: the retry answered reservation_no 'P-3', the first delivery 'P-2' (a second booking?)")
+        "not deduplicated: the retry answered reservation_no 'P-3', the first delivery 'P-2' (a second booking?)"
+    )
     assert checks["info, unknown booking"]["reason"] == "HTTP 200 for a booking it never received; expected 404"
     assert checks["refuses a bad signature"]["reason"] == (
-        "accepted a request with a bad signature (HTTP 200); expected 401")
+        "accepted a request with a bad signature (HTTP 200); expected 401"
+    )
     assert checks["refuses a wrong bearer token"]["reason"].startswith("accepted a request with a wrong bearer token")
     # What it received was signed exactly as the service signs (it records whether each call verified),
     # and the retry was the same message: same webhook-id, same bytes.
@@ -198,15 +226,18 @@ async def test_a_partner_that_verifies_nothing_and_dedupes_nothing() -> None:
 
 
 async def test_a_slow_partner_fails_on_its_deadlines() -> None:
-    code, report = await run_fake(FakePartner(mode="slow", delay=0.35),
-                                  "--timeout-search", "0.2", "--timeout-create", "0.25")
+    code, report = await run_fake(
+        FakePartner(mode="slow", delay=0.35), "--timeout-search", "0.2", "--timeout-create", "0.25"
+    )
     assert code == 1
     checks = by_name(report)
     search, create = checks["search"], checks["create"]
     assert search["result"] == "FAIL" and search["duration_ms"] > 350
     assert search["reason"] == f"answered in {search['duration_ms']:.0f} ms > 200 ms deadline"
-    assert create["reason"] == (f"answered in {create['duration_ms']:.0f} ms > 250 ms deadline; "
-                                "the service would retry (its first attempt times out)")
+    assert create["reason"] == (
+        f"answered in {create['duration_ms']:.0f} ms > 250 ms deadline; "
+        "the service would retry (its first attempt times out)"
+    )
     assert checks["info"]["result"] == "PASS"  # 3 s for info and update
 
 
@@ -214,19 +245,29 @@ async def test_a_partner_answering_html() -> None:
     code, report = await run_fake(FakePartner(mode="invalid_json"))
     checks = by_name(report)
     assert code == 1 and checks["search"]["reason"] == "answer is not JSON (HTTP 200)"
-    assert checks["create"] == {**checks["create"], "result": "SKIP",
-                                "reason": "not run: the search gave no vehicle to book"}
+    assert checks["create"] == {
+        **checks["create"],
+        "result": "SKIP",
+        "reason": "not run: the search gave no vehicle to book",
+    }
     assert checks["update CANCELLED"]["reason"] == "not run: no booking was created"
 
 
-@pytest.mark.parametrize(("garbage", "reason"), [
-    ({"vehicles": [{**default_vehicles()[0], "price": "-5.00"}]},
-     'vehicles[0].price: must be positive (got "-5.00")'),
-    ({"vehicles": [{**default_vehicles()[0], "price": 12.345}]},
-     "vehicles[0].price: must be a plain decimal with at most two places (got 12.345)"),
-    ({"distance_km": "far", "vehicles": []}, 'distance_km: Input should be a valid integer (got "far")'),
-    ([1, 2], "answer: must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    ("garbage", "reason"),
+    [
+        (
+            {"vehicles": [{**default_vehicles()[0], "price": "-5.00"}]},
+            'vehicles[0].price: must be positive (got "-5.00")',
+        ),
+        (
+            {"vehicles": [{**default_vehicles()[0], "price": 12.345}]},
+            "vehicles[0].price: must be a plain decimal with at most two places (got 12.345)",
+        ),
+        ({"distance_km": "far", "vehicles": []}, 'distance_km: Input should be a valid integer (got "far")'),
+        ([1, 2], "answer: must be a JSON object"),
+    ],
+)
 async def test_a_partner_answering_garbage(garbage: Any, reason: str) -> None:
     code, report = await run_fake(FakePartner(mode="garbage", garbage=garbage))
     checks = by_name(report)
@@ -242,26 +283,39 @@ async def test_an_unknown_vehicle_type_fails_search_but_the_booking_checks_still
     assert code == 1
     assert checks["search"]["reason"] == (
         "vehicles[0].type: 'SPACESHIP' is not a reference vehicle type "
-        "(BUS, ELECTRIC, ESTATE, LUXURY, MINIBUS, MINIVAN, SEDAN)")
+        "(BUS, ELECTRIC, ESTATE, LUXURY, MINIBUS, MINIVAN, SEDAN)"
+    )
     assert checks["create"]["result"] == "PASS" and checks["info"]["result"] == "PASS"
 
 
 async def test_a_500_on_create() -> None:
-    partner = ScriptedPartner(scripted={"/booking/create": lambda _: Response(
-        b'{"status":"Error","message":"database down"}', status_code=500, media_type="application/json")})
+    partner = ScriptedPartner(
+        scripted={
+            "/booking/create": lambda _: Response(
+                b'{"status":"Error","message":"database down"}', status_code=500, media_type="application/json"
+            )
+        }
+    )
     code, report = await run_fake(partner)
     checks = by_name(report)
     assert code == 1 and checks["search"]["result"] == "PASS"
     assert checks["create"]["reason"] == "HTTP 500: 'database down'; the service would retry"
     assert checks["create"]["http_status"] == 500
     assert {checks[name]["result"] for name in ("create retry, same webhook-id", "info", "update CANCELLED")} == {
-        "SKIP"}
+        "SKIP"
+    }
     assert len(partner.calls("/booking/create")) == 1
 
 
 async def test_a_create_answer_the_service_accepts_but_partner_yaml_does_not() -> None:
-    partner = ScriptedPartner(scripted={"/booking/create": lambda _: Response(
-        b'{"reservation_no":"R-1","status":"PENDING","booking_details":"free text"}', media_type="application/json")})
+    partner = ScriptedPartner(
+        scripted={
+            "/booking/create": lambda _: Response(
+                b'{"reservation_no":"R-1","status":"PENDING","booking_details":"free text"}',
+                media_type="application/json",
+            )
+        }
+    )
     code, report = await run_fake(partner)
     assert code == 1
     assert by_name(report)["create"]["reason"] == "booking_details: 'free text' is not of type 'object' (partner.yaml)"
@@ -275,12 +329,18 @@ async def test_a_declined_create_skips_the_cancellation() -> None:
 
 
 async def test_an_error_body_on_update() -> None:
-    partner = ScriptedPartner(scripted={"/booking/update": lambda _: Response(
-        b'{"status":"Error","message":"cannot cancel"}', media_type="application/json")})
+    partner = ScriptedPartner(
+        scripted={
+            "/booking/update": lambda _: Response(
+                b'{"status":"Error","message":"cannot cancel"}', media_type="application/json"
+            )
+        }
+    )
     code, report = await run_fake(partner)
     assert code == 1
     assert by_name(report)["update CANCELLED"]["reason"] == (
-        "answered status 'Error': 'cannot cancel'; expected \"Success\"")
+        "answered status 'Error': 'cannot cancel'; expected \"Success\""
+    )
 
 
 async def test_nothing_listening() -> None:
@@ -288,15 +348,17 @@ async def test_nothing_listening() -> None:
     checks = by_name(report)
     assert code == 1 and checks["search"]["reason"] == "could not connect (ConnectError)"
     assert checks["refuses a bad signature"]["reason"] == (
-        "could not connect (ConnectError) for a request with a bad signature; expected 401")
+        "could not connect (ConnectError) for a request with a bad signature; expected 401"
+    )
 
 
 # -- the module's own API and the CLI's argument checks ------------------------------------------
 
 
 async def test_the_async_api_directly(sandbox: Sandbox) -> None:
-    report = await conformance.run_conformance(sandbox.url, token=TOKEN, secret=SECRET, airport=LHR,
-                                               deadlines=Deadlines(search=1, create=1, other=1))
+    report = await conformance.run_conformance(
+        sandbox.url, token=TOKEN, secret=SECRET, airport=LHR, deadlines=Deadlines(search=1, create=1, other=1)
+    )
     assert isinstance(report, Report) and report.passed, report.as_dict()
     assert [c.deadline_ms for c in report.checks[:4]] == [1000, 1000, 1000, 1000]
     wrong = await conformance.run_conformance(sandbox.url, token="ot_not-the-token", secret=SECRET, airport=LHR)
@@ -305,8 +367,14 @@ async def test_the_async_api_directly(sandbox: Sandbox) -> None:
 
 
 def test_the_requests_are_contract_valid_and_realistic() -> None:
-    run = conformance.ConformanceRun(None, None, LHR, Deadlines(), conformance.contract_schemas(),  # type: ignore[arg-type]
-                                     now=datetime(2026, 3, 27, 23, 0, tzinfo=UTC))
+    run = conformance.ConformanceRun(
+        None,
+        None,
+        LHR,
+        Deadlines(),
+        conformance.contract_schemas(),  # type: ignore[arg-type]
+        now=datetime(2026, 3, 27, 23, 0, tzinfo=UTC),
+    )
     search = run.search_payload()
     schemas = conformance.contract_schemas()
     assert schemas.component_errors("SearchRequest", search) == []
@@ -330,11 +398,14 @@ def test_reference_vehicle_types_match_partner_yaml() -> None:
     assert set(doc["components"]["schemas"]["VehicleType"]["enum"]) == conformance.REFERENCE_VEHICLE_TYPES
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["ftp://partner.example"], "Invalid value for URL: the partner URL must be http or https"),
-    (["http://127.0.0.1:9", "--airport", "ZZZ"], "Invalid value for --airport: unknown IATA airport code 'ZZZ'"),
-    (["http://127.0.0.1:9", "--timeout-search", "0"], "Invalid value for '--timeout-search'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ftp://partner.example"], "Invalid value for URL: the partner URL must be http or https"),
+        (["http://127.0.0.1:9", "--airport", "ZZZ"], "Invalid value for --airport: unknown IATA airport code 'ZZZ'"),
+        (["http://127.0.0.1:9", "--timeout-search", "0"], "Invalid value for '--timeout-search'"),
+    ],
+)
 def test_bad_arguments_exit_2(args: list[str], message: str) -> None:
     result = CliRunner().invoke(cli, ["partners", "check", *args, "--token", TOKEN, "--secret", SECRET])
     assert result.exit_code == 2 and message in result.stderr

@@ -27,8 +27,9 @@ BOOKING = "/api/v1/booking-api/booking"
 
 
 async def search_at(http: httpx.AsyncClient, key: str, iata: str) -> dict[str, Any]:
-    response = await http.post(SEARCH, json=search_body(pickup_location={"type": "AIRPORT", "iata_code": iata}),
-                               headers=bearer(key))
+    response = await http.post(
+        SEARCH, json=search_body(pickup_location={"type": "AIRPORT", "iata_code": iata}), headers=bearer(key)
+    )
     assert response.status_code == 200, response.text
     answer: dict[str, Any] = response.json()
     return answer
@@ -41,8 +42,9 @@ async def flush_now(svc: Services) -> None:
     await health.flush(svc.health, write)
 
 
-async def report_when(db: Database, clock: ShiftedClock, partner_ids: list[int],
-                      calls: int) -> dict[int, PartnerHealth]:
+async def report_when(
+    db: Database, clock: ShiftedClock, partner_ids: list[int], calls: int
+) -> dict[int, PartnerHealth]:
     """The last-hour report once every partner shows ``calls`` search calls. The service's own
     flusher runs every few seconds beside the test's explicit flush, and may hold counts it took
     in a transaction not committed yet: wait (bounded) rather than race it."""
@@ -57,8 +59,12 @@ async def report_when(db: Database, clock: ShiftedClock, partner_ids: list[int],
 
 
 async def test_search_calls_are_counted_per_partner_and_minute_by_outcome(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
-    db: Database, clock: ShiftedClock,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
+    clock: ShiftedClock,
 ) -> None:
     _, key = await make_client()
     _, good, _ = await make_partner(airports=("EDI",), name="Good Cars")
@@ -96,7 +102,10 @@ async def test_search_calls_are_counted_per_partner_and_minute_by_outcome(
 
 
 async def test_processes_add_to_the_same_rows_at_the_same_moment(
-    database_url: str, make_partner: PartnerFactory, db: Database, clock: ShiftedClock,
+    database_url: str,
+    make_partner: PartnerFactory,
+    db: Database,
+    clock: ShiftedClock,
 ) -> None:
     """Eight "processes" (own engines, own buffers) flush the same minute rows at once, five times
     each: every call is counted once, the maximum is the maximum of all."""
@@ -128,7 +137,8 @@ async def test_processes_add_to_the_same_rows_at_the_same_moment(
             assert row["calls"] == 80 and row["outcome_ok"] == 40 and row["outcome_timeout"] == 40
             assert row["latency_max_ms"] == 1000 + 700 + 4
             assert row["latency_sum_ms"] == 5 * sum(10 + i for i in range(8)) + sum(
-                1000 + 100 * i + r for i in range(8) for r in range(5))
+                1000 + 100 * i + r for i in range(8) for r in range(5)
+            )
         report = await health_repository.last_hour(conn, now, [partner_a])
     assert report[0].search_calls == 80 and report[0].errors == 40
     # rank 76 of 80: 40 fast calls, then 1 at 1000 ms and 25 in 1001..1500 (66), the rest in 1501..2000,
@@ -137,7 +147,11 @@ async def test_processes_add_to_the_same_rows_at_the_same_moment(
 
 
 async def test_counts_survive_a_restart_and_read_the_same_from_another_process(
-    database_url: str, workdir: Any, make_client: ClientFactory, make_partner: PartnerFactory, db: Database,
+    database_url: str,
+    workdir: Any,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
     clock: ShiftedClock,
 ) -> None:
     """An API process flushes at shutdown (its periodic flush is set to an hour here, so only the
@@ -164,8 +178,12 @@ async def test_counts_survive_a_restart_and_read_the_same_from_another_process(
 
 
 async def test_last_hour_window_and_partner_deliveries(
-    http: httpx.AsyncClient, service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory,
-    db: Database, clock: ShiftedClock,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
+    clock: ShiftedClock,
 ) -> None:
     _, key = await make_client()
     partner, partner_id, _ = await make_partner(airports=("ABZ",))
@@ -201,7 +219,10 @@ async def test_last_hour_window_and_partner_deliveries(
 
 
 async def test_minutes_older_than_30_days_are_pruned_by_the_scheduled_jobs(
-    service: LiveServer, make_partner: PartnerFactory, db: Database, clock: ShiftedClock,
+    service: LiveServer,
+    make_partner: PartnerFactory,
+    db: Database,
+    clock: ShiftedClock,
 ) -> None:
     _, partner_id, _ = await make_partner(airports=("GOH",))
     now = clock.now()

@@ -22,8 +22,12 @@ SECRET_KEY = "test-secret-key-not-for-production"
 
 @pytest.fixture
 def run(plain_database_url: str) -> Any:
-    base_env = {"TRANSFERS_DATABASE_URL": plain_database_url, "TRANSFERS_SECRET_KEY": SECRET_KEY,
-                "TRANSFERS_ENVIRONMENT": "sandbox", "TRANSFERS_LOG_LEVEL": "WARNING"}
+    base_env = {
+        "TRANSFERS_DATABASE_URL": plain_database_url,
+        "TRANSFERS_SECRET_KEY": SECRET_KEY,
+        "TRANSFERS_ENVIRONMENT": "sandbox",
+        "TRANSFERS_LOG_LEVEL": "WARNING",
+    }
 
     def invoke(*args: str) -> Result:
         get_settings.cache_clear()
@@ -36,12 +40,22 @@ def run(plain_database_url: str) -> Any:
 
 
 def _create(run: Any, *extra: str) -> Result:
-    return run("partners", "create", "--name", "Nuuk Taxis", "--base-url", "https://nuuk.example.com",
-               "--airports", "GOH", *extra)
+    return run(
+        "partners",
+        "create",
+        "--name",
+        "Nuuk Taxis",
+        "--base-url",
+        "https://nuuk.example.com",
+        "--airports",
+        "GOH",
+        *extra,
+    )
 
 
 def _read(database_url: str, statement: Any) -> Any:
     """One value read by a Database of its own (the CLI runs its own event loop, so this test is sync)."""
+
     async def read() -> Any:
         db = Database(database_url, pool_size=1)
         try:
@@ -62,18 +76,29 @@ def test_create_and_update_set_the_default_policy(run: Any, database_url: str) -
     assert created.exit_code == 0, created.stderr
     partner_id = json.loads(created.stdout)["partner_id"]
     try:
-        assert _stored(database_url, partner_id) == [{"hours_before_pickup": 48, "fee_percent": 0},
-                                                 {"hours_before_pickup": 24, "fee_percent": 50},
-                                                 {"hours_before_pickup": 0, "fee_percent": 100}]
+        assert _stored(database_url, partner_id) == [
+            {"hours_before_pickup": 48, "fee_percent": 0},
+            {"hours_before_pickup": 24, "fee_percent": 50},
+            {"hours_before_pickup": 0, "fee_percent": 100},
+        ]
         listed = {row["id"]: row for row in json.loads(run("partners", "list", "--json").stdout)}
         assert listed[partner_id]["cancellation_policy"] == "48:0,24:50,0:100"
         updated = run("partners", "update", str(partner_id), "--cancellation-policy", "24:0,0:12.5")
         assert updated.exit_code == 0, updated.stderr
-        assert json.loads(updated.stdout) == {"partner_id": partner_id, "cancellation_policy": [
-            {"hours_before_pickup": 24, "fee_percent": 0}, {"hours_before_pickup": 0, "fee_percent": 12.5}]}
+        assert json.loads(updated.stdout) == {
+            "partner_id": partner_id,
+            "cancellation_policy": [
+                {"hours_before_pickup": 24, "fee_percent": 0},
+                {"hours_before_pickup": 0, "fee_percent": 12.5},
+            ],
+        }
         assert _stored(database_url, partner_id) == json.loads(updated.stdout)["cancellation_policy"]
-        audit = _read(database_url, select(admin_audit.c.details).where(
-            admin_audit.c.subject == f"partner:{partner_id}", admin_audit.c.action == "partner.cancellation_policy"))
+        audit = _read(
+            database_url,
+            select(admin_audit.c.details).where(
+                admin_audit.c.subject == f"partner:{partner_id}", admin_audit.c.action == "partner.cancellation_policy"
+            ),
+        )
         assert audit == {"before": "48:0,24:50,0:100", "after": "24:0,0:12.5"}
         cleared = run("partners", "update", str(partner_id), "--cancellation-policy", "none")
         assert cleared.exit_code == 0 and _stored(database_url, partner_id) is None
@@ -81,17 +106,20 @@ def test_create_and_update_set_the_default_policy(run: Any, database_url: str) -
         run("partners", "disable", str(partner_id))
 
 
-@pytest.mark.parametrize(("policy", "problem"), [
-    ("24:0", "a tier at 0 hours"),
-    ("1.5:0,0:100", "whole number"),
-    ("-24:0,0:100", "whole number"),
-    ("24:0,0:100.5", "between 0 and 100"),
-    ("0:12.345", "two decimals"),
-    ("24:50,0:10", "may not fall"),
-    ("24:0,24:10,0:100", "same hours"),
-    ("abc", "HOURS:PERCENT"),
-    (",".join(f"{h}:0" for h in range(11)), "at most 10 tiers"),
-])
+@pytest.mark.parametrize(
+    ("policy", "problem"),
+    [
+        ("24:0", "a tier at 0 hours"),
+        ("1.5:0,0:100", "whole number"),
+        ("-24:0,0:100", "whole number"),
+        ("24:0,0:100.5", "between 0 and 100"),
+        ("0:12.345", "two decimals"),
+        ("24:50,0:10", "may not fall"),
+        ("24:0,24:10,0:100", "same hours"),
+        ("abc", "HOURS:PERCENT"),
+        (",".join(f"{h}:0" for h in range(11)), "at most 10 tiers"),
+    ],
+)
 def test_a_malformed_policy_is_refused_and_nothing_is_written(run: Any, policy: str, problem: str) -> None:
     before = json.loads(run("partners", "list", "--json").stdout)
     result = _create(run, "--cancellation-policy", policy)

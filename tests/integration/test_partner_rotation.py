@@ -41,8 +41,12 @@ BOOKING = "/api/v1/booking-api/booking"
 
 @pytest.fixture
 def run(plain_database_url: str) -> Any:
-    base_env = {"TRANSFERS_DATABASE_URL": plain_database_url, "TRANSFERS_SECRET_KEY": SECRET_KEY,
-                "TRANSFERS_ENVIRONMENT": "sandbox", "TRANSFERS_LOG_LEVEL": "WARNING"}
+    base_env = {
+        "TRANSFERS_DATABASE_URL": plain_database_url,
+        "TRANSFERS_SECRET_KEY": SECRET_KEY,
+        "TRANSFERS_ENVIRONMENT": "sandbox",
+        "TRANSFERS_LOG_LEVEL": "WARNING",
+    }
 
     def invoke(*args: str, **env: str) -> Result:
         get_settings.cache_clear()
@@ -72,8 +76,13 @@ async def rotate_by_cli(run: Any, partner_id: int, *extra: str) -> dict[str, Any
 
 
 async def test_calls_carry_both_signatures_during_the_overlap_and_the_new_one_after(
-    http: httpx.AsyncClient, service: LiveServer, run: Any, make_client: ClientFactory,
-    make_partner: PartnerFactory, db: Database, clock: ShiftedClock,
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    run: Any,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
+    clock: ShiftedClock,
 ) -> None:
     client_id, key = await make_client()
     partner, partner_id, _ = await make_partner(airports=("LBA",))
@@ -88,14 +97,16 @@ async def test_calls_carry_both_signatures_during_the_overlap_and_the_new_one_af
 
     # The partner still verifies with the old secret: it keeps accepting every call.
     partner.signing_secret = old
-    found = await http.post(SEARCH, json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "LBA"}),
-                            headers=bearer(key))
+    found = await http.post(
+        SEARCH, json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "LBA"}), headers=bearer(key)
+    )
     assert found.status_code == 200 and found.json()["vehicles"], found.text
     booked = await http.post(BOOKING, json=booking_body(found.json()["search_id"]), headers=bearer(key))
     assert booked.status_code == 200 and booked.json()["booking"]["status"] == "PENDING_APPROVAL", booked.text
     reservation_no = booked.json()["booking"]["reservation_no"]
-    cancelled = await http.delete(BOOKING, params={"reservation_no": reservation_no, "cancellation_id": 1},
-                                  headers=bearer(key))
+    cancelled = await http.delete(
+        BOOKING, params={"reservation_no": reservation_no, "cancellation_id": 1}, headers=bearer(key)
+    )
     assert cancelled.status_code == 200, cancelled.text
     await svc_of(service).dispatcher.run_once()  # the worker's delivery of the cancellation
     calls = [*partner.calls("/booking/search"), *partner.calls("/booking/create"), *partner.calls("/booking/update")]
@@ -110,15 +121,21 @@ async def test_calls_carry_both_signatures_during_the_overlap_and_the_new_one_af
     async with db.write() as conn:
         await partners_repo.update_partner(conn, partner_id, previous_secret_until=datetime.now(UTC))
     partner.requests.clear()
-    again = await http.post(SEARCH, json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "LBA"}),
-                            headers=bearer(key))
+    again = await http.post(
+        SEARCH, json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "LBA"}), headers=bearer(key)
+    )
     assert again.status_code == 200, again.text
     (call,) = partner.calls("/booking/search")
     assert len(signatures(call)) == 1 and verifies(new, call) and not verifies(old, call)
     assert not call.signature_ok  # a partner still on the old secret now refuses the call
     async with db.read() as conn:
-        audit = (await conn.execute(select(admin_audit).where(
-            admin_audit.c.action == "partner.rotate_secret", admin_audit.c.subject == f"partner:{partner_id}"))).all()
+        audit = (
+            await conn.execute(
+                select(admin_audit).where(
+                    admin_audit.c.action == "partner.rotate_secret", admin_audit.c.subject == f"partner:{partner_id}"
+                )
+            )
+        ).all()
         stored = (await conn.execute(select(partners).where(partners.c.id == partner_id))).one()
     assert len(audit) == 1 and audit[0].actor.startswith("cli:")
     assert audit[0].details["previous_valid_until"] == printed["previous_secret_valid_until"]
@@ -128,7 +145,11 @@ async def test_calls_carry_both_signatures_during_the_overlap_and_the_new_one_af
 
 
 async def test_rotating_again_keeps_only_the_secret_just_replaced(
-    service: LiveServer, run: Any, make_partner: PartnerFactory, db: Database, settings: Settings,
+    service: LiveServer,
+    run: Any,
+    make_partner: PartnerFactory,
+    db: Database,
+    settings: Settings,
 ) -> None:
     partner, partner_id, _ = await make_partner(airports=("GOH",))
     original = partner.signing_secret
@@ -153,14 +174,23 @@ async def test_rotating_again_keeps_only_the_secret_just_replaced(
 
 
 async def test_two_rotations_at_once_run_one_after_the_other(
-    database_url: str, make_partner: PartnerFactory, db: Database, clock: ShiftedClock,
+    database_url: str,
+    make_partner: PartnerFactory,
+    db: Database,
+    clock: ShiftedClock,
 ) -> None:
     _, partner_id, _ = await make_partner(airports=("GOH",))
     box = SecretBox(SECRET_KEY)
     engines = [Database(database_url, pool_size=1, application_name=f"rotate-{i}") for i in range(2)]
     try:
-        results = await asyncio.gather(*(rotation.rotate_signing_secret(
-            engine, clock, box, partner_id, overlap=timedelta(hours=1), actor="tests") for engine in engines))
+        results = await asyncio.gather(
+            *(
+                rotation.rotate_signing_secret(
+                    engine, clock, box, partner_id, overlap=timedelta(hours=1), actor="tests"
+                )
+                for engine in engines
+            )
+        )
     finally:
         await asyncio.gather(*(engine.dispose() for engine in engines))
     point = await endpoint_for(db, box, partner_id)
@@ -169,8 +199,13 @@ async def test_two_rotations_at_once_run_one_after_the_other(
     # serialised: the later rotation replaced the earlier one's secret, so both are the pair now
     assert {point.signing_secret, point.previous_signing_secret} == made
     async with db.read() as conn:
-        audited = (await conn.execute(select(admin_audit.c.id).where(
-            admin_audit.c.action == "partner.rotate_secret", admin_audit.c.subject == f"partner:{partner_id}"))).all()
+        audited = (
+            await conn.execute(
+                select(admin_audit.c.id).where(
+                    admin_audit.c.action == "partner.rotate_secret", admin_audit.c.subject == f"partner:{partner_id}"
+                )
+            )
+        ).all()
     assert len(audited) == 2
 
 
@@ -194,16 +229,20 @@ async def test_the_sandbox_partner_is_not_rotated(tmp_path: Path, clock: Shifted
     try:
         partner_id = await ensure_sandbox_partner(database, clock, box, "http://127.0.0.1:1/sandbox-partner")
         with pytest.raises(rotation.RotationRefused):
-            await rotation.rotate_signing_secret(database, clock, box, partner_id, overlap=timedelta(hours=1),
-                                                 actor="tests")
+            await rotation.rotate_signing_secret(
+                database, clock, box, partner_id, overlap=timedelta(hours=1), actor="tests"
+            )
         with pytest.raises(PartnerNotFound):
-            await rotation.rotate_signing_secret(database, clock, box, partner_id + 1, overlap=timedelta(hours=1),
-                                                 actor="tests")
+            await rotation.rotate_signing_secret(
+                database, clock, box, partner_id + 1, overlap=timedelta(hours=1), actor="tests"
+            )
         with pytest.raises(ValueError, match="negative"):
-            await rotation.rotate_signing_secret(database, clock, box, partner_id, overlap=timedelta(hours=-1),
-                                                 actor="tests")
+            await rotation.rotate_signing_secret(
+                database, clock, box, partner_id, overlap=timedelta(hours=-1), actor="tests"
+            )
         async with database.read() as conn:
-            assert (await conn.execute(select(admin_audit.c.id).where(
-                admin_audit.c.action == "partner.rotate_secret"))).all() == []
+            assert (
+                await conn.execute(select(admin_audit.c.id).where(admin_audit.c.action == "partner.rotate_secret"))
+            ).all() == []
     finally:
         await database.dispose()

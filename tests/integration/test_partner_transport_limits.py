@@ -36,8 +36,9 @@ def calls(partner: str, call: str, outcome: str) -> float:
 
 
 def endpoint(url: str, name: str) -> PartnerEndpoint:
-    return PartnerEndpoint(partner_id=999_999, name=name, base_url=url, outbound_token="ot_test",
-                           signing_secret=new_signing_secret())
+    return PartnerEndpoint(
+        partner_id=999_999, name=name, base_url=url, outbound_token="ot_test", signing_secret=new_signing_secret()
+    )
 
 
 @pytest.fixture
@@ -56,7 +57,8 @@ async def call_search(client: PartnerClient, url: str, name: str) -> CallResult:
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "2130706433", "127.1", "[::ffff:127.0.0.1]"])
 async def test_guarded_client_refuses_loopback_without_connecting(
-    host: str, loopback_partner: tuple[FakePartner, LiveServer],
+    host: str,
+    loopback_partner: tuple[FakePartner, LiveServer],
 ) -> None:
     partner, server = loopback_partner
     name = f"guarded-{host}"
@@ -83,15 +85,17 @@ async def test_a_name_resolving_to_loopback_is_refused_at_call_time(
 
 
 async def test_guarded_client_connects_to_the_address_it_checked(
-    loopback_partner: tuple[FakePartner, LiveServer], monkeypatch: pytest.MonkeyPatch,
+    loopback_partner: tuple[FakePartner, LiveServer],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With loopback allowed for this test only, a name that exists in no DNS reaches the server
     through the injected answer: the connection goes to the checked address, the name is only the
     Host header (and, over TLS, the SNI and certificate name)."""
     partner, server = loopback_partner
     original = ssrf.blocked_reason
-    monkeypatch.setattr(ssrf, "blocked_reason",
-                        lambda address: None if str(address) == "127.0.0.1" else original(address))
+    monkeypatch.setattr(
+        ssrf, "blocked_reason", lambda address: None if str(address) == "127.0.0.1" else original(address)
+    )
     seen: list[str] = []
 
     async def resolve(host: str, port: int) -> Sequence[str]:
@@ -126,7 +130,11 @@ async def test_redirects_are_not_followed_and_big_answers_are_capped() -> None:
 
 
 async def test_live_deployment_guards_partner_calls_by_default(
-    database_url: str, workdir: Path, clock: ShiftedClock, make_client: ClientFactory, make_partner: PartnerFactory,
+    database_url: str,
+    workdir: Path,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
 ) -> None:
     """In live (guard on by default) a partner registered on loopback is never called: the search
     answers without it and the call is counted as blocked."""
@@ -180,14 +188,16 @@ async def raw_partner(handler: RawHandler) -> AsyncIterator[tuple[str, list[int]
 
 async def read_request(reader: asyncio.StreamReader) -> None:
     head = await reader.readuntil(b"\r\n\r\n")
-    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                   if line.lower().startswith(b"content-length:")), 0)
+    length = next(
+        (int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0
+    )
     await reader.readexactly(length)
 
 
 async def test_a_chunked_flood_is_cut_at_the_cap() -> None:
     """No Content-Length: the body is read in pieces and the call ends as soon as the cap is passed,
     while the partner is still sending."""
+
     async def flood(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
@@ -206,8 +216,10 @@ async def test_a_gzip_bomb_is_capped_on_the_decompressed_size() -> None:
 
     async def compressed(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
-                     b"Content-Length: %d\r\n\r\n%s" % (len(bomb), bomb))
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(bomb), bomb)
+        )
         await writer.drain()
 
     assert len(bomb) < 64 * 1024
@@ -219,6 +231,7 @@ async def test_a_gzip_bomb_is_capped_on_the_decompressed_size() -> None:
 async def test_a_slowly_dripped_body_hits_the_overall_deadline() -> None:
     """Headers at once, then a byte every 100 ms: each read is quick, the whole answer is not; the
     deadline covers the body, not just the wait for the first byte."""
+
     async def drip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
@@ -240,20 +253,27 @@ async def test_connections_are_kept_alive_and_failures_are_named_as_before() -> 
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
             await read_request(reader)
-            writer.write(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n'
-                         b'{"vehicles":[]}')
+            writer.write(
+                b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{"vehicles":[]}'
+            )
             await writer.drain()
 
     client = PartnerClient()
     try:
         async with raw_partner(answer) as (url, connections):
             for _ in range(3):
-                result = await client.call(endpoint(url, "keepalive"), "POST", "/booking/search", SEARCH_PAYLOAD,
-                                           timeout=2.0)
+                result = await client.call(
+                    endpoint(url, "keepalive"), "POST", "/booking/search", SEARCH_PAYLOAD, timeout=2.0
+                )
                 assert result.outcome == "ok" and result.body == {"vehicles": []}
             assert len(connections) == 1
-        refused = await client.call(endpoint(f"http://127.0.0.1:{free_port()}", "refused"), "POST",
-                                    "/booking/search", SEARCH_PAYLOAD, timeout=2.0)
+        refused = await client.call(
+            endpoint(f"http://127.0.0.1:{free_port()}", "refused"),
+            "POST",
+            "/booking/search",
+            SEARCH_PAYLOAD,
+            timeout=2.0,
+        )
         assert refused.outcome == "connect_error" and refused.error == "ConnectError"
     finally:
         await client.aclose()

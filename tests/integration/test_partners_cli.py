@@ -26,8 +26,12 @@ AREA = "GOH"
 
 @pytest.fixture
 def run(plain_database_url: str) -> Any:
-    base_env = {"TRANSFERS_DATABASE_URL": plain_database_url, "TRANSFERS_SECRET_KEY": SECRET_KEY,
-                "TRANSFERS_ENVIRONMENT": "sandbox", "TRANSFERS_LOG_LEVEL": "WARNING"}
+    base_env = {
+        "TRANSFERS_DATABASE_URL": plain_database_url,
+        "TRANSFERS_SECRET_KEY": SECRET_KEY,
+        "TRANSFERS_ENVIRONMENT": "sandbox",
+        "TRANSFERS_LOG_LEVEL": "WARNING",
+    }
 
     def invoke(*args: str, **env: str) -> Result:
         get_settings.cache_clear()  # settings are read once per process; each invocation is a new "process"
@@ -40,8 +44,17 @@ def run(plain_database_url: str) -> Any:
 
 
 def _create(run: Any, name: str, *extra: str) -> dict[str, Any]:
-    result = run("partners", "create", "--name", name, "--base-url", "https://transfers.example.com/api/",
-                 "--airports", f"{AREA.lower()}, {AREA}", *extra)
+    result = run(
+        "partners",
+        "create",
+        "--name",
+        name,
+        "--base-url",
+        "https://transfers.example.com/api/",
+        "--airports",
+        f"{AREA.lower()}, {AREA}",
+        *extra,
+    )
     assert result.exit_code == 0, result.stderr
     assert result.stderr == ""
     return dict(json.loads(result.stdout))
@@ -60,9 +73,17 @@ def test_create_prints_credentials_once_and_stores_them_encrypted(run: Any, data
     assert created["api_key"].startswith("pk_") and created["outbound_token"].startswith("ot_")
     assert created["signing_secret"].startswith("whsec_")
     row = _listed(run)[created["partner_id"]]
-    assert row == {"id": created["partner_id"], "name": "Heathrow Cars Ltd", "status": "enabled",
-                   "base_url": "https://transfers.example.com/api", "airports": AREA, "markup": "12.5%",
-                   "sandbox": False, "hosted": False, "cancellation_policy": None}
+    assert row == {
+        "id": created["partner_id"],
+        "name": "Heathrow Cars Ltd",
+        "status": "enabled",
+        "base_url": "https://transfers.example.com/api",
+        "airports": AREA,
+        "markup": "12.5%",
+        "sandbox": False,
+        "hosted": False,
+        "cancellation_policy": None,
+    }
 
     async def stored() -> Any:
         db = Database(database_url, pool_size=1)
@@ -94,23 +115,26 @@ def test_list_disable_and_enable(run: Any) -> None:
     assert missing.exit_code == 1 and missing.stderr == "error: no partner 987654321\n"
 
 
-@pytest.mark.parametrize(("option", "value", "message"), [
-    ("--airports", "LHR,QQQ", "unknown IATA airport code(s): QQQ"),
-    ("--airports", "LH", "unknown IATA airport code(s): LH"),
-    ("--airports", "LHRX", "unknown IATA airport code(s): LHRX"),
-    ("--airports", "1HR", "unknown IATA airport code(s): 1HR"),
-    ("--airports", " , ", "at least one IATA code"),
-    ("--airports", "*,LHR", "do not combine it with codes"),
-    ("--markup", "-1", "between 0 and 100"),
-    ("--markup", "100.5", "between 0 and 100"),
-    ("--markup", "ten", "is not a number"),
-    ("--markup", "NaN", "between 0 and 100"),
-    ("--markup", "1.2345", "at most three decimals"),
-    ("--base-url", "ftp://partner.example.com", "must be http or https"),
-    ("--base-url", "https://user:pw@partner.example.com", "may not carry credentials"),
-    ("--base-url", "partner.example.com", "must be http or https"),
-    ("--name", "  ", "--name must be 1..200 characters"),
-])
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--airports", "LHR,QQQ", "unknown IATA airport code(s): QQQ"),
+        ("--airports", "LH", "unknown IATA airport code(s): LH"),
+        ("--airports", "LHRX", "unknown IATA airport code(s): LHRX"),
+        ("--airports", "1HR", "unknown IATA airport code(s): 1HR"),
+        ("--airports", " , ", "at least one IATA code"),
+        ("--airports", "*,LHR", "do not combine it with codes"),
+        ("--markup", "-1", "between 0 and 100"),
+        ("--markup", "100.5", "between 0 and 100"),
+        ("--markup", "ten", "is not a number"),
+        ("--markup", "NaN", "between 0 and 100"),
+        ("--markup", "1.2345", "at most three decimals"),
+        ("--base-url", "ftp://partner.example.com", "must be http or https"),
+        ("--base-url", "https://user:pw@partner.example.com", "may not carry credentials"),
+        ("--base-url", "partner.example.com", "must be http or https"),
+        ("--name", "  ", "--name must be 1..200 characters"),
+    ],
+)
 def test_bad_input_is_refused_with_a_clear_error(run: Any, option: str, value: str, message: str) -> None:
     before = len(_listed(run))
     args = {"--name": "Bad Input Cars", "--base-url": "https://cars.example.com", "--airports": AREA}
@@ -123,8 +147,7 @@ def test_bad_input_is_refused_with_a_clear_error(run: Any, option: str, value: s
 
 
 def test_private_urls_follow_the_deployment_setting(run: Any) -> None:
-    args = ("partners", "create", "--name", "Loopback Cars", "--base-url", "http://127.0.0.1:8100",
-            "--airports", AREA)
+    args = ("partners", "create", "--name", "Loopback Cars", "--base-url", "http://127.0.0.1:8100", "--airports", AREA)
     refused = run(*args, TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS="0")
     assert refused.exit_code == 1 and "private, loopback and link-local" in refused.stderr
     live = run(*args, TRANSFERS_ENVIRONMENT="live")
@@ -136,8 +159,9 @@ def test_private_urls_follow_the_deployment_setting(run: Any) -> None:
 
 def test_every_airport_wildcard(run: Any) -> None:
     created = _create(run, "Anywhere Cars")
-    result = run("partners", "create", "--name", "Global Cars", "--base-url", "https://global.example.com",
-                 "--airports", "*")
+    result = run(
+        "partners", "create", "--name", "Global Cars", "--base-url", "https://global.example.com", "--airports", "*"
+    )
     assert result.exit_code == 0, result.stderr
     partner_id = json.loads(result.stdout)["partner_id"]
     # Disable first: while enabled it would be asked by every search of the session.
@@ -146,12 +170,15 @@ def test_every_airport_wildcard(run: Any) -> None:
     assert run("partners", "disable", str(created["partner_id"])).exit_code == 0
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("--service-url", "ftp://127.0.0.1:8000"), "service_url must be an http(s) URL"),
-    (("--approve-after", "-1"), "approve_after_seconds must be zero or more"),
-    (("--signing-secret", "not-a-secret", "--outbound-token", "ot_x"), "--signing-secret must be the whsec_"),
-    (("--currency", "euro"), "currency must be a three-letter"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--service-url", "ftp://127.0.0.1:8000"), "service_url must be an http(s) URL"),
+        (("--approve-after", "-1"), "approve_after_seconds must be zero or more"),
+        (("--signing-secret", "not-a-secret", "--outbound-token", "ot_x"), "--signing-secret must be the whsec_"),
+        (("--currency", "euro"), "currency must be a three-letter"),
+    ],
+)
 def test_sandbox_partner_refuses_bad_options(run: Any, args: tuple[str, ...], message: str) -> None:
     base = {"--service-url": "http://127.0.0.1:8000", "--api-key": "pk_x"}
     for flag, value in zip(args[::2], args[1::2], strict=True):
@@ -169,8 +196,17 @@ def test_sandbox_partner_serves_with_the_built_in_credentials_by_default(
     served: dict[str, Any] = {}
     monkeypatch.setattr(sandbox.uvicorn, "run", lambda app, **kw: served.update(app=app, **kw))
     monkeypatch.setattr(sandbox, "configure_logging", lambda *_: None)  # keep the test session's logging
-    result = run("sandbox-partner", "--port", "8123", "--service-url", "http://127.0.0.1:8000/", "--api-key", "pk_x",
-                 "--approve-after", "2.5")
+    result = run(
+        "sandbox-partner",
+        "--port",
+        "8123",
+        "--service-url",
+        "http://127.0.0.1:8000/",
+        "--api-key",
+        "pk_x",
+        "--approve-after",
+        "2.5",
+    )
     assert result.exit_code == 0, result.stderr
     assert served["port"] == 8123 and served["host"] == "127.0.0.1"
     config = served["app"].state.partner.config

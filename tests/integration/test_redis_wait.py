@@ -44,8 +44,19 @@ async def test_a_redis_started_during_the_wait_is_used() -> None:
         await asyncio.sleep(1.2)
         binary = shutil.which("redis-server")
         assert binary is not None, "redis-server is needed on PATH"
-        command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                   "--requirepass", PASSWORD]
+        command = [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--requirepass",
+            PASSWORD,
+        ]
         return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: S603
 
     later = asyncio.create_task(start_later())

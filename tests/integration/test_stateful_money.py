@@ -66,9 +66,17 @@ class Stack:
         await self.service.start()
         await self.partner_server.start()
         box = SecretBox(self.settings.secret_key)
-        registered = await register_partner(self.db, self.clock, box, name="Model partner",
-                                            base_url=self.partner_server.url, airports=(AIRPORT,),
-                                            markup_percent=Decimal("0"), allow_private=True, actor="tests")
+        registered = await register_partner(
+            self.db,
+            self.clock,
+            box,
+            name="Model partner",
+            base_url=self.partner_server.url,
+            airports=(AIRPORT,),
+            markup_percent=Decimal("0"),
+            allow_private=True,
+            actor="tests",
+        )
         self.partner_id = registered.partner_id
         self.partner_key = registered.api_key
 
@@ -105,10 +113,22 @@ class BookingModel(RuleBasedStateMachine):
     @initialize()
     def open_account(self) -> None:
         s = self.stack
-        created = s.run(client_service.create_client(s.db, s.clock, NewClient(
-            name="Model agency", pay_type="wallet", currency="EUR", opening_balance=Decimal("60.00")), actor="model"))
-        other = s.run(client_service.create_client(s.db, s.clock, NewClient(
-            name="Other agency", pay_type="wallet", currency="EUR", opening_balance=Decimal("0")), actor="model"))
+        created = s.run(
+            client_service.create_client(
+                s.db,
+                s.clock,
+                NewClient(name="Model agency", pay_type="wallet", currency="EUR", opening_balance=Decimal("60.00")),
+                actor="model",
+            )
+        )
+        other = s.run(
+            client_service.create_client(
+                s.db,
+                s.clock,
+                NewClient(name="Other agency", pay_type="wallet", currency="EUR", opening_balance=Decimal("0")),
+                actor="model",
+            )
+        )
         self.client_id, self.key, self.other_key = created.client_id, created.api_key, other.api_key
         self.http = httpx.Client(base_url=s.service.url, timeout=30)
         self.balance = Decimal("60.00")
@@ -128,8 +148,11 @@ class BookingModel(RuleBasedStateMachine):
     @rule(target=bookings, repeat_key=st.booleans())
     def book(self, repeat_key: bool) -> str:
         key = "model-repeat" if repeat_key else uuid.uuid4().hex
-        answer = self.http.post("/api/v1/booking-api/booking", json=booking_body(self.search_id),
-                                headers={**self._auth(), "Idempotency-Key": key})
+        answer = self.http.post(
+            "/api/v1/booking-api/booking",
+            json=booking_body(self.search_id),
+            headers={**self._auth(), "Idempotency-Key": key},
+        )
         if answer.status_code == 422 and answer.json()["code"] == 1101:
             # A repeated Idempotency-Key replays its first answer, a refusal included.
             replayed = repeat_key and answer.headers.get("Idempotent-Replayed") == "true"
@@ -148,8 +171,11 @@ class BookingModel(RuleBasedStateMachine):
     def client_cancels(self, reservation: str) -> None:
         if reservation == "none":
             return
-        answer = self.http.delete("/api/v1/booking-api/booking", headers=self._auth(),
-                                  params={"reservation_no": reservation, "cancellation_id": 1})
+        answer = self.http.delete(
+            "/api/v1/booking-api/booking",
+            headers=self._auth(),
+            params={"reservation_no": reservation, "cancellation_id": 1},
+        )
         if self.status[reservation] in ("PENDING_APPROVAL", "APPROVED"):
             assert answer.json()["status"] == "Success", answer.text
             self._moved(reservation, "CANCELLED")
@@ -179,8 +205,9 @@ class BookingModel(RuleBasedStateMachine):
         """Issue 14: a declined booking is debited and refunded in the same run of the create."""
         self.stack.partner.create_status = "DECLINED"
         try:
-            answer = self.http.post("/api/v1/booking-api/booking", json=booking_body(self.search_id),
-                                    headers=self._auth())
+            answer = self.http.post(
+                "/api/v1/booking-api/booking", json=booking_body(self.search_id), headers=self._auth()
+            )
         finally:
             self.stack.partner.create_status = "PENDING"
         if answer.status_code == 422:
@@ -199,11 +226,13 @@ class BookingModel(RuleBasedStateMachine):
     def reads(self, reservation: str) -> None:
         if reservation == "none":
             return
-        mine = self.http.get("/api/v1/booking-api/booking", params={"reservation_no": reservation},
-                             headers=self._auth())
+        mine = self.http.get(
+            "/api/v1/booking-api/booking", params={"reservation_no": reservation}, headers=self._auth()
+        )
         assert mine.json()["status"] == self.status[reservation]
-        theirs = self.http.get("/api/v1/booking-api/booking", params={"reservation_no": reservation},
-                               headers=self._auth(self.other_key))
+        theirs = self.http.get(
+            "/api/v1/booking-api/booking", params={"reservation_no": reservation}, headers=self._auth(self.other_key)
+        )
         assert theirs.status_code == 422 and theirs.json()["code"] == 1401
 
     def _moved(self, reservation: str, target: str) -> None:
@@ -232,8 +261,11 @@ class BookingModel(RuleBasedStateMachine):
         entries: list[dict[str, Any]] = []
         cursor = None
         for _ in range(100):
-            page = self.http.get("/api/v1/booking-api/wallet/entries", headers=self._auth(),
-                                 params={"limit": 9, **({"cursor": cursor} if cursor else {})}).json()
+            page = self.http.get(
+                "/api/v1/booking-api/wallet/entries",
+                headers=self._auth(),
+                params={"limit": 9, **({"cursor": cursor} if cursor else {})},
+            ).json()
             entries += page["data"]
             cursor = page["next_cursor"]
             if cursor is None:
@@ -244,7 +276,8 @@ class BookingModel(RuleBasedStateMachine):
             numbers = [e["reservation_no"] for e in entries if e["kind"] == kind]
             assert len(numbers) == len(set(numbers)), (kind, numbers)
         assert {n for n, status in self.status.items() if status in ("CANCELLED", "DECLINED")} == {
-            e["reservation_no"] for e in entries if e["kind"] == "refund"}
+            e["reservation_no"] for e in entries if e["kind"] == "refund"
+        }
 
     def teardown(self) -> None:
         if hasattr(self, "http"):
@@ -254,6 +287,11 @@ class BookingModel(RuleBasedStateMachine):
 def test_booking_and_wallet_model(stack: Stack) -> None:
     BookingModel.stack = stack
     runner = BookingModel.TestCase
-    runner.settings = settings(max_examples=25, stateful_step_count=20, deadline=None, derandomize=True,
-                               suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    runner.settings = settings(
+        max_examples=25,
+        stateful_step_count=20,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
     runner().runTest()

@@ -34,11 +34,13 @@ async def new_wallet(make_client: ClientFactory, db: Database, balance: str) -> 
     return found[0]
 
 
-async def post(db: Database, clock: ShiftedClock, wallet_id: int, kind: LedgerKind, amount: str,
-               booking_id: int | None = None) -> Decimal:
+async def post(
+    db: Database, clock: ShiftedClock, wallet_id: int, kind: LedgerKind, amount: str, booking_id: int | None = None
+) -> Decimal:
     async with db.write() as conn:
-        return await post_entry(conn, wallet_id=wallet_id, kind=kind, amount=Decimal(amount), now=clock.now(),
-                                booking_id=booking_id)
+        return await post_entry(
+            conn, wallet_id=wallet_id, kind=kind, amount=Decimal(amount), now=clock.now(), booking_id=booking_id
+        )
 
 
 async def state(db: Database, wallet_id: int) -> tuple[Decimal, Decimal, list[tuple[str, Decimal]]]:
@@ -46,9 +48,14 @@ async def state(db: Database, wallet_id: int) -> tuple[Decimal, Decimal, list[tu
     async with db.read() as conn:
         balance = (await conn.execute(select(wallets.c.balance).where(wallets.c.id == wallet_id))).scalar_one()
         total = await ledger_sum(conn, wallet_id)
-        entries = [(r.kind, r.amount) for r in await conn.execute(
-            select(ledger_entries.c.kind, ledger_entries.c.amount)
-            .where(ledger_entries.c.wallet_id == wallet_id).order_by(ledger_entries.c.id))]
+        entries = [
+            (r.kind, r.amount)
+            for r in await conn.execute(
+                select(ledger_entries.c.kind, ledger_entries.c.amount)
+                .where(ledger_entries.c.wallet_id == wallet_id)
+                .order_by(ledger_entries.c.id)
+            )
+        ]
     return balance, total, entries
 
 
@@ -58,8 +65,15 @@ async def test_top_ups_and_debits_keep_balance_equal_to_the_ledger(
     wallet_id = await new_wallet(make_client, db, "0.00")
     assert await state(db, wallet_id) == (Decimal("0.00"), Decimal("0.00"), [])
     expected = Decimal("0.00")
-    for kind, amount in [(TOPUP, "50.00"), (DEBIT, "20.25"), (TOPUP, "0.01"), (TOPUP, "7"),
-                         (DEBIT, "36.76"), (REFUND, "20.25"), (DEBIT, "20.25")]:
+    for kind, amount in [
+        (TOPUP, "50.00"),
+        (DEBIT, "20.25"),
+        (TOPUP, "0.01"),
+        (TOPUP, "7"),
+        (DEBIT, "36.76"),
+        (REFUND, "20.25"),
+        (DEBIT, "20.25"),
+    ]:
         returned = await post(db, clock, wallet_id, kind, amount)
         expected += Decimal(amount) * kind.sign
         balance, total, _ = await state(db, wallet_id)
@@ -67,8 +81,12 @@ async def test_top_ups_and_debits_keep_balance_equal_to_the_ledger(
     balance, total, entries = await state(db, wallet_id)
     assert balance == Decimal("0.00")
     assert entries == [
-        ("credit_topup", Decimal("50.00")), ("debit_booking", Decimal("-20.25")), ("credit_topup", Decimal("0.01")),
-        ("credit_topup", Decimal("7.00")), ("debit_booking", Decimal("-36.76")), ("credit_refund", Decimal("20.25")),
+        ("credit_topup", Decimal("50.00")),
+        ("debit_booking", Decimal("-20.25")),
+        ("credit_topup", Decimal("0.01")),
+        ("credit_topup", Decimal("7.00")),
+        ("debit_booking", Decimal("-36.76")),
+        ("credit_refund", Decimal("20.25")),
         ("debit_booking", Decimal("-20.25")),
     ]
     # Several entries without a booking (top-ups, ad-hoc debits) do not collide on UNIQUE(booking_id, kind).
@@ -116,8 +134,9 @@ async def test_a_debit_on_an_unknown_wallet_writes_nothing(db: Database, clock: 
         assert (await conn.execute(select(func.count()).select_from(ledger_entries))).scalar_one() == count_before
 
 
-@pytest.mark.parametrize("amount", ["0", "0.00", "-0.01", "-5", "1.001", "0.005", "12.3456", "NaN", "sNaN",
-                                    "Infinity", "-Infinity"])
+@pytest.mark.parametrize(
+    "amount", ["0", "0.00", "-0.01", "-5", "1.001", "0.005", "12.3456", "NaN", "sNaN", "Infinity", "-Infinity"]
+)
 @pytest.mark.parametrize("kind", list(LedgerKind))
 async def test_amounts_must_be_positive_with_at_most_two_decimals(
     db: Database, clock: ShiftedClock, make_client: ClientFactory, amount: str, kind: LedgerKind
@@ -128,8 +147,9 @@ async def test_amounts_must_be_positive_with_at_most_two_decimals(
     assert await state(db, wallet_id) == (Decimal("100.00"), Decimal("100.00"), [("credit_topup", Decimal("100.00"))])
 
 
-@pytest.mark.parametrize(("amount", "stored"),
-                         [("0.01", "0.01"), ("1.1", "1.10"), ("2.500", "2.50"), ("3E+1", "30.00")])
+@pytest.mark.parametrize(
+    ("amount", "stored"), [("0.01", "0.01"), ("1.1", "1.10"), ("2.500", "2.50"), ("3E+1", "30.00")]
+)
 async def test_amounts_with_two_places_in_value_are_accepted(
     db: Database, clock: ShiftedClock, make_client: ClientFactory, amount: str, stored: str
 ) -> None:
@@ -149,9 +169,15 @@ async def test_check_constraints_refuse_what_the_code_would_never_write(
     for kind, signed in [(DEBIT, "1.00"), (TOPUP, "-1.00"), (REFUND, "0.00")]:
         with pytest.raises(IntegrityError):
             async with db.write() as conn:
-                await conn.execute(insert(ledger_entries).values(
-                    wallet_id=wallet_id, kind=kind.value, amount=Decimal(signed), created_at=clock.now(),
-                    balance_after=Decimal("5.00")))
+                await conn.execute(
+                    insert(ledger_entries).values(
+                        wallet_id=wallet_id,
+                        kind=kind.value,
+                        amount=Decimal(signed),
+                        created_at=clock.now(),
+                        balance_after=Decimal("5.00"),
+                    )
+                )
     assert await state(db, wallet_id) == (Decimal("5.00"), Decimal("5.00"), [("credit_topup", Decimal("5.00"))])
     await check_wallet_invariants(db)
 
@@ -162,20 +188,62 @@ class _RollBack(Exception):
 
 async def _insert_booking(conn: AsyncConnection, clock: ShiftedClock, client_id: int) -> int:
     now = clock.now()
-    partner_id = (await conn.execute(insert(partners).values(
-        name="ledger-test partner", base_url="http://127.0.0.1:9", airports="", status="disabled",
-        outbound_token_enc="x", signing_secret_enc="x", created_at=now,
-    ).returning(partners.c.id))).scalar_one()
+    partner_id = (
+        await conn.execute(
+            insert(partners)
+            .values(
+                name="ledger-test partner",
+                base_url="http://127.0.0.1:9",
+                airports="",
+                status="disabled",
+                outbound_token_enc="x",
+                signing_secret_enc="x",
+                created_at=now,
+            )
+            .returning(partners.c.id)
+        )
+    ).scalar_one()
     point = {"type": "POINT", "name": "Somewhere", "lat": 51.5, "lng": -0.1}
-    return int((await conn.execute(insert(bookings).values(
-        reservation_no=f"TB-LEDGER{client_id}", client_id=client_id, partner_id=partner_id, status="PENDING",
-        pay_type="wallet", airport_iata="LHR", pickup_at=now + timedelta(days=2),
-        pickup_location={"type": "AIRPORT", "iata_code": "LHR"}, dropoff_location=point, flight_number="BA1",
-        adult=1, children=0, infant=0, passenger_name="A", passenger_surname="B", passenger_email="a@example.com",
-        passenger_phone="+441234567890", suitcase=0, small_bags=0, vehicle_make="Make", vehicle_model="Model",
-        vehicle_type="SEDAN", partner_vehicle_id="v1", total=Decimal("30.00"), net_total=Decimal("30.00"),
-        currency="EUR", booking_type="ONEWAY", extras=[], created_at=now, updated_at=now,
-    ).returning(bookings.c.id))).scalar_one())
+    return int(
+        (
+            await conn.execute(
+                insert(bookings)
+                .values(
+                    reservation_no=f"TB-LEDGER{client_id}",
+                    client_id=client_id,
+                    partner_id=partner_id,
+                    status="PENDING",
+                    pay_type="wallet",
+                    airport_iata="LHR",
+                    pickup_at=now + timedelta(days=2),
+                    pickup_location={"type": "AIRPORT", "iata_code": "LHR"},
+                    dropoff_location=point,
+                    flight_number="BA1",
+                    adult=1,
+                    children=0,
+                    infant=0,
+                    passenger_name="A",
+                    passenger_surname="B",
+                    passenger_email="a@example.com",
+                    passenger_phone="+441234567890",
+                    suitcase=0,
+                    small_bags=0,
+                    vehicle_make="Make",
+                    vehicle_model="Model",
+                    vehicle_type="SEDAN",
+                    partner_vehicle_id="v1",
+                    total=Decimal("30.00"),
+                    net_total=Decimal("30.00"),
+                    currency="EUR",
+                    booking_type="ONEWAY",
+                    extras=[],
+                    created_at=now,
+                    updated_at=now,
+                )
+                .returning(bookings.c.id)
+            )
+        ).scalar_one()
+    )
 
 
 async def test_one_debit_and_at_most_one_refund_per_booking(
@@ -204,9 +272,17 @@ async def test_one_debit_and_at_most_one_refund_per_booking(
             # The failed second debit/refund left the balance and the ledger as they were.
             balance = (await conn.execute(select(wallets.c.balance).where(wallets.c.id == wallet_id))).scalar_one()
             assert balance == await ledger_sum(conn, wallet_id) == Decimal("100.00")
-            per_booking = (await conn.execute(
-                select(ledger_entries.c.kind).where(ledger_entries.c.booking_id == booking_id)
-                .order_by(ledger_entries.c.id))).scalars().all()
+            per_booking = (
+                (
+                    await conn.execute(
+                        select(ledger_entries.c.kind)
+                        .where(ledger_entries.c.booking_id == booking_id)
+                        .order_by(ledger_entries.c.id)
+                    )
+                )
+                .scalars()
+                .all()
+            )
             assert per_booking == ["debit_booking", "credit_refund"]
             raise _RollBack
 

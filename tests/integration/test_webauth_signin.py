@@ -27,15 +27,27 @@ async def no_wait(_: float) -> None:
 
 async def failures_of(db: Database, email: str) -> int:
     async with db.read() as conn:
-        return int((await conn.execute(select(func.count()).select_from(web_signin_failures).where(
-            web_signin_failures.c.email == email))).scalar_one())
+        return int(
+            (
+                await conn.execute(
+                    select(func.count()).select_from(web_signin_failures).where(web_signin_failures.c.email == email)
+                )
+            ).scalar_one()
+        )
 
 
 async def test_a_burst_of_parallel_guesses_checks_at_most_five_passwords(
-        db: Database, clock: ShiftedClock, make_operator: MakeOperator) -> None:  # noqa: F811
+    db: Database,
+    clock: ShiftedClock,
+    make_operator: MakeOperator,  # noqa: F811
+) -> None:
     operator = await make_operator("admin")
-    results = await asyncio.gather(*(sign_in(db, clock, REALM, operator.email, f"guess {i}", operators.credentials,
-                                             sleep=no_wait) for i in range(20)))
+    results = await asyncio.gather(
+        *(
+            sign_in(db, clock, REALM, operator.email, f"guess {i}", operators.credentials, sleep=no_wait)
+            for i in range(20)
+        )
+    )
     outcomes = [r.outcome for r in results]
     assert Outcome.SIGNED_IN not in outcomes
     assert outcomes.count(Outcome.WRONG) <= 4  # the 5th checked guess already answers "locked"
@@ -43,13 +55,15 @@ async def test_a_burst_of_parallel_guesses_checks_at_most_five_passwords(
     assert checked <= 5
     # Whether the burst refused itself before any check (every attempt saw the others) or checked some:
     # the lock-out follows the checked guesses alone.
-    after = await sign_in(db, clock, REALM, operator.email, operator.password, operators.credentials,
-                          sleep=no_wait)
+    after = await sign_in(db, clock, REALM, operator.email, operator.password, operators.credentials, sleep=no_wait)
     assert after.outcome is (Outcome.LOCKED if checked == 5 else Outcome.SIGNED_IN)
 
 
 async def test_hammering_a_locked_email_does_not_extend_its_lock(
-        db: Database, clock: ShiftedClock, make_operator: MakeOperator) -> None:  # noqa: F811
+    db: Database,
+    clock: ShiftedClock,
+    make_operator: MakeOperator,  # noqa: F811
+) -> None:
     operator = await make_operator("support")
     for _ in range(5):
         await sign_in(db, clock, REALM, operator.email, "wrong!", operators.credentials, sleep=no_wait)

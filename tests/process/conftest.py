@@ -79,8 +79,9 @@ def async_url(plain: str) -> str:
     return plain.replace("sqlite://", "sqlite+aiosqlite://", 1)
 
 
-async def eventually(check: Callable[[], Any], *, timeout: float, interval: float = 0.2,
-                     what: str = "condition") -> Any:
+async def eventually(
+    check: Callable[[], Any], *, timeout: float, interval: float = 0.2, what: str = "condition"
+) -> Any:
     """Poll ``check`` (sync or async) until it returns something truthy; fail after ``timeout`` s."""
     deadline = time.monotonic() + timeout
     while True:
@@ -114,9 +115,16 @@ class FreshDatabase:
     async def make_client(self, *, balance: str = "1000.00", pay_type: str = "wallet") -> tuple[int, str]:
         self.clients += 1
         created = await client_service.create_client(
-            self.db, self.clock,
-            NewClient(name=f"Process test agency {self.clients}", pay_type=pay_type, currency="EUR",
-                      opening_balance=Decimal(balance), can_create=True, can_cancel=True),
+            self.db,
+            self.clock,
+            NewClient(
+                name=f"Process test agency {self.clients}",
+                pay_type=pay_type,
+                currency="EUR",
+                opening_balance=Decimal(balance),
+                can_create=True,
+                can_cancel=True,
+            ),
             actor="tests",
         )
         return created.client_id, created.api_key
@@ -215,17 +223,19 @@ class Processes:
     def env(self, database_url: str, **overrides: object) -> dict[str, str]:
         """The subprocess environment: the caller's minus any TRANSFERS_*, plus test settings."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("TRANSFERS_")}
-        env.update({
-            "PYTHONUNBUFFERED": "1",
-            "TRANSFERS_DATABASE_URL": database_url,
-            "TRANSFERS_SECRET_KEY": SECRET_KEY,
-            "TRANSFERS_SANDBOX_PARTNER": "0",
-            "TRANSFERS_ENVIRONMENT": "sandbox",
-            "TRANSFERS_LOG_LEVEL": "INFO",
-            "TRANSFERS_RATE_LIMIT_PER_MINUTE": "1000000",
-            "TRANSFERS_RATE_LIMIT_BURST": "1000000",
-            "TRANSFERS_OUTBOX_POLL_SECONDS": "0.2",
-        })
+        env.update(
+            {
+                "PYTHONUNBUFFERED": "1",
+                "TRANSFERS_DATABASE_URL": database_url,
+                "TRANSFERS_SECRET_KEY": SECRET_KEY,
+                "TRANSFERS_SANDBOX_PARTNER": "0",
+                "TRANSFERS_ENVIRONMENT": "sandbox",
+                "TRANSFERS_LOG_LEVEL": "INFO",
+                "TRANSFERS_RATE_LIMIT_PER_MINUTE": "1000000",
+                "TRANSFERS_RATE_LIMIT_BURST": "1000000",
+                "TRANSFERS_OUTBOX_POLL_SECONDS": "0.2",
+            }
+        )
         env.update({f"TRANSFERS_{k.upper()}": str(v) for k, v in overrides.items()})
         return env
 
@@ -236,15 +246,28 @@ class Processes:
         with out.open("wb") as out_fd, err.open("wb") as err_fd:
             # The cwd is the test's tmp dir: no stray .env or var/ of the checkout is picked up.
             popen = subprocess.Popen(  # noqa: S603 (our own console script, fixed arguments)
-                [str(TRANSFERS_BIN), *args], env=env, stdout=out_fd, stderr=err_fd, stdin=subprocess.DEVNULL,
-                cwd=self.workdir, start_new_session=True)
+                [str(TRANSFERS_BIN), *args],
+                env=env,
+                stdout=out_fd,
+                stderr=err_fd,
+                stdin=subprocess.DEVNULL,
+                cwd=self.workdir,
+                start_new_session=True,
+            )
         proc = Proc(name, popen, out, err, port)
         self.procs.append(proc)
         self.pids.append(popen.pid)
         return proc
 
-    async def serve(self, name: str, env: dict[str, str], *extra: str, port: int | None = None,
-                    ready_timeout: float = 60.0, wait: bool = True) -> Proc:
+    async def serve(
+        self,
+        name: str,
+        env: dict[str, str],
+        *extra: str,
+        port: int | None = None,
+        ready_timeout: float = 60.0,
+        wait: bool = True,
+    ) -> Proc:
         """``transfers serve --port P`` (plus ``extra``), returned once /healthz answers."""
         port = port or free_port()
         proc = self.start(name, ["serve", "--host", "127.0.0.1", "--port", str(port), *extra], env, port=port)
@@ -346,8 +369,9 @@ class Partners:
     def __init__(self) -> None:
         self.servers: list[LiveServer] = []
 
-    async def add(self, fresh: FreshDatabase, *, airports: tuple[str, ...], name: str,
-                  **fake: Any) -> tuple[RecordingPartner, int]:
+    async def add(
+        self, fresh: FreshDatabase, *, airports: tuple[str, ...], name: str, **fake: Any
+    ) -> tuple[RecordingPartner, int]:
         partner = RecordingPartner(name=name, **fake)
         server = await LiveServer(partner.app()).start()
         self.servers.append(server)
@@ -363,8 +387,15 @@ class Partners:
         from transfers.partners.service import register_partner
 
         return await register_partner(
-            fresh.db, fresh.clock, fresh.box, name=name, base_url=base_url, airports=airports,
-            markup_percent=Decimal("0"), allow_private=True, actor="tests",
+            fresh.db,
+            fresh.clock,
+            fresh.box,
+            name=name,
+            base_url=base_url,
+            airports=airports,
+            markup_percent=Decimal("0"),
+            allow_private=True,
+            actor="tests",
         )
 
     async def close(self) -> None:
@@ -391,8 +422,11 @@ def deliveries_by_webhook_id(partner: FakePartner, path: str) -> dict[str, list[
 def overlapping(calls: list[Any]) -> list[tuple[float, float, float]]:
     """Pairs of calls (same webhook-id) where one started before the previous one finished."""
     ordered = sorted(calls, key=lambda c: c.started)
-    return [(a.started, a.finished, b.started) for a, b in itertools.pairwise(ordered)
-            if a.finished == 0.0 or b.started < a.finished]
+    return [
+        (a.started, a.finished, b.started)
+        for a, b in itertools.pairwise(ordered)
+        if a.finished == 0.0 or b.started < a.finished
+    ]
 
 
 # --- a private PostgreSQL cluster ---------------------------------------------------------------
@@ -400,8 +434,9 @@ def overlapping(calls: list[Any]) -> list[tuple[float, float, float]]:
 
 async def run_cmd(*argv: str, timeout: float = 60.0) -> tuple[int, str]:
     """Run a command without blocking the event loop (the test partners live on it)."""
-    proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.STDOUT, stdin=asyncio.subprocess.DEVNULL)
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, stdin=asyncio.subprocess.DEVNULL
+    )
     try:
         output, _ = await asyncio.wait_for(proc.communicate(), timeout=timeout)
     except TimeoutError:
@@ -435,14 +470,16 @@ class PrivateCluster:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 
     async def _pg_ctl(self, *args: str, timeout: float = 60.0) -> tuple[int, str]:
-        return await run_cmd("runuser", "-u", "postgres", "--", str(PG_BIN / "pg_ctl"), "-D", str(self.data),
-                             *args, timeout=timeout)
+        return await run_cmd(
+            "runuser", "-u", "postgres", "--", str(PG_BIN / "pg_ctl"), "-D", str(self.data), *args, timeout=timeout
+        )
 
     async def start(self) -> None:
-        options = (f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.root} "
-                   "-c max_connections=100")
-        rc, output = await self._pg_ctl("-l", str(self.root / "postgres.log"), "-w", "-t", "30", "-o", options,
-                                        "start")
+        options = (
+            f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.root} "
+            "-c max_connections=100"
+        )
+        rc, output = await self._pg_ctl("-l", str(self.root / "postgres.log"), "-w", "-t", "30", "-o", options, "start")
         assert rc == 0, output + self.log()
         pid_file = self.data / "postmaster.pid"
         self.postmaster_pids.append(int(pid_file.read_text().split()[0]))
@@ -469,9 +506,24 @@ async def private_postgres() -> AsyncIterator[PrivateCluster]:
     os.chown(root, postgres_user.pw_uid, postgres_user.pw_gid)
     cluster = PrivateCluster(root, port)
     try:
-        rc, output = await run_cmd("runuser", "-u", "postgres", "--", str(PG_BIN / "initdb"), "-D",
-                                   str(cluster.data), "-A", "trust", "-U", "postgres", "--no-sync",
-                                   "--no-instructions", "-E", "UTF8", "--locale=C")
+        rc, output = await run_cmd(
+            "runuser",
+            "-u",
+            "postgres",
+            "--",
+            str(PG_BIN / "initdb"),
+            "-D",
+            str(cluster.data),
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "--no-sync",
+            "--no-instructions",
+            "-E",
+            "UTF8",
+            "--locale=C",
+        )
         assert rc == 0, output
         await cluster.start()
         yield cluster

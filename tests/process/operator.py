@@ -24,15 +24,25 @@ class Ran:
         return [line for line in self.stderr.splitlines() if line.strip()]
 
     def show(self) -> str:
-        return f"transfers {' '.join(self.args)} -> {self.returncode}\n--- stdout\n{self.stdout[-3000:]}\n" \
-               f"--- stderr\n{self.stderr[-3000:]}"
+        return (
+            f"transfers {' '.join(self.args)} -> {self.returncode}\n--- stdout\n{self.stdout[-3000:]}\n"
+            f"--- stderr\n{self.stderr[-3000:]}"
+        )
 
 
 def operator_env(database_url: str, **settings: str) -> dict[str, str]:
     """The caller's environment minus any TRANSFERS_*, plus a sandbox deployment on ``database_url``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRANSFERS_")}
-    env.update({"PYTHONUNBUFFERED": "1", "TRANSFERS_DATABASE_URL": database_url, "TRANSFERS_SECRET_KEY": SECRET_KEY,
-                "TRANSFERS_ENVIRONMENT": "sandbox", "TRANSFERS_SANDBOX_PARTNER": "0", "TRANSFERS_LOG_LEVEL": "INFO"})
+    env.update(
+        {
+            "PYTHONUNBUFFERED": "1",
+            "TRANSFERS_DATABASE_URL": database_url,
+            "TRANSFERS_SECRET_KEY": SECRET_KEY,
+            "TRANSFERS_ENVIRONMENT": "sandbox",
+            "TRANSFERS_SANDBOX_PARTNER": "0",
+            "TRANSFERS_LOG_LEVEL": "INFO",
+        }
+    )
     env.update({f"TRANSFERS_{k.upper()}": v for k, v in settings.items()})
     return env
 
@@ -40,8 +50,14 @@ def operator_env(database_url: str, **settings: str) -> dict[str, str]:
 async def transfers(*args: str, env: dict[str, str], cwd: Path, timeout: float = 90.0) -> Ran:
     """Run ``transfers ARGS`` to its end without blocking the event loop (test partners live on it)."""
     proc = await asyncio.create_subprocess_exec(
-        str(TRANSFERS_BIN), *args, env=env, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        str(TRANSFERS_BIN),
+        *args,
+        env=env,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout)
     except TimeoutError:

@@ -46,8 +46,9 @@ def _rows(stdout: str) -> dict[str, dict[str, Any]]:
     return {row["check"]: row for row in report["checks"]}
 
 
-async def test_doctor_passes_against_a_healthy_sandbox(fresh_db: FreshDatabase, procs: Processes,
-                                                       partners: Partners, tmp_path: Path) -> None:
+async def test_doctor_passes_against_a_healthy_sandbox(
+    fresh_db: FreshDatabase, procs: Processes, partners: Partners, tmp_path: Path
+) -> None:
     await partners.add(fresh_db, airports=("LHR",), name="Healthy Cars")
     env = operator_env(fresh_db.url, sandbox_partner="1", partner_timeout_seconds="2")
     await procs.serve("serve", env)  # registers the built-in sandbox partner at its own URL
@@ -68,8 +69,9 @@ async def test_doctor_passes_against_a_healthy_sandbox(fresh_db: FreshDatabase, 
     assert "CHECK" in table.stdout and "Healthy Cars" in table.stdout
 
 
-async def test_doctor_fails_naming_the_partner_that_hangs(fresh_db: FreshDatabase, partners: Partners,
-                                                         tmp_path: Path) -> None:
+async def test_doctor_fails_naming_the_partner_that_hangs(
+    fresh_db: FreshDatabase, partners: Partners, tmp_path: Path
+) -> None:
     await partners.add(fresh_db, airports=("CDG",), name="Answering Cars")
     async with hanging_server() as url:
         await Partners.register(fresh_db, base_url=url, airports=("CDG",), name="Hanging Cars")
@@ -88,8 +90,7 @@ async def test_doctor_fails_naming_the_partner_that_hangs(fresh_db: FreshDatabas
     assert table.stdout.rstrip().endswith("checks failed")
 
 
-async def test_doctor_fails_on_redis_and_a_database_it_cannot_reach(fresh_db: FreshDatabase,
-                                                                   tmp_path: Path) -> None:
+async def test_doctor_fails_on_redis_and_a_database_it_cannot_reach(fresh_db: FreshDatabase, tmp_path: Path) -> None:
     redis_port = free_port()
     env = operator_env(fresh_db.url, redis_url=f"redis://:secret-pw@127.0.0.1:{redis_port}/0")
     rows = _rows((await transfers("doctor", "--json", env=env, cwd=tmp_path)).stdout)

@@ -52,15 +52,22 @@ async def _crash_and_retry(point: str, procs: Processes, partners: Partners, tmp
         api = await procs.serve(f"api-{point}", procs.env(fresh.url, failpoints=f"{point}=exit", **common))
         async with httpx.AsyncClient(base_url=api.url, timeout=30, headers=bearer(key)) as http:
             found = (await http.post(SEARCH, json=search_body())).json()
-            create = {"method": "POST", "url": BOOKING, "json": booking_body(found["search_id"], 1),
-                      "headers": {"Idempotency-Key": f"create-{point}"}}
+            create = {
+                "method": "POST",
+                "url": BOOKING,
+                "json": booking_body(found["search_id"], 1),
+                "headers": {"Idempotency-Key": f"create-{point}"},
+            }
             request = create
             if point == "cancel.after_commit":
                 booked = await http.request(**create)
                 assert booked.status_code == 200, booked.text
-                request = {"method": "DELETE", "url": BOOKING, "headers": {"Idempotency-Key": f"cancel-{point}"},
-                           "params": {"reservation_no": booked.json()["booking"]["reservation_no"],
-                                      "cancellation_id": 1}}
+                request = {
+                    "method": "DELETE",
+                    "url": BOOKING,
+                    "headers": {"Idempotency-Key": f"cancel-{point}"},
+                    "params": {"reservation_no": booked.json()["booking"]["reservation_no"], "cancellation_id": 1},
+                }
             with pytest.raises(httpx.TransportError):
                 await http.request(**request)
             assert await procs.wait_exit(api, timeout=15) == 137
@@ -87,11 +94,20 @@ async def _crash_and_retry(point: str, procs: Processes, partners: Partners, tmp
             await eventually(delivered, timeout=30, interval=0.3, what=f"{point}: outbox delivered")
 
         async with fresh.db.read() as conn:
-            rows = (await conn.execute(select(bookings.c.id, bookings.c.reservation_no, bookings.c.status,
-                                              bookings.c.idempotency_key))).all()
-            moves = dict((await conn.execute(select(ledger_entries.c.kind, func.count())
-                                             .where(ledger_entries.c.booking_id.is_not(None))
-                                             .group_by(ledger_entries.c.kind))).all())
+            rows = (
+                await conn.execute(
+                    select(bookings.c.id, bookings.c.reservation_no, bookings.c.status, bookings.c.idempotency_key)
+                )
+            ).all()
+            moves = dict(
+                (
+                    await conn.execute(
+                        select(ledger_entries.c.kind, func.count())
+                        .where(ledger_entries.c.booking_id.is_not(None))
+                        .group_by(ledger_entries.c.kind)
+                    )
+                ).all()
+            )
         assert len(rows) == 1, rows
         ((_, reservation_no, status, idem),) = rows
         assert idem == f"create-{point}"
@@ -102,15 +118,19 @@ async def _crash_and_retry(point: str, procs: Processes, partners: Partners, tmp
         if cancelling:
             # The cancellation was committed by the dead process; the booking remembers the key that
             # cancelled it, so the retry answers Success rather than CANCELLATION_FAILED.
-            assert (answer.status_code, body) == (200, {"status": "Success", "message": "Booking cancelled "
-                                                        "successfully.", "data": []})
+            assert (answer.status_code, body) == (
+                200,
+                {"status": "Success", "message": "Booking cancelled successfully.", "data": []},
+            )
         else:
             assert answer.status_code == 200 and body["booking"]["reservation_no"] == reservation_no
         await check_wallet_invariants(fresh.db)
         await check_booking_invariants(fresh.db)
         messages = await fresh.outbox_rows()
-        calls = {**deliveries_by_webhook_id(partner, "/booking/create"),
-                 **deliveries_by_webhook_id(partner, "/booking/update")}
+        calls = {
+            **deliveries_by_webhook_id(partner, "/booking/create"),
+            **deliveries_by_webhook_id(partner, "/booking/update"),
+        }
         assert set(calls) == {m["webhook_id"] for m in messages}
         assert not [wid for wid, c in calls.items() if overlapping(c)]
         sent = {m["kind"]: len(calls[m["webhook_id"]]) for m in messages}
@@ -118,16 +138,22 @@ async def _crash_and_retry(point: str, procs: Processes, partners: Partners, tmp
             assert sent == {"booking.create": 2}  # sent again after the lease expired, same webhook-id
         assert await procs.stop(restarted) == 0, restarted.logs()
     retry = " -> ".join(str(s) for s in answers)
-    return (f"{point}: exit 137, retry answers {retry}"
-            + (f" {body.get('code', '')}" if answer.status_code != 200 else "")
-            + f"; bookings=1, ledger {moves}, status {status}, partner calls per message {sent}")
+    return (
+        f"{point}: exit 137, retry answers {retry}"
+        + (f" {body.get('code', '')}" if answer.status_code != 200 else "")
+        + f"; bookings=1, ledger {moves}, status {status}, partner calls per message {sent}"
+    )
 
 
 async def test_crash_at_each_failpoint_then_retry_with_the_same_key(
-    procs: Processes, partners: Partners, tmp_path: Path,
+    procs: Processes,
+    partners: Partners,
+    tmp_path: Path,
 ) -> None:
-    results = await asyncio.gather(*(_crash_and_retry(point, procs, partners, tmp_path / point.replace(".", "_"))
-                                     for point in POINTS), return_exceptions=True)
+    results = await asyncio.gather(
+        *(_crash_and_retry(point, procs, partners, tmp_path / point.replace(".", "_")) for point in POINTS),
+        return_exceptions=True,
+    )
     failures = [r for r in results if isinstance(r, BaseException)]
     for line in results:
         if isinstance(line, str):

@@ -77,8 +77,10 @@ class SilentPartner:
                 await reader.readexactly(int(headers.get("content-length", "0")))
                 if path == "/booking/search":
                     body = orjson.dumps({"distance_km": 20, "vehicles": default_vehicles()})
-                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                                 b"content-length: %d\r\n\r\n%s" % (len(body), body))
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                        b"content-length: %d\r\n\r\n%s" % (len(body), body)
+                    )
                     await writer.drain()
                     continue
                 record = Hung(path, headers.get("webhook-id"), time.monotonic())
@@ -95,13 +97,20 @@ async def _make_due(fresh: FreshDatabase, *outbox_ids: int) -> None:
 
 async def _message_of(fresh: FreshDatabase, reservation_no: str) -> dict[str, Any]:
     async with fresh.db.read() as conn:
-        row = (await conn.execute(select(outbox).join(bookings, bookings.c.id == outbox.c.booking_id)
-                                  .where(bookings.c.reservation_no == reservation_no))).one()
+        row = (
+            await conn.execute(
+                select(outbox)
+                .join(bookings, bookings.c.id == outbox.c.booking_id)
+                .where(bookings.c.reservation_no == reservation_no)
+            )
+        ).one()
     return dict(row._mapping)
 
 
 async def test_a_partner_that_never_answers_does_not_hold_the_worker(
-    fresh_db: FreshDatabase, procs: Processes, partners: Partners,
+    fresh_db: FreshDatabase,
+    procs: Processes,
+    partners: Partners,
 ) -> None:
     silent = SilentPartner()
     silent_url = await silent.start()
@@ -109,13 +118,18 @@ async def test_a_partner_that_never_answers_does_not_hold_the_worker(
         await partners.register(fresh_db, base_url=silent_url, airports=("LHR",), name="Silent partner")
         fast, _ = await partners.add(fresh_db, airports=("CDG",), name="Fast partner")
         _, key = await fresh_db.make_client()
-        env = procs.env(fresh_db.url, partner_timeout_seconds=ATTEMPT_TIMEOUT,
-                        partner_create_budget_seconds=CREATE_BUDGET)
+        env = procs.env(
+            fresh_db.url, partner_timeout_seconds=ATTEMPT_TIMEOUT, partner_create_budget_seconds=CREATE_BUDGET
+        )
         api = await procs.serve("api", env)
         async with httpx.AsyncClient(base_url=api.url, timeout=30, headers=bearer(key)) as http:
             lhr = (await http.post(SEARCH, json=search_body())).json()
-            cdg = (await http.post(SEARCH, json=search_body(
-                pickup_location={"type": "AIRPORT", "iata_code": "CDG"}, dropoff_location=PARIS))).json()
+            cdg = (
+                await http.post(
+                    SEARCH,
+                    json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "CDG"}, dropoff_location=PARIS),
+                )
+            ).json()
             assert lhr["vehicles"] and cdg["vehicles"], (lhr, cdg)
 
             sent = time.monotonic()
@@ -143,41 +157,65 @@ async def test_a_partner_that_never_answers_does_not_hold_the_worker(
             for other in (b, c):
                 # The worker takes the silent partner's message and hangs on it ...
                 await _make_due(fresh_db, a["id"])
-                await eventually(lambda n=len(silent.hung): len(silent.hung) > n, timeout=10, interval=0.02,
-                                 what="the worker calls the silent partner")
+                await eventually(
+                    lambda n=len(silent.hung): len(silent.hung) > n,
+                    timeout=10,
+                    interval=0.02,
+                    what="the worker calls the silent partner",
+                )
                 hanging = silent.hung[-1]
                 assert hanging.webhook_id == a["webhook_id"]
                 # ... and meanwhile another partner's message becomes due: it must not wait behind it.
                 await _make_due(fresh_db, other["id"])
-                await eventually(lambda m=other: delivered(m), timeout=ATTEMPT_TIMEOUT + 5, interval=0.05,
-                                 what="the other partner's delivery")
-                fast_call = next(r for r in reversed(fast.calls("/booking/create"))
-                                 if r.headers.get("webhook-id") == other["webhook_id"])
-                await eventually(lambda h=hanging: h.closed is not None, timeout=ATTEMPT_TIMEOUT + 5,
-                                 what="the worker gives up on the silent partner")
+                await eventually(
+                    lambda m=other: delivered(m),
+                    timeout=ATTEMPT_TIMEOUT + 5,
+                    interval=0.05,
+                    what="the other partner's delivery",
+                )
+                fast_call = next(
+                    r
+                    for r in reversed(fast.calls("/booking/create"))
+                    if r.headers.get("webhook-id") == other["webhook_id"]
+                )
+                await eventually(
+                    lambda h=hanging: h.closed is not None,
+                    timeout=ATTEMPT_TIMEOUT + 5,
+                    what="the worker gives up on the silent partner",
+                )
                 assert hanging.closed is not None
                 rounds.append((fast_call.finished - hanging.opened, hanging.closed - hanging.opened))
                 assert fast_call.finished < hanging.closed, (
                     f"the other partner was only served {fast_call.finished - hanging.opened:.2f}s after the hang "
                     f"began, once the silent partner's attempt had timed out "
-                    f"({hanging.closed - hanging.opened:.2f}s): the worker was held by the hung delivery")
+                    f"({hanging.closed - hanging.opened:.2f}s): the worker was held by the hung delivery"
+                )
                 assert ATTEMPT_TIMEOUT - 0.2 <= hanging.closed - hanging.opened <= ATTEMPT_TIMEOUT + 3
 
             async def attempts_recorded() -> list[Any]:
                 async with fresh_db.db.read() as conn:
-                    rows = (await conn.execute(select(delivery_attempts.c.outcome, delivery_attempts.c.duration_ms)
-                                               .where(delivery_attempts.c.outbox_id == a["id"])
-                                               .order_by(delivery_attempts.c.id))).all()
+                    rows = (
+                        await conn.execute(
+                            select(delivery_attempts.c.outcome, delivery_attempts.c.duration_ms)
+                            .where(delivery_attempts.c.outbox_id == a["id"])
+                            .order_by(delivery_attempts.c.id)
+                        )
+                    ).all()
                 return rows if len(rows) == 3 else []
 
             attempts = await eventually(attempts_recorded, timeout=10, what="three recorded attempts")
-            statuses = {r: (await http.get(BOOKING, params={"reservation_no": r})).json()["status"]
-                        for r in [silent_booking["reservation_no"], *others]}
+            statuses = {
+                r: (await http.get(BOOKING, params={"reservation_no": r})).json()["status"]
+                for r in [silent_booking["reservation_no"], *others]
+            }
         assert [o for o, _ in attempts] == ["retry:timeout"] * 3
         assert CREATE_BUDGET * 1000 - 200 <= attempts[0][1] <= CREATE_BUDGET * 1000 + 3000
         assert all(ATTEMPT_TIMEOUT * 1000 - 200 <= d <= ATTEMPT_TIMEOUT * 1000 + 3000 for _, d in attempts[1:])
-        assert statuses == {silent_booking["reservation_no"]: "PENDING",
-                            others[0]: "PENDING_APPROVAL", others[1]: "PENDING_APPROVAL"}
+        assert statuses == {
+            silent_booking["reservation_no"]: "PENDING",
+            others[0]: "PENDING_APPROVAL",
+            others[1]: "PENDING_APPROVAL",
+        }
         message = await _message_of(fresh_db, silent_booking["reservation_no"])
         assert (message["status"], message["attempts"]) == ("pending", 3)
         await check_wallet_invariants(fresh_db.db)
@@ -185,7 +223,9 @@ async def test_a_partner_that_never_answers_does_not_hold_the_worker(
         assert await procs.stop(api) == 0, api.logs()
     finally:
         await silent.close()
-    report(f"hanging partner [{'pg' if fresh_db.is_postgres else 'sqlite'}]: create answered in {create_took:.2f}s "
-           f"(budget {CREATE_BUDGET:g}s); worker attempts on the silent partner aborted after "
-           f"{', '.join(f'{h:.2f}s' for _, h in rounds)} (timeout {ATTEMPT_TIMEOUT:g}s); the other partner's "
-           f"messages delivered {', '.join(f'{o:.2f}s' for o, _ in rounds)} after the hang began")
+    report(
+        f"hanging partner [{'pg' if fresh_db.is_postgres else 'sqlite'}]: create answered in {create_took:.2f}s "
+        f"(budget {CREATE_BUDGET:g}s); worker attempts on the silent partner aborted after "
+        f"{', '.join(f'{h:.2f}s' for _, h in rounds)} (timeout {ATTEMPT_TIMEOUT:g}s); the other partner's "
+        f"messages delivered {', '.join(f'{o:.2f}s' for o, _ in rounds)} after the hang began"
+    )

@@ -37,8 +37,14 @@ async def test_two_api_processes_race_for_the_last_seat(fresh_db: FreshDatabase,
     card = copy.deepcopy(EXAMPLE)
     card["vehicles"][0]["daily_capacity"] = 1
     made = await hosted_service.register_hosted_partner(
-        fresh_db.db, fresh_db.clock, fresh_db.box, name="Hosted race", airports=("MAN",),
-        markup_percent=Decimal(0), actor="tests")
+        fresh_db.db,
+        fresh_db.clock,
+        fresh_db.box,
+        name="Hosted race",
+        airports=("MAN",),
+        markup_percent=Decimal(0),
+        actor="tests",
+    )
     await hosted_service.set_rate_card(fresh_db.db, fresh_db.clock, made.partner_id, card, actor="tests")
     clients = [await fresh_db.make_client(balance="1000.00") for _ in range(2)]
     env = procs.env(fresh_db.url)
@@ -52,23 +58,42 @@ async def test_two_api_processes_race_for_the_last_seat(fresh_db: FreshDatabase,
             pickup = future_local(days=5 + day)
             offers: list[tuple[str, dict[str, Any]]] = []
             for n, (_, key) in enumerate(clients):
-                found = (await https[n].post(SEARCH, json=search_body(
-                    pickup_datetime=pickup, pickup_location={"type": "AIRPORT", "iata_code": "MAN"},
-                    dropoff_location=POINT), headers=bearer(key))).json()
+                found = (
+                    await https[n].post(
+                        SEARCH,
+                        json=search_body(
+                            pickup_datetime=pickup,
+                            pickup_location={"type": "AIRPORT", "iata_code": "MAN"},
+                            dropoff_location=POINT,
+                        ),
+                        headers=bearer(key),
+                    )
+                ).json()
                 sedan = next(v for v in found["vehicles"] if v["type"] == "SEDAN")
                 offers.append((key, booking_body(found["search_id"], sedan["vehicle_id"])))
-            answers = await asyncio.gather(*(https[n].post(BOOKING, json=body, headers=bearer(key))
-                                             for n, (key, body) in enumerate(offers)))
+            answers = await asyncio.gather(
+                *(https[n].post(BOOKING, json=body, headers=bearer(key)) for n, (key, body) in enumerate(offers))
+            )
             outcomes.append(sorted(a.status_code for a in answers))
             for answer in answers:
                 if answer.status_code == 409:
                     assert answer.json()["code"] == "VEHICLE_UNAVAILABLE"
         assert outcomes == [[200, 409]] * DAYS
         async with fresh_db.db.read() as conn:
-            counters = (await conn.execute(select(hosted_capacity.c.booked).where(
-                hosted_capacity.c.partner_id == made.partner_id))).scalars().all()
-            booked = (await conn.execute(select(bookings.c.id).where(
-                bookings.c.partner_id == made.partner_id))).scalars().all()
+            counters = (
+                (
+                    await conn.execute(
+                        select(hosted_capacity.c.booked).where(hosted_capacity.c.partner_id == made.partner_id)
+                    )
+                )
+                .scalars()
+                .all()
+            )
+            booked = (
+                (await conn.execute(select(bookings.c.id).where(bookings.c.partner_id == made.partner_id)))
+                .scalars()
+                .all()
+            )
             balances = (await conn.execute(select(wallets.c.balance))).scalars().all()
         assert sorted(counters) == [1] * DAYS and len(booked) == DAYS
         assert sum(Decimal(b) for b in balances) == Decimal("2000.00") - DAYS * Decimal("40.00")

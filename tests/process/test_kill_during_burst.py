@@ -72,8 +72,9 @@ class Entry:
 
 class Driver:
     def __init__(self, base_url: str, journal_path: Path) -> None:
-        self.http = httpx.AsyncClient(base_url=base_url, timeout=httpx.Timeout(30.0),
-                                      limits=httpx.Limits(max_connections=CONCURRENCY * 2))
+        self.http = httpx.AsyncClient(
+            base_url=base_url, timeout=httpx.Timeout(30.0), limits=httpx.Limits(max_connections=CONCURRENCY * 2)
+        )
         self.journal: list[Entry] = []
         self.answered = 0
         self.up = asyncio.Event()
@@ -93,9 +94,16 @@ class Driver:
             entry = Entry(request.key, phase, None, None, None, started, time.monotonic(), type(exc).__name__)
         else:
             booking = response.json().get("booking") if response.status_code == 200 else None
-            entry = Entry(request.key, phase, response.status_code, booking and booking["reservation_no"],
-                          booking and booking["price"]["total"], started, time.monotonic(),
-                          None if response.status_code == 200 else response.text[:300])
+            entry = Entry(
+                request.key,
+                phase,
+                response.status_code,
+                booking and booking["reservation_no"],
+                booking and booking["price"]["total"],
+                started,
+                time.monotonic(),
+                None if response.status_code == 200 else response.text[:300],
+            )
             self.answered += 1
         self.journal.append(entry)
         self._journal.write(json.dumps(asdict(entry)) + "\n")
@@ -146,14 +154,18 @@ async def _plan(http: httpx.AsyncClient, fresh: FreshDatabase) -> list[Planned]:
             body = booking_body(found["search_id"], van["vehicle_id"])
         else:
             seat = car["extra_services"][0]["id"]
-            body = booking_body(found["search_id"], car["vehicle_id"],
-                                extra_services=[{"id": seat, "quantity": 1 + i % 2}])
+            body = booking_body(
+                found["search_id"], car["vehicle_id"], extra_services=[{"id": seat, "quantity": 1 + i % 2}]
+            )
         planned.append(Planned(i, f"burst-{i}-{uuid.uuid4().hex[:8]}", api_key, body))
     return planned
 
 
 async def test_sigkill_during_a_booking_burst_loses_nothing_and_charges_once(
-    fresh_db: FreshDatabase, procs: Processes, partners: Partners, tmp_path: Path,
+    fresh_db: FreshDatabase,
+    procs: Processes,
+    partners: Partners,
+    tmp_path: Path,
 ) -> None:
     partner, _ = await partners.add(fresh_db, airports=("LHR",), name="Burst partner")
     # Short locks so the retries of the killed requests do not wait out the 60 s defaults: the
@@ -166,8 +178,9 @@ async def test_sigkill_during_a_booking_burst_loses_nothing_and_charges_once(
     killed_at: list[datetime] = []
 
     async def killer() -> None:
-        await eventually(lambda: driver.answered >= KILL_AT, timeout=120, interval=0.01,
-                         what=f"{KILL_AT} answers before the kill")
+        await eventually(
+            lambda: driver.answered >= KILL_AT, timeout=120, interval=0.01, what=f"{KILL_AT} answers before the kill"
+        )
         driver.up.clear()
         await procs.kill(api)  # SIGKILL, by PID
         killed_at.append(datetime.now(UTC))
@@ -195,18 +208,36 @@ async def test_sigkill_during_a_booking_burst_loses_nothing_and_charges_once(
 
     db = fresh_db.db
     async with db.read() as conn:
-        rows = {r.reservation_no: r for r in await conn.execute(
-            select(bookings.c.reservation_no, bookings.c.total, bookings.c.idempotency_key, bookings.c.created_at))}
-        per_key = (await conn.execute(
-            select(bookings.c.client_id, bookings.c.idempotency_key, func.count())
-            .group_by(bookings.c.client_id, bookings.c.idempotency_key).having(func.count() > 1))).all()
-        debits = dict((await conn.execute(
-            select(ledger_entries.c.booking_id, func.count()).where(ledger_entries.c.kind == "debit_booking")
-            .group_by(ledger_entries.c.booking_id))).all())
+        rows = {
+            r.reservation_no: r
+            for r in await conn.execute(
+                select(bookings.c.reservation_no, bookings.c.total, bookings.c.idempotency_key, bookings.c.created_at)
+            )
+        }
+        per_key = (
+            await conn.execute(
+                select(bookings.c.client_id, bookings.c.idempotency_key, func.count())
+                .group_by(bookings.c.client_id, bookings.c.idempotency_key)
+                .having(func.count() > 1)
+            )
+        ).all()
+        debits = dict(
+            (
+                await conn.execute(
+                    select(ledger_entries.c.booking_id, func.count())
+                    .where(ledger_entries.c.kind == "debit_booking")
+                    .group_by(ledger_entries.c.booking_id)
+                )
+            ).all()
+        )
         booking_ids = [r[0] for r in await conn.execute(select(bookings.c.id))]
-    lost = [e for e in final.values()
-            if e.reservation_no not in rows or Decimal(rows[e.reservation_no].total) != Decimal(e.price or "-1")
-            or rows[e.reservation_no].idempotency_key != e.key]
+    lost = [
+        e
+        for e in final.values()
+        if e.reservation_no not in rows
+        or Decimal(rows[e.reservation_no].total) != Decimal(e.price or "-1")
+        or rows[e.reservation_no].idempotency_key != e.key
+    ]
     double_charged = [b for b in booking_ids if debits.get(b, 0) != 1]
     assert not lost, lost[:5]
     assert not double_charged
@@ -230,12 +261,14 @@ async def test_sigkill_during_a_booking_burst_loses_nothing_and_charges_once(
     for proc in restarted:
         assert await procs.stop(proc) == 0, proc.logs()
 
-    report(f"SIGKILL during burst [{'pg' if fresh_db.is_postgres else 'sqlite'}]: requests={REQUESTS}, "
-           f"2xx={sum(e.status == 200 for e in final.values())} (first try "
-           f"{sum(e.status == 200 and e.phase == 'burst' for e in final.values())}), "
-           f"unknown at kill -> retried={len(retried)} (booking already committed by the killed process: "
-           f"{committed_before_kill}; {sum(1 for e in driver.journal if e.phase == 'retry')} "
-           f"retry requests, 409 while locked: {sum(e.status == 409 for e in driver.journal)}), "
-           f"lost={len(lost)}, double-charged={len(double_charged)}, bookings={len(rows)}, "
-           f"deliveries={sum(len(c) for c in received.values())} for {len(messages)} messages "
-           f"(redelivered after the kill: {redelivered}, overlapping: 0), burst {burst_seconds:.1f}s")
+    report(
+        f"SIGKILL during burst [{'pg' if fresh_db.is_postgres else 'sqlite'}]: requests={REQUESTS}, "
+        f"2xx={sum(e.status == 200 for e in final.values())} (first try "
+        f"{sum(e.status == 200 and e.phase == 'burst' for e in final.values())}), "
+        f"unknown at kill -> retried={len(retried)} (booking already committed by the killed process: "
+        f"{committed_before_kill}; {sum(1 for e in driver.journal if e.phase == 'retry')} "
+        f"retry requests, 409 while locked: {sum(e.status == 409 for e in driver.journal)}), "
+        f"lost={len(lost)}, double-charged={len(double_charged)}, bookings={len(rows)}, "
+        f"deliveries={sum(len(c) for c in received.values())} for {len(messages)} messages "
+        f"(redelivered after the kill: {redelivered}, overlapping: 0), burst {burst_seconds:.1f}s"
+    )

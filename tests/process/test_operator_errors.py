@@ -37,8 +37,13 @@ def _server(database: str, *, user: str = "postgres", password: str | None = PAS
 
 def _commands(port: int) -> list[tuple[str, ...]]:
     """Every kind of command that needs the database: serve and worker wait (briefly here), the rest don't."""
-    return [CLIENT, ("serve", "--port", str(port), "--wait-for-db", "1"), ("worker", "--once", "--wait-for-db", "0"),
-            ("db", "upgrade"), ("bookings", "list")]
+    return [
+        CLIENT,
+        ("serve", "--port", str(port), "--wait-for-db", "1"),
+        ("worker", "--once", "--wait-for-db", "0"),
+        ("db", "upgrade"),
+        ("bookings", "list"),
+    ]
 
 
 async def test_postgres_on_a_closed_port(tmp_path: Path) -> None:
@@ -47,8 +52,9 @@ async def test_postgres_on_a_closed_port(tmp_path: Path) -> None:
     for args in _commands(free_port()):
         ran = await transfers(*args, env=operator_env(url), cwd=tmp_path)
         assert_operator_error(ran, 69, f"127.0.0.1:{closed}/transfers", "connection refused", hidden=(PASSWORD,))
-    waited = await transfers("serve", "--port", str(free_port()), "--wait-for-db", "2", env=operator_env(url),
-                             cwd=tmp_path)
+    waited = await transfers(
+        "serve", "--port", str(free_port()), "--wait-for-db", "2", env=operator_env(url), cwd=tmp_path
+    )
     assert_operator_error(waited, 69, "gave up after", hidden=(PASSWORD,))
     attempts = [json.loads(line) for line in waited.stdout.splitlines() if '"database_unavailable"' in line]
     assert len(attempts) >= 2 and attempts[0]["attempt"] == 1, waited.show()
@@ -111,13 +117,19 @@ async def test_database_behind_the_code(tmp_path: Path) -> None:
 
 
 async def test_bad_settings_are_reported_together_before_anything_starts(tmp_path: Path) -> None:
-    env = operator_env(f"mysql://root:{PASSWORD}@db.example.com/transfers", partner_timeout_seconds="abc",
-                       sandbox_partner="maybe")
+    env = operator_env(
+        f"mysql://root:{PASSWORD}@db.example.com/transfers", partner_timeout_seconds="abc", sandbox_partner="maybe"
+    )
     for args in [("serve", "--port", str(free_port())), CLIENT, ("worker",)]:
         ran = await transfers(*args, env=env, cwd=tmp_path)
-        stderr = assert_operator_error(ran, 2, "TRANSFERS_DATABASE_URL='mysql://root:***@db.example.com/transfers'",
-                                       "TRANSFERS_PARTNER_TIMEOUT_SECONDS='abc': expected a number",
-                                       "TRANSFERS_SANDBOX_PARTNER='maybe'", hidden=(PASSWORD,))
+        stderr = assert_operator_error(
+            ran,
+            2,
+            "TRANSFERS_DATABASE_URL='mysql://root:***@db.example.com/transfers'",
+            "TRANSFERS_PARTNER_TIMEOUT_SECONDS='abc': expected a number",
+            "TRANSFERS_SANDBOX_PARTNER='maybe'",
+            hidden=(PASSWORD,),
+        )
         assert len(stderr.splitlines()) == 3
     assert not (tmp_path / "var").exists()  # nothing started: no SQLite file, no generated key
     helped = await transfers("serve", "--help", env=env, cwd=tmp_path)  # help needs no settings
@@ -125,11 +137,21 @@ async def test_bad_settings_are_reported_together_before_anything_starts(tmp_pat
 
 
 async def test_live_refusals_say_what_to_set(tmp_path: Path) -> None:
-    env = operator_env(f"sqlite:///{tmp_path / 'live.sqlite3'}", environment="live", secret_key="",
-                       allow_private_partner_urls="1", sandbox_partner="1")
+    env = operator_env(
+        f"sqlite:///{tmp_path / 'live.sqlite3'}",
+        environment="live",
+        secret_key="",
+        allow_private_partner_urls="1",
+        sandbox_partner="1",
+    )
     ran = await transfers("serve", "--port", str(free_port()), env=env, cwd=tmp_path)
-    stderr = assert_operator_error(ran, 2, "TRANSFERS_SECRET_KEY is required", "TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS=1",
-                                   "TRANSFERS_SANDBOX_PARTNER=1")
+    stderr = assert_operator_error(
+        ran,
+        2,
+        "TRANSFERS_SECRET_KEY is required",
+        "TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS=1",
+        "TRANSFERS_SANDBOX_PARTNER=1",
+    )
     assert len(ran.error_lines) == 3 and stderr.count("unset it") == 2
 
 
@@ -156,9 +178,11 @@ async def test_unexpected_errors_are_one_line_with_an_id_and_the_traceback_in_th
     logged = [json.loads(line) for line in ran.stdout.splitlines() if line.startswith("{")]
     (entry,) = [e for e in logged if e.get("event") == "unexpected_error"]
     assert entry["error_id"] == error_id and "Traceback" in entry["exception"]
-    for shown in [await transfers("--debug", *CLIENT, env=env, cwd=tmp_path),
-                  await transfers(*CLIENT, "--debug", env=env, cwd=tmp_path),
-                  await transfers(*CLIENT, env={**env, "TRANSFERS_LOG_LEVEL": "DEBUG"}, cwd=tmp_path)]:
+    for shown in [
+        await transfers("--debug", *CLIENT, env=env, cwd=tmp_path),
+        await transfers(*CLIENT, "--debug", env=env, cwd=tmp_path),
+        await transfers(*CLIENT, env={**env, "TRANSFERS_LOG_LEVEL": "DEBUG"}, cwd=tmp_path),
+    ]:
         assert shown.returncode == 1 and "Traceback" in shown.stderr, shown.show()
         assert "file is not a database" in shown.stderr
 
@@ -190,13 +214,39 @@ async def password_cluster() -> AsyncIterator[PrivateCluster]:
     os.chown(root, owner.pw_uid, owner.pw_gid)
     cluster = PrivateCluster(root, port)
     try:
-        rc, output = await run_cmd("runuser", "-u", "postgres", "--", str(PG_BIN / "initdb"), "-D", str(cluster.data),
-                                   "--auth-local=trust", "--auth-host=scram-sha-256", "-U", "postgres", "--no-sync",
-                                   "--no-instructions", "-E", "UTF8", "--locale=C")
+        rc, output = await run_cmd(
+            "runuser",
+            "-u",
+            "postgres",
+            "--",
+            str(PG_BIN / "initdb"),
+            "-D",
+            str(cluster.data),
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+            "-U",
+            "postgres",
+            "--no-sync",
+            "--no-instructions",
+            "-E",
+            "UTF8",
+            "--locale=C",
+        )
         assert rc == 0, output
         await cluster.start()
-        rc, output = await run_cmd(str(PG_BIN.parent / "bin" / "psql"), "-h", str(root), "-p", str(port), "-U",
-                                   "postgres", "-d", "postgres", "-c", "ALTER ROLE postgres PASSWORD 'right-pw'")
+        rc, output = await run_cmd(
+            str(PG_BIN.parent / "bin" / "psql"),
+            "-h",
+            str(root),
+            "-p",
+            str(port),
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-c",
+            "ALTER ROLE postgres PASSWORD 'right-pw'",
+        )
         assert rc == 0, output
         yield cluster
     finally:

@@ -70,7 +70,10 @@ async def _call(http: httpx.AsyncClient, kind: str, method: str, url: str, **kwa
 
 
 async def test_postgres_crash_and_restart_under_load(
-    private_postgres: PrivateCluster, procs: Processes, partners: Partners, tmp_path: Path,
+    private_postgres: PrivateCluster,
+    procs: Processes,
+    partners: Partners,
+    tmp_path: Path,
 ) -> None:
     cluster = private_postgres
     async with fresh_database_on(cluster.url(), tmp_path) as fresh:
@@ -85,13 +88,17 @@ async def test_postgres_crash_and_restart_under_load(
         marks: dict[str, float] = {}
         starting_wall: list[datetime] = []
 
-        async with httpx.AsyncClient(base_url=api.url, timeout=httpx.Timeout(15.0),
-                                     limits=httpx.Limits(max_connections=32)) as http:
+        async with httpx.AsyncClient(
+            base_url=api.url, timeout=httpx.Timeout(15.0), limits=httpx.Limits(max_connections=32)
+        ) as http:
             found = (await http.post(SEARCH, json=search_body(), headers=bearer(key))).json()
             existing = []
             for i in range(3):
-                answer = await http.post(BOOKING, json=booking_body(found["search_id"], 1),
-                                         headers={**bearer(key), "Idempotency-Key": f"seed-{i}"})
+                answer = await http.post(
+                    BOOKING,
+                    json=booking_body(found["search_id"], 1),
+                    headers={**bearer(key), "Idempotency-Key": f"seed-{i}"},
+                )
                 assert answer.status_code == 200, answer.text
                 existing.append(answer.json()["booking"]["reservation_no"])
 
@@ -100,11 +107,20 @@ async def test_postgres_crash_and_restart_under_load(
                 while not stop.is_set():
                     i += 1
                     if (i + lane) % 3 == 0:
-                        samples.append(await _call(http, "search", "POST", SEARCH, json=search_body(),
-                                                   headers=bearer(key)))
+                        samples.append(
+                            await _call(http, "search", "POST", SEARCH, json=search_body(), headers=bearer(key))
+                        )
                     else:
-                        samples.append(await _call(http, "get", "GET", BOOKING, headers=bearer(key),
-                                                   params={"reservation_no": existing[i % len(existing)]}))
+                        samples.append(
+                            await _call(
+                                http,
+                                "get",
+                                "GET",
+                                BOOKING,
+                                headers=bearer(key),
+                                params={"reservation_no": existing[i % len(existing)]},
+                            )
+                        )
                     await asyncio.sleep(0.02)
 
             async def creator() -> None:
@@ -112,9 +128,14 @@ async def test_postgres_crash_and_restart_under_load(
                 while not stop.is_set():
                     i += 1
                     idem = f"load-{i}"
-                    sample = await _call(http, "create", "POST", BOOKING,
-                                         json=booking_body(found["search_id"], 1 + i % 2),
-                                         headers={**bearer(key), "Idempotency-Key": idem})
+                    sample = await _call(
+                        http,
+                        "create",
+                        "POST",
+                        BOOKING,
+                        json=booking_body(found["search_id"], 1 + i % 2),
+                        headers={**bearer(key), "Idempotency-Key": idem},
+                    )
                     samples.append(sample)
                     created[idem] = sample
                     await asyncio.sleep(0.1)
@@ -144,8 +165,9 @@ async def test_postgres_crash_and_restart_under_load(
                     kinds = {s.kind for s in window}
                     return {"get", "search", "readyz"} <= kinds and all(s.status == 200 for s in window)
 
-                await eventually(recovered, timeout=RECOVERY_BOUND_SECONDS + 10, interval=0.1,
-                                 what="recovery after the restart")
+                await eventually(
+                    recovered, timeout=RECOVERY_BOUND_SECONDS + 10, interval=0.1, what="recovery after the restart"
+                )
                 await asyncio.sleep(2.0)
                 stop.set()
 
@@ -158,9 +180,14 @@ async def test_postgres_crash_and_restart_under_load(
             for idem in unsettled:
                 deadline = time.monotonic() + 30
                 while True:
-                    again = await _call(http, "create", "POST", BOOKING,
-                                        headers={**bearer(key), "Idempotency-Key": idem},
-                                        json=booking_body(found["search_id"], 1 + int(idem.split("-")[1]) % 2))
+                    again = await _call(
+                        http,
+                        "create",
+                        "POST",
+                        BOOKING,
+                        headers={**bearer(key), "Idempotency-Key": idem},
+                        json=booking_body(found["search_id"], 1 + int(idem.split("-")[1]) % 2),
+                    )
                     settle_statuses[again.status] = settle_statuses.get(again.status, 0) + 1
                     if again.status == 200:
                         created[idem] = again
@@ -170,8 +197,11 @@ async def test_postgres_crash_and_restart_under_load(
                     await asyncio.sleep(0.5)
             answers: dict[str, Any] = {}
             for idem in created:
-                replay = await http.post(BOOKING, headers={**bearer(key), "Idempotency-Key": idem},
-                                         json=booking_body(found["search_id"], 1 + int(idem.split("-")[1]) % 2))
+                replay = await http.post(
+                    BOOKING,
+                    headers={**bearer(key), "Idempotency-Key": idem},
+                    json=booking_body(found["search_id"], 1 + int(idem.split("-")[1]) % 2),
+                )
                 assert replay.status_code == 200, replay.text
                 answers[idem] = replay.json()["booking"]
 
@@ -198,13 +228,22 @@ async def test_postgres_crash_and_restart_under_load(
 
         # Durability and money: every 2xx create exists with its price, one booking per key.
         async with fresh.db.read() as conn:
-            rows = {r.idempotency_key: r for r in await conn.execute(
-                select(bookings.c.idempotency_key, bookings.c.reservation_no, bookings.c.total,
-                       bookings.c.created_at))}
+            rows = {
+                r.idempotency_key: r
+                for r in await conn.execute(
+                    select(
+                        bookings.c.idempotency_key, bookings.c.reservation_no, bookings.c.total, bookings.c.created_at
+                    )
+                )
+            }
             total_bookings = (await conn.execute(select(func.count()).select_from(bookings))).scalar_one()
-        lost = [idem for idem, booking in answers.items()
-                if idem not in rows or rows[idem].reservation_no != booking["reservation_no"]
-                or Decimal(rows[idem].total) != Decimal(booking["price"]["total"])]
+        lost = [
+            idem
+            for idem, booking in answers.items()
+            if idem not in rows
+            or rows[idem].reservation_no != booking["reservation_no"]
+            or Decimal(rows[idem].total) != Decimal(booking["price"]["total"])
+        ]
         assert not lost, lost
         # creates that were committed although their first answer was a 503 or no answer at all
         committed_unanswered = sum(rows[idem].created_at < starting_wall[0] for idem in unsettled)
@@ -222,13 +261,15 @@ async def test_postgres_crash_and_restart_under_load(
         assert delivered_ids <= {c.headers.get("webhook-id") for c in partner.calls("/booking/create")}
         assert await procs.stop(api) == 0, api.logs()
 
-    report(f"PostgreSQL restart: {len(samples)} requests (get/search/create) -> 200={counts['200']}, "
-           f"503={counts['503']}, other={counts['other']}; down {outage_end - outage_start:.1f}s, "
-           f"{len(during)} requests during the outage all 503 UNAVAILABLE, slowest 503 {slowest_503:.2f}s; "
-           f"/healthz during outage {sorted({p.status for p in probes_down if p.kind == 'healthz'})}, "
-           f"/readyz {sorted({p.status for p in probes_down if p.kind == 'readyz'})}; recovered "
-           f"{max(recovery, 0):.1f}s after PostgreSQL accepted connections (pg_ctl start took "
-           f"{marks['up'] - marks['starting']:.1f}s; first 200 {first_ok - marks['starting']:.1f}s after it began); "
-           f"creates: {len(created)} keys, {len(unsettled)} answered 503 or cut off and retried with their key "
-           f"({settle_statuses}; {committed_unanswered} of them had been committed before the crash), lost=0, "
-           f"bookings={total_bookings}")
+    report(
+        f"PostgreSQL restart: {len(samples)} requests (get/search/create) -> 200={counts['200']}, "
+        f"503={counts['503']}, other={counts['other']}; down {outage_end - outage_start:.1f}s, "
+        f"{len(during)} requests during the outage all 503 UNAVAILABLE, slowest 503 {slowest_503:.2f}s; "
+        f"/healthz during outage {sorted({p.status for p in probes_down if p.kind == 'healthz'})}, "
+        f"/readyz {sorted({p.status for p in probes_down if p.kind == 'readyz'})}; recovered "
+        f"{max(recovery, 0):.1f}s after PostgreSQL accepted connections (pg_ctl start took "
+        f"{marks['up'] - marks['starting']:.1f}s; first 200 {first_ok - marks['starting']:.1f}s after it began); "
+        f"creates: {len(created)} keys, {len(unsettled)} answered 503 or cut off and retried with their key "
+        f"({settle_statuses}; {committed_unanswered} of them had been committed before the crash), lost=0, "
+        f"bookings={total_bookings}"
+    )

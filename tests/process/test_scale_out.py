@@ -73,10 +73,11 @@ async def _gather_limited(jobs: list[Any], limit: int) -> list[Any]:
 
 
 async def test_two_apis_and_two_workers_share_one_database(
-    fresh_db: FreshDatabase, procs: Processes, partners: Partners,
+    fresh_db: FreshDatabase,
+    procs: Processes,
+    partners: Partners,
 ) -> None:
-    steady, steady_id = await partners.add(fresh_db, airports=("LHR",), name="Steady partner", mode="slow",
-                                           delay=0.2)
+    steady, steady_id = await partners.add(fresh_db, airports=("LHR",), name="Steady partner", mode="slow", delay=0.2)
     flaky, flaky_id = await partners.add(fresh_db, airports=("LGW",), name="Flaky partner", mode="slow", delay=0.2)
     clients = [await fresh_db.make_client(balance="100000.00") for _ in range(3)]
     env = procs.env(fresh_db.url)
@@ -103,8 +104,11 @@ async def test_two_apis_and_two_workers_share_one_database(
             found = lgw if i % 4 == 0 else lhr
             idem = f"so-{i}"
             body = booking_body(found["search_id"], 1 + i % 2)
-            return i, idem, await https[i % 2].post(BOOKING, json=body,
-                                                    headers={**bearer(key), "Idempotency-Key": idem})
+            return (
+                i,
+                idem,
+                await https[i % 2].post(BOOKING, json=body, headers={**bearer(key), "Idempotency-Key": idem}),
+            )
 
         created = await _gather_limited([create(i) for i in range(BOOKINGS)], CONCURRENCY)
         assert all(r.status_code == 200 for _, _, r in created), [r.text for _, _, r in created if r.status_code != 200]
@@ -117,23 +121,31 @@ async def test_two_apis_and_two_workers_share_one_database(
         # The flaky partner is back: its creates are due now, for the workers to deliver.
         flaky.mode = "slow"
         async with fresh_db.db.write() as conn:
-            await conn.execute(update(outbox).where(outbox.c.status == "pending")
-                               .values(next_attempt_at=datetime.now(UTC)))
+            await conn.execute(
+                update(outbox).where(outbox.c.status == "pending").values(next_attempt_at=datetime.now(UTC))
+            )
 
-        await eventually(lambda: _all_acknowledged(fresh_db), timeout=60, interval=0.3,
-                         what="every booking acknowledged by its partner")
+        await eventually(
+            lambda: _all_acknowledged(fresh_db),
+            timeout=60,
+            interval=0.3,
+            what="every booking acknowledged by its partner",
+        )
 
         async def cancel(i: int) -> tuple[int, httpx.Response]:
             key = offers[i % len(offers)][0]
             reservation_no = booked[i][1]["reservation_no"]
             return i, await https[(i // 3) % 2].delete(
-                BOOKING, params={"reservation_no": reservation_no, "cancellation_id": 1},
-                headers={**bearer(key), "Idempotency-Key": f"cancel-{i}"})
+                BOOKING,
+                params={"reservation_no": reservation_no, "cancellation_id": 1},
+                headers={**bearer(key), "Idempotency-Key": f"cancel-{i}"},
+            )
 
         to_cancel = [i for i in range(BOOKINGS) if i % 3 == 0]
         cancelled = await _gather_limited([cancel(i) for i in to_cancel], CONCURRENCY)
-        assert all(r.status_code == 200 and r.json()["status"] == "Success" for _, r in cancelled), \
-            [r.text for _, r in cancelled]
+        assert all(r.status_code == 200 and r.json()["status"] == "Success" for _, r in cancelled), [
+            r.text for _, r in cancelled
+        ]
 
         async def drained() -> bool:
             rows = await fresh_db.outbox_rows()
@@ -148,16 +160,33 @@ async def test_two_apis_and_two_workers_share_one_database(
 
     # Money and bookings.
     async with fresh_db.db.read() as conn:
-        rows = {r.reservation_no: r for r in await conn.execute(
-            select(bookings.c.id, bookings.c.reservation_no, bookings.c.status, bookings.c.total,
-                   bookings.c.idempotency_key))}
-        entries = (await conn.execute(select(ledger_entries.c.booking_id, ledger_entries.c.kind,
-                                             ledger_entries.c.amount)
-                                      .where(ledger_entries.c.booking_id.is_not(None)))).all()
+        rows = {
+            r.reservation_no: r
+            for r in await conn.execute(
+                select(
+                    bookings.c.id,
+                    bookings.c.reservation_no,
+                    bookings.c.status,
+                    bookings.c.total,
+                    bookings.c.idempotency_key,
+                )
+            )
+        }
+        entries = (
+            await conn.execute(
+                select(ledger_entries.c.booking_id, ledger_entries.c.kind, ledger_entries.c.amount).where(
+                    ledger_entries.c.booking_id.is_not(None)
+                )
+            )
+        ).all()
     assert len(rows) == BOOKINGS
-    lost = [i for i, (idem, b) in booked.items()
-            if b["reservation_no"] not in rows or rows[b["reservation_no"]].idempotency_key != idem
-            or Decimal(rows[b["reservation_no"]].total) != Decimal(b["price"]["total"])]
+    lost = [
+        i
+        for i, (idem, b) in booked.items()
+        if b["reservation_no"] not in rows
+        or rows[b["reservation_no"]].idempotency_key != idem
+        or Decimal(rows[b["reservation_no"]].total) != Decimal(b["price"]["total"])
+    ]
     assert not lost
     moves: dict[int, list[tuple[str, Decimal]]] = defaultdict(list)
     for booking_id, kind, amount in entries:
@@ -176,19 +205,24 @@ async def test_two_apis_and_two_workers_share_one_database(
     # Deliveries: exactly one successful call per webhook-id, never two at once.
     messages = await fresh_db.outbox_rows()
     summary: dict[str, Any] = {}
-    for partner, partner_id, path, kind in ((steady, steady_id, "/booking/create", "booking.create"),
-                                            (flaky, flaky_id, "/booking/create", "booking.create"),
-                                            (steady, steady_id, "/booking/update", "booking.update"),
-                                            (flaky, flaky_id, "/booking/update", "booking.update")):
+    for partner, partner_id, path, kind in (
+        (steady, steady_id, "/booking/create", "booking.create"),
+        (flaky, flaky_id, "/booking/create", "booking.create"),
+        (steady, steady_id, "/booking/update", "booking.update"),
+        (flaky, flaky_id, "/booking/update", "booking.update"),
+    ):
         wanted = {m["webhook_id"] for m in messages if m["kind"] == kind and m["partner_id"] == partner_id}
         received = deliveries_by_webhook_id(partner, path)
         ok = {wid: [c for c in calls if _ok(partner, c)] for wid, calls in received.items()}
         assert set(received) == wanted, f"{partner.name} {path}: webhook-ids differ"
-        assert all(len(calls) == 1 for calls in ok.values()), \
-            {wid: len(calls) for wid, calls in ok.items() if len(calls) != 1}
+        assert all(len(calls) == 1 for calls in ok.values()), {
+            wid: len(calls) for wid, calls in ok.items() if len(calls) != 1
+        }
         assert not {wid: overlapping(calls) for wid, calls in received.items() if overlapping(calls)}
         summary[f"{partner.name.split()[0].lower()} {kind.split('.')[1]}"] = (
-            len(wanted), sum(len(c) for c in received.values()))
+            len(wanted),
+            sum(len(c) for c in received.values()),
+        )
     by_process = {proc.name: _deliveries_done(proc) for proc in [*apis, *workers]}
     every = sorted(i for ids in by_process.values() for i in ids)
     assert every == sorted(m["id"] for m in messages), "each message delivered once, by one process"
@@ -197,12 +231,14 @@ async def test_two_apis_and_two_workers_share_one_database(
 
     exit_codes = [await procs.stop(proc) for proc in [*apis, *workers]]
     assert exit_codes == [0, 0, 0, 0], [p.logs() for p in [*apis, *workers]]
-    report(f"scale-out [pg]: 2 APIs (--no-worker) + 2 `transfers worker`; bookings={BOOKINGS} "
-           f"({answered_acknowledged} acknowledged in the create response, the rest left to the workers), "
-           f"cancelled={len(to_cancel)}, lost=0, debits=1 per booking, refunds={len(cancelled_nos)} "
-           f"(exactly the cancelled); messages/partner calls: {summary}; worker deliveries "
-           f"{by_worker}, by the APIs {sum(len(by_process[a.name]) for a in apis)}, overlapping=0, outbox "
-           f"drained {drain_seconds:.1f}s after the last cancel; exit codes {exit_codes}")
+    report(
+        f"scale-out [pg]: 2 APIs (--no-worker) + 2 `transfers worker`; bookings={BOOKINGS} "
+        f"({answered_acknowledged} acknowledged in the create response, the rest left to the workers), "
+        f"cancelled={len(to_cancel)}, lost=0, debits=1 per booking, refunds={len(cancelled_nos)} "
+        f"(exactly the cancelled); messages/partner calls: {summary}; worker deliveries "
+        f"{by_worker}, by the APIs {sum(len(by_process[a.name]) for a in apis)}, overlapping=0, outbox "
+        f"drained {drain_seconds:.1f}s after the last cancel; exit codes {exit_codes}"
+    )
 
 
 def _ok(partner: RecordingPartner, call: Any) -> bool:

@@ -99,7 +99,8 @@ async def test_serve_waits_for_postgres_then_serves(fresh_db: FreshDatabase, pro
             ready = await http.get(serve.url + "/readyz")
         assert ready.status_code == 200, ready.text
         attempts = _attempts(serve)
-        assert all(f"127.0.0.1:{proxy.port}" in a["target"] and "connection refused" in a["error"]
-                   for a in attempts), serve.logs()
+        assert all(f"127.0.0.1:{proxy.port}" in a["target"] and "connection refused" in a["error"] for a in attempts), (
+            serve.logs()
+        )
         assert "Traceback" not in serve.err.read_text()
         assert await procs.stop(serve) == 0

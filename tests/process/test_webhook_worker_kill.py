@@ -36,8 +36,13 @@ async def test_kill_9_mid_delivery_loses_nothing(fresh_db: FreshDatabase, procs:
         receiver.secrets.append(created["secret"])
         sent = {(await endpoints.ping(svc, client, created["id"]))["event_id"] for _ in range(EVENTS)}
 
-        env = procs.env(fresh_db.url, webhook_concurrency=8, webhook_per_endpoint=8, webhook_timeout_seconds=1,
-                        outbox_lease_seconds=3)
+        env = procs.env(
+            fresh_db.url,
+            webhook_concurrency=8,
+            webhook_per_endpoint=8,
+            webhook_timeout_seconds=1,
+            outbox_lease_seconds=3,
+        )
         first = procs.start("worker-1", ["worker"], env)
         await eventually(lambda: len(receiver.received) >= 30, timeout=60, what="30 deliveries")
         await procs.kill(first)
@@ -63,7 +68,9 @@ async def test_kill_9_mid_delivery_loses_nothing(fresh_db: FreshDatabase, procs:
             assert delivery.signed_by == receiver.secrets
         assert set(by_id) == sent and all(len(bodies) == 1 for bodies in by_id.values())
         repeats = len(receiver.received) - EVENTS
-        report(f"webhook worker kill -9: killed after {killed_at} of {EVENTS} deliveries; all {EVENTS} delivered "
-               f"after the restart ({repeats} sent twice: in flight when killed)")
+        report(
+            f"webhook worker kill -9: killed after {killed_at} of {EVENTS} deliveries; all {EVENTS} delivered "
+            f"after the restart ({repeats} sent twice: in flight when killed)"
+        )
     finally:
         await server.stop()

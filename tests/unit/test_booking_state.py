@@ -41,8 +41,17 @@ PAIRS = list(product(BookingStatus, BookingStatus))
 
 
 def test_the_status_vocabulary_is_the_specs() -> None:
-    assert [s.value for s in BookingStatus] == ["PENDING", "PENDING_APPROVAL", "APPROVED", "CANCELLED", "FAILED",
-                                                "DECLINED", "REFUNDED", "COMPLETED", "DEFAULT"]
+    assert [s.value for s in BookingStatus] == [
+        "PENDING",
+        "PENDING_APPROVAL",
+        "APPROVED",
+        "CANCELLED",
+        "FAILED",
+        "DECLINED",
+        "REFUNDED",
+        "COMPLETED",
+        "DEFAULT",
+    ]
     assert all(s.value == s.name for s in BookingStatus)
     assert set(TRANSITIONS) == set(BookingStatus)  # every status has an entry, none is forgotten
 
@@ -86,6 +95,7 @@ def test_refunding_statuses_and_at_most_one_refund() -> None:
     for current, target in ALLOWED:
         if target in REFUNDING:
             assert current not in REFUNDING, (current, target)
+
     # and on any path through the table, at most one refunding status is entered
     def longest_refunds(status: BookingStatus) -> int:
         return max((int(t in REFUNDING) + longest_refunds(t) for t in TRANSITIONS[status]), default=0)

@@ -23,33 +23,39 @@ SECOND = timedelta(seconds=1)
 LUXURY = "48:0,24:50,0:100"
 
 
-@pytest.mark.parametrize(("spec", "left", "percent"), [
-    # at exactly the tier's hours that tier applies; one second later the next one does
-    (LUXURY, timedelta(hours=72), 0),
-    (LUXURY, timedelta(hours=48) + SECOND, 0),
-    (LUXURY, timedelta(hours=48), 0),
-    (LUXURY, timedelta(hours=48) - SECOND, 50),
-    (LUXURY, timedelta(hours=24) + SECOND, 50),
-    (LUXURY, timedelta(hours=24), 50),
-    (LUXURY, timedelta(hours=24) - SECOND, 100),
-    (LUXURY, SECOND, 100),
-    ("24:0,0:100", timedelta(hours=24), 0),
-    ("24:0,0:100", timedelta(hours=24) - SECOND, 100),
-    ("0:0", SECOND, 0),
-    ("0:12.5", timedelta(days=300), Decimal("12.5")),
-])
+@pytest.mark.parametrize(
+    ("spec", "left", "percent"),
+    [
+        # at exactly the tier's hours that tier applies; one second later the next one does
+        (LUXURY, timedelta(hours=72), 0),
+        (LUXURY, timedelta(hours=48) + SECOND, 0),
+        (LUXURY, timedelta(hours=48), 0),
+        (LUXURY, timedelta(hours=48) - SECOND, 50),
+        (LUXURY, timedelta(hours=24) + SECOND, 50),
+        (LUXURY, timedelta(hours=24), 50),
+        (LUXURY, timedelta(hours=24) - SECOND, 100),
+        (LUXURY, SECOND, 100),
+        ("24:0,0:100", timedelta(hours=24), 0),
+        ("24:0,0:100", timedelta(hours=24) - SECOND, 100),
+        ("0:0", SECOND, 0),
+        ("0:12.5", timedelta(days=300), Decimal("12.5")),
+    ],
+)
 def test_fee_percent_at_each_boundary(spec: str, left: timedelta, percent: Any) -> None:
     assert parse_spec(spec).tier_at(PICKUP, PICKUP - left).fee_percent == Decimal(percent)
 
 
-@pytest.mark.parametrize(("total", "percent", "fee"), [
-    ("56.05", "50", "28.03"),  # 28.025 rounds half-up
-    ("56.05", "0", "0.00"),
-    ("56.05", "100", "56.05"),
-    ("10.00", "33.33", "3.33"),
-    ("0.01", "50", "0.01"),
-    ("99999.99", "0.01", "10.00"),
-])
+@pytest.mark.parametrize(
+    ("total", "percent", "fee"),
+    [
+        ("56.05", "50", "28.03"),  # 28.025 rounds half-up
+        ("56.05", "0", "0.00"),
+        ("56.05", "100", "56.05"),
+        ("10.00", "33.33", "3.33"),
+        ("0.01", "50", "0.01"),
+        ("99999.99", "0.01", "10.00"),
+    ],
+)
 def test_fee_rounds_half_up_and_fee_plus_refund_is_total(total: str, percent: str, fee: str) -> None:
     assert fee_for(Decimal(total), Decimal(percent)) == Decimal(fee)
     quote = parse_spec(f"0:{percent}").quote(Decimal(total), PICKUP, PICKUP - timedelta(hours=1))
@@ -96,60 +102,92 @@ def test_dst_change_week_counts_real_hours() -> None:
     assert until is not None and until.astimezone(london).isoformat() == "2027-10-30T11:00:00+01:00"
 
 
-@pytest.mark.parametrize(("spec", "tiers"), [
-    ("24:0,0:100", [(24, 0), (0, 100)]),
-    ("0:100, 24:0", [(24, 0), (0, 100)]),  # any order, spaces ignored
-    ("48:0,24:50,0:100", [(48, 0), (24, 50), (0, 100)]),
-    ("8760:0,0:99.99", [(8760, 0), (0, Decimal("99.99"))]),
-    ("0:12.50", [(0, Decimal("12.5"))]),
-])
+@pytest.mark.parametrize(
+    ("spec", "tiers"),
+    [
+        ("24:0,0:100", [(24, 0), (0, 100)]),
+        ("0:100, 24:0", [(24, 0), (0, 100)]),  # any order, spaces ignored
+        ("48:0,24:50,0:100", [(48, 0), (24, 50), (0, 100)]),
+        ("8760:0,0:99.99", [(8760, 0), (0, Decimal("99.99"))]),
+        ("0:12.50", [(0, Decimal("12.5"))]),
+    ],
+)
 def test_parse_spec(spec: str, tiers: list[tuple[int, Any]]) -> None:
     policy = parse_spec(spec)
     assert policy.tiers == tuple(Tier(h, Decimal(p)) for h, p in tiers)
     assert parse_spec(policy.spec()) == policy
 
 
-@pytest.mark.parametrize("spec", [
-    "", " ", ",", "24:0,", "24", "24:", ":50", "abc", "24:0;0:100",
-    "-1:0,0:100", "24:-5,0:100", "1.5:0,0:100", "24:0,0:100.5", "0:12.345", "0:101", "8761:0,0:100",
-    "24:0,24:50,0:100",  # the same hours twice
-    "24:0",  # no tier at 0 hours
-    "24:50,0:10",  # cheaper closer to pickup
-    ",".join(f"{h}:0" for h in range(11)),  # 11 tiers
-    "0:1e2", "0:NaN", "0:inf", "0x10:0",
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "",
+        " ",
+        ",",
+        "24:0,",
+        "24",
+        "24:",
+        ":50",
+        "abc",
+        "24:0;0:100",
+        "-1:0,0:100",
+        "24:-5,0:100",
+        "1.5:0,0:100",
+        "24:0,0:100.5",
+        "0:12.345",
+        "0:101",
+        "8761:0,0:100",
+        "24:0,24:50,0:100",  # the same hours twice
+        "24:0",  # no tier at 0 hours
+        "24:50,0:10",  # cheaper closer to pickup
+        ",".join(f"{h}:0" for h in range(11)),  # 11 tiers
+        "0:1e2",
+        "0:NaN",
+        "0:inf",
+        "0x10:0",
+    ],
+)
 def test_parse_spec_refuses(spec: str) -> None:
     with pytest.raises(PolicyError):
         parse_spec(spec)
 
 
-@pytest.mark.parametrize("value", [
-    None, {}, "24:0,0:100", [],
-    [{"hours_before_pickup": 0}],
-    [{"hours_before_pickup": 0, "fee_percent": 0, "extra": 1}],
-    [{"hours_before_pickup": True, "fee_percent": 0}],
-    [{"hours_before_pickup": 0, "fee_percent": False}],
-    [{"hours_before_pickup": 0.5, "fee_percent": 0}],
-    [{"hours_before_pickup": 24.0, "fee_percent": 0}, {"hours_before_pickup": 0, "fee_percent": 0}],
-    [{"hours_before_pickup": "24", "fee_percent": 0}, {"hours_before_pickup": 0, "fee_percent": 0}],
-    [{"hours_before_pickup": -24, "fee_percent": 0}, {"hours_before_pickup": 0, "fee_percent": 0}],
-    [{"hours_before_pickup": 0, "fee_percent": -1}],
-    [{"hours_before_pickup": 0, "fee_percent": 100.001}],
-    [{"hours_before_pickup": 0, "fee_percent": 12.345}],
-    [{"hours_before_pickup": 0, "fee_percent": None}],
-    [{"hours_before_pickup": 0, "fee_percent": float("nan")}],
-    [{"hours_before_pickup": 10**12, "fee_percent": 0}],
-    [{"hours_before_pickup": h, "fee_percent": 0} for h in range(11)],
-    ["24:0"],
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        {},
+        "24:0,0:100",
+        [],
+        [{"hours_before_pickup": 0}],
+        [{"hours_before_pickup": 0, "fee_percent": 0, "extra": 1}],
+        [{"hours_before_pickup": True, "fee_percent": 0}],
+        [{"hours_before_pickup": 0, "fee_percent": False}],
+        [{"hours_before_pickup": 0.5, "fee_percent": 0}],
+        [{"hours_before_pickup": 24.0, "fee_percent": 0}, {"hours_before_pickup": 0, "fee_percent": 0}],
+        [{"hours_before_pickup": "24", "fee_percent": 0}, {"hours_before_pickup": 0, "fee_percent": 0}],
+        [{"hours_before_pickup": -24, "fee_percent": 0}, {"hours_before_pickup": 0, "fee_percent": 0}],
+        [{"hours_before_pickup": 0, "fee_percent": -1}],
+        [{"hours_before_pickup": 0, "fee_percent": 100.001}],
+        [{"hours_before_pickup": 0, "fee_percent": 12.345}],
+        [{"hours_before_pickup": 0, "fee_percent": None}],
+        [{"hours_before_pickup": 0, "fee_percent": float("nan")}],
+        [{"hours_before_pickup": 10**12, "fee_percent": 0}],
+        [{"hours_before_pickup": h, "fee_percent": 0} for h in range(11)],
+        ["24:0"],
+    ],
+)
 def test_from_json_refuses(value: Any) -> None:
     with pytest.raises(PolicyError):
         from_json(value)
 
 
 def test_from_json_accepts_numbers_and_decimal_strings_and_round_trips() -> None:
-    policy = from_json([{"hours_before_pickup": 0, "fee_percent": "100"},
-                        {"hours_before_pickup": 24, "fee_percent": 12.5}])
-    assert policy.public() == [{"hours_before_pickup": 24, "fee_percent": 12.5},
-                               {"hours_before_pickup": 0, "fee_percent": 100}]
+    policy = from_json(
+        [{"hours_before_pickup": 0, "fee_percent": "100"}, {"hours_before_pickup": 24, "fee_percent": 12.5}]
+    )
+    assert policy.public() == [
+        {"hours_before_pickup": 24, "fee_percent": 12.5},
+        {"hours_before_pickup": 0, "fee_percent": 100},
+    ]
     assert from_json(policy.public()) == policy

@@ -14,15 +14,31 @@ def test_a_cursor_round_trips_and_a_tampered_one_is_just_unknown() -> None:
     moment = datetime(2026, 11, 23, 17, 30, 12, 345678, tzinfo=UTC)
     cursor = encode_cursor(moment, 42)
     assert decode_cursor(cursor) == (moment, 42)
-    for bad in (None, "", "x" * 101, "%%%", "bm90IGEgY3Vyc29y", encode_cursor(moment, 42)[:-3] + "!!!",
-                "MjAyNi0xMS0yM1QxNzozMDoxMnwtMQ", "MjAyNi0xMS0yM3w0Mg", 12, "\x00"):
+    for bad in (
+        None,
+        "",
+        "x" * 101,
+        "%%%",
+        "bm90IGEgY3Vyc29y",
+        encode_cursor(moment, 42)[:-3] + "!!!",
+        "MjAyNi0xMS0yM1QxNzozMDoxMnwtMQ",
+        "MjAyNi0xMS0yM3w0Mg",
+        12,
+        "\x00",
+    ):
         assert decode_cursor(bad) is None, bad
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    ("  Lovelace ", ("Lovelace", None)), (None, ("", None)), (12, ("", None)), ("a\x00b", ("ab", None)),
-    ("x" * 201, ("x" * 200, "At most 200 characters.")),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("  Lovelace ", ("Lovelace", None)),
+        (None, ("", None)),
+        (12, ("", None)),
+        ("a\x00b", ("ab", None)),
+        ("x" * 201, ("x" * 200, "At most 200 characters.")),
+    ],
+)
 def test_text_is_trimmed_bounded_and_never_holds_a_nul(value: object, expected: tuple[str, str | None]) -> None:
     assert text(value, limit=200) == expected
 

@@ -29,11 +29,20 @@ def _edited(cursor: str) -> str:
     return base64.urlsafe_b64encode(bytes(raw)).decode().rstrip("=")
 
 
-@pytest.mark.parametrize("make", [
-    lambda c: "", lambda c: c[:-1], lambda c: c[:-4], lambda c: c + "AAAA", _edited, lambda c: "é" + c,
-    lambda c: "*" + c[1:], lambda c: "A" * (paging.MAX_CURSOR_CHARS + 1),
-    lambda c: base64.urlsafe_b64encode(b"\xff\xfe" + b"|" + b"t" * 16).decode(),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda c: "",
+        lambda c: c[:-1],
+        lambda c: c[:-4],
+        lambda c: c + "AAAA",
+        _edited,
+        lambda c: "é" + c,
+        lambda c: "*" + c[1:],
+        lambda c: "A" * (paging.MAX_CURSOR_CHARS + 1),
+        lambda c: base64.urlsafe_b64encode(b"\xff\xfe" + b"|" + b"t" * 16).decode(),
+    ],
+)
 def test_anything_else_is_refused(make: Callable[[str], str]) -> None:
     cursor = paging.seal(KEY, 42, PAYLOAD)
     assert paging.unseal(KEY, 42, make(cursor)) is None

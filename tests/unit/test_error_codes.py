@@ -17,8 +17,8 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def readme_errors() -> dict[str, str]:
     """code -> status as README.md's "Errors" table lists them."""
     text = README.read_text()
-    section = text[text.index("\n## Errors\n"):]
-    section = section[:section.index("\n## ", 1)]
+    section = text[text.index("\n## Errors\n") :]
+    section = section[: section.index("\n## ", 1)]
     return {code: status for status, code in re.findall(r"^\| (\d{3}|any) \| `([A-Z_]+)` \|", section, re.M)}
 
 
@@ -56,7 +56,10 @@ def test_the_openapi_error_shape_enumerates_the_table() -> None:
 
 def test_a_service_error_takes_status_and_message_from_the_table() -> None:
     error = ServiceError(ErrorCode.IDEMPOTENCY_KEY_REUSED)
-    assert (error.http_status, error.code, error.message) == (422, "IDEMPOTENCY_KEY_REUSED",
-                                                              ErrorCode.IDEMPOTENCY_KEY_REUSED.default_message)
+    assert (error.http_status, error.code, error.message) == (
+        422,
+        "IDEMPOTENCY_KEY_REUSED",
+        ErrorCode.IDEMPOTENCY_KEY_REUSED.default_message,
+    )
     told = ServiceError(ErrorCode.INVALID_FILTER, "status: NOPE is not a status")
     assert (told.http_status, told.message) == (422, "status: NOPE is not a status")

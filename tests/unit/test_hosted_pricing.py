@@ -26,54 +26,58 @@ def card_with(**vehicle_prices: Any) -> cards.RateCard:
     return cards.parse(doc)
 
 
-def trip(local: str, km: int, *, airport: str = "LHR", tz: ZoneInfo = LONDON,
-         searched: datetime | None = None) -> Trip:
+def trip(local: str, km: int, *, airport: str = "LHR", tz: ZoneInfo = LONDON, searched: datetime | None = None) -> Trip:
     pickup = datetime.fromisoformat(local).replace(tzinfo=tz)
     return Trip(airport, tz, pickup, km, searched or pickup - timedelta(days=3))
 
 
 NIGHT = {"from": "22:00", "to": "06:00", "percent": "20"}
 DAY_WINDOW = {"from": "09:00", "to": "17:00", "percent": "12.5"}
-FIXED = [{"airport": "LHR", "radius_km": 25, "price": "55.00"},
-         {"airport": "LHR", "radius_km": 10, "price": "35.00"},
-         {"airport": "LGW", "radius_km": 50, "price": "70.00"}]
+FIXED = [
+    {"airport": "LHR", "radius_km": 25, "price": "55.00"},
+    {"airport": "LHR", "radius_km": 10, "price": "35.00"},
+    {"airport": "LGW", "radius_km": 50, "price": "70.00"},
+]
 
 
-@pytest.mark.parametrize(("prices", "the_trip", "expected"), [
-    # distance price: base + per_km x km, when above the minimum
-    ({}, trip("2027-03-01 12:00", 50), "70.00"),
-    # the minimum wins over a short trip's distance price
-    ({}, trip("2027-03-01 12:00", 5), "40.00"),
-    # exactly at the minimum: 10 + 1.2 x 25 = 40
-    ({}, trip("2027-03-01 12:00", 25), "40.00"),
-    # per_km with cents: 10 + 1.2 x 33 = 49.60
-    ({}, trip("2027-03-01 12:00", 33), "49.60"),
-    # rounding half-up to cents: 0.005 per km x 1 km
-    ({"base": "0", "per_km": "0.01", "minimum": "0.01"}, trip("2027-03-01 12:00", 1), "0.01"),
-    # fixed price: smallest radius holding the trip wins; the minimum does not apply to it
-    ({"fixed": FIXED}, trip("2027-03-01 12:00", 8), "35.00"),
-    ({"fixed": FIXED}, trip("2027-03-01 12:00", 10), "35.00"),
-    ({"fixed": FIXED}, trip("2027-03-01 12:00", 11), "55.00"),
-    # outside every radius: distance price again
-    ({"fixed": FIXED}, trip("2027-03-01 12:00", 26), "41.20"),
-    # a fixed price of another airport does not match
-    ({"fixed": FIXED}, trip("2027-03-01 12:00", 30, airport="LGW"), "70.00"),
-    ({"fixed": FIXED}, trip("2027-03-01 12:00", 60, airport="LGW"), "82.00"),
-    # night window across midnight, local time: 22:00 inclusive, 06:00 exclusive
-    ({"night": NIGHT}, trip("2027-03-01 22:00", 50), "84.00"),
-    ({"night": NIGHT}, trip("2027-03-01 02:30", 50), "84.00"),
-    ({"night": NIGHT}, trip("2027-03-01 05:59", 50), "84.00"),
-    ({"night": NIGHT}, trip("2027-03-01 06:00", 50), "70.00"),
-    ({"night": NIGHT}, trip("2027-03-01 21:59", 50), "70.00"),
-    # surcharge on the minimum and on a fixed price alike
-    ({"night": NIGHT}, trip("2027-03-01 23:00", 5), "48.00"),
-    ({"night": NIGHT, "fixed": FIXED}, trip("2027-03-01 23:00", 5), "42.00"),
-    # a window within one day, percent with decimals, rounded half-up: 70 x 1.125 = 78.75
-    ({"night": DAY_WINDOW}, trip("2027-03-01 09:00", 50), "78.75"),
-    ({"night": DAY_WINDOW}, trip("2027-03-01 17:00", 50), "70.00"),
-    # 41.20 x 1.125 = 46.35
-    ({"night": DAY_WINDOW}, trip("2027-03-01 12:00", 26), "46.35"),
-])
+@pytest.mark.parametrize(
+    ("prices", "the_trip", "expected"),
+    [
+        # distance price: base + per_km x km, when above the minimum
+        ({}, trip("2027-03-01 12:00", 50), "70.00"),
+        # the minimum wins over a short trip's distance price
+        ({}, trip("2027-03-01 12:00", 5), "40.00"),
+        # exactly at the minimum: 10 + 1.2 x 25 = 40
+        ({}, trip("2027-03-01 12:00", 25), "40.00"),
+        # per_km with cents: 10 + 1.2 x 33 = 49.60
+        ({}, trip("2027-03-01 12:00", 33), "49.60"),
+        # rounding half-up to cents: 0.005 per km x 1 km
+        ({"base": "0", "per_km": "0.01", "minimum": "0.01"}, trip("2027-03-01 12:00", 1), "0.01"),
+        # fixed price: smallest radius holding the trip wins; the minimum does not apply to it
+        ({"fixed": FIXED}, trip("2027-03-01 12:00", 8), "35.00"),
+        ({"fixed": FIXED}, trip("2027-03-01 12:00", 10), "35.00"),
+        ({"fixed": FIXED}, trip("2027-03-01 12:00", 11), "55.00"),
+        # outside every radius: distance price again
+        ({"fixed": FIXED}, trip("2027-03-01 12:00", 26), "41.20"),
+        # a fixed price of another airport does not match
+        ({"fixed": FIXED}, trip("2027-03-01 12:00", 30, airport="LGW"), "70.00"),
+        ({"fixed": FIXED}, trip("2027-03-01 12:00", 60, airport="LGW"), "82.00"),
+        # night window across midnight, local time: 22:00 inclusive, 06:00 exclusive
+        ({"night": NIGHT}, trip("2027-03-01 22:00", 50), "84.00"),
+        ({"night": NIGHT}, trip("2027-03-01 02:30", 50), "84.00"),
+        ({"night": NIGHT}, trip("2027-03-01 05:59", 50), "84.00"),
+        ({"night": NIGHT}, trip("2027-03-01 06:00", 50), "70.00"),
+        ({"night": NIGHT}, trip("2027-03-01 21:59", 50), "70.00"),
+        # surcharge on the minimum and on a fixed price alike
+        ({"night": NIGHT}, trip("2027-03-01 23:00", 5), "48.00"),
+        ({"night": NIGHT, "fixed": FIXED}, trip("2027-03-01 23:00", 5), "42.00"),
+        # a window within one day, percent with decimals, rounded half-up: 70 x 1.125 = 78.75
+        ({"night": DAY_WINDOW}, trip("2027-03-01 09:00", 50), "78.75"),
+        ({"night": DAY_WINDOW}, trip("2027-03-01 17:00", 50), "70.00"),
+        # 41.20 x 1.125 = 46.35
+        ({"night": DAY_WINDOW}, trip("2027-03-01 12:00", 26), "46.35"),
+    ],
+)
 def test_vehicle_price(prices: dict[str, Any], the_trip: Trip, expected: str) -> None:
     card = card_with(**prices)
     assert vehicle_price(card.vehicles[0], the_trip) == Decimal(expected)
@@ -92,18 +96,21 @@ def test_night_window_is_the_airport_local_time_not_utc() -> None:
     assert vehicle_price(card.vehicles[0], bst) == Decimal("84.00")
 
 
-@pytest.mark.parametrize(("pickup_utc", "tz", "offered"), [
-    # 2027-01-15 is a blackout date of the example card, in the airport's time zone
-    (datetime(2027, 1, 15, 0, 30, tzinfo=UTC), LONDON, False),
-    (datetime(2027, 1, 15, 23, 59, tzinfo=UTC), LONDON, False),
-    (datetime(2027, 1, 16, 0, 0, tzinfo=UTC), LONDON, True),
-    # 15:30 UTC on the 14th is 00:30 on the 15th in Tokyo: blacked out there
-    (datetime(2027, 1, 14, 15, 30, tzinfo=UTC), TOKYO, False),
-    # 15:30 UTC on the 15th is 00:30 on the 16th in Tokyo: offered
-    (datetime(2027, 1, 15, 15, 30, tzinfo=UTC), TOKYO, True),
-    # 14:59 UTC on the 14th is 23:59 on the 14th in Tokyo: offered
-    (datetime(2027, 1, 14, 14, 59, tzinfo=UTC), TOKYO, True),
-])
+@pytest.mark.parametrize(
+    ("pickup_utc", "tz", "offered"),
+    [
+        # 2027-01-15 is a blackout date of the example card, in the airport's time zone
+        (datetime(2027, 1, 15, 0, 30, tzinfo=UTC), LONDON, False),
+        (datetime(2027, 1, 15, 23, 59, tzinfo=UTC), LONDON, False),
+        (datetime(2027, 1, 16, 0, 0, tzinfo=UTC), LONDON, True),
+        # 15:30 UTC on the 14th is 00:30 on the 15th in Tokyo: blacked out there
+        (datetime(2027, 1, 14, 15, 30, tzinfo=UTC), TOKYO, False),
+        # 15:30 UTC on the 15th is 00:30 on the 16th in Tokyo: offered
+        (datetime(2027, 1, 15, 15, 30, tzinfo=UTC), TOKYO, True),
+        # 14:59 UTC on the 14th is 23:59 on the 14th in Tokyo: offered
+        (datetime(2027, 1, 14, 14, 59, tzinfo=UTC), TOKYO, True),
+    ],
+)
 def test_blackout_dates_in_the_airports_time_zone(pickup_utc: datetime, tz: ZoneInfo, offered: bool) -> None:
     card = cards.parse(EXAMPLE)
     the_trip = Trip("LHR", tz, pickup_utc, 20, pickup_utc - timedelta(days=10))
@@ -111,10 +118,15 @@ def test_blackout_dates_in_the_airports_time_zone(pickup_utc: datetime, tz: Zone
     assert (refusal(card, the_trip) is None) is offered
 
 
-@pytest.mark.parametrize(("lead", "offered"), [
-    (timedelta(hours=2), True), (timedelta(hours=1, minutes=59), False), (timedelta(days=30), True),
-    (timedelta(0), False),
-])
+@pytest.mark.parametrize(
+    ("lead", "offered"),
+    [
+        (timedelta(hours=2), True),
+        (timedelta(hours=1, minutes=59), False),
+        (timedelta(days=30), True),
+        (timedelta(0), False),
+    ],
+)
 def test_min_lead_hours(lead: timedelta, offered: bool) -> None:
     card = cards.parse(EXAMPLE)  # min_lead_hours 2
     pickup = datetime(2027, 3, 1, 12, tzinfo=UTC)
@@ -138,6 +150,10 @@ def test_quote_carries_currency_extras_and_prices() -> None:
     card = cards.parse(EXAMPLE)
     quotes = quote(card, trip("2027-03-01 12:00", 40))
     assert [(q.vehicle.id, q.net_price, q.currency) for q in quotes] == [
-        ("sedan", Decimal("58.00"), "EUR"), ("van", Decimal("92.00"), "EUR")]
+        ("sedan", Decimal("58.00"), "EUR"),
+        ("van", Decimal("92.00"), "EUR"),
+    ]
     assert [(e.id, e.price, e.pricing_type) for e in quotes[0].extras] == [
-        ("child-seat", Decimal("8.00"), "PER_ITEM"), ("meet-greet", Decimal("12.00"), "PER_BOOKING")]
+        ("child-seat", Decimal("8.00"), "PER_ITEM"),
+        ("meet-greet", Decimal("12.00"), "PER_BOOKING"),
+    ]

@@ -17,46 +17,55 @@ def same(a: tuple[str, bytes], b: tuple[str, bytes]) -> bool:
     return second.matches(first.canonical)
 
 
-@pytest.mark.parametrize(("a", "b"), [
-    (b'{"a":1,"b":[1,2]}', b'{ "b" : [ 1 , 2 ] ,\n "a" : 1 }'),
-    (b'{"name":"Zo\xc3\xab"}', b'{"name":"Zo\\u00eb"}'),
-    (b'{"name":"\\/x"}', b'{"name":"/x"}'),
-    (b'{"n":null,"t":true}', b'{"t":true,"n":null}'),
-    (b'{"deep":{"z":{"y":1,"x":2}}}', b'{"deep":{"z":{"x":2,"y":1}}}'),
-])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (b'{"a":1,"b":[1,2]}', b'{ "b" : [ 1 , 2 ] ,\n "a" : 1 }'),
+        (b'{"name":"Zo\xc3\xab"}', b'{"name":"Zo\\u00eb"}'),
+        (b'{"name":"\\/x"}', b'{"name":"/x"}'),
+        (b'{"n":null,"t":true}', b'{"t":true,"n":null}'),
+        (b'{"deep":{"z":{"y":1,"x":2}}}', b'{"deep":{"z":{"x":2,"y":1}}}'),
+    ],
+)
 def test_the_same_json_in_other_bytes_is_the_same_request(a: bytes, b: bytes) -> None:
     assert same(("", a), ("", b))
 
 
-@pytest.mark.parametrize(("a", "b"), [
-    (b'{"a":1}', b'{"a":1.0}'),
-    (b'{"a":1}', b'{"a":1e0}'),
-    (b'{"a":0}', b'{"a":-0}'),
-    (b'{"a":1}', b'{"a":"1"}'),
-    (b'{"a":[1,2]}', b'{"a":[2,1]}'),
-    (b'{"a":null}', b'{}'),
-    (b'{"a":true}', b'{"a":"true"}'),
-    (b'{"a":1}', b'{"a":2}'),
-    (b'{not json', b'{not  json'),
-    (b'{"a":NaN}', b'{"a": NaN}'),  # not JSON for the service: bytes
-    (b'\xff{"a":1}', b'\xff{"a": 1}'),
-    (b'', b'{}'),
-])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (b'{"a":1}', b'{"a":1.0}'),
+        (b'{"a":1}', b'{"a":1e0}'),
+        (b'{"a":0}', b'{"a":-0}'),
+        (b'{"a":1}', b'{"a":"1"}'),
+        (b'{"a":[1,2]}', b'{"a":[2,1]}'),
+        (b'{"a":null}', b"{}"),
+        (b'{"a":true}', b'{"a":"true"}'),
+        (b'{"a":1}', b'{"a":2}'),
+        (b"{not json", b"{not  json"),
+        (b'{"a":NaN}', b'{"a": NaN}'),  # not JSON for the service: bytes
+        (b'\xff{"a":1}', b'\xff{"a": 1}'),
+        (b"", b"{}"),
+    ],
+)
 def test_another_meaning_is_another_request(a: bytes, b: bytes) -> None:
     assert not same(("", a), ("", b))
     assert same(("", a), ("", a))
 
 
-@pytest.mark.parametrize(("a", "b", "equal"), [
-    ("b=2&a=1", "a=1&b=2", True),
-    ("a=%31", "a=1", True),
-    ("a=x+y", "a=x%20y", True),
-    ("s=A&s=B", "s=B&s=A", False),
-    ("s=A&t=1&s=B", "t=1&s=A&s=B", True),
-    ("a=1", "a=1&a=1", False),
-    ("a=%FF", "a=%FE", False),  # not UTF-8: compared as written
-    ("a=1", "", False),
-])
+@pytest.mark.parametrize(
+    ("a", "b", "equal"),
+    [
+        ("b=2&a=1", "a=1&b=2", True),
+        ("a=%31", "a=1", True),
+        ("a=x+y", "a=x%20y", True),
+        ("s=A&s=B", "s=B&s=A", False),
+        ("s=A&t=1&s=B", "t=1&s=A&s=B", True),
+        ("a=1", "a=1&a=1", False),
+        ("a=%FF", "a=%FE", False),  # not UTF-8: compared as written
+        ("a=1", "", False),
+    ],
+)
 def test_the_query_compares_by_its_parameters(a: str, b: str, equal: bool) -> None:
     assert same((a, b"{}"), (b, b"{}")) is equal
 

@@ -5,7 +5,7 @@ def test_issued_key_is_long_random_and_parses_to_its_prefix() -> None:
     issued = issue_key("tk")
     assert issued.key.startswith(issued.prefix + "_")
     assert parse_key(issued.key) == ("tk", issued.prefix)
-    secret = issued.key.rsplit("_", 1)[-1] if issued.key.count("_") == 2 else issued.key[len(issued.prefix) + 1:]
+    secret = issued.key.rsplit("_", 1)[-1] if issued.key.count("_") == 2 else issued.key[len(issued.prefix) + 1 :]
     assert len(secret) == 43  # 32 random bytes, base64url
     assert issued.key_hash == hash_key(issued.key) and issued.key not in issued.key_hash
 
@@ -23,8 +23,15 @@ def test_hash_comparison() -> None:
 
 
 def test_malformed_keys_do_not_parse() -> None:
-    for bad in ["", "tk_", "tk_zzzzzzzzzzzz_" + "a" * 43, "xx_0123456789ab_" + "a" * 43, "tk_0123456789ab_short",
-                "tk_0123456789ab_" + "a" * 43 + "\n", "tk_0123456789ab_" + "é" * 43]:
+    for bad in [
+        "",
+        "tk_",
+        "tk_zzzzzzzzzzzz_" + "a" * 43,
+        "xx_0123456789ab_" + "a" * 43,
+        "tk_0123456789ab_short",
+        "tk_0123456789ab_" + "a" * 43 + "\n",
+        "tk_0123456789ab_" + "é" * 43,
+    ]:
         assert parse_key(bad) is None
 
 

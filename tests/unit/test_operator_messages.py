@@ -18,8 +18,13 @@ def _lines(**values: object) -> list[str]:
 
 
 def test_every_bad_value_is_one_line_naming_the_variable() -> None:
-    lines = _lines(partner_timeout_seconds="abc", database_pool_size=0, log_level="loud",
-                   default_currency="eur", sandbox_partner="maybe")
+    lines = _lines(
+        partner_timeout_seconds="abc",
+        database_pool_size=0,
+        log_level="loud",
+        default_currency="eur",
+        sandbox_partner="maybe",
+    )
     assert len(lines) == 5
     assert "TRANSFERS_PARTNER_TIMEOUT_SECONDS='abc': expected a number" in lines
     assert "TRANSFERS_DATABASE_POOL_SIZE='0': expected greater than or equal to 1" in lines
@@ -44,7 +49,10 @@ def test_live_refusals_say_what_to_set() -> None:
     assert Settings(environment="live", secret_key="k").deployment_problems() == []
     problems = Settings(environment="live", allow_private_partner_urls=True, sandbox_partner=True).deployment_problems()
     assert [p.split(" ", 1)[0] for p in problems] == [
-        "TRANSFERS_SECRET_KEY", "TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS=1", "TRANSFERS_SANDBOX_PARTNER=1"]
+        "TRANSFERS_SECRET_KEY",
+        "TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS=1",
+        "TRANSFERS_SANDBOX_PARTNER=1",
+    ]
 
 
 def test_schema_ahead_behind_and_at_head() -> None:

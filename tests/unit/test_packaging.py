@@ -71,8 +71,9 @@ def test_the_check_sees_an_undeclared_import() -> None:
 
 def test_the_airport_dataset_has_one_loader() -> None:
     """Only search/airports.py loads airportsdata; the sandbox partner and the CLI use its copy."""
-    loaders = sorted(str(p.relative_to(SOURCE)) for p in SOURCE.rglob("*.py")
-                     if "airportsdata" in p.read_text(encoding="utf-8"))
+    loaders = sorted(
+        str(p.relative_to(SOURCE)) for p in SOURCE.rglob("*.py") if "airportsdata" in p.read_text(encoding="utf-8")
+    )
     assert loaders == ["search/airports.py"]
     from transfers.sandbox_partner import fleet
     from transfers.search import airports

@@ -23,25 +23,37 @@ def buckets_of(*durations: int) -> list[int]:
     return tally.buckets
 
 
-@pytest.mark.parametrize(("durations", "expected"), [
-    ((), None),
-    ((10,), 10),  # capped at the slowest call, not the bucket's bound (25)
-    ((10,) * 95 + (2500,) * 5, 25),  # exactly 95 % fast: p95 is the fast bucket
-    ((10,) * 94 + (2500,) * 6, 2500),  # one more slow call: p95 moves to the slow bucket, capped at max
-    ((10,) * 94 + (2100,) * 6, 2100),
-    ((10,) * 90 + (2100,) * 4 + (2999,) * 6, 2999),
-    ((40,) * 19 + (60,), 50),  # rank 19 of 20 is in the 26..50 bucket
-    ((9000,) * 3, 9000),  # beyond the last bound: the maximum
-    ((25, 26, 50, 51), 51),
-])
+@pytest.mark.parametrize(
+    ("durations", "expected"),
+    [
+        ((), None),
+        ((10,), 10),  # capped at the slowest call, not the bucket's bound (25)
+        ((10,) * 95 + (2500,) * 5, 25),  # exactly 95 % fast: p95 is the fast bucket
+        ((10,) * 94 + (2500,) * 6, 2500),  # one more slow call: p95 moves to the slow bucket, capped at max
+        ((10,) * 94 + (2100,) * 6, 2100),
+        ((10,) * 90 + (2100,) * 4 + (2999,) * 6, 2999),
+        ((40,) * 19 + (60,), 50),  # rank 19 of 20 is in the 26..50 bucket
+        ((9000,) * 3, 9000),  # beyond the last bound: the maximum
+        ((25, 26, 50, 51), 51),
+    ],
+)
 def test_p95_at_bucket_resolution(durations: tuple[int, ...], expected: int | None) -> None:
     assert p95_ms(buckets_of(*durations), max(durations, default=0)) == expected
 
 
-@pytest.mark.parametrize(("duration", "bucket"), [
-    (0, 0), (25, 0), (26, 1), (50, 1), (3000, LATENCY_BOUNDS_MS.index(3000)), (5000, len(LATENCY_BOUNDS_MS) - 1),
-    (5001, len(LATENCY_BOUNDS_MS)), (10**9, len(LATENCY_BOUNDS_MS)),
-])
+@pytest.mark.parametrize(
+    ("duration", "bucket"),
+    [
+        (0, 0),
+        (25, 0),
+        (26, 1),
+        (50, 1),
+        (3000, LATENCY_BOUNDS_MS.index(3000)),
+        (5000, len(LATENCY_BOUNDS_MS) - 1),
+        (5001, len(LATENCY_BOUNDS_MS)),
+        (10**9, len(LATENCY_BOUNDS_MS)),
+    ],
+)
 def test_bucket_bounds_are_inclusive(duration: int, bucket: int) -> None:
     counts = buckets_of(duration)
     assert counts.index(1) == bucket and sum(counts) == 1
@@ -60,8 +72,15 @@ def test_record_counts_per_partner_and_minute() -> None:
     first = taken[(1, minute)]
     assert first.calls == 2
     assert dict(zip(SEARCH_OUTCOMES, first.outcomes, strict=True)) == {
-        "ok": 1, "timeout": 1, "connect_error": 0, "http_error": 0, "invalid": 0, "too_large": 0, "redirect": 0,
-        "blocked": 0}
+        "ok": 1,
+        "timeout": 1,
+        "connect_error": 0,
+        "http_error": 0,
+        "invalid": 0,
+        "too_large": 0,
+        "redirect": 0,
+        "blocked": 0,
+    }
     assert first.latency_sum_ms == 12 + 3001 and first.latency_max_ms == 3001
     assert sum(first.buckets) == 2
     assert taken[(2, minute)].latency_sum_ms == 0
@@ -137,8 +156,15 @@ def test_during_an_overlap_calls_carry_both_signatures() -> None:
 
 def test_the_previous_secret_signs_only_until_the_overlap_ends() -> None:
     now = datetime.now(UTC)
-    point = PartnerEndpoint(1, "p", "http://x", "ot", "whsec_new", previous_signing_secret="whsec_old",
-                            previous_until=now + timedelta(hours=1))
+    point = PartnerEndpoint(
+        1,
+        "p",
+        "http://x",
+        "ot",
+        "whsec_new",
+        previous_signing_secret="whsec_old",
+        previous_until=now + timedelta(hours=1),
+    )
     assert point.extra_secrets(now) == ("whsec_old",)
     assert point.extra_secrets(now + timedelta(hours=1)) == ()
     assert PartnerEndpoint(1, "p", "http://x", "ot", "whsec_new").extra_secrets(now) == ()

@@ -71,8 +71,11 @@ def test_document_structure() -> None:
     assert DOC["openapi"].startswith("3.1.")
     operations = {(path, method) for path, item in DOC["paths"].items() for method in item if method != "servers"}
     assert operations == {
-        ("/booking/search", "post"), ("/booking/create", "post"), ("/booking/info/{reservation_no}", "get"),
-        ("/booking/update", "put"), ("/api/v1/reverse/booking/update", "put"),
+        ("/booking/search", "post"),
+        ("/booking/create", "post"),
+        ("/booking/info/{reservation_no}", "get"),
+        ("/booking/update", "put"),
+        ("/api/v1/reverse/booking/update", "put"),
         ("/api/v1/reverse/booking/info/{reservation_no}", "get"),
     }
     for path, item in DOC["paths"].items():
@@ -96,9 +99,15 @@ def test_vehicle_types_are_the_reference_data() -> None:
 
 @pytest.fixture
 async def sandbox() -> AsyncIterator[tuple[httpx.AsyncClient, Any]]:
-    app = create_sandbox_partner_app(SandboxPartnerConfig(
-        service_url="http://127.0.0.1:9", api_key="pk_test", signing_secret=SECRET, outbound_token=TOKEN,
-        approve_after_seconds=3600))
+    app = create_sandbox_partner_app(
+        SandboxPartnerConfig(
+            service_url="http://127.0.0.1:9",
+            api_key="pk_test",
+            signing_secret=SECRET,
+            outbound_token=TOKEN,
+            approve_after_seconds=3600,
+        )
+    )
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sandbox") as http:
         yield http, app.state.partner
     await app.state.partner.aclose()
@@ -106,18 +115,28 @@ async def sandbox() -> AsyncIterator[tuple[httpx.AsyncClient, Any]]:
 
 async def call(http: httpx.AsyncClient, method: str, path: str, payload: dict[str, Any] | None) -> httpx.Response:
     body = b"" if payload is None else orjson.dumps(payload)
-    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json",
-               **signature_headers(SECRET, body)}
+    headers = {
+        "Authorization": f"Bearer {TOKEN}",
+        "Content-Type": "application/json",
+        **signature_headers(SECRET, body),
+    }
     return await http.request(method, path, content=body or None, headers=headers)
 
 
 def create_request(ref: str, surname: str = "Lovelace") -> dict[str, Any]:
     return {
-        "reservation_no": ref, "vehicle_id": "sedan",
+        "reservation_no": ref,
+        "vehicle_id": "sedan",
         "passenger_info": {"name": "Ada", "surname": surname, "email": "ada@example.com", "phone": "+447700900123"},
         "flight_info": {"flight_number": "BA117", "extra_requests": None},
-        "trip": {"from": LHR, "to": CITY, "date": DATE, "passengers": {"adult": 1, "children": 0, "infant": 0},
-                 "suitcase": 1, "small_bags": 0},
+        "trip": {
+            "from": LHR,
+            "to": CITY,
+            "date": DATE,
+            "passengers": {"adult": 1, "children": 0, "infant": 0},
+            "suitcase": 1,
+            "small_bags": 0,
+        },
         "extras": [{"id": "child-seat", "quantity": 2}, {"id": "meet-greet", "quantity": 1}],
         "price": {"total": "87.05", "currency": "EUR"},
     }
@@ -161,28 +180,38 @@ async def test_service_requests_and_sandbox_answers_match_the_document(
 
 
 def _answer(**vehicle_changes: Any) -> dict[str, Any]:
-    vehicle = {"id": "sedan", "make": "Toyota", "model": "Corolla", "type": "SEDAN", "price": "45.10",
-               "currency": "EUR", "capacity": {"passengers": 3, "suitcases": 2, "small_bags": 2},
-               "extras": [{"id": 1, "name": "Child seat", "price": 8, "pricing_type": "PER_ITEM"}]}
+    vehicle = {
+        "id": "sedan",
+        "make": "Toyota",
+        "model": "Corolla",
+        "type": "SEDAN",
+        "price": "45.10",
+        "currency": "EUR",
+        "capacity": {"passengers": 3, "suitcases": 2, "small_bags": 2},
+        "extras": [{"id": 1, "name": "Child seat", "price": 8, "pricing_type": "PER_ITEM"}],
+    }
     vehicle.update(vehicle_changes)
     return {"distance_km": 24, "vehicles": [vehicle]}
 
 
-@pytest.mark.parametrize(("changes", "valid"), [
-    ({}, True),
-    ({"price": 45.1}, True),
-    ({"price": "45"}, True),
-    ({"price": "45.123"}, False),
-    ({"price": "0.00"}, False),
-    ({"price": -3}, False),
-    ({"price": "1e3"}, False),
-    ({"price": True}, False),
-    ({"currency": "eur"}, False),
-    ({"capacity": {"passengers": 3, "suitcases": "2", "small_bags": 2}}, False),
-    ({"capacity": {"passengers": 0, "suitcases": 2, "small_bags": 2}}, False),
-    ({"make": ""}, False),
-    ({"extras": [{"id": "x", "name": "Seat", "price": "8.00", "pricing_type": "PER_DAY"}]}, False),
-])
+@pytest.mark.parametrize(
+    ("changes", "valid"),
+    [
+        ({}, True),
+        ({"price": 45.1}, True),
+        ({"price": "45"}, True),
+        ({"price": "45.123"}, False),
+        ({"price": "0.00"}, False),
+        ({"price": -3}, False),
+        ({"price": "1e3"}, False),
+        ({"price": True}, False),
+        ({"currency": "eur"}, False),
+        ({"capacity": {"passengers": 3, "suitcases": "2", "small_bags": 2}}, False),
+        ({"capacity": {"passengers": 0, "suitcases": 2, "small_bags": 2}}, False),
+        ({"make": ""}, False),
+        ({"extras": [{"id": "x", "name": "Seat", "price": "8.00", "pricing_type": "PER_DAY"}]}, False),
+    ],
+)
 def test_document_and_wire_validator_agree(changes: dict[str, Any], valid: bool) -> None:
     answer = _answer(**changes)
     assert validator("SearchAnswer").is_valid(answer) is valid
@@ -197,26 +226,32 @@ def test_document_and_wire_validator_agree(changes: dict[str, Any], valid: bool)
 
 # --- issue 15: cancellation policies in search answers, the AMENDED update ---------------------------
 
-LUXURY = [{"hours_before_pickup": 48, "fee_percent": 0}, {"hours_before_pickup": 24, "fee_percent": "50"},
-          {"hours_before_pickup": 0, "fee_percent": 100}]
+LUXURY = [
+    {"hours_before_pickup": 48, "fee_percent": 0},
+    {"hours_before_pickup": 24, "fee_percent": "50"},
+    {"hours_before_pickup": 0, "fee_percent": 100},
+]
 
 
-@pytest.mark.parametrize(("policy", "valid"), [
-    (LUXURY, True),
-    (None, True),
-    ([{"hours_before_pickup": 0, "fee_percent": 12.5}], True),
-    ([{"hours_before_pickup": 1.5, "fee_percent": 0}, {"hours_before_pickup": 0, "fee_percent": 0}], False),
-    ([{"hours_before_pickup": -1, "fee_percent": 0}], False),
-    ([{"hours_before_pickup": 8761, "fee_percent": 0}, {"hours_before_pickup": 0, "fee_percent": 0}], False),
-    ([{"hours_before_pickup": 0, "fee_percent": 101}], False),
-    ([{"hours_before_pickup": 0, "fee_percent": "12.345"}], False),
-    ([{"hours_before_pickup": 0, "fee_percent": True}], False),
-    ([{"hours_before_pickup": True, "fee_percent": 0}], False),
-    ([{"hours_before_pickup": 0, "fee_percent": 0, "cap": 5}], False),
-    ([{"hours_before_pickup": h, "fee_percent": 0} for h in range(11)], False),
-    ([], False),
-    ("24:0,0:100", False),
-])
+@pytest.mark.parametrize(
+    ("policy", "valid"),
+    [
+        (LUXURY, True),
+        (None, True),
+        ([{"hours_before_pickup": 0, "fee_percent": 12.5}], True),
+        ([{"hours_before_pickup": 1.5, "fee_percent": 0}, {"hours_before_pickup": 0, "fee_percent": 0}], False),
+        ([{"hours_before_pickup": -1, "fee_percent": 0}], False),
+        ([{"hours_before_pickup": 8761, "fee_percent": 0}, {"hours_before_pickup": 0, "fee_percent": 0}], False),
+        ([{"hours_before_pickup": 0, "fee_percent": 101}], False),
+        ([{"hours_before_pickup": 0, "fee_percent": "12.345"}], False),
+        ([{"hours_before_pickup": 0, "fee_percent": True}], False),
+        ([{"hours_before_pickup": True, "fee_percent": 0}], False),
+        ([{"hours_before_pickup": 0, "fee_percent": 0, "cap": 5}], False),
+        ([{"hours_before_pickup": h, "fee_percent": 0} for h in range(11)], False),
+        ([], False),
+        ("24:0,0:100", False),
+    ],
+)
 def test_document_and_wire_validator_agree_on_policies(policy: Any, valid: bool) -> None:
     answer = _answer(cancellation_policy=policy)
     assert validator("SearchAnswer").is_valid(answer) is valid
@@ -236,16 +271,38 @@ def test_the_amended_update_the_service_sends_matches_the_document() -> None:
     from transfers.bookings.amendments import Changes
     from transfers.bookings.models import Booking
 
-    booking = Booking.from_row(booking_row(**{
-        "reservation_no": "TB-OPENAPI3", "partner_vehicle_id": "sedan", "passenger_name": "Ada",
-        "passenger_surname": "Byron", "passenger_email": "ada@example.com", "passenger_phone": "+447911123456",
-        "flight_number": "BA999", "extra_requests": None, "pickup_location": LHR, "dropoff_location": CITY,
-        "airport_iata": "LHR", "pickup_at": datetime(2026, 12, 1, 16, 5, tzinfo=UTC), "adult": 2, "children": 0,
-        "infant": 0, "suitcase": 1, "small_bags": 0,
-        "extras": [{"id": 1, "partner_extra_id": "child-seat", "name": "Child seat", "quantity": 2}],
-    }))
-    changes = Changes({"pickup_datetime": "2026-12-01T16:05:00+00:00", "passenger": {"surname": "Byron"},
-                       "travel_details": {"flight_number": "BA999", "extra_requests": None}}, {})
+    booking = Booking.from_row(
+        booking_row(
+            **{
+                "reservation_no": "TB-OPENAPI3",
+                "partner_vehicle_id": "sedan",
+                "passenger_name": "Ada",
+                "passenger_surname": "Byron",
+                "passenger_email": "ada@example.com",
+                "passenger_phone": "+447911123456",
+                "flight_number": "BA999",
+                "extra_requests": None,
+                "pickup_location": LHR,
+                "dropoff_location": CITY,
+                "airport_iata": "LHR",
+                "pickup_at": datetime(2026, 12, 1, 16, 5, tzinfo=UTC),
+                "adult": 2,
+                "children": 0,
+                "infant": 0,
+                "suitcase": 1,
+                "small_bags": 0,
+                "extras": [{"id": 1, "partner_extra_id": "child-seat", "name": "Child seat", "quantity": 2}],
+            }
+        )
+    )
+    changes = Changes(
+        {
+            "pickup_datetime": "2026-12-01T16:05:00+00:00",
+            "passenger": {"surname": "Byron"},
+            "travel_details": {"flight_number": "BA999", "extra_requests": None},
+        },
+        {},
+    )
     payload = amended_payload(booking, changes)
     assert_valid("AmendedRequest", payload)
     assert not validator("UpdateRequest").is_valid(payload)

@@ -43,9 +43,15 @@ def test_every_error_is_listed_with_its_path() -> None:
     doc["unknown"] = 1
     errors = cards.validate(doc, vehicle_types=TYPES)
     by_path = {e.path: e.reason for e in errors}
-    assert set(by_path) == {"$.currency", "$.min_lead_hours", "$.vehicles[0].prices.base",
-                            "$.vehicles[0].prices.per_km", "$.vehicles[1].passengers", "$.extras[0].pricing_type",
-                            "$"}
+    assert set(by_path) == {
+        "$.currency",
+        "$.min_lead_hours",
+        "$.vehicles[0].prices.base",
+        "$.vehicles[0].prices.per_km",
+        "$.vehicles[1].passengers",
+        "$.extras[0].pricing_type",
+        "$",
+    }
     assert "'unknown'" in by_path["$"]
     assert "is not of type 'integer'" in by_path["$.min_lead_hours"]
     assert "is not of type 'string'" in by_path["$.vehicles[0].prices.base"]
@@ -54,42 +60,66 @@ def test_every_error_is_listed_with_its_path() -> None:
     assert len(refused.value.errors) == 7
 
 
-@pytest.mark.parametrize(("change", "path"), [
-    (lambda d: d.pop("vehicles"), "$"),
-    (lambda d: d.update(vehicles=[]), "$.vehicles"),
-    (lambda d: d.update(currency=None), "$.currency"),
-    (lambda d: d.update(blackout_dates=["2027-02-30"]), "$.blackout_dates[0]"),
-    (lambda d: d.update(blackout_dates=["15/01/2027"]), "$.blackout_dates[0]"),
-    (lambda d: d.update(cancellation_policy=[{"hours_before_pickup": 24, "fee_percent": 101}]),
-     "$.cancellation_policy[0].fee_percent"),
-    (lambda d: d.update(cancellation_policy=[{"hours_before_pickup": 0, "fee_percent": 0},
-                                             {"hours_before_pickup": 0, "fee_percent": 50}]),
-     "$.cancellation_policy"),
-    (lambda d: d.update(cancellation_policy=[{"hours_before_pickup": 24, "fee_percent": 0}]),
-     "$.cancellation_policy"),
-    (lambda d: d.update(cancellation_policy=[{"hours_before_pickup": 24, "fee_percent": 50},
-                                             {"hours_before_pickup": 0, "fee_percent": 10}]),
-     "$.cancellation_policy"),
-    (lambda d: d["vehicles"][0].update(type="ROCKET"), "$.vehicles[0].type"),
-    (lambda d: d["vehicles"][1].update(id="sedan"), "$.vehicles[1].id"),
-    (lambda d: d["extras"][1].update(id="child-seat"), "$.extras[1].id"),
-    (lambda d: d["vehicles"][0]["prices"].update(minimum="0.00"), "$.vehicles[0].prices.minimum"),
-    (lambda d: d["vehicles"][0]["prices"].update(minimum="-1"), "$.vehicles[0].prices.minimum"),
-    (lambda d: d["vehicles"][0]["prices"].update(base="1e3"), "$.vehicles[0].prices.base"),
-    (lambda d: d["vehicles"][0]["prices"].update(base="99999999"), "$.vehicles[0].prices.base"),
-    (lambda d: d["vehicles"][0]["prices"]["fixed"][0].update(airport="ZZZ"),
-     "$.vehicles[0].prices.fixed[0].airport"),
-    (lambda d: d["vehicles"][0]["prices"]["fixed"][0].update(radius_km=0), "$.vehicles[0].prices.fixed[0].radius_km"),
-    (lambda d: d["vehicles"][0]["prices"]["night"].update(to="22:00"), "$.vehicles[0].prices.night"),
-    (lambda d: d["vehicles"][0]["prices"]["night"].update(to="24:00"), "$.vehicles[0].prices.night.to"),
-    (lambda d: d["vehicles"][0]["prices"]["night"].update(percent="101"), "$.vehicles[0].prices.night.percent"),
-    (lambda d: d["vehicles"][0].update(daily_capacity=-1), "$.vehicles[0].daily_capacity"),
-    (lambda d: d["vehicles"][0].update(daily_capacity=2.5), "$.vehicles[0].daily_capacity"),
-    (lambda d: d["vehicles"][0].update(make="x" * 201), "$.vehicles[0].make"),
-    (lambda d: d["vehicles"][0].update(make="   "), "$.vehicles[0].make"),
-    (lambda d: d["vehicles"][0].update(make="a\u0000b"), "$.vehicles[0].make"),
-    (lambda d: d["extras"][0].update(price="0"), "$.extras[0].price"),
-])
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        (lambda d: d.pop("vehicles"), "$"),
+        (lambda d: d.update(vehicles=[]), "$.vehicles"),
+        (lambda d: d.update(currency=None), "$.currency"),
+        (lambda d: d.update(blackout_dates=["2027-02-30"]), "$.blackout_dates[0]"),
+        (lambda d: d.update(blackout_dates=["15/01/2027"]), "$.blackout_dates[0]"),
+        (
+            lambda d: d.update(cancellation_policy=[{"hours_before_pickup": 24, "fee_percent": 101}]),
+            "$.cancellation_policy[0].fee_percent",
+        ),
+        (
+            lambda d: d.update(
+                cancellation_policy=[
+                    {"hours_before_pickup": 0, "fee_percent": 0},
+                    {"hours_before_pickup": 0, "fee_percent": 50},
+                ]
+            ),
+            "$.cancellation_policy",
+        ),
+        (
+            lambda d: d.update(cancellation_policy=[{"hours_before_pickup": 24, "fee_percent": 0}]),
+            "$.cancellation_policy",
+        ),
+        (
+            lambda d: d.update(
+                cancellation_policy=[
+                    {"hours_before_pickup": 24, "fee_percent": 50},
+                    {"hours_before_pickup": 0, "fee_percent": 10},
+                ]
+            ),
+            "$.cancellation_policy",
+        ),
+        (lambda d: d["vehicles"][0].update(type="ROCKET"), "$.vehicles[0].type"),
+        (lambda d: d["vehicles"][1].update(id="sedan"), "$.vehicles[1].id"),
+        (lambda d: d["extras"][1].update(id="child-seat"), "$.extras[1].id"),
+        (lambda d: d["vehicles"][0]["prices"].update(minimum="0.00"), "$.vehicles[0].prices.minimum"),
+        (lambda d: d["vehicles"][0]["prices"].update(minimum="-1"), "$.vehicles[0].prices.minimum"),
+        (lambda d: d["vehicles"][0]["prices"].update(base="1e3"), "$.vehicles[0].prices.base"),
+        (lambda d: d["vehicles"][0]["prices"].update(base="99999999"), "$.vehicles[0].prices.base"),
+        (
+            lambda d: d["vehicles"][0]["prices"]["fixed"][0].update(airport="ZZZ"),
+            "$.vehicles[0].prices.fixed[0].airport",
+        ),
+        (
+            lambda d: d["vehicles"][0]["prices"]["fixed"][0].update(radius_km=0),
+            "$.vehicles[0].prices.fixed[0].radius_km",
+        ),
+        (lambda d: d["vehicles"][0]["prices"]["night"].update(to="22:00"), "$.vehicles[0].prices.night"),
+        (lambda d: d["vehicles"][0]["prices"]["night"].update(to="24:00"), "$.vehicles[0].prices.night.to"),
+        (lambda d: d["vehicles"][0]["prices"]["night"].update(percent="101"), "$.vehicles[0].prices.night.percent"),
+        (lambda d: d["vehicles"][0].update(daily_capacity=-1), "$.vehicles[0].daily_capacity"),
+        (lambda d: d["vehicles"][0].update(daily_capacity=2.5), "$.vehicles[0].daily_capacity"),
+        (lambda d: d["vehicles"][0].update(make="x" * 201), "$.vehicles[0].make"),
+        (lambda d: d["vehicles"][0].update(make="   "), "$.vehicles[0].make"),
+        (lambda d: d["vehicles"][0].update(make="a\u0000b"), "$.vehicles[0].make"),
+        (lambda d: d["extras"][0].update(price="0"), "$.extras[0].price"),
+    ],
+)
 def test_each_rule_names_its_path(change: Any, path: str) -> None:
     doc = copy.deepcopy(EXAMPLE)
     change(doc)

@@ -83,15 +83,22 @@ def test_drivers_are_deterministic_plausible_and_valid_on_the_wire() -> None:
 
 def test_meeting_points() -> None:
     assert meeting_point(LHR) == "Arrivals hall, Terminal 5, by the Costa Coffee, holding a name board"
-    assert "Paris Charles de Gaulle" in meeting_point({"type": "AIRPORT", "iata_code": "CDG",
-                                                       "name": "Paris Charles de Gaulle Airport"})
+    assert "Paris Charles de Gaulle" in meeting_point(
+        {"type": "AIRPORT", "iata_code": "CDG", "name": "Paris Charles de Gaulle Airport"}
+    )
     assert "Trafalgar Square" in meeting_point(CENTRAL_LONDON)
 
 
 def test_scenario_table_lists_every_trigger_once() -> None:
     assert set(SCENARIOS) == set(Scenario)
-    assert {s.value for s in Scenario} == {"DECLINE", "SLOWAPPROVE", "PARTNERDOWN", "PARTNERCANCEL", "XX0000",
-                                             "NOAMEND"}
+    assert {s.value for s in Scenario} == {
+        "DECLINE",
+        "SLOWAPPROVE",
+        "PARTNERDOWN",
+        "PARTNERCANCEL",
+        "XX0000",
+        "NOAMEND",
+    }
     assert {t.field for t in SCENARIOS.values()} == {"passenger_info.surname", "flight_info.flight_number"}
     assert active_scenarios(" decline ", "BA117") == {Scenario.DECLINE}
     assert active_scenarios("Lovelace", "xx0000") == {Scenario.NO_SHOW}
@@ -100,8 +107,14 @@ def test_scenario_table_lists_every_trigger_once() -> None:
 
 def _booking(**overrides: object) -> Booking:
     values: dict[str, object] = {
-        "reservation_no": "TB-1", "partner_reference": "SBX-1", "created_at": 100.0, "approve_at": 110.0,
-        "details": {}, "driver": driver_for("TB-1"), "meeting_point": "Arrivals"}
+        "reservation_no": "TB-1",
+        "partner_reference": "SBX-1",
+        "created_at": 100.0,
+        "approve_at": 110.0,
+        "details": {},
+        "driver": driver_for("TB-1"),
+        "meeting_point": "Arrivals",
+    }
     values.update(overrides)
     return Booking(**values)  # type: ignore[arg-type]
 
@@ -129,19 +142,31 @@ def test_bounded_dict_evicts_oldest() -> None:
 
 
 def test_requests_need_one_airport_and_the_documented_fields() -> None:
-    search = {"booking_type": "ONEWAY", "from": LHR, "to": CENTRAL_LONDON, "date": "2026-12-01T14:30:00+00:00",
-              "passengers": {"adult": 2, "children": None, "infant": 0}}
+    search = {
+        "booking_type": "ONEWAY",
+        "from": LHR,
+        "to": CENTRAL_LONDON,
+        "date": "2026-12-01T14:30:00+00:00",
+        "passengers": {"adult": 2, "children": None, "infant": 0},
+    }
     parsed = SearchIn.model_validate(search)
     assert parsed.passengers.party == 2
     SearchIn.model_validate(dict(search, **{"from": CENTRAL_LONDON, "to": LHR}))
-    for bad in (dict(search, to=LHR), dict(search, booking_type="RETURN"),
-                dict(search, passengers={"adult": 0}), dict(search, to={"type": "POINT", "name": "x"})):
+    for bad in (
+        dict(search, to=LHR),
+        dict(search, booking_type="RETURN"),
+        dict(search, passengers={"adult": 0}),
+        dict(search, to={"type": "POINT", "name": "x"}),
+    ):
         with pytest.raises(ValidationError):
             SearchIn.model_validate(bad)
-    create = {"reservation_no": "TB-1", "vehicle_id": 7,
-              "passenger_info": {"name": "Ada", "surname": "Lovelace", "email": "a@example.com", "phone": "+4477"},
-              "flight_info": {"flight_number": "BA117"},
-              "trip": {k: v for k, v in search.items() if k != "booking_type"}}
+    create = {
+        "reservation_no": "TB-1",
+        "vehicle_id": 7,
+        "passenger_info": {"name": "Ada", "surname": "Lovelace", "email": "a@example.com", "phone": "+4477"},
+        "flight_info": {"flight_number": "BA117"},
+        "trip": {k: v for k, v in search.items() if k != "booking_type"},
+    }
     assert CreateIn.model_validate(create).vehicle_id == "7"
     with pytest.raises(ValidationError):
         CreateIn.model_validate({k: v for k, v in create.items() if k != "flight_info"})

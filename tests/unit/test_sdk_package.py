@@ -36,7 +36,10 @@ def test_the_sdk_imports_nothing_of_the_server() -> None:
             assert imp.top != "transfers", (source, imp)
     loaded = subprocess.run(
         [sys.executable, "-c", "import sys, transfers_sdk; print(sorted({m.split('.')[0] for m in sys.modules}))"],
-        capture_output=True, text=True, check=True, cwd=ROOT / "sdk",
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT / "sdk",
     ).stdout
     for server_part in ("'transfers'", "'fastapi'", "'sqlalchemy'", "'pydantic'", "'asyncpg'"):
         assert server_part not in loaded

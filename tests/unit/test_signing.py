@@ -55,8 +55,9 @@ def test_wrong_secret_fails() -> None:
     assert not example.verify_webhook(new_signing_secret(), headers, BODY, now=NOW)
 
 
-@pytest.mark.parametrize(("skew", "accepted"), [(0, True), (300, True), (-300, True), (301, False), (-301, False),
-                                                (86_400, False)])
+@pytest.mark.parametrize(
+    ("skew", "accepted"), [(0, True), (300, True), (-300, True), (301, False), (-301, False), (86_400, False)]
+)
 def test_timestamp_tolerance(skew: int, accepted: bool) -> None:
     secret = new_signing_secret()
     headers = signature_headers(secret, BODY, timestamp=NOW + skew)
@@ -92,16 +93,24 @@ def test_published_vector() -> None:
     """The Standard Webhooks reference vector: our signer, both verifiers and the docs agree on it."""
     wid = example.TEST_HEADERS["webhook-id"]
     assert sign(example.TEST_SECRET, wid, example.TEST_TIMESTAMP, example.TEST_BODY) == example.TEST_SIGNATURE
-    assert "v1," + example.expected_signature(
-        example.TEST_SECRET, wid, str(example.TEST_TIMESTAMP), example.TEST_BODY) == example.TEST_SIGNATURE
+    assert (
+        "v1," + example.expected_signature(example.TEST_SECRET, wid, str(example.TEST_TIMESTAMP), example.TEST_BODY)
+        == example.TEST_SIGNATURE
+    )
     assert verify(example.TEST_SECRET, example.TEST_HEADERS, example.TEST_BODY, now=example.TEST_TIMESTAMP)
-    assert example.verify_webhook(example.TEST_SECRET, example.TEST_HEADERS, example.TEST_BODY,
-                                  now=example.TEST_TIMESTAMP)
+    assert example.verify_webhook(
+        example.TEST_SECRET, example.TEST_HEADERS, example.TEST_BODY, now=example.TEST_TIMESTAMP
+    )
     assert not example.verify_webhook(example.TEST_SECRET, example.TEST_HEADERS, example.TEST_BODY)  # stale now
     docs = (Path(__file__).parents[2] / "PARTNER_API.md").read_text()
     module_doc = example.__doc__ or ""
-    for value in (example.TEST_SECRET, wid, str(example.TEST_TIMESTAMP), example.TEST_BODY.decode(),
-                  example.TEST_SIGNATURE):
+    for value in (
+        example.TEST_SECRET,
+        wid,
+        str(example.TEST_TIMESTAMP),
+        example.TEST_BODY.decode(),
+        example.TEST_SIGNATURE,
+    ):
         assert value in docs and value in module_doc
 
 

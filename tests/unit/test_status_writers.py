@@ -24,9 +24,12 @@ SKIPPED = (SRC / "migrations",)
 
 def scan(root: Path) -> list[str]:
     """``path:line`` of every status write outside ``bookings/`` (the scan: tests/source_facts.py)."""
-    return [f"{path.relative_to(root)}:{line}" for path, facts in files_under(root)
-            if not path.is_relative_to(ALLOWED) and not any(path.is_relative_to(s) for s in SKIPPED)
-            for line in facts.status_writes]
+    return [
+        f"{path.relative_to(root)}:{line}"
+        for path, facts in files_under(root)
+        if not path.is_relative_to(ALLOWED) and not any(path.is_relative_to(s) for s in SKIPPED)
+        for line in facts.status_writes
+    ]
 
 
 def test_only_bookings_package_writes_booking_status() -> None:

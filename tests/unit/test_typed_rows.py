@@ -38,10 +38,21 @@ def columns(table: object, *, without: tuple[str, ...] = ()) -> set[str]:
     return {c.name for c in table.c if c.name not in without}  # type: ignore[attr-defined]
 
 
-OFFER = Offer(vehicle_no=2, partner_id=5, partner_vehicle_id="sedan-1", make="Škoda", model="Octavia", type="Sedan",
-              max_passengers=4, suitcases=3, small_bags=2, net_price=Decimal("36.00"), sell_price=Decimal("39.60"),
-              currency="EUR", extras=(OfferedExtra(1, "seat", "Child seat", "PER_ITEM", Decimal("4.00"),
-                                                   Decimal("4.40")),))
+OFFER = Offer(
+    vehicle_no=2,
+    partner_id=5,
+    partner_vehicle_id="sedan-1",
+    make="Škoda",
+    model="Octavia",
+    type="Sedan",
+    max_passengers=4,
+    suitcases=3,
+    small_bags=2,
+    net_price=Decimal("36.00"),
+    sell_price=Decimal("39.60"),
+    currency="EUR",
+    extras=(OfferedExtra(1, "seat", "Child seat", "PER_ITEM", Decimal("4.00"), Decimal("4.40")),),
+)
 
 
 def test_an_offer_is_a_search_vehicles_row_without_its_keys() -> None:
@@ -52,8 +63,16 @@ def test_an_offer_is_a_search_vehicles_row_without_its_keys() -> None:
 def test_an_offer_stores_every_column_and_reads_back_equal() -> None:
     stored = OFFER.stored()
     assert set(stored) == set(OFFER_FIELDS)
-    assert stored["extras"] == [{"id": 1, "partner_extra_id": "seat", "name": "Child seat",
-                                 "pricing_type": "PER_ITEM", "net_price": "4.00", "price": "4.40"}]
+    assert stored["extras"] == [
+        {
+            "id": 1,
+            "partner_extra_id": "seat",
+            "name": "Child seat",
+            "pricing_type": "PER_ITEM",
+            "net_price": "4.00",
+            "price": "4.40",
+        }
+    ]
     assert Offer.from_row(stored) == OFFER
     assert Offer.from_row({f"v_{k}": v for k, v in stored.items()}, "v_") == OFFER
 
@@ -66,15 +85,24 @@ def test_an_offer_finds_its_extras_by_id_only() -> None:
 def test_the_public_vehicle_comes_from_the_offer() -> None:
     public = OFFER.public("Acme Cars")
     assert public["vehicle_id"] == "2" and public["price"] == Decimal("39.60") and public["company"] == "Acme Cars"
-    assert public["extra_services"] == [{"id": 1, "name": "Child seat", "price": Decimal("4.40"),
-                                         "pricing_type": "PER_ITEM"}]
+    assert public["extra_services"] == [
+        {"id": 1, "name": "Child seat", "price": Decimal("4.40"), "pricing_type": "PER_ITEM"}
+    ]
 
 
 def test_a_searched_trip_is_part_of_a_searches_row() -> None:
     assert set(SEARCHED_TRIP_FIELDS) <= columns(searches)
-    row = {"id": 9, "airport_iata": "LHR", "pickup_at": datetime(2030, 1, 1, tzinfo=UTC),
-           "pickup_location": {"lat": 1}, "dropoff_location": {"lat": 2}, "adult": 2, "children": 1, "infant": 0,
-           "distance_km": None}
+    row = {
+        "id": 9,
+        "airport_iata": "LHR",
+        "pickup_at": datetime(2030, 1, 1, tzinfo=UTC),
+        "pickup_location": {"lat": 1},
+        "dropoff_location": {"lat": 2},
+        "adult": 2,
+        "children": 1,
+        "infant": 0,
+        "distance_km": None,
+    }
     assert set(row) == set(SEARCHED_TRIP_FIELDS)
     assert SearchedTrip.from_row(row) == SearchedTrip(**row)
 
@@ -87,8 +115,15 @@ def test_an_outbox_message_is_an_outbox_row() -> None:
 
 def test_a_new_message_is_pending_and_stored_with_its_ids() -> None:
     now = datetime(2030, 1, 1, tzinfo=UTC)
-    new = outbox_repo.new_message(partner_id=4, kind="booking.create", payload={"reservation_no": "TB-1"}, now=now,
-                                  deadline=now + timedelta(hours=24), not_before=None, lease_until=None)
+    new = outbox_repo.new_message(
+        partner_id=4,
+        kind="booking.create",
+        payload={"reservation_no": "TB-1"},
+        now=now,
+        deadline=now + timedelta(hours=24),
+        not_before=None,
+        lease_until=None,
+    )
     assert (new.status, new.attempts, new.next_attempt_at) == (PENDING, 0, now)
     assert new.webhook_id.startswith("msg_")
     stored = new.stored(11, 22)
@@ -102,12 +137,14 @@ def test_a_new_message_is_pending_and_stored_with_its_ids() -> None:
 
 # --- bookings ------------------------------------------------------------------------------------
 
+
 def test_a_booking_is_a_bookings_row() -> None:
     """A column added to ``bookings`` (a migration and db/tables/bookings.py) is added to ``Booking`` too
     (bookings/models.py); the repository reads it from then on."""
     assert set(BOOKING_FIELDS) == columns(bookings), (
         f"bookings columns without a Booking field: {sorted(columns(bookings) - set(BOOKING_FIELDS))}; "
-        f"Booking fields that are no column: {sorted(set(BOOKING_FIELDS) - columns(bookings))}")
+        f"Booking fields that are no column: {sorted(set(BOOKING_FIELDS) - columns(bookings))}"
+    )
     assert set(booking_row()) == columns(bookings)
 
 
@@ -135,8 +172,10 @@ def test_the_resource_is_built_from_the_view_fields_only() -> None:
     assert set(resource) == set(BookingResource.model_fields)
     BookingResource.model_validate(resource)  # extra="forbid": no field the schema does not publish
     assert resource["driver"] == {"name": "Jo", "phone": "+447400123457", "plate": "AB12 CDE"}
-    assert resource["extra_services"] == ["Child seat x 2"] and resource["price"] == {"total": "44.00",
-                                                                                      "currency": "EUR"}
+    assert resource["extra_services"] == ["Child seat x 2"] and resource["price"] == {
+        "total": "44.00",
+        "currency": "EUR",
+    }
 
 
 def test_an_operator_list_line_holds_bookings_columns_and_the_parties_names() -> None:

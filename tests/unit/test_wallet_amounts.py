@@ -9,22 +9,45 @@ import pytest
 from transfers.wallet.amounts import MAX_AMOUNT, parse_credit
 
 
-@pytest.mark.parametrize(("typed", "amount"), [
-    ("50", Decimal("50.00")), ("50.5", Decimal("50.50")), (" 0.01 ", Decimal("0.01")), ("+7.10", Decimal("7.10")),
-    (".5", Decimal("0.50")), ("999999999999.99", MAX_AMOUNT),
-])
+@pytest.mark.parametrize(
+    ("typed", "amount"),
+    [
+        ("50", Decimal("50.00")),
+        ("50.5", Decimal("50.50")),
+        (" 0.01 ", Decimal("0.01")),
+        ("+7.10", Decimal("7.10")),
+        (".5", Decimal("0.50")),
+        ("999999999999.99", MAX_AMOUNT),
+    ],
+)
 def test_amounts_accepted(typed: str, amount: Decimal) -> None:
     assert parse_credit(typed) == amount and parse_credit(typed).as_tuple().exponent == -2
 
 
-@pytest.mark.parametrize(("typed", "message"), [
-    ("", "Enter an amount"), ("   ", "Enter an amount"), (None, "Enter an amount"), (50, "Enter an amount"),
-    (True, "Enter an amount"), ("-5.00", "cannot be negative"), ("-0.01", "cannot be negative"),
-    ("0", "more than 0.00"), ("0.00", "more than 0.00"), ("10.005", "at most two decimals"),
-    ("1e3", "in digits"), ("NaN", "in digits"), ("Infinity", "in digits"), ("5,00", "in digits"),
-    ("١٠", "in digits"), ("1" * 40, "in digits"), ("1000000000000.00", "at most 999999999999.99"),
-    ("1.2.3", "in digits"), ("--5", "in digits"),
-])
+@pytest.mark.parametrize(
+    ("typed", "message"),
+    [
+        ("", "Enter an amount"),
+        ("   ", "Enter an amount"),
+        (None, "Enter an amount"),
+        (50, "Enter an amount"),
+        (True, "Enter an amount"),
+        ("-5.00", "cannot be negative"),
+        ("-0.01", "cannot be negative"),
+        ("0", "more than 0.00"),
+        ("0.00", "more than 0.00"),
+        ("10.005", "at most two decimals"),
+        ("1e3", "in digits"),
+        ("NaN", "in digits"),
+        ("Infinity", "in digits"),
+        ("5,00", "in digits"),
+        ("١٠", "in digits"),
+        ("1" * 40, "in digits"),
+        ("1000000000000.00", "at most 999999999999.99"),
+        ("1.2.3", "in digits"),
+        ("--5", "in digits"),
+    ],
+)
 def test_amounts_refused(typed: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_credit(typed)

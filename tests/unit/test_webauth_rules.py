@@ -52,8 +52,12 @@ def test_support_reads_cancels_and_retries_but_never_moves_money() -> None:
     support = Operator(1, "s@example.com", Role.SUPPORT, OperatorStatus.ACTIVE)
     admin = Operator(2, "a@example.com", Role.ADMIN, OperatorStatus.ACTIVE)
     assert support.may(Capability.CANCEL_BOOKING) and support.may(Capability.RETRY_DELIVERY)
-    for capability in (Capability.MOVE_MONEY, Capability.MANAGE_CLIENTS, Capability.MANAGE_PARTNERS,
-                       Capability.MANAGE_OPERATORS):
+    for capability in (
+        Capability.MOVE_MONEY,
+        Capability.MANAGE_CLIENTS,
+        Capability.MANAGE_PARTNERS,
+        Capability.MANAGE_OPERATORS,
+    ):
         assert not support.may(capability) and admin.may(capability)
     assert CAPABILITIES[Role.ADMIN] == frozenset(Capability)
     disabled = Operator(3, "d@example.com", Role.ADMIN, OperatorStatus.DISABLED)

@@ -13,24 +13,52 @@ DRIVER = {"driver_name": "Jo", "driver_phone": "+33612345679", "driver_plate": "
 NO_DRIVER = dict.fromkeys(DRIVER)
 
 
-@pytest.mark.parametrize(("booking", "from_status", "to_status", "previous", "expected"), [
-    ({}, None, "PENDING", None, [(T.BOOKING_CREATED, None)]),
-    ({}, "PENDING", "PENDING_APPROVAL", None, [(T.BOOKING_STATUS_CHANGED, "PENDING")]),
-    (DRIVER, "PENDING_APPROVAL", "APPROVED", NO_DRIVER,
-     [(T.BOOKING_STATUS_CHANGED, "PENDING_APPROVAL"), (T.BOOKING_DRIVER_UPDATED, None)]),
-    ({**DRIVER, "driver_plate": "ZZ-9"}, "APPROVED", "APPROVED", DRIVER, [(T.BOOKING_DRIVER_UPDATED, None)]),
-    (DRIVER, "APPROVED", "APPROVED", DRIVER, []),  # a repeat of the same driver: nothing
-    (DRIVER, "APPROVED", "CANCELLED", DRIVER, [(T.BOOKING_STATUS_CHANGED, "APPROVED")]),
-    ({"amendment": {"status": "PENDING"}}, "APPROVED", "APPROVED", {"amendment": None}, []),
-    ({"amendment": {"status": "APPLIED"}}, "APPROVED", "APPROVED", {"amendment": {"status": "PENDING"}},
-     [(T.BOOKING_AMENDMENT_APPLIED, None)]),
-    ({"amendment": {"status": "REJECTED"}}, "APPROVED", "CANCELLED", {"amendment": {"status": "PENDING"}},
-     [(T.BOOKING_STATUS_CHANGED, "APPROVED"), (T.BOOKING_AMENDMENT_REJECTED, None)]),
-    ({"amendment": {"status": "APPLIED"}}, "APPROVED", "COMPLETED", {"amendment": {"status": "APPLIED"}},
-     [(T.BOOKING_STATUS_CHANGED, "APPROVED")]),
-])
-def test_events_of_a_change(booking: dict[str, Any], from_status: str | None, to_status: str,
-                            previous: dict[str, Any] | None, expected: list[tuple[EventType, str | None]]) -> None:
+@pytest.mark.parametrize(
+    ("booking", "from_status", "to_status", "previous", "expected"),
+    [
+        ({}, None, "PENDING", None, [(T.BOOKING_CREATED, None)]),
+        ({}, "PENDING", "PENDING_APPROVAL", None, [(T.BOOKING_STATUS_CHANGED, "PENDING")]),
+        (
+            DRIVER,
+            "PENDING_APPROVAL",
+            "APPROVED",
+            NO_DRIVER,
+            [(T.BOOKING_STATUS_CHANGED, "PENDING_APPROVAL"), (T.BOOKING_DRIVER_UPDATED, None)],
+        ),
+        ({**DRIVER, "driver_plate": "ZZ-9"}, "APPROVED", "APPROVED", DRIVER, [(T.BOOKING_DRIVER_UPDATED, None)]),
+        (DRIVER, "APPROVED", "APPROVED", DRIVER, []),  # a repeat of the same driver: nothing
+        (DRIVER, "APPROVED", "CANCELLED", DRIVER, [(T.BOOKING_STATUS_CHANGED, "APPROVED")]),
+        ({"amendment": {"status": "PENDING"}}, "APPROVED", "APPROVED", {"amendment": None}, []),
+        (
+            {"amendment": {"status": "APPLIED"}},
+            "APPROVED",
+            "APPROVED",
+            {"amendment": {"status": "PENDING"}},
+            [(T.BOOKING_AMENDMENT_APPLIED, None)],
+        ),
+        (
+            {"amendment": {"status": "REJECTED"}},
+            "APPROVED",
+            "CANCELLED",
+            {"amendment": {"status": "PENDING"}},
+            [(T.BOOKING_STATUS_CHANGED, "APPROVED"), (T.BOOKING_AMENDMENT_REJECTED, None)],
+        ),
+        (
+            {"amendment": {"status": "APPLIED"}},
+            "APPROVED",
+            "COMPLETED",
+            {"amendment": {"status": "APPLIED"}},
+            [(T.BOOKING_STATUS_CHANGED, "APPROVED")],
+        ),
+    ],
+)
+def test_events_of_a_change(
+    booking: dict[str, Any],
+    from_status: str | None,
+    to_status: str,
+    previous: dict[str, Any] | None,
+    expected: list[tuple[EventType, str | None]],
+) -> None:
     assert [(e.type, e.previous_status) for e in events_of(booking, from_status, to_status, previous)] == expected
 
 

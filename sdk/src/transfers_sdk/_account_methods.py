@@ -23,25 +23,35 @@ class AccountMethods:
         """GET /booking-api/wallet: pay type, currency and balance (None for reverse_api clients)."""
         return self._run(accounts.get_wallet())
 
-    def list_wallet_entries(self, *, limit: int | None = None, cursor: str | None = None,
-                            created_from: Instant | None = None, created_to: Instant | None = None) -> WalletEntryPage:
+    def list_wallet_entries(
+        self,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        created_from: Instant | None = None,
+        created_to: Instant | None = None,
+    ) -> WalletEntryPage:
         """GET /booking-api/wallet/entries: one page of the statement, newest first."""
-        return self._run(accounts.list_wallet_entries(limit=limit, cursor=cursor, created_from=created_from,
-                                                      created_to=created_to))
+        return self._run(
+            accounts.list_wallet_entries(limit=limit, cursor=cursor, created_from=created_from, created_to=created_to)
+        )
 
-    def iter_wallet_entries(self, *, created_from: Instant | None = None, created_to: Instant | None = None,
-                            page_size: int = 100) -> Iterator[WalletEntry]:
+    def iter_wallet_entries(
+        self, *, created_from: Instant | None = None, created_to: Instant | None = None, page_size: int = 100
+    ) -> Iterator[WalletEntry]:
         cursor: str | None = None
         while True:
-            page = self.list_wallet_entries(limit=page_size, cursor=cursor, created_from=created_from,
-                                            created_to=created_to)
+            page = self.list_wallet_entries(
+                limit=page_size, cursor=cursor, created_from=created_from, created_to=created_to
+            )
             yield from page.entries
             if page.next_cursor is None:
                 return
             cursor = page.next_cursor
 
-    def create_webhook_endpoint(self, url: str, events: Iterable[str] = ("*",),
-                                description: str | None = None) -> WebhookEndpoint:
+    def create_webhook_endpoint(
+        self, url: str, events: Iterable[str] = ("*",), description: str | None = None
+    ) -> WebhookEndpoint:
         """POST /webhook-endpoints; ``.secret`` is shown only in this answer: store it."""
         return self._run(accounts.create_webhook_endpoint(url, events, description))
 
@@ -66,8 +76,9 @@ class AccountMethods:
         """A new secret; the old one keeps signing beside it for 24 h."""
         return self._run(accounts.rotate_webhook_secret(endpoint_id))
 
-    def list_webhook_deliveries(self, endpoint_id: str, *, limit: int | None = None,
-                                cursor: str | None = None) -> WebhookDeliveryPage:
+    def list_webhook_deliveries(
+        self, endpoint_id: str, *, limit: int | None = None, cursor: str | None = None
+    ) -> WebhookDeliveryPage:
         return self._run(accounts.list_webhook_deliveries(endpoint_id, limit=limit, cursor=cursor))
 
 
@@ -81,26 +92,36 @@ class AsyncAccountMethods:
         """GET /booking-api/wallet: pay type, currency and balance (None for reverse_api clients)."""
         return await self._run(accounts.get_wallet())
 
-    async def list_wallet_entries(self, *, limit: int | None = None, cursor: str | None = None,
-                            created_from: Instant | None = None, created_to: Instant | None = None) -> WalletEntryPage:
+    async def list_wallet_entries(
+        self,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        created_from: Instant | None = None,
+        created_to: Instant | None = None,
+    ) -> WalletEntryPage:
         """GET /booking-api/wallet/entries: one page of the statement, newest first."""
-        return await self._run(accounts.list_wallet_entries(limit=limit, cursor=cursor, created_from=created_from,
-                                                      created_to=created_to))
+        return await self._run(
+            accounts.list_wallet_entries(limit=limit, cursor=cursor, created_from=created_from, created_to=created_to)
+        )
 
-    async def iter_wallet_entries(self, *, created_from: Instant | None = None, created_to: Instant | None = None,
-                            page_size: int = 100) -> AsyncIterator[WalletEntry]:
+    async def iter_wallet_entries(
+        self, *, created_from: Instant | None = None, created_to: Instant | None = None, page_size: int = 100
+    ) -> AsyncIterator[WalletEntry]:
         cursor: str | None = None
         while True:
-            page = await self.list_wallet_entries(limit=page_size, cursor=cursor, created_from=created_from,
-                                            created_to=created_to)
+            page = await self.list_wallet_entries(
+                limit=page_size, cursor=cursor, created_from=created_from, created_to=created_to
+            )
             for entry in page.entries:
                 yield entry
             if page.next_cursor is None:
                 return
             cursor = page.next_cursor
 
-    async def create_webhook_endpoint(self, url: str, events: Iterable[str] = ("*",),
-                                description: str | None = None) -> WebhookEndpoint:
+    async def create_webhook_endpoint(
+        self, url: str, events: Iterable[str] = ("*",), description: str | None = None
+    ) -> WebhookEndpoint:
         """POST /webhook-endpoints; ``.secret`` is shown only in this answer: store it."""
         return await self._run(accounts.create_webhook_endpoint(url, events, description))
 
@@ -125,6 +146,7 @@ class AsyncAccountMethods:
         """A new secret; the old one keeps signing beside it for 24 h."""
         return await self._run(accounts.rotate_webhook_secret(endpoint_id))
 
-    async def list_webhook_deliveries(self, endpoint_id: str, *, limit: int | None = None,
-                                cursor: str | None = None) -> WebhookDeliveryPage:
+    async def list_webhook_deliveries(
+        self, endpoint_id: str, *, limit: int | None = None, cursor: str | None = None
+    ) -> WebhookDeliveryPage:
         return await self._run(accounts.list_webhook_deliveries(endpoint_id, limit=limit, cursor=cursor))

@@ -66,7 +66,7 @@ class RetryPolicy:
             return None
         if retry_after is not None:
             return retry_after if retry_after <= self.max_retry_after else None
-        ceiling: float = min(self.max_backoff, self.backoff * 2.0 ** retries_done)
+        ceiling: float = min(self.max_backoff, self.backoff * 2.0**retries_done)
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
 
@@ -85,8 +85,11 @@ def normalise_base_url(base_url: str) -> str:
 def default_headers(api_key: str) -> dict[str, str]:
     if not api_key or any(c.isspace() for c in api_key):
         raise ValueError("api_key must be the key printed by `transfers clients create`")
-    return {"Authorization": f"Bearer {api_key}", "Accept": "application/json",
-            "User-Agent": f"transfers-sdk-python/{__version__}"}
+    return {
+        "Authorization": f"Bearer {api_key}",
+        "Accept": "application/json",
+        "User-Agent": f"transfers-sdk-python/{__version__}",
+    }
 
 
 def request_headers(call: Call[Any]) -> dict[str, str]:
@@ -106,10 +109,14 @@ def read_answer(call: Call[T], response: httpx.Response) -> T:
     try:
         return call.parse(response.json() if response.content else None)  # 204: no body
     except (ValueError, KeyError, TypeError, AttributeError, InvalidOperation) as exc:
-        raise tag(UnexpectedResponse(
-            f"{call.method} {call.path}: answer {response.status_code} is not the documented shape ({exc!r})",
-            http_status=response.status_code, request_id=request_id,
-        ), call) from exc
+        raise tag(
+            UnexpectedResponse(
+                f"{call.method} {call.path}: answer {response.status_code} is not the documented shape ({exc!r})",
+                http_status=response.status_code,
+                request_id=request_id,
+            ),
+            call,
+        ) from exc
 
 
 def tag(error: TransfersError, call: Call[Any]) -> TransfersError:
@@ -145,11 +152,25 @@ def _instant(name: str, value: Instant) -> str:
 
 # ---- operations -----------------------------------------------------------------------------------
 
-def search(body: Mapping[str, Any] | None, *, pickup_datetime: Instant | None, pickup: Location | None,
-           dropoff: Location | None, adult: int | None, children: int | None,
-           infant: int | None) -> Call[SearchResult]:
-    named = {"pickup_datetime": pickup_datetime, "pickup": pickup, "dropoff": dropoff, "adult": adult,
-             "children": children, "infant": infant}
+
+def search(
+    body: Mapping[str, Any] | None,
+    *,
+    pickup_datetime: Instant | None,
+    pickup: Location | None,
+    dropoff: Location | None,
+    adult: int | None,
+    children: int | None,
+    infant: int | None,
+) -> Call[SearchResult]:
+    named = {
+        "pickup_datetime": pickup_datetime,
+        "pickup": pickup,
+        "dropoff": dropoff,
+        "adult": adult,
+        "children": children,
+        "infant": infant,
+    }
     if body is not None:
         given = sorted(k for k, v in named.items() if v is not None)
         if given:
@@ -165,23 +186,43 @@ def search(body: Mapping[str, Any] | None, *, pickup_datetime: Instant | None, p
             travelers["children"] = children
         if infant is not None:
             travelers["infant"] = infant
-        request = {"pickup_datetime": _pickup_datetime(pickup_datetime), "pickup_location": _location(pickup),
-                   "dropoff_location": _location(dropoff), "travelers": travelers}
+        request = {
+            "pickup_datetime": _pickup_datetime(pickup_datetime),
+            "pickup_location": _location(pickup),
+            "dropoff_location": _location(dropoff),
+            "travelers": travelers,
+        }
     return Call("POST", f"{API}/search", SearchResult.from_json, body=_json(request))
 
 
-def create_booking(*, search_id: str, vehicle_id: int | str, passenger: Mapping[str, Any],
-                   travel_details: Mapping[str, Any], suitcase: int, small_bags: int,
-                   extra_services: Sequence[Mapping[str, Any]] | None,
-                   idempotency_key: str | None) -> Call[Booking]:
+def create_booking(
+    *,
+    search_id: str,
+    vehicle_id: int | str,
+    passenger: Mapping[str, Any],
+    travel_details: Mapping[str, Any],
+    suitcase: int,
+    small_bags: int,
+    extra_services: Sequence[Mapping[str, Any]] | None,
+    idempotency_key: str | None,
+) -> Call[Booking]:
     request: dict[str, Any] = {
-        "search_id": search_id, "vehicle_id": vehicle_id, "suitcase": suitcase, "small_bags": small_bags,
-        "passenger": dict(passenger), "travel_details": dict(travel_details),
+        "search_id": search_id,
+        "vehicle_id": vehicle_id,
+        "suitcase": suitcase,
+        "small_bags": small_bags,
+        "passenger": dict(passenger),
+        "travel_details": dict(travel_details),
     }
     if extra_services is not None:
         request["extra_services"] = [dict(item) for item in extra_services]
-    return Call("POST", f"{API}/booking", lambda data: Booking.from_json(data["booking"]), body=_json(request),
-                idempotency_key=idempotency_key or str(uuid.uuid4()))
+    return Call(
+        "POST",
+        f"{API}/booking",
+        lambda data: Booking.from_json(data["booking"]),
+        body=_json(request),
+        idempotency_key=idempotency_key or str(uuid.uuid4()),
+    )
 
 
 def get_booking(reservation_no: str) -> Call[Booking]:
@@ -193,22 +234,38 @@ def _cancelled(data: Any) -> None:
         raise ValueError(f"not a cancellation success: {data!r}")
 
 
-def cancel_booking(reservation_no: str, cancellation_id: int, note: str | None,
-                   idempotency_key: str | None) -> Call[None]:
+def cancel_booking(
+    reservation_no: str, cancellation_id: int, note: str | None, idempotency_key: str | None
+) -> Call[None]:
     params = [("reservation_no", reservation_no), ("cancellation_id", str(cancellation_id))]
     if note is not None:
         params.append(("note", note))
-    return Call("DELETE", f"{API}/booking", _cancelled, params=tuple(params),
-                idempotency_key=idempotency_key or str(uuid.uuid4()))
+    return Call(
+        "DELETE",
+        f"{API}/booking",
+        _cancelled,
+        params=tuple(params),
+        idempotency_key=idempotency_key or str(uuid.uuid4()),
+    )
 
 
 def cancellation_quote(reservation_no: str) -> Call[CancellationQuote]:
-    return Call("GET", f"{API}/booking/cancellation-quote", CancellationQuote.from_json,
-                params=(("reservation_no", reservation_no),))
+    return Call(
+        "GET",
+        f"{API}/booking/cancellation-quote",
+        CancellationQuote.from_json,
+        params=(("reservation_no", reservation_no),),
+    )
 
 
-def amend_booking(reservation_no: str, *, pickup_datetime: Instant | None, passenger: Mapping[str, Any] | None,
-                  travel_details: Mapping[str, Any] | None, idempotency_key: str | None) -> Call[Booking]:
+def amend_booking(
+    reservation_no: str,
+    *,
+    pickup_datetime: Instant | None,
+    passenger: Mapping[str, Any] | None,
+    travel_details: Mapping[str, Any] | None,
+    idempotency_key: str | None,
+) -> Call[Booking]:
     """PATCH /booking: only the parts given are sent (a field not sent stays as it is)."""
     request: dict[str, Any] = {}
     if pickup_datetime is not None:
@@ -217,24 +274,41 @@ def amend_booking(reservation_no: str, *, pickup_datetime: Instant | None, passe
         request["passenger"] = dict(passenger)
     if travel_details is not None:
         request["travel_details"] = dict(travel_details)
-    return Call("PATCH", f"{API}/booking", lambda data: Booking.from_json(data["booking"]), body=_json(request),
-                params=(("reservation_no", reservation_no),), idempotency_key=idempotency_key or str(uuid.uuid4()))
+    return Call(
+        "PATCH",
+        f"{API}/booking",
+        lambda data: Booking.from_json(data["booking"]),
+        body=_json(request),
+        params=(("reservation_no", reservation_no),),
+        idempotency_key=idempotency_key or str(uuid.uuid4()),
+    )
 
 
 def cancellation_reasons() -> Call[list[CancellationReason]]:
     return Call("GET", f"{API}/cancellation-reasons", lambda data: [CancellationReason.from_json(r) for r in data])
 
 
-def list_bookings(*, status: str | Iterable[str] | None, pickup_from: Instant | None, pickup_to: Instant | None,
-                  created_from: Instant | None, created_to: Instant | None, limit: int | None,
-                  cursor: str | None) -> Call[BookingPage]:
+def list_bookings(
+    *,
+    status: str | Iterable[str] | None,
+    pickup_from: Instant | None,
+    pickup_to: Instant | None,
+    created_from: Instant | None,
+    created_to: Instant | None,
+    limit: int | None,
+    cursor: str | None,
+) -> Call[BookingPage]:
     params: list[tuple[str, str]] = []
     if status is not None:
         statuses = [status] if isinstance(status, str) else list(status)
         if statuses:
             params.append(("status", ",".join(str(s) for s in statuses)))
-    for name, value in (("pickup_from", pickup_from), ("pickup_to", pickup_to),
-                        ("created_from", created_from), ("created_to", created_to)):
+    for name, value in (
+        ("pickup_from", pickup_from),
+        ("pickup_to", pickup_to),
+        ("created_from", created_from),
+        ("created_to", created_to),
+    ):
         if value is not None:
             params.append((name, _instant(name, value)))
     if limit is not None:

@@ -44,8 +44,16 @@ class WalletEntry:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> WalletEntry:
-        return cls(str(data["id"]), str(data["kind"]), _money(data["amount"]), _money(data["balance_after"]),
-                   str(data["currency"]), data["reservation_no"], data["note"], _when(data["created_at"]))
+        return cls(
+            str(data["id"]),
+            str(data["kind"]),
+            _money(data["amount"]),
+            _money(data["balance_after"]),
+            str(data["currency"]),
+            data["reservation_no"],
+            data["note"],
+            _when(data["created_at"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -70,8 +78,15 @@ class WebhookEndpoint:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> WebhookEndpoint:
-        return cls(str(data["id"]), str(data["url"]), [str(e) for e in data["events"]], data["description"],
-                   str(data["status"]), _when(data["created_at"]), data.get("secret"))
+        return cls(
+            str(data["id"]),
+            str(data["url"]),
+            [str(e) for e in data["events"]],
+            data["description"],
+            str(data["status"]),
+            _when(data["created_at"]),
+            data.get("secret"),
+        )
 
 
 @dataclass(frozen=True)
@@ -87,8 +102,15 @@ class WebhookDelivery:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> WebhookDelivery:
         nxt = data["next_attempt_at"]
-        return cls(str(data["event_id"]), str(data["type"]), str(data["status"]), int(data["attempts"]),
-                   data["last_http_status"], None if nxt is None else _when(nxt), _when(data["created_at"]))
+        return cls(
+            str(data["event_id"]),
+            str(data["type"]),
+            str(data["status"]),
+            int(data["attempts"]),
+            data["last_http_status"],
+            None if nxt is None else _when(nxt),
+            _when(data["created_at"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -114,8 +136,9 @@ def get_wallet() -> Call[Wallet]:
     return Call("GET", f"{API}/wallet", Wallet.from_json)
 
 
-def list_wallet_entries(*, limit: int | None, cursor: str | None, created_from: Instant | None,
-                        created_to: Instant | None) -> Call[WalletEntryPage]:
+def list_wallet_entries(
+    *, limit: int | None, cursor: str | None, created_from: Instant | None, created_to: Instant | None
+) -> Call[WalletEntryPage]:
     params = _paging(limit, cursor)
     for name, value in (("created_from", created_from), ("created_to", created_to)):
         if value is not None:
@@ -155,5 +178,9 @@ def rotate_webhook_secret(endpoint_id: str) -> Call[str]:
 
 
 def list_webhook_deliveries(endpoint_id: str, *, limit: int | None, cursor: str | None) -> Call[WebhookDeliveryPage]:
-    return Call("GET", f"{ENDPOINTS}/{endpoint_id}/deliveries", WebhookDeliveryPage.from_json,
-                params=tuple(_paging(limit, cursor)))
+    return Call(
+        "GET",
+        f"{ENDPOINTS}/{endpoint_id}/deliveries",
+        WebhookDeliveryPage.from_json,
+        params=tuple(_paging(limit, cursor)),
+    )

@@ -64,14 +64,26 @@ class TransfersClient(AccountMethods):
     ``transport``: an ``httpx`` transport (tests, proxies).
     """
 
-    def __init__(self, base_url: str, api_key: str, *, timeout: float = DEFAULT_TIMEOUT, max_retries: int = 3,
-                 retry: RetryPolicy | None = None, sleep: Callable[[float], None] = time.sleep,
-                 transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = 3,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         self.retry = retry or RetryPolicy(max_retries=max_retries)
         self._sleep = sleep
-        self._http = httpx.Client(base_url=_calls.normalise_base_url(base_url), timeout=timeout,
-                                  headers=_calls.default_headers(api_key), transport=transport,
-                                  follow_redirects=False)
+        self._http = httpx.Client(
+            base_url=_calls.normalise_base_url(base_url),
+            timeout=timeout,
+            headers=_calls.default_headers(api_key),
+            transport=transport,
+            follow_redirects=False,
+        )
 
     def __enter__(self) -> TransfersClient:
         return self
@@ -86,8 +98,9 @@ class TransfersClient(AccountMethods):
         retries = 0
         while True:
             try:
-                response = self._http.request(call.method, call.path, params=call.params, content=call.body,
-                                              headers=_calls.request_headers(call))
+                response = self._http.request(
+                    call.method, call.path, params=call.params, content=call.body, headers=_calls.request_headers(call)
+                )
             except httpx.TransportError as exc:
                 error, delay = _network_error(call, exc), self.retry.delay(retries, None)
             else:
@@ -100,35 +113,68 @@ class TransfersClient(AccountMethods):
             self._sleep(delay)
             retries += 1
 
-    def search(self, body: Mapping[str, Any] | None = None, *, pickup_datetime: Instant | None = None,
-               pickup: Location | None = None, dropoff: Location | None = None, adult: int | None = None,
-               children: int | None = None, infant: int | None = None) -> SearchResult:
+    def search(
+        self,
+        body: Mapping[str, Any] | None = None,
+        *,
+        pickup_datetime: Instant | None = None,
+        pickup: Location | None = None,
+        dropoff: Location | None = None,
+        adult: int | None = None,
+        children: int | None = None,
+        infant: int | None = None,
+    ) -> SearchResult:
         """POST /booking-api/search with a SearchRequest ``body``, or built from the keywords.
 
         ``pickup``/``dropoff``: ``Airport("LHR")``, ``Point(lat, lng, name)`` or the wire dict.
         ``pickup_datetime``: ``"YYYY-MM-DD HH:MM"`` or a ``datetime`` (naive: local time at the airport).
         """
-        return self._run(_calls.search(body, pickup_datetime=pickup_datetime, pickup=pickup, dropoff=dropoff,
-                                       adult=adult, children=children, infant=infant))
+        return self._run(
+            _calls.search(
+                body,
+                pickup_datetime=pickup_datetime,
+                pickup=pickup,
+                dropoff=dropoff,
+                adult=adult,
+                children=children,
+                infant=infant,
+            )
+        )
 
-    def create_booking(self, search_id: str, vehicle_id: int | str, passenger: Mapping[str, Any],
-                       travel_details: Mapping[str, Any], suitcase: int = 0, small_bags: int = 0,
-                       extra_services: Sequence[Mapping[str, Any]] | None = None,
-                       idempotency_key: str | None = None) -> Booking:
+    def create_booking(
+        self,
+        search_id: str,
+        vehicle_id: int | str,
+        passenger: Mapping[str, Any],
+        travel_details: Mapping[str, Any],
+        suitcase: int = 0,
+        small_bags: int = 0,
+        extra_services: Sequence[Mapping[str, Any]] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Booking:
         """POST /booking-api/booking. ``passenger``: name, surname, phone, email;
         ``travel_details``: flight_number, extra_requests; ``extra_services``: [{"id", "quantity"}].
         Without ``idempotency_key`` a fresh one is sent (and reused by the retries)."""
-        return self._run(_calls.create_booking(
-            search_id=search_id, vehicle_id=vehicle_id, passenger=passenger, travel_details=travel_details,
-            suitcase=suitcase, small_bags=small_bags, extra_services=extra_services,
-            idempotency_key=idempotency_key))
+        return self._run(
+            _calls.create_booking(
+                search_id=search_id,
+                vehicle_id=vehicle_id,
+                passenger=passenger,
+                travel_details=travel_details,
+                suitcase=suitcase,
+                small_bags=small_bags,
+                extra_services=extra_services,
+                idempotency_key=idempotency_key,
+            )
+        )
 
     def get_booking(self, reservation_no: str) -> Booking:
         """GET /booking-api/booking."""
         return self._run(_calls.get_booking(reservation_no))
 
-    def cancel_booking(self, reservation_no: str, cancellation_id: int, note: str | None = None,
-                       idempotency_key: str | None = None) -> None:
+    def cancel_booking(
+        self, reservation_no: str, cancellation_id: int, note: str | None = None, idempotency_key: str | None = None
+    ) -> None:
         """DELETE /booking-api/booking; ``cancellation_id`` is a ``CancellationReason.id``."""
         self._run(_calls.cancel_booking(reservation_no, cancellation_id, note, idempotency_key))
 
@@ -140,42 +186,84 @@ class TransfersClient(AccountMethods):
         """GET /booking-api/booking/cancellation-quote: the fee and refund of cancelling now."""
         return self._run(_calls.cancellation_quote(reservation_no))
 
-    def amend_booking(self, reservation_no: str, *, pickup_datetime: Instant | None = None,
-                      passenger: Mapping[str, Any] | None = None, travel_details: Mapping[str, Any] | None = None,
-                      idempotency_key: str | None = None) -> Booking:
+    def amend_booking(
+        self,
+        reservation_no: str,
+        *,
+        pickup_datetime: Instant | None = None,
+        passenger: Mapping[str, Any] | None = None,
+        travel_details: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Booking:
         """PATCH /booking-api/booking: ask for changes (the partner confirms). Only what is given
         changes: ``pickup_datetime``, ``passenger`` (name, surname, email, phone), ``travel_details``
         (flight_number, extra_requests). Answers the booking with ``amendment.status`` ``PENDING``;
         read it later for ``APPLIED`` or ``REJECTED``. ``AmendmentInProgress`` while one is pending."""
-        return self._run(_calls.amend_booking(reservation_no, pickup_datetime=pickup_datetime, passenger=passenger,
-                                              travel_details=travel_details, idempotency_key=idempotency_key))
+        return self._run(
+            _calls.amend_booking(
+                reservation_no,
+                pickup_datetime=pickup_datetime,
+                passenger=passenger,
+                travel_details=travel_details,
+                idempotency_key=idempotency_key,
+            )
+        )
 
-    def list_bookings(self, *, status: str | Iterable[str] | None = None, pickup_from: Instant | None = None,
-                      pickup_to: Instant | None = None, created_from: Instant | None = None,
-                      created_to: Instant | None = None, limit: int | None = None,
-                      cursor: str | None = None) -> BookingPage:
+    def list_bookings(
+        self,
+        *,
+        status: str | Iterable[str] | None = None,
+        pickup_from: Instant | None = None,
+        pickup_to: Instant | None = None,
+        created_from: Instant | None = None,
+        created_to: Instant | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> BookingPage:
         """GET /booking-api/bookings (beyond SPEC.md): your bookings, newest first, one page."""
-        return self._run(_calls.list_bookings(status=status, pickup_from=pickup_from, pickup_to=pickup_to,
-                                              created_from=created_from, created_to=created_to, limit=limit,
-                                              cursor=cursor))
+        return self._run(
+            _calls.list_bookings(
+                status=status,
+                pickup_from=pickup_from,
+                pickup_to=pickup_to,
+                created_from=created_from,
+                created_to=created_to,
+                limit=limit,
+                cursor=cursor,
+            )
+        )
 
-    def iter_bookings(self, *, status: str | Iterable[str] | None = None, pickup_from: Instant | None = None,
-                      pickup_to: Instant | None = None, created_from: Instant | None = None,
-                      created_to: Instant | None = None, page_size: int = 100) -> Iterator[Booking]:
+    def iter_bookings(
+        self,
+        *,
+        status: str | Iterable[str] | None = None,
+        pickup_from: Instant | None = None,
+        pickup_to: Instant | None = None,
+        created_from: Instant | None = None,
+        created_to: Instant | None = None,
+        page_size: int = 100,
+    ) -> Iterator[Booking]:
         """Every booking ``list_bookings`` would show, following the cursors."""
         statuses = None if status is None else [status] if isinstance(status, str) else list(status)
         cursor: str | None = None
         while True:
-            page = self.list_bookings(status=statuses, pickup_from=pickup_from, pickup_to=pickup_to,
-                                      created_from=created_from, created_to=created_to, limit=page_size,
-                                      cursor=cursor)
+            page = self.list_bookings(
+                status=statuses,
+                pickup_from=pickup_from,
+                pickup_to=pickup_to,
+                created_from=created_from,
+                created_to=created_to,
+                limit=page_size,
+                cursor=cursor,
+            )
             yield from page.bookings
             if page.next_cursor is None:
                 return
             cursor = page.next_cursor
 
-    def wait_until_approved(self, reservation_no: str, *, interval: float = SPEC_POLL_INTERVAL,
-                            timeout: float | None = None) -> Booking:
+    def wait_until_approved(
+        self, reservation_no: str, *, interval: float = SPEC_POLL_INTERVAL, timeout: float | None = None
+    ) -> Booking:
         """Poll the booking every ``interval`` seconds until it is APPROVED (driver known) or final
         (CANCELLED, DECLINED, FAILED, COMPLETED, REFUNDED), and return it; check ``status``.
         After ``timeout`` seconds, ``WaitTimedOut`` (its ``booking`` is the last state read)."""
@@ -196,14 +284,26 @@ class TransfersClient(AccountMethods):
 class AsyncTransfersClient(AsyncAccountMethods):
     """The same client for asyncio (``httpx.AsyncClient``); every method is a coroutine."""
 
-    def __init__(self, base_url: str, api_key: str, *, timeout: float = DEFAULT_TIMEOUT, max_retries: int = 3,
-                 retry: RetryPolicy | None = None, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = 3,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         self.retry = retry or RetryPolicy(max_retries=max_retries)
         self._sleep = sleep
-        self._http = httpx.AsyncClient(base_url=_calls.normalise_base_url(base_url), timeout=timeout,
-                                       headers=_calls.default_headers(api_key), transport=transport,
-                                       follow_redirects=False)
+        self._http = httpx.AsyncClient(
+            base_url=_calls.normalise_base_url(base_url),
+            timeout=timeout,
+            headers=_calls.default_headers(api_key),
+            transport=transport,
+            follow_redirects=False,
+        )
 
     async def __aenter__(self) -> AsyncTransfersClient:
         return self
@@ -218,8 +318,9 @@ class AsyncTransfersClient(AsyncAccountMethods):
         retries = 0
         while True:
             try:
-                response = await self._http.request(call.method, call.path, params=call.params, content=call.body,
-                                                    headers=_calls.request_headers(call))
+                response = await self._http.request(
+                    call.method, call.path, params=call.params, content=call.body, headers=_calls.request_headers(call)
+                )
             except httpx.TransportError as exc:
                 error, delay = _network_error(call, exc), self.retry.delay(retries, None)
             else:
@@ -232,28 +333,61 @@ class AsyncTransfersClient(AsyncAccountMethods):
             await self._sleep(delay)
             retries += 1
 
-    async def search(self, body: Mapping[str, Any] | None = None, *, pickup_datetime: Instant | None = None,
-                     pickup: Location | None = None, dropoff: Location | None = None, adult: int | None = None,
-                     children: int | None = None, infant: int | None = None) -> SearchResult:
+    async def search(
+        self,
+        body: Mapping[str, Any] | None = None,
+        *,
+        pickup_datetime: Instant | None = None,
+        pickup: Location | None = None,
+        dropoff: Location | None = None,
+        adult: int | None = None,
+        children: int | None = None,
+        infant: int | None = None,
+    ) -> SearchResult:
         """See ``TransfersClient.search``."""
-        return await self._run(_calls.search(body, pickup_datetime=pickup_datetime, pickup=pickup,
-                                             dropoff=dropoff, adult=adult, children=children, infant=infant))
+        return await self._run(
+            _calls.search(
+                body,
+                pickup_datetime=pickup_datetime,
+                pickup=pickup,
+                dropoff=dropoff,
+                adult=adult,
+                children=children,
+                infant=infant,
+            )
+        )
 
-    async def create_booking(self, search_id: str, vehicle_id: int | str, passenger: Mapping[str, Any],
-                             travel_details: Mapping[str, Any], suitcase: int = 0, small_bags: int = 0,
-                             extra_services: Sequence[Mapping[str, Any]] | None = None,
-                             idempotency_key: str | None = None) -> Booking:
+    async def create_booking(
+        self,
+        search_id: str,
+        vehicle_id: int | str,
+        passenger: Mapping[str, Any],
+        travel_details: Mapping[str, Any],
+        suitcase: int = 0,
+        small_bags: int = 0,
+        extra_services: Sequence[Mapping[str, Any]] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Booking:
         """See ``TransfersClient.create_booking``."""
-        return await self._run(_calls.create_booking(
-            search_id=search_id, vehicle_id=vehicle_id, passenger=passenger, travel_details=travel_details,
-            suitcase=suitcase, small_bags=small_bags, extra_services=extra_services,
-            idempotency_key=idempotency_key))
+        return await self._run(
+            _calls.create_booking(
+                search_id=search_id,
+                vehicle_id=vehicle_id,
+                passenger=passenger,
+                travel_details=travel_details,
+                suitcase=suitcase,
+                small_bags=small_bags,
+                extra_services=extra_services,
+                idempotency_key=idempotency_key,
+            )
+        )
 
     async def get_booking(self, reservation_no: str) -> Booking:
         return await self._run(_calls.get_booking(reservation_no))
 
-    async def cancel_booking(self, reservation_no: str, cancellation_id: int, note: str | None = None,
-                             idempotency_key: str | None = None) -> None:
+    async def cancel_booking(
+        self, reservation_no: str, cancellation_id: int, note: str | None = None, idempotency_key: str | None = None
+    ) -> None:
         await self._run(_calls.cancel_booking(reservation_no, cancellation_id, note, idempotency_key))
 
     async def cancellation_reasons(self) -> list[CancellationReason]:
@@ -263,40 +397,80 @@ class AsyncTransfersClient(AsyncAccountMethods):
         """See ``TransfersClient.cancellation_quote``."""
         return await self._run(_calls.cancellation_quote(reservation_no))
 
-    async def amend_booking(self, reservation_no: str, *, pickup_datetime: Instant | None = None,
-                            passenger: Mapping[str, Any] | None = None,
-                            travel_details: Mapping[str, Any] | None = None,
-                            idempotency_key: str | None = None) -> Booking:
+    async def amend_booking(
+        self,
+        reservation_no: str,
+        *,
+        pickup_datetime: Instant | None = None,
+        passenger: Mapping[str, Any] | None = None,
+        travel_details: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Booking:
         """See ``TransfersClient.amend_booking``."""
-        return await self._run(_calls.amend_booking(
-            reservation_no, pickup_datetime=pickup_datetime, passenger=passenger, travel_details=travel_details,
-            idempotency_key=idempotency_key))
+        return await self._run(
+            _calls.amend_booking(
+                reservation_no,
+                pickup_datetime=pickup_datetime,
+                passenger=passenger,
+                travel_details=travel_details,
+                idempotency_key=idempotency_key,
+            )
+        )
 
-    async def list_bookings(self, *, status: str | Iterable[str] | None = None, pickup_from: Instant | None = None,
-                            pickup_to: Instant | None = None, created_from: Instant | None = None,
-                            created_to: Instant | None = None, limit: int | None = None,
-                            cursor: str | None = None) -> BookingPage:
-        return await self._run(_calls.list_bookings(status=status, pickup_from=pickup_from, pickup_to=pickup_to,
-                                                    created_from=created_from, created_to=created_to,
-                                                    limit=limit, cursor=cursor))
+    async def list_bookings(
+        self,
+        *,
+        status: str | Iterable[str] | None = None,
+        pickup_from: Instant | None = None,
+        pickup_to: Instant | None = None,
+        created_from: Instant | None = None,
+        created_to: Instant | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> BookingPage:
+        return await self._run(
+            _calls.list_bookings(
+                status=status,
+                pickup_from=pickup_from,
+                pickup_to=pickup_to,
+                created_from=created_from,
+                created_to=created_to,
+                limit=limit,
+                cursor=cursor,
+            )
+        )
 
-    async def iter_bookings(self, *, status: str | Iterable[str] | None = None, pickup_from: Instant | None = None,
-                            pickup_to: Instant | None = None, created_from: Instant | None = None,
-                            created_to: Instant | None = None, page_size: int = 100) -> AsyncIterator[Booking]:
+    async def iter_bookings(
+        self,
+        *,
+        status: str | Iterable[str] | None = None,
+        pickup_from: Instant | None = None,
+        pickup_to: Instant | None = None,
+        created_from: Instant | None = None,
+        created_to: Instant | None = None,
+        page_size: int = 100,
+    ) -> AsyncIterator[Booking]:
         statuses = None if status is None else [status] if isinstance(status, str) else list(status)
         cursor: str | None = None
         while True:
-            page = await self.list_bookings(status=statuses, pickup_from=pickup_from, pickup_to=pickup_to,
-                                            created_from=created_from, created_to=created_to, limit=page_size,
-                                            cursor=cursor)
+            page = await self.list_bookings(
+                status=statuses,
+                pickup_from=pickup_from,
+                pickup_to=pickup_to,
+                created_from=created_from,
+                created_to=created_to,
+                limit=page_size,
+                cursor=cursor,
+            )
             for booking in page.bookings:
                 yield booking
             if page.next_cursor is None:
                 return
             cursor = page.next_cursor
 
-    async def wait_until_approved(self, reservation_no: str, *, interval: float = SPEC_POLL_INTERVAL,
-                                  timeout: float | None = None) -> Booking:
+    async def wait_until_approved(
+        self, reservation_no: str, *, interval: float = SPEC_POLL_INTERVAL, timeout: float | None = None
+    ) -> Booking:
         """See ``TransfersClient.wait_until_approved``."""
         deadline = _check_wait(interval, timeout)
         while True:

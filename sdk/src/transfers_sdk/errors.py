@@ -37,8 +37,15 @@ class ValidationFailed(TransfersError):
 class ApiError(TransfersError):
     """Any other error answer: ``{"status":"Error","code":"<STRING>","message":"<text>"}``."""
 
-    def __init__(self, http_status: int, code: str, message: str, *, request_id: str | None = None,
-                 retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        http_status: int,
+        code: str,
+        message: str,
+        *,
+        request_id: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(f"HTTP {http_status} {code}: {message}")
         self.http_status = http_status
         self.code = code

@@ -33,13 +33,19 @@ class BookingStatus(StrEnum):
 
 
 #: Statuses after which waiting for approval is pointless: the booking will never be APPROVED.
-FINAL_STATUSES = frozenset({
-    BookingStatus.CANCELLED, BookingStatus.DECLINED, BookingStatus.FAILED, BookingStatus.COMPLETED,
-    BookingStatus.REFUNDED,
-})
+FINAL_STATUSES = frozenset(
+    {
+        BookingStatus.CANCELLED,
+        BookingStatus.DECLINED,
+        BookingStatus.FAILED,
+        BookingStatus.COMPLETED,
+        BookingStatus.REFUNDED,
+    }
+)
 
 
 # ---- search inputs --------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Airport:
@@ -65,6 +71,7 @@ class Point:
 
 # ---- search results -------------------------------------------------------------------------------
 
+
 def _money(value: Any) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise TypeError(f"not an amount: {value!r}")
@@ -80,8 +87,12 @@ class ExtraService:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ExtraService:
-        return cls(id=int(data["id"]), name=str(data["name"]), price=_money(data["price"]),
-                   pricing_type=str(data["pricing_type"]))
+        return cls(
+            id=int(data["id"]),
+            name=str(data["name"]),
+            price=_money(data["price"]),
+            pricing_type=str(data["pricing_type"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -104,9 +115,10 @@ class CancellationPolicy:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CancellationPolicy:
         free_until = data["free_until"]
-        return cls(tiers=tuple(PolicyTier(int(t["hours_before_pickup"]), _money(t["fee_percent"]))
-                               for t in data["tiers"]),
-                   free_until=None if free_until is None else _instant(free_until))
+        return cls(
+            tiers=tuple(PolicyTier(int(t["hours_before_pickup"]), _money(t["fee_percent"])) for t in data["tiers"]),
+            free_until=None if free_until is None else _instant(free_until),
+        )
 
 
 @dataclass(frozen=True)
@@ -128,9 +140,15 @@ class Vehicle:
     def from_json(cls, data: Mapping[str, Any]) -> Vehicle:
         policy = data.get("cancellation_policy")
         return cls(
-            vehicle_id=str(data["vehicle_id"]), make=str(data["make"]), model=str(data["model"]),
-            type=str(data["type"]), max_passengers=int(data["max_passengers"]), suitcases=int(data["suitcases"]),
-            small_bags=int(data["small_bags"]), price=_money(data["price"]), currency=str(data["currency"]),
+            vehicle_id=str(data["vehicle_id"]),
+            make=str(data["make"]),
+            model=str(data["model"]),
+            type=str(data["type"]),
+            max_passengers=int(data["max_passengers"]),
+            suitcases=int(data["suitcases"]),
+            small_bags=int(data["small_bags"]),
+            price=_money(data["price"]),
+            currency=str(data["currency"]),
             company=str(data["company"]),
             extra_services=tuple(ExtraService.from_json(e) for e in data["extra_services"]),
             cancellation_policy=None if policy is None else CancellationPolicy.from_json(policy),
@@ -146,11 +164,15 @@ class SearchResult:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SearchResult:
         distance = data["distance_km"]
-        return cls(search_id=str(data["search_id"]), distance_km=None if distance is None else int(distance),
-                   vehicles=tuple(Vehicle.from_json(v) for v in data["vehicles"]))
+        return cls(
+            search_id=str(data["search_id"]),
+            distance_km=None if distance is None else int(distance),
+            vehicles=tuple(Vehicle.from_json(v) for v in data["vehicles"]),
+        )
 
 
 # ---- bookings -------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Place:
@@ -240,8 +262,13 @@ class Amendment:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Amendment:
         decided = data["decided_at"]
-        return cls(str(data["status"]), dict(data["changes"]), _optional_str(data["message"]),
-                   _instant(data["requested_at"]), None if decided is None else _instant(decided))
+        return cls(
+            str(data["status"]),
+            dict(data["changes"]),
+            _optional_str(data["message"]),
+            _instant(data["requested_at"]),
+            None if decided is None else _instant(decided),
+        )
 
 
 @dataclass(frozen=True)
@@ -259,9 +286,14 @@ class CancellationQuote:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CancellationQuote:
         fee, refund, until = data["fee"], data["refund"], data["valid_until"]
-        return cls(str(data["reservation_no"]), bool(data["cancelable"]), None if fee is None else _money(fee),
-                   None if refund is None else _money(refund), str(data["currency"]),
-                   None if until is None else _instant(until))
+        return cls(
+            str(data["reservation_no"]),
+            bool(data["cancelable"]),
+            None if fee is None else _money(fee),
+            None if refund is None else _money(refund),
+            str(data["currency"]),
+            None if until is None else _instant(until),
+        )
 
 
 @dataclass(frozen=True)
@@ -334,8 +366,10 @@ class BookingPage:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> BookingPage:
         cursor = data["next_cursor"]
-        return cls(bookings=tuple(Booking.from_json(b) for b in data["data"]),
-                   next_cursor=None if cursor is None else str(cursor))
+        return cls(
+            bookings=tuple(Booking.from_json(b) for b in data["data"]),
+            next_cursor=None if cursor is None else str(cursor),
+        )
 
 
 @dataclass(frozen=True)
@@ -347,5 +381,9 @@ class CancellationReason:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CancellationReason:
-        return cls(id=int(data["id"]), name=str(data["name"]), description=_optional_str(data["description"]),
-                   position=int(data["position"]))
+        return cls(
+            id=int(data["id"]),
+            name=str(data["name"]),
+            description=_optional_str(data["description"]),
+            position=int(data["position"]),
+        )

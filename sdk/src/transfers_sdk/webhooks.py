@@ -39,8 +39,14 @@ BOOKING_DRIVER_UPDATED = "booking.driver_updated"
 BOOKING_AMENDMENT_APPLIED = "booking.amendment_applied"
 BOOKING_AMENDMENT_REJECTED = "booking.amendment_rejected"
 PING = "ping"
-EVENT_TYPES = (BOOKING_CREATED, BOOKING_STATUS_CHANGED, BOOKING_DRIVER_UPDATED, BOOKING_AMENDMENT_APPLIED,
-               BOOKING_AMENDMENT_REJECTED, PING)
+EVENT_TYPES = (
+    BOOKING_CREATED,
+    BOOKING_STATUS_CHANGED,
+    BOOKING_DRIVER_UPDATED,
+    BOOKING_AMENDMENT_APPLIED,
+    BOOKING_AMENDMENT_REJECTED,
+    PING,
+)
 DEFAULT_TOLERANCE_SECONDS = 300
 
 
@@ -79,13 +85,21 @@ def parse_event(body: bytes | str | Mapping[str, Any]) -> WebhookEvent:
     data = json.loads(body) if isinstance(body, bytes | str) else dict(body)
     if not isinstance(data, dict):
         raise ValueError("a webhook body is a JSON object")
-    common = {"id": str(data["id"]), "type": str(data["type"]), "created_at": _when(data["created_at"]),
-              "data": data["data"]}
+    common = {
+        "id": str(data["id"]),
+        "type": str(data["type"]),
+        "created_at": _when(data["created_at"]),
+        "data": data["data"],
+    }
     if common["type"].startswith("booking."):
         inner = data["data"]
         previous = inner.get("previous_status")
-        return BookingEvent(**common, booking=Booking.from_json(inner["booking"]), sequence=int(inner["sequence"]),
-                            previous_status=None if previous is None else BookingStatus(previous))
+        return BookingEvent(
+            **common,
+            booking=Booking.from_json(inner["booking"]),
+            sequence=int(inner["sequence"]),
+            previous_status=None if previous is None else BookingStatus(previous),
+        )
     if common["type"] == PING:
         return PingEvent(**common, endpoint_id=str(data["data"].get("endpoint_id", "")))
     return WebhookEvent(**common)
@@ -97,16 +111,25 @@ def _expected(secret: str, webhook_id: str, timestamp: str, body: bytes) -> str:
     return base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
 
 
-def verify_webhook(body: bytes | str, headers: Mapping[str, str], secret: str | Sequence[str], *,
-                   tolerance_seconds: int = DEFAULT_TOLERANCE_SECONDS, now: float | None = None) -> WebhookEvent:
+def verify_webhook(
+    body: bytes | str,
+    headers: Mapping[str, str],
+    secret: str | Sequence[str],
+    *,
+    tolerance_seconds: int = DEFAULT_TOLERANCE_SECONDS,
+    now: float | None = None,
+) -> WebhookEvent:
     """Check ``webhook-signature`` (any ``v1`` signature by any of ``secret``) over
     ``webhook-id.webhook-timestamp.body`` and a timestamp within ``tolerance_seconds``; answer the
     typed event. ``body``: the raw bytes received (not re-serialised JSON). Raises
     ``WebhookVerificationError``."""
     raw = body.encode() if isinstance(body, str) else body
     lower = {k.lower(): v for k, v in headers.items()}
-    webhook_id, timestamp, signatures = (lower.get("webhook-id"), lower.get("webhook-timestamp"),
-                                         lower.get("webhook-signature"))
+    webhook_id, timestamp, signatures = (
+        lower.get("webhook-id"),
+        lower.get("webhook-timestamp"),
+        lower.get("webhook-signature"),
+    )
     if not webhook_id or not timestamp or not signatures or not timestamp.isdigit():
         raise WebhookVerificationError("missing webhook-id, webhook-timestamp or webhook-signature")
     if abs((time.time() if now is None else now) - int(timestamp)) > tolerance_seconds:

@@ -19,11 +19,13 @@ class PolicyTier(_Strict):
 
 
 class CancellationPolicy(_Strict):
-    tiers: list[PolicyTier] = Field(min_length=1, max_length=10,
-                                    description="by hours_before_pickup, descending; the last at 0 hours")
+    tiers: list[PolicyTier] = Field(
+        min_length=1, max_length=10, description="by hours_before_pickup, descending; the last at 0 hours"
+    )
     free_until: datetime | None = Field(
         description="the last moment cancelling is free, in the airport's local time; null when no tier is "
-                    "free or that moment has passed")
+        "free or that moment has passed"
+    )
 
 
 class Cancellation(_Strict):
@@ -48,8 +50,8 @@ class CancellationQuote(_Strict):
     refund: str | None
     currency: str
     valid_until: datetime | None = Field(
-        description="the quote holds until this moment (airport time), when the next tier starts; null in the "
-                    "last tier")
+        description="the quote holds until this moment (airport time), when the next tier starts; null in the last tier"
+    )
 
 
 class PassengerChanges(_Strict):

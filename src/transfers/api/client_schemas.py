@@ -111,4 +111,6 @@ class WebhookEvent(_Strict):
 
 
 WALLET_ERRORS: dict[int | str, dict[str, Any]] = {
-    **AUTH_ERRORS, **service_errors(ErrorCode.INVALID_FILTER, ErrorCode.INVALID_CURSOR)}
+    **AUTH_ERRORS,
+    **service_errors(ErrorCode.INVALID_FILTER, ErrorCode.INVALID_CURSOR),
+}

@@ -28,8 +28,7 @@ async def _spec_error(_: Request, exc: Exception) -> Response:
 async def _service_error(_: Request, exc: Exception) -> Response:
     if not isinstance(exc, ServiceError):  # the only class it is registered for
         raise exc
-    return JSONBody(service_error_body(exc.code, exc.message), status_code=exc.http_status,
-                    headers=exc.headers)
+    return JSONBody(service_error_body(exc.code, exc.message), status_code=exc.http_status, headers=exc.headers)
 
 
 async def _partner_error(_: Request, exc: Exception) -> Response:
@@ -65,8 +64,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         allowed = _allowed_methods(request)
         if allowed:
             headers["Allow"] = ", ".join(allowed)
-    return JSONBody(service_error_body(code or ErrorCode.HTTP_ERROR, message), status_code=exc.status_code,
-                    headers=headers)
+    return JSONBody(
+        service_error_body(code or ErrorCode.HTTP_ERROR, message), status_code=exc.status_code, headers=headers
+    )
 
 
 async def _validation_error(_: Request, exc: Exception) -> Response:

@@ -75,14 +75,17 @@ class RequestPlumbing:
                 log.warning("database_unavailable", error=type(exc).__name__, path=scope["path"])
                 if not seen.status:
                     await self._error(
-                        send_with_id, ErrorCode.UNAVAILABLE, None,
+                        send_with_id,
+                        ErrorCode.UNAVAILABLE,
+                        None,
                         extra_headers=[(b"retry-after", b"5")],
                     )
             else:
                 log.exception("unhandled_error", path=scope["path"])
                 if not seen.status:
                     await self._error(
-                        send_with_id, ErrorCode.INTERNAL_ERROR,
+                        send_with_id,
+                        ErrorCode.INTERNAL_ERROR,
                         f"Internal error; quote request id {request_id} to support.",
                     )
         finally:
@@ -121,7 +124,9 @@ class RequestPlumbing:
 
     @staticmethod
     async def _error(
-        send: Send, code: ErrorCode, message: str | None,
+        send: Send,
+        code: ErrorCode,
+        message: str | None,
         extra_headers: list[tuple[bytes, bytes]] | None = None,
     ) -> None:
         body = dumps(service_error_body(code, message))

@@ -28,7 +28,10 @@ def install_openapi(app: FastAPI) -> None:
         if app.openapi_schema:
             return app.openapi_schema
         doc = get_openapi(
-            title=app.title, version=app.version, description=app.description, routes=app.routes,
+            title=app.title,
+            version=app.version,
+            description=app.description,
+            routes=app.routes,
             webhooks=app.webhooks.routes,  # issue 14: the events POSTed to client endpoints
         )
         components = doc.setdefault("components", {})
@@ -39,7 +42,9 @@ def install_openapi(app: FastAPI) -> None:
             )
             components.setdefault("schemas", {}).update(defs.get("$defs", {}))
         components.setdefault("securitySchemes", {})["BearerAuth"] = {
-            "type": "http", "scheme": "bearer", "description": "API key issued by `transfers clients create`",
+            "type": "http",
+            "scheme": "bearer",
+            "description": "API key issued by `transfers clients create`",
         }
         for path_item in doc.get("paths", {}).values():
             for operation in path_item.values():
@@ -47,8 +52,11 @@ def install_openapi(app: FastAPI) -> None:
                 if op_id in REQUEST_BODIES:
                     operation["requestBody"] = {
                         "required": True,
-                        "content": {"application/json": {"schema": {
-                            "$ref": f"#/components/schemas/{REQUEST_BODIES[op_id].__name__}"}}},
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": f"#/components/schemas/{REQUEST_BODIES[op_id].__name__}"}
+                            }
+                        },
                     }
                 for param in operation.get("parameters", []):
                     override = QUERY_TYPES.get(op_id, {}).get(param["name"])

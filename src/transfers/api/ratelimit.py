@@ -133,8 +133,15 @@ class MemoryBuckets:
 
 
 class RateLimiter:
-    def __init__(self, bucket: Bucket, *, redis_url: str = "", redis_prefix: str = "transfers:ratelimit:",
-                 redis_timeout: float = 0.5, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        bucket: Bucket,
+        *,
+        redis_url: str = "",
+        redis_prefix: str = "transfers:ratelimit:",
+        redis_timeout: float = 0.5,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.bucket = bucket
         self.memory = MemoryBuckets(bucket, clock)
         self._clock = clock
@@ -147,7 +154,9 @@ class RateLimiter:
             import redis.asyncio as aioredis
 
             self._redis = aioredis.from_url(
-                redis_url, socket_connect_timeout=redis_timeout, socket_timeout=redis_timeout,
+                redis_url,
+                socket_connect_timeout=redis_timeout,
+                socket_timeout=redis_timeout,
                 health_check_interval=30,
             )
             self._script = self._redis.register_script(_LUA_TAKE)
@@ -157,22 +166,30 @@ class RateLimiter:
         """``None`` (no limit) when ``rate_limit_per_minute`` or ``rate_limit_burst`` is 0 or less."""
         if settings.rate_limit_per_minute <= 0 or settings.rate_limit_burst <= 0:
             return None
-        return cls(Bucket(settings.rate_limit_per_minute / 60.0, settings.rate_limit_burst),
-                   redis_url=settings.redis_url, redis_prefix=settings.rate_limit_redis_prefix,
-                   redis_timeout=settings.rate_limit_redis_timeout_seconds)
+        return cls(
+            Bucket(settings.rate_limit_per_minute / 60.0, settings.rate_limit_burst),
+            redis_url=settings.redis_url,
+            redis_prefix=settings.rate_limit_redis_prefix,
+            redis_timeout=settings.rate_limit_redis_timeout_seconds,
+        )
 
     async def check(self, key_prefix: str) -> Decision:
         if self._redis is None or self._clock() < self._redis_down_until:
             return self.memory.take(key_prefix)
         try:
-            allowed, tokens = await self._script(keys=[self._prefix + key_prefix],
-                                                 args=[repr(self.bucket.rate), self.bucket.burst])
+            allowed, tokens = await self._script(
+                keys=[self._prefix + key_prefix], args=[repr(self.bucket.rate), self.bucket.burst]
+            )
         except Exception as exc:  # Redis down, slow or misconfigured: fail open to this process's buckets
             self._redis_down_until = self._clock() + _REDIS_RETRY_SECONDS
             if not self._redis_down:
                 self._redis_down = True
-                log.warning("rate_limit_redis_unavailable", error=type(exc).__name__, detail=str(exc)[:200],
-                            fallback="in-process buckets")
+                log.warning(
+                    "rate_limit_redis_unavailable",
+                    error=type(exc).__name__,
+                    detail=str(exc)[:200],
+                    fallback="in-process buckets",
+                )
             return self.memory.take(key_prefix)
         if self._redis_down:
             self._redis_down = False

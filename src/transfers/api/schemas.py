@@ -144,8 +144,15 @@ class Driver(_Strict):
 
 
 BookingStatus = Literal[
-    "PENDING", "PENDING_APPROVAL", "APPROVED", "CANCELLED", "FAILED", "DECLINED", "REFUNDED",
-    "COMPLETED", "DEFAULT",
+    "PENDING",
+    "PENDING_APPROVAL",
+    "APPROVED",
+    "CANCELLED",
+    "FAILED",
+    "DECLINED",
+    "REFUNDED",
+    "COMPLETED",
+    "DEFAULT",
 ]
 
 
@@ -254,14 +261,20 @@ def service_errors(*codes: ErrorCode) -> dict[int | str, dict[str, Any]]:
 
 
 AUTH_ERRORS: dict[int | str, dict[str, Any]] = service_errors(
-    ErrorCode.MALFORMED_JSON, ErrorCode.UNAUTHENTICATED, ErrorCode.CLIENT_SUSPENDED, ErrorCode.PAYLOAD_TOO_LARGE,
-    ErrorCode.RATE_LIMITED, ErrorCode.INTERNAL_ERROR, ErrorCode.UNAVAILABLE,
+    ErrorCode.MALFORMED_JSON,
+    ErrorCode.UNAUTHENTICATED,
+    ErrorCode.CLIENT_SUSPENDED,
+    ErrorCode.PAYLOAD_TOO_LARGE,
+    ErrorCode.RATE_LIMITED,
+    ErrorCode.INTERNAL_ERROR,
+    ErrorCode.UNAVAILABLE,
 )
 
 WITH_VALIDATION: dict[int | str, dict[str, Any]] = {
     **AUTH_ERRORS,
     422: _resp(ValidationErrorBody, "a validation code of SPEC.md section 7"),
 }
+
 
 class Error422(RootModel[ValidationErrorBody | ServiceErrorBody]):
     """422 on create/cancel: a spec validation code, or IDEMPOTENCY_KEY_REUSED (string code)."""

@@ -83,8 +83,9 @@ class Authenticator:
         if not done.cancelled():
             done.exception()  # retrieved here, so a lookup whose callers all went away logs nothing
 
-    async def _lookup(self, token: str, kind: str, prefix: str, digest: str,
-                      now: float) -> ClientPrincipal | PartnerPrincipal:
+    async def _lookup(
+        self, token: str, kind: str, prefix: str, digest: str, now: float
+    ) -> ClientPrincipal | PartnerPrincipal:
         row = await find_key(self._db, prefix)
         if row is None or not hashes_match(row["key_hash"], token) or row["revoked_at"] is not None:
             raise AuthFailure("unknown")
@@ -93,16 +94,19 @@ class Authenticator:
             if row["client_id"] is None:
                 raise AuthFailure("unknown")
             principal = ClientPrincipal(
-                client_id=int(row["client_id"]), name=row["client_name"], pay_type=row["pay_type"],
-                status=row["client_status"], can_create=bool(row["can_create"]),
-                can_cancel=bool(row["can_cancel"]), currency=row["currency"], key_prefix=prefix,
+                client_id=int(row["client_id"]),
+                name=row["client_name"],
+                pay_type=row["pay_type"],
+                status=row["client_status"],
+                can_create=bool(row["can_create"]),
+                can_cancel=bool(row["can_cancel"]),
+                currency=row["currency"],
+                key_prefix=prefix,
             )
         else:
             if row["partner_id"] is None or row["partner_status"] != "enabled":
                 raise AuthFailure("unknown")
-            principal = PartnerPrincipal(
-                partner_id=int(row["partner_id"]), name=row["partner_name"], key_prefix=prefix
-            )
+            principal = PartnerPrincipal(partner_id=int(row["partner_id"]), name=row["partner_name"], key_prefix=prefix)
         if self._ttl > 0:
             if len(self._cache) >= _CACHE_MAX:
                 self._cache.clear()

@@ -51,15 +51,21 @@ AMENDABLE_STATUSES = frozenset({BookingStatus.PENDING_APPROVAL, BookingStatus.AP
 EXPIRED_MESSAGE = "the partner could not be reached before the amendment's delivery deadline"
 
 
-async def request_amendment(svc: Services, client: ClientPrincipal, reservation_no: str | None,
-                            body: dict[str, Any]) -> dict[str, Any]:
+async def request_amendment(
+    svc: Services, client: ClientPrincipal, reservation_no: str | None, body: dict[str, Any]
+) -> dict[str, Any]:
     """``PATCH /booking?reservation_no=``: 1100 (the ``booking.create`` permission: amending is
     booking), 1400/1401 for the reservation as on GET, the fields' SPEC codes, then the state checks
     under the row lock. Answers ``{"status": "Success", "booking": BookingResource}`` (HTTP 202)."""
     if not client.may(Permission.BOOKING_CREATE):
         raise SpecError(Code.CREATION_PERMISSION_DENIED)
-    found = await client_booking(svc, client, reservation_no, required=Code.BOOKING_INFO_RESERVATION_REQUIRED,
-                                 not_found=Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
+    found = await client_booking(
+        svc,
+        client,
+        reservation_no,
+        required=Code.BOOKING_INFO_RESERVATION_REQUIRED,
+        not_found=Code.BOOKING_INFO_RESERVATION_NOT_FOUND,
+    )
     search_limits = limits(svc)
     parse_changes(body, found, svc.clock.now(), search_limits)  # bad input: its code, nothing written
     settings = svc.settings
@@ -71,38 +77,58 @@ async def request_amendment(svc: Services, client: ClientPrincipal, reservation_
         check_amendable(booking, now)
         changes = parse_changes(body, booking, now, search_limits)  # against the row as locked
         after = booking.moved(changes.columns)
-        deadline = delivery_deadline(now, min(booking.pickup_at, after.pickup_at),
-                                     hours_after_creation=settings.delivery_deadline_hours,
-                                     hours_before_pickup=settings.delivery_deadline_before_pickup_hours)
+        deadline = delivery_deadline(
+            now,
+            min(booking.pickup_at, after.pickup_at),
+            hours_after_creation=settings.delivery_deadline_hours,
+            hours_before_pickup=settings.delivery_deadline_before_pickup_hours,
+        )
         message = outbox_repo.new_message(
-            partner_id=booking.partner_id, kind=MessageKind.AMEND.value,
-            payload=amended_payload(after, changes), now=now, deadline=max(deadline, now), not_before=None,
-            lease_until=None)
+            partner_id=booking.partner_id,
+            kind=MessageKind.AMEND.value,
+            payload=amended_payload(after, changes),
+            now=now,
+            deadline=max(deadline, now),
+            not_before=None,
+            lease_until=None,
+        )
         amendment = {**requested(changes, now), "message_id": message.webhook_id}
-        moved = await update_details(conn, booking, {"amendment": amendment}, actor=f"client:{client.client_id}",
-                                     reason=f"amendment requested: {_fields(changes)}", now=now,
-                                     messages=(message,))
+        moved = await update_details(
+            conn,
+            booking,
+            {"amendment": amendment},
+            actor=f"client:{client.client_id}",
+            reason=f"amendment requested: {_fields(changes)}",
+            now=now,
+            messages=(message,),
+        )
     return {"status": "Success", "booking": booking_resource(moved, svc.clock.now())}
 
 
 def check_amendable(booking: Booking, now: datetime) -> None:
     status = booking.status
     if status not in AMENDABLE_STATUSES or booking.pickup_at <= now:
-        raise ServiceError(ErrorCode.AMENDMENT_NOT_ALLOWED,
-                           f"A {status.value} booking cannot be amended: only PENDING_APPROVAL and APPROVED "
-                           "bookings whose pickup is ahead.")
+        raise ServiceError(
+            ErrorCode.AMENDMENT_NOT_ALLOWED,
+            f"A {status.value} booking cannot be amended: only PENDING_APPROVAL and APPROVED "
+            "bookings whose pickup is ahead.",
+        )
     if quote(booking, now).fee > 0:
-        raise ServiceError(ErrorCode.AMENDMENT_NOT_ALLOWED,
-                           "The free cancellation window of this booking has passed, and with it the time for "
-                           "amendments; cancel (a fee applies) and book again, or ask the partner.")
+        raise ServiceError(
+            ErrorCode.AMENDMENT_NOT_ALLOWED,
+            "The free cancellation window of this booking has passed, and with it the time for "
+            "amendments; cancel (a fee applies) and book again, or ask the partner.",
+        )
     if is_pending(booking):
         raise ServiceError(ErrorCode.AMENDMENT_IN_PROGRESS)
 
 
 def _fields(changes: Changes) -> str:
-    names = [f"{section}.{field}" if isinstance(value, dict) else section
-             for section, value in changes.public.items()
-             for field in (value if isinstance(value, dict) else [None])]
+    names = [
+        f"{section}.{field}" if isinstance(value, dict) else section
+        for section, value in changes.public.items()
+        for field in (value if isinstance(value, dict) else [None])
+    ]
     return ", ".join(names)
 
 
@@ -114,36 +140,61 @@ def amended_payload(booking: Booking, changes: Changes) -> dict[str, Any]:
         "status": "AMENDED",
         "changes": changes.public,
         "vehicle_id": booking.partner_vehicle_id,
-        "passenger_info": {"name": booking.passenger_name, "surname": booking.passenger_surname,
-                           "email": booking.passenger_email, "phone": booking.passenger_phone},
+        "passenger_info": {
+            "name": booking.passenger_name,
+            "surname": booking.passenger_surname,
+            "email": booking.passenger_email,
+            "phone": booking.passenger_phone,
+        },
         "flight_info": {"flight_number": booking.flight_number, "extra_requests": booking.extra_requests},
         "trip": {
-            "from": booking.pickup_location, "to": booking.dropoff_location,
+            "from": booking.pickup_location,
+            "to": booking.dropoff_location,
             "date": local_time(booking.airport_iata, booking.pickup_at).isoformat(),
             "passengers": {"adult": booking.adult, "children": booking.children, "infant": booking.infant},
-            "suitcase": booking.suitcase, "small_bags": booking.small_bags,
+            "suitcase": booking.suitcase,
+            "small_bags": booking.small_bags,
         },
         "extras": [{"id": e["partner_extra_id"], "quantity": e["quantity"]} for e in booking.extras],
     }
 
 
-async def settle(conn: AsyncConnection, message: OutboxMessage, *, accepted: bool, partner_message: str | None,
-                 actor: str, now: datetime) -> Booking | None:
+async def settle(
+    conn: AsyncConnection,
+    message: OutboxMessage,
+    *,
+    accepted: bool,
+    partner_message: str | None,
+    actor: str,
+    now: datetime,
+) -> Booking | None:
     """The partner's verdict on an amendment message: applied, or rejected with its message. None
     when nothing changed: the booking's amendment is not this message's any more (rejected by a
     cancellation meanwhile), or the booking is gone."""
     booking = await lock_booking(conn, message.booking_id)
     amendment = booking.amendment if booking is not None else None
-    if booking is None or amendment is None or not is_pending(booking) \
-            or amendment.get("message_id") != message.webhook_id:
+    if (
+        booking is None
+        or amendment is None
+        or not is_pending(booking)
+        or amendment.get("message_id") != message.webhook_id
+    ):
         return None
     if accepted:
-        fields = {**columns_of(amendment["changes"]),
-                  "amendment": decided(amendment, AmendmentStatus.APPLIED, partner_message or None, now)}
+        fields = {
+            **columns_of(amendment["changes"]),
+            "amendment": decided(amendment, AmendmentStatus.APPLIED, partner_message or None, now),
+        }
         return await update_details(conn, booking, fields, actor=actor, reason="amendment applied", now=now)
     reason = partner_message or "refused by the partner"
-    return await update_details(conn, booking, {"amendment": decided(amendment, AmendmentStatus.REJECTED, reason, now)},
-                                actor=actor, reason=f"amendment rejected: {reason}", now=now)
+    return await update_details(
+        conn,
+        booking,
+        {"amendment": decided(amendment, AmendmentStatus.REJECTED, reason, now)},
+        actor=actor,
+        reason=f"amendment rejected: {reason}",
+        now=now,
+    )
 
 
 def accepted(answer: Any) -> bool:
@@ -153,5 +204,10 @@ def accepted(answer: Any) -> bool:
 async def withdraw(conn: AsyncConnection, booking: Booking, now: datetime) -> None:
     """A cancellation overtakes a pending amendment: its message, if not sent yet, is never sent."""
     if is_pending(booking):
-        await outbox_repo.withdraw_pending(conn, booking.id, MessageKind.AMEND.value, now=now,
-                                           reason="withdrawn: the booking was cancelled before it was delivered")
+        await outbox_repo.withdraw_pending(
+            conn,
+            booking.id,
+            MessageKind.AMEND.value,
+            now=now,
+            reason="withdrawn: the booking was cancelled before it was delivered",
+        )

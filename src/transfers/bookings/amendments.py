@@ -27,13 +27,30 @@ from transfers.search.airports import find_airport, local_time
 from transfers.search.rules import SearchLimits, pickup_instant
 
 AMENDABLE = ("pickup_datetime", "passenger", "travel_details")
-PASSENGER = {"name": "passenger_name", "surname": "passenger_surname", "email": "passenger_email",
-             "phone": "passenger_phone"}
+PASSENGER = {
+    "name": "passenger_name",
+    "surname": "passenger_surname",
+    "email": "passenger_email",
+    "phone": "passenger_phone",
+}
 TRAVEL = {"flight_number": "flight_number", "extra_requests": "extra_requests"}
-NOT_AMENDABLE = ("search_id", "vehicle_id", "pickup_location", "dropoff_location", "travelers", "passengers",
-                 "suitcase", "small_bags", "extra_services", "price", "vehicle", "booking_type")
-WHAT_MAY_CHANGE = ("pickup_datetime, passenger.{name, surname, email, phone}, "
-                   "travel_details.{flight_number, extra_requests}")
+NOT_AMENDABLE = (
+    "search_id",
+    "vehicle_id",
+    "pickup_location",
+    "dropoff_location",
+    "travelers",
+    "passengers",
+    "suitcase",
+    "small_bags",
+    "extra_services",
+    "price",
+    "vehicle",
+    "booking_type",
+)
+WHAT_MAY_CHANGE = (
+    "pickup_datetime, passenger.{name, surname, email, phone}, travel_details.{flight_number, extra_requests}"
+)
 
 
 class AmendmentStatus(StrEnum):
@@ -53,16 +70,18 @@ class Changes:
 
 def _not_amendable(field: str) -> ServiceError:
     if field in NOT_AMENDABLE or field.split(".")[0] in NOT_AMENDABLE:
-        return ServiceError(ErrorCode.FIELD_NOT_AMENDABLE,
-                            f"'{field}' cannot be amended: route, party, vehicle, luggage and extras stay as "
-                            f"booked and the price never changes (cancel and book again). "
-                            f"Amendable: {WHAT_MAY_CHANGE}.")
-    return ServiceError(ErrorCode.FIELD_NOT_AMENDABLE,
-                        f"'{field[:100]}' is not an amendable field. Amendable: {WHAT_MAY_CHANGE}.")
+        return ServiceError(
+            ErrorCode.FIELD_NOT_AMENDABLE,
+            f"'{field}' cannot be amended: route, party, vehicle, luggage and extras stay as "
+            f"booked and the price never changes (cancel and book again). "
+            f"Amendable: {WHAT_MAY_CHANGE}.",
+        )
+    return ServiceError(
+        ErrorCode.FIELD_NOT_AMENDABLE, f"'{field[:100]}' is not an amendable field. Amendable: {WHAT_MAY_CHANGE}."
+    )
 
 
-def parse_changes(body: Mapping[str, Any], booking: Booking, now: datetime,
-                  limits: SearchLimits) -> Changes:
+def parse_changes(body: Mapping[str, Any], booking: Booking, now: datetime, limits: SearchLimits) -> Changes:
     """The changes ``body`` asks of ``booking`` (see the module docstring for the order of checks)."""
     for key in body:
         if key not in AMENDABLE:
@@ -93,8 +112,14 @@ def parse_changes(body: Mapping[str, Any], booking: Booking, now: datetime,
         }
         for field in ("name", "surname", "phone", "email"):  # the 7.2 table's order
             if field in passenger:
-                _change(public.setdefault("passenger", {}), columns, field, PASSENGER[field],
-                        given[field](passenger[field]), booking)
+                _change(
+                    public.setdefault("passenger", {}),
+                    columns,
+                    field,
+                    PASSENGER[field],
+                    given[field](passenger[field]),
+                    booking,
+                )
         if not public.get("passenger"):
             public.pop("passenger", None)
     if "travel_details" in body:
@@ -104,24 +129,37 @@ def parse_changes(body: Mapping[str, Any], booking: Booking, now: datetime,
         section = public.setdefault("travel_details", {})
         if "extra_requests" in travel:  # a travel_details failure: ahead of 1013 in the table
             extra = travel["extra_requests"]
-            if extra is not None and (not isinstance(extra, str) or len(extra) > MAX_EXTRA_REQUESTS
-                                      or "\x00" in extra):
+            if extra is not None and (not isinstance(extra, str) or len(extra) > MAX_EXTRA_REQUESTS or "\x00" in extra):
                 raise SpecError(Code.TRAVEL_DETAILS_REQUIRED)
-            _change(section, columns, "extra_requests", "extra_requests",
-                    extra.strip() or None if isinstance(extra, str) else None, booking)
+            _change(
+                section,
+                columns,
+                "extra_requests",
+                "extra_requests",
+                extra.strip() or None if isinstance(extra, str) else None,
+                booking,
+            )
         if "flight_number" in travel:
-            _change(section, columns, "flight_number", "flight_number",
-                    required_text(travel["flight_number"], Code.FLIGHT_NUMBER_REQUIRED, MAX_FLIGHT), booking)
+            _change(
+                section,
+                columns,
+                "flight_number",
+                "flight_number",
+                required_text(travel["flight_number"], Code.FLIGHT_NUMBER_REQUIRED, MAX_FLIGHT),
+                booking,
+            )
         if not section:
             public.pop("travel_details")
     if not columns:
-        raise ServiceError(ErrorCode.AMENDMENT_EMPTY,
-                           "The amendment changes nothing: every field sent already has that value.")
+        raise ServiceError(
+            ErrorCode.AMENDMENT_EMPTY, "The amendment changes nothing: every field sent already has that value."
+        )
     return Changes(public, columns)
 
 
-def _change(section: dict[str, Any], columns: dict[str, Any], field: str, column: str, value: Any,
-            booking: Booking) -> None:
+def _change(
+    section: dict[str, Any], columns: dict[str, Any], field: str, column: str, value: Any, booking: Booking
+) -> None:
     if value != getattr(booking, column):
         section[field] = value
         columns[column] = value
@@ -140,12 +178,18 @@ def columns_of(public: Mapping[str, Any]) -> dict[str, Any]:
 
 def requested(changes: Changes, now: datetime) -> dict[str, Any]:
     """The booking's ``amendment`` while the partner has not answered."""
-    return {"status": AmendmentStatus.PENDING.value, "changes": changes.public, "message": None,
-            "requested_at": now.isoformat(), "decided_at": None}
+    return {
+        "status": AmendmentStatus.PENDING.value,
+        "changes": changes.public,
+        "message": None,
+        "requested_at": now.isoformat(),
+        "decided_at": None,
+    }
 
 
-def decided(amendment: Mapping[str, Any], status: AmendmentStatus, message: str | None,
-            now: datetime) -> dict[str, Any]:
+def decided(
+    amendment: Mapping[str, Any], status: AmendmentStatus, message: str | None, now: datetime
+) -> dict[str, Any]:
     return {**amendment, "status": status.value, "message": message, "decided_at": now.isoformat()}
 
 
@@ -158,5 +202,8 @@ def rejected_by_cancel(booking: Booking, now: datetime) -> dict[str, Any]:
     """The ``amendment`` column of a booking being cancelled: a pending amendment is rejected with it."""
     if booking.amendment is None or not is_pending(booking):
         return {}
-    return {"amendment": decided(booking.amendment, AmendmentStatus.REJECTED,
-                                 "the booking was cancelled before the partner answered", now)}
+    return {
+        "amendment": decided(
+            booking.amendment, AmendmentStatus.REJECTED, "the booking was cancelled before the partner answered", now
+        )
+    }

@@ -48,8 +48,13 @@ def cancellation_fields(booking: Booking, by: Canceller, now: datetime) -> dict[
     """The booking's cancellation columns for a cancel by ``by`` at ``now`` (``fee + refund = total``)."""
     total = booking.total
     fee = quote(booking, now).fee if by is Canceller.CLIENT else ZERO
-    return {"cancellation_fee": fee, "cancellation_refund": total - fee, "cancelled_at": now,
-            "cancelled_by": by.value, **rejected_by_cancel(booking, now)}
+    return {
+        "cancellation_fee": fee,
+        "cancellation_refund": total - fee,
+        "cancelled_at": now,
+        "cancelled_by": by.value,
+        **rejected_by_cancel(booking, now),
+    }
 
 
 def ledger_note(booking: Mapping[str, Any], reason: str | None) -> str:

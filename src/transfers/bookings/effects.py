@@ -109,6 +109,7 @@ class SideEffect:
 
 # --- the moved row -----------------------------------------------------------------------------------
 
+
 def status_values(target: BookingStatus, now: Any, fields: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The SET clause of every status UPDATE, general or fast (``now`` a value or a bind parameter)."""
     return {"status": target.value, "updated_at": now, **(fields or {})}
@@ -116,22 +117,37 @@ def status_values(target: BookingStatus, now: Any, fields: Mapping[str, Any] | N
 
 # --- audit -------------------------------------------------------------------------------------------
 
+
 async def _audit_write(conn: AsyncConnection, change: Change) -> None:
     await repo.record_transition(
-        conn, booking_id=change.booking["id"], to_status=change.to_status.value, actor=change.actor,
-        from_status=change.from_status.value if change.from_status is not None else None, reason=change.reason,
-        now=change.now)
+        conn,
+        booking_id=change.booking["id"],
+        to_status=change.to_status.value,
+        actor=change.actor,
+        from_status=change.from_status.value if change.from_status is not None else None,
+        reason=change.reason,
+        now=change.now,
+    )
 
 
 def _audit_fragment(ctx: FastContext) -> dict[str, CTE]:
     shape, types = ctx.shape, booking_transitions.c
     from_status = null() if shape.from_status is None else literal(shape.from_status.value, types.from_status.type)
-    return {"t": insert(booking_transitions).from_select(
-        ["booking_id", "from_status", "to_status", "actor", "reason", "created_at"],
-        select(ctx.moved.c.id, from_status, literal(shape.to_status.value, types.to_status.type),
-               bindparam("t_actor", type_=types.actor.type), bindparam("t_reason", type_=types.reason.type),
-               ctx.now),
-    ).cte("t")}
+    return {
+        "t": insert(booking_transitions)
+        .from_select(
+            ["booking_id", "from_status", "to_status", "actor", "reason", "created_at"],
+            select(
+                ctx.moved.c.id,
+                from_status,
+                literal(shape.to_status.value, types.to_status.type),
+                bindparam("t_actor", type_=types.actor.type),
+                bindparam("t_reason", type_=types.reason.type),
+                ctx.now,
+            ),
+        )
+        .cte("t")
+    }
 
 
 def _audit_params(change: Change, shape: FastShape) -> dict[str, Any]:
@@ -139,6 +155,7 @@ def _audit_params(change: Change, shape: FastShape) -> dict[str, Any]:
 
 
 # --- outbox messages ---------------------------------------------------------------------------------
+
 
 async def _messages_write(conn: AsyncConnection, change: Change) -> None:
     for message in change.messages:
@@ -149,27 +166,38 @@ def _messages_fragment(ctx: FastContext) -> dict[str, CTE]:
     pieces = {}
     for i in range(ctx.shape.messages):
         values = (bindparam(f"o{i}_{k}", type_=outbox.c[k].type) for k in outbox_repo.MESSAGE_KEYS)
-        pieces[f"o{i}"] = (insert(outbox).from_select(["booking_id", *outbox_repo.MESSAGE_KEYS],
-                                                      select(ctx.moved.c.id, *values))
-                           .returning(outbox.c.id).cte(f"o{i}"))
+        pieces[f"o{i}"] = (
+            insert(outbox)
+            .from_select(["booking_id", *outbox_repo.MESSAGE_KEYS], select(ctx.moved.c.id, *values))
+            .returning(outbox.c.id)
+            .cte(f"o{i}")
+        )
     return pieces
 
 
 def _messages_params(change: Change, shape: FastShape) -> dict[str, Any]:
     if len(change.messages) != shape.messages:
         raise ValueError(f"the statement writes {shape.messages} messages, the change has {len(change.messages)}")
-    return {f"o{i}_{k}": getattr(message, k) for i, message in enumerate(change.messages)
-            for k in outbox_repo.MESSAGE_KEYS}
+    return {
+        f"o{i}_{k}": getattr(message, k) for i, message in enumerate(change.messages) for k in outbox_repo.MESSAGE_KEYS
+    }
 
 
 def update_message(booking: Booking, payload: dict[str, Any], now: datetime) -> NewMessage:
     """The partner's ``PUT /booking/update`` for a change (a client's cancellation)."""
-    return outbox_repo.new_message(partner_id=booking.partner_id, kind=MessageKind.UPDATE.value,
-                                   payload=payload, now=now,
-                                   deadline=now + UPDATE_DEADLINE, not_before=None, lease_until=None)
+    return outbox_repo.new_message(
+        partner_id=booking.partner_id,
+        kind=MessageKind.UPDATE.value,
+        payload=payload,
+        now=now,
+        deadline=now + UPDATE_DEADLINE,
+        not_before=None,
+        lease_until=None,
+    )
 
 
 # --- ledger ------------------------------------------------------------------------------------------
+
 
 def ledger_move(change: Change) -> LedgerMove | None:
     """The money a change moves: a wallet-paid booking is debited when created and refunded when it
@@ -195,8 +223,15 @@ def ledger_move(change: Change) -> LedgerMove | None:
 async def _ledger_write(conn: AsyncConnection, change: Change) -> None:
     move = ledger_move(change)
     if move is not None:  # a debit that does not fit raises InsufficientBalance: the caller rolls back
-        await wallet_repo.post_entry_for_client(conn, client_id=move.client_id, kind=move.kind, amount=move.amount,
-                                                now=change.now, booking_id=change.booking["id"], note=move.note)
+        await wallet_repo.post_entry_for_client(
+            conn,
+            client_id=move.client_id,
+            kind=move.kind,
+            amount=move.amount,
+            now=change.now,
+            booking_id=change.booking["id"],
+            note=move.note,
+        )
 
 
 def _ledger_fragment(ctx: FastContext) -> dict[str, CTE]:
@@ -209,12 +244,22 @@ def _ledger_fragment(ctx: FastContext) -> dict[str, CTE]:
     if ctx.wallet is None:
         return {}
     w, types = ctx.wallet, ledger_entries.c
-    return {"l": insert(ledger_entries).from_select(
-        ["wallet_id", "kind", "amount", "booking_id", "note", "created_at", "balance_after"],
-        select(w.c.id, bindparam("w_kind", type_=types.kind.type), wallet_repo.DELTA, ctx.moved.c.id,
-               bindparam("w_note", type_=types.note.type), ctx.now, w.c.balance)
-        .select_from(w.join(ctx.moved, true())),
-    ).cte("l")}
+    return {
+        "l": insert(ledger_entries)
+        .from_select(
+            ["wallet_id", "kind", "amount", "booking_id", "note", "created_at", "balance_after"],
+            select(
+                w.c.id,
+                bindparam("w_kind", type_=types.kind.type),
+                wallet_repo.DELTA,
+                ctx.moved.c.id,
+                bindparam("w_note", type_=types.note.type),
+                ctx.now,
+                w.c.balance,
+            ).select_from(w.join(ctx.moved, true())),
+        )
+        .cte("l")
+    }
 
 
 def _ledger_params(change: Change, shape: FastShape) -> dict[str, Any]:
@@ -225,8 +270,12 @@ def _ledger_params(change: Change, shape: FastShape) -> dict[str, Any]:
         return {}
     if not shape.wallet:
         raise ValueError(f"the change moves money ({move.kind.value}), the statement has no wallet move")
-    return {"w_client_id": move.client_id, "w_kind": move.kind.value, "w_note": move.note,
-            "w_delta": signed_amount(move.kind, move.amount)}
+    return {
+        "w_client_id": move.client_id,
+        "w_kind": move.kind.value,
+        "w_note": move.note,
+        "w_delta": signed_amount(move.kind, move.amount),
+    }
 
 
 # Order of the general path: the ledger last, since its wallet UPDATE holds the wallet row's lock
@@ -263,21 +312,42 @@ def _capacity_params(change: Change, shape: FastShape) -> dict[str, Any]:
 # ``sequence`` numbers and the BookingResource as of the change; the worker fans them out to the
 # client's endpoints later, so a change costs one INSERT whatever the number of endpoints.
 
+
 def _event_rows(change: Change, last_sequence: int) -> list[dict[str, Any]]:
     booking = change.booking
-    specs = client_events.events_of(booking, None if change.from_status is None else change.from_status.value,
-                                    change.to_status.value, change.previous)
+    specs = client_events.events_of(
+        booking,
+        None if change.from_status is None else change.from_status.value,
+        change.to_status.value,
+        change.previous,
+    )
     snapshot = booking_resource(_view(booking), change.now)
     first = last_sequence - len(specs) + 1
-    return [{"event_id": client_events.new_event_id(), "client_id": booking["client_id"], "booking_id": booking["id"],
-             "type": spec.type.value, "sequence": first + i, "status": change.to_status.value,
-             "previous_status": spec.previous_status, "booking": snapshot, "created_at": change.now}
-            for i, spec in enumerate(specs)]
+    return [
+        {
+            "event_id": client_events.new_event_id(),
+            "client_id": booking["client_id"],
+            "booking_id": booking["id"],
+            "type": spec.type.value,
+            "sequence": first + i,
+            "status": change.to_status.value,
+            "previous_status": spec.previous_status,
+            "booking": snapshot,
+            "created_at": change.now,
+        }
+        for i, spec in enumerate(specs)
+    ]
 
 
 async def _events_write(conn: AsyncConnection, change: Change) -> None:
-    count = len(client_events.events_of(change.booking, None if change.from_status is None
-                                        else change.from_status.value, change.to_status.value, change.previous))
+    count = len(
+        client_events.events_of(
+            change.booking,
+            None if change.from_status is None else change.from_status.value,
+            change.to_status.value,
+            change.previous,
+        )
+    )
     if count == 0:
         return
     if change.from_status is None:  # created with ``event_sequence`` 1 (``service._booking_values``)
@@ -307,14 +377,34 @@ def _events_fragment(ctx: FastContext) -> dict[str, CTE]:
     else:
         raise NotImplementedError("a fast statement changes the status")
     moved = ctx.moved.c
-    return {"ev": insert(events_table).from_select(
-        ["event_id", "client_id", "booking_id", "type", "sequence", "status", "previous_status", "booking",
-         "created_at"],
-        select(bindparam("ev_id", type_=types.event_id.type), moved.client_id, moved.id,
-               literal(kind, types.type.type), moved.event_sequence,
-               literal(shape.to_status.value, types.status.type), previous,
-               bindparam("ev_booking", type_=types.booking.type), ctx.now),
-    ).cte("ev")}
+    return {
+        "ev": insert(events_table)
+        .from_select(
+            [
+                "event_id",
+                "client_id",
+                "booking_id",
+                "type",
+                "sequence",
+                "status",
+                "previous_status",
+                "booking",
+                "created_at",
+            ],
+            select(
+                bindparam("ev_id", type_=types.event_id.type),
+                moved.client_id,
+                moved.id,
+                literal(kind, types.type.type),
+                moved.event_sequence,
+                literal(shape.to_status.value, types.status.type),
+                previous,
+                bindparam("ev_booking", type_=types.booking.type),
+                ctx.now,
+            ),
+        )
+        .cte("ev")
+    }
 
 
 def _events_params(change: Change, shape: FastShape) -> dict[str, Any]:

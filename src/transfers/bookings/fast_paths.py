@@ -41,9 +41,15 @@ ACKNOWLEDGED_REASON = "partner acknowledged"
 
 # --- create ------------------------------------------------------------------------------------------
 
-async def store_created(db: Database, values: dict[str, Any], *, actor: str, message: NewMessage,
-                        before: Callable[[AsyncConnection], Awaitable[None]] | None = None,
-                        ) -> tuple[int, OutboxMessage]:
+
+async def store_created(
+    db: Database,
+    values: dict[str, Any],
+    *,
+    actor: str,
+    message: NewMessage,
+    before: Callable[[AsyncConnection], Awaitable[None]] | None = None,
+) -> tuple[int, OutboxMessage]:
     """Write a new booking (``values``: its columns, ``status`` PENDING), its "created" audit row,
     the partner's create message (``message``, from ``outbox.repository.new_message``) and, for a
     wallet payer, the debit with its ledger entry; returns (booking id, the message as stored).
@@ -95,14 +101,21 @@ def _created_statement(keys: tuple[str, ...], debit: bool) -> DirectStatement:
     wallet = None
     if debit:
         wallet = wallet_repo.MOVE_BY_CLIENT.values(updated_at=now).cte("w")
-        b = (insert(bookings).from_select(list(keys), select(*booking.values()).select_from(wallet))
-             .returning(*bookings.c).cte("b"))
+        b = (
+            insert(bookings)
+            .from_select(list(keys), select(*booking.values()).select_from(wallet))
+            .returning(*bookings.c)
+            .cte("b")
+        )
     else:
         b = insert(bookings).values(booking).returning(*bookings.c).cte("b")
     pieces = lifecycle.fast_pieces(FastContext(b, FastShape(None, S.PENDING, messages=1, wallet=debit), now, wallet))
     o = pieces.pop("o0")
-    statement = DirectStatement(select(b.c.id.label("booking_id"), o.c.id.label("outbox_id"))
-                                .select_from(b.join(o, true())).add_cte(*pieces.values()))
+    statement = DirectStatement(
+        select(b.c.id.label("booking_id"), o.c.id.label("outbox_id"))
+        .select_from(b.join(o, true()))
+        .add_cte(*pieces.values())
+    )
     _CREATED[(keys, debit)] = statement
     return statement
 
@@ -122,26 +135,49 @@ def _acknowledge_statement() -> Select[Any]:
     under its row lock. No row back: nothing was written (the booking was not PENDING, or the
     lease was gone). Being all-or-nothing it may run in autocommit."""
     now = bindparam("m_now", type_=outbox.c.finished_at.type)
-    reference = func.coalesce(bindparam("b_ref", type_=bookings.c.partner_reference.type),
-                              bookings.c.partner_reference)
-    b = (update(bookings).where(bookings.c.id == bindparam("b_id"), bookings.c.status == S.PENDING.value,
-                                exists(select(outbox.c.id).where(outbox_repo.held_by_caller())))
-         .values(lifecycle.status_values(S.PENDING_APPROVAL, now, {
-             "partner_reference": reference,
-             # issue 14: this change's booking.status_changed takes the next sequence (the "ev" CTE)
-             "event_sequence": bookings.c.event_sequence + 1}))
-         .returning(*bookings.c).cte("b"))
+    reference = func.coalesce(bindparam("b_ref", type_=bookings.c.partner_reference.type), bookings.c.partner_reference)
+    b = (
+        update(bookings)
+        .where(
+            bookings.c.id == bindparam("b_id"),
+            bookings.c.status == S.PENDING.value,
+            exists(select(outbox.c.id).where(outbox_repo.held_by_caller())),
+        )
+        .values(
+            lifecycle.status_values(
+                S.PENDING_APPROVAL,
+                now,
+                {
+                    "partner_reference": reference,
+                    # issue 14: this change's booking.status_changed takes the next sequence (the "ev" CTE)
+                    "event_sequence": bookings.c.event_sequence + 1,
+                },
+            )
+        )
+        .returning(*bookings.c)
+        .cte("b")
+    )
     f = outbox_repo.delivered_fragment(b, now)
     pieces = lifecycle.fast_pieces(FastContext(b, _ACK_SHAPE, now))
-    return (select(*b.c, f.c.id.label("finished_id")).select_from(b.outerjoin(f, true()))
-            .add_cte(outbox_repo.attempt_fragment(b), *pieces.values()))
+    return (
+        select(*b.c, f.c.id.label("finished_id"))
+        .select_from(b.outerjoin(f, true()))
+        .add_cte(outbox_repo.attempt_fragment(b), *pieces.values())
+    )
 
 
 _ACKNOWLEDGE = DirectStatement(_acknowledge_statement())
 
 
-async def finish_acknowledged(db: Database, message: OutboxMessage, *, attempt: dict[str, Any],
-                              partner_reference: str | None, actor: str, now: datetime) -> Booking | None:
+async def finish_acknowledged(
+    db: Database,
+    message: OutboxMessage,
+    *,
+    attempt: dict[str, Any],
+    partner_reference: str | None,
+    actor: str,
+    now: datetime,
+) -> Booking | None:
     """``record_attempt`` + ``finish(DELIVERED)`` + ``partner_updates.acknowledge`` of a PENDING
     booking (the usual effect of an accepting create answer) in one round trip and in autocommit by
     the direct path (``Database.write_one``), PostgreSQL only (SQLite has no DML in CTEs). Returns
@@ -149,9 +185,15 @@ async def finish_acknowledged(db: Database, message: OutboxMessage, *, attempt: 
     the answer the general way."""
     change = Change({}, S.PENDING, S.PENDING_APPROVAL, actor, ACKNOWLEDGED_REASON, now)
     row = await db.write_one(
-        _ACKNOWLEDGE, m_id=message.id, m_lease=message.lease_until, m_now=now, b_id=message.booking_id,
-        b_ref=partner_reference or None, **outbox_repo.attempt_params(attempt),
-        **lifecycle.fast_params(change, _ACK_SHAPE))
+        _ACKNOWLEDGE,
+        m_id=message.id,
+        m_lease=message.lease_until,
+        m_now=now,
+        b_id=message.booking_id,
+        b_ref=partner_reference or None,
+        **outbox_repo.attempt_params(attempt),
+        **lifecycle.fast_params(change, _ACK_SHAPE),
+    )
     # finished_id is NULL only if the lease was taken between the two UPDATEs' checks (a lease
     # outliving its 60 s): the answer is applied all the same, and the new holder's redelivery
     # (same webhook-id) finds the booking acknowledged already.

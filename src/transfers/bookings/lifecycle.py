@@ -58,19 +58,29 @@ class ConcurrentChange(Exception):
 
 # --- the general path --------------------------------------------------------------------------------
 
+
 async def lock_booking(conn: AsyncConnection, booking_id: int) -> Booking | None:
     """Read the booking under a row lock (PostgreSQL); SQLite's write transaction already excludes others."""
     return await repo.lock_by_id(conn, booking_id)
 
 
-async def create(conn: AsyncConnection, values: dict[str, Any], *, actor: str,
-                 messages: tuple[NewMessage, ...]) -> int:
+async def create(conn: AsyncConnection, values: dict[str, Any], *, actor: str, messages: tuple[NewMessage, ...]) -> int:
     """Insert a new booking and write its creation's side effects (audit row, ``messages``, the
     debit of a wallet payer, last). Raises InsufficientBalance when the debit does not fit: the
     caller's transaction then rolls back. Returns the booking's id."""
     booking_id = await repo.insert_booking(conn, values)
-    await write_effects(conn, Change({**values, "id": booking_id}, None, BookingStatus(values["status"]), actor,
-                                     CREATED_REASON, values["created_at"], messages))
+    await write_effects(
+        conn,
+        Change(
+            {**values, "id": booking_id},
+            None,
+            BookingStatus(values["status"]),
+            actor,
+            CREATED_REASON,
+            values["created_at"],
+            messages,
+        ),
+    )
     return booking_id
 
 
@@ -95,8 +105,7 @@ async def transition(
         raise ConcurrentChange()
     moved = booking.moved(values)
     messages = (update_message(moved, notify_partner, now),) if notify_partner is not None else ()
-    await write_effects(conn, Change(moved.as_dict(), current, target, actor, reason, now, messages,
-                                     booking.as_dict()))
+    await write_effects(conn, Change(moved.as_dict(), current, target, actor, reason, now, messages, booking.as_dict()))
     return moved
 
 
@@ -123,8 +132,16 @@ async def transition_unread(
     return moved
 
 
-async def update_details(conn: AsyncConnection, booking: Booking, fields: dict[str, Any], *, actor: str,
-                         reason: str, now: datetime, messages: tuple[NewMessage, ...] = ()) -> Booking:
+async def update_details(
+    conn: AsyncConnection,
+    booking: Booking,
+    fields: dict[str, Any],
+    *,
+    actor: str,
+    reason: str,
+    now: datetime,
+    messages: tuple[NewMessage, ...] = (),
+) -> Booking:
     """A change of the booking's details without a change of status (the driver of an APPROVED
     booking, an amendment requested or settled): an audit row from and to the same status, the
     outbox ``messages`` the change sends (an amendment's ``AMENDED`` update), and every other side
@@ -133,8 +150,7 @@ async def update_details(conn: AsyncConnection, booking: Booking, fields: dict[s
     values = {**fields, "updated_at": now}
     await repo.update_fields(conn, booking.id, values)
     moved = booking.moved(values)
-    await write_effects(conn, Change(moved.as_dict(), status, status, actor, reason, now, messages,
-                                     booking.as_dict()))
+    await write_effects(conn, Change(moved.as_dict(), status, status, actor, reason, now, messages, booking.as_dict()))
     return moved
 
 
@@ -154,8 +170,12 @@ async def retry_concurrent(attempt: Callable[[], Awaitable[T]]) -> T:
 
 
 def driver_fields(driver: Any, meeting_point: str | None) -> dict[str, Any]:
-    return {"driver_name": driver.name, "driver_phone": driver.phone, "driver_plate": driver.plate,
-            "meeting_point": meeting_point}
+    return {
+        "driver_name": driver.name,
+        "driver_phone": driver.phone,
+        "driver_plate": driver.plate,
+        "meeting_point": meeting_point,
+    }
 
 
 # Re-exported: callers name the side effects through the one status writer.

@@ -65,6 +65,7 @@ class BookingFilter:
 
 # ---- parsing the query ----------------------------------------------------------------------------
 
+
 def parse_statuses(values: Sequence[str]) -> frozenset[BookingStatus]:
     found: set[BookingStatus] = set()
     for value in values:
@@ -83,24 +84,42 @@ def parse_instant(name: str, value: str | None) -> datetime | None:
     try:
         moment = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
     except ValueError:
-        raise invalid_filter(f"{name} must be an ISO 8601 date-time, e.g. 2026-12-01T00:00:00Z "
-                             "(in a URL, write the + of an offset as %2B).") from None
+        raise invalid_filter(
+            f"{name} must be an ISO 8601 date-time, e.g. 2026-12-01T00:00:00Z "
+            "(in a URL, write the + of an offset as %2B)."
+        ) from None
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise invalid_filter(f"{name} must carry a UTC offset, e.g. 2026-12-01T00:00:00Z or +01:00.")
     return moment.astimezone(UTC)
 
 
-def parse_filter(svc: Services, client: ClientPrincipal, *, statuses: Sequence[str], pickup_from: str | None,
-                 pickup_to: str | None, created_from: str | None, created_to: str | None,
-                 limit: str | None, cursor: str | None) -> BookingFilter:
+def parse_filter(
+    svc: Services,
+    client: ClientPrincipal,
+    *,
+    statuses: Sequence[str],
+    pickup_from: str | None,
+    pickup_to: str | None,
+    created_from: str | None,
+    created_to: str | None,
+    limit: str | None,
+    cursor: str | None,
+) -> BookingFilter:
     """The query parameters as a filter, checked in the order they are documented."""
     wanted = parse_statuses(statuses)
     pickup = _range("pickup_from", pickup_from, "pickup_to", pickup_to)
     created = _range("created_from", created_from, "created_to", created_to)
     size = parse_limit(limit)
     after = decode_cursor(svc, client, cursor) if cursor is not None else None
-    return BookingFilter(statuses=wanted, pickup_from=pickup[0], pickup_to=pickup[1], created_from=created[0],
-                         created_to=created[1], limit=size, after=after)
+    return BookingFilter(
+        statuses=wanted,
+        pickup_from=pickup[0],
+        pickup_to=pickup[1],
+        created_from=created[0],
+        created_to=created[1],
+        limit=size,
+        after=after,
+    )
 
 
 def _range(low_name: str, low: str | None, high_name: str, high: str | None) -> tuple[datetime | None, datetime | None]:
@@ -111,6 +130,7 @@ def _range(low_name: str, low: str | None, high_name: str, high: str | None) -> 
 
 
 # ---- the cursor -----------------------------------------------------------------------------------
+
 
 def _cursor_key(svc: Services) -> bytes:
     return svc.box.derive("booking-list-cursor")
@@ -139,6 +159,7 @@ def decode_cursor(svc: Services, client: ClientPrincipal, cursor: str) -> Positi
 
 
 # ---- the query ------------------------------------------------------------------------------------
+
 
 def _conditions(client_id: int, wanted: BookingFilter) -> list[ColumnElement[bool]]:
     b = bookings.c
@@ -171,7 +192,7 @@ async def list_bookings(svc: Services, client: ClientPrincipal, wanted: BookingF
     )
     async with svc.db.read() as conn:
         rows = [Booking.from_row(row) for row in (await conn.execute(query)).mappings()]
-    page, more = rows[:wanted.limit], len(rows) > wanted.limit
+    page, more = rows[: wanted.limit], len(rows) > wanted.limit
     now = svc.clock.now()
     next_cursor = None
     if more:

@@ -17,8 +17,9 @@ from transfers.errors import Code, SpecError
 from transfers.services import Services
 
 
-async def client_booking(svc: Services, client: ClientPrincipal, reservation_no: str | None, *,
-                         required: Code, not_found: Code) -> Booking:
+async def client_booking(
+    svc: Services, client: ClientPrincipal, reservation_no: str | None, *, required: Code, not_found: Code
+) -> Booking:
     if not reservation_no:
         raise SpecError(required)
     if not could_exist(reservation_no):

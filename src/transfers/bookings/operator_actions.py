@@ -73,16 +73,31 @@ async def cancel(svc: Services, reservation_no: str, reason: str, *, actor: str)
         await amending.withdraw(conn, booking, now)  # a pending amendment is rejected with the booking
         try:
             moved = await transition(
-                conn, booking, S.CANCELLED, actor=actor, reason=f"cancelled by operator: {text}", now=now,
+                conn,
+                booking,
+                S.CANCELLED,
+                actor=actor,
+                reason=f"cancelled by operator: {text}",
+                now=now,
                 # DECISIONS 14: recorded as the operator's cancellation, refunded in full
                 fields={"cancel_note": text, **cancellation_fields(booking, Canceller.OPERATOR, now)},
-                notify_partner={"reservation_no": booking.reservation_no, "status": "CANCELLED",
-                                "cancel_reason": "Cancelled by the operator", "note": text})
+                notify_partner={
+                    "reservation_no": booking.reservation_no,
+                    "status": "CANCELLED",
+                    "cancel_reason": "Cancelled by the operator",
+                    "note": text,
+                },
+            )
         except (TransitionRefused, ConcurrentChange):
             raise ActionRefused("The booking changed meanwhile; nothing was done. Look again.") from None
-        await record_admin_action(conn, actor=actor, action="booking.cancel", subject=f"booking:{reservation_no}",
-                                  details={"from_status": current.value, "reason": text,
-                                           "refund": str(booking.total)}, now=now)
+        await record_admin_action(
+            conn,
+            actor=actor,
+            action="booking.cancel",
+            subject=f"booking:{reservation_no}",
+            details={"from_status": current.value, "reason": text, "refund": str(booking.total)},
+            now=now,
+        )
     return moved
 
 
@@ -94,13 +109,24 @@ async def refund(svc: Services, reservation_no: str, reason: str, *, actor: str)
         if booking.status is not S.COMPLETED:
             raise ActionRefused(f"Only a COMPLETED booking can be refunded; this one is {booking.status.value}.")
         try:
-            moved = await transition(conn, booking, S.REFUNDED, actor=actor, reason=f"refunded by operator: {text}",
-                                     now=now)
+            moved = await transition(
+                conn, booking, S.REFUNDED, actor=actor, reason=f"refunded by operator: {text}", now=now
+            )
         except (TransitionRefused, ConcurrentChange):
             raise ActionRefused("The booking changed meanwhile; nothing was done. Look again.") from None
-        await record_admin_action(conn, actor=actor, action="booking.refund", subject=f"booking:{reservation_no}",
-                                  details={"amount": str(booking.total), "currency": booking.currency,
-                                           "pay_type": booking.pay_type, "reason": text}, now=now)
+        await record_admin_action(
+            conn,
+            actor=actor,
+            action="booking.refund",
+            subject=f"booking:{reservation_no}",
+            details={
+                "amount": str(booking.total),
+                "currency": booking.currency,
+                "pay_type": booking.pay_type,
+                "reason": text,
+            },
+            now=now,
+        )
     return moved
 
 
@@ -113,8 +139,9 @@ class SyncResult:
     problem: str | None = None
 
 
-async def sync_booking(svc: Services, booking_id: int, reservation_no: str, partner_id: int, *,
-                       actor: str) -> SyncResult:
+async def sync_booking(
+    svc: Services, booking_id: int, reservation_no: str, partner_id: int, *, actor: str
+) -> SyncResult:
     """``GET /booking/info`` now, and the partner's word applied through ``partner_updates`` (the
     reconcile job's step, also the console's ``Sync with partner``). Never raises for the partner's
     failures: they come back as ``problem``."""
@@ -123,11 +150,19 @@ async def sync_booking(svc: Services, booking_id: int, reservation_no: str, part
         return SyncResult(False, None, None, None, "the partner is unknown")
     if endpoint.hosted:  # a hosted partner answers in the portal, not by GET /booking/info
         return SyncResult(False, None, None, None, "a hosted partner answers in its portal, not by a sync")
-    result = await svc.partner_client.call(endpoint, "GET", info_path(reservation_no), None,
-                                           timeout=svc.settings.partner_timeout_seconds)
+    result = await svc.partner_client.call(
+        endpoint, "GET", info_path(reservation_no), None, timeout=svc.settings.partner_timeout_seconds
+    )
     if not result.ok:
-        return SyncResult(False, None, None, None, f"the partner did not answer usefully ({result.outcome}"
-                          + (f", HTTP {result.http_status}" if result.http_status else "") + ")")
+        return SyncResult(
+            False,
+            None,
+            None,
+            None,
+            f"the partner did not answer usefully ({result.outcome}"
+            + (f", HTTP {result.http_status}" if result.http_status else "")
+            + ")",
+        )
     try:
         info = WireInfoAnswer.model_validate(result.body)
     except ValidationError as exc:
@@ -141,8 +176,9 @@ async def sync_booking(svc: Services, booking_id: int, reservation_no: str, part
             if booking is None:
                 return SyncResult(True, info.status, None, None, "the booking is gone")
             before = booking.status.value
-            moved = await partner_updates.apply_reported_status(conn, booking, info.status, info.driver_info,
-                                                                info.meeting_point, actor=actor, now=now)
+            moved = await partner_updates.apply_reported_status(
+                conn, booking, info.status, info.driver_info, info.meeting_point, actor=actor, now=now
+            )
     except (ConcurrentChange, partner_updates.UpdateRefused) as exc:
         log.info("reconcile_skipped", reservation_no=reservation_no, reason=type(exc).__name__)
         return SyncResult(True, info.status, None, None, "the booking changed meanwhile; nothing applied")
@@ -158,7 +194,17 @@ async def sync(svc: Services, reservation_no: str, *, actor: str) -> SyncResult:
     outcome = await sync_booking(svc, booking.id, reservation_no, booking.partner_id, actor=actor)
     now: datetime = svc.clock.now()
     async with svc.db.write() as conn:
-        await record_admin_action(conn, actor=actor, action="booking.sync", subject=f"booking:{reservation_no}",
-                                  details={"partner_status": outcome.partner_status, "before": outcome.before,
-                                           "after": outcome.after, "problem": outcome.problem}, now=now)
+        await record_admin_action(
+            conn,
+            actor=actor,
+            action="booking.sync",
+            subject=f"booking:{reservation_no}",
+            details={
+                "partner_status": outcome.partner_status,
+                "before": outcome.before,
+                "after": outcome.after,
+                "problem": outcome.problem,
+            },
+            now=now,
+        )
     return outcome

@@ -27,8 +27,9 @@ class UpdateRefused(Exception):
     """The partner asked for something the state machine does not allow (answered 422)."""
 
 
-async def approve(conn: AsyncConnection, booking: Booking, driver: WireDriver, meeting_point: str | None, *,
-                  actor: str, now: datetime) -> Booking:
+async def approve(
+    conn: AsyncConnection, booking: Booking, driver: WireDriver, meeting_point: str | None, *, actor: str, now: datetime
+) -> Booking:
     current = booking.status
     fields = driver_fields(driver, meeting_point)
     if current is S.APPROVED:
@@ -40,8 +41,15 @@ async def approve(conn: AsyncConnection, booking: Booking, driver: WireDriver, m
     return await transition(conn, booking, S.APPROVED, actor=actor, reason="driver assigned", now=now, fields=fields)
 
 
-async def cancel(conn: AsyncConnection, booking: Booking, reason: str | None, *, actor: str,
-                 now: datetime, by: Canceller = Canceller.PARTNER) -> Booking:
+async def cancel(
+    conn: AsyncConnection,
+    booking: Booking,
+    reason: str | None,
+    *,
+    actor: str,
+    now: datetime,
+    by: Canceller = Canceller.PARTNER,
+) -> Booking:
     """A cancellation that is not the client's: the partner's (reverse API, info sync) or, with
     ``by=Canceller.OPERATOR``, an operator's. Refunded in full (DECISIONS 14); a pending amendment
     is rejected and its message withdrawn if not sent yet."""
@@ -51,50 +59,72 @@ async def cancel(conn: AsyncConnection, booking: Booking, reason: str | None, *,
     if not can_transition(current, S.CANCELLED):
         raise UpdateRefused(f"a {current.value} booking cannot be cancelled")
     await amending.withdraw(conn, booking, now)
-    return await transition(conn, booking, S.CANCELLED, actor=actor, reason=reason or f"cancelled by {by.value}",
-                            now=now, fields={"cancel_note": reason, **cancellation_fields(booking, by, now)})
+    return await transition(
+        conn,
+        booking,
+        S.CANCELLED,
+        actor=actor,
+        reason=reason or f"cancelled by {by.value}",
+        now=now,
+        fields={"cancel_note": reason, **cancellation_fields(booking, by, now)},
+    )
 
 
-async def acknowledge(conn: AsyncConnection, booking: Booking, *, actor: str, now: datetime,
-                      partner_reference: str | None = None) -> Booking:
+async def acknowledge(
+    conn: AsyncConnection, booking: Booking, *, actor: str, now: datetime, partner_reference: str | None = None
+) -> Booking:
     """The partner accepted the booking without a driver yet: PENDING -> PENDING_APPROVAL."""
     reference = {"partner_reference": partner_reference} if partner_reference else None
     if booking.status is S.PENDING:  # the reference rides on the status change's UPDATE
-        return await transition(conn, booking, S.PENDING_APPROVAL, actor=actor, reason=ACKNOWLEDGED_REASON,
-                                now=now, fields=reference)
+        return await transition(
+            conn, booking, S.PENDING_APPROVAL, actor=actor, reason=ACKNOWLEDGED_REASON, now=now, fields=reference
+        )
     if reference:
         await repo.update_fields(conn, booking.id, reference)
         booking = booking.moved(reference)
     return booking
 
 
-async def acknowledge_pending(conn: AsyncConnection, booking_id: int, *, actor: str, now: datetime,
-                              partner_reference: str | None = None) -> Booking | None:
+async def acknowledge_pending(
+    conn: AsyncConnection, booking_id: int, *, actor: str, now: datetime, partner_reference: str | None = None
+) -> Booking | None:
     """``acknowledge`` for the usual case, a create answer for a booking still PENDING, without
     reading the booking first (one UPDATE ... RETURNING instead of SELECT ... FOR UPDATE + UPDATE).
     None when the booking is not PENDING (nothing written): use ``lock_booking`` + ``acknowledge``."""
-    return await transition_unread(conn, booking_id, S.PENDING, S.PENDING_APPROVAL, actor=actor,
-                                   reason=ACKNOWLEDGED_REASON, now=now,
-                                   fields={"partner_reference": partner_reference} if partner_reference else None)
+    return await transition_unread(
+        conn,
+        booking_id,
+        S.PENDING,
+        S.PENDING_APPROVAL,
+        actor=actor,
+        reason=ACKNOWLEDGED_REASON,
+        now=now,
+        fields={"partner_reference": partner_reference} if partner_reference else None,
+    )
 
 
-async def decline(conn: AsyncConnection, booking: Booking, reason: str, *, actor: str,
-                  now: datetime) -> Booking:
+async def decline(conn: AsyncConnection, booking: Booking, reason: str, *, actor: str, now: datetime) -> Booking:
     if can_transition(booking.status, S.DECLINED):
         return await transition(conn, booking, S.DECLINED, actor=actor, reason=reason, now=now)
     return booking
 
 
-async def fail(conn: AsyncConnection, booking: Booking, reason: str, *, actor: str,
-               now: datetime) -> Booking:
+async def fail(conn: AsyncConnection, booking: Booking, reason: str, *, actor: str, now: datetime) -> Booking:
     if can_transition(booking.status, S.FAILED):
         return await transition(conn, booking, S.FAILED, actor=actor, reason=reason, now=now)
     return booking
 
 
-async def apply_reported_status(conn: AsyncConnection, booking: Booking, status: str,
-                                driver: WireDriver | None, meeting_point: str | None, *, actor: str,
-                                now: datetime) -> Booking:
+async def apply_reported_status(
+    conn: AsyncConnection,
+    booking: Booking,
+    status: str,
+    driver: WireDriver | None,
+    meeting_point: str | None,
+    *,
+    actor: str,
+    now: datetime,
+) -> Booking:
     """A status the partner reported in a create answer or an info sync (not the reverse API)."""
     if status == "APPROVED" and driver is not None:
         if can_transition(booking.status, S.APPROVED) or booking.status is S.APPROVED:

@@ -10,17 +10,37 @@ from transfers.bookings.models import ListedBooking
 from transfers.db.tables import bookings, clients, partners
 
 
-async def operator_list(conn: AsyncConnection, *, status: str | None = None, client_id: int | None = None,
-                        partner_id: int | None = None, limit: int = 50) -> list[ListedBooking]:
+async def operator_list(
+    conn: AsyncConnection,
+    *,
+    status: str | None = None,
+    client_id: int | None = None,
+    partner_id: int | None = None,
+    limit: int = 50,
+) -> list[ListedBooking]:
     """Bookings newest first with their client's and partner's names (``transfers bookings list``);
     each filter given narrows the list (AND)."""
     query = (
-        select(bookings.c.id, bookings.c.reservation_no, bookings.c.status, bookings.c.client_id,
-               clients.c.name.label("client_name"), bookings.c.partner_id, partners.c.name.label("partner_name"),
-               bookings.c.airport_iata, bookings.c.pickup_at, bookings.c.total, bookings.c.net_total,
-               bookings.c.currency, bookings.c.created_at)
-        .select_from(bookings.join(clients, clients.c.id == bookings.c.client_id)
-                     .join(partners, partners.c.id == bookings.c.partner_id))
+        select(
+            bookings.c.id,
+            bookings.c.reservation_no,
+            bookings.c.status,
+            bookings.c.client_id,
+            clients.c.name.label("client_name"),
+            bookings.c.partner_id,
+            partners.c.name.label("partner_name"),
+            bookings.c.airport_iata,
+            bookings.c.pickup_at,
+            bookings.c.total,
+            bookings.c.net_total,
+            bookings.c.currency,
+            bookings.c.created_at,
+        )
+        .select_from(
+            bookings.join(clients, clients.c.id == bookings.c.client_id).join(
+                partners, partners.c.id == bookings.c.partner_id
+            )
+        )
         .order_by(bookings.c.created_at.desc(), bookings.c.id.desc())
         .limit(limit)
     )
@@ -35,12 +55,17 @@ async def operator_list(conn: AsyncConnection, *, status: str | None = None, cli
 
 async def party_names(conn: AsyncConnection, booking_id: int) -> tuple[str | None, str | None]:
     """The names of the booking's client and partner (None for a row that is missing)."""
-    row = (await conn.execute(
-        select(clients.c.name.label("client_name"), partners.c.name.label("partner_name"))
-        .select_from(bookings.outerjoin(clients, clients.c.id == bookings.c.client_id)
-                     .outerjoin(partners, partners.c.id == bookings.c.partner_id))
-        .where(bookings.c.id == booking_id)
-    )).first()
+    row = (
+        await conn.execute(
+            select(clients.c.name.label("client_name"), partners.c.name.label("partner_name"))
+            .select_from(
+                bookings.outerjoin(clients, clients.c.id == bookings.c.client_id).outerjoin(
+                    partners, partners.c.id == bookings.c.partner_id
+                )
+            )
+            .where(bookings.c.id == booking_id)
+        )
+    ).first()
     if row is None:
         return None, None
     client_name, partner_name = row

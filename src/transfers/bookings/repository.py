@@ -40,21 +40,32 @@ _SET_STATUS = _UPDATE.where(bookings.c.status == bindparam("b_expected"))
 _MOVE_STATUS = _SET_STATUS.returning(*bookings.c)
 
 _VEHICLE = [c.label(f"v_{c.name}") for c in search_vehicles.c]
-_PARTNER = [partners.c.name.label("p_name"), partners.c.base_url.label("p_base_url"),
-            partners.c.outbound_token_enc.label("p_token_enc"), partners.c.signing_secret_enc.label("p_secret_enc"),
-            partners.c.previous_signing_secret_enc.label("p_previous_secret_enc"),  # issue 13: rotation overlap
-            partners.c.previous_secret_until.label("p_previous_until"),
-            partners.c.hosted.label("p_hosted")]
+_PARTNER = [
+    partners.c.name.label("p_name"),
+    partners.c.base_url.label("p_base_url"),
+    partners.c.outbound_token_enc.label("p_token_enc"),
+    partners.c.signing_secret_enc.label("p_secret_enc"),
+    partners.c.previous_signing_secret_enc.label("p_previous_secret_enc"),  # issue 13: rotation overlap
+    partners.c.previous_secret_until.label("p_previous_until"),
+    partners.c.hosted.label("p_hosted"),
+]
 # The caller's unexpired search, the chosen vehicle and its partner's endpoint in one statement: the
 # vehicle (and its partner) are outer-joined, so a visible search with an unknown vehicle number
 # still answers (SPEC 7.2 tells "no such search" from "no such vehicle").
 _OFFER = DirectStatement(
     select(*(searches.c[name] for name in SEARCHED_TRIP_FIELDS), *_VEHICLE, *_PARTNER)
-    .select_from(searches.outerjoin(search_vehicles, (search_vehicles.c.search_pk == searches.c.id)
-                                    & (search_vehicles.c.vehicle_no == bindparam("b_vehicle_no")))
-                 .outerjoin(partners, partners.c.id == search_vehicles.c.partner_id))
-    .where(searches.c.search_id == bindparam("b_search_id"), searches.c.client_id == bindparam("b_client_id"),
-           searches.c.expires_at > bindparam("b_now"))
+    .select_from(
+        searches.outerjoin(
+            search_vehicles,
+            (search_vehicles.c.search_pk == searches.c.id)
+            & (search_vehicles.c.vehicle_no == bindparam("b_vehicle_no")),
+        ).outerjoin(partners, partners.c.id == search_vehicles.c.partner_id)
+    )
+    .where(
+        searches.c.search_id == bindparam("b_search_id"),
+        searches.c.client_id == bindparam("b_client_id"),
+        searches.c.expires_at > bindparam("b_now"),
+    )
 )
 
 
@@ -75,8 +86,9 @@ class OfferSource:
     hosted: bool = False  # issue 16: a hosted partner's vehicle holds a seat of its daily capacity
 
 
-async def find_offer(db: Database, *, client_id: int, search_id: str, vehicle_no: int | None,
-                     now: datetime) -> tuple[SearchedTrip | None, Offer | None, OfferSource | None]:
+async def find_offer(
+    db: Database, *, client_id: int, search_id: str, vehicle_no: int | None, now: datetime
+) -> tuple[SearchedTrip | None, Offer | None, OfferSource | None]:
     """(search, offer, source) in one round trip by the direct path (``db/direct.py``). The search
     is None when it is not visible (missing, expired or another client's); the offer and its source
     are None when the number is unknown."""
@@ -86,9 +98,17 @@ async def find_offer(db: Database, *, client_id: int, search_id: str, vehicle_no
     search = SearchedTrip.from_row(row)
     if row["v_id"] is None:
         return search, None, None
-    source = OfferSource(row["v_id"], row["v_partner_id"], row["p_name"], row["p_base_url"], row["p_token_enc"],
-                         row["p_secret_enc"], row["p_previous_secret_enc"], row["p_previous_until"],
-                         bool(row["p_hosted"]))
+    source = OfferSource(
+        row["v_id"],
+        row["v_partner_id"],
+        row["p_name"],
+        row["p_base_url"],
+        row["p_token_enc"],
+        row["p_secret_enc"],
+        row["p_previous_secret_enc"],
+        row["p_previous_until"],
+        bool(row["p_hosted"]),
+    )
     return search, Offer.from_row(row, "v_"), source
 
 
@@ -98,8 +118,9 @@ async def insert_booking(conn: AsyncConnection, values: dict[str, Any]) -> int:
 
 # Built once: GET and cancel run it on every request, and building the expression and its cache key
 # each time was ~6 % of a GET booking (bench/README.md, "Profile").
-_FOR_CLIENT = select(bookings).where(bookings.c.reservation_no == bindparam("reservation_no"),
-                                     bookings.c.client_id == bindparam("client_id"))
+_FOR_CLIENT = select(bookings).where(
+    bookings.c.reservation_no == bindparam("reservation_no"), bookings.c.client_id == bindparam("client_id")
+)
 _RESOURCE_FOR_CLIENT = DirectStatement(_FOR_CLIENT.with_only_columns(*(bookings.c[name] for name in RESOURCE_FIELDS)))
 
 
@@ -120,13 +141,15 @@ async def get_for_client(conn: AsyncConnection, client_id: int, reservation_no: 
 
 
 async def get_for_partner(conn: AsyncConnection, partner_id: int, reservation_no: str) -> Booking | None:
-    return await _one(conn, select(bookings).where(bookings.c.reservation_no == reservation_no,
-                                                   bookings.c.partner_id == partner_id))
+    return await _one(
+        conn, select(bookings).where(bookings.c.reservation_no == reservation_no, bookings.c.partner_id == partner_id)
+    )
 
 
 async def get_by_idempotency_key(conn: AsyncConnection, client_id: int, key: str) -> Booking | None:
-    return await _one(conn, select(bookings).where(bookings.c.client_id == client_id,
-                                                   bookings.c.idempotency_key == key))
+    return await _one(
+        conn, select(bookings).where(bookings.c.client_id == client_id, bookings.c.idempotency_key == key)
+    )
 
 
 async def get_by_id(conn: AsyncConnection, booking_id: int) -> Booking | None:
@@ -144,8 +167,7 @@ async def set_status(conn: AsyncConnection, booking_id: int, expected: str, valu
     return result.rowcount == 1
 
 
-async def move_status(conn: AsyncConnection, booking_id: int, expected: str,
-                      values: dict[str, Any]) -> Booking | None:
+async def move_status(conn: AsyncConnection, booking_id: int, expected: str, values: dict[str, Any]) -> Booking | None:
     """``set_status`` that also answers the whole row as updated (and now locked by this transaction),
     for callers that did not read it first; None when the status was not ``expected``."""
     return await _one(conn, _MOVE_STATUS, {**values, "b_id": booking_id, "b_expected": expected})
@@ -166,58 +188,100 @@ async def update_fields(conn: AsyncConnection, booking_id: int, values: dict[str
 async def bump_event_sequence(conn: AsyncConnection, booking_id: int, count: int) -> int:
     """Take ``count`` sequence numbers for the booking's client events (issue 14) on the row this
     transaction has already locked by moving it; returns the last one taken."""
-    return int((await conn.execute(
-        update(bookings).where(bookings.c.id == booking_id)
-        .values(event_sequence=bookings.c.event_sequence + count).returning(bookings.c.event_sequence)
-    )).scalar_one())
+    return int(
+        (
+            await conn.execute(
+                update(bookings)
+                .where(bookings.c.id == booking_id)
+                .values(event_sequence=bookings.c.event_sequence + count)
+                .returning(bookings.c.event_sequence)
+            )
+        ).scalar_one()
+    )
 
 
-async def record_transition(conn: AsyncConnection, *, booking_id: int, from_status: str | None, to_status: str,
-                            actor: str, reason: str | None, now: datetime) -> None:
-    await conn.execute(_INSERT_TRANSITION, {
-        "booking_id": booking_id, "from_status": from_status, "to_status": to_status, "actor": actor,
-        "reason": reason, "created_at": now,
-    })
+async def record_transition(
+    conn: AsyncConnection,
+    *,
+    booking_id: int,
+    from_status: str | None,
+    to_status: str,
+    actor: str,
+    reason: str | None,
+    now: datetime,
+) -> None:
+    await conn.execute(
+        _INSERT_TRANSITION,
+        {
+            "booking_id": booking_id,
+            "from_status": from_status,
+            "to_status": to_status,
+            "actor": actor,
+            "reason": reason,
+            "created_at": now,
+        },
+    )
 
 
 async def transitions_of(conn: AsyncConnection, booking_id: int) -> list[dict[str, Any]]:
-    rows = await conn.execute(select(booking_transitions).where(booking_transitions.c.booking_id == booking_id)
-                              .order_by(booking_transitions.c.id))
+    rows = await conn.execute(
+        select(booking_transitions)
+        .where(booking_transitions.c.booking_id == booking_id)
+        .order_by(booking_transitions.c.id)
+    )
     return [dict(r._mapping) for r in rows]
 
 
-async def release_idempotency_key(conn: AsyncConnection, client_id: int, key: str, *,
-                                  created_before: datetime) -> None:
+async def release_idempotency_key(conn: AsyncConnection, client_id: int, key: str, *, created_before: datetime) -> None:
     """Free the client's Idempotency-Key held by a booking created before ``created_before``."""
-    await conn.execute(update(bookings).where(
-        bookings.c.client_id == client_id, bookings.c.idempotency_key == key, bookings.c.created_at < created_before,
-    ).values(idempotency_key=None))
+    await conn.execute(
+        update(bookings)
+        .where(
+            bookings.c.client_id == client_id,
+            bookings.c.idempotency_key == key,
+            bookings.c.created_at < created_before,
+        )
+        .values(idempotency_key=None)
+    )
 
 
 # --- Claims of the scheduled jobs (``jobs/scheduled.py``) -----------------------------------------
+
 
 async def lock_approved_before(conn: AsyncConnection, cutoff: datetime, *, limit: int) -> list[Booking]:
     """Up to ``limit`` APPROVED bookings picked up at or before ``cutoff``, row-locked (skipping rows
     another worker holds on PostgreSQL; SQLite's write transaction excludes others)."""
     rows = await conn.execute(
-        select(bookings).where(bookings.c.status == BookingStatus.APPROVED.value, bookings.c.pickup_at <= cutoff)
-        .limit(limit).with_for_update(skip_locked=True))
+        select(bookings)
+        .where(bookings.c.status == BookingStatus.APPROVED.value, bookings.c.pickup_at <= cutoff)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
     return [Booking.from_row(r) for r in rows.mappings()]
 
 
-async def claim_unsynced(conn: AsyncConnection, statuses: Sequence[str], *, older_than: datetime, now: datetime,
-                         limit: int) -> list[tuple[int, str, int]]:
+async def claim_unsynced(
+    conn: AsyncConnection, statuses: Sequence[str], *, older_than: datetime, now: datetime, limit: int
+) -> list[tuple[int, str, int]]:
     """Claim up to ``limit`` bookings in ``statuses`` created and last synced (if ever) no later than
     ``older_than``: their ``synced_at`` becomes ``now``, so no other worker claims them before the
     same age passes again. Returns (id, reservation_no, partner_id) of each."""
     candidates = (
-        select(bookings.c.id).where(
-            bookings.c.status.in_(list(statuses)), bookings.c.created_at <= older_than,
+        select(bookings.c.id)
+        .where(
+            bookings.c.status.in_(list(statuses)),
+            bookings.c.created_at <= older_than,
             or_(bookings.c.synced_at.is_(None), bookings.c.synced_at <= older_than),
-        ).limit(limit).with_for_update(skip_locked=True)
+        )
+        .limit(limit)
+        .with_for_update(skip_locked=True)
     )
-    rows = (await conn.execute(
-        update(bookings).where(bookings.c.id.in_(candidates.scalar_subquery())).values(synced_at=now)
-        .returning(bookings.c.id, bookings.c.reservation_no, bookings.c.partner_id)
-    )).all()
+    rows = (
+        await conn.execute(
+            update(bookings)
+            .where(bookings.c.id.in_(candidates.scalar_subquery()))
+            .values(synced_at=now)
+            .returning(bookings.c.id, bookings.c.reservation_no, bookings.c.partner_id)
+        )
+    ).all()
     return [(int(i), str(no), int(p)) for i, no, p in rows]

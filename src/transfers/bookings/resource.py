@@ -31,8 +31,10 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "flight_number": b.flight_number,
         "passengers": {"adult": b.adult, "children": b.children, "infant": b.infant},
         "passenger": {
-            "name": b.passenger_name, "surname": b.passenger_surname,
-            "email": b.passenger_email, "phone": b.passenger_phone,
+            "name": b.passenger_name,
+            "surname": b.passenger_surname,
+            "email": b.passenger_email,
+            "phone": b.passenger_phone,
         },
         "vehicle": {"make": b.vehicle_make, "model": b.vehicle_model, "type": b.vehicle_type},
         "price": {"total": f"{b.total:.2f}", "currency": b.currency},
@@ -44,8 +46,9 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "meeting_point": b.meeting_point if status in DRIVER_VISIBLE else None,
         "created_at": b.created_at.isoformat(),
         # DECISIONS 14: the policy it was sold with, what its cancellation cost, its latest amendment
-        "cancellation_policy": policy_view(stored_policy(b.cancellation_policy), pickup_at=b.pickup_at, now=now,
-                                           iata=b.airport_iata),
+        "cancellation_policy": policy_view(
+            stored_policy(b.cancellation_policy), pickup_at=b.pickup_at, now=now, iata=b.airport_iata
+        ),
         "cancellation": cancellation_view(b),
         "amendment": amendment_view(b),
     }

@@ -41,8 +41,14 @@ class BookingNotFound(Exception):
     """No such booking, or another partner's."""
 
 
-async def apply_update(svc: Services, partner_id: int, update: ReverseUpdate, *, user: PortalUser | None = None,
-                       expect: frozenset[str] | None = None) -> None:
+async def apply_update(
+    svc: Services,
+    partner_id: int,
+    update: ReverseUpdate,
+    *,
+    user: PortalUser | None = None,
+    expect: frozenset[str] | None = None,
+) -> None:
     """Apply a partner's ``PUT /booking/update`` to a booking it holds, in one write transaction
     (tried again up to ``lifecycle.CONCURRENT_CHANGE_ATTEMPTS`` times when another one changed the
     booking first). Raises BookingNotFound, ``partner_updates.UpdateRefused`` (the state machine
@@ -61,14 +67,21 @@ async def apply_update(svc: Services, partner_id: int, update: ReverseUpdate, *,
             if expect is not None and booking.status not in expect:
                 raise partner_updates.UpdateRefused(f"the booking is {booking.status.value} now")
             if user is not None:
-                await user.audit(conn, f"booking.{update.status.lower()}", update.reservation_no, now,
-                                 driver=update.driver_info.model_dump() if update.driver_info else None,
-                                 meeting_point=update.meeting_point, reason=update.cancel_reason)
+                await user.audit(
+                    conn,
+                    f"booking.{update.status.lower()}",
+                    update.reservation_no,
+                    now,
+                    driver=update.driver_info.model_dump() if update.driver_info else None,
+                    meeting_point=update.meeting_point,
+                    reason=update.cancel_reason,
+                )
             if update.status == "APPROVED":
                 if update.driver_info is None:  # ReverseUpdate's validator already refused this
                     raise partner_updates.UpdateRefused("APPROVED needs driver_info")
-                await partner_updates.approve(conn, booking, update.driver_info, update.meeting_point,
-                                              actor=actor, now=now)
+                await partner_updates.approve(
+                    conn, booking, update.driver_info, update.meeting_point, actor=actor, now=now
+                )
             else:
                 await partner_updates.cancel(conn, booking, update.cancel_reason, actor=actor, now=now)
 
@@ -86,11 +99,11 @@ async def decline_new(svc: Services, partner_id: int, reservation_no: str, reaso
         async with svc.db.write() as conn:
             booking = await _locked_for_partner(conn, partner_id, reservation_no)
             if booking.status not in (BookingStatus.PENDING, BookingStatus.PENDING_APPROVAL):
-                raise partner_updates.UpdateRefused(
-                    f"only a new booking can be declined; it is {booking.status.value}")
+                raise partner_updates.UpdateRefused(f"only a new booking can be declined; it is {booking.status.value}")
             await user.audit(conn, "booking.decline", reservation_no, now, reason=reason)
-            await partner_updates.decline(conn, booking, f"declined by the partner: {reason}", actor=user.actor,
-                                          now=now)
+            await partner_updates.decline(
+                conn, booking, f"declined by the partner: {reason}", actor=user.actor, now=now
+            )
 
     await retry_concurrent(attempt)
 
@@ -101,8 +114,9 @@ class PortalUser(Protocol):
     @property
     def actor(self) -> str: ...
 
-    async def audit(self, conn: AsyncConnection, action: str, reservation_no: str, now: datetime,
-                    **details: Any) -> None: ...
+    async def audit(
+        self, conn: AsyncConnection, action: str, reservation_no: str, now: datetime, **details: Any
+    ) -> None: ...
 
 
 async def _locked_for_partner(conn: AsyncConnection, partner_id: int, reservation_no: str) -> Booking:
@@ -133,8 +147,7 @@ def partner_view(booking: Booking) -> dict[str, Any]:
         "booking_details": {
             "partner_reference": booking.partner_reference,
             "vehicle_id": booking.partner_vehicle_id,
-            "vehicle": {"make": booking.vehicle_make, "model": booking.vehicle_model,
-                        "type": booking.vehicle_type},
+            "vehicle": {"make": booking.vehicle_make, "model": booking.vehicle_model, "type": booking.vehicle_type},
             "from": booking.pickup_location,
             "to": booking.dropoff_location,
             "pickup_datetime": booking.pickup_at.isoformat(),
@@ -143,14 +156,17 @@ def partner_view(booking: Booking) -> dict[str, Any]:
             "passengers": {"adult": booking.adult, "children": booking.children, "infant": booking.infant},
             "suitcase": booking.suitcase,
             "small_bags": booking.small_bags,
-            "extras": [{"id": e["partner_extra_id"], "name": e["name"], "quantity": e["quantity"]}
-                       for e in booking.extras],
+            "extras": [
+                {"id": e["partner_extra_id"], "name": e["name"], "quantity": e["quantity"]} for e in booking.extras
+            ],
             "price": {"total": f"{booking.net_total:.2f}", "currency": booking.currency},
             "driver_info": driver,
             "meeting_point": booking.meeting_point,
         },
         "passenger_info": {
-            "name": booking.passenger_name, "surname": booking.passenger_surname,
-            "email": booking.passenger_email, "phone": booking.passenger_phone,
+            "name": booking.passenger_name,
+            "surname": booking.passenger_surname,
+            "email": booking.passenger_email,
+            "phone": booking.passenger_phone,
         },
     }

@@ -109,9 +109,19 @@ def validate_create(body: dict[str, Any], *, search_found: bool, offer: Offer | 
     extras = _extras(body.get("extra_services"), offer)
     total = offer.sell_price + sum((c.extra.price * c.charged_units for c in extras), Decimal("0"))
     net_total = offer.net_price + sum((c.extra.net_price * c.charged_units for c in extras), Decimal("0"))
-    return BookingRequest(name, surname, phone, email, flight,
-                          extra_requests.strip() or None if isinstance(extra_requests, str) else None,
-                          suitcase, small_bags, extras, total, net_total)
+    return BookingRequest(
+        name,
+        surname,
+        phone,
+        email,
+        flight,
+        extra_requests.strip() or None if isinstance(extra_requests, str) else None,
+        suitcase,
+        small_bags,
+        extras,
+        total,
+        net_total,
+    )
 
 
 def _text(value: Any, code: Code, limit: int = MAX_TEXT) -> str:

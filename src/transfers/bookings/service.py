@@ -43,16 +43,18 @@ from transfers.services import Services
 from transfers.wallet.ledger import InsufficientBalance
 
 
-async def create_booking(svc: Services, client: ClientPrincipal, body: dict[str, Any],
-                         idempotency_key: str | None = None) -> dict[str, Any]:
+async def create_booking(
+    svc: Services, client: ClientPrincipal, body: dict[str, Any], idempotency_key: str | None = None
+) -> dict[str, Any]:
     if not client.may(Permission.BOOKING_CREATE):
         raise SpecError(Code.CREATION_PERMISSION_DENIED)
     now = svc.clock.now()
     search_id = check_search_id(body)
     dispatcher = svc.dispatcher
     try:
-        created = await _store_and_charge(svc, client, body, search_id, now, idempotency_key,
-                                          leased=dispatcher is not None)
+        created = await _store_and_charge(
+            svc, client, body, search_id, now, idempotency_key, leased=dispatcher is not None
+        )
     except IntegrityError:
         if idempotency_key is None:
             raise
@@ -67,8 +69,9 @@ async def create_booking(svc: Services, client: ClientPrincipal, body: dict[str,
     stored = None
     if dispatcher is not None:
         # The partner's answer, applied, comes back as the booking row: no re-read needed then.
-        stored = await dispatcher.deliver_leased(created.message, created.endpoint,
-                                                 budget=svc.settings.partner_create_budget_seconds)
+        stored = await dispatcher.deliver_leased(
+            created.message, created.endpoint, budget=svc.settings.partner_create_budget_seconds
+        )
     if stored is None:  # nothing applied (partner unreachable, slow, ...): read what the booking is now
         async with svc.db.read() as conn:
             stored = await repo.get_by_id(conn, created.booking_id)
@@ -85,8 +88,16 @@ class _Created:
     endpoint: PartnerEndpoint
 
 
-async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[str, Any], search_id: str,
-                            now: datetime, idempotency_key: str | None, *, leased: bool) -> _Created:
+async def _store_and_charge(
+    svc: Services,
+    client: ClientPrincipal,
+    body: dict[str, Any],
+    search_id: str,
+    now: datetime,
+    idempotency_key: str | None,
+    *,
+    leased: bool,
+) -> _Created:
     """Read the offer, then write the booking, its audit row, the partner's create message and the
     debit of a wallet payer all or nothing (``fast_paths.store_created``).
 
@@ -102,28 +113,41 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
     after a crash during any delivery), and not before ``not_before`` in any case."""
     vehicle_no = vehicle_number(body.get("vehicle_id"))
     settings = svc.settings
-    search, offer, source = await repo.find_offer(svc.db, client_id=client.client_id, search_id=search_id,
-                                                  vehicle_no=vehicle_no, now=now)
+    search, offer, source = await repo.find_offer(
+        svc.db, client_id=client.client_id, search_id=search_id, vehicle_no=vehicle_no, now=now
+    )
     request = validate_create(body, search_found=search is not None, offer=offer)
     if search is None:  # validate_create refused these already (1002, 1004): the checks narrow the types
         raise SpecError(Code.SEARCH_NOT_EXISTS)
     if offer is None or source is None:
         raise SpecError(Code.VEHICLE_ID_INVALID)
     values = _booking_values(client, search, offer, source.search_vehicle_id, request, now, idempotency_key)
-    deadline = delivery_deadline(now, values["pickup_at"], hours_after_creation=settings.delivery_deadline_hours,
-                                 hours_before_pickup=settings.delivery_deadline_before_pickup_hours)
+    deadline = delivery_deadline(
+        now,
+        values["pickup_at"],
+        hours_after_creation=settings.delivery_deadline_hours,
+        hours_before_pickup=settings.delivery_deadline_before_pickup_hours,
+    )
     for _ in range(5):
         values["reservation_no"] = new_reservation_no()
         # Workers leave it alone while this request makes its own attempt (the 2 s budget).
         message = outbox_repo.new_message(
-            partner_id=values["partner_id"], kind=MessageKind.CREATE.value,
-            payload=_create_payload(values, request), now=now, deadline=deadline,
+            partner_id=values["partner_id"],
+            kind=MessageKind.CREATE.value,
+            payload=_create_payload(values, request),
+            now=now,
+            deadline=deadline,
             not_before=now + timedelta(seconds=settings.partner_create_budget_seconds + 1),
-            lease_until=now + timedelta(seconds=settings.outbox_lease_seconds) if leased else None)
+            lease_until=now + timedelta(seconds=settings.outbox_lease_seconds) if leased else None,
+        )
         try:
             booking_id, stored = await fast_paths.store_created(
-                svc.db, values, actor=f"client:{client.client_id}", message=message,
-                before=hosted_capacity.claimer(values) if source.hosted else None)
+                svc.db,
+                values,
+                actor=f"client:{client.client_id}",
+                message=message,
+                before=hosted_capacity.claimer(values) if source.hosted else None,
+            )
         except hosted_capacity.VehicleFull:
             raise ServiceError(ErrorCode.VEHICLE_UNAVAILABLE) from None
         except InsufficientBalance:
@@ -135,10 +159,21 @@ async def _store_and_charge(svc: Services, client: ClientPrincipal, body: dict[s
             continue
         # Counted here, where the booking was written: an idempotent replay never gets this far.
         metrics.BOOKINGS_CREATED.inc()
-        return _Created(booking_id, stored, endpoint_of(
-            source.partner_id, source.partner_name, source.base_url, source.token_enc, source.secret_enc, svc.box,
-            previous_secret_enc=source.previous_secret_enc, previous_until=source.previous_until,
-            hosted=source.hosted))
+        return _Created(
+            booking_id,
+            stored,
+            endpoint_of(
+                source.partner_id,
+                source.partner_name,
+                source.base_url,
+                source.token_enc,
+                source.secret_enc,
+                svc.box,
+                previous_secret_enc=source.previous_secret_enc,
+                previous_until=source.previous_until,
+                hosted=source.hosted,
+            ),
+        )
     raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable
 
 
@@ -158,23 +193,59 @@ def _reservation_clash(exc: IntegrityError) -> bool:
     return str(exc.orig).endswith("bookings.reservation_no")
 
 
-def _booking_values(client: ClientPrincipal, search: SearchedTrip, offer: Offer, search_vehicle_id: int,
-                    request: BookingRequest, now: datetime, idempotency_key: str | None) -> dict[str, Any]:
+def _booking_values(
+    client: ClientPrincipal,
+    search: SearchedTrip,
+    offer: Offer,
+    search_vehicle_id: int,
+    request: BookingRequest,
+    now: datetime,
+    idempotency_key: str | None,
+) -> dict[str, Any]:
     return {
-        "client_id": client.client_id, "partner_id": offer.partner_id, "search_vehicle_id": search_vehicle_id,
-        "status": BookingStatus.PENDING.value, "pay_type": client.pay_type, "airport_iata": search.airport_iata,
-        "pickup_at": search.pickup_at, "pickup_location": search.pickup_location,
-        "dropoff_location": search.dropoff_location, "flight_number": request.flight_number,
-        "extra_requests": request.extra_requests, "adult": search.adult, "children": search.children,
-        "infant": search.infant, "passenger_name": request.name, "passenger_surname": request.surname,
-        "passenger_email": request.email, "passenger_phone": request.phone, "suitcase": request.suitcase,
-        "small_bags": request.small_bags, "vehicle_make": offer.make, "vehicle_model": offer.model,
-        "vehicle_type": offer.type, "partner_vehicle_id": offer.partner_vehicle_id,
-        "total": request.total, "net_total": request.net_total, "currency": offer.currency,
-        "distance_km": search.distance_km, "booking_type": BOOKING_TYPE,
-        "extras": [{"id": c.extra.id, "partner_extra_id": c.extra.partner_extra_id, "name": c.extra.name,
-                    "quantity": c.quantity, "price": str(c.extra.price), "label": c.label} for c in request.extras],
-        "created_at": now, "updated_at": now, "idempotency_key": idempotency_key,
+        "client_id": client.client_id,
+        "partner_id": offer.partner_id,
+        "search_vehicle_id": search_vehicle_id,
+        "status": BookingStatus.PENDING.value,
+        "pay_type": client.pay_type,
+        "airport_iata": search.airport_iata,
+        "pickup_at": search.pickup_at,
+        "pickup_location": search.pickup_location,
+        "dropoff_location": search.dropoff_location,
+        "flight_number": request.flight_number,
+        "extra_requests": request.extra_requests,
+        "adult": search.adult,
+        "children": search.children,
+        "infant": search.infant,
+        "passenger_name": request.name,
+        "passenger_surname": request.surname,
+        "passenger_email": request.email,
+        "passenger_phone": request.phone,
+        "suitcase": request.suitcase,
+        "small_bags": request.small_bags,
+        "vehicle_make": offer.make,
+        "vehicle_model": offer.model,
+        "vehicle_type": offer.type,
+        "partner_vehicle_id": offer.partner_vehicle_id,
+        "total": request.total,
+        "net_total": request.net_total,
+        "currency": offer.currency,
+        "distance_km": search.distance_km,
+        "booking_type": BOOKING_TYPE,
+        "extras": [
+            {
+                "id": c.extra.id,
+                "partner_extra_id": c.extra.partner_extra_id,
+                "name": c.extra.name,
+                "quantity": c.quantity,
+                "price": str(c.extra.price),
+                "label": c.label,
+            }
+            for c in request.extras
+        ],
+        "created_at": now,
+        "updated_at": now,
+        "idempotency_key": idempotency_key,
         # DECISIONS 14: sold with the policy the search showed for this vehicle
         "cancellation_policy": offer.cancellation_policy.public(),
         "event_sequence": 1,  # issue 14: booking.created is the booking's first client event
@@ -187,13 +258,20 @@ def _create_payload(values: dict[str, Any], request: BookingRequest) -> dict[str
     return {
         "reservation_no": values["reservation_no"],
         "vehicle_id": values["partner_vehicle_id"],
-        "passenger_info": {"name": request.name, "surname": request.surname, "email": request.email,
-                           "phone": request.phone},
+        "passenger_info": {
+            "name": request.name,
+            "surname": request.surname,
+            "email": request.email,
+            "phone": request.phone,
+        },
         "flight_info": {"flight_number": request.flight_number, "extra_requests": request.extra_requests},
         "trip": {
-            "from": values["pickup_location"], "to": values["dropoff_location"], "date": pickup_local.isoformat(),
+            "from": values["pickup_location"],
+            "to": values["dropoff_location"],
+            "date": pickup_local.isoformat(),
             "passengers": {"adult": values["adult"], "children": values["children"], "infant": values["infant"]},
-            "suitcase": request.suitcase, "small_bags": request.small_bags,
+            "suitcase": request.suitcase,
+            "small_bags": request.small_bags,
         },
         "extras": [{"id": c.extra.partner_extra_id, "quantity": c.quantity} for c in request.extras],
         "price": {"total": f"{request.net_total:.2f}", "currency": values["currency"]},
@@ -214,13 +292,23 @@ async def get_booking(svc: Services, client: ClientPrincipal, reservation_no: st
 CANCELLED_BODY = {"status": "Success", "message": "Booking cancelled successfully.", "data": []}
 
 
-async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no: str | None,
-                         cancellation_id: str | None, note: str | None,
-                         idempotency_key: str | None = None) -> dict[str, Any]:
+async def cancel_booking(
+    svc: Services,
+    client: ClientPrincipal,
+    reservation_no: str | None,
+    cancellation_id: str | None,
+    note: str | None,
+    idempotency_key: str | None = None,
+) -> dict[str, Any]:
     if not client.may(Permission.BOOKING_CANCEL):
         raise SpecError(Code.CANCELLATION_PERMISSION_DENIED)
-    found = await client_booking(svc, client, reservation_no, required=Code.CANCELLATION_RESERVATION_REQUIRED,
-                                 not_found=Code.CANCELLATION_RESERVATION_NOT_FOUND)
+    found = await client_booking(
+        svc,
+        client,
+        reservation_no,
+        required=Code.CANCELLATION_RESERVATION_REQUIRED,
+        not_found=Code.CANCELLATION_RESERVATION_NOT_FOUND,
+    )
     reason_number = reason_id(cancellation_id or "")
     note = clean_note(note)
     now = svc.clock.now()
@@ -231,8 +319,11 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
         booking = await lock_booking(conn, found.id)
         if booking is None:  # gone between the read and the lock: nothing to cancel
             raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
-        if (idempotency_key is not None and booking.status is BookingStatus.CANCELLED
-                and booking.cancel_idempotency_key == idempotency_key):
+        if (
+            idempotency_key is not None
+            and booking.status is BookingStatus.CANCELLED
+            and booking.cancel_idempotency_key == idempotency_key
+        ):
             return CANCELLED_BODY  # this very request already cancelled it (retry after a lost answer)
         # The fee's tier is decided by the clock read here, with the booking's row locked, just
         # before the change commits (DECISIONS 14): what a quote promised until its valid_until holds.
@@ -242,13 +333,24 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
         await amending.withdraw(conn, booking, now)
         try:
             await transition(
-                conn, booking, BookingStatus.CANCELLED, actor=f"client:{client.client_id}",
-                reason=reason["name"] + (f": {note}" if note else ""), now=now,
-                fields={"cancellation_reason_id": reason["id"], "cancel_note": note,
-                        "cancel_idempotency_key": idempotency_key,
-                        **cancellation_fields(booking, Canceller.CLIENT, now)},
-                notify_partner={"reservation_no": booking.reservation_no, "status": "CANCELLED",
-                                "cancel_reason": reason["name"], "note": note},
+                conn,
+                booking,
+                BookingStatus.CANCELLED,
+                actor=f"client:{client.client_id}",
+                reason=reason["name"] + (f": {note}" if note else ""),
+                now=now,
+                fields={
+                    "cancellation_reason_id": reason["id"],
+                    "cancel_note": note,
+                    "cancel_idempotency_key": idempotency_key,
+                    **cancellation_fields(booking, Canceller.CLIENT, now),
+                },
+                notify_partner={
+                    "reservation_no": booking.reservation_no,
+                    "status": "CANCELLED",
+                    "cancel_reason": reason["name"],
+                    "note": note,
+                },
             )
         except (TransitionRefused, ConcurrentChange):
             raise SpecError(Code.CANCELLATION_FAILED) from None
@@ -259,14 +361,30 @@ async def cancel_booking(svc: Services, client: ClientPrincipal, reservation_no:
 async def cancellation_quote(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> dict[str, Any]:
     """``GET /booking/cancellation-quote`` (DECISIONS 14): what cancelling now would cost. Codes as
     for cancel (1200, 1201). ``fee``/``refund`` are null when the booking cannot be cancelled."""
-    booking = await client_booking(svc, client, reservation_no, required=Code.CANCELLATION_RESERVATION_REQUIRED,
-                                   not_found=Code.CANCELLATION_RESERVATION_NOT_FOUND)
+    booking = await client_booking(
+        svc,
+        client,
+        reservation_no,
+        required=Code.CANCELLATION_RESERVATION_REQUIRED,
+        not_found=Code.CANCELLATION_RESERVATION_NOT_FOUND,
+    )
     now = svc.clock.now()
-    answer: dict[str, Any] = {"reservation_no": booking.reservation_no, "cancelable": False, "fee": None,
-                              "refund": None, "currency": booking.currency, "valid_until": None}
+    answer: dict[str, Any] = {
+        "reservation_no": booking.reservation_no,
+        "cancelable": False,
+        "fee": None,
+        "refund": None,
+        "currency": booking.currency,
+        "valid_until": None,
+    }
     if is_cancelable(booking.status, booking.pickup_at, now):
         priced = quote(booking, now)
-        answer.update(cancelable=True, fee=f"{priced.fee:.2f}", refund=f"{priced.refund:.2f}",
-                      valid_until=None if priced.valid_until is None
-                      else local_time(booking.airport_iata, priced.valid_until).isoformat())
+        answer.update(
+            cancelable=True,
+            fee=f"{priced.fee:.2f}",
+            refund=f"{priced.refund:.2f}",
+            valid_until=None
+            if priced.valid_until is None
+            else local_time(booking.airport_iata, priced.valid_until).isoformat(),
+        )
     return answer

@@ -35,8 +35,9 @@ async def load_detail(db: Database, reservation_no: str) -> BookingDetail | None
             return None
         deliveries = []
         for message in await outbox_repo.for_booking(conn, booking.id):
-            deliveries.append({**message.as_dict(),
-                               "delivery_attempts": await outbox_repo.attempts_of(conn, message.id)})
+            deliveries.append(
+                {**message.as_dict(), "delivery_attempts": await outbox_repo.attempts_of(conn, message.id)}
+            )
         client_name, partner_name = await queries.party_names(conn, booking.id)
         return BookingDetail(
             booking=booking,

@@ -168,9 +168,11 @@ def build(tiers: Sequence[tuple[int, Decimal]]) -> Policy:
         raise PolicyError("a cancellation policy needs a tier at 0 hours (what cancelling just before pickup costs)")
     for earlier, later in pairwise(ordered):
         if later.fee_percent < earlier.fee_percent:
-            raise PolicyError(f"the fee may not fall as pickup gets closer ({earlier.hours_before_pickup} h: "
-                              f"{earlier.public()['fee_percent']}%, {later.hours_before_pickup} h: "
-                              f"{later.public()['fee_percent']}%)")
+            raise PolicyError(
+                f"the fee may not fall as pickup gets closer ({earlier.hours_before_pickup} h: "
+                f"{earlier.public()['fee_percent']}%, {later.hours_before_pickup} h: "
+                f"{later.public()['fee_percent']}%)"
+            )
     return Policy(tuple(ordered))
 
 
@@ -186,7 +188,7 @@ def from_json(value: Any) -> Policy:
     for index, item in enumerate(value):
         where = f"tier {index + 1}"
         if not isinstance(item, dict) or set(item) != {"hours_before_pickup", "fee_percent"}:
-            raise PolicyError(f"{where}: a tier is exactly {{\"hours_before_pickup\": int, \"fee_percent\": number}}")
+            raise PolicyError(f'{where}: a tier is exactly {{"hours_before_pickup": int, "fee_percent": number}}')
         tiers.append((_hours(item["hours_before_pickup"], where), _percent(item["fee_percent"], where)))
     return build(tiers)
 

@@ -24,8 +24,10 @@ def stored_policy(value: Any) -> Policy:
 def policy_view(policy: Policy, *, pickup_at: datetime, now: datetime, iata: str) -> dict[str, Any]:
     """``{"tiers": [...], "free_until": "<ISO 8601, airport time>" | null}``."""
     free_until = policy.free_until(pickup_at, now)
-    return {"tiers": policy.public(),
-            "free_until": None if free_until is None else local_time(iata, free_until).isoformat()}
+    return {
+        "tiers": policy.public(),
+        "free_until": None if free_until is None else local_time(iata, free_until).isoformat(),
+    }
 
 
 def money(amount: Decimal) -> str:
@@ -36,8 +38,12 @@ def cancellation_view(b: Booking | BookingView) -> dict[str, Any] | None:
     """``{"fee", "refund", "cancelled_at", "by"}`` of a cancelled booking, else None."""
     if b.cancelled_at is None or b.cancellation_fee is None or b.cancellation_refund is None:
         return None
-    return {"fee": money(b.cancellation_fee), "refund": money(b.cancellation_refund),
-            "cancelled_at": b.cancelled_at.isoformat(), "by": b.cancelled_by}
+    return {
+        "fee": money(b.cancellation_fee),
+        "refund": money(b.cancellation_refund),
+        "cancelled_at": b.cancelled_at.isoformat(),
+        "by": b.cancelled_by,
+    }
 
 
 def amendment_view(b: Booking | BookingView) -> dict[str, Any] | None:

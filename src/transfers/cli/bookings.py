@@ -24,8 +24,9 @@ MAX_RESERVATION_NO = 64
 
 def detail_json(detail: BookingDetail) -> dict[str, Any]:
     return {
-        "booking": jsonable({**detail.booking.as_dict(), "client_name": detail.client_name,
-                             "partner_name": detail.partner_name}),
+        "booking": jsonable(
+            {**detail.booking.as_dict(), "client_name": detail.client_name, "partner_name": detail.partner_name}
+        ),
         "ledger": jsonable(detail.ledger),
         "transitions": jsonable(detail.transitions),
         "deliveries": jsonable(detail.deliveries),
@@ -43,10 +44,16 @@ def _policy_lines(b: Booking) -> list[tuple[str, Any]]:
     """DECISIONS 14: the policy it was sold with, what its cancellation cost, its latest amendment."""
     policy = b.cancellation_policy
     lines: list[tuple[str, Any]] = [
-        ("cancellation_policy", "free until pickup" if policy is None else stored_policy(policy).spec())]
+        ("cancellation_policy", "free until pickup" if policy is None else stored_policy(policy).spec())
+    ]
     if b.cancelled_at is not None:
-        lines.append(("cancellation", f"by {b.cancelled_by} at {cell(b.cancelled_at)}: fee "
-                                      f"{cell(b.cancellation_fee)}, refund {cell(b.cancellation_refund)}"))
+        lines.append(
+            (
+                "cancellation",
+                f"by {b.cancelled_by} at {cell(b.cancelled_at)}: fee "
+                f"{cell(b.cancellation_fee)}, refund {cell(b.cancellation_refund)}",
+            )
+        )
     amendment = b.amendment
     if amendment:
         message = f" ({amendment['message']})" if amendment.get("message") else ""
@@ -59,54 +66,96 @@ def render_detail(detail: BookingDetail) -> str:
     driver = None
     if b.driver_name:
         driver = f"{b.driver_name}, {b.driver_phone or '-'}, {b.driver_plate or '-'}"
-    passenger = (f"{b.passenger_name} {b.passenger_surname}, {b.passenger_phone}, {b.passenger_email}"
-                 f" ({b.adult} adult, {b.children} children, {b.infant} infant)")
-    summary = render_pairs([
-        ("status", b.status.value),
-        ("client", f"{b.client_id} {detail.client_name or '?'} ({b.pay_type})"),
-        ("partner", f"{b.partner_id} {detail.partner_name or '?'}"),
-        ("partner_reference", b.partner_reference),
-        ("pickup", f"{cell(b.pickup_at)} at {b.airport_iata}, flight {b.flight_number}"),
-        ("route", f"{_place(b.pickup_location)} → {_place(b.dropoff_location)}"),
-        ("vehicle", f"{b.vehicle_make} {b.vehicle_model} ({b.vehicle_type})"),
-        ("price", f"total {cell(b.total)} {b.currency}, net {cell(b.net_total)} {b.currency}"),
-        ("passenger", passenger),
-        ("driver", driver),
-        ("meeting_point", b.meeting_point),
-        ("cancel_note", b.cancel_note),
-        *_policy_lines(b),
-        ("created", b.created_at),
-        ("updated", b.updated_at),
-    ], indent="  ")
+    passenger = (
+        f"{b.passenger_name} {b.passenger_surname}, {b.passenger_phone}, {b.passenger_email}"
+        f" ({b.adult} adult, {b.children} children, {b.infant} infant)"
+    )
+    summary = render_pairs(
+        [
+            ("status", b.status.value),
+            ("client", f"{b.client_id} {detail.client_name or '?'} ({b.pay_type})"),
+            ("partner", f"{b.partner_id} {detail.partner_name or '?'}"),
+            ("partner_reference", b.partner_reference),
+            ("pickup", f"{cell(b.pickup_at)} at {b.airport_iata}, flight {b.flight_number}"),
+            ("route", f"{_place(b.pickup_location)} → {_place(b.dropoff_location)}"),
+            ("vehicle", f"{b.vehicle_make} {b.vehicle_model} ({b.vehicle_type})"),
+            ("price", f"total {cell(b.total)} {b.currency}, net {cell(b.net_total)} {b.currency}"),
+            ("passenger", passenger),
+            ("driver", driver),
+            ("meeting_point", b.meeting_point),
+            ("cancel_note", b.cancel_note),
+            *_policy_lines(b),
+            ("created", b.created_at),
+            ("updated", b.updated_at),
+        ],
+        indent="  ",
+    )
     sections = [f"booking {safe(b.reservation_no)}  (times in UTC)", summary, "", "ledger"]
-    sections.append(render(["id", "time", "kind", "amount", "note"],
-                           [[e["id"], e["created_at"], e["kind"], e["amount"], e["note"]] for e in detail.ledger],
-                           right={"id", "amount"}, max_width={"note": 60}, indent="  "))
+    sections.append(
+        render(
+            ["id", "time", "kind", "amount", "note"],
+            [[e["id"], e["created_at"], e["kind"], e["amount"], e["note"]] for e in detail.ledger],
+            right={"id", "amount"},
+            max_width={"note": 60},
+            indent="  ",
+        )
+    )
     sections += ["", "transitions"]
-    sections.append(render(["time", "actor", "change", "reason"],
-                           [[t["created_at"], t["actor"], f"{t['from_status'] or '(new)'} → {t['to_status']}",
-                             t["reason"]] for t in detail.transitions],
-                           max_width={"reason": 70}, indent="  "))
+    sections.append(
+        render(
+            ["time", "actor", "change", "reason"],
+            [
+                [t["created_at"], t["actor"], f"{t['from_status'] or '(new)'} → {t['to_status']}", t["reason"]]
+                for t in detail.transitions
+            ],
+            max_width={"reason": 70},
+            indent="  ",
+        )
+    )
     sections += ["", "deliveries"]
     if not detail.deliveries:
         sections.append("  (none)")
     for m in detail.deliveries:
-        sections.append(render(
-            ["id", "kind", "status", "attempts", "next_attempt", "deadline", "webhook_id", "last_error"],
-            [[m["id"], m["kind"], m["status"], m["attempts"],
-              m["next_attempt_at"] if m["status"] == outbox_repo.PENDING else None, m["deadline_at"],
-              m["webhook_id"], m["last_error"]]],
-            right={"id", "attempts"}, max_width={"last_error": 60}, indent="  "))
-        sections.append(render(
-            ["attempt_no", "started_at", "duration_ms", "outcome", "http_status", "error"],
-            [[a["attempt_no"], a["started_at"], a["duration_ms"], a["outcome"], a["http_status"], a["error"]]
-             for a in m["delivery_attempts"]],
-            right={"attempt_no", "duration_ms", "http_status"}, max_width={"error": 60}, indent="      ",
-            empty="(no attempts yet)"))
+        sections.append(
+            render(
+                ["id", "kind", "status", "attempts", "next_attempt", "deadline", "webhook_id", "last_error"],
+                [
+                    [
+                        m["id"],
+                        m["kind"],
+                        m["status"],
+                        m["attempts"],
+                        m["next_attempt_at"] if m["status"] == outbox_repo.PENDING else None,
+                        m["deadline_at"],
+                        m["webhook_id"],
+                        m["last_error"],
+                    ]
+                ],
+                right={"id", "attempts"},
+                max_width={"last_error": 60},
+                indent="  ",
+            )
+        )
+        sections.append(
+            render(
+                ["attempt_no", "started_at", "duration_ms", "outcome", "http_status", "error"],
+                [
+                    [a["attempt_no"], a["started_at"], a["duration_ms"], a["outcome"], a["http_status"], a["error"]]
+                    for a in m["delivery_attempts"]
+                ],
+                right={"attempt_no", "duration_ms", "http_status"},
+                max_width={"error": 60},
+                indent="      ",
+                empty="(no attempts yet)",
+            )
+        )
         # The answer's excerpt (at most 500 characters) in full under the table, one line per attempt,
         # terminal-safe (a newline in it reads as \x0a).
-        sections.extend(f"      answer #{a['attempt_no']}: {cell(a['answer_excerpt'])}"
-                        for a in m["delivery_attempts"] if a.get("answer_excerpt") is not None)
+        sections.extend(
+            f"      answer #{a['attempt_no']}: {cell(a['answer_excerpt'])}"
+            for a in m["delivery_attempts"]
+            if a.get("answer_excerpt") is not None
+        )
         sections.append("")
     return "\n".join(sections).rstrip("\n")
 
@@ -140,22 +189,41 @@ def bookings_show(reservation_no: str, as_json: bool) -> None:
 @click.option("--partner", "partner_id", type=int, default=None, help="only this partner's bookings")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--json", "as_json", is_flag=True, help="one JSON array instead of a table")
-def bookings_list(status: str | None, client_id: int | None, partner_id: int | None, limit: int,
-                  as_json: bool) -> None:
+def bookings_list(status: str | None, client_id: int | None, partner_id: int | None, limit: int, as_json: bool) -> None:
     """Bookings, newest first. Times are UTC."""
 
     async def load(db: Database, _clock: SystemClock) -> list[ListedBooking]:
         async with db.read() as conn:
-            return await queries.operator_list(conn, status=None if status is None else status.upper(),
-                                               client_id=client_id, partner_id=partner_id, limit=limit)
+            return await queries.operator_list(
+                conn,
+                status=None if status is None else status.upper(),
+                client_id=client_id,
+                partner_id=partner_id,
+                limit=limit,
+            )
 
     rows = with_db(load)
     if as_json:
         print_json(jsonable([r.as_dict() for r in rows]))
         return
-    click.echo(render(
-        ["reservation_no", "status", "client", "partner", "airport", "pickup", "total", "currency", "created"],
-        [[r.reservation_no, r.status, f"{r.client_id} {r.client_name}", f"{r.partner_id} {r.partner_name}",
-          r.airport_iata, r.pickup_at, r.total, r.currency, r.created_at] for r in rows],
-        max_width={"client": 28, "partner": 24}, right={"total"},
-    ))
+    click.echo(
+        render(
+            ["reservation_no", "status", "client", "partner", "airport", "pickup", "total", "currency", "created"],
+            [
+                [
+                    r.reservation_no,
+                    r.status,
+                    f"{r.client_id} {r.client_name}",
+                    f"{r.partner_id} {r.partner_name}",
+                    r.airport_iata,
+                    r.pickup_at,
+                    r.total,
+                    r.currency,
+                    r.created_at,
+                ]
+                for r in rows
+            ],
+            max_width={"client": 28, "partner": 24},
+            right={"total"},
+        )
+    )

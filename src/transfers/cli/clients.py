@@ -46,15 +46,18 @@ def clients_group() -> None:
 
 @clients_group.command("create")
 @click.option("--name", required=True)
-@click.option("--pay-type", default="wallet", show_default=True,
-              help="'reverse_api' (third-party payment) or any other value (wallet payment)")
+@click.option(
+    "--pay-type",
+    default="wallet",
+    show_default=True,
+    help="'reverse_api' (third-party payment) or any other value (wallet payment)",
+)
 @click.option("--balance", default="0.00", show_default=True, help="opening wallet balance")
 @click.option("--currency", default=None, help="wallet currency [default: TRANSFERS_DEFAULT_CURRENCY]")
-@click.option("--deny", "denied", multiple=True,
-              type=click.Choice([p.value for p in Permission]), help="withhold a permission")
-def clients_create(
-    name: str, pay_type: str, balance: str, currency: str | None, denied: tuple[str, ...]
-) -> None:
+@click.option(
+    "--deny", "denied", multiple=True, type=click.Choice([p.value for p in Permission]), help="withhold a permission"
+)
+def clients_create(name: str, pay_type: str, balance: str, currency: str | None, denied: tuple[str, ...]) -> None:
     """Create a client with a wallet and one API key (printed once)."""
     name = name.strip()
     if not name or len(name) > 200:
@@ -63,7 +66,10 @@ def clients_create(
     if not re.fullmatch(r"[A-Z]{3}", cur):
         fail("--currency must be a three-letter ISO 4217 code")
     new = NewClient(
-        name=name, pay_type=pay_type, currency=cur, opening_balance=_money(balance),
+        name=name,
+        pay_type=pay_type,
+        currency=cur,
+        opening_balance=_money(balance),
         can_create=Permission.BOOKING_CREATE.value not in denied,
         can_cancel=Permission.BOOKING_CANCEL.value not in denied,
     )

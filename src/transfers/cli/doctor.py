@@ -13,8 +13,13 @@ from transfers.ops.doctor import checked_at, run_doctor
 
 
 @click.command("doctor")
-@click.option("--processes", default=1, show_default=True, type=click.IntRange(min=1),
-              help="API processes plus workers that will share the database (sizes the max_connections check)")
+@click.option(
+    "--processes",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="API processes plus workers that will share the database (sizes the max_connections check)",
+)
 @click.option("--json", "as_json", is_flag=True, help="one JSON object instead of a table")
 def doctor(processes: int, as_json: bool) -> None:
     """Check the settings, the database (reachable, migrations, time zone, max_connections, clock),
@@ -27,8 +32,13 @@ def doctor(processes: int, as_json: bool) -> None:
         print_json(report.as_dict())
     else:
         click.echo(f"transfers doctor, {checked_at()}")
-        click.echo(render(["check", "result", "detail"], [[r.check, r.result, r.detail] for r in report.rows],
-                          max_width={"detail": 160}))
+        click.echo(
+            render(
+                ["check", "result", "detail"],
+                [[r.check, r.result, r.detail] for r in report.rows],
+                max_width={"detail": 160},
+            )
+        )
         failed = sum(r.result == "FAIL" for r in report.rows)
         click.echo("PASS" if report.passed else f"FAIL: {failed} of {len(report.rows)} checks failed")
     raise SystemExit(0 if report.passed else 1)

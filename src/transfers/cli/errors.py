@@ -34,8 +34,14 @@ def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None
 
 
 def debug_option() -> click.Option:
-    return click.Option(["--debug"], is_flag=True, expose_value=False, is_eager=True, callback=_set_debug,
-                        help="print tracebacks of errors (also: TRANSFERS_LOG_LEVEL=DEBUG)")
+    return click.Option(
+        ["--debug"],
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=_set_debug,
+        help="print tracebacks of errors (also: TRANSFERS_LOG_LEVEL=DEBUG)",
+    )
 
 
 def prepare_commands(command: click.Command) -> None:

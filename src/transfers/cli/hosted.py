@@ -54,8 +54,14 @@ def rate_card_set(partner_id: int, path: str) -> None:
     except (service.UnknownPartner, service.NotHostedPartner) as exc:
         fail(f"no hosted {exc}" if isinstance(exc, service.UnknownPartner) else str(exc))
         return
-    print_json({"partner_id": partner_id, "currency": parsed.currency,
-                "vehicles": [v.id for v in parsed.vehicles], "extras": [e.id for e in parsed.extras]})
+    print_json(
+        {
+            "partner_id": partner_id,
+            "currency": parsed.currency,
+            "vehicles": [v.id for v in parsed.vehicles],
+            "extras": [e.id for e in parsed.extras],
+        }
+    )
 
 
 @rate_card_group.command("get")
@@ -87,13 +93,15 @@ def users_create(partner_id: int, email: str, password_stdin: bool) -> None:
 
     password = sys.stdin.readline().rstrip("\r\n") if password_stdin else None
     try:
-        made = with_db(lambda db, clock: users.create_partner_user(
-            db, clock, partner_id=partner_id, email=email, password=password, actor=actor()))
+        made = with_db(
+            lambda db, clock: users.create_partner_user(
+                db, clock, partner_id=partner_id, email=email, password=password, actor=actor()
+            )
+        )
     except users.UserRefused as exc:
         fail(str(exc))
         return
     except users.UnknownPartner as exc:
         fail(f"no {exc}")
         return
-    print_json({"user_id": made.user_id, "partner_id": made.partner_id, "email": made.email,
-                "password": made.password})
+    print_json({"user_id": made.user_id, "partner_id": made.partner_id, "email": made.email, "password": made.password})

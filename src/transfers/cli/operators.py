@@ -19,10 +19,16 @@ def operators_group() -> None:
 
 @operators_group.command("create")
 @click.option("--email", required=True)
-@click.option("--role", type=click.Choice([r.value for r in Role]), default=Role.SUPPORT.value, show_default=True,
-              help="support: reads, cancels, retries; admin: also money, clients, partners, operators")
-@click.option("--password-stdin", is_flag=True,
-              help="read the password from the first line of stdin instead of generating one")
+@click.option(
+    "--role",
+    type=click.Choice([r.value for r in Role]),
+    default=Role.SUPPORT.value,
+    show_default=True,
+    help="support: reads, cancels, retries; admin: also money, clients, partners, operators",
+)
+@click.option(
+    "--password-stdin", is_flag=True, help="read the password from the first line of stdin instead of generating one"
+)
 def operators_create(email: str, role: str, password_stdin: bool) -> None:
     """Create an operator; prints {"operator_id", "email", "role", "password"} (the password shown once)."""
     password = None
@@ -30,8 +36,11 @@ def operators_create(email: str, role: str, password_stdin: bool) -> None:
         password = sys.stdin.readline().rstrip("\r\n")
     who = actor()
     try:
-        created = with_db(lambda db, clock: service.create_operator(db, clock, email=email, role=Role(role),
-                                                                    password=password, actor=who))
+        created = with_db(
+            lambda db, clock: service.create_operator(
+                db, clock, email=email, role=Role(role), password=password, actor=who
+            )
+        )
     except OperatorProblem as exc:
         fail(str(exc))
         return
@@ -46,9 +55,13 @@ def operators_list(as_json: bool) -> None:
     if as_json:
         print_json(jsonable(rows))
         return
-    click.echo(render(["id", "email", "role", "status", "created", "disabled"],
-                      [[r["id"], r["email"], r["role"], r["status"], r["created_at"], r["disabled_at"]] for r in rows],
-                      right={"id"}))
+    click.echo(
+        render(
+            ["id", "email", "role", "status", "created", "disabled"],
+            [[r["id"], r["email"], r["role"], r["status"], r["created_at"], r["disabled_at"]] for r in rows],
+            right={"id"},
+        )
+    )
 
 
 @operators_group.command("disable")

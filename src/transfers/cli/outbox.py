@@ -18,8 +18,17 @@ from transfers.outbox.retry import RetryRefused, retry_message
 from transfers.webhooks import repository as hooks_repo
 from transfers.webhooks.retry import retry_webhook_delivery
 
-LIST_COLUMNS = ["id", "kind", "reservation_no", "partner", "status", "attempts", "next_attempt", "deadline",
-                "last_error"]
+LIST_COLUMNS = [
+    "id",
+    "kind",
+    "reservation_no",
+    "partner",
+    "status",
+    "attempts",
+    "next_attempt",
+    "deadline",
+    "last_error",
+]
 
 
 @click.group("outbox")
@@ -45,30 +54,68 @@ def outbox_list(failed: bool, pending: bool, limit: int, as_json: bool) -> None:
 
     async def load(db: Database, _clock: SystemClock) -> tuple[list[ListedMessage], list[dict[str, Any]]]:
         async with db.read() as conn:
-            return (await repo.list_messages(conn, statuses=statuses, limit=limit),
-                    await hooks_repo.list_for_operator(conn, statuses=hook_statuses, limit=limit))
+            return (
+                await repo.list_messages(conn, statuses=statuses, limit=limit),
+                await hooks_repo.list_for_operator(conn, statuses=hook_statuses, limit=limit),
+            )
 
     messages, hooks = with_db(load)
     rows: list[tuple[datetime, list[Any], dict[str, Any]]] = []
     for r in messages:
         m = r.message
-        rows.append((m.created_at, [m.id, m.kind, r.reservation_no, f"{m.partner_id} {r.partner_name}", m.status,
-                                    m.attempts, m.next_attempt_at if m.status == repo.PENDING else None,
-                                    m.deadline_at, m.last_error], r.as_dict()))
+        rows.append(
+            (
+                m.created_at,
+                [
+                    m.id,
+                    m.kind,
+                    r.reservation_no,
+                    f"{m.partner_id} {r.partner_name}",
+                    m.status,
+                    m.attempts,
+                    m.next_attempt_at if m.status == repo.PENDING else None,
+                    m.deadline_at,
+                    m.last_error,
+                ],
+                r.as_dict(),
+            )
+        )
     for h in hooks:
-        rows.append((h["created_at"], [f"w{h['id']}", f"webhook:{h['type']}", h["reservation_no"],
-                                       f"client {h['client_id']}", h["status"], h["attempts"],
-                                       h["next_attempt_at"] if h["status"] == hooks_repo.PENDING else None,
-                                       h["deadline_at"], h["last_error"]],
-                     {"id": f"w{h['id']}", "source": "webhook", "kind": f"webhook:{h['type']}", **{
-                         k: v for k, v in h.items() if k != "id"}}))
+        rows.append(
+            (
+                h["created_at"],
+                [
+                    f"w{h['id']}",
+                    f"webhook:{h['type']}",
+                    h["reservation_no"],
+                    f"client {h['client_id']}",
+                    h["status"],
+                    h["attempts"],
+                    h["next_attempt_at"] if h["status"] == hooks_repo.PENDING else None,
+                    h["deadline_at"],
+                    h["last_error"],
+                ],
+                {
+                    "id": f"w{h['id']}",
+                    "source": "webhook",
+                    "kind": f"webhook:{h['type']}",
+                    **{k: v for k, v in h.items() if k != "id"},
+                },
+            )
+        )
     rows.sort(key=lambda row: row[0], reverse=True)
     rows = rows[:limit]
     if as_json:
         print_json(jsonable([data for _, _, data in rows]))
         return
-    click.echo(render(LIST_COLUMNS, [cells for _, cells, _ in rows],
-                      max_width={"partner": 24, "last_error": 60}, right={"id", "attempts"}))
+    click.echo(
+        render(
+            LIST_COLUMNS,
+            [cells for _, cells, _ in rows],
+            max_width={"partner": 24, "last_error": 60},
+            right={"id", "attempts"},
+        )
+    )
 
 
 class WebhookOrMessageId(click.ParamType[tuple[int, bool]]):
@@ -103,9 +150,12 @@ rejected when its delivery stopped: the client amends again).
 
 @outbox_group.command("retry", help=RETRY_HELP, short_help="Send a failed or expired message again.")
 @click.argument("outbox_id", type=WebhookOrMessageId())
-@click.option("--webhook", is_flag=True,
-              help="ID is a client webhook delivery's (DECISIONS 13): a failed one is sent again, same event, "
-                   "deadline now + 24 h; refused when delivered, pending, or its endpoint is disabled or deleted")
+@click.option(
+    "--webhook",
+    is_flag=True,
+    help="ID is a client webhook delivery's (DECISIONS 13): a failed one is sent again, same event, "
+    "deadline now + 24 h; refused when delivered, pending, or its endpoint is disabled or deleted",
+)
 def outbox_retry(outbox_id: tuple[int, bool], webhook: bool) -> None:
     number, webhook = outbox_id[0], webhook or outbox_id[1]  # "w12": webhook delivery 12 (outbox list)
     who = actor()
@@ -115,8 +165,11 @@ def outbox_retry(outbox_id: tuple[int, bool], webhook: bool) -> None:
             retried = with_db(lambda db, clock: retry_webhook_delivery(db, clock, number, actor=who))
             print_json(retried.as_dict())
             return
-        result = with_db(lambda db, clock: retry_message(
-            db, clock, number, before_pickup_hours=cfg.delivery_deadline_before_pickup_hours, actor=who))
+        result = with_db(
+            lambda db, clock: retry_message(
+                db, clock, number, before_pickup_hours=cfg.delivery_deadline_before_pickup_hours, actor=who
+            )
+        )
     except RetryRefused as exc:
         fail(str(exc))
         return

@@ -32,8 +32,10 @@ def parse_markup(text: str) -> Decimal:
         raise ValueError(f"--markup {exc}") from None
 
 
-POLICY_HELP = ("default cancellation policy: HOURS:PERCENT tiers, e.g. 48:0,24:50,0:100 "
-               "(free until 48 h before pickup, then 50 %, from 24 h 100 %); 'none': free until pickup")
+POLICY_HELP = (
+    "default cancellation policy: HOURS:PERCENT tiers, e.g. 48:0,24:50,0:100 "
+    "(free until 48 h before pickup, then 50 %, from 24 h 100 %); 'none': free until pickup"
+)
 
 
 def parse_policy_option(text: str | None) -> Policy | None:
@@ -61,16 +63,24 @@ def partners_group() -> None:
 
 @partners_group.command("create")
 @click.option("--name", required=True)
-@click.option("--base-url", default=None,
-              help="where the partner serves /booking/search, /booking/create, ... (not with --hosted)")
+@click.option(
+    "--base-url",
+    default=None,
+    help="where the partner serves /booking/search, /booking/create, ... (not with --hosted)",
+)
 @click.option("--airports", required=True, help="service area: comma-separated IATA codes, or * for every airport")
-@click.option("--markup", default=None,
-              help="percent added to the partner's prices [default: TRANSFERS_DEFAULT_MARKUP_PERCENT]")
-@click.option("--hosted", is_flag=True,
-              help="no server of its own: prices from its rate card (partners rate-card set), bookings in the portal")
+@click.option(
+    "--markup", default=None, help="percent added to the partner's prices [default: TRANSFERS_DEFAULT_MARKUP_PERCENT]"
+)
+@click.option(
+    "--hosted",
+    is_flag=True,
+    help="no server of its own: prices from its rate card (partners rate-card set), bookings in the portal",
+)
 @click.option("--cancellation-policy", "cancellation_policy", default=None, help=POLICY_HELP)
-def partners_create(name: str, base_url: str | None, airports: str, markup: str | None, hosted: bool,
-                    cancellation_policy: str | None) -> None:
+def partners_create(
+    name: str, base_url: str | None, airports: str, markup: str | None, hosted: bool, cancellation_policy: str | None
+) -> None:
     """Register a partner; prints its reverse-API key, outbound token and signing secret once
     (a --hosted partner: its reverse-API key only)."""
     cfg = settings()
@@ -84,8 +94,9 @@ def partners_create(name: str, base_url: str | None, airports: str, markup: str 
     try:
         area = parse_service_area(airports)
         markup_percent = parse_markup(markup) if markup is not None else cfg.default_markup_percent
-        url = "" if base_url is None else check_base_url(base_url.strip(),
-                                                         allow_private=cfg.private_partner_urls_allowed)
+        url = (
+            "" if base_url is None else check_base_url(base_url.strip(), allow_private=cfg.private_partner_urls_allowed)
+        )
         policy = parse_policy_option(cancellation_policy)
     except InvalidPartnerUrl as exc:
         fail(f"--base-url: {exc}")
@@ -97,16 +108,35 @@ def partners_create(name: str, base_url: str | None, airports: str, markup: str 
     if hosted:
         from transfers.hosted.service import register_hosted_partner
 
-        made = with_db(lambda db, clock: register_hosted_partner(
-            db, clock, box, name=name, airports=area, markup_percent=markup_percent, actor=actor()))
+        made = with_db(
+            lambda db, clock: register_hosted_partner(
+                db, clock, box, name=name, airports=area, markup_percent=markup_percent, actor=actor()
+            )
+        )
         print_json({"partner_id": made.partner_id, "api_key": made.api_key})
         return
-    created = with_db(lambda db, clock: service.register_partner(
-        db, clock, box, name=name, base_url=url, airports=area, markup_percent=markup_percent,
-        allow_private=cfg.private_partner_urls_allowed, actor=actor(), cancellation_policy=policy,
-    ))
-    print_json({"partner_id": created.partner_id, "api_key": created.api_key,
-                "outbound_token": created.outbound_token, "signing_secret": created.signing_secret})
+    created = with_db(
+        lambda db, clock: service.register_partner(
+            db,
+            clock,
+            box,
+            name=name,
+            base_url=url,
+            airports=area,
+            markup_percent=markup_percent,
+            allow_private=cfg.private_partner_urls_allowed,
+            actor=actor(),
+            cancellation_policy=policy,
+        )
+    )
+    print_json(
+        {
+            "partner_id": created.partner_id,
+            "api_key": created.api_key,
+            "outbound_token": created.outbound_token,
+            "signing_secret": created.signing_secret,
+        }
+    )
 
 
 @partners_group.command("list")
@@ -114,18 +144,29 @@ def partners_create(name: str, base_url: str | None, airports: str, markup: str 
 def partners_list(as_json: bool) -> None:
     """Every partner with its status, URL, service area and markup (never its secrets)."""
     rows: list[dict[str, Any]] = [
-        {"id": p.partner_id, "name": p.name, "status": p.status, "base_url": p.base_url,
-         "airports": ",".join(p.airports), "markup": f"{p.markup_percent.normalize():f}%",
-         "sandbox": p.is_sandbox, "hosted": p.hosted,
-         "cancellation_policy": p.cancellation_policy.spec() if p.cancellation_policy else None}
+        {
+            "id": p.partner_id,
+            "name": p.name,
+            "status": p.status,
+            "base_url": p.base_url,
+            "airports": ",".join(p.airports),
+            "markup": f"{p.markup_percent.normalize():f}%",
+            "sandbox": p.is_sandbox,
+            "hosted": p.hosted,
+            "cancellation_policy": p.cancellation_policy.spec() if p.cancellation_policy else None,
+        }
         for p in with_db(lambda db, _clock: service.list_partners(db))
     ]
     if as_json:
         print_json(rows)
         return
     columns = ["id", "name", "status", "base_url", "airports", "markup"]
-    click.echo(render(columns, [[row[c] if (c, row["hosted"]) != ("base_url", True) else "(hosted)" for c in columns]
-                                for row in rows]))
+    click.echo(
+        render(
+            columns,
+            [[row[c] if (c, row["hosted"]) != ("base_url", True) else "(hosted)" for c in columns] for row in rows],
+        )
+    )
 
 
 def _set_status(partner_id: int, status: str) -> None:
@@ -158,9 +199,13 @@ def _finite(_ctx: click.Context, _param: click.Parameter, value: float | None) -
 
 @partners_group.command("rotate-secret")
 @click.argument("partner_id", type=int)
-@click.option("--overlap-hours", type=click.FloatRange(min=0, max=720), default=None, callback=_finite,
-              help="how long calls also carry the old secret's signature "
-                   "[default: TRANSFERS_PARTNER_SECRET_OVERLAP_HOURS, 24]")
+@click.option(
+    "--overlap-hours",
+    type=click.FloatRange(min=0, max=720),
+    default=None,
+    callback=_finite,
+    help="how long calls also carry the old secret's signature [default: TRANSFERS_PARTNER_SECRET_OVERLAP_HOURS, 24]",
+)
 def partners_rotate_secret(partner_id: int, overlap_hours: float | None) -> None:
     """Give a partner a new signing secret; prints it once. Calls carry both signatures (new and
     old) during the overlap, so the partner can switch whenever it likes within it."""
@@ -171,17 +216,24 @@ def partners_rotate_secret(partner_id: int, overlap_hours: float | None) -> None
     hours = settings().partner_secret_overlap_hours if overlap_hours is None else overlap_hours
     box = _box()
     try:
-        rotated = with_db(lambda db, clock: rotation.rotate_signing_secret(
-            db, clock, box, partner_id, overlap=timedelta(hours=hours), actor=actor()))
+        rotated = with_db(
+            lambda db, clock: rotation.rotate_signing_secret(
+                db, clock, box, partner_id, overlap=timedelta(hours=hours), actor=actor()
+            )
+        )
     except service.PartnerNotFound as exc:
         fail(f"no {exc}")
         return
     except rotation.RotationRefused as exc:
         fail(str(exc))
         return
-    print_json({"partner_id": rotated.partner_id, "signing_secret": rotated.signing_secret,
-                "previous_secret_valid_until": rotated.previous_valid_until.isoformat()})
-
+    print_json(
+        {
+            "partner_id": rotated.partner_id,
+            "signing_secret": rotated.signing_secret,
+            "previous_secret_valid_until": rotated.previous_valid_until.isoformat(),
+        }
+    )
 
 
 @partners_group.command("update")
@@ -207,13 +259,24 @@ def partners_update(partner_id: int, cancellation_policy: str) -> None:
 @click.option("--token", required=True, help="the outbound token (ot_...) the service presents to the partner")
 @click.option("--secret", required=True, help="the signing secret (whsec_...) the service signs with")
 @click.option("--airport", default="LHR", show_default=True, help="IATA code of an airport the partner serves")
-@click.option("--timeout-search", type=click.FloatRange(min=0, min_open=True), default=3.0, show_default=True,
-              help="search deadline, seconds")
-@click.option("--timeout-create", type=click.FloatRange(min=0, min_open=True), default=2.0, show_default=True,
-              help="deadline of the first create attempt, seconds")
+@click.option(
+    "--timeout-search",
+    type=click.FloatRange(min=0, min_open=True),
+    default=3.0,
+    show_default=True,
+    help="search deadline, seconds",
+)
+@click.option(
+    "--timeout-create",
+    type=click.FloatRange(min=0, min_open=True),
+    default=2.0,
+    show_default=True,
+    help="deadline of the first create attempt, seconds",
+)
 @click.option("--json", "as_json", is_flag=True, help="the results as one JSON object instead of a table")
-def partners_check(url: str, token: str, secret: str, airport: str, timeout_search: float, timeout_create: float,
-                   as_json: bool) -> None:
+def partners_check(
+    url: str, token: str, secret: str, airport: str, timeout_search: float, timeout_create: float, as_json: bool
+) -> None:
     """Run the conformance suite against a partner's server; exit 1 unless every check passes.
 
     Calls search, create (twice, same webhook-id), info and update (cancel), signed exactly as the
@@ -243,11 +306,15 @@ def partners_check(url: str, token: str, secret: str, airport: str, timeout_sear
     # The partner client logs every refused call as a warning; refusals are expected here and the
     # report below says everything, so those lines are kept off the terminal.
     with structlog.testing.capture_logs():
-        report = asyncio.run(conformance.run_conformance(base_url, token=token.strip(), secret=secret,
-                                                         airport=place, deadlines=deadlines))
+        report = asyncio.run(
+            conformance.run_conformance(
+                base_url, token=token.strip(), secret=secret, airport=place, deadlines=deadlines
+            )
+        )
     if as_json:
         print_json(report.as_dict())
     else:
+
         def ms(value: float | None) -> str | None:
             return None if value is None else f"{value:.0f} ms"
 
@@ -255,8 +322,10 @@ def partners_check(url: str, token: str, secret: str, airport: str, timeout_sear
         click.echo(f"partner {base_url}, airport {report.airport}")
         click.echo(render(["check", "result", "time", "deadline", "detail"], rows, right=("time", "deadline")))
         summary = report.as_dict()["summary"]
-        click.echo(f"{'PASS' if report.passed else 'FAIL'}: {summary['PASS']} passed, {summary['FAIL']} failed, "
-                   f"{summary['SKIP']} skipped of {len(report.checks)} checks")
+        click.echo(
+            f"{'PASS' if report.passed else 'FAIL'}: {summary['PASS']} passed, {summary['FAIL']} failed, "
+            f"{summary['SKIP']} skipped of {len(report.checks)} checks"
+        )
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
     raise SystemExit(0 if report.passed else 1)

@@ -37,8 +37,15 @@ class _GracefulServer(uvicorn.Server):
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--workers", default=1, show_default=True, type=int, help="API processes")
 @click.option("--no-worker", is_flag=True, help="do not run the outbox/jobs worker in-process")
-@click.option("--wait-for-db", "wait_for_db", default=30.0, show_default=True, type=click.FloatRange(min=0),
-              metavar="SECONDS", help="wait this long for PostgreSQL (and Redis) to accept connections")
+@click.option(
+    "--wait-for-db",
+    "wait_for_db",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help="wait this long for PostgreSQL (and Redis) to accept connections",
+)
 def serve(host: str, port: int, workers: int, no_worker: bool, wait_for_db: float) -> None:
     """Serve the booking API, the reverse API and the reference data.
 

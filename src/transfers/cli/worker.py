@@ -25,12 +25,20 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 @click.command("worker")
-@click.option("--once", is_flag=True,
-              help="one delivery round and one run of the scheduled jobs, print what was done as JSON, exit "
-              "(cron, tests)")
-@click.option("--wait-for-db", "wait_for_db", default=30.0, show_default=True, type=click.FloatRange(min=0),
-              metavar="SECONDS", help="wait this long for PostgreSQL to accept connections (and for `serve` "
-              "to apply pending migrations)")
+@click.option(
+    "--once",
+    is_flag=True,
+    help="one delivery round and one run of the scheduled jobs, print what was done as JSON, exit (cron, tests)",
+)
+@click.option(
+    "--wait-for-db",
+    "wait_for_db",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help="wait this long for PostgreSQL to accept connections (and for `serve` to apply pending migrations)",
+)
 def worker(once: bool, wait_for_db: float) -> None:
     """Deliver outbox messages to partners and run the scheduled jobs, without serving the API.
 

@@ -19,8 +19,12 @@ async def insert_client(conn: AsyncConnection, new: NewClient, now: datetime) ->
         await conn.execute(
             insert(clients)
             .values(
-                name=new.name, pay_type=new.pay_type, status=ClientStatus.ACTIVE.value,
-                can_create=new.can_create, can_cancel=new.can_cancel, created_at=now,
+                name=new.name,
+                pay_type=new.pay_type,
+                status=ClientStatus.ACTIVE.value,
+                can_create=new.can_create,
+                can_cancel=new.can_cancel,
+                created_at=now,
             )
             .returning(clients.c.id)
         )
@@ -36,30 +40,33 @@ async def insert_client(conn: AsyncConnection, new: NewClient, now: datetime) ->
 
 
 async def insert_api_key(
-    conn: AsyncConnection, issued: IssuedKey, now: datetime, *, client_id: int | None = None,
+    conn: AsyncConnection,
+    issued: IssuedKey,
+    now: datetime,
+    *,
+    client_id: int | None = None,
     partner_id: int | None = None,
 ) -> None:
     await conn.execute(
         insert(api_keys).values(
-            prefix=issued.prefix, key_hash=issued.key_hash, client_id=client_id, partner_id=partner_id,
+            prefix=issued.prefix,
+            key_hash=issued.key_hash,
+            client_id=client_id,
+            partner_id=partner_id,
             created_at=now,
         )
     )
 
 
 async def set_client_status(conn: AsyncConnection, client_id: int, status: ClientStatus) -> bool:
-    result = await conn.execute(
-        update(clients).where(clients.c.id == client_id).values(status=status.value)
-    )
+    result = await conn.execute(update(clients).where(clients.c.id == client_id).values(status=status.value))
     return result.rowcount == 1
 
 
 async def revoke_key(conn: AsyncConnection, prefix: str, now: datetime) -> bool:
     """Revoke a key by its prefix. Revoking an already revoked key is a no-op that returns True."""
     result = await conn.execute(
-        update(api_keys)
-        .where(api_keys.c.prefix == prefix, api_keys.c.revoked_at.is_(None))
-        .values(revoked_at=now)
+        update(api_keys).where(api_keys.c.prefix == prefix, api_keys.c.revoked_at.is_(None)).values(revoked_at=now)
     )
     if result.rowcount == 1:
         return True
@@ -68,22 +75,29 @@ async def revoke_key(conn: AsyncConnection, prefix: str, now: datetime) -> bool:
 
 
 async def record_admin_action(
-    conn: AsyncConnection, *, actor: str, action: str, subject: str, details: dict[str, Any],
+    conn: AsyncConnection,
+    *,
+    actor: str,
+    action: str,
+    subject: str,
+    details: dict[str, Any],
     now: datetime,
 ) -> None:
     await conn.execute(
-        insert(admin_audit).values(
-            actor=actor, action=action, subject=subject, details=details, created_at=now
-        )
+        insert(admin_audit).values(actor=actor, action=action, subject=subject, details=details, created_at=now)
     )
 
 
 async def get_client(conn: AsyncConnection, client_id: int) -> dict[str, Any] | None:
     row = (
-        await conn.execute(
-            select(clients, wallets.c.id.label("wallet_id"), wallets.c.currency, wallets.c.balance)
-            .join(wallets, wallets.c.client_id == clients.c.id)
-            .where(clients.c.id == client_id)
+        (
+            await conn.execute(
+                select(clients, wallets.c.id.label("wallet_id"), wallets.c.currency, wallets.c.balance)
+                .join(wallets, wallets.c.client_id == clients.c.id)
+                .where(clients.c.id == client_id)
+            )
         )
-    ).mappings().first()
+        .mappings()
+        .first()
+    )
     return dict(row) if row else None

@@ -36,14 +36,27 @@ async def create_client(db: Database, clock: Clock, new: NewClient, *, actor: st
         await repo.insert_api_key(conn, issued, now, client_id=client_id)
         if new.opening_balance > 0:
             await wallet_repo.post_entry(
-                conn, wallet_id=wallet_id, kind=LedgerKind.CREDIT_TOPUP, amount=new.opening_balance,
-                now=now, note="opening balance",
+                conn,
+                wallet_id=wallet_id,
+                kind=LedgerKind.CREDIT_TOPUP,
+                amount=new.opening_balance,
+                now=now,
+                note="opening balance",
             )
         await repo.record_admin_action(
-            conn, actor=actor, action="client.create", subject=f"client:{client_id}",
-            details={"name": new.name, "pay_type": new.pay_type, "currency": new.currency,
-                     "opening_balance": str(new.opening_balance), "key_prefix": issued.prefix,
-                     "can_create": new.can_create, "can_cancel": new.can_cancel},
+            conn,
+            actor=actor,
+            action="client.create",
+            subject=f"client:{client_id}",
+            details={
+                "name": new.name,
+                "pay_type": new.pay_type,
+                "currency": new.currency,
+                "opening_balance": str(new.opening_balance),
+                "key_prefix": issued.prefix,
+                "can_create": new.can_create,
+                "can_cancel": new.can_cancel,
+            },
             now=now,
         )
     return CreatedClient(client_id=client_id, api_key=issued.key, key_prefix=issued.prefix)
@@ -57,8 +70,12 @@ async def issue_client_key(db: Database, clock: Clock, client_id: int, *, actor:
             raise NotFound(f"client {client_id}")
         await repo.insert_api_key(conn, issued, now, client_id=client_id)
         await repo.record_admin_action(
-            conn, actor=actor, action="key.issue", subject=f"client:{client_id}",
-            details={"key_prefix": issued.prefix}, now=now,
+            conn,
+            actor=actor,
+            action="key.issue",
+            subject=f"client:{client_id}",
+            details={"key_prefix": issued.prefix},
+            now=now,
         )
     return CreatedClient(client_id=client_id, api_key=issued.key, key_prefix=issued.prefix)
 
@@ -70,12 +87,20 @@ async def top_up(db: Database, clock: Clock, client_id: int, amount: Decimal, *,
         if wallet is None:
             raise NotFound(f"client {client_id}")
         balance = await wallet_repo.post_entry(
-            conn, wallet_id=wallet[0], kind=LedgerKind.CREDIT_TOPUP, amount=amount, now=now,
+            conn,
+            wallet_id=wallet[0],
+            kind=LedgerKind.CREDIT_TOPUP,
+            amount=amount,
+            now=now,
             note=f"top-up by {actor}",
         )
         await repo.record_admin_action(
-            conn, actor=actor, action="wallet.top_up", subject=f"client:{client_id}",
-            details={"amount": str(amount), "balance": str(balance)}, now=now,
+            conn,
+            actor=actor,
+            action="wallet.top_up",
+            subject=f"client:{client_id}",
+            details={"amount": str(amount), "balance": str(balance)},
+            now=now,
         )
     return balance
 
@@ -86,8 +111,12 @@ async def set_status(db: Database, clock: Clock, client_id: int, status: ClientS
         if not await repo.set_client_status(conn, client_id, status):
             raise NotFound(f"client {client_id}")
         await repo.record_admin_action(
-            conn, actor=actor, action=f"client.{status.value}", subject=f"client:{client_id}",
-            details={}, now=now,
+            conn,
+            actor=actor,
+            action=f"client.{status.value}",
+            subject=f"client:{client_id}",
+            details={},
+            now=now,
         )
 
 

@@ -18,42 +18,25 @@ from transfers.config import Settings
 from transfers.operators import service as operators
 from transfers.operators.models import Capability, Operator
 from transfers.services import Services
-from transfers.webauth.http import SignInRequired, check_csrf, session_token
-from transfers.webauth.realm import Realm
-from transfers.webauth.sessions import Session, find_session
+from transfers.webauth.realm import Realm, area_realm
+from transfers.webauth.refusals import NotAllowed, PageNotFound
+from transfers.webauth.sessions import Session
+from transfers.webauth.viewer import checked_form, realm_of, services, session_dependency
+
+__all__ = ["PREFIX", "Forbidden", "PageNotFound", "Signed", "Viewer", "console_realm", "realm_of", "services"]
 
 PREFIX = "/console"
 
 
-class Forbidden(Exception):
+class Forbidden(NotAllowed):
     """The operator's role does not allow this (a 403 page; nothing done)."""
 
     def __init__(self, message: str = "Your role does not allow this.") -> None:
         super().__init__(message)
-        self.message = message
-
-
-class PageNotFound(Exception):
-    """A booking, client or partner that does not exist (a 404 page)."""
-
-    def __init__(self, message: str = "There is no such page.") -> None:
-        super().__init__(message)
-        self.message = message
 
 
 def console_realm(settings: Settings) -> Realm:
-    return Realm(name=operators.REALM, cookie_name="transfers_console", path=PREFIX, login_path=f"{PREFIX}/login",
-                 secure_cookie=not settings.is_sandbox)
-
-
-def services(request: Request) -> Services:
-    svc: Services = request.app.state.services
-    return svc
-
-
-def realm_of(request: Request) -> Realm:
-    realm: Realm = request.app.state.realm
-    return realm
+    return area_realm(operators.REALM, "transfers_console", PREFIX, sandbox=settings.is_sandbox)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,25 +53,18 @@ class Viewer:
 
     async def form(self, request: Request) -> FormData:
         """The posted form, once its CSRF token is checked (CsrfRefused otherwise: a 403 page)."""
-        form = await request.form()
-        check_csrf(self.session, form)
-        return form
+        return await checked_form(request, self.session)
 
     @property
     def actor(self) -> str:
         return self.operator.actor
 
 
-async def signed_in(request: Request) -> Viewer:
-    svc, realm = services(request), realm_of(request)
-    posted = request.method not in ("GET", "HEAD")
-    session = await find_session(svc.db, svc.clock, realm, session_token(request, realm))
-    if session is None:
-        raise SignInRequired(posted=posted)
+async def _viewer(svc: Services, session: Session) -> Viewer | None:
+    """None for an operator disabled meanwhile (its sessions are gone already: the race's end)."""
     operator = await operators.active_operator(svc.db, session.user_id)
-    if operator is None:  # disabled meanwhile: its sessions are gone already, this is the race's end
-        raise SignInRequired(posted=posted)
-    return Viewer(operator, session)
+    return Viewer(operator, session) if operator is not None else None
 
 
+signed_in = session_dependency(_viewer)
 Signed = Annotated[Viewer, Depends(signed_in)]

@@ -19,21 +19,27 @@ PENDING, FAILED, EXPIRED = "pending", "failed", "expired"
 
 # --- dashboard -------------------------------------------------------------------------------------------
 
-async def bookings_by_status_since(conn: AsyncConnection, since: datetime,
-                                   statuses: Sequence[str]) -> dict[str, int]:
+
+async def bookings_by_status_since(conn: AsyncConnection, since: datetime, statuses: Sequence[str]) -> dict[str, int]:
     """Bookings created since ``since``, per status: one count per status in one statement, each a
     range of ``ix_bookings_status_created`` (a single GROUP BY over ``created_at >= since`` reads that
     whole index on PostgreSQL 15, which cannot skip over its leading column: 490 ms at a million rows)."""
-    counts = [select(func.count()).where(bookings.c.status == status, bookings.c.created_at >= since)
-              .scalar_subquery().label(f"s{i}") for i, status in enumerate(statuses)]
+    counts = [
+        select(func.count())
+        .where(bookings.c.status == status, bookings.c.created_at >= since)
+        .scalar_subquery()
+        .label(f"s{i}")
+        for i, status in enumerate(statuses)
+    ]
     row = (await conn.execute(select(*counts))).one()
     return {status: int(row[i]) for i, status in enumerate(statuses) if row[i]}
 
 
 async def delivery_summary(conn: AsyncConnection) -> dict[str, Any]:
     """Pending and failed (refused or expired) partner deliveries, and the oldest pending one's creation."""
-    pending, oldest = (await conn.execute(
-        select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status == PENDING))).one()
+    pending, oldest = (
+        await conn.execute(select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status == PENDING))
+    ).one()
     failed = (await conn.execute(select(func.count()).where(outbox.c.status.in_((FAILED, EXPIRED))))).scalar_one()
     return {"pending": int(pending), "failed": int(failed), "oldest_pending": oldest}
 
@@ -43,14 +49,20 @@ async def partners_with_errors_since(conn: AsyncConnection, since: datetime) -> 
     errors = func.count().label("errors")
     rows = await conn.execute(
         select(partners.c.id, partners.c.name, errors)
-        .select_from(delivery_attempts.join(outbox, outbox.c.id == delivery_attempts.c.outbox_id)
-                     .join(partners, partners.c.id == outbox.c.partner_id))
+        .select_from(
+            delivery_attempts.join(outbox, outbox.c.id == delivery_attempts.c.outbox_id).join(
+                partners, partners.c.id == outbox.c.partner_id
+            )
+        )
         .where(delivery_attempts.c.started_at >= since, ~delivery_attempts.c.outcome.startswith("done:"))
-        .group_by(partners.c.id, partners.c.name).order_by(errors.desc(), partners.c.id))
+        .group_by(partners.c.id, partners.c.name)
+        .order_by(errors.desc(), partners.c.id)
+    )
     return [dict(r._mapping) for r in rows]
 
 
 # --- bookings list ---------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class BookingFilter:
@@ -76,20 +88,39 @@ def _search(query: Select[Any], text: str) -> Select[Any]:
         return query.where(bookings.c.reservation_no == text.upper())
     if "@" in text:
         return query.where(func.lower(bookings.c.passenger_email) == text.lower())
-    return query.where(or_(func.lower(bookings.c.passenger_surname).like(_like_prefix(text.lower()), escape="\\"),
-                           bookings.c.partner_reference == text))
+    return query.where(
+        or_(
+            func.lower(bookings.c.passenger_surname).like(_like_prefix(text.lower()), escape="\\"),
+            bookings.c.partner_reference == text,
+        )
+    )
 
 
 async def list_bookings(conn: AsyncConnection, wanted: BookingFilter, *, limit: int) -> list[dict[str, Any]]:
     """Newest first (``created_at``, then ``id``), ``limit`` rows after the cursor."""
     query = (
-        select(bookings.c.id, bookings.c.reservation_no, bookings.c.status, bookings.c.client_id,
-               clients.c.name.label("client_name"), bookings.c.partner_id, partners.c.name.label("partner_name"),
-               bookings.c.airport_iata, bookings.c.pickup_at, bookings.c.passenger_name,
-               bookings.c.passenger_surname, bookings.c.total, bookings.c.currency, bookings.c.partner_reference,
-               bookings.c.created_at)
-        .select_from(bookings.join(clients, clients.c.id == bookings.c.client_id)
-                     .join(partners, partners.c.id == bookings.c.partner_id))
+        select(
+            bookings.c.id,
+            bookings.c.reservation_no,
+            bookings.c.status,
+            bookings.c.client_id,
+            clients.c.name.label("client_name"),
+            bookings.c.partner_id,
+            partners.c.name.label("partner_name"),
+            bookings.c.airport_iata,
+            bookings.c.pickup_at,
+            bookings.c.passenger_name,
+            bookings.c.passenger_surname,
+            bookings.c.total,
+            bookings.c.currency,
+            bookings.c.partner_reference,
+            bookings.c.created_at,
+        )
+        .select_from(
+            bookings.join(clients, clients.c.id == bookings.c.client_id).join(
+                partners, partners.c.id == bookings.c.partner_id
+            )
+        )
         .order_by(bookings.c.created_at.desc(), bookings.c.id.desc())
         .limit(limit)
     )
@@ -119,15 +150,23 @@ async def client_choices(conn: AsyncConnection, limit: int = 500) -> list[dict[s
 
 
 async def partner_choices(conn: AsyncConnection, limit: int = 500) -> list[dict[str, Any]]:
-    rows = await conn.execute(select(partners.c.id, partners.c.name).order_by(partners.c.name, partners.c.id)
-                              .limit(limit))
+    rows = await conn.execute(
+        select(partners.c.id, partners.c.name).order_by(partners.c.name, partners.c.id).limit(limit)
+    )
     return [dict(r._mapping) for r in rows]
 
 
 # --- audit log -------------------------------------------------------------------------------------------
 
-async def audit_entries(conn: AsyncConnection, *, before: tuple[datetime, int] | None, limit: int,
-                        actor: str | None = None, subject: str | None = None) -> list[dict[str, Any]]:
+
+async def audit_entries(
+    conn: AsyncConnection,
+    *,
+    before: tuple[datetime, int] | None,
+    limit: int,
+    actor: str | None = None,
+    subject: str | None = None,
+) -> list[dict[str, Any]]:
     """``admin_audit`` rows newest first, after the cursor; ``actor``/``subject`` match whole values."""
     query = select(admin_audit).order_by(admin_audit.c.created_at.desc(), admin_audit.c.id.desc()).limit(limit)
     if before is not None:

@@ -7,26 +7,34 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from transfers.console.auth import Viewer
 from transfers.operators.models import Capability
 from transfers.search.airports import find_airport
+from transfers.webauth.layout import Site, environment
+from transfers.webauth.login_routes import utc
 
-NAVIGATION = (("Bookings", "/console/bookings"), ("Clients", "/console/clients"),
-              ("Partners", "/console/partners"), ("Deliveries", "/console/deliveries"),
-              ("Audit log", "/console/audit"))
+__all__ = ["NAVIGATION", "TEMPLATES", "airport_local", "excerpt", "page", "utc"]
 
-
-def utc(value: datetime | None) -> str:
-    """An instant as operators read it: ``2026-11-23 17:30 UTC``."""
-    if value is None:
-        return "—"
-    return value.astimezone(ZoneInfo("UTC")).strftime("%Y-%m-%d %H:%M UTC")
+NAVIGATION = (
+    ("Bookings", "/console/bookings"),
+    ("Clients", "/console/clients"),
+    ("Partners", "/console/partners"),
+    ("Deliveries", "/console/deliveries"),
+    ("Audit log", "/console/audit"),
+)
+SITE = Site(
+    name="Transfers console",
+    home="/console/",
+    stylesheets=("/console/static/console.css",),
+    script="/console/static/console.js",
+    back_label="Back to the dashboard",
+    navigation=lambda _viewer: NAVIGATION,
+)
 
 
 def airport_local(value: datetime | None, iata: str | None) -> str:
@@ -47,13 +55,10 @@ def excerpt(value: object, limit: int = 300) -> str:
 
 
 def _environment() -> Environment:
-    env = Environment(loader=PackageLoader("transfers.console", "templates"),
-                      autoescape=select_autoescape(["html"]),
-                      trim_blocks=True, lstrip_blocks=True)
+    env = environment("transfers.console", SITE)
     env.filters["utc"] = utc
     env.filters["airport_local"] = airport_local
     env.filters["excerpt"] = excerpt
-    env.globals["NAVIGATION"] = NAVIGATION
     env.globals["Capability"] = Capability
     return env
 
@@ -61,10 +66,20 @@ def _environment() -> Environment:
 TEMPLATES = _environment()
 
 
-def page(request: Request, template: str, context: dict[str, Any] | None = None, *, viewer: Viewer | None = None,
-         status_code: int = 200, title: str = "") -> HTMLResponse:
+def page(
+    request: Request,
+    template: str,
+    context: dict[str, Any] | None = None,
+    *,
+    viewer: Viewer | None = None,
+    status_code: int = 200,
+    title: str = "",
+) -> HTMLResponse:
     values: dict[str, Any] = {
-        "request": request, "viewer": viewer, "title": title, "active": "",
+        "request": request,
+        "viewer": viewer,
+        "title": title,
+        "active": "",
         "csrf_token": viewer.session.csrf_token if viewer else "",
         "may": (lambda c: viewer.may(c)) if viewer else (lambda c: False),
     }

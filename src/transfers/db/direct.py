@@ -43,8 +43,12 @@ Processor = Callable[[Any], Any] | None
 
 # Errors after which the same read, on a new connection, can succeed: the server restarted or the
 # connection was cut while it sat in the pool.
-_RETRYABLE = (asyncpg.exceptions.ConnectionDoesNotExistError, asyncpg.exceptions.InterfaceError,
-              asyncpg.exceptions.PostgresConnectionError, ConnectionError)
+_RETRYABLE = (
+    asyncpg.exceptions.ConnectionDoesNotExistError,
+    asyncpg.exceptions.InterfaceError,
+    asyncpg.exceptions.PostgresConnectionError,
+    ConnectionError,
+)
 
 
 # A pooled connection idle for longer than this is pinged before a write (db/engine.py does the same).
@@ -69,22 +73,28 @@ class CompiledStatement:
             params = {**self.defaults, **params}
         if not self.bind_processors:
             return [params[name] for name in self.parameters]
-        return [proc(params[name]) if proc is not None else params[name]
-                for proc, name in zip(self.bind_processors, self.parameters, strict=True)]
+        return [
+            proc(params[name]) if proc is not None else params[name]
+            for proc, name in zip(self.bind_processors, self.parameters, strict=True)
+        ]
 
     def set_column_types(self, coltypes: Sequence[Any]) -> tuple[Processor, ...]:
         """The engine picks a column's result processor by the type code the driver reports
         (asyncpg: the column's OID, e.g. NUMERIC's), so the same is done here, once."""
-        self.processors = tuple(t.dialect_impl(self.dialect).result_processor(self.dialect, coltype)
-                                for t, coltype in zip(self.types, coltypes, strict=True))
+        self.processors = tuple(
+            t.dialect_impl(self.dialect).result_processor(self.dialect, coltype)
+            for t, coltype in zip(self.types, coltypes, strict=True)
+        )
         return self.processors
 
     def row(self, values: Sequence[Any]) -> dict[str, Any]:
         processors = self.processors
         if processors is None:
             processors = self.set_column_types([None] * len(self.types))
-        return {key: (proc(value) if proc is not None and value is not None else value)
-                for key, proc, value in zip(self.keys, processors, values, strict=True)}
+        return {
+            key: (proc(value) if proc is not None and value is not None else value)
+            for key, proc, value in zip(self.keys, processors, values, strict=True)
+        }
 
 
 class DirectStatement:
@@ -102,11 +112,19 @@ class DirectStatement:
             columns = list(self.statement.selected_columns)
             parameters = tuple(compiled.positiontup or ())
             binds = [compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in parameters]
-            found = CompiledStatement(sql=compiled.string, parameters=parameters,
-                                 keys=tuple(str(c.key) for c in columns), types=tuple(c.type for c in columns),
-                                 dialect=dialect, bind_processors=tuple(binds) if any(binds) else (),
-                                 defaults={name: compiled.binds[name].effective_value for name in parameters
-                                           if not compiled.binds[name].required})
+            found = CompiledStatement(
+                sql=compiled.string,
+                parameters=parameters,
+                keys=tuple(str(c.key) for c in columns),
+                types=tuple(c.type for c in columns),
+                dialect=dialect,
+                bind_processors=tuple(binds) if any(binds) else (),
+                defaults={
+                    name: compiled.binds[name].effective_value
+                    for name in parameters
+                    if not compiled.binds[name].required
+                },
+            )
             self._compiled[dialect.name] = found
         return found
 
@@ -125,8 +143,9 @@ class PostgresDirect:
 
     IDLE_SECONDS = 300.0
 
-    def __init__(self, dsn: str, *, max_size: int, timeout: float, application_name: str,
-                 settings: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, dsn: str, *, max_size: int, timeout: float, application_name: str, settings: dict[str, str] | None = None
+    ) -> None:
         self._dsn = dsn
         self._timeout = timeout
         self._server_settings = {"application_name": application_name, **(settings or {})}
@@ -136,8 +155,9 @@ class PostgresDirect:
         self._closed = False
 
     async def _connect(self) -> asyncpg.Connection:
-        conn = await asyncpg.connect(self._dsn, timeout=self._timeout, command_timeout=30,
-                                     server_settings=self._server_settings)
+        conn = await asyncpg.connect(
+            self._dsn, timeout=self._timeout, command_timeout=30, server_settings=self._server_settings
+        )
         try:
             await _init_connection(conn)
         except BaseException:
@@ -184,8 +204,9 @@ class PostgresDirect:
         while self._idle:
             self._idle.pop()[0].terminate()
 
-    async def one(self, statement: CompiledStatement, params: dict[str, Any], *,
-                  write: bool = False) -> dict[str, Any] | None:
+    async def one(
+        self, statement: CompiledStatement, params: dict[str, Any], *, write: bool = False
+    ) -> dict[str, Any] | None:
         """The statement's first row (None: no row). ``write``: never retried, and a connection that
         sat idle is pinged first; an integrity violation is raised as SQLAlchemy's IntegrityError,
         as through the engine."""

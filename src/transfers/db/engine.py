@@ -36,8 +36,9 @@ def _json_dumps(value: Any) -> str:
 
 
 class Database:
-    def __init__(self, url: str, *, pool_size: int = 10, pool_timeout: float = 5.0,
-                 application_name: str = "transfers") -> None:
+    def __init__(
+        self, url: str, *, pool_size: int = 10, pool_timeout: float = 5.0, application_name: str = "transfers"
+    ) -> None:
         self.url = url
         parsed = make_url(url)
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
@@ -75,11 +76,16 @@ class Database:
             self._reads = self.engine.execution_options(isolation_level="AUTOCOMMIT")
             _ping_after_idle(self.engine)
             dsn = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
-            self._direct = PostgresDirect(dsn, max_size=pool_size, timeout=pool_timeout,
-                                          application_name=application_name)
-            self._relaxed = PostgresDirect(dsn, max_size=max(1, pool_size // 2), timeout=pool_timeout,
-                                           application_name=application_name,
-                                           settings={"synchronous_commit": "off"})
+            self._direct = PostgresDirect(
+                dsn, max_size=pool_size, timeout=pool_timeout, application_name=application_name
+            )
+            self._relaxed = PostgresDirect(
+                dsn,
+                max_size=max(1, pool_size // 2),
+                timeout=pool_timeout,
+                application_name=application_name,
+                settings={"synchronous_commit": "off"},
+            )
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:

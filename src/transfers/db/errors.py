@@ -6,16 +6,24 @@ from sqlalchemy import exc as sa_exc
 
 # SQLSTATEs of a server that is there but will not serve us right now. Class 08 (connection
 # exception) is matched as a whole.
-UNAVAILABLE_SQLSTATES = frozenset({
-    "57P01",  # admin_shutdown: terminating connection due to administrator command
-    "57P02",  # crash_shutdown
-    "57P03",  # cannot_connect_now: the database system is starting up / shutting down / in recovery
-    "53300",  # too_many_connections
-})
-UNAVAILABLE_DRIVER_ERRORS = frozenset({
-    "CannotConnectNowError", "ConnectionDoesNotExistError", "AdminShutdownError", "CrashShutdownError",
-    "ConnectionFailureError", "TooManyConnectionsError",
-})
+UNAVAILABLE_SQLSTATES = frozenset(
+    {
+        "57P01",  # admin_shutdown: terminating connection due to administrator command
+        "57P02",  # crash_shutdown
+        "57P03",  # cannot_connect_now: the database system is starting up / shutting down / in recovery
+        "53300",  # too_many_connections
+    }
+)
+UNAVAILABLE_DRIVER_ERRORS = frozenset(
+    {
+        "CannotConnectNowError",
+        "ConnectionDoesNotExistError",
+        "AdminShutdownError",
+        "CrashShutdownError",
+        "ConnectionFailureError",
+        "TooManyConnectionsError",
+    }
+)
 _MAX_CAUSES = 5
 
 

@@ -43,8 +43,9 @@ def claimer(values: Mapping[str, Any]) -> Callable[[AsyncConnection], Awaitable[
         vehicle = card.vehicle(vehicle_id) if card is not None else None
         if card is None or vehicle is None or day in card.blackout_dates:
             raise VehicleFull(f"{vehicle_id} is not offered on {day.isoformat()} any more")
-        if not await repo.claim_seat(conn, partner_id=partner_id, vehicle_id=vehicle_id, local_date=day,
-                                     capacity=vehicle.daily_capacity):
+        if not await repo.claim_seat(
+            conn, partner_id=partner_id, vehicle_id=vehicle_id, local_date=day, capacity=vehicle.daily_capacity
+        ):
             raise VehicleFull(f"{vehicle_id} is fully booked on {day.isoformat()}")
 
     return claim
@@ -52,5 +53,9 @@ def claimer(values: Mapping[str, Any]) -> Callable[[AsyncConnection], Awaitable[
 
 async def release(conn: AsyncConnection, booking: Mapping[str, Any]) -> None:
     """Give back the seat ``booking`` held (nothing for a server partner's booking: it held none)."""
-    await repo.release_seat(conn, partner_id=int(booking["partner_id"]), vehicle_id=str(booking["partner_vehicle_id"]),
-                            local_date=local_pickup_date(booking["airport_iata"], booking["pickup_at"]))
+    await repo.release_seat(
+        conn,
+        partner_id=int(booking["partner_id"]),
+        vehicle_id=str(booking["partner_vehicle_id"]),
+        local_date=local_pickup_date(booking["airport_iata"], booking["pickup_at"]),
+    )

@@ -173,19 +173,31 @@ def _semantic_errors(card: dict[str, Any], vehicle_types: frozenset[str] | None)
     for v_index, vehicle in enumerate(card["vehicles"]):
         where = f"$.vehicles[{v_index}]"
         if vehicle_types is not None and vehicle["type"] not in vehicle_types:
-            errors.append(CardError(f"{where}.type", f"{vehicle['type']!r} is not a vehicle type of the reference "
-                                                     f"data ({', '.join(sorted(vehicle_types))})"))
+            errors.append(
+                CardError(
+                    f"{where}.type",
+                    f"{vehicle['type']!r} is not a vehicle type of the reference "
+                    f"data ({', '.join(sorted(vehicle_types))})",
+                )
+            )
         prices = vehicle["prices"]
         for f_index, fixed in enumerate(prices.get("fixed", [])):
             if not is_known(fixed["airport"]):
-                errors.append(CardError(f"{where}.prices.fixed[{f_index}].airport",
-                                        f"{fixed['airport']!r} is not a known IATA airport code"))
+                errors.append(
+                    CardError(
+                        f"{where}.prices.fixed[{f_index}].airport",
+                        f"{fixed['airport']!r} is not a known IATA airport code",
+                    )
+                )
         seen = set()
         for f_index, fixed in enumerate(prices.get("fixed", [])):
             pair = (fixed["airport"], fixed["radius_km"])
             if pair in seen:
-                errors.append(CardError(f"{where}.prices.fixed[{f_index}]",
-                                        f"a second fixed price for {pair[0]} within {pair[1]} km"))
+                errors.append(
+                    CardError(
+                        f"{where}.prices.fixed[{f_index}]", f"a second fixed price for {pair[0]} within {pair[1]} km"
+                    )
+                )
             seen.add(pair)
         night = prices.get("night")
         if night is not None and night["from"] == night["to"]:
@@ -212,22 +224,41 @@ def _typed(card: dict[str, Any]) -> RateCard:
     for v in card["vehicles"]:
         p = v["prices"]
         night = p.get("night")
-        vehicles.append(CardVehicle(
-            id=v["id"], type=v["type"], make=v["make"], model=v["model"], passengers=v["passengers"],
-            suitcases=v["suitcases"], small_bags=v["small_bags"], daily_capacity=v.get("daily_capacity"),
-            prices=Prices(
-                base=Decimal(p["base"]), per_km=Decimal(p["per_km"]), minimum=Decimal(p["minimum"]),
-                fixed=tuple(FixedPrice(f["airport"], f["radius_km"], Decimal(f["price"]))
-                            for f in sorted(p.get("fixed", []), key=lambda f: f["radius_km"])),
-                night=None if night is None else NightSurcharge(
-                    time.fromisoformat(night["from"]), time.fromisoformat(night["to"]), Decimal(night["percent"])),
-            ),
-        ))
+        vehicles.append(
+            CardVehicle(
+                id=v["id"],
+                type=v["type"],
+                make=v["make"],
+                model=v["model"],
+                passengers=v["passengers"],
+                suitcases=v["suitcases"],
+                small_bags=v["small_bags"],
+                daily_capacity=v.get("daily_capacity"),
+                prices=Prices(
+                    base=Decimal(p["base"]),
+                    per_km=Decimal(p["per_km"]),
+                    minimum=Decimal(p["minimum"]),
+                    fixed=tuple(
+                        FixedPrice(f["airport"], f["radius_km"], Decimal(f["price"]))
+                        for f in sorted(p.get("fixed", []), key=lambda f: f["radius_km"])
+                    ),
+                    night=None
+                    if night is None
+                    else NightSurcharge(
+                        time.fromisoformat(night["from"]), time.fromisoformat(night["to"]), Decimal(night["percent"])
+                    ),
+                ),
+            )
+        )
     policy = card.get("cancellation_policy")
     return RateCard(
-        currency=card["currency"], min_lead_hours=card["min_lead_hours"], vehicles=tuple(vehicles),
-        extras=tuple(CardExtra(e["id"], e["name"], Decimal(e["price"]), cast(PricingType, e["pricing_type"]))
-                     for e in card.get("extras", [])),
+        currency=card["currency"],
+        min_lead_hours=card["min_lead_hours"],
+        vehicles=tuple(vehicles),
+        extras=tuple(
+            CardExtra(e["id"], e["name"], Decimal(e["price"]), cast(PricingType, e["pricing_type"]))
+            for e in card.get("extras", [])
+        ),
         blackout_dates=frozenset(date.fromisoformat(d) for d in card.get("blackout_dates", [])),
         cancellation_policy=None if policy is None else tuple(dict(t) for t in policy),
     )

@@ -28,11 +28,14 @@ async def auto_decline(svc: Services) -> int:
     pickup_before = now + timedelta(hours=settings.hosted_accept_before_pickup_hours)
     declined = 0
     async with svc.db.write() as conn:
-        for booking in await repo.lock_unaccepted(conn, WAITING, created_before=created_before,
-                                                  pickup_before=pickup_before, limit=BATCH):
-            reason = (f"not accepted within {settings.hosted_accept_hours:g} h"
-                      if booking.created_at <= created_before
-                      else f"not accepted by {settings.hosted_accept_before_pickup_hours:g} h before pickup")
+        for booking in await repo.lock_unaccepted(
+            conn, WAITING, created_before=created_before, pickup_before=pickup_before, limit=BATCH
+        ):
+            reason = (
+                f"not accepted within {settings.hosted_accept_hours:g} h"
+                if booking.created_at <= created_before
+                else f"not accepted by {settings.hosted_accept_before_pickup_hours:g} h before pickup"
+            )
             try:
                 async with conn.begin_nested():
                     await partner_updates.decline(conn, booking, reason, actor=ACTOR, now=now)

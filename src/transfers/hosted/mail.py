@@ -33,12 +33,16 @@ from transfers.services import Services
 log = structlog.get_logger("transfers.mail")
 BATCH = 20
 EMAIL_GIVE_UP = timedelta(hours=24)
-SUBJECTS = {"booking.new": "New booking {no}: please accept or decline",
-            "booking.cancelled": "Booking {no} was cancelled",
-            "booking.amended": "Booking {no} was changed"}
-OPENINGS = {"booking.new": "A new booking is waiting for you. Accept it with a driver, or decline it, in the portal:",
-            "booking.cancelled": "This booking was cancelled; the ride is off.",
-            "booking.amended": "The client changed this booking; here it is as it stands now:"}
+SUBJECTS = {
+    "booking.new": "New booking {no}: please accept or decline",
+    "booking.cancelled": "Booking {no} was cancelled",
+    "booking.amended": "Booking {no} was changed",
+}
+OPENINGS = {
+    "booking.new": "A new booking is waiting for you. Accept it with a driver, or decline it, in the portal:",
+    "booking.cancelled": "This booking was cancelled; the ride is off.",
+    "booking.amended": "The client changed this booking; here it is as it stands now:",
+}
 
 
 async def enqueue(conn: AsyncConnection, message: OutboxMessage, kind: str, now: datetime) -> None:
@@ -53,8 +57,7 @@ class Mail:
     body: str
 
 
-def compose(kind: str, booking: Booking, recipients: list[str], *, partner_name: str,
-            portal_url: str) -> Mail:
+def compose(kind: str, booking: Booking, recipients: list[str], *, partner_name: str, portal_url: str) -> Mail:
     """The e-mail's text: what happened, the trip in the airport's local time, where to act."""
     no = booking.reservation_no
     pickup = local_time(booking.airport_iata, booking.pickup_at)
@@ -117,21 +120,34 @@ async def _send_one(svc: Services, email: dict[str, Any]) -> None:
     now = svc.clock.now()
     if booking is None or not recipients:
         async with svc.db.write() as conn:
-            await repo.finish_email(conn, email, status="logged", now=now, recipients=[],
-                                    error="no active partner user to write to" if booking else "booking not found")
-        log.warning("partner_email_not_sent", kind=email["kind"], partner_id=email["partner_id"],
-                    reason="no recipients")
+            await repo.finish_email(
+                conn,
+                email,
+                status="logged",
+                now=now,
+                recipients=[],
+                error="no active partner user to write to" if booking else "booking not found",
+            )
+        log.warning(
+            "partner_email_not_sent", kind=email["kind"], partner_id=email["partner_id"], reason="no recipients"
+        )
         return
     mail = compose(email["kind"], booking, recipients, partner_name=partner_name, portal_url=settings.service_url)
     if not settings.smtp_url:
         async with svc.db.write() as conn:
             await repo.finish_email(conn, email, status="logged", now=now, recipients=recipients)
-        log.info("partner_email_not_sent", reason="TRANSFERS_SMTP_URL is not set", to=recipients,
-                 subject=mail.subject, reservation_no=booking.reservation_no)
+        log.info(
+            "partner_email_not_sent",
+            reason="TRANSFERS_SMTP_URL is not set",
+            to=recipients,
+            subject=mail.subject,
+            reservation_no=booking.reservation_no,
+        )
         return
     try:
-        await asyncio.to_thread(_send_blocking, settings.smtp_url, settings.smtp_from, mail,
-                                settings.smtp_timeout_seconds)
+        await asyncio.to_thread(
+            _send_blocking, settings.smtp_url, settings.smtp_from, mail, settings.smtp_timeout_seconds
+        )
     except (OSError, smtplib.SMTPException) as exc:
         error = f"{type(exc).__name__}: {exc}"[:500]
         now = svc.clock.now()
@@ -139,10 +155,16 @@ async def _send_one(svc: Services, email: dict[str, Any]) -> None:
             if now - email["created_at"] >= EMAIL_GIVE_UP:
                 await repo.finish_email(conn, email, status="failed", now=now, error=error)
             else:
-                await repo.retry_email(conn, email, next_attempt_at=next_attempt(email["attempts"] + 1, now),
-                                       error=error)
-        log.warning("partner_email_failed", kind=email["kind"], attempt=email["attempts"] + 1, error=error,
-                    reservation_no=booking.reservation_no)
+                await repo.retry_email(
+                    conn, email, next_attempt_at=next_attempt(email["attempts"] + 1, now), error=error
+                )
+        log.warning(
+            "partner_email_failed",
+            kind=email["kind"],
+            attempt=email["attempts"] + 1,
+            error=error,
+            reservation_no=booking.reservation_no,
+        )
         return
     async with svc.db.write() as conn:
         await repo.finish_email(conn, email, status="sent", now=svc.clock.now(), recipients=recipients)

@@ -66,8 +66,14 @@ def refusal(card: RateCard, trip: Trip) -> str | None:
 def vehicle_price(vehicle: CardVehicle, trip: Trip) -> Decimal:
     """The vehicle's net price for the trip (before the partner's markup)."""
     prices = vehicle.prices
-    fixed = next((f.price for f in prices.fixed  # sorted by radius: the smallest matching one wins
-                  if f.airport == trip.airport and trip.distance_km <= f.radius_km), None)
+    fixed = next(
+        (
+            f.price
+            for f in prices.fixed  # sorted by radius: the smallest matching one wins
+            if f.airport == trip.airport and trip.distance_km <= f.radius_km
+        ),
+        None,
+    )
     price = fixed if fixed is not None else max(prices.minimum, _cents(prices.base + prices.per_km * trip.distance_km))
     night = prices.night
     if night is not None and night.covers(trip.local_pickup.time().replace(tzinfo=None)):
@@ -87,5 +93,8 @@ def quote(card: RateCard, trip: Trip, booked: Mapping[str, int] | None = None) -
     if refusal(card, trip) is not None:
         return []
     counts = booked or {}
-    return [Quote(vehicle, vehicle_price(vehicle, trip), card.currency, card.extras)
-            for vehicle in card.vehicles if has_room(vehicle, counts.get(vehicle.id, 0))]
+    return [
+        Quote(vehicle, vehicle_price(vehicle, trip), card.currency, card.extras)
+        for vehicle in card.vehicles
+        if has_room(vehicle, counts.get(vehicle.id, 0))
+    ]

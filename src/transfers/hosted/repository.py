@@ -28,12 +28,16 @@ async def get_card(conn: AsyncConnection, partner_id: int) -> dict[str, Any] | N
 
 async def hosted_partner(conn: AsyncConnection, partner_id: int) -> Any:
     """The partner's row (id, name, hosted, status), or None."""
-    return (await conn.execute(select(partners.c.id, partners.c.name, partners.c.hosted, partners.c.status)
-                               .where(partners.c.id == partner_id))).first()
+    return (
+        await conn.execute(
+            select(partners.c.id, partners.c.name, partners.c.hosted, partners.c.status).where(
+                partners.c.id == partner_id
+            )
+        )
+    ).first()
 
 
-async def put_card(conn: AsyncConnection, partner_id: int, card: dict[str, Any], *, actor: str,
-                   now: datetime) -> None:
+async def put_card(conn: AsyncConnection, partner_id: int, card: dict[str, Any], *, actor: str, now: datetime) -> None:
     values = {"card": card, "updated_at": now, "updated_by": actor}
     changed = await conn.execute(update(rate_cards).where(rate_cards.c.partner_id == partner_id).values(**values))
     if changed.rowcount == 0:
@@ -44,20 +48,25 @@ async def cards_of(conn: AsyncConnection, partner_ids: list[int]) -> dict[int, d
     """The stored cards of these partners (the search directory's snapshot)."""
     if not partner_ids:
         return {}
-    rows = await conn.execute(select(rate_cards.c.partner_id, rate_cards.c.card)
-                              .where(rate_cards.c.partner_id.in_(partner_ids)))
+    rows = await conn.execute(
+        select(rate_cards.c.partner_id, rate_cards.c.card).where(rate_cards.c.partner_id.in_(partner_ids))
+    )
     return {int(r.partner_id): dict(r.card) for r in rows}
 
 
 async def booked_on(conn: AsyncConnection, partner_id: int, local_date: date) -> dict[str, int]:
     """Per vehicle id, the seats already taken on that local date."""
-    rows = await conn.execute(select(hosted_capacity.c.vehicle_id, hosted_capacity.c.booked).where(
-        hosted_capacity.c.partner_id == partner_id, hosted_capacity.c.local_date == local_date.isoformat()))
+    rows = await conn.execute(
+        select(hosted_capacity.c.vehicle_id, hosted_capacity.c.booked).where(
+            hosted_capacity.c.partner_id == partner_id, hosted_capacity.c.local_date == local_date.isoformat()
+        )
+    )
     return {r.vehicle_id: int(r.booked) for r in rows}
 
 
-async def claim_seat(conn: AsyncConnection, *, partner_id: int, vehicle_id: str, local_date: date,
-                     capacity: int | None) -> bool:
+async def claim_seat(
+    conn: AsyncConnection, *, partner_id: int, vehicle_id: str, local_date: date, capacity: int | None
+) -> bool:
     """Take one seat in the caller's write transaction; False (nothing written) when the vehicle is
     full that day. ``capacity`` None: no limit, the booking is still counted (a later limit and the
     portal's figures see it)."""
@@ -74,92 +83,169 @@ async def claim_seat(conn: AsyncConnection, *, partner_id: int, vehicle_id: str,
 async def release_seat(conn: AsyncConnection, *, partner_id: int, vehicle_id: str, local_date: date) -> None:
     """Give a seat back (the booking was cancelled, declined or failed). No row: nothing (a server
     partner's booking, which never held one)."""
-    await conn.execute(update(hosted_capacity).where(
-        hosted_capacity.c.partner_id == partner_id, hosted_capacity.c.vehicle_id == vehicle_id,
-        hosted_capacity.c.local_date == local_date.isoformat(), hosted_capacity.c.booked > 0,
-    ).values(booked=hosted_capacity.c.booked - 1))
+    await conn.execute(
+        update(hosted_capacity)
+        .where(
+            hosted_capacity.c.partner_id == partner_id,
+            hosted_capacity.c.vehicle_id == vehicle_id,
+            hosted_capacity.c.local_date == local_date.isoformat(),
+            hosted_capacity.c.booked > 0,
+        )
+        .values(booked=hosted_capacity.c.booked - 1)
+    )
 
 
 # --- e-mails to a partner's users (hosted/mail.py) ---------------------------------------------------
+
 
 async def enqueue_email(conn: AsyncConnection, *, partner_id: int, booking_id: int, kind: str, now: datetime) -> None:
     """One e-mail per (kind, booking), whatever re-deliveries happen: the unique ``dedupe_key``
     makes a second enqueue a no-op."""
     dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-    await conn.execute(dialect.insert(partner_emails).values(
-        partner_id=partner_id, booking_id=booking_id, kind=kind, dedupe_key=f"{kind}:{booking_id}",
-        status="pending", attempts=0, next_attempt_at=now, created_at=now,
-    ).on_conflict_do_nothing())
+    await conn.execute(
+        dialect.insert(partner_emails)
+        .values(
+            partner_id=partner_id,
+            booking_id=booking_id,
+            kind=kind,
+            dedupe_key=f"{kind}:{booking_id}",
+            status="pending",
+            attempts=0,
+            next_attempt_at=now,
+            created_at=now,
+        )
+        .on_conflict_do_nothing()
+    )
 
 
-async def claim_due_emails(conn: AsyncConnection, *, now: datetime, lease_until: datetime,
-                           limit: int) -> list[dict[str, Any]]:
+async def claim_due_emails(
+    conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int
+) -> list[dict[str, Any]]:
     """Pending e-mails due now, leased to the caller (``SKIP LOCKED``: two workers never take one)."""
     candidates = (
         select(partner_emails.c.id)
-        .where(partner_emails.c.status == "pending", partner_emails.c.next_attempt_at <= now,
-               or_(partner_emails.c.lease_until.is_(None), partner_emails.c.lease_until < now))
-        .order_by(partner_emails.c.next_attempt_at, partner_emails.c.id).limit(limit)
+        .where(
+            partner_emails.c.status == "pending",
+            partner_emails.c.next_attempt_at <= now,
+            or_(partner_emails.c.lease_until.is_(None), partner_emails.c.lease_until < now),
+        )
+        .order_by(partner_emails.c.next_attempt_at, partner_emails.c.id)
+        .limit(limit)
         .with_for_update(skip_locked=True)
     )
-    rows = await conn.execute(update(partner_emails).where(partner_emails.c.id.in_(candidates.scalar_subquery()))
-                              .values(lease_until=lease_until).returning(*partner_emails.c))
+    rows = await conn.execute(
+        update(partner_emails)
+        .where(partner_emails.c.id.in_(candidates.scalar_subquery()))
+        .values(lease_until=lease_until)
+        .returning(*partner_emails.c)
+    )
     return [dict(r._mapping) for r in rows]
 
 
 async def email_context(conn: AsyncConnection, email: dict[str, Any]) -> tuple[Booking | None, list[str], str]:
     """The booking an e-mail is about, the partner's active users' addresses and the partner's name."""
     booking = (await conn.execute(select(bookings).where(bookings.c.id == email["booking_id"]))).mappings().first()
-    users = await conn.execute(select(partner_users.c.email).where(
-        partner_users.c.partner_id == email["partner_id"], partner_users.c.status == "active")
-        .order_by(partner_users.c.id))
+    users = await conn.execute(
+        select(partner_users.c.email)
+        .where(partner_users.c.partner_id == email["partner_id"], partner_users.c.status == "active")
+        .order_by(partner_users.c.id)
+    )
     name = (await conn.execute(select(partners.c.name).where(partners.c.id == email["partner_id"]))).scalar_one()
     return (Booking.from_row(booking) if booking else None), [u.email for u in users], str(name)
 
 
-async def finish_email(conn: AsyncConnection, email: dict[str, Any], *, status: str, now: datetime,
-                       recipients: list[str] | None = None, error: str | None = None) -> bool:
+async def finish_email(
+    conn: AsyncConnection,
+    email: dict[str, Any],
+    *,
+    status: str,
+    now: datetime,
+    recipients: list[str] | None = None,
+    error: str | None = None,
+) -> bool:
     """Close an e-mail we hold the lease on (sent, logged or failed); False when the lease was lost."""
-    result = await conn.execute(update(partner_emails).where(
-        partner_emails.c.id == email["id"], partner_emails.c.lease_until == email["lease_until"],
-    ).values(status=status, sent_at=now, recipients=recipients, attempts=partner_emails.c.attempts + 1,
-             last_error=error, lease_until=None))
+    result = await conn.execute(
+        update(partner_emails)
+        .where(
+            partner_emails.c.id == email["id"],
+            partner_emails.c.lease_until == email["lease_until"],
+        )
+        .values(
+            status=status,
+            sent_at=now,
+            recipients=recipients,
+            attempts=partner_emails.c.attempts + 1,
+            last_error=error,
+            lease_until=None,
+        )
+    )
     return result.rowcount == 1
 
 
 async def retry_email(conn: AsyncConnection, email: dict[str, Any], *, next_attempt_at: datetime, error: str) -> None:
-    await conn.execute(update(partner_emails).where(
-        partner_emails.c.id == email["id"], partner_emails.c.lease_until == email["lease_until"],
-    ).values(attempts=partner_emails.c.attempts + 1, next_attempt_at=next_attempt_at, last_error=error[:1000],
-             lease_until=None))
+    await conn.execute(
+        update(partner_emails)
+        .where(
+            partner_emails.c.id == email["id"],
+            partner_emails.c.lease_until == email["lease_until"],
+        )
+        .values(
+            attempts=partner_emails.c.attempts + 1,
+            next_attempt_at=next_attempt_at,
+            last_error=error[:1000],
+            lease_until=None,
+        )
+    )
 
 
 async def emails_of_booking(conn: AsyncConnection, booking_id: int) -> list[dict[str, Any]]:
-    rows = await conn.execute(select(partner_emails).where(partner_emails.c.booking_id == booking_id)
-                              .order_by(partner_emails.c.id))
+    rows = await conn.execute(
+        select(partner_emails).where(partner_emails.c.booking_id == booking_id).order_by(partner_emails.c.id)
+    )
     return [dict(r._mapping) for r in rows]
 
 
-async def lock_unaccepted(conn: AsyncConnection, statuses: list[str], *, created_before: datetime,
-                          pickup_before: datetime, limit: int) -> list[Booking]:
+async def lock_unaccepted(
+    conn: AsyncConnection, statuses: list[str], *, created_before: datetime, pickup_before: datetime, limit: int
+) -> list[Booking]:
     """Hosted partners' bookings in ``statuses`` created at or before ``created_before`` or picked up
     at or before ``pickup_before``, row-locked (skipping rows another worker holds on PostgreSQL)."""
     hosted_ids = select(partners.c.id).where(partners.c.hosted.is_(True))
     rows = await conn.execute(
-        select(bookings).where(
-            bookings.c.status.in_(statuses), bookings.c.partner_id.in_(hosted_ids),
+        select(bookings)
+        .where(
+            bookings.c.status.in_(statuses),
+            bookings.c.partner_id.in_(hosted_ids),
             or_(bookings.c.created_at <= created_before, bookings.c.pickup_at <= pickup_before),
-        ).order_by(bookings.c.id).limit(limit).with_for_update(skip_locked=True, of=bookings))
+        )
+        .order_by(bookings.c.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True, of=bookings)
+    )
     return [Booking.from_row(r) for r in rows.mappings()]
 
 
 # --- partner users (the portal's accounts) ------------------------------------------------------------
 
-async def insert_partner_user(conn: AsyncConnection, *, partner_id: int, email: str, password_hash: str,
-                              now: datetime) -> int:
-    return int((await conn.execute(insert(partner_users).values(
-        partner_id=partner_id, email=email, password_hash=password_hash, status="active", created_at=now,
-    ).returning(partner_users.c.id))).scalar_one())
+
+async def insert_partner_user(
+    conn: AsyncConnection, *, partner_id: int, email: str, password_hash: str, now: datetime
+) -> int:
+    return int(
+        (
+            await conn.execute(
+                insert(partner_users)
+                .values(
+                    partner_id=partner_id,
+                    email=email,
+                    password_hash=password_hash,
+                    status="active",
+                    created_at=now,
+                )
+                .returning(partner_users.c.id)
+            )
+        ).scalar_one()
+    )
 
 
 async def partner_user_by_email(conn: AsyncConnection, email: str) -> dict[str, Any] | None:
@@ -173,15 +259,20 @@ async def partner_user(conn: AsyncConnection, user_id: int) -> dict[str, Any] | 
 
 
 async def users_of_partner(conn: AsyncConnection, partner_id: int) -> list[dict[str, Any]]:
-    rows = await conn.execute(select(partner_users.c.id, partner_users.c.email, partner_users.c.status,
-                                     partner_users.c.created_at)
-                              .where(partner_users.c.partner_id == partner_id).order_by(partner_users.c.id))
+    rows = await conn.execute(
+        select(partner_users.c.id, partner_users.c.email, partner_users.c.status, partner_users.c.created_at)
+        .where(partner_users.c.partner_id == partner_id)
+        .order_by(partner_users.c.id)
+    )
     return [dict(r._mapping) for r in rows]
 
 
 async def set_partner_user_status(conn: AsyncConnection, partner_id: int, user_id: int, status: str) -> bool:
-    result = await conn.execute(update(partner_users).where(
-        partner_users.c.id == user_id, partner_users.c.partner_id == partner_id).values(status=status))
+    result = await conn.execute(
+        update(partner_users)
+        .where(partner_users.c.id == user_id, partner_users.c.partner_id == partner_id)
+        .values(status=status)
+    )
     return result.rowcount == 1
 
 
@@ -191,32 +282,51 @@ _WAITING = ("PENDING", "PENDING_APPROVAL")
 _ENDED = ("CANCELLED", "DECLINED", "FAILED", "COMPLETED", "REFUNDED")
 
 
-async def portal_bookings(conn: AsyncConnection, partner_id: int, view: str, now: datetime,
-                          limit: int) -> list[Booking]:
+async def portal_bookings(
+    conn: AsyncConnection, partner_id: int, view: str, now: datetime, limit: int
+) -> list[Booking]:
     """``new``: waiting for the partner (soonest pickup first); ``upcoming``: approved, pickup ahead
     (soonest first); ``past``: ended or picked up already (latest pickup first)."""
     query = select(bookings).where(bookings.c.partner_id == partner_id)
     if view == "new":
         query = query.where(bookings.c.status.in_(_WAITING)).order_by(bookings.c.pickup_at, bookings.c.id)
     elif view == "upcoming":
-        query = query.where(bookings.c.status == "APPROVED", bookings.c.pickup_at >= now) \
-            .order_by(bookings.c.pickup_at, bookings.c.id)
+        query = query.where(bookings.c.status == "APPROVED", bookings.c.pickup_at >= now).order_by(
+            bookings.c.pickup_at, bookings.c.id
+        )
     else:
-        query = query.where(or_(bookings.c.status.in_(_ENDED),
-                                (bookings.c.status == "APPROVED") & (bookings.c.pickup_at < now))) \
-            .order_by(bookings.c.pickup_at.desc(), bookings.c.id.desc())
+        query = query.where(
+            or_(bookings.c.status.in_(_ENDED), (bookings.c.status == "APPROVED") & (bookings.c.pickup_at < now))
+        ).order_by(bookings.c.pickup_at.desc(), bookings.c.id.desc())
     rows = await conn.execute(query.limit(limit))
     return [Booking.from_row(r) for r in rows.mappings()]
 
 
 async def portal_booking(conn: AsyncConnection, partner_id: int, reservation_no: str) -> Booking | None:
-    row = (await conn.execute(select(bookings).where(
-        bookings.c.partner_id == partner_id, bookings.c.reservation_no == reservation_no))).mappings().first()
+    row = (
+        (
+            await conn.execute(
+                select(bookings).where(bookings.c.partner_id == partner_id, bookings.c.reservation_no == reservation_no)
+            )
+        )
+        .mappings()
+        .first()
+    )
     return Booking.from_row(row) if row else None
 
 
 async def partner_record(conn: AsyncConnection, partner_id: int) -> Any:
     """The partner's row (no secrets) for the portal's header and pages."""
-    return (await conn.execute(select(partners.c.id, partners.c.name, partners.c.hosted, partners.c.status,
-                                      partners.c.airports, partners.c.markup_percent, partners.c.is_sandbox)
-                               .where(partners.c.id == partner_id))).first()
+    return (
+        await conn.execute(
+            select(
+                partners.c.id,
+                partners.c.name,
+                partners.c.hosted,
+                partners.c.status,
+                partners.c.airports,
+                partners.c.markup_percent,
+                partners.c.is_sandbox,
+            ).where(partners.c.id == partner_id)
+        )
+    ).first()

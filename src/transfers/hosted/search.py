@@ -34,17 +34,24 @@ def _wire(quote: pricing.Quote, policy: list[dict[str, Any]] | None) -> WireVehi
     default)."""
     v = quote.vehicle
     return WireVehicle.model_construct(
-        id=v.id, make=v.make, model=v.model, type=v.type, price=quote.net_price, currency=quote.currency,
-        capacity=WireCapacity.model_construct(passengers=v.passengers, suitcases=v.suitcases,
-                                              small_bags=v.small_bags),
-        extras=[WireExtra.model_construct(id=e.id, name=e.name, price=e.price, pricing_type=e.pricing_type)
-                for e in quote.extras],
+        id=v.id,
+        make=v.make,
+        model=v.model,
+        type=v.type,
+        price=quote.net_price,
+        currency=quote.currency,
+        capacity=WireCapacity.model_construct(passengers=v.passengers, suitcases=v.suitcases, small_bags=v.small_bags),
+        extras=[
+            WireExtra.model_construct(id=e.id, name=e.name, price=e.price, pricing_type=e.pricing_type)
+            for e in quote.extras
+        ],
         cancellation_policy=policy,
     )
 
 
-async def answer(db: Database, partner: PartnerRecord, card: RateCard, trip: pricing.Trip,
-                 vehicle_types: Set[str]) -> PartnerAnswer:
+async def answer(
+    db: Database, partner: PartnerRecord, card: RateCard, trip: pricing.Trip, vehicle_types: Set[str]
+) -> PartnerAnswer:
     """The card's offers for ``trip``: vehicles of a type the reference data no longer has are left
     out, as a server partner's answer naming one would be."""
     booked: dict[str, int] = {}
@@ -56,8 +63,14 @@ async def answer(db: Database, partner: PartnerRecord, card: RateCard, trip: pri
     return PartnerAnswer(partner, [_wire(q, policy) for q in quotes], None)
 
 
-async def ask_hosted(db: Database, hosted: list[tuple[PartnerRecord, RateCard]], trip: pricing.Trip, *,
-                     timeout: float, vehicle_types: Set[str]) -> list[PartnerAnswer]:
+async def ask_hosted(
+    db: Database,
+    hosted: list[tuple[PartnerRecord, RateCard]],
+    trip: pricing.Trip,
+    *,
+    timeout: float,
+    vehicle_types: Set[str],
+) -> list[PartnerAnswer]:
     """Every hosted partner's answer, each within ``timeout`` (the partners' deadline); one that
     fails or overruns is left out and logged, like a server partner."""
     if not hosted:
@@ -67,8 +80,12 @@ async def ask_hosted(db: Database, hosted: list[tuple[PartnerRecord, RateCard]],
         try:
             return await asyncio.wait_for(answer(db, partner, card, trip, vehicle_types), timeout)
         except Exception as exc:  # a database hiccup must not fail the whole search
-            log.warning("hosted_partner_left_out", partner=partner.name, partner_id=partner.partner_id,
-                        reason=type(exc).__name__)
+            log.warning(
+                "hosted_partner_left_out",
+                partner=partner.name,
+                partner_id=partner.partner_id,
+                reason=type(exc).__name__,
+            )
             return None
 
     results = await asyncio.gather(*(one(partner, card) for partner, card in hosted))

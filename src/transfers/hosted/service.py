@@ -40,22 +40,43 @@ class RegisteredHostedPartner:
     api_key: str
 
 
-async def register_hosted_partner(db: Database, clock: Clock, box: SecretBox, *, name: str,
-                                  airports: tuple[str, ...], markup_percent: Decimal,
-                                  actor: str) -> RegisteredHostedPartner:
+async def register_hosted_partner(
+    db: Database,
+    clock: Clock,
+    box: SecretBox,
+    *,
+    name: str,
+    airports: tuple[str, ...],
+    markup_percent: Decimal,
+    actor: str,
+) -> RegisteredHostedPartner:
     now = clock.now()
     issued = issue_key("pk")
     async with db.write() as conn:
         partner_id = await partners_repo.insert_partner(
-            conn, name=name, base_url="", airports=airports, markup_percent=markup_percent,
-            token_enc=box.seal("ot_" + secrets.token_urlsafe(32)), secret_enc=box.seal(new_signing_secret()),
-            now=now, hosted=True,
+            conn,
+            name=name,
+            base_url="",
+            airports=airports,
+            markup_percent=markup_percent,
+            token_enc=box.seal("ot_" + secrets.token_urlsafe(32)),
+            secret_enc=box.seal(new_signing_secret()),
+            now=now,
+            hosted=True,
         )
         await clients_repo.insert_api_key(conn, issued, now, partner_id=partner_id)
         await clients_repo.record_admin_action(
-            conn, actor=actor, action="partner.create", subject=f"partner:{partner_id}",
-            details={"name": name, "hosted": True, "airports": list(airports),
-                     "markup_percent": str(markup_percent), "key_prefix": issued.prefix},
+            conn,
+            actor=actor,
+            action="partner.create",
+            subject=f"partner:{partner_id}",
+            details={
+                "name": name,
+                "hosted": True,
+                "airports": list(airports),
+                "markup_percent": str(markup_percent),
+                "key_prefix": issued.prefix,
+            },
             now=now,
         )
     return RegisteredHostedPartner(partner_id, issued.key)
@@ -78,8 +99,12 @@ async def set_rate_card(db: Database, clock: Clock, partner_id: int, document: A
         parsed = cards.parse(document, vehicle_types=frozenset(await vehicle_type_names(conn)))
         await repo.put_card(conn, partner_id, document, actor=actor, now=now)
         await clients_repo.record_admin_action(
-            conn, actor=actor, action="partner.rate_card.set", subject=f"partner:{partner_id}",
-            details={"vehicles": [v.id for v in parsed.vehicles], "currency": parsed.currency}, now=now,
+            conn,
+            actor=actor,
+            action="partner.rate_card.set",
+            subject=f"partner:{partner_id}",
+            details={"vehicles": [v.id for v in parsed.vehicles], "currency": parsed.currency},
+            now=now,
         )
     return parsed
 

@@ -69,8 +69,9 @@ async def credentials(conn: AsyncConnection, email: str) -> Credentials | None:
     return Credentials(int(row["id"]), str(row["password_hash"]), active)
 
 
-async def set_user_status(db: Database, clock: Clock, *, partner_id: int, user_id: int, status: str,
-                          actor: str) -> bool:
+async def set_user_status(
+    db: Database, clock: Clock, *, partner_id: int, user_id: int, status: str, actor: str
+) -> bool:
     """Enable or disable a partner user; disabling ends its portal sessions at once."""
     async with db.write() as conn:
         if not await repo.set_partner_user_status(conn, partner_id, user_id, status):
@@ -78,13 +79,19 @@ async def set_user_status(db: Database, clock: Clock, *, partner_id: int, user_i
         if status == "disabled":
             await end_user_sessions(conn, REALM, user_id)
         await clients_repo.record_admin_action(
-            conn, actor=actor, action=f"partner_user.{'disable' if status == 'disabled' else 'enable'}",
-            subject=f"partner:{partner_id}", details={"user_id": user_id}, now=clock.now())
+            conn,
+            actor=actor,
+            action=f"partner_user.{'disable' if status == 'disabled' else 'enable'}",
+            subject=f"partner:{partner_id}",
+            details={"user_id": user_id},
+            now=clock.now(),
+        )
     return True
 
 
-async def create_partner_user(db: Database, clock: Clock, *, partner_id: int, email: str,
-                              password: str | None, actor: str) -> NewPartnerUser:
+async def create_partner_user(
+    db: Database, clock: Clock, *, partner_id: int, email: str, password: str | None, actor: str
+) -> NewPartnerUser:
     address = normalized_email(email)
     chosen = check_password(password) if password is not None else generate_password()
     now = clock.now()
@@ -92,11 +99,17 @@ async def create_partner_user(db: Database, clock: Clock, *, partner_id: int, em
         async with db.write() as conn:
             if await repo.hosted_partner(conn, partner_id) is None:
                 raise UnknownPartner(f"partner {partner_id}")
-            user_id = await repo.insert_partner_user(conn, partner_id=partner_id, email=address,
-                                                     password_hash=hash_password(chosen), now=now)
+            user_id = await repo.insert_partner_user(
+                conn, partner_id=partner_id, email=address, password_hash=hash_password(chosen), now=now
+            )
             await clients_repo.record_admin_action(
-                conn, actor=actor, action="partner_user.create", subject=f"partner:{partner_id}",
-                details={"user_id": user_id, "email": address}, now=now)
+                conn,
+                actor=actor,
+                action="partner_user.create",
+                subject=f"partner:{partner_id}",
+                details={"user_id": user_id, "email": address},
+                now=now,
+            )
     except IntegrityError:
         raise UserRefused(f"--email: {address} already has an account") from None
     return NewPartnerUser(user_id, partner_id, address, chosen)

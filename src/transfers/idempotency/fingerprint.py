@@ -51,8 +51,9 @@ def fingerprint(method: str, path: str, query: str, body: bytes) -> Fingerprint:
 def canonical_body(body: bytes) -> list[bytes]:
     """``[b"json", <canonical text>]`` for a JSON document, else ``[b"bytes", <body>]``."""
     try:
-        value = json.loads(body.decode("utf-8"), parse_int=_Number, parse_float=_Number,
-                           parse_constant=_refuse_constant)
+        value = json.loads(
+            body.decode("utf-8"), parse_int=_Number, parse_float=_Number, parse_constant=_refuse_constant
+        )
         return [b"json", _canonical(value).encode("utf-8", "surrogatepass")]
     except (UnicodeDecodeError, ValueError, RecursionError):
         return [b"bytes", body]

@@ -44,8 +44,9 @@ def check_key(key: str) -> str:
     return key
 
 
-async def run_idempotent(svc: Services, client_id: int, key: str, request: Fingerprint,
-                         work: Callable[[], Awaitable[tuple[int, bytes]]]) -> StoredAnswer:
+async def run_idempotent(
+    svc: Services, client_id: int, key: str, request: Fingerprint, work: Callable[[], Awaitable[tuple[int, bytes]]]
+) -> StoredAnswer:
     now = svc.clock.now()
     t = idempotency_keys
     async with svc.db.write() as conn:
@@ -58,11 +59,17 @@ async def run_idempotent(svc: Services, client_id: int, key: str, request: Finge
         if row is None:
             try:
                 async with conn.begin_nested():
-                    await conn.execute(insert(t).values(
-                        client_id=client_id, key=key, request_hash=request.canonical, state="in_progress",
-                        locked_until=now + timedelta(seconds=svc.settings.idempotency_lock_seconds),
-                        created_at=now, expires_at=now + timedelta(seconds=svc.settings.idempotency_ttl_seconds),
-                    ))
+                    await conn.execute(
+                        insert(t).values(
+                            client_id=client_id,
+                            key=key,
+                            request_hash=request.canonical,
+                            state="in_progress",
+                            locked_until=now + timedelta(seconds=svc.settings.idempotency_lock_seconds),
+                            created_at=now,
+                            expires_at=now + timedelta(seconds=svc.settings.idempotency_ttl_seconds),
+                        )
+                    )
             except IntegrityError:
                 raise _in_use() from None
             # A booking keeps the key that created it (so a retry after a lost answer finds it instead
@@ -76,8 +83,11 @@ async def run_idempotent(svc: Services, client_id: int, key: str, request: Finge
         elif row["locked_until"] > now:
             raise _in_use()
         else:  # the first run died holding the lock: take it over
-            await conn.execute(update(t).where(t.c.id == row["id"]).values(
-                locked_until=now + timedelta(seconds=svc.settings.idempotency_lock_seconds)))
+            await conn.execute(
+                update(t)
+                .where(t.c.id == row["id"])
+                .values(locked_until=now + timedelta(seconds=svc.settings.idempotency_lock_seconds))
+            )
     try:
         status, body = await work()
     except BaseException:
@@ -87,15 +97,19 @@ async def run_idempotent(svc: Services, client_id: int, key: str, request: Finge
         await _forget(svc, client_id, key)
     else:
         async with svc.db.write() as conn:
-            await conn.execute(update(t).where(t.c.client_id == client_id, t.c.key == key).values(
-                state="done", response_status=status, response_body=body.decode()))
+            await conn.execute(
+                update(t)
+                .where(t.c.client_id == client_id, t.c.key == key)
+                .values(state="done", response_status=status, response_body=body.decode())
+            )
     return StoredAnswer(status, body, False)
 
 
 async def _forget(svc: Services, client_id: int, key: str) -> None:
     async with svc.db.write() as conn:
-        await conn.execute(delete(idempotency_keys).where(idempotency_keys.c.client_id == client_id,
-                                                          idempotency_keys.c.key == key))
+        await conn.execute(
+            delete(idempotency_keys).where(idempotency_keys.c.client_id == client_id, idempotency_keys.c.key == key)
+        )
 
 
 def _in_use() -> ServiceError:

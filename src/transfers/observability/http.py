@@ -39,7 +39,7 @@ def route_template(scope: Scope, entry_root_path: str) -> str:
     if not isinstance(template, str) or not template:
         return metrics.UNMATCHED
     root_path = scope.get("root_path", "") or ""
-    mount_prefix = root_path[len(entry_root_path):] if root_path.startswith(entry_root_path) else ""
+    mount_prefix = root_path[len(entry_root_path) :] if root_path.startswith(entry_root_path) else ""
     return mount_prefix + template
 
 
@@ -85,9 +85,16 @@ async def _database_families(svc: Services) -> list[Any]:
             webhooks_pending, oldest_webhook = await webhooks_repo.pending_summary(conn)
     except Exception as exc:  # a scrape must still answer the process metrics
         log.warning("metrics_database_scrape_failed", error=type(exc).__name__)
-        return metrics.database_families(pending=0, oldest_pending=None, now=now, bookings_by_status={},
-                                         statuses=statuses, ok=False)
+        return metrics.database_families(
+            pending=0, oldest_pending=None, now=now, bookings_by_status={}, statuses=statuses, ok=False
+        )
     return metrics.database_families(
-        pending=pending, oldest_pending=oldest, now=now, bookings_by_status=by_status, statuses=statuses, ok=True,
-        webhooks_pending=webhooks_pending, oldest_webhook=oldest_webhook,
+        pending=pending,
+        oldest_pending=oldest,
+        now=now,
+        bookings_by_status=by_status,
+        statuses=statuses,
+        ok=True,
+        webhooks_pending=webhooks_pending,
+        oldest_webhook=oldest_webhook,
     )

@@ -31,11 +31,13 @@ disable_created_metrics()  # type: ignore[no-untyped-call]
 UNMATCHED = "unmatched"
 
 HTTP_REQUESTS = Counter(
-    "http_requests_total", "HTTP requests answered, by route template, method and status.",
+    "http_requests_total",
+    "HTTP requests answered, by route template, method and status.",
     ["route", "method", "status"],
 )
 HTTP_DURATION = Histogram(
-    "http_request_duration_seconds", "Time to answer an HTTP request, by route template and method.",
+    "http_request_duration_seconds",
+    "Time to answer an HTTP request, by route template and method.",
     ["route", "method"],
 )
 PARTNER_CALLS = Counter(
@@ -45,11 +47,14 @@ PARTNER_CALLS = Counter(
     ["partner", "call", "outcome"],
 )
 PARTNER_DURATION = Histogram(
-    "partner_call_duration_seconds", "Duration of outbound partner calls, by partner and call.",
-    ["partner", "call"], buckets=(0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0),
+    "partner_call_duration_seconds",
+    "Duration of outbound partner calls, by partner and call.",
+    ["partner", "call"],
+    buckets=(0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0),
 )
 WALLET_REFUSALS = Counter(
-    "wallet_refusals_total", "Booking creations refused for an insufficient wallet balance (1101).",
+    "wallet_refusals_total",
+    "Booking creations refused for an insufficient wallet balance (1101).",
 )
 BOOKINGS_CREATED = Counter("bookings_created_total", "Bookings created (first answers, not replays).")
 
@@ -118,29 +123,54 @@ def render(accept: str, extra: list[Metric]) -> tuple[bytes, str]:
     return encoder(registry), content_type
 
 
-def database_families(*, pending: int, oldest_pending: datetime | None, now: datetime,
-                      bookings_by_status: dict[str, int], statuses: Iterable[str], ok: bool,
-                      webhooks_pending: int = 0, oldest_webhook: datetime | None = None) -> list[Metric]:
-    families: list[Metric] = [GaugeMetricFamily(
-        "metrics_database_scrape_ok", "1 when the database gauges below were read at this scrape.",
-        value=1 if ok else 0)]
+def database_families(
+    *,
+    pending: int,
+    oldest_pending: datetime | None,
+    now: datetime,
+    bookings_by_status: dict[str, int],
+    statuses: Iterable[str],
+    ok: bool,
+    webhooks_pending: int = 0,
+    oldest_webhook: datetime | None = None,
+) -> list[Metric]:
+    families: list[Metric] = [
+        GaugeMetricFamily(
+            "metrics_database_scrape_ok",
+            "1 when the database gauges below were read at this scrape.",
+            value=1 if ok else 0,
+        )
+    ]
     if not ok:
         return families
     age = max(0.0, (now - oldest_pending).total_seconds()) if oldest_pending is not None else 0.0
-    families.append(GaugeMetricFamily("outbox_pending", "Outbox messages not yet delivered (status pending).",
-                                      value=pending))
-    families.append(GaugeMetricFamily(
-        "outbox_oldest_pending_age_seconds", "Age of the oldest pending outbox message (0 when none).", value=age))
-    by_status = GaugeMetricFamily("bookings_total", "Stored bookings by status (read at scrape time).",
-                                  labels=["status"])
+    families.append(
+        GaugeMetricFamily("outbox_pending", "Outbox messages not yet delivered (status pending).", value=pending)
+    )
+    families.append(
+        GaugeMetricFamily(
+            "outbox_oldest_pending_age_seconds", "Age of the oldest pending outbox message (0 when none).", value=age
+        )
+    )
+    by_status = GaugeMetricFamily(
+        "bookings_total", "Stored bookings by status (read at scrape time).", labels=["status"]
+    )
     for status in sorted({*statuses, *bookings_by_status}):
         by_status.add_metric([status], bookings_by_status.get(status, 0))
     families.append(by_status)
     # issue 14: client webhook deliveries waiting (a dead endpoint keeps its deliveries here for 24 h)
-    families.append(GaugeMetricFamily("webhook_deliveries_pending",
-                                      "Client webhook deliveries not yet delivered (status pending).",
-                                      value=webhooks_pending))
-    families.append(GaugeMetricFamily(
-        "webhook_oldest_pending_age_seconds", "Age of the oldest pending client webhook delivery (0 when none).",
-        value=max(0.0, (now - oldest_webhook).total_seconds()) if oldest_webhook is not None else 0.0))
+    families.append(
+        GaugeMetricFamily(
+            "webhook_deliveries_pending",
+            "Client webhook deliveries not yet delivered (status pending).",
+            value=webhooks_pending,
+        )
+    )
+    families.append(
+        GaugeMetricFamily(
+            "webhook_oldest_pending_age_seconds",
+            "Age of the oldest pending client webhook delivery (0 when none).",
+            value=max(0.0, (now - oldest_webhook).total_seconds()) if oldest_webhook is not None else 0.0,
+        )
+    )
     return families

@@ -31,8 +31,9 @@ class Capability(StrEnum):
     MANAGE_OPERATORS = "manage_operators"
 
 
-SUPPORT_CAPABILITIES = frozenset({Capability.READ, Capability.CANCEL_BOOKING, Capability.SYNC_BOOKING,
-                                  Capability.RETRY_DELIVERY})
+SUPPORT_CAPABILITIES = frozenset(
+    {Capability.READ, Capability.CANCEL_BOOKING, Capability.SYNC_BOOKING, Capability.RETRY_DELIVERY}
+)
 CAPABILITIES: dict[Role, frozenset[Capability]] = {
     Role.SUPPORT: SUPPORT_CAPABILITIES,
     Role.ADMIN: frozenset(Capability),

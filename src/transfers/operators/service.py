@@ -31,8 +31,12 @@ class CreatedOperator:
     password: str  # shown once
 
     def as_json(self) -> dict[str, Any]:
-        return {"operator_id": self.operator_id, "email": self.email, "role": self.role.value,
-                "password": self.password}
+        return {
+            "operator_id": self.operator_id,
+            "email": self.email,
+            "role": self.role.value,
+            "password": self.password,
+        }
 
 
 def clean_email(email: str) -> str:
@@ -50,8 +54,9 @@ def operator_of(row: dict[str, Any]) -> Operator:
     return Operator(int(row["id"]), str(row["email"]), Role(row["role"]), OperatorStatus(row["status"]))
 
 
-async def create_operator(db: Database, clock: Clock, *, email: str, role: Role, password: str | None,
-                          actor: str) -> CreatedOperator:
+async def create_operator(
+    db: Database, clock: Clock, *, email: str, role: Role, password: str | None, actor: str
+) -> CreatedOperator:
     address = clean_email(email)
     chosen = password if password is not None else generate_password()
     problem = password_problem(chosen)
@@ -63,10 +68,17 @@ async def create_operator(db: Database, clock: Clock, *, email: str, role: Role,
         async with db.write() as conn:
             if await repo.by_email(conn, address) is not None:
                 raise OperatorProblem(f"an operator with e-mail {address} exists already")
-            operator_id = await repo.insert_operator(conn, email=address, role=role.value, password_hash=hashed,
-                                                     now=now)
-            await record_admin_action(conn, actor=actor, action="operator.create", subject=f"operator:{operator_id}",
-                                      details={"email": address, "role": role.value}, now=now)
+            operator_id = await repo.insert_operator(
+                conn, email=address, role=role.value, password_hash=hashed, now=now
+            )
+            await record_admin_action(
+                conn,
+                actor=actor,
+                action="operator.create",
+                subject=f"operator:{operator_id}",
+                details={"email": address, "role": role.value},
+                now=now,
+            )
     except IntegrityError:  # the same e-mail created concurrently
         raise OperatorProblem(f"an operator with e-mail {address} exists already") from None
     return CreatedOperator(operator_id, address, role, chosen)
@@ -88,8 +100,14 @@ async def disable_operator(db: Database, clock: Clock, operator_id: int, *, acto
         if row["status"] != OperatorStatus.DISABLED.value:
             await repo.disable(conn, operator_id, now)
         ended = await end_user_sessions(conn, REALM, operator_id)
-        await record_admin_action(conn, actor=actor, action="operator.disable", subject=f"operator:{operator_id}",
-                                  details={"email": row["email"], "sessions_ended": ended}, now=now)
+        await record_admin_action(
+            conn,
+            actor=actor,
+            action="operator.disable",
+            subject=f"operator:{operator_id}",
+            details={"email": row["email"], "sessions_ended": ended},
+            now=now,
+        )
     return ended
 
 
@@ -113,6 +131,11 @@ async def active_operator(db: Database, operator_id: int) -> Operator | None:
 async def record_session_event(db: Database, clock: Clock, operator: Operator, action: str) -> None:
     """An operator signed in or out (``operator.sign_in`` / ``operator.sign_out``) in the audit log."""
     async with db.write() as conn:
-        await record_admin_action(conn, actor=operator.actor, action=action,
-                                  subject=f"operator:{operator.operator_id}", details={}, now=clock.now())
-
+        await record_admin_action(
+            conn,
+            actor=operator.actor,
+            action=action,
+            subject=f"operator:{operator.operator_id}",
+            details={},
+            now=clock.now(),
+        )

@@ -16,10 +16,13 @@ def log_unexpected(exc: BaseException, *, command: str, log_format: str = "json"
     """Log ``exc`` with its traceback (structlog, stdout like every other log line); returns the error id."""
     error_id = new_error_id()
     standalone_logger(log_format, "transfers.cli").error(
-        "unexpected_error", error_id=error_id, command=command, error_type=type(exc).__name__, exc_info=exc)
+        "unexpected_error", error_id=error_id, command=command, error_type=type(exc).__name__, exc_info=exc
+    )
     return error_id
 
 
 def one_line(exc: BaseException, error_id: str) -> str:
-    return (f"unexpected {type(exc).__name__} (error id {error_id}: the log has the details; "
-            "rerun with --debug to see the traceback here)")
+    return (
+        f"unexpected {type(exc).__name__} (error id {error_id}: the log has the details; "
+        "rerun with --debug to see the traceback here)"
+    )

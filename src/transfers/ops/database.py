@@ -28,8 +28,18 @@ CONNECT_TIMEOUT_SECONDS = 5.0
 _MAX_CHAIN = 8
 # SQLSTATEs worth waiting for: the server is starting up, shutting down, or full.
 _TRANSIENT_STATES = frozenset({"57P01", "57P02", "57P03", "53300"})
-_NETWORK_ERRNOS = frozenset({errno.ECONNREFUSED, errno.ECONNRESET, errno.EHOSTUNREACH, errno.ENETUNREACH,
-                             errno.ETIMEDOUT, errno.EHOSTDOWN, errno.ENETDOWN, errno.ECONNABORTED})
+_NETWORK_ERRNOS = frozenset(
+    {
+        errno.ECONNREFUSED,
+        errno.ECONNRESET,
+        errno.EHOSTUNREACH,
+        errno.ENETUNREACH,
+        errno.ETIMEDOUT,
+        errno.EHOSTDOWN,
+        errno.ENETDOWN,
+        errno.ECONNABORTED,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -91,15 +101,20 @@ def schema_problem(schema: Schema, url: str, *, migrates: bool) -> Unavailable |
     if schema.ahead:
         return Unavailable(
             f"database {target} is at migration {', '.join(schema.unknown)}, which this release does not know "
-            f"(its newest is {', '.join(schema.heads)}): a newer release migrated it; run that release")
+            f"(its newest is {', '.join(schema.heads)}): a newer release migrated it; run that release"
+        )
     if migrates or schema.at_head:
         return None
     if not schema.current:
-        return Unavailable(f"database {target} has no schema yet: run `transfers db upgrade` "
-                           "(or start `transfers serve`, which applies migrations)")
+        return Unavailable(
+            f"database {target} has no schema yet: run `transfers db upgrade` "
+            "(or start `transfers serve`, which applies migrations)"
+        )
     return Unavailable(
         f"database {target} is at migration {', '.join(schema.current)}, this release needs "
-        f"{', '.join(schema.heads)}: run `transfers db upgrade` (or start `transfers serve`)", transient=True)
+        f"{', '.join(schema.heads)}: run `transfers db upgrade` (or start `transfers serve`)",
+        transient=True,
+    )
 
 
 async def _postgres_revisions(url: str) -> tuple[str, ...]:
@@ -212,8 +227,10 @@ def _describe_one(error: BaseException, target: str, parsed: Any) -> tuple[str, 
         if state in ("28P01", "28000"):
             return f"database {target} refused the login: {message}", False
         if state == "3D000":
-            return (f"database {target}: {message} (create it: createdb -h {parsed.host or 'localhost'} "
-                    f"{parsed.database})", False)
+            return (
+                f"database {target}: {message} (create it: createdb -h {parsed.host or 'localhost'} {parsed.database})",
+                False,
+            )
         if state in _TRANSIENT_STATES or state.startswith("08"):
             return f"database {target} unavailable: {message}", True
     if isinstance(error, sqlite3.OperationalError) and "unable to open" in message:
@@ -225,7 +242,8 @@ def _describe_one(error: BaseException, target: str, parsed: Any) -> tuple[str, 
     if isinstance(error, TimeoutError):
         return f"database {target} unreachable: no answer within {CONNECT_TIMEOUT_SECONDS:g} s", True
     if isinstance(error, ConnectionError | socket.herror) or (
-            isinstance(error, OSError) and error.errno in _NETWORK_ERRNOS):
+        isinstance(error, OSError) and error.errno in _NETWORK_ERRNOS
+    ):
         reason = error.strerror or message
         return f"database {target} unreachable: {reason}", True
     if type(error).__name__ in ("ConnectionDoesNotExistError", "InterfaceError") and "closed" in message:

@@ -67,8 +67,11 @@ async def run_doctor(*, processes: int = 1) -> Report:
         rows += [Row(name, "SKIP", "settings invalid") for name in ("database", "redis", "secret key", "partners")]
         return Report(rows)
     problems = cfg.deployment_problems()
-    rows.append(Row("settings", "FAIL", "; ".join(problems)) if problems
-                else Row("settings", "PASS", f"environment {cfg.environment}"))
+    rows.append(
+        Row("settings", "FAIL", "; ".join(problems))
+        if problems
+        else Row("settings", "PASS", f"environment {cfg.environment}")
+    )
     rows += await _database_rows(cfg, processes)
     rows.append(await _redis_row(cfg))
     rows += await _secret_and_partner_rows(cfg, database_ok=all(r.result != "FAIL" for r in rows[1:3]))
@@ -84,8 +87,11 @@ async def _database_rows(cfg: Settings, processes: int) -> list[Row]:
         return [Row("database", "FAIL", str(exc)), Row("migrations", "SKIP", "database unreachable")]
     rows = [Row("database", "PASS", f"{target} reachable")]
     problem = schema_problem(schema, url, migrates=False)
-    rows.append(Row("migrations", "FAIL", str(problem)) if problem is not None
-                else Row("migrations", "PASS", f"at {', '.join(schema.current)} (this release's head)"))
+    rows.append(
+        Row("migrations", "FAIL", str(problem))
+        if problem is not None
+        else Row("migrations", "PASS", f"at {', '.join(schema.current)} (this release's head)")
+    )
     if is_sqlite(url):
         note = "SQLite: not applicable (one file on this machine, read with this machine's clock)"
         return rows + [Row(name, "SKIP", note) for name in ("database time zone", "max_connections", "clock")]
@@ -107,8 +113,9 @@ async def _postgres_facts(url: str) -> dict[str, Any]:
             "time_zone": await conn.fetchval("SHOW TimeZone"),
             "max_connections": int(await conn.fetchval("SHOW max_connections")),
             "reserved": int(await conn.fetchval("SHOW superuser_reserved_connections")),
-            "in_use": int(await conn.fetchval("SELECT count(*) FROM pg_stat_activity WHERE backend_type = "
-                                              "'client backend'")),
+            "in_use": int(
+                await conn.fetchval("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
+            ),
         }
         before = time.time()
         server_now: datetime = await conn.fetchval("SELECT clock_timestamp()")
@@ -124,18 +131,23 @@ def _time_zone_row(facts: dict[str, Any]) -> Row:
     zone = str(facts["time_zone"])
     if zone.upper() in ("UTC", "ETC/UTC", "GMT", "ZULU"):
         return Row("database time zone", "PASS", zone)
-    return Row("database time zone", "WARN",
-               f"{zone}: times are stored with their offset and the service shows them in UTC, but psql and "
-               "reports in SQL show this zone; UTC avoids confusion (ALTER DATABASE ... SET TimeZone = 'UTC')")
+    return Row(
+        "database time zone",
+        "WARN",
+        f"{zone}: times are stored with their offset and the service shows them in UTC, but psql and "
+        "reports in SQL show this zone; UTC avoids confusion (ALTER DATABASE ... SET TimeZone = 'UTC')",
+    )
 
 
 def _connections_row(cfg: Settings, facts: dict[str, Any], processes: int) -> Row:
     per_process = math.ceil(CONNECTIONS_PER_POOL_SIZE * cfg.database_pool_size)
     need = per_process * processes
     usable = facts["max_connections"] - facts["reserved"]
-    detail = (f"max_connections {facts['max_connections']} ({usable} for applications, {facts['in_use']} in use "
-              f"now); {processes} process(es) x {per_process} (3.5 x TRANSFERS_DATABASE_POOL_SIZE "
-              f"{cfg.database_pool_size}) = {need}")
+    detail = (
+        f"max_connections {facts['max_connections']} ({usable} for applications, {facts['in_use']} in use "
+        f"now); {processes} process(es) x {per_process} (3.5 x TRANSFERS_DATABASE_POOL_SIZE "
+        f"{cfg.database_pool_size}) = {need}"
+    )
     if need > usable:
         return Row("max_connections", "FAIL", detail + ": raise max_connections or lower the pool size")
     return Row("max_connections", "PASS", detail)
@@ -145,8 +157,12 @@ def _clock_row(facts: dict[str, Any]) -> Row:
     skew = float(facts["skew"])
     detail = f"this machine is {abs(skew):.3f} s {'behind' if skew > 0 else 'ahead of'} the database's clock"
     if abs(skew) > CLOCK_TOLERANCE_SECONDS + float(facts["round_trip"]):
-        return Row("clock", "FAIL", detail + f" (over {CLOCK_TOLERANCE_SECONDS:g} s: leases, deadlines and "
-                   "signature timestamps depend on it; run NTP on both)")
+        return Row(
+            "clock",
+            "FAIL",
+            detail + f" (over {CLOCK_TOLERANCE_SECONDS:g} s: leases, deadlines and "
+            "signature timestamps depend on it; run NTP on both)",
+        )
     return Row("clock", "PASS", detail)
 
 
@@ -173,8 +189,10 @@ def _secret_key(cfg: Settings) -> tuple[str | None, str]:
 async def _secret_and_partner_rows(cfg: Settings, *, database_ok: bool) -> list[Row]:
     key, how = _secret_key(cfg)
     if not database_ok:
-        return [Row("secret key", "FAIL" if key is None and not cfg.is_sandbox else "SKIP", how),
-                Row("partners", "SKIP", "database unusable")]
+        return [
+            Row("secret key", "FAIL" if key is None and not cfg.is_sandbox else "SKIP", how),
+            Row("partners", "SKIP", "database unusable"),
+        ]
     db = Database(cfg.resolved_database_url, pool_size=1, application_name="transfers-doctor")
     try:
         async with db.read() as conn:
@@ -193,20 +211,29 @@ async def _secret_and_partner_rows(cfg: Settings, *, database_ok: bool) -> list[
             opened.append((record, endpoint(sealed, box)))
         except Exception:  # cryptography's InvalidToken: sealed under another key
             sealed_elsewhere.append(f"{record.partner_id} {record.name}")
-    rows = [Row("secret key", "FAIL", f"{how}, but it does not open the stored secrets of partner(s) "
-                f"{', '.join(sealed_elsewhere)}: they were sealed with another key") if sealed_elsewhere
-            else Row("secret key", "PASS", f"{how}; opens the secrets of {len(opened)} enabled partner(s)")]
+    rows = [
+        Row(
+            "secret key",
+            "FAIL",
+            f"{how}, but it does not open the stored secrets of partner(s) "
+            f"{', '.join(sealed_elsewhere)}: they were sealed with another key",
+        )
+        if sealed_elsewhere
+        else Row("secret key", "PASS", f"{how}; opens the secrets of {len(opened)} enabled partner(s)")
+    ]
     return rows + await _partner_rows(cfg, opened)
 
 
 async def _partner_rows(cfg: Settings, partners: list[tuple[PartnerRecord, PartnerEndpoint]]) -> list[Row]:
     if not partners:
         return [Row("partners", "WARN", "no enabled partner: searches find no vehicles")]
-    client = PartnerClient(max_response_bytes=cfg.partner_max_response_bytes,
-                           allow_private=cfg.private_partner_urls_allowed)
+    client = PartnerClient(
+        max_response_bytes=cfg.partner_max_response_bytes, allow_private=cfg.private_partner_urls_allowed
+    )
     try:
-        verdicts = await asyncio.gather(*(probe_partner(record, point, client, cfg.partner_timeout_seconds)
-                                          for record, point in partners))
+        verdicts = await asyncio.gather(
+            *(probe_partner(record, point, client, cfg.partner_timeout_seconds) for record, point in partners)
+        )
     finally:
         await client.aclose()
     return [Row(f"partner {v.partner}", "PASS" if v.passed else "FAIL", v.detail) for v in verdicts]

@@ -26,8 +26,9 @@ class PartnerVerdict:
     detail: str
 
 
-async def probe_partner(record: PartnerRecord, endpoint: PartnerEndpoint, client: PartnerClient,
-                        deadline: float) -> PartnerVerdict:
+async def probe_partner(
+    record: PartnerRecord, endpoint: PartnerEndpoint, client: PartnerClient, deadline: float
+) -> PartnerVerdict:
     label = f"{record.partner_id} {record.name}"
     steps: list[str] = []
     parts = urlsplit(endpoint.base_url)
@@ -61,8 +62,9 @@ async def _connect(host: str, port: int, context: ssl.SSLContext | None, deadlin
     started = time.monotonic()
     try:
         async with asyncio.timeout(deadline):
-            _, writer = await asyncio.open_connection(host, port, ssl=context,
-                                                      server_hostname=host if context else None)
+            _, writer = await asyncio.open_connection(
+                host, port, ssl=context, server_hostname=host if context else None
+            )
     except TimeoutError:
         return f"no connection within {deadline:g} s"
     except ssl.SSLError as exc:

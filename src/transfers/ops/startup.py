@@ -27,8 +27,14 @@ T = TypeVar("T")
 RETRY_SECONDS = 1.0
 
 
-async def prepare_database(cfg: Settings, *, wait_seconds: float = 0.0, migrate: bool = False,
-                           wait_for_migrations: bool = False, apply: bool = True) -> None:
+async def prepare_database(
+    cfg: Settings,
+    *,
+    wait_seconds: float = 0.0,
+    migrate: bool = False,
+    wait_for_migrations: bool = False,
+    apply: bool = True,
+) -> None:
     """Return once the database is usable by this code; raise ``Unavailable`` otherwise.
 
     ``migrate``: pending migrations are not a problem; ``apply`` them here (``serve``) unless False
@@ -70,8 +76,9 @@ async def prepare_redis(cfg: Settings, *, wait_seconds: float = 0.0) -> None:
     await _until_available(answers, "redis_unavailable", mask_url(redis_url), wait_seconds)
 
 
-async def _until_available(attempt_once: Callable[[], Awaitable[T]], event: str, target: str,
-                           wait_seconds: float) -> tuple[T, int]:
+async def _until_available(
+    attempt_once: Callable[[], Awaitable[T]], event: str, target: str, wait_seconds: float
+) -> tuple[T, int]:
     """``attempt_once``'s result and how many attempts it took. A transient ``Unavailable`` is
     retried every ``RETRY_SECONDS`` (each one logged as ``event``) until ``wait_seconds`` have
     passed; a lasting one (a refused login, a schema newer than the code) is raised at once."""

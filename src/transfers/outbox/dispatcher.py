@@ -69,55 +69,80 @@ class Ending(StrEnum):
 class _Closing(Protocol):
     """``partner_updates.decline`` / ``partner_updates.fail``."""
 
-    async def __call__(self, conn: AsyncConnection, booking: Booking, reason: str, *, actor: str,
-                       now: datetime) -> Booking: ...
+    async def __call__(
+        self, conn: AsyncConnection, booking: Booking, reason: str, *, actor: str, now: datetime
+    ) -> Booking: ...
 
 
-Effect = Callable[[AsyncConnection, OutboxMessage, Ending, BaseModel | None, str | None, datetime],
-                  Awaitable[Booking | None]]
+Effect = Callable[
+    [AsyncConnection, OutboxMessage, Ending, BaseModel | None, str | None, datetime], Awaitable[Booking | None]
+]
 
 
 # --- the effects of a finished message, one per kind ----------------------------------------------
 
-async def _create_answered(conn: AsyncConnection, message: OutboxMessage, ending: Ending,
-                           answer: BaseModel | None, error: str | None, now: datetime) -> Booking | None:
+
+async def _create_answered(
+    conn: AsyncConnection,
+    message: OutboxMessage,
+    ending: Ending,
+    answer: BaseModel | None,
+    error: str | None,
+    now: datetime,
+) -> Booking | None:
     """A create the partner answered, refused or never answered: the booking acknowledged (and
     approved, with a driver), declined, or failed (refunded)."""
     if ending is Ending.EXPIRED:
-        return await _booking_to(conn, message, partner_updates.fail,
-                                 "partner unreachable until the delivery deadline", now)
+        return await _booking_to(
+            conn, message, partner_updates.fail, "partner unreachable until the delivery deadline", now
+        )
     if ending is Ending.REFUSED:
-        return await _booking_to(conn, message, partner_updates.decline,
-                                 f"partner refused the booking: {error or 'error'}", now)
+        return await _booking_to(
+            conn, message, partner_updates.decline, f"partner refused the booking: {error or 'error'}", now
+        )
     if not isinstance(answer, WireCreateAnswer):
         raise TypeError(f"a create's answer is a WireCreateAnswer, not {type(answer).__name__}")
     if answer.status == "DECLINED":
-        return await _booking_to(conn, message, partner_updates.decline, answer.message or "declined by partner",
-                                 now)
+        return await _booking_to(conn, message, partner_updates.decline, answer.message or "declined by partner", now)
     # Usually the booking is still PENDING: acknowledge it without reading it first.
-    booking = await partner_updates.acknowledge_pending(conn, message.booking_id, actor=ACTOR, now=now,
-                                                        partner_reference=answer.reservation_no)
+    booking = await partner_updates.acknowledge_pending(
+        conn, message.booking_id, actor=ACTOR, now=now, partner_reference=answer.reservation_no
+    )
     if booking is None:
         booking = await lock_booking(conn, message.booking_id)
         if booking is None:
             return None
-        booking = await partner_updates.acknowledge(conn, booking, actor=ACTOR, now=now,
-                                                    partner_reference=answer.reservation_no)
+        booking = await partner_updates.acknowledge(
+            conn, booking, actor=ACTOR, now=now, partner_reference=answer.reservation_no
+        )
     if answer.status == "APPROVED" and answer.driver_info is not None:
-        booking = await partner_updates.approve(conn, booking, answer.driver_info, answer.meeting_point,
-                                                actor=ACTOR, now=now)
+        booking = await partner_updates.approve(
+            conn, booking, answer.driver_info, answer.meeting_point, actor=ACTOR, now=now
+        )
     return booking
 
 
-async def _update_answered(conn: AsyncConnection, message: OutboxMessage, ending: Ending,
-                           answer: BaseModel | None, error: str | None, now: datetime) -> Booking | None:
+async def _update_answered(
+    conn: AsyncConnection,
+    message: OutboxMessage,
+    ending: Ending,
+    answer: BaseModel | None,
+    error: str | None,
+    now: datetime,
+) -> Booking | None:
     """A status update (a client's cancellation) changes nothing more on our side, whatever the
     partner answered: the booking changed when the message was written."""
     return None
 
 
-async def _amend_answered(conn: AsyncConnection, message: OutboxMessage, ending: Ending,
-                          answer: BaseModel | None, error: str | None, now: datetime) -> Booking | None:
+async def _amend_answered(
+    conn: AsyncConnection,
+    message: OutboxMessage,
+    ending: Ending,
+    answer: BaseModel | None,
+    error: str | None,
+    now: datetime,
+) -> Booking | None:
     """An amendment (``"status": "AMENDED"``): the partner's Success applies it; an ``Error``, another
     4xx, or no answer until the deadline rejects it, with the partner's message (issue 15)."""
     if ending is Ending.ANSWERED and amending.accepted(answer):
@@ -133,8 +158,9 @@ EFFECTS: dict[MessageKind, Effect] = {
 }
 
 
-async def _booking_to(conn: AsyncConnection, message: OutboxMessage, change: _Closing,
-                      reason: str, now: datetime) -> Booking | None:
+async def _booking_to(
+    conn: AsyncConnection, message: OutboxMessage, change: _Closing, reason: str, now: datetime
+) -> Booking | None:
     """The message's booking, read under its row lock, moved by ``change`` (decline, fail)."""
     booking = await lock_booking(conn, message.booking_id)
     return None if booking is None else await change(conn, booking, reason, actor=ACTOR, now=now)
@@ -151,6 +177,7 @@ def _refusal_message(body: Any) -> str | None:
 
 # --- delivery ------------------------------------------------------------------------------------
 
+
 class Dispatcher:
     def __init__(self, svc: Services, *, concurrency: int = 16) -> None:
         self.svc = svc
@@ -165,16 +192,18 @@ class Dispatcher:
         await asyncio.gather(*(self._deliver(m, self.svc.settings.partner_timeout_seconds) for m in messages))
         return len(messages)
 
-    async def deliver_leased(self, message: OutboxMessage, endpoint: PartnerEndpoint | None, *,
-                             budget: float) -> Booking | None:
+    async def deliver_leased(
+        self, message: OutboxMessage, endpoint: PartnerEndpoint | None, *, budget: float
+    ) -> Booking | None:
         """Deliver a message written already leased to the caller (``lease_until`` set when it was
         inserted, so no worker claims it meanwhile): the create request's own attempt, with no claim
         transaction. ``endpoint``: the partner's, when the caller has read it already. Answers the
         booking as the partner's answer left it, or None when nothing was applied to it."""
         return await self._deliver(message, budget, endpoint)
 
-    async def _deliver(self, message: OutboxMessage, timeout: float,
-                       endpoint: PartnerEndpoint | None = None) -> Booking | None:
+    async def _deliver(
+        self, message: OutboxMessage, timeout: float, endpoint: PartnerEndpoint | None = None
+    ) -> Booking | None:
         kind = MessageKind.of(message.kind)
         async with self._slots:
             if endpoint is None:
@@ -186,19 +215,37 @@ class Dispatcher:
                 result = hosted_inprocess.answer(kind.value, message.payload)
             else:
                 result = await self.svc.partner_client.call(
-                    endpoint, kind.method, kind.path, message.payload, timeout=timeout,
-                    webhook_id=message.webhook_id, observe=False)
+                    endpoint,
+                    kind.method,
+                    kind.path,
+                    message.payload,
+                    timeout=timeout,
+                    webhook_id=message.webhook_id,
+                    observe=False,
+                )
                 failpoints.hit("outbox.after_send")
             try:
-                return await self._record(message, kind, result, started,
-                                          partner_name=endpoint.name if endpoint and not endpoint.hosted else None,
-                                          hosted=endpoint is not None and endpoint.hosted)
+                return await self._record(
+                    message,
+                    kind,
+                    result,
+                    started,
+                    partner_name=endpoint.name if endpoint and not endpoint.hosted else None,
+                    hosted=endpoint is not None and endpoint.hosted,
+                )
             except Exception:
                 log.exception("outbox_record_failed", outbox_id=message.id)
                 return None
 
-    async def _record(self, message: OutboxMessage, kind: MessageKind, result: CallResult, started: datetime,
-                      partner_name: str | None = None, hosted: bool = False) -> Booking | None:
+    async def _record(
+        self,
+        message: OutboxMessage,
+        kind: MessageKind,
+        result: CallResult,
+        started: datetime,
+        partner_name: str | None = None,
+        hosted: bool = False,
+    ) -> Booking | None:
         """The attempt, the message's new state and the answer's effect on the booking, in one
         transaction; returns the booking as changed (None when the answer changed nothing)."""
         now = self.svc.clock.now()
@@ -208,9 +255,17 @@ class Dispatcher:
             try:
                 answer = kind.answer.model_validate(result.body)
             except ValidationError as exc:
-                outcome, result = Verdict.RETRY, CallResult(
-                    "invalid", result.http_status, None, f"answer breaks the contract: {exc.errors()[0]['msg']}",
-                    result.duration_ms, result.raw)
+                outcome, result = (
+                    Verdict.RETRY,
+                    CallResult(
+                        "invalid",
+                        result.http_status,
+                        None,
+                        f"answer breaks the contract: {exc.errors()[0]['msg']}",
+                        result.duration_ms,
+                        result.raw,
+                    ),
+                )
         if isinstance(answer, WireResult) and answer.status == "Error":
             outcome = Verdict.PERMANENT
         if partner_name is not None:  # metrics: the call's final outcome (a contract breach counts as "invalid")
@@ -220,31 +275,59 @@ class Dispatcher:
             error = _refusal_message(result.body)
         if outcome is Verdict.DONE:
             error = None  # a partner's success message is not an error worth showing operators
-        attempt = {"attempt_no": message.attempts + 1, "started_at": started, "duration_ms": result.duration_ms,
-                   "outcome": f"{outcome.value}:{result.outcome}", "http_status": result.http_status, "error": error,
-                   "answer_excerpt": result.excerpt}
+        attempt = {
+            "attempt_no": message.attempts + 1,
+            "started_at": started,
+            "duration_ms": result.duration_ms,
+            "outcome": f"{outcome.value}:{result.outcome}",
+            "http_status": result.http_status,
+            "error": error,
+            "answer_excerpt": result.excerpt,
+        }
         booking = None
         if not hosted and self._acknowledges_only(kind, outcome, answer):
             # The usual answer to a create: a single all-or-nothing statement (PostgreSQL), run in
             # autocommit. It writes nothing when the booking is not PENDING any more; the general
             # way below then records and applies the answer.
             booking = await fast_paths.finish_acknowledged(
-                self.svc.db, message, attempt=attempt, actor=ACTOR, now=now,
-                partner_reference=answer.reservation_no if isinstance(answer, WireCreateAnswer) else None)
+                self.svc.db,
+                message,
+                attempt=attempt,
+                actor=ACTOR,
+                now=now,
+                partner_reference=answer.reservation_no if isinstance(answer, WireCreateAnswer) else None,
+            )
         if booking is None:
             try:
-                booking = await retry_concurrent(partial(self._apply, message, kind, attempt, outcome, answer,
-                                                         error, now, hosted))
+                booking = await retry_concurrent(
+                    partial(self._apply, message, kind, attempt, outcome, answer, error, now, hosted)
+                )
             except ConcurrentChange:
                 await self._unapplied(message, attempt, now)
-        log.info("outbox_delivery", outbox_id=message.id, kind=kind.value, verdict=outcome.value,
-                 outcome=result.outcome, http_status=result.http_status, attempt=message.attempts + 1,
-                 reservation_no=message.reservation_no, partner_id=message.partner_id)
+        log.info(
+            "outbox_delivery",
+            outbox_id=message.id,
+            kind=kind.value,
+            verdict=outcome.value,
+            outcome=result.outcome,
+            http_status=result.http_status,
+            attempt=message.attempts + 1,
+            reservation_no=message.reservation_no,
+            partner_id=message.partner_id,
+        )
         return booking
 
-    async def _apply(self, message: OutboxMessage, kind: MessageKind, attempt: dict[str, Any], outcome: Verdict,
-                     answer: BaseModel | None, error: str | None, now: datetime,
-                     hosted: bool = False) -> Booking | None:
+    async def _apply(
+        self,
+        message: OutboxMessage,
+        kind: MessageKind,
+        attempt: dict[str, Any],
+        outcome: Verdict,
+        answer: BaseModel | None,
+        error: str | None,
+        now: datetime,
+        hosted: bool = False,
+    ) -> Booking | None:
         """One write transaction: the attempt, the message rescheduled or finished and, once
         finished, its kind's effect. An answer the state machine refuses (an APPROVED for a booking
         the partner already cancelled through the reverse API) is logged and not applied: the
@@ -269,8 +352,12 @@ class Dispatcher:
             try:
                 return await EFFECTS[kind](conn, message, ending, answer, error, now)
             except partner_updates.UpdateRefused as refused:
-                log.warning("partner_answer_not_applied", outbox_id=message.id, reason=str(refused),
-                            reservation_no=message.reservation_no)
+                log.warning(
+                    "partner_answer_not_applied",
+                    outbox_id=message.id,
+                    reason=str(refused),
+                    reservation_no=message.reservation_no,
+                )
                 return None
 
     async def _unapplied(self, message: OutboxMessage, attempt: dict[str, Any], now: datetime) -> None:
@@ -281,15 +368,26 @@ class Dispatcher:
         async with self.svc.db.write() as conn:
             await repo.record_attempt(conn, outbox_id=message.id, **{**attempt, "error": UNAPPLIED})
             kept = await repo.reschedule(conn, message, next_attempt_at=when, error=UNAPPLIED)
-        log.error("outbox_answer_unapplied", outbox_id=message.id, kind=message.kind, rescheduled=kept,
-                  next_attempt_at=when.isoformat(), reservation_no=message.reservation_no)
+        log.error(
+            "outbox_answer_unapplied",
+            outbox_id=message.id,
+            kind=message.kind,
+            rescheduled=kept,
+            next_attempt_at=when.isoformat(),
+            reservation_no=message.reservation_no,
+        )
 
     def _acknowledges_only(self, kind: MessageKind, outcome: Verdict, answer: BaseModel | None) -> bool:
         """A create answer whose whole effect is PENDING -> PENDING_APPROVAL (accepted, no driver
         yet), which ``bookings.fast_paths.finish_acknowledged`` writes in one statement on PostgreSQL."""
-        return (outcome is Verdict.DONE and kind is MessageKind.CREATE and not self.svc.db.is_sqlite
-                and isinstance(answer, WireCreateAnswer) and answer.status != "DECLINED"
-                and not (answer.status == "APPROVED" and answer.driver_info is not None))
+        return (
+            outcome is Verdict.DONE
+            and kind is MessageKind.CREATE
+            and not self.svc.db.is_sqlite
+            and isinstance(answer, WireCreateAnswer)
+            and answer.status != "DECLINED"
+            and not (answer.status == "APPROVED" and answer.driver_info is not None)
+        )
 
 
 __all__ = ["EFFECTS", "Dispatcher", "Ending", "info_path"]

@@ -42,9 +42,22 @@ class NewMessage:
 
     def stored(self, message_id: int, booking_id: int) -> OutboxMessage:
         """The row as written under ``message_id`` for ``booking_id``."""
-        return OutboxMessage(message_id, booking_id, self.partner_id, self.kind, self.webhook_id, self.payload,
-                             self.status, self.attempts, self.next_attempt_at, self.deadline_at, self.lease_until,
-                             None, self.created_at, None)
+        return OutboxMessage(
+            message_id,
+            booking_id,
+            self.partner_id,
+            self.kind,
+            self.webhook_id,
+            self.payload,
+            self.status,
+            self.attempts,
+            self.next_attempt_at,
+            self.deadline_at,
+            self.lease_until,
+            None,
+            self.created_at,
+            None,
+        )
 
 
 @row_type
@@ -68,9 +81,22 @@ class OutboxMessage:
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> OutboxMessage:  # a dict or a SQLAlchemy RowMapping
-        return cls(row["id"], row["booking_id"], row["partner_id"], row["kind"], row["webhook_id"], row["payload"],
-                   row["status"], row["attempts"], row["next_attempt_at"], row["deadline_at"], row["lease_until"],
-                   row["last_error"], row["created_at"], row["finished_at"])
+        return cls(
+            row["id"],
+            row["booking_id"],
+            row["partner_id"],
+            row["kind"],
+            row["webhook_id"],
+            row["payload"],
+            row["status"],
+            row["attempts"],
+            row["next_attempt_at"],
+            row["deadline_at"],
+            row["lease_until"],
+            row["last_error"],
+            row["created_at"],
+            row["finished_at"],
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """Every column by name (the CLI's JSON)."""
@@ -94,11 +120,23 @@ class ListedMessage:
     def as_dict(self) -> dict[str, Any]:
         """The list's JSON: every column but the payload (``bookings show --json`` has it)."""
         m = self.message
-        return {"id": m.id, "booking_id": m.booking_id, "reservation_no": self.reservation_no,
-                "partner_id": m.partner_id, "partner_name": self.partner_name, "kind": m.kind,
-                "webhook_id": m.webhook_id, "status": m.status, "attempts": m.attempts,
-                "next_attempt_at": m.next_attempt_at, "deadline_at": m.deadline_at, "lease_until": m.lease_until,
-                "last_error": m.last_error, "created_at": m.created_at, "finished_at": m.finished_at}
+        return {
+            "id": m.id,
+            "booking_id": m.booking_id,
+            "reservation_no": self.reservation_no,
+            "partner_id": m.partner_id,
+            "partner_name": self.partner_name,
+            "kind": m.kind,
+            "webhook_id": m.webhook_id,
+            "status": m.status,
+            "attempts": m.attempts,
+            "next_attempt_at": m.next_attempt_at,
+            "deadline_at": m.deadline_at,
+            "lease_until": m.lease_until,
+            "last_error": m.last_error,
+            "created_at": m.created_at,
+            "finished_at": m.finished_at,
+        }
 
 
 NEW_MESSAGE_FIELDS = tuple(f.name for f in fields(NewMessage))

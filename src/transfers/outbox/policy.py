@@ -50,7 +50,8 @@ def next_attempt(attempts_done: int, now: datetime, *, rng: random.Random | None
     return now + timedelta(seconds=base * jitter)
 
 
-def delivery_deadline(created_at: datetime, pickup_at: datetime, *, hours_after_creation: float,
-                      hours_before_pickup: float) -> datetime:
+def delivery_deadline(
+    created_at: datetime, pickup_at: datetime, *, hours_after_creation: float, hours_before_pickup: float
+) -> datetime:
     """DECISIONS 6: 24 h after creation or 1 h before pickup, whichever comes first."""
     return min(created_at + timedelta(hours=hours_after_creation), pickup_at - timedelta(hours=hours_before_pickup))

@@ -28,16 +28,34 @@ from transfers.outbox.models import PENDING as PENDING
 # so they never collide with the column names an UPDATE takes its SET clause from.
 _INSERT = insert(outbox).returning(outbox.c.id)
 _INSERT_ATTEMPT = insert(delivery_attempts)
-_HELD = update(outbox).where(outbox.c.id == bindparam("m_id"), outbox.c.status == PENDING,
-                             outbox.c.lease_until == bindparam("m_lease")).values(attempts=outbox.c.attempts + 1,
-                                                                                 lease_until=None)
+_HELD = (
+    update(outbox)
+    .where(outbox.c.id == bindparam("m_id"), outbox.c.status == PENDING, outbox.c.lease_until == bindparam("m_lease"))
+    .values(attempts=outbox.c.attempts + 1, lease_until=None)
+)
 
 
-async def enqueue(conn: AsyncConnection, *, booking_id: int, partner_id: int, kind: str, payload: dict[str, Any],
-                  now: datetime, deadline: datetime, not_before: datetime | None = None) -> OutboxMessage:
+async def enqueue(
+    conn: AsyncConnection,
+    *,
+    booking_id: int,
+    partner_id: int,
+    kind: str,
+    payload: dict[str, Any],
+    now: datetime,
+    deadline: datetime,
+    not_before: datetime | None = None,
+) -> OutboxMessage:
     """``not_before`` keeps workers off a message until then."""
-    message = new_message(partner_id=partner_id, kind=kind, payload=payload, now=now, deadline=deadline,
-                          not_before=not_before, lease_until=None)
+    message = new_message(
+        partner_id=partner_id,
+        kind=kind,
+        payload=payload,
+        now=now,
+        deadline=deadline,
+        not_before=not_before,
+        lease_until=None,
+    )
     return await insert_message(conn, message, booking_id=booking_id)
 
 
@@ -47,13 +65,22 @@ async def insert_message(conn: AsyncConnection, message: NewMessage, *, booking_
     return message.stored(message_id, booking_id)
 
 
-def new_message(*, partner_id: int, kind: str, payload: dict[str, Any], now: datetime, deadline: datetime,
-                not_before: datetime | None, lease_until: datetime | None) -> NewMessage:
+def new_message(
+    *,
+    partner_id: int,
+    kind: str,
+    payload: dict[str, Any],
+    now: datetime,
+    deadline: datetime,
+    not_before: datetime | None,
+    lease_until: datetime | None,
+) -> NewMessage:
     """A new pending message with a fresh ``webhook_id``, for ``insert_message`` or a statement that
     writes it with its booking (``bookings/fast_paths.py``); ``not_before`` keeps workers off it
     until then, ``lease_until`` holds it for the writer's own attempt."""
-    return NewMessage(partner_id, kind, f"msg_{uuid.uuid4().hex}", payload, PENDING, 0, not_before or now, deadline,
-                      lease_until, now)
+    return NewMessage(
+        partner_id, kind, f"msg_{uuid.uuid4().hex}", payload, PENDING, 0, not_before or now, deadline, lease_until, now
+    )
 
 
 _ID_OF = select(outbox.c.id).where(outbox.c.webhook_id == bindparam("m_webhook_id"))
@@ -69,8 +96,7 @@ def _claimable(now: datetime) -> Any:
     return and_(outbox.c.status == PENDING, or_(outbox.c.lease_until.is_(None), outbox.c.lease_until < now))
 
 
-async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: datetime,
-                    limit: int) -> list[OutboxMessage]:
+async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int) -> list[OutboxMessage]:
     candidates = (
         select(outbox.c.id)
         .where(_claimable(now), outbox.c.next_attempt_at <= now)
@@ -79,35 +105,60 @@ async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: dateti
         .with_for_update(skip_locked=True)
     )
     rows = await conn.execute(
-        update(outbox).where(outbox.c.id.in_(candidates.scalar_subquery())).values(lease_until=lease_until)
+        update(outbox)
+        .where(outbox.c.id.in_(candidates.scalar_subquery()))
+        .values(lease_until=lease_until)
         .returning(*outbox.c)
     )
     return [OutboxMessage.from_row(r) for r in rows.mappings()]
 
 
-async def record_attempt(conn: AsyncConnection, *, outbox_id: int, attempt_no: int, started_at: datetime,
-                         duration_ms: float, outcome: str, http_status: int | None, error: str | None,
-                         answer_excerpt: str | None = None) -> None:
+async def record_attempt(
+    conn: AsyncConnection,
+    *,
+    outbox_id: int,
+    attempt_no: int,
+    started_at: datetime,
+    duration_ms: float,
+    outcome: str,
+    http_status: int | None,
+    error: str | None,
+    answer_excerpt: str | None = None,
+) -> None:
     """``answer_excerpt``: the answer body's bounded excerpt (``partners.client.answer_excerpt``)."""
-    await conn.execute(_INSERT_ATTEMPT, {
-        "outbox_id": outbox_id, "attempt_no": attempt_no, "started_at": started_at, "duration_ms": int(duration_ms),
-        "outcome": outcome, "http_status": http_status, "error": (error or "")[:1000] or None,
-        "answer_excerpt": answer_excerpt,
-    })
+    await conn.execute(
+        _INSERT_ATTEMPT,
+        {
+            "outbox_id": outbox_id,
+            "attempt_no": attempt_no,
+            "started_at": started_at,
+            "duration_ms": int(duration_ms),
+            "outcome": outcome,
+            "http_status": http_status,
+            "error": (error or "")[:1000] or None,
+            "answer_excerpt": answer_excerpt,
+        },
+    )
 
 
-async def finish(conn: AsyncConnection, message: OutboxMessage, *, status: str, now: datetime,
-                 error: str | None = None) -> bool:
+async def finish(
+    conn: AsyncConnection, message: OutboxMessage, *, status: str, now: datetime, error: str | None = None
+) -> bool:
     """Close a message we hold the lease on. False when the lease was lost to another worker."""
-    result = await conn.execute(_HELD, {"m_id": message.id, "m_lease": message.lease_until, "status": status,
-                                        "finished_at": now, "last_error": error})
+    result = await conn.execute(
+        _HELD,
+        {"m_id": message.id, "m_lease": message.lease_until, "status": status, "finished_at": now, "last_error": error},
+    )
     return result.rowcount == 1
 
 
-async def reschedule(conn: AsyncConnection, message: OutboxMessage, *, next_attempt_at: datetime,
-                     error: str | None) -> bool:
-    result = await conn.execute(_HELD, {"m_id": message.id, "m_lease": message.lease_until,
-                                        "next_attempt_at": next_attempt_at, "last_error": error})
+async def reschedule(
+    conn: AsyncConnection, message: OutboxMessage, *, next_attempt_at: datetime, error: str | None
+) -> bool:
+    result = await conn.execute(
+        _HELD,
+        {"m_id": message.id, "m_lease": message.lease_until, "next_attempt_at": next_attempt_at, "last_error": error},
+    )
     return result.rowcount == 1
 
 
@@ -125,40 +176,66 @@ def held_by_caller() -> ColumnElement[bool]:
 def delivered_fragment(gate: CTE, now: ColumnElement[Any]) -> CTE:
     """The held message finished as delivered, if ``gate`` (a CTE) answered a row; it re-checks the
     lease under the message's row lock."""
-    return (update(outbox).where(held_by_caller(), exists(select(gate.c.id)))
-            .values(status=DELIVERED, attempts=outbox.c.attempts + 1, finished_at=now, lease_until=None,
-                    last_error=None)
-            .returning(outbox.c.id).cte("f"))
+    return (
+        update(outbox)
+        .where(held_by_caller(), exists(select(gate.c.id)))
+        .values(status=DELIVERED, attempts=outbox.c.attempts + 1, finished_at=now, lease_until=None, last_error=None)
+        .returning(outbox.c.id)
+        .cte("f")
+    )
 
 
-ATTEMPT_BINDS = (("m_id", "outbox_id"), ("a_no", "attempt_no"), ("a_started", "started_at"),
-                 ("a_ms", "duration_ms"), ("a_outcome", "outcome"), ("a_http", "http_status"), ("a_error", "error"),
-                 ("a_excerpt", "answer_excerpt"))
+ATTEMPT_BINDS = (
+    ("m_id", "outbox_id"),
+    ("a_no", "attempt_no"),
+    ("a_started", "started_at"),
+    ("a_ms", "duration_ms"),
+    ("a_outcome", "outcome"),
+    ("a_http", "http_status"),
+    ("a_error", "error"),
+    ("a_excerpt", "answer_excerpt"),
+)
 
 
 def attempt_fragment(gate: CTE) -> CTE:
     """The delivery attempt's row, if ``gate`` answered a row (binds: ``attempt_params``)."""
-    return insert(delivery_attempts).from_select(
-        [column for _, column in ATTEMPT_BINDS],
-        select(*(bindparam(name, type_=delivery_attempts.c[column].type) for name, column in ATTEMPT_BINDS))
-        .select_from(gate)).cte("a")
+    return (
+        insert(delivery_attempts)
+        .from_select(
+            [column for _, column in ATTEMPT_BINDS],
+            select(
+                *(bindparam(name, type_=delivery_attempts.c[column].type) for name, column in ATTEMPT_BINDS)
+            ).select_from(gate),
+        )
+        .cte("a")
+    )
 
 
 def attempt_params(attempt: dict[str, Any]) -> dict[str, Any]:
-    return {"a_no": attempt["attempt_no"], "a_started": attempt["started_at"], "a_ms": int(attempt["duration_ms"]),
-            "a_outcome": attempt["outcome"], "a_http": attempt["http_status"],
-            "a_error": (attempt["error"] or "")[:1000] or None, "a_excerpt": attempt.get("answer_excerpt")}
+    return {
+        "a_no": attempt["attempt_no"],
+        "a_started": attempt["started_at"],
+        "a_ms": int(attempt["duration_ms"]),
+        "a_outcome": attempt["outcome"],
+        "a_http": attempt["http_status"],
+        "a_error": (attempt["error"] or "")[:1000] or None,
+        "a_excerpt": attempt.get("answer_excerpt"),
+    }
 
 
 async def expire_overdue(conn: AsyncConnection, *, now: datetime, limit: int = 100) -> list[OutboxMessage]:
     """Pending messages past their deadline and not leased: marked expired, returned for follow-up."""
     candidates = (
-        select(outbox.c.id).where(_claimable(now), outbox.c.deadline_at <= now).limit(limit)
+        select(outbox.c.id)
+        .where(_claimable(now), outbox.c.deadline_at <= now)
+        .limit(limit)
         .with_for_update(skip_locked=True)
     )
     rows = await conn.execute(
-        update(outbox).where(outbox.c.id.in_(candidates.scalar_subquery()))
-        .values(status=EXPIRED, finished_at=now, last_error="delivery deadline passed").returning(*outbox.c)
+        update(outbox)
+        .where(outbox.c.id.in_(candidates.scalar_subquery()))
+        .values(status=EXPIRED, finished_at=now, last_error="delivery deadline passed")
+        .returning(*outbox.c)
     )
     return [OutboxMessage.from_row(r) for r in rows.mappings()]
 
@@ -169,8 +246,9 @@ async def for_booking(conn: AsyncConnection, booking_id: int) -> list[OutboxMess
 
 
 async def attempts_of(conn: AsyncConnection, outbox_id: int) -> list[dict[str, Any]]:
-    rows = await conn.execute(select(delivery_attempts).where(delivery_attempts.c.outbox_id == outbox_id)
-                              .order_by(delivery_attempts.c.id))
+    rows = await conn.execute(
+        select(delivery_attempts).where(delivery_attempts.c.outbox_id == outbox_id).order_by(delivery_attempts.c.id)
+    )
     return [dict(r._mapping) for r in rows]
 
 
@@ -179,29 +257,34 @@ async def attempts_of(conn: AsyncConnection, outbox_id: int) -> list[dict[str, A
 GAVE_UP = (FAILED, EXPIRED)  # delivery stopped: a permanent refusal, or the deadline passed
 
 
-async def list_messages(conn: AsyncConnection, *, statuses: Sequence[str] | None = None,
-                        limit: int = 50) -> list[ListedMessage]:
+async def list_messages(
+    conn: AsyncConnection, *, statuses: Sequence[str] | None = None, limit: int = 50
+) -> list[ListedMessage]:
     """Newest first, with the booking's reservation number and the partner's name; all statuses when
     ``statuses`` is None."""
     query = (
-        select(*outbox.c, bookings.c.reservation_no.label("l_reservation_no"),
-               partners.c.name.label("l_partner_name"))
-        .select_from(outbox.join(bookings, bookings.c.id == outbox.c.booking_id)
-                     .join(partners, partners.c.id == outbox.c.partner_id))
+        select(*outbox.c, bookings.c.reservation_no.label("l_reservation_no"), partners.c.name.label("l_partner_name"))
+        .select_from(
+            outbox.join(bookings, bookings.c.id == outbox.c.booking_id).join(
+                partners, partners.c.id == outbox.c.partner_id
+            )
+        )
         .order_by(outbox.c.id.desc())
         .limit(limit)
     )
     if statuses is not None:
         query = query.where(outbox.c.status.in_(list(statuses)))
-    return [ListedMessage(OutboxMessage.from_row(r), r["l_reservation_no"], r["l_partner_name"])
-            for r in (await conn.execute(query)).mappings()]
+    return [
+        ListedMessage(OutboxMessage.from_row(r), r["l_reservation_no"], r["l_partner_name"])
+        for r in (await conn.execute(query)).mappings()
+    ]
 
 
 async def pending_summary(conn: AsyncConnection) -> tuple[int, datetime | None]:
     """How many messages are pending, and when the oldest of them was written (the metrics scrape)."""
-    count, oldest = (await conn.execute(
-        select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status == PENDING)
-    )).one()
+    count, oldest = (
+        await conn.execute(select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status == PENDING))
+    ).one()
     return int(count), oldest
 
 
@@ -219,7 +302,8 @@ async def retry(conn: AsyncConnection, outbox_id: int, *, now: datetime, deadlin
     failed/expired (anymore).
     """
     result = await conn.execute(
-        update(outbox).where(outbox.c.id == outbox_id, outbox.c.status.in_(GAVE_UP))
+        update(outbox)
+        .where(outbox.c.id == outbox_id, outbox.c.status.in_(GAVE_UP))
         .values(status=PENDING, next_attempt_at=now, deadline_at=deadline, lease_until=None, finished_at=None)
     )
     return result.rowcount == 1
@@ -227,13 +311,15 @@ async def retry(conn: AsyncConnection, outbox_id: int, *, now: datetime, deadlin
 
 # --- issue 15: an amendment overtaken by a cancellation ------------------------------------------
 
-async def withdraw_pending(conn: AsyncConnection, booking_id: int, kind: str, *, now: datetime,
-                           reason: str) -> int:
+
+async def withdraw_pending(conn: AsyncConnection, booking_id: int, kind: str, *, now: datetime, reason: str) -> int:
     """Stop the booking's pending, unleased messages of ``kind`` (marked failed with ``reason``): an
     ``AMENDED`` update not yet sent when the booking is cancelled must not reach the partner after
     the cancellation. A message being delivered right now (leased) is left to finish; its answer is
     then ignored (the amendment is no longer pending). Returns how many were withdrawn."""
     result = await conn.execute(
-        update(outbox).where(outbox.c.booking_id == booking_id, outbox.c.kind == kind, _claimable(now))
-        .values(status=FAILED, finished_at=now, last_error=reason[:1000]))
+        update(outbox)
+        .where(outbox.c.booking_id == booking_id, outbox.c.kind == kind, _claimable(now))
+        .values(status=FAILED, finished_at=now, last_error=reason[:1000])
+    )
     return int(result.rowcount or 0)

@@ -47,10 +47,16 @@ class Retried:
     deadline: datetime
 
     def as_dict(self) -> dict[str, Any]:
-        return {"outbox_id": self.outbox_id, "kind": self.kind, "status": repo.PENDING,
-                "previous_status": self.previous_status, "webhook_id": self.webhook_id,
-                "reservation_no": self.reservation_no, "next_attempt_at": self.next_attempt_at.isoformat(),
-                "deadline": self.deadline.isoformat()}
+        return {
+            "outbox_id": self.outbox_id,
+            "kind": self.kind,
+            "status": repo.PENDING,
+            "previous_status": self.previous_status,
+            "webhook_id": self.webhook_id,
+            "reservation_no": self.reservation_no,
+            "next_attempt_at": self.next_attempt_at.isoformat(),
+            "deadline": self.deadline.isoformat(),
+        }
 
 
 def _when(value: datetime | None) -> str:
@@ -58,8 +64,9 @@ def _when(value: datetime | None) -> str:
     return "-" if value is None else value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
-async def retry_message(db: Database, clock: Clock, outbox_id: int, *, before_pickup_hours: float,
-                        actor: str) -> Retried:
+async def retry_message(
+    db: Database, clock: Clock, outbox_id: int, *, before_pickup_hours: float, actor: str
+) -> Retried:
     """Put the message back to pending and write ``outbox.retry`` to the audit, in one transaction
     (the message row locked). ``before_pickup_hours``: ``TRANSFERS_DELIVERY_DEADLINE_BEFORE_PICKUP_HOURS``."""
     now = clock.now()
@@ -69,11 +76,14 @@ async def retry_message(db: Database, clock: Clock, outbox_id: int, *, before_pi
             raise MessageNotFound(f"no outbox message {outbox_id}")
         status = message.status
         if status == repo.DELIVERED:
-            raise RetryRefused(f"outbox message {outbox_id} was delivered at {_when(message.finished_at)}; "
-                               "nothing to retry")
+            raise RetryRefused(
+                f"outbox message {outbox_id} was delivered at {_when(message.finished_at)}; nothing to retry"
+            )
         if status == repo.PENDING:
-            raise RetryRefused(f"outbox message {outbox_id} is still pending (next attempt at "
-                               f"{_when(message.next_attempt_at)}); nothing to retry")
+            raise RetryRefused(
+                f"outbox message {outbox_id} is still pending (next attempt at "
+                f"{_when(message.next_attempt_at)}); nothing to retry"
+            )
         if status not in repo.GAVE_UP:
             raise RetryRefused(f"outbox message {outbox_id} has the unexpected status {status!r}")
         booking = await bookings_repo.get_by_id(conn, message.booking_id)
@@ -83,13 +93,19 @@ async def retry_message(db: Database, clock: Clock, outbox_id: int, *, before_pi
                 raise RetryRefused(
                     f"outbox message {outbox_id} creates booking {booking.reservation_no}, which is "
                     f"{booking.status.value} (and refunded): a retry would ask the partner for a ride the "
-                    "booking no longer pays for. Book again instead.")
+                    "booking no longer pays for. Book again instead."
+                )
             deadline = delivery_deadline(
-                now, booking.pickup_at, hours_after_creation=RETRY_WINDOW.total_seconds() / 3600,
-                hours_before_pickup=before_pickup_hours)
+                now,
+                booking.pickup_at,
+                hours_after_creation=RETRY_WINDOW.total_seconds() / 3600,
+                hours_before_pickup=before_pickup_hours,
+            )
             if deadline <= now:
-                raise RetryRefused(f"outbox message {outbox_id}: the pickup of booking "
-                                   f"{booking.reservation_no} is too close to deliver a create now")
+                raise RetryRefused(
+                    f"outbox message {outbox_id}: the pickup of booking "
+                    f"{booking.reservation_no} is too close to deliver a create now"
+                )
         if message.kind == MessageKind.AMEND and booking is not None:
             amendment = booking.amendment or {}
             # issue 15: the amendment was settled (rejected) when this message gave up; sending it
@@ -97,13 +113,21 @@ async def retry_message(db: Database, clock: Clock, outbox_id: int, *, before_pi
             raise RetryRefused(
                 f"outbox message {outbox_id} is an amendment of booking {booking.reservation_no}, which "
                 f"was {str(amendment.get('status', 'settled')).lower()} when its delivery stopped: the client "
-                "amends again if it still wants the change.")
+                "amends again if it still wants the change."
+            )
         if not await repo.retry(conn, outbox_id, now=now, deadline=deadline):
             raise RetryRefused(f"outbox message {outbox_id} changed meanwhile; try again")
         reservation_no = booking.reservation_no if booking else None
-        details = {"kind": message.kind, "previous_status": status, "attempts": message.attempts,
-                   "last_error": message.last_error, "webhook_id": message.webhook_id,
-                   "reservation_no": reservation_no, "deadline": deadline.isoformat()}
-        await record_admin_action(conn, actor=actor, action="outbox.retry", subject=f"outbox:{outbox_id}",
-                                  details=details, now=now)
+        details = {
+            "kind": message.kind,
+            "previous_status": status,
+            "attempts": message.attempts,
+            "last_error": message.last_error,
+            "webhook_id": message.webhook_id,
+            "reservation_no": reservation_no,
+            "deadline": deadline.isoformat(),
+        }
+        await record_admin_action(
+            conn, actor=actor, action="outbox.retry", subject=f"outbox:{outbox_id}", details=details, now=now
+        )
     return Retried(outbox_id, message.kind, status, message.webhook_id, reservation_no, now, deadline)

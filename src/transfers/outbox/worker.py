@@ -57,8 +57,9 @@ class Worker:
                     cycles.add(asyncio.create_task(self._cycle()))
                     next_claim = time.monotonic() + poll
                 timeout = None if len(cycles) >= self.max_cycles else max(0.0, next_claim - time.monotonic())
-                done, _ = await asyncio.wait({*cycles, stop_requested}, timeout=timeout,
-                                             return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(
+                    {*cycles, stop_requested}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                )
                 for task in done & cycles:
                     cycles.discard(task)
                     if task.result() > 0:

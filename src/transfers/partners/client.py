@@ -93,7 +93,7 @@ class CallResult:
 EXCERPT_CHARS = 500
 # Control characters (C0, DEL, C1) except tab and newline: an excerpt is shown to operators, and a
 # carriage return or an escape sequence from a partner must not be obeyed by a terminal.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f]")
 
 
 def answer_excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
@@ -104,8 +104,8 @@ def answer_excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
     while True:
         # An incremental decoder keeps a character cut at the prefix's end back instead of
         # replacing it, so a cut never shows up as U+FFFD.
-        text = _CONTROL.sub("", codecs.getincrementaldecoder("utf-8")("replace").decode(raw[:size],
-                                                                                     final=size >= len(raw)))
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        text = _CONTROL.sub("", decoder.decode(raw[:size], final=size >= len(raw)))
         if len(text) >= limit or size >= len(raw):
             return text[:limit]
         size *= 4
@@ -115,8 +115,9 @@ class PartnerClient:
     """Partner calls over one lazily created aiohttp session (sessions must be made inside the
     running event loop; ``Services`` builds this client before there is one)."""
 
-    def __init__(self, *, max_response_bytes: int = 1_048_576, allow_private: bool = True,
-                 resolver: Resolver = system_resolver) -> None:
+    def __init__(
+        self, *, max_response_bytes: int = 1_048_576, allow_private: bool = True, resolver: Resolver = system_resolver
+    ) -> None:
         self._max = max_response_bytes
         self._allow_private = allow_private
         self._resolver = resolver
@@ -133,7 +134,9 @@ class PartnerClient:
             # closed from this loop; let them go without an "unclosed session" warning.
             session.detach()
         connector = aiohttp.TCPConnector(
-            limit=0, limit_per_host=CONNECTIONS_PER_PARTNER, keepalive_timeout=KEEPALIVE_SECONDS,
+            limit=0,
+            limit_per_host=CONNECTIONS_PER_PARTNER,
+            keepalive_timeout=KEEPALIVE_SECONDS,
             ttl_dns_cache=DNS_CACHE_SECONDS,
             # Hardening (SSRF guard, partners/ssrf.py): resolve, check every address, connect to a
             # checked one. Unguarded (sandbox): aiohttp's own resolver.
@@ -178,16 +181,27 @@ class PartnerClient:
             observe_partner_call(partner.name, path, result.outcome, result.duration_ms)
         return result
 
-    async def _call(self, partner: PartnerEndpoint, method: str, path: str, payload: dict[str, Any] | None, *,
-                    timeout: float, webhook_id: str | None) -> CallResult:
+    async def _call(
+        self,
+        partner: PartnerEndpoint,
+        method: str,
+        path: str,
+        payload: dict[str, Any] | None,
+        *,
+        timeout: float,
+        webhook_id: str | None,
+    ) -> CallResult:
         url = partner.base_url.rstrip("/") + path
         body = b"" if payload is None else orjson.dumps(payload)
         headers = {
             "Authorization": f"Bearer {partner.outbound_token}",
             "Accept": "application/json",
-            **signature_headers(partner.signing_secret, body, webhook_id,
-                                also=partner.extra_secrets(datetime.now(UTC))
-                                if partner.previous_signing_secret else ()),
+            **signature_headers(
+                partner.signing_secret,
+                body,
+                webhook_id,
+                also=partner.extra_secrets(datetime.now(UTC)) if partner.previous_signing_secret else (),
+            ),
         }
         if payload is not None:
             headers["Content-Type"] = "application/json"
@@ -224,8 +238,9 @@ class PartnerClient:
         if not self._allow_private:
             # aiohttp connects to IP-looking hosts without asking the resolver: check those here.
             refuse_literal_host(target.raw_host or "")
-        async with self._http().request(method, target, headers=headers, data=body or None,
-                                        allow_redirects=False) as response:
+        async with self._http().request(
+            method, target, headers=headers, data=body or None, allow_redirects=False
+        ) as response:
             declared = response.content_length
             if declared is not None and declared > self._max:
                 response.close()  # never reuse a connection with an unread body
@@ -246,12 +261,28 @@ class PartnerClient:
             return response.status, b"".join(chunks)
 
     @staticmethod
-    def _result(outcome: Outcome, status: int | None, body: Any, error: str | None, started: float,
-                partner: PartnerEndpoint, path: str, raw: bytes | None = None) -> CallResult:
+    def _result(
+        outcome: Outcome,
+        status: int | None,
+        body: Any,
+        error: str | None,
+        started: float,
+        partner: PartnerEndpoint,
+        path: str,
+        raw: bytes | None = None,
+    ) -> CallResult:
         duration = round((time.perf_counter() - started) * 1000, 2)
         if outcome != "ok":
-            log.warning("partner_call_failed", partner=partner.name, partner_id=partner.partner_id,
-                        path=path, outcome=outcome, http_status=status, error=error, duration_ms=duration)
+            log.warning(
+                "partner_call_failed",
+                partner=partner.name,
+                partner_id=partner.partner_id,
+                path=path,
+                outcome=outcome,
+                http_status=status,
+                error=error,
+                duration_ms=duration,
+            )
         return CallResult(outcome, status, body, error, duration, raw)
 
 

@@ -45,8 +45,11 @@ class Snapshot:
         return [(record, point) for record, point in self.partners if record.serves(iata) and not record.hosted]
 
     def hosted_serving(self, iata: str) -> list[tuple[PartnerRecord, RateCard]]:
-        return [(record, self.cards[record.partner_id]) for record, _ in self.partners
-                if record.hosted and record.serves(iata) and record.partner_id in self.cards]
+        return [
+            (record, self.cards[record.partner_id])
+            for record, _ in self.partners
+            if record.hosted and record.serves(iata) and record.partner_id in self.cards
+        ]
 
 
 class PartnerDirectory:
@@ -80,8 +83,9 @@ class PartnerDirectory:
             rows = await enabled_with_secrets(conn)
             types = await vehicle_type_names(conn)
             stored = await hosted_repo.cards_of(conn, [s.record.partner_id for s in rows if s.record.hosted])
-        return Snapshot(tuple((sealed.record, endpoint(sealed, self._box)) for sealed in rows),
-                        frozenset(types), _parsed(stored))
+        return Snapshot(
+            tuple((sealed.record, endpoint(sealed, self._box)) for sealed in rows), frozenset(types), _parsed(stored)
+        )
 
 
 def _parsed(stored: Mapping[int, dict[str, Any]]) -> dict[int, RateCard]:

@@ -41,8 +41,9 @@ class PartnerSettings:
     markup_percent: Decimal
 
 
-async def update_settings(db: Database, clock: Clock, partner_id: int, wanted: PartnerSettings, *,
-                          allow_private: bool, actor: str) -> dict[str, Any]:
+async def update_settings(
+    db: Database, clock: Clock, partner_id: int, wanted: PartnerSettings, *, allow_private: bool, actor: str
+) -> dict[str, Any]:
     """Write the partner's base URL, service area and markup (checked by ``partners/fields.py`` and
     ``check_base_url`` first; ``InvalidPartnerUrl`` here too). The audit row (``partner.update``)
     lists each changed field as ``[before, after]``; answers that dictionary (empty: nothing
@@ -62,15 +63,30 @@ async def update_settings(db: Database, clock: Clock, partner_id: int, wanted: P
             changes["markup_percent"] = [str(before.markup_percent), str(wanted.markup_percent)]
         if not changes:
             return {}
-        await repo.update_partner(conn, partner_id, base_url=url, airports=",".join(wanted.airports),
-                                  markup_percent=wanted.markup_percent)
-        await clients_repo.record_admin_action(conn, actor=actor, action="partner.update",
-                                               subject=f"partner:{partner_id}", details=changes, now=clock.now())
+        await repo.update_partner(
+            conn, partner_id, base_url=url, airports=",".join(wanted.airports), markup_percent=wanted.markup_percent
+        )
+        await clients_repo.record_admin_action(
+            conn,
+            actor=actor,
+            action="partner.update",
+            subject=f"partner:{partner_id}",
+            details=changes,
+            now=clock.now(),
+        )
     return changes
 
 
-async def check_partner(db: Database, clock: Clock, box: SecretBox, client: PartnerClient, partner_id: int, *,
-                        actor: str, deadlines: conformance.Deadlines | None = None) -> conformance.Report:
+async def check_partner(
+    db: Database,
+    clock: Clock,
+    box: SecretBox,
+    client: PartnerClient,
+    partner_id: int,
+    *,
+    actor: str,
+    deadlines: conformance.Deadlines | None = None,
+) -> conformance.Report:
     """``transfers partners check`` against the partner's registered base URL, signed with its stored
     token and current secret, through the service's own partner client (so the deployment's SSRF
     guard applies), at its first airport. The run is audited (``partner.check``) with its verdict
@@ -87,20 +103,40 @@ async def check_partner(db: Database, clock: Clock, box: SecretBox, client: Part
     airport = find_airport(codes[0] if codes else CHECK_AIRPORT_FOR_EVERYWHERE)
     if airport is None:  # registered codes are checked against the same dataset
         raise LookupError(f"partner {partner_id}'s airport {codes[0]!r} is not in the airport dataset")
-    report = await conformance.run_conformance(point.base_url, token=point.outbound_token,
-                                               secret=point.signing_secret, airport=airport,
-                                               deadlines=deadlines, client=client)
+    report = await conformance.run_conformance(
+        point.base_url,
+        token=point.outbound_token,
+        secret=point.signing_secret,
+        airport=airport,
+        deadlines=deadlines,
+        client=client,
+    )
     summary = report.as_dict()["summary"]
     async with db.write() as conn:
         await clients_repo.record_admin_action(
-            conn, actor=actor, action="partner.check", subject=f"partner:{partner_id}",
-            details={"passed": report.passed, "airport": report.airport, "summary": summary,
-                     "failed": [c.name for c in report.checks if c.result == "FAIL"],
-                     "base_url": report.base_url, "reservation_no": report.reservation_no,
-                     "checks": [{"name": c.name, "result": c.result, "duration_ms": c.duration_ms,
-                                 "deadline_ms": c.deadline_ms, "detail": (c.detail or "")[:_DETAIL_CHARS] or None}
-                                for c in report.checks],
-                     "warnings": [w[:_DETAIL_CHARS] for w in report.warnings]},
+            conn,
+            actor=actor,
+            action="partner.check",
+            subject=f"partner:{partner_id}",
+            details={
+                "passed": report.passed,
+                "airport": report.airport,
+                "summary": summary,
+                "failed": [c.name for c in report.checks if c.result == "FAIL"],
+                "base_url": report.base_url,
+                "reservation_no": report.reservation_no,
+                "checks": [
+                    {
+                        "name": c.name,
+                        "result": c.result,
+                        "duration_ms": c.duration_ms,
+                        "deadline_ms": c.deadline_ms,
+                        "detail": (c.detail or "")[:_DETAIL_CHARS] or None,
+                    }
+                    for c in report.checks
+                ],
+                "warnings": [w[:_DETAIL_CHARS] for w in report.warnings],
+            },
             now=clock.now(),
         )
     return report

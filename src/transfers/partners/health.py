@@ -174,8 +174,7 @@ async def flush(buffer: HealthBuffer, write: FlushWriter) -> int:
     return len(taken)
 
 
-async def run_flusher(buffer: HealthBuffer, write: FlushWriter, every_seconds: float,
-                      stopping: asyncio.Event) -> None:
+async def run_flusher(buffer: HealthBuffer, write: FlushWriter, every_seconds: float, stopping: asyncio.Event) -> None:
     """Flush every ``every_seconds`` until ``stopping`` is set, then once more. A failed flush is
     logged and retried at the next tick (its counts were kept)."""
     while not stopping.is_set():

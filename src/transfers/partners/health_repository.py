@@ -27,8 +27,13 @@ _SUMMED = ("calls", *_OUTCOME_COLUMNS, "latency_sum_ms", *LATENCY_COLUMNS)
 
 
 def _row(key: Key, tally: Tally) -> dict[str, Any]:
-    row: dict[str, Any] = {"partner_id": key[0], "minute": key[1], "calls": tally.calls,
-                           "latency_sum_ms": tally.latency_sum_ms, "latency_max_ms": tally.latency_max_ms}
+    row: dict[str, Any] = {
+        "partner_id": key[0],
+        "minute": key[1],
+        "calls": tally.calls,
+        "latency_sum_ms": tally.latency_sum_ms,
+        "latency_max_ms": tally.latency_max_ms,
+    }
     row.update(zip(_OUTCOME_COLUMNS, tally.outcomes, strict=True))
     row.update(zip(LATENCY_COLUMNS, tally.buckets, strict=True))
     return row
@@ -43,8 +48,10 @@ def _upsert(is_sqlite: bool) -> Any:
     excluded = statement.excluded
     return statement.on_conflict_do_update(
         index_elements=[T.c.partner_id, T.c.minute],
-        set_={**{name: T.c[name] + excluded[name] for name in _SUMMED},
-              "latency_max_ms": greatest(T.c.latency_max_ms, excluded.latency_max_ms)},
+        set_={
+            **{name: T.c[name] + excluded[name] for name in _SUMMED},
+            "latency_max_ms": greatest(T.c.latency_max_ms, excluded.latency_max_ms),
+        },
     )
 
 
@@ -71,8 +78,9 @@ async def minute_rows(conn: AsyncConnection, partner_id: int) -> list[dict[str, 
     return [dict(r) for r in rows.mappings()]
 
 
-async def last_hour(conn: AsyncConnection, now: datetime,
-                    partner_ids: Iterable[int] | None = None) -> list[PartnerHealth]:
+async def last_hour(
+    conn: AsyncConnection, now: datetime, partner_ids: Iterable[int] | None = None
+) -> list[PartnerHealth]:
     """Per partner (every partner, or those named), ordered by id: search calls, errors (by
     outcome) and the p95 latency over the 60 minutes ending with the current one; partner
     deliveries pending now, and failed or expired within the hour."""
@@ -85,13 +93,20 @@ async def last_hour(conn: AsyncConnection, now: datetime,
     if not known:
         return []
     ids = [int(r.id) for r in known]
-    sums = select(T.c.partner_id, *(func.sum(T.c[name]).label(name) for name in _SUMMED),
-                  func.max(T.c.latency_max_ms).label("latency_max_ms")
-                  ).where(T.c.minute >= since, T.c.partner_id.in_(ids)).group_by(T.c.partner_id)
+    sums = (
+        select(
+            T.c.partner_id,
+            *(func.sum(T.c[name]).label(name) for name in _SUMMED),
+            func.max(T.c.latency_max_ms).label("latency_max_ms"),
+        )
+        .where(T.c.minute >= since, T.c.partner_id.in_(ids))
+        .group_by(T.c.partner_id)
+    )
     by_partner = {int(r.partner_id): r for r in (await conn.execute(sums)).mappings()}
     pending = await _count_by_partner(conn, ids, outbox.c.status == PENDING)
-    failed = await _count_by_partner(conn, ids, outbox.c.status.in_((FAILED, EXPIRED)),
-                                     outbox.c.finished_at >= now - HOUR)
+    failed = await _count_by_partner(
+        conn, ids, outbox.c.status.in_((FAILED, EXPIRED)), outbox.c.finished_at >= now - HOUR
+    )
     report = []
     for row in known:
         pid = int(row.id)
@@ -99,16 +114,26 @@ async def last_hour(conn: AsyncConnection, now: datetime,
         calls = int(found["calls"] or 0) if found else 0
         outcomes = {name: int(found[f"outcome_{name}"] or 0) if found else 0 for name in SEARCH_OUTCOMES}
         buckets = [int(found[name] or 0) if found else 0 for name in LATENCY_COLUMNS]
-        report.append(PartnerHealth(
-            partner_id=pid, name=row.name, status=row.status, search_calls=calls,
-            errors=calls - outcomes["ok"], errors_by_outcome={k: v for k, v in outcomes.items() if k != "ok" and v},
-            p95_latency_ms=p95_ms(buckets, int(found["latency_max_ms"] or 0) if found else 0),
-            deliveries_pending=pending.get(pid, 0), deliveries_failed=failed.get(pid, 0),
-        ))
+        report.append(
+            PartnerHealth(
+                partner_id=pid,
+                name=row.name,
+                status=row.status,
+                search_calls=calls,
+                errors=calls - outcomes["ok"],
+                errors_by_outcome={k: v for k, v in outcomes.items() if k != "ok" and v},
+                p95_latency_ms=p95_ms(buckets, int(found["latency_max_ms"] or 0) if found else 0),
+                deliveries_pending=pending.get(pid, 0),
+                deliveries_failed=failed.get(pid, 0),
+            )
+        )
     return report
 
 
 async def _count_by_partner(conn: AsyncConnection, ids: list[int], *conditions: Any) -> dict[int, int]:
-    query = (select(outbox.c.partner_id, func.count().label("n")).where(outbox.c.partner_id.in_(ids), *conditions)
-             .group_by(outbox.c.partner_id))
+    query = (
+        select(outbox.c.partner_id, func.count().label("n"))
+        .where(outbox.c.partner_id.in_(ids), *conditions)
+        .group_by(outbox.c.partner_id)
+    )
     return {int(r.partner_id): int(r.n) for r in await conn.execute(query)}

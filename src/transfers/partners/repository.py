@@ -16,24 +16,53 @@ from transfers.partners.models import PartnerRecord
 
 def _record(row: Any) -> PartnerRecord:
     return PartnerRecord(
-        partner_id=int(row.id), name=row.name, base_url=row.base_url,
-        airports=tuple(a for a in row.airports.split(",") if a), markup_percent=Decimal(row.markup_percent),
-        status=row.status, is_sandbox=bool(row.is_sandbox), hosted=bool(row.hosted),
+        partner_id=int(row.id),
+        name=row.name,
+        base_url=row.base_url,
+        airports=tuple(a for a in row.airports.split(",") if a),
+        markup_percent=Decimal(row.markup_percent),
+        status=row.status,
+        is_sandbox=bool(row.is_sandbox),
+        hosted=bool(row.hosted),
         cancellation_policy=None if row.cancellation_policy is None else from_json(row.cancellation_policy),
     )
 
 
-async def insert_partner(conn: AsyncConnection, *, name: str, base_url: str, airports: tuple[str, ...],
-                         markup_percent: Decimal, token_enc: str, secret_enc: str, now: datetime,
-                         is_sandbox: bool = False, hosted: bool = False,
-                         cancellation_policy: list[dict[str, Any]] | None = None) -> int:
-    return int((await conn.execute(
-        insert(partners).values(
-            name=name, base_url=base_url, airports=",".join(airports), markup_percent=markup_percent,
-            status="enabled", outbound_token_enc=token_enc, signing_secret_enc=secret_enc,
-            is_sandbox=is_sandbox, created_at=now, hosted=hosted, cancellation_policy=cancellation_policy,
-        ).returning(partners.c.id)
-    )).scalar_one())
+async def insert_partner(
+    conn: AsyncConnection,
+    *,
+    name: str,
+    base_url: str,
+    airports: tuple[str, ...],
+    markup_percent: Decimal,
+    token_enc: str,
+    secret_enc: str,
+    now: datetime,
+    is_sandbox: bool = False,
+    hosted: bool = False,
+    cancellation_policy: list[dict[str, Any]] | None = None,
+) -> int:
+    return int(
+        (
+            await conn.execute(
+                insert(partners)
+                .values(
+                    name=name,
+                    base_url=base_url,
+                    airports=",".join(airports),
+                    markup_percent=markup_percent,
+                    status="enabled",
+                    outbound_token_enc=token_enc,
+                    signing_secret_enc=secret_enc,
+                    is_sandbox=is_sandbox,
+                    created_at=now,
+                    hosted=hosted,
+                    cancellation_policy=cancellation_policy,
+                )
+                .returning(partners.c.id)
+            )
+        ).scalar_one()
+    )
 
 
 async def list_partners(conn: AsyncConnection) -> list[PartnerRecord]:
@@ -51,8 +80,13 @@ class Sealed(NamedTuple):
 
 
 def _sealed(row: Any) -> Sealed:
-    return Sealed(_record(row), row.outbound_token_enc, row.signing_secret_enc, row.previous_signing_secret_enc,
-                  row.previous_secret_until)
+    return Sealed(
+        _record(row),
+        row.outbound_token_enc,
+        row.signing_secret_enc,
+        row.previous_signing_secret_enc,
+        row.previous_secret_until,
+    )
 
 
 async def enabled_with_secrets(conn: AsyncConnection) -> list[Sealed]:

@@ -41,8 +41,9 @@ class RotatedSecret:
     """Until when calls are signed with the replaced secret as well."""
 
 
-async def rotate_signing_secret(db: Database, clock: Clock, box: SecretBox, partner_id: int, *,
-                                overlap: timedelta, actor: str) -> RotatedSecret:
+async def rotate_signing_secret(
+    db: Database, clock: Clock, box: SecretBox, partner_id: int, *, overlap: timedelta, actor: str
+) -> RotatedSecret:
     """New secret, previous one kept for ``overlap``, and the audit row, in one transaction (the row
     locked, so two rotations at once run one after the other and both are audited)."""
     if overlap < timedelta(0):
@@ -55,15 +56,26 @@ async def rotate_signing_secret(db: Database, clock: Clock, box: SecretBox, part
         if current is None:
             raise PartnerNotFound(f"partner {partner_id}")
         if current.record.hosted:
-            raise RotationRefused("a hosted partner runs no server and is never called: it has no signing "
-                                  "secret to rotate")
+            raise RotationRefused(
+                "a hosted partner runs no server and is never called: it has no signing secret to rotate"
+            )
         if current.record.is_sandbox:
-            raise RotationRefused("the built-in sandbox partner's secret is derived from TRANSFERS_SECRET_KEY "
-                                  "and restored at every start; it cannot be rotated")
-        await repo.update_partner(conn, partner_id, signing_secret_enc=box.seal(secret),
-                                  previous_signing_secret_enc=current.secret_enc, previous_secret_until=until)
+            raise RotationRefused(
+                "the built-in sandbox partner's secret is derived from TRANSFERS_SECRET_KEY "
+                "and restored at every start; it cannot be rotated"
+            )
+        await repo.update_partner(
+            conn,
+            partner_id,
+            signing_secret_enc=box.seal(secret),
+            previous_signing_secret_enc=current.secret_enc,
+            previous_secret_until=until,
+        )
         await clients_repo.record_admin_action(
-            conn, actor=actor, action="partner.rotate_secret", subject=f"partner:{partner_id}",
+            conn,
+            actor=actor,
+            action="partner.rotate_secret",
+            subject=f"partner:{partner_id}",
             details={"previous_valid_until": until.isoformat(), "overlap_hours": overlap.total_seconds() / 3600},
             now=now,
         )

@@ -35,9 +35,19 @@ class RegisteredPartner:
     signing_secret: str
 
 
-async def register_partner(db: Database, clock: Clock, box: SecretBox, *, name: str, base_url: str,
-                           airports: tuple[str, ...], markup_percent: Decimal, allow_private: bool,
-                           actor: str, cancellation_policy: Policy | None = None) -> RegisteredPartner:
+async def register_partner(
+    db: Database,
+    clock: Clock,
+    box: SecretBox,
+    *,
+    name: str,
+    base_url: str,
+    airports: tuple[str, ...],
+    markup_percent: Decimal,
+    allow_private: bool,
+    actor: str,
+    cancellation_policy: Policy | None = None,
+) -> RegisteredPartner:
     url = check_base_url(base_url, allow_private=allow_private)
     now = clock.now()
     issued = issue_key("pk")
@@ -45,16 +55,30 @@ async def register_partner(db: Database, clock: Clock, box: SecretBox, *, name: 
     signing_secret = new_signing_secret()
     async with db.write() as conn:
         partner_id = await repo.insert_partner(
-            conn, name=name, base_url=url, airports=airports, markup_percent=markup_percent,
-            token_enc=box.seal(token), secret_enc=box.seal(signing_secret), now=now,
+            conn,
+            name=name,
+            base_url=url,
+            airports=airports,
+            markup_percent=markup_percent,
+            token_enc=box.seal(token),
+            secret_enc=box.seal(signing_secret),
+            now=now,
             cancellation_policy=None if cancellation_policy is None else cancellation_policy.public(),
         )
         await clients_repo.insert_api_key(conn, issued, now, partner_id=partner_id)
         await clients_repo.record_admin_action(
-            conn, actor=actor, action="partner.create", subject=f"partner:{partner_id}",
-            details={"name": name, "base_url": url, "airports": list(airports),
-                     "markup_percent": str(markup_percent), "key_prefix": issued.prefix,
-                     "cancellation_policy": None if cancellation_policy is None else cancellation_policy.spec()},
+            conn,
+            actor=actor,
+            action="partner.create",
+            subject=f"partner:{partner_id}",
+            details={
+                "name": name,
+                "base_url": url,
+                "airports": list(airports),
+                "markup_percent": str(markup_percent),
+                "key_prefix": issued.prefix,
+                "cancellation_policy": None if cancellation_policy is None else cancellation_policy.spec(),
+            },
             now=now,
         )
     return RegisteredPartner(partner_id, issued.key, token, signing_secret)
@@ -70,22 +94,46 @@ def _opened(box: SecretBox, sealed: str) -> str:
 
 def endpoint(sealed: repo.Sealed, box: SecretBox) -> PartnerEndpoint:
     record = sealed.record
-    return endpoint_of(record.partner_id, record.name, record.base_url, sealed.token_enc, sealed.secret_enc, box,
-                       previous_secret_enc=sealed.previous_secret_enc, previous_until=sealed.previous_until,
-                       hosted=record.hosted)
+    return endpoint_of(
+        record.partner_id,
+        record.name,
+        record.base_url,
+        sealed.token_enc,
+        sealed.secret_enc,
+        box,
+        previous_secret_enc=sealed.previous_secret_enc,
+        previous_until=sealed.previous_until,
+        hosted=record.hosted,
+    )
 
 
-def endpoint_of(partner_id: int, name: str, base_url: str, token_enc: str, secret_enc: str,
-                box: SecretBox, *, previous_secret_enc: str | None = None,
-                previous_until: datetime | None = None, hosted: bool = False) -> PartnerEndpoint:
+def endpoint_of(
+    partner_id: int,
+    name: str,
+    base_url: str,
+    token_enc: str,
+    secret_enc: str,
+    box: SecretBox,
+    *,
+    previous_secret_enc: str | None = None,
+    previous_until: datetime | None = None,
+    hosted: bool = False,
+) -> PartnerEndpoint:
     """The endpoint from a partner row's columns read elsewhere (the create path reads them with the
     offer). The previous signing secret is opened only while its overlap lasts."""
     previous = None
     if previous_secret_enc and previous_until is not None and previous_until > datetime.now(UTC):
         previous = _opened(box, previous_secret_enc)
-    return PartnerEndpoint(partner_id, name, base_url, _opened(box, token_enc), _opened(box, secret_enc),
-                           previous_signing_secret=previous, previous_until=previous_until if previous else None,
-                           hosted=hosted)
+    return PartnerEndpoint(
+        partner_id,
+        name,
+        base_url,
+        _opened(box, token_enc),
+        _opened(box, secret_enc),
+        previous_signing_secret=previous,
+        previous_until=previous_until if previous else None,
+        hosted=hosted,
+    )
 
 
 async def endpoint_for(db: Database, box: SecretBox, partner_id: int) -> PartnerEndpoint | None:
@@ -125,17 +173,27 @@ async def ensure_sandbox_partner(db: Database, clock: Clock, box: SecretBox, bas
         row = await repo.sandbox_partner_row(conn)
         if row is None:
             partner_id = await repo.insert_partner(
-                conn, name=SANDBOX_PARTNER_NAME, base_url=base_url, airports=(EVERY_AIRPORT,),
-                markup_percent=Decimal("0"), token_enc=box.seal(creds.outbound_token),
-                secret_enc=box.seal(creds.signing_secret), now=now, is_sandbox=True,
+                conn,
+                name=SANDBOX_PARTNER_NAME,
+                base_url=base_url,
+                airports=(EVERY_AIRPORT,),
+                markup_percent=Decimal("0"),
+                token_enc=box.seal(creds.outbound_token),
+                secret_enc=box.seal(creds.signing_secret),
+                now=now,
+                is_sandbox=True,
             )
         else:
             partner_id = int(row.id)
             # Enabled again on every start: the deployment asked for it (TRANSFERS_SANDBOX_PARTNER);
             # set TRANSFERS_SANDBOX_PARTNER=0 to keep it out.
             await repo.update_partner(
-                conn, partner_id, base_url=base_url, outbound_token_enc=box.seal(creds.outbound_token),
-                signing_secret_enc=box.seal(creds.signing_secret), status="enabled",
+                conn,
+                partner_id,
+                base_url=base_url,
+                outbound_token_enc=box.seal(creds.outbound_token),
+                signing_secret_enc=box.seal(creds.signing_secret),
+                status="enabled",
             )
         parsed = parse_key(creds.api_key)
         assert parsed is not None, "derived sandbox keys are well-formed"
@@ -145,7 +203,9 @@ async def ensure_sandbox_partner(db: Database, clock: Clock, box: SecretBox, bas
             try:
                 async with conn.begin_nested():
                     await clients_repo.insert_api_key(
-                        conn, IssuedKey(creds.api_key, prefix, hash_key(creds.api_key)), now,
+                        conn,
+                        IssuedKey(creds.api_key, prefix, hash_key(creds.api_key)),
+                        now,
                         partner_id=partner_id,
                     )
             except IntegrityError:
@@ -172,13 +232,18 @@ async def set_partner_status(db: Database, clock: Clock, partner_id: int, status
         if not await repo.set_status(conn, partner_id, status):
             raise PartnerNotFound(f"partner {partner_id}")
         await clients_repo.record_admin_action(
-            conn, actor=actor, action=actions[status], subject=f"partner:{partner_id}",
-            details={}, now=clock.now(),
+            conn,
+            actor=actor,
+            action=actions[status],
+            subject=f"partner:{partner_id}",
+            details={},
+            now=clock.now(),
         )
 
 
-async def set_cancellation_policy(db: Database, clock: Clock, partner_id: int, policy: Policy | None, *,
-                                  actor: str) -> None:
+async def set_cancellation_policy(
+    db: Database, clock: Clock, partner_id: int, policy: Policy | None, *, actor: str
+) -> None:
     """Set (or, with None, remove: free until pickup) a partner's default cancellation policy
     (DECISIONS 14). Only offers quoted afterwards carry it: a booking keeps the policy it was sold
     with. Recorded in the admin audit with the old and the new policy."""
@@ -187,11 +252,15 @@ async def set_cancellation_policy(db: Database, clock: Clock, partner_id: int, p
         if found is None:
             raise PartnerNotFound(f"partner {partner_id}")
         before = found[0].cancellation_policy
-        await repo.update_partner(conn, partner_id,
-                                  cancellation_policy=None if policy is None else policy.public())
+        await repo.update_partner(conn, partner_id, cancellation_policy=None if policy is None else policy.public())
         await clients_repo.record_admin_action(
-            conn, actor=actor, action="partner.cancellation_policy", subject=f"partner:{partner_id}",
-            details={"before": None if before is None else before.spec(),
-                     "after": None if policy is None else policy.spec()},
+            conn,
+            actor=actor,
+            action="partner.cancellation_policy",
+            subject=f"partner:{partner_id}",
+            details={
+                "before": None if before is None else before.spec(),
+                "after": None if policy is None else policy.spec(),
+            },
             now=clock.now(),
         )

@@ -35,8 +35,9 @@ def sign(secret: str, webhook_id: str, timestamp: int, body: bytes) -> str:
     return "v1," + base64.b64encode(digest).decode()
 
 
-def signature_headers(secret: str, body: bytes, webhook_id: str | None = None,
-                      timestamp: int | None = None, also: Sequence[str] = ()) -> dict[str, str]:
+def signature_headers(
+    secret: str, body: bytes, webhook_id: str | None = None, timestamp: int | None = None, also: Sequence[str] = ()
+) -> dict[str, str]:
     """``also``: further secrets to sign with (the previous one during a rotation's overlap, issue
     13); Standard Webhooks carries every signature in the one header, space-separated, the
     current secret's first, and a receiver accepts the call when any of them verifies."""
@@ -52,8 +53,9 @@ def signature_headers(secret: str, body: bytes, webhook_id: str | None = None,
     }
 
 
-def verify(secret: str, headers: dict[str, str], body: bytes, *, tolerance_seconds: int = 300,
-           now: int | None = None) -> bool:
+def verify(
+    secret: str, headers: dict[str, str], body: bytes, *, tolerance_seconds: int = 300, now: int | None = None
+) -> bool:
     """True when one of the ``v1`` signatures matches and the timestamp is within tolerance."""
     wid = headers.get("webhook-id")
     ts_raw = headers.get("webhook-timestamp")

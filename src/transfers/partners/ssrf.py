@@ -38,9 +38,16 @@ Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
 # Cloud metadata / host services not always covered by "not global": AWS (IPv4 and IPv6), Azure
 # wire server, Alibaba Cloud. 169.254.0.0/16, 100.64.0.0/10 and fd00::/8 are refused anyway.
-METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in (
-    "169.254.169.254", "169.254.170.2", "fd00:ec2::254", "168.63.129.16", "100.100.100.200",
-))
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a)
+    for a in (
+        "169.254.169.254",
+        "169.254.170.2",
+        "fd00:ec2::254",
+        "168.63.129.16",
+        "100.100.100.200",
+    )
+)
 CGNAT = ipaddress.ip_network("100.64.0.0/10")
 NAT64_WELL_KNOWN = ipaddress.ip_network("64:ff9b::/96")
 _HEX = re.compile(r"0[xX][0-9a-fA-F]*")
@@ -227,13 +234,19 @@ class GuardedResolver(AbstractResolver):
     def __init__(self, resolver: Resolver = system_resolver) -> None:
         self._resolver = resolver
 
-    async def resolve(self, host: str, port: int = 0,
-                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
         addresses = await checked_addresses(host, port, self._resolver)
         return [
-            ResolveResult(hostname=host, host=str(address), port=port,
-                          family=socket.AF_INET6 if address.version == 6 else socket.AF_INET,
-                          proto=0, flags=socket.AI_NUMERICHOST | socket.AI_NUMERICSERV)
+            ResolveResult(
+                hostname=host,
+                host=str(address),
+                port=port,
+                family=socket.AF_INET6 if address.version == 6 else socket.AF_INET,
+                proto=0,
+                flags=socket.AI_NUMERICHOST | socket.AI_NUMERICSERV,
+            )
             for address in addresses
         ]
 

@@ -49,8 +49,9 @@ def expected_signature(secret: str, webhook_id: str, timestamp: str, body: bytes
     return base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
 
 
-def verify_webhook(secret: str, headers: Mapping[str, str], body: bytes, *, tolerance_seconds: int = 300,
-                   now: int | None = None) -> bool:
+def verify_webhook(
+    secret: str, headers: Mapping[str, str], body: bytes, *, tolerance_seconds: int = 300, now: int | None = None
+) -> bool:
     """True when the request is fresh and one of its ``v1`` signatures matches; header names any case."""
     lowered = {name.lower(): value for name, value in headers.items()}
     webhook_id = lowered.get("webhook-id", "")

@@ -43,6 +43,8 @@ def _parse_price(value: Any) -> Decimal:
 
 
 Price = Annotated[Decimal, BeforeValidator(_parse_price)]
+
+
 def _no_nul(value: Any) -> Any:
     # PostgreSQL text cannot hold NUL; a partner sending one is answering garbage.
     if isinstance(value, str) and "\x00" in value:
@@ -140,8 +142,9 @@ def location_payload(location: dict[str, Any]) -> dict[str, Any]:
     return {k: location[k] for k in ("type", "iata_code", "name", "lat", "lng") if k in location}
 
 
-def search_request(*, pickup: dict[str, Any], dropoff: dict[str, Any], date: str,
-                   adult: int, children: int, infant: int) -> dict[str, Any]:
+def search_request(
+    *, pickup: dict[str, Any], dropoff: dict[str, Any], date: str, adult: int, children: int, infant: int
+) -> dict[str, Any]:
     return {
         "booking_type": BOOKING_TYPE,
         "from": location_payload(pickup),

@@ -1,69 +1,23 @@
-"""The portal as its own ASGI application, mounted by ``transfers.app`` under ``/partner`` (like
-the console: HTML error pages, out of the OpenAPI document, ``SecurityHeaders`` on every answer)."""
+"""The portal as its own ASGI application, mounted by ``transfers.app`` under ``/partner``: like
+the console, ``webauth.site.build_area`` (HTML error pages, out of the OpenAPI document,
+``SecurityHeaders`` on every answer)."""
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 from fastapi import FastAPI
-from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
-from starlette.staticfiles import StaticFiles
 
-from transfers.portal.auth import PREFIX, Forbidden, PageNotFound, partner_realm
+from transfers.portal.auth import partner_realm
 from transfers.portal.render import page
 from transfers.portal.routes import account, bookings, login, rate_card
 from transfers.services import Services
-from transfers.webauth.http import CsrfRefused, SecurityHeaders, SignInRequired
-
-CSRF_MESSAGE = ("This form was refused: its security token is missing or out of date. Nothing was changed. "
-                "Reload the page and try again.")
+from transfers.webauth.site import build_area
 
 
 def build_portal(svc: Services) -> FastAPI:
-    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.services = svc
-    app.state.realm = partner_realm(svc.settings)
-    app.mount("/static", StaticFiles(packages=[("transfers.portal", "static")]), name="static")
-    for module in (login, bookings, rate_card, account):
-        app.include_router(module.router)
-    _install_error_pages(app)
-    app.add_middleware(SecurityHeaders)
-    return app
-
-
-def _install_error_pages(app: FastAPI) -> None:
-    async def sign_in_required(request: Request, exc: Exception) -> Response:
-        if isinstance(exc, SignInRequired) and exc.posted:
-            return RedirectResponse(f"{PREFIX}/login?ended=1", status_code=303)
-        wanted = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        return RedirectResponse(f"{PREFIX}/login?next={quote(wanted, safe='')}", status_code=303)
-
-    async def csrf_refused(request: Request, _exc: Exception) -> Response:
-        return page(request, "error.html", {"heading": "Refused", "message": CSRF_MESSAGE}, status_code=403,
-                    title="Refused")
-
-    async def forbidden(request: Request, exc: Exception) -> Response:
-        message = exc.message if isinstance(exc, Forbidden) else "Refused."
-        return page(request, "error.html", {"heading": "Not allowed", "message": message + " Nothing was changed."},
-                    status_code=403, title="Not allowed")
-
-    async def not_found(request: Request, exc: Exception) -> Response:
-        message = exc.message if isinstance(exc, PageNotFound) else "There is no such page."
-        return page(request, "error.html", {"heading": "Not found", "message": message}, status_code=404,
-                    title="Not found")
-
-    async def http_error(request: Request, exc: Exception) -> Response:
-        status = exc.status_code if isinstance(exc, StarletteHTTPException) else 500
-        if status == 404:
-            return await not_found(request, exc)
-        message = "This address does not take that kind of request." if status == 405 else "The request was refused."
-        return page(request, "error.html", {"heading": f"Error {status}", "message": message}, status_code=status,
-                    title=f"Error {status}")
-
-    app.add_exception_handler(SignInRequired, sign_in_required)
-    app.add_exception_handler(CsrfRefused, csrf_refused)
-    app.add_exception_handler(Forbidden, forbidden)
-    app.add_exception_handler(PageNotFound, not_found)
-    app.add_exception_handler(StarletteHTTPException, http_error)
+    return build_area(
+        svc,
+        partner_realm(svc.settings),
+        package="transfers.portal",
+        routers=[module.router for module in (login, bookings, rate_card, account)],
+        page=page,
+    )

@@ -21,42 +21,21 @@ from transfers.config import Settings
 from transfers.hosted import repository as repo
 from transfers.hosted.users import REALM
 from transfers.services import Services
-from transfers.webauth.http import SignInRequired, check_csrf, session_token
-from transfers.webauth.realm import Realm
-from transfers.webauth.sessions import Session, find_session
+from transfers.webauth.realm import Realm, area_realm
+from transfers.webauth.refusals import NotAllowed, PageNotFound
+from transfers.webauth.sessions import Session
+from transfers.webauth.viewer import checked_form, realm_of, services, session_dependency
+
+__all__ = ["PREFIX", "Forbidden", "PageNotFound", "PartnerViewer", "Signed", "partner_realm", "realm_of", "services"]
 
 PREFIX = "/partner"
 
 
-class Forbidden(Exception):
-    """Not for this partner (a server partner's read-only booking): a 403 page, nothing done."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class PageNotFound(Exception):
-    """No such booking for this partner (another partner's looks exactly the same): a 404 page."""
-
-    def __init__(self, message: str = "There is no such page.") -> None:
-        super().__init__(message)
-        self.message = message
+Forbidden = NotAllowed  # e.g. a server partner's booking, read-only here: a 403 page, nothing done
 
 
 def partner_realm(settings: Settings) -> Realm:
-    return Realm(name=REALM, cookie_name="transfers_partner", path=PREFIX, login_path=f"{PREFIX}/login",
-                 secure_cookie=not settings.is_sandbox)
-
-
-def services(request: Request) -> Services:
-    svc: Services = request.app.state.services
-    return svc
-
-
-def realm_of(request: Request) -> Realm:
-    realm: Realm = request.app.state.realm
-    return realm
+    return area_realm(REALM, "transfers_partner", PREFIX, sandbox=settings.is_sandbox)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,36 +52,38 @@ class PartnerViewer:
         """How the booking story and the audit log name this person."""
         return f"partner_user:{self.user_id} {self.email} (partner {self.partner_id})"
 
-    async def audit(self, conn: AsyncConnection, action: str, reservation_no: str, now: datetime,
-                    **details: Any) -> None:
+    async def audit(
+        self, conn: AsyncConnection, action: str, reservation_no: str, now: datetime, **details: Any
+    ) -> None:
         await clients_repo.record_admin_action(
-            conn, actor=self.actor, action=f"portal.{action}", subject=f"booking:{reservation_no}",
-            details={"partner_id": self.partner_id, **{k: v for k, v in details.items() if v is not None}}, now=now)
+            conn,
+            actor=self.actor,
+            action=f"portal.{action}",
+            subject=f"booking:{reservation_no}",
+            details={"partner_id": self.partner_id, **{k: v for k, v in details.items() if v is not None}},
+            now=now,
+        )
 
     async def form(self, request: Request) -> FormData:
         """The posted form, once its CSRF token is checked (CsrfRefused otherwise: a 403 page)."""
-        form = await request.form()
-        check_csrf(self.session, form)
-        return form
+        return await checked_form(request, self.session)
 
     def require_hosted(self) -> None:
         if not self.hosted:
             raise Forbidden("Your company's bookings come from its own server: they are read-only here.")
 
 
-async def signed_in(request: Request) -> PartnerViewer:
-    svc, realm = services(request), realm_of(request)
-    posted = request.method not in ("GET", "HEAD")
-    session = await find_session(svc.db, svc.clock, realm, session_token(request, realm))
-    if session is None:
-        raise SignInRequired(posted=posted)
+async def _viewer(svc: Services, session: Session) -> PartnerViewer | None:
+    """None for a user or partner disabled meanwhile (answered as no session at all)."""
     async with svc.db.read() as conn:
         user = await repo.partner_user(conn, session.user_id)
         partner = await repo.partner_record(conn, int(user["partner_id"])) if user else None
     if user is None or partner is None or user["status"] != "active" or partner.status != "enabled":
-        raise SignInRequired(posted=posted)  # disabled meanwhile
-    return PartnerViewer(int(user["id"]), str(user["email"]), int(partner.id), str(partner.name),
-                         bool(partner.hosted), session)
+        return None
+    return PartnerViewer(
+        int(user["id"]), str(user["email"]), int(partner.id), str(partner.name), bool(partner.hosted), session
+    )
 
 
+signed_in = session_dependency(_viewer)
 Signed = Annotated[PartnerViewer, Depends(signed_in)]

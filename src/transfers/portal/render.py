@@ -5,32 +5,60 @@ from __future__ import annotations
 
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from transfers.console.render import airport_local, excerpt, utc
 from transfers.portal.auth import PartnerViewer
+from transfers.webauth.layout import Link, Site, environment
 
 NAVIGATION = (("New", "/partner/new"), ("Upcoming", "/partner/upcoming"), ("Past", "/partner/past"))
 
 
+def navigation(viewer: object) -> tuple[Link, ...]:
+    """The rate card is a hosted partner's only (a server partner keeps its prices on its server)."""
+    hosted = isinstance(viewer, PartnerViewer) and viewer.hosted
+    return (*NAVIGATION, *((("Rate card", "/partner/rate-card"),) if hosted else ()), ("Account", "/partner/account"))
+
+
+SITE = Site(
+    name="Partner portal",
+    home="/partner/",
+    header_class="top portal",
+    stylesheets=("/console/static/console.css", "/partner/static/portal.css"),
+    script="/partner/static/portal.js",
+    back_label="Back to your bookings",
+    navigation=navigation,
+)
+
+
 def _environment() -> Environment:
-    env = Environment(loader=PackageLoader("transfers.portal", "templates"), autoescape=select_autoescape(["html"]),
-                      trim_blocks=True, lstrip_blocks=True)
+    env = environment("transfers.portal", SITE)
     env.filters["utc"] = utc
     env.filters["airport_local"] = airport_local
     env.filters["excerpt"] = excerpt
-    env.globals["NAVIGATION"] = NAVIGATION
     return env
 
 
 TEMPLATES = _environment()
 
 
-def page(request: Request, template: str, context: dict[str, Any] | None = None, *,
-         viewer: PartnerViewer | None = None, status_code: int = 200, title: str = "") -> HTMLResponse:
-    values: dict[str, Any] = {"request": request, "viewer": viewer, "title": title, "active": "",
-                              "csrf_token": viewer.session.csrf_token if viewer else ""}
+def page(
+    request: Request,
+    template: str,
+    context: dict[str, Any] | None = None,
+    *,
+    viewer: PartnerViewer | None = None,
+    status_code: int = 200,
+    title: str = "",
+) -> HTMLResponse:
+    values: dict[str, Any] = {
+        "request": request,
+        "viewer": viewer,
+        "title": title,
+        "active": "",
+        "csrf_token": viewer.session.csrf_token if viewer else "",
+    }
     values.update(context or {})
     return HTMLResponse(TEMPLATES.get_template(template).render(values), status_code=status_code)

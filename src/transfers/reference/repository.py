@@ -37,10 +37,7 @@ async def active_cancellation_reasons(conn: AsyncConnection) -> list[dict[str, A
         .where(cancellation_reasons.c.active.is_(True))
         .order_by(cancellation_reasons.c.position, cancellation_reasons.c.id)
     )
-    return [
-        {"id": int(r.id), "name": r.name, "description": r.description, "position": int(r.position)}
-        for r in rows
-    ]
+    return [{"id": int(r.id), "name": r.name, "description": r.description, "position": int(r.position)} for r in rows]
 
 
 async def find_active_reason(conn: AsyncConnection, reason_id: int) -> dict[str, Any] | None:

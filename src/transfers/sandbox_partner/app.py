@@ -62,8 +62,9 @@ class _Gate:
             log.warning("sandbox_rejected_call", path=request.url.path, reason="bearer token")
             raise _Rejected(error(401, "Missing or wrong bearer token"))
         headers = {name: request.headers.get(name, "") for name in _SIGNATURE_HEADERS}
-        if not verify(self.config.signing_secret, headers, body,
-                      tolerance_seconds=self.config.signature_tolerance_seconds):
+        if not verify(
+            self.config.signing_secret, headers, body, tolerance_seconds=self.config.signature_tolerance_seconds
+        ):
             log.warning("sandbox_rejected_call", path=request.url.path, reason="signature")
             raise _Rejected(error(401, "Missing, stale or invalid webhook signature"))
         return body
@@ -119,8 +120,11 @@ def create_sandbox_partner_app(config: SandboxPartnerConfig) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        log.info("sandbox_partner_started", service_url=config.service_url,
-                 approve_after_seconds=config.approve_after_seconds)
+        log.info(
+            "sandbox_partner_started",
+            service_url=config.service_url,
+            approve_after_seconds=config.approve_after_seconds,
+        )
         try:
             yield
         finally:

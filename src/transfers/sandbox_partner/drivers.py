@@ -13,10 +13,48 @@ import random
 import string
 from typing import Any
 
-FIRST_NAMES = ("James", "Amira", "Tomasz", "Priya", "Daniel", "Sofia", "Kwame", "Chloe", "Mateo", "Hannah",
-               "Oliver", "Leila", "Marco", "Aisha", "Lukas", "Grace", "Rafael", "Yuki", "Samuel", "Elena")
-LAST_NAMES = ("Okafor", "Nowak", "Patel", "Rossi", "Hughes", "Fernandes", "Kowalski", "Singh", "Murphy",
-              "Haddad", "Schmidt", "Costa", "Walker", "Ibrahim", "Bennett", "Moreau", "Evans", "Tanaka")
+FIRST_NAMES = (
+    "James",
+    "Amira",
+    "Tomasz",
+    "Priya",
+    "Daniel",
+    "Sofia",
+    "Kwame",
+    "Chloe",
+    "Mateo",
+    "Hannah",
+    "Oliver",
+    "Leila",
+    "Marco",
+    "Aisha",
+    "Lukas",
+    "Grace",
+    "Rafael",
+    "Yuki",
+    "Samuel",
+    "Elena",
+)
+LAST_NAMES = (
+    "Okafor",
+    "Nowak",
+    "Patel",
+    "Rossi",
+    "Hughes",
+    "Fernandes",
+    "Kowalski",
+    "Singh",
+    "Murphy",
+    "Haddad",
+    "Schmidt",
+    "Costa",
+    "Walker",
+    "Ibrahim",
+    "Bennett",
+    "Moreau",
+    "Evans",
+    "Tanaka",
+)
 _PLATE_LETTERS = "".join(c for c in string.ascii_uppercase if c not in "IQZ")
 
 
@@ -28,8 +66,9 @@ def driver_for(reservation_no: str) -> dict[str, str]:
     rng = _rng(reservation_no)
     name = f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}"
     phone = f"+442079460{rng.randrange(1000):03d}"
-    plate = (f"{rng.choice(_PLATE_LETTERS)}{rng.choice(_PLATE_LETTERS)}{rng.randrange(10, 76):02d} "
-             + "".join(rng.choice(_PLATE_LETTERS) for _ in range(3)))
+    plate = f"{rng.choice(_PLATE_LETTERS)}{rng.choice(_PLATE_LETTERS)}{rng.randrange(10, 76):02d} " + "".join(
+        rng.choice(_PLATE_LETTERS) for _ in range(3)
+    )
     return {"name": name, "phone": phone, "plate": plate}
 
 

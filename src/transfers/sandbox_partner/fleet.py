@@ -113,6 +113,9 @@ def quote(distance: int, party: int, currency: str) -> list[dict[str, Any]]:
 # Realistic cancellation policies (DECISIONS 14): the chauffeured S-Class is planned days ahead,
 # so it is free only until 48 h before pickup, half price until 24 h, then the full fare; every
 # other vehicle is free until 24 h before pickup.
-LUXURY_POLICY = [{"hours_before_pickup": 48, "fee_percent": 0}, {"hours_before_pickup": 24, "fee_percent": 50},
-                 {"hours_before_pickup": 0, "fee_percent": 100}]
+LUXURY_POLICY = [
+    {"hours_before_pickup": 48, "fee_percent": 0},
+    {"hours_before_pickup": 24, "fee_percent": 50},
+    {"hours_before_pickup": 0, "fee_percent": 100},
+]
 STANDARD_POLICY = [{"hours_before_pickup": 24, "fee_percent": 0}, {"hours_before_pickup": 0, "fee_percent": 100}]

@@ -46,8 +46,12 @@ class SandboxPartner:
     def __init__(self, config: SandboxPartnerConfig) -> None:
         self.config = config
         self.ledger = Ledger(config.max_bookings)
-        self.reverse = ReverseApi(config.service_url, config.api_key, retry_delays=config.reverse_retry_delays,
-                                  timeout_seconds=config.reverse_timeout_seconds)
+        self.reverse = ReverseApi(
+            config.service_url,
+            config.api_key,
+            retry_delays=config.reverse_retry_delays,
+            timeout_seconds=config.reverse_timeout_seconds,
+        )
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._closed = False
 
@@ -107,8 +111,12 @@ class SandboxPartner:
             task = self._tasks.pop(booking.reservation_no, None)
             if task is not None:
                 task.cancel()
-            log.info("sandbox_booking_cancelled", reservation_no=booking.reservation_no,
-                     partner_reference=booking.partner_reference, reason=req.cancel_reason)
+            log.info(
+                "sandbox_booking_cancelled",
+                reservation_no=booking.reservation_no,
+                partner_reference=booking.partner_reference,
+                reason=req.cancel_reason,
+            )
         return 200, {"status": "Success", "message": "Booking cancelled."}
 
     def _amend(self, req: UpdateIn, booking: Booking | None) -> Answer:
@@ -149,18 +157,27 @@ class SandboxPartner:
                 return error(422, f"Unknown extra id {item.id!r}")
             quantity = item.quantity or 1
             total += extra.charge(quantity)
-            booked_extras.append({"id": extra.id, "name": extra.name, "quantity": quantity,
-                                  "price": fleet.money(extra.charge(quantity))})
+            booked_extras.append(
+                {"id": extra.id, "name": extra.name, "quantity": quantity, "price": fleet.money(extra.charge(quantity))}
+            )
         if req.price is not None and (req.price.total != total or req.price.currency != self.config.currency):
-            log.warning("sandbox_price_mismatch", reservation_no=req.reservation_no, ours=fleet.money(total),
-                        theirs=str(req.price.total), currency=req.price.currency)
+            log.warning(
+                "sandbox_price_mismatch",
+                reservation_no=req.reservation_no,
+                ours=fleet.money(total),
+                theirs=str(req.price.total),
+                currency=req.price.currency,
+            )
         details = {
             "vehicle": vehicle.summary(),
             "from": origin,
             "to": destination,
             "date": trip.date.isoformat(),
-            "passengers": {"adult": trip.passengers.adult, "children": trip.passengers.children or 0,
-                           "infant": trip.passengers.infant or 0},
+            "passengers": {
+                "adult": trip.passengers.adult,
+                "children": trip.passengers.children or 0,
+                "infant": trip.passengers.infant or 0,
+            },
             "suitcase": trip.suitcase,
             "small_bags": trip.small_bags,
             "flight_number": req.flight_info.flight_number,
@@ -182,29 +199,41 @@ class SandboxPartner:
         booking = Booking(
             reservation_no=req.reservation_no,
             partner_reference=None if decline else _partner_reference(),
-            created_at=now, approve_at=now + delay, details=details,
-            driver=driver_for(req.reservation_no), meeting_point=meeting_point(origin),
-            declined=decline is not None, no_show=Scenario.NO_SHOW in scenarios,
+            created_at=now,
+            approve_at=now + delay,
+            details=details,
+            driver=driver_for(req.reservation_no),
+            meeting_point=meeting_point(origin),
+            declined=decline is not None,
+            no_show=Scenario.NO_SHOW in scenarios,
             no_amend=Scenario.NO_AMEND in scenarios,
             partner_cancel_at=now + delay + self.config.approve_after_seconds
-            if Scenario.PARTNER_CANCEL in scenarios else None,
+            if Scenario.PARTNER_CANCEL in scenarios
+            else None,
         )
         if decline:
             booking.first_answer = {"status": "DECLINED", "message": decline}
         else:
             booking.first_answer = self._create_answer(booking, now)
         self.ledger.record(booking)
-        log.info("sandbox_booking_created", reservation_no=booking.reservation_no,
-                 partner_reference=booking.partner_reference, status=booking.first_answer["status"],
-                 scenarios=sorted(s.value for s in scenarios))
+        log.info(
+            "sandbox_booking_created",
+            reservation_no=booking.reservation_no,
+            partner_reference=booking.partner_reference,
+            status=booking.first_answer["status"],
+            scenarios=sorted(s.value for s in scenarios),
+        )
         if not decline and (booking.first_answer["status"] == "PENDING" or booking.partner_cancel_at):
             self._start_lifecycle(booking)
         return 200, booking.first_answer
 
     @staticmethod
     def _create_answer(booking: Booking, now: float) -> dict[str, Any]:
-        answer: dict[str, Any] = {"reservation_no": booking.partner_reference, "status": "PENDING",
-                                  "booking_details": booking.details}
+        answer: dict[str, Any] = {
+            "reservation_no": booking.partner_reference,
+            "status": "PENDING",
+            "booking_details": booking.details,
+        }
         if booking.status(now) == "APPROVED":  # approve_after_seconds == 0: approved on the spot
             answer.update(status="APPROVED", driver_info=booking.driver, meeting_point=booking.meeting_point)
         return answer
@@ -234,8 +263,13 @@ class SandboxPartner:
                 await self._sleep_until(booking.partner_cancel_at)
                 if booking.cancelled_at is None:
                     booking.cancel_reason = PARTNER_CANCEL_REASON
-                    await self.reverse.update({"reservation_no": booking.reservation_no, "status": "CANCELLED",
-                                               "cancel_reason": PARTNER_CANCEL_REASON})
+                    await self.reverse.update(
+                        {
+                            "reservation_no": booking.reservation_no,
+                            "status": "CANCELLED",
+                            "cancel_reason": PARTNER_CANCEL_REASON,
+                        }
+                    )
         except Exception:  # a bug here must not kill the event loop's other tasks silently
             log.exception("sandbox_lifecycle_failed", reservation_no=booking.reservation_no)
 
@@ -265,5 +299,9 @@ class SandboxPartner:
 
 def approval_body(booking: Booking) -> dict[str, Any]:
     """The reverse-API call that approves a booking (PARTNER_API.md, "Update booking status")."""
-    return {"reservation_no": booking.reservation_no, "status": "APPROVED", "driver_info": dict(booking.driver),
-            "meeting_point": booking.meeting_point}
+    return {
+        "reservation_no": booking.reservation_no,
+        "status": "APPROVED",
+        "driver_info": dict(booking.driver),
+        "meeting_point": booking.meeting_point,
+    }

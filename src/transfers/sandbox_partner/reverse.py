@@ -21,8 +21,9 @@ UPDATE_PATH = "/api/v1/reverse/booking/update"
 
 
 class ReverseApi:
-    def __init__(self, service_url: str, api_key: str, *, retry_delays: tuple[float, ...],
-                 timeout_seconds: float) -> None:
+    def __init__(
+        self, service_url: str, api_key: str, *, retry_delays: tuple[float, ...], timeout_seconds: float
+    ) -> None:
         self._url = service_url.rstrip("/") + UPDATE_PATH
         self._api_key = api_key
         self._delays = retry_delays
@@ -34,7 +35,9 @@ class ReverseApi:
         # never runs ours; closed by aclose().
         if self._client is None:
             self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self._timeout), follow_redirects=False, trust_env=False,
+                timeout=httpx.Timeout(self._timeout),
+                follow_redirects=False,
+                trust_env=False,
                 headers={"User-Agent": "transfers-sandbox-partner/0.1", "Accept": "application/json"},
             )
         return self._client
@@ -51,26 +54,44 @@ class ReverseApi:
         for attempt in range(1, attempts + 1):
             try:
                 response = await self._http().put(
-                    self._url, json=body, headers={"Authorization": f"Bearer {self._api_key}"})
+                    self._url, json=body, headers={"Authorization": f"Bearer {self._api_key}"}
+                )
             except httpx.HTTPError as exc:
                 outcome = type(exc).__name__
             else:
                 if response.is_success:
-                    log.info("sandbox_reverse_update_sent", reservation_no=reservation_no,
-                             status=body.get("status"), attempt=attempt)
+                    log.info(
+                        "sandbox_reverse_update_sent",
+                        reservation_no=reservation_no,
+                        status=body.get("status"),
+                        attempt=attempt,
+                    )
                     return True
                 outcome = f"HTTP {response.status_code}"
                 if response.status_code != 429 and response.status_code < 500:
-                    log.warning("sandbox_reverse_update_refused", reservation_no=reservation_no,
-                                status=body.get("status"), http_status=response.status_code,
-                                answer=response.text[:500])
+                    log.warning(
+                        "sandbox_reverse_update_refused",
+                        reservation_no=reservation_no,
+                        status=body.get("status"),
+                        http_status=response.status_code,
+                        answer=response.text[:500],
+                    )
                     return False
             if attempt == attempts:
                 break
             delay = self._delays[attempt - 1] * random.uniform(0.8, 1.2)
-            log.warning("sandbox_reverse_update_retry", reservation_no=reservation_no, outcome=outcome,
-                        attempt=attempt, retry_in_s=round(delay, 2))
+            log.warning(
+                "sandbox_reverse_update_retry",
+                reservation_no=reservation_no,
+                outcome=outcome,
+                attempt=attempt,
+                retry_in_s=round(delay, 2),
+            )
             await asyncio.sleep(delay)
-        log.warning("sandbox_reverse_update_gave_up", reservation_no=reservation_no, status=body.get("status"),
-                    attempts=attempts)
+        log.warning(
+            "sandbox_reverse_update_gave_up",
+            reservation_no=reservation_no,
+            status=body.get("status"),
+            attempts=attempts,
+        )
         return False

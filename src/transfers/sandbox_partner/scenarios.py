@@ -63,6 +63,8 @@ PARTNER_CANCEL_REASON = "Driver unavailable"
 
 
 def active_scenarios(surname: str, flight_number: str) -> frozenset[Scenario]:
-    values = {"passenger_info.surname": surname.strip().upper(),
-              "flight_info.flight_number": flight_number.strip().upper()}
+    values = {
+        "passenger_info.surname": surname.strip().upper(),
+        "flight_info.flight_number": flight_number.strip().upper(),
+    }
     return frozenset(s for s, trigger in SCENARIOS.items() if values.get(trigger.field) == s.value)

@@ -46,16 +46,35 @@ async def ask_partners(
     """``health``/``now``: count every call's judged outcome and duration for partner health
     (partners/health.py), in the minute of ``now`` (the search's start)."""
     results = await asyncio.gather(
-        *(_ask(client, record, endpoint, payload, timeout, vehicle_types, max_vehicles,
-               health if now is not None else None, now)
-          for record, endpoint in partners)
+        *(
+            _ask(
+                client,
+                record,
+                endpoint,
+                payload,
+                timeout,
+                vehicle_types,
+                max_vehicles,
+                health if now is not None else None,
+                now,
+            )
+            for record, endpoint in partners
+        )
     )
     return [answer for answer in results if answer is not None]
 
 
-async def _ask(client: PartnerClient, record: PartnerRecord, endpoint: PartnerEndpoint, payload: dict[str, Any],
-               timeout: float, vehicle_types: Set[str], max_vehicles: int, health: HealthBuffer | None,
-               now: datetime | None) -> PartnerAnswer | None:
+async def _ask(
+    client: PartnerClient,
+    record: PartnerRecord,
+    endpoint: PartnerEndpoint,
+    payload: dict[str, Any],
+    timeout: float,
+    vehicle_types: Set[str],
+    max_vehicles: int,
+    health: HealthBuffer | None,
+    now: datetime | None,
+) -> PartnerAnswer | None:
     result = await client.call(endpoint, "POST", "/booking/search", payload, timeout=timeout, observe=False)
     if not result.ok:
         observe_partner_call(endpoint.name, "/booking/search", result.outcome, result.duration_ms)  # metrics

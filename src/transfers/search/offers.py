@@ -37,13 +37,25 @@ class OfferedExtra:
     price: Decimal
 
     def stored(self) -> dict[str, Any]:
-        return {"id": self.id, "partner_extra_id": self.partner_extra_id, "name": self.name,
-                "pricing_type": self.pricing_type, "net_price": str(self.net_price), "price": str(self.price)}
+        return {
+            "id": self.id,
+            "partner_extra_id": self.partner_extra_id,
+            "name": self.name,
+            "pricing_type": self.pricing_type,
+            "net_price": str(self.net_price),
+            "price": str(self.price),
+        }
 
     @classmethod
     def from_stored(cls, item: Mapping[str, Any]) -> OfferedExtra:
-        return cls(int(item["id"]), item["partner_extra_id"], item["name"], item["pricing_type"],
-                   Decimal(item["net_price"]), Decimal(item["price"]))
+        return cls(
+            int(item["id"]),
+            item["partner_extra_id"],
+            item["name"],
+            item["pricing_type"],
+            Decimal(item["net_price"]),
+            Decimal(item["price"]),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +90,19 @@ class Offer:
     def stored(self) -> dict[str, Any]:
         """The row's column values (``extras`` as its JSON items)."""
         return {
-            "vehicle_no": self.vehicle_no, "partner_id": self.partner_id, "partner_vehicle_id": self.partner_vehicle_id,
-            "make": self.make, "model": self.model, "type": self.type, "max_passengers": self.max_passengers,
-            "suitcases": self.suitcases, "small_bags": self.small_bags, "net_price": self.net_price,
-            "sell_price": self.sell_price, "currency": self.currency, "extras": [e.stored() for e in self.extras],
+            "vehicle_no": self.vehicle_no,
+            "partner_id": self.partner_id,
+            "partner_vehicle_id": self.partner_vehicle_id,
+            "make": self.make,
+            "model": self.model,
+            "type": self.type,
+            "max_passengers": self.max_passengers,
+            "suitcases": self.suitcases,
+            "small_bags": self.small_bags,
+            "net_price": self.net_price,
+            "sell_price": self.sell_price,
+            "currency": self.currency,
+            "extras": [e.stored() for e in self.extras],
             "cancellation_policy": self.cancellation_policy.public(),
         }
 
@@ -90,10 +111,18 @@ class Offer:
         """From a row read back, its columns named ``prefix + column``: no validation (the service
         wrote it, and the create path reads one per request)."""
         return cls(
-            row[prefix + "vehicle_no"], row[prefix + "partner_id"], row[prefix + "partner_vehicle_id"],
-            row[prefix + "make"], row[prefix + "model"], row[prefix + "type"], row[prefix + "max_passengers"],
-            row[prefix + "suitcases"], row[prefix + "small_bags"], row[prefix + "net_price"],
-            row[prefix + "sell_price"], row[prefix + "currency"],
+            row[prefix + "vehicle_no"],
+            row[prefix + "partner_id"],
+            row[prefix + "partner_vehicle_id"],
+            row[prefix + "make"],
+            row[prefix + "model"],
+            row[prefix + "type"],
+            row[prefix + "max_passengers"],
+            row[prefix + "suitcases"],
+            row[prefix + "small_bags"],
+            row[prefix + "net_price"],
+            row[prefix + "sell_price"],
+            row[prefix + "currency"],
             tuple(OfferedExtra.from_stored(e) for e in row[prefix + "extras"]),
             _policy(row.get(prefix + "cancellation_policy")),
         )
@@ -112,8 +141,7 @@ class Offer:
             "currency": self.currency,
             "company": company,
             "extra_services": [
-                {"id": e.id, "name": e.name, "price": e.price, "pricing_type": e.pricing_type}
-                for e in self.extras
+                {"id": e.id, "name": e.name, "price": e.price, "pricing_type": e.pricing_type} for e in self.extras
             ],
         }
 
@@ -135,16 +163,26 @@ class SearchedTrip:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> SearchedTrip:
-        return cls(row["id"], row["airport_iata"], row["pickup_at"], row["pickup_location"],
-                   row["dropoff_location"], row["adult"], row["children"], row["infant"], row["distance_km"])
+        return cls(
+            row["id"],
+            row["airport_iata"],
+            row["pickup_at"],
+            row["pickup_location"],
+            row["dropoff_location"],
+            row["adult"],
+            row["children"],
+            row["infant"],
+            row["distance_km"],
+        )
 
 
 OFFER_FIELDS = tuple(f.name for f in fields(Offer))
 SEARCHED_TRIP_FIELDS = tuple(f.name for f in fields(SearchedTrip))
 
 
-def build_offers(quotes: list[tuple[PartnerRecord, WireVehicle]], *, party_size: int,
-                 currency: str | None) -> list[Offer]:
+def build_offers(
+    quotes: list[tuple[PartnerRecord, WireVehicle]], *, party_size: int, currency: str | None
+) -> list[Offer]:
     """``currency`` None accepts every currency (reverse_api clients are not paying from a wallet)."""
     eligible = [
         (partner, quote, sell_price(quote.price, partner.markup_percent))
@@ -157,13 +195,36 @@ def build_offers(quotes: list[tuple[PartnerRecord, WireVehicle]], *, party_size:
     for number, (partner, quote, price) in enumerate(eligible, start=1):
         extras = []
         for extra in quote.extras:
-            extras.append(OfferedExtra(next_extra_id, extra.id, extra.name, extra.pricing_type, extra.price,
-                                       sell_price(extra.price, partner.markup_percent)))
+            extras.append(
+                OfferedExtra(
+                    next_extra_id,
+                    extra.id,
+                    extra.name,
+                    extra.pricing_type,
+                    extra.price,
+                    sell_price(extra.price, partner.markup_percent),
+                )
+            )
             next_extra_id += 1
         capacity = quote.capacity
-        offers.append(Offer(number, partner.partner_id, quote.id, quote.make, quote.model, quote.type,
-                            capacity.passengers, capacity.suitcases, capacity.small_bags, quote.price, price,
-                            quote.currency, tuple(extras), policy_of(partner, quote)))
+        offers.append(
+            Offer(
+                number,
+                partner.partner_id,
+                quote.id,
+                quote.make,
+                quote.model,
+                quote.type,
+                capacity.passengers,
+                capacity.suitcases,
+                capacity.small_bags,
+                quote.price,
+                price,
+                quote.currency,
+                tuple(extras),
+                policy_of(partner, quote),
+            )
+        )
     return offers
 
 

@@ -39,27 +39,57 @@ _VEHICLE_KEYS = tuple(c.name for c in search_vehicles.c if c.name not in ("id", 
 
 
 def _store_statement() -> DirectStatement:
-    s = insert(searches).values({k: bindparam(k, type_=searches.c[k].type) for k in _SEARCH_KEYS}) \
-        .returning(searches.c.id).cte("s")
-    rows = func.json_to_recordset(bindparam("offers", type_=JSON)).table_valued(
-        *(column(k, search_vehicles.c[k].type) for k in _VEHICLE_KEYS)).render_derived(with_types=True)
-    vehicles = insert(search_vehicles).from_select(
-        ["search_pk", *_VEHICLE_KEYS], select(s.c.id, *(rows.c[k] for k in _VEHICLE_KEYS)).select_from(
-            s.join(rows, true()))).cte("v")
+    s = (
+        insert(searches)
+        .values({k: bindparam(k, type_=searches.c[k].type) for k in _SEARCH_KEYS})
+        .returning(searches.c.id)
+        .cte("s")
+    )
+    rows = (
+        func.json_to_recordset(bindparam("offers", type_=JSON))
+        .table_valued(*(column(k, search_vehicles.c[k].type) for k in _VEHICLE_KEYS))
+        .render_derived(with_types=True)
+    )
+    vehicles = (
+        insert(search_vehicles)
+        .from_select(
+            ["search_pk", *_VEHICLE_KEYS],
+            select(s.c.id, *(rows.c[k] for k in _VEHICLE_KEYS)).select_from(s.join(rows, true())),
+        )
+        .cte("v")
+    )
     return DirectStatement(select(s.c.id).add_cte(vehicles))
 
 
 _STORE = _store_statement()
 
 
-async def insert_search(db: Database, *, search_id: str, client_id: int, request: dict[str, Any],
-                        query: SearchQuery, distance_km: int | None, offers: list[Offer], now: datetime,
-                        expires_at: datetime) -> None:
+async def insert_search(
+    db: Database,
+    *,
+    search_id: str,
+    client_id: int,
+    request: dict[str, Any],
+    query: SearchQuery,
+    distance_km: int | None,
+    offers: list[Offer],
+    now: datetime,
+    expires_at: datetime,
+) -> None:
     search = {
-        "search_id": search_id, "client_id": client_id, "request": request, "airport_iata": query.airport.iata,
-        "pickup_at": query.pickup_at, "pickup_location": query.location(pickup=True),
-        "dropoff_location": query.location(pickup=False), "adult": query.adult, "children": query.children,
-        "infant": query.infant, "distance_km": distance_km, "created_at": now, "expires_at": expires_at,
+        "search_id": search_id,
+        "client_id": client_id,
+        "request": request,
+        "airport_iata": query.airport.iata,
+        "pickup_at": query.pickup_at,
+        "pickup_location": query.location(pickup=True),
+        "dropoff_location": query.location(pickup=False),
+        "adult": query.adult,
+        "children": query.children,
+        "infant": query.infant,
+        "distance_km": distance_km,
+        "created_at": now,
+        "expires_at": expires_at,
     }
     vehicles = [o.stored() for o in offers]
     if not db.is_sqlite:

@@ -16,9 +16,7 @@ from transfers.errors import Code, SpecError
 from transfers.search.airports import Airport, find_airport
 
 MAX_NAME_LENGTH = 255
-_DATETIME = re.compile(
-    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?"
-)
+_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?")
 
 
 @dataclass(frozen=True)
@@ -59,14 +57,26 @@ class SearchQuery:
 
 # Codes per side, in table order: (required, type required, type invalid, iata required, iata invalid,
 # lat, lng, name).
-_PICKUP = (Code.SEARCH_PICKUP_LOCATION_REQUIRED, Code.SEARCH_PICKUP_LOCATION_TYPE_REQUIRED,
-           Code.SEARCH_PICKUP_LOCATION_TYPE_INVALID, Code.SEARCH_PICKUP_IATA_CODE_REQUIRED,
-           Code.SEARCH_PICKUP_IATA_CODE_INVALID, Code.SEARCH_PICKUP_LAT_REQUIRED,
-           Code.SEARCH_PICKUP_LNG_REQUIRED, Code.SEARCH_PICKUP_NAME_REQUIRED)
-_DROPOFF = (Code.SEARCH_DROPOFF_LOCATION_REQUIRED, Code.SEARCH_DROPOFF_LOCATION_TYPE_REQUIRED,
-            Code.SEARCH_DROPOFF_LOCATION_TYPE_INVALID, Code.SEARCH_DROPOFF_IATA_CODE_REQUIRED,
-            Code.SEARCH_DROPOFF_IATA_CODE_INVALID, Code.SEARCH_DROPOFF_LAT_REQUIRED,
-            Code.SEARCH_DROPOFF_LNG_REQUIRED, Code.SEARCH_DROPOFF_NAME_REQUIRED)
+_PICKUP = (
+    Code.SEARCH_PICKUP_LOCATION_REQUIRED,
+    Code.SEARCH_PICKUP_LOCATION_TYPE_REQUIRED,
+    Code.SEARCH_PICKUP_LOCATION_TYPE_INVALID,
+    Code.SEARCH_PICKUP_IATA_CODE_REQUIRED,
+    Code.SEARCH_PICKUP_IATA_CODE_INVALID,
+    Code.SEARCH_PICKUP_LAT_REQUIRED,
+    Code.SEARCH_PICKUP_LNG_REQUIRED,
+    Code.SEARCH_PICKUP_NAME_REQUIRED,
+)
+_DROPOFF = (
+    Code.SEARCH_DROPOFF_LOCATION_REQUIRED,
+    Code.SEARCH_DROPOFF_LOCATION_TYPE_REQUIRED,
+    Code.SEARCH_DROPOFF_LOCATION_TYPE_INVALID,
+    Code.SEARCH_DROPOFF_IATA_CODE_REQUIRED,
+    Code.SEARCH_DROPOFF_IATA_CODE_INVALID,
+    Code.SEARCH_DROPOFF_LAT_REQUIRED,
+    Code.SEARCH_DROPOFF_LNG_REQUIRED,
+    Code.SEARCH_DROPOFF_NAME_REQUIRED,
+)
 
 
 def is_int(value: Any) -> bool:
@@ -170,8 +180,10 @@ def _travelers(value: Any, maximum: int) -> tuple[int, int, int]:
     if not is_int(adult) or not 1 <= adult <= maximum:
         raise SpecError(Code.SEARCH_TRAVELERS_ADULT_INVALID)
     counts = [adult]
-    for key, code in (("children", Code.SEARCH_TRAVELERS_CHILDREN_INVALID),
-                      ("infant", Code.SEARCH_TRAVELERS_INFANT_INVALID)):
+    for key, code in (
+        ("children", Code.SEARCH_TRAVELERS_CHILDREN_INVALID),
+        ("infant", Code.SEARCH_TRAVELERS_INFANT_INVALID),
+    ):
         count = value.get(key)
         if count is None:
             counts.append(0)

@@ -22,8 +22,7 @@ from transfers.services import Services
 
 def limits(svc: Services) -> SearchLimits:
     s = svc.settings
-    return SearchLimits(timedelta(seconds=s.min_lead_time_seconds), timedelta(days=s.max_days_ahead),
-                        s.max_travelers)
+    return SearchLimits(timedelta(seconds=s.min_lead_time_seconds), timedelta(days=s.max_days_ahead), s.max_travelers)
 
 
 def new_search_id() -> str:
@@ -38,38 +37,64 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     own_distance = round(great_circle_km(airport.lat, airport.lng, query.point.lat, query.point.lng))
     server_answers, hosted_answers = await asyncio.gather(
         ask_partners(
-            svc.partner_client, directory.serving(airport.iata), partner_payload(query),
-            timeout=svc.settings.partner_timeout_seconds, vehicle_types=directory.vehicle_types,
-            max_vehicles=svc.settings.partner_max_vehicles, health=svc.health, now=now,
+            svc.partner_client,
+            directory.serving(airport.iata),
+            partner_payload(query),
+            timeout=svc.settings.partner_timeout_seconds,
+            vehicle_types=directory.vehicle_types,
+            max_vehicles=svc.settings.partner_max_vehicles,
+            health=svc.health,
+            now=now,
         ),
         # issue 16: hosted partners answer in-process from their rate cards, priced on the service's
         # own distance figure (great-circle), under the same deadline.
-        ask_hosted(svc.db, directory.hosted_serving(airport.iata),
-                   Trip(airport.iata, airport.tz, query.pickup_at, own_distance, now),
-                   timeout=svc.settings.partner_timeout_seconds, vehicle_types=directory.vehicle_types),
+        ask_hosted(
+            svc.db,
+            directory.hosted_serving(airport.iata),
+            Trip(airport.iata, airport.tz, query.pickup_at, own_distance, now),
+            timeout=svc.settings.partner_timeout_seconds,
+            vehicle_types=directory.vehicle_types,
+        ),
     )
     answers = server_answers + hosted_answers
     quotes = [(answer.partner, vehicle) for answer in answers for vehicle in answer.vehicles]
-    offers = build_offers(quotes, party_size=query.party_size,
-                          currency=client.currency if client.pays_by_wallet else None)
+    offers = build_offers(
+        quotes, party_size=query.party_size, currency=client.currency if client.pays_by_wallet else None
+    )
     distance = next((a.distance_km for a in answers if a.distance_km is not None), None)
     if distance is None:
         distance = own_distance
     search_id = new_search_id()
     await repo.insert_search(
-        svc.db, search_id=search_id, client_id=client.client_id, request=body, query=query,
-        distance_km=distance, offers=offers, now=now,
+        svc.db,
+        search_id=search_id,
+        client_id=client.client_id,
+        request=body,
+        query=query,
+        distance_km=distance,
+        offers=offers,
+        now=now,
         expires_at=now + timedelta(seconds=svc.settings.search_ttl_seconds),
     )
     companies = {answer.partner.partner_id: answer.partner.name for answer in answers}
-    vehicles = [{**o.public(companies[o.partner_id]),
-                 "cancellation_policy": policy_view(o.cancellation_policy, pickup_at=query.pickup_at, now=now,
-                                                    iata=query.airport.iata)} for o in offers]
+    vehicles = [
+        {
+            **o.public(companies[o.partner_id]),
+            "cancellation_policy": policy_view(
+                o.cancellation_policy, pickup_at=query.pickup_at, now=now, iata=query.airport.iata
+            ),
+        }
+        for o in offers
+    ]
     return {"search_id": search_id, "distance_km": distance, "vehicles": vehicles}
 
 
 def partner_payload(query: SearchQuery) -> dict[str, Any]:
     return search_request(
-        pickup=query.location(pickup=True), dropoff=query.location(pickup=False),
-        date=query.pickup_at.isoformat(), adult=query.adult, children=query.children, infant=query.infant,
+        pickup=query.location(pickup=True),
+        dropoff=query.location(pickup=False),
+        date=query.pickup_at.isoformat(),
+        adult=query.adult,
+        children=query.children,
+        infant=query.infant,
     )

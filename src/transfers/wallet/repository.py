@@ -20,8 +20,12 @@ DELTA = bindparam("w_delta", type_=wallets.c.balance.type)
 
 
 def _move(where: ColumnElement[bool]) -> Update:
-    return (update(wallets).where(where, wallets.c.balance + DELTA >= 0)
-            .values(balance=wallets.c.balance + DELTA).returning(wallets.c.id, wallets.c.balance))
+    return (
+        update(wallets)
+        .where(where, wallets.c.balance + DELTA >= 0)
+        .values(balance=wallets.c.balance + DELTA)
+        .returning(wallets.c.id, wallets.c.balance)
+    )
 
 
 _MOVE_BY_ID = _move(wallets.c.id == bindparam("w_id"))
@@ -49,32 +53,55 @@ async def post_entry(
     return (await _post(conn, _MOVE_BY_ID, {"w_id": wallet_id}, kind, amount, now, booking_id, note))[1]
 
 
-async def post_entry_for_client(conn: AsyncConnection, *, client_id: int, kind: LedgerKind, amount: Decimal,
-                                now: datetime, booking_id: int | None = None, note: str | None = None) -> int:
+async def post_entry_for_client(
+    conn: AsyncConnection,
+    *,
+    client_id: int,
+    kind: LedgerKind,
+    amount: Decimal,
+    now: datetime,
+    booking_id: int | None = None,
+    note: str | None = None,
+) -> int:
     """``post_entry`` on the client's wallet, found by the UPDATE itself (``wallets.client_id`` is
     unique): no separate wallet lookup. Returns the wallet id. Raises InsufficientBalance (writing
     nothing) like ``post_entry`` when no row moved; every client has a wallet."""
     return (await _post(conn, MOVE_BY_CLIENT, {"w_client_id": client_id}, kind, amount, now, booking_id, note))[0]
 
 
-async def _post(conn: AsyncConnection, statement: Update, key: dict[str, int], kind: LedgerKind, amount: Decimal,
-                now: datetime, booking_id: int | None, note: str | None) -> tuple[int, Decimal]:
+async def _post(
+    conn: AsyncConnection,
+    statement: Update,
+    key: dict[str, int],
+    kind: LedgerKind,
+    amount: Decimal,
+    now: datetime,
+    booking_id: int | None,
+    note: str | None,
+) -> tuple[int, Decimal]:
     delta = signed_amount(kind, amount)
     moved = (await conn.execute(statement, {**key, "w_delta": delta, "updated_at": now})).first()
     if moved is None:
         raise InsufficientBalance()
-    await conn.execute(_INSERT_ENTRY, {"wallet_id": moved.id, "kind": kind.value, "amount": delta,
-                                       "booking_id": booking_id, "note": note, "created_at": now,
-                                       "balance_after": moved.balance})
+    await conn.execute(
+        _INSERT_ENTRY,
+        {
+            "wallet_id": moved.id,
+            "kind": kind.value,
+            "amount": delta,
+            "booking_id": booking_id,
+            "note": note,
+            "created_at": now,
+            "balance_after": moved.balance,
+        },
+    )
     return int(moved.id), Decimal(moved.balance)
 
 
 async def wallet_of_client(conn: AsyncConnection, client_id: int) -> tuple[int, str, Decimal] | None:
     row = (
         await conn.execute(
-            select(wallets.c.id, wallets.c.currency, wallets.c.balance).where(
-                wallets.c.client_id == client_id
-            )
+            select(wallets.c.id, wallets.c.currency, wallets.c.balance).where(wallets.c.client_id == client_id)
         )
     ).first()
     return None if row is None else (row.id, row.currency, row.balance)
@@ -83,35 +110,44 @@ async def wallet_of_client(conn: AsyncConnection, client_id: int) -> tuple[int, 
 async def ledger_sum(conn: AsyncConnection, wallet_id: int) -> Decimal:
     """Sum of the wallet's ledger (SUM keeps the Money type, so it is exact on both databases)."""
     total = (
-        await conn.execute(
-            select(func.sum(ledger_entries.c.amount)).where(ledger_entries.c.wallet_id == wallet_id)
-        )
+        await conn.execute(select(func.sum(ledger_entries.c.amount)).where(ledger_entries.c.wallet_id == wallet_id))
     ).scalar_one()
     return Decimal("0.00") if total is None else Decimal(total)
 
 
 async def entries_for_booking(conn: AsyncConnection, booking_id: int) -> list[dict[str, Any]]:
     """The ledger entries of one booking (debit, refund), oldest first: an operator's view."""
-    rows = await conn.execute(select(ledger_entries).where(ledger_entries.c.booking_id == booking_id)
-                              .order_by(ledger_entries.c.id))
+    rows = await conn.execute(
+        select(ledger_entries).where(ledger_entries.c.booking_id == booking_id).order_by(ledger_entries.c.id)
+    )
     return [dict(r._mapping) for r in rows]
 
 
-async def statement_page(conn: AsyncConnection, client_id: int, *, created_from: datetime | None,
-                         created_to: datetime | None, below_id: int | None,
-                         limit: int) -> tuple[str | None, list[dict[str, Any]]]:
+async def statement_page(
+    conn: AsyncConnection,
+    client_id: int,
+    *,
+    created_from: datetime | None,
+    created_to: datetime | None,
+    below_id: int | None,
+    limit: int,
+) -> tuple[str | None, list[dict[str, Any]]]:
     """(the wallet's currency, up to ``limit`` of its entries newest first, i.e. by id descending:
     the order the balance moved in), with the booking's reservation number; entries strictly below
     ``below_id`` when given. One range scan of ``ix_ledger_entries_wallet_id_id``."""
-    wallet = (await conn.execute(select(wallets.c.id, wallets.c.currency)
-                                 .where(wallets.c.client_id == client_id))).first()
+    wallet = (
+        await conn.execute(select(wallets.c.id, wallets.c.currency).where(wallets.c.client_id == client_id))
+    ).first()
     if wallet is None:
         return None, []
     e = ledger_entries.c
-    query = (select(e.id, e.kind, e.amount, e.balance_after, e.note, e.created_at,
-                    bookings.c.reservation_no)
-             .select_from(ledger_entries.outerjoin(bookings, bookings.c.id == e.booking_id))
-             .where(e.wallet_id == wallet.id).order_by(e.id.desc()).limit(limit))
+    query = (
+        select(e.id, e.kind, e.amount, e.balance_after, e.note, e.created_at, bookings.c.reservation_no)
+        .select_from(ledger_entries.outerjoin(bookings, bookings.c.id == e.booking_id))
+        .where(e.wallet_id == wallet.id)
+        .order_by(e.id.desc())
+        .limit(limit)
+    )
     if created_from is not None:
         query = query.where(e.created_at >= created_from)
     if created_to is not None:

@@ -33,8 +33,15 @@ async def summary(svc: Services, client: ClientPrincipal) -> dict[str, Any]:
     return {"pay_type": "wallet", "currency": wallet[1], "balance": f"{wallet[2]:.2f}"}
 
 
-async def entries(svc: Services, client: ClientPrincipal, *, limit: str | None, cursor: str | None,
-                  created_from: str | None, created_to: str | None) -> dict[str, Any]:
+async def entries(
+    svc: Services,
+    client: ClientPrincipal,
+    *,
+    limit: str | None,
+    cursor: str | None,
+    created_from: str | None,
+    created_to: str | None,
+) -> dict[str, Any]:
     """One page of the statement: ``{"data": [entry, ...], "next_cursor"}``. Checks in the order
     the parameters are documented: the date range, ``limit``, then the cursor."""
     low, high = parse_instant("created_from", created_from), parse_instant("created_to", created_to)
@@ -45,11 +52,13 @@ async def entries(svc: Services, client: ClientPrincipal, *, limit: str | None, 
     if not client.pays_by_wallet:
         return {"data": [], "next_cursor": None}
     async with svc.db.read() as conn:
-        currency, rows = await repo.statement_page(conn, client.client_id, created_from=low, created_to=high,
-                                                   below_id=below, limit=size + 1)
+        currency, rows = await repo.statement_page(
+            conn, client.client_id, created_from=low, created_to=high, below_id=below, limit=size + 1
+        )
     page = rows[:size]
-    next_cursor = paging.encode(svc.box, CURSOR_PURPOSE, client.client_id, int(page[-1]["id"])) \
-        if len(rows) > size else None
+    next_cursor = (
+        paging.encode(svc.box, CURSOR_PURPOSE, client.client_id, int(page[-1]["id"])) if len(rows) > size else None
+    )
     return {"data": [_entry(row, currency) for row in page], "next_cursor": next_cursor}
 
 

@@ -14,4 +14,12 @@ called (``realm.Realm``). Nothing here knows operators or partners.
     sessions.py    open / find / end a session, end every session of a user
     signin.py      sign_in(): throttle, verify, open a session
     http.py        cookies, CSRF checks, security headers (CSP) for the HTML responses
+    viewer.py      session_dependency(load): an area's "who is signed in" dependency
+    login_routes.py login_router(...): GET/POST {path}/login and POST {path}/logout of a realm
+    refusals.py    NotAllowed (403 page), PageNotFound (404 page)
+    site.py        build_area(...): an area's sub-app (static files, HTML error pages, headers)
+    layout.py      Site and environment(): the shared layout and login templates (templates/webauth/)
+
+A new signed-in area is a Realm, a viewer loader, a Site, its routes and its pages; the frame,
+sign-in, sign-out and error pages come from here.
 """

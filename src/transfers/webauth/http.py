@@ -56,13 +56,21 @@ def session_token(request: Request, realm: Realm) -> str | None:
 
 
 def set_session_cookie(response: Response, realm: Realm, token: str) -> None:
-    response.set_cookie(realm.cookie_name, token, max_age=int(realm.session_lifetime.total_seconds()),
-                        path=realm.path, httponly=True, samesite="lax", secure=realm.secure_cookie)
+    response.set_cookie(
+        realm.cookie_name,
+        token,
+        max_age=int(realm.session_lifetime.total_seconds()),
+        path=realm.path,
+        httponly=True,
+        samesite="lax",
+        secure=realm.secure_cookie,
+    )
 
 
 def clear_session_cookie(response: Response, realm: Realm) -> None:
-    response.delete_cookie(realm.cookie_name, path=realm.path, httponly=True, samesite="lax",
-                           secure=realm.secure_cookie)
+    response.delete_cookie(
+        realm.cookie_name, path=realm.path, httponly=True, samesite="lax", secure=realm.secure_cookie
+    )
 
 
 def login_csrf(request: Request, realm: Realm) -> str:
@@ -74,8 +82,15 @@ def login_csrf(request: Request, realm: Realm) -> str:
 
 
 def set_login_csrf_cookie(response: Response, realm: Realm, token: str) -> None:
-    response.set_cookie(realm.login_csrf_cookie, token, max_age=3600, path=realm.path, httponly=True,
-                        samesite="lax", secure=realm.secure_cookie)
+    response.set_cookie(
+        realm.login_csrf_cookie,
+        token,
+        max_age=3600,
+        path=realm.path,
+        httponly=True,
+        samesite="lax",
+        secure=realm.secure_cookie,
+    )
 
 
 def tokens_match(expected: str | None, given: object) -> bool:

@@ -19,6 +19,7 @@ def _dummy_hash() -> str:
     password (made on first use: hashing costs ~50 ms, not to be paid by every import)."""
     return _HASHER.hash(secrets.token_urlsafe(16))
 
+
 MAX_PASSWORD_CHARS = 1024  # argon2 takes any length; a bound keeps a sign-in's cost bounded too
 MIN_PASSWORD_CHARS = 12
 

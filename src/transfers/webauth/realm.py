@@ -24,3 +24,9 @@ class Realm:
     @property
     def login_csrf_cookie(self) -> str:
         return f"{self.cookie_name}_login"
+
+
+def area_realm(name: str, cookie_name: str, path: str, *, sandbox: bool) -> Realm:
+    """The usual realm of an area at ``path``: sign-in at ``{path}/login``, HTTPS-only cookies
+    except in the sandbox."""
+    return Realm(name=name, cookie_name=cookie_name, path=path, login_path=f"{path}/login", secure_cookie=not sandbox)

@@ -12,16 +12,39 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.db.tables import web_sessions, web_signin_failures
 
 
-async def insert_session(conn: AsyncConnection, *, realm: str, user_id: int, token_hash: str, csrf_token: str,
-                         now: datetime, expires_at: datetime) -> None:
-    await conn.execute(insert(web_sessions).values(
-        realm=realm, user_id=user_id, token_hash=token_hash, csrf_token=csrf_token, created_at=now,
-        last_seen_at=now, expires_at=expires_at))
+async def insert_session(
+    conn: AsyncConnection,
+    *,
+    realm: str,
+    user_id: int,
+    token_hash: str,
+    csrf_token: str,
+    now: datetime,
+    expires_at: datetime,
+) -> None:
+    await conn.execute(
+        insert(web_sessions).values(
+            realm=realm,
+            user_id=user_id,
+            token_hash=token_hash,
+            csrf_token=csrf_token,
+            created_at=now,
+            last_seen_at=now,
+            expires_at=expires_at,
+        )
+    )
 
 
 async def session_by_token(conn: AsyncConnection, realm: str, token_hash: str) -> dict[str, Any] | None:
-    row = (await conn.execute(select(web_sessions).where(
-        web_sessions.c.token_hash == token_hash, web_sessions.c.realm == realm))).mappings().first()
+    row = (
+        (
+            await conn.execute(
+                select(web_sessions).where(web_sessions.c.token_hash == token_hash, web_sessions.c.realm == realm)
+            )
+        )
+        .mappings()
+        .first()
+    )
     return dict(row) if row else None
 
 
@@ -30,14 +53,16 @@ async def touch_session(conn: AsyncConnection, session_id: int, now: datetime) -
 
 
 async def delete_session(conn: AsyncConnection, realm: str, token_hash: str) -> int:
-    result = await conn.execute(delete(web_sessions).where(
-        web_sessions.c.token_hash == token_hash, web_sessions.c.realm == realm))
+    result = await conn.execute(
+        delete(web_sessions).where(web_sessions.c.token_hash == token_hash, web_sessions.c.realm == realm)
+    )
     return int(result.rowcount)
 
 
 async def delete_user_sessions(conn: AsyncConnection, realm: str, user_id: int) -> int:
-    result = await conn.execute(delete(web_sessions).where(
-        web_sessions.c.realm == realm, web_sessions.c.user_id == user_id))
+    result = await conn.execute(
+        delete(web_sessions).where(web_sessions.c.realm == realm, web_sessions.c.user_id == user_id)
+    )
     return int(result.rowcount)
 
 
@@ -50,8 +75,9 @@ async def delete_expired_sessions(conn: AsyncConnection, now: datetime, *, limit
 
 
 async def record_failure(conn: AsyncConnection, *, realm: str, email: str, now: datetime) -> int:
-    result = await conn.execute(insert(web_signin_failures).values(realm=realm, email=email, created_at=now)
-                                .returning(web_signin_failures.c.id))
+    result = await conn.execute(
+        insert(web_signin_failures).values(realm=realm, email=email, created_at=now).returning(web_signin_failures.c.id)
+    )
     return int(result.scalar_one())
 
 
@@ -59,23 +85,32 @@ async def delete_failure(conn: AsyncConnection, failure_id: int) -> None:
     await conn.execute(delete(web_signin_failures).where(web_signin_failures.c.id == failure_id))
 
 
-async def failures_since(conn: AsyncConnection, realm: str, email: str, since: datetime, *,
-                         excluding: int | None = None) -> list[datetime]:
-    query = select(web_signin_failures.c.created_at).where(
-        web_signin_failures.c.realm == realm, web_signin_failures.c.email == email,
-        web_signin_failures.c.created_at >= since).order_by(web_signin_failures.c.created_at)
+async def failures_since(
+    conn: AsyncConnection, realm: str, email: str, since: datetime, *, excluding: int | None = None
+) -> list[datetime]:
+    query = (
+        select(web_signin_failures.c.created_at)
+        .where(
+            web_signin_failures.c.realm == realm,
+            web_signin_failures.c.email == email,
+            web_signin_failures.c.created_at >= since,
+        )
+        .order_by(web_signin_failures.c.created_at)
+    )
     if excluding is not None:
         query = query.where(web_signin_failures.c.id != excluding)
     return [r[0] for r in await conn.execute(query)]
 
 
 async def clear_failures(conn: AsyncConnection, realm: str, email: str) -> None:
-    await conn.execute(delete(web_signin_failures).where(
-        web_signin_failures.c.realm == realm, web_signin_failures.c.email == email))
+    await conn.execute(
+        delete(web_signin_failures).where(web_signin_failures.c.realm == realm, web_signin_failures.c.email == email)
+    )
 
 
 async def delete_failures_before(conn: AsyncConnection, cutoff: datetime, *, limit: int) -> int:
-    ids = select(web_signin_failures.c.id).where(web_signin_failures.c.created_at < cutoff).limit(limit) \
-        .scalar_subquery()
+    ids = (
+        select(web_signin_failures.c.id).where(web_signin_failures.c.created_at < cutoff).limit(limit).scalar_subquery()
+    )
     result = await conn.execute(delete(web_signin_failures).where(web_signin_failures.c.id.in_(ids)))
     return int(result.rowcount)

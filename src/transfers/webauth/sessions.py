@@ -44,8 +44,15 @@ async def open_session(conn: AsyncConnection, realm: Realm, user_id: int, now: d
     token = secrets.token_urlsafe(32)
     csrf = secrets.token_urlsafe(32)
     expires = now + realm.session_lifetime
-    await repo.insert_session(conn, realm=realm.name, user_id=user_id, token_hash=token_hash(token), csrf_token=csrf,
-                              now=now, expires_at=expires)
+    await repo.insert_session(
+        conn,
+        realm=realm.name,
+        user_id=user_id,
+        token_hash=token_hash(token),
+        csrf_token=csrf,
+        now=now,
+        expires_at=expires,
+    )
     # the id is not needed by callers of a fresh session; 0 marks "not read back"
     return OpenedSession(token, Session(0, realm.name, user_id, csrf, now, expires))
 
@@ -92,4 +99,3 @@ async def prune(conn: AsyncConnection, now: datetime, *, limit: int) -> int:
     of each per call (the scheduled job drains a backlog batch by batch)."""
     ended = await repo.delete_expired_sessions(conn, now, limit=limit)
     return ended + await repo.delete_failures_before(conn, now - FAILURES_KEPT, limit=limit)
-

@@ -53,8 +53,16 @@ def normalise_email(email: str) -> str:
     return email.replace("\x00", "").strip().lower()[:MAX_EMAIL_CHARS]
 
 
-async def sign_in(db: Database, clock: Clock, realm: Realm, email: str, password: str, lookup: UserLookup,
-                  *, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> SignInResult:
+async def sign_in(
+    db: Database,
+    clock: Clock,
+    realm: Realm,
+    email: str,
+    password: str,
+    lookup: UserLookup,
+    *,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> SignInResult:
     """Refuse a locked e-mail without looking at the password; otherwise check the password (argon2,
     off the event loop); a failure is answered after the throttle's delay; a success clears the
     e-mail's failures and opens a session.

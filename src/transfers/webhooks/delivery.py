@@ -74,11 +74,19 @@ class WebhookSender:
         loop = asyncio.get_running_loop()
         if self._session is not None and self._loop is loop and not self._session.closed:
             return self._session
-        connector = aiohttp.TCPConnector(limit=0, limit_per_host=self._per_host, keepalive_timeout=4.0,
-                                         resolver=None if self._allow_private else GuardedResolver())
+        connector = aiohttp.TCPConnector(
+            limit=0,
+            limit_per_host=self._per_host,
+            keepalive_timeout=4.0,
+            resolver=None if self._allow_private else GuardedResolver(),
+        )
         self._session = aiohttp.ClientSession(
-            connector=connector, headers={hdrs.USER_AGENT: USER_AGENT}, cookie_jar=aiohttp.DummyCookieJar(),
-            timeout=aiohttp.ClientTimeout(total=None), trust_env=False)
+            connector=connector,
+            headers={hdrs.USER_AGENT: USER_AGENT},
+            cookie_jar=aiohttp.DummyCookieJar(),
+            timeout=aiohttp.ClientTimeout(total=None),
+            trust_env=False,
+        )
         self._loop = loop
         return self._session
 
@@ -117,8 +125,9 @@ class WebhookDispatcher:
     def __init__(self, svc: Services) -> None:
         self.svc = svc
         settings = svc.settings
-        self.sender = WebhookSender(allow_private=settings.private_partner_urls_allowed,
-                                    per_host=settings.webhook_per_endpoint * 2)
+        self.sender = WebhookSender(
+            allow_private=settings.private_partner_urls_allowed, per_host=settings.webhook_per_endpoint * 2
+        )
         self.concurrency = settings.webhook_concurrency
         self.per_endpoint = settings.webhook_per_endpoint
         self.in_flight: dict[int, int] = {}
@@ -140,9 +149,13 @@ class WebhookDispatcher:
             bodies: dict[int, str] = {}
             for event in found:
                 bodies[event["id"]] = self._body(event, rows).decode()
-                deliveries += [new_delivery(event["id"], ep["id"], now) for ep in endpoints
-                               if ep["client_id"] == event["client_id"] and ep["created_at"] <= event["created_at"]
-                               and events.matches(list(ep["events"]), event["type"])]
+                deliveries += [
+                    new_delivery(event["id"], ep["id"], now)
+                    for ep in endpoints
+                    if ep["client_id"] == event["client_id"]
+                    and ep["created_at"] <= event["created_at"]
+                    and events.matches(list(ep["events"]), event["type"])
+                ]
             await repo.mark_fanned_out(conn, bodies, now=now)
             await repo.insert_deliveries(conn, deliveries)
         return len(found)
@@ -166,8 +179,14 @@ class WebhookDispatcher:
         now = self.svc.clock.now()
         busy = [endpoint for endpoint, count in self.in_flight.items() if count >= self.per_endpoint]
         async with self.svc.db.write() as conn:
-            return await repo.claim_due(conn, now=now, lease_until=now + timedelta(seconds=self._lease_seconds()),
-                                        limit=limit, per_endpoint=self.per_endpoint, busy=busy)
+            return await repo.claim_due(
+                conn,
+                now=now,
+                lease_until=now + timedelta(seconds=self._lease_seconds()),
+                limit=limit,
+                per_endpoint=self.per_endpoint,
+                busy=busy,
+            )
 
     def _lease_seconds(self) -> float:
         # The outbox's lease (TRANSFERS_OUTBOX_LEASE_SECONDS), and never shorter than two attempts'
@@ -193,9 +212,12 @@ class WebhookDispatcher:
         if delivery["old_secret_enc"] and delivery["old_secret_until"] and delivery["old_secret_until"] > now:
             secrets.append(self._open(delivery["old_secret_enc"]))
         timestamp = int(now.timestamp())
-        headers = {"Content-Type": "application/json", "webhook-id": delivery["event_id"],
-                   "webhook-timestamp": str(timestamp),
-                   "webhook-signature": signature_header(secrets, delivery["event_id"], timestamp, body)}
+        headers = {
+            "Content-Type": "application/json",
+            "webhook-id": delivery["event_id"],
+            "webhook-timestamp": str(timestamp),
+            "webhook-signature": signature_header(secrets, delivery["event_id"], timestamp, body),
+        }
         sent = await self.sender.post(delivery["url"], body, headers, timeout=self.svc.settings.webhook_timeout_seconds)
         await self._record(delivery, sent)
 
@@ -226,21 +248,47 @@ class WebhookDispatcher:
             await self._gone(delivery, sent, now)
         elif self.svc.db.is_sqlite:
             async with self.svc.db.write() as conn:
-                await repo.record(conn, delivery, status=status, now=now, http_status=sent.http_status,
-                                  error=error, next_attempt_at=when)
+                await repo.record(
+                    conn,
+                    delivery,
+                    status=status,
+                    now=now,
+                    http_status=sent.http_status,
+                    error=error,
+                    next_attempt_at=when,
+                )
         else:  # PostgreSQL: one autocommit statement, no WAL flush wait (``repository.RECORD_STATEMENT``)
-            await self.svc.db.write_one_unflushed(repo.RECORD_STATEMENT, **repo.record_params(
-                delivery, status=status, now=now, http_status=sent.http_status, error=error, next_attempt_at=when))
-        log.info("webhook_delivery", delivery_id=delivery["id"], event_id=delivery["event_id"], type=delivery["type"],
-                 outcome=status, http_status=sent.http_status, attempt=delivery["attempts"] + 1,
-                 duration_ms=sent.duration_ms, error=error)
+            await self.svc.db.write_one_unflushed(
+                repo.RECORD_STATEMENT,
+                **repo.record_params(
+                    delivery, status=status, now=now, http_status=sent.http_status, error=error, next_attempt_at=when
+                ),
+            )
+        log.info(
+            "webhook_delivery",
+            delivery_id=delivery["id"],
+            event_id=delivery["event_id"],
+            type=delivery["type"],
+            outcome=status,
+            http_status=sent.http_status,
+            attempt=delivery["attempts"] + 1,
+            duration_ms=sent.duration_ms,
+            error=error,
+        )
 
     async def _gone(self, delivery: dict[str, Any], sent: Sent, now: datetime) -> None:
         """410: this delivery failed, the endpoint disabled and its other pending deliveries stopped."""
         reason = "the endpoint answered 410 Gone"
         async with self.svc.db.write() as conn:
-            if await repo.record(conn, delivery, status=repo.FAILED, now=now, http_status=sent.http_status,
-                                 error=sent.error, next_attempt_at=None):
+            if await repo.record(
+                conn,
+                delivery,
+                status=repo.FAILED,
+                now=now,
+                http_status=sent.http_status,
+                error=sent.error,
+                next_attempt_at=None,
+            ):
                 await repo.disable_endpoint(conn, delivery["endpoint_id"], reason=reason, now=now)
                 await repo.fail_pending(conn, delivery["endpoint_id"], reason=reason, now=now)
 

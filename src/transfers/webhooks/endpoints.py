@@ -50,18 +50,27 @@ def not_found() -> ServiceError:
 
 # --- checks ------------------------------------------------------------------------------------------
 
+
 def _unknown_fields(body: dict[str, Any], allowed: frozenset[str]) -> None:
     unknown = sorted(set(body) - allowed)
     if unknown:
-        raise _refuse(ErrorCode.INVALID_WEBHOOK_ENDPOINT,
-                      f"unknown field {unknown[0][:40]!r}; allowed: {', '.join(sorted(allowed))}.")
+        raise _refuse(
+            ErrorCode.INVALID_WEBHOOK_ENDPOINT,
+            f"unknown field {unknown[0][:40]!r}; allowed: {', '.join(sorted(allowed))}.",
+        )
 
 
 async def check_url(svc: Services, value: Any) -> str:
-    if not isinstance(value, str) or not value or len(value) > MAX_URL_CHARS or not value.isprintable() \
-            or value != value.strip():
-        raise _refuse(ErrorCode.INVALID_WEBHOOK_URL,
-                      f"url must be an http(s) URL of at most {MAX_URL_CHARS} characters.")
+    if (
+        not isinstance(value, str)
+        or not value
+        or len(value) > MAX_URL_CHARS
+        or not value.isprintable()
+        or value != value.strip()
+    ):
+        raise _refuse(
+            ErrorCode.INVALID_WEBHOOK_URL, f"url must be an http(s) URL of at most {MAX_URL_CHARS} characters."
+        )
     allow_private = svc.settings.private_partner_urls_allowed
     try:
         check_base_url(value, allow_private=allow_private)
@@ -74,8 +83,9 @@ async def check_url(svc: Services, value: Any) -> str:
             async with asyncio.timeout(RESOLVE_TIMEOUT_SECONDS):
                 await ssrf.checked_addresses(parts.hostname, port)
         except ssrf.BlockedDestination as exc:
-            raise _refuse(ErrorCode.INVALID_WEBHOOK_URL,
-                          f"the webhook host resolves to a refused address ({exc.reason}).") from None
+            raise _refuse(
+                ErrorCode.INVALID_WEBHOOK_URL, f"the webhook host resolves to a refused address ({exc.reason})."
+            ) from None
         except (OSError, TimeoutError):
             raise _refuse(ErrorCode.INVALID_WEBHOOK_URL, "the webhook host does not resolve.") from None
     return value
@@ -88,8 +98,10 @@ def check_events(value: Any) -> list[str]:
     for item in value:
         if not isinstance(item, str) or (item != events.EVERY_EVENT and item not in SUBSCRIBABLE):
             shown = item[:60] if isinstance(item, str) else type(item).__name__
-            raise _refuse(ErrorCode.INVALID_WEBHOOK_EVENT,
-                          f"unknown event type {shown!r}; known: *, {', '.join(sorted(SUBSCRIBABLE))}.")
+            raise _refuse(
+                ErrorCode.INVALID_WEBHOOK_EVENT,
+                f"unknown event type {shown!r}; known: *, {', '.join(sorted(SUBSCRIBABLE))}.",
+            )
         if item not in chosen:
             chosen.append(item)
     if events.EVERY_EVENT in chosen and len(chosen) > 1:
@@ -99,8 +111,10 @@ def check_events(value: Any) -> list[str]:
 
 def check_description(value: Any) -> str | None:
     if value is not None and (not isinstance(value, str) or len(value) > MAX_DESCRIPTION_CHARS):
-        raise _refuse(ErrorCode.INVALID_WEBHOOK_ENDPOINT,
-                      f"description must be a string of at most {MAX_DESCRIPTION_CHARS} characters, or null.")
+        raise _refuse(
+            ErrorCode.INVALID_WEBHOOK_ENDPOINT,
+            f"description must be a string of at most {MAX_DESCRIPTION_CHARS} characters, or null.",
+        )
     return value
 
 
@@ -112,20 +126,33 @@ def check_status(value: Any) -> str:
 
 # --- views -------------------------------------------------------------------------------------------
 
+
 def view(row: dict[str, Any]) -> dict[str, Any]:
-    return {"id": row["public_id"], "url": row["url"], "events": list(row["events"]),
-            "description": row["description"], "status": row["status"], "created_at": row["created_at"].isoformat()}
+    return {
+        "id": row["public_id"],
+        "url": row["url"],
+        "events": list(row["events"]),
+        "description": row["description"],
+        "status": row["status"],
+        "created_at": row["created_at"].isoformat(),
+    }
 
 
 def _delivery_view(row: dict[str, Any]) -> dict[str, Any]:
     pending = row["status"] == repo.PENDING
-    return {"event_id": row["event_id"], "type": row["type"], "status": row["status"], "attempts": row["attempts"],
-            "last_http_status": row["last_http_status"],
-            "next_attempt_at": row["next_attempt_at"].isoformat() if pending else None,
-            "created_at": row["created_at"].isoformat()}
+    return {
+        "event_id": row["event_id"],
+        "type": row["type"],
+        "status": row["status"],
+        "attempts": row["attempts"],
+        "last_http_status": row["last_http_status"],
+        "next_attempt_at": row["next_attempt_at"].isoformat() if pending else None,
+        "created_at": row["created_at"].isoformat(),
+    }
 
 
 # --- use cases ---------------------------------------------------------------------------------------
+
 
 async def create(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -> dict[str, Any]:
     _unknown_fields(body, CREATE_FIELDS)
@@ -138,10 +165,20 @@ async def create(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
         await repo.lock_client(conn, client.client_id)
         if await repo.count_endpoints(conn, client.client_id) >= MAX_ENDPOINTS:
             raise _refuse(ErrorCode.WEBHOOK_ENDPOINT_LIMIT)
-        row = await repo.insert_endpoint(conn, {
-            "public_id": f"we_{os.urandom(12).hex()}", "client_id": client.client_id, "url": url, "events": chosen,
-            "description": description, "status": repo.ENABLED, "secret_enc": svc.box.seal(secret),
-            "created_at": now, "updated_at": now})
+        row = await repo.insert_endpoint(
+            conn,
+            {
+                "public_id": f"we_{os.urandom(12).hex()}",
+                "client_id": client.client_id,
+                "url": url,
+                "events": chosen,
+                "description": description,
+                "status": repo.ENABLED,
+                "secret_enc": svc.box.seal(secret),
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
     return {**view(row), "secret": secret}
 
 
@@ -204,9 +241,16 @@ async def rotate_secret(svc: Services, client: ClientPrincipal, public_id: str) 
         row = await repo.get_endpoint(conn, client.client_id, public_id, for_update=True)
         if row is None:
             raise not_found()
-        await repo.update_endpoint(conn, row["id"], {
-            "secret_enc": svc.box.seal(secret), "old_secret_enc": row["secret_enc"],
-            "old_secret_until": now + ROTATION_OVERLAP, "updated_at": now})
+        await repo.update_endpoint(
+            conn,
+            row["id"],
+            {
+                "secret_enc": svc.box.seal(secret),
+                "old_secret_enc": row["secret_enc"],
+                "old_secret_until": now + ROTATION_OVERLAP,
+                "updated_at": now,
+            },
+        )
     return {"secret": secret}
 
 
@@ -220,20 +264,37 @@ async def ping(svc: Services, client: ClientPrincipal, public_id: str) -> dict[s
         if row is None:
             raise not_found()
         body = events.body(event_id, events.EventType.PING, now, {"endpoint_id": row["public_id"]})
-        event_pk = await repo.insert_event(conn, {
-            "event_id": event_id, "client_id": client.client_id, "endpoint_id": row["id"],
-            "type": events.EventType.PING.value, "body": body.decode(), "created_at": now, "fanned_out_at": now})
+        event_pk = await repo.insert_event(
+            conn,
+            {
+                "event_id": event_id,
+                "client_id": client.client_id,
+                "endpoint_id": row["id"],
+                "type": events.EventType.PING.value,
+                "body": body.decode(),
+                "created_at": now,
+                "fanned_out_at": now,
+            },
+        )
         await repo.insert_deliveries(conn, [new_delivery(event_pk, row["id"], now)])
     return {"event_id": event_id}
 
 
 def new_delivery(event_pk: int, endpoint_id: int, now: datetime) -> dict[str, Any]:
-    return {"event_pk": event_pk, "endpoint_id": endpoint_id, "status": repo.PENDING, "attempts": 0,
-            "next_attempt_at": now, "deadline_at": now + DELIVERY_WINDOW, "created_at": now}
+    return {
+        "event_pk": event_pk,
+        "endpoint_id": endpoint_id,
+        "status": repo.PENDING,
+        "attempts": 0,
+        "next_attempt_at": now,
+        "deadline_at": now + DELIVERY_WINDOW,
+        "created_at": now,
+    }
 
 
-async def deliveries(svc: Services, client: ClientPrincipal, public_id: str, *, limit: str | None,
-                     cursor: str | None) -> dict[str, Any]:
+async def deliveries(
+    svc: Services, client: ClientPrincipal, public_id: str, *, limit: str | None, cursor: str | None
+) -> dict[str, Any]:
     size = paging.parse_limit(limit)
     purpose = f"webhook-deliveries:{public_id}"
     below = paging.decode(svc.box, purpose, client.client_id, cursor)

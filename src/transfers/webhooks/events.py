@@ -52,8 +52,9 @@ def new_event_id() -> str:
     return f"evt_{os.urandom(16).hex()}"
 
 
-def events_of(booking: Mapping[str, Any], from_status: str | None, to_status: str,
-              previous: Mapping[str, Any] | None) -> list[EventSpec]:
+def events_of(
+    booking: Mapping[str, Any], from_status: str | None, to_status: str, previous: Mapping[str, Any] | None
+) -> list[EventSpec]:
     """The events of one change of ``booking`` (as moved) from ``from_status`` (None: created) to
     ``to_status``; ``previous`` is the booking before the change, when the path read it (without
     it only the status part is known: the one-statement paths change nothing else)."""
@@ -86,8 +87,9 @@ def body(event_id: str, event_type: str, created_at: datetime, data: dict[str, A
     return orjson.dumps({"id": event_id, "type": event_type, "created_at": created_at.isoformat(), "data": data})
 
 
-def booking_data(booking: dict[str, Any], event_type: str, sequence: int,
-                 previous_status: str | None) -> dict[str, Any]:
+def booking_data(
+    booking: dict[str, Any], event_type: str, sequence: int, previous_status: str | None
+) -> dict[str, Any]:
     data: dict[str, Any] = {"booking": booking}
     if event_type == EventType.BOOKING_STATUS_CHANGED:
         data["previous_status"] = previous_status

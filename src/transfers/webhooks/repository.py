@@ -34,6 +34,7 @@ def _rows(result: Any) -> list[dict[str, Any]]:
 
 # --- endpoints (always scoped by client) --------------------------------------------------------------
 
+
 def _live(client_id: int) -> Any:
     return and_(W.client_id == client_id, W.deleted_at.is_(None))
 
@@ -57,8 +58,9 @@ async def list_endpoints(conn: AsyncConnection, client_id: int) -> list[dict[str
     return _rows(await conn.execute(select(webhook_endpoints).where(_live(client_id)).order_by(W.id)))
 
 
-async def get_endpoint(conn: AsyncConnection, client_id: int, public_id: str, *,
-                       for_update: bool = False) -> dict[str, Any] | None:
+async def get_endpoint(
+    conn: AsyncConnection, client_id: int, public_id: str, *, for_update: bool = False
+) -> dict[str, Any] | None:
     query = select(webhook_endpoints).where(_live(client_id), W.public_id == public_id)
     if for_update:
         query = query.with_for_update()
@@ -67,19 +69,26 @@ async def get_endpoint(conn: AsyncConnection, client_id: int, public_id: str, *,
 
 
 async def update_endpoint(conn: AsyncConnection, endpoint_id: int, values: dict[str, Any]) -> dict[str, Any]:
-    row = (await conn.execute(update(webhook_endpoints).where(W.id == endpoint_id).values(values)
-                              .returning(*webhook_endpoints.c))).one()
+    row = (
+        await conn.execute(
+            update(webhook_endpoints).where(W.id == endpoint_id).values(values).returning(*webhook_endpoints.c)
+        )
+    ).one()
     return dict(row._mapping)
 
 
 async def fail_pending(conn: AsyncConnection, endpoint_id: int, *, reason: str, now: datetime) -> int:
     """Stop every pending delivery to an endpoint (disabled or deleted): ``failed``, with the reason."""
-    result = await conn.execute(update(webhook_deliveries).where(D.endpoint_id == endpoint_id, D.status == PENDING)
-                                .values(status=FAILED, last_error=reason, finished_at=now, lease_until=None))
+    result = await conn.execute(
+        update(webhook_deliveries)
+        .where(D.endpoint_id == endpoint_id, D.status == PENDING)
+        .values(status=FAILED, last_error=reason, finished_at=now, lease_until=None)
+    )
     return int(result.rowcount)
 
 
 # --- events --------------------------------------------------------------------------------------------
+
 
 async def insert_events(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
     if rows:
@@ -92,15 +101,21 @@ async def insert_event(conn: AsyncConnection, row: dict[str, Any]) -> int:
 
 async def claim_unfanned(conn: AsyncConnection, *, limit: int) -> list[dict[str, Any]]:
     """The oldest events not yet fanned out, row-locked (other workers skip them on PostgreSQL)."""
-    query = (select(client_events).where(E.fanned_out_at.is_(None)).order_by(E.id).limit(limit)
-             .with_for_update(skip_locked=True))
+    query = (
+        select(client_events)
+        .where(E.fanned_out_at.is_(None))
+        .order_by(E.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
     return _rows(await conn.execute(query))
 
 
 async def endpoints_of_clients(conn: AsyncConnection, client_ids: Iterable[int]) -> list[dict[str, Any]]:
     """Enabled, not deleted endpoints of these clients."""
     query = select(W.id, W.client_id, W.events, W.created_at).where(
-        W.client_id.in_(sorted(set(client_ids))), W.status == ENABLED, W.deleted_at.is_(None))
+        W.client_id.in_(sorted(set(client_ids))), W.status == ENABLED, W.deleted_at.is_(None)
+    )
     return _rows(await conn.execute(query))
 
 
@@ -109,9 +124,11 @@ async def bookings_by_id(conn: AsyncConnection, booking_ids: Iterable[int]) -> d
     return {int(r["id"]): Booking.from_row(r) for r in rows.mappings()}
 
 
-_FANNED_OUT = (update(client_events).where(E.id == bindparam("e_pk"))
-               .values(body=bindparam("e_body", type_=E.body.type),
-                       fanned_out_at=bindparam("e_now", type_=E.fanned_out_at.type)))
+_FANNED_OUT = (
+    update(client_events)
+    .where(E.id == bindparam("e_pk"))
+    .values(body=bindparam("e_body", type_=E.body.type), fanned_out_at=bindparam("e_now", type_=E.fanned_out_at.type))
+)
 
 
 async def mark_fanned_out(conn: AsyncConnection, bodies: dict[int, str], *, now: datetime) -> None:
@@ -127,22 +144,33 @@ async def insert_deliveries(conn: AsyncConnection, rows: Sequence[dict[str, Any]
 
 # --- delivery ------------------------------------------------------------------------------------------
 
+
 def _claimable(now: datetime) -> Any:
     return and_(D.status == PENDING, or_(D.lease_until.is_(None), D.lease_until < now))
 
 
-async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int, per_endpoint: int,
-                    busy: Iterable[int] = ()) -> list[dict[str, Any]]:
+async def claim_due(
+    conn: AsyncConnection,
+    *,
+    now: datetime,
+    lease_until: datetime,
+    limit: int,
+    per_endpoint: int,
+    busy: Iterable[int] = (),
+) -> list[dict[str, Any]]:
     """Lease up to ``limit`` due deliveries to enabled endpoints, at most ``per_endpoint`` of any one
     endpoint and none of ``busy`` ones; answers each with its event and endpoint."""
     # The oldest due candidates (one range scan of ix_webhook_deliveries_status_next), a few times the
     # batch so that an endpoint's backlog at the head leaves room for the others; capped per endpoint
     # here. Row-locked, skipping rows another worker is claiming (PostgreSQL).
-    candidates = (select(D.id, D.endpoint_id)
-                  .select_from(webhook_deliveries.join(webhook_endpoints, W.id == D.endpoint_id))
-                  .where(_claimable(now), D.next_attempt_at <= now, W.status == ENABLED, W.deleted_at.is_(None))
-                  .order_by(D.next_attempt_at, D.id).limit(limit * 4)
-                  .with_for_update(skip_locked=True, of=webhook_deliveries))
+    candidates = (
+        select(D.id, D.endpoint_id)
+        .select_from(webhook_deliveries.join(webhook_endpoints, W.id == D.endpoint_id))
+        .where(_claimable(now), D.next_attempt_at <= now, W.status == ENABLED, W.deleted_at.is_(None))
+        .order_by(D.next_attempt_at, D.id)
+        .limit(limit * 4)
+        .with_for_update(skip_locked=True, of=webhook_deliveries)
+    )
     skip = sorted(set(busy))
     if skip:
         candidates = candidates.where(D.endpoint_id.not_in(skip))
@@ -156,31 +184,72 @@ async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: dateti
                 break
     if not chosen:
         return []
-    ids = [int(i) for i in (await conn.execute(
-        update(webhook_deliveries).where(D.id.in_(chosen), _claimable(now))
-        .values(lease_until=lease_until).returning(D.id))).scalars()]
+    ids = [
+        int(i)
+        for i in (
+            await conn.execute(
+                update(webhook_deliveries)
+                .where(D.id.in_(chosen), _claimable(now))
+                .values(lease_until=lease_until)
+                .returning(D.id)
+            )
+        ).scalars()
+    ]
     if not ids:
         return []
-    query = (select(D.id, D.endpoint_id, D.attempts, D.lease_until, D.deadline_at, D.created_at,
-                    E.event_id, E.type, E.body, W.url, W.secret_enc, W.old_secret_enc, W.old_secret_until)
-             .select_from(webhook_deliveries.join(client_events, E.id == D.event_pk)
-                          .join(webhook_endpoints, W.id == D.endpoint_id))
-             .where(D.id.in_(ids)).order_by(D.next_attempt_at, D.id))
+    query = (
+        select(
+            D.id,
+            D.endpoint_id,
+            D.attempts,
+            D.lease_until,
+            D.deadline_at,
+            D.created_at,
+            E.event_id,
+            E.type,
+            E.body,
+            W.url,
+            W.secret_enc,
+            W.old_secret_enc,
+            W.old_secret_until,
+        )
+        .select_from(
+            webhook_deliveries.join(client_events, E.id == D.event_pk).join(webhook_endpoints, W.id == D.endpoint_id)
+        )
+        .where(D.id.in_(ids))
+        .order_by(D.next_attempt_at, D.id)
+    )
     return _rows(await conn.execute(query))
 
 
-async def record(conn: AsyncConnection, delivery: dict[str, Any], *, status: str, now: datetime,
-                 http_status: int | None, error: str | None, next_attempt_at: datetime | None) -> bool:
+async def record(
+    conn: AsyncConnection,
+    delivery: dict[str, Any],
+    *,
+    status: str,
+    now: datetime,
+    http_status: int | None,
+    error: str | None,
+    next_attempt_at: datetime | None,
+) -> bool:
     """The attempt's outcome on a delivery we still hold the lease on: finished (delivered or
     failed) or rescheduled (``next_attempt_at``). False when the lease was lost."""
-    values: dict[str, Any] = {"attempts": D.attempts + 1, "lease_until": None, "last_http_status": http_status,
-                              "last_error": (error or "")[:1000] or None, "status": status}
+    values: dict[str, Any] = {
+        "attempts": D.attempts + 1,
+        "lease_until": None,
+        "last_http_status": http_status,
+        "last_error": (error or "")[:1000] or None,
+        "status": status,
+    }
     if status == PENDING:
         values["next_attempt_at"] = next_attempt_at
     else:
         values["finished_at"] = now
-    result = await conn.execute(update(webhook_deliveries).where(
-        D.id == delivery["id"], D.status == PENDING, D.lease_until == delivery["lease_until"]).values(values))
+    result = await conn.execute(
+        update(webhook_deliveries)
+        .where(D.id == delivery["id"], D.status == PENDING, D.lease_until == delivery["lease_until"])
+        .values(values)
+    )
     return result.rowcount == 1
 
 
@@ -188,39 +257,65 @@ async def record(conn: AsyncConnection, delivery: dict[str, Any], *, status: str
 # (``Database.write_one_unflushed``): a record lost in a PostgreSQL crash only means the delivery is
 # sent again after its lease, with the same webhook-id, which at-least-once delivery allows anyway;
 # waiting for a WAL flush per delivery was most of a delivery's cost (bench/webhooks.py).
-_RECORDED = (update(webhook_deliveries)
-             .where(D.id == bindparam("d_id"), D.status == PENDING,
-                    D.lease_until == bindparam("d_lease", type_=D.lease_until.type))
-             .values(attempts=D.attempts + 1, lease_until=None,
-                     last_http_status=bindparam("d_http", type_=D.last_http_status.type),
-                     last_error=bindparam("d_error", type_=D.last_error.type),
-                     status=bindparam("d_status", type_=D.status.type),
-                     next_attempt_at=func.coalesce(bindparam("d_next", type_=D.next_attempt_at.type),
-                                                   D.next_attempt_at),
-                     finished_at=bindparam("d_finished", type_=D.finished_at.type))
-             .returning(D.id).cte("recorded"))
+_RECORDED = (
+    update(webhook_deliveries)
+    .where(
+        D.id == bindparam("d_id"), D.status == PENDING, D.lease_until == bindparam("d_lease", type_=D.lease_until.type)
+    )
+    .values(
+        attempts=D.attempts + 1,
+        lease_until=None,
+        last_http_status=bindparam("d_http", type_=D.last_http_status.type),
+        last_error=bindparam("d_error", type_=D.last_error.type),
+        status=bindparam("d_status", type_=D.status.type),
+        next_attempt_at=func.coalesce(bindparam("d_next", type_=D.next_attempt_at.type), D.next_attempt_at),
+        finished_at=bindparam("d_finished", type_=D.finished_at.type),
+    )
+    .returning(D.id)
+    .cte("recorded")
+)
 RECORD_STATEMENT = DirectStatement(select(_RECORDED.c.id))
 
 
-def record_params(delivery: dict[str, Any], *, status: str, now: datetime, http_status: int | None,
-                  error: str | None, next_attempt_at: datetime | None) -> dict[str, Any]:
-    return {"d_id": delivery["id"], "d_lease": delivery["lease_until"], "d_http": http_status,
-            "d_error": (error or "")[:1000] or None, "d_status": status, "d_next": next_attempt_at,
-            "d_finished": None if status == PENDING else now}
+def record_params(
+    delivery: dict[str, Any],
+    *,
+    status: str,
+    now: datetime,
+    http_status: int | None,
+    error: str | None,
+    next_attempt_at: datetime | None,
+) -> dict[str, Any]:
+    return {
+        "d_id": delivery["id"],
+        "d_lease": delivery["lease_until"],
+        "d_http": http_status,
+        "d_error": (error or "")[:1000] or None,
+        "d_status": status,
+        "d_next": next_attempt_at,
+        "d_finished": None if status == PENDING else now,
+    }
 
 
 async def disable_endpoint(conn: AsyncConnection, endpoint_id: int, *, reason: str, now: datetime) -> None:
-    await conn.execute(update(webhook_endpoints).where(W.id == endpoint_id, W.status == ENABLED)
-                       .values(status=DISABLED, disabled_reason=reason, updated_at=now))
+    await conn.execute(
+        update(webhook_endpoints)
+        .where(W.id == endpoint_id, W.status == ENABLED)
+        .values(status=DISABLED, disabled_reason=reason, updated_at=now)
+    )
 
 
-async def deliveries_page(conn: AsyncConnection, endpoint_id: int, *, below_id: int | None,
-                          limit: int) -> list[dict[str, Any]]:
+async def deliveries_page(
+    conn: AsyncConnection, endpoint_id: int, *, below_id: int | None, limit: int
+) -> list[dict[str, Any]]:
     """An endpoint's delivery log, newest first."""
-    query = (select(D.id, D.status, D.attempts, D.last_http_status, D.next_attempt_at, D.created_at,
-                    E.event_id, E.type)
-             .select_from(webhook_deliveries.join(client_events, E.id == D.event_pk))
-             .where(D.endpoint_id == endpoint_id).order_by(D.id.desc()).limit(limit))
+    query = (
+        select(D.id, D.status, D.attempts, D.last_http_status, D.next_attempt_at, D.created_at, E.event_id, E.type)
+        .select_from(webhook_deliveries.join(client_events, E.id == D.event_pk))
+        .where(D.endpoint_id == endpoint_id)
+        .order_by(D.id.desc())
+        .limit(limit)
+    )
     if below_id is not None:
         query = query.where(D.id < below_id)
     return _rows(await conn.execute(query))
@@ -228,16 +323,38 @@ async def deliveries_page(conn: AsyncConnection, endpoint_id: int, *, below_id: 
 
 # --- operators (``transfers outbox list/retry``) -------------------------------------------------------
 
-async def list_for_operator(conn: AsyncConnection, *, statuses: Sequence[str] | None,
-                            limit: int) -> list[dict[str, Any]]:
+
+async def list_for_operator(
+    conn: AsyncConnection, *, statuses: Sequence[str] | None, limit: int
+) -> list[dict[str, Any]]:
     """Newest first, with the event, the client and the endpoint's URL."""
-    query = (select(D.id, D.status, D.attempts, D.next_attempt_at, D.deadline_at, D.lease_until, D.last_error,
-                    D.last_http_status, D.created_at, D.finished_at, E.event_id, E.type, E.client_id,
-                    bookings.c.reservation_no, W.url, W.public_id.label("endpoint_id"))
-             .select_from(webhook_deliveries.join(client_events, E.id == D.event_pk)
-                          .join(webhook_endpoints, W.id == D.endpoint_id)
-                          .outerjoin(bookings, bookings.c.id == E.booking_id))
-             .order_by(D.id.desc()).limit(limit))
+    query = (
+        select(
+            D.id,
+            D.status,
+            D.attempts,
+            D.next_attempt_at,
+            D.deadline_at,
+            D.lease_until,
+            D.last_error,
+            D.last_http_status,
+            D.created_at,
+            D.finished_at,
+            E.event_id,
+            E.type,
+            E.client_id,
+            bookings.c.reservation_no,
+            W.url,
+            W.public_id.label("endpoint_id"),
+        )
+        .select_from(
+            webhook_deliveries.join(client_events, E.id == D.event_pk)
+            .join(webhook_endpoints, W.id == D.endpoint_id)
+            .outerjoin(bookings, bookings.c.id == E.booking_id)
+        )
+        .order_by(D.id.desc())
+        .limit(limit)
+    )
     if statuses is not None:
         query = query.where(D.status.in_(list(statuses)))
     return _rows(await conn.execute(query))
@@ -245,9 +362,11 @@ async def list_for_operator(conn: AsyncConnection, *, statuses: Sequence[str] | 
 
 async def retry(conn: AsyncConnection, delivery_id: int, *, now: datetime, deadline: datetime) -> bool:
     """A failed delivery pending again, due now, with a new deadline; same event, same webhook-id."""
-    result = await conn.execute(update(webhook_deliveries).where(D.id == delivery_id, D.status == FAILED)
-                                .values(status=PENDING, next_attempt_at=now, deadline_at=deadline,
-                                        lease_until=None, finished_at=None))
+    result = await conn.execute(
+        update(webhook_deliveries)
+        .where(D.id == delivery_id, D.status == FAILED)
+        .values(status=PENDING, next_attempt_at=now, deadline_at=deadline, lease_until=None, finished_at=None)
+    )
     return result.rowcount == 1
 
 
@@ -259,13 +378,30 @@ async def pending_summary(conn: AsyncConnection) -> tuple[int, datetime | None]:
 async def lock_for_retry(conn: AsyncConnection, delivery_id: int) -> dict[str, Any] | None:
     """A delivery with its event, booking number and endpoint state, the delivery's row locked
     (``webhooks/retry.py``, the operator's retry)."""
-    query = (select(D.id, D.status, D.attempts, D.last_error, D.finished_at, D.next_attempt_at, E.event_id, E.type,
-                    E.client_id, bookings.c.reservation_no, W.public_id.label("endpoint_id"),
-                    W.status.label("endpoint_status"), W.deleted_at.label("endpoint_deleted_at"))
-             .select_from(webhook_deliveries.join(client_events, E.id == D.event_pk)
-                          .join(webhook_endpoints, W.id == D.endpoint_id)
-                          .outerjoin(bookings, bookings.c.id == E.booking_id))
-             .where(D.id == delivery_id).with_for_update(of=webhook_deliveries))
+    query = (
+        select(
+            D.id,
+            D.status,
+            D.attempts,
+            D.last_error,
+            D.finished_at,
+            D.next_attempt_at,
+            E.event_id,
+            E.type,
+            E.client_id,
+            bookings.c.reservation_no,
+            W.public_id.label("endpoint_id"),
+            W.status.label("endpoint_status"),
+            W.deleted_at.label("endpoint_deleted_at"),
+        )
+        .select_from(
+            webhook_deliveries.join(client_events, E.id == D.event_pk)
+            .join(webhook_endpoints, W.id == D.endpoint_id)
+            .outerjoin(bookings, bookings.c.id == E.booking_id)
+        )
+        .where(D.id == delivery_id)
+        .with_for_update(of=webhook_deliveries)
+    )
     rows = _rows(await conn.execute(query))
     return rows[0] if rows else None
 
@@ -273,9 +409,16 @@ async def lock_for_retry(conn: AsyncConnection, delivery_id: int) -> dict[str, A
 async def prune_before(conn: AsyncConnection, cutoff: datetime, *, limit: int) -> int:
     """Up to ``limit`` client events older than ``cutoff`` with no delivery still pending, deleted
     with their deliveries (the delivery log keeps the retention period). Returns how many events."""
-    old = (select(E.id).where(E.created_at < cutoff, E.fanned_out_at.is_not(None),
-                              ~exists(select(D.id).where(D.event_pk == E.id, D.status == PENDING)))
-           .order_by(E.id).limit(limit))
+    old = (
+        select(E.id)
+        .where(
+            E.created_at < cutoff,
+            E.fanned_out_at.is_not(None),
+            ~exists(select(D.id).where(D.event_pk == E.id, D.status == PENDING)),
+        )
+        .order_by(E.id)
+        .limit(limit)
+    )
     ids = [int(i) for i in (await conn.execute(old)).scalars()]
     if ids:
         await conn.execute(delete(webhook_deliveries).where(D.event_pk.in_(ids)))

@@ -34,9 +34,16 @@ class RetriedWebhook:
     deadline: datetime
 
     def as_dict(self) -> dict[str, Any]:
-        return {"webhook_delivery_id": self.delivery_id, "event_id": self.event_id, "type": self.type,
-                "status": repo.PENDING, "previous_status": repo.FAILED, "reservation_no": self.reservation_no,
-                "next_attempt_at": self.next_attempt_at.isoformat(), "deadline": self.deadline.isoformat()}
+        return {
+            "webhook_delivery_id": self.delivery_id,
+            "event_id": self.event_id,
+            "type": self.type,
+            "status": repo.PENDING,
+            "previous_status": repo.FAILED,
+            "reservation_no": self.reservation_no,
+            "next_attempt_at": self.next_attempt_at.isoformat(),
+            "deadline": self.deadline.isoformat(),
+        }
 
 
 def _when(value: datetime | None) -> str:
@@ -52,23 +59,38 @@ async def retry_webhook_delivery(db: Database, clock: Clock, delivery_id: int, *
         if found is None:
             raise MessageNotFound(f"no webhook delivery {delivery_id}")
         if found["status"] == repo.DELIVERED:
-            raise RetryRefused(f"webhook delivery {delivery_id} was delivered at {_when(found['finished_at'])}; "
-                               "nothing to retry")
+            raise RetryRefused(
+                f"webhook delivery {delivery_id} was delivered at {_when(found['finished_at'])}; nothing to retry"
+            )
         if found["status"] == repo.PENDING:
-            raise RetryRefused(f"webhook delivery {delivery_id} is still pending (next attempt at "
-                               f"{_when(found['next_attempt_at'])}); nothing to retry")
+            raise RetryRefused(
+                f"webhook delivery {delivery_id} is still pending (next attempt at "
+                f"{_when(found['next_attempt_at'])}); nothing to retry"
+            )
         if found["endpoint_deleted_at"] is not None or found["endpoint_status"] != repo.ENABLED:
-            raise RetryRefused(f"webhook delivery {delivery_id}: endpoint {found['endpoint_id']} is "
-                               f"{'deleted' if found['endpoint_deleted_at'] is not None else 'disabled'}; "
-                               "the client enables it first")
+            raise RetryRefused(
+                f"webhook delivery {delivery_id}: endpoint {found['endpoint_id']} is "
+                f"{'deleted' if found['endpoint_deleted_at'] is not None else 'disabled'}; "
+                "the client enables it first"
+            )
         deadline = now + RETRY_WINDOW
         if not await repo.retry(conn, delivery_id, now=now, deadline=deadline):
             raise RetryRefused(f"webhook delivery {delivery_id} changed meanwhile; try again")
         await record_admin_action(
-            conn, actor=actor, action="webhook.retry", subject=f"webhook_delivery:{delivery_id}",
-            details={"event_id": found["event_id"], "type": found["type"], "client_id": found["client_id"],
-                     "endpoint_id": found["endpoint_id"], "reservation_no": found["reservation_no"],
-                     "attempts": found["attempts"], "last_error": found["last_error"],
-                     "deadline": deadline.isoformat()},
-            now=now)
+            conn,
+            actor=actor,
+            action="webhook.retry",
+            subject=f"webhook_delivery:{delivery_id}",
+            details={
+                "event_id": found["event_id"],
+                "type": found["type"],
+                "client_id": found["client_id"],
+                "endpoint_id": found["endpoint_id"],
+                "reservation_no": found["reservation_no"],
+                "attempts": found["attempts"],
+                "last_error": found["last_error"],
+                "deadline": deadline.isoformat(),
+            },
+            now=now,
+        )
     return RetriedWebhook(delivery_id, found["event_id"], found["type"], found["reservation_no"], now, deadline)

@@ -18,18 +18,26 @@ router = APIRouter(prefix="/api/v1/booking-api", tags=["Booking API"])
 
 _DATE_TIME = {"type": "string", "format": "date-time"}
 _STATUS = "|".join(s.value for s in BookingStatus)
-register_query_types("list_bookings", {
-    "status": {"type": "array", "items": {
-        "type": "string", "pattern": f"^({_STATUS})(,({_STATUS}))*$",
-        "description": "a BookingStatus, or several separated by commas", "examples": ["APPROVED,CANCELLED"],
-    }},
-    "pickup_from": _DATE_TIME,
-    "pickup_to": _DATE_TIME,
-    "created_from": _DATE_TIME,
-    "created_to": _DATE_TIME,
-    "limit": {"type": "integer", "minimum": 1, "maximum": paging.MAX_LIMIT, "default": paging.DEFAULT_LIMIT},
-    "cursor": {"type": "string", "maxLength": paging.MAX_CURSOR_CHARS},
-})
+register_query_types(
+    "list_bookings",
+    {
+        "status": {
+            "type": "array",
+            "items": {
+                "type": "string",
+                "pattern": f"^({_STATUS})(,({_STATUS}))*$",
+                "description": "a BookingStatus, or several separated by commas",
+                "examples": ["APPROVED,CANCELLED"],
+            },
+        },
+        "pickup_from": _DATE_TIME,
+        "pickup_to": _DATE_TIME,
+        "created_from": _DATE_TIME,
+        "created_to": _DATE_TIME,
+        "limit": {"type": "integer", "minimum": 1, "maximum": paging.MAX_LIMIT, "default": paging.DEFAULT_LIMIT},
+        "cursor": {"type": "string", "maxLength": paging.MAX_CURSOR_CHARS},
+    },
+)
 
 DESCRIPTION = """\
 **Beyond SPEC.md**: the specification has no list operation; this one is offered for integrators
@@ -68,7 +76,14 @@ async def list_bookings(
 ) -> Response:
     svc = services(request)
     wanted = listing.parse_filter(
-        svc, client, statuses=status or [], pickup_from=pickup_from, pickup_to=pickup_to,
-        created_from=created_from, created_to=created_to, limit=limit, cursor=cursor,
+        svc,
+        client,
+        statuses=status or [],
+        pickup_from=pickup_from,
+        pickup_to=pickup_to,
+        created_from=created_from,
+        created_to=created_to,
+        limit=limit,
+        cursor=cursor,
     )
     return JSONBody(await listing.list_bookings(svc, client, wanted))

@@ -21,22 +21,35 @@ from transfers.idempotency.service import check_key, run_idempotent
 
 router = APIRouter(prefix="/api/v1/booking-api", tags=["Booking API"])
 register_body("create_booking", schemas.CreateBookingRequest)
-register_query_types("cancel_booking", {
-    "cancellation_id": {"type": "integer", "description": "id of an active cancellation reason"},
-    "reservation_no": {"type": "string"},
-    "note": {"type": ["string", "null"], "maxLength": 1000},
-})
+register_query_types(
+    "cancel_booking",
+    {
+        "cancellation_id": {"type": "integer", "description": "id of an active cancellation reason"},
+        "reservation_no": {"type": "string"},
+        "note": {"type": ["string", "null"], "maxLength": 1000},
+    },
+)
 register_query_types("get_booking", {"reservation_no": {"type": "string", "maxLength": 255}})
 
-IDEMPOTENCY_PARAMETER: dict[str, Any] = {"parameters": [{
-    "name": "Idempotency-Key", "in": "header", "required": False,
-    "description": "1-255 characters; a repeat within 24 h replays the first answer",
-    "schema": {"type": "string", "minLength": 1, "maxLength": 255},
-}]}
+IDEMPOTENCY_PARAMETER: dict[str, Any] = {
+    "parameters": [
+        {
+            "name": "Idempotency-Key",
+            "in": "header",
+            "required": False,
+            "description": "1-255 characters; a repeat within 24 h replays the first answer",
+            "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+        }
+    ]
+}
 
 
-async def _idempotent(request: Request, client: ClientPrincipal,
-                      work: Callable[[str | None], Awaitable[dict[str, Any]]], success: int = 200) -> Response:
+async def _idempotent(
+    request: Request,
+    client: ClientPrincipal,
+    work: Callable[[str | None], Awaitable[dict[str, Any]]],
+    success: int = 200,
+) -> Response:
     """Run ``work`` under the caller's Idempotency-Key, if any, storing and replaying its answer
     (``success``: the HTTP status of a successful one)."""
     raw_key = request.headers.get("idempotency-key")
@@ -59,7 +72,6 @@ async def _idempotent(request: Request, client: ClientPrincipal,
     answer = await run_idempotent(services(request), client.client_id, key, same_request, rendered)
     headers = {"Idempotent-Replayed": "true"} if answer.replayed else {}
     return Response(answer.body, status_code=answer.status, media_type="application/json", headers=headers)
-
 
 
 @router.post(
@@ -88,10 +100,17 @@ async def create_booking(request: Request, client: ClientPrincipal = Depends(cur
     response_model=schemas.BookingResource,
     responses=schemas.WITH_VALIDATION,
     operation_id="get_booking",
-    openapi_extra={"parameters": [{
-        "name": "reservation_no", "in": "query", "required": False,
-        "description": "the booking's reservation number", "schema": {"type": "string"},
-    }]},
+    openapi_extra={
+        "parameters": [
+            {
+                "name": "reservation_no",
+                "in": "query",
+                "required": False,
+                "description": "the booking's reservation number",
+                "schema": {"type": "string"},
+            }
+        ]
+    },
 )
 async def get_booking(request: Request) -> Response:
     # The hottest read: its caller and its one parameter are taken here rather than through
@@ -138,8 +157,11 @@ register_body("amend_booking", AmendBookingRequest)
     responses=schemas.WITH_VALIDATION,
     operation_id="cancellation_quote",
 )
-async def cancellation_quote(request: Request, reservation_no: str | None = Query(default=None),
-                             client: ClientPrincipal = Depends(current_client)) -> Response:
+async def cancellation_quote(
+    request: Request,
+    reservation_no: str | None = Query(default=None),
+    client: ClientPrincipal = Depends(current_client),
+) -> Response:
     request.state.reservation_no = reservation_no
     return JSONBody(await service.cancellation_quote(services(request), client, reservation_no))
 
@@ -149,15 +171,28 @@ async def cancellation_quote(request: Request, reservation_no: str | None = Quer
     summary="Amend a booking (the partner confirms)",
     status_code=202,
     response_model=schemas.CreateBookingResource,
-    responses={**schemas.IDEMPOTENT, **schemas.service_errors(
-        ErrorCode.AMENDMENT_IN_PROGRESS, ErrorCode.IDEMPOTENCY_KEY_IN_USE),
-        422: schemas.IDEMPOTENT[422] | {"description": "a SPEC code of the field, or AMENDMENT_NOT_ALLOWED, "
-                                                       "FIELD_NOT_AMENDABLE, AMENDMENT_EMPTY, IDEMPOTENCY_KEY_REUSED"}},
+    responses={
+        **schemas.IDEMPOTENT,
+        **schemas.service_errors(ErrorCode.AMENDMENT_IN_PROGRESS, ErrorCode.IDEMPOTENCY_KEY_IN_USE),
+        422: schemas.IDEMPOTENT[422]
+        | {
+            "description": "a SPEC code of the field, or AMENDMENT_NOT_ALLOWED, "
+            "FIELD_NOT_AMENDABLE, AMENDMENT_EMPTY, IDEMPOTENCY_KEY_REUSED"
+        },
+    },
     operation_id="amend_booking",
-    openapi_extra={"parameters": [*IDEMPOTENCY_PARAMETER["parameters"], {
-        "name": "reservation_no", "in": "query", "required": False,
-        "description": "the booking's reservation number", "schema": {"type": "string"},
-    }]},
+    openapi_extra={
+        "parameters": [
+            *IDEMPOTENCY_PARAMETER["parameters"],
+            {
+                "name": "reservation_no",
+                "in": "query",
+                "required": False,
+                "description": "the booking's reservation number",
+                "schema": {"type": "string"},
+            },
+        ]
+    },
 )
 async def amend_booking(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
     reservation_no = request.query_params.get("reservation_no")

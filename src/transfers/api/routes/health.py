@@ -30,6 +30,7 @@ async def readyz(request: Request) -> Response:
             raise
         return JSONBody(
             service_error_body(ErrorCode.UNAVAILABLE, "The database cannot be reached."),
-            status_code=503, headers={"Retry-After": "5"},
+            status_code=503,
+            headers={"Retry-After": "5"},
         )
     return JSONBody({"status": "ready"})

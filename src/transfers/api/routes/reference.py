@@ -22,7 +22,11 @@ def _catalogue_route(name: str, summary: str) -> None:
         return JSONBody({"data": items})
 
     public.add_api_route(
-        f"/{name}", handler, methods=["GET"], summary=summary, response_model=schemas.ReferenceList,
+        f"/{name}",
+        handler,
+        methods=["GET"],
+        summary=summary,
+        response_model=schemas.ReferenceList,
         operation_id=f"reference_{name}",
     )
 
@@ -39,9 +43,7 @@ _catalogue_route("type", "Vehicle types")
     responses=schemas.AUTH_ERRORS,
     operation_id="cancellation_reasons",
 )
-async def cancellation_reasons(
-    request: Request, client: ClientPrincipal = Depends(current_client)
-) -> Response:
+async def cancellation_reasons(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
     async with services(request).db.read() as conn:
         reasons = await active_cancellation_reasons(conn)
     return JSONBody(reasons)

@@ -63,8 +63,9 @@ async def update_booking(request: Request, partner: PartnerPrincipal = Depends(c
     operation_id="reverse_booking_info",
     openapi_extra={"security": [{"BearerAuth": []}]},
 )
-async def booking_info(request: Request, reservation_no: str,
-                       partner: PartnerPrincipal = Depends(current_partner)) -> Response:
+async def booking_info(
+    request: Request, reservation_no: str, partner: PartnerPrincipal = Depends(current_partner)
+) -> Response:
     request.state.reservation_no = reservation_no
     if not could_exist(reservation_no):
         raise PartnerApiError(404, "Booking not found")

@@ -17,16 +17,24 @@ from transfers.wallet import statement
 router = APIRouter(prefix="/api/v1/booking-api", tags=["Wallet"])
 
 _DATE_TIME = {"type": "string", "format": "date-time"}
-register_query_types("list_wallet_entries", {
-    "created_from": _DATE_TIME,
-    "created_to": _DATE_TIME,
-    "limit": {"type": "integer", "minimum": 1, "maximum": paging.MAX_LIMIT, "default": paging.DEFAULT_LIMIT},
-    "cursor": {"type": "string", "maxLength": paging.MAX_CURSOR_CHARS},
-})
+register_query_types(
+    "list_wallet_entries",
+    {
+        "created_from": _DATE_TIME,
+        "created_to": _DATE_TIME,
+        "limit": {"type": "integer", "minimum": 1, "maximum": paging.MAX_LIMIT, "default": paging.DEFAULT_LIMIT},
+        "cursor": {"type": "string", "maxLength": paging.MAX_CURSOR_CHARS},
+    },
+)
 
 
-@router.get("/wallet", summary="Your wallet's balance", response_model=cs.Wallet, responses=schemas.AUTH_ERRORS,
-            operation_id="get_wallet")
+@router.get(
+    "/wallet",
+    summary="Your wallet's balance",
+    response_model=cs.Wallet,
+    responses=schemas.AUTH_ERRORS,
+    operation_id="get_wallet",
+)
 async def get_wallet(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
     return JSONBody(await statement.summary(services(request), client))
 
@@ -35,9 +43,9 @@ async def get_wallet(request: Request, client: ClientPrincipal = Depends(current
     "/wallet/entries",
     summary="Your wallet's statement, newest first",
     description="Every movement of the balance in the order it happened, newest first, each with the "
-                "balance right after it. Paged like the booking list: pass `next_cursor` back as "
-                "`cursor`; `created_from` inclusive, `created_to` exclusive (ISO 8601 with offset). "
-                "422 `INVALID_FILTER` / `INVALID_CURSOR` in the string-code shape.",
+    "balance right after it. Paged like the booking list: pass `next_cursor` back as "
+    "`cursor`; `created_from` inclusive, `created_to` exclusive (ISO 8601 with offset). "
+    "422 `INVALID_FILTER` / `INVALID_CURSOR` in the string-code shape.",
     response_model=cs.WalletEntryPage,
     responses=cs.WALLET_ERRORS,
     operation_id="list_wallet_entries",
@@ -50,5 +58,8 @@ async def list_wallet_entries(
     created_to: str | None = Query(default=None, description="before (ISO 8601 with offset)"),
     client: ClientPrincipal = Depends(current_client),
 ) -> Response:
-    return JSONBody(await statement.entries(services(request), client, limit=limit, cursor=cursor,
-                                            created_from=created_from, created_to=created_to))
+    return JSONBody(
+        await statement.entries(
+            services(request), client, limit=limit, cursor=cursor, created_from=created_from, created_to=created_to
+        )
+    )

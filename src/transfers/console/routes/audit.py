@@ -28,17 +28,31 @@ async def audit_log(request: Request, viewer: Signed) -> Response:
     rows = []
     if not errors:
         async with services(request).db.read() as conn:
-            rows = await queries.audit_entries(conn, before=before, limit=PAGE_SIZE + 1, actor=actor or None,
-                                               subject=subject or None)
+            rows = await queries.audit_entries(
+                conn, before=before, limit=PAGE_SIZE + 1, actor=actor or None, subject=subject or None
+            )
     next_link = None
     if len(rows) > PAGE_SIZE:
         rows = rows[:PAGE_SIZE]
         kept = {k: v for k, v in params.items() if k != "cursor" and v}
-        next_link = f"{PREFIX}/audit?" + urlencode({**kept, "cursor": encode_cursor(rows[-1]["created_at"],
-                                                                                     rows[-1]["id"])})
-    return page(request, "audit.html", {
-        "active": "Audit log", "rows": rows, "errors": errors, "typed": {"actor": actor, "subject": subject},
-        "next_link": next_link, "first_page": before is None,
-        "notice": "That page link is out of date; showing the newest entries." if cursor_value and before is None
-        else "",
-    }, viewer=viewer, title="Audit log", status_code=400 if errors else 200)
+        next_link = f"{PREFIX}/audit?" + urlencode(
+            {**kept, "cursor": encode_cursor(rows[-1]["created_at"], rows[-1]["id"])}
+        )
+    return page(
+        request,
+        "audit.html",
+        {
+            "active": "Audit log",
+            "rows": rows,
+            "errors": errors,
+            "typed": {"actor": actor, "subject": subject},
+            "next_link": next_link,
+            "first_page": before is None,
+            "notice": "That page link is out of date; showing the newest entries."
+            if cursor_value and before is None
+            else "",
+        },
+        viewer=viewer,
+        title="Audit log",
+        status_code=400 if errors else 200,
+    )

@@ -36,8 +36,10 @@ router = APIRouter()
 PAGE_SIZE = 50
 STATUSES = [s.value for s in BookingStatus if s is not BookingStatus.DEFAULT]
 MAX_RESERVATION_CHARS = 64
-NOTICES = {"cancelled": "The booking is cancelled; the client is refunded and the partner will be told.",
-           "refunded": "The booking is refunded."}
+NOTICES = {
+    "cancelled": "The booking is cancelled; the client is refunded and the partner will be told.",
+    "refunded": "The booking is refunded.",
+}
 
 
 @router.get("/bookings")
@@ -54,16 +56,30 @@ async def bookings_list(request: Request, viewer: Signed) -> Response:
     pickup_to, to_error = day(params.get("pickup_to"))
     if search_error:
         search_error = f"Search is limited to {MAX_SEARCH_CHARS} characters; nothing was searched."
-    errors = {field: message for field, message in (
-        ("q", search_error), ("status", status_error), ("client", client_error), ("partner", partner_error),
-        ("pickup_from", from_error), ("pickup_to", to_error)) if message}
+    errors = {
+        field: message
+        for field, message in (
+            ("q", search_error),
+            ("status", status_error),
+            ("client", client_error),
+            ("partner", partner_error),
+            ("pickup_from", from_error),
+            ("pickup_to", to_error),
+        )
+        if message
+    }
     cursor_value = params.get("cursor")
     before = decode_cursor(cursor_value)
     notice = "That page link is out of date; showing the newest bookings." if cursor_value and before is None else ""
     wanted = queries.BookingFilter(
-        search=search or None, status=status, client_id=client_id, partner_id=partner_id,
+        search=search or None,
+        status=status,
+        client_id=client_id,
+        partner_id=partner_id,
         pickup_from=day_start(pickup_from) if pickup_from else None,
-        pickup_to=day_end(pickup_to) if pickup_to else None, before=before)
+        pickup_to=day_end(pickup_to) if pickup_to else None,
+        before=before,
+    )
     svc = services(request)
     rows: list[dict[str, Any]] = []
     async with svc.db.read() as conn:
@@ -77,14 +93,30 @@ async def bookings_list(request: Request, viewer: Signed) -> Response:
         rows = rows[:PAGE_SIZE]
         last = rows[-1]
         next_link = f"{PREFIX}/bookings?" + urlencode({**kept, "cursor": encode_cursor(last["created_at"], last["id"])})
-    typed = {k: params.get(k, "")[:MAX_SEARCH_CHARS + 1] for k in
-             ("q", "status", "client", "partner", "pickup_from", "pickup_to")}
-    return page(request, "bookings/list.html", {
-        "active": "Bookings", "rows": rows, "errors": errors, "typed": typed, "statuses": STATUSES,
-        "clients": clients, "partners": partners, "next_link": next_link, "notice": notice,
-        "newest_link": f"{PREFIX}/bookings?" + urlencode(kept),
-        "first_page": before is None,
-    }, viewer=viewer, title="Bookings", status_code=400 if errors else 200)
+    typed = {
+        k: params.get(k, "")[: MAX_SEARCH_CHARS + 1]
+        for k in ("q", "status", "client", "partner", "pickup_from", "pickup_to")
+    }
+    return page(
+        request,
+        "bookings/list.html",
+        {
+            "active": "Bookings",
+            "rows": rows,
+            "errors": errors,
+            "typed": typed,
+            "statuses": STATUSES,
+            "clients": clients,
+            "partners": partners,
+            "next_link": next_link,
+            "notice": notice,
+            "newest_link": f"{PREFIX}/bookings?" + urlencode(kept),
+            "first_page": before is None,
+        },
+        viewer=viewer,
+        title="Bookings",
+        status_code=400 if errors else 200,
+    )
 
 
 def _wanted_number(reservation_no: str) -> str:
@@ -94,22 +126,42 @@ def _wanted_number(reservation_no: str) -> str:
     return number
 
 
-async def _booking_page(request: Request, viewer: Viewer, reservation_no: str, *, status_code: int = 200,
-                        errors: dict[str, str] | None = None, typed: dict[str, str] | None = None,
-                        notice: str = "", problem: str = "") -> Response:
+async def _booking_page(
+    request: Request,
+    viewer: Viewer,
+    reservation_no: str,
+    *,
+    status_code: int = 200,
+    errors: dict[str, str] | None = None,
+    typed: dict[str, str] | None = None,
+    notice: str = "",
+    problem: str = "",
+) -> Response:
     svc = services(request)
     detail = await load_detail(svc.db, _wanted_number(reservation_no))
     if detail is None:
         raise PageNotFound(f"There is no booking {reservation_no[:MAX_RESERVATION_CHARS]}.")
     booking = detail.booking
     status = booking.status
-    return page(request, "bookings/detail.html", {
-        "active": "Bookings", "d": detail, "b": booking,
-        "can_cancel": can_transition(status, BookingStatus.CANCELLED) and viewer.may(Capability.CANCEL_BOOKING),
-        "can_refund": status is BookingStatus.COMPLETED and viewer.may(Capability.MOVE_MONEY),
-        "can_sync": viewer.may(Capability.SYNC_BOOKING),
-        "errors": errors or {}, "typed": typed or {}, "notice": notice, "problem": problem,
-    }, viewer=viewer, title=f"Booking {booking.reservation_no}", status_code=status_code)
+    return page(
+        request,
+        "bookings/detail.html",
+        {
+            "active": "Bookings",
+            "d": detail,
+            "b": booking,
+            "can_cancel": can_transition(status, BookingStatus.CANCELLED) and viewer.may(Capability.CANCEL_BOOKING),
+            "can_refund": status is BookingStatus.COMPLETED and viewer.may(Capability.MOVE_MONEY),
+            "can_sync": viewer.may(Capability.SYNC_BOOKING),
+            "errors": errors or {},
+            "typed": typed or {},
+            "notice": notice,
+            "problem": problem,
+        },
+        viewer=viewer,
+        title=f"Booking {booking.reservation_no}",
+        status_code=status_code,
+    )
 
 
 @router.get("/bookings/{reservation_no}")
@@ -130,32 +182,37 @@ class _Mismatch(Exception):
     pass
 
 
-async def _act(request: Request, viewer: Viewer, reservation_no: str, capability: Capability, action: str,
-               done: str) -> Response:
+async def _act(
+    request: Request, viewer: Viewer, reservation_no: str, capability: Capability, action: str, done: str
+) -> Response:
     viewer.require(capability)
     form = await viewer.form(request)
     number = _wanted_number(reservation_no)
     typed_reason = form.get("reason")
-    typed = {"reason": typed_reason[:actions.MAX_REASON_CHARS + 100] if isinstance(typed_reason, str) else ""}
+    typed = {"reason": typed_reason[: actions.MAX_REASON_CHARS + 100] if isinstance(typed_reason, str) else ""}
     try:
         _same_booking(form, number)
     except _Mismatch:
-        return await _booking_page(request, viewer, number, status_code=400,
-                                   problem="The form does not belong to this booking; nothing was changed.")
+        return await _booking_page(
+            request,
+            viewer,
+            number,
+            status_code=400,
+            problem="The form does not belong to this booking; nothing was changed.",
+        )
     svc = services(request)
     try:
         if action == "cancel":
-            await actions.cancel(svc, number, typed_reason if isinstance(typed_reason, str) else "",
-                                 actor=viewer.actor)
+            await actions.cancel(svc, number, typed_reason if isinstance(typed_reason, str) else "", actor=viewer.actor)
         else:
-            await actions.refund(svc, number, typed_reason if isinstance(typed_reason, str) else "",
-                                 actor=viewer.actor)
+            await actions.refund(svc, number, typed_reason if isinstance(typed_reason, str) else "", actor=viewer.actor)
     except actions.NoSuchBooking:
         raise PageNotFound(f"There is no booking {number}.") from None
     except actions.ActionRefused as refused:
         field = f"{action}_reason"
-        return await _booking_page(request, viewer, number, status_code=422, errors={field: str(refused)},
-                                   typed={field: typed["reason"]})
+        return await _booking_page(
+            request, viewer, number, status_code=422, errors={field: str(refused)}, typed={field: typed["reason"]}
+        )
     return RedirectResponse(f"{PREFIX}/bookings/{number}?done={done}", status_code=303)
 
 
@@ -177,15 +234,20 @@ async def booking_sync(request: Request, reservation_no: str, viewer: Signed) ->
     try:
         _same_booking(form, number)
     except _Mismatch:
-        return await _booking_page(request, viewer, number, status_code=400,
-                                   problem="The form does not belong to this booking; nothing was changed.")
+        return await _booking_page(
+            request,
+            viewer,
+            number,
+            status_code=400,
+            problem="The form does not belong to this booking; nothing was changed.",
+        )
     try:
         result = await actions.sync(services(request), number, actor=viewer.actor)
     except actions.NoSuchBooking:
         raise PageNotFound(f"There is no booking {number}.") from None
     if result.problem:
         return await _booking_page(request, viewer, number, problem=f"Sync with partner: {result.problem}.")
-    change = (f"{result.before} → {result.after}" if result.before != result.after
-              else f"still {result.after}")
-    return await _booking_page(request, viewer, number,
-                               notice=f"The partner says {result.partner_status}; the booking is {change}.")
+    change = f"{result.before} → {result.after}" if result.before != result.after else f"still {result.after}"
+    return await _booking_page(
+        request, viewer, number, notice=f"The partner says {result.partner_status}; the booking is {change}."
+    )

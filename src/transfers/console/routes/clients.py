@@ -30,9 +30,11 @@ STATEMENT_PAGE = 50
 PAY_TYPES = ("wallet", REVERSE_API_PAY_TYPE)
 _CURRENCY = re.compile(r"[A-Z]{3}")
 _PREFIX = re.compile(r"tk_[A-Za-z0-9]{1,28}")
-NOTICES = {"suspended": "The client is suspended: its keys get 403 CLIENT_SUSPENDED from now on.",
-           "active": "The client is active again.",
-           "revoked": "The key is revoked: it gets 401 from now on."}
+NOTICES = {
+    "suspended": "The client is suspended: its keys get 403 CLIENT_SUSPENDED from now on.",
+    "active": "The client is active again.",
+    "revoked": "The key is revoked: it gets 401 from now on.",
+}
 
 
 def _client_id(value: str) -> int:
@@ -53,18 +55,28 @@ async def clients_page(request: Request, viewer: Signed) -> Response:
     return page(request, "clients/list.html", {"active": "Clients", "rows": rows}, viewer=viewer, title="Clients")
 
 
-def _new_form(request: Request, viewer: Viewer, errors: dict[str, str], typed: dict[str, str],
-              status_code: int = 200) -> Response:
-    return page(request, "clients/new.html", {"active": "Clients", "errors": errors, "typed": typed,
-                                              "pay_types": PAY_TYPES}, viewer=viewer, title="New client",
-                status_code=status_code)
+def _new_form(
+    request: Request, viewer: Viewer, errors: dict[str, str], typed: dict[str, str], status_code: int = 200
+) -> Response:
+    return page(
+        request,
+        "clients/new.html",
+        {"active": "Clients", "errors": errors, "typed": typed, "pay_types": PAY_TYPES},
+        viewer=viewer,
+        title="New client",
+        status_code=status_code,
+    )
 
 
 @router.get("/clients/new")
 async def new_client_page(request: Request, viewer: Signed) -> Response:
     viewer.require(Capability.MANAGE_CLIENTS)
-    return _new_form(request, viewer, {}, {"pay_type": "wallet", "balance": "0.00",
-                                           "currency": services(request).settings.default_currency})
+    return _new_form(
+        request,
+        viewer,
+        {},
+        {"pay_type": "wallet", "balance": "0.00", "currency": services(request).settings.default_currency},
+    )
 
 
 @router.post("/clients")
@@ -92,16 +104,37 @@ async def create_client(request: Request, viewer: Signed) -> Response:
         viewer.require(Capability.MOVE_MONEY)
     svc = services(request)
     created = await service.create_client(
-        svc.db, svc.clock, NewClient(name=name, pay_type=typed["pay_type"], currency=currency,
-                                     opening_balance=opening), actor=viewer.actor)
-    return page(request, "clients/created.html", {"active": "Clients", "created": created, "name": name,
-                                                  "heading": f"Client {created.client_id} {name} created"},
-                viewer=viewer, title="Client created", status_code=201)
+        svc.db,
+        svc.clock,
+        NewClient(name=name, pay_type=typed["pay_type"], currency=currency, opening_balance=opening),
+        actor=viewer.actor,
+    )
+    return page(
+        request,
+        "clients/created.html",
+        {
+            "active": "Clients",
+            "created": created,
+            "name": name,
+            "heading": f"Client {created.client_id} {name} created",
+        },
+        viewer=viewer,
+        title="Client created",
+        status_code=201,
+    )
 
 
-async def _client_page(request: Request, viewer: Viewer, client_id: int, *, status_code: int = 200,
-                       errors: dict[str, str] | None = None, typed: dict[str, str] | None = None,
-                       notice: str = "", problem: str = "") -> Response:
+async def _client_page(
+    request: Request,
+    viewer: Viewer,
+    client_id: int,
+    *,
+    status_code: int = 200,
+    errors: dict[str, str] | None = None,
+    typed: dict[str, str] | None = None,
+    notice: str = "",
+    problem: str = "",
+) -> Response:
     svc = services(request)
     raw_before = request.query_params.get("before", "")
     before = int(raw_before) if raw_before.isascii() and raw_before.isdigit() and len(raw_before) < 18 else None
@@ -111,18 +144,32 @@ async def _client_page(request: Request, viewer: Viewer, client_id: int, *, stat
             raise PageNotFound(f"There is no client {client_id}.")
         keys = await client_keys(conn, client_id)
         # the statement the API serves (GET /wallet/entries): the same rows, kinds and balance_after
-        _, entries = await wallet_repo.statement_page(conn, client_id, created_from=None, created_to=None,
-                                                      below_id=before, limit=STATEMENT_PAGE + 1)
+        _, entries = await wallet_repo.statement_page(
+            conn, client_id, created_from=None, created_to=None, below_id=before, limit=STATEMENT_PAGE + 1
+        )
     older = None
     if len(entries) > STATEMENT_PAGE:
         entries = entries[:STATEMENT_PAGE]
         older = f"{PREFIX}/clients/{client_id}?before={entries[-1]['id']}#statement"
-    return page(request, "clients/detail.html", {
-        "active": "Clients", "c": client, "keys": keys, "older": older,
-        "entries": [{**e, "kind": API_KINDS.get(e["kind"], "adjustment")} for e in entries],
-        "first_page": before is None, "errors": errors or {}, "typed": typed or {}, "notice": notice,
-        "problem": problem,
-    }, viewer=viewer, title=f"Client {client['name']}", status_code=status_code)
+    return page(
+        request,
+        "clients/detail.html",
+        {
+            "active": "Clients",
+            "c": client,
+            "keys": keys,
+            "older": older,
+            "entries": [{**e, "kind": API_KINDS.get(e["kind"], "adjustment")} for e in entries],
+            "first_page": before is None,
+            "errors": errors or {},
+            "typed": typed or {},
+            "notice": notice,
+            "problem": problem,
+        },
+        viewer=viewer,
+        title=f"Client {client['name']}",
+        status_code=status_code,
+    )
 
 
 @router.get("/clients/{client_id}")
@@ -143,8 +190,9 @@ async def top_up(request: Request, client_id: str, viewer: Signed) -> Response:
     try:
         amount = parse_credit(typed)
     except ValueError as exc:
-        return await _client_page(request, viewer, number, status_code=422, errors={"amount": str(exc)},
-                                  typed={"amount": typed})
+        return await _client_page(
+            request, viewer, number, status_code=422, errors={"amount": str(exc)}, typed={"amount": typed}
+        )
     svc = services(request)
     try:
         await service.top_up(svc.db, svc.clock, number, amount, actor=viewer.actor)
@@ -160,8 +208,9 @@ async def set_status(request: Request, client_id: str, viewer: Signed) -> Respon
     number = _client_id(client_id)
     wanted = form.get("status")
     if wanted not in (ClientStatus.ACTIVE.value, ClientStatus.SUSPENDED.value):
-        return await _client_page(request, viewer, number, status_code=422,
-                                  problem="Choose Suspend or Activate; nothing was changed.")
+        return await _client_page(
+            request, viewer, number, status_code=422, problem="Choose Suspend or Activate; nothing was changed."
+        )
     svc = services(request)
     try:
         await service.set_status(svc.db, svc.clock, number, ClientStatus(wanted), actor=viewer.actor)
@@ -180,9 +229,14 @@ async def create_key(request: Request, client_id: str, viewer: Signed) -> Respon
         created = await service.issue_client_key(svc.db, svc.clock, number, actor=viewer.actor)
     except service.NotFound:
         raise PageNotFound(f"There is no client {number}.") from None
-    return page(request, "clients/created.html", {"active": "Clients", "created": created,
-                                                  "heading": f"New API key for client {number}"},
-                viewer=viewer, title="New API key", status_code=201)
+    return page(
+        request,
+        "clients/created.html",
+        {"active": "Clients", "created": created, "heading": f"New API key for client {number}"},
+        viewer=viewer,
+        title="New API key",
+        status_code=201,
+    )
 
 
 @router.post("/clients/{client_id}/keys/revoke")
@@ -197,7 +251,8 @@ async def revoke_key(request: Request, client_id: str, viewer: Signed) -> Respon
     async with svc.db.read() as conn:
         owner = await key_owner(conn, prefix) if _PREFIX.fullmatch(prefix) else None
     if owner != number:
-        return await _client_page(request, viewer, number, status_code=404,
-                                  problem="This client has no such key; nothing was changed.")
+        return await _client_page(
+            request, viewer, number, status_code=404, problem="This client has no such key; nothing was changed."
+        )
     await service.revoke_key(svc.db, svc.clock, prefix, actor=viewer.actor)
     return RedirectResponse(f"{PREFIX}/clients/{number}?done=revoked", status_code=303)

@@ -35,10 +35,22 @@ async def dashboard(request: Request, viewer: Signed) -> Response:
     erring = _erring(failed_attempts, health)
     oldest = deliveries["oldest_pending"]
     age = None if oldest is None else _age(now - oldest)
-    return page(request, "dashboard.html", {
-        "active": "", "statuses": STATUSES, "by_status": by_status, "total_today": sum(by_status.values()),
-        "deliveries": deliveries, "oldest_age": age, "erring": erring, "today": today,
-    }, viewer=viewer, title="Dashboard")
+    return page(
+        request,
+        "dashboard.html",
+        {
+            "active": "",
+            "statuses": STATUSES,
+            "by_status": by_status,
+            "total_today": sum(by_status.values()),
+            "deliveries": deliveries,
+            "oldest_age": age,
+            "erring": erring,
+            "today": today,
+        },
+        viewer=viewer,
+        title="Dashboard",
+    )
 
 
 def _erring(failed_attempts: list[dict[str, Any]], health: list[PartnerHealth]) -> list[dict[str, Any]]:
@@ -46,11 +58,19 @@ def _erring(failed_attempts: list[dict[str, Any]], health: list[PartnerHealth]) 
     rows: dict[int, dict[str, Any]] = {}
     for h in health:
         if h.errors:
-            rows[h.partner_id] = {"id": h.partner_id, "name": h.name, "search_errors": h.errors,
-                                  "search_calls": h.search_calls, "by_outcome": h.errors_by_outcome, "errors": 0}
+            rows[h.partner_id] = {
+                "id": h.partner_id,
+                "name": h.name,
+                "search_errors": h.errors,
+                "search_calls": h.search_calls,
+                "by_outcome": h.errors_by_outcome,
+                "errors": 0,
+            }
     for p in failed_attempts:
-        row = rows.setdefault(int(p["id"]), {"id": p["id"], "name": p["name"], "search_errors": 0,
-                                             "search_calls": 0, "by_outcome": {}, "errors": 0})
+        row = rows.setdefault(
+            int(p["id"]),
+            {"id": p["id"], "name": p["name"], "search_errors": 0, "search_calls": 0, "by_outcome": {}, "errors": 0},
+        )
         row["errors"] = int(p["errors"])
     return sorted(rows.values(), key=lambda r: (-(r["search_errors"] + r["errors"]), r["id"]))
 

@@ -30,8 +30,9 @@ router = APIRouter()
 SHOWN = 200  # per table; the CLI's `transfers outbox list` reaches further back
 
 
-async def _deliveries_page(request: Request, viewer: Viewer, *, notice: str = "", problem: str = "",
-                           status_code: int = 200) -> Response:
+async def _deliveries_page(
+    request: Request, viewer: Viewer, *, notice: str = "", problem: str = "", status_code: int = 200
+) -> Response:
     async with services(request).db.read() as conn:
         failed = await deliveries(conn, (FAILED, EXPIRED), limit=SHOWN)
         pending = await deliveries(conn, (PENDING,), limit=SHOWN)
@@ -39,19 +40,37 @@ async def _deliveries_page(request: Request, viewer: Viewer, *, notice: str = ""
         hooks_failed = await webhooks_repo.list_for_operator(conn, statuses=(FAILED,), limit=SHOWN)
         hooks_pending = await webhooks_repo.list_for_operator(conn, statuses=(PENDING,), limit=SHOWN)
         hook_counts = await webhook_delivery_counts(conn)
-    return page(request, "deliveries.html", {
-        "active": "Deliveries", "failed": failed, "pending": pending, "counts": counts, "shown": SHOWN,
-        "hooks_failed": hooks_failed, "hooks_pending": hooks_pending, "hook_counts": hook_counts,
-        "notice": notice, "problem": problem, "can_retry": viewer.may(Capability.RETRY_DELIVERY),
-    }, viewer=viewer, title="Deliveries", status_code=status_code)
+    return page(
+        request,
+        "deliveries.html",
+        {
+            "active": "Deliveries",
+            "failed": failed,
+            "pending": pending,
+            "counts": counts,
+            "shown": SHOWN,
+            "hooks_failed": hooks_failed,
+            "hooks_pending": hooks_pending,
+            "hook_counts": hook_counts,
+            "notice": notice,
+            "problem": problem,
+            "can_retry": viewer.may(Capability.RETRY_DELIVERY),
+        },
+        viewer=viewer,
+        title="Deliveries",
+        status_code=status_code,
+    )
 
 
 @router.get("/deliveries")
 async def deliveries_page(request: Request, viewer: Signed) -> Response:
     retried = request.query_params.get("retried", "")
     what = "Webhook delivery" if request.query_params.get("kind") == "webhook" else "Delivery"
-    notice = (f"{what} {retried} is pending again and will be sent within seconds."
-              if retried.isascii() and retried.isdigit() and len(retried) < 19 else "")
+    notice = (
+        f"{what} {retried} is pending again and will be sent within seconds."
+        if retried.isascii() and retried.isdigit() and len(retried) < 19
+        else ""
+    )
     return await _deliveries_page(request, viewer, notice=notice)
 
 
@@ -63,9 +82,13 @@ async def retry_delivery(request: Request, outbox_id: str, viewer: Signed) -> Re
         raise PageNotFound("There is no such delivery.")
     svc = services(request)
     try:
-        await retry_message(svc.db, svc.clock, int(outbox_id),
-                            before_pickup_hours=svc.settings.delivery_deadline_before_pickup_hours,
-                            actor=viewer.actor)
+        await retry_message(
+            svc.db,
+            svc.clock,
+            int(outbox_id),
+            before_pickup_hours=svc.settings.delivery_deadline_before_pickup_hours,
+            actor=viewer.actor,
+        )
     except MessageNotFound:
         raise PageNotFound(f"There is no delivery {outbox_id}.") from None
     except RetryRefused as exc:

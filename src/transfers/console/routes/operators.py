@@ -19,12 +19,31 @@ router = APIRouter()
 ROLES = [r.value for r in Role]
 
 
-async def _list_page(request: Request, viewer: Signed, *, errors: dict[str, str] | None = None,
-                     typed: dict[str, str] | None = None, notice: str = "", status_code: int = 200) -> Response:
+async def _list_page(
+    request: Request,
+    viewer: Signed,
+    *,
+    errors: dict[str, str] | None = None,
+    typed: dict[str, str] | None = None,
+    notice: str = "",
+    status_code: int = 200,
+) -> Response:
     rows = await operators.list_operators(services(request).db)
-    return page(request, "operators.html", {
-        "rows": rows, "roles": ROLES, "errors": errors or {}, "typed": typed or {"role": Role.SUPPORT.value},
-        "notice": notice, "created": None}, viewer=viewer, title="Operators", status_code=status_code)
+    return page(
+        request,
+        "operators.html",
+        {
+            "rows": rows,
+            "roles": ROLES,
+            "errors": errors or {},
+            "typed": typed or {"role": Role.SUPPORT.value},
+            "notice": notice,
+            "created": None,
+        },
+        viewer=viewer,
+        title="Operators",
+        status_code=status_code,
+    )
 
 
 @router.get("/operators")
@@ -48,15 +67,27 @@ async def operator_create(request: Request, viewer: Signed) -> Response:
     if not errors:
         svc = services(request)
         try:
-            created = await operators.create_operator(svc.db, svc.clock, email=email, role=Role(str(role)),
-                                                      password=None, actor=viewer.actor)
+            created = await operators.create_operator(
+                svc.db, svc.clock, email=email, role=Role(str(role)), password=None, actor=viewer.actor
+            )
         except OperatorProblem as problem:
             errors["email"] = str(problem)[:1].upper() + str(problem)[1:] + "."
         else:
             rows = await operators.list_operators(svc.db)
-            return page(request, "operators.html", {
-                "rows": rows, "roles": ROLES, "errors": {}, "typed": {"role": Role.SUPPORT.value}, "notice": "",
-                "created": created}, viewer=viewer, title="Operators")
+            return page(
+                request,
+                "operators.html",
+                {
+                    "rows": rows,
+                    "roles": ROLES,
+                    "errors": {},
+                    "typed": {"role": Role.SUPPORT.value},
+                    "notice": "",
+                    "created": created,
+                },
+                viewer=viewer,
+                title="Operators",
+            )
     return await _list_page(request, viewer, errors=errors, typed=typed, status_code=400)
 
 

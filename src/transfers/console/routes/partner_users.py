@@ -30,20 +30,39 @@ def _id(value: str, what: str) -> int:
     return int(value)
 
 
-async def _users_page(request: Request, viewer: Viewer, partner_id: int, *, status_code: int = 200,
-                      created: users.NewPartnerUser | None = None, error: str = "", email: str = "") -> Response:
+async def _users_page(
+    request: Request,
+    viewer: Viewer,
+    partner_id: int,
+    *,
+    status_code: int = 200,
+    created: users.NewPartnerUser | None = None,
+    error: str = "",
+    email: str = "",
+) -> Response:
     async with services(request).db.read() as conn:
         partner = await partner_row(conn, partner_id)
         if partner is None:
             raise PageNotFound(f"There is no partner {partner_id}.")
         people = await hosted_repo.users_of_partner(conn, partner_id)
     context: dict[str, Any] = {
-        "active": "Partners", "p": partner, "people": people, "created": created, "error": error, "email": email,
+        "active": "Partners",
+        "p": partner,
+        "people": people,
+        "created": created,
+        "error": error,
+        "email": email,
         "notice": NOTICES.get(request.query_params.get("done", ""), ""),
         "can_manage": viewer.may(Capability.MANAGE_PARTNERS),
     }
-    return page(request, "partners/users.html", context, viewer=viewer, status_code=status_code,
-                title=f"Portal users of {partner['name']}")
+    return page(
+        request,
+        "partners/users.html",
+        context,
+        viewer=viewer,
+        status_code=status_code,
+        title=f"Portal users of {partner['name']}",
+    )
 
 
 @router.get("/partners/{partner_id}/users")
@@ -61,13 +80,15 @@ async def create_user(request: Request, partner_id: str, viewer: Signed) -> Resp
     try:
         if problem or not email:
             raise users.UserRefused(problem or "--email: enter the user's email address")
-        created = await users.create_partner_user(svc.db, svc.clock, partner_id=pid, email=email, password=None,
-                                                  actor=viewer.actor)
+        created = await users.create_partner_user(
+            svc.db, svc.clock, partner_id=pid, email=email, password=None, actor=viewer.actor
+        )
     except users.UnknownPartner:
         raise PageNotFound(f"There is no partner {pid}.") from None
     except users.UserRefused as exc:
-        return await _users_page(request, viewer, pid, status_code=422, error=str(exc).removeprefix("--email: "),
-                                 email=email)
+        return await _users_page(
+            request, viewer, pid, status_code=422, error=str(exc).removeprefix("--email: "), email=email
+        )
     return await _users_page(request, viewer, pid, created=created)
 
 
@@ -80,8 +101,9 @@ async def user_status(request: Request, partner_id: str, user_id: str, viewer: S
     if status not in ("active", "disabled"):
         raise PageNotFound("There is no such action.")
     svc = services(request)
-    if not await users.set_user_status(svc.db, svc.clock, partner_id=pid, user_id=uid, status=str(status),
-                                       actor=viewer.actor):
+    if not await users.set_user_status(
+        svc.db, svc.clock, partner_id=pid, user_id=uid, status=str(status), actor=viewer.actor
+    ):
         raise PageNotFound("There is no such user for this partner.")
     done = "disabled" if status == "disabled" else "enabled"
     return RedirectResponse(f"{PREFIX}/partners/{pid}/users?done={done}", status_code=303)

@@ -27,12 +27,14 @@ from transfers.partners.models import InvalidPartnerUrl, check_base_url
 router = APIRouter()
 MAX_URL_CHARS = 2000
 MAX_AIRPORTS_CHARS = 2000
-NOTICES = {"updated": "The partner's settings are saved; searches use them within a few seconds.",
-           "unchanged": "Nothing was changed: the values are the ones already saved.",
-           "enabled": "The partner is enabled: searches ask it again.",
-           "disabled": "The partner is disabled: searches no longer ask it (its bookings still get their messages).",
-           "checked-pass": "The conformance check passed (the table is below).",
-           "checked-fail": "The conformance check failed: the table below says which checks and why."}
+NOTICES = {
+    "updated": "The partner's settings are saved; searches use them within a few seconds.",
+    "unchanged": "Nothing was changed: the values are the ones already saved.",
+    "enabled": "The partner is enabled: searches ask it again.",
+    "disabled": "The partner is disabled: searches no longer ask it (its bookings still get their messages).",
+    "checked-pass": "The conformance check passed (the table is below).",
+    "checked-fail": "The conformance check failed: the table below says which checks and why.",
+}
 FIELDS = ("name", "base_url", "airports", "markup", "cancellation_policy")
 MAX_POLICY_CHARS = 200
 
@@ -106,8 +108,11 @@ async def partners_page(request: Request, viewer: Signed) -> Response:
     async with svc.db.read() as conn:
         report = await health_repository.last_hour(conn, svc.clock.now())
     listed = {p.partner_id: p for p in await service.list_partners(svc.db)}
-    rows = [(listed[h.partner_id], h, _percent(listed[h.partner_id].markup_percent))
-            for h in report if h.partner_id in listed]
+    rows = [
+        (listed[h.partner_id], h, _percent(listed[h.partner_id].markup_percent))
+        for h in report
+        if h.partner_id in listed
+    ]
     return page(request, "partners/list.html", {"active": "Partners", "rows": rows}, viewer=viewer, title="Partners")
 
 
@@ -117,10 +122,17 @@ async def new_partner_page(request: Request, viewer: Signed) -> Response:
     return _new_form(request, viewer, {}, {"markup": str(services(request).settings.default_markup_percent)})
 
 
-def _new_form(request: Request, viewer: Viewer, errors: dict[str, str], typed: dict[str, str],
-              status_code: int = 200) -> Response:
-    return page(request, "partners/new.html", {"active": "Partners", "errors": errors, "typed": typed},
-                viewer=viewer, title="New partner", status_code=status_code)
+def _new_form(
+    request: Request, viewer: Viewer, errors: dict[str, str], typed: dict[str, str], status_code: int = 200
+) -> Response:
+    return page(
+        request,
+        "partners/new.html",
+        {"active": "Partners", "errors": errors, "typed": typed},
+        viewer=viewer,
+        title="New partner",
+        status_code=status_code,
+    )
 
 
 @router.post("/partners")
@@ -136,16 +148,38 @@ async def create_partner(request: Request, viewer: Signed) -> Response:
     if errors or url is None:
         return _new_form(request, viewer, errors, typed, status_code=422)
     created = await service.register_partner(
-        svc.db, svc.clock, svc.box, name=values["name"], base_url=url, airports=values["airports"],
-        markup_percent=values["markup"], allow_private=allow_private, actor=viewer.actor,
-        cancellation_policy=values["cancellation_policy"])
-    return page(request, "partners/created.html", {"active": "Partners", "created": created, "name": values["name"]},
-                viewer=viewer, title="Partner created", status_code=201)
+        svc.db,
+        svc.clock,
+        svc.box,
+        name=values["name"],
+        base_url=url,
+        airports=values["airports"],
+        markup_percent=values["markup"],
+        allow_private=allow_private,
+        actor=viewer.actor,
+        cancellation_policy=values["cancellation_policy"],
+    )
+    return page(
+        request,
+        "partners/created.html",
+        {"active": "Partners", "created": created, "name": values["name"]},
+        viewer=viewer,
+        title="Partner created",
+        status_code=201,
+    )
 
 
-async def _partner_page(request: Request, viewer: Viewer, partner_id: int, *, status_code: int = 200,
-                        errors: dict[str, str] | None = None, typed: dict[str, str] | None = None,
-                        notice: str = "", problem: str = "") -> Response:
+async def _partner_page(
+    request: Request,
+    viewer: Viewer,
+    partner_id: int,
+    *,
+    status_code: int = 200,
+    errors: dict[str, str] | None = None,
+    typed: dict[str, str] | None = None,
+    notice: str = "",
+    problem: str = "",
+) -> Response:
     svc = services(request)
     now = svc.clock.now()
     async with svc.db.read() as conn:
@@ -158,15 +192,34 @@ async def _partner_page(request: Request, viewer: Viewer, partner_id: int, *, st
     until = row["previous_secret_until"]
     overlap_until = until if until is not None and until > now else None
     policy = _policy_spec(row["cancellation_policy"])
-    current = {"base_url": row["base_url"], "airports": row["airports"],
-               "markup": _percent(row["markup_percent"]), "cancellation_policy": policy}
-    return page(request, "partners/detail.html", {
-        "active": "Partners", "p": row, "health": health, "typed_markup": current["markup"], "keys": keys,
-        "policy": policy,
-        "overlap_until": overlap_until,
-        "errors": errors or {}, "typed": typed or current, "notice": notice, "problem": problem, "check": check,
-        "can_manage": viewer.may(Capability.MANAGE_PARTNERS),
-    }, viewer=viewer, title=f"Partner {row['name']}", status_code=status_code)
+    current = {
+        "base_url": row["base_url"],
+        "airports": row["airports"],
+        "markup": _percent(row["markup_percent"]),
+        "cancellation_policy": policy,
+    }
+    return page(
+        request,
+        "partners/detail.html",
+        {
+            "active": "Partners",
+            "p": row,
+            "health": health,
+            "typed_markup": current["markup"],
+            "keys": keys,
+            "policy": policy,
+            "overlap_until": overlap_until,
+            "errors": errors or {},
+            "typed": typed or current,
+            "notice": notice,
+            "problem": problem,
+            "check": check,
+            "can_manage": viewer.may(Capability.MANAGE_PARTNERS),
+        },
+        viewer=viewer,
+        title=f"Partner {row['name']}",
+        status_code=status_code,
+    )
 
 
 @router.get("/partners/{partner_id}")
@@ -196,8 +249,9 @@ async def edit_partner(request: Request, partner_id: str, viewer: Signed) -> Res
     wanted = editing.PartnerSettings(base_url=url, airports=values["airports"], markup_percent=values["markup"])
     policy: Policy | None = values["cancellation_policy"]
     try:
-        changes = await editing.update_settings(svc.db, svc.clock, number, wanted, allow_private=allow_private,
-                                                actor=viewer.actor)
+        changes = await editing.update_settings(
+            svc.db, svc.clock, number, wanted, allow_private=allow_private, actor=viewer.actor
+        )
         async with svc.db.read() as conn:
             row = await partner_row(conn, number)
         if row is not None and _policy_spec(row["cancellation_policy"]) != (policy.spec() if policy else ""):
@@ -205,8 +259,7 @@ async def edit_partner(request: Request, partner_id: str, viewer: Signed) -> Res
             changes["cancellation_policy"] = True
     except service.PartnerNotFound:
         raise PageNotFound(f"There is no partner {number}.") from None
-    return RedirectResponse(f"{PREFIX}/partners/{number}?done={'updated' if changes else 'unchanged'}",
-                            status_code=303)
+    return RedirectResponse(f"{PREFIX}/partners/{number}?done={'updated' if changes else 'unchanged'}", status_code=303)
 
 
 @router.post("/partners/{partner_id}/status")
@@ -216,8 +269,9 @@ async def set_partner_status(request: Request, partner_id: str, viewer: Signed) 
     number = _partner_id(partner_id)
     wanted = form.get("status")
     if wanted not in ("enabled", "disabled"):
-        return await _partner_page(request, viewer, number, status_code=422,
-                                   problem="Choose Enable or Disable; nothing was changed.")
+        return await _partner_page(
+            request, viewer, number, status_code=422, problem="Choose Enable or Disable; nothing was changed."
+        )
     svc = services(request)
     try:
         await service.set_partner_status(svc.db, svc.clock, number, wanted, actor=viewer.actor)
@@ -234,16 +288,26 @@ async def rotate_secret(request: Request, partner_id: str, viewer: Signed) -> Re
     svc = services(request)
     try:
         rotated = await rotation.rotate_signing_secret(
-            svc.db, svc.clock, svc.box, number, overlap=timedelta(hours=svc.settings.partner_secret_overlap_hours),
-            actor=viewer.actor)
+            svc.db,
+            svc.clock,
+            svc.box,
+            number,
+            overlap=timedelta(hours=svc.settings.partner_secret_overlap_hours),
+            actor=viewer.actor,
+        )
     except service.PartnerNotFound:
         raise PageNotFound(f"There is no partner {number}.") from None
     except rotation.RotationRefused as exc:
         return await _partner_page(request, viewer, number, status_code=409, problem=f"{exc}.")
     async with svc.db.read() as conn:
         row = await partner_row(conn, number)
-    return page(request, "partners/secret.html", {"active": "Partners", "rotated": rotated, "p": row},
-                viewer=viewer, title="New signing secret")
+    return page(
+        request,
+        "partners/secret.html",
+        {"active": "Partners", "rotated": rotated, "p": row},
+        viewer=viewer,
+        title="New signing secret",
+    )
 
 
 @router.post("/partners/{partner_id}/check")
@@ -252,12 +316,15 @@ async def check_partner(request: Request, partner_id: str, viewer: Signed) -> Re
     await viewer.form(request)
     number = _partner_id(partner_id)
     svc = services(request)
-    deadlines = conformance.Deadlines(search=svc.settings.partner_timeout_seconds,
-                                      create=svc.settings.partner_create_budget_seconds,
-                                      other=svc.settings.partner_timeout_seconds)
+    deadlines = conformance.Deadlines(
+        search=svc.settings.partner_timeout_seconds,
+        create=svc.settings.partner_create_budget_seconds,
+        other=svc.settings.partner_timeout_seconds,
+    )
     try:
-        report = await editing.check_partner(svc.db, svc.clock, svc.box, svc.partner_client, number,
-                                             actor=viewer.actor, deadlines=deadlines)
+        report = await editing.check_partner(
+            svc.db, svc.clock, svc.box, svc.partner_client, number, actor=viewer.actor, deadlines=deadlines
+        )
     except service.PartnerNotFound:
         raise PageNotFound(f"There is no partner {number}.") from None
     except editing.NotCalled as exc:

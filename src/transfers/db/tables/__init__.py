@@ -8,7 +8,6 @@ wallet balances never negative (CHECK); one debit and at most one refund per boo
 API keys owned by exactly one client or one partner (CHECK); idempotency keys unique per client.
 """
 
-
 from __future__ import annotations
 
 from transfers.db.tables._base import PK, metadata

@@ -1,5 +1,4 @@
-"""The metadata every table joins, with deterministic constraint names, and the primary-key type.
-"""
+"""The metadata every table joins, with deterministic constraint names, and the primary-key type."""
 
 from __future__ import annotations
 

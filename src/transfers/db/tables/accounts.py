@@ -80,9 +80,7 @@ api_keys = Table(
     Column("partner_id", ForeignKey("partners.id"), nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("revoked_at", UTCDateTime, nullable=True),
-    CheckConstraint(
-        "(client_id IS NULL) <> (partner_id IS NULL)", name="exactly_one_owner"
-    ),
+    CheckConstraint("(client_id IS NULL) <> (partner_id IS NULL)", name="exactly_one_owner"),
 )
 
 admin_audit = Table(

@@ -184,10 +184,17 @@ bookings.append_column(Column("cancelled_by", String(16), nullable=True))  # cli
 # The latest amendment: {"status", "changes", "message", "requested_at", "decided_at"} (amendments.py).
 bookings.append_column(Column("amendment", JSON, nullable=True))
 bookings_created = Index("ix_bookings_created", bookings.c.created_at, bookings.c.id)
-bookings_partner_created = Index("ix_bookings_partner_created", bookings.c.partner_id, bookings.c.created_at,
-                                 bookings.c.id)
+bookings_partner_created = Index(
+    "ix_bookings_partner_created", bookings.c.partner_id, bookings.c.created_at, bookings.c.id
+)
 bookings_partner_reference = Index("ix_bookings_partner_reference", bookings.c.partner_reference)
-bookings_surname = Index("ix_bookings_surname_lower", func.lower(bookings.c.passenger_surname).label("surname_lower"),
-                         postgresql_ops={"surname_lower": "text_pattern_ops"}).ddl_if(dialect="postgresql")
-bookings_email = Index("ix_bookings_email_lower", func.lower(bookings.c.passenger_email).label("email_lower"),
-                       postgresql_ops={"email_lower": "text_pattern_ops"}).ddl_if(dialect="postgresql")
+bookings_surname = Index(
+    "ix_bookings_surname_lower",
+    func.lower(bookings.c.passenger_surname).label("surname_lower"),
+    postgresql_ops={"surname_lower": "text_pattern_ops"},
+).ddl_if(dialect="postgresql")
+bookings_email = Index(
+    "ix_bookings_email_lower",
+    func.lower(bookings.c.passenger_email).label("email_lower"),
+    postgresql_ops={"email_lower": "text_pattern_ops"},
+).ddl_if(dialect="postgresql")

@@ -1,5 +1,4 @@
-"""Reference data (vehicle types, segments, services, cancellation reasons), seeded by migration 0002.
-"""
+"""Reference data (vehicle types, segments, services, cancellation reasons), seeded by migration 0002."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Webhooks to clients (DECISIONS 13, migration 0007): endpoints, events and their deliveries.
-"""
+"""Webhooks to clients (DECISIONS 13, migration 0007): endpoints, events and their deliveries."""
 
 from __future__ import annotations
 

@@ -60,17 +60,12 @@ def upgrade() -> None:
             sa.column("position"),
             sa.column("active", sa.Boolean),
         ),
-        [
-            {"id": i, "name": n, "description": d, "position": p, "active": True}
-            for i, n, d, p in CANCELLATION_REASONS
-        ],
+        [{"id": i, "name": n, "description": d, "position": p, "active": True} for i, n, d, p in CANCELLATION_REASONS],
     )
     if op.get_bind().dialect.name == "postgresql":
         # Explicit ids were inserted: move the identity sequences past them.
         for table in ("vehicle_types", "vehicle_segments", "car_services", "cancellation_reasons"):
-            op.execute(
-                f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT MAX(id) FROM {table}))"
-            )
+            op.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT MAX(id) FROM {table}))")
 
 
 def downgrade() -> None:

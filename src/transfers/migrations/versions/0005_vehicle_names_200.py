@@ -23,17 +23,18 @@ def upgrade() -> None:
     for table, columns in _COLUMNS.items():
         with op.batch_alter_table(table) as batch:
             for column in columns:
-                batch.alter_column(column, existing_type=sa.String(length=100), type_=sa.String(length=200),
-                                   existing_nullable=False)
+                batch.alter_column(
+                    column, existing_type=sa.String(length=100), type_=sa.String(length=200), existing_nullable=False
+                )
 
 
 def downgrade() -> None:
     """Values longer than 100 characters are cut to 100 first (else narrowing fails)."""
     for table, columns in _COLUMNS.items():
         for column in columns:
-            op.execute(sa.text(f"UPDATE {table} SET {column} = substr({column}, 1, 100) "
-                               f"WHERE length({column}) > 100"))
+            op.execute(sa.text(f"UPDATE {table} SET {column} = substr({column}, 1, 100) WHERE length({column}) > 100"))
         with op.batch_alter_table(table) as batch:
             for column in columns:
-                batch.alter_column(column, existing_type=sa.String(length=200), type_=sa.String(length=100),
-                                   existing_nullable=False)
+                batch.alter_column(
+                    column, existing_type=sa.String(length=200), type_=sa.String(length=100), existing_nullable=False
+                )

@@ -88,8 +88,9 @@ def upgrade() -> None:
         sa.Column("fanned_out_at", INSTANT, nullable=True),
         sa.ForeignKeyConstraint(["client_id"], ["clients.id"], name=op.f("fk_client_events_client_id_clients")),
         sa.ForeignKeyConstraint(["booking_id"], ["bookings.id"], name=op.f("fk_client_events_booking_id_bookings")),
-        sa.ForeignKeyConstraint(["endpoint_id"], ["webhook_endpoints.id"],
-                                name=op.f("fk_client_events_endpoint_id_webhook_endpoints")),
+        sa.ForeignKeyConstraint(
+            ["endpoint_id"], ["webhook_endpoints.id"], name=op.f("fk_client_events_endpoint_id_webhook_endpoints")
+        ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_client_events")),
         sa.UniqueConstraint("event_id", name=op.f("uq_client_events_event_id")),
         sa.UniqueConstraint("booking_id", "sequence", name=op.f("uq_client_events_booking_id_sequence")),
@@ -111,10 +112,12 @@ def upgrade() -> None:
         sa.Column("created_at", INSTANT, nullable=False),
         sa.Column("finished_at", INSTANT, nullable=True),
         sa.CheckConstraint("status IN ('pending', 'delivered', 'failed')", name=op.f("ck_webhook_deliveries_status")),
-        sa.ForeignKeyConstraint(["event_pk"], ["client_events.id"],
-                                name=op.f("fk_webhook_deliveries_event_pk_client_events")),
-        sa.ForeignKeyConstraint(["endpoint_id"], ["webhook_endpoints.id"],
-                                name=op.f("fk_webhook_deliveries_endpoint_id_webhook_endpoints")),
+        sa.ForeignKeyConstraint(
+            ["event_pk"], ["client_events.id"], name=op.f("fk_webhook_deliveries_event_pk_client_events")
+        ),
+        sa.ForeignKeyConstraint(
+            ["endpoint_id"], ["webhook_endpoints.id"], name=op.f("fk_webhook_deliveries_endpoint_id_webhook_endpoints")
+        ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_webhook_deliveries")),
         sa.UniqueConstraint("event_pk", "endpoint_id", name=op.f("uq_webhook_deliveries_event_pk_endpoint_id")),
     )

@@ -43,8 +43,14 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     with op.batch_alter_table("bookings") as batch:
-        for name in ("amendment", "cancelled_by", "cancelled_at", "cancellation_refund", "cancellation_fee",
-                     "cancellation_policy"):
+        for name in (
+            "amendment",
+            "cancelled_by",
+            "cancelled_at",
+            "cancellation_refund",
+            "cancellation_fee",
+            "cancellation_policy",
+        ):
             batch.drop_column(name)
     with op.batch_alter_table("search_vehicles") as batch:
         batch.drop_column("cancellation_policy")

@@ -41,8 +41,7 @@ def upgrade() -> None:
         sa.Column("local_date", sa.String(length=10), nullable=False),
         sa.Column("booked", sa.Integer(), server_default="0", nullable=False),
         sa.CheckConstraint("booked >= 0", name=op.f("ck_hosted_capacity_booked_not_negative")),
-        sa.ForeignKeyConstraint(["partner_id"], ["partners.id"],
-                                name=op.f("fk_hosted_capacity_partner_id_partners")),
+        sa.ForeignKeyConstraint(["partner_id"], ["partners.id"], name=op.f("fk_hosted_capacity_partner_id_partners")),
         sa.PrimaryKeyConstraint("partner_id", "vehicle_id", "local_date", name=op.f("pk_hosted_capacity")),
     )
     op.create_table(

@@ -37,16 +37,16 @@ def upgrade() -> None:
         sa.Column("latency_sum_ms", sa.BigInteger(), server_default="0", nullable=False),
         sa.Column("latency_max_ms", sa.Integer(), server_default="0", nullable=False),
         *(sa.Column(name, sa.Integer(), server_default="0", nullable=False) for name in _LATENCY),
-        sa.ForeignKeyConstraint(["partner_id"], ["partners.id"],
-                                name="fk_partner_search_minutes_partner_id_partners"),
+        sa.ForeignKeyConstraint(["partner_id"], ["partners.id"], name="fk_partner_search_minutes_partner_id_partners"),
         sa.PrimaryKeyConstraint("id", name="pk_partner_search_minutes"),
         sa.UniqueConstraint("partner_id", "minute", name="uq_partner_search_minutes_partner_id_minute"),
     )
     op.create_index("ix_partner_search_minutes_minute", "partner_search_minutes", ["minute"])
     with op.batch_alter_table("partners") as batch:
         batch.add_column(sa.Column("previous_signing_secret_enc", sa.Text(), nullable=True))
-        batch.add_column(sa.Column("previous_secret_until", transfers.db.types.UTCDateTime(timezone=True),
-                                   nullable=True))
+        batch.add_column(
+            sa.Column("previous_secret_until", transfers.db.types.UTCDateTime(timezone=True), nullable=True)
+        )
 
 
 def downgrade() -> None:

@@ -41,16 +41,37 @@ from transfers.partners.conformance.signed_request import secret_problem
 from transfers.search.airports import Airport
 
 __all__ = [
-    "DAYS_AHEAD", "DISTANCE_KM", "PARTY_ADULTS", "REFERENCE_VEHICLE_TYPES", "RESERVATION_PREFIX", "Check",
-    "ConformanceRun", "ContractSchemas", "Deadlines", "Report", "Verdict", "check_reservation_no",
-    "contract_schemas", "destination_point", "run_conformance", "secret_problem", "transport_problem",
+    "DAYS_AHEAD",
+    "DISTANCE_KM",
+    "PARTY_ADULTS",
+    "REFERENCE_VEHICLE_TYPES",
+    "RESERVATION_PREFIX",
+    "Check",
+    "ConformanceRun",
+    "ContractSchemas",
+    "Deadlines",
+    "Report",
+    "Verdict",
+    "check_reservation_no",
+    "contract_schemas",
+    "destination_point",
+    "run_conformance",
+    "secret_problem",
+    "transport_problem",
     "wire_errors",
 ]
 
 
-async def run_conformance(base_url: str, *, token: str, secret: str, airport: Airport,
-                          deadlines: Deadlines | None = None, client: PartnerClient | None = None,
-                          now: datetime | None = None) -> Report:
+async def run_conformance(
+    base_url: str,
+    *,
+    token: str,
+    secret: str,
+    airport: Airport,
+    deadlines: Deadlines | None = None,
+    client: PartnerClient | None = None,
+    now: datetime | None = None,
+) -> Report:
     """Run every check against ``base_url``; the report says what passed. Never raises for a bad partner."""
     deadlines = deadlines or Deadlines()
     schemas = contract_schemas()

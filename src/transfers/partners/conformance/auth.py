@@ -25,15 +25,29 @@ class AuthChecks(CheckSession):
         path = "/booking/search"
         bad_secret = replace(self.endpoint, signing_secret=new_signing_secret())
         wrong_token = replace(self.endpoint, outbound_token="ot_" + secrets.token_hex(16))
-        for name, endpoint, what in (("refuses a bad signature", bad_secret, "a bad signature"),
-                                     ("refuses a wrong bearer token", wrong_token, "a wrong bearer token")):
+        for name, endpoint, what in (
+            ("refuses a bad signature", bad_secret, "a bad signature"),
+            ("refuses a wrong bearer token", wrong_token, "a wrong bearer token"),
+        ):
             result = await self.call("POST", path, search, self.deadlines.search, endpoint=endpoint)
             self.record(name, "POST", path, result, None, self._refusal(result, what), "401")
         # Replay protection: correctly signed, but 10 minutes ago (sent by hand: see signed_request).
-        result = await post_signed_at(self.endpoint, path, search, timestamp=int(time.time()) - STALE_SECONDS,
-                                      wait=self.deadlines.wait(self.deadlines.search))
-        self.record("refuses a stale timestamp", "POST", path, result, None,
-                    self._refusal(result, "a signature timestamp 10 minutes old"), "401")
+        result = await post_signed_at(
+            self.endpoint,
+            path,
+            search,
+            timestamp=int(time.time()) - STALE_SECONDS,
+            wait=self.deadlines.wait(self.deadlines.search),
+        )
+        self.record(
+            "refuses a stale timestamp",
+            "POST",
+            path,
+            result,
+            None,
+            self._refusal(result, "a signature timestamp 10 minutes old"),
+            "401",
+        )
 
     def _refusal(self, result: CallResult, what: str) -> list[str]:
         if result.http_status == 401:

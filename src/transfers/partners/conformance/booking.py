@@ -65,12 +65,24 @@ class BookingChecks(CheckSession):
         return {
             "reservation_no": reservation_no,
             "vehicle_id": vehicle.id,
-            "passenger_info": {"name": "Conformance", "surname": "Check", "email": "conformance-check@example.com",
-                               "phone": "+447700900123"},
-            "flight_info": {"flight_number": "BA117",
-                            "extra_requests": "Test booking by `transfers partners check`; it is cancelled again."},
-            "trip": {"from": search["from"], "to": search["to"], "date": search["date"],
-                     "passengers": search["passengers"], "suitcase": 1, "small_bags": 0},
+            "passenger_info": {
+                "name": "Conformance",
+                "surname": "Check",
+                "email": "conformance-check@example.com",
+                "phone": "+447700900123",
+            },
+            "flight_info": {
+                "flight_number": "BA117",
+                "extra_requests": "Test booking by `transfers partners check`; it is cancelled again.",
+            },
+            "trip": {
+                "from": search["from"],
+                "to": search["to"],
+                "date": search["date"],
+                "passengers": search["passengers"],
+                "suitcase": 1,
+                "small_bags": 0,
+            },
             "extras": [],
             "price": {"total": f"{vehicle.price:.2f}", "currency": vehicle.currency},
         }
@@ -114,8 +126,10 @@ class BookingChecks(CheckSession):
         if second is not None and first is not None:
             if first.reservation_no is not None or second.reservation_no is not None:
                 if first.reservation_no != second.reservation_no:
-                    problems.append(f"not deduplicated: the retry answered reservation_no {second.reservation_no!r}, "
-                                    f"the first delivery {first.reservation_no!r} (a second booking?)")
+                    problems.append(
+                        f"not deduplicated: the retry answered reservation_no {second.reservation_no!r}, "
+                        f"the first delivery {first.reservation_no!r} (a second booking?)"
+                    )
                 note = f"same answer ({first.status}, partner reference {first.reservation_no})"
             else:
                 note = f"same status {first.status} (no partner reservation_no to compare)"

@@ -36,8 +36,10 @@ class ContractSchemas:
             from referencing import Registry, Resource
             from referencing.jsonschema import DRAFT202012
         except ImportError as exc:
-            self.unavailable = (f"answers not checked against partner.yaml ({exc.name} is not installed: "
-                                "pip install jsonschema pyyaml); the service's own validators still ran")
+            self.unavailable = (
+                f"answers not checked against partner.yaml ({exc.name} is not installed: "
+                "pip install jsonschema pyyaml); the service's own validators still ran"
+            )
             return
         text = resources.files("transfers").joinpath("openapi/partner.yaml").read_text(encoding="utf-8")
         self._doc: dict[str, Any] = dict(yaml.safe_load(text))

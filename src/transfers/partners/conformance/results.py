@@ -65,7 +65,9 @@ class Report:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "base_url": self.base_url, "airport": self.airport, "passed": self.passed,
+            "base_url": self.base_url,
+            "airport": self.airport,
+            "passed": self.passed,
             "reservation_no": self.reservation_no,
             "summary": {verdict: sum(c.result == verdict for c in self.checks) for verdict in ("PASS", "FAIL", "SKIP")},
             "checks": [asdict(c) for c in self.checks],

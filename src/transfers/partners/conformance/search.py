@@ -29,8 +29,9 @@ def destination_point(lat: float, lng: float, distance_km: float, bearing_deg: f
     delta, theta = distance_km / radius, math.radians(bearing_deg)
     p1, l1 = math.radians(lat), math.radians(lng)
     p2 = math.asin(math.sin(p1) * math.cos(delta) + math.cos(p1) * math.sin(delta) * math.cos(theta))
-    l2 = l1 + math.atan2(math.sin(theta) * math.sin(delta) * math.cos(p1),
-                         math.cos(delta) - math.sin(p1) * math.sin(p2))
+    l2 = l1 + math.atan2(
+        math.sin(theta) * math.sin(delta) * math.cos(p1), math.cos(delta) - math.sin(p1) * math.sin(p2)
+    )
     lng2 = (math.degrees(l2) + 540) % 360 - 180
     return round(math.degrees(p2), 6), round(lng2, 6)
 
@@ -40,8 +41,10 @@ def unknown_types(body: Any) -> list[str]:
     out = []
     for i, vehicle in enumerate(body.get("vehicles", [])):
         if vehicle.get("type") not in REFERENCE_VEHICLE_TYPES:
-            out.append(f"vehicles[{i}].type: {vehicle.get('type')!r} is not a reference vehicle type "
-                       f"({', '.join(sorted(REFERENCE_VEHICLE_TYPES))})")
+            out.append(
+                f"vehicles[{i}].type: {vehicle.get('type')!r} is not a reference vehicle type "
+                f"({', '.join(sorted(REFERENCE_VEHICLE_TYPES))})"
+            )
     return out[:3]
 
 
@@ -52,16 +55,26 @@ class SearchChecks(CheckSession):
 
     def point_location(self) -> dict[str, Any]:
         lat, lng = destination_point(self.airport.lat, self.airport.lng, DISTANCE_KM, 45.0)
-        return {"type": "POINT", "name": f"Conformance check point, {DISTANCE_KM:.0f} km from {self.airport.iata}",
-                "lat": lat, "lng": lng}
+        return {
+            "type": "POINT",
+            "name": f"Conformance check point, {DISTANCE_KM:.0f} km from {self.airport.iata}",
+            "lat": lat,
+            "lng": lng,
+        }
 
     def pickup_date(self) -> str:
         local = (self.now or datetime.now(self.airport.tz)).astimezone(self.airport.tz) + timedelta(days=DAYS_AHEAD)
         return local.replace(hour=14, minute=30, second=0, microsecond=0).isoformat()
 
     def search_payload(self) -> dict[str, Any]:
-        return search_request(pickup=self.airport_location(), dropoff=self.point_location(), date=self.pickup_date(),
-                              adult=PARTY_ADULTS, children=0, infant=0)
+        return search_request(
+            pickup=self.airport_location(),
+            dropoff=self.point_location(),
+            date=self.pickup_date(),
+            adult=PARTY_ADULTS,
+            children=0,
+            infant=0,
+        )
 
     async def check_search(self, search: dict[str, Any]) -> WireVehicle | None:
         """The vehicle to book (the first that seats the party), or None."""
@@ -72,8 +85,11 @@ class SearchChecks(CheckSession):
         note = None
         if answer is not None:
             types = ", ".join(dict.fromkeys(v.type for v in answer.vehicles))
-            note = (f"{len(answer.vehicles)} vehicles ({types}), distance_km {answer.distance_km}" if answer.vehicles
-                    else f"no vehicles at {self.airport.iata} (try --airport with an airport you serve)")
+            note = (
+                f"{len(answer.vehicles)} vehicles ({types}), distance_km {answer.distance_km}"
+                if answer.vehicles
+                else f"no vehicles at {self.airport.iata} (try --airport with an airport you serve)"
+            )
         self.record("search", "POST", "/booking/search", result, deadline, problems, note)
         if answer is None or not answer.vehicles:
             return None

@@ -24,8 +24,16 @@ from transfers.search.airports import Airport
 
 
 class CheckSession:
-    def __init__(self, client: PartnerClient, endpoint: PartnerEndpoint, airport: Airport,
-                 deadlines: Deadlines, schemas: ContractSchemas, *, now: datetime | None = None) -> None:
+    def __init__(
+        self,
+        client: PartnerClient,
+        endpoint: PartnerEndpoint,
+        airport: Airport,
+        deadlines: Deadlines,
+        schemas: ContractSchemas,
+        *,
+        now: datetime | None = None,
+    ) -> None:
         self.client = client
         self.endpoint = endpoint
         self.airport = airport
@@ -35,21 +43,48 @@ class CheckSession:
         self.checks: list[Check] = []
         self.reservation_no: str | None = None
 
-    async def call(self, method: str, path: str, payload: dict[str, Any] | None, deadline: float, *,
-                   webhook_id: str | None = None, endpoint: PartnerEndpoint | None = None) -> CallResult:
+    async def call(
+        self,
+        method: str,
+        path: str,
+        payload: dict[str, Any] | None,
+        deadline: float,
+        *,
+        webhook_id: str | None = None,
+        endpoint: PartnerEndpoint | None = None,
+    ) -> CallResult:
         """Through the service's own ``PartnerClient`` (same bytes, headers and signature), but not
         counted in the partner's health (``observe=False``): a check is not live traffic."""
-        return await self.client.call(endpoint or self.endpoint, method, path, payload,
-                                      timeout=self.deadlines.wait(deadline), webhook_id=webhook_id, observe=False)
+        return await self.client.call(
+            endpoint or self.endpoint,
+            method,
+            path,
+            payload,
+            timeout=self.deadlines.wait(deadline),
+            webhook_id=webhook_id,
+            observe=False,
+        )
 
-    def record(self, name: str, method: str, path: str, result: CallResult | None, deadline: float | None,
-               problems: list[str], note: str | None = None) -> Check:
+    def record(
+        self,
+        name: str,
+        method: str,
+        path: str,
+        result: CallResult | None,
+        deadline: float | None,
+        problems: list[str],
+        note: str | None = None,
+    ) -> Check:
         check = Check(
-            name=name, method=method, path=path, result="FAIL" if problems else "PASS",
+            name=name,
+            method=method,
+            path=path,
+            result="FAIL" if problems else "PASS",
             duration_ms=result.duration_ms if result is not None else None,
             deadline_ms=ms(deadline) if deadline is not None else None,
             http_status=result.http_status if result is not None else None,
-            reason=clip("; ".join(problems)) if problems else None, note=note,
+            reason=clip("; ".join(problems)) if problems else None,
+            note=note,
         )
         self.checks.append(check)
         return check
@@ -57,8 +92,15 @@ class CheckSession:
     def skip(self, name: str, method: str, path: str, reason: str) -> None:
         self.checks.append(Check(name=name, method=method, path=path, result="SKIP", reason=reason))
 
-    def judge(self, result: CallResult, deadline: float, model: type[BaseModel], method: str, path: str,
-              extra: Callable[[Any], list[str]] | None = None) -> list[str]:
+    def judge(
+        self,
+        result: CallResult,
+        deadline: float,
+        model: type[BaseModel],
+        method: str,
+        path: str,
+        extra: Callable[[Any], list[str]] | None = None,
+    ) -> list[str]:
         """Everything wrong with one answer: transport, lateness, then the service's validator, then
         ``extra`` rules, then the OpenAPI schema (only when the rest found nothing, to avoid echoes)."""
         problem = transport_problem(result, self.deadlines.wait(deadline))

@@ -32,13 +32,15 @@ def secret_problem(secret: str) -> str | None:
     return None if key else "the part after whsec_ is empty"
 
 
-async def post_signed_at(endpoint: PartnerEndpoint, path: str, payload: dict[str, Any], *, timestamp: int,
-                         wait: float) -> CallResult:
+async def post_signed_at(
+    endpoint: PartnerEndpoint, path: str, payload: dict[str, Any], *, timestamp: int, wait: float
+) -> CallResult:
     """POST ``payload`` to the partner as the service would, but signed at ``timestamp`` (Unix
     seconds). Like ``PartnerClient``: no redirects followed, no proxy from the environment."""
     body = orjson.dumps(payload)
     headers = {
-        "Authorization": f"Bearer {endpoint.outbound_token}", "Accept": "application/json",
+        "Authorization": f"Bearer {endpoint.outbound_token}",
+        "Accept": "application/json",
         "Content-Type": "application/json",
         **signature_headers(endpoint.signing_secret, body, timestamp=timestamp),
     }

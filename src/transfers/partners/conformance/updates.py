@@ -26,7 +26,7 @@ def answered_amendment(body: Any) -> list[str]:
 
 def success(body: Any) -> list[str]:
     if body.get("status") != "Success":
-        return [f"answered status {body.get('status')!r}{said(body)}; expected \"Success\""]
+        return [f'answered status {body.get("status")!r}{said(body)}; expected "Success"']
     return []
 
 
@@ -36,10 +36,16 @@ class UpdateChecks(CheckSession):
         3.5): the flight number and the extra requests change, the rest is the booked trip."""
         flight = {"flight_number": "BA119", "extra_requests": "Amended by `transfers partners check`."}
         created = booking.payload
-        return {"reservation_no": booking.reservation_no, "status": "AMENDED",
-                "changes": {"travel_details": flight}, "vehicle_id": created["vehicle_id"],
-                "passenger_info": created["passenger_info"], "flight_info": flight, "trip": created["trip"],
-                "extras": created["extras"]}
+        return {
+            "reservation_no": booking.reservation_no,
+            "status": "AMENDED",
+            "changes": {"travel_details": flight},
+            "vehicle_id": created["vehicle_id"],
+            "passenger_info": created["passenger_info"],
+            "flight_info": flight,
+            "trip": created["trip"],
+            "extras": created["extras"],
+        }
 
     async def check_amend(self, booking: Booking | None) -> None:
         """An amendment must be answered (issue 15): Success applies it, an Error with a message
@@ -68,8 +74,12 @@ class UpdateChecks(CheckSession):
             for name in names:
                 self.skip(name, "PUT", path, "not run: create answered DECLINED (nothing to cancel)")
             return
-        body = {"reservation_no": booking.reservation_no, "status": "CANCELLED", "cancel_reason": "Change of plans",
-                "note": "Test booking by `transfers partners check`"}
+        body = {
+            "reservation_no": booking.reservation_no,
+            "status": "CANCELLED",
+            "cancel_reason": "Change of plans",
+            "note": "Test booking by `transfers partners check`",
+        }
         for name in names:  # cancelling twice must answer Success again
             result = await self.call("PUT", path, body, deadline)
             problems = self.judge(result, deadline, WireResult, "PUT", path, success)

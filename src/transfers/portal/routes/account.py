@@ -18,18 +18,23 @@ from transfers.portal.render import page
 router = APIRouter()
 
 
-async def _account(request: Request, viewer: PartnerViewer, *, rotated: rotation.RotatedSecret | None = None,
-                   status_code: int = 200) -> Response:
+async def _account(
+    request: Request, viewer: PartnerViewer, *, rotated: rotation.RotatedSecret | None = None, status_code: int = 200
+) -> Response:
     svc = services(request)
     async with svc.db.read() as conn:
         partner = await repo.partner_record(conn, viewer.partner_id)
         people = await repo.users_of_partner(conn, viewer.partner_id)
-        report = [] if viewer.hosted else await health_repository.last_hour(conn, svc.clock.now(),
-                                                                           [viewer.partner_id])
+        report = [] if viewer.hosted else await health_repository.last_hour(conn, svc.clock.now(), [viewer.partner_id])
     health = report[0] if report else None
-    return page(request, "account.html", {"active": "Account", "partner": partner, "people": people,
-                                          "health": health, "rotated": rotated},
-                viewer=viewer, status_code=status_code, title="Account")
+    return page(
+        request,
+        "account.html",
+        {"active": "Account", "partner": partner, "people": people, "health": health, "rotated": rotated},
+        viewer=viewer,
+        status_code=status_code,
+        title="Account",
+    )
 
 
 @router.get("/account")
@@ -45,8 +50,13 @@ async def rotate_secret(request: Request, viewer: Signed) -> Response:
     svc = services(request)
     try:
         rotated = await rotation.rotate_signing_secret(
-            svc.db, svc.clock, svc.box, viewer.partner_id,
-            overlap=timedelta(hours=svc.settings.partner_secret_overlap_hours), actor=viewer.actor)
+            svc.db,
+            svc.clock,
+            svc.box,
+            viewer.partner_id,
+            overlap=timedelta(hours=svc.settings.partner_secret_overlap_hours),
+            actor=viewer.actor,
+        )
     except rotation.RotationRefused as exc:
         raise Forbidden(str(exc)) from None
     return await _account(request, viewer, rotated=rotated)

@@ -27,12 +27,16 @@ from transfers.portal.render import page
 router = APIRouter()
 LIMIT = 200
 VIEWS = {"new": "New", "upcoming": "Upcoming", "past": "Past"}
-INTROS = {"new": "Bookings waiting for you: accept each with a driver, or decline it.",
-          "upcoming": "Accepted bookings, soonest pickup first.",
-          "past": "Bookings that ended or whose pickup has passed, latest first."}
-NOTICES = {"accepted": "Accepted: the client now sees the booking approved with your driver.",
-           "declined": "Declined: the client is refunded in full.",
-           "cancelled": "Cancelled: the client is refunded in full."}
+INTROS = {
+    "new": "Bookings waiting for you: accept each with a driver, or decline it.",
+    "upcoming": "Accepted bookings, soonest pickup first.",
+    "past": "Bookings that ended or whose pickup has passed, latest first.",
+}
+NOTICES = {
+    "accepted": "Accepted: the client now sees the booking approved with your driver.",
+    "declined": "Declined: the client is refunded in full.",
+    "cancelled": "Cancelled: the client is refunded in full.",
+}
 WAITING = ("PENDING", "PENDING_APPROVAL")
 MAX_REASON = 1000
 
@@ -46,8 +50,13 @@ async def _list(request: Request, viewer: PartnerViewer, view: str) -> Response:
     svc = services(request)
     async with svc.db.read() as conn:
         rows = await repo.portal_bookings(conn, viewer.partner_id, view, svc.clock.now(), LIMIT)
-    return page(request, "bookings/list.html", {"active": VIEWS[view], "rows": rows, "intro": INTROS[view],
-                                                "limit": LIMIT}, viewer=viewer, title=VIEWS[view])
+    return page(
+        request,
+        "bookings/list.html",
+        {"active": VIEWS[view], "rows": rows, "intro": INTROS[view], "limit": LIMIT},
+        viewer=viewer,
+        title=VIEWS[view],
+    )
 
 
 @router.get("/new")
@@ -76,19 +85,31 @@ async def _booking(request: Request, viewer: PartnerViewer, reservation_no: str)
     return booking
 
 
-def _detail(request: Request, viewer: PartnerViewer, booking: Booking, *, status_code: int = 200,
-            errors: dict[str, str] | None = None, typed: dict[str, str] | None = None, problem: str = "") -> Response:
+def _detail(
+    request: Request,
+    viewer: PartnerViewer,
+    booking: Booking,
+    *,
+    status_code: int = 200,
+    errors: dict[str, str] | None = None,
+    typed: dict[str, str] | None = None,
+    problem: str = "",
+) -> Response:
     now = services(request).clock.now()
     status = booking.status
     context = {
-        "b": booking, "errors": errors or {}, "typed": typed or {}, "problem": problem,
+        "b": booking,
+        "errors": errors or {},
+        "typed": typed or {},
+        "problem": problem,
         "notice": NOTICES.get(request.query_params.get("done", ""), ""),
         "can_answer": viewer.hosted and status in WAITING,
         "can_cancel": viewer.hosted and status == "APPROVED" and booking.pickup_at > now,
         "active": "Upcoming" if status == "APPROVED" else ("New" if status in WAITING else "Past"),
     }
-    return page(request, "bookings/detail.html", context, viewer=viewer, status_code=status_code,
-                title=booking.reservation_no)
+    return page(
+        request, "bookings/detail.html", context, viewer=viewer, status_code=status_code, title=booking.reservation_no
+    )
 
 
 @router.get("/bookings/{reservation_no}")
@@ -123,15 +144,25 @@ async def accept(request: Request, reservation_no: str, viewer: Signed) -> Respo
                 errors[names.get(str(error["loc"][0]), "driver_name")] = str(error["msg"])
     if driver is None:
         return _detail(request, viewer, booking, status_code=422, errors=errors, typed=typed)
-    update = reverse.ReverseUpdate(reservation_no=reservation_no, status="APPROVED", driver_info=driver,
-                                   meeting_point=typed["meeting_point"] or None)
-    return await _apply(request, viewer, booking, "accepted", typed,
-                        reverse.apply_update(services(request), viewer.partner_id, update, user=viewer,
-                                             expect=frozenset(WAITING)))
+    update = reverse.ReverseUpdate(
+        reservation_no=reservation_no,
+        status="APPROVED",
+        driver_info=driver,
+        meeting_point=typed["meeting_point"] or None,
+    )
+    return await _apply(
+        request,
+        viewer,
+        booking,
+        "accepted",
+        typed,
+        reverse.apply_update(services(request), viewer.partner_id, update, user=viewer, expect=frozenset(WAITING)),
+    )
 
 
-async def _reason(request: Request, viewer: PartnerViewer, booking: Booking,
-                  form: Any) -> tuple[str | None, Response | None]:
+async def _reason(
+    request: Request, viewer: PartnerViewer, booking: Booking, form: Any
+) -> tuple[str | None, Response | None]:
     reason, problem = text(form.get("reason"), limit=MAX_REASON)
     if problem or not reason:
         errors = {"reason": problem or "Say why (the client's agency sees it in the booking's story)."}
@@ -147,9 +178,14 @@ async def decline(request: Request, reservation_no: str, viewer: Signed) -> Resp
     reason, refused = await _reason(request, viewer, booking, form)
     if reason is None:
         return refused or _detail(request, viewer, booking)
-    return await _apply(request, viewer, booking, "declined", {"reason": reason},
-                        reverse.decline_new(services(request), viewer.partner_id, reservation_no, reason,
-                                            user=viewer))
+    return await _apply(
+        request,
+        viewer,
+        booking,
+        "declined",
+        {"reason": reason},
+        reverse.decline_new(services(request), viewer.partner_id, reservation_no, reason, user=viewer),
+    )
 
 
 @router.post("/bookings/{reservation_no}/cancel")
@@ -161,13 +197,19 @@ async def cancel(request: Request, reservation_no: str, viewer: Signed) -> Respo
     if reason is None:
         return refused or _detail(request, viewer, booking)
     update = reverse.ReverseUpdate(reservation_no=reservation_no, status="CANCELLED", cancel_reason=reason)
-    return await _apply(request, viewer, booking, "cancelled", {"reason": reason},
-                        reverse.apply_update(services(request), viewer.partner_id, update, user=viewer,
-                                             expect=frozenset({"APPROVED"})))
+    return await _apply(
+        request,
+        viewer,
+        booking,
+        "cancelled",
+        {"reason": reason},
+        reverse.apply_update(services(request), viewer.partner_id, update, user=viewer, expect=frozenset({"APPROVED"})),
+    )
 
 
-async def _apply(request: Request, viewer: PartnerViewer, booking: Booking, what: str,
-                 typed: dict[str, str], work: Any) -> Response:
+async def _apply(
+    request: Request, viewer: PartnerViewer, booking: Booking, what: str, typed: dict[str, str], work: Any
+) -> Response:
     """Run the use case; a booking that changed meanwhile (refused by the state machine) re-renders
     its page with the reason (409), nothing done."""
     try:
@@ -177,6 +219,12 @@ async def _apply(request: Request, viewer: PartnerViewer, booking: Booking, what
     except (partner_updates.UpdateRefused, ConcurrentChange) as exc:
         current = await _booking(request, viewer, booking.reservation_no)
         problem = str(exc) if isinstance(exc, partner_updates.UpdateRefused) else "The booking kept changing."
-        return _detail(request, viewer, current, status_code=409, typed=typed,
-                       problem=f"Nothing was done: {problem}. Here is the booking as it is now.")
+        return _detail(
+            request,
+            viewer,
+            current,
+            status_code=409,
+            typed=typed,
+            problem=f"Nothing was done: {problem}. Here is the booking as it is now.",
+        )
     return _done(booking.reservation_no, what)

@@ -1,92 +1,11 @@
-"""Sign in (``/partner/login``: ``Email``, ``Password``, ``Sign in``, as the console's) and sign out,
-through ``webauth.signin`` in the ``partner`` realm (its own failure throttle and cookie)."""
+"""Sign in (``/partner/login``: ``Email``, ``Password``, ``Sign in``, as the console's) and sign out:
+``webauth.login_routes`` in the ``partner`` realm (its own failure throttle and cookie)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from fastapi import APIRouter
-from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
-
-from transfers.console.render import utc
 from transfers.hosted import users
-from transfers.portal.auth import PREFIX, Signed, realm_of, services
+from transfers.portal.auth import signed_in
 from transfers.portal.render import page
-from transfers.webauth.http import (
-    check_login_csrf,
-    clear_session_cookie,
-    login_csrf,
-    session_token,
-    set_login_csrf_cookie,
-    set_session_cookie,
-)
-from transfers.webauth.sessions import end_session
-from transfers.webauth.signin import MAX_EMAIL_CHARS, Outcome, sign_in
+from transfers.webauth.login_routes import login_router
 
-router = APIRouter()
-NOTICES = {
-    "ended": "Your session has ended, so nothing was done. Sign in and try again.",
-    "signed_out": "You are signed out.",
-}
-
-
-def _next_path(value: object) -> str:
-    """Where to go after signing in: a portal path only (never another site)."""
-    if isinstance(value, str) and value.startswith(f"{PREFIX}/") and not value.startswith("//") \
-            and "\\" not in value and len(value) <= 2000:
-        return value
-    return f"{PREFIX}/"
-
-
-def _login_page(request: Request, *, status_code: int = 200, error: str = "", email: str = "",
-                next_path: str = "", notice: str = "") -> Response:
-    realm = realm_of(request)
-    token = login_csrf(request, realm)
-    context: dict[str, Any] = {"login_csrf": token, "error": error, "email": email, "next": next_path,
-                               "notice": notice}
-    response = page(request, "login.html", context, status_code=status_code, title="Sign in")
-    set_login_csrf_cookie(response, realm, token)
-    return response
-
-
-@router.get("/login")
-async def login_form(request: Request) -> Response:
-    notice = next((text for key, text in NOTICES.items() if request.query_params.get(key)), "")
-    return _login_page(request, next_path=_next_path(request.query_params.get("next")), notice=notice)
-
-
-@router.post("/login")
-async def login_submit(request: Request) -> Response:
-    svc, realm = services(request), realm_of(request)
-    form = await request.form()
-    check_login_csrf(request, realm, form)
-    email, password = form.get("email"), form.get("password")
-    email = email if isinstance(email, str) else ""
-    password = password if isinstance(password, str) else ""
-    next_path = _next_path(form.get("next"))
-    shown = email[:MAX_EMAIL_CHARS]
-    if not email.strip() or not password:
-        return _login_page(request, status_code=400, error="Enter your email and password.", email=shown,
-                           next_path=next_path)
-    result = await sign_in(svc.db, svc.clock, realm, email, password, users.credentials)
-    if result.outcome is Outcome.LOCKED:
-        error = f"Too many failed sign-ins for this email. Try again after {utc(result.locked_until)}."
-        return _login_page(request, status_code=429, email=shown, next_path=next_path, error=error)
-    if result.outcome is not Outcome.SIGNED_IN or result.opened is None:
-        return _login_page(request, status_code=401, error="Wrong email or password.", email=shown,
-                           next_path=next_path)
-    response = RedirectResponse(next_path, status_code=303)
-    set_session_cookie(response, realm, result.opened.token)
-    response.delete_cookie(realm.login_csrf_cookie, path=realm.path)
-    return response
-
-
-@router.post("/logout")
-async def logout(request: Request, viewer: Signed) -> Response:
-    await viewer.form(request)  # CSRF: nobody signs a partner user out from another site
-    svc, realm = services(request), realm_of(request)
-    await end_session(svc.db, realm, session_token(request, realm))
-    response = RedirectResponse(f"{PREFIX}/login?signed_out=1", status_code=303)
-    clear_session_cookie(response, realm)
-    return response
+router = login_router(credentials=users.credentials, page=page, signed_in=signed_in)

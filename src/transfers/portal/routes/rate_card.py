@@ -43,16 +43,36 @@ def _airports(partner: Any) -> list[str]:
     return [code for code in str(partner.airports).split(",") if code and code != "*"]
 
 
-async def _editor(request: Request, viewer: PartnerViewer, *, card_text: str, status_code: int = 200,
-                  errors: list[cards.CardError] | None = None, preview: dict[str, Any] | None = None,
-                  notice: str = "") -> Response:
+async def _editor(
+    request: Request,
+    viewer: PartnerViewer,
+    *,
+    card_text: str,
+    status_code: int = 200,
+    errors: list[cards.CardError] | None = None,
+    preview: dict[str, Any] | None = None,
+    notice: str = "",
+) -> Response:
     partner = await _partner(request, viewer)
     airports = _airports(partner)
     values = preview or {}
-    typed = values.get("typed") or {"airport": airports[0] if airports else "", "address": "", "lat": "", "lng": "",
-                                     "pickup": ""}
-    context = {"active": "Rate card", "card_text": card_text, "errors": errors or [], "airports": airports,
-               "typed": typed, "preview": values, "notice": notice, "markup": partner.markup_percent}
+    typed = values.get("typed") or {
+        "airport": airports[0] if airports else "",
+        "address": "",
+        "lat": "",
+        "lng": "",
+        "pickup": "",
+    }
+    context = {
+        "active": "Rate card",
+        "card_text": card_text,
+        "errors": errors or [],
+        "airports": airports,
+        "typed": typed,
+        "preview": values,
+        "notice": notice,
+        "markup": partner.markup_percent,
+    }
     if request.query_params.get("fragment") == "preview":
         return page(request, "preview.html", context, viewer=viewer, status_code=status_code)
     return page(request, "rate_card.html", context, viewer=viewer, status_code=status_code, title="Rate card")
@@ -138,15 +158,28 @@ async def rate_card_preview(request: Request, viewer: Signed) -> Response:
         async with svc.db.read() as conn:
             booked = await repo.booked_on(conn, viewer.partner_id, trip.local_date)
             markup = Decimal((await repo.partner_record(conn, viewer.partner_id)).markup_percent)
-        preview.update(distance=distance, local_pickup=trip.local_pickup.strftime("%Y-%m-%d %H:%M"),
-                       refusal=pricing.refusal(card, trip))
+        preview.update(
+            distance=distance,
+            local_pickup=trip.local_pickup.strftime("%Y-%m-%d %H:%M"),
+            refusal=pricing.refusal(card, trip),
+        )
         offered = {q.vehicle.id: q for q in pricing.quote(card, trip, booked)}
         for vehicle in card.vehicles:
             quote = offered.get(vehicle.id)
-            preview["rows"].append({
-                "vehicle": vehicle, "net": quote.net_price if quote else None,
-                "sell": sell_price(quote.net_price, markup) if quote else None, "currency": card.currency,
-                "booked": booked.get(vehicle.id, 0),
-            })
-    return await _editor(request, viewer, card_text=card_text[:MAX_CARD_CHARS],
-                         status_code=422 if problems else 200, errors=errors, preview=preview)
+            preview["rows"].append(
+                {
+                    "vehicle": vehicle,
+                    "net": quote.net_price if quote else None,
+                    "sell": sell_price(quote.net_price, markup) if quote else None,
+                    "currency": card.currency,
+                    "booked": booked.get(vehicle.id, 0),
+                }
+            )
+    return await _editor(
+        request,
+        viewer,
+        card_text=card_text[:MAX_CARD_CHARS],
+        status_code=422 if problems else 200,
+        errors=errors,
+        preview=preview,
+    )

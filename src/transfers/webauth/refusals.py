@@ -1,0 +1,21 @@
+"""The two refusals every signed-in area raises from its routes, answered by ``site.build_area``
+as HTML pages: one class each for all areas, so a new area's pages need no handlers of their own."""
+
+from __future__ import annotations
+
+
+class NotAllowed(Exception):
+    """This viewer may not do this here: a 403 page ("... Nothing was changed."). An area may
+    subclass it to give its usual message (the console: the operator's role)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class PageNotFound(Exception):
+    """No such thing for this viewer (another partner's booking looks exactly the same): a 404 page."""
+
+    def __init__(self, message: str = "There is no such page.") -> None:
+        super().__init__(message)
+        self.message = message
