@@ -19,3 +19,11 @@ class PageNotFound(Exception):
     def __init__(self, message: str = "There is no such page.") -> None:
         super().__init__(message)
         self.message = message
+
+
+def path_id(value: str, what: str) -> int:
+    """A numeric id from a page's path (``/clients/{id}``): anything but 1..18 ASCII digits naming a
+    positive number is the 404 page of a missing ``what``, never a 422 or a 500."""
+    if not value.isascii() or not value.isdigit() or len(value) > 18 or int(value) <= 0:
+        raise PageNotFound(f"There is no such {what}.")
+    return int(value)

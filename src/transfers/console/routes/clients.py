@@ -24,6 +24,7 @@ from transfers.partners import fields
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.amounts import parse_credit
 from transfers.wallet.ledger import API_KINDS
+from transfers.webauth.refusals import path_id
 
 router = APIRouter()
 STATEMENT_PAGE = 50
@@ -35,12 +36,6 @@ NOTICES = {
     "active": "The client is active again.",
     "revoked": "The key is revoked: it gets 401 from now on.",
 }
-
-
-def _client_id(value: str) -> int:
-    if not value.isascii() or not value.isdigit() or len(value) > 18 or int(value) <= 0:
-        raise PageNotFound("There is no such client.")
-    return int(value)
 
 
 def _typed(form: FormData, name: str, limit: int = 100) -> str:
@@ -178,14 +173,14 @@ async def client_page(request: Request, client_id: str, viewer: Signed) -> Respo
     notice = NOTICES.get(done, "")
     if done == "topped-up":
         notice = "The wallet is topped up."
-    return await _client_page(request, viewer, _client_id(client_id), notice=notice)
+    return await _client_page(request, viewer, path_id(client_id, "client"), notice=notice)
 
 
 @router.post("/clients/{client_id}/top-up")
 async def top_up(request: Request, client_id: str, viewer: Signed) -> Response:
     viewer.require(Capability.MOVE_MONEY)
     form = await viewer.form(request)
-    number = _client_id(client_id)
+    number = path_id(client_id, "client")
     typed = _typed(form, "amount", 40)
     try:
         amount = parse_credit(typed)
@@ -205,7 +200,7 @@ async def top_up(request: Request, client_id: str, viewer: Signed) -> Response:
 async def set_status(request: Request, client_id: str, viewer: Signed) -> Response:
     viewer.require(Capability.MANAGE_CLIENTS)
     form = await viewer.form(request)
-    number = _client_id(client_id)
+    number = path_id(client_id, "client")
     wanted = form.get("status")
     if wanted not in (ClientStatus.ACTIVE.value, ClientStatus.SUSPENDED.value):
         return await _client_page(
@@ -223,7 +218,7 @@ async def set_status(request: Request, client_id: str, viewer: Signed) -> Respon
 async def create_key(request: Request, client_id: str, viewer: Signed) -> Response:
     viewer.require(Capability.MANAGE_CLIENTS)
     await viewer.form(request)
-    number = _client_id(client_id)
+    number = path_id(client_id, "client")
     svc = services(request)
     try:
         created = await service.issue_client_key(svc.db, svc.clock, number, actor=viewer.actor)
@@ -245,7 +240,7 @@ async def revoke_key(request: Request, client_id: str, viewer: Signed) -> Respon
     into the form, is refused as unknown with nothing done."""
     viewer.require(Capability.MANAGE_CLIENTS)
     form = await viewer.form(request)
-    number = _client_id(client_id)
+    number = path_id(client_id, "client")
     prefix = _typed(form, "prefix", 40).strip()
     svc = services(request)
     async with svc.db.read() as conn:

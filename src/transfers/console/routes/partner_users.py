@@ -19,15 +19,10 @@ from transfers.console.render import page
 from transfers.hosted import repository as hosted_repo
 from transfers.hosted import users
 from transfers.operators.models import Capability
+from transfers.webauth.refusals import path_id
 
 router = APIRouter()
 NOTICES = {"disabled": "The user is disabled and signed out of the portal.", "enabled": "The user may sign in again."}
-
-
-def _id(value: str, what: str) -> int:
-    if not value.isascii() or not value.isdigit() or len(value) > 18 or int(value) <= 0:
-        raise PageNotFound(f"There is no such {what}.")
-    return int(value)
 
 
 async def _users_page(
@@ -67,14 +62,14 @@ async def _users_page(
 
 @router.get("/partners/{partner_id}/users")
 async def users_page(request: Request, partner_id: str, viewer: Signed) -> Response:
-    return await _users_page(request, viewer, _id(partner_id, "partner"))
+    return await _users_page(request, viewer, path_id(partner_id, "partner"))
 
 
 @router.post("/partners/{partner_id}/users")
 async def create_user(request: Request, partner_id: str, viewer: Signed) -> Response:
     viewer.require(Capability.MANAGE_PARTNERS)
     form = await viewer.form(request)
-    pid = _id(partner_id, "partner")
+    pid = path_id(partner_id, "partner")
     email, problem = text(form.get("email"), limit=320)
     svc = services(request)
     try:
@@ -96,7 +91,7 @@ async def create_user(request: Request, partner_id: str, viewer: Signed) -> Resp
 async def user_status(request: Request, partner_id: str, user_id: str, viewer: Signed) -> Response:
     viewer.require(Capability.MANAGE_PARTNERS)
     form = await viewer.form(request)
-    pid, uid = _id(partner_id, "partner"), _id(user_id, "user")
+    pid, uid = path_id(partner_id, "partner"), path_id(user_id, "user")
     status = form.get("status")
     if status not in ("active", "disabled"):
         raise PageNotFound("There is no such action.")

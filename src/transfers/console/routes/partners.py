@@ -23,6 +23,7 @@ from transfers.console.render import page
 from transfers.operators.models import Capability
 from transfers.partners import conformance, editing, fields, health_repository, rotation, service
 from transfers.partners.models import InvalidPartnerUrl, check_base_url
+from transfers.webauth.refusals import path_id
 
 router = APIRouter()
 MAX_URL_CHARS = 2000
@@ -46,12 +47,6 @@ def _policy_spec(stored: Any) -> str:
 
 def _percent(value: Decimal) -> str:
     return f"{value.normalize():f}"  # 10.000 -> "10", never "1E+1"
-
-
-def _partner_id(value: str) -> int:
-    if not value.isascii() or not value.isdigit() or len(value) > 18 or int(value) <= 0:
-        raise PageNotFound("There is no such partner.")
-    return int(value)
 
 
 def _typed(form: FormData, name: str, limit: int) -> str:
@@ -225,14 +220,14 @@ async def _partner_page(
 @router.get("/partners/{partner_id}")
 async def partner_page(request: Request, partner_id: str, viewer: Signed) -> Response:
     notice = NOTICES.get(request.query_params.get("done", ""), "")
-    return await _partner_page(request, viewer, _partner_id(partner_id), notice=notice)
+    return await _partner_page(request, viewer, path_id(partner_id, "partner"), notice=notice)
 
 
 @router.post("/partners/{partner_id}/edit")
 async def edit_partner(request: Request, partner_id: str, viewer: Signed) -> Response:
     viewer.require(Capability.MANAGE_PARTNERS)
     form = await viewer.form(request)
-    number = _partner_id(partner_id)
+    number = path_id(partner_id, "partner")
     svc = services(request)
     allow_private = svc.settings.private_partner_urls_allowed
     errors: dict[str, str] = {}
@@ -266,7 +261,7 @@ async def edit_partner(request: Request, partner_id: str, viewer: Signed) -> Res
 async def set_partner_status(request: Request, partner_id: str, viewer: Signed) -> Response:
     viewer.require(Capability.MANAGE_PARTNERS)
     form = await viewer.form(request)
-    number = _partner_id(partner_id)
+    number = path_id(partner_id, "partner")
     wanted = form.get("status")
     if wanted not in ("enabled", "disabled"):
         return await _partner_page(
@@ -284,7 +279,7 @@ async def set_partner_status(request: Request, partner_id: str, viewer: Signed) 
 async def rotate_secret(request: Request, partner_id: str, viewer: Signed) -> Response:
     viewer.require(Capability.MANAGE_PARTNERS)
     await viewer.form(request)
-    number = _partner_id(partner_id)
+    number = path_id(partner_id, "partner")
     svc = services(request)
     try:
         rotated = await rotation.rotate_signing_secret(
@@ -314,7 +309,7 @@ async def rotate_secret(request: Request, partner_id: str, viewer: Signed) -> Re
 async def check_partner(request: Request, partner_id: str, viewer: Signed) -> Response:
     viewer.require(Capability.MANAGE_PARTNERS)
     await viewer.form(request)
-    number = _partner_id(partner_id)
+    number = path_id(partner_id, "partner")
     svc = services(request)
     deadlines = conformance.Deadlines(
         search=svc.settings.partner_timeout_seconds,
