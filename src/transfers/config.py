@@ -25,7 +25,7 @@ SECRET_FIELDS = frozenset({"secret_key"})
 
 
 class Settings(BaseSettings):
-    """Deployment configuration. Field docs are mirrored in README.md ("Settings")."""
+    """Deployment configuration. Field docs are mirrored in docs/operations/settings.md."""
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=".env", extra="ignore")
 
@@ -59,7 +59,7 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=65_536, ge=1)
     rate_limit_per_minute: int = Field(default=600, ge=0)
     rate_limit_burst: int = Field(default=100, ge=0)
-    # Hardening: the shared (Redis) rate-limit buckets, used when redis_url is set (README "Rate limits").
+    # Hardening: the shared (Redis) rate-limit buckets, used when redis_url is set (docs/integrators/rate-limits.md).
     rate_limit_redis_prefix: str = "transfers:ratelimit:"
     rate_limit_redis_timeout_seconds: float = Field(default=0.5, gt=0)
     auth_cache_seconds: float = Field(default=1.0, ge=0)

@@ -86,12 +86,12 @@ class ErrorCode(StrEnum):
 
     Every ``ServiceError`` is built from a member, the served OpenAPI document lists the members
     (``api/schemas.py``), and ``tests/unit/test_error_codes.py`` checks that the SDK's error mapping
-    and README.md "Errors" name exactly these codes. Adding a code (issues 13-16 add e.g.
+    and docs/integrators/errors.md name exactly these codes. Adding a code (issues 13-16 add e.g.
     ``WEBHOOK_ENDPOINT_LIMIT``, ``INVALID_WEBHOOK_URL``, ``AMENDMENT_NOT_ALLOWED``) is three lines:
 
     1. a member here: ``NAME = "NAME", <http status>, "<default message>"``;
     2. its exception class in ``ERROR_CLASSES`` of ``sdk/src/transfers_sdk/errors.py``;
-    3. its entry in README.md, section "Errors".
+    3. its row in docs/integrators/errors.md.
     """
 
     http_status: int

@@ -134,7 +134,7 @@ def test_is_cancelable(status: BookingStatus, when: str) -> None:
 
 def test_the_published_status_list_is_the_enum() -> None:
     """api/schemas.py spells the statuses out for the OpenAPI document: a status added to
-    ``BookingStatus`` is added there too (README "Layout", "Add a booking status")."""
+    ``BookingStatus`` is added there too (docs/architecture/how-to-add.md, "A booking status")."""
     from typing import get_args
 
     from transfers.api.schemas import BookingStatus as Published

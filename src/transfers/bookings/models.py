@@ -10,7 +10,7 @@ to the type checker, a plain slotted dataclass's cheap constructor at run time):
 answers a new ``Booking`` (``moved``), so a caller never holds a row that silently differs from what
 was written.
 
-How to add a field to the BookingResource: README "Layout", "Add a field to the BookingResource".
+How to add a field to the BookingResource: docs/architecture/how-to-add.md, "A field of the BookingResource".
 """
 
 from __future__ import annotations
