@@ -25,9 +25,9 @@ def scanned_files() -> list[Path]:
     files = []
     for top in SCANNED:
         for path in (ROOT / top).rglob("*"):
-            if path.is_file() and path.suffix in SUFFIXES and path.resolve() != THIS_FILE:
-                if not any(part in {"__pycache__", "build", ".venv"} for part in path.parts):
-                    files.append(path)
+            skipped = any(part in {"__pycache__", "build", ".venv"} for part in path.parts)
+            if path.is_file() and path.suffix in SUFFIXES and path.resolve() != THIS_FILE and not skipped:
+                files.append(path)
     return files
 
 
