@@ -35,7 +35,7 @@ from transfers.partners.service import endpoint
 from transfers.reference.repository import vehicle_type_names
 
 Verdict = Literal["PASS", "WARN", "FAIL", "SKIP"]
-# Each process opens up to this many connections per TRANSFERS_DATABASE_POOL_SIZE (README, "Production topology").
+# Each process opens up to this many connections per TRANSFERS_DATABASE_POOL_SIZE (docs/operations/scaling.md).
 CONNECTIONS_PER_POOL_SIZE = 3.5
 CLOCK_TOLERANCE_SECONDS = 2.0
 
