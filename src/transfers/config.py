@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SQLITE_PATH = Path("var") / "transfers.sqlite3"
@@ -102,6 +102,11 @@ class Settings(BaseSettings):
     webhook_concurrency: int = Field(default=256, ge=1, le=5000)
     webhook_per_endpoint: int = Field(default=16, ge=1, le=500)
     webhook_retention_days: int = Field(default=30, ge=1, le=3650)
+    # Issue 28: where typed places come from (transfers/geo/): the offline gazetteer,
+    # or a Nominatim-compatible search API at geocoder_url.
+    geocoder: Literal["builtin", "nominatim"] = "builtin"
+    geocoder_url: str = Field(default="", validate_default=True)
+    geocoder_timeout_seconds: float = Field(default=3.0, gt=0, le=30)
 
     @field_validator("log_level")
     @classmethod
@@ -139,6 +144,17 @@ class Settings(BaseSettings):
     def _public_base_url(cls, value: str) -> str:
         if value and not value.startswith(("http://", "https://")):
             raise ValueError("expected empty or an http(s) URL such as https://transfers.example.com")
+        return value
+
+    @field_validator("geocoder_url")
+    @classmethod
+    def _geocoder_url(cls, value: str, info: ValidationInfo) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(
+                "expected empty or the http(s) base URL of a Nominatim search API, like http://127.0.0.1:8080"
+            )
+        if not value and info.data.get("geocoder") == "nominatim":
+            raise ValueError(f"{ENV_PREFIX}GEOCODER=nominatim needs the Nominatim server's base URL here")
         return value
 
     @field_validator("default_currency")
