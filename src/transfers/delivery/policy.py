@@ -1,4 +1,4 @@
-"""When to try again, until when, and how an attempt ends (DECISIONS 8 and 13). Pure.
+"""When to try again, until when, and how an attempt ends (docs/rules/reliability.md#outbox). Pure.
 
 Every kind retries on a ``RetrySchedule``; the standard one (partner calls, client webhooks and
 partner e-mails all use it today) is:
@@ -104,5 +104,5 @@ def settle(
 def delivery_deadline(
     created_at: datetime, pickup_at: datetime, *, hours_after_creation: float, hours_before_pickup: float
 ) -> datetime:
-    """DECISIONS 6: 24 h after creation or 1 h before pickup, whichever comes first."""
+    """docs/rules/states.md: 24 h after creation or 1 h before pickup, whichever comes first."""
     return min(created_at + timedelta(hours=hours_after_creation), pickup_at - timedelta(hours=hours_before_pickup))

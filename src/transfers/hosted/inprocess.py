@@ -1,4 +1,4 @@
-"""What a hosted partner "answers" to the outbox's partner calls, without any HTTP (DECISIONS 16).
+"""What a hosted partner "answers" to the outbox's partner calls, without any HTTP (docs/rules/hosted-partners.md).
 
 A hosted partner has no server: its staff answer in the portal. So the delivery engine sends
 its messages here, in-process (``HostedPartner``, a ``Transport``), and records and applies the

@@ -49,7 +49,7 @@ class MessageKind(StrEnum):
 
 
 def verdict(result: CallResult) -> Verdict:
-    """DECISIONS 8: a 2xx is answered, a 429, 5xx, time-out or connection error is tried again, any
+    """docs/rules/reliability.md#outbox: a 2xx is answered, a 429, 5xx, time-out or connection error is tried again, any
     other 4xx or a body saying ``"status": "Error"`` is a refusal (given up)."""
     body = result.body
     if isinstance(body, dict) and body.get("status") == "Error" and (result.ok or result.outcome == "http_error"):
