@@ -1,6 +1,6 @@
 """Settings: the only reader of ``TRANSFERS_*`` environment variables.
 
-Every number DECISIONS.md calls a "product default" is a field here, so a deployment can change it
+Every number docs/rules/ calls a default is a field here, so a deployment can change it
 without touching code. Settings are read once (``get_settings``) and passed down; nothing else reads
 the environment.
 """
@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SQLITE_PATH = Path("var") / "transfers.sqlite3"
@@ -79,7 +79,7 @@ class Settings(BaseSettings):
 
     default_currency: str = "EUR"
     default_markup_percent: Decimal = Field(default=Decimal("0"), ge=0, le=100)
-    # issue 16 (DECISIONS 16): hosted partners' bookings not accepted within this many hours of their
+    # issue 16 (docs/rules/hosted-partners.md): hosted partners' bookings not accepted within this many hours of their
     # creation, or by this many hours before pickup, are declined and refunded; their e-mails.
     hosted_accept_hours: float = Field(default=4.0, gt=0)
     hosted_accept_before_pickup_hours: float = Field(default=2.0, ge=0)
@@ -91,11 +91,16 @@ class Settings(BaseSettings):
     partner_health_flush_seconds: float = Field(default=5.0, gt=0, le=300)
     partner_health_retention_days: int = Field(default=30, ge=1, le=3650)
     partner_secret_overlap_hours: float = Field(default=24.0, ge=0, le=720)
-    # issue 14 (DECISIONS 13): webhooks to clients
+    # issue 14 (docs/rules/webhooks.md): webhooks to clients
     webhook_timeout_seconds: float = Field(default=5.0, gt=0, le=60)
     webhook_concurrency: int = Field(default=256, ge=1, le=5000)
     webhook_per_endpoint: int = Field(default=16, ge=1, le=500)
     webhook_retention_days: int = Field(default=30, ge=1, le=3650)
+    # Issue 28: where typed places come from (transfers/geo/): the offline gazetteer,
+    # or a Nominatim-compatible search API at geocoder_url.
+    geocoder: Literal["builtin", "nominatim"] = "builtin"
+    geocoder_url: str = Field(default="", validate_default=True)
+    geocoder_timeout_seconds: float = Field(default=3.0, gt=0, le=30)
 
     @field_validator("log_level")
     @classmethod
@@ -133,6 +138,17 @@ class Settings(BaseSettings):
     def _public_base_url(cls, value: str) -> str:
         if value and not value.startswith(("http://", "https://")):
             raise ValueError("expected empty or an http(s) URL such as https://transfers.example.com")
+        return value
+
+    @field_validator("geocoder_url")
+    @classmethod
+    def _geocoder_url(cls, value: str, info: ValidationInfo) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(
+                "expected empty or the http(s) base URL of a Nominatim search API, like http://127.0.0.1:8080"
+            )
+        if not value and info.data.get("geocoder") == "nominatim":
+            raise ValueError(f"{ENV_PREFIX}GEOCODER=nominatim needs the Nominatim server's base URL here")
         return value
 
     @field_validator("default_currency")

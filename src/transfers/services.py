@@ -11,6 +11,7 @@ from transfers.auth.service import Authenticator
 from transfers.clock import Clock, SystemClock
 from transfers.config import Settings
 from transfers.db.engine import Database
+from transfers.geo import BuiltinGeocoder, Geocoder, from_settings
 from transfers.partners.client import PartnerClient
 from transfers.partners.directory import PartnerDirectory
 from transfers.partners.health import HealthBuffer
@@ -40,6 +41,8 @@ class Services:
     """Set when the lifespan ends: /readyz answers 503 from then on."""
     health: HealthBuffer = field(default_factory=HealthBuffer)
     """Search calls per partner and minute not yet flushed to the database (partners/health.py)."""
+    geocoder: Geocoder = field(default_factory=BuiltinGeocoder)
+    """Typed places -> coordinates (``geo/``; ``build`` picks the one ``TRANSFERS_GEOCODER`` names)."""
 
     @classmethod
     def build(
@@ -68,4 +71,5 @@ class Services:
                 max_response_bytes=settings.partner_max_response_bytes,
                 allow_private=settings.private_partner_urls_allowed,
             ),  # SSRF guard
+            geocoder=from_settings(settings),
         )

@@ -1,4 +1,4 @@
-"""The booking state machine (SPEC.md 3, DECISIONS 6): every (from, to) pair, cancellability, refunds."""
+"""The booking state machine (docs/rules/states.md): every (from, to) pair, cancellability, refunds."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from transfers.bookings.state import (
 
 S = BookingStatus
 
-# Written out by hand from DECISIONS 6, not derived from the table under test.
+# Written out by hand from docs/rules/states.md, not derived from the table under test.
 ALLOWED: set[tuple[BookingStatus, BookingStatus]] = {
     (S.PENDING, S.PENDING_APPROVAL),  # partner answers the create with PENDING
     (S.PENDING, S.APPROVED),  # partner answers APPROVED (create, info sync or reverse API)

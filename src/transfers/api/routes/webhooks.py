@@ -1,4 +1,4 @@
-"""/api/v1/booking-api/webhook-endpoints (DECISIONS 13): the client's webhook endpoints.
+"""/api/v1/booking-api/webhook-endpoints (docs/rules/webhooks.md): the client's webhook endpoints.
 
 Thin: parse, call ``webhooks/endpoints.py``, render. Another client's endpoint answers 404
 ``NOT_FOUND`` exactly like a missing one.
