@@ -312,10 +312,10 @@ async def cancel_booking(
                 booking,
                 BookingStatus.CANCELLED,
                 actor=f"client:{client.client_id}",
-                reason=reason["name"] + (f": {note}" if note else ""),
+                reason=reason.name + (f": {note}" if note else ""),
                 now=now,
                 fields={
-                    "cancellation_reason_id": reason["id"],
+                    "cancellation_reason_id": reason.id,
                     "cancel_note": note,
                     "cancel_idempotency_key": idempotency_key,
                     **cancellation_fields(booking, Canceller.CLIENT, now),
@@ -323,7 +323,7 @@ async def cancel_booking(
                 notify_partner={
                     "reservation_no": booking.reservation_no,
                     "status": "CANCELLED",
-                    "cancel_reason": reason["name"],
+                    "cancel_reason": reason.name,
                     "note": note,
                 },
             )

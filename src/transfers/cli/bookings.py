@@ -27,8 +27,8 @@ def detail_json(detail: BookingDetail) -> dict[str, Any]:
         "booking": jsonable(
             {**detail.booking.as_dict(), "client_name": detail.client_name, "partner_name": detail.partner_name}
         ),
-        "ledger": jsonable(detail.ledger),
-        "transitions": jsonable(detail.transitions),
+        "ledger": jsonable([e.as_dict() for e in detail.ledger]),
+        "transitions": jsonable([t.as_dict() for t in detail.transitions]),
         "deliveries": jsonable(detail.deliveries),
     }
 
@@ -94,7 +94,7 @@ def render_detail(detail: BookingDetail) -> str:
     sections.append(
         render(
             ["id", "time", "kind", "amount", "note"],
-            [[e["id"], e["created_at"], e["kind"], e["amount"], e["note"]] for e in detail.ledger],
+            [[e.id, e.created_at, e.kind, e.amount, e.note] for e in detail.ledger],
             right={"id", "amount"},
             max_width={"note": 60},
             indent="  ",
@@ -105,7 +105,7 @@ def render_detail(detail: BookingDetail) -> str:
         render(
             ["time", "actor", "change", "reason"],
             [
-                [t["created_at"], t["actor"], f"{t['from_status'] or '(new)'} → {t['to_status']}", t["reason"]]
+                [t.created_at, t.actor, f"{t.from_status or '(new)'} → {t.to_status}", t.reason]
                 for t in detail.transitions
             ],
             max_width={"reason": 70},
