@@ -110,8 +110,8 @@ class Settings(BaseSettings):
     webhook_concurrency: int = Field(default=256, ge=1, le=5000)
     webhook_per_endpoint: int = Field(default=16, ge=1, le=500)
     webhook_retention_days: int = Field(default=30, ge=1, le=3650)
-    # Issue 28: where typed places come from (transfers/geo/): the offline gazetteer,
-    # or a Nominatim-compatible search API at geocoder_url.
+    # Issue 28, docs/rules/agency-portal.md#geocoder: where typed places come from (transfers/geo/): the
+    # offline gazetteer, or a Nominatim-compatible search API at geocoder_url.
     geocoder: Literal["builtin", "nominatim"] = "builtin"
     geocoder_url: str = Field(default="", validate_default=True)
     geocoder_timeout_seconds: float = Field(default=3.0, gt=0, le=30)
