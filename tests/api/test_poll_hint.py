@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 
 from tests.api.test_cancel_and_get import BOOKING, DRIVER, IATA, book, get
-from tests.conftest import ClientFactory, bearer, PartnerFactory, make_settings
+from tests.conftest import ClientFactory, PartnerFactory, bearer, make_settings
 from tests.servers import LiveServer, serving
 from transfers.app import create_app
 from transfers.clock import ShiftedClock
