@@ -1,6 +1,6 @@
 """The error vocabulary of the service, free of HTTP.
 
-Two families, matching the two error-body shapes of SPEC.md section 7 and DECISIONS.md section 3:
+Two families, matching the two error-body shapes of docs/rules/errors.md, docs/rules/errors.md#shapes:
 
 * ``SpecError``: a field-validation or business-rule failure named by an integer code of the spec's
   tables (``{"status":"Error","code":1002,"message":"SEARCH_NOT_EXISTS"}``, HTTP 422).
@@ -8,7 +8,8 @@ Two families, matching the two error-body shapes of SPEC.md section 7 and DECISI
   (``{"status":"Error","code":"UNAUTHENTICATED","message":"..."}``) and the code's HTTP status.
 
 ``PartnerApiError`` is the reverse API's own shape (``{"status":"Error","message":...}``) for its
-404, 409 and 422 (SPEC.md 7.3, DECISIONS 7); its 400, 401 and 429 are ``ServiceError`` like every path's.
+404, 409 and 422 (docs/rules/errors.md#get-codes, docs/rules/partners.md); its 400, 401 and 429 are ``ServiceError``
+like every path's.
 The HTTP layer renders all three in one place (``transfers.api.errors``).
 """
 
@@ -20,7 +21,8 @@ from enum import IntEnum, StrEnum
 class Code(IntEnum):
     """Integer error codes. The member name is the ``message`` the contract requires."""
 
-    # SPEC.md 7.2 create booking, in table order (1100 is checked first, see DECISIONS 5)
+    # docs/rules/errors.md#create-codes create booking, in table order (1100 is checked first, see
+    # docs/rules/booking.md)
     SEARCH_ID_REQUIRED = 1001
     SEARCH_NOT_EXISTS = 1002
     VEHICLE_ID_REQUIRED = 1003
@@ -43,15 +45,15 @@ class Code(IntEnum):
     EXTRA_SERVICE_ID_INVALID = 1020
     EXTRA_SERVICE_QUANTITY_INVALID = 1021
     CREATION_PERMISSION_DENIED = 1100
-    WALLET_BALANCE_INSUFFICIENT = 1101  # DECISIONS 2
-    # SPEC.md 7.4 cancel booking
+    WALLET_BALANCE_INSUFFICIENT = 1101  # docs/rules/accounts.md#payment
+    # docs/rules/errors.md#cancel-codes cancel booking
     CANCELLATION_RESERVATION_REQUIRED = 1200
     CANCELLATION_RESERVATION_NOT_FOUND = 1201
     CANCELLATION_TYPE_REQUIRED = 1202
     CANCELLATION_TYPE_INVALID = 1203
     CANCELLATION_FAILED = 1204
-    CANCELLATION_PERMISSION_DENIED = 1205  # DECISIONS 2
-    # SPEC.md 7.1 search
+    CANCELLATION_PERMISSION_DENIED = 1205  # docs/rules/accounts.md#permissions
+    # docs/rules/errors.md#search-codes search
     SEARCH_PICKUP_LOCATION_REQUIRED = 1300
     SEARCH_PICKUP_LOCATION_TYPE_REQUIRED = 1301
     SEARCH_PICKUP_LOCATION_TYPE_INVALID = 1302
@@ -76,22 +78,22 @@ class Code(IntEnum):
     SEARCH_TRAVELERS_CHILDREN_INVALID = 1321
     SEARCH_TRAVELERS_INFANT_INVALID = 1322
     SEARCH_AIRPORT_REQUIRED = 1323
-    # SPEC.md 7.3 get booking
+    # docs/rules/errors.md#get-codes get booking
     BOOKING_INFO_RESERVATION_REQUIRED = 1400
     BOOKING_INFO_RESERVATION_NOT_FOUND = 1401
 
 
 class ErrorCode(StrEnum):
-    """The one table of string error codes (DECISIONS 3): code, HTTP status, default message.
+    """The one table of string error codes (docs/rules/errors.md#shapes): code, HTTP status, default message.
 
     Every ``ServiceError`` is built from a member, the served OpenAPI document lists the members
     (``api/schemas.py``), and ``tests/unit/test_error_codes.py`` checks that the SDK's error mapping
-    and README.md "Errors" name exactly these codes. Adding a code (issues 13-16 add e.g.
+    and docs/integrators/errors.md name exactly these codes. Adding a code (issues 13-16 add e.g.
     ``WEBHOOK_ENDPOINT_LIMIT``, ``INVALID_WEBHOOK_URL``, ``AMENDMENT_NOT_ALLOWED``) is three lines:
 
     1. a member here: ``NAME = "NAME", <http status>, "<default message>"``;
     2. its exception class in ``ERROR_CLASSES`` of ``sdk/src/transfers_sdk/errors.py``;
-    3. its entry in README.md, section "Errors".
+    3. its row in docs/integrators/errors.md.
     """
 
     http_status: int
@@ -127,7 +129,7 @@ class ErrorCode(StrEnum):
         409,
         "This vehicle is no longer available for that day; search again.",
     )
-    # issue 15, DECISIONS 14: amendments
+    # issue 15, docs/rules/cancellation.md: amendments
     AMENDMENT_NOT_ALLOWED = (
         "AMENDMENT_NOT_ALLOWED",
         422,
@@ -144,7 +146,7 @@ class ErrorCode(StrEnum):
         "Route, party, vehicle, luggage and extras cannot be amended: cancel and book again.",
     )
     AMENDMENT_EMPTY = "AMENDMENT_EMPTY", 422, "The amendment changes nothing."
-    # issue 14, DECISIONS 13: webhook endpoints
+    # issue 14, docs/rules/webhooks.md: webhook endpoints
     WEBHOOK_ENDPOINT_LIMIT = (
         "WEBHOOK_ENDPOINT_LIMIT",
         422,

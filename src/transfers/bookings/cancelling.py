@@ -1,4 +1,4 @@
-"""What a cancellation costs and who made it (DECISIONS 14). Pure: the booking row in, columns out.
+"""What a cancellation costs and who made it (docs/rules/cancellation.md). Pure: the booking row in, columns out.
 
 Who cancels decides the fee:
 
@@ -17,7 +17,6 @@ in full by ``lifecycle.ledger_move``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
@@ -57,12 +56,11 @@ def cancellation_fields(booking: Booking, by: Canceller, now: datetime) -> dict[
     }
 
 
-def ledger_note(booking: Mapping[str, Any], reason: str | None) -> str:
+def ledger_note(booking: Booking, reason: str | None) -> str:
     """The note of a cancellation's refund entry, which explains a kept fee (``booking``: the
-    columns of ``lifecycle.Change.booking``)."""
+    booking as cancelled, ``lifecycle.Change.booking``)."""
     note = f"cancelled: {reason or ''}"
-    fee = booking.get("cancellation_fee")
-    if fee:
-        refund = booking["cancellation_refund"]
-        note += f"; cancellation fee {fee:.2f} kept of {booking['total']:.2f} (refund {refund:.2f})"
+    fee, refund = booking.cancellation_fee, booking.cancellation_refund
+    if fee and refund is not None:
+        note += f"; cancellation fee {fee:.2f} kept of {booking.total:.2f} (refund {refund:.2f})"
     return note

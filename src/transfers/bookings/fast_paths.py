@@ -10,7 +10,7 @@
 
 Each statement is all-or-nothing by itself, so it runs in autocommit on the direct connections of
 ``db/direct.py`` (``Database.write_one``): they are the measured performance of a create
-(README "Performance"). The side effects are not written here: ``lifecycle.fast_pieces`` gives
+(docs/operations/performance.md). The side effects are not written here: ``lifecycle.fast_pieces`` gives
 them, so a side effect added to ``EFFECTS`` (``bookings/effects.py``) is written by these statements too.
 """
 
@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import lifecycle
 from transfers.bookings.lifecycle import CREATED_REASON, Change, FastContext, FastShape
-from transfers.bookings.models import Booking
+from transfers.bookings.models import UNASSIGNED_ID, Booking
 from transfers.bookings.state import BookingStatus
 from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
@@ -70,7 +70,8 @@ async def store_created(
             booking_id = await lifecycle.create(conn, values, actor=actor, messages=(message,))
             message_id = await outbox_repo.id_of(conn, message.webhook_id)
         return booking_id, message.stored(message_id, booking_id)
-    change = Change(values, None, S(values["status"]), actor, CREATED_REASON, values["created_at"], (message,))
+    created = Booking.new(values, UNASSIGNED_ID)
+    change = Change(created, None, created.status, actor, CREATED_REASON, created.created_at, (message,))
     debit = lifecycle.ledger_move(change) is not None
     shape = FastShape(None, change.to_status, messages=1, wallet=debit)
     params = {f"bk_{k}": v for k, v in values.items()}
@@ -183,7 +184,7 @@ async def finish_acknowledged(
     the direct path (``Database.write_one``), PostgreSQL only (SQLite has no DML in CTEs). Returns
     the booking as moved, or None when nothing was written: the caller then records and applies
     the answer the general way."""
-    change = Change({}, S.PENDING, S.PENDING_APPROVAL, actor, ACKNOWLEDGED_REASON, now)
+    change = Change(None, S.PENDING, S.PENDING_APPROVAL, actor, ACKNOWLEDGED_REASON, now)
     row = await db.write_one(
         _ACKNOWLEDGE,
         m_id=message.id,

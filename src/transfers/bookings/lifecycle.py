@@ -72,7 +72,7 @@ async def create(conn: AsyncConnection, values: dict[str, Any], *, actor: str, m
     await write_effects(
         conn,
         Change(
-            {**values, "id": booking_id},
+            Booking.new(values, booking_id),
             None,
             BookingStatus(values["status"]),
             actor,
@@ -105,7 +105,7 @@ async def transition(
         raise ConcurrentChange()
     moved = booking.moved(values)
     messages = (update_message(moved, notify_partner, now),) if notify_partner is not None else ()
-    await write_effects(conn, Change(moved.as_dict(), current, target, actor, reason, now, messages, booking.as_dict()))
+    await write_effects(conn, Change(moved, current, target, actor, reason, now, messages, booking))
     return moved
 
 
@@ -128,7 +128,7 @@ async def transition_unread(
     moved = await repo.move_status(conn, booking_id, current.value, status_values(target, now, fields))
     if moved is None:
         return None
-    await write_effects(conn, Change(moved.as_dict(), current, target, actor, reason, now))
+    await write_effects(conn, Change(moved, current, target, actor, reason, now))
     return moved
 
 
@@ -150,7 +150,7 @@ async def update_details(
     values = {**fields, "updated_at": now}
     await repo.update_fields(conn, booking.id, values)
     moved = booking.moved(values)
-    await write_effects(conn, Change(moved.as_dict(), status, status, actor, reason, now, messages, booking.as_dict()))
+    await write_effects(conn, Change(moved, status, status, actor, reason, now, messages, booking))
     return moved
 
 
