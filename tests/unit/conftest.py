@@ -5,6 +5,10 @@ seconds and needs nothing running. That is checked here, not trusted: while a un
 marked ``process`` runs, a Python audit hook refuses to start a process, to open a network
 connection or an SQLite file, and the test fails saying which. A unit test that needs one of these
 is marked ``process`` (and then runs in ``make test`` only), or belongs in tests/integration.
+
+The source scans (where SQL lives, who writes ``bookings.status``, imports, asserts) parse code in a
+child interpreter (tests/source_facts.py says why): a module that uses ``tests.source_facts`` is
+marked ``process`` here, so a new scan needs no marker of its own.
 """
 
 from __future__ import annotations
@@ -47,6 +51,20 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 
 sys.addaudithook(_audit)  # hooks cannot be removed; _guarded switches it on per test
+
+
+def _uses_source_facts(item: pytest.Item) -> bool:
+    module = getattr(item, "module", None)
+    return module is not None and any(
+        "tests.source_facts" in (getattr(value, "__module__", None), getattr(value, "__name__", None))
+        for value in vars(module).values()
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _uses_source_facts(item):
+            item.add_marker("process")
 
 
 @pytest.hookimpl(wrapper=True)

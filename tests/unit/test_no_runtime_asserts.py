@@ -6,12 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.source_facts import files_under
-
-# Parses source in a child interpreter (tests/source_facts.py): not a pure test, so not in make test-fast.
-pytestmark = pytest.mark.process
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "transfers"
 STILL_ASSERTING = {

@@ -14,12 +14,7 @@ import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
 
-import pytest
-
 from tests.source_facts import files_under
-
-# Parses source in a child interpreter (tests/source_facts.py): not a pure test, so not in make test-fast.
-pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "src" / "transfers"

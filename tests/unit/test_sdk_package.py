@@ -9,15 +9,10 @@ import sys
 import tomllib
 from pathlib import Path
 
-import pytest
-
 import transfers_sdk
 from tests.source_facts import file_facts
 from transfers.bookings.state import BookingStatus as ServerStatus
 from transfers_sdk import BookingStatus as SdkStatus
-
-# Parses source in a child interpreter (tests/source_facts.py): not a pure test, so not in make test-fast.
-pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK_SOURCES = sorted((ROOT / "sdk" / "src" / "transfers_sdk").glob("*.py"))

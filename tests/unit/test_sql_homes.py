@@ -10,9 +10,6 @@ import pytest
 
 from tests.source_facts import files_under
 
-# Parses source in a child interpreter (tests/source_facts.py): not a pure test, so not in make test-fast.
-pytestmark = pytest.mark.process
-
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "transfers"
 
 

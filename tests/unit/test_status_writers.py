@@ -17,9 +17,6 @@ import pytest
 
 from tests.source_facts import files_under, snippet_facts
 
-# Parses source in a child interpreter (tests/source_facts.py): not a pure test, so not in make test-fast.
-pytestmark = pytest.mark.process
-
 SRC = Path(__file__).resolve().parents[2] / "src" / "transfers"
 ALLOWED = SRC / "bookings"
 SKIPPED = (SRC / "migrations",)
