@@ -7,6 +7,9 @@ the environment.
 
 from __future__ import annotations
 
+import difflib
+import os
+from collections.abc import Mapping
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
@@ -20,6 +23,11 @@ ENV_PREFIX = "TRANSFERS_"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DATABASE_SCHEMES = ("postgresql://", "postgres://", "postgresql+asyncpg://", "sqlite:///", "sqlite+aiosqlite:///")
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+SANDBOX_APPROVAL_POLL_SECONDS = 2
+LIVE_APPROVAL_POLL_SECONDS = 600
+# TRANSFERS_* variables read outside Settings on purpose: fault injection for the process tests
+# (failpoints.py) and the test suite's own switches. Known, so never reported as misspelled.
+OTHER_VARIABLES = frozenset({"TRANSFERS_FAILPOINTS", "TRANSFERS_TEST_DATABASE_URL", "TRANSFERS_UPDATE_SCREENSHOTS"})
 # Fields whose value is never printed, not even when it is invalid (URLs are printed with the password masked).
 SECRET_FIELDS = frozenset({"secret_key"})
 
@@ -50,6 +58,12 @@ class Settings(BaseSettings):
     partner_create_budget_seconds: float = Field(default=2.0, gt=0)
     partner_max_response_bytes: int = Field(default=1_048_576, ge=1)
     partner_max_vehicles: int = Field(default=200, ge=1)
+
+    # issue 28: GET booking answers `Retry-After: N` while the booking waits for its partner, so a
+    # polling client (the SDK's wait_until_approved) asks again when it is worth it. None: a few
+    # seconds in sandbox (the built-in partner approves in TRANSFERS_SANDBOX_APPROVE_AFTER_SECONDS),
+    # 600 in live (docs/rules/states.md#polling: every 10 minutes).
+    approval_poll_seconds: int | None = Field(default=None, ge=1, le=3600)
 
     search_ttl_seconds: int = Field(default=1800, ge=1)
     min_lead_time_seconds: int = Field(default=7200, ge=0)
@@ -96,8 +110,8 @@ class Settings(BaseSettings):
     webhook_concurrency: int = Field(default=256, ge=1, le=5000)
     webhook_per_endpoint: int = Field(default=16, ge=1, le=500)
     webhook_retention_days: int = Field(default=30, ge=1, le=3650)
-    # Issue 28: where typed places come from (transfers/geo/): the offline gazetteer,
-    # or a Nominatim-compatible search API at geocoder_url.
+    # Issue 28, docs/rules/agency-portal.md#geocoder: where typed places come from (transfers/geo/): the
+    # offline gazetteer, or a Nominatim-compatible search API at geocoder_url.
     geocoder: Literal["builtin", "nominatim"] = "builtin"
     geocoder_url: str = Field(default="", validate_default=True)
     geocoder_timeout_seconds: float = Field(default=3.0, gt=0, le=30)
@@ -211,10 +225,45 @@ class Settings(BaseSettings):
         return True if self.sandbox_partner is None else self.sandbox_partner
 
     @property
+    def approval_retry_after(self) -> int:
+        """Seconds GET booking suggests between polls of a booking not yet approved."""
+        if self.approval_poll_seconds is not None:
+            return self.approval_poll_seconds
+        return SANDBOX_APPROVAL_POLL_SECONDS if self.is_sandbox else LIVE_APPROVAL_POLL_SECONDS
+
+    @property
     def private_partner_urls_allowed(self) -> bool:
         if self.allow_private_partner_urls is None:
             return self.is_sandbox
         return self.allow_private_partner_urls
+
+
+def known_variables() -> frozenset[str]:
+    """Every ``TRANSFERS_*`` name this release reads."""
+    return frozenset(ENV_PREFIX + name.upper() for name in Settings.model_fields) | OTHER_VARIABLES
+
+
+def unknown_variables(environ: Mapping[str, str] | None = None, *, env_file: str | None = ".env") -> list[str]:
+    """One line per ``TRANSFERS_*`` variable no setting reads, naming the closest known one.
+
+    Why: pydantic-settings ignores unknown variables (``extra="ignore"``), so a misspelled
+    ``TRANSFERS_DATABSE_URL`` silently leaves the default in force (issue 28). Names are compared in
+    capitals because the settings read them case-insensitively. ``env_file``: the same ``.env``
+    Settings reads, when present."""
+    names = dict(os.environ if environ is None else environ)
+    if env_file and os.path.isfile(env_file):
+        from dotenv import dotenv_values
+
+        names.update({k: v or "" for k, v in dotenv_values(env_file).items()})
+    known = known_variables()
+    # Compared without the shared prefix, which would make every name look close to every other.
+    suffixes = sorted(name.removeprefix(ENV_PREFIX) for name in known)
+    lines = []
+    for name in sorted({n.upper() for n in names if n.upper().startswith(ENV_PREFIX)} - known):
+        close = difflib.get_close_matches(name.removeprefix(ENV_PREFIX), suffixes, n=1, cutoff=0.6)
+        hint = f"; did you mean {ENV_PREFIX}{close[0]}?" if close else "; see docs/operations/settings.md"
+        lines.append(f"{name} is not a setting of this release and is ignored{hint}")
+    return lines
 
 
 @lru_cache(maxsize=1)

@@ -17,8 +17,8 @@ from transfers.partners.directory import PartnerDirectory
 from transfers.partners.health import HealthBuffer
 from transfers.partners.secrets_box import SecretBox, resolve_secret_key
 
-if TYPE_CHECKING:  # the dispatcher imports this module
-    from transfers.outbox.dispatcher import Dispatcher
+if TYPE_CHECKING:  # the engine is built from this module (deliveries.py)
+    from transfers.delivery.engine import Engine
 
 
 @dataclass
@@ -33,7 +33,7 @@ class Services:
     box: SecretBox
     partner_client: PartnerClient
     partners: PartnerDirectory
-    dispatcher: Dispatcher | None = None
+    dispatcher: Engine | None = None
     """Set by ``runtime.start``: create-booking's own delivery attempt uses it (None: no attempt)."""
     sandbox_partner_app: Starlette | None = None
     """The reference partner mounted at /sandbox-partner (sandbox only), registered at start-up."""

@@ -42,9 +42,9 @@ from transfers.bookings.resource import booking_resource
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import metadata
-from transfers.outbox import repository as outbox_repo
-from transfers.outbox.kinds import MessageKind
-from transfers.outbox.models import OutboxMessage
+from transfers.delivery import repository as outbox_repo
+from transfers.delivery.models import OutboxMessage
+from transfers.partners.calls import MessageKind
 
 pytestmark = pytest.mark.pg_only
 

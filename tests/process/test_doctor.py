@@ -139,3 +139,23 @@ async def test_doctor_judges_a_hosted_partner_by_its_rate_card_and_users(
     row = _rows(ran.stdout)[f"partner {partner_id} Nuuk Taxi ApS"]
     assert row["result"] == "PASS" and "rate card valid (2 vehicle(s)), 1 active user(s)" in row["detail"], row
     assert "partners" not in _rows(ran.stdout)  # no "no enabled partner" warning: the hosted one counts
+
+
+async def test_a_misspelled_setting_is_a_warning_at_start_and_in_doctor(
+    fresh_db: FreshDatabase, tmp_path: Path
+) -> None:
+    """Issue 28 item 7: TRANSFERS_DATABSE_URL was silently ignored; now every command warns at start
+    (and runs on) and doctor has a WARN row, both naming TRANSFERS_DATABASE_URL."""
+    env = {**operator_env(fresh_db.url), "TRANSFERS_DATABSE_URL": "postgresql://typo@127.0.0.1/typo"}
+    listed = await transfers("partners", "list", env=env, cwd=tmp_path)
+    assert listed.returncode == 0, listed.show()
+    assert listed.stderr.splitlines() == [
+        "warning: TRANSFERS_DATABSE_URL is not a setting of this release and is ignored; "
+        "did you mean TRANSFERS_DATABASE_URL?"
+    ], listed.show()
+    ran = await transfers("doctor", "--json", env=env, cwd=tmp_path)
+    row = _rows(ran.stdout)["variables"]
+    assert row["result"] == "WARN" and "did you mean TRANSFERS_DATABASE_URL?" in row["detail"], row
+    assert ran.returncode == 0, ran.show()  # a warning does not fail the run
+    clean = _rows((await transfers("doctor", "--json", env=operator_env(fresh_db.url), cwd=tmp_path)).stdout)
+    assert clean["variables"]["result"] == "PASS"

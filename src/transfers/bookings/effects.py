@@ -38,10 +38,10 @@ from transfers.bookings.state import REFUNDING, BookingStatus
 from transfers.clients.models import REVERSE_API_PAY_TYPE
 from transfers.db.tables import booking_transitions, ledger_entries, outbox
 from transfers.db.tables import client_events as events_table
+from transfers.delivery import repository as outbox_repo
+from transfers.delivery.models import NewMessage
 from transfers.hosted import capacity as hosted_capacity
-from transfers.outbox import repository as outbox_repo
-from transfers.outbox.kinds import MessageKind
-from transfers.outbox.models import NewMessage
+from transfers.partners.calls import MessageKind
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import LedgerKind, signed_amount
 from transfers.webhooks import events as client_events

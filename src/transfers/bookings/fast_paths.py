@@ -38,8 +38,8 @@ from transfers.bookings.state import BookingStatus
 from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, outbox
-from transfers.outbox import repository as outbox_repo
-from transfers.outbox.models import NewMessage, OutboxMessage
+from transfers.delivery import repository as outbox_repo
+from transfers.delivery.models import NewMessage, OutboxMessage
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import InsufficientBalance
 

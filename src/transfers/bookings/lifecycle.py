@@ -46,7 +46,7 @@ from transfers.bookings.effects import (
 )
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus, check_transition
-from transfers.outbox.models import NewMessage
+from transfers.delivery.models import NewMessage
 
 CREATED_REASON = "created"
 CONCURRENT_CHANGE_ATTEMPTS = 3

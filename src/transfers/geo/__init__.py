@@ -1,4 +1,4 @@
-"""Geocoding (docs/rules/hosted-partners.md#portal): text -> places, for the agency portal's destination and the partner
+"""Geocoding (docs/rules/agency-portal.md#geocoder): text -> places, for the agency portal's destination and the partner
 portal's price preview. ``from_settings`` picks the implementation ``TRANSFERS_GEOCODER`` names."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What every geocoder answers (docs/rules/hosted-partners.md#portal): a ``Place`` per match, through the ``Geocoder``
+"""What every geocoder answers (docs/rules/agency-portal.md#geocoder): a ``Place`` per match, through the ``Geocoder``
 protocol, so a page asks "where is 'Zürich'?" without knowing whether the answer came from the
 offline gazetteer (``builtin.py``) or a Nominatim server (``nominatim.py``).
 

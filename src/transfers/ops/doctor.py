@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.config import Settings, get_settings
+from transfers.config import Settings, get_settings, unknown_variables
 from transfers.db.engine import Database
 from transfers.hosted import card as rate_cards
 from transfers.hosted import repository as hosted_repo
@@ -76,9 +76,16 @@ async def run_doctor(*, processes: int = 1) -> Report:
         if problems
         else Row("settings", "PASS", f"environment {cfg.environment}")
     )
-    rows += await _database_rows(cfg, processes)
+    unknown = unknown_variables()
+    rows.append(
+        Row("variables", "WARN", "; ".join(unknown))
+        if unknown
+        else Row("variables", "PASS", "every TRANSFERS_* variable is a setting of this release")
+    )
+    database = await _database_rows(cfg, processes)
+    rows += database
     rows.append(await _redis_row(cfg))
-    rows += await _secret_and_partner_rows(cfg, database_ok=all(r.result != "FAIL" for r in rows[1:3]))
+    rows += await _secret_and_partner_rows(cfg, database_ok=all(r.result != "FAIL" for r in database[:2]))
     return Report(rows)
 
 
