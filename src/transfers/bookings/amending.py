@@ -37,7 +37,7 @@ from transfers.bookings.models import Booking
 from transfers.bookings.resource import booking_resource
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal, Permission
-from transfers.errors import Code, ErrorCode, ServiceError, SpecError
+from transfers.errors import Code, Conflict, ErrorCode, NotFound, Refused
 from transfers.outbox import repository as outbox_repo
 from transfers.outbox.kinds import MessageKind
 from transfers.outbox.models import OutboxMessage
@@ -58,7 +58,7 @@ async def request_amendment(
     booking), 1400/1401 for the reservation as on GET, the fields' SPEC codes, then the state checks
     under the row lock. Answers ``{"status": "Success", "booking": BookingResource}`` (HTTP 202)."""
     if not client.may(Permission.BOOKING_CREATE):
-        raise SpecError(Code.CREATION_PERMISSION_DENIED)
+        raise Refused(Code.CREATION_PERMISSION_DENIED)
     found = await client_booking(
         svc,
         client,
@@ -72,7 +72,7 @@ async def request_amendment(
     async with svc.db.write() as conn:
         booking = await lock_booking(conn, found.id)
         if booking is None:
-            raise SpecError(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
+            raise NotFound(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
         now = svc.clock.now()
         check_amendable(booking, now)
         changes = parse_changes(body, booking, now, search_limits)  # against the row as locked
@@ -108,19 +108,19 @@ async def request_amendment(
 def check_amendable(booking: Booking, now: datetime) -> None:
     status = booking.status
     if status not in AMENDABLE_STATUSES or booking.pickup_at <= now:
-        raise ServiceError(
+        raise Refused(
             ErrorCode.AMENDMENT_NOT_ALLOWED,
             f"A {status.value} booking cannot be amended: only PENDING_APPROVAL and APPROVED "
             "bookings whose pickup is ahead.",
         )
     if quote(booking, now).fee > 0:
-        raise ServiceError(
+        raise Refused(
             ErrorCode.AMENDMENT_NOT_ALLOWED,
             "The free cancellation window of this booking has passed, and with it the time for "
             "amendments; cancel (a fee applies) and book again, or ask the partner.",
         )
     if is_pending(booking):
-        raise ServiceError(ErrorCode.AMENDMENT_IN_PROGRESS)
+        raise Conflict(ErrorCode.AMENDMENT_IN_PROGRESS)
 
 
 def _fields(changes: Changes) -> str:

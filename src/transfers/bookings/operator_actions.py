@@ -30,18 +30,22 @@ from transfers.partners.client import info_path
 from transfers.partners.service import endpoint_for
 from transfers.partners.wire import WireInfoAnswer
 from transfers.services import Services
+from transfers.errors import NotFound, Refused
 
 log = structlog.get_logger("transfers.bookings")
 MAX_REASON_CHARS = 1000
 S = BookingStatus
 
 
-class ActionRefused(Exception):
+class ActionRefused(Refused):
     """The booking is not in a state for this action (or changed meanwhile): nothing was written."""
 
 
-class NoSuchBooking(Exception):
-    pass
+class NoSuchBooking(NotFound):
+    """No booking has that number (the console shows its 404 page)."""
+
+    def __init__(self, reservation_no: str) -> None:
+        super().__init__(f"There is no booking {reservation_no}.")
 
 
 def clean_reason(reason: object) -> str:

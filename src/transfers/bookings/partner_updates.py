@@ -19,11 +19,12 @@ from transfers.bookings.lifecycle import driver_fields, transition, transition_u
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus, can_transition
 from transfers.partners.wire import WireDriver
+from transfers.errors import Refused
 
 S = BookingStatus
 
 
-class UpdateRefused(Exception):
+class UpdateRefused(Refused):
     """The partner asked for something the state machine does not allow (answered 422)."""
 
 

@@ -17,6 +17,7 @@ from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus
 from transfers.partners.wire import NoNul, WireDriver
 from transfers.services import Services
+from transfers.errors import NotFound
 
 
 class ReverseUpdate(BaseModel):
@@ -37,8 +38,10 @@ class ReverseUpdate(BaseModel):
         return self
 
 
-class BookingNotFound(Exception):
+class BookingNotFound(NotFound):
     """No such booking, or another partner's."""
+
+    default_message = "Booking not found"
 
 
 async def apply_update(

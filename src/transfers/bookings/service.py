@@ -26,7 +26,7 @@ from transfers.bookings.rules import (
 )
 from transfers.bookings.state import BookingStatus, TransitionRefused, is_cancelable
 from transfers.clients.models import ClientPrincipal, Permission
-from transfers.errors import Code, ErrorCode, ServiceError, SpecError
+from transfers.errors import Code, Conflict, ErrorCode, Invalid, NotFound, Refused
 from transfers.hosted import capacity as hosted_capacity
 from transfers.observability import metrics
 from transfers.outbox import repository as outbox_repo
@@ -47,7 +47,7 @@ async def create_booking(
     svc: Services, client: ClientPrincipal, body: dict[str, Any], idempotency_key: str | None = None
 ) -> dict[str, Any]:
     if not client.may(Permission.BOOKING_CREATE):
-        raise SpecError(Code.CREATION_PERMISSION_DENIED)
+        raise Refused(Code.CREATION_PERMISSION_DENIED)
     now = svc.clock.now()
     search_id = check_search_id(body)
     dispatcher = svc.dispatcher
@@ -118,9 +118,9 @@ async def _store_and_charge(
     )
     request = validate_create(body, search_found=search is not None, offer=offer)
     if search is None:  # validate_create refused these already (1002, 1004): the checks narrow the types
-        raise SpecError(Code.SEARCH_NOT_EXISTS)
+        raise NotFound(Code.SEARCH_NOT_EXISTS)
     if offer is None or source is None:
-        raise SpecError(Code.VEHICLE_ID_INVALID)
+        raise Invalid(Code.VEHICLE_ID_INVALID)
     values = _booking_values(client, search, offer, source.search_vehicle_id, request, now, idempotency_key)
     deadline = delivery_deadline(
         now,
@@ -149,10 +149,10 @@ async def _store_and_charge(
                 before=hosted_capacity.claimer(values) if source.hosted else None,
             )
         except hosted_capacity.VehicleFull:
-            raise ServiceError(ErrorCode.VEHICLE_UNAVAILABLE) from None
+            raise Conflict(ErrorCode.VEHICLE_UNAVAILABLE) from None
         except InsufficientBalance:
             metrics.WALLET_REFUSALS.inc()
-            raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None
+            raise Refused(Code.WALLET_BALANCE_INSUFFICIENT) from None
         except IntegrityError as exc:
             if not _reservation_clash(exc):
                 raise
@@ -280,12 +280,12 @@ def _create_payload(values: dict[str, Any], request: BookingRequest) -> dict[str
 
 async def get_booking(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> dict[str, Any]:
     if not reservation_no:
-        raise SpecError(Code.BOOKING_INFO_RESERVATION_REQUIRED)
+        raise Invalid(Code.BOOKING_INFO_RESERVATION_REQUIRED)
     if not could_exist(reservation_no):
-        raise SpecError(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
+        raise NotFound(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
     row = await repo.resource_fields_for_client(svc.db, client.client_id, reservation_no)
     if row is None:
-        raise SpecError(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
+        raise NotFound(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
     return booking_resource(row, svc.clock.now())
 
 
@@ -301,7 +301,7 @@ async def cancel_booking(
     idempotency_key: str | None = None,
 ) -> dict[str, Any]:
     if not client.may(Permission.BOOKING_CANCEL):
-        raise SpecError(Code.CANCELLATION_PERMISSION_DENIED)
+        raise Refused(Code.CANCELLATION_PERMISSION_DENIED)
     found = await client_booking(
         svc,
         client,
@@ -315,10 +315,10 @@ async def cancel_booking(
     async with svc.db.write() as conn:
         reason = await find_active_reason(conn, reason_number)
         if reason is None:
-            raise SpecError(Code.CANCELLATION_TYPE_INVALID)
+            raise Invalid(Code.CANCELLATION_TYPE_INVALID)
         booking = await lock_booking(conn, found.id)
         if booking is None:  # gone between the read and the lock: nothing to cancel
-            raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
+            raise NotFound(Code.CANCELLATION_RESERVATION_NOT_FOUND)
         if (
             idempotency_key is not None
             and booking.status is BookingStatus.CANCELLED
@@ -329,7 +329,7 @@ async def cancel_booking(
         # before the change commits (DECISIONS 14): what a quote promised until its valid_until holds.
         now = svc.clock.now()
         if not is_cancelable(booking.status, booking.pickup_at, now):
-            raise SpecError(Code.CANCELLATION_FAILED)
+            raise Refused(Code.CANCELLATION_FAILED)
         await amending.withdraw(conn, booking, now)
         try:
             await transition(
@@ -353,7 +353,7 @@ async def cancel_booking(
                 },
             )
         except (TransitionRefused, ConcurrentChange):
-            raise SpecError(Code.CANCELLATION_FAILED) from None
+            raise Refused(Code.CANCELLATION_FAILED) from None
     failpoints.hit("cancel.after_commit")
     return CANCELLED_BODY
 

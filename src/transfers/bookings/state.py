@@ -11,6 +11,7 @@ Clients may cancel only PENDING_APPROVAL and APPROVED bookings whose pickup is s
 """
 
 from __future__ import annotations
+from transfers.errors import Refused
 
 from datetime import datetime
 from enum import StrEnum
@@ -49,7 +50,7 @@ TERMINAL = frozenset(s for s, targets in TRANSITIONS.items() if not targets)
 DRIVER_VISIBLE = frozenset({S.APPROVED, S.COMPLETED})
 
 
-class TransitionRefused(Exception):
+class TransitionRefused(Refused):
     def __init__(self, current: BookingStatus, target: BookingStatus) -> None:
         super().__init__(f"{current} -> {target} is not an allowed transition")
         self.current = current

@@ -24,6 +24,7 @@ a partner's search answer and a stored policy read back):
 from __future__ import annotations
 
 import re
+from transfers.errors import Invalid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -39,7 +40,7 @@ _PERCENT_TEXT = re.compile(r"^\d{1,3}(\.\d{1,2})?$")
 _HOURS_TEXT = re.compile(r"^\d{1,4}$")
 
 
-class PolicyError(ValueError):
+class PolicyError(Invalid, ValueError):
     """A policy that is not well-formed; the message says which tier and why."""
 
 

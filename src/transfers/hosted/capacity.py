@@ -18,9 +18,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.hosted import repository as repo
 from transfers.hosted.card import load_stored
 from transfers.search.airports import find_airport
+from transfers.errors import Conflict
 
 
-class VehicleFull(Exception):
+class VehicleFull(Conflict):
     """No seat left for that vehicle on that local date (or the partner has since blacked it out,
     or taken the vehicle off its card)."""
 

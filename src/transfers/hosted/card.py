@@ -23,6 +23,7 @@ from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped
 
 from transfers.cancellation import policy
 from transfers.search.airports import is_known
+from transfers.errors import Invalid
 
 PricingType = Literal["PER_BOOKING", "PER_ITEM"]
 SCHEMA_RESOURCE = "openapi/rate-card.schema.json"
@@ -42,7 +43,7 @@ class CardError:
         return f"{self.path}: {self.reason}"
 
 
-class InvalidRateCard(ValueError):
+class InvalidRateCard(Invalid, ValueError):
     """A card that breaks its schema; ``errors`` lists every problem."""
 
     def __init__(self, errors: list[CardError]) -> None:

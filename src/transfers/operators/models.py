@@ -5,6 +5,7 @@ with its partner; ``admin`` may also move money (top-ups, refunds) and manage cl
 operators. A page shows only the controls its operator ``may`` use, and the server checks again."""
 
 from __future__ import annotations
+from transfers.errors import Invalid
 
 from dataclasses import dataclass
 from enum import StrEnum
@@ -56,5 +57,5 @@ class Operator:
         return f"operator:{self.email}"
 
 
-class OperatorProblem(Exception):
+class OperatorProblem(Invalid):
     """A refused operator change (duplicate e-mail, bad e-mail or password, unknown operator)."""

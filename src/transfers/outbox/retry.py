@@ -24,11 +24,12 @@ from transfers.db.engine import Database
 from transfers.outbox import repository as repo
 from transfers.outbox.kinds import MessageKind
 from transfers.outbox.policy import delivery_deadline
+from transfers.errors import Refused
 
 RETRY_WINDOW = timedelta(hours=24)
 
 
-class RetryRefused(Exception):
+class RetryRefused(Refused):
     """The message cannot (or must not) be sent again; the text says why."""
 
 

@@ -23,6 +23,7 @@ from transfers.partners.client import PartnerEndpoint
 from transfers.partners.models import EVERY_AIRPORT, PartnerRecord, check_base_url
 from transfers.partners.secrets_box import SecretBox
 from transfers.partners.signing import SECRET_PREFIX, new_signing_secret
+from transfers.errors import NotFound
 
 SANDBOX_PARTNER_NAME = "Sandbox Transfers Ltd"
 
@@ -213,7 +214,7 @@ async def ensure_sandbox_partner(db: Database, clock: Clock, box: SecretBox, bas
     return partner_id
 
 
-class PartnerNotFound(Exception):
+class PartnerNotFound(NotFound):
     """No partner has that id."""
 
 
@@ -230,7 +231,7 @@ async def set_partner_status(db: Database, clock: Clock, partner_id: int, status
         raise ValueError(f"unknown partner status {status!r}")
     async with db.write() as conn:
         if not await repo.set_status(conn, partner_id, status):
-            raise PartnerNotFound(f"partner {partner_id}")
+            raise PartnerNotFound(f"no partner {partner_id}")
         await clients_repo.record_admin_action(
             conn,
             actor=actor,
@@ -250,7 +251,7 @@ async def set_cancellation_policy(
     async with db.write() as conn:
         found = await repo.get_with_secrets(conn, partner_id)
         if found is None:
-            raise PartnerNotFound(f"partner {partner_id}")
+            raise PartnerNotFound(f"no partner {partner_id}")
         before = found[0].cancellation_policy
         await repo.update_partner(conn, partner_id, cancellation_policy=None if policy is None else policy.public())
         await clients_repo.record_admin_action(

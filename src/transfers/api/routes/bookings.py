@@ -10,12 +10,13 @@ from starlette.responses import Response
 
 from transfers.api import schemas
 from transfers.api.cancellation_schemas import AmendBookingRequest, CancellationQuote
+from transfers.api.errors import render
 from transfers.api.deps import current_client, json_object, services
 from transfers.api.openapi import register_body, register_query_types
 from transfers.api.responses import JSONBody, dumps, service_error_body, spec_error_body
 from transfers.bookings import amending, service
 from transfers.clients.models import ClientPrincipal, Permission
-from transfers.errors import Code, ErrorCode, ServiceError, SpecError
+from transfers.errors import Code, DomainError, ErrorCode, Refused
 from transfers.idempotency.fingerprint import fingerprint
 from transfers.idempotency.service import check_key, run_idempotent
 
@@ -62,12 +63,11 @@ async def _idempotent(
     async def rendered() -> tuple[int, bytes]:
         try:
             return success, dumps(await work(key))
-        except SpecError as exc:
-            return 422, dumps(spec_error_body(int(exc.code), exc.code.name))
-        except ServiceError as exc:
-            if exc.http_status >= 500 or exc.http_status in (409, 429):
+        except DomainError as exc:  # stored and replayed like a success, as the API renders it
+            answer = render(exc)
+            if answer is None or answer.status >= 500 or answer.status in (409, 429):
                 raise
-            return exc.http_status, dumps(service_error_body(exc.code, exc.message))
+            return answer.status, dumps(answer.body)
 
     answer = await run_idempotent(services(request), client.client_id, key, same_request, rendered)
     headers = {"Idempotent-Replayed": "true"} if answer.replayed else {}
@@ -85,7 +85,7 @@ async def _idempotent(
 async def create_booking(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
     async def work(key: str | None) -> dict[str, Any]:
         if not client.may(Permission.BOOKING_CREATE):  # DECISIONS 2: before the body, even a non-JSON one
-            raise SpecError(Code.CREATION_PERMISSION_DENIED)
+            raise Refused(Code.CREATION_PERMISSION_DENIED)
         body = await json_object(request)
         result = await service.create_booking(services(request), client, body, key)
         request.state.reservation_no = result["booking"]["reservation_no"]
@@ -200,7 +200,7 @@ async def amend_booking(request: Request, client: ClientPrincipal = Depends(curr
 
     async def work(key: str | None) -> dict[str, Any]:
         if not client.may(Permission.BOOKING_CREATE):  # before the body, as on create
-            raise SpecError(Code.CREATION_PERMISSION_DENIED)
+            raise Refused(Code.CREATION_PERMISSION_DENIED)
         body = await json_object(request)
         return await amending.request_amendment(services(request), client, reservation_no, body)
 
