@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test check install install-test chromium bench clean
+.PHONY: run test check docs install install-test chromium bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,11 +31,16 @@ chromium:
 run: install
 	$(BIN)/transfers serve
 
-## check: format, lint and types (`.venv/bin/ruff format src sdk tests bench` fixes the first)
+## check: format, lint, types and the docs site (`.venv/bin/ruff format src sdk tests bench` fixes the first)
 check: install-test
 	$(BIN)/ruff format --check src sdk tests bench
 	$(BIN)/ruff check src sdk tests bench
 	$(BIN)/mypy
+	$(MAKE) --no-print-directory docs
+
+## docs: the documentation site (docs/, mkdocs.yml) into ./site; --strict: a broken link or include fails
+docs: install-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 ## test: lint, types, then the whole suite (TRANSFERS_TEST_DATABASE_URL=postgresql://... for PostgreSQL)
 test: check
@@ -45,4 +50,4 @@ bench: install-test
 	bash bench/run.sh
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) var site .pytest_cache .mypy_cache .ruff_cache

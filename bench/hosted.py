@@ -1,4 +1,4 @@
-"""What one hosted partner (DECISIONS 16) adds to a search among 10 server partners, in CPU.
+"""What one hosted partner (docs/rules/hosted-partners.md) adds to a search among 10 server partners, in CPU.
 
     .venv/bin/python -m bench.hosted [--dsn postgresql://...] [--searches 200] [--rounds 4] [--quick]
 

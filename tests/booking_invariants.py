@@ -68,7 +68,7 @@ async def check_booking_invariants(db: Database) -> int:
                 problems.append(f"I3 {reservation_no}: debits {debits} for total {total}")
             expected_refunds = [Decimal(total)] if BookingStatus(status) in REFUNDING else []
             if status == BookingStatus.CANCELLED and refund is not None:
-                # DECISIONS 14: a client's cancel keeps the fee; no entry when nothing is refunded
+                # docs/rules/cancellation.md: a client's cancel keeps the fee; no entry when nothing is refunded
                 if Decimal(fee) + Decimal(refund) != Decimal(total):
                     problems.append(f"I4 {reservation_no}: fee {fee} + refund {refund} != total {total}")
                 expected_refunds = [Decimal(refund)] if Decimal(refund) > 0 else []

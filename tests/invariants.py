@@ -72,7 +72,7 @@ async def check_wallet_invariants(db: Database) -> int:
 
 
 async def check_statement_invariants(db: Database) -> None:
-    """DECISIONS 12, for every wallet with entries: its newest entry's ``balance_after`` is the
+    """docs/rules/wallet.md, for every wallet with entries: its newest entry's ``balance_after`` is the
     balance (one statement, one snapshot)."""
     newest = (
         select(ledger_entries.c.wallet_id, func.max(ledger_entries.c.id).label("last_id"))
@@ -91,7 +91,7 @@ async def check_statement_invariants(db: Database) -> None:
 
 
 async def check_event_invariants(db: Database) -> None:
-    """DECISIONS 13, for every booking: its client events are numbered up to ``event_sequence`` with no
+    """docs/rules/webhooks.md, for every booking: its client events are numbered up to ``event_sequence`` with no
     gap and no repeat (each change wrote its events in its own transaction, on every path); from 1
     unless the retention job pruned the oldest."""
     from transfers.db.tables import bookings, client_events

@@ -56,7 +56,7 @@ def create_app(
     app = FastAPI(
         title="Transfers booking API",
         version=__version__,
-        description="Airport ground-transfer booking API (SPEC.md). Booking-API paths live under "
+        description="Airport ground-transfer booking API. Booking-API paths live under "
         "`/api/v1`; authenticate with `Authorization: Bearer <API_KEY>`.",
         lifespan=lifespan,
         docs_url="/docs",
@@ -75,8 +75,8 @@ def create_app(
     app.include_router(reference.booking_api)
     app.include_router(booking_list.router)
     app.include_router(reverse.router)
-    app.include_router(wallet_routes.router)  # issue 14: DECISIONS 12
-    app.include_router(webhook_routes.router)  # issue 14: DECISIONS 13
+    app.include_router(wallet_routes.router)  # issue 14: docs/rules/wallet.md
+    app.include_router(webhook_routes.router)  # issue 14: docs/rules/webhooks.md
     webhook_routes.document_events(app)  # the events clients receive, in the document's "webhooks"
     if settings.sandbox_partner_enabled:
         runtime.mount_sandbox_partner(app, svc)

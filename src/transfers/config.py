@@ -1,6 +1,6 @@
 """Settings: the only reader of ``TRANSFERS_*`` environment variables.
 
-Every number DECISIONS.md calls a "product default" is a field here, so a deployment can change it
+Every number docs/rules/ calls a default is a field here, so a deployment can change it
 without touching code. Settings are read once (``get_settings``) and passed down; nothing else reads
 the environment.
 """
@@ -25,7 +25,7 @@ SECRET_FIELDS = frozenset({"secret_key"})
 
 
 class Settings(BaseSettings):
-    """Deployment configuration. Field docs are mirrored in README.md ("Settings")."""
+    """Deployment configuration. Field docs are mirrored in docs/operations/settings.md."""
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=".env", extra="ignore")
 
@@ -59,7 +59,7 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=65_536, ge=1)
     rate_limit_per_minute: int = Field(default=600, ge=0)
     rate_limit_burst: int = Field(default=100, ge=0)
-    # Hardening: the shared (Redis) rate-limit buckets, used when redis_url is set (README "Rate limits").
+    # Hardening: the shared (Redis) rate-limit buckets, used when redis_url is set (docs/integrators/rate-limits.md).
     rate_limit_redis_prefix: str = "transfers:ratelimit:"
     rate_limit_redis_timeout_seconds: float = Field(default=0.5, gt=0)
     auth_cache_seconds: float = Field(default=1.0, ge=0)
@@ -79,7 +79,7 @@ class Settings(BaseSettings):
 
     default_currency: str = "EUR"
     default_markup_percent: Decimal = Field(default=Decimal("0"), ge=0, le=100)
-    # issue 16 (DECISIONS 16): hosted partners' bookings not accepted within this many hours of their
+    # issue 16 (docs/rules/hosted-partners.md): hosted partners' bookings not accepted within this many hours of their
     # creation, or by this many hours before pickup, are declined and refunded; their e-mails.
     hosted_accept_hours: float = Field(default=4.0, gt=0)
     hosted_accept_before_pickup_hours: float = Field(default=2.0, ge=0)
@@ -91,7 +91,7 @@ class Settings(BaseSettings):
     partner_health_flush_seconds: float = Field(default=5.0, gt=0, le=300)
     partner_health_retention_days: int = Field(default=30, ge=1, le=3650)
     partner_secret_overlap_hours: float = Field(default=24.0, ge=0, le=720)
-    # issue 14 (DECISIONS 13): webhooks to clients
+    # issue 14 (docs/rules/webhooks.md): webhooks to clients
     webhook_timeout_seconds: float = Field(default=5.0, gt=0, le=60)
     webhook_concurrency: int = Field(default=256, ge=1, le=5000)
     webhook_per_endpoint: int = Field(default=16, ge=1, le=500)

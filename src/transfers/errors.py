@@ -1,8 +1,8 @@
 """The one domain error tree of the service, free of HTTP, HTML and exit codes.
 
 Every failure a use case reports is a ``DomainError`` with one of five meanings; the surfaces
-render it, each in one place: the API (``transfers.api.errors.render``: the SPEC/DECISIONS
-envelopes and HTTP statuses), the console and the partner portal (``transfers.webauth.site``:
+render it, each in one place: the API (``transfers.api.errors.render``: the envelopes and HTTP
+statuses of docs/rules/errors.md#shapes), the console and the partner portal (``transfers.webauth.site``:
 HTML error pages) and the CLI (``transfers.cli.errors``: ``error: ...`` lines and exit codes)::
 
     DomainError                 message, code (SPEC ``Code`` | ``ErrorCode`` | None), headers
@@ -19,13 +19,13 @@ exception classes of ``transfers`` share a name.
 
 The ``code`` names the contract's error when the API answers it:
 
-* a ``Code``: a field-validation or business-rule failure named by an integer code of SPEC.md
-  section 7 (``{"status":"Error","code":1002,"message":"SEARCH_NOT_EXISTS"}``, HTTP 422), whatever
+* a ``Code``: a field-validation or business-rule failure named by an integer code of
+  docs/rules/errors.md#search-codes and the sections after it (``{"status":"Error","code":1002,"message":"SEARCH_NOT_EXISTS"}``, HTTP 422), whatever
   its meaning (1201 is a ``NotFound``, 1205 a ``Refused``, most are ``Invalid``);
-* an ``ErrorCode``: a string code of the one table below (DECISIONS 3) with a human message
+* an ``ErrorCode``: a string code of the one table below (docs/rules/errors.md#string-codes) with a human message
   (``{"status":"Error","code":"UNAUTHENTICATED","message":"..."}``) and that code's HTTP status;
-* None: an error of the reverse API, whose own shape (``{"status":"Error","message":...}``, SPEC.md
-  7.3, DECISIONS 7) answers a ``NotFound`` 404, a ``Conflict`` 409 and the others 422, or an error
+* None: an error of the reverse API, whose own shape (``{"status":"Error","message":...}``,
+  docs/rules/partners.md#reverse-api) answers a ``NotFound`` 404, a ``Conflict`` 409 and the others 422, or an error
   only the console, portal or CLI meet.
 """
 
@@ -37,7 +37,8 @@ from enum import IntEnum, StrEnum
 class Code(IntEnum):
     """Integer error codes. The member name is the ``message`` the contract requires."""
 
-    # SPEC.md 7.2 create booking, in table order (1100 is checked first, see DECISIONS 5)
+    # docs/rules/errors.md#create-codes create booking, in table order (1100 is checked first, see
+    # docs/rules/booking.md)
     SEARCH_ID_REQUIRED = 1001
     SEARCH_NOT_EXISTS = 1002
     VEHICLE_ID_REQUIRED = 1003
@@ -60,15 +61,15 @@ class Code(IntEnum):
     EXTRA_SERVICE_ID_INVALID = 1020
     EXTRA_SERVICE_QUANTITY_INVALID = 1021
     CREATION_PERMISSION_DENIED = 1100
-    WALLET_BALANCE_INSUFFICIENT = 1101  # DECISIONS 2
-    # SPEC.md 7.4 cancel booking
+    WALLET_BALANCE_INSUFFICIENT = 1101  # docs/rules/accounts.md#payment
+    # docs/rules/errors.md#cancel-codes cancel booking
     CANCELLATION_RESERVATION_REQUIRED = 1200
     CANCELLATION_RESERVATION_NOT_FOUND = 1201
     CANCELLATION_TYPE_REQUIRED = 1202
     CANCELLATION_TYPE_INVALID = 1203
     CANCELLATION_FAILED = 1204
-    CANCELLATION_PERMISSION_DENIED = 1205  # DECISIONS 2
-    # SPEC.md 7.1 search
+    CANCELLATION_PERMISSION_DENIED = 1205  # docs/rules/accounts.md#permissions
+    # docs/rules/errors.md#search-codes search
     SEARCH_PICKUP_LOCATION_REQUIRED = 1300
     SEARCH_PICKUP_LOCATION_TYPE_REQUIRED = 1301
     SEARCH_PICKUP_LOCATION_TYPE_INVALID = 1302
@@ -93,22 +94,22 @@ class Code(IntEnum):
     SEARCH_TRAVELERS_CHILDREN_INVALID = 1321
     SEARCH_TRAVELERS_INFANT_INVALID = 1322
     SEARCH_AIRPORT_REQUIRED = 1323
-    # SPEC.md 7.3 get booking
+    # docs/rules/errors.md#get-codes get booking
     BOOKING_INFO_RESERVATION_REQUIRED = 1400
     BOOKING_INFO_RESERVATION_NOT_FOUND = 1401
 
 
 class ErrorCode(StrEnum):
-    """The one table of string error codes (DECISIONS 3): code, HTTP status, default message.
+    """The one table of string error codes (docs/rules/errors.md#shapes): code, HTTP status, default message.
 
     Every ``DomainError`` that names a string code is built from a member, the served OpenAPI document lists the members
     (``api/schemas.py``), and ``tests/unit/test_error_codes.py`` checks that the SDK's error mapping
-    and README.md "Errors" name exactly these codes. Adding a code (issues 13-16 add e.g.
+    and docs/integrators/errors.md name exactly these codes. Adding a code (issues 13-16 add e.g.
     ``WEBHOOK_ENDPOINT_LIMIT``, ``INVALID_WEBHOOK_URL``, ``AMENDMENT_NOT_ALLOWED``) is three lines:
 
     1. a member here: ``NAME = "NAME", <http status>, "<default message>"``;
     2. its exception class in ``ERROR_CLASSES`` of ``sdk/src/transfers_sdk/errors.py``;
-    3. its entry in README.md, section "Errors".
+    3. its row in docs/integrators/errors.md.
     """
 
     http_status: int
@@ -144,7 +145,7 @@ class ErrorCode(StrEnum):
         409,
         "This vehicle is no longer available for that day; search again.",
     )
-    # issue 15, DECISIONS 14: amendments
+    # issue 15, docs/rules/cancellation.md: amendments
     AMENDMENT_NOT_ALLOWED = (
         "AMENDMENT_NOT_ALLOWED",
         422,
@@ -161,7 +162,7 @@ class ErrorCode(StrEnum):
         "Route, party, vehicle, luggage and extras cannot be amended: cancel and book again.",
     )
     AMENDMENT_EMPTY = "AMENDMENT_EMPTY", 422, "The amendment changes nothing."
-    # issue 14, DECISIONS 13: webhook endpoints
+    # issue 14, docs/rules/webhooks.md: webhook endpoints
     WEBHOOK_ENDPOINT_LIMIT = (
         "WEBHOOK_ENDPOINT_LIMIT",
         422,

@@ -1,4 +1,4 @@
-"""DECISIONS 14, amendments: ``PATCH /booking`` against a recording partner over real loopback HTTP.
+"""docs/rules/cancellation.md, amendments: ``PATCH /booking`` against a recording partner over real loopback HTTP.
 The ``AMENDED`` update carries the changes and the whole new trip and is signed; Success applies,
 Error rejects, an undelivered amendment is rejected at its deadline; one at a time (409);
 ``Idempotency-Key`` replays; after the free window ``AMENDMENT_NOT_ALLOWED``; every field's SPEC

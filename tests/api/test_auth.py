@@ -1,4 +1,5 @@
-"""Bearer authentication of the booking API (SPEC.md 5, DECISIONS 1 and 3) on the real HTTP stack.
+"""Bearer authentication of the booking API (docs/rules/accounts.md#authentication, docs/rules/accounts.md#api-keys,
+docs/rules/errors.md#shapes) on the real HTTP stack.
 
 Revocation and suspension bound: a verified key is cached per process for ``auth_cache_seconds``
 (1 s in the test settings, the product default). A key never verified before it is revoked is
@@ -345,7 +346,7 @@ async def test_reverse_api_refusals_carry_the_string_code(
     make_client: ClientFactory,
     settings: Settings,
 ) -> None:
-    """DECISIONS 3 on every path: missing, garbled, unknown, revoked, a client's and a disabled
+    """docs/rules/errors.md#shapes on every path: missing, garbled, unknown, revoked, a client's and a disabled
     partner's key all answer 401 UNAUTHENTICATED with a code, on both reverse-API operations."""
     box = SecretBox(settings.secret_key)
 
@@ -391,10 +392,11 @@ async def test_reverse_api_refusals_carry_the_string_code(
                 assert (response.status_code, response.json()) == (401, PARTNER_UNAUTHENTICATED), headers
                 assert response.headers["www-authenticate"].startswith("Bearer")
                 jsonschema.validate(response.json(), schema)
-        # A body that is no JSON object is DECISIONS 3's 400 MALFORMED_JSON, with its code, here too.
+        # A body that is no JSON object is docs/rules/errors.md#shapes's 400 MALFORMED_JSON, with its code, here too.
         malformed = await http.put(REVERSE_UPDATE, headers=bearer(valid), content=b"[1]")
         assert malformed.status_code == 400 and malformed.json()["code"] == "MALFORMED_JSON"
-        # The reverse API's own shapes are untouched: 404 (SPEC.md 7.3) and 422 (DECISIONS 7).
+        # The reverse API's own shapes are untouched: 404 (docs/rules/errors.md#get-codes) and 422
+        # (docs/rules/partners.md#reverse-api).
         missing = await http.get(REVERSE_INFO, headers=bearer(valid))
         assert (missing.status_code, missing.json()) == (
             404,

@@ -92,7 +92,7 @@ ENDPOINT_EXPECT: dict[str, dict[str, Any]] = {
         "get": (422, {"status": "Error", "code": 1401, "message": "BOOKING_INFO_RESERVATION_NOT_FOUND"}),
         "cancel": (422, {"status": "Error", "code": 1201, "message": "CANCELLATION_RESERVATION_NOT_FOUND"}),
         "create": (422, {"status": "Error", "code": 1002, "message": "SEARCH_NOT_EXISTS"}),
-        # DECISIONS 14: another client's booking is as invisible to the quote and to amendments
+        # docs/rules/cancellation.md: another client's booking is as invisible to the quote and to amendments
         "quote": (422, {"status": "Error", "code": 1201, "message": "CANCELLATION_RESERVATION_NOT_FOUND"}),
         "amend": (422, {"status": "Error", "code": 1401, "message": "BOOKING_INFO_RESERVATION_NOT_FOUND"}),
     },

@@ -1,4 +1,4 @@
-"""GET /api/v1/booking-api/bookings (beyond SPEC.md): filters, keyset pagination, scoping, refusals.
+"""GET /api/v1/booking-api/bookings (beyond the original booking API): filters, keyset pagination, scoping, refusals.
 
 Bookings are made through the API (search, then book) against test partners at Spanish airports.
 """
@@ -295,7 +295,7 @@ async def test_documented_as_beyond_the_spec(http: httpx.AsyncClient) -> None:
     doc = (await http.get("/openapi.json")).json()
     operation = doc["paths"][LIST]["get"]
     assert operation["operationId"] == "list_bookings"
-    assert "Beyond SPEC.md" in operation["description"]
+    assert "Beyond the original booking API" in operation["description"]
     assert operation["security"]
     params = {p["name"]: p for p in operation["parameters"]}
     assert set(params) == {"status", "pickup_from", "pickup_to", "created_from", "created_to", "limit", "cursor"}

@@ -1,4 +1,5 @@
-"""Every create-booking code (SPEC.md 7.2, DECISIONS 2 and 5) with ugly inputs, the order of the
+"""Every create-booking code (docs/rules/errors.md#create-codes, docs/rules/accounts.md#payment,
+docs/rules/booking.md) with ugly inputs, the order of the
 checks, that a refused request writes nothing, and what a successful one charges.
 
 One test partner serves ORY for the whole module (no other module uses ORY), and one search of

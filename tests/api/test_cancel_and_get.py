@@ -1,4 +1,5 @@
-"""Reading (GET) and cancelling (DELETE) a booking: every code of SPEC.md 7.3/7.4 and DECISIONS 2/5,
+"""Reading (GET) and cancelling (DELETE) a booking: every code of docs/rules/errors.md#get-codes,
+docs/rules/errors.md#cancel-codes, docs/rules/accounts.md#payment, docs/rules/booking.md,
 the exact BookingResource shape, the refund and the partner notification. Partners serve NCE."""
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ BOOKING_KEYS = {
     "created_at",
     "cancellation_policy",
     "cancellation",
-    "amendment",  # DECISIONS 14
+    "amendment",  # docs/rules/cancellation.md
 }
 DRIVER = {"name": "Jo Driver", "phone": "+33612345679", "plate": "AB-123-CD"}
 

@@ -1,4 +1,4 @@
-"""DECISIONS 14, policies and fees: a partner's default and per-vehicle policies in search answers,
+"""docs/rules/cancellation.md, policies and fees: a partner's default and per-vehicle policies in search answers,
 the policy stored with the booking, the quote, the fee kept on a client cancel (at each tier
 boundary, one second either side, and across a DST change), full refunds for partner
 cancellations, declines and failures. Partners are real loopback HTTP servers (tests/fake_partner.py)."""

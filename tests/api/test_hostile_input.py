@@ -1,6 +1,6 @@
 """Hostile input on the real HTTP stack: oversized and malformed bodies, unknown paths, wrong
 methods, odd verbs and raw protocol abuse. Whatever arrives, the answer is one of the contract's
-envelopes (DECISIONS 3) and never a 5xx.
+envelopes (docs/rules/errors.md#shapes) and never a 5xx.
 
 The JSON-body checks need a POST route that parses a body; the first one is
 ``POST /api/v1/booking-api/search``. Until that route exists those tests skip (the

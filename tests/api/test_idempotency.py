@@ -1,4 +1,5 @@
-"""Idempotency-Key on create (POST) and cancel (DELETE) /booking-api/booking (DECISIONS 8): replays,
+"""Idempotency-Key on create (POST) and cancel (DELETE) /booking-api/booking (docs/rules/reliability.md#idempotency):
+replays,
 reuse with another request, per-client scope, concurrent duplicates, key limits, the 24 h window.
 Partners serve LYS."""
 

@@ -18,7 +18,7 @@ from transfers.db.engine import Database
 BOOKING_API = "/api/v1/booking-api"
 REASONS = f"{BOOKING_API}/cancellation-reasons"
 REFERENCE_PATHS = ["/api/public/car/services", "/api/public/car/segment", "/api/public/car/type"]
-# SPEC.md 4.1 operations whose failures are SPEC.md section 7's integer-coded 422 bodies.
+# docs/rules/booking.md operations whose failures are docs/rules/errors.md's integer-coded 422 bodies.
 SPEC_VALIDATED = {
     ("post", f"{BOOKING_API}/search"),
     ("post", f"{BOOKING_API}/booking"),
@@ -173,7 +173,7 @@ async def test_error_responses_are_documented_with_the_error_envelope(doc: dict[
                 code_types.append(types_of(doc, props["code"]))
             assert all(kinds in ({"integer"}, {"string"}) for kinds in code_types), (method, path, status)
             if status == "422" and (method, path) in SPEC_VALIDATED:
-                # SPEC.md section 7's integer code table (other 422s, e.g. IDEMPOTENCY_KEY_REUSED, may join it).
+                # docs/rules/errors.md's integer code table (other 422s, e.g. IDEMPOTENCY_KEY_REUSED, may join it).
                 assert {"integer"} in code_types, (method, path, status)
             elif status != "422":
                 assert all(kinds == {"string"} for kinds in code_types), (method, path, status)

@@ -1,4 +1,4 @@
-"""Rate limits per API key (DECISIONS 8, RELIABILITY-TESTS A6) on the real HTTP stack.
+"""Rate limits per API key (docs/rules/reliability.md#rate-limits, RELIABILITY-TESTS A6) on the real HTTP stack.
 
 Each test serves its own app instance with a small budget (the session's ``service`` has the limit
 effectively off). The Redis tests use a random database 0-15 of the local Redis and touch only keys

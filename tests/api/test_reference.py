@@ -1,4 +1,5 @@
-"""Reference data (SPEC.md 4.5, DECISIONS 10) and the cancellation-reasons list (SPEC.md 2.7, 4.1)."""
+"""Reference data (docs/rules/reference-data.md#car-data, docs/rules/reference-data.md) and the cancellation-reasons
+list (docs/rules/reference-data.md#cancellation-reasons, docs/rules/booking.md)."""
 
 from __future__ import annotations
 

@@ -35,7 +35,8 @@ async def test_search_returns_priced_sorted_vehicles_and_stores_them(
     vehicles = answer["vehicles"]
     assert [v["vehicle_id"] for v in vehicles] == ["1", "2"]
     sedan = vehicles[0]
-    # DECISIONS 14: no policy from the partner: free until pickup (tests/api/test_cancellation_policies.py)
+    # docs/rules/cancellation.md: no policy from the partner: free until pickup
+    # (tests/api/test_cancellation_policies.py)
     policy = sedan.pop("cancellation_policy")
     assert policy["tiers"] == [{"hours_before_pickup": 0, "fee_percent": 0}]
     assert policy["free_until"].endswith("T14:30:00+00:00")

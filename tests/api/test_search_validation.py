@@ -1,4 +1,4 @@
-"""Every search validation code (SPEC.md 7.1) with ugly inputs, and the table order of checks."""
+"""Every search validation code (docs/rules/errors.md#search-codes) with ugly inputs, and the table order of checks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Signing in to the console (DECISIONS 15), in a real browser: sign in and out, a wrong password,
+"""Signing in to the console (docs/rules/console.md), in a real browser: sign in and out, a wrong password,
 the failed sign-in throttle, CSRF, sessions ended on the server, the security headers, error pages."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The console's Bookings pages in a real browser (DECISIONS 15, issue 13 "How it is checked"): a
+"""The console's Bookings pages in a real browser (docs/rules/console.md, issue 13 "How it is checked"): a
 booking found by surname and cancelled from its page (wallet refunded, the partner told through the
 outbox), a COMPLETED booking refunded, a support operator who neither sees nor may post admin
 actions, the audit log listing it all, and bad input that changes nothing and never answers 500."""
@@ -121,7 +121,7 @@ async def test_a_booking_found_by_surname_is_cancelled_from_its_page(
     await expect(page.get_by_role("status")).to_contain_text("The booking is cancelled")
     await expect(page.get_by_role("heading", name=re.compile("CANCELLED"))).to_be_visible()
     await expect(page.get_by_role("cell", name=f"operator:{console.operator.email}")).to_be_visible()
-    # DECISIONS 14: an operator's cancellation refunds in full and says so
+    # docs/rules/cancellation.md: an operator's cancellation refunds in full and says so
     cancellation = page.locator("tr", has=page.get_by_role("rowheader", name="Cancellation", exact=True))
     await expect(cancellation.locator("td")).to_have_text(
         re.compile(r"^by operator, \d{4}-\d\d-\d\d \d\d:\d\d UTC: fee 0\.00, refund 40\.00 EUR$")

@@ -1,4 +1,4 @@
-"""The partner portal (DECISIONS 16) in a real browser: a partner user signs in, sees a new
+"""The partner portal (docs/rules/hosted-partners.md) in a real browser: a partner user signs in, sees a new
 booking, accepts it with a driver (the client's GET shows APPROVED with that driver), declines
 another (refunded), cancels an accepted one, edits the rate card (the next search shows the new
 price, the preview prices it first), and never sees or changes another partner's booking, by URL

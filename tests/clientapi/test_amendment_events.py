@@ -1,4 +1,4 @@
-"""DECISIONS 13 x 14: amendment outcomes reach the client's webhook endpoint as
+"""docs/rules/webhooks.md x 14: amendment outcomes reach the client's webhook endpoint as
 ``booking.amendment_applied`` / ``booking.amendment_rejected``, with the booking as of the event
 (real receivers and a recording partner on loopback)."""
 

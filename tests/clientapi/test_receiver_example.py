@@ -1,4 +1,4 @@
-"""The README's receiver example (examples/webhook_receiver.py, quoted verbatim in README.md) run
+"""The docs' receiver example (examples/webhook_receiver.py, quoted verbatim in docs/integrators/webhooks.md) run
 as its own process against real deliveries: it verifies, dedupes and applies by sequence."""
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "webhook_receiver.py"
 
 
-def test_the_readme_quotes_the_example_verbatim() -> None:
-    assert EXAMPLE.read_text(encoding="utf-8").strip() in (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_webhooks_page_quotes_the_example_verbatim() -> None:
+    page = ROOT / "docs" / "integrators" / "webhooks.md"
+    assert EXAMPLE.read_text(encoding="utf-8").strip() in page.read_text(encoding="utf-8")
 
 
 async def test_the_example_receiver_verifies_dedupes_and_orders(

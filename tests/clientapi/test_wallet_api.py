@@ -1,4 +1,4 @@
-"""GET /wallet and GET /wallet/entries (DECISIONS 12): shapes, paging, scoping, refusals, and the
+"""GET /wallet and GET /wallet/entries (docs/rules/wallet.md): shapes, paging, scoping, refusals, and the
 invariants while creates, cancels and top-ups race on one wallet (both databases)."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ async def all_entries(http: httpx.AsyncClient, key: str, **params: Any) -> list[
 
 
 def assert_statement(balance: str, entries: list[dict[str, Any]]) -> None:
-    """DECISIONS 12's invariants on one consistent view: balance = sum, newest balance_after = balance,
+    """docs/rules/wallet.md's invariants on one consistent view: balance = sum, newest balance_after = balance,
     and each entry's balance_after = the previous one's + its amount."""
     assert sum(Decimal(e["amount"]) for e in entries) == Decimal(balance)
     assert entries[0]["balance_after"] == balance

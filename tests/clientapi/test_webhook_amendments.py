@@ -1,4 +1,4 @@
-"""An amendment the partner settles is a change clients hear about (DECISIONS 13/14):
+"""An amendment the partner settles is a change clients hear about (docs/rules/webhooks.md, docs/rules/cancellation.md):
 ``booking.amendment_applied`` with the amended booking, or ``booking.amendment_rejected``; the
 request itself (still PENDING) sends nothing."""
 

@@ -1,4 +1,4 @@
-"""Webhook delivery to real receivers on loopback (DECISIONS 13): every change's event in
+"""Webhook delivery to real receivers on loopback (docs/rules/webhooks.md): every change's event in
 sequence order and signed, the same webhook-id on retries, both signatures after a rotation, 410
 disables, and a hanging endpoint that costs nobody else anything (both databases)."""
 

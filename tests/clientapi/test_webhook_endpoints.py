@@ -1,4 +1,4 @@
-"""The webhook-endpoint API (DECISIONS 13): create with the secret once, list, get, patch, delete,
+"""The webhook-endpoint API (docs/rules/webhooks.md): create with the secret once, list, get, patch, delete,
 rotate, the delivery log; scoping (another client's endpoint is a missing one); every bad input
 with its code and nothing written."""
 

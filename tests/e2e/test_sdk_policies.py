@@ -1,4 +1,4 @@
-"""The SDK's DECISIONS 14 surface against the real service over HTTP: typed cancellation policies
+"""The SDK's docs/rules/cancellation.md surface against the real service over HTTP: typed cancellation policies
 on vehicles and bookings, the quote, amendments (pending, applied, 409 while pending, refused
 fields) and the cancellation as settled."""
 

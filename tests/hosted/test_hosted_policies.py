@@ -1,4 +1,5 @@
-"""DECISIONS 14 with a hosted partner (DECISIONS 16): its rate card's cancellation policy is the
+"""docs/rules/cancellation.md with a hosted partner (docs/rules/hosted-partners.md): its rate card's cancellation
+policy is the
 offers' and the booking's, and an amendment is accepted in-process (no HTTP call)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A hosted partner in the search fan-out and the booking path (DECISIONS 16), over real HTTP."""
+"""A hosted partner in the search fan-out and the booking path (docs/rules/hosted-partners.md), over real HTTP."""
 
 from __future__ import annotations
 
@@ -74,7 +74,8 @@ async def test_a_hosted_partner_answers_in_the_same_fan_out_with_its_markup(
     ]
     prices = [v["price"] for v in found["vehicles"]]
     assert prices == sorted(prices)  # sorted with everyone else's
-    # the card's cancellation policy is sold with every vehicle of the card (DECISIONS 14 and 16)
+    # the card's cancellation policy is sold with every vehicle of the card (docs/rules/cancellation.md,
+    # docs/rules/hosted-partners.md)
     assert sedan["cancellation_policy"]["tiers"] == [
         {"hours_before_pickup": 24, "fee_percent": 0},
         {"hours_before_pickup": 0, "fee_percent": 100},

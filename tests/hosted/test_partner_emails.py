@@ -1,4 +1,4 @@
-"""E-mails to a hosted partner's users (DECISIONS 16) against a real SMTP server (aiosmtpd) on
+"""E-mails to a hosted partner's users (docs/rules/hosted-partners.md) against a real SMTP server (aiosmtpd) on
 loopback: one per new booking and per cancellation, sent by the worker's job (never in the
 request), retried while the server is down, never twice."""
 

@@ -1,4 +1,4 @@
-"""The operator CLI for clients, keys and wallets (DECISIONS 11), against the session database and
+"""The operator CLI for clients, keys and wallets (docs/rules/operations.md), against the session database and
 checked through the database and the live service.
 
 The CLI runs ``asyncio.run`` itself, so it is invoked through ``asyncio.to_thread``: the test's own

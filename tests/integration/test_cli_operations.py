@@ -177,7 +177,7 @@ async def test_bookings_show_and_list(
     assert f"booking {reservation_no}" in text
     assert "CANCELLED" in text and "Copenhagen Cabs" in text and "Ada Lovelace" in text
     assert "total 40.00 EUR, net 40.00 EUR" in text
-    # DECISIONS 14: the policy it was sold with and what its cancellation cost
+    # docs/rules/cancellation.md: the policy it was sold with and what its cancellation cost
     assert "free until pickup" in text or "0:0" in text
     assert "by client at" in text and "fee 0.00, refund 40.00" in text
     # transitions: actor, from → to, reason

@@ -1,4 +1,4 @@
-"""``transfers operators create|list|disable`` (DECISIONS 15) against the session database: the
+"""``transfers operators create|list|disable`` (docs/rules/console.md) against the session database: the
 password shown once and stored only as an argon2id hash, ``--password-stdin``, refusals, and a
 disable that ends the operator's sessions."""
 

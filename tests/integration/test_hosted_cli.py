@@ -1,4 +1,4 @@
-"""``transfers partners create --hosted`` and ``transfers partners rate-card set/get`` (DECISIONS 16),
+"""``transfers partners create --hosted`` and ``transfers partners rate-card set/get`` (docs/rules/hosted-partners.md),
 run as an operator runs them. Hosted partners made here serve only Nuuk (GOH) and are disabled again."""
 
 from __future__ import annotations

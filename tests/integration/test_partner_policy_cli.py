@@ -1,4 +1,4 @@
-"""``transfers partners create|update --cancellation-policy`` (DECISIONS 14): the partner's default
+"""``transfers partners create|update --cancellation-policy`` (docs/rules/cancellation.md): the partner's default
 policy, refused with one clear line when malformed, recorded in the admin audit. Partners created
 here serve only Nuuk (GOH) and are disabled again."""
 

@@ -1,4 +1,5 @@
-"""The partner client's transport limits on real sockets: the SSRF guard (DECISIONS 7), redirects,
+"""The partner client's transport limits on real sockets: the SSRF guard (docs/rules/partners.md#partner-urls),
+redirects,
 the answer-size cap, and the ``partner_calls_total`` outcome each one records.
 
 The partners here are test servers on 127.0.0.1, which is exactly what the guard must refuse: a

@@ -1,7 +1,7 @@
 """Hypothesis stateful model of bookings and the wallet (hardening item 6, RELIABILITY B2).
 
 Random programs of search, book (fresh or repeated Idempotency-Key), client cancel (keeping the
-vehicle's 20 % cancellation fee, DECISIONS 14), partner
+vehicle's 20 % cancellation fee, docs/rules/cancellation.md), partner
 approve/cancel through the reverse API, top-up and read run against the real service over HTTP
 (its own thread and event loop, so Hypothesis can drive it synchronously). After every step the
 model's balance must equal the wallet, the wallet its ledger, and statuses must be what the state
@@ -56,7 +56,8 @@ class Stack:
         self.db = Database(database_url, pool_size=5)
         self.clock = ShiftedClock()
         vehicles = default_vehicles(price=str(PRICE))[:1]
-        vehicles[0]["cancellation_policy"] = [{"hours_before_pickup": 0, "fee_percent": 20}]  # DECISIONS 14
+        # docs/rules/cancellation.md
+        vehicles[0]["cancellation_policy"] = [{"hours_before_pickup": 0, "fee_percent": 20}]
         self.partner = FakePartner(vehicles=vehicles, create_status="PENDING")
         self.service = LiveServer(create_app(self.settings, clock=self.clock, configure_logs=False))
         self.partner_server = LiveServer(self.partner.app())
@@ -254,7 +255,7 @@ class BookingModel(RuleBasedStateMachine):
         balance, ledger = s.run(read())
         assert balance == ledger == self.balance
         assert balance >= 0
-        # Issue 14: the same through the API (DECISIONS 12): GET /wallet, and the statement paged
+        # Issue 14: the same through the API (docs/rules/wallet.md): GET /wallet, and the statement paged
         # through sums to it, its newest balance_after is it, one debit and at most one refund each.
         shown = self.http.get("/api/v1/booking-api/wallet", headers=self._auth()).json()
         assert shown == {"pay_type": "wallet", "currency": "EUR", "balance": f"{self.balance:.2f}"}

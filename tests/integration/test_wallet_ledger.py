@@ -1,4 +1,4 @@
-"""The wallet ledger (DECISIONS 2): balance == SUM(ledger) always, never below zero, exact money,
+"""The wallet ledger (docs/rules/accounts.md#payment): balance == SUM(ledger) always, never below zero, exact money,
 one debit and at most one refund per booking, and no overdraft under concurrency on either database.
 """
 

@@ -1,5 +1,5 @@
 """The last seat of a hosted vehicle's day, wanted by two bookings at once through two API
-processes on one PostgreSQL (DECISIONS 16: "two concurrent bookings for the last seat of a day
+processes on one PostgreSQL (docs/rules/hosted-partners.md: "two concurrent bookings for the last seat of a day
 cannot both succeed"). Several days are raced, each with one seat left: every day exactly one
 booking wins, the other gets 409 ``VEHICLE_UNAVAILABLE`` and is charged nothing."""
 

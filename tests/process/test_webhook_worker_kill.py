@@ -1,4 +1,4 @@
-"""SIGKILL of ``transfers worker`` in the middle of client webhook deliveries (DECISIONS 13):
+"""SIGKILL of ``transfers worker`` in the middle of client webhook deliveries (docs/rules/webhooks.md):
 after a restart every event reaches the receiver at least once, with the same webhook-id and
 the same signed bytes on every attempt, and every delivery ends ``delivered``."""
 

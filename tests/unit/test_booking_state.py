@@ -1,4 +1,4 @@
-"""The booking state machine (SPEC.md 3, DECISIONS 6): every (from, to) pair, cancellability, refunds."""
+"""The booking state machine (docs/rules/states.md): every (from, to) pair, cancellability, refunds."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from transfers.bookings.state import (
 
 S = BookingStatus
 
-# Written out by hand from DECISIONS 6, not derived from the table under test.
+# Written out by hand from docs/rules/states.md, not derived from the table under test.
 ALLOWED: set[tuple[BookingStatus, BookingStatus]] = {
     (S.PENDING, S.PENDING_APPROVAL),  # partner answers the create with PENDING
     (S.PENDING, S.APPROVED),  # partner answers APPROVED (create, info sync or reverse API)
@@ -134,7 +134,7 @@ def test_is_cancelable(status: BookingStatus, when: str) -> None:
 
 def test_the_published_status_list_is_the_enum() -> None:
     """api/schemas.py spells the statuses out for the OpenAPI document: a status added to
-    ``BookingStatus`` is added there too (README "Layout", "Add a booking status")."""
+    ``BookingStatus`` is added there too (docs/architecture/how-to-add.md, "A booking status")."""
     from typing import get_args
 
     from transfers.api.schemas import BookingStatus as Published

@@ -1,4 +1,4 @@
-"""The cancellation policy rules of DECISIONS 14, table-driven (cancellation/policy.py)."""
+"""The cancellation policy rules of docs/rules/cancellation.md, table-driven (cancellation/policy.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""One table of string error codes (``transfers.errors.ErrorCode``): the SDK's mapping, README.md
-"Errors" and the served OpenAPI document name exactly its codes. A code added to the table but not
-to one of them fails here (see the ``ErrorCode`` docstring for the three lines to add)."""
+"""One table of string error codes (``transfers.errors.ErrorCode``): the SDK's mapping, the docs'
+errors page (docs/integrators/errors.md) and the served OpenAPI document name exactly its codes. A
+code added to the table but not to one of them fails here (see the ``ErrorCode`` docstring for the
+three lines to add)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,12 @@ from transfers.api.schemas import ServiceErrorBody
 from transfers.errors import ErrorCode, ServiceError
 from transfers_sdk.errors import ERROR_CLASSES, ApiError, AuthenticationError, ClientSuspended, ServerError
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ERRORS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "integrators" / "errors.md"
 
 
-def readme_errors() -> dict[str, str]:
-    """code -> status as README.md's "Errors" table lists them."""
-    text = README.read_text()
-    section = text[text.index("\n## Errors\n") :]
-    section = section[: section.index("\n## ", 1)]
+def page_errors() -> dict[str, str]:
+    """code -> status as the errors page's table of string codes lists them."""
+    section = ERRORS_PAGE.read_text()
     return {code: status for status, code in re.findall(r"^\| (\d{3}|any) \| `([A-Z_]+)` \|", section, re.M)}
 
 
@@ -29,11 +28,11 @@ def test_codes_are_unique_and_statuses_are_errors() -> None:
         assert 400 <= code.http_status <= 599 and code.default_message, code
 
 
-def test_readme_lists_every_code_with_its_status() -> None:
-    listed = readme_errors()
+def test_the_errors_page_lists_every_code_with_its_status() -> None:
+    listed = page_errors()
     assert set(listed) == {code.value for code in ErrorCode}
     for code in ErrorCode:
-        # HTTP_ERROR carries whatever status the framework raised, so README says "any".
+        # HTTP_ERROR carries whatever status the framework raised, so the page says "any".
         expected = "any" if code is ErrorCode.HTTP_ERROR else str(code.http_status)
         assert listed[code.value] == expected, code
 

@@ -1,4 +1,4 @@
-"""Rate-card pricing (DECISIONS 16), rule by rule: table-driven over hand-computed prices."""
+"""Rate-card pricing (docs/rules/hosted-partners.md), rule by rule: table-driven over hand-computed prices."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rate-card validation (DECISIONS 16): every error listed, each with its JSON path and reason."""
+"""Rate-card validation (docs/rules/hosted-partners.md): every error listed, each with its JSON path and reason."""
 
 from __future__ import annotations
 

@@ -102,7 +102,7 @@ def test_published_vector() -> None:
         example.TEST_SECRET, example.TEST_HEADERS, example.TEST_BODY, now=example.TEST_TIMESTAMP
     )
     assert not example.verify_webhook(example.TEST_SECRET, example.TEST_HEADERS, example.TEST_BODY)  # stale now
-    docs = (Path(__file__).parents[2] / "PARTNER_API.md").read_text()
+    docs = (Path(__file__).parents[2] / "docs" / "partners" / "index.md").read_text()
     module_doc = example.__doc__ or ""
     for value in (
         example.TEST_SECRET,
@@ -115,6 +115,6 @@ def test_published_vector() -> None:
 
 
 def test_partner_docs_carry_the_example_code_verbatim() -> None:
-    docs = (Path(__file__).parents[2] / "PARTNER_API.md").read_text()
+    docs = (Path(__file__).parents[2] / "docs" / "partners" / "index.md").read_text()
     for function in (example.expected_signature, example.verify_webhook):
         assert inspect.getsource(function) in docs, function.__name__

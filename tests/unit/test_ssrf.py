@@ -1,4 +1,4 @@
-"""The SSRF guard's address classifier and resolver check (DECISIONS 7, RELIABILITY-TESTS A7).
+"""The SSRF guard's address classifier and resolver check (docs/rules/partners.md#partner-urls, RELIABILITY-TESTS A7).
 
 No network: names are resolved by an injected resolver, so "a name that resolves to 127.0.0.1" and
 DNS rebinding are tested without root or /etc/hosts changes.

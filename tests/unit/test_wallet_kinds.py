@@ -1,4 +1,4 @@
-"""Every ledger kind has its name in the wallet statement (DECISIONS 12's list)."""
+"""Every ledger kind has its name in the wallet statement (docs/rules/wallet.md's list)."""
 
 from transfers.wallet.ledger import API_KINDS, STATEMENT_KINDS, LedgerKind
 

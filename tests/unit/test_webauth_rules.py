@@ -1,4 +1,4 @@
-"""The failed sign-in rules (DECISIONS 15) and password hashing, as pure functions."""
+"""The failed sign-in rules (docs/rules/console.md) and password hashing, as pure functions."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The wallet and webhook-endpoint methods of ``TransfersClient`` / ``AsyncTransfersClient``
-(DECISIONS 12, 13), kept apart so each client module stays readable."""
+(docs/rules/wallet.md, docs/rules/webhooks.md), kept apart so each client module stays readable."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ class AccountMethods:
     def _run(self, call: Call[T]) -> T:  # the client's own
         raise NotImplementedError
 
-    # ---- wallet and webhook endpoints (DECISIONS 12, 13) -------------------------------------------
+    # ---- wallet and webhook endpoints (docs/rules/wallet.md, docs/rules/webhooks.md)
+    # -------------------------------------------
 
     def get_wallet(self) -> Wallet:
         """GET /booking-api/wallet: pay type, currency and balance (None for reverse_api clients)."""
@@ -86,7 +87,8 @@ class AsyncAccountMethods:
     async def _run(self, call: Call[T]) -> T:  # the client's own
         raise NotImplementedError
 
-    # ---- wallet and webhook endpoints (DECISIONS 12, 13) -------------------------------------------
+    # ---- wallet and webhook endpoints (docs/rules/wallet.md, docs/rules/webhooks.md)
+    # -------------------------------------------
 
     async def get_wallet(self) -> Wallet:
         """GET /booking-api/wallet: pay type, currency and balance (None for reverse_api clients)."""

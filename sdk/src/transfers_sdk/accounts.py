@@ -1,4 +1,4 @@
-"""The wallet (DECISIONS 12) and webhook endpoints (DECISIONS 13): typed answers and the calls.
+"""The wallet (docs/rules/wallet.md) and webhook endpoints (docs/rules/webhooks.md): typed answers and the calls.
 
 Money is ``Decimal``, date-times aware ``datetime``; fields the service adds later are ignored.
 """

@@ -28,7 +28,7 @@ from transfers_sdk.models import (
 
 T = TypeVar("T")
 
-#: SPEC.md 3 rule 2: poll a booking that is not yet APPROVED every 10 minutes.
+#: docs/rules/states.md#polling: poll a booking that is not yet APPROVED every 10 minutes.
 SPEC_POLL_INTERVAL = 600.0
 DEFAULT_TIMEOUT = 30.0
 
@@ -220,7 +220,7 @@ class TransfersClient(AccountMethods):
         limit: int | None = None,
         cursor: str | None = None,
     ) -> BookingPage:
-        """GET /booking-api/bookings (beyond SPEC.md): your bookings, newest first, one page."""
+        """GET /booking-api/bookings (beyond the original booking API): your bookings, newest first, one page."""
         return self._run(
             _calls.list_bookings(
                 status=status,

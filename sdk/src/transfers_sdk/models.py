@@ -1,4 +1,5 @@
-"""Typed, immutable views of the service's answers (SPEC.md section 2, DECISIONS.md 4 and 5).
+"""Typed, immutable views of the service's answers (docs/rules/booking.md#booking-resource, docs/rules/search.md,
+docs/rules/booking.md).
 
 Field names are the wire names. Where the wire type is looser than the meaning, the model holds
 the meaning: money is ``Decimal`` (never a binary float), date-times are aware ``datetime``,
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 
 
 class BookingStatus(StrEnum):
-    """A booking's status (SPEC.md 3, DECISIONS 6). The SDK owns its copy so it installs without the
+    """A booking's status (docs/rules/states.md). The SDK owns its copy so it installs without the
     server; the server's test suite checks it equals ``transfers.bookings.state.BookingStatus``."""
 
     PENDING = "PENDING"
@@ -106,7 +107,7 @@ class PolicyTier:
 
 @dataclass(frozen=True)
 class CancellationPolicy:
-    """DECISIONS 14: the tiers (hours descending, the last at 0) and the last moment cancelling is
+    """docs/rules/cancellation.md: the tiers (hours descending, the last at 0) and the last moment cancelling is
     free, in the airport's local time (None: no free tier, or that moment has passed)."""
 
     tiers: tuple[PolicyTier, ...]
@@ -298,7 +299,8 @@ class CancellationQuote:
 
 @dataclass(frozen=True)
 class Booking:
-    """BookingResource (SPEC.md 2.6) plus ``driver``, ``meeting_point`` and ``created_at``."""
+    """BookingResource (docs/rules/booking.md#booking-resource) plus ``driver``, ``meeting_point`` and
+    ``created_at``."""
 
     reservation_no: str
     status: BookingStatus
@@ -317,7 +319,7 @@ class Booking:
     driver: Driver | None  # set once APPROVED
     meeting_point: str | None  # set once APPROVED
     created_at: datetime  # UTC
-    # DECISIONS 14 (None only from a service without them)
+    # docs/rules/cancellation.md (None only from a service without them)
     cancellation_policy: CancellationPolicy | None = None  # the policy it was sold with
     cancellation: Cancellation | None = None  # set once cancelled
     amendment: Amendment | None = None  # the latest amendment

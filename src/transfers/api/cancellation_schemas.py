@@ -1,4 +1,4 @@
-"""OpenAPI shapes of DECISIONS 14 (cancellation policies, the quote, amendments), beside
+"""OpenAPI shapes of docs/rules/cancellation.md (cancellation policies, the quote, amendments), beside
 ``api/schemas.py``, which uses them in the vehicle and the BookingResource."""
 
 from __future__ import annotations

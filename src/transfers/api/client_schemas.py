@@ -1,6 +1,6 @@
-"""Published shapes of the wallet and webhook-endpoint APIs (issue 14, DECISIONS 12-13).
+"""Published shapes of the wallet and webhook-endpoint APIs (issue 14, docs/rules/wallet.md, docs/rules/webhooks.md).
 
-Kept apart from ``api/schemas.py`` (the SPEC.md shapes); the tests check real answers against
+Kept apart from ``api/schemas.py`` (the original booking API's shapes); the tests check real answers against
 these models.
 """
 
@@ -18,7 +18,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-# ---- wallet (DECISIONS 12) -------------------------------------------------------------------
+# ---- wallet (docs/rules/wallet.md) -------------------------------------------------------------------
 class Wallet(_Strict):
     pay_type: str = Field(description='"wallet", or "reverse_api" (then currency and balance are null)')
     currency: str | None = Field(examples=["EUR"])
@@ -41,7 +41,7 @@ class WalletEntryPage(_Strict):
     next_cursor: str | None
 
 
-# ---- webhook endpoints (DECISIONS 13) --------------------------------------------------------
+# ---- webhook endpoints (docs/rules/webhooks.md) --------------------------------------------------------
 class WebhookEndpointIn(_Strict):
     url: str = Field(max_length=2000, examples=["https://agency.example/hooks/transfers"])
     events: list[str] = Field(description='["*"] or event types', examples=[["*"]])

@@ -27,7 +27,8 @@ async def current_client(request: Request) -> ClientPrincipal:
             raise client_suspended() from None
         raise unauthenticated() from None
     request.state.client_id = principal.client_id
-    await enforce_rate_limit(request, principal.key_prefix)  # hardening: after auth, per key (DECISIONS 8)
+    # hardening: after auth, per key (docs/rules/reliability.md#rate-limits)
+    await enforce_rate_limit(request, principal.key_prefix)
     return principal
 
 
@@ -35,12 +36,13 @@ async def current_partner(request: Request) -> PartnerPrincipal:
     try:
         principal = await services(request).auth.partner(request.headers.get("authorization"))
     except AuthFailure:
-        # DECISIONS 3: a 401 has the string-code shape on every path, the reverse API's included
-        # (only its 404 and 422 keep the shape of SPEC.md 7.3 / DECISIONS 7). A disabled partner's
-        # key is refused like an unknown one: partners have no suspended state to tell apart.
+        # docs/rules/errors.md#shapes: a 401 has the string-code shape on every path, the reverse API's included
+        # (only its 404 and 422 keep the shape of docs/rules/errors.md#get-codes, docs/rules/partners.md). A
+        # disabled partner's key is refused like an unknown one: partners have no suspended state to tell apart.
         raise unauthenticated("A valid partner bearer API key is required.") from None
     request.state.partner_id = principal.partner_id
-    await enforce_rate_limit(request, principal.key_prefix)  # hardening: after auth, per key (DECISIONS 8)
+    # hardening: after auth, per key (docs/rules/reliability.md#rate-limits)
+    await enforce_rate_limit(request, principal.key_prefix)
     return principal
 
 

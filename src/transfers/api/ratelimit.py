@@ -1,4 +1,5 @@
-"""Rate limits per API key (DECISIONS 8): a token bucket per key prefix, checked after authentication.
+"""Rate limits per API key (docs/rules/reliability.md#rate-limits): a token bucket per key prefix, checked after
+authentication.
 
 Each key (client ``tk_…`` and partner ``pk_…`` alike) has a bucket of ``rate_limit_burst`` tokens
 (default 100) refilled continuously at ``rate_limit_per_minute`` / 60 tokens per second (default

@@ -34,10 +34,10 @@ def spec_error_body(code: int, name: str) -> dict[str, Any]:
 
 
 def service_error_body(code: ErrorCode, message: str | None = None) -> dict[str, Any]:
-    """DECISIONS 3's string-code shape; ``message`` defaults to the code's own (``ErrorCode``)."""
+    """docs/rules/errors.md#shapes's string-code shape; ``message`` defaults to the code's own (``ErrorCode``)."""
     return {"status": "Error", "code": code, "message": code.default_message if message is None else message}
 
 
 def booking_not_found_body() -> dict[str, Any]:
-    """The 404 body of SPEC.md 7.3, used by the reverse API for unknown or foreign bookings."""
+    """The 404 body of docs/rules/errors.md#get-codes, used by the reverse API for unknown or foreign bookings."""
     return {"status": "Error", "message": "Booking not found", "data": None, "error_details": None}

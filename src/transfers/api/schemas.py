@@ -1,4 +1,4 @@
-"""Shapes of the booking API as published in the OpenAPI document (SPEC.md section 2).
+"""Shapes of the booking API as published in the OpenAPI document (docs/rules/booking.md#booking-resource).
 
 Routes validate input by hand (``transfers.search.rules``, ``transfers.bookings.rules``) because
 the contract wants its own error codes in table order, which no schema validator yields. These
@@ -71,7 +71,7 @@ class Vehicle(_Strict):
     currency: str
     company: str
     extra_services: list[ExtraServiceItem]
-    cancellation_policy: CancellationPolicy = Field(description="beyond SPEC: DECISIONS 14")
+    cancellation_policy: CancellationPolicy = Field(description="extension: docs/rules/cancellation.md")
 
 
 class SearchResource(_Strict):
@@ -171,12 +171,12 @@ class BookingResource(_Strict):
     booking_type: str
     is_cancelable: bool
     extra_services: list[str]
-    driver: Driver | None = Field(description="beyond SPEC: set once APPROVED")
-    meeting_point: str | None = Field(description="beyond SPEC: set once APPROVED")
-    created_at: datetime = Field(description="beyond SPEC: ISO 8601, UTC")
-    cancellation_policy: CancellationPolicy = Field(description="beyond SPEC: the policy it was sold with")
-    cancellation: Cancellation | None = Field(description="beyond SPEC: set once cancelled")
-    amendment: Amendment | None = Field(description="beyond SPEC: the latest amendment")
+    driver: Driver | None = Field(description="extension: set once APPROVED")
+    meeting_point: str | None = Field(description="extension: set once APPROVED")
+    created_at: datetime = Field(description="extension: ISO 8601, UTC")
+    cancellation_policy: CancellationPolicy = Field(description="extension: the policy it was sold with")
+    cancellation: Cancellation | None = Field(description="extension: set once cancelled")
+    amendment: Amendment | None = Field(description="extension: the latest amendment")
 
 
 class CreateBookingResource(_Strict):
@@ -213,7 +213,7 @@ class ReferenceList(_Strict):
 
 # ---- errors ---------------------------------------------------------------------------------
 class ValidationErrorBody(_Strict):
-    """SPEC.md 7: validation failures (HTTP 422)."""
+    """docs/rules/errors.md: validation failures (HTTP 422)."""
 
     status: Literal["Error"]
     code: int
@@ -221,7 +221,8 @@ class ValidationErrorBody(_Strict):
 
 
 class ServiceErrorBody(_Strict):
-    """SPEC.md 7 second shape (DECISIONS 3): everything that is not a field validation. ``code`` is
+    """docs/rules/errors.md second shape (docs/rules/errors.md#shapes): everything that is not a field validation.
+    ``code`` is
     one of ``transfers.errors.ErrorCode`` (the document lists them as an enum)."""
 
     status: Literal["Error"]
@@ -230,7 +231,7 @@ class ServiceErrorBody(_Strict):
 
 
 class BookingNotFoundBody(_Strict):
-    """SPEC.md 7.3's 404 body."""
+    """docs/rules/errors.md#get-codes's 404 body."""
 
     status: Literal["Error"]
     message: Literal["Booking not found"]
@@ -272,7 +273,7 @@ AUTH_ERRORS: dict[int | str, dict[str, Any]] = service_errors(
 
 WITH_VALIDATION: dict[int | str, dict[str, Any]] = {
     **AUTH_ERRORS,
-    422: _resp(ValidationErrorBody, "a validation code of SPEC.md section 7"),
+    422: _resp(ValidationErrorBody, "a validation code of docs/rules/errors.md"),
 }
 
 
@@ -283,10 +284,10 @@ class Error422(RootModel[ValidationErrorBody | ServiceErrorBody]):
 IDEMPOTENT: dict[int | str, dict[str, Any]] = {
     **WITH_VALIDATION,
     **service_errors(ErrorCode.MALFORMED_JSON, ErrorCode.IDEMPOTENCY_KEY_INVALID, ErrorCode.IDEMPOTENCY_KEY_IN_USE),
-    422: _resp(Error422, f"a validation code of SPEC.md section 7, or {ErrorCode.IDEMPOTENCY_KEY_REUSED.value}"),
+    422: _resp(Error422, f"a validation code of docs/rules/errors.md, or {ErrorCode.IDEMPOTENCY_KEY_REUSED.value}"),
 }
 
-# Booking list (beyond SPEC.md): a bad query answers 422 in the string-code shape, not the spec's
+# Booking list (beyond the original booking API): a bad query answers 422 in the string-code shape, not the spec's
 # integer table, because no spec code names a filter.
 LIST_ERRORS: dict[int | str, dict[str, Any]] = {
     **AUTH_ERRORS,

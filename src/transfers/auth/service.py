@@ -2,7 +2,7 @@
 
 A verified principal is cached in-process for ``auth_cache_seconds`` (default 1 s), keyed by the
 key's hash: the hot read path then costs no auth query, and a revocation or suspension takes
-effect everywhere within that bound (README, "Security"). Concurrent requests that miss the cache
+effect everywhere within that bound (docs/architecture/reliability.md). Concurrent requests that miss the cache
 for the same key share one lookup instead of each running its own (when an entry expires under
 load every request in flight would otherwise query at once: bench/README.md, "Profile").
 """

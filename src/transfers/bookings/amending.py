@@ -1,4 +1,4 @@
-"""Amendments (DECISIONS 14): the client asks, the partner confirms, the booking changes.
+"""Amendments (docs/rules/cancellation.md): the client asks, the partner confirms, the booking changes.
 
 ``request_amendment`` (``PATCH /booking``) validates the changes, and in one write transaction,
 on the booking's locked row, checks that the booking may be amended now (PENDING_APPROVAL or

@@ -1,4 +1,4 @@
-"""Amendment rules (DECISIONS 14). Pure: the request body and the booking row in, changes out.
+"""Amendment rules (docs/rules/cancellation.md). Pure: the request body and the booking row in, changes out.
 
 What may change: ``pickup_datetime``, ``passenger.{name,surname,email,phone}`` and
 ``travel_details.{flight_number,extra_requests}``, as partial objects (a field not sent stays as it

@@ -1,4 +1,4 @@
-"""What a cancellation costs and who made it (DECISIONS 14). Pure: the booking row in, columns out.
+"""What a cancellation costs and who made it (docs/rules/cancellation.md). Pure: the booking row in, columns out.
 
 Who cancels decides the fee:
 

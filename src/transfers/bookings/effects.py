@@ -201,7 +201,7 @@ def update_message(booking: Booking, payload: dict[str, Any], now: datetime) -> 
 
 def ledger_move(change: Change) -> LedgerMove | None:
     """The money a change moves: a wallet-paid booking is debited when created and refunded when it
-    enters a REFUNDING status; a ``reverse_api`` client pays the partner directly (SPEC.md 1)."""
+    enters a REFUNDING status; a ``reverse_api`` client pays the partner directly (docs/rules/accounts.md#payment)."""
     booking = change.booking
     if change.from_status is None:
         kind, note = LedgerKind.DEBIT_BOOKING, booking["reservation_no"]
@@ -213,7 +213,8 @@ def ledger_move(change: Change) -> LedgerMove | None:
         return None
     amount: Decimal = booking["total"]
     refund = booking.get("cancellation_refund") if change.to_status is BookingStatus.CANCELLED else None
-    if refund is not None:  # DECISIONS 14: a client's cancel keeps the fee; no entry when nothing is refunded
+    # docs/rules/cancellation.md: a client's cancel keeps the fee; no entry when nothing is refunded
+    if refund is not None:
         if refund <= 0:
             return None
         amount, note = refund, cancelling.ledger_note(booking, change.reason)
@@ -307,7 +308,7 @@ def _capacity_params(change: Change, shape: FastShape) -> dict[str, Any]:
     return {}
 
 
-# --- client events (issue 14, DECISIONS 13) -----------------------------------------------------------
+# --- client events (issue 14, docs/rules/webhooks.md) -----------------------------------------------------------
 # Each change's webhook events (``webhooks/events.py`` decides which), with the booking's next
 # ``sequence`` numbers and the BookingResource as of the change; the worker fans them out to the
 # client's endpoints later, so a change costs one INSERT whatever the number of endpoints.

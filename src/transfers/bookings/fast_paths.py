@@ -10,7 +10,7 @@
 
 Each statement is all-or-nothing by itself, so it runs in autocommit on the direct connections of
 ``db/direct.py`` (``Database.write_one``): they are the measured performance of a create
-(README "Performance"). The side effects are not written here: ``lifecycle.fast_pieces`` gives
+(docs/operations/performance.md). The side effects are not written here: ``lifecycle.fast_pieces`` gives
 them, so a side effect added to ``EFFECTS`` (``bookings/effects.py``) is written by these statements too.
 """
 

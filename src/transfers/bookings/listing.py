@@ -1,4 +1,4 @@
-"""The caller's bookings, newest first, one page at a time (beyond SPEC.md: an integrator's list).
+"""The caller's bookings, newest first, one page at a time (beyond the original booking API: an integrator's list).
 
 Order is ``created_at DESC, id DESC``, a total order, and pages are cut by keyset, never by
 OFFSET: the cursor names the last booking a page showed and the next page starts strictly after

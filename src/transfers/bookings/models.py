@@ -10,7 +10,7 @@ to the type checker, a plain slotted dataclass's cheap constructor at run time):
 answers a new ``Booking`` (``moved``), so a caller never holds a row that silently differs from what
 was written.
 
-How to add a field to the BookingResource: README "Layout", "Add a field to the BookingResource".
+How to add a field to the BookingResource: docs/architecture/how-to-add.md, "A field of the BookingResource".
 """
 
 from __future__ import annotations
@@ -74,8 +74,8 @@ class Booking:
     idempotency_key: str | None
     synced_at: datetime | None
     cancel_idempotency_key: str | None
-    event_sequence: int  # the ``sequence`` of the booking's last client event (issue 14, DECISIONS 13)
-    # DECISIONS 14 (issue 15): the policy it was sold with (JSON tiers; None: free until pickup), what a
+    event_sequence: int  # the ``sequence`` of the booking's last client event (issue 14, docs/rules/webhooks.md)
+    # docs/rules/cancellation.md (issue 15): the policy it was sold with (JSON tiers; None: free until pickup), what a
     # cancellation cost and who made it, the latest amendment
     cancellation_policy: Any
     cancellation_fee: Decimal | None

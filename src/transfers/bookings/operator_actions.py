@@ -1,4 +1,4 @@
-"""What an operator may do to a booking (console, DECISIONS 15), through the same status writer as
+"""What an operator may do to a booking (console, docs/rules/console.md), through the same status writer as
 every other path (``lifecycle.transition``), each with its ``admin_audit`` row in the same
 transaction:
 
@@ -83,7 +83,7 @@ async def cancel(svc: Services, reservation_no: str, reason: str, *, actor: str)
                 actor=actor,
                 reason=f"cancelled by operator: {text}",
                 now=now,
-                # DECISIONS 14: recorded as the operator's cancellation, refunded in full
+                # docs/rules/cancellation.md: recorded as the operator's cancellation, refunded in full
                 fields={"cancel_note": text, **cancellation_fields(booking, Canceller.OPERATOR, now)},
                 notify_partner={
                     "reservation_no": booking.reservation_no,

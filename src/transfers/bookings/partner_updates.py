@@ -52,7 +52,7 @@ async def cancel(
     by: Canceller = Canceller.PARTNER,
 ) -> Booking:
     """A cancellation that is not the client's: the partner's (reverse API, info sync) or, with
-    ``by=Canceller.OPERATOR``, an operator's. Refunded in full (DECISIONS 14); a pending amendment
+    ``by=Canceller.OPERATOR``, an operator's. Refunded in full (docs/rules/cancellation.md); a pending amendment
     is rejected and its message withdrawn if not sent yet."""
     current = booking.status
     if current is S.CANCELLED:

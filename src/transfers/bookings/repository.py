@@ -51,7 +51,7 @@ _PARTNER = [
 ]
 # The caller's unexpired search, the chosen vehicle and its partner's endpoint in one statement: the
 # vehicle (and its partner) are outer-joined, so a visible search with an unknown vehicle number
-# still answers (SPEC 7.2 tells "no such search" from "no such vehicle").
+# still answers (docs/rules/errors.md#create-codes tells "no such search" from "no such vehicle").
 _OFFER = DirectStatement(
     select(*(searches.c[name] for name in SEARCHED_TRIP_FIELDS), *_VEHICLE, *_PARTNER)
     .select_from(

@@ -16,7 +16,7 @@ def new_reservation_no() -> str:
     return "TB-" + "".join(secrets.choice(ALPHABET) for _ in range(LENGTH))
 
 
-MAX_LENGTH = 255  # SPEC.md 8: the longest reservation_no a client may send
+MAX_LENGTH = 255  # docs/rules/booking.md#limits: the longest reservation_no a client may send
 
 
 def could_exist(value: str) -> bool:

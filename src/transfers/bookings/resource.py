@@ -1,5 +1,6 @@
-"""The BookingResource of SPEC.md 2.6 (plus DECISIONS 5's driver, meeting_point, created_at and
-DECISIONS 14's cancellation_policy, cancellation and amendment)."""
+"""The BookingResource of docs/rules/booking.md#booking-resource (plus docs/rules/booking.md's driver, meeting_point,
+created_at and
+docs/rules/cancellation.md's cancellation_policy, cancellation and amendment)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "driver": driver,
         "meeting_point": b.meeting_point if status in DRIVER_VISIBLE else None,
         "created_at": b.created_at.isoformat(),
-        # DECISIONS 14: the policy it was sold with, what its cancellation cost, its latest amendment
+        # docs/rules/cancellation.md: the policy it was sold with, what its cancellation cost, its latest amendment
         "cancellation_policy": policy_view(
             stored_policy(b.cancellation_policy), pickup_at=b.pickup_at, now=now, iata=b.airport_iata
         ),

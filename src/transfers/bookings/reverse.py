@@ -1,4 +1,4 @@
-"""The reverse API's use cases (SPEC.md 4.4, DECISIONS 7): a partner updates a booking it holds
+"""The reverse API's use cases (docs/rules/partners.md#reverse-api): a partner updates a booking it holds
 (``apply_update``) or reads it (``partner_view``). ``api/routes/reverse.py`` only parses, calls
 these and renders; the HTTP answers of the exceptions are chosen there."""
 

@@ -1,4 +1,5 @@
-"""Create-booking and cancel rules (SPEC.md 2.4, 7.2, 7.4; DECISIONS 5). Pure: no HTTP, no SQL.
+"""Create-booking and cancel rules (docs/rules/booking.md#create, docs/rules/errors.md#create-codes,
+docs/rules/errors.md#cancel-codes, docs/rules/booking.md). Pure: no HTTP, no SQL.
 
 ``validate_create`` runs the 7.2 table in order. The one check that needs the database (1002: the
 search exists, is unexpired and is the caller's) is answered by the caller beforehand and passed
@@ -41,7 +42,7 @@ class ChosenExtra:
 
     @property
     def label(self) -> str:
-        """DECISIONS 5: PER_BOOKING extras are named without a count; others with "x N" when N > 1."""
+        """docs/rules/booking.md: PER_BOOKING extras are named without a count; others with "x N" when N > 1."""
         if self.extra.pricing_type == "PER_ITEM" and self.quantity > 1:
             return f"{self.extra.name} x {self.quantity}"
         return self.extra.name
@@ -165,7 +166,8 @@ def _count(value: Any, capacity: int, required: Code, invalid: Code) -> int:
 
 def _extras(value: Any, offer: Offer) -> list[ChosenExtra]:
     """1018-1021 in table order across all items: a 1018 anywhere in the list wins over a 1019 in an
-    earlier item, and so on (DECISIONS 3: the first failing check in the order of the table)."""
+    earlier item, and so on (docs/rules/errors.md#order-of-checks: the first failing check in the order of the
+    table)."""
     if value is None:
         return []
     if not isinstance(value, list) or len(value) > MAX_EXTRAS or not all(isinstance(item, dict) for item in value):

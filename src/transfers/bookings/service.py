@@ -246,7 +246,7 @@ def _booking_values(
         "created_at": now,
         "updated_at": now,
         "idempotency_key": idempotency_key,
-        # DECISIONS 14: sold with the policy the search showed for this vehicle
+        # docs/rules/cancellation.md: sold with the policy the search showed for this vehicle
         "cancellation_policy": offer.cancellation_policy.public(),
         "event_sequence": 1,  # issue 14: booking.created is the booking's first client event
     }
@@ -326,7 +326,7 @@ async def cancel_booking(
         ):
             return CANCELLED_BODY  # this very request already cancelled it (retry after a lost answer)
         # The fee's tier is decided by the clock read here, with the booking's row locked, just
-        # before the change commits (DECISIONS 14): what a quote promised until its valid_until holds.
+        # before the change commits (docs/rules/cancellation.md): what a quote promised until its valid_until holds.
         now = svc.clock.now()
         if not is_cancelable(booking.status, booking.pickup_at, now):
             raise Refused(Code.CANCELLATION_FAILED)
@@ -359,7 +359,7 @@ async def cancel_booking(
 
 
 async def cancellation_quote(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> dict[str, Any]:
-    """``GET /booking/cancellation-quote`` (DECISIONS 14): what cancelling now would cost. Codes as
+    """``GET /booking/cancellation-quote`` (docs/rules/cancellation.md): what cancelling now would cost. Codes as
     for cancel (1200, 1201). ``fee``/``refund`` are null when the booking cannot be cancelled."""
     booking = await client_booking(
         svc,

@@ -1,4 +1,4 @@
-"""Booking statuses and the one transition table (DECISIONS 6). Pure: no HTTP, no SQL.
+"""Booking statuses and the one transition table (docs/rules/states.md). Pure: no HTTP, no SQL.
 
     PENDING ─ack─▶ PENDING_APPROVAL ─approve─▶ APPROVED ─pickup+12h─▶ COMPLETED ─operator─▶ REFUNDED
        │  └───────────approve──────────────────▶   │
@@ -7,7 +7,7 @@
        └─▶ CANCELLED (refunded) ◀── client or partner, from PENDING_APPROVAL or APPROVED too
 
 Clients may cancel only PENDING_APPROVAL and APPROVED bookings whose pickup is still ahead
-(SPEC.md 3 rule 1). DEFAULT is reserved and never stored. Anything not in the table is refused.
+(docs/rules/states.md#is-cancelable). DEFAULT is reserved and never stored. Anything not in the table is refused.
 """
 
 from __future__ import annotations
@@ -67,5 +67,6 @@ def check_transition(current: BookingStatus, target: BookingStatus) -> None:
 
 
 def is_cancelable(status: BookingStatus, pickup_at: datetime, now: datetime) -> bool:
-    """SPEC.md 3 rule 1 plus DECISIONS 5: cancellable state and the pickup still in the future."""
+    """docs/rules/states.md#is-cancelable, docs/rules/booking.md: cancellable state and the pickup still in the
+    future."""
     return status in CLIENT_CANCELLABLE and pickup_at > now

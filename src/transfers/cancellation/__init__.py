@@ -1,1 +1,1 @@
-"""Cancellation policies, fees and amendments (DECISIONS 14)."""
+"""Cancellation policies, fees and amendments (docs/rules/cancellation.md)."""

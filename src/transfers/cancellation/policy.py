@@ -1,4 +1,4 @@
-"""Cancellation policies (DECISIONS 14). Pure: no HTTP, no SQL, no clock of its own.
+"""Cancellation policies (docs/rules/cancellation.md). Pure: no HTTP, no SQL, no clock of its own.
 
 A policy is a list of tiers ``{"hours_before_pickup": 24, "fee_percent": 0}``. Cancelling with
 ``h`` hours left to pickup costs the ``fee_percent`` of the first tier, by ``hours_before_pickup``
@@ -118,7 +118,7 @@ FREE_UNTIL_PICKUP = Policy((Tier(0, Decimal(0)),))
 
 
 def fee_for(total: Decimal, percent: Decimal) -> Decimal:
-    """total x percent / 100, rounded half-up to cents (DECISIONS 14)."""
+    """total x percent / 100, rounded half-up to cents (docs/rules/cancellation.md)."""
     return (total * percent / HUNDRED).quantize(CENT, rounding=ROUND_HALF_UP)
 
 

@@ -1,4 +1,4 @@
-"""How policies, cancellations and amendments read in API answers (DECISIONS 14). Pure.
+"""How policies, cancellations and amendments read in API answers (docs/rules/cancellation.md). Pure.
 
 Instants a traveller plans by (``free_until``) are shown in the airport's local time with its
 offset, like ``pickup_datetime``; bookkeeping instants (``cancelled_at``, amendment times) in UTC,

@@ -41,7 +41,7 @@ def _place(location: Any) -> str:
 
 
 def _policy_lines(b: Booking) -> list[tuple[str, Any]]:
-    """DECISIONS 14: the policy it was sold with, what its cancellation cost, its latest amendment."""
+    """docs/rules/cancellation.md: the policy it was sold with, what its cancellation cost, its latest amendment."""
     policy = b.cancellation_policy
     lines: list[tuple[str, Any]] = [
         ("cancellation_policy", "free until pickup" if policy is None else stored_policy(policy).spec())

@@ -1,4 +1,4 @@
-"""``transfers partners rate-card ...``: a hosted partner's rate card (DECISIONS 16)."""
+"""``transfers partners rate-card ...``: a hosted partner's rate card (docs/rules/hosted-partners.md)."""
 
 from __future__ import annotations
 

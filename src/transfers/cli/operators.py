@@ -1,4 +1,4 @@
-"""``transfers operators create|list|disable``: the people who sign in to the console (DECISIONS 15)."""
+"""``transfers operators create|list|disable``: the people who sign in to the console (docs/rules/console.md)."""
 
 from __future__ import annotations
 

@@ -153,7 +153,7 @@ rejected when its delivery stopped: the client amends again).
 @click.option(
     "--webhook",
     is_flag=True,
-    help="ID is a client webhook delivery's (DECISIONS 13): a failed one is sent again, same event, "
+    help="ID is a client webhook delivery's (docs/rules/webhooks.md): a failed one is sent again, same event, "
     "deadline now + 24 h; refused when delivered, pending, or its endpoint is disabled or deleted",
 )
 def outbox_retry(outbox_id: tuple[int, bool], webhook: bool) -> None:

@@ -34,7 +34,8 @@ class ClientPrincipal:
 
     @property
     def pays_by_wallet(self) -> bool:
-        """SPEC.md 1: ``reverse_api`` is third-party payment; any other value pays from the wallet."""
+        """docs/rules/accounts.md#payment: ``reverse_api`` is third-party payment; any other value pays from the
+        wallet."""
         return self.pay_type != REVERSE_API_PAY_TYPE
 
     def may(self, permission: Permission) -> bool:

@@ -156,7 +156,7 @@ async def last_check(conn: AsyncConnection, partner_id: int) -> dict[str, Any] |
 
 
 async def webhook_delivery_counts(conn: AsyncConnection) -> dict[str, int]:
-    """Client webhook deliveries (DECISIONS 13) pending and failed."""
+    """Client webhook deliveries (docs/rules/webhooks.md) pending and failed."""
     rows = await conn.execute(
         select(webhook_deliveries.c.status, func.count())
         .where(webhook_deliveries.c.status.in_((PENDING, FAILED)))

@@ -1,4 +1,4 @@
-"""Who is looking at a console page, and what they may do (DECISIONS 15).
+"""Who is looking at a console page, and what they may do (docs/rules/console.md).
 
 ``Signed`` (a FastAPI dependency) gives a route the signed-in ``Viewer`` or ends the request: a page
 read goes to the sign-in page, a form post is refused there with nothing done. ``viewer.require``

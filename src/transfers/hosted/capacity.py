@@ -1,4 +1,4 @@
-"""A hosted vehicle's daily capacity, claimed and given back with the booking (DECISIONS 16).
+"""A hosted vehicle's daily capacity, claimed and given back with the booking (docs/rules/hosted-partners.md).
 
 The claim runs inside the booking's create transaction (``bookings/fast_paths.store_created``'s
 ``before``), so a booking and its seat commit or roll back together; the counter's conditional

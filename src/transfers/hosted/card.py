@@ -1,4 +1,4 @@
-"""A hosted partner's rate card (DECISIONS 16): validation against the published schema, and the
+"""A hosted partner's rate card (docs/rules/hosted-partners.md): validation against the published schema, and the
 parsed, typed card the pricing reads. Pure: no HTTP, no SQL.
 
 Why a published JSON Schema (``openapi/rate-card.schema.json``) and not only code: partners edit
@@ -166,7 +166,8 @@ def _semantic_errors(card: dict[str, Any], vehicle_types: frozenset[str] | None)
             date.fromisoformat(day)
         except ValueError:
             errors.append(CardError(f"$.blackout_dates[{index}]", f"{day!r} is not a calendar date"))
-    if "cancellation_policy" in card:  # the rules every policy keeps (DECISIONS 14, cancellation/policy.py)
+    # the rules every policy keeps (docs/rules/cancellation.md, cancellation/policy.py)
+    if "cancellation_policy" in card:
         try:
             policy.from_json(card["cancellation_policy"])
         except policy.PolicyError as exc:

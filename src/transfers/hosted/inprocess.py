@@ -1,4 +1,4 @@
-"""What a hosted partner "answers" to the outbox's partner calls, without any HTTP (DECISIONS 16).
+"""What a hosted partner "answers" to the outbox's partner calls, without any HTTP (docs/rules/hosted-partners.md).
 
 A hosted partner has no server: its staff answer in the portal. So the outbox delivers its
 messages here, in-process, and the usual dispatcher path records and applies the answer like any

@@ -1,4 +1,4 @@
-"""The hosted partners' scheduled job (DECISIONS 16): a booking nobody accepted in time is declined.
+"""The hosted partners' scheduled job (docs/rules/hosted-partners.md): a booking nobody accepted in time is declined.
 
 A hosted partner's new booking waits in the portal's ``New`` list. Still not accepted
 ``TRANSFERS_HOSTED_ACCEPT_HOURS`` (4) after its creation, or ``2 h`` before pickup, it is DECLINED

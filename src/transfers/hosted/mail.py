@@ -1,4 +1,4 @@
-"""E-mails to a partner's users: a new booking, a cancellation (DECISIONS 16), an amendment.
+"""E-mails to a partner's users: a new booking, a cancellation (docs/rules/hosted-partners.md), an amendment.
 
 Written as a ``partner_emails`` row in the transaction of the delivery that reports the change
 (``outbox/dispatcher.py``, for hosted partners), and sent by the worker (``send_due``, a scheduled

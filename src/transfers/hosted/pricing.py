@@ -1,4 +1,4 @@
-"""What a hosted partner's rate card offers for one trip, at which net price (DECISIONS 16). Pure.
+"""What a hosted partner's rate card offers for one trip, at which net price (docs/rules/hosted-partners.md). Pure.
 
 Net price of a vehicle: the fixed price of the smallest radius that holds the trip (same airport,
 ``distance_km`` <= ``radius_km``), else ``max(minimum, base + per_km x distance_km)``; then the

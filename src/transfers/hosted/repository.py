@@ -1,4 +1,4 @@
-"""Hosted partners' SQL: rate cards and the daily capacity counters (DECISIONS 16).
+"""Hosted partners' SQL: rate cards and the daily capacity counters (docs/rules/hosted-partners.md).
 
 The capacity counter is one row per (partner, vehicle, local pickup date). A booking claims a
 seat with a conditional ``UPDATE ... SET booked = booked + 1 WHERE booked < :capacity`` inside the

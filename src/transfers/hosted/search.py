@@ -1,4 +1,4 @@
-"""A hosted partner's answer to a search, made in-process from its rate card (DECISIONS 16).
+"""A hosted partner's answer to a search, made in-process from its rate card (docs/rules/hosted-partners.md).
 
 The fan-out (``search/service.py``) asks hosted partners beside the server partners, under the
 same deadline, and gets the same ``PartnerAnswer`` back: the offers are then priced (markup),
@@ -30,7 +30,7 @@ log = structlog.get_logger("transfers.search")
 def _wire(quote: pricing.Quote, policy: list[dict[str, Any]] | None) -> WireVehicle:
     """The quote in the shape a server partner's answer has after validation (``model_construct``:
     the card's values were validated when it was set). ``policy``: the card's cancellation policy,
-    sent with every vehicle as a server partner may (DECISIONS 14: it wins over the partner's
+    sent with every vehicle as a server partner may (docs/rules/cancellation.md: it wins over the partner's
     default)."""
     v = quote.vehicle
     return WireVehicle.model_construct(

@@ -1,4 +1,4 @@
-"""Hosted partners' use cases: register one, set and read its rate card (DECISIONS 16).
+"""Hosted partners' use cases: register one, set and read its rate card (docs/rules/hosted-partners.md).
 
 A hosted partner is a partner row like any other (service area, markup, status, a reverse-API key)
 with ``hosted`` set: searches price it from its rate card in-process, and its bookings wait in the

@@ -1,4 +1,4 @@
-"""Partner users: the accounts a partner's staff sign in to the portal with (DECISIONS 16).
+"""Partner users: the accounts a partner's staff sign in to the portal with (docs/rules/hosted-partners.md).
 
 ``transfers partners users create --partner ID --email EMAIL`` makes one, with a generated password
 shown once (or one read from stdin). Passwords are stored only as a memory-hard hash (argon2id,

@@ -1,4 +1,4 @@
-"""What "the same request" means for an Idempotency-Key (DECISIONS 8): meaning, not bytes.
+"""What "the same request" means for an Idempotency-Key (docs/rules/reliability.md#idempotency): meaning, not bytes.
 
 Two requests are the same when method, path, query and body mean the same, as Stripe compares
 parameters. A retry from another HTTP library, or from another process after the first one

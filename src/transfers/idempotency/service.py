@@ -1,4 +1,4 @@
-"""Idempotency-Key for create and cancel (DECISIONS 8), per client, for 24 h.
+"""Idempotency-Key for create and cancel (docs/rules/reliability.md#idempotency), per client, for 24 h.
 
 * first request with a key: an ``in_progress`` row is inserted (unique per client and key), the
   work runs, and its answer is stored;

@@ -1,4 +1,5 @@
-"""Scheduled jobs run by the worker (DECISIONS 6, 7). Each is safe with several workers at once:
+"""Scheduled jobs run by the worker (docs/rules/states.md, docs/rules/partners.md). Each is safe with several workers
+at once:
 rows are claimed with ``FOR UPDATE SKIP LOCKED`` on PostgreSQL (SQLite's write lock otherwise),
 and every status change is a compare-and-set through ``lifecycle.transition``.
 """

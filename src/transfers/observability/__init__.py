@@ -1,4 +1,4 @@
 """Observability: Prometheus metrics (``GET /metrics``) for HTTP, partner calls, the outbox and bookings.
 
-See README.md ("Observability"). Logs are structlog JSON lines (``transfers.logging``).
+See docs/operations/observability.md. Logs are structlog JSON lines (``transfers.logging``).
 """

@@ -1,4 +1,4 @@
-"""Operators: the people who run the service through the console (DECISIONS 15). Pure: no SQL, no HTTP.
+"""Operators: the people who run the service through the console (docs/rules/console.md). Pure: no SQL, no HTTP.
 
 Roles: ``support`` reads everything and may cancel bookings, retry deliveries and sync a booking
 with its partner; ``admin`` may also move money (top-ups, refunds) and manage clients, partners and

@@ -31,7 +31,7 @@ from transfers.partners.secrets_box import SANDBOX_KEY_FILE, SecretBox
 from transfers.partners.service import endpoint
 
 Verdict = Literal["PASS", "WARN", "FAIL", "SKIP"]
-# Each process opens up to this many connections per TRANSFERS_DATABASE_POOL_SIZE (README, "Production topology").
+# Each process opens up to this many connections per TRANSFERS_DATABASE_POOL_SIZE (docs/operations/scaling.md).
 CONNECTIONS_PER_POOL_SIZE = 3.5
 CLOCK_TOLERANCE_SECONDS = 2.0
 

@@ -1,4 +1,4 @@
-"""Is the configured Redis answering? (The shared rate-limit budget, README "Rate limits".)"""
+"""Is the configured Redis answering? (The shared rate-limit budget, docs/integrators/rate-limits.md.)"""
 
 from __future__ import annotations
 

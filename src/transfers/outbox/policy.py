@@ -1,4 +1,4 @@
-"""Delivery policy (DECISIONS 8): what an answer means, and when to try again. Pure.
+"""Delivery policy (docs/rules/reliability.md#outbox): what an answer means, and when to try again. Pure.
 
 | attempt | wait before the next one (±20 % jitter) |
 |---------|------------------------------------------|
@@ -53,5 +53,5 @@ def next_attempt(attempts_done: int, now: datetime, *, rng: random.Random | None
 def delivery_deadline(
     created_at: datetime, pickup_at: datetime, *, hours_after_creation: float, hours_before_pickup: float
 ) -> datetime:
-    """DECISIONS 6: 24 h after creation or 1 h before pickup, whichever comes first."""
+    """docs/rules/states.md: 24 h after creation or 1 h before pickup, whichever comes first."""
     return min(created_at + timedelta(hours=hours_after_creation), pickup_at - timedelta(hours=hours_before_pickup))

@@ -5,7 +5,7 @@ Why: reading them was ~2 ms of every search (two queries and a connection checko
 the service's own time in a 10-partner search (bench/README.md, "Profile"), for rows that change a
 few times a year. The price is a bound, like the auth cache's: a partner enabled, disabled or
 edited (``transfers partners ...``, any process) is seen by searches within that many seconds
-(README, settings). ``0`` reads them on every search. Concurrent searches that find the snapshot
+(docs/operations/settings.md). ``0`` reads them on every search. Concurrent searches that find the snapshot
 expired share one read. Bookings, deliveries and the reverse API never use this snapshot: they
 read the partner's row when they need it.
 """

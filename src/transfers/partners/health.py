@@ -1,4 +1,4 @@
-"""Partner health (DECISIONS 15): every search call counted per partner and UTC minute, kept in the
+"""Partner health (docs/rules/console.md): every search call counted per partner and UTC minute, kept in the
 database so it survives restarts and every process shows the same numbers.
 
 How it is written, and why this way: a search asks up to ten partners, and an insert per call (or an

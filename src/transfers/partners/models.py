@@ -24,14 +24,14 @@ class PartnerRecord:
     status: str
     is_sandbox: bool
     hosted: bool = False  # issue 16: answers from its rate card, in-process (hosted/)
-    cancellation_policy: Policy | None = None  # the default for its vehicles (DECISIONS 14)
+    cancellation_policy: Policy | None = None  # the default for its vehicles (docs/rules/cancellation.md)
 
     def serves(self, iata: str) -> bool:
         return EVERY_AIRPORT in self.airports or iata in self.airports
 
 
 def sell_price(net: Decimal, markup_percent: Decimal) -> Decimal:
-    """Partner net price plus markup, rounded half-up to cents (DECISIONS 4)."""
+    """Partner net price plus markup, rounded half-up to cents (docs/rules/search.md)."""
     return (net * (Decimal(100) + markup_percent) / Decimal(100)).quantize(CENT, rounding=ROUND_HALF_UP)
 
 
@@ -43,7 +43,7 @@ def check_base_url(url: str, *, allow_private: bool) -> str:
     """http(s) only, a host, no credentials or fragment; literal private addresses refused unless allowed.
 
     Names are resolved and re-checked at call time by the SSRF guard (hardening issue); this is
-    the registration-time check of DECISIONS 7.
+    the registration-time check of docs/rules/partners.md.
     """
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):

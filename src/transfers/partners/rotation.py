@@ -1,7 +1,7 @@
 """Rotating a partner's signing secret without a moment where its server refuses our calls.
 
 A rotation draws a new ``whsec_`` secret and keeps the one it replaces as the *previous* secret for
-an overlap (``TRANSFERS_PARTNER_SECRET_OVERLAP_HOURS``, 24 h by default, the same window DECISIONS 13
+an overlap (``TRANSFERS_PARTNER_SECRET_OVERLAP_HOURS``, 24 h by default, the same window docs/rules/webhooks.md
 gives client webhook secrets). During the overlap every call to the partner carries two
 signatures in ``webhook-signature`` (Standard Webhooks: space-separated, the new secret's first),
 so a partner that still verifies with the old secret, or already with the new one, accepts it; the

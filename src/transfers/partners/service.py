@@ -246,7 +246,7 @@ async def set_cancellation_policy(
     db: Database, clock: Clock, partner_id: int, policy: Policy | None, *, actor: str
 ) -> None:
     """Set (or, with None, remove: free until pickup) a partner's default cancellation policy
-    (DECISIONS 14). Only offers quoted afterwards carry it: a booking keeps the policy it was sold
+    (docs/rules/cancellation.md). Only offers quoted afterwards carry it: a booking keeps the policy it was sold
     with. Recorded in the admin audit with the old and the new policy."""
     async with db.write() as conn:
         found = await repo.get_with_secrets(conn, partner_id)

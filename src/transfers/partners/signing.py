@@ -1,4 +1,4 @@
-"""Standard Webhooks signatures on every call the service makes to a partner (DECISIONS 7).
+"""Standard Webhooks signatures on every call the service makes to a partner (docs/rules/partners.md#signatures).
 
 ``webhook-signature: v1,<base64 HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<body>")>``
 where ``key`` is the base64-decoded part of the partner's ``whsec_...`` signing secret.

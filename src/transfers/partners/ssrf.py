@@ -1,4 +1,4 @@
-"""SSRF guard for partner calls (DECISIONS 7; hardening issue item 3).
+"""SSRF guard for partner calls (docs/rules/partners.md#partner-urls; hardening issue item 3).
 
 Two layers:
 

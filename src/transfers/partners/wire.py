@@ -85,7 +85,7 @@ class WireExtra(_Answer):
 
 
 def _policy(value: Any) -> Any:
-    """A per-vehicle cancellation policy (DECISIONS 14): well-formed by ``cancellation.policy``'s
+    """A per-vehicle cancellation policy (docs/rules/cancellation.md): well-formed by ``cancellation.policy``'s
     rules, kept in its normal form (tiers by hours, descending). A malformed one fails the answer,
     which leaves the partner out of the search like any malformed answer."""
     return None if value is None else policy.from_json(value).public()

@@ -1,4 +1,4 @@
-"""The partner portal (DECISIONS 16), at ``/partner/``: a partner's staff sign in, see their
+"""The partner portal (docs/rules/hosted-partners.md), at ``/partner/``: a partner's staff sign in, see their
 bookings (``New``, ``Upcoming``, ``Past``), accept them with a driver, decline or cancel them, and
 keep their rate card; server partners see their bookings read-only, their health and rotate their
 signing secret.

@@ -1,4 +1,4 @@
-"""Who is looking at a portal page (DECISIONS 16): a signed-in partner user of an enabled partner.
+"""Who is looking at a portal page (docs/rules/hosted-partners.md): a signed-in partner user of an enabled partner.
 
 ``Signed`` (a FastAPI dependency) gives a route the ``PartnerViewer`` or ends the request: a page
 read goes to the sign-in page, a form post is refused there with nothing done. Everything a viewer

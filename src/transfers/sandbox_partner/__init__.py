@@ -1,4 +1,4 @@
-"""The reference sandbox partner (DECISIONS 9): a real transport company's side of the contract."""
+"""The reference sandbox partner (docs/rules/sandbox.md): a real transport company's side of the contract."""
 
 from transfers.sandbox_partner.app import create_sandbox_partner_app
 from transfers.sandbox_partner.config import SandboxPartnerConfig

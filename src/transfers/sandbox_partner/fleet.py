@@ -110,7 +110,7 @@ def quote(distance: int, party: int, currency: str) -> list[dict[str, Any]]:
     ]
 
 
-# Realistic cancellation policies (DECISIONS 14): the chauffeured S-Class is planned days ahead,
+# Realistic cancellation policies (docs/rules/cancellation.md): the chauffeured S-Class is planned days ahead,
 # so it is free only until 48 h before pickup, half price until 24 h, then the full fare; every
 # other vehicle is free until 24 h before pickup.
 LUXURY_POLICY = [

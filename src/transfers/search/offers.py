@@ -1,4 +1,4 @@
-"""Turning partner quotes into the offers a client sees (DECISIONS 4), and the one ``Offer`` type.
+"""Turning partner quotes into the offers a client sees (docs/rules/search.md), and the one ``Offer`` type.
 
 Sell price = net price + the partner's markup (vehicle and extras alike), rounded to cents.
 Offers that cannot seat the whole party, or quoted in another currency than a wallet client
@@ -76,7 +76,7 @@ class Offer:
     sell_price: Decimal  # what the client pays: net price plus the partner's markup
     currency: str
     extras: tuple[OfferedExtra, ...] = ()
-    # DECISIONS 14: the vehicle's own cancellation policy, else its partner's default, else free until
+    # docs/rules/cancellation.md: the vehicle's own cancellation policy, else its partner's default, else free until
     # pickup; stored as its JSON tiers
     cancellation_policy: Policy = FREE_UNTIL_PICKUP
 
@@ -128,7 +128,8 @@ class Offer:
         )
 
     def public(self, company: str) -> dict[str, Any]:
-        """The vehicle as the search answer shows it (SPEC 2.3); ``company`` is the partner's name."""
+        """The vehicle as the search answer shows it (docs/rules/search.md#answer); ``company`` is the partner's
+        name."""
         return {
             "vehicle_id": str(self.vehicle_no),
             "make": self.make,
@@ -234,7 +235,7 @@ def _policy(stored: Any) -> Policy:
 
 
 def policy_of(partner: PartnerRecord, quote: WireVehicle) -> Policy:
-    """DECISIONS 14: a policy sent with the vehicle wins over the partner's default."""
+    """docs/rules/cancellation.md: a policy sent with the vehicle wins over the partner's default."""
     if quote.cancellation_policy is not None:
         return from_json(quote.cancellation_policy)
     return partner.cancellation_policy or FREE_UNTIL_PICKUP

@@ -1,4 +1,5 @@
-"""Search request rules (SPEC.md 2.1-2.2, 7.1; DECISIONS 4). Pure: no HTTP, no SQL.
+"""Search request rules (docs/rules/search.md#locations, docs/rules/search.md#request,
+docs/rules/errors.md#search-codes, docs/rules/search.md). Pure: no HTTP, no SQL.
 
 ``parse_search`` checks the body in the order of the 7.1 code table and raises the first failing
 code. Booleans are not numbers, strings are not numbers, and null counts as missing.

@@ -19,7 +19,7 @@ class LedgerKind(StrEnum):
         return -1 if self is LedgerKind.DEBIT_BOOKING else 1
 
 
-# How the wallet statement names each kind (DECISIONS 12: top_up | debit | refund |
+# How the wallet statement names each kind (docs/rules/wallet.md: top_up | debit | refund |
 # cancellation_fee | adjustment). A new LedgerKind needs its name here (tests/unit/test_wallet_kinds.py).
 API_KINDS: dict[str, str] = {
     LedgerKind.DEBIT_BOOKING.value: "debit",

@@ -1,4 +1,4 @@
-"""The client's wallet as the API shows it (DECISIONS 12): the balance and the statement.
+"""The client's wallet as the API shows it (docs/rules/wallet.md): the balance and the statement.
 
 Every entry carries ``balance_after``, written by the statement that moved the balance (under the
 wallet's row lock), so the statement is consistent at every moment: ``balance`` equals the sum of

@@ -23,7 +23,7 @@ from transfers.webauth.sessions import Session
 CSRF_FIELD = "csrf_token"
 MAX_CSRF_CHARS = 100
 
-# A strict CSP: nothing from elsewhere, no inline script or style, no framing (DECISIONS 15).
+# A strict CSP: nothing from elsewhere, no inline script or style, no framing (docs/rules/console.md).
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"

@@ -1,4 +1,4 @@
-"""The failed sign-in rules, pure (DECISIONS 15): failures for one e-mail are slowed, and after
+"""The failed sign-in rules, pure (docs/rules/console.md): failures for one e-mail are slowed, and after
 ``max_failures`` within ``failure_window`` the e-mail is refused for ``lockout`` (counted from the
 failure that reached the limit), whatever password comes next.
 

@@ -1,4 +1,4 @@
-"""Delivers client events to webhook endpoints (DECISIONS 13): fan-out, claim, signed POST, record.
+"""Delivers client events to webhook endpoints (docs/rules/webhooks.md): fan-out, claim, signed POST, record.
 
 The worker runs ``WebhookDispatcher.run`` beside the partner outbox, with its own HTTP session and
 its own concurrency, so client endpoints never hold partner deliveries up (and bookings never wait

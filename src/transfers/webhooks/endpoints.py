@@ -1,8 +1,8 @@
-"""The client's webhook endpoints (DECISIONS 13): create (the secret shown once), list, get,
+"""The client's webhook endpoints (docs/rules/webhooks.md): create (the secret shown once), list, get,
 patch, delete, test ping, secret rotation and the delivery log. Scoped to the client: another
 client's endpoint id is answered exactly like a missing one (404 ``NOT_FOUND``).
 
-Input is checked field by field in this order, each with its DECISIONS 13 code and nothing
+Input is checked field by field in this order, each with its docs/rules/webhooks.md code and nothing
 written on a refusal: unknown fields (``INVALID_WEBHOOK_ENDPOINT``), ``url``
 (``INVALID_WEBHOOK_URL``), ``events`` (``INVALID_WEBHOOK_EVENT``), ``description`` and ``status``
 (``INVALID_WEBHOOK_ENDPOINT``), then the limit of 10 endpoints (``WEBHOOK_ENDPOINT_LIMIT``).

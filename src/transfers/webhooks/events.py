@@ -8,7 +8,7 @@ A change (``lifecycle.Change``) yields, in this order:
   set or changed, with or without a status change (an approval that names the driver yields
   ``status_changed`` and then ``driver_updated``);
 * ``booking.amendment_applied`` / ``booking.amendment_rejected`` when the partner settles an
-  amendment (DECISIONS 14).
+  amendment (docs/rules/cancellation.md).
 
 Each event takes the booking's next ``sequence`` (one per event), so a receiver keeps the highest
 it has seen and drops older ones.

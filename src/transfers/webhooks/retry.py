@@ -3,7 +3,7 @@
 twin of ``outbox/retry.py``.
 
 A failed delivery goes back to pending, due now, with a new deadline (now + 24 h, the delivery
-window of DECISIONS 13) and the same event (same ``webhook-id``, same body, so a receiver that did
+window of docs/rules/webhooks.md) and the same event (same ``webhook-id``, same body, so a receiver that did
 get an earlier attempt drops the repeat). Refused: a delivery already delivered or still pending,
 and one whose endpoint is disabled or deleted (the worker never sends to those; the client enables
 the endpoint again first).

@@ -1,4 +1,4 @@
-"""GET /api/v1/booking-api/bookings: the caller's bookings, newest first (beyond SPEC.md)."""
+"""GET /api/v1/booking-api/bookings: the caller's bookings, newest first (beyond the original booking API)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ register_query_types(
 )
 
 DESCRIPTION = """\
-**Beyond SPEC.md**: the specification has no list operation; this one is offered for integrators
+**Beyond the original booking API**: the specification has no list operation; this one is offered for integrators
 and may evolve within `/api/v1` only by additions.
 
 The caller's own bookings, newest first (`created_at` descending, then the booking's internal
@@ -57,7 +57,7 @@ not issue to this client 422 `INVALID_CURSOR`, both in the string-code error sha
 
 @router.get(
     "/bookings",
-    summary="List your bookings (beyond SPEC.md)",
+    summary="List your bookings (beyond the original booking API)",
     description=DESCRIPTION,
     response_model=schemas.BookingPage,
     responses=schemas.LIST_ERRORS,

@@ -84,7 +84,8 @@ async def _idempotent(
 )
 async def create_booking(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
     async def work(key: str | None) -> dict[str, Any]:
-        if not client.may(Permission.BOOKING_CREATE):  # DECISIONS 2: before the body, even a non-JSON one
+        # docs/rules/accounts.md#permissions: before the body, even a non-JSON one
+        if not client.may(Permission.BOOKING_CREATE):
             raise Refused(Code.CREATION_PERMISSION_DENIED)
         body = await json_object(request)
         result = await service.create_booking(services(request), client, body, key)
@@ -145,7 +146,7 @@ async def cancel_booking(
     return await _idempotent(request, client, work)
 
 
-# --- DECISIONS 14: the cancellation quote and amendments (issue 15) ---------------------------------
+# --- docs/rules/cancellation.md: the cancellation quote and amendments (issue 15) ---------------------------------
 register_query_types("cancellation_quote", {"reservation_no": {"type": "string"}})
 register_body("amend_booking", AmendBookingRequest)
 

@@ -1,4 +1,4 @@
-"""Liveness and readiness (DECISIONS 8): no auth, no body beyond a status word."""
+"""Liveness and readiness (docs/rules/reliability.md#health): no auth, no body beyond a status word."""
 
 from __future__ import annotations
 

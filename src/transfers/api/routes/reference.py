@@ -1,4 +1,5 @@
-"""Public reference data (SPEC.md 4.5) and the cancellation-reasons list (SPEC.md 4.1)."""
+"""Public reference data (docs/rules/reference-data.md#car-data) and the cancellation-reasons list
+(docs/rules/booking.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reverse API (SPEC.md 4.4, DECISIONS 7): partners update and read the bookings they hold."""
+"""Reverse API (docs/rules/partners.md#reverse-api): partners update and read the bookings they hold."""
 
 from __future__ import annotations
 

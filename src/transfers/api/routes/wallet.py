@@ -1,4 +1,4 @@
-"""GET /api/v1/booking-api/wallet and /wallet/entries (DECISIONS 12)."""
+"""GET /api/v1/booking-api/wallet and /wallet/entries (docs/rules/wallet.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""/api/v1/booking-api/webhook-endpoints (DECISIONS 13): the client's webhook endpoints.
+"""/api/v1/booking-api/webhook-endpoints (docs/rules/webhooks.md): the client's webhook endpoints.
 
 Thin: parse, call ``webhooks/endpoints.py``, render. Another client's endpoint answers 404
 ``NOT_FOUND`` exactly like a missing one.
@@ -175,7 +175,7 @@ async def list_deliveries(
 
 def document_events(app: FastAPI) -> None:
     """The events the service POSTs to client endpoints, in the OpenAPI document's ``webhooks``
-    (OpenAPI 3.1): one entry per event type, each with the signed body (README "Webhooks to clients")."""
+    (OpenAPI 3.1): one entry per event type, each with the signed body (docs/integrators/webhooks.md)."""
     for event_type in events.EventType:
 
         async def receive(body: cs.WebhookEvent) -> None:  # documentation only: never routed

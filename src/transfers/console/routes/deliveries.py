@@ -2,7 +2,7 @@
 still pending, each with its booking's reservation number, and ``Retry`` on the failed ones. The
 retry is the use case ``transfers outbox retry`` runs (``outbox/retry.py``: same refusals, same
 ``outbox.retry`` audit row, here with the operator); support may retry (``RETRY_DELIVERY``). Client
-webhook deliveries (DECISIONS 13) are listed the same way, retried by ``webhooks/retry.py`` (as
+webhook deliveries (docs/rules/webhooks.md) are listed the same way, retried by ``webhooks/retry.py`` (as
 ``transfers outbox retry --webhook``)."""
 
 from __future__ import annotations

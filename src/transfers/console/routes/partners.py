@@ -78,7 +78,7 @@ def _checked(form: FormData, errors: dict[str, str], *, with_name: bool) -> dict
     try:
         if len(policy) > MAX_POLICY_CHARS:
             raise PolicyError(f"at most {MAX_POLICY_CHARS} characters")
-        # the CLI's --cancellation-policy: empty or "none" is free until pickup (DECISIONS 14)
+        # the CLI's --cancellation-policy: empty or "none" is free until pickup (docs/rules/cancellation.md)
         clean["cancellation_policy"] = None if policy.lower() in ("", "none") else parse_spec(policy)
     except PolicyError as exc:
         errors["cancellation_policy"] = f"Cancellation policy: {exc}."

@@ -105,7 +105,7 @@ ledger_entries = Table(
     Column("booking_id", ForeignKey("bookings.id"), nullable=True),
     Column("note", Text, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
-    # The wallet's balance right after this entry (issue 14, DECISIONS 12): written from the balance
+    # The wallet's balance right after this entry (issue 14, docs/rules/wallet.md): written from the balance
     # UPDATE's RETURNING in the same transaction, so the newest entry's value is the balance.
     Column("balance_after", Money, nullable=False),
     # One debit and at most one refund per booking, whatever races happen above.

@@ -1,4 +1,4 @@
-"""Partner health (DECISIONS 15, migration 0010): search calls per partner and minute, aggregated."""
+"""Partner health (docs/rules/console.md, migration 0010): search calls per partner and minute, aggregated."""
 
 from __future__ import annotations
 

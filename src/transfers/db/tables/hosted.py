@@ -1,4 +1,4 @@
-"""Hosted partners (DECISIONS 16, migration 0009): rate cards, daily capacity, partner users and the
+"""Hosted partners (docs/rules/hosted-partners.md, migration 0009): rate cards, daily capacity, partner users and the
 e-mails sent to them.
 """
 
@@ -20,7 +20,7 @@ from transfers.db.tables._base import PK, metadata
 from transfers.db.types import UTCDateTime
 
 # --- issue 16: hosted partners, rate cards, partner users, daily capacity, partner e-mails ------------
-# (DECISIONS 16; migration 0009). ``partners.hosted`` is added to the partners table there.
+# (docs/rules/hosted-partners.md; migration 0009). ``partners.hosted`` is added to the partners table there.
 
 rate_cards = Table(
     "rate_cards",

@@ -1,4 +1,5 @@
-"""Signed-in web areas (the console and the partner portal, DECISIONS 15-16, migration 0006):
+"""Signed-in web areas (the console and the partner portal, docs/rules/console.md, docs/rules/hosted-partners.md,
+migration 0006):
 operators, server-side sessions and failed sign-ins for throttling.
 """
 
@@ -16,7 +17,7 @@ from sqlalchemy import (
 from transfers.db.tables._base import PK, metadata
 from transfers.db.types import UTCDateTime
 
-# --- issue 13 (operator console, DECISIONS 15): operators, browser sessions, sign-in throttling --------
+# --- issue 13 (operator console, docs/rules/console.md): operators, browser sessions, sign-in throttling --------
 # ``web_sessions`` and ``web_signin_failures`` serve every signed-in web area (``realm``: "console"
 # for operators, "partner" for the partner portal's users): ``user_id`` is that realm's user's id.
 

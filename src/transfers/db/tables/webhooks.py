@@ -1,4 +1,4 @@
-"""Webhooks to clients (DECISIONS 13, migration 0007): endpoints, events and their deliveries."""
+"""Webhooks to clients (docs/rules/webhooks.md, migration 0007): endpoints, events and their deliveries."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from sqlalchemy import (
 from transfers.db.tables._base import PK, metadata
 from transfers.db.types import UTCDateTime
 
-# --- issue 14: webhooks to clients (DECISIONS 13) -------------------------------------------------
+# --- issue 14: webhooks to clients (docs/rules/webhooks.md) -------------------------------------------------
 
 webhook_endpoints = Table(
     "webhook_endpoints",

@@ -1,4 +1,4 @@
-"""Seed reference data and cancellation reasons (DECISIONS 10).
+"""Seed reference data and cancellation reasons (docs/rules/reference-data.md).
 
 The ids are fixed so that documentation, clients and partners can rely on them across
 deployments; operators may add rows or rename them afterwards.
