@@ -10,7 +10,7 @@ HTML error pages) and the CLI (``transfers.cli.errors``: ``error: ...`` lines an
     |-- Refused                 not allowed: this caller, this state  API 401/403/422/429, page 403, exit 1
     |-- Conflict                someone else changed it, or in use    API 409, page 409, exit 1
     |-- Invalid                 the input breaks a rule               API 400/413/422, page 422, exit 1 (settings: 2)
-    `-- Unavailable             a database, Redis or key is missing   API 503, page 503, exit 69
+    `-- Unavailable             the database or Redis cannot serve    API 503, page 503, exit 69
 
 Each package raises its own subclasses (``bookings.lifecycle.ConcurrentChange(Conflict)``,
 ``bookings.state.TransitionRefused(Refused)``, ``partners.service.PartnerNotFound(NotFound)``...);
@@ -20,10 +20,12 @@ exception classes of ``transfers`` share a name.
 The ``code`` names the contract's error when the API answers it:
 
 * a ``Code``: a field-validation or business-rule failure named by an integer code of
-  docs/rules/errors.md#search-codes and the sections after it (``{"status":"Error","code":1002,"message":"SEARCH_NOT_EXISTS"}``, HTTP 422), whatever
-  its meaning (1201 is a ``NotFound``, 1205 a ``Refused``, most are ``Invalid``);
-* an ``ErrorCode``: a string code of the one table below (docs/rules/errors.md#string-codes) with a human message
-  (``{"status":"Error","code":"UNAUTHENTICATED","message":"..."}``) and that code's HTTP status;
+  docs/rules/errors.md#search-codes and the sections after it
+  (``{"status":"Error","code":1002,"message":"SEARCH_NOT_EXISTS"}``, HTTP 422), whatever its meaning
+  (1201 is a ``NotFound``, 1205 a ``Refused``, most are ``Invalid``);
+* an ``ErrorCode``: a string code of the one table below (docs/rules/errors.md#string-codes) with a
+  human message (``{"status":"Error","code":"UNAUTHENTICATED","message":"..."}``) and that code's
+  HTTP status;
 * None: an error of the reverse API, whose own shape (``{"status":"Error","message":...}``,
   docs/rules/partners.md#reverse-api) answers a ``NotFound`` 404, a ``Conflict`` 409 and the others 422, or an error
   only the console, portal or CLI meet.
@@ -188,7 +190,9 @@ class DomainError(Exception):
 
     default_message = "Refused."
 
-    def __init__(self, what: Coded | str | None = None, message: str | None = None, *, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, what: Coded | str | None = None, message: str | None = None, *, headers: dict[str, str] | None = None
+    ) -> None:
         code: Coded | None
         if isinstance(what, Code | ErrorCode):
             code = what
@@ -228,7 +232,7 @@ class Invalid(DomainError):
 
 
 class Unavailable(DomainError):
-    """Something the service needs cannot serve now (the database, Redis, the secret key)."""
+    """Something the service needs cannot serve now (the database, Redis)."""
 
     default_message = "The service cannot do this now; retry shortly."
 

@@ -21,7 +21,7 @@ from transfers.api.responses import (
 from transfers.errors import Code, Conflict, DomainError, ErrorCode, NotFound, Unavailable
 
 _HTTP_CODES = {404: ErrorCode.NOT_FOUND, 405: ErrorCode.METHOD_NOT_ALLOWED}
-# The reverse API (partners): its own error shape for errors without a code (SPEC.md 7.3, DECISIONS 7).
+# The reverse API (partners): its own error shape for errors without a code (docs/rules/partners.md#reverse-api).
 REVERSE_PREFIX = "/api/v1/reverse"
 
 

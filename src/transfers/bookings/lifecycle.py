@@ -46,8 +46,8 @@ from transfers.bookings.effects import (
 )
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus, check_transition
-from transfers.outbox.models import NewMessage
 from transfers.errors import Conflict
+from transfers.outbox.models import NewMessage
 
 CREATED_REASON = "created"
 CONCURRENT_CHANGE_ATTEMPTS = 3

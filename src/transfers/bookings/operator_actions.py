@@ -26,11 +26,11 @@ from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, transit
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus, TransitionRefused, can_transition
 from transfers.clients.repository import record_admin_action
+from transfers.errors import NotFound, Refused
 from transfers.partners.client import info_path
 from transfers.partners.service import endpoint_for
 from transfers.partners.wire import WireInfoAnswer
 from transfers.services import Services
-from transfers.errors import NotFound, Refused
 
 log = structlog.get_logger("transfers.bookings")
 MAX_REASON_CHARS = 1000

@@ -18,8 +18,8 @@ from transfers.bookings.fast_paths import ACKNOWLEDGED_REASON
 from transfers.bookings.lifecycle import driver_fields, transition, transition_unread, update_details
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus, can_transition
-from transfers.partners.wire import WireDriver
 from transfers.errors import Refused
+from transfers.partners.wire import WireDriver
 
 S = BookingStatus
 

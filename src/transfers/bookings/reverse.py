@@ -15,9 +15,9 @@ from transfers.bookings import repository as repo
 from transfers.bookings.lifecycle import lock_booking, retry_concurrent
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus
+from transfers.errors import NotFound
 from transfers.partners.wire import NoNul, WireDriver
 from transfers.services import Services
-from transfers.errors import NotFound
 
 
 class ReverseUpdate(BaseModel):

@@ -11,10 +11,11 @@ Clients may cancel only PENDING_APPROVAL and APPROVED bookings whose pickup is s
 """
 
 from __future__ import annotations
-from transfers.errors import Refused
 
 from datetime import datetime
 from enum import StrEnum
+
+from transfers.errors import Refused
 
 
 class BookingStatus(StrEnum):

@@ -24,13 +24,14 @@ a partner's search answer and a stored policy read back):
 from __future__ import annotations
 
 import re
-from transfers.errors import Invalid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from itertools import pairwise
 from typing import Any
+
+from transfers.errors import Invalid
 
 CENT = Decimal("0.01")
 HUNDRED = Decimal(100)

@@ -13,9 +13,9 @@ from transfers.clients import repository as repo
 from transfers.clients.models import ClientStatus, NewClient
 from transfers.clock import Clock
 from transfers.db.engine import Database
+from transfers.errors import NotFound
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import LedgerKind
-from transfers.errors import NotFound
 
 
 class ClientNotFound(NotFound):

@@ -15,10 +15,10 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.errors import Conflict
 from transfers.hosted import repository as repo
 from transfers.hosted.card import load_stored
 from transfers.search.airports import find_airport
-from transfers.errors import Conflict
 
 
 class VehicleFull(Conflict):

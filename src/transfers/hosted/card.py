@@ -22,8 +22,8 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
 from transfers.cancellation import policy
-from transfers.search.airports import is_known
 from transfers.errors import Invalid
+from transfers.search.airports import is_known
 
 PricingType = Literal["PER_BOOKING", "PER_ITEM"]
 SCHEMA_RESOURCE = "openapi/rate-card.schema.json"

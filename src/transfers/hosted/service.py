@@ -18,14 +18,14 @@ from transfers.auth.keys import issue_key
 from transfers.clients import repository as clients_repo
 from transfers.clock import Clock
 from transfers.db.engine import Database
+from transfers.errors import Refused
 from transfers.hosted import card as cards
 from transfers.hosted import repository as repo
 from transfers.partners import repository as partners_repo
 from transfers.partners.secrets_box import SecretBox
+from transfers.partners.service import PartnerNotFound
 from transfers.partners.signing import new_signing_secret
 from transfers.reference.repository import vehicle_type_names
-from transfers.errors import Refused
-from transfers.partners.service import PartnerNotFound
 
 
 class NotHostedPartner(Refused):

@@ -18,12 +18,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.clients import repository as clients_repo
 from transfers.clock import Clock
 from transfers.db.engine import Database
+from transfers.errors import Invalid
 from transfers.hosted import repository as repo
+from transfers.partners.service import PartnerNotFound
 from transfers.webauth.passwords import generate_password, hash_password, password_problem
 from transfers.webauth.sessions import end_user_sessions
 from transfers.webauth.signin import Credentials
-from transfers.errors import Invalid
-from transfers.partners.service import PartnerNotFound
 
 REALM = "partner"  # web_sessions.realm of partner users (portal/auth.py builds the Realm around it)
 

@@ -5,10 +5,11 @@ with its partner; ``admin`` may also move money (top-ups, refunds) and manage cl
 operators. A page shows only the controls its operator ``may`` use, and the server checks again."""
 
 from __future__ import annotations
-from transfers.errors import Invalid
 
 from dataclasses import dataclass
 from enum import StrEnum
+
+from transfers.errors import Invalid
 
 
 class Role(StrEnum):

@@ -15,6 +15,7 @@ from typing import Any
 from transfers.clients import repository as clients_repo
 from transfers.clock import Clock
 from transfers.db.engine import Database
+from transfers.errors import Refused
 from transfers.partners import conformance
 from transfers.partners import repository as repo
 from transfers.partners.client import PartnerClient
@@ -22,7 +23,6 @@ from transfers.partners.models import EVERY_AIRPORT, check_base_url
 from transfers.partners.secrets_box import SecretBox
 from transfers.partners.service import PartnerNotFound, endpoint
 from transfers.search.airports import find_airport
-from transfers.errors import Refused
 
 CHECK_AIRPORT_FOR_EVERYWHERE = "LHR"
 _DETAIL_CHARS = 500  # per check, in the audit row  # a partner serving every airport is checked at Heathrow

@@ -8,8 +8,8 @@ from urllib.parse import urlsplit
 
 from transfers.cancellation.policy import Policy
 from transfers.db.types import CENT
-from transfers.partners import ssrf
 from transfers.errors import Invalid
+from transfers.partners import ssrf
 
 EVERY_AIRPORT = "*"
 

@@ -22,11 +22,11 @@ from datetime import datetime, timedelta
 from transfers.clients import repository as clients_repo
 from transfers.clock import Clock
 from transfers.db.engine import Database
+from transfers.errors import Refused
 from transfers.partners import repository as repo
 from transfers.partners.secrets_box import SecretBox
 from transfers.partners.service import PartnerNotFound
 from transfers.partners.signing import new_signing_secret
-from transfers.errors import Refused
 
 
 class RotationRefused(Refused):

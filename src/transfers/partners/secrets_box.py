@@ -15,12 +15,12 @@ from pathlib import Path
 from cryptography.fernet import Fernet
 
 from transfers.config import Settings
-from transfers.errors import Unavailable
+from transfers.errors import Invalid
 
 SANDBOX_KEY_FILE = Path("var") / "secret.key"
 
 
-class SecretKeyMissing(Unavailable, RuntimeError):
+class SecretKeyMissing(Invalid, RuntimeError):
     """Live without ``TRANSFERS_SECRET_KEY``: the stored partner secrets cannot be opened."""
 
 

@@ -18,12 +18,12 @@ from transfers.clients import repository as clients_repo
 from transfers.clock import Clock
 from transfers.db.engine import Database
 from transfers.db.tables import api_keys
+from transfers.errors import NotFound
 from transfers.partners import repository as repo
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.models import EVERY_AIRPORT, PartnerRecord, check_base_url
 from transfers.partners.secrets_box import SecretBox
 from transfers.partners.signing import SECRET_PREFIX, new_signing_secret
-from transfers.errors import NotFound
 
 SANDBOX_PARTNER_NAME = "Sandbox Transfers Ltd"
 

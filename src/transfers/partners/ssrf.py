@@ -26,11 +26,12 @@ import asyncio
 import ipaddress
 import re
 import socket
-from transfers.errors import Refused, Unavailable
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from functools import lru_cache
 
 from aiohttp.abc import AbstractResolver, ResolveResult
+
+from transfers.errors import Refused, Unavailable
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 # (host, port) -> the addresses it resolves to, as strings (an IPv6 one may carry a "%scope").

@@ -10,10 +10,10 @@ from starlette.responses import Response
 
 from transfers.api import schemas
 from transfers.api.cancellation_schemas import AmendBookingRequest, CancellationQuote
-from transfers.api.errors import render
 from transfers.api.deps import current_client, json_object, services
+from transfers.api.errors import render
 from transfers.api.openapi import register_body, register_query_types
-from transfers.api.responses import JSONBody, dumps, service_error_body, spec_error_body
+from transfers.api.responses import JSONBody, dumps
 from transfers.bookings import amending, service
 from transfers.clients.models import ClientPrincipal, Permission
 from transfers.errors import Code, DomainError, ErrorCode, Refused

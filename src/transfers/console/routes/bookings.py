@@ -206,8 +206,6 @@ async def _act(
             await actions.cancel(svc, number, typed_reason if isinstance(typed_reason, str) else "", actor=viewer.actor)
         else:
             await actions.refund(svc, number, typed_reason if isinstance(typed_reason, str) else "", actor=viewer.actor)
-    except actions.NoSuchBooking:
-        raise PageNotFound(f"There is no booking {number}.") from None
     except actions.ActionRefused as refused:
         field = f"{action}_reason"
         return await _booking_page(
@@ -241,10 +239,7 @@ async def booking_sync(request: Request, reservation_no: str, viewer: Signed) ->
             status_code=400,
             problem="The form does not belong to this booking; nothing was changed.",
         )
-    try:
-        result = await actions.sync(services(request), number, actor=viewer.actor)
-    except actions.NoSuchBooking:
-        raise PageNotFound(f"There is no booking {number}.") from None
+    result = await actions.sync(services(request), number, actor=viewer.actor)  # NoSuchBooking: a 404 page
     if result.problem:
         return await _booking_page(request, viewer, number, problem=f"Sync with partner: {result.problem}.")
     change = f"{result.before} → {result.after}" if result.before != result.after else f"still {result.after}"
