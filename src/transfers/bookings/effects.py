@@ -211,13 +211,12 @@ def ledger_move(change: Change) -> LedgerMove | None:
         return None
     if booking["pay_type"] == REVERSE_API_PAY_TYPE:
         return None
-    amount: Decimal = booking["total"]
-    refund = booking.get("cancellation_refund") if change.to_status is BookingStatus.CANCELLED else None
+    amount: Decimal = booking["total"] if change.from_status is None else cancelling.refund_due(booking)
     # docs/rules/cancellation.md: a client's cancel keeps the fee; no entry when nothing is refunded
-    if refund is not None:
-        if refund <= 0:
+    if change.to_status is BookingStatus.CANCELLED and booking.get("cancellation_refund") is not None:
+        if amount <= 0:
             return None
-        amount, note = refund, cancelling.ledger_note(booking, change.reason)
+        note = cancelling.ledger_note(booking, change.reason)
     return LedgerMove(booking["client_id"], kind, amount, note)
 
 

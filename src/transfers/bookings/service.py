@@ -9,11 +9,13 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from transfers import failpoints
-from transfers.bookings import amending, fast_paths
+from transfers.bookings import fast_paths
 from transfers.bookings import repository as repo
-from transfers.bookings.cancelling import Canceller, cancellation_fields, quote
-from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, transition
+from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
+from transfers.bookings.cancelling import quote
+from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
 from transfers.bookings.lookup import client_booking
+from transfers.bookings.models import Booking
 from transfers.bookings.reservation import could_exist, new_reservation_no
 from transfers.bookings.resource import booking_resource
 from transfers.bookings.rules import (
@@ -289,9 +291,6 @@ async def get_booking(svc: Services, client: ClientPrincipal, reservation_no: st
     return booking_resource(row, svc.clock.now())
 
 
-CANCELLED_BODY = {"status": "Success", "message": "Booking cancelled successfully.", "data": []}
-
-
 async def cancel_booking(
     svc: Services,
     client: ClientPrincipal,
@@ -299,7 +298,9 @@ async def cancel_booking(
     cancellation_id: str | None,
     note: str | None,
     idempotency_key: str | None = None,
-) -> dict[str, Any]:
+) -> Booking:
+    """The client's cancel (``bookings/cancel.py`` with ``Actor.CLIENT``): the cancelled booking, also
+    when this very Idempotency-Key cancelled it before. Raises ``DomainError``s with the spec's codes."""
     if not client.may(Permission.BOOKING_CANCEL):
         raise Refused(Code.CANCELLATION_PERMISSION_DENIED)
     found = await client_booking(
@@ -319,43 +320,26 @@ async def cancel_booking(
         booking = await lock_booking(conn, found.id)
         if booking is None:  # gone between the read and the lock: nothing to cancel
             raise NotFound(Code.CANCELLATION_RESERVATION_NOT_FOUND)
-        if (
-            idempotency_key is not None
-            and booking.status is BookingStatus.CANCELLED
-            and booking.cancel_idempotency_key == idempotency_key
-        ):
-            return CANCELLED_BODY  # this very request already cancelled it (retry after a lost answer)
         # The fee's tier is decided by the clock read here, with the booking's row locked, just
         # before the change commits (docs/rules/cancellation.md): what a quote promised until its valid_until holds.
         now = svc.clock.now()
-        if not is_cancelable(booking.status, booking.pickup_at, now):
-            raise Refused(Code.CANCELLATION_FAILED)
-        await amending.withdraw(conn, booking, now)
+        request = CancelRequest(
+            Actor.CLIENT,
+            f"client:{client.client_id}",
+            reason["name"] + (f": {note}" if note else ""),
+            note=note,
+            partner_reason=reason["name"],
+            reason_id=reason["id"],
+            idempotency_key=idempotency_key,
+        )
         try:
-            await transition(
-                conn,
-                booking,
-                BookingStatus.CANCELLED,
-                actor=f"client:{client.client_id}",
-                reason=reason["name"] + (f": {note}" if note else ""),
-                now=now,
-                fields={
-                    "cancellation_reason_id": reason["id"],
-                    "cancel_note": note,
-                    "cancel_idempotency_key": idempotency_key,
-                    **cancellation_fields(booking, Canceller.CLIENT, now),
-                },
-                notify_partner={
-                    "reservation_no": booking.reservation_no,
-                    "status": "CANCELLED",
-                    "cancel_reason": reason["name"],
-                    "note": note,
-                },
-            )
+            done = await cancel_locked(conn, booking, request, now=now)
         except (TransitionRefused, ConcurrentChange):
             raise Refused(Code.CANCELLATION_FAILED) from None
+        if done.repeated:  # this very request already cancelled it (retry after a lost answer)
+            return done.booking
     failpoints.hit("cancel.after_commit")
-    return CANCELLED_BODY
+    return done.booking
 
 
 async def cancellation_quote(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from transfers.errors import Code, DomainError, ErrorCode, Refused
 from transfers.idempotency.fingerprint import fingerprint
 from transfers.idempotency.service import check_key, run_idempotent
 
+CANCELLED_BODY = {"status": "Success", "message": "Booking cancelled successfully.", "data": []}
 router = APIRouter(prefix="/api/v1/booking-api", tags=["Booking API"])
 register_body("create_booking", schemas.CreateBookingRequest)
 register_query_types(
@@ -141,7 +142,8 @@ async def cancel_booking(
     request.state.reservation_no = reservation_no
 
     async def work(key: str | None) -> dict[str, Any]:
-        return await service.cancel_booking(services(request), client, reservation_no, cancellation_id, note, key)
+        await service.cancel_booking(services(request), client, reservation_no, cancellation_id, note, key)
+        return CANCELLED_BODY
 
     return await _idempotent(request, client, work)
 

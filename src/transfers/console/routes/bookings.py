@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from transfers.bookings import operator_actions as actions
+from transfers.bookings.cancelling import refund_due
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.state import BookingStatus, can_transition
 from transfers.bookings.story import load_detail
@@ -152,6 +153,7 @@ async def _booking_page(
             "b": booking,
             "can_cancel": can_transition(status, BookingStatus.CANCELLED) and viewer.may(Capability.CANCEL_BOOKING),
             "can_refund": status is BookingStatus.COMPLETED and viewer.may(Capability.MOVE_MONEY),
+            "refund_amount": refund_due(booking),
             "can_sync": viewer.may(Capability.SYNC_BOOKING),
             "errors": errors or {},
             "typed": typed or {},
