@@ -34,7 +34,6 @@ from transfers.bookings.cancelling import quote
 from transfers.bookings.lifecycle import lock_booking, update_details
 from transfers.bookings.lookup import client_booking
 from transfers.bookings.models import Booking
-from transfers.bookings.resource import booking_resource
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal, Permission
 from transfers.errors import Code, Conflict, ErrorCode, NotFound, Refused
@@ -53,10 +52,10 @@ EXPIRED_MESSAGE = "the partner could not be reached before the amendment's deliv
 
 async def request_amendment(
     svc: Services, client: ClientPrincipal, reservation_no: str | None, body: dict[str, Any]
-) -> dict[str, Any]:
+) -> Booking:
     """``PATCH /booking?reservation_no=``: 1100 (the ``booking.create`` permission: amending is
     booking), 1400/1401 for the reservation as on GET, the fields' SPEC codes, then the state checks
-    under the row lock. Answers ``{"status": "Success", "booking": BookingResource}`` (HTTP 202)."""
+    under the row lock. Returns the booking with its pending amendment (the route answers it, HTTP 202)."""
     if not client.may(Permission.BOOKING_CREATE):
         raise Refused(Code.CREATION_PERMISSION_DENIED)
     found = await client_booking(
@@ -102,7 +101,7 @@ async def request_amendment(
             now=now,
             messages=(message,),
         )
-    return {"status": "Success", "booking": booking_resource(moved, svc.clock.now())}
+    return moved
 
 
 def check_amendable(booking: Booking, now: datetime) -> None:

@@ -47,7 +47,9 @@ from transfers.wallet.ledger import InsufficientBalance
 
 async def create_booking(
     svc: Services, client: ClientPrincipal, body: dict[str, Any], idempotency_key: str | None = None
-) -> dict[str, Any]:
+) -> Booking:
+    """``POST /booking``: the booking as stored (with the partner's answer when it came in time), also
+    the one this Idempotency-Key created before. The route answers it as the BookingResource."""
     if not client.may(Permission.BOOKING_CREATE):
         raise Refused(Code.CREATION_PERMISSION_DENIED)
     now = svc.clock.now()
@@ -66,7 +68,7 @@ async def create_booking(
             existing = await repo.get_by_idempotency_key(conn, client.client_id, idempotency_key)
         if existing is None:
             raise
-        return {"status": "Success", "booking": booking_resource(existing, svc.clock.now())}
+        return existing
     failpoints.hit("booking.after_commit")
     stored = None
     if dispatcher is not None:
@@ -80,7 +82,7 @@ async def create_booking(
     if stored is None:  # bookings are never deleted: only a database changed under us gets here (500)
         raise LookupError(f"booking {created.booking_id} is gone right after its creation")
     failpoints.hit("booking.before_response")
-    return {"status": "Success", "booking": booking_resource(stored, svc.clock.now())}
+    return stored
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ from transfers.api.errors import render
 from transfers.api.openapi import register_body, register_query_types
 from transfers.api.responses import JSONBody, dumps
 from transfers.bookings import amending, service
+from transfers.bookings.models import Booking
+from transfers.bookings.resource import booking_resource
 from transfers.clients.models import ClientPrincipal, Permission
 from transfers.errors import Code, DomainError, ErrorCode, Refused
 from transfers.idempotency.fingerprint import fingerprint
@@ -75,6 +77,11 @@ async def _idempotent(
     return Response(answer.body, status_code=answer.status, media_type="application/json", headers=headers)
 
 
+def _booking_body(request: Request, booking: Booking) -> dict[str, Any]:
+    """``{"status": "Success", "booking": BookingResource}``: a created or amended booking, as of now."""
+    return {"status": "Success", "booking": booking_resource(booking, services(request).clock.now())}
+
+
 @router.post(
     "/booking",
     summary="Create a booking from a search result",
@@ -89,9 +96,9 @@ async def create_booking(request: Request, client: ClientPrincipal = Depends(cur
         if not client.may(Permission.BOOKING_CREATE):
             raise Refused(Code.CREATION_PERMISSION_DENIED)
         body = await json_object(request)
-        result = await service.create_booking(services(request), client, body, key)
-        request.state.reservation_no = result["booking"]["reservation_no"]
-        return result
+        booked = await service.create_booking(services(request), client, body, key)
+        request.state.reservation_no = booked.reservation_no
+        return _booking_body(request, booked)
 
     return await _idempotent(request, client, work)
 
@@ -205,6 +212,6 @@ async def amend_booking(request: Request, client: ClientPrincipal = Depends(curr
         if not client.may(Permission.BOOKING_CREATE):  # before the body, as on create
             raise Refused(Code.CREATION_PERMISSION_DENIED)
         body = await json_object(request)
-        return await amending.request_amendment(services(request), client, reservation_no, body)
+        return _booking_body(request, await amending.request_amendment(services(request), client, reservation_no, body))
 
     return await _idempotent(request, client, work, success=202)
