@@ -43,8 +43,8 @@ from transfers.clock import SystemClock
 from transfers.config import Settings
 from transfers.db.migrate import upgrade
 from transfers.db.tables import client_events, webhook_deliveries
+from transfers.deliveries import Dispatcher
 from transfers.logging import configure_logging
-from transfers.outbox.dispatcher import Dispatcher
 from transfers.partners.service import register_partner
 from transfers.search import service as searching
 from transfers.services import Services

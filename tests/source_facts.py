@@ -46,6 +46,8 @@ class Facts:
     imports: tuple[Import, ...]
     asserts: tuple[int, ...]  # lines of ``assert`` statements
     status_writes: tuple[int, ...]  # lines that write ``bookings.status`` (see ``_status_writes``)
+    # ``(line, name)`` of every call of a function or method named in ``WATCHED_CALLS``
+    calls: tuple[tuple[int, str], ...] = ()
 
 
 def file_facts(paths: Sequence[Path]) -> list[Facts]:
@@ -77,7 +79,13 @@ def _run(paths: list[str], sources: list[str]) -> list[Facts]:
     if done.returncode != 0:
         raise RuntimeError(f"tests/source_facts.py failed ({done.returncode}): {done.stderr[-2000:]}")
     return [
-        Facts(f["name"], tuple(Import(**i) for i in f["imports"]), tuple(f["asserts"]), tuple(f["status_writes"]))
+        Facts(
+            f["name"],
+            tuple(Import(**i) for i in f["imports"]),
+            tuple(f["asserts"]),
+            tuple(f["status_writes"]),
+            tuple((line, name) for line, name in f["calls"]),
+        )
         for f in json.loads(done.stdout)
     ]
 
@@ -151,6 +159,22 @@ def _status_writes(tree: ast.AST) -> list[int]:
     return sorted(set(found))
 
 
+# The calls that make a PostgreSQL fast statement (tests/unit/test_fast_paths_frozen.py): running one
+# statement in autocommit, and composing the status change's side effects into one.
+WATCHED_CALLS = frozenset({"write_one", "fast_pieces", "fast_params"})
+
+
+def _calls(tree: ast.AST) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name in WATCHED_CALLS:
+                found.append((node.lineno, name))
+    return sorted(found)
+
+
 def _facts(name: str, source: str) -> dict[str, object]:
     tree = ast.parse(source, name)
     return {
@@ -158,6 +182,7 @@ def _facts(name: str, source: str) -> dict[str, object]:
         "imports": _imports(tree),
         "asserts": sorted(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Assert)),
         "status_writes": _status_writes(tree),
+        "calls": _calls(tree),
     }
 
 

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from transfers import __version__, runtime
+from transfers.api.docs_page import install_docs
 from transfers.api.errors import install_error_handlers
 from transfers.api.middleware import RequestPlumbing
 from transfers.api.openapi import install_openapi
@@ -59,7 +60,7 @@ def create_app(
         description="Airport ground-transfer booking API. Booking-API paths live under "
         "`/api/v1`; authenticate with `Authorization: Bearer <API_KEY>`.",
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # served by api/docs_page.py from the package, not from a CDN
         redoc_url=None,
     )
     app.state.services = svc
@@ -75,6 +76,7 @@ def create_app(
     app.include_router(reference.booking_api)
     app.include_router(booking_list.router)
     app.include_router(reverse.router)
+    install_docs(app)  # issue 28: /docs works offline (api/docs_page.py)
     app.include_router(wallet_routes.router)  # issue 14: docs/rules/wallet.md
     app.include_router(webhook_routes.router)  # issue 14: docs/rules/webhooks.md
     webhook_routes.document_events(app)  # the events clients receive, in the document's "webhooks"

@@ -7,12 +7,15 @@ the environment.
 
 from __future__ import annotations
 
+import difflib
+import os
+from collections.abc import Mapping
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SQLITE_PATH = Path("var") / "transfers.sqlite3"
@@ -20,6 +23,9 @@ ENV_PREFIX = "TRANSFERS_"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DATABASE_SCHEMES = ("postgresql://", "postgres://", "postgresql+asyncpg://", "sqlite:///", "sqlite+aiosqlite:///")
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+# TRANSFERS_* variables read outside Settings on purpose: fault injection for the process tests
+# (failpoints.py) and the test suite's own switches. Known, so never reported as misspelled.
+OTHER_VARIABLES = frozenset({"TRANSFERS_FAILPOINTS", "TRANSFERS_TEST_DATABASE_URL", "TRANSFERS_UPDATE_SCREENSHOTS"})
 # Fields whose value is never printed, not even when it is invalid (URLs are printed with the password masked).
 SECRET_FIELDS = frozenset({"secret_key"})
 
@@ -96,6 +102,11 @@ class Settings(BaseSettings):
     webhook_concurrency: int = Field(default=256, ge=1, le=5000)
     webhook_per_endpoint: int = Field(default=16, ge=1, le=500)
     webhook_retention_days: int = Field(default=30, ge=1, le=3650)
+    # Issue 28, docs/rules/agency-portal.md#geocoder: where typed places come from (transfers/geo/): the
+    # offline gazetteer, or a Nominatim-compatible search API at geocoder_url.
+    geocoder: Literal["builtin", "nominatim"] = "builtin"
+    geocoder_url: str = Field(default="", validate_default=True)
+    geocoder_timeout_seconds: float = Field(default=3.0, gt=0, le=30)
 
     @field_validator("log_level")
     @classmethod
@@ -133,6 +144,17 @@ class Settings(BaseSettings):
     def _public_base_url(cls, value: str) -> str:
         if value and not value.startswith(("http://", "https://")):
             raise ValueError("expected empty or an http(s) URL such as https://transfers.example.com")
+        return value
+
+    @field_validator("geocoder_url")
+    @classmethod
+    def _geocoder_url(cls, value: str, info: ValidationInfo) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(
+                "expected empty or the http(s) base URL of a Nominatim search API, like http://127.0.0.1:8080"
+            )
+        if not value and info.data.get("geocoder") == "nominatim":
+            raise ValueError(f"{ENV_PREFIX}GEOCODER=nominatim needs the Nominatim server's base URL here")
         return value
 
     @field_validator("default_currency")
@@ -199,6 +221,34 @@ class Settings(BaseSettings):
         if self.allow_private_partner_urls is None:
             return self.is_sandbox
         return self.allow_private_partner_urls
+
+
+def known_variables() -> frozenset[str]:
+    """Every ``TRANSFERS_*`` name this release reads."""
+    return frozenset(ENV_PREFIX + name.upper() for name in Settings.model_fields) | OTHER_VARIABLES
+
+
+def unknown_variables(environ: Mapping[str, str] | None = None, *, env_file: str | None = ".env") -> list[str]:
+    """One line per ``TRANSFERS_*`` variable no setting reads, naming the closest known one.
+
+    Why: pydantic-settings ignores unknown variables (``extra="ignore"``), so a misspelled
+    ``TRANSFERS_DATABSE_URL`` silently leaves the default in force (issue 28). Names are compared in
+    capitals because the settings read them case-insensitively. ``env_file``: the same ``.env``
+    Settings reads, when present."""
+    names = dict(os.environ if environ is None else environ)
+    if env_file and os.path.isfile(env_file):
+        from dotenv import dotenv_values
+
+        names.update({k: v or "" for k, v in dotenv_values(env_file).items()})
+    known = known_variables()
+    # Compared without the shared prefix, which would make every name look close to every other.
+    suffixes = sorted(name.removeprefix(ENV_PREFIX) for name in known)
+    lines = []
+    for name in sorted({n.upper() for n in names if n.upper().startswith(ENV_PREFIX)} - known):
+        close = difflib.get_close_matches(name.removeprefix(ENV_PREFIX), suffixes, n=1, cutoff=0.6)
+        hint = f"; did you mean {ENV_PREFIX}{close[0]}?" if close else "; see docs/operations/settings.md"
+        lines.append(f"{name} is not a setting of this release and is ignored{hint}")
+    return lines
 
 
 @lru_cache(maxsize=1)

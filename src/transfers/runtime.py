@@ -12,10 +12,10 @@ from collections.abc import Awaitable, Callable
 import structlog
 from fastapi import FastAPI
 
-from transfers.outbox.dispatcher import Dispatcher
-from transfers.outbox.worker import Worker
+from transfers.deliveries import Dispatcher
 from transfers.search.airports import find_airport
 from transfers.services import Services
+from transfers.worker import Worker
 
 log = structlog.get_logger("transfers.runtime")
 SANDBOX_MOUNT = "/sandbox-partner"

@@ -11,13 +11,14 @@ from transfers.auth.service import Authenticator
 from transfers.clock import Clock, SystemClock
 from transfers.config import Settings
 from transfers.db.engine import Database
+from transfers.geo import BuiltinGeocoder, Geocoder, from_settings
 from transfers.partners.client import PartnerClient
 from transfers.partners.directory import PartnerDirectory
 from transfers.partners.health import HealthBuffer
 from transfers.partners.secrets_box import SecretBox, resolve_secret_key
 
-if TYPE_CHECKING:  # the dispatcher imports this module
-    from transfers.outbox.dispatcher import Dispatcher
+if TYPE_CHECKING:  # the engine is built from this module (deliveries.py)
+    from transfers.delivery.engine import Engine
 
 
 @dataclass
@@ -32,7 +33,7 @@ class Services:
     box: SecretBox
     partner_client: PartnerClient
     partners: PartnerDirectory
-    dispatcher: Dispatcher | None = None
+    dispatcher: Engine | None = None
     """Set by ``runtime.start``: create-booking's own delivery attempt uses it (None: no attempt)."""
     sandbox_partner_app: Starlette | None = None
     """The reference partner mounted at /sandbox-partner (sandbox only), registered at start-up."""
@@ -40,6 +41,8 @@ class Services:
     """Set when the lifespan ends: /readyz answers 503 from then on."""
     health: HealthBuffer = field(default_factory=HealthBuffer)
     """Search calls per partner and minute not yet flushed to the database (partners/health.py)."""
+    geocoder: Geocoder = field(default_factory=BuiltinGeocoder)
+    """Typed places -> coordinates (``geo/``; ``build`` picks the one ``TRANSFERS_GEOCODER`` names)."""
 
     @classmethod
     def build(
@@ -68,4 +71,5 @@ class Services:
                 max_response_bytes=settings.partner_max_response_bytes,
                 allow_private=settings.private_partner_urls_allowed,
             ),  # SSRF guard
+            geocoder=from_settings(settings),
         )

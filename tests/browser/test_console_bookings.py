@@ -25,8 +25,8 @@ from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import admin_audit, booking_transitions, bookings, outbox
+from transfers.deliveries import Dispatcher
 from transfers.jobs import scheduled
-from transfers.outbox.dispatcher import Dispatcher
 
 BOOKING = "/api/v1/booking-api/booking"
 DRIVER = {"name": "Jo Driver", "phone": "+33612345679", "plate": "AB-123-CD"}

@@ -27,9 +27,9 @@ from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import outbox, partner_emails
+from transfers.delivery.models import OutboxMessage
 from transfers.hosted import mail
 from transfers.hosted.users import create_partner_user
-from transfers.outbox.models import OutboxMessage
 from transfers.services import Services
 
 BOOKING = "/api/v1/booking-api/booking"

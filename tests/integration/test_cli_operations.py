@@ -37,7 +37,7 @@ from transfers.cli.main import cli
 from transfers.config import get_settings
 from transfers.db.engine import Database
 from transfers.db.tables import admin_audit, bookings, outbox
-from transfers.outbox.dispatcher import Dispatcher
+from transfers.deliveries import Dispatcher
 
 SECRET_KEY = "test-secret-key-not-for-production"
 SEARCH = "/api/v1/booking-api/search"

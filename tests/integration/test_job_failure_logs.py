@@ -12,10 +12,10 @@ import pytest
 from structlog.testing import capture_logs
 
 from tests.conftest import make_settings
+from transfers.deliveries import Dispatcher
 from transfers.jobs import scheduled
-from transfers.outbox.dispatcher import Dispatcher
-from transfers.outbox.worker import DELIVERY_JOB, Worker
 from transfers.services import Services
+from transfers.worker import DELIVERY_JOB, Worker
 
 
 @pytest.fixture
@@ -41,6 +41,6 @@ async def test_a_failing_scheduled_job_is_logged_under_its_name(unmigrated: Serv
 async def test_a_failing_delivery_cycle_is_logged_under_its_name(unmigrated: Services) -> None:
     worker = Worker(unmigrated, Dispatcher(unmigrated))
     with capture_logs() as logs:
-        assert await worker._cycle() == 0  # the loop keeps going
+        assert await worker.loop._cycle() == 0  # the loop keeps going
     (entry,) = failures(logs)
     assert entry["event"] == "job_failed" and entry["job"] == DELIVERY_JOB == "outbox_delivery"

@@ -19,13 +19,15 @@ from tests.fake_partner import default_vehicles
 from tests.helpers import booking_body
 from tests.servers import LiveServer
 from transfers.bookings.lifecycle import CONCURRENT_CHANGE_ATTEMPTS, ConcurrentChange
+from transfers.bookings.partner_answers import EFFECTS
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, outbox
+from transfers.deliveries import Dispatcher
+from transfers.delivery import repository as outbox_repo
+from transfers.delivery.engine import UNAPPLIED
 from transfers.jobs import scheduled
-from transfers.outbox import repository as outbox_repo
-from transfers.outbox.dispatcher import EFFECTS, UNAPPLIED, Dispatcher
-from transfers.outbox.kinds import MessageKind
+from transfers.partners.calls import MessageKind
 from transfers.services import Services
 
 BOOKING = "/api/v1/booking-api/booking"

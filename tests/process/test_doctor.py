@@ -104,3 +104,58 @@ async def test_doctor_fails_on_redis_and_a_database_it_cannot_reach(fresh_db: Fr
     bad = operator_env(fresh_db.url, partner_timeout_seconds="abc")
     rows = _rows((await transfers("doctor", "--json", env=bad, cwd=tmp_path)).stdout)
     assert rows["settings"]["result"] == "FAIL" and "TRANSFERS_PARTNER_TIMEOUT_SECONDS" in rows["settings"]["detail"]
+
+
+async def test_doctor_judges_a_hosted_partner_by_its_rate_card_and_users(
+    fresh_db: FreshDatabase, tmp_path: Path
+) -> None:
+    """Issue 28 item 2: a hosted partner made as the README says has no server; doctor must not
+    probe its empty base URL. It fails while the partner has no card and no user (saying what to run),
+    and passes once both exist."""
+    env = operator_env(fresh_db.url)
+    made = await transfers(
+        "partners", "create", "--name", "Nuuk Taxi ApS", "--hosted", "--airports", "GOH", env=env, cwd=tmp_path
+    )
+    assert made.returncode == 0, made.show()
+    partner_id = json.loads(made.stdout)["partner_id"]
+    ran = await transfers("doctor", "--json", env=env, cwd=tmp_path)
+    assert ran.returncode == 1, ran.show()
+    row = _rows(ran.stdout)[f"partner {partner_id} Nuuk Taxi ApS"]
+    assert row["result"] == "FAIL", row
+    assert "no rate card" in row["detail"] and "no active portal user" in row["detail"], row
+    assert "TCP" not in row["detail"] and ":80" not in row["detail"], row
+    example = Path(__file__).parents[2] / "examples" / "rate-card.json"
+    card = await transfers(
+        "partners", "rate-card", "set", str(partner_id), "--file", str(example), env=env, cwd=tmp_path
+    )
+    assert card.returncode == 0, card.show()
+    user = await transfers(
+        "partners", "users", "create", "--partner", str(partner_id), "--email", "desk@nuuk.example",
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert user.returncode == 0, user.show()
+    ran = await transfers("doctor", "--json", env=env, cwd=tmp_path)
+    assert ran.returncode == 0, ran.show()
+    row = _rows(ran.stdout)[f"partner {partner_id} Nuuk Taxi ApS"]
+    assert row["result"] == "PASS" and "rate card valid (2 vehicle(s)), 1 active user(s)" in row["detail"], row
+    assert "partners" not in _rows(ran.stdout)  # no "no enabled partner" warning: the hosted one counts
+
+
+async def test_a_misspelled_setting_is_a_warning_at_start_and_in_doctor(
+    fresh_db: FreshDatabase, tmp_path: Path
+) -> None:
+    """Issue 28 item 7: TRANSFERS_DATABSE_URL was silently ignored; now every command warns at start
+    (and runs on) and doctor has a WARN row, both naming TRANSFERS_DATABASE_URL."""
+    env = {**operator_env(fresh_db.url), "TRANSFERS_DATABSE_URL": "postgresql://typo@127.0.0.1/typo"}
+    listed = await transfers("partners", "list", env=env, cwd=tmp_path)
+    assert listed.returncode == 0, listed.show()
+    assert listed.stderr.splitlines() == [
+        "warning: TRANSFERS_DATABSE_URL is not a setting of this release and is ignored; "
+        "did you mean TRANSFERS_DATABASE_URL?"
+    ], listed.show()
+    ran = await transfers("doctor", "--json", env=env, cwd=tmp_path)
+    row = _rows(ran.stdout)["variables"]
+    assert row["result"] == "WARN" and "did you mean TRANSFERS_DATABASE_URL?" in row["detail"], row
+    assert ran.returncode == 0, ran.show()  # a warning does not fail the run
+    clean = _rows((await transfers("doctor", "--json", env=operator_env(fresh_db.url), cwd=tmp_path)).stdout)
+    assert clean["variables"]["result"] == "PASS"

@@ -14,11 +14,12 @@ import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import text
 
 from tests.conftest import ON_POSTGRES, PG_URL
-from tests.process.conftest import PG_BIN, FreshDatabase, PrivateCluster, _pg_admin, async_url, run_cmd
+from tests.process.conftest import PG_BIN, FreshDatabase, PrivateCluster, Processes, _pg_admin, async_url, run_cmd
 from tests.process.operator import Ran, assert_operator_error, operator_env, transfers
 from tests.servers import free_port
 from transfers.db.migrate import upgrade
@@ -263,3 +264,24 @@ async def test_wrong_password(password_cluster: PrivateCluster, tmp_path: Path) 
     right = f"postgresql://postgres:right-pw@127.0.0.1:{password_cluster.port}/postgres"
     ran = await transfers(*CLIENT, env=operator_env(right), cwd=tmp_path)
     assert_operator_error(ran, 69, "no schema yet", hidden=("right-pw",))  # the login itself was accepted
+
+
+async def test_a_busy_port_is_one_line_before_anything_starts(
+    fresh_db: FreshDatabase, procs: Processes, tmp_path: Path
+) -> None:
+    """Issue 28 item 8: a second ``transfers serve`` (``make run``) on the port the first one serves
+    says so in one line, exit 69, before it migrates, starts a worker or reports a startup; an
+    address this machine does not have is a usage error (exit 2)."""
+    first = await procs.serve("first", operator_env(fresh_db.url))
+    assert first.port is not None
+    untouched = tmp_path / "second.sqlite3"
+    env = operator_env(f"sqlite:///{untouched}")
+    second = await transfers("serve", "--port", str(first.port), env=env, cwd=tmp_path)
+    assert_operator_error(second, 69, f"127.0.0.1:{first.port} is already in use", "--port")
+    assert "startup" not in second.stdout.lower() and "worker" not in second.stdout.lower(), second.show()
+    assert not untouched.exists()  # no migration ran
+    foreign = await transfers("serve", "--host", "192.0.2.1", "--port", str(free_port()), env=env, cwd=tmp_path)
+    assert_operator_error(foreign, 2, "cannot listen on 192.0.2.1", "--host")
+    assert not untouched.exists()
+    async with httpx.AsyncClient() as client:  # the first one is still serving
+        assert (await client.get(f"http://127.0.0.1:{first.port}/healthz")).status_code == 200

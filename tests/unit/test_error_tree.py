@@ -44,6 +44,8 @@ NOT_DOMAIN = {
     ("transfers.bookings.effects", "ValueError"),
     ("transfers.bookings.effects", "NotImplementedError"),
     ("transfers.bookings.service", "LookupError"),
+    ("transfers.bookings.partner_answers", "TypeError"),
+    ("transfers.partners.calls", "ValueError"),  # a stored message kind this code does not know
     ("transfers.bookings.service", "RuntimeError"),
     ("transfers.cancellation.policy", "ValueError"),
     ("transfers.partners.service", "ValueError"),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from transfers.outbox.dispatcher import EFFECTS
-from transfers.outbox.kinds import MessageKind
+from transfers.bookings.partner_answers import EFFECTS
+from transfers.partners.calls import MessageKind
 from transfers.partners.wire import WireCreateAnswer, WireResult
 
 

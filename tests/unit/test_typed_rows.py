@@ -23,8 +23,8 @@ from transfers.bookings.models import (
 from transfers.bookings.resource import RESOURCE_FIELDS, booking_resource
 from transfers.bookings.state import BookingStatus
 from transfers.db.tables import bookings, outbox, search_vehicles, searches
-from transfers.outbox import repository as outbox_repo
-from transfers.outbox.models import (
+from transfers.delivery import repository as outbox_repo
+from transfers.delivery.models import (
     NEW_MESSAGE_FIELDS,
     OUTBOX_MESSAGE_FIELDS,
     PENDING,

@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import booking_row
+from transfers.bookings.models import Booking
 from transfers.webhooks.events import EventType, events_of, matches
 
 T = EventType
@@ -59,7 +61,11 @@ def test_events_of_a_change(
     previous: dict[str, Any] | None,
     expected: list[tuple[EventType, str | None]],
 ) -> None:
-    assert [(e.type, e.previous_status) for e in events_of(booking, from_status, to_status, previous)] == expected
+    def typed(columns: dict[str, Any]) -> Booking:
+        return Booking.new({**booking_row(), **NO_DRIVER, "amendment": None, **columns}, 7)
+
+    moved, before = typed(booking), None if previous is None else typed(previous)
+    assert [(e.type, e.previous_status) for e in events_of(moved, from_status, to_status, before)] == expected
 
 
 def test_subscriptions() -> None:

@@ -220,7 +220,7 @@ async def enforce(request: Request, key_prefix: str) -> None:
 
 def allowed_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
     """The ``RateLimit-*`` headers of an allowed request, added to its answer by ``RequestPlumbing``
-    whatever the route returned. A 429 carries them through ``ServiceError.headers`` instead."""
+    whatever the route returned. A 429 carries them through ``DomainError.headers`` instead."""
     extra: dict[str, str] | None = scope.get("state", {}).get(STATE_KEY)
     if not extra:
         return []

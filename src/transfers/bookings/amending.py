@@ -7,7 +7,7 @@ APPROVED, pickup ahead, cancelling still free: else ``AMENDMENT_NOT_ALLOWED``; o
 ``PUT /booking/update`` ``"status": "AMENDED"`` (the changes and the whole new trip) to the outbox.
 Nothing about the trip changes yet.
 
-``settle`` is the outbox's effect of that message (``outbox/dispatcher.py``): the partner's
+``settle`` is the outbox's effect of that message (``bookings/partner_answers.py``): the partner's
 Success applies the changes (``APPLIED``); an ``Error`` body, another 4xx, or no delivery before
 the message's deadline rejects them (``REJECTED``, with the partner's message); the booking is
 then as it was. A cancellation while it is pending rejects it (``cancelling.cancellation_fields``)
@@ -36,11 +36,11 @@ from transfers.bookings.lookup import client_booking
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal, Permission
+from transfers.delivery import repository as outbox_repo
+from transfers.delivery.models import OutboxMessage
+from transfers.delivery.policy import delivery_deadline
 from transfers.errors import Code, Conflict, ErrorCode, NotFound, Refused
-from transfers.outbox import repository as outbox_repo
-from transfers.outbox.kinds import MessageKind
-from transfers.outbox.models import OutboxMessage
-from transfers.outbox.policy import delivery_deadline
+from transfers.partners.calls import MessageKind
 from transfers.partners.wire import WireResult
 from transfers.search.airports import local_time
 from transfers.search.service import limits

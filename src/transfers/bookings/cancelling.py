@@ -17,7 +17,6 @@ in full by ``lifecycle.ledger_move``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
@@ -57,27 +56,20 @@ def cancellation_fields(booking: Booking, by: Canceller, now: datetime) -> dict[
     }
 
 
-def refund_due(booking: Booking | Mapping[str, Any]) -> Decimal:
+def refund_due(booking: Booking) -> Decimal:
     """The one refund rule: what entering a refunding status (CANCELLED, DECLINED, FAILED, REFUNDED)
     gives a wallet-paid client back, read on the booking as the change leaves it. A cancellation's
     ``cancellation_refund`` (the price less a client's fee; the whole price for a partner's or an
     operator's), else the whole price. The ledger effect moves it (``effects.ledger_move``), the
     operator actions audit it, the console shows it before an operator refunds."""
-    refund: Decimal | None
-    total: Decimal
-    if isinstance(booking, Mapping):
-        refund, total = booking.get("cancellation_refund"), booking["total"]
-    else:
-        refund, total = booking.cancellation_refund, booking.total
-    return total if refund is None else refund
+    return booking.total if booking.cancellation_refund is None else booking.cancellation_refund
 
 
-def ledger_note(booking: Mapping[str, Any], reason: str | None) -> str:
+def ledger_note(booking: Booking, reason: str | None) -> str:
     """The note of a cancellation's refund entry, which explains a kept fee (``booking``: the
-    columns of ``lifecycle.Change.booking``)."""
+    booking as cancelled, ``lifecycle.Change.booking``)."""
     note = f"cancelled: {reason or ''}"
-    fee = booking.get("cancellation_fee")
-    if fee:
-        refund = booking["cancellation_refund"]
-        note += f"; cancellation fee {fee:.2f} kept of {booking['total']:.2f} (refund {refund:.2f})"
+    fee, refund = booking.cancellation_fee, booking.cancellation_refund
+    if fee and refund is not None:
+        note += f"; cancellation fee {fee:.2f} kept of {booking.total:.2f} (refund {refund:.2f})"
     return note

@@ -32,16 +32,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import cancelling
 from transfers.bookings import repository as repo
-from transfers.bookings.models import VIEW_FIELDS, Booking, BookingView
+from transfers.bookings.models import Booking
 from transfers.bookings.resource import booking_resource
 from transfers.bookings.state import REFUNDING, BookingStatus
 from transfers.clients.models import REVERSE_API_PAY_TYPE
 from transfers.db.tables import booking_transitions, ledger_entries, outbox
 from transfers.db.tables import client_events as events_table
+from transfers.delivery import repository as outbox_repo
+from transfers.delivery.models import NewMessage
 from transfers.hosted import capacity as hosted_capacity
-from transfers.outbox import repository as outbox_repo
-from transfers.outbox.kinds import MessageKind
-from transfers.outbox.models import NewMessage
+from transfers.partners.calls import MessageKind
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import LedgerKind, signed_amount
 from transfers.webhooks import events as client_events
@@ -52,11 +52,13 @@ UPDATE_DEADLINE = timedelta(hours=24)
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One status change as its side effects see it. ``booking``: the booking's columns by name, as
-    moved (``Booking.as_dict()``, with its ``id``) on the general path; on a fast path the values
-    known before the statement runs (the created row's values; nothing for the acknowledgement)."""
+    """One status change as its side effects see it. ``booking``: the booking as moved, with its id,
+    on the general path. On a fast path what is known before the statement runs: a creation's
+    booking from its values (``Booking.new``, its id ``UNASSIGNED_ID``: the statement's INSERT gives
+    it, and every fragment reads it from the inserted row); None for the acknowledgement, which reads
+    nothing before its UPDATE."""
 
-    booking: Mapping[str, Any]
+    booking: Booking | None
     from_status: BookingStatus | None  # None: the booking is being created
     to_status: BookingStatus
     actor: str
@@ -64,7 +66,14 @@ class Change:
     now: datetime
     messages: tuple[NewMessage, ...] = ()  # ``outbox.repository.new_message``
     # The booking before the change, when the path read it (issue 14: what the client events compare).
-    previous: Mapping[str, Any] | None = None
+    previous: Booking | None = None
+
+    @property
+    def moved(self) -> Booking:
+        """The booking as moved, for a side effect that needs it (every general path has it)."""
+        if self.booking is None:
+            raise ValueError("a fast acknowledgement's change carries no booking: its fragments read the moved row")
+        return self.booking
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +130,7 @@ def status_values(target: BookingStatus, now: Any, fields: Mapping[str, Any] | N
 async def _audit_write(conn: AsyncConnection, change: Change) -> None:
     await repo.record_transition(
         conn,
-        booking_id=change.booking["id"],
+        booking_id=change.moved.id,
         to_status=change.to_status.value,
         actor=change.actor,
         from_status=change.from_status.value if change.from_status is not None else None,
@@ -159,7 +168,7 @@ def _audit_params(change: Change, shape: FastShape) -> dict[str, Any]:
 
 async def _messages_write(conn: AsyncConnection, change: Change) -> None:
     for message in change.messages:
-        await outbox_repo.insert_message(conn, message, booking_id=change.booking["id"])
+        await outbox_repo.insert_message(conn, message, booking_id=change.moved.id)
 
 
 def _messages_fragment(ctx: FastContext) -> dict[str, CTE]:
@@ -202,22 +211,23 @@ def update_message(booking: Booking, payload: dict[str, Any], now: datetime) -> 
 def ledger_move(change: Change) -> LedgerMove | None:
     """The money a change moves: a wallet-paid booking is debited when created and refunded when it
     enters a REFUNDING status; a ``reverse_api`` client pays the partner directly (docs/rules/accounts.md#payment)."""
-    booking = change.booking
     if change.from_status is None:
-        kind, note = LedgerKind.DEBIT_BOOKING, booking["reservation_no"]
+        booking = change.moved
+        kind, note = LedgerKind.DEBIT_BOOKING, booking.reservation_no
     elif change.to_status in REFUNDING and change.from_status is not change.to_status:
+        booking = change.moved
         kind, note = LedgerKind.CREDIT_REFUND, f"{change.to_status.value.lower()}: {change.reason or ''}"
     else:
+        return None  # a change that moves no money, a fast acknowledgement (no booking read) among them
+    if booking.pay_type == REVERSE_API_PAY_TYPE:
         return None
-    if booking["pay_type"] == REVERSE_API_PAY_TYPE:
-        return None
-    amount: Decimal = booking["total"] if change.from_status is None else cancelling.refund_due(booking)
+    amount: Decimal = booking.total if change.from_status is None else cancelling.refund_due(booking)
     # docs/rules/cancellation.md: a client's cancel keeps the fee; no entry when nothing is refunded
-    if change.to_status is BookingStatus.CANCELLED and booking.get("cancellation_refund") is not None:
+    if change.to_status is BookingStatus.CANCELLED and booking.cancellation_refund is not None:
         if amount <= 0:
             return None
         note = cancelling.ledger_note(booking, change.reason)
-    return LedgerMove(booking["client_id"], kind, amount, note)
+    return LedgerMove(booking.client_id, kind, amount, note)
 
 
 async def _ledger_write(conn: AsyncConnection, change: Change) -> None:
@@ -229,7 +239,7 @@ async def _ledger_write(conn: AsyncConnection, change: Change) -> None:
             kind=move.kind,
             amount=move.amount,
             now=change.now,
-            booking_id=change.booking["id"],
+            booking_id=change.moved.id,
             note=move.note,
         )
 
@@ -292,7 +302,7 @@ async def _capacity_write(conn: AsyncConnection, change: Change) -> None:
     """The seat a hosted vehicle's booking held on its local pickup date (``hosted/capacity.py``);
     for a server partner's booking there is no counter row and nothing changes."""
     if _releases_seat(change.from_status, change.to_status):
-        await hosted_capacity.release(conn, change.booking)
+        await hosted_capacity.release(conn, change.moved)
 
 
 def _capacity_fragment(ctx: FastContext) -> dict[str, CTE]:
@@ -314,20 +324,20 @@ def _capacity_params(change: Change, shape: FastShape) -> dict[str, Any]:
 
 
 def _event_rows(change: Change, last_sequence: int) -> list[dict[str, Any]]:
-    booking = change.booking
+    booking = change.moved
     specs = client_events.events_of(
         booking,
         None if change.from_status is None else change.from_status.value,
         change.to_status.value,
         change.previous,
     )
-    snapshot = booking_resource(_view(booking), change.now)
+    snapshot = booking_resource(booking, change.now)
     first = last_sequence - len(specs) + 1
     return [
         {
             "event_id": client_events.new_event_id(),
-            "client_id": booking["client_id"],
-            "booking_id": booking["id"],
+            "client_id": booking.client_id,
+            "booking_id": booking.id,
             "type": spec.type.value,
             "sequence": first + i,
             "status": change.to_status.value,
@@ -342,7 +352,7 @@ def _event_rows(change: Change, last_sequence: int) -> list[dict[str, Any]]:
 async def _events_write(conn: AsyncConnection, change: Change) -> None:
     count = len(
         client_events.events_of(
-            change.booking,
+            change.moved,
             None if change.from_status is None else change.from_status.value,
             change.to_status.value,
             change.previous,
@@ -351,16 +361,10 @@ async def _events_write(conn: AsyncConnection, change: Change) -> None:
     if count == 0:
         return
     if change.from_status is None:  # created with ``event_sequence`` 1 (``service._booking_values``)
-        last = int(change.booking.get("event_sequence") or 1)
+        last = change.moved.event_sequence or 1
     else:
-        last = await repo.bump_event_sequence(conn, change.booking["id"], count)
+        last = await repo.bump_event_sequence(conn, change.moved.id, count)
     await webhooks_repo.insert_events(conn, _event_rows(change, last))
-
-
-def _view(booking: Mapping[str, Any]) -> BookingView:
-    """The resource's columns of ``Change.booking`` (a fast creation's values lack the columns a new
-    booking leaves NULL: driver, cancellation, amendment)."""
-    return BookingView.from_row({k: booking.get(k) for k in VIEW_FIELDS})
 
 
 def _events_fragment(ctx: FastContext) -> dict[str, CTE]:
@@ -412,8 +416,8 @@ def _events_params(change: Change, shape: FastShape) -> dict[str, Any]:
     show, so its snapshot is rendered here; an acknowledgement read nothing (the fan-out renders it
     from the row with this event's status)."""
     snapshot = None
-    if change.booking.get("reservation_no"):
-        snapshot = booking_resource(_view(change.booking), change.now)
+    if change.booking is not None:
+        snapshot = booking_resource(change.booking, change.now)
     return {"ev_id": client_events.new_event_id(), "ev_booking": snapshot}
 
 

@@ -12,6 +12,14 @@ Each statement is all-or-nothing by itself, so it runs in autocommit on the dire
 ``db/direct.py`` (``Database.write_one``): they are the measured performance of a create
 (docs/operations/performance.md). The side effects are not written here: ``lifecycle.fast_pieces`` gives
 them, so a side effect added to ``EFFECTS`` (``bookings/effects.py``) is written by these statements too.
+
+FROZEN at these two statements (issue 21). A new booking write, however hot, takes the general path
+(``lifecycle.transition`` & co. in a ``Database.write()`` transaction). Why: each statement here is
+a second copy, in SQL, of what the general path writes in Python; keeping them equal costs a
+PostgreSQL test per statement that compares every row both paths write
+(tests/integration/test_fast_paths_equal.py), and these two were measured to matter (bench/README.md,
+"Profile", change 13: a create went from ~29 round trips to 5). tests/unit/test_fast_paths_frozen.py
+fails when a third one appears.
 """
 
 from __future__ import annotations
@@ -25,13 +33,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import lifecycle
 from transfers.bookings.lifecycle import CREATED_REASON, Change, FastContext, FastShape
-from transfers.bookings.models import Booking
+from transfers.bookings.models import UNASSIGNED_ID, Booking
 from transfers.bookings.state import BookingStatus
 from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, outbox
-from transfers.outbox import repository as outbox_repo
-from transfers.outbox.models import NewMessage, OutboxMessage
+from transfers.delivery import repository as outbox_repo
+from transfers.delivery.models import NewMessage, OutboxMessage
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import InsufficientBalance
 
@@ -70,7 +78,8 @@ async def store_created(
             booking_id = await lifecycle.create(conn, values, actor=actor, messages=(message,))
             message_id = await outbox_repo.id_of(conn, message.webhook_id)
         return booking_id, message.stored(message_id, booking_id)
-    change = Change(values, None, S(values["status"]), actor, CREATED_REASON, values["created_at"], (message,))
+    created = Booking.new(values, UNASSIGNED_ID)
+    change = Change(created, None, created.status, actor, CREATED_REASON, created.created_at, (message,))
     debit = lifecycle.ledger_move(change) is not None
     shape = FastShape(None, change.to_status, messages=1, wallet=debit)
     params = {f"bk_{k}": v for k, v in values.items()}
@@ -85,6 +94,7 @@ async def store_created(
 _CREATED: dict[tuple[tuple[str, ...], bool], DirectStatement] = {}
 
 
+# Fast statement 1 of 2 (frozen: new writes take the general path, see the module docstring).
 def _created_statement(keys: tuple[str, ...], debit: bool) -> DirectStatement:
     """``store_created``'s PostgreSQL statement for this set of booking columns, built once.
 
@@ -122,6 +132,7 @@ def _created_statement(keys: tuple[str, ...], debit: bool) -> DirectStatement:
 
 # --- the partner's acknowledgement -------------------------------------------------------------------
 
+# Fast statement 2 of 2 (frozen: new writes take the general path, see the module docstring).
 _ACK_SHAPE = FastShape(S.PENDING, S.PENDING_APPROVAL)
 
 
@@ -183,7 +194,7 @@ async def finish_acknowledged(
     the direct path (``Database.write_one``), PostgreSQL only (SQLite has no DML in CTEs). Returns
     the booking as moved, or None when nothing was written: the caller then records and applies
     the answer the general way."""
-    change = Change({}, S.PENDING, S.PENDING_APPROVAL, actor, ACKNOWLEDGED_REASON, now)
+    change = Change(None, S.PENDING, S.PENDING_APPROVAL, actor, ACKNOWLEDGED_REASON, now)
     row = await db.write_one(
         _ACKNOWLEDGE,
         m_id=message.id,

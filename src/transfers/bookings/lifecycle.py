@@ -46,8 +46,8 @@ from transfers.bookings.effects import (
 )
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus, check_transition
+from transfers.delivery.models import NewMessage
 from transfers.errors import Conflict
-from transfers.outbox.models import NewMessage
 
 CREATED_REASON = "created"
 CONCURRENT_CHANGE_ATTEMPTS = 3
@@ -75,7 +75,7 @@ async def create(conn: AsyncConnection, values: dict[str, Any], *, actor: str, m
     await write_effects(
         conn,
         Change(
-            {**values, "id": booking_id},
+            Booking.new(values, booking_id),
             None,
             BookingStatus(values["status"]),
             actor,
@@ -108,7 +108,7 @@ async def transition(
         raise ConcurrentChange()
     moved = booking.moved(values)
     messages = (update_message(moved, notify_partner, now),) if notify_partner is not None else ()
-    await write_effects(conn, Change(moved.as_dict(), current, target, actor, reason, now, messages, booking.as_dict()))
+    await write_effects(conn, Change(moved, current, target, actor, reason, now, messages, booking))
     return moved
 
 
@@ -131,7 +131,7 @@ async def transition_unread(
     moved = await repo.move_status(conn, booking_id, current.value, status_values(target, now, fields))
     if moved is None:
         return None
-    await write_effects(conn, Change(moved.as_dict(), current, target, actor, reason, now))
+    await write_effects(conn, Change(moved, current, target, actor, reason, now))
     return moved
 
 
@@ -153,7 +153,7 @@ async def update_details(
     values = {**fields, "updated_at": now}
     await repo.update_fields(conn, booking.id, values)
     moved = booking.moved(values)
-    await write_effects(conn, Change(moved.as_dict(), status, status, actor, reason, now, messages, booking.as_dict()))
+    await write_effects(conn, Change(moved, status, status, actor, reason, now, messages, booking))
     return moved
 
 

@@ -91,6 +91,12 @@ class Booking:
         values[_STATUS_AT] = BookingStatus(values[_STATUS_AT])
         return cls(*values)
 
+    @classmethod
+    def new(cls, values: Mapping[str, Any], booking_id: int) -> Booking:
+        """A booking being created from its INSERT's ``values``: the columns a new booking leaves
+        unset (driver, partner reference, cancellation, amendment, ...) are None."""
+        return cls.from_row({**_UNSET, **values, "id": booking_id})
+
     def moved(self, values: Mapping[str, Any]) -> Booking:
         """The row after an UPDATE that set ``values`` (column names; ``status`` as stored text). The
         values are plain values: a column the database computes (``x = x + 1``) is passed computed."""
@@ -99,7 +105,7 @@ class Booking:
         return replace(self, **values)
 
     def as_dict(self) -> dict[str, Any]:
-        """Every column by name (the operator CLI's JSON; ``lifecycle.Change.booking``)."""
+        """Every column by name (the operator CLI's JSON)."""
         return {name: getattr(self, name) for name in BOOKING_FIELDS}
 
 
@@ -182,4 +188,7 @@ LISTED_FIELDS = tuple(f.name for f in fields(ListedBooking))
 _GET_BOOKING = itemgetter(*BOOKING_FIELDS)
 _GET_VIEW = itemgetter(*VIEW_FIELDS)
 _STATUS_AT = BOOKING_FIELDS.index("status")
+_UNSET: dict[str, Any] = dict.fromkeys(BOOKING_FIELDS)
+# A fast creation's ``Change`` is built before its statement's INSERT assigns the id (no fragment reads it).
+UNASSIGNED_ID = 0
 _VIEW_STATUS_AT = VIEW_FIELDS.index("status")

@@ -28,13 +28,13 @@ from transfers.bookings.rules import (
 )
 from transfers.bookings.state import BookingStatus, TransitionRefused, is_cancelable
 from transfers.clients.models import ClientPrincipal, Permission
+from transfers.delivery import repository as outbox_repo
+from transfers.delivery.models import OutboxMessage
+from transfers.delivery.policy import delivery_deadline
 from transfers.errors import Code, Conflict, ErrorCode, Invalid, NotFound, Refused
 from transfers.hosted import capacity as hosted_capacity
 from transfers.observability import metrics
-from transfers.outbox import repository as outbox_repo
-from transfers.outbox.kinds import MessageKind
-from transfers.outbox.models import OutboxMessage
-from transfers.outbox.policy import delivery_deadline
+from transfers.partners.calls import MessageKind
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.service import endpoint_of
 from transfers.partners.wire import BOOKING_TYPE

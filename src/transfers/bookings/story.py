@@ -11,7 +11,7 @@ from transfers.bookings import queries
 from transfers.bookings import repository as repo
 from transfers.bookings.models import Booking
 from transfers.db.engine import Database
-from transfers.outbox import repository as outbox_repo
+from transfers.delivery import repository as outbox_repo
 from transfers.wallet import repository as wallet_repo
 
 

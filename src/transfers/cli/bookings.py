@@ -16,7 +16,7 @@ from transfers.cli.common import fail, print_json, with_db
 from transfers.cli.tables import cell, jsonable, render, render_pairs, safe
 from transfers.clock import SystemClock
 from transfers.db.engine import Database
-from transfers.outbox import repository as outbox_repo
+from transfers.delivery import repository as outbox_repo
 
 STORED_STATUSES = [s.value for s in BookingStatus if s is not BookingStatus.DEFAULT]
 MAX_RESERVATION_NO = 64

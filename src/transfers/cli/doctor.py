@@ -23,7 +23,8 @@ from transfers.ops.doctor import checked_at, run_doctor
 @click.option("--json", "as_json", is_flag=True, help="one JSON object instead of a table")
 def doctor(processes: int, as_json: bool) -> None:
     """Check the settings, the database (reachable, migrations, time zone, max_connections, clock),
-    Redis, the secret key and every enabled partner (TCP, TLS, a signed search); exit 0 only when
+    Redis, the secret key and every enabled partner (TCP, TLS, a signed search; hosted partners: a
+    valid rate card and an active user); exit 0 only when
     nothing failed."""
     # The partner client logs refused calls as warnings; the table says it all.
     with structlog.testing.capture_logs():

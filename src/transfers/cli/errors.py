@@ -4,6 +4,8 @@
   line, exit 1 (not found, refused, conflict, invalid), 69 when ``Unavailable``; an
   ``ops.errors.OperatorError`` brings its own lines and exit code:
 * bad settings: every problem, one line each, exit 2, before the command starts;
+* A ``TRANSFERS_*`` variable no setting reads: ``warning: ...`` naming the closest known one; the
+  command runs on.
 * PostgreSQL or Redis unusable: one line naming it (password masked) and why, exit 69.
 * Anything else: one line with an error id; the traceback goes to the log under that id.
 * ``--debug`` (before or after the sub-command's name) or ``TRANSFERS_LOG_LEVEL=DEBUG``: the traceback
@@ -20,7 +22,7 @@ from typing import Any
 
 import click
 
-from transfers.config import Settings, get_settings
+from transfers.config import Settings, get_settings, unknown_variables
 from transfers.errors import DomainError, Unavailable
 from transfers.ops.crash import log_unexpected, one_line
 from transfers.ops.database import describe_database_error
@@ -78,6 +80,8 @@ def _settings_checked(callback: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(callback)
     def checked(*args: Any, **kwargs: Any) -> Any:
         load_settings()
+        for line in unknown_variables():  # a misspelled setting would otherwise be silently ignored
+            click.echo(f"warning: {line}", err=True)
         return callback(*args, **kwargs)
 
     return checked

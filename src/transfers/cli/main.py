@@ -23,7 +23,8 @@ from transfers.cli.worker import worker
 def cli() -> None:
     """Operate the transfers booking service (settings: TRANSFERS_* environment variables).
 
-    Exit codes: 0 done, 1 refused or failed, 2 bad usage or settings, 69 PostgreSQL or Redis unusable.
+    Exit codes: 0 done, 1 refused or failed, 2 bad usage or settings, 69 PostgreSQL or Redis unusable,
+    or serve's port in use.
     """
 
 

@@ -12,8 +12,8 @@ from transfers.cli.common import actor, fail, print_json, settings, with_db
 from transfers.cli.tables import jsonable, render
 from transfers.clock import SystemClock
 from transfers.db.engine import Database
-from transfers.outbox import repository as repo
-from transfers.outbox.models import ListedMessage
+from transfers.delivery import repository as repo
+from transfers.delivery.models import ListedMessage
 from transfers.outbox.retry import RetryRefused, retry_message
 from transfers.webhooks import repository as hooks_repo
 from transfers.webhooks.retry import retry_webhook_delivery

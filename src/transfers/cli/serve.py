@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import socket
 import sys
@@ -13,6 +15,7 @@ from uvicorn.supervisors import Multiprocess
 from transfers.cli.common import settings
 from transfers.config import get_settings
 from transfers.logging import configure_logging
+from transfers.ops.errors import EX_SETTINGS, EX_UNAVAILABLE, OperatorError
 from transfers.ops.startup import run_preflight
 
 GRACEFUL_SHUTDOWN_SECONDS = 30
@@ -26,6 +29,11 @@ class _GracefulServer(uvicorn.Server):
     end as "killed by SIGTERM" (exit -15/143) and supervisors would report a failure. Here the
     signal is considered handled once the shutdown (requests drained, lifespan closed) is done.
     """
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if sockets is not None and self.started:  # uvicorn logs the address only when it bound it
+            self._log_started_message(sockets)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         await super().shutdown(sockets=sockets)
@@ -54,6 +62,10 @@ def serve(host: str, port: int, workers: int, no_worker: bool, wait_for_db: floa
     is down is waited for (--wait-for-db), each attempt logged; then exit 69.
     """
     cfg = settings()
+    # The address first: a second `make run` must say the port is taken before it migrates, starts a
+    # worker or prints "Application startup complete" (issue 28). The socket bound here is the one
+    # uvicorn serves on, so nothing can take the port between the check and the start.
+    listener = claim_address(host, port)
     configure_logging(cfg.log_level, cfg.log_format)
     run_preflight(cfg, wait_seconds=wait_for_db, migrate=True, redis=True)
     # The API processes read these through Settings; set them here so every worker inherits them.
@@ -77,9 +89,36 @@ def serve(host: str, port: int, workers: int, no_worker: bool, wait_for_db: floa
     if config.workers > 1:
         # uvicorn's supervisor (what uvicorn.run does): it passes the signal on to the API processes,
         # waits for them to finish and exits 0.
-        Multiprocess(config, sockets=[config.bind_socket()]).run()
+        logging.getLogger("uvicorn.error").info("Uvicorn running on http://%s:%d (Press CTRL+C to quit)", host, port)
+        Multiprocess(config, sockets=[listener]).run()
         return
     server = _GracefulServer(config)
-    server.run()
+    server.run(sockets=[listener])
     if not server.started:
         sys.exit(STARTUP_FAILURE)
+
+
+def claim_address(host: str, port: int) -> socket.socket:
+    """Bind ``host:port`` (as uvicorn would: SO_REUSEADDR, inheritable for the API processes) or stop
+    with one line. A port another process listens on is a resource that is not available now, like a
+    database that is down: exit 69. An address this machine cannot listen on at all (not one of its
+    own, a privileged port) is a usage error: exit 2."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family=family)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise OperatorError(
+                f"{host}:{port} is already in use (another `transfers serve`?): stop that process or "
+                "choose another --port",
+                exit_code=EX_UNAVAILABLE,
+            ) from None
+        raise OperatorError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc} (check --host and --port)",
+            exit_code=EX_SETTINGS,
+        ) from None
+    sock.set_inheritable(True)
+    return sock

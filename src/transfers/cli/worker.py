@@ -11,13 +11,13 @@ import click
 import structlog
 
 from transfers.cli.common import print_json, settings
+from transfers.deliveries import Dispatcher
 from transfers.jobs import scheduled
 from transfers.logging import configure_logging
 from transfers.ops.startup import run_preflight
-from transfers.outbox.dispatcher import Dispatcher
-from transfers.outbox.worker import Worker
 from transfers.services import Services
 from transfers.webhooks.delivery import WebhookDispatcher
+from transfers.worker import Worker
 
 log = structlog.get_logger("transfers.worker")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -57,7 +57,7 @@ def worker(once: bool, wait_for_db: float) -> None:
 
 
 async def _run(svc: Services, *, once: bool) -> dict[str, Any] | None:
-    dispatcher = Dispatcher(svc)
+    dispatcher = svc.dispatcher = Dispatcher(svc)
     try:
         if once:
             attempted = await dispatcher.run_once()

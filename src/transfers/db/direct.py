@@ -20,6 +20,12 @@ Values go in and come out exactly as through the engine (same type processors: `
 ``Decimal``, instants as aware UTC datetimes, JSON encoded and decoded with the same functions),
 which tests/api/test_direct_reads.py checks column by column. Only single statements that are
 atomic on their own come this way: anything needing a transaction keeps the engine's.
+
+The durable writes that come this way (``Database.write_one``) are frozen at the two booking
+statements that were measured (``bookings/fast_paths.py``: the create and the partner's
+acknowledgement). New writes use the engine's general transaction path: a write here is a second
+copy of what the general path writes, kept equal only by a PostgreSQL test of its own
+(tests/unit/test_fast_paths_frozen.py fails on a third).
 """
 
 from __future__ import annotations

@@ -106,7 +106,8 @@ class Database:
         """Run one statement that is atomic by itself (e.g. a data-modifying WITH) and answer its
         first row: on PostgreSQL by the direct path in autocommit (no BEGIN/COMMIT round trips, and
         row locks held only while PostgreSQL executes and commits it), never retried; elsewhere in a
-        ``write()`` transaction of its own."""
+        ``write()`` transaction of its own. Frozen at the two booking statements that were measured
+        (``bookings/fast_paths.py``): a new write uses ``write()``, the general path."""
         if isinstance(self._direct, PostgresDirect):
             return await self._direct.one(statement.compiled(self.engine.dialect), params, write=True)
         async with self.write() as conn:

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.bookings.models import Booking
 from transfers.errors import Conflict
 from transfers.hosted import repository as repo
 from transfers.hosted.card import load_stored
@@ -52,11 +53,11 @@ def claimer(values: Mapping[str, Any]) -> Callable[[AsyncConnection], Awaitable[
     return claim
 
 
-async def release(conn: AsyncConnection, booking: Mapping[str, Any]) -> None:
+async def release(conn: AsyncConnection, booking: Booking) -> None:
     """Give back the seat ``booking`` held (nothing for a server partner's booking: it held none)."""
     await repo.release_seat(
         conn,
-        partner_id=int(booking["partner_id"]),
-        vehicle_id=str(booking["partner_vehicle_id"]),
-        local_date=local_pickup_date(booking["airport_iata"], booking["pickup_at"]),
+        partner_id=booking.partner_id,
+        vehicle_id=booking.partner_vehicle_id,
+        local_date=local_pickup_date(booking.airport_iata, booking.pickup_at),
     )

@@ -1,18 +1,24 @@
 """What a hosted partner "answers" to the outbox's partner calls, without any HTTP (docs/rules/hosted-partners.md).
 
-A hosted partner has no server: its staff answer in the portal. So the outbox delivers its
-messages here, in-process, and the usual dispatcher path records and applies the answer like any
-partner's: a new booking is acknowledged (``PENDING -> PENDING_APPROVAL``, where it waits in the
+A hosted partner has no server: its staff answer in the portal. So the delivery engine sends
+its messages here, in-process (``HostedPartner``, a ``Transport``), and records and applies the
+answer like any partner's: a new booking is acknowledged (``PENDING -> PENDING_APPROVAL``, where it waits in the
 portal's ``New`` list), and an update (a client's cancellation, an amendment) is taken as read.
 What the partner's users must be told is e-mailed (``hosted/mail.py``), written in the same
-transaction as the delivery by the dispatcher.
+transaction as the delivery (``email_users``, the receiver's ``after_delivery``).
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from transfers.partners.client import CallResult
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from transfers.delivery.kinds import DeliveryKind
+from transfers.delivery.models import OutboxMessage
+from transfers.delivery.transport import CallResult
+from transfers.hosted import mail
 
 # The answer bodies a server partner would send (PARTNER_API.md): a create stays with the partner
 # to accept (no driver yet), and an update is acknowledged.
@@ -45,3 +51,17 @@ def mail_kind(kind: str, payload: dict[str, Any]) -> str | None:
     if kind == "booking.amend":  # the client changed the trip: the drivers must know
         return "booking.amended"
     return None
+
+
+class HostedPartner:
+    """The transport to a hosted partner: the answer above, no network."""
+
+    async def send(self, kind: DeliveryKind, message: OutboxMessage, *, timeout: float, target: Any) -> CallResult:
+        return answer(kind.name, message.payload)
+
+
+async def email_users(conn: AsyncConnection, kind: DeliveryKind, message: OutboxMessage, now: datetime) -> None:
+    """A delivered message's e-mail to the partner's users, in the transaction that finishes it."""
+    kind_of_mail = mail_kind(kind.name, message.payload)
+    if kind_of_mail is not None:
+        await mail.enqueue(conn, message, kind_of_mail, now)

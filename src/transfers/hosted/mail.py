@@ -1,7 +1,7 @@
 """E-mails to a partner's users: a new booking, a cancellation (docs/rules/hosted-partners.md), an amendment.
 
 Written as a ``partner_emails`` row in the transaction of the delivery that reports the change
-(``outbox/dispatcher.py``, for hosted partners), and sent by the worker (``send_due``, a scheduled
+(``hosted/inprocess.email_users``, for hosted partners), and sent by the worker (``send_due``, a scheduled
 job), never inside a request. A row per (kind, booking): the unique ``dedupe_key`` keeps a
 re-delivered message from mailing twice; the lease keeps two workers off one row; a row is
 marked sent only after the SMTP server took the message, and retried with the outbox's backoff
@@ -24,9 +24,9 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.models import Booking
+from transfers.delivery.models import OutboxMessage
+from transfers.delivery.policy import next_attempt
 from transfers.hosted import repository as repo
-from transfers.outbox.models import OutboxMessage
-from transfers.outbox.policy import next_attempt
 from transfers.search.airports import local_time
 from transfers.services import Services
 

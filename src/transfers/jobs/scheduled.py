@@ -16,11 +16,9 @@ from transfers.bookings import operator_actions, partner_updates
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.state import BookingStatus
+from transfers.deliveries import Dispatcher
 from transfers.hosted import jobs as hosted_jobs
 from transfers.hosted import mail as hosted_mail
-from transfers.outbox import repository as outbox_repo
-from transfers.outbox.dispatcher import EFFECTS, Ending
-from transfers.outbox.kinds import MessageKind
 from transfers.partners import health_repository
 from transfers.services import Services
 from transfers.webauth import sessions as web_sessions
@@ -48,14 +46,10 @@ async def complete_rides(svc: Services) -> int:
 
 
 async def expire_deliveries(svc: Services) -> int:
-    """Undelivered messages past their deadline: the booking of an undelivered create FAILs (refunded)
-    (``outbox.dispatcher.EFFECTS``)."""
-    now = svc.clock.now()
-    async with svc.db.write() as conn:
-        expired = await outbox_repo.expire_overdue(conn, now=now, limit=BATCH)
-        for message in expired:  # what an expired message does, by its kind (the dispatcher's own effect)
-            await EFFECTS[MessageKind.of(message.kind)](conn, message, Ending.EXPIRED, None, None, now)
-    return len(expired)
+    """Undelivered messages past their deadline, each with its kind's effect: the booking of an
+    undelivered create FAILs (refunded) (``bookings/partner_answers.py``)."""
+    engine = svc.dispatcher or Dispatcher(svc)
+    return await engine.expire_overdue(limit=BATCH)
 
 
 async def reconcile(svc: Services) -> int:

@@ -23,8 +23,8 @@ from starlette.types import Message, Scope
 
 from transfers.bookings import queries as booking_queries
 from transfers.bookings.state import BookingStatus
+from transfers.delivery import repository as outbox_repo
 from transfers.observability import metrics
-from transfers.outbox import repository as outbox_repo
 from transfers.services import Services
 from transfers.webhooks import repository as webhooks_repo
 

@@ -15,9 +15,12 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.config import Settings, get_settings
+from transfers.config import Settings, get_settings, unknown_variables
 from transfers.db.engine import Database
+from transfers.hosted import card as rate_cards
+from transfers.hosted import repository as hosted_repo
 from transfers.ops.database import is_sqlite, read_schema, schema_problem, shown_target
 from transfers.ops.errors import BackendUnavailable
 from transfers.ops.masking import mask_url
@@ -29,6 +32,7 @@ from transfers.partners.models import PartnerRecord
 from transfers.partners.repository import enabled_with_secrets
 from transfers.partners.secrets_box import SANDBOX_KEY_FILE, SecretBox
 from transfers.partners.service import endpoint
+from transfers.reference.repository import vehicle_type_names
 
 Verdict = Literal["PASS", "WARN", "FAIL", "SKIP"]
 # Each process opens up to this many connections per TRANSFERS_DATABASE_POOL_SIZE (docs/operations/scaling.md).
@@ -72,9 +76,16 @@ async def run_doctor(*, processes: int = 1) -> Report:
         if problems
         else Row("settings", "PASS", f"environment {cfg.environment}")
     )
-    rows += await _database_rows(cfg, processes)
+    unknown = unknown_variables()
+    rows.append(
+        Row("variables", "WARN", "; ".join(unknown))
+        if unknown
+        else Row("variables", "PASS", "every TRANSFERS_* variable is a setting of this release")
+    )
+    database = await _database_rows(cfg, processes)
+    rows += database
     rows.append(await _redis_row(cfg))
-    rows += await _secret_and_partner_rows(cfg, database_ok=all(r.result != "FAIL" for r in rows[1:3]))
+    rows += await _secret_and_partner_rows(cfg, database_ok=all(r.result != "FAIL" for r in database[:2]))
     return Report(rows)
 
 
@@ -196,12 +207,20 @@ async def _secret_and_partner_rows(cfg: Settings, *, database_ok: bool) -> list[
     db = Database(cfg.resolved_database_url, pool_size=1, application_name="transfers-doctor")
     try:
         async with db.read() as conn:
-            stored = await enabled_with_secrets(conn)
+            everyone = await enabled_with_secrets(conn)
+            # Hosted partners have no server to probe (their base URL is empty): they are judged by
+            # what they answer from, their rate card, and by who can accept their bookings.
+            hosted_rows = [await _hosted_row(conn, s.record) for s in everyone if s.record.hosted]
     finally:
         await db.dispose()
+    stored = [s for s in everyone if not s.record.hosted]
     if key is None:
         verdict: Verdict = "FAIL" if not cfg.is_sandbox or stored else "PASS"
-        return [Row("secret key", verdict, how), Row("partners", "SKIP", "no secret key to open their secrets")]
+        return [
+            Row("secret key", verdict, how),
+            *hosted_rows,
+            Row("partners", "SKIP", "no secret key to open their secrets"),
+        ]
     box = SecretBox(key)
     opened: list[tuple[PartnerRecord, PartnerEndpoint]] = []
     sealed_elsewhere: list[str] = []
@@ -221,12 +240,36 @@ async def _secret_and_partner_rows(cfg: Settings, *, database_ok: bool) -> list[
         if sealed_elsewhere
         else Row("secret key", "PASS", f"{how}; opens the secrets of {len(opened)} enabled partner(s)")
     ]
-    return rows + await _partner_rows(cfg, opened)
+    return rows + hosted_rows + await _partner_rows(cfg, opened, hosted=len(hosted_rows))
 
 
-async def _partner_rows(cfg: Settings, partners: list[tuple[PartnerRecord, PartnerEndpoint]]) -> list[Row]:
+async def _hosted_row(conn: AsyncConnection, record: PartnerRecord) -> Row:
+    """A hosted partner passes with a stored rate card that validates now (vehicle types may have
+    changed since it was saved) and at least one active portal user to accept its bookings."""
+    name = f"partner {record.partner_id} {record.name}"
+    problems: list[str] = []
+    card = await hosted_repo.get_card(conn, record.partner_id)
+    if card is None:
+        problems.append("no rate card: searches find none of its vehicles (transfers partners rate-card set)")
+    else:
+        errors = rate_cards.validate(card, vehicle_types=frozenset(await vehicle_type_names(conn)))
+        if errors:
+            first = errors[0]
+            problems.append(f"rate card invalid ({len(errors)} problem(s)); first: {first.path}: {first.reason}")
+    users = [u for u in await hosted_repo.users_of_partner(conn, record.partner_id) if u["status"] == "active"]
+    if not users:
+        problems.append("no active portal user to accept its bookings (transfers partners users create)")
+    if problems:
+        return Row(name, "FAIL", "hosted: " + "; ".join(problems))
+    vehicles = len(card.get("vehicles", [])) if card else 0
+    return Row(name, "PASS", f"hosted: rate card valid ({vehicles} vehicle(s)), {len(users)} active user(s)")
+
+
+async def _partner_rows(
+    cfg: Settings, partners: list[tuple[PartnerRecord, PartnerEndpoint]], *, hosted: int = 0
+) -> list[Row]:
     if not partners:
-        return [Row("partners", "WARN", "no enabled partner: searches find no vehicles")]
+        return [] if hosted else [Row("partners", "WARN", "no enabled partner: searches find no vehicles")]
     client = PartnerClient(
         max_response_bytes=cfg.partner_max_response_bytes, allow_private=cfg.private_partner_urls_allowed
     )

@@ -2,7 +2,9 @@
 printed by the CLI as ``error: ...`` lines with their exit code (``cli/errors.py``).
 
 Exit codes follow sysexits(3) where one fits: 2 for bad settings (like a usage error, the command was
-never started), 69 ``EX_UNAVAILABLE`` when a service it needs (PostgreSQL, Redis) cannot be used.
+never started; also ``serve --host`` naming an address this machine does not have), 69 ``EX_UNAVAILABLE``
+when something it needs is not available now: a service (PostgreSQL, Redis) it cannot use, or the port
+``serve`` was given, held by another process (stopping that process fixes it; the command is right).
 """
 
 from __future__ import annotations

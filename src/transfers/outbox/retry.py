@@ -21,10 +21,10 @@ from transfers.bookings.state import TERMINAL
 from transfers.clients.repository import record_admin_action
 from transfers.clock import Clock
 from transfers.db.engine import Database
+from transfers.delivery import repository as repo
+from transfers.delivery.policy import delivery_deadline
 from transfers.errors import Refused
-from transfers.outbox import repository as repo
-from transfers.outbox.kinds import MessageKind
-from transfers.outbox.policy import delivery_deadline
+from transfers.partners.calls import MessageKind
 
 RETRY_WINDOW = timedelta(hours=24)
 

@@ -14,13 +14,11 @@ of it (bench/README.md, "Profile"). httpx remains the SDK's and the tests' clien
 from __future__ import annotations
 
 import asyncio
-import codecs
-import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import quote
 
 import aiohttp
@@ -30,13 +28,15 @@ from aiohttp import hdrs
 from yarl import URL
 
 from transfers.api.context import request_id_var
+from transfers.delivery.transport import EXCERPT_CHARS as EXCERPT_CHARS  # re-exported for callers
+from transfers.delivery.transport import CallResult as CallResult
+from transfers.delivery.transport import Outcome as Outcome
+from transfers.delivery.transport import answer_excerpt as answer_excerpt
 from transfers.observability.metrics import observe_partner_call
 from transfers.partners.signing import signature_headers
 from transfers.partners.ssrf import BlockedDestination, GuardedResolver, Resolver, refuse_literal_host, system_resolver
 
 log = structlog.get_logger("transfers.partners")
-
-Outcome = Literal["ok", "timeout", "connect_error", "http_error", "invalid", "too_large", "redirect", "blocked"]
 
 USER_AGENT = "transfers/0.1 (+partner webhooks)"
 # Connections per partner (host:port) at once; a hanging partner can hold at most this many, never
@@ -67,48 +67,6 @@ class PartnerEndpoint:
         if self.previous_signing_secret and self.previous_until is not None and now < self.previous_until:
             return (self.previous_signing_secret,)
         return ()
-
-
-@dataclass(frozen=True)
-class CallResult:
-    outcome: Outcome
-    http_status: int | None
-    body: Any
-    error: str | None
-    duration_ms: float
-    raw: bytes | None = field(default=None, repr=False)
-    """The answer body as received (already capped), when an HTTP answer came: kept by reference so
-    only a caller that stores it (the outbox's attempt row) pays for ``answer_excerpt``."""
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome == "ok"
-
-    @property
-    def excerpt(self) -> str | None:
-        """The stored excerpt of the answer (``answer_excerpt``), None when no HTTP answer came."""
-        return None if self.raw is None or self.http_status is None else answer_excerpt(self.raw)
-
-
-EXCERPT_CHARS = 500
-# Control characters (C0, DEL, C1) except tab and newline: an excerpt is shown to operators, and a
-# carriage return or an escape sequence from a partner must not be obeyed by a terminal.
-_CONTROL = re.compile("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f]")
-
-
-def answer_excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
-    """The first ``limit`` characters of an answer body: UTF-8 with undecodable bytes replaced,
-    control characters other than newline and tab removed. Decodes only a prefix (4 bytes per
-    character at most), widening it while removed characters leave the text short."""
-    size = limit * 4
-    while True:
-        # An incremental decoder keeps a character cut at the prefix's end back instead of
-        # replacing it, so a cut never shows up as U+FFFD.
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        text = _CONTROL.sub("", decoder.decode(raw[:size], final=size >= len(raw)))
-        if len(text) >= limit or size >= len(raw):
-            return text[:limit]
-        size *= 4
 
 
 class PartnerClient:

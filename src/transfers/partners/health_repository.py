@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.engine import Database
 from transfers.db.tables import LATENCY_COLUMNS, SEARCH_OUTCOMES, outbox, partner_search_minutes, partners
-from transfers.outbox.repository import EXPIRED, FAILED, PENDING
+from transfers.delivery.repository import EXPIRED, FAILED, PENDING
 from transfers.partners.health import HOUR, Key, PartnerHealth, Tally, minute_of, p95_ms
 
 T = partner_search_minutes

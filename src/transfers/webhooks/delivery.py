@@ -18,7 +18,7 @@ on either: events are rows written with the change, delivered later).
    exchange, no redirects, the SSRF guard of partner calls where it is on.
 4. **Record**: 2xx delivered; 410 failed and the endpoint disabled (its other pending deliveries
    stop); anything else, a time-out or a connection error is retried after about 10 s, 30 s,
-   2 min, 10 min, 30 min, then hourly (``outbox/policy.next_attempt``) until 24 h after the
+   2 min, 10 min, 30 min, then hourly (``delivery/policy.next_attempt``) until 24 h after the
    event, then ``failed``. A worker killed mid-delivery leaves a lease that expires: the delivery
    is sent again with the same ``webhook-id`` (at least once).
 """
@@ -38,7 +38,7 @@ from yarl import URL
 
 from transfers.bookings.models import Booking
 from transfers.bookings.resource import booking_resource
-from transfers.outbox.policy import next_attempt
+from transfers.delivery.policy import next_attempt
 from transfers.partners.signing import sign
 from transfers.partners.ssrf import BlockedDestination, GuardedResolver, refuse_literal_host
 from transfers.services import Services

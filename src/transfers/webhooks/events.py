@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -52,8 +52,24 @@ def new_event_id() -> str:
     return f"evt_{os.urandom(16).hex()}"
 
 
+class ChangedBooking(Protocol):
+    """What the events of a change read of a booking (``bookings.models.Booking`` has it): the
+    driver's details and the latest amendment."""
+
+    @property
+    def driver_name(self) -> str | None: ...
+    @property
+    def driver_phone(self) -> str | None: ...
+    @property
+    def driver_plate(self) -> str | None: ...
+    @property
+    def meeting_point(self) -> str | None: ...
+    @property
+    def amendment(self) -> dict[str, Any] | None: ...
+
+
 def events_of(
-    booking: Mapping[str, Any], from_status: str | None, to_status: str, previous: Mapping[str, Any] | None
+    booking: ChangedBooking, from_status: str | None, to_status: str, previous: ChangedBooking | None
 ) -> list[EventSpec]:
     """The events of one change of ``booking`` (as moved) from ``from_status`` (None: created) to
     ``to_status``; ``previous`` is the booking before the change, when the path read it (without
@@ -64,7 +80,7 @@ def events_of(
     if from_status != to_status:
         found.append(EventSpec(EventType.BOOKING_STATUS_CHANGED, from_status))
     if previous is not None:
-        if booking.get("driver_name") and any(booking.get(k) != previous.get(k) for k in DRIVER_KEYS):
+        if booking.driver_name and any(getattr(booking, k) != getattr(previous, k) for k in DRIVER_KEYS):
             found.append(EventSpec(EventType.BOOKING_DRIVER_UPDATED))
         settled = _amendment_status(booking)
         if settled in _AMENDMENT_EVENTS and settled != _amendment_status(previous):
@@ -72,8 +88,8 @@ def events_of(
     return found
 
 
-def _amendment_status(booking: Mapping[str, Any]) -> str | None:
-    amendment = booking.get("amendment")
+def _amendment_status(booking: ChangedBooking) -> str | None:
+    amendment = booking.amendment
     return amendment.get("status") if isinstance(amendment, Mapping) else None
 
 

@@ -1,6 +1,6 @@
 """Webhook endpoints, client events and their deliveries: every statement on these tables.
 
-Claiming works like the partner outbox's (``outbox/repository.py``): a claim sets ``lease_until``
+Claiming works like the partner outbox's (``delivery/repository.py``): a claim sets ``lease_until``
 and only rows whose lease is empty or expired are claimed; the claiming UPDATE re-checks that on
 the row it locks, so two workers never hold one delivery at the same time, and a worker killed
 mid-delivery leaves a lease that simply expires (the delivery is sent again, same ``webhook-id``).

@@ -18,11 +18,11 @@ from sqlalchemy import CTE, ColumnElement, and_, bindparam, exists, func, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import bookings, delivery_attempts, outbox, partners
-from transfers.outbox.models import DELIVERED as DELIVERED  # the statuses, re-exported for callers
-from transfers.outbox.models import EXPIRED as EXPIRED
-from transfers.outbox.models import FAILED as FAILED
-from transfers.outbox.models import NEW_MESSAGE_FIELDS, ListedMessage, NewMessage, OutboxMessage
-from transfers.outbox.models import PENDING as PENDING
+from transfers.delivery.models import DELIVERED as DELIVERED  # the statuses, re-exported for callers
+from transfers.delivery.models import EXPIRED as EXPIRED
+from transfers.delivery.models import FAILED as FAILED
+from transfers.delivery.models import NEW_MESSAGE_FIELDS, ListedMessage, NewMessage, OutboxMessage
+from transfers.delivery.models import PENDING as PENDING
 
 # Built once: every create runs them (bench/README.md, "Profile"). WHERE binds carry an ``m_`` prefix
 # so they never collide with the column names an UPDATE takes its SET clause from.
@@ -96,7 +96,10 @@ def _claimable(now: datetime) -> Any:
     return and_(outbox.c.status == PENDING, or_(outbox.c.lease_until.is_(None), outbox.c.lease_until < now))
 
 
-async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int) -> list[OutboxMessage]:
+async def claim_due(
+    conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int, kinds: Sequence[str] | None = None
+) -> list[OutboxMessage]:
+    """Lease up to ``limit`` due messages, oldest due first; only those of ``kinds`` when given."""
     candidates = (
         select(outbox.c.id)
         .where(_claimable(now), outbox.c.next_attempt_at <= now)
@@ -104,6 +107,8 @@ async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: dateti
         .limit(limit)
         .with_for_update(skip_locked=True)
     )
+    if kinds is not None:
+        candidates = candidates.where(outbox.c.kind.in_(list(kinds)))
     rows = await conn.execute(
         update(outbox)
         .where(outbox.c.id.in_(candidates.scalar_subquery()))
@@ -148,6 +153,21 @@ async def finish(
     result = await conn.execute(
         _HELD,
         {"m_id": message.id, "m_lease": message.lease_until, "status": status, "finished_at": now, "last_error": error},
+    )
+    return result.rowcount == 1
+
+
+async def drop(conn: AsyncConnection, message: OutboxMessage, *, now: datetime, reason: str) -> bool:
+    """Close a message we hold the lease on as expired, unsent (a stale message of a kind tried once)."""
+    result = await conn.execute(
+        _HELD,
+        {
+            "m_id": message.id,
+            "m_lease": message.lease_until,
+            "status": EXPIRED,
+            "finished_at": now,
+            "last_error": reason,
+        },
     )
     return result.rowcount == 1
 
@@ -323,3 +343,31 @@ async def withdraw_pending(conn: AsyncConnection, booking_id: int, kind: str, *,
         .values(status=FAILED, finished_at=now, last_error=reason[:1000])
     )
     return int(result.rowcount or 0)
+
+
+# --- kinds tried once: the newest message replaces a pending older one ------------------------------
+
+SUPERSEDED = "superseded by a newer message of the same kind"
+
+
+async def enqueue_latest(
+    conn: AsyncConnection,
+    *,
+    booking_id: int,
+    partner_id: int,
+    kind: str,
+    payload: dict[str, Any],
+    now: datetime,
+    deadline: datetime,
+) -> OutboxMessage:
+    """Write a message of a kind tried once (``DeliveryKind.once``, e.g. a driver's position): the
+    booking's pending, unleased messages of that kind are expired as superseded first, so only the
+    newest one is ever sent (coalesced). One being sent right now is left to finish."""
+    await conn.execute(
+        update(outbox)
+        .where(outbox.c.booking_id == booking_id, outbox.c.kind == kind, _claimable(now))
+        .values(status=EXPIRED, finished_at=now, last_error=SUPERSEDED)
+    )
+    return await enqueue(
+        conn, booking_id=booking_id, partner_id=partner_id, kind=kind, payload=payload, now=now, deadline=deadline
+    )

@@ -1,0 +1,1 @@
+curl -s localhost:8000/api/public/car/type

@@ -1,0 +1,1 @@
+curl -s -X DELETE "localhost:8000/api/v1/booking-api/booking?reservation_no=$RESERVATION_NO&cancellation_id=1" -H "Authorization: Bearer $KEY"

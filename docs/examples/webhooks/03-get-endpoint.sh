@@ -1,0 +1,1 @@
+curl -s localhost:8000/api/v1/booking-api/webhook-endpoints/$ENDPOINT_ID -H "Authorization: Bearer $KEY"

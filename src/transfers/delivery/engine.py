@@ -1,0 +1,210 @@
+"""The delivery engine: claim, lease, send, judge, record, retry or give up, for every kind.
+
+Used two ways: ``deliver_leased`` by a writer that wrote its message already leased to itself
+(create-booking's one attempt within its 2 s budget, so a fast partner's answer is already in the
+response) and ``run_once`` by the worker loop (``worker.py``). No database transaction is open
+while a receiver is being called.
+
+One delivery, flat: the kind's router names the receiver (its ``Transport``), the transport sends,
+the kind judges the result (answered / retry / give up), ``policy.settle`` decides what happens to
+the message (finished, or pending until the schedule's next attempt, or expired at its deadline),
+then one transaction records the attempt (the attempt log), finishes or reschedules the message
+and, once finished, runs the kind's effect. A finishing transaction that keeps meeting a concurrent
+change (the kind's ``unapplied`` errors) is not dropped: the attempt and the reason are recorded
+on the message, which stays pending for a later claim, and ``outbox_answer_unapplied`` is logged.
+
+The engine knows no consumer: kinds are registered by the application (``transfers/deliveries.py``);
+``import-linter`` keeps this package from importing bookings, partners, hosted, webhooks or mail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
+
+import structlog
+
+from transfers import failpoints
+from transfers.clock import Clock
+from transfers.db.engine import Database
+from transfers.delivery import repository as repo
+from transfers.delivery.kinds import DeliveryKind, Judged, Registry
+from transfers.delivery.models import OutboxMessage
+from transfers.delivery.policy import Ending, settle
+from transfers.delivery.transport import CallResult, Receiver
+
+log = structlog.get_logger("transfers.outbox")
+UNAPPLIED = "the booking kept changing concurrently; the answer is applied on the next delivery"
+STALE = "stale: tried once, dropped unsent after its deadline"
+
+
+class Engine:
+    """Delivers the messages of the ``outbox`` table for the kinds in ``registry``."""
+
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        registry: Registry,
+        *,
+        lease_seconds: float,
+        timeout: float,
+        concurrency: int = 16,
+    ) -> None:
+        self.db = db
+        self.clock = clock
+        self.registry = registry
+        self.lease_seconds = lease_seconds
+        self.timeout = timeout
+        self._slots = asyncio.Semaphore(concurrency)
+
+    async def run_once(self, limit: int = 32) -> int:
+        """Claim due messages and deliver them concurrently; returns how many were attempted. Kinds
+        tried once are claimed first, so a backlog of due retries never holds them up. Only kinds
+        this process registered are claimed (an older worker beside a newer one leaves it the kinds
+        it does not know)."""
+        now = self.clock.now()
+        lease = now + timedelta(seconds=self.lease_seconds)
+        first = self.registry.once_names()
+        known = self.registry.names()
+        async with self.db.write() as conn:
+            messages = await repo.claim_due(conn, now=now, lease_until=lease, limit=limit, kinds=first) if first else []
+            if len(messages) < limit:
+                messages += await repo.claim_due(
+                    conn, now=now, lease_until=lease, limit=limit - len(messages), kinds=known
+                )
+        await asyncio.gather(*(self._deliver(m, self.timeout) for m in messages))
+        return len(messages)
+
+    async def deliver_leased(self, message: OutboxMessage, hint: Any = None, *, budget: float) -> Any:
+        """Deliver a message written already leased to the caller (``lease_until`` set when it was
+        inserted, so no worker claims it meanwhile), with no claim transaction. ``hint``: what the
+        caller knows of the receiver already (a partner's endpoint). Answers what the kind's effect
+        returned (None when nothing was applied)."""
+        return await self._deliver(message, budget, hint)
+
+    async def expire_overdue(self, *, limit: int) -> int:
+        """Pending, unleased messages past their deadline: expired, each kind's effect run with
+        ``Ending.EXPIRED`` in the same transaction (the scheduled ``expire_deliveries`` job)."""
+        now = self.clock.now()
+        async with self.db.write() as conn:
+            expired = await repo.expire_overdue(conn, now=now, limit=limit)
+            for message in expired:
+                await self.registry[message.kind].effect(conn, message, Ending.EXPIRED, None, None, now)
+        return len(expired)
+
+    async def _deliver(self, message: OutboxMessage, timeout: float, hint: Any = None) -> Any:
+        kind = self.registry[message.kind]
+        async with self._slots:
+            started = self.clock.now()
+            if kind.once and started >= message.deadline_at:
+                await self._drop_stale(message)
+                return None
+            receiver = await kind.router(message, hint)
+            result = await receiver.transport.send(kind, message, timeout=timeout, target=receiver.target)
+            if not receiver.in_process:
+                failpoints.hit("outbox.after_send")
+            try:
+                return await self._record(message, kind, receiver, result, started)
+            except Exception:
+                log.exception("outbox_record_failed", outbox_id=message.id)
+                return None
+
+    async def _record(
+        self, message: OutboxMessage, kind: DeliveryKind, receiver: Receiver, result: CallResult, started: datetime
+    ) -> Any:
+        """The attempt, the message's new state and its kind's effect, in one transaction; returns
+        what the effect returned (None when the message is still pending or nothing changed)."""
+        now = self.clock.now()
+        judged = kind.judge(kind, result)
+        result = judged.result
+        if receiver.observe is not None:  # metrics: the call's final outcome (a contract breach counts as "invalid")
+            receiver.observe(kind, result)
+        attempt = {
+            "attempt_no": message.attempts + 1,
+            "started_at": started,
+            "duration_ms": result.duration_ms,
+            "outcome": f"{judged.verdict.value}:{result.outcome}",
+            "http_status": result.http_status,
+            "error": judged.error,
+            "answer_excerpt": result.excerpt,
+        }
+        applied = None
+        if kind.fast_finish is not None and not receiver.in_process and not self.db.is_sqlite:
+            # A kind's usual answer written in one all-or-nothing statement (PostgreSQL), run in
+            # autocommit; None when it wrote nothing, and the general way below runs.
+            applied = await kind.fast_finish(message, attempt, judged, now)
+        if applied is None:
+            try:
+                applied = await kind.retrying(partial(self._apply, message, kind, receiver, attempt, judged, now))
+            except kind.unapplied:
+                await self._unapplied(message, kind, attempt, now)
+        log.info(
+            "outbox_delivery",
+            outbox_id=message.id,
+            kind=kind.name,
+            verdict=judged.verdict.value,
+            outcome=result.outcome,
+            http_status=result.http_status,
+            attempt=message.attempts + 1,
+            reservation_no=message.reservation_no,
+            partner_id=message.partner_id,
+        )
+        return applied
+
+    async def _apply(
+        self,
+        message: OutboxMessage,
+        kind: DeliveryKind,
+        receiver: Receiver,
+        attempt: dict[str, Any],
+        judged: Judged,
+        now: datetime,
+    ) -> Any:
+        """One write transaction: the attempt, the message rescheduled or finished and, once
+        finished, the receiver's follow-up and the kind's effect."""
+        async with self.db.write() as conn:
+            await repo.record_attempt(conn, outbox_id=message.id, **attempt)
+            settled = settle(
+                judged.verdict,
+                attempts_done=message.attempts + 1,
+                now=now,
+                deadline=message.deadline_at,
+                schedule=kind.schedule,
+                once=kind.once,
+            )
+            if settled.ending is None or settled.retry_at is not None:
+                await repo.reschedule(conn, message, next_attempt_at=settled.retry_at or now, error=judged.error)
+                return None
+            if not await repo.finish(conn, message, status=settled.status, now=now, error=judged.error):
+                return None  # another worker owns this message now
+            if settled.ending is Ending.ANSWERED and receiver.after_delivery is not None:
+                await receiver.after_delivery(conn, kind, message, now)
+            return await kind.effect(conn, message, settled.ending, judged.answer, judged.error, now)
+
+    async def _unapplied(
+        self, message: OutboxMessage, kind: DeliveryKind, attempt: dict[str, Any], now: datetime
+    ) -> None:
+        """Every try of ``_apply`` met a concurrent change: record the attempt with the reason and
+        leave the message pending for the next claim (after the usual backoff), so the answer is
+        applied on its next delivery (same webhook-id) rather than dropped."""
+        when = kind.schedule.next_attempt(message.attempts + 1, now)
+        async with self.db.write() as conn:
+            await repo.record_attempt(conn, outbox_id=message.id, **{**attempt, "error": UNAPPLIED})
+            kept = await repo.reschedule(conn, message, next_attempt_at=when, error=UNAPPLIED)
+        log.error(
+            "outbox_answer_unapplied",
+            outbox_id=message.id,
+            kind=message.kind,
+            rescheduled=kept,
+            next_attempt_at=when.isoformat(),
+            reservation_no=message.reservation_no,
+        )
+
+    async def _drop_stale(self, message: OutboxMessage) -> None:
+        """A kind tried once, claimed past its deadline: expired without an attempt (its news is old)."""
+        async with self.db.write() as conn:
+            dropped = await repo.drop(conn, message, now=self.clock.now(), reason=STALE)
+        log.info("outbox_stale_dropped", outbox_id=message.id, kind=message.kind, dropped=dropped)

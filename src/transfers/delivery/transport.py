@@ -1,0 +1,98 @@
+"""What a delivery attempt sends through and gets back: the ``Transport`` interface and its
+``CallResult``.
+
+The engine does not know what is on the other side. A partner with a server is an HTTP call
+(``partners/client.py``), a hosted partner answers in-process (``hosted/inprocess.py``), a client
+endpoint is a signed POST (``webhooks/delivery.py``), a test kind is a function. Each is a
+``Transport``; a kind's ``Router`` picks the one a message goes through (``kinds.py``).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+if TYPE_CHECKING:
+    from transfers.delivery.kinds import DeliveryKind
+    from transfers.delivery.models import OutboxMessage
+
+Outcome = Literal["ok", "timeout", "connect_error", "http_error", "invalid", "too_large", "redirect", "blocked"]
+
+
+@dataclass(frozen=True)
+class CallResult:
+    outcome: Outcome
+    http_status: int | None
+    body: Any
+    error: str | None
+    duration_ms: float
+    raw: bytes | None = field(default=None, repr=False)
+    """The answer body as received (already capped), when an HTTP answer came: kept by reference so
+    only a caller that stores it (the outbox's attempt row) pays for ``answer_excerpt``."""
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+    @property
+    def excerpt(self) -> str | None:
+        """The stored excerpt of the answer (``answer_excerpt``), None when no HTTP answer came."""
+        return None if self.raw is None or self.http_status is None else answer_excerpt(self.raw)
+
+
+EXCERPT_CHARS = 500
+# Control characters (C0, DEL, C1) except tab and newline: an excerpt is shown to operators, and a
+# carriage return or an escape sequence from a partner must not be obeyed by a terminal.
+_CONTROL = re.compile("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f]")
+
+
+def answer_excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
+    """The first ``limit`` characters of an answer body: UTF-8 with undecodable bytes replaced,
+    control characters other than newline and tab removed. Decodes only a prefix (4 bytes per
+    character at most), widening it while removed characters leave the text short."""
+    size = limit * 4
+    while True:
+        # An incremental decoder keeps a character cut at the prefix's end back instead of
+        # replacing it, so a cut never shows up as U+FFFD.
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        text = _CONTROL.sub("", decoder.decode(raw[:size], final=size >= len(raw)))
+        if len(text) >= limit or size >= len(raw):
+            return text[:limit]
+        size *= 4
+
+
+class Transport(Protocol):
+    """One way to reach a receiver. ``send`` never raises for the receiver's failures: it answers a
+    ``CallResult`` saying what happened (the engine judges it with the kind's ``judge``)."""
+
+    async def send(self, kind: DeliveryKind, message: OutboxMessage, *, timeout: float, target: Any) -> CallResult: ...
+
+
+@dataclass(frozen=True)
+class Receiver:
+    """Where one message goes: the transport, what it needs (``target``: a partner's endpoint, ...),
+    a name for metrics (None: not observed) and what to do once a message was delivered to it."""
+
+    transport: Transport
+    target: Any = None
+    name: str | None = None
+    in_process: bool = False
+    """True when no network was involved (a hosted partner): the one-statement fast paths, which
+    exist for network answers, are not taken."""
+
+    after_delivery: AfterDelivery | None = None
+    """Run in the transaction that marks a message delivered (a hosted partner's e-mail)."""
+    observe: Callable[[DeliveryKind, CallResult], None] | None = None
+    """Told every attempt's final result (the partner-call metrics)."""
+
+
+class AfterDelivery(Protocol):
+    async def __call__(
+        self, conn: AsyncConnection, kind: DeliveryKind, message: OutboxMessage, now: datetime
+    ) -> None: ...

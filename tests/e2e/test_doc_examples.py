@@ -1,0 +1,184 @@
+"""Every request example of the docs (docs/examples/, shown in docs/integrators/examples.md and the
+README's first calls) sent to the running sandbox, in the order a reader would send them, and every
+answer compared with the one the docs show, ids and times aside. An example that drifts from the
+service fails here.
+
+``TRANSFERS_UPDATE_EXAMPLES=1`` writes the answers the service gives into the ``.out`` files instead
+(after a deliberate change of an answer), as ``TRANSFERS_UPDATE_SCREENSHOTS`` does for screenshots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import ClientFactory, PartnerFactory, bearer
+from tests.e2e.doc_examples import (
+    EXAMPLES,
+    ROOT,
+    VOLATILE_KEYS,
+    Answer,
+    canonical,
+    command_text,
+    example_names,
+    parse_curl,
+    read_answer,
+    write_answer,
+)
+from tests.helpers import booking_body, search_body
+from tests.servers import LiveServer
+
+UPDATE = os.environ.get("TRANSFERS_UPDATE_EXAMPLES") == "1"
+DOCUMENTED_DATE = date(2027, 3, 1)  # the pickup date the examples are written with
+BOOKING = "/api/v1/booking-api/booking"
+# Examples whose answer depends on how far the worker got (a delivery to a host that does not exist):
+# these fields are compared by presence only there.
+RACY = {"07-deliveries": frozenset({"status", "attempts", "last_http_status"})}
+
+
+def pickup_date_today() -> str:
+    """The date sent instead of the documented one once that one is no longer 1 day..300 days ahead."""
+    today = datetime.now(UTC).date()
+    if UPDATE or timedelta(days=1) < DOCUMENTED_DATE - today < timedelta(days=300):
+        return DOCUMENTED_DATE.isoformat()
+    return (today + timedelta(days=60)).isoformat()
+
+
+class Reader:
+    """Sends the docs' examples one by one, as a reader would, keeping what later ones refer to."""
+
+    def __init__(self, http: httpx.AsyncClient) -> None:
+        self.http = http
+        self.variables: dict[str, str] = {}
+        self.checked: list[str] = []
+
+    async def run(self, group: str, name: str) -> Any:
+        text = command_text(group, name).replace(DOCUMENTED_DATE.isoformat(), pickup_date_today())
+        request = parse_curl(text, self.variables)
+        response = await self.http.request(
+            request.method, request.target, headers=request.headers, content=request.body
+        )
+        body = response.json() if response.content else None
+        actual = Answer(response.status_code, body)
+        if UPDATE:
+            write_answer(group, name, actual)
+        documented = read_answer(group, name)
+        volatile = VOLATILE_KEYS | RACY.get(name, frozenset())
+        assert actual.status == documented.status, (group, name, actual)
+        assert canonical(actual.body, volatile) == canonical(documented.body, volatile), (group, name)
+        self.checked.append(f"{group}/{name}")
+        return body
+
+
+async def wait_for(http: httpx.AsyncClient, key: str, reservation_no: str, done: Any) -> dict[str, Any]:
+    """Reads the booking until ``done(booking)``: the sandbox partner answers through the worker."""
+    booking: dict[str, Any] = {}
+    for _ in range(400):
+        booking = (await http.get(BOOKING, params={"reservation_no": reservation_no}, headers=bearer(key))).json()
+        if done(booking):
+            return booking
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{reservation_no} never got there: {booking}")
+
+
+async def test_every_documented_example_answers_as_documented(
+    sandbox: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
+    _, key = await make_client(balance="500.00")
+    async with httpx.AsyncClient(base_url=sandbox.url, timeout=30) as http:
+        reader = Reader(http)
+        reader.variables["KEY"] = key
+
+        # The booking API, from reference data to a cancelled booking and the wallet statement.
+        group = "booking-api"
+        for name in ("01-car-types", "02-car-segments", "03-car-services", "04-cancellation-reasons"):
+            await reader.run(group, name)
+        found = await reader.run(group, "05-search")
+        reader.variables["SEARCH_ID"] = found["search_id"]
+        created = await reader.run(group, "06-create")
+        reservation_no = created["booking"]["reservation_no"]
+        reader.variables["RESERVATION_NO"] = reservation_no
+        await wait_for(http, key, reservation_no, lambda b: b["status"] == "APPROVED")
+        await reader.run(group, "07-get")
+        await reader.run(group, "08-list")
+        await reader.run(group, "09-amend")
+        await wait_for(http, key, reservation_no, lambda b: (b["amendment"] or {}).get("status") == "APPLIED")
+        for name in ("10-cancellation-quote", "11-cancel", "12-wallet", "13-wallet-entries"):
+            await reader.run(group, name)
+
+        # Errors, each with what to do about it on docs/integrators/errors.md.
+        for name in example_names("errors"):
+            await reader.run("errors", name)
+
+        # Webhook endpoints.
+        endpoint = await reader.run("webhooks", "01-create-endpoint")
+        reader.variables["ENDPOINT_ID"] = endpoint["id"]
+        for name in example_names("webhooks")[1:]:
+            await reader.run("webhooks", name)
+
+        # The reverse API, as a partner holding a booking that waits for it.
+        _, _, partner_key = await make_partner(airports=("LHR",), create_status="PENDING", name="Heathrow Cars")
+        reader.variables["PARTNER_KEY"] = partner_key
+        found = (await http.post("/api/v1/booking-api/search", json=search_body(), headers=bearer(key))).json()
+        vehicle = next(v for v in found["vehicles"] if v["company"] == "Heathrow Cars")
+        held = await http.post(
+            BOOKING, json=booking_body(found["search_id"], vehicle["vehicle_id"]), headers=bearer(key)
+        )
+        reader.variables["RESERVATION_NO"] = held.json()["booking"]["reservation_no"]
+        for name in example_names("reverse-api"):
+            await reader.run("reverse-api", name)
+
+    every = {f"{group.name}/{sh.stem}" for group in EXAMPLES.iterdir() for sh in group.glob("*.sh")}
+    assert set(reader.checked) == every, every - set(reader.checked)
+
+
+def test_the_examples_page_shows_every_example_with_its_answer() -> None:
+    page = (ROOT / "docs" / "integrators" / "examples.md").read_text(encoding="utf-8")
+    for sh in EXAMPLES.glob("*/*.sh"):
+        relative = sh.relative_to(ROOT / "docs").as_posix()
+        assert f'--8<-- "{relative}"' in page, relative
+        assert f'--8<-- "{relative[:-3]}.out"' in page, relative
+
+
+@pytest.mark.parametrize("name", ["05-search", "06-create"])
+def test_the_readme_first_calls_are_the_tested_search_and_booking(name: str) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert command_text("booking-api", name).strip() in readme, name
+
+
+def test_every_api_operation_has_an_example() -> None:
+    """Each operation of the booking and reverse APIs (the served routes) is sent by some example."""
+    from transfers.app import create_app
+    from transfers.config import Settings
+
+    app = create_app(Settings(secret_key="x" * 40), configure_logs=False)
+    operations = {
+        (method, route.path)
+        for route in app.routes
+        for method in getattr(route, "methods", set()) - {"HEAD"}
+        if route.path.startswith(("/api/v1/", "/api/public/"))
+    }
+    sent = set()
+    for sh in EXAMPLES.glob("*/*.sh"):
+        request = parse_curl(sh.read_text(encoding="utf-8"), _Any())
+        path = request.target.split("?")[0]
+        for method, template in operations:
+            if method == request.method and re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", template), path):
+                sent.add((method, template))
+    assert operations - sent == set()
+
+
+class _Any(dict[str, str]):
+    """Every shell variable, as a placeholder that keeps paths matchable."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> str:
+        return f"{key.lower()}-1"

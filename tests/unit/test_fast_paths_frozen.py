@@ -1,0 +1,44 @@
+"""The PostgreSQL fast paths are frozen at the two statements that were measured (issue 21):
+``fast_paths.store_created`` (the create) and ``fast_paths.finish_acknowledged`` (the partner's
+usual answer), bench/README.md change 13. A source scan, not behaviour: it fails when a third
+statement runs by ``Database.write_one`` (one statement in autocommit) or composes the status
+change's side effects (``fast_pieces`` / ``fast_params``) anywhere but there.
+
+Why frozen: a fast statement writes in SQL what the general path (``bookings/lifecycle``) writes in
+Python, so each one is a second copy of the status change that must be kept equal by hand
+(tests/integration/test_fast_paths_equal.py compares every row, one test per statement). A new
+write takes the general path; a third fast statement needs a measurement that shows it matters, its
+own equivalence test, and this list changed on purpose.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from tests.source_facts import files_under, snippet_facts
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "transfers"
+
+# path under src/transfers -> how many calls of each name it holds
+ALLOWED = {
+    "bookings/fast_paths.py": {"write_one": 2, "fast_pieces": 2, "fast_params": 2},
+    # ``write_one_unflushed`` runs ``write_one`` (searches: not a booking write, not durable).
+    "db/engine.py": {"write_one": 1},
+}
+
+
+def test_only_the_two_measured_fast_statements_exist() -> None:
+    found: dict[str, dict[str, int]] = {}
+    for path, facts in files_under(SRC):
+        if facts.calls:
+            found[str(path.relative_to(SRC))] = dict(Counter(name for _, name in facts.calls))
+    assert found == ALLOWED, (
+        "a PostgreSQL fast statement was added or moved: new booking writes take the general path "
+        "(bookings/lifecycle); see this test's docstring"
+    )
+
+
+def test_the_scan_sees_calls_by_method_and_by_name() -> None:
+    seen = snippet_facts(["await db.write_one(S, a=1)", "fast_pieces(ctx); lifecycle.fast_params(c, s)", "write_one"])
+    assert [f.calls for f in seen] == [((1, "write_one"),), ((1, "fast_params"), (1, "fast_pieces")), ()]
