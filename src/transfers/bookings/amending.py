@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.bookings import partner_payloads
 from transfers.bookings.amendments import (
     AmendmentStatus,
     Changes,
@@ -42,7 +43,6 @@ from transfers.delivery.policy import delivery_deadline
 from transfers.errors import Code, Conflict, ErrorCode, NotFound, Refused
 from transfers.partners.calls import MessageKind
 from transfers.partners.wire import WireResult
-from transfers.search.airports import local_time
 from transfers.search.service import limits
 from transfers.services import Services
 
@@ -132,29 +132,18 @@ def _fields(changes: Changes) -> str:
 
 
 def amended_payload(booking: Booking, changes: Changes) -> dict[str, Any]:
-    """``PUT /booking/update`` with ``"status": "AMENDED"`` (PARTNER_API.md): the changes, and the
-    whole trip as it will be, shaped like the create's."""
+    """``PUT /booking/update`` with ``"status": "AMENDED"`` (docs/partners/index.md): the changes, and the
+    whole trip as it will be, shaped like the create's (``partner_payloads``)."""
+    trip = booking.trip
     return {
         "reservation_no": booking.reservation_no,
         "status": "AMENDED",
         "changes": changes.public,
-        "vehicle_id": booking.partner_vehicle_id,
-        "passenger_info": {
-            "name": booking.passenger_name,
-            "surname": booking.passenger_surname,
-            "email": booking.passenger_email,
-            "phone": booking.passenger_phone,
-        },
-        "flight_info": {"flight_number": booking.flight_number, "extra_requests": booking.extra_requests},
-        "trip": {
-            "from": booking.pickup_location,
-            "to": booking.dropoff_location,
-            "date": local_time(booking.airport_iata, booking.pickup_at).isoformat(),
-            "passengers": {"adult": booking.adult, "children": booking.children, "infant": booking.infant},
-            "suitcase": booking.suitcase,
-            "small_bags": booking.small_bags,
-        },
-        "extras": [{"id": e["partner_extra_id"], "quantity": e["quantity"]} for e in booking.extras],
+        "vehicle_id": trip.vehicle.partner_vehicle_id,
+        "passenger_info": trip.passenger.contact(),
+        "flight_info": partner_payloads.flight_info(trip),
+        "trip": partner_payloads.trip_payload(trip),
+        "extras": partner_payloads.extras_payload(booking),
     }
 
 

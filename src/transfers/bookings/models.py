@@ -23,6 +23,7 @@ from operator import itemgetter
 from typing import Any
 
 from transfers.bookings.state import BookingStatus
+from transfers.bookings.trip import Trip, trip_of
 from transfers.rows import row_type
 
 
@@ -97,6 +98,11 @@ class Booking:
         unset (driver, partner reference, cancellation, amendment, ...) are None."""
         return cls.from_row({**_UNSET, **values, "id": booking_id})
 
+    @property
+    def trip(self) -> Trip:
+        """Its trip as one typed value (``bookings/trip.py``)."""
+        return trip_of(self)
+
     def moved(self, values: Mapping[str, Any]) -> Booking:
         """The row after an UPDATE that set ``values`` (column names; ``status`` as stored text). The
         values are plain values: a column the database computes (``x = x + 1``) is passed computed."""
@@ -111,8 +117,9 @@ class Booking:
 
 @row_type
 class BookingView:
-    """The columns ``bookings/resource.booking_resource`` reads, and only those: GET booking reads
-    exactly these (decoding the other columns of a row was measurable on that path)."""
+    """The columns ``bookings/resource.booking_resource`` reads (its ``trip`` and the rest), and only
+    those: GET booking reads exactly these (decoding the other columns of a row was measurable on
+    that path)."""
 
     reservation_no: str
     status: BookingStatus
@@ -121,6 +128,7 @@ class BookingView:
     pickup_at: datetime
     airport_iata: str
     flight_number: str
+    extra_requests: str | None
     adult: int
     children: int
     infant: int
@@ -128,9 +136,13 @@ class BookingView:
     passenger_surname: str
     passenger_email: str
     passenger_phone: str
+    suitcase: int
+    small_bags: int
     vehicle_make: str
     vehicle_model: str
     vehicle_type: str
+    partner_vehicle_id: str
+    partner_reference: str | None
     total: Decimal
     currency: str
     distance_km: int | None
@@ -147,6 +159,10 @@ class BookingView:
     cancelled_at: datetime | None
     cancelled_by: str | None
     amendment: dict[str, Any] | None
+
+    @property
+    def trip(self) -> Trip:
+        return trip_of(self)
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> BookingView:

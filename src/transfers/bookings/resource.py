@@ -9,42 +9,36 @@ from typing import Any
 
 from transfers.bookings.models import VIEW_FIELDS, Booking, BookingView
 from transfers.bookings.state import DRIVER_VISIBLE, is_cancelable
+from transfers.bookings.trip import Place
 from transfers.cancellation.views import amendment_view, cancellation_view, policy_view, stored_policy
-from transfers.search.airports import local_time
 
 # The stored fields the resource is built from (``BookingView``'s): GET booking reads only these.
 RESOURCE_FIELDS = VIEW_FIELDS
 
 
 def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
-    """The resource of a booking row (or of its view: the resource reads nothing else)."""
+    """The resource of a booking row (or of its view: the resource reads nothing else), its trip's
+    part from ``Booking.trip``."""
     status = b.status
-    local_pickup = local_time(b.airport_iata, b.pickup_at)
-    driver = None
-    if status in DRIVER_VISIBLE and b.driver_name:
-        driver = {"name": b.driver_name, "phone": b.driver_phone, "plate": b.driver_plate}
+    trip = b.trip
+    visible = status in DRIVER_VISIBLE
     return {
         "reservation_no": b.reservation_no,
         "status": status.value,
-        "pickup_location": _location(b.pickup_location),
-        "dropoff_location": _location(b.dropoff_location),
-        "pickup_datetime": local_pickup.isoformat(),
-        "flight_number": b.flight_number,
-        "passengers": {"adult": b.adult, "children": b.children, "infant": b.infant},
-        "passenger": {
-            "name": b.passenger_name,
-            "surname": b.passenger_surname,
-            "email": b.passenger_email,
-            "phone": b.passenger_phone,
-        },
-        "vehicle": {"make": b.vehicle_make, "model": b.vehicle_model, "type": b.vehicle_type},
+        "pickup_location": _location(trip.route.pickup),
+        "dropoff_location": _location(trip.route.dropoff),
+        "pickup_datetime": trip.local_pickup.isoformat(),
+        "flight_number": trip.flight.number,
+        "passengers": trip.party.passengers(),
+        "passenger": trip.passenger.contact(),
+        "vehicle": trip.vehicle.public(),
         "price": {"total": f"{b.total:.2f}", "currency": b.currency},
-        "distance_km": b.distance_km if b.distance_km is not None else 0,
-        "booking_type": b.booking_type,
+        "distance_km": trip.route.distance_km if trip.route.distance_km is not None else 0,
+        "booking_type": trip.booking_type,
         "is_cancelable": is_cancelable(status, b.pickup_at, now),
         "extra_services": [extra["label"] for extra in b.extras],
-        "driver": driver,
-        "meeting_point": b.meeting_point if status in DRIVER_VISIBLE else None,
+        "driver": trip.driver.public() if visible and trip.driver is not None else None,
+        "meeting_point": trip.meeting_point if visible else None,
         "created_at": b.created_at.isoformat(),
         # docs/rules/cancellation.md: the policy it was sold with, what its cancellation cost, its latest amendment
         "cancellation_policy": policy_view(
@@ -55,5 +49,5 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
     }
 
 
-def _location(stored: dict[str, Any]) -> dict[str, Any]:
-    return {"name": stored.get("name"), "type": stored["type"]}
+def _location(place: Place) -> dict[str, Any]:
+    return {"name": place.name, "type": place.type}

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import partner_updates
+from transfers.bookings import partner_payloads, partner_updates
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor
 from transfers.bookings.lifecycle import lock_booking, retry_concurrent
@@ -142,36 +142,5 @@ async def booking_for_partner(svc: Services, partner_id: int, reservation_no: st
 
 
 def partner_view(booking: Booking) -> dict[str, Any]:
-    """What a partner may see of a booking it holds: no client identity, no sell price or markup."""
-    driver = None
-    if booking.driver_name:
-        driver = {"name": booking.driver_name, "phone": booking.driver_phone, "plate": booking.driver_plate}
-    return {
-        "reservation_no": booking.reservation_no,
-        "status": booking.status.value,
-        "booking_details": {
-            "partner_reference": booking.partner_reference,
-            "vehicle_id": booking.partner_vehicle_id,
-            "vehicle": {"make": booking.vehicle_make, "model": booking.vehicle_model, "type": booking.vehicle_type},
-            "from": booking.pickup_location,
-            "to": booking.dropoff_location,
-            "pickup_datetime": booking.pickup_at.isoformat(),
-            "flight_number": booking.flight_number,
-            "extra_requests": booking.extra_requests,
-            "passengers": {"adult": booking.adult, "children": booking.children, "infant": booking.infant},
-            "suitcase": booking.suitcase,
-            "small_bags": booking.small_bags,
-            "extras": [
-                {"id": e["partner_extra_id"], "name": e["name"], "quantity": e["quantity"]} for e in booking.extras
-            ],
-            "price": {"total": f"{booking.net_total:.2f}", "currency": booking.currency},
-            "driver_info": driver,
-            "meeting_point": booking.meeting_point,
-        },
-        "passenger_info": {
-            "name": booking.passenger_name,
-            "surname": booking.passenger_surname,
-            "email": booking.passenger_email,
-            "phone": booking.passenger_phone,
-        },
-    }
+    """What a partner may see of a booking it holds (``partner_payloads.partner_view``)."""
+    return partner_payloads.partner_view(booking)

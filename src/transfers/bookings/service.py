@@ -9,13 +9,13 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from transfers import failpoints
-from transfers.bookings import fast_paths
+from transfers.bookings import fast_paths, partner_payloads
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
 from transfers.bookings.cancelling import quote
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
 from transfers.bookings.lookup import client_booking
-from transfers.bookings.models import Booking
+from transfers.bookings.models import UNASSIGNED_ID, Booking
 from transfers.bookings.reservation import could_exist, new_reservation_no
 from transfers.bookings.resource import booking_resource
 from transfers.bookings.rules import (
@@ -138,7 +138,7 @@ async def _store_and_charge(
         message = outbox_repo.new_message(
             partner_id=values["partner_id"],
             kind=MessageKind.CREATE.value,
-            payload=_create_payload(values, request),
+            payload=partner_payloads.create_payload(Booking.new(values, UNASSIGNED_ID)),
             now=now,
             deadline=deadline,
             not_before=now + timedelta(seconds=settings.partner_create_budget_seconds + 1),
@@ -253,32 +253,6 @@ def _booking_values(
         # docs/rules/cancellation.md: sold with the policy the search showed for this vehicle
         "cancellation_policy": offer.cancellation_policy.public(),
         "event_sequence": 1,  # issue 14: booking.created is the booking's first client event
-    }
-
-
-def _create_payload(values: dict[str, Any], request: BookingRequest) -> dict[str, Any]:
-    """POST /booking/create as partners receive it (PARTNER_API.md)."""
-    pickup_local = local_time(values["airport_iata"], values["pickup_at"])
-    return {
-        "reservation_no": values["reservation_no"],
-        "vehicle_id": values["partner_vehicle_id"],
-        "passenger_info": {
-            "name": request.name,
-            "surname": request.surname,
-            "email": request.email,
-            "phone": request.phone,
-        },
-        "flight_info": {"flight_number": request.flight_number, "extra_requests": request.extra_requests},
-        "trip": {
-            "from": values["pickup_location"],
-            "to": values["dropoff_location"],
-            "date": pickup_local.isoformat(),
-            "passengers": {"adult": values["adult"], "children": values["children"], "infant": values["infant"]},
-            "suitcase": request.suitcase,
-            "small_bags": request.small_bags,
-        },
-        "extras": [{"id": c.extra.partner_extra_id, "quantity": c.quantity} for c in request.extras],
-        "price": {"total": f"{request.net_total:.2f}", "currency": values["currency"]},
     }
 
 

@@ -131,6 +131,8 @@ def _reason(error: ValidationError) -> str:
     has a description in the schema is explained by it rather than quoted as a regular expression."""
     message = str(error.message)
     described = error.schema.get("description") if isinstance(error.schema, dict) else None
+    if error.validator == "maxLength" and isinstance(error.instance, str):
+        return f"too long: at most {error.validator_value} characters (this has {len(error.instance)})"
     if error.validator == "pattern" and described:
         shown = repr(error.instance)
         message = f"{shown if len(shown) <= 60 else shown[:57] + '...'} is not {described}"

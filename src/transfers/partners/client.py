@@ -17,7 +17,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 from urllib.parse import quote
 
@@ -27,7 +27,7 @@ import structlog
 from aiohttp import hdrs
 from yarl import URL
 
-from transfers.api.context import request_id_var
+from transfers.context import request_id_var
 from transfers.delivery.transport import EXCERPT_CHARS as EXCERPT_CHARS  # re-exported for callers
 from transfers.delivery.transport import CallResult as CallResult
 from transfers.delivery.transport import Outcome as Outcome
@@ -67,6 +67,12 @@ class PartnerEndpoint:
         if self.previous_signing_secret and self.previous_until is not None and now < self.previous_until:
             return (self.previous_signing_secret,)
         return ()
+
+    @cached_property
+    def authorization(self) -> str:
+        """``Bearer <token>``, formatted once per endpoint (the directory keeps one endpoint per
+        partner for the life of its snapshot, so a search does not format it per call)."""
+        return f"Bearer {self.outbound_token}"
 
 
 class PartnerClient:
@@ -132,9 +138,12 @@ class PartnerClient:
         timeout: float,
         webhook_id: str | None = None,
         observe: bool = True,
+        body: bytes | None = None,
     ) -> CallResult:
-        """``observe=False``: the caller records the metric itself, once it has judged the answer."""
-        result = await self._call(partner, method, path, payload, timeout=timeout, webhook_id=webhook_id)
+        """``observe=False``: the caller records the metric itself, once it has judged the answer.
+        ``body``: ``payload`` already serialised (a search sends one payload to every partner and
+        serialises it once); ``payload`` is then only its ``None``-ness."""
+        result = await self._call(partner, method, path, payload, timeout=timeout, webhook_id=webhook_id, body=body)
         if observe:  # hardening: partner_calls_total / partner_call_duration_seconds
             observe_partner_call(partner.name, path, result.outcome, result.duration_ms)
         return result
@@ -148,11 +157,13 @@ class PartnerClient:
         *,
         timeout: float,
         webhook_id: str | None,
+        body: bytes | None = None,
     ) -> CallResult:
         url = partner.base_url.rstrip("/") + path
-        body = b"" if payload is None else orjson.dumps(payload)
+        if body is None:
+            body = b"" if payload is None else orjson.dumps(payload)
         headers = {
-            "Authorization": f"Bearer {partner.outbound_token}",
+            "Authorization": partner.authorization,
             "Accept": "application/json",
             **signature_headers(
                 partner.signing_secret,

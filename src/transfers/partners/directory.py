@@ -39,17 +39,32 @@ class Snapshot:
     vehicle_types: frozenset[str]
     # issue 16: hosted partners' rate cards, parsed; a hosted partner without a card is not asked.
     cards: Mapping[int, RateCard] = field(default_factory=dict)
+    # Per airport, who serves it: worked out once per snapshot, not per search (a scan of every
+    # enabled partner). A snapshot never changes, so neither does the answer.
+    _by_airport: dict[str, tuple[list[Any], list[Any]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def _serving(self, iata: str) -> tuple[list[Any], list[Any]]:
+        found = self._by_airport.get(iata)
+        if found is None:
+            found = self._by_airport[iata] = (
+                [(record, point) for record, point in self.partners if record.serves(iata) and not record.hosted],
+                [
+                    (record, self.cards[record.partner_id])
+                    for record, _ in self.partners
+                    if record.hosted and record.serves(iata) and record.partner_id in self.cards
+                ],
+            )
+        return found
 
     def serving(self, iata: str) -> list[tuple[PartnerRecord, PartnerEndpoint]]:
-        """The server partners serving the airport (hosted ones: ``hosted_serving``)."""
-        return [(record, point) for record, point in self.partners if record.serves(iata) and not record.hosted]
+        """The server partners serving the airport (hosted ones: ``hosted_serving``). The list is
+        shared by every search of this snapshot: read it, never change it."""
+        return self._serving(iata)[0]
 
     def hosted_serving(self, iata: str) -> list[tuple[PartnerRecord, RateCard]]:
-        return [
-            (record, self.cards[record.partner_id])
-            for record, _ in self.partners
-            if record.hosted and record.serves(iata) and record.partner_id in self.cards
-        ]
+        return self._serving(iata)[1]
 
 
 class PartnerDirectory:

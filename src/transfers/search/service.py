@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from transfers.cancellation.views import policy_view
@@ -15,7 +15,7 @@ from transfers.partners.wire import search_request
 from transfers.search import repository as repo
 from transfers.search.airports import great_circle_km
 from transfers.search.fanout import ask_partners
-from transfers.search.offers import build_offers
+from transfers.search.offers import Offer, build_offers
 from transfers.search.rules import SearchLimits, SearchQuery, parse_search
 from transfers.services import Services
 
@@ -65,28 +65,43 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     if distance is None:
         distance = own_distance
     search_id = new_search_id()
-    await repo.insert_search(
-        svc.db,
-        search_id=search_id,
-        client_id=client.client_id,
-        request=body,
-        query=query,
-        distance_km=distance,
-        offers=offers,
-        now=now,
-        expires_at=now + timedelta(seconds=svc.settings.search_ttl_seconds),
+    # The stored search must be committed before the answer leaves (a booking may follow at once,
+    # on any process), so the store stays on the answer's path; but the answer's body is built
+    # while the database works: the store runs to its first wait, then the vehicles are rendered.
+    store = asyncio.ensure_future(
+        repo.insert_search(
+            svc.db,
+            search_id=search_id,
+            client_id=client.client_id,
+            request=body,
+            query=query,
+            distance_km=distance,
+            offers=offers,
+            now=now,
+            expires_at=now + timedelta(seconds=svc.settings.search_ttl_seconds),
+        )
     )
-    companies = {answer.partner.partner_id: answer.partner.name for answer in answers}
-    vehicles = [
-        {
-            **o.public(companies[o.partner_id]),
-            "cancellation_policy": policy_view(
-                o.cancellation_policy, pickup_at=query.pickup_at, now=now, iata=query.airport.iata
-            ),
-        }
-        for o in offers
-    ]
+    try:
+        await asyncio.sleep(0)
+        vehicles = _vehicles(answers, offers, query, now)
+    finally:
+        await store  # its error, if any, is the search's (nothing is answered without the record)
     return {"search_id": search_id, "distance_km": distance, "vehicles": vehicles}
+
+
+def _vehicles(answers: list[Any], offers: list[Offer], query: SearchQuery, now: datetime) -> list[dict[str, Any]]:
+    """The vehicles as the answer shows them; a cancellation policy shared by many offers (a
+    partner's default) is rendered once."""
+    companies = {answer.partner.partner_id: answer.partner.name for answer in answers}
+    views: dict[int, dict[str, Any]] = {}
+    vehicles = []
+    for o in offers:
+        policy = o.cancellation_policy
+        view = views.get(id(policy))
+        if view is None:
+            view = views[id(policy)] = policy_view(policy, pickup_at=query.pickup_at, now=now, iata=query.airport.iata)
+        vehicles.append({**o.public(companies[o.partner_id]), "cancellation_policy": view})
+    return vehicles
 
 
 def partner_payload(query: SearchQuery) -> dict[str, Any]:

@@ -35,6 +35,18 @@ register_query_types(
 )
 register_query_types("get_booking", {"reservation_no": {"type": "string", "maxLength": 255}})
 
+AWAITING_PARTNER = frozenset({"PENDING", "PENDING_APPROVAL"})
+RETRY_AFTER_HEADER: dict[str, Any] = {
+    "Retry-After": {
+        "description": (
+            "Only while the booking is PENDING or PENDING_APPROVAL: seconds to wait before reading it "
+            "again (a few in sandbox; TRANSFERS_APPROVAL_POLL_SECONDS, default 600, in live). "
+            "Webhooks (booking.status_changed) spare the polling."
+        ),
+        "schema": {"type": "integer", "minimum": 1},
+    }
+}
+
 IDEMPOTENCY_PARAMETER: dict[str, Any] = {
     "parameters": [
         {
@@ -107,7 +119,7 @@ async def create_booking(request: Request, client: ClientPrincipal = Depends(cur
     "/booking",
     summary="Get booking details",
     response_model=schemas.BookingResource,
-    responses=schemas.WITH_VALIDATION,
+    responses={200: {"headers": RETRY_AFTER_HEADER}, **schemas.WITH_VALIDATION},
     operation_id="get_booking",
     openapi_extra={
         "parameters": [
@@ -128,7 +140,12 @@ async def get_booking(request: Request) -> Response:
     client = await current_client(request)
     reservation_no = request.query_params.get("reservation_no")
     request.state.reservation_no = reservation_no
-    return JSONBody(await service.get_booking(services(request), client, reservation_no))
+    svc = services(request)
+    resource = await service.get_booking(svc, client, reservation_no)
+    if resource["status"] in AWAITING_PARTNER:
+        # A hint for pollers (issue 28): when asking again is worth it. Webhooks spare the polling.
+        return JSONBody(resource, headers={"Retry-After": str(svc.settings.approval_retry_after)})
+    return JSONBody(resource)
 
 
 @router.delete(

@@ -1,0 +1,78 @@
+"""What a partner receives about a booking (docs/partners/index.md, ``openapi/partner.yaml``), built
+from its typed trip (``bookings/trip.py``): the ``POST /booking/create`` body, the amendment's
+``PUT /booking/update`` body, and the reverse API's view of a booking it holds.
+
+These are where the booking's JSON leaves for a partner, so they answer ``dict[str, Any]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transfers.bookings.models import Booking
+from transfers.bookings.trip import Trip
+
+
+def create_payload(booking: Booking) -> dict[str, Any]:
+    """``POST /booking/create`` of a new booking (``Booking.new`` of its values)."""
+    trip = booking.trip
+    return {
+        "reservation_no": booking.reservation_no,
+        "vehicle_id": trip.vehicle.partner_vehicle_id,
+        "passenger_info": trip.passenger.contact(),
+        "flight_info": flight_info(trip),
+        "trip": trip_payload(trip),
+        "extras": extras_payload(booking),
+        "price": {"total": f"{booking.net_total:.2f}", "currency": booking.currency},
+    }
+
+
+def flight_info(trip: Trip) -> dict[str, Any]:
+    return {"flight_number": trip.flight.number, "extra_requests": trip.extra_requests}
+
+
+def trip_payload(trip: Trip) -> dict[str, Any]:
+    """The ``trip`` object of the create and the amendment: route, local pickup time, party."""
+    return {
+        "from": trip.route.pickup.stored(),
+        "to": trip.route.dropoff.stored(),
+        "date": trip.local_pickup.isoformat(),
+        "passengers": trip.party.passengers(),
+        "suitcase": trip.party.suitcase,
+        "small_bags": trip.party.small_bags,
+    }
+
+
+def extras_payload(booking: Booking) -> list[dict[str, Any]]:
+    """The extras as the partner names them: its own ids and the quantities."""
+    return [{"id": e["partner_extra_id"], "quantity": e["quantity"]} for e in booking.extras]
+
+
+def partner_view(booking: Booking) -> dict[str, Any]:
+    """What a partner may see of a booking it holds (reverse API ``GET /booking``): no client
+    identity, no sell price or markup; the pickup in UTC."""
+    trip = booking.trip
+    return {
+        "reservation_no": booking.reservation_no,
+        "status": booking.status.value,
+        "booking_details": {
+            "partner_reference": trip.partner_reference,
+            "vehicle_id": trip.vehicle.partner_vehicle_id,
+            "vehicle": trip.vehicle.public(),
+            "from": trip.route.pickup.stored(),
+            "to": trip.route.dropoff.stored(),
+            "pickup_datetime": trip.pickup_at.isoformat(),
+            "flight_number": trip.flight.number,
+            "extra_requests": trip.extra_requests,
+            "passengers": trip.party.passengers(),
+            "suitcase": trip.party.suitcase,
+            "small_bags": trip.party.small_bags,
+            "extras": [
+                {"id": e["partner_extra_id"], "name": e["name"], "quantity": e["quantity"]} for e in booking.extras
+            ],
+            "price": {"total": f"{booking.net_total:.2f}", "currency": booking.currency},
+            "driver_info": trip.driver.public() if trip.driver is not None else None,
+            "meeting_point": trip.meeting_point,
+        },
+        "passenger_info": trip.passenger.contact(),
+    }

@@ -1,0 +1,158 @@
+"""The trip of a booking as one typed, frozen value: where from and to, when, which flight, who
+travels, in which vehicle, the partner's reference and the driver.
+
+Every view of a booking's trip is built from it: the BookingResource (``bookings/resource.py``),
+the partner's payloads (``bookings/partner_payloads.py``: the create, the amendment, the reverse
+API's booking), the console's and the portal's booking pages and the hosted partners' e-mails. A
+booking gives its trip by ``Booking.trip`` / ``BookingView.trip`` (``trip_of``): the columns stay
+the stored form, the trip is how code reads them.
+
+Room for what comes next, one field each: flight tracking adds ``original_pickup_at`` and
+``free_wait_until`` to ``Trip`` and ``status`` to ``Flight``; the ride adds ``Trip.ride``; a
+return trip adds ``Trip.leg`` (which leg, and the other leg's reservation). Add the field here and
+in ``trip_of``, then to the views that show it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from transfers.search.airports import local_time
+
+if TYPE_CHECKING:
+    from transfers.bookings.models import Booking, BookingView
+
+# The keys of a stored location, in the order the service writes them (``search/rules.location``).
+_PLACE_KEYS = ("type", "iata_code", "name", "lat", "lng")
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """One end of the route: an ``AIRPORT`` (its IATA code) or a ``POINT``, with a name and coordinates."""
+
+    type: str
+    name: str | None
+    iata_code: str | None = None
+    lat: float | None = None
+    lng: float | None = None
+
+    @classmethod
+    def from_stored(cls, stored: Mapping[str, Any]) -> Place:
+        """From the stored JSON (``bookings.pickup_location`` / ``dropoff_location``)."""
+        return cls(stored["type"], stored.get("name"), stored.get("iata_code"), stored.get("lat"), stored.get("lng"))
+
+    def stored(self) -> dict[str, Any]:
+        """The stored JSON again, as partners receive a location (the keys it has, in the written order)."""
+        return {k: v for k in _PLACE_KEYS if (v := getattr(self, k)) is not None}
+
+    @property
+    def label(self) -> str:
+        """How a page names it: its name, else its airport code."""
+        return self.name or self.iata_code or self.type
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    pickup: Place  # "from"
+    dropoff: Place  # "to"
+    airport_iata: str  # the airport at one end, whose time zone the pickup is local to
+    distance_km: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Flight:
+    number: str
+
+
+@dataclass(frozen=True, slots=True)
+class Party:
+    """Who travels, and with what luggage."""
+
+    adult: int
+    children: int
+    infant: int
+    suitcase: int
+    small_bags: int
+
+    def passengers(self) -> dict[str, int]:
+        """``{"adult", "children", "infant"}`` as the API and the partner protocol show it."""
+        return {"adult": self.adult, "children": self.children, "infant": self.infant}
+
+
+@dataclass(frozen=True, slots=True)
+class Passenger:
+    """The lead passenger, whom the driver meets."""
+
+    name: str
+    surname: str
+    email: str
+    phone: str
+
+    def contact(self) -> dict[str, str]:
+        """``{"name", "surname", "email", "phone"}`` (BookingResource ``passenger``, partners' ``passenger_info``)."""
+        return {"name": self.name, "surname": self.surname, "email": self.email, "phone": self.phone}
+
+
+@dataclass(frozen=True, slots=True)
+class Vehicle:
+    make: str
+    model: str
+    type: str
+    partner_vehicle_id: str  # the partner's own id of it (``vehicle_id`` in the partner protocol)
+
+    def public(self) -> dict[str, str]:
+        return {"make": self.make, "model": self.model, "type": self.type}
+
+
+@dataclass(frozen=True, slots=True)
+class Driver:
+    name: str
+    phone: str | None
+    plate: str | None
+
+    def public(self) -> dict[str, str | None]:
+        return {"name": self.name, "phone": self.phone, "plate": self.plate}
+
+
+@dataclass(frozen=True, slots=True)
+class Trip:
+    route: Route
+    pickup_at: datetime  # aware, UTC
+    flight: Flight
+    party: Party
+    passenger: Passenger
+    vehicle: Vehicle
+    booking_type: str
+    extra_requests: str | None
+    partner_reference: str | None
+    driver: Driver | None  # None until the partner names one
+    meeting_point: str | None
+
+    @property
+    def local_pickup(self) -> datetime:
+        """The pickup in the airport's time zone (how travellers, clients and partners read it)."""
+        return local_time(self.route.airport_iata, self.pickup_at)
+
+
+def trip_of(b: Booking | BookingView) -> Trip:
+    """A booking's trip, from its columns."""
+    driver = Driver(b.driver_name, b.driver_phone, b.driver_plate) if b.driver_name else None
+    route = Route(
+        Place.from_stored(b.pickup_location), Place.from_stored(b.dropoff_location), b.airport_iata, b.distance_km
+    )
+    return Trip(
+        route,
+        b.pickup_at,
+        Flight(b.flight_number),
+        Party(b.adult, b.children, b.infant, b.suitcase, b.small_bags),
+        Passenger(b.passenger_name, b.passenger_surname, b.passenger_email, b.passenger_phone),
+        Vehicle(b.vehicle_make, b.vehicle_model, b.vehicle_type, b.partner_vehicle_id),
+        b.booking_type,
+        b.extra_requests,
+        b.partner_reference,
+        driver,
+        b.meeting_point,
+    )
