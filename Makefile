@@ -31,11 +31,12 @@ chromium:
 run: install
 	$(BIN)/transfers serve
 
-## check: format, lint, types and the docs site (`.venv/bin/ruff format src sdk tests bench` fixes the first)
+## check: format, lint, types, the import rules and the docs site (`.venv/bin/ruff format src sdk tests bench` fixes the first)
 check: install-test
 	$(BIN)/ruff format --check src sdk tests bench
 	$(BIN)/ruff check src sdk tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 	$(MAKE) --no-print-directory docs
 
 ## docs: the documentation site (docs/, mkdocs.yml) into ./site; --strict: a broken link or include fails

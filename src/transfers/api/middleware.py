@@ -21,9 +21,9 @@ from typing import Any
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from transfers.api.context import request_id_var
 from transfers.api.ratelimit import allowed_headers
 from transfers.api.responses import dumps, service_error_body
+from transfers.context import request_id_var
 from transfers.db.errors import is_database_unavailable
 from transfers.errors import ErrorCode
 from transfers.observability.http import ResponseSeen, observe_request
