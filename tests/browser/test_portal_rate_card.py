@@ -284,3 +284,21 @@ async def test_the_form_is_usable_on_a_phone(
     page = (await open_card(partner_id, javascript=True, width=390)).page
     overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0
+
+
+async def test_without_javascript_another_match_can_be_picked(
+    open_card: Callable[..., Awaitable[Portal]], make_hosted: HostedFactory
+) -> None:
+    partner_id = await make_hosted(airports=("INV",), name="Pick Cars")
+    page = (await open_card(partner_id, javascript=False)).page
+    await page.get_by_label("To (a town or place)").fill("London")
+    await page.get_by_role("button", name="Preview prices").click()
+    await expect(page.locator("#preview")).to_contain_text("To London, GB")
+    choices = page.get_by_role("group", name="Which London?")
+    await expect(choices.get_by_role("radio", name="London, GB")).to_be_checked()
+    await choices.get_by_role("radio", name="London, CA").check()
+    await page.get_by_role("button", name="Preview prices").click()
+    await expect(page.locator("#preview")).to_contain_text("To London, CA")
+    await expect(
+        page.get_by_role("group", name="Which London?").get_by_role("radio", name="London, CA")
+    ).to_be_checked()
