@@ -8,7 +8,8 @@ registered here at start-up (``transfers/worker.py`` runs them beside the schedu
 * client webhooks: the ``client.webhook`` kind (``webhooks/delivery.client_webhook_kind``), which
   ``webhooks/delivery.WebhookDispatcher`` registers with the engine it runs over the
   ``webhook_deliveries`` table (its fan-out and per-endpoint fairness around it);
-* partner e-mails (``hosted/mail``) are still a scheduled job on the engine's retry schedule.
+* partner e-mails: the ``partner.email`` kind (``hosted/mail.partner_email_kind``), which the
+  scheduled ``partner_emails`` job (``hosted/mail.send_due``) runs over the ``partner_emails`` table.
 
 This module is the only place that knows them all (the engine imports none of them).
 """

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from transfers.console.auth import Viewer
+from transfers.console.wording import in_words
 from transfers.operators.models import Capability
 from transfers.search.airports import find_airport
 from transfers.webauth.layout import Site, environment
@@ -59,6 +60,7 @@ def _environment() -> Environment:
     env.filters["utc"] = utc
     env.filters["airport_local"] = airport_local
     env.filters["excerpt"] = excerpt
+    env.filters["in_words"] = in_words
     env.globals["Capability"] = Capability
     return env
 

@@ -182,6 +182,18 @@ async def finish_email(
     return result.rowcount == 1
 
 
+async def close_email(
+    conn: AsyncConnection, email_id: int, *, status: str, recipients: list[str], error: str | None
+) -> None:
+    """How an answered e-mail went (``sent`` or ``logged``) and to whom, in the transaction that
+    finished it."""
+    await conn.execute(
+        update(partner_emails)
+        .where(partner_emails.c.id == email_id)
+        .values(status=status, recipients=recipients, last_error=error)
+    )
+
+
 async def retry_email(conn: AsyncConnection, email: dict[str, Any], *, next_attempt_at: datetime, error: str) -> None:
     await conn.execute(
         update(partner_emails)
