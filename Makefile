@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-fast check docs install install-test chromium bench clean
+.PHONY: run test test-suite test-fast check docs install install-test chromium bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,8 +44,11 @@ docs: install-test
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 ## test: lint, types, then the whole suite (TRANSFERS_TEST_DATABASE_URL=postgresql://... for PostgreSQL)
-test: check
-	$(BIN)/pytest
+test: check test-suite
+
+## test-suite: the whole suite alone, without the checks (.ci/run runs it on PostgreSQL beside `make test` on SQLite)
+test-suite: install-test
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 ## test-fast: the inner loop, the pure tests only (tests/unit not marked `process`: no database, server, browser
 ## or child process; tests/unit/conftest.py enforces it), in seconds. PYTEST_ARGS=-x (or -k ...) passes through.

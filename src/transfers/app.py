@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from transfers import __version__, runtime
 from transfers.api.docs_page import install_docs
 from transfers.api.errors import install_error_handlers
+from transfers.api.metrics import router as metrics_router
 from transfers.api.middleware import RequestPlumbing
 from transfers.api.openapi import install_openapi
 from transfers.api.ratelimit import RateLimiter
@@ -21,7 +22,6 @@ from transfers.config import Settings, get_settings
 from transfers.console.app import build_console
 from transfers.db.engine import Database
 from transfers.logging import configure_logging
-from transfers.observability.http import router as metrics_router
 from transfers.portal.app import build_portal
 from transfers.services import Services
 
@@ -71,7 +71,7 @@ def create_app(
     app.include_router(bookings.router)
     app.include_router(search.router)
     app.include_router(health.router)
-    app.include_router(metrics_router)  # hardening: GET /metrics (observability/http.py)
+    app.include_router(metrics_router)  # hardening: GET /metrics (api/metrics.py)
     app.include_router(reference.public)
     app.include_router(reference.booking_api)
     app.include_router(booking_list.router)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -61,15 +62,23 @@ def _uses_source_facts(item: pytest.Item) -> bool:
     )
 
 
+UNIT = Path(__file__).resolve().parent
+
+
+def _is_unit(item: pytest.Item) -> bool:
+    # This conftest's hooks see the items of the whole session, not only tests/unit's.
+    return item.path.resolve().is_relative_to(UNIT)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if _uses_source_facts(item):
+        if _is_unit(item) and _uses_source_facts(item):
             item.add_marker("process")
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
-    pure = item.get_closest_marker("process") is None
+    pure = _is_unit(item) and item.get_closest_marker("process") is None
     if pure:
         _guarded.append(item.nodeid)
     try:

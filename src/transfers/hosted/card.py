@@ -22,6 +22,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
 from transfers.cancellation import policy
+from transfers.errors import Invalid
 from transfers.search.airports import is_known
 
 PricingType = Literal["PER_BOOKING", "PER_ITEM"]
@@ -42,7 +43,7 @@ class CardError:
         return f"{self.path}: {self.reason}"
 
 
-class InvalidRateCard(ValueError):
+class InvalidRateCard(Invalid, ValueError):
     """A card that breaks its schema; ``errors`` lists every problem."""
 
     def __init__(self, errors: list[CardError]) -> None:

@@ -6,6 +6,7 @@ from decimal import Decimal
 from enum import StrEnum
 
 from transfers.db.types import CENT
+from transfers.errors import Refused
 
 
 class LedgerKind(StrEnum):
@@ -28,7 +29,7 @@ API_KINDS: dict[str, str] = {
 STATEMENT_KINDS = ("top_up", "debit", "refund", "cancellation_fee", "adjustment")
 
 
-class InsufficientBalance(Exception):
+class InsufficientBalance(Refused):
     """The debit would take the balance below zero; nothing was written."""
 
 

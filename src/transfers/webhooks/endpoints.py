@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from transfers import paging
 from transfers.clients import repository as clients_repo
 from transfers.clients.models import ClientPrincipal
-from transfers.errors import ErrorCode, ServiceError
+from transfers.errors import ErrorCode, Invalid, NotFound, Refused
 from transfers.partners import ssrf
 from transfers.partners.models import InvalidPartnerUrl, check_base_url
 from transfers.partners.signing import new_signing_secret
@@ -41,12 +41,12 @@ CREATE_FIELDS = frozenset({"url", "events", "description"})
 PATCH_FIELDS = frozenset({"url", "events", "description", "status"})
 
 
-def _refuse(code: ErrorCode, message: str | None = None) -> ServiceError:
-    return ServiceError(code, message)
+def _refuse(code: ErrorCode, message: str | None = None) -> Invalid:
+    return Invalid(code, message)
 
 
-def not_found() -> ServiceError:
-    return ServiceError(ErrorCode.NOT_FOUND, "No such webhook endpoint.")
+def not_found() -> NotFound:
+    return NotFound(ErrorCode.NOT_FOUND, "No such webhook endpoint.")
 
 
 # --- checks ------------------------------------------------------------------------------------------
@@ -165,7 +165,7 @@ async def create(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     async with svc.db.write() as conn:
         await repo.lock_client(conn, client.client_id)
         if await repo.count_endpoints(conn, client.client_id) >= MAX_ENDPOINTS:
-            raise _refuse(ErrorCode.WEBHOOK_ENDPOINT_LIMIT)
+            raise Refused(ErrorCode.WEBHOOK_ENDPOINT_LIMIT)
         row = await repo.insert_endpoint(
             conn,
             {
