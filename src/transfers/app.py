@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from transfers import __version__, runtime
 from transfers.api.docs_page import install_docs
 from transfers.api.errors import install_error_handlers
+from transfers.api.landing import router as landing_router
 from transfers.api.metrics import router as metrics_router
 from transfers.api.middleware import RequestPlumbing
 from transfers.api.openapi import install_openapi
@@ -77,6 +78,7 @@ def create_app(
     app.include_router(booking_list.router)
     app.include_router(reverse.router)
     install_docs(app)  # issue 28: /docs works offline (api/docs_page.py)
+    app.include_router(landing_router)  # issue 28: GET / links the docs, the console and the portal
     app.include_router(wallet_routes.router)  # issue 14: docs/rules/wallet.md
     app.include_router(webhook_routes.router)  # issue 14: docs/rules/webhooks.md
     webhook_routes.document_events(app)  # the events clients receive, in the document's "webhooks"

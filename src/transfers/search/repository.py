@@ -10,7 +10,12 @@ inserted in a data-modifying CTE and the offers from one JSON array parameter un
 (``Database.write_one_unflushed``: a search is cheap to repeat, and a PostgreSQL crash costs at most
 the last fraction of a second of them). Through the engine (BEGIN, INSERT, executemany, COMMIT and
 a bind processor per offer value) storing a 10-partner search took ~6 ms, a third of the service's
-own time in a search, with commit stalls of up to 360 ms on this disk.
+own time in a search, with commit stalls of up to 360 ms on this disk. On SQLite the search row
+and its offers are one transaction in one trip to aiosqlite's thread (``Database.sqlite_write``).
+
+Either way the record is committed before the search is answered, so a booking that sends the
+``search_id`` finds it from any process; what a PostgreSQL crash can lose is said at
+``Database.write_one_unflushed`` and in bench/README.md ("Search fan-out alone").
 """
 
 from __future__ import annotations

@@ -75,5 +75,12 @@
       if (event.key === "Escape") { list.hidden = true; }
     });
   }
+  // Enter in a trip field previews (without this script it saves, the form's default button).
+  var tripFields = document.getElementById("preview-fields");
+  if (tripFields) {
+    tripFields.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" && event.target.tagName === "INPUT") { event.preventDefault(); if (list) { list.hidden = true; } refresh(); }
+    });
+  }
   form.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(refresh, 400); });
 })();
