@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test check docs install install-test chromium bench clean
+.PHONY: run test test-suite test-fast check docs install install-test chromium bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,11 +31,12 @@ chromium:
 run: install
 	$(BIN)/transfers serve
 
-## check: format, lint, types and the docs site (`.venv/bin/ruff format src sdk tests bench` fixes the first)
+## check: format, lint, types, the import rules and the docs site (`.venv/bin/ruff format src sdk tests bench` fixes the first)
 check: install-test
 	$(BIN)/ruff format --check src sdk tests bench
 	$(BIN)/ruff check src sdk tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 	$(MAKE) --no-print-directory docs
 
 ## docs: the documentation site (docs/, mkdocs.yml) into ./site; --strict: a broken link or include fails
@@ -43,8 +44,17 @@ docs: install-test
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 ## test: lint, types, then the whole suite (TRANSFERS_TEST_DATABASE_URL=postgresql://... for PostgreSQL)
-test: check
-	$(BIN)/pytest
+test: check test-suite
+
+## test-suite: the whole suite alone, without the checks (.ci/run runs it on PostgreSQL beside `make test` on SQLite)
+test-suite: install-test
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+## test-fast: the inner loop, the pure tests only (tests/unit not marked `process`: no database, server, browser
+## or child process; tests/unit/conftest.py enforces it), in seconds. PYTEST_ARGS=-x (or -k ...) passes through.
+## Hypothesis' pytest plugin is not needed there and costs seconds to import.
+test-fast: install-test
+	$(BIN)/pytest tests/unit -m "not process" -q -p no:hypothesispytest $(PYTEST_ARGS)
 
 bench: install-test
 	bash bench/run.sh

@@ -42,7 +42,7 @@ cleanup() {
     while read -r pid; do kill -KILL -- "-$pid" 2>/dev/null || true; done <"$PIDFILE"
   fi
   rm -f "$PIDFILE"
-  for db in "$DB" "${DB}_small" "${DB}_hosted" "${DB}_console" "${DB}_webhooks"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
+  for db in "$DB" "${DB}_small" "${DB}_hosted" "${DB}_console" "${DB}_webhooks" "${DB}_search"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
   exit "$status"
 }
 trap cleanup EXIT INT TERM
@@ -54,6 +54,12 @@ echo "database $DB created; pids in $PIDFILE" >&2
 SUITE_PID=$!
 wait "$SUITE_PID"
 SUITE_PID=""
+
+# Issue 26: the search fan-out alone, on PostgreSQL and SQLite, 4 searches at a time: 10 partners, 50
+# partners, 9 + 1 hanging (CPU of the API process per search, overhead over the slowest partner).
+createdb -h "$PGHOST" -U "$PGUSER" "${DB}_search"
+# shellcheck disable=SC2086
+"$PY" -m bench.search --dsn "postgresql://$PGUSER@$PGHOST/${DB}_search" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"
 
 # Issue 16: the CPU one hosted partner (rate card, in-process) adds to a search among 10 server partners.
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_hosted"

@@ -36,6 +36,7 @@ from sqlalchemy import func, select
 from bench.procs import Proc
 from transfers.auth.service import Authenticator
 from transfers.bookings import service as bookings
+from transfers.bookings.resource import booking_resource
 from transfers.clients import service as clients
 from transfers.clients.models import ClientPrincipal, NewClient
 from transfers.clock import SystemClock
@@ -153,7 +154,7 @@ async def seed_events(svc: Services, receiver_url: str, count: int) -> ClientPri
     await endpoints.create(svc, client, {"url": f"{receiver_url}/hook", "events": ["*"]})
     found = await search_id(svc, client)
     booked = await bookings.create_booking(svc, client, booking_request(found), None)
-    snapshot = booked["booking"]
+    snapshot = booking_resource(booked, svc.clock.now())
     now = svc.clock.now()
     async with svc.db.write() as conn:
         await hooks_repo.insert_events(

@@ -14,25 +14,36 @@ import tempfile
 from collections.abc import AsyncIterator, Iterator
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 
-from tests.servers import LiveServer
-from transfers.app import create_app
-from transfers.clients import service as client_service
-from transfers.clients.models import NewClient
 from transfers.clock import ShiftedClock
 from transfers.config import Settings
 from transfers.db.engine import Database
-from transfers.db.migrate import upgrade
+
+if TYPE_CHECKING:
+    from tests.servers import LiveServer
+
+# The app, the migrations and the servers are imported where they are used, not here: the pure tests
+# (make test-fast) then start without importing the whole service (seconds on a busy machine).
 
 PG_URL = os.environ.get("TRANSFERS_TEST_DATABASE_URL", "")
 ON_POSTGRES = PG_URL.startswith("postgres")
 
 
+# Markers by directory (declared in pyproject.toml): the slow kinds of test, so ``make test-fast`` can leave
+# them out and CI can schedule them. A file elsewhere that is one of these kinds marks itself.
+DIRECTORY_MARKERS = {"browser": "browser", "fuzz": "fuzz", "process": "process"}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests_root = Path(__file__).resolve().parent
+    for item in items:
+        relative = item.path.resolve().relative_to(tests_root) if item.path.is_relative_to(tests_root) else None
+        if relative is not None and relative.parts[0] in DIRECTORY_MARKERS:
+            item.add_marker(DIRECTORY_MARKERS[relative.parts[0]])
     if ON_POSTGRES:
         return
     skip = pytest.mark.skip(reason="PostgreSQL-only (set TRANSFERS_TEST_DATABASE_URL; .ci/run does)")
@@ -53,6 +64,8 @@ def database_url(workdir: Path) -> str:
         url = Settings(database_url=PG_URL).resolved_database_url
     else:
         url = f"sqlite+aiosqlite:///{workdir / 'test.sqlite3'}"
+    from transfers.db.migrate import upgrade
+
     upgrade(url)
     return url
 
@@ -104,6 +117,9 @@ async def db(database_url: str) -> AsyncIterator[Database]:
 @pytest.fixture(scope="session")
 async def service(settings: Settings, clock: ShiftedClock) -> AsyncIterator[LiveServer]:
     """The service on a real loopback port (worker not embedded: tests drive it explicitly)."""
+    from tests.servers import LiveServer
+    from transfers.app import create_app
+
     app = create_app(settings, clock=clock, configure_logs=False)
     server = await LiveServer(app).start()
     yield server
@@ -139,6 +155,9 @@ class ClientFactory:
         can_create: bool = True,
         can_cancel: bool = True,
     ) -> tuple[int, str]:
+        from transfers.clients import service as client_service
+        from transfers.clients.models import NewClient
+
         self.counter += 1
         created = await client_service.create_client(
             self.db,
@@ -182,6 +201,7 @@ class PartnerFactory:
     ) -> tuple[Any, int, str]:
         """Returns (fake partner, partner_id, partner API key)."""
         from tests.fake_partner import FakePartner
+        from tests.servers import LiveServer
         from transfers.partners.service import register_partner
 
         partner = FakePartner(**fake)
@@ -223,15 +243,22 @@ async def make_partner(db: Database, clock: ShiftedClock, settings: Settings) ->
 
 
 @pytest.fixture(autouse=True)
-async def _money_invariants(request: pytest.FixtureRequest, db: Database) -> AsyncIterator[None]:
+def _money_invariants(request: pytest.FixtureRequest) -> None:
     """After every test that touches the database: balances equal ledgers, one debit per paid
-    booking, one refund exactly for refunded statuses, audit trails that follow the state machine."""
+    booking, one refund exactly for refunded statuses, audit trails that follow the state machine.
+
+    Sync, and asking for the checks only when the test uses the database: a pure test (tests/unit,
+    ``make test-fast``) then never sets up the session database at all."""
     touches_db = "/unit/" not in str(request.node.path) and (
         "db" in request.fixturenames or "http" in request.fixturenames
     )
+    if touches_db:
+        request.getfixturevalue("_checked_invariants")
+
+
+@pytest.fixture
+async def _checked_invariants(db: Database) -> AsyncIterator[None]:
     yield
-    if not touches_db:
-        return
     from tests.booking_invariants import check_booking_invariants
     from tests.invariants import check_event_invariants, check_statement_invariants, check_wallet_invariants
 

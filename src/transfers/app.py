@@ -10,6 +10,8 @@ from fastapi import FastAPI
 from transfers import __version__, runtime
 from transfers.api.docs_page import install_docs
 from transfers.api.errors import install_error_handlers
+from transfers.api.landing import router as landing_router
+from transfers.api.metrics import router as metrics_router
 from transfers.api.middleware import RequestPlumbing
 from transfers.api.openapi import install_openapi
 from transfers.api.ratelimit import RateLimiter
@@ -21,7 +23,6 @@ from transfers.config import Settings, get_settings
 from transfers.console.app import build_console
 from transfers.db.engine import Database
 from transfers.logging import configure_logging
-from transfers.observability.http import router as metrics_router
 from transfers.portal.app import build_portal
 from transfers.services import Services
 
@@ -71,12 +72,13 @@ def create_app(
     app.include_router(bookings.router)
     app.include_router(search.router)
     app.include_router(health.router)
-    app.include_router(metrics_router)  # hardening: GET /metrics (observability/http.py)
+    app.include_router(metrics_router)  # hardening: GET /metrics (api/metrics.py)
     app.include_router(reference.public)
     app.include_router(reference.booking_api)
     app.include_router(booking_list.router)
     app.include_router(reverse.router)
     install_docs(app)  # issue 28: /docs works offline (api/docs_page.py)
+    app.include_router(landing_router)  # issue 28: GET / links the docs, the console and the portal
     app.include_router(wallet_routes.router)  # issue 14: docs/rules/wallet.md
     app.include_router(webhook_routes.router)  # issue 14: docs/rules/webhooks.md
     webhook_routes.document_events(app)  # the events clients receive, in the document's "webhooks"

@@ -23,6 +23,8 @@ ENV_PREFIX = "TRANSFERS_"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DATABASE_SCHEMES = ("postgresql://", "postgres://", "postgresql+asyncpg://", "sqlite:///", "sqlite+aiosqlite:///")
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+SANDBOX_APPROVAL_POLL_SECONDS = 2
+LIVE_APPROVAL_POLL_SECONDS = 600
 # TRANSFERS_* variables read outside Settings on purpose: fault injection for the process tests
 # (failpoints.py) and the test suite's own switches. Known, so never reported as misspelled.
 OTHER_VARIABLES = frozenset({"TRANSFERS_FAILPOINTS", "TRANSFERS_TEST_DATABASE_URL", "TRANSFERS_UPDATE_SCREENSHOTS"})
@@ -56,6 +58,12 @@ class Settings(BaseSettings):
     partner_create_budget_seconds: float = Field(default=2.0, gt=0)
     partner_max_response_bytes: int = Field(default=1_048_576, ge=1)
     partner_max_vehicles: int = Field(default=200, ge=1)
+
+    # issue 28: GET booking answers `Retry-After: N` while the booking waits for its partner, so a
+    # polling client (the SDK's wait_until_approved) asks again when it is worth it. None: a few
+    # seconds in sandbox (the built-in partner approves in TRANSFERS_SANDBOX_APPROVE_AFTER_SECONDS),
+    # 600 in live (docs/rules/states.md#polling: every 10 minutes).
+    approval_poll_seconds: int | None = Field(default=None, ge=1, le=3600)
 
     search_ttl_seconds: int = Field(default=1800, ge=1)
     min_lead_time_seconds: int = Field(default=7200, ge=0)
@@ -215,6 +223,13 @@ class Settings(BaseSettings):
         if not self.is_sandbox:
             return False
         return True if self.sandbox_partner is None else self.sandbox_partner
+
+    @property
+    def approval_retry_after(self) -> int:
+        """Seconds GET booking suggests between polls of a booking not yet approved."""
+        if self.approval_poll_seconds is not None:
+            return self.approval_poll_seconds
+        return SANDBOX_APPROVAL_POLL_SECONDS if self.is_sandbox else LIVE_APPROVAL_POLL_SECONDS
 
     @property
     def private_partner_urls_allowed(self) -> bool:

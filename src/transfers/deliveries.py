@@ -1,12 +1,15 @@
 """The application's deliveries: the kinds the delivery engine (``transfers/delivery/``) carries,
-registered here at start-up, and the worker that runs them beside the scheduled jobs.
+registered here at start-up (``transfers/worker.py`` runs them beside the scheduled jobs).
 
 * partner calls (``partners/calls.MessageKind``): a partner with a server is called over HTTP
   (``partners/calls.PartnerHttp``), a hosted partner answers in-process (``hosted/inprocess``)
   and its users get an e-mail once a message is delivered; what the answer means for the booking
   is ``bookings/partner_answers``;
-* client webhooks (``webhooks/delivery``) and partner e-mails (``hosted/mail``) run their own
-  tables' loops, on the engine's retry policy (``delivery/policy``).
+* client webhooks: the ``client.webhook`` kind (``webhooks/delivery.client_webhook_kind``), which
+  ``webhooks/delivery.WebhookDispatcher`` registers with the engine it runs over the
+  ``webhook_deliveries`` table (its fan-out and per-endpoint fairness around it);
+* partner e-mails: the ``partner.email`` kind (``hosted/mail.partner_email_kind``), which the
+  scheduled ``partner_emails`` job (``hosted/mail.send_due``) runs over the ``partner_emails`` table.
 
 This module is the only place that knows them all (the engine imports none of them).
 """

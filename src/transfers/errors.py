@@ -1,16 +1,34 @@
-"""The error vocabulary of the service, free of HTTP.
+"""The one domain error tree of the service, free of HTTP, HTML and exit codes.
 
-Two families, matching the two error-body shapes of docs/rules/errors.md, docs/rules/errors.md#shapes:
+Every failure a use case reports is a ``DomainError`` with one of five meanings; the surfaces
+render it, each in one place: the API (``transfers.api.errors.render``: the envelopes and HTTP
+statuses of docs/rules/errors.md#shapes), the console and the partner portal (``transfers.webauth.site``:
+HTML error pages) and the CLI (``transfers.cli.errors``: ``error: ...`` lines and exit codes)::
 
-* ``SpecError``: a field-validation or business-rule failure named by an integer code of the spec's
-  tables (``{"status":"Error","code":1002,"message":"SEARCH_NOT_EXISTS"}``, HTTP 422).
-* ``ServiceError``: everything else, named by a string code of ``ErrorCode`` with a human message
-  (``{"status":"Error","code":"UNAUTHENTICATED","message":"..."}``) and the code's HTTP status.
+    DomainError                 message, code (SPEC ``Code`` | ``ErrorCode`` | None), headers
+    |-- NotFound                no such thing for this caller         API 404 / 422 with a SPEC code, page 404, exit 1
+    |-- Refused                 not allowed: this caller, this state  API 401/403/422/429, page 403, exit 1
+    |-- Conflict                someone else changed it, or in use    API 409, page 409, exit 1
+    |-- Invalid                 the input breaks a rule               API 400/413/422, page 422, exit 1 (settings: 2)
+    `-- Unavailable             the database or Redis cannot serve    API 503, page 503, exit 69
 
-``PartnerApiError`` is the reverse API's own shape (``{"status":"Error","message":...}``) for its
-404, 409 and 422 (docs/rules/errors.md#get-codes, docs/rules/partners.md); its 400, 401 and 429 are ``ServiceError``
-like every path's.
-The HTTP layer renders all three in one place (``transfers.api.errors``).
+Each package raises its own subclasses (``bookings.lifecycle.ConcurrentChange(Conflict)``,
+``bookings.state.TransitionRefused(Refused)``, ``partners.service.PartnerNotFound(NotFound)``...);
+``tests/unit/test_error_tree.py`` checks that the domain packages raise nothing else and that no two
+exception classes of ``transfers`` share a name.
+
+The ``code`` names the contract's error when the API answers it:
+
+* a ``Code``: a field-validation or business-rule failure named by an integer code of
+  docs/rules/errors.md#search-codes and the sections after it
+  (``{"status":"Error","code":1002,"message":"SEARCH_NOT_EXISTS"}``, HTTP 422), whatever its meaning
+  (1201 is a ``NotFound``, 1205 a ``Refused``, most are ``Invalid``);
+* an ``ErrorCode``: a string code of the one table below (docs/rules/errors.md#string-codes) with a
+  human message (``{"status":"Error","code":"UNAUTHENTICATED","message":"..."}``) and that code's
+  HTTP status;
+* None: an error of the reverse API, whose own shape (``{"status":"Error","message":...}``,
+  docs/rules/partners.md#reverse-api) answers a ``NotFound`` 404, a ``Conflict`` 409 and the others 422, or an error
+  only the console, portal or CLI meet.
 """
 
 from __future__ import annotations
@@ -86,7 +104,7 @@ class Code(IntEnum):
 class ErrorCode(StrEnum):
     """The one table of string error codes (docs/rules/errors.md#shapes): code, HTTP status, default message.
 
-    Every ``ServiceError`` is built from a member, the served OpenAPI document lists the members
+    Every ``DomainError`` that names a string code is built from a member, the served OpenAPI document lists the members
     (``api/schemas.py``), and ``tests/unit/test_error_codes.py`` checks that the SDK's error mapping
     and docs/integrators/errors.md name exactly these codes. Adding a code (issues 13-16 add e.g.
     ``WEBHOOK_ENDPOINT_LIMIT``, ``INVALID_WEBHOOK_URL``, ``AMENDMENT_NOT_ALLOWED``) is three lines:
@@ -161,49 +179,77 @@ class ErrorCode(StrEnum):
     INVALID_WEBHOOK_ENDPOINT = ("INVALID_WEBHOOK_ENDPOINT", 422, "A field of the webhook endpoint is invalid.")
 
 
-class SpecError(Exception):
-    """A failure named by an integer code of the spec (rendered as HTTP 422)."""
-
-    def __init__(self, code: Code) -> None:
-        super().__init__(code.name)
-        self.code = code
+Coded = Code | ErrorCode
 
 
-class ServiceError(Exception):
-    """A failure that is not a field validation: a code of ``ErrorCode`` (which fixes the HTTP
-    status), a human message (the code's default unless told) and extra response headers."""
+class DomainError(Exception):
+    """The root of every failure a use case reports (see the module's docstring for the tree).
 
-    def __init__(self, code: ErrorCode, message: str | None = None, headers: dict[str, str] | None = None) -> None:
-        text = code.default_message if message is None else message
+    ``DomainError(what, message)``: ``what`` is a ``Code`` or an ``ErrorCode`` (the message defaults
+    to the code's), or the message itself when the error has no code."""
+
+    default_message = "Refused."
+
+    def __init__(
+        self, what: Coded | str | None = None, message: str | None = None, *, headers: dict[str, str] | None = None
+    ) -> None:
+        code: Coded | None
+        if isinstance(what, Code | ErrorCode):
+            code = what
+            default = what.default_message if isinstance(what, ErrorCode) else what.name
+        else:
+            code = None
+            default = what if what is not None else self.default_message
+        text = default if message is None else message
         super().__init__(text)
         self.code = code
-        self.http_status = code.http_status
         self.message = text
         self.headers = headers or {}
 
 
-class PartnerApiError(Exception):
-    """A reverse-API failure: ``{"status":"Error","message":...}`` (404 body adds data/error_details)."""
+class NotFound(DomainError):
+    """No such thing, or not this caller's (which must look exactly the same)."""
 
-    def __init__(self, http_status: int, message: str) -> None:
-        super().__init__(message)
-        self.http_status = http_status
-        self.message = message
+    default_message = "There is no such thing."
 
 
-def unauthenticated(message: str | None = None) -> ServiceError:
-    return ServiceError(
-        ErrorCode.UNAUTHENTICATED, message, {"WWW-Authenticate": 'Bearer realm="transfers"'}
+class Refused(DomainError):
+    """This caller may not do this, or not in the thing's present state: nothing was changed."""
+
+    default_message = "Refused."
+
+
+class Conflict(DomainError):
+    """Another request changed the thing first, or holds it: nothing was changed; look again or retry."""
+
+    default_message = "It changed meanwhile; nothing was done."
+
+
+class Invalid(DomainError):
+    """The input breaks a rule of the contract (a SPEC ``Code`` or an ``ErrorCode`` when the API answers it)."""
+
+    default_message = "The input is invalid."
+
+
+class Unavailable(DomainError):
+    """Something the service needs cannot serve now (the database, Redis)."""
+
+    default_message = "The service cannot do this now; retry shortly."
+
+
+def unauthenticated(message: str | None = None) -> Refused:
+    return Refused(
+        ErrorCode.UNAUTHENTICATED, message, headers={"WWW-Authenticate": 'Bearer realm="transfers"'}
     )  # RFC 9110 11.6.1
 
 
-def client_suspended() -> ServiceError:
-    return ServiceError(ErrorCode.CLIENT_SUSPENDED)
+def client_suspended() -> Refused:
+    return Refused(ErrorCode.CLIENT_SUSPENDED)
 
 
-def malformed_json(detail: str | None = None) -> ServiceError:
-    return ServiceError(ErrorCode.MALFORMED_JSON, detail)
+def malformed_json(detail: str | None = None) -> Invalid:
+    return Invalid(ErrorCode.MALFORMED_JSON, detail)
 
 
-def unavailable() -> ServiceError:
-    return ServiceError(ErrorCode.UNAVAILABLE, headers={"Retry-After": "5"})
+def unavailable() -> Unavailable:
+    return Unavailable(ErrorCode.UNAVAILABLE, headers={"Retry-After": "5"})

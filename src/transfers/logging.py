@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import structlog
 
-from transfers.api.context import request_id_var
+from transfers.context import request_id_var
 
 _SECRET_FIELDS = {"api_key", "authorization", "outbound_token", "signing_secret", "key", "token"}
 

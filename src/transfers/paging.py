@@ -16,7 +16,7 @@ import binascii
 import hashlib
 import hmac
 
-from transfers.errors import ErrorCode, ServiceError
+from transfers.errors import ErrorCode, Invalid
 from transfers.partners.secrets_box import SecretBox
 
 DEFAULT_LIMIT = 20
@@ -26,8 +26,8 @@ _VERSION = "1"
 _TAG_BYTES = 16
 
 
-def invalid_filter(message: str) -> ServiceError:
-    return ServiceError(ErrorCode.INVALID_FILTER, message)
+def invalid_filter(message: str) -> Invalid:
+    return Invalid(ErrorCode.INVALID_FILTER, message)
 
 
 def parse_limit(value: str | None) -> int:
@@ -82,8 +82,8 @@ def decode(box: SecretBox, purpose: str, owner: int, cursor: str | None) -> int 
         return None
     payload = unseal(box.derive(f"cursor:{purpose}"), owner, cursor)
     if payload is None:
-        raise ServiceError(ErrorCode.INVALID_CURSOR)
+        raise Invalid(ErrorCode.INVALID_CURSOR)
     version, _, id_text = payload.partition("|")
     if version != _VERSION or not id_text.isdigit():
-        raise ServiceError(ErrorCode.INVALID_CURSOR)
+        raise Invalid(ErrorCode.INVALID_CURSOR)
     return int(id_text)

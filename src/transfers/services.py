@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from starlette.applications import Starlette
-
 from transfers.auth.service import Authenticator
 from transfers.clock import Clock, SystemClock
 from transfers.config import Settings
@@ -17,7 +15,9 @@ from transfers.partners.directory import PartnerDirectory
 from transfers.partners.health import HealthBuffer
 from transfers.partners.secrets_box import SecretBox, resolve_secret_key
 
-if TYPE_CHECKING:  # the engine is built from this module (deliveries.py)
+if TYPE_CHECKING:  # the engine is built from this module (deliveries.py); no HTTP import at run time
+    from starlette.applications import Starlette
+
     from transfers.delivery.engine import Engine
 
 

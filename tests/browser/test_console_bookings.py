@@ -128,6 +128,11 @@ async def test_a_booking_found_by_surname_is_cancelled_from_its_page(
     )
     policy = page.locator("tr", has=page.get_by_role("rowheader", name="Cancellation policy"))
     await expect(policy.locator("td")).to_have_text("free until pickup")
+    # issue 28: the story to the second, and the ledger kinds by the wallet API's names
+    story = page.locator("#h-story + table tbody tr")
+    await expect(story.first.locator("td").first).to_have_text(re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$"))
+    kinds = page.locator("#h-ledger + table tbody tr td:nth-child(2)")
+    await expect(kinds).to_have_text(["debit", "refund"])
 
     row = await row_of(db, number)
     assert row["status"] == "CANCELLED" and row["cancel_note"] == "Traveller called: flight cancelled"

@@ -205,8 +205,8 @@ async def test_the_dashboard_lists_partners_whose_searches_failed_in_the_hour(
         if seen.errors >= 2:
             break
     page = (await console_as("support")).page
-    row = page.locator("#erring ~ table").get_by_role("row").filter(has_text="Flaky Cars")
-    await expect(row).to_contain_text("2 of 2")
+    row = page.locator("#search-errors + table").get_by_role("row").filter(has_text="Flaky Cars")
+    await expect(row).to_contain_text("2 of 2 calls")
     await expect(row).to_contain_text("http_error: 2")
     await row.get_by_role("link", name="Flaky Cars").click()
     await expect(page.locator("#h-health + table").get_by_role("row").filter(has_text="Errors")).to_contain_text(

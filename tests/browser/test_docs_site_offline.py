@@ -51,7 +51,9 @@ async def test_the_openapi_pages_render_from_disk_with_no_network(
     context = await new_context()
     await context.route("**/*", files_only)
     tab = await context.new_page()
-    await tab.goto((site / page).as_uri())
+    # Generous deadlines: the page parses Swagger UI (1.5 MB) and the inlined document, on a busy machine.
+    tab.set_default_timeout(90_000)
+    await tab.goto((site / page).as_uri(), wait_until="domcontentloaded")
     await tab.locator(".swagger-ui .info .title").filter(has_text=title).wait_for()
     await tab.locator(".opblock-summary-path", has_text=operation).first.wait_for()
     assert elsewhere == [], elsewhere
@@ -72,7 +74,8 @@ async def test_a_guide_page_loads_nothing_from_another_host(
     context = await new_context()
     await context.route("**/*", files_only)
     tab = await context.new_page()
-    await tab.goto((site / "integrators" / "examples.html").as_uri())
+    tab.set_default_timeout(90_000)
+    await tab.goto((site / "integrators" / "examples.html").as_uri(), wait_until="domcontentloaded")
     await tab.get_by_role("heading", name="Every call, with its request and answer").wait_for()
     await tab.wait_for_load_state("networkidle")
     assert elsewhere == [], elsewhere

@@ -1,14 +1,12 @@
 """The partner portal (docs/rules/hosted-partners.md) in a real browser: a partner user signs in, sees a new
 booking, accepts it with a driver (the client's GET shows APPROVED with that driver), declines
-another (refunded), cancels an accepted one, edits the rate card (the next search shows the new
-price, the preview prices it first), and never sees or changes another partner's booking, by URL
-or by a forged POST; operators and partner users each stay in their own area."""
+another (refunded), cancels an accepted one (the rate card form: test_portal_rate_card.py), and
+never sees or changes another partner's booking, by URL or by a forged POST; operators and partner
+users each stay in their own area."""
 
 from __future__ import annotations
 
-import copy
 import itertools
-import json
 import os
 import re
 from collections.abc import Awaitable, Callable
@@ -25,7 +23,7 @@ from tests.api.test_booking_lifecycle import balance_of
 from tests.browser.conftest import ConsoleAs
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.helpers import booking_body, ledger_of, row_of, search_body
-from tests.hosted.conftest import HostedFactory, example_card
+from tests.hosted.conftest import HostedFactory
 from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
@@ -190,63 +188,6 @@ async def test_decline_refunds_and_cancel_of_an_accepted_booking(
     await expect(page.get_by_role("status")).to_contain_text("Cancelled")
     assert (await client_view(http, key, second["reservation_no"]))["status"] == "CANCELLED"
     assert await balance_of(db, client_id) == Decimal("500.00")  # both refunded in full
-
-
-async def test_the_rate_card_editor_previews_saves_and_the_next_search_uses_it(
-    http: httpx.AsyncClient,
-    portal_as: Any,
-    portal_url: str,
-    make_client: ClientFactory,
-    make_hosted: HostedFactory,
-) -> None:
-    _, key = await make_client()
-    partner_id = await make_hosted(airports=("INV",), name="Highland Taxis", markup="10")
-    inverness = {"type": "POINT", "lat": 57.4778, "lng": -4.2247, "name": "Inverness"}  # 13 km from INV
-
-    async def sedan_price() -> float:
-        body = search_body(pickup_location={"type": "AIRPORT", "iata_code": "INV"}, dropoff_location=inverness)
-        found = (await http.post(SEARCH, json=body, headers=bearer(key))).json()
-        return float(
-            next(v["price"] for v in found["vehicles"] if v["company"] == "Highland Taxis" and v["type"] == "SEDAN")
-        )
-
-    assert await sedan_price() == 44.0  # minimum 40.00 + 10 %
-    portal = await portal_as(partner_id)
-    page = portal.page
-    await page.get_by_role("link", name="Rate card").click()
-    card = copy.deepcopy(example_card())
-    card["vehicles"][0]["prices"]["minimum"] = "77.00"
-    await page.get_by_label("Card (JSON)").fill(json.dumps(card, indent=2))
-    await page.get_by_label("Latitude").fill("57.4778")
-    await page.get_by_label("Longitude").fill("-4.2247")
-    await page.get_by_role("button", name="Preview prices").click()
-    preview = page.locator("#preview")
-    await expect(preview).to_contain_text("13 km from the airport")
-    await expect(preview.get_by_role("row", name=re.compile("Toyota Corolla"))).to_contain_text("77.00 EUR")
-    await expect(preview.get_by_role("row", name=re.compile("Toyota Corolla"))).to_contain_text("84.70 EUR")
-    assert await sedan_price() == 44.0  # previewing saves nothing
-    await page.get_by_role("button", name="Save rate card").click()
-    await expect(page.get_by_role("status")).to_contain_text("Saved")
-    assert await sedan_price() == 84.7
-    # live: with JavaScript the preview follows the fields as they are typed, no button pressed
-    await expect(page.locator("#preview")).not_to_contain_text("km from the airport")
-    await page.get_by_label("Latitude").fill("57.4778")
-    await page.get_by_label("Longitude").fill("-4.2247")
-    await page.get_by_label("Pickup (local time)").fill("2030-03-01 23:30")
-    live = page.locator("#preview")
-    await expect(live).to_contain_text("pickup 2030-03-01 23:30 local time")
-    await expect(live.get_by_role("row", name=re.compile("Toyota Corolla"))).to_contain_text("92.40 EUR")  # night +20 %
-
-    broken = copy.deepcopy(card)
-    broken["currency"] = "eur"
-    broken["vehicles"][1]["prices"]["minimum"] = 60
-    await page.get_by_label("Card (JSON)").fill(json.dumps(broken))
-    await page.get_by_role("button", name="Save rate card").click()
-    alert = page.get_by_role("alert")
-    await expect(alert).to_contain_text("2 problems")
-    await expect(alert).to_contain_text("$.currency")
-    await expect(alert).to_contain_text("$.vehicles[1].prices.minimum")
-    assert await sedan_price() == 84.7  # the bad card was not saved
 
 
 async def test_another_partners_booking_is_not_found_by_url_or_forged_post(

@@ -558,3 +558,51 @@ def test_arguments_are_checked_before_anything_is_sent() -> None:
         TransfersClient("http://sdk.test", "")
     with pytest.raises(ValueError, match="base_url"):
         TransfersClient("sdk.test", "tk_key")
+
+
+async def test_wait_until_approved_follows_the_services_retry_after(
+    service: LiveServer,
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    """Issue 28 item 9: without an ``interval`` the SDK waits what GET booking's ``Retry-After`` says
+    (2 s in sandbox), not the 600 s it used to. The injected ``sleep`` records each pause and lets the
+    partner approve during the second one: no real waiting."""
+    _, key = await make_client()
+    _, _, partner_key = await make_partner(airports=("SVQ",), create_status="PENDING")
+    pauses: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+        if len(pauses) == 2:
+            await approve_later(http, partner_key, reservation_no, delay=0)
+
+    async with AsyncTransfersClient(service.url, key, sleep=sleep) as api:
+        found = await api.search(
+            pickup_datetime=future_local(tz=MADRID), pickup=Airport("SVQ"), dropoff=SEVILLE, adult=1
+        )
+        booking = await api.create_booking(found.search_id, found.vehicles[0].vehicle_id, PASSENGER, TRAVEL)
+        reservation_no = booking.reservation_no
+        approved = await api.wait_until_approved(reservation_no, timeout=60)
+    assert approved.status is BookingStatus.APPROVED
+    assert pauses == [2.0, 2.0]
+
+
+async def test_wait_until_approved_without_a_hint_waits_a_sane_default() -> None:
+    """A service that sends no Retry-After (an older release): 15 s between reads, not 600; an
+    explicit ``interval`` still wins over a hint."""
+    waiting = {**SAMPLE_BOOKING, "status": "PENDING_APPROVAL"}
+    script = Scripted([(200, {}, waiting), (200, {}, waiting), (200, {}, {**SAMPLE_BOOKING, "status": "APPROVED"})])
+    pauses: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+
+    async with serving(script.app()) as server, AsyncTransfersClient(server.url, "tk_key", sleep=sleep) as api:
+        approved = await api.wait_until_approved("TB-7K3M9Q2X", timeout=300)
+        assert approved.status is BookingStatus.APPROVED and pauses == [15.0, 15.0]
+    hinted = Scripted([(200, {"Retry-After": "7"}, waiting), (200, {}, {**SAMPLE_BOOKING, "status": "APPROVED"})])
+    async with serving(hinted.app()) as server, AsyncTransfersClient(server.url, "tk_key", sleep=sleep) as api:
+        await api.wait_until_approved("TB-7K3M9Q2X", interval=1.5, timeout=300)
+    assert pauses[2:] == [1.5]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -52,7 +53,11 @@ async def test_the_sdk_installs_alone_and_calls_the_service(
     venv = tmp_path / "venv"
     await run(sys.executable, "-m", "venv", str(venv), cwd=tmp_path)
     python = str(venv / "bin" / "python")
-    await run(python, "-m", "pip", "install", "--quiet", str(SDK), cwd=tmp_path)
+    # From a copy: setuptools builds in the source tree (build/, *.egg-info), and CI runs the suite on
+    # SQLite and on PostgreSQL at once, so two builds in ./sdk could meet (and the checkout stays clean).
+    sdk = tmp_path / "sdk"
+    shutil.copytree(SDK, sdk, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    await run(python, "-m", "pip", "install", "--quiet", str(sdk), cwd=tmp_path)
     _, key = await make_client()
     # cwd is the temporary directory, so nothing of the repository is on the path by accident.
     report = json.loads(await run(python, "-c", PROBE, service.url, key, ",".join(SERVER_PARTS), cwd=tmp_path))

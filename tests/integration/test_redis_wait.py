@@ -15,7 +15,7 @@ from structlog.testing import capture_logs
 
 from tests.servers import free_port
 from transfers.config import Settings
-from transfers.ops.errors import Unavailable
+from transfers.ops.errors import BackendUnavailable
 from transfers.ops.startup import prepare_redis
 
 PASSWORD = "redis-wait-secret"
@@ -28,7 +28,7 @@ def _settings(port: int) -> Settings:
 async def test_a_redis_that_never_comes_gives_up_at_the_deadline() -> None:
     port = free_port()
     started = time.monotonic()
-    with capture_logs() as logs, pytest.raises(Unavailable) as raised:
+    with capture_logs() as logs, pytest.raises(BackendUnavailable) as raised:
         await prepare_redis(_settings(port), wait_seconds=1.5)
     assert 1.4 <= time.monotonic() - started < 10
     assert str(raised.value).startswith(f"Redis redis://:***@127.0.0.1:{port}/0 unreachable")

@@ -18,7 +18,7 @@ from transfers.bookings.rules import (
     validate_create,
     vehicle_number,
 )
-from transfers.errors import Code, SpecError
+from transfers.errors import Code, DomainError
 
 DROP = object()  # marker: remove the field
 SEAT = OfferedExtra(7, "child-seat", "Child seat", "PER_ITEM", Decimal("4.50"), Decimal("5.00"))
@@ -63,7 +63,7 @@ def body(**changes: Any) -> dict[str, Any]:
 
 
 def code_of(b: dict[str, Any], *, search_found: bool = True, offer: Offer | None = OFFER) -> int:
-    with pytest.raises(SpecError) as raised:
+    with pytest.raises(DomainError) as raised:
         validate_create(b, search_found=search_found, offer=offer)
     return int(raised.value.code)
 
@@ -210,7 +210,7 @@ def test_travel_details_failure_precedes_flight_number() -> None:
     ],
 )
 def test_check_search_id_refusals(value: Any, expected: int) -> None:
-    with pytest.raises(SpecError) as raised:
+    with pytest.raises(DomainError) as raised:
         check_search_id({"search_id": value} if value is not None else {})
     assert int(raised.value.code) == expected
 
@@ -290,7 +290,7 @@ def test_reason_id_accepts_ascii_digits(raw: str, expected: int) -> None:
     ],
 )
 def test_reason_id_refusals(raw: str, code: Code) -> None:
-    with pytest.raises(SpecError) as raised:
+    with pytest.raises(DomainError) as raised:
         reason_id(raw)
     assert raised.value.code is code
 

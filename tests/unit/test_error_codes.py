@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from transfers.api.errors import render
 from transfers.api.schemas import ServiceErrorBody
-from transfers.errors import ErrorCode, ServiceError
+from transfers.errors import ErrorCode, Invalid
 from transfers_sdk.errors import ERROR_CLASSES, ApiError, AuthenticationError, ClientSuspended, ServerError
 
 ERRORS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "integrators" / "errors.md"
@@ -53,12 +54,16 @@ def test_the_openapi_error_shape_enumerates_the_table() -> None:
     assert code_schema["enum"] == [code.value for code in ErrorCode]
 
 
-def test_a_service_error_takes_status_and_message_from_the_table() -> None:
-    error = ServiceError(ErrorCode.IDEMPOTENCY_KEY_REUSED)
-    assert (error.http_status, error.code, error.message) == (
+def test_a_coded_domain_error_takes_status_and_message_from_the_table() -> None:
+    error = Invalid(ErrorCode.IDEMPOTENCY_KEY_REUSED)
+    rendered = render(error)
+    assert rendered is not None
+    assert (rendered.status, error.code, error.message) == (
         422,
         "IDEMPOTENCY_KEY_REUSED",
         ErrorCode.IDEMPOTENCY_KEY_REUSED.default_message,
     )
-    told = ServiceError(ErrorCode.INVALID_FILTER, "status: NOPE is not a status")
-    assert (told.http_status, told.message) == (422, "status: NOPE is not a status")
+    told = Invalid(ErrorCode.INVALID_FILTER, "status: NOPE is not a status")
+    answer = render(told)
+    assert answer is not None
+    assert (answer.status, answer.body["message"]) == (422, "status: NOPE is not a status")

@@ -72,3 +72,10 @@ def test_subscriptions() -> None:
     assert matches(["*"], "booking.created") and matches(["booking.created"], "booking.created")
     assert not matches(["booking.status_changed"], "booking.created")
     assert matches(["booking.created"], "ping")  # a test ping reaches whatever the endpoint chose
+
+
+def test_the_sdk_knows_exactly_the_services_event_types() -> None:
+    """A new client event type is added to the SDK too (docs/architecture/how-to-add.md)."""
+    from transfers_sdk.webhooks import EVENT_TYPES
+
+    assert set(EVENT_TYPES) == {event.value for event in EventType}

@@ -9,7 +9,10 @@
                                      passenger={"name": "Ada", "surname": "Lovelace",
                                                 "phone": "+447911123456", "email": "ada@example.com"},
                                      travel_details={"flight_number": "BA117"})
-        booking = api.wait_until_approved(booking.reservation_no)
+        booking = api.wait_until_approved(booking.reservation_no)  # paced by the service's Retry-After
+
+``wait_until_approved`` suits scripts and demos; a service in production is better told by a webhook
+endpoint (``create_webhook_endpoint``, ``verify_webhook``) than polled.
 
 ``AsyncTransfersClient`` has the same methods as coroutines. It is its own distribution
 (``pip install ./sdk`` from the repository, ``transfers-sdk``) and needs only ``httpx`` and the

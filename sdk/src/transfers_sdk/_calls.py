@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar
 import httpx
 
 from transfers_sdk._version import __version__
-from transfers_sdk.errors import TransfersError, UnexpectedResponse, error_from_response
+from transfers_sdk.errors import TransfersError, UnexpectedResponse, error_from_response, parse_retry_after
 from transfers_sdk.models import (
     Airport,
     Booking,
@@ -43,6 +43,8 @@ class Call(Generic[T]):
     params: tuple[tuple[str, str], ...] = ()
     body: bytes | None = None
     idempotency_key: str | None = None
+    # When set, reads the parsed body together with the answer's headers (instead of ``parse``).
+    read: Callable[[Any, httpx.Headers], T] | None = None
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,8 @@ def read_answer(call: Call[T], response: httpx.Response) -> T:
         raise tag(error_from_response(response), call)
     request_id = response.headers.get("x-request-id")
     try:
-        return call.parse(response.json() if response.content else None)  # 204: no body
+        data = response.json() if response.content else None  # 204: no body
+        return call.read(data, response.headers) if call.read is not None else call.parse(data)
     except (ValueError, KeyError, TypeError, AttributeError, InvalidOperation) as exc:
         raise tag(
             UnexpectedResponse(
@@ -227,6 +230,29 @@ def create_booking(
 
 def get_booking(reservation_no: str) -> Call[Booking]:
     return Call("GET", f"{API}/booking", Booking.from_json, params=(("reservation_no", reservation_no),))
+
+
+@dataclass(frozen=True)
+class Polled:
+    """A booking read, with the service's hint of when to read it again (``Retry-After``, seconds)."""
+
+    booking: Booking
+    retry_after: float | None
+
+
+def _polled(data: Any, headers: httpx.Headers) -> Polled:
+    return Polled(Booking.from_json(data), parse_retry_after(headers.get("retry-after")))
+
+
+def poll_booking(reservation_no: str) -> Call[Polled]:
+    """GET booking, keeping the ``Retry-After`` hint the service sends while it waits for the partner."""
+    return Call(
+        "GET",
+        f"{API}/booking",
+        lambda data: Polled(Booking.from_json(data), None),
+        params=(("reservation_no", reservation_no),),
+        read=_polled,
+    )
 
 
 def _cancelled(data: Any) -> None:

@@ -28,13 +28,21 @@ from transfers_sdk.models import (
 
 T = TypeVar("T")
 
-#: docs/rules/states.md#polling: poll a booking that is not yet APPROVED every 10 minutes.
-SPEC_POLL_INTERVAL = 600.0
+#: ``wait_until_approved`` without an ``interval`` follows the service's ``Retry-After`` (a few seconds in
+#: sandbox); a service that sends none (an older release) is asked again after this many seconds.
+DEFAULT_POLL_INTERVAL = 15.0
 DEFAULT_TIMEOUT = 30.0
 
 
-def _check_wait(interval: float, timeout: float | None) -> float | None:
-    if interval < 0:
+def _pause(interval: float | None, polled: _calls.Polled) -> float:
+    """An explicit ``interval`` wins; else the service's hint; else ``DEFAULT_POLL_INTERVAL``."""
+    if interval is not None:
+        return interval
+    return polled.retry_after if polled.retry_after is not None else DEFAULT_POLL_INTERVAL
+
+
+def _check_wait(interval: float | None, timeout: float | None) -> float | None:
+    if interval is not None and interval < 0:
         raise ValueError("interval must be zero or more seconds")
     if timeout is not None and timeout < 0:
         raise ValueError("timeout must be zero or more seconds")
@@ -262,17 +270,21 @@ class TransfersClient(AccountMethods):
             cursor = page.next_cursor
 
     def wait_until_approved(
-        self, reservation_no: str, *, interval: float = SPEC_POLL_INTERVAL, timeout: float | None = None
+        self, reservation_no: str, *, interval: float | None = None, timeout: float | None = None
     ) -> Booking:
-        """Poll the booking every ``interval`` seconds until it is APPROVED (driver known) or final
-        (CANCELLED, DECLINED, FAILED, COMPLETED, REFUNDED), and return it; check ``status``.
-        After ``timeout`` seconds, ``WaitTimedOut`` (its ``booking`` is the last state read)."""
+        """Poll the booking until it is APPROVED (driver known) or final (CANCELLED, DECLINED, FAILED,
+        COMPLETED, REFUNDED), and return it; check ``status``. Between reads it waits what the
+        service's ``Retry-After`` says (a few seconds in sandbox), ``DEFAULT_POLL_INTERVAL`` when it
+        says nothing, or ``interval`` seconds when given. After ``timeout`` seconds, ``WaitTimedOut``
+        (its ``booking`` is the last state read). A webhook endpoint (``create_webhook_endpoint``)
+        spares the polling: the service POSTs ``booking.status_changed`` the moment it changes."""
         deadline = _check_wait(interval, timeout)
         while True:
-            booking = self.get_booking(reservation_no)
+            polled = self._run(_calls.poll_booking(reservation_no))
+            booking = polled.booking
             if _settled(booking):
                 return booking
-            pause = interval
+            pause = _pause(interval, polled)
             if deadline is not None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -469,15 +481,16 @@ class AsyncTransfersClient(AsyncAccountMethods):
             cursor = page.next_cursor
 
     async def wait_until_approved(
-        self, reservation_no: str, *, interval: float = SPEC_POLL_INTERVAL, timeout: float | None = None
+        self, reservation_no: str, *, interval: float | None = None, timeout: float | None = None
     ) -> Booking:
         """See ``TransfersClient.wait_until_approved``."""
         deadline = _check_wait(interval, timeout)
         while True:
-            booking = await self.get_booking(reservation_no)
+            polled = await self._run(_calls.poll_booking(reservation_no))
+            booking = polled.booking
             if _settled(booking):
                 return booking
-            pause = interval
+            pause = _pause(interval, polled)
             if deadline is not None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:

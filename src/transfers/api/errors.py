@@ -1,6 +1,10 @@
-"""The one place where domain errors become HTTP responses, in the contract's exact envelopes."""
+"""The one place where domain errors (``transfers.errors``) become HTTP responses, in the contract's
+exact envelopes; the framework's own 404/405/400 take the same shapes."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -14,29 +18,53 @@ from transfers.api.responses import (
     service_error_body,
     spec_error_body,
 )
-from transfers.errors import ErrorCode, PartnerApiError, ServiceError, SpecError
+from transfers.errors import Code, Conflict, DomainError, ErrorCode, NotFound, Unavailable
 
 _HTTP_CODES = {404: ErrorCode.NOT_FOUND, 405: ErrorCode.METHOD_NOT_ALLOWED}
+# The reverse API (partners): its own error shape for errors without a code (docs/rules/partners.md#reverse-api).
+REVERSE_PREFIX = "/api/v1/reverse"
 
 
-async def _spec_error(_: Request, exc: Exception) -> Response:
-    if not isinstance(exc, SpecError):  # the only class it is registered for
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+
+def render(exc: DomainError, *, reverse_api: bool = False) -> Rendered | None:
+    """The one mapping of a domain error to the API's answer (None: no answer fits, a bug: the
+    caller lets it become the plain 500 with a request id).
+
+    * a SPEC ``Code``: 422 ``{"status":"Error","code":<int>,"message":<NAME>}``;
+    * an ``ErrorCode``: its HTTP status, ``{"status":"Error","code":<NAME>,"message":...}``;
+    * no code, ``Unavailable``: 503 ``UNAVAILABLE`` (retry in 5 s);
+    * no code, on the reverse API: ``NotFound`` 404 (the fixed "Booking not found" body),
+      ``Conflict`` 409, anything else 422, as ``{"status":"Error","message":...}``.
+    """
+    code = exc.code
+    if isinstance(code, Code):
+        return Rendered(422, spec_error_body(int(code), code.name), exc.headers)
+    if isinstance(code, ErrorCode):
+        return Rendered(code.http_status, service_error_body(code, exc.message), exc.headers)
+    if isinstance(exc, Unavailable):
+        fallback = ErrorCode.UNAVAILABLE
+        return Rendered(fallback.http_status, service_error_body(fallback), {"Retry-After": "5"})
+    if not reverse_api:
+        return None
+    if isinstance(exc, NotFound):
+        return Rendered(404, booking_not_found_body(), exc.headers)
+    status = 409 if isinstance(exc, Conflict) else 422
+    return Rendered(status, {"status": "Error", "message": exc.message}, exc.headers)
+
+
+async def _domain_error(request: Request, exc: Exception) -> Response:
+    if not isinstance(exc, DomainError):  # the only class it is registered for
         raise exc
-    return JSONBody(spec_error_body(int(exc.code), exc.code.name), status_code=422)
-
-
-async def _service_error(_: Request, exc: Exception) -> Response:
-    if not isinstance(exc, ServiceError):  # the only class it is registered for
+    rendered = render(exc, reverse_api=request.url.path.startswith(REVERSE_PREFIX))
+    if rendered is None:
         raise exc
-    return JSONBody(service_error_body(exc.code, exc.message), status_code=exc.http_status, headers=exc.headers)
-
-
-async def _partner_error(_: Request, exc: Exception) -> Response:
-    if not isinstance(exc, PartnerApiError):  # the only class it is registered for
-        raise exc
-    if exc.http_status == 404:
-        return JSONBody(booking_not_found_body(), status_code=404)
-    return JSONBody({"status": "Error", "message": exc.message}, status_code=exc.http_status)
+    return JSONBody(rendered.body, status_code=rendered.status, headers=rendered.headers)
 
 
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
@@ -77,8 +105,6 @@ async def _validation_error(_: Request, exc: Exception) -> Response:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    app.add_exception_handler(SpecError, _spec_error)
-    app.add_exception_handler(ServiceError, _service_error)
-    app.add_exception_handler(PartnerApiError, _partner_error)
+    app.add_exception_handler(DomainError, _domain_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)

@@ -5,7 +5,7 @@
 * any exception that escaped the routes becomes 500 ``INTERNAL_ERROR`` (or 503 ``UNAVAILABLE``
   when the database is unreachable), logged with its traceback, never shown to the caller;
 * the ``RateLimit-*`` headers of an allowed request (``api/ratelimit.py``);
-* the HTTP metrics (``observability/http.py``) and one structured access-log line per request.
+* the HTTP metrics (``api/metrics.py``) and one structured access-log line per request.
 
 One layer with one send wrapper on purpose: each ASGI layer costs every request a call frame
 per message, and a GET booking is short enough for that to show (bench/README.md, "Profile").
@@ -21,12 +21,12 @@ from typing import Any
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from transfers.api.context import request_id_var
+from transfers.api.metrics import ResponseSeen, observe_request
 from transfers.api.ratelimit import allowed_headers
 from transfers.api.responses import dumps, service_error_body
+from transfers.context import request_id_var
 from transfers.db.errors import is_database_unavailable
 from transfers.errors import ErrorCode
-from transfers.observability.http import ResponseSeen, observe_request
 
 log = structlog.get_logger("transfers.http")
 _SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")

@@ -32,7 +32,7 @@ from fastapi import Request
 from starlette.types import Scope
 
 from transfers.config import Settings
-from transfers.errors import ErrorCode, ServiceError
+from transfers.errors import ErrorCode, Refused
 
 log = structlog.get_logger("transfers.ratelimit")
 
@@ -209,18 +209,18 @@ async def enforce(request: Request, key_prefix: str) -> None:
         return
     decision = await limiter.check(key_prefix)
     if not decision.allowed:
-        raise ServiceError(
+        raise Refused(
             ErrorCode.RATE_LIMITED,
             f"Too many requests for this API key (at most {limiter.bucket.burst} at once, then "
             f"{round(limiter.bucket.rate * 60)} per minute); retry after {decision.retry_after} s.",
-            decision.headers(),
+            headers=decision.headers(),
         )
     setattr(request.state, STATE_KEY, decision.headers())
 
 
 def allowed_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
     """The ``RateLimit-*`` headers of an allowed request, added to its answer by ``RequestPlumbing``
-    whatever the route returned. A 429 carries them through ``ServiceError.headers`` instead."""
+    whatever the route returned. A 429 carries them through ``DomainError.headers`` instead."""
     extra: dict[str, str] | None = scope.get("state", {}).get(STATE_KEY)
     if not extra:
         return []

@@ -18,6 +18,7 @@ from transfers.auth.keys import bearer_token, hash_key, hashes_match, parse_key
 from transfers.auth.repository import find_key
 from transfers.clients.models import ClientPrincipal, ClientStatus
 from transfers.db.engine import Database
+from transfers.errors import Refused
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +28,7 @@ class PartnerPrincipal:
     key_prefix: str
 
 
-class AuthFailure(Exception):
+class AuthFailure(Refused):
     """Why a bearer key was refused. ``suspended`` is the only reason told apart (403)."""
 
     def __init__(self, reason: str) -> None:

@@ -35,13 +35,12 @@ from transfers.bookings.cancelling import quote
 from transfers.bookings.lifecycle import lock_booking, update_details
 from transfers.bookings.lookup import client_booking
 from transfers.bookings.models import Booking
-from transfers.bookings.resource import booking_resource
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal, Permission
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery.models import OutboxMessage
 from transfers.delivery.policy import delivery_deadline
-from transfers.errors import Code, ErrorCode, ServiceError, SpecError
+from transfers.errors import Code, Conflict, ErrorCode, NotFound, Refused
 from transfers.partners.calls import MessageKind
 from transfers.partners.wire import WireResult
 from transfers.search.service import limits
@@ -53,12 +52,12 @@ EXPIRED_MESSAGE = "the partner could not be reached before the amendment's deliv
 
 async def request_amendment(
     svc: Services, client: ClientPrincipal, reservation_no: str | None, body: dict[str, Any]
-) -> dict[str, Any]:
+) -> Booking:
     """``PATCH /booking?reservation_no=``: 1100 (the ``booking.create`` permission: amending is
     booking), 1400/1401 for the reservation as on GET, the fields' SPEC codes, then the state checks
-    under the row lock. Answers ``{"status": "Success", "booking": BookingResource}`` (HTTP 202)."""
+    under the row lock. Returns the booking with its pending amendment (the route answers it, HTTP 202)."""
     if not client.may(Permission.BOOKING_CREATE):
-        raise SpecError(Code.CREATION_PERMISSION_DENIED)
+        raise Refused(Code.CREATION_PERMISSION_DENIED)
     found = await client_booking(
         svc,
         client,
@@ -72,7 +71,7 @@ async def request_amendment(
     async with svc.db.write() as conn:
         booking = await lock_booking(conn, found.id)
         if booking is None:
-            raise SpecError(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
+            raise NotFound(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
         now = svc.clock.now()
         check_amendable(booking, now)
         changes = parse_changes(body, booking, now, search_limits)  # against the row as locked
@@ -102,25 +101,25 @@ async def request_amendment(
             now=now,
             messages=(message,),
         )
-    return {"status": "Success", "booking": booking_resource(moved, svc.clock.now())}
+    return moved
 
 
 def check_amendable(booking: Booking, now: datetime) -> None:
     status = booking.status
     if status not in AMENDABLE_STATUSES or booking.pickup_at <= now:
-        raise ServiceError(
+        raise Refused(
             ErrorCode.AMENDMENT_NOT_ALLOWED,
             f"A {status.value} booking cannot be amended: only PENDING_APPROVAL and APPROVED "
             "bookings whose pickup is ahead.",
         )
     if quote(booking, now).fee > 0:
-        raise ServiceError(
+        raise Refused(
             ErrorCode.AMENDMENT_NOT_ALLOWED,
             "The free cancellation window of this booking has passed, and with it the time for "
             "amendments; cancel (a fee applies) and book again, or ask the partner.",
         )
     if is_pending(booking):
-        raise ServiceError(ErrorCode.AMENDMENT_IN_PROGRESS)
+        raise Conflict(ErrorCode.AMENDMENT_IN_PROGRESS)
 
 
 def _fields(changes: Changes) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 from transfers.bookings.models import Booking
 from transfers.bookings.rules import MAX_EXTRA_REQUESTS, MAX_FLIGHT, email_address, phone_number, required_text
-from transfers.errors import Code, ErrorCode, ServiceError, SpecError
+from transfers.errors import Code, ErrorCode, Invalid
 from transfers.search.airports import find_airport, local_time
 from transfers.search.rules import SearchLimits, pickup_instant
 
@@ -68,15 +68,15 @@ class Changes:
     columns: dict[str, Any]
 
 
-def _not_amendable(field: str) -> ServiceError:
+def _not_amendable(field: str) -> Invalid:
     if field in NOT_AMENDABLE or field.split(".")[0] in NOT_AMENDABLE:
-        return ServiceError(
+        return Invalid(
             ErrorCode.FIELD_NOT_AMENDABLE,
             f"'{field}' cannot be amended: route, party, vehicle, luggage and extras stay as "
             f"booked and the price never changes (cancel and book again). "
             f"Amendable: {WHAT_MAY_CHANGE}.",
         )
-    return ServiceError(
+    return Invalid(
         ErrorCode.FIELD_NOT_AMENDABLE, f"'{field[:100]}' is not an amendable field. Amendable: {WHAT_MAY_CHANGE}."
     )
 
@@ -103,7 +103,7 @@ def parse_changes(body: Mapping[str, Any], booking: Booking, now: datetime, limi
     if "passenger" in body:
         passenger = body["passenger"]
         if not isinstance(passenger, dict):
-            raise SpecError(Code.PASSENGER_REQUIRED)
+            raise Invalid(Code.PASSENGER_REQUIRED)
         given = {
             "name": lambda v: required_text(v, Code.PASSENGER_NAME_REQUIRED),
             "surname": lambda v: required_text(v, Code.PASSENGER_SURNAME_REQUIRED),
@@ -125,12 +125,12 @@ def parse_changes(body: Mapping[str, Any], booking: Booking, now: datetime, limi
     if "travel_details" in body:
         travel = body["travel_details"]
         if not isinstance(travel, dict):
-            raise SpecError(Code.TRAVEL_DETAILS_REQUIRED)
+            raise Invalid(Code.TRAVEL_DETAILS_REQUIRED)
         section = public.setdefault("travel_details", {})
         if "extra_requests" in travel:  # a travel_details failure: ahead of 1013 in the table
             extra = travel["extra_requests"]
             if extra is not None and (not isinstance(extra, str) or len(extra) > MAX_EXTRA_REQUESTS or "\x00" in extra):
-                raise SpecError(Code.TRAVEL_DETAILS_REQUIRED)
+                raise Invalid(Code.TRAVEL_DETAILS_REQUIRED)
             _change(
                 section,
                 columns,
@@ -151,7 +151,7 @@ def parse_changes(body: Mapping[str, Any], booking: Booking, now: datetime, limi
         if not section:
             public.pop("travel_details")
     if not columns:
-        raise ServiceError(
+        raise Invalid(
             ErrorCode.AMENDMENT_EMPTY, "The amendment changes nothing: every field sent already has that value."
         )
     return Changes(public, columns)

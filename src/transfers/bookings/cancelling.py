@@ -56,6 +56,15 @@ def cancellation_fields(booking: Booking, by: Canceller, now: datetime) -> dict[
     }
 
 
+def refund_due(booking: Booking) -> Decimal:
+    """The one refund rule: what entering a refunding status (CANCELLED, DECLINED, FAILED, REFUNDED)
+    gives a wallet-paid client back, read on the booking as the change leaves it. A cancellation's
+    ``cancellation_refund`` (the price less a client's fee; the whole price for a partner's or an
+    operator's), else the whole price. The ledger effect moves it (``effects.ledger_move``), the
+    operator actions audit it, the console shows it before an operator refunds."""
+    return booking.total if booking.cancellation_refund is None else booking.cancellation_refund
+
+
 def ledger_note(booking: Booking, reason: str | None) -> str:
     """The note of a cancellation's refund entry, which explains a kept fee (``booking``: the
     booking as cancelled, ``lifecycle.Change.booking``)."""

@@ -221,13 +221,12 @@ def ledger_move(change: Change) -> LedgerMove | None:
         return None  # a change that moves no money, a fast acknowledgement (no booking read) among them
     if booking.pay_type == REVERSE_API_PAY_TYPE:
         return None
-    amount = booking.total
-    refund = booking.cancellation_refund if change.to_status is BookingStatus.CANCELLED else None
+    amount: Decimal = booking.total if change.from_status is None else cancelling.refund_due(booking)
     # docs/rules/cancellation.md: a client's cancel keeps the fee; no entry when nothing is refunded
-    if refund is not None:
-        if refund <= 0:
+    if change.to_status is BookingStatus.CANCELLED and booking.cancellation_refund is not None:
+        if amount <= 0:
             return None
-        amount, note = refund, cancelling.ledger_note(booking, change.reason)
+        note = cancelling.ledger_note(booking, change.reason)
     return LedgerMove(booking.client_id, kind, amount, note)
 
 

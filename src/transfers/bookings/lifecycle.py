@@ -47,13 +47,16 @@ from transfers.bookings.effects import (
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus, check_transition
 from transfers.delivery.models import NewMessage
+from transfers.errors import Conflict
 
 CREATED_REASON = "created"
 CONCURRENT_CHANGE_ATTEMPTS = 3
 
 
-class ConcurrentChange(Exception):
+class ConcurrentChange(Conflict):
     """Another transaction changed the booking's status first; the caller re-reads and decides."""
+
+    default_message = "The booking changed concurrently; retry."
 
 
 # --- the general path --------------------------------------------------------------------------------

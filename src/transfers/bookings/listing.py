@@ -33,15 +33,15 @@ from transfers.bookings.resource import booking_resource
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal
 from transfers.db.tables import bookings
-from transfers.errors import ErrorCode, ServiceError
+from transfers.errors import ErrorCode, Invalid
 from transfers.paging import DEFAULT_LIMIT, invalid_filter, parse_limit
 from transfers.services import Services
 
 _CURSOR_VERSION = "1"
 
 
-def invalid_cursor() -> ServiceError:
-    return ServiceError(ErrorCode.INVALID_CURSOR)
+def invalid_cursor() -> Invalid:
+    return Invalid(ErrorCode.INVALID_CURSOR)
 
 
 @dataclass(frozen=True)

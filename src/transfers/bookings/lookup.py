@@ -13,7 +13,7 @@ from transfers.bookings import repository as repo
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import could_exist
 from transfers.clients.models import ClientPrincipal
-from transfers.errors import Code, SpecError
+from transfers.errors import Code, Invalid, NotFound
 from transfers.services import Services
 
 
@@ -21,11 +21,11 @@ async def client_booking(
     svc: Services, client: ClientPrincipal, reservation_no: str | None, *, required: Code, not_found: Code
 ) -> Booking:
     if not reservation_no:
-        raise SpecError(required)
+        raise Invalid(required)
     if not could_exist(reservation_no):
-        raise SpecError(not_found)
+        raise NotFound(not_found)
     async with svc.db.read() as conn:
         booking = await repo.get_for_client(conn, client.client_id, reservation_no)
     if booking is None:
-        raise SpecError(not_found)
+        raise NotFound(not_found)
     return booking

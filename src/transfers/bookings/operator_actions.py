@@ -19,13 +19,15 @@ import structlog
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import amending, partner_updates
+from transfers.bookings import partner_updates
 from transfers.bookings import repository as repo
-from transfers.bookings.cancelling import Canceller, cancellation_fields
+from transfers.bookings.cancel import Actor, CancelRefused, CancelRequest, cancel_locked
+from transfers.bookings.cancelling import refund_due
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, transition
 from transfers.bookings.models import Booking
-from transfers.bookings.state import BookingStatus, TransitionRefused, can_transition
+from transfers.bookings.state import BookingStatus, TransitionRefused
 from transfers.clients.repository import record_admin_action
+from transfers.errors import NotFound, Refused
 from transfers.partners.client import info_path
 from transfers.partners.service import endpoint_for
 from transfers.partners.wire import WireInfoAnswer
@@ -36,12 +38,15 @@ MAX_REASON_CHARS = 1000
 S = BookingStatus
 
 
-class ActionRefused(Exception):
+class ActionRefused(Refused):
     """The booking is not in a state for this action (or changed meanwhile): nothing was written."""
 
 
-class NoSuchBooking(Exception):
-    pass
+class NoSuchBooking(NotFound):
+    """No booking has that number (the console shows its 404 page)."""
+
+    def __init__(self, reservation_no: str) -> None:
+        super().__init__(f"There is no booking {reservation_no}.")
 
 
 def clean_reason(reason: object) -> str:
@@ -65,29 +70,18 @@ async def _locked(conn: AsyncConnection, reservation_no: str) -> Booking:
 async def cancel(svc: Services, reservation_no: str, reason: str, *, actor: str) -> Booking:
     now = svc.clock.now()
     text = clean_reason(reason)
+    # the one cancel use case (bookings/cancel.py): recorded as the operator's cancellation, refunded
+    # in full (docs/rules/cancellation.md#fees), the partner told
+    request = CancelRequest(
+        Actor.OPERATOR, actor, f"cancelled by operator: {text}", note=text, partner_reason="Cancelled by the operator"
+    )
     async with svc.db.write() as conn:
         booking = await _locked(conn, reservation_no)
         current = booking.status
-        if not can_transition(current, S.CANCELLED):
-            raise ActionRefused(f"A {current.value} booking cannot be cancelled.")
-        await amending.withdraw(conn, booking, now)  # a pending amendment is rejected with the booking
         try:
-            moved = await transition(
-                conn,
-                booking,
-                S.CANCELLED,
-                actor=actor,
-                reason=f"cancelled by operator: {text}",
-                now=now,
-                # docs/rules/cancellation.md: recorded as the operator's cancellation, refunded in full
-                fields={"cancel_note": text, **cancellation_fields(booking, Canceller.OPERATOR, now)},
-                notify_partner={
-                    "reservation_no": booking.reservation_no,
-                    "status": "CANCELLED",
-                    "cancel_reason": "Cancelled by the operator",
-                    "note": text,
-                },
-            )
+            moved = (await cancel_locked(conn, booking, request, now=now)).booking
+        except CancelRefused:
+            raise ActionRefused(f"A {current.value} booking cannot be cancelled.") from None
         except (TransitionRefused, ConcurrentChange):
             raise ActionRefused("The booking changed meanwhile; nothing was done. Look again.") from None
         await record_admin_action(
@@ -95,7 +89,7 @@ async def cancel(svc: Services, reservation_no: str, reason: str, *, actor: str)
             actor=actor,
             action="booking.cancel",
             subject=f"booking:{reservation_no}",
-            details={"from_status": current.value, "reason": text, "refund": str(booking.total)},
+            details={"from_status": current.value, "reason": text, "refund": str(refund_due(moved))},
             now=now,
         )
     return moved
@@ -120,7 +114,7 @@ async def refund(svc: Services, reservation_no: str, reason: str, *, actor: str)
             action="booking.refund",
             subject=f"booking:{reservation_no}",
             details={
-                "amount": str(booking.total),
+                "amount": str(refund_due(moved)),
                 "currency": booking.currency,
                 "pay_type": booking.pay_type,
                 "reason": text,

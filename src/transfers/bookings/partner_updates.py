@@ -11,19 +11,19 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import amending
 from transfers.bookings import repository as repo
-from transfers.bookings.cancelling import Canceller, cancellation_fields
+from transfers.bookings.cancel import Actor, CancelRefused, CancelRequest, cancel_locked
 from transfers.bookings.fast_paths import ACKNOWLEDGED_REASON
 from transfers.bookings.lifecycle import driver_fields, transition, transition_unread, update_details
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus, can_transition
+from transfers.errors import Refused
 from transfers.partners.wire import WireDriver
 
 S = BookingStatus
 
 
-class UpdateRefused(Exception):
+class UpdateRefused(Refused):
     """The partner asked for something the state machine does not allow (answered 422)."""
 
 
@@ -48,26 +48,16 @@ async def cancel(
     *,
     actor: str,
     now: datetime,
-    by: Canceller = Canceller.PARTNER,
+    by: Actor = Actor.PARTNER,
 ) -> Booking:
-    """A cancellation that is not the client's: the partner's (reverse API, info sync) or, with
-    ``by=Canceller.OPERATOR``, an operator's. Refunded in full (docs/rules/cancellation.md); a pending amendment
-    is rejected and its message withdrawn if not sent yet."""
-    current = booking.status
-    if current is S.CANCELLED:
-        return booking
-    if not can_transition(current, S.CANCELLED):
-        raise UpdateRefused(f"a {current.value} booking cannot be cancelled")
-    await amending.withdraw(conn, booking, now)
-    return await transition(
-        conn,
-        booking,
-        S.CANCELLED,
-        actor=actor,
-        reason=reason or f"cancelled by {by.value}",
-        now=now,
-        fields={"cancel_note": reason, **cancellation_fields(booking, by, now)},
-    )
+    """The partner's cancellation (reverse API, info sync; ``by=Actor.HOSTED_PORTAL`` from the hosted
+    partner's portal): the one cancel use case (``bookings/cancel.py``), refunded in full
+    (docs/rules/cancellation.md); a repeat changes nothing."""
+    request = CancelRequest(by, actor, reason or "cancelled by partner", note=reason)
+    try:
+        return (await cancel_locked(conn, booking, request, now=now)).booking
+    except CancelRefused as refused:
+        raise UpdateRefused(refused.message) from None
 
 
 async def acknowledge(

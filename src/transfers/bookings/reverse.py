@@ -12,9 +12,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import partner_payloads, partner_updates
 from transfers.bookings import repository as repo
+from transfers.bookings.cancel import Actor
 from transfers.bookings.lifecycle import lock_booking, retry_concurrent
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus
+from transfers.errors import NotFound
 from transfers.partners.wire import NoNul, WireDriver
 from transfers.services import Services
 
@@ -37,8 +39,10 @@ class ReverseUpdate(BaseModel):
         return self
 
 
-class BookingNotFound(Exception):
+class BookingNotFound(NotFound):
     """No such booking, or another partner's."""
+
+    default_message = "Booking not found"
 
 
 async def apply_update(
@@ -83,7 +87,8 @@ async def apply_update(
                     conn, booking, update.driver_info, update.meeting_point, actor=actor, now=now
                 )
             else:
-                await partner_updates.cancel(conn, booking, update.cancel_reason, actor=actor, now=now)
+                by = Actor.HOSTED_PORTAL if user is not None else Actor.PARTNER
+                await partner_updates.cancel(conn, booking, update.cancel_reason, actor=actor, now=now, by=by)
 
     await retry_concurrent(attempt)
 

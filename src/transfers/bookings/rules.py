@@ -16,7 +16,7 @@ from typing import Any
 import phonenumbers
 from email_validator import EmailNotValidError, validate_email
 
-from transfers.errors import Code, SpecError
+from transfers.errors import Code, Invalid, NotFound
 from transfers.search.offers import Offer, OfferedExtra
 from transfers.search.rules import is_int
 
@@ -76,34 +76,34 @@ def vehicle_number(value: Any) -> int | None:
 def check_search_id(body: dict[str, Any]) -> str:
     search_id = body.get("search_id")
     if search_id is None or search_id == "":
-        raise SpecError(Code.SEARCH_ID_REQUIRED)
+        raise Invalid(Code.SEARCH_ID_REQUIRED)
     if not isinstance(search_id, str) or len(search_id) > 64 or "\x00" in search_id:
-        raise SpecError(Code.SEARCH_NOT_EXISTS)  # PostgreSQL cannot even compare a text holding NUL
+        raise NotFound(Code.SEARCH_NOT_EXISTS)  # PostgreSQL cannot even compare a text holding NUL
     return search_id
 
 
 def validate_create(body: dict[str, Any], *, search_found: bool, offer: Offer | None) -> BookingRequest:
     if not search_found:
-        raise SpecError(Code.SEARCH_NOT_EXISTS)
+        raise NotFound(Code.SEARCH_NOT_EXISTS)
     if body.get("vehicle_id") is None:
-        raise SpecError(Code.VEHICLE_ID_REQUIRED)
+        raise Invalid(Code.VEHICLE_ID_REQUIRED)
     if offer is None:
-        raise SpecError(Code.VEHICLE_ID_INVALID)
+        raise Invalid(Code.VEHICLE_ID_INVALID)
     passenger = body.get("passenger")
     if not isinstance(passenger, dict):
-        raise SpecError(Code.PASSENGER_REQUIRED)
+        raise Invalid(Code.PASSENGER_REQUIRED)
     name = _text(passenger.get("name"), Code.PASSENGER_NAME_REQUIRED)
     surname = _text(passenger.get("surname"), Code.PASSENGER_SURNAME_REQUIRED)
     phone = _phone(passenger.get("phone"))
     email = _email(passenger.get("email"))
     travel = body.get("travel_details")
     if not isinstance(travel, dict):
-        raise SpecError(Code.TRAVEL_DETAILS_REQUIRED)
+        raise Invalid(Code.TRAVEL_DETAILS_REQUIRED)
     extra_requests = travel.get("extra_requests")
     if extra_requests is not None and (
         not isinstance(extra_requests, str) or len(extra_requests) > MAX_EXTRA_REQUESTS or "\x00" in extra_requests
     ):
-        raise SpecError(Code.TRAVEL_DETAILS_REQUIRED)  # a travel_details failure: ahead of 1013 in the table
+        raise Invalid(Code.TRAVEL_DETAILS_REQUIRED)  # a travel_details failure: ahead of 1013 in the table
     flight = _text(travel.get("flight_number"), Code.FLIGHT_NUMBER_REQUIRED, MAX_FLIGHT)
     suitcase = _count(body.get("suitcase"), offer.suitcases, Code.SUITCASE_REQUIRED, Code.SUITCASE_INVALID)
     small_bags = _count(body.get("small_bags"), offer.small_bags, Code.SMALL_BAGS_REQUIRED, Code.SMALL_BAGS_INVALID)
@@ -127,40 +127,40 @@ def validate_create(body: dict[str, Any], *, search_found: bool, offer: Offer | 
 
 def _text(value: Any, code: Code, limit: int = MAX_TEXT) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > limit or "\x00" in value:
-        raise SpecError(code)
+        raise Invalid(code)
     return value.strip()
 
 
 def _phone(value: Any) -> str:
     if value is None or value == "":
-        raise SpecError(Code.PASSENGER_PHONE_REQUIRED)
+        raise Invalid(Code.PASSENGER_PHONE_REQUIRED)
     if not isinstance(value, str) or len(value) < 6 or not PHONE_PATTERN.fullmatch(value):
-        raise SpecError(Code.PASSENGER_PHONE_INVALID)
+        raise Invalid(Code.PASSENGER_PHONE_INVALID)
     try:
         number = phonenumbers.parse(value, None)
     except phonenumbers.NumberParseException:
-        raise SpecError(Code.PASSENGER_PHONE_INVALID) from None
+        raise Invalid(Code.PASSENGER_PHONE_INVALID) from None
     if not phonenumbers.is_valid_number(number):
-        raise SpecError(Code.PASSENGER_PHONE_INVALID)
+        raise Invalid(Code.PASSENGER_PHONE_INVALID)
     return value
 
 
 def _email(value: Any) -> str:
     if value is None or value == "":
-        raise SpecError(Code.PASSENGER_EMAIL_REQUIRED)
+        raise Invalid(Code.PASSENGER_EMAIL_REQUIRED)
     if not isinstance(value, str) or len(value) > 320:
-        raise SpecError(Code.PASSENGER_EMAIL_INVALID)
+        raise Invalid(Code.PASSENGER_EMAIL_INVALID)
     try:
         return str(validate_email(value, check_deliverability=False).normalized)
     except EmailNotValidError:
-        raise SpecError(Code.PASSENGER_EMAIL_INVALID) from None
+        raise Invalid(Code.PASSENGER_EMAIL_INVALID) from None
 
 
 def _count(value: Any, capacity: int, required: Code, invalid: Code) -> int:
     if value is None:
-        raise SpecError(required)
+        raise Invalid(required)
     if not is_int(value) or not 0 <= value <= capacity:
-        raise SpecError(invalid)
+        raise Invalid(invalid)
     return int(value)
 
 
@@ -171,23 +171,23 @@ def _extras(value: Any, offer: Offer) -> list[ChosenExtra]:
     if value is None:
         return []
     if not isinstance(value, list) or len(value) > MAX_EXTRAS or not all(isinstance(item, dict) for item in value):
-        raise SpecError(Code.EXTRA_SERVICES_INVALID)
+        raise Invalid(Code.EXTRA_SERVICES_INVALID)
     ids = [item.get("id") for item in value]
     int_ids = [extra_id for extra_id in ids if is_int(extra_id)]
     if len(set(int_ids)) != len(int_ids):  # the same extra twice
-        raise SpecError(Code.EXTRA_SERVICES_INVALID)
+        raise Invalid(Code.EXTRA_SERVICES_INVALID)
     if any(extra_id is None for extra_id in ids):
-        raise SpecError(Code.EXTRA_SERVICE_ID_REQUIRED)
+        raise Invalid(Code.EXTRA_SERVICE_ID_REQUIRED)
     offered = [extra for extra in (offer.find_extra(i) if is_int(i) else None for i in ids) if extra is not None]
     if len(offered) != len(ids):
-        raise SpecError(Code.EXTRA_SERVICE_ID_INVALID)
+        raise Invalid(Code.EXTRA_SERVICE_ID_INVALID)
     chosen: list[ChosenExtra] = []
     for item, extra in zip(value, offered, strict=True):
         quantity = item.get("quantity")
         if quantity is None:
             quantity = 1
         elif not is_int(quantity) or not 1 <= quantity <= MAX_QUANTITY:
-            raise SpecError(Code.EXTRA_SERVICE_QUANTITY_INVALID)
+            raise Invalid(Code.EXTRA_SERVICE_QUANTITY_INVALID)
         chosen.append(ChosenExtra(extra, int(quantity)))
     return chosen
 
@@ -200,9 +200,9 @@ email_address = _email
 
 def reason_id(raw: str) -> int:
     if raw == "":
-        raise SpecError(Code.CANCELLATION_TYPE_REQUIRED)
+        raise Invalid(Code.CANCELLATION_TYPE_REQUIRED)
     if not raw.isascii() or not raw.isdigit() or len(raw) > 9:
-        raise SpecError(Code.CANCELLATION_TYPE_INVALID)
+        raise Invalid(Code.CANCELLATION_TYPE_INVALID)
     return int(raw)
 
 

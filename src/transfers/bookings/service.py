@@ -9,10 +9,11 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from transfers import failpoints
-from transfers.bookings import amending, fast_paths, partner_payloads
+from transfers.bookings import fast_paths, partner_payloads
 from transfers.bookings import repository as repo
-from transfers.bookings.cancelling import Canceller, cancellation_fields, quote
-from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, transition
+from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
+from transfers.bookings.cancelling import quote
+from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
 from transfers.bookings.lookup import client_booking
 from transfers.bookings.models import UNASSIGNED_ID, Booking
 from transfers.bookings.reservation import could_exist, new_reservation_no
@@ -30,7 +31,7 @@ from transfers.clients.models import ClientPrincipal, Permission
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery.models import OutboxMessage
 from transfers.delivery.policy import delivery_deadline
-from transfers.errors import Code, ErrorCode, ServiceError, SpecError
+from transfers.errors import Code, Conflict, ErrorCode, Invalid, NotFound, Refused
 from transfers.hosted import capacity as hosted_capacity
 from transfers.observability import metrics
 from transfers.partners.calls import MessageKind
@@ -46,9 +47,11 @@ from transfers.wallet.ledger import InsufficientBalance
 
 async def create_booking(
     svc: Services, client: ClientPrincipal, body: dict[str, Any], idempotency_key: str | None = None
-) -> dict[str, Any]:
+) -> Booking:
+    """``POST /booking``: the booking as stored (with the partner's answer when it came in time), also
+    the one this Idempotency-Key created before. The route answers it as the BookingResource."""
     if not client.may(Permission.BOOKING_CREATE):
-        raise SpecError(Code.CREATION_PERMISSION_DENIED)
+        raise Refused(Code.CREATION_PERMISSION_DENIED)
     now = svc.clock.now()
     search_id = check_search_id(body)
     dispatcher = svc.dispatcher
@@ -65,7 +68,7 @@ async def create_booking(
             existing = await repo.get_by_idempotency_key(conn, client.client_id, idempotency_key)
         if existing is None:
             raise
-        return {"status": "Success", "booking": booking_resource(existing, svc.clock.now())}
+        return existing
     failpoints.hit("booking.after_commit")
     stored = None
     if dispatcher is not None:
@@ -79,7 +82,7 @@ async def create_booking(
     if stored is None:  # bookings are never deleted: only a database changed under us gets here (500)
         raise LookupError(f"booking {created.booking_id} is gone right after its creation")
     failpoints.hit("booking.before_response")
-    return {"status": "Success", "booking": booking_resource(stored, svc.clock.now())}
+    return stored
 
 
 @dataclass(frozen=True)
@@ -119,9 +122,9 @@ async def _store_and_charge(
     )
     request = validate_create(body, search_found=search is not None, offer=offer)
     if search is None:  # validate_create refused these already (1002, 1004): the checks narrow the types
-        raise SpecError(Code.SEARCH_NOT_EXISTS)
+        raise NotFound(Code.SEARCH_NOT_EXISTS)
     if offer is None or source is None:
-        raise SpecError(Code.VEHICLE_ID_INVALID)
+        raise Invalid(Code.VEHICLE_ID_INVALID)
     values = _booking_values(client, search, offer, source.search_vehicle_id, request, now, idempotency_key)
     deadline = delivery_deadline(
         now,
@@ -150,10 +153,10 @@ async def _store_and_charge(
                 before=hosted_capacity.claimer(values) if source.hosted else None,
             )
         except hosted_capacity.VehicleFull:
-            raise ServiceError(ErrorCode.VEHICLE_UNAVAILABLE) from None
+            raise Conflict(ErrorCode.VEHICLE_UNAVAILABLE) from None
         except InsufficientBalance:
             metrics.WALLET_REFUSALS.inc()
-            raise SpecError(Code.WALLET_BALANCE_INSUFFICIENT) from None
+            raise Refused(Code.WALLET_BALANCE_INSUFFICIENT) from None
         except IntegrityError as exc:
             if not _reservation_clash(exc):
                 raise
@@ -255,16 +258,13 @@ def _booking_values(
 
 async def get_booking(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> dict[str, Any]:
     if not reservation_no:
-        raise SpecError(Code.BOOKING_INFO_RESERVATION_REQUIRED)
+        raise Invalid(Code.BOOKING_INFO_RESERVATION_REQUIRED)
     if not could_exist(reservation_no):
-        raise SpecError(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
+        raise NotFound(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
     row = await repo.resource_fields_for_client(svc.db, client.client_id, reservation_no)
     if row is None:
-        raise SpecError(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
+        raise NotFound(Code.BOOKING_INFO_RESERVATION_NOT_FOUND)
     return booking_resource(row, svc.clock.now())
-
-
-CANCELLED_BODY = {"status": "Success", "message": "Booking cancelled successfully.", "data": []}
 
 
 async def cancel_booking(
@@ -274,9 +274,11 @@ async def cancel_booking(
     cancellation_id: str | None,
     note: str | None,
     idempotency_key: str | None = None,
-) -> dict[str, Any]:
+) -> Booking:
+    """The client's cancel (``bookings/cancel.py`` with ``Actor.CLIENT``): the cancelled booking, also
+    when this very Idempotency-Key cancelled it before. Raises ``DomainError``s with the spec's codes."""
     if not client.may(Permission.BOOKING_CANCEL):
-        raise SpecError(Code.CANCELLATION_PERMISSION_DENIED)
+        raise Refused(Code.CANCELLATION_PERMISSION_DENIED)
     found = await client_booking(
         svc,
         client,
@@ -290,47 +292,30 @@ async def cancel_booking(
     async with svc.db.write() as conn:
         reason = await find_active_reason(conn, reason_number)
         if reason is None:
-            raise SpecError(Code.CANCELLATION_TYPE_INVALID)
+            raise Invalid(Code.CANCELLATION_TYPE_INVALID)
         booking = await lock_booking(conn, found.id)
         if booking is None:  # gone between the read and the lock: nothing to cancel
-            raise SpecError(Code.CANCELLATION_RESERVATION_NOT_FOUND)
-        if (
-            idempotency_key is not None
-            and booking.status is BookingStatus.CANCELLED
-            and booking.cancel_idempotency_key == idempotency_key
-        ):
-            return CANCELLED_BODY  # this very request already cancelled it (retry after a lost answer)
+            raise NotFound(Code.CANCELLATION_RESERVATION_NOT_FOUND)
         # The fee's tier is decided by the clock read here, with the booking's row locked, just
         # before the change commits (docs/rules/cancellation.md): what a quote promised until its valid_until holds.
         now = svc.clock.now()
-        if not is_cancelable(booking.status, booking.pickup_at, now):
-            raise SpecError(Code.CANCELLATION_FAILED)
-        await amending.withdraw(conn, booking, now)
+        request = CancelRequest(
+            Actor.CLIENT,
+            f"client:{client.client_id}",
+            reason.name + (f": {note}" if note else ""),
+            note=note,
+            partner_reason=reason.name,
+            reason_id=reason.id,
+            idempotency_key=idempotency_key,
+        )
         try:
-            await transition(
-                conn,
-                booking,
-                BookingStatus.CANCELLED,
-                actor=f"client:{client.client_id}",
-                reason=reason.name + (f": {note}" if note else ""),
-                now=now,
-                fields={
-                    "cancellation_reason_id": reason.id,
-                    "cancel_note": note,
-                    "cancel_idempotency_key": idempotency_key,
-                    **cancellation_fields(booking, Canceller.CLIENT, now),
-                },
-                notify_partner={
-                    "reservation_no": booking.reservation_no,
-                    "status": "CANCELLED",
-                    "cancel_reason": reason.name,
-                    "note": note,
-                },
-            )
+            done = await cancel_locked(conn, booking, request, now=now)
         except (TransitionRefused, ConcurrentChange):
-            raise SpecError(Code.CANCELLATION_FAILED) from None
+            raise Refused(Code.CANCELLATION_FAILED) from None
+        if done.repeated:  # this very request already cancelled it (retry after a lost answer)
+            return done.booking
     failpoints.hit("cancel.after_commit")
-    return CANCELLED_BODY
+    return done.booking
 
 
 async def cancellation_quote(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> dict[str, Any]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
+from transfers.errors import Refused
+
 
 class BookingStatus(StrEnum):
     PENDING = "PENDING"
@@ -49,7 +51,7 @@ TERMINAL = frozenset(s for s, targets in TRANSITIONS.items() if not targets)
 DRIVER_VISIBLE = frozenset({S.APPROVED, S.COMPLETED})
 
 
-class TransitionRefused(Exception):
+class TransitionRefused(Refused):
     def __init__(self, current: BookingStatus, target: BookingStatus) -> None:
         super().__init__(f"{current} -> {target} is not an allowed transition")
         self.current = current

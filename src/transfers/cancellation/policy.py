@@ -31,6 +31,8 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from itertools import pairwise
 from typing import Any
 
+from transfers.errors import Invalid
+
 CENT = Decimal("0.01")
 HUNDRED = Decimal(100)
 MAX_TIERS = 10
@@ -39,7 +41,7 @@ _PERCENT_TEXT = re.compile(r"^\d{1,3}(\.\d{1,2})?$")
 _HOURS_TEXT = re.compile(r"^\d{1,4}$")
 
 
-class PolicyError(ValueError):
+class PolicyError(Invalid, ValueError):
     """A policy that is not well-formed; the message says which tier and why."""
 
 

@@ -31,12 +31,9 @@ def _money(value: str) -> Decimal:
 
 
 def _found(work: Callable[[Database, SystemClock], Awaitable[T]]) -> T:
-    """``with_db(work)``, where a missing client or key ends the command with ``error: no ...`` (exit 1)."""
-    try:
-        return with_db(work)
-    except service.NotFound as exc:
-        fail(f"no {exc}")
-        raise  # not reached: fail() exits
+    """``with_db(work)``; a missing client or key (``ClientNotFound``) ends the command with
+    ``error: no ...`` (exit 1) in ``cli/errors.py``, like every domain error."""
+    return with_db(work)
 
 
 @click.group("clients")

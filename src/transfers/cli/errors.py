@@ -1,6 +1,9 @@
 """How every ``transfers`` command fails: one line on stderr, never a traceback unless asked.
 
-* Bad settings: every problem, one line each, exit 2, before the command starts.
+* A domain error (``transfers.errors``), mapped once here (``exit_code_for``): its message as one
+  line, exit 1 (not found, refused, conflict, invalid), 69 when ``Unavailable``; an
+  ``ops.errors.OperatorError`` brings its own lines and exit code:
+* bad settings: every problem, one line each, exit 2, before the command starts;
 * A ``TRANSFERS_*`` variable no setting reads: ``warning: ...`` naming the closest known one; the
   command runs on.
 * PostgreSQL or Redis unusable: one line naming it (password masked) and why, exit 69.
@@ -20,14 +23,28 @@ from typing import Any
 import click
 
 from transfers.config import Settings, get_settings, unknown_variables
+from transfers.errors import DomainError, Unavailable
 from transfers.ops.crash import log_unexpected, one_line
 from transfers.ops.database import describe_database_error
-from transfers.ops.errors import OperatorError, SettingsInvalid
+from transfers.ops.errors import EX_FAILURE, EX_UNAVAILABLE, OperatorError, SettingsInvalid
 from transfers.ops.settings_errors import load_settings
 
 DEBUG_KEY = "transfers.debug"
 # Commands that check the settings themselves and report them among other results.
 SELF_CHECKING = frozenset({"doctor"})
+
+
+def exit_code_for(exc: DomainError) -> int:
+    """The exit code of a command that ended with ``exc`` (the table in docs/operations/cli.md)."""
+    if isinstance(exc, OperatorError):
+        return exc.exit_code
+    if isinstance(exc, Unavailable):
+        return EX_UNAVAILABLE
+    return EX_FAILURE
+
+
+def lines_of(exc: DomainError) -> list[str]:
+    return exc.lines if isinstance(exc, OperatorError) else [exc.message]
 
 
 def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -93,8 +110,8 @@ class OperatorGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
-        except OperatorError as exc:
-            self._fail(ctx, exc, exc.lines, exc.exit_code)
+        except DomainError as exc:
+            self._fail(ctx, exc, lines_of(exc), exit_code_for(exc))
         except Exception as exc:
             cfg = _loaded_settings()
             problem = describe_database_error(exc, cfg.resolved_database_url, anywhere=True) if cfg else None

@@ -51,9 +51,6 @@ def rate_card_set(partner_id: int, path: str) -> None:
         for error in exc.errors:
             click.echo(f"error: {error}", err=True)
         raise SystemExit(1) from None
-    except (service.UnknownPartner, service.NotHostedPartner) as exc:
-        fail(f"no hosted {exc}" if isinstance(exc, service.UnknownPartner) else str(exc))
-        return
     print_json(
         {
             "partner_id": partner_id,
@@ -68,11 +65,7 @@ def rate_card_set(partner_id: int, path: str) -> None:
 @click.argument("partner_id", type=int)
 def rate_card_get(partner_id: int) -> None:
     """Print the partner's card as it was set (exit 1 when it has none yet)."""
-    try:
-        card = with_db(lambda db, _clock: service.get_rate_card(db, partner_id))
-    except (service.UnknownPartner, service.NotHostedPartner) as exc:
-        fail(f"no hosted {exc}" if isinstance(exc, service.UnknownPartner) else str(exc))
-        return
+    card = with_db(lambda db, _clock: service.get_rate_card(db, partner_id))
     if card is None:
         fail(f"partner {partner_id} has no rate card yet (transfers partners rate-card set {partner_id} --file ...)")
     print_json(card)
@@ -92,16 +85,9 @@ def users_create(partner_id: int, email: str, password_stdin: bool) -> None:
     from transfers.hosted import users
 
     password = sys.stdin.readline().rstrip("\r\n") if password_stdin else None
-    try:
-        made = with_db(
-            lambda db, clock: users.create_partner_user(
-                db, clock, partner_id=partner_id, email=email, password=password, actor=actor()
-            )
+    made = with_db(
+        lambda db, clock: users.create_partner_user(
+            db, clock, partner_id=partner_id, email=email, password=password, actor=actor()
         )
-    except users.UserRefused as exc:
-        fail(str(exc))
-        return
-    except users.UnknownPartner as exc:
-        fail(f"no {exc}")
-        return
+    )
     print_json({"user_id": made.user_id, "partner_id": made.partner_id, "email": made.email, "password": made.password})

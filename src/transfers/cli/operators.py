@@ -6,10 +6,10 @@ import sys
 
 import click
 
-from transfers.cli.common import actor, fail, print_json, with_db
+from transfers.cli.common import actor, print_json, with_db
 from transfers.cli.tables import jsonable, render
 from transfers.operators import service
-from transfers.operators.models import OperatorProblem, Role
+from transfers.operators.models import Role
 
 
 @click.group("operators")
@@ -35,15 +35,9 @@ def operators_create(email: str, role: str, password_stdin: bool) -> None:
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
     who = actor()
-    try:
-        created = with_db(
-            lambda db, clock: service.create_operator(
-                db, clock, email=email, role=Role(role), password=password, actor=who
-            )
-        )
-    except OperatorProblem as exc:
-        fail(str(exc))
-        return
+    created = with_db(
+        lambda db, clock: service.create_operator(db, clock, email=email, role=Role(role), password=password, actor=who)
+    )
     print_json(created.as_json())
 
 
@@ -69,9 +63,5 @@ def operators_list(as_json: bool) -> None:
 def operators_disable(operator_id: int) -> None:
     """Disable an operator: it cannot sign in again, and every session it has ends at once."""
     who = actor()
-    try:
-        ended = with_db(lambda db, clock: service.disable_operator(db, clock, operator_id, actor=who))
-    except OperatorProblem as exc:
-        fail(str(exc))
-        return
+    ended = with_db(lambda db, clock: service.disable_operator(db, clock, operator_id, actor=who))
     print_json({"operator_id": operator_id, "status": "disabled", "sessions_ended": ended})

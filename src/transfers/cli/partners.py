@@ -13,7 +13,7 @@ from transfers.cli.common import actor, fail, print_json, settings, with_db
 from transfers.cli.tables import render
 from transfers.partners import fields, service
 from transfers.partners.models import InvalidPartnerUrl, check_base_url
-from transfers.partners.secrets_box import SecretBox, SecretKeyMissing, resolve_secret_key
+from transfers.partners.secrets_box import SecretBox, resolve_secret_key
 
 
 def parse_service_area(text: str) -> tuple[str, ...]:
@@ -49,11 +49,7 @@ def parse_policy_option(text: str | None) -> Policy | None:
 
 
 def _box() -> SecretBox:
-    try:
-        return SecretBox(resolve_secret_key(settings()))
-    except SecretKeyMissing as exc:
-        fail(str(exc))
-        raise  # unreachable: fail() exits
+    return SecretBox(resolve_secret_key(settings()))
 
 
 @click.group("partners")
@@ -170,10 +166,7 @@ def partners_list(as_json: bool) -> None:
 
 
 def _set_status(partner_id: int, status: str) -> None:
-    try:
-        with_db(lambda db, clock: service.set_partner_status(db, clock, partner_id, status, actor=actor()))
-    except service.PartnerNotFound as exc:
-        fail(f"no {exc}")
+    with_db(lambda db, clock: service.set_partner_status(db, clock, partner_id, status, actor=actor()))
     print_json({"partner_id": partner_id, "status": status})
 
 
@@ -215,18 +208,11 @@ def partners_rotate_secret(partner_id: int, overlap_hours: float | None) -> None
 
     hours = settings().partner_secret_overlap_hours if overlap_hours is None else overlap_hours
     box = _box()
-    try:
-        rotated = with_db(
-            lambda db, clock: rotation.rotate_signing_secret(
-                db, clock, box, partner_id, overlap=timedelta(hours=hours), actor=actor()
-            )
+    rotated = with_db(
+        lambda db, clock: rotation.rotate_signing_secret(
+            db, clock, box, partner_id, overlap=timedelta(hours=hours), actor=actor()
         )
-    except service.PartnerNotFound as exc:
-        fail(f"no {exc}")
-        return
-    except rotation.RotationRefused as exc:
-        fail(str(exc))
-        return
+    )
     print_json(
         {
             "partner_id": rotated.partner_id,
@@ -247,10 +233,7 @@ def partners_update(partner_id: int, cancellation_policy: str) -> None:
     except ValueError as exc:
         fail(str(exc))
         return
-    try:
-        with_db(lambda db, clock: service.set_cancellation_policy(db, clock, partner_id, policy, actor=actor()))
-    except service.PartnerNotFound as exc:
-        fail(f"no {exc}")
+    with_db(lambda db, clock: service.set_cancellation_policy(db, clock, partner_id, policy, actor=actor()))
     print_json({"partner_id": partner_id, "cancellation_policy": None if policy is None else policy.public()})
 
 

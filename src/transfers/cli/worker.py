@@ -10,12 +10,11 @@ from typing import Any
 import click
 import structlog
 
-from transfers.cli.common import fail, print_json, settings
+from transfers.cli.common import print_json, settings
 from transfers.deliveries import Dispatcher
 from transfers.jobs import scheduled
 from transfers.logging import configure_logging
 from transfers.ops.startup import run_preflight
-from transfers.partners.secrets_box import SecretKeyMissing
 from transfers.services import Services
 from transfers.webhooks.delivery import WebhookDispatcher
 from transfers.worker import Worker
@@ -51,11 +50,7 @@ def worker(once: bool, wait_for_db: float) -> None:
     cfg = settings()
     configure_logging(cfg.log_level, cfg.log_format)
     run_preflight(cfg, wait_seconds=wait_for_db, wait_for_migrations=True)
-    try:
-        svc = Services.build(cfg, application_name="transfers-worker")
-    except SecretKeyMissing as exc:
-        fail(str(exc))
-        return
+    svc = Services.build(cfg, application_name="transfers-worker")
     summary = asyncio.run(_run(svc, once=once))
     if summary is not None:
         print_json(summary)

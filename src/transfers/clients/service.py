@@ -13,11 +13,12 @@ from transfers.clients import repository as repo
 from transfers.clients.models import ClientStatus, NewClient
 from transfers.clock import Clock
 from transfers.db.engine import Database
+from transfers.errors import NotFound
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import LedgerKind
 
 
-class NotFound(Exception):
+class ClientNotFound(NotFound):
     """The named client, key or wallet does not exist."""
 
 
@@ -67,7 +68,7 @@ async def issue_client_key(db: Database, clock: Clock, client_id: int, *, actor:
     issued = issue_key("tk")
     async with db.write() as conn:
         if not await repo.client_exists(conn, client_id):
-            raise NotFound(f"client {client_id}")
+            raise ClientNotFound(f"no client {client_id}")
         await repo.insert_api_key(conn, issued, now, client_id=client_id)
         await repo.record_admin_action(
             conn,
@@ -85,7 +86,7 @@ async def top_up(db: Database, clock: Clock, client_id: int, amount: Decimal, *,
     async with db.write() as conn:
         wallet = await wallet_repo.wallet_of_client(conn, client_id)
         if wallet is None:
-            raise NotFound(f"client {client_id}")
+            raise ClientNotFound(f"no client {client_id}")
         balance = await wallet_repo.post_entry(
             conn,
             wallet_id=wallet[0],
@@ -109,7 +110,7 @@ async def set_status(db: Database, clock: Clock, client_id: int, status: ClientS
     now = clock.now()
     async with db.write() as conn:
         if not await repo.set_client_status(conn, client_id, status):
-            raise NotFound(f"client {client_id}")
+            raise ClientNotFound(f"no client {client_id}")
         await repo.record_admin_action(
             conn,
             actor=actor,
@@ -124,7 +125,7 @@ async def revoke_key(db: Database, clock: Clock, prefix: str, *, actor: str) -> 
     now = clock.now()
     async with db.write() as conn:
         if not await repo.revoke_key(conn, prefix, now):
-            raise NotFound(f"key {prefix}")
+            raise ClientNotFound(f"no key {prefix}")
         await repo.record_admin_action(
             conn, actor=actor, action="key.revoke", subject=f"key:{prefix}", details={}, now=now
         )

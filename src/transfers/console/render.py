@@ -5,7 +5,7 @@ with what the layout needs: the operator, the CSRF token for its forms, the navi
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from jinja2 import Environment
@@ -13,8 +13,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from transfers.console.auth import Viewer
+from transfers.console.wording import in_words
 from transfers.operators.models import Capability
 from transfers.search.airports import find_airport
+from transfers.wallet.ledger import API_KINDS
 from transfers.webauth.layout import Site, environment
 from transfers.webauth.login_routes import utc
 
@@ -49,6 +51,19 @@ def airport_local(value: datetime | None, iata: str | None) -> str:
     return f"{local:%Y-%m-%d %H:%M} {airport.iata} local ({airport.tz.key}, {offset[:3]}:{offset[3:]})"
 
 
+def utc_seconds(value: datetime | None) -> str:
+    """An instant to the second (``2026-11-23 17:30:05 UTC``): a booking's story, where events
+    within one minute (created, sent, approved) must read in order (issue 28)."""
+    if value is None:
+        return "—"
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def ledger_kind(kind: str) -> str:
+    """A ledger entry's kind by the name the wallet API gives it (``debit``, not ``debit_booking``)."""
+    return API_KINDS.get(kind, kind)
+
+
 def excerpt(value: object, limit: int = 300) -> str:
     text = "" if value is None else str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -59,6 +74,9 @@ def _environment() -> Environment:
     env.filters["utc"] = utc
     env.filters["airport_local"] = airport_local
     env.filters["excerpt"] = excerpt
+    env.filters["in_words"] = in_words
+    env.filters["utc_seconds"] = utc_seconds
+    env.filters["ledger_kind"] = ledger_kind
     env.globals["Capability"] = Capability
     return env
 

@@ -16,11 +16,12 @@ driver's ``BEGIN; ; ROLLBACK``.
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from sqlalchemy import event, text
@@ -33,6 +34,9 @@ from transfers.db.direct import PING_AFTER_IDLE_SECONDS, DirectStatement, Postgr
 
 def _json_dumps(value: Any) -> str:
     return orjson.dumps(value).decode()
+
+
+_T = TypeVar("_T")
 
 
 class Database:
@@ -137,6 +141,35 @@ class Database:
                 conn = await conn.execution_options(transfers_write=True)
             async with conn.begin():
                 yield conn
+
+    async def sqlite_write(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """SQLite only: run ``work`` on a pooled connection's own ``sqlite3`` connection, inside
+        ``BEGIN IMMEDIATE`` ... ``COMMIT`` (ROLLBACK if it raises), all in one call on aiosqlite's
+        worker thread.
+
+        Why: through the engine every statement of a transaction is a hop to that thread and back
+        (a queue put, a thread wake-up, a callback on the loop) plus SQLAlchemy's execution
+        context; storing a search (BEGIN, INSERT, executemany, COMMIT) paid that four times
+        (bench/README.md, "Profile"). ``work`` gets plain DB-API values: the caller processes its
+        parameters as the engine would (``db/direct.py``'s compiled statements). Same locking as
+        ``write()``: the write lock is taken up front and waited for on the worker thread, never on
+        the event loop's."""
+        async with self.engine.connect() as conn:
+            raw = await conn.get_raw_connection()
+            driver = raw.driver_connection  # aiosqlite.Connection (aiosqlite is pinned: _execute, _conn)
+
+            def transaction() -> _T:
+                db: sqlite3.Connection = driver._conn  # type: ignore[union-attr]
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    result = work(db)
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+                return result
+
+            return await driver._execute(transaction)  # type: ignore[union-attr,no-any-return]
 
     async def ping(self) -> None:
         async with self.engine.connect() as conn:

@@ -29,10 +29,10 @@ import structlog
 from transfers import failpoints
 from transfers.clock import Clock
 from transfers.db.engine import Database
-from transfers.delivery import repository as repo
 from transfers.delivery.kinds import DeliveryKind, Judged, Registry
-from transfers.delivery.models import OutboxMessage
 from transfers.delivery.policy import Ending, settle
+from transfers.delivery.queue import Message, Queue
+from transfers.delivery.repository import OutboxQueue
 from transfers.delivery.transport import CallResult, Receiver
 
 log = structlog.get_logger("transfers.outbox")
@@ -41,7 +41,8 @@ STALE = "stale: tried once, dropped unsent after its deadline"
 
 
 class Engine:
-    """Delivers the messages of the ``outbox`` table for the kinds in ``registry``."""
+    """Delivers the messages of one ``Queue`` (the ``outbox`` table unless told otherwise) for the
+    kinds in ``registry``."""
 
     def __init__(
         self,
@@ -52,10 +53,12 @@ class Engine:
         lease_seconds: float,
         timeout: float,
         concurrency: int = 16,
+        queue: Queue | None = None,
     ) -> None:
         self.db = db
         self.clock = clock
         self.registry = registry
+        self.queue: Queue = queue or OutboxQueue()
         self.lease_seconds = lease_seconds
         self.timeout = timeout
         self._slots = asyncio.Semaphore(concurrency)
@@ -65,20 +68,31 @@ class Engine:
         tried once are claimed first, so a backlog of due retries never holds them up. Only kinds
         this process registered are claimed (an older worker beside a newer one leaves it the kinds
         it does not know)."""
+        messages = await self.claim(limit)
+        await asyncio.gather(*(self.deliver(m) for m in messages))
+        return len(messages)
+
+    async def claim(self, limit: int) -> list[Message]:
+        """Lease up to ``limit`` due messages (kinds tried once first), in one transaction."""
         now = self.clock.now()
         lease = now + timedelta(seconds=self.lease_seconds)
         first = self.registry.once_names()
         known = self.registry.names()
         async with self.db.write() as conn:
-            messages = await repo.claim_due(conn, now=now, lease_until=lease, limit=limit, kinds=first) if first else []
+            messages = (
+                await self.queue.claim(conn, now=now, lease_until=lease, limit=limit, kinds=first) if first else []
+            )
             if len(messages) < limit:
-                messages += await repo.claim_due(
+                messages += await self.queue.claim(
                     conn, now=now, lease_until=lease, limit=limit - len(messages), kinds=known
                 )
-        await asyncio.gather(*(self._deliver(m, self.timeout) for m in messages))
-        return len(messages)
+        return messages
 
-    async def deliver_leased(self, message: OutboxMessage, hint: Any = None, *, budget: float) -> Any:
+    async def deliver(self, message: Message) -> Any:
+        """One attempt at a claimed message, with the engine's timeout."""
+        return await self._deliver(message, self.timeout)
+
+    async def deliver_leased(self, message: Message, hint: Any = None, *, budget: float) -> Any:
         """Deliver a message written already leased to the caller (``lease_until`` set when it was
         inserted, so no worker claims it meanwhile), with no claim transaction. ``hint``: what the
         caller knows of the receiver already (a partner's endpoint). Answers what the kind's effect
@@ -90,12 +104,12 @@ class Engine:
         ``Ending.EXPIRED`` in the same transaction (the scheduled ``expire_deliveries`` job)."""
         now = self.clock.now()
         async with self.db.write() as conn:
-            expired = await repo.expire_overdue(conn, now=now, limit=limit)
+            expired = await self.queue.expire_overdue(conn, now=now, limit=limit)
             for message in expired:
                 await self.registry[message.kind].effect(conn, message, Ending.EXPIRED, None, None, now)
         return len(expired)
 
-    async def _deliver(self, message: OutboxMessage, timeout: float, hint: Any = None) -> Any:
+    async def _deliver(self, message: Message, timeout: float, hint: Any = None) -> Any:
         kind = self.registry[message.kind]
         async with self._slots:
             started = self.clock.now()
@@ -105,15 +119,15 @@ class Engine:
             receiver = await kind.router(message, hint)
             result = await receiver.transport.send(kind, message, timeout=timeout, target=receiver.target)
             if not receiver.in_process:
-                failpoints.hit("outbox.after_send")
+                failpoints.hit(f"{self.queue.name}.after_send")
             try:
                 return await self._record(message, kind, receiver, result, started)
             except Exception:
-                log.exception("outbox_record_failed", outbox_id=message.id)
+                log.exception(f"{self.queue.name}_record_failed", **message.log_fields())
                 return None
 
     async def _record(
-        self, message: OutboxMessage, kind: DeliveryKind, receiver: Receiver, result: CallResult, started: datetime
+        self, message: Message, kind: DeliveryKind, receiver: Receiver, result: CallResult, started: datetime
     ) -> Any:
         """The attempt, the message's new state and its kind's effect, in one transaction; returns
         what the effect returned (None when the message is still pending or nothing changed)."""
@@ -142,21 +156,21 @@ class Engine:
             except kind.unapplied:
                 await self._unapplied(message, kind, attempt, now)
         log.info(
-            "outbox_delivery",
-            outbox_id=message.id,
+            self.queue.log_event,
             kind=kind.name,
             verdict=judged.verdict.value,
             outcome=result.outcome,
             http_status=result.http_status,
             attempt=message.attempts + 1,
-            reservation_no=message.reservation_no,
-            partner_id=message.partner_id,
+            duration_ms=result.duration_ms,
+            error=judged.error,
+            **message.log_fields(),
         )
         return applied
 
     async def _apply(
         self,
-        message: OutboxMessage,
+        message: Message,
         kind: DeliveryKind,
         receiver: Receiver,
         attempt: dict[str, Any],
@@ -166,7 +180,7 @@ class Engine:
         """One write transaction: the attempt, the message rescheduled or finished and, once
         finished, the receiver's follow-up and the kind's effect."""
         async with self.db.write() as conn:
-            await repo.record_attempt(conn, outbox_id=message.id, **attempt)
+            await self.queue.record_attempt(conn, message, attempt)
             settled = settle(
                 judged.verdict,
                 attempts_done=message.attempts + 1,
@@ -176,35 +190,37 @@ class Engine:
                 once=kind.once,
             )
             if settled.ending is None or settled.retry_at is not None:
-                await repo.reschedule(conn, message, next_attempt_at=settled.retry_at or now, error=judged.error)
+                await self.queue.reschedule(
+                    conn, message, next_attempt_at=settled.retry_at or now, error=judged.error, attempt=attempt
+                )
                 return None
-            if not await repo.finish(conn, message, status=settled.status, now=now, error=judged.error):
+            if not await self.queue.finish(
+                conn, message, status=settled.status, now=now, error=judged.error, attempt=attempt
+            ):
                 return None  # another worker owns this message now
             if settled.ending is Ending.ANSWERED and receiver.after_delivery is not None:
                 await receiver.after_delivery(conn, kind, message, now)
             return await kind.effect(conn, message, settled.ending, judged.answer, judged.error, now)
 
-    async def _unapplied(
-        self, message: OutboxMessage, kind: DeliveryKind, attempt: dict[str, Any], now: datetime
-    ) -> None:
+    async def _unapplied(self, message: Message, kind: DeliveryKind, attempt: dict[str, Any], now: datetime) -> None:
         """Every try of ``_apply`` met a concurrent change: record the attempt with the reason and
         leave the message pending for the next claim (after the usual backoff), so the answer is
         applied on its next delivery (same webhook-id) rather than dropped."""
         when = kind.schedule.next_attempt(message.attempts + 1, now)
         async with self.db.write() as conn:
-            await repo.record_attempt(conn, outbox_id=message.id, **{**attempt, "error": UNAPPLIED})
-            kept = await repo.reschedule(conn, message, next_attempt_at=when, error=UNAPPLIED)
+            unapplied = {**attempt, "error": UNAPPLIED}
+            await self.queue.record_attempt(conn, message, unapplied)
+            kept = await self.queue.reschedule(conn, message, next_attempt_at=when, error=UNAPPLIED, attempt=unapplied)
         log.error(
             "outbox_answer_unapplied",
-            outbox_id=message.id,
             kind=message.kind,
             rescheduled=kept,
             next_attempt_at=when.isoformat(),
-            reservation_no=message.reservation_no,
+            **message.log_fields(),
         )
 
-    async def _drop_stale(self, message: OutboxMessage) -> None:
+    async def _drop_stale(self, message: Message) -> None:
         """A kind tried once, claimed past its deadline: expired without an attempt (its news is old)."""
         async with self.db.write() as conn:
-            dropped = await repo.drop(conn, message, now=self.clock.now(), reason=STALE)
-        log.info("outbox_stale_dropped", outbox_id=message.id, kind=message.kind, dropped=dropped)
+            dropped = await self.queue.drop(conn, message, now=self.clock.now(), reason=STALE)
+        log.info("delivery_stale_dropped", kind=message.kind, dropped=dropped, **message.log_fields())

@@ -16,7 +16,6 @@ from typing import Any, Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.delivery.models import OutboxMessage
 from transfers.delivery.policy import STANDARD, Ending, RetrySchedule, Verdict
 from transfers.delivery.transport import CallResult, Receiver
 
@@ -36,9 +35,10 @@ class Judged:
 
 
 class Router(Protocol):
-    """The receiver of ``message``; ``hint``: what the caller already knows (a partner's endpoint)."""
+    """The receiver of ``message`` (the queue's row: an ``OutboxMessage``, a webhook delivery); ``hint``:
+    what the caller already knows (a partner's endpoint)."""
 
-    async def __call__(self, message: OutboxMessage, hint: Any) -> Receiver: ...
+    async def __call__(self, message: Any, hint: Any) -> Receiver: ...
 
 
 class Effect(Protocol):
@@ -48,7 +48,7 @@ class Effect(Protocol):
     async def __call__(
         self,
         conn: AsyncConnection,
-        message: OutboxMessage,
+        message: Any,
         ending: Ending,
         answer: Any,
         error: str | None,
@@ -60,7 +60,7 @@ class FastFinish(Protocol):
     """A kind's one-statement way to record and apply an answer (PostgreSQL); None when it wrote
     nothing and the general way must run."""
 
-    async def __call__(self, message: OutboxMessage, attempt: dict[str, Any], judged: Judged, now: datetime) -> Any: ...
+    async def __call__(self, message: Any, attempt: dict[str, Any], judged: Judged, now: datetime) -> Any: ...
 
 
 Retrying = Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]
@@ -71,7 +71,7 @@ async def _once(work: Callable[[], Awaitable[T]]) -> T:
 
 
 async def _nothing(
-    conn: AsyncConnection, message: OutboxMessage, ending: Ending, answer: Any, error: str | None, now: datetime
+    conn: AsyncConnection, message: Any, ending: Ending, answer: Any, error: str | None, now: datetime
 ) -> None:
     return None
 

@@ -102,6 +102,10 @@ class OutboxMessage:
         """Every column by name (the CLI's JSON)."""
         return {name: getattr(self, name) for name in OUTBOX_MESSAGE_FIELDS}
 
+    def log_fields(self) -> dict[str, Any]:
+        """What a delivery's log line carries."""
+        return {"outbox_id": self.id, "reservation_no": self.reservation_no, "partner_id": self.partner_id}
+
     @property
     def reservation_no(self) -> str | None:
         """The booking's number as the payload carries it (every kind sends it), for logs."""

@@ -371,3 +371,47 @@ async def enqueue_latest(
     return await enqueue(
         conn, booking_id=booking_id, partner_id=partner_id, kind=kind, payload=payload, now=now, deadline=deadline
     )
+
+
+class OutboxQueue:
+    """The ``outbox`` table as the engine's ``Queue``."""
+
+    name = "outbox"
+    log_event = "outbox_delivery"
+
+    async def claim(
+        self, conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int, kinds: Sequence[str] | None
+    ) -> list[OutboxMessage]:
+        return await claim_due(conn, now=now, lease_until=lease_until, limit=limit, kinds=kinds)
+
+    async def record_attempt(self, conn: AsyncConnection, message: OutboxMessage, attempt: dict[str, Any]) -> None:
+        await record_attempt(conn, outbox_id=message.id, **attempt)
+
+    async def reschedule(
+        self,
+        conn: AsyncConnection,
+        message: OutboxMessage,
+        *,
+        next_attempt_at: datetime,
+        error: str | None,
+        attempt: dict[str, Any],
+    ) -> bool:
+        return await reschedule(conn, message, next_attempt_at=next_attempt_at, error=error)
+
+    async def finish(
+        self,
+        conn: AsyncConnection,
+        message: OutboxMessage,
+        *,
+        status: str,
+        now: datetime,
+        error: str | None,
+        attempt: dict[str, Any],
+    ) -> bool:
+        return await finish(conn, message, status=status, now=now, error=error)
+
+    async def drop(self, conn: AsyncConnection, message: OutboxMessage, *, now: datetime, reason: str) -> bool:
+        return await drop(conn, message, now=now, reason=reason)
+
+    async def expire_overdue(self, conn: AsyncConnection, *, now: datetime, limit: int) -> list[OutboxMessage]:
+        return await expire_overdue(conn, now=now, limit=limit)

@@ -20,7 +20,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 if TYPE_CHECKING:
     from transfers.delivery.kinds import DeliveryKind
-    from transfers.delivery.models import OutboxMessage
 
 Outcome = Literal["ok", "timeout", "connect_error", "http_error", "invalid", "too_large", "redirect", "blocked"]
 
@@ -71,7 +70,7 @@ class Transport(Protocol):
     """One way to reach a receiver. ``send`` never raises for the receiver's failures: it answers a
     ``CallResult`` saying what happened (the engine judges it with the kind's ``judge``)."""
 
-    async def send(self, kind: DeliveryKind, message: OutboxMessage, *, timeout: float, target: Any) -> CallResult: ...
+    async def send(self, kind: DeliveryKind, message: Any, *, timeout: float, target: Any) -> CallResult: ...
 
 
 @dataclass(frozen=True)
@@ -93,6 +92,4 @@ class Receiver:
 
 
 class AfterDelivery(Protocol):
-    async def __call__(
-        self, conn: AsyncConnection, kind: DeliveryKind, message: OutboxMessage, now: datetime
-    ) -> None: ...
+    async def __call__(self, conn: AsyncConnection, kind: DeliveryKind, message: Any, now: datetime) -> None: ...

@@ -136,6 +136,13 @@ class BuiltinGeocoder:
 
     def __init__(self) -> None:
         self._lock = asyncio.Lock()
+        self._warming: asyncio.Task[Gazetteer] | None = None
+
+    def start_warming(self) -> None:
+        """Build the index in the background now (a page that will search soon calls this), so the
+        first search does not wait for it; no-op once built or under way."""
+        if self._warming is None and not gazetteer.cache_info().currsize:
+            self._warming = asyncio.get_running_loop().create_task(self.warm())
 
     async def warm(self) -> Gazetteer:
         """The gazetteer, built in a worker thread the first time (the event loop keeps serving)."""

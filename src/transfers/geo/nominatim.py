@@ -38,6 +38,9 @@ class NominatimGeocoder:
         self._timeout = timeout_seconds
         self._client = client
 
+    def start_warming(self) -> None:
+        """Nothing to prepare: the server holds the index."""
+
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
             self._client = httpx.AsyncClient(

@@ -56,6 +56,10 @@ class GeocoderUnavailable(Exception):
 class Geocoder(Protocol):
     name: str
 
+    def start_warming(self) -> None:
+        """Prepare in the background for a search that is likely soon (never blocks)."""
+        ...
+
     async def search(
         self, text: str, *, near: tuple[float, float] | None = None, limit: int = DEFAULT_LIMIT
     ) -> list[Place]:

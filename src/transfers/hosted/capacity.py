@@ -16,12 +16,13 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.models import Booking
+from transfers.errors import Conflict
 from transfers.hosted import repository as repo
 from transfers.hosted.card import load_stored
 from transfers.search.airports import find_airport
 
 
-class VehicleFull(Exception):
+class VehicleFull(Conflict):
     """No seat left for that vehicle on that local date (or the partner has since blacked it out,
     or taken the vehicle off its card)."""
 

@@ -22,6 +22,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
 from transfers.cancellation import policy
+from transfers.errors import Invalid
 from transfers.search.airports import is_known
 
 PricingType = Literal["PER_BOOKING", "PER_ITEM"]
@@ -42,7 +43,7 @@ class CardError:
         return f"{self.path}: {self.reason}"
 
 
-class InvalidRateCard(ValueError):
+class InvalidRateCard(Invalid, ValueError):
     """A card that breaks its schema; ``errors`` lists every problem."""
 
     def __init__(self, errors: list[CardError]) -> None:
@@ -130,6 +131,8 @@ def _reason(error: ValidationError) -> str:
     has a description in the schema is explained by it rather than quoted as a regular expression."""
     message = str(error.message)
     described = error.schema.get("description") if isinstance(error.schema, dict) else None
+    if error.validator == "maxLength" and isinstance(error.instance, str):
+        return f"too long: at most {error.validator_value} characters (this has {len(error.instance)})"
     if error.validator == "pattern" and described:
         shown = repr(error.instance)
         message = f"{shown if len(shown) <= 60 else shown[:57] + '...'} is not {described}"

@@ -3,9 +3,11 @@
 Written as a ``partner_emails`` row in the transaction of the delivery that reports the change
 (``hosted/inprocess.email_users``, for hosted partners), and sent by the worker (``send_due``, a scheduled
 job), never inside a request. A row per (kind, booking): the unique ``dedupe_key`` keeps a
-re-delivered message from mailing twice; the lease keeps two workers off one row; a row is
-marked sent only after the SMTP server took the message, and retried with the outbox's backoff
-while the server is down (for ``EMAIL_GIVE_UP``, then ``failed``). Without ``TRANSFERS_SMTP_URL``
+re-delivered message from mailing twice. Each row is a message of the delivery engine's
+``partner.email`` kind (``partner_email_kind``; ``EmailQueue`` is the table as its queue,
+``SmtpMailer`` its transport): the lease keeps two workers off one row; a row is marked sent only
+after the SMTP server took the message, and retried on the standard schedule while the server is
+down (until ``EMAIL_GIVE_UP``, then ``failed``). Without ``TRANSFERS_SMTP_URL``
 nothing is sent: the e-mail is logged (``partner_email_not_sent``) and the row closed as ``logged``.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import smtplib
 import ssl
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
@@ -24,14 +27,18 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.models import Booking
-from transfers.delivery.models import OutboxMessage
-from transfers.delivery.policy import next_attempt
+from transfers.delivery.engine import Engine
+from transfers.delivery.kinds import DeliveryKind, Judged, Registry
+from transfers.delivery.models import DELIVERED, OutboxMessage
+from transfers.delivery.policy import Ending, Verdict
+from transfers.delivery.transport import CallResult, Receiver
 from transfers.hosted import repository as repo
 from transfers.services import Services
 
 log = structlog.get_logger("transfers.mail")
 BATCH = 20
 EMAIL_GIVE_UP = timedelta(hours=24)
+LEASE = timedelta(minutes=5)
 SUBJECTS = {
     "booking.new": "New booking {no}: please accept or decline",
     "booking.cancelled": "Booking {no} was cancelled",
@@ -100,69 +107,191 @@ def _send_blocking(smtp_url: str, sender: str, mail: Mail, timeout: float) -> No
         client.send_message(message)
 
 
-async def send_due(svc: Services) -> int:
-    """Send (or log) the due e-mails; returns how many rows were handled."""
-    now = svc.clock.now()
-    async with svc.db.write() as conn:
-        due = await repo.claim_due_emails(conn, now=now, lease_until=now + timedelta(minutes=5), limit=BATCH)
-    for email in due:
-        await _send_one(svc, email)
-    return len(due)
+PARTNER_EMAIL = "partner.email"  # the delivery engine's kind of every partner_emails row
+SENT, LOGGED = "sent", "logged"
 
 
-async def _send_one(svc: Services, email: dict[str, Any]) -> None:
-    settings = svc.settings
-    async with svc.db.read() as conn:
-        booking, recipients, partner_name = await repo.email_context(conn, email)
-    now = svc.clock.now()
-    if booking is None or not recipients:
-        async with svc.db.write() as conn:
-            await repo.finish_email(
-                conn,
-                email,
-                status="logged",
-                now=now,
-                recipients=[],
-                error="no active partner user to write to" if booking else "booking not found",
+@dataclass(frozen=True, slots=True)
+class PartnerEmail:
+    """A claimed ``partner_emails`` row: a message of the engine's ``partner.email`` kind (its
+    ``mail_kind`` is what the e-mail is about: ``booking.new``, ...), given up 24 h after it was
+    written (``EMAIL_GIVE_UP``)."""
+
+    id: int
+    partner_id: int
+    booking_id: int
+    mail_kind: str
+    attempts: int
+    lease_until: datetime | None
+    created_at: datetime
+    kind: str = PARTNER_EMAIL
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> PartnerEmail:
+        return cls(
+            row["id"],
+            row["partner_id"],
+            row["booking_id"],
+            row["kind"],
+            row["attempts"],
+            row["lease_until"],
+            row["created_at"],
+        )
+
+    @property
+    def deadline_at(self) -> datetime:
+        return self.created_at + EMAIL_GIVE_UP
+
+    def row(self) -> dict[str, Any]:
+        """What the repository's statements read of it."""
+        return {
+            "id": self.id,
+            "partner_id": self.partner_id,
+            "booking_id": self.booking_id,
+            "lease_until": self.lease_until,
+        }
+
+    def log_fields(self) -> dict[str, Any]:
+        return {"email_id": self.id, "mail_kind": self.mail_kind, "partner_id": self.partner_id}
+
+
+class SmtpMailer:
+    """The ``partner.email`` kind's ``Transport``: the e-mail composed from the booking as it is now
+    and handed to the SMTP server (in a worker thread). Without recipients, or without
+    ``TRANSFERS_SMTP_URL``, nothing is sent and the answer says ``logged``."""
+
+    def __init__(self, svc: Services) -> None:
+        self.svc = svc
+
+    async def send(self, kind: DeliveryKind, message: Any, *, timeout: float, target: Any) -> CallResult:
+        email: PartnerEmail = message
+        settings = self.svc.settings
+        async with self.svc.db.read() as conn:
+            booking, recipients, partner_name = await repo.email_context(conn, email.row())
+        if booking is None or not recipients:
+            log.warning(
+                "partner_email_not_sent", kind=email.mail_kind, partner_id=email.partner_id, reason="no recipients"
             )
-        log.warning(
-            "partner_email_not_sent", kind=email["kind"], partner_id=email["partner_id"], reason="no recipients"
+            why = "no active partner user to write to" if booking else "booking not found"
+            return CallResult("ok", None, {"status": LOGGED, "recipients": [], "error": why}, None, 0.0)
+        mail = compose(email.mail_kind, booking, recipients, partner_name=partner_name, portal_url=settings.service_url)
+        if not settings.smtp_url:
+            log.info(
+                "partner_email_not_sent",
+                reason="TRANSFERS_SMTP_URL is not set",
+                to=recipients,
+                subject=mail.subject,
+                reservation_no=booking.reservation_no,
+            )
+            return CallResult("ok", None, {"status": LOGGED, "recipients": recipients, "error": None}, None, 0.0)
+        try:
+            await asyncio.to_thread(
+                _send_blocking, settings.smtp_url, settings.smtp_from, mail, settings.smtp_timeout_seconds
+            )
+        except (OSError, smtplib.SMTPException) as exc:
+            error = f"{type(exc).__name__}: {exc}"[:500]
+            log.warning(
+                "partner_email_failed",
+                kind=email.mail_kind,
+                attempt=email.attempts + 1,
+                error=error,
+                reservation_no=booking.reservation_no,
+            )
+            return CallResult("connect_error", None, None, error, 0.0)
+        log.info("partner_email_sent", kind=email.mail_kind, to=recipients, reservation_no=booking.reservation_no)
+        return CallResult("ok", None, {"status": SENT, "recipients": recipients, "error": None}, None, 0.0)
+
+
+def judge(kind: DeliveryKind, result: CallResult) -> Judged:
+    """Taken by the SMTP server (or logged): answered; anything else: tried again."""
+    if result.ok:
+        return Judged(Verdict.DONE, result.body, None, result)
+    return Judged(Verdict.RETRY, None, result.error, result)
+
+
+async def _closed(
+    conn: AsyncConnection, message: Any, ending: Ending, answer: Any, error: str | None, now: datetime
+) -> None:
+    """An answered e-mail: how it went (``sent`` or ``logged``) and to whom, on its row."""
+    if ending is Ending.ANSWERED and isinstance(answer, dict):
+        email: PartnerEmail = message
+        await repo.close_email(
+            conn, email.id, status=answer["status"], recipients=answer["recipients"], error=answer["error"]
         )
-        return
-    mail = compose(email["kind"], booking, recipients, partner_name=partner_name, portal_url=settings.service_url)
-    if not settings.smtp_url:
-        async with svc.db.write() as conn:
-            await repo.finish_email(conn, email, status="logged", now=now, recipients=recipients)
-        log.info(
-            "partner_email_not_sent",
-            reason="TRANSFERS_SMTP_URL is not set",
-            to=recipients,
-            subject=mail.subject,
-            reservation_no=booking.reservation_no,
-        )
-        return
-    try:
-        await asyncio.to_thread(
-            _send_blocking, settings.smtp_url, settings.smtp_from, mail, settings.smtp_timeout_seconds
-        )
-    except (OSError, smtplib.SMTPException) as exc:
-        error = f"{type(exc).__name__}: {exc}"[:500]
-        now = svc.clock.now()
-        async with svc.db.write() as conn:
-            if now - email["created_at"] >= EMAIL_GIVE_UP:
-                await repo.finish_email(conn, email, status="failed", now=now, error=error)
-            else:
-                await repo.retry_email(
-                    conn, email, next_attempt_at=next_attempt(email["attempts"] + 1, now), error=error
-                )
-        log.warning(
-            "partner_email_failed",
-            kind=email["kind"],
-            attempt=email["attempts"] + 1,
-            error=error,
-            reservation_no=booking.reservation_no,
-        )
-        return
-    async with svc.db.write() as conn:
-        await repo.finish_email(conn, email, status="sent", now=svc.clock.now(), recipients=recipients)
-    log.info("partner_email_sent", kind=email["kind"], to=recipients, reservation_no=booking.reservation_no)
+
+
+class EmailQueue:
+    """The ``partner_emails`` table as the engine's ``Queue`` (no attempt log: the row keeps the
+    attempts and the last error)."""
+
+    name = "partner_emails"
+    log_event = "partner_email_delivery"
+
+    async def claim(
+        self, conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int, kinds: Sequence[str] | None
+    ) -> list[PartnerEmail]:
+        rows = await repo.claim_due_emails(conn, now=now, lease_until=lease_until, limit=limit)
+        return [PartnerEmail.from_row(row) for row in rows]
+
+    async def record_attempt(self, conn: AsyncConnection, message: Any, attempt: dict[str, Any]) -> None:
+        return None
+
+    async def reschedule(
+        self,
+        conn: AsyncConnection,
+        message: Any,
+        *,
+        next_attempt_at: datetime,
+        error: str | None,
+        attempt: dict[str, Any],
+    ) -> bool:
+        email: PartnerEmail = message
+        await repo.retry_email(conn, email.row(), next_attempt_at=next_attempt_at, error=error or "not sent")
+        return True
+
+    async def finish(
+        self,
+        conn: AsyncConnection,
+        message: Any,
+        *,
+        status: str,
+        now: datetime,
+        error: str | None,
+        attempt: dict[str, Any],
+    ) -> bool:
+        email: PartnerEmail = message
+        stored = SENT if status == DELIVERED else "failed"  # refused or past EMAIL_GIVE_UP
+        return await repo.finish_email(conn, email.row(), status=stored, now=now, error=error)
+
+    async def drop(self, conn: AsyncConnection, message: Any, *, now: datetime, reason: str) -> bool:
+        email: PartnerEmail = message
+        return await repo.finish_email(conn, email.row(), status="failed", now=now, error=reason)
+
+    async def expire_overdue(self, conn: AsyncConnection, *, now: datetime, limit: int) -> list[Any]:
+        return []  # an e-mail gives up at the attempt whose next one would fall past its deadline
+
+
+def partner_email_kind(svc: Services) -> DeliveryKind:
+    """The ``partner.email`` kind: SMTP, the standard schedule, until 24 h after it was written."""
+    mailer = SmtpMailer(svc)
+    receiver = Receiver(mailer, in_process=True)  # no fast path: an e-mail is rare
+
+    async def route(message: Any, hint: Any) -> Receiver:
+        return receiver
+
+    return DeliveryKind(PARTNER_EMAIL, route, judge, _closed)
+
+
+async def send_due(svc: Services) -> int:
+    """Send (or log) the due e-mails, one at a time, through the delivery engine; returns how many
+    rows were handled (the scheduled ``partner_emails`` job)."""
+    engine = Engine(
+        svc.db,
+        svc.clock,
+        Registry((partner_email_kind(svc),)),
+        lease_seconds=LEASE.total_seconds(),
+        timeout=svc.settings.smtp_timeout_seconds,
+        concurrency=1,
+        queue=EmailQueue(),
+    )
+    return await engine.run_once(limit=BATCH)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import insert, or_, select, update
+from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -182,6 +182,18 @@ async def finish_email(
     return result.rowcount == 1
 
 
+async def close_email(
+    conn: AsyncConnection, email_id: int, *, status: str, recipients: list[str], error: str | None
+) -> None:
+    """How an answered e-mail went (``sent`` or ``logged``) and to whom, in the transaction that
+    finished it."""
+    await conn.execute(
+        update(partner_emails)
+        .where(partner_emails.c.id == email_id)
+        .values(status=status, recipients=recipients, last_error=error)
+    )
+
+
 async def retry_email(conn: AsyncConnection, email: dict[str, Any], *, next_attempt_at: datetime, error: str) -> None:
     await conn.execute(
         update(partner_emails)
@@ -330,3 +342,37 @@ async def partner_record(conn: AsyncConnection, partner_id: int) -> Any:
             ).where(partners.c.id == partner_id)
         )
     ).first()
+
+
+async def drivers_used(conn: AsyncConnection, partner_id: int, *, limit: int = 30) -> list[dict[str, Any]]:
+    """The drivers this partner named on its bookings, most recently used first (issue 28: the
+    approve form suggests them instead of making the dispatcher retype one for every booking).
+    Remembered by the bookings themselves, so nothing to keep in step; scoped to the partner."""
+    latest = func.max(bookings.c.id).label("latest")
+    rows = await conn.execute(
+        select(bookings.c.driver_name, bookings.c.driver_phone, bookings.c.driver_plate, latest)
+        .where(bookings.c.partner_id == partner_id, bookings.c.driver_name.is_not(None))
+        .group_by(bookings.c.driver_name, bookings.c.driver_phone, bookings.c.driver_plate)
+        .order_by(latest.desc())
+        .limit(limit)
+    )
+    return [
+        {"name": r.driver_name, "phone": r.driver_phone or "", "plate": r.driver_plate or "", "booking": int(r.latest)}
+        for r in rows
+        if r.driver_name
+    ]
+
+
+async def driver_of(conn: AsyncConnection, partner_id: int, booking_id: int) -> dict[str, str] | None:
+    """The driver named on one of this partner's bookings (the approve form's "used before" choice
+    names the booking it was last used on: a choice that stays right while the list changes)."""
+    row = (
+        await conn.execute(
+            select(bookings.c.driver_name, bookings.c.driver_phone, bookings.c.driver_plate).where(
+                bookings.c.id == booking_id, bookings.c.partner_id == partner_id, bookings.c.driver_name.is_not(None)
+            )
+        )
+    ).first()
+    if row is None:
+        return None
+    return {"driver_name": row.driver_name, "driver_phone": row.driver_phone or "", "plate": row.driver_plate or ""}

@@ -18,20 +18,18 @@ from transfers.auth.keys import issue_key
 from transfers.clients import repository as clients_repo
 from transfers.clock import Clock
 from transfers.db.engine import Database
+from transfers.errors import Refused
 from transfers.hosted import card as cards
 from transfers.hosted import repository as repo
 from transfers.partners import repository as partners_repo
 from transfers.partners.secrets_box import SecretBox
+from transfers.partners.service import PartnerNotFound
 from transfers.partners.signing import new_signing_secret
 from transfers.reference.repository import vehicle_type_names
 
 
-class NotHostedPartner(Exception):
+class NotHostedPartner(Refused):
     """The partner exists but has a server of its own: its prices do not come from a rate card."""
-
-
-class UnknownPartner(Exception):
-    """No partner has that id."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,7 @@ async def register_hosted_partner(
 async def _hosted(conn: Any, partner_id: int) -> None:
     row = await repo.hosted_partner(conn, partner_id)
     if row is None:
-        raise UnknownPartner(f"partner {partner_id}")
+        raise PartnerNotFound(f"no hosted partner {partner_id}")
     if not row.hosted:
         raise NotHostedPartner(f"partner {partner_id} is not hosted: its own server quotes its prices")
 

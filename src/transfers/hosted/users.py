@@ -18,7 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.clients import repository as clients_repo
 from transfers.clock import Clock
 from transfers.db.engine import Database
+from transfers.errors import Invalid
 from transfers.hosted import repository as repo
+from transfers.partners.service import PartnerNotFound
 from transfers.webauth.passwords import generate_password, hash_password, password_problem
 from transfers.webauth.sessions import end_user_sessions
 from transfers.webauth.signin import Credentials
@@ -26,12 +28,8 @@ from transfers.webauth.signin import Credentials
 REALM = "partner"  # web_sessions.realm of partner users (portal/auth.py builds the Realm around it)
 
 
-class UserRefused(ValueError):
+class UserRefused(Invalid, ValueError):
     """The e-mail or password is not acceptable, or the e-mail is taken; the message says which."""
-
-
-class UnknownPartner(LookupError):
-    """No partner has that id."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +96,7 @@ async def create_partner_user(
     try:
         async with db.write() as conn:
             if await repo.hosted_partner(conn, partner_id) is None:
-                raise UnknownPartner(f"partner {partner_id}")
+                raise PartnerNotFound(f"no partner {partner_id}")
             user_id = await repo.insert_partner_user(
                 conn, partner_id=partner_id, email=address, password_hash=hash_password(chosen), now=now
             )

@@ -24,7 +24,7 @@ from sqlalchemy.exc import IntegrityError
 
 from transfers.bookings.repository import release_idempotency_key
 from transfers.db.tables import idempotency_keys
-from transfers.errors import ErrorCode, ServiceError
+from transfers.errors import Conflict, ErrorCode, Invalid
 from transfers.idempotency.fingerprint import Fingerprint
 from transfers.services import Services
 
@@ -40,7 +40,7 @@ class StoredAnswer:
 
 def check_key(key: str) -> str:
     if not 1 <= len(key) <= MAX_KEY or not key.isprintable():
-        raise ServiceError(ErrorCode.IDEMPOTENCY_KEY_INVALID)
+        raise Invalid(ErrorCode.IDEMPOTENCY_KEY_INVALID)
     return key
 
 
@@ -77,7 +77,7 @@ async def run_idempotent(
             # earlier window lets go of it.
             await release_idempotency_key(conn, client_id, key, created_before=stale_before)
         elif not request.matches(row["request_hash"]):
-            raise ServiceError(ErrorCode.IDEMPOTENCY_KEY_REUSED)
+            raise Invalid(ErrorCode.IDEMPOTENCY_KEY_REUSED)
         elif row["state"] == "done":
             return StoredAnswer(row["response_status"], (row["response_body"] or "").encode(), True)
         elif row["locked_until"] > now:
@@ -112,5 +112,5 @@ async def _forget(svc: Services, client_id: int, key: str) -> None:
         )
 
 
-def _in_use() -> ServiceError:
-    return ServiceError(ErrorCode.IDEMPOTENCY_KEY_IN_USE, headers={"Retry-After": "1"})
+def _in_use() -> Conflict:
+    return Conflict(ErrorCode.IDEMPOTENCY_KEY_IN_USE, headers={"Retry-After": "1"})

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from transfers.errors import Invalid
+
 
 class Role(StrEnum):
     ADMIN = "admin"
@@ -56,5 +58,5 @@ class Operator:
         return f"operator:{self.email}"
 
 
-class OperatorProblem(Exception):
+class OperatorProblem(Invalid):
     """A refused operator change (duplicate e-mail, bad e-mail or password, unknown operator)."""

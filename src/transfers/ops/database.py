@@ -21,7 +21,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.engine import make_url
 
 from transfers.db.migrate import alembic_config
-from transfers.ops.errors import Unavailable
+from transfers.ops.errors import BackendUnavailable
 from transfers.ops.masking import mask_url, scrub, url_password
 
 CONNECT_TIMEOUT_SECONDS = 5.0
@@ -79,7 +79,7 @@ def code_heads(url: str) -> tuple[tuple[str, ...], ScriptDirectory]:
 
 
 async def read_schema(url: str) -> Schema:
-    """Connect once and read ``alembic_version``; ``Unavailable`` when the database cannot be used."""
+    """Connect once and read ``alembic_version``; ``BackendUnavailable`` when the database cannot be used."""
     with unusable_as_unavailable(url):
         current = await _sqlite_revisions(url) if is_sqlite(url) else await _postgres_revisions(url)
     heads, scripts = code_heads(url)
@@ -94,23 +94,23 @@ async def read_schema(url: str) -> Schema:
     return Schema(current=current, heads=heads, unknown=tuple(unknown))
 
 
-def schema_problem(schema: Schema, url: str, *, migrates: bool) -> Unavailable | None:
+def schema_problem(schema: Schema, url: str, *, migrates: bool) -> BackendUnavailable | None:
     """Why this code cannot run on the schema (None: it can). ``migrates``: the command applies pending
     migrations itself (``serve``, ``db upgrade``), so only a schema ahead of the code is a problem."""
     target = shown_target(url)
     if schema.ahead:
-        return Unavailable(
+        return BackendUnavailable(
             f"database {target} is at migration {', '.join(schema.unknown)}, which this release does not know "
             f"(its newest is {', '.join(schema.heads)}): a newer release migrated it; run that release"
         )
     if migrates or schema.at_head:
         return None
     if not schema.current:
-        return Unavailable(
+        return BackendUnavailable(
             f"database {target} has no schema yet: run `transfers db upgrade` "
             "(or start `transfers serve`, which applies migrations)"
         )
-    return Unavailable(
+    return BackendUnavailable(
         f"database {target} is at migration {', '.join(schema.current)}, this release needs "
         f"{', '.join(schema.heads)}: run `transfers db upgrade` (or start `transfers serve`)",
         transient=True,
@@ -191,7 +191,7 @@ def raised_by_database(exc: BaseException) -> bool:
 @contextmanager
 def unusable_as_unavailable(url: str) -> Iterator[None]:
     """Around a step that talks to the database at ``url`` (read the schema, migrate): an error that
-    means the database cannot be used leaves as one-line ``Unavailable`` (the driver's error as its
+    means the database cannot be used leaves as one-line ``BackendUnavailable`` (the driver's error as its
     cause); any other error, a bug, leaves unchanged with its traceback."""
     try:
         yield
@@ -202,7 +202,7 @@ def unusable_as_unavailable(url: str) -> Iterator[None]:
         raise problem from exc
 
 
-def describe_database_error(exc: BaseException, url: str, *, anywhere: bool = False) -> Unavailable | None:
+def describe_database_error(exc: BaseException, url: str, *, anywhere: bool = False) -> BackendUnavailable | None:
     """One line for an error that means the database cannot be used; None for any other error.
 
     ``anywhere``: ``exc`` was caught far from the database (the CLI's last resort), so only an error
@@ -216,7 +216,7 @@ def describe_database_error(exc: BaseException, url: str, *, anywhere: bool = Fa
         line = _describe_one(error, target, parsed)
         if line is not None:
             text, transient = line
-            return Unavailable(scrub(text, secrets), transient=transient)
+            return BackendUnavailable(scrub(text, secrets), transient=transient)
     return None
 
 

@@ -22,7 +22,7 @@ from transfers.db.engine import Database
 from transfers.hosted import card as rate_cards
 from transfers.hosted import repository as hosted_repo
 from transfers.ops.database import is_sqlite, read_schema, schema_problem, shown_target
-from transfers.ops.errors import Unavailable
+from transfers.ops.errors import BackendUnavailable
 from transfers.ops.masking import mask_url
 from transfers.ops.partner_probe import probe_partner
 from transfers.ops.redis_probe import ping_redis
@@ -94,7 +94,7 @@ async def _database_rows(cfg: Settings, processes: int) -> list[Row]:
     target = shown_target(url)
     try:
         schema = await read_schema(url)
-    except Unavailable as exc:
+    except BackendUnavailable as exc:
         return [Row("database", "FAIL", str(exc)), Row("migrations", "SKIP", "database unreachable")]
     rows = [Row("database", "PASS", f"{target} reachable")]
     problem = schema_problem(schema, url, migrates=False)
@@ -182,7 +182,7 @@ async def _redis_row(cfg: Settings) -> Row:
         return Row("redis", "SKIP", "not configured (each API process keeps its own rate-limit buckets)")
     try:
         await ping_redis(cfg.redis_url, max(cfg.rate_limit_redis_timeout_seconds, 1.0))
-    except Unavailable as exc:
+    except BackendUnavailable as exc:
         return Row("redis", "FAIL", str(exc))
     return Row("redis", "PASS", f"{mask_url(cfg.redis_url)} answers")
 

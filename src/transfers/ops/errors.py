@@ -1,4 +1,5 @@
-"""Errors an operator can act on: printed as one line (``error: ...``) with a chosen exit code.
+"""Errors of starting and running the service itself, on the domain error tree (``transfers.errors``):
+printed by the CLI as ``error: ...`` lines with their exit code (``cli/errors.py``).
 
 Exit codes follow sysexits(3) where one fits: 2 for bad settings (like a usage error, the command was
 never started; also ``serve --host`` naming an address this machine does not have), 69 ``EX_UNAVAILABLE``
@@ -8,12 +9,14 @@ when something it needs is not available now: a service (PostgreSQL, Redis) it c
 
 from __future__ import annotations
 
+from transfers.errors import DomainError, Invalid, Unavailable
+
 EX_SETTINGS = 2
 EX_UNAVAILABLE = 69
 EX_FAILURE = 1
 
 
-class OperatorError(Exception):
+class OperatorError(DomainError):
     """A failure whose message says everything the operator needs; ``lines`` are printed as they are."""
 
     exit_code = EX_FAILURE
@@ -25,11 +28,11 @@ class OperatorError(Exception):
             self.exit_code = exit_code
 
 
-class SettingsInvalid(OperatorError):
+class SettingsInvalid(OperatorError, Invalid):
     exit_code = EX_SETTINGS
 
 
-class Unavailable(OperatorError):
+class BackendUnavailable(OperatorError, Unavailable):
     """PostgreSQL or Redis cannot be used (unreachable, refused, missing, schema not this code's)."""
 
     exit_code = EX_UNAVAILABLE

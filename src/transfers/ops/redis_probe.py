@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from transfers.ops.errors import Unavailable
+from transfers.ops.errors import BackendUnavailable
 from transfers.ops.masking import mask_url, scrub, url_password
 
 
 async def ping_redis(url: str, timeout: float) -> None:
-    """One PING within ``timeout`` seconds; ``Unavailable`` naming the Redis (password masked) if not."""
+    """One PING within ``timeout`` seconds; ``BackendUnavailable`` naming the Redis (password masked) if not."""
     import redis.asyncio as aioredis
     from redis import exceptions as redis_errors
 
@@ -27,5 +27,5 @@ def _reason(exc: BaseException) -> str:
     return text.rstrip(".")
 
 
-def _unavailable(url: str, what: str, *, transient: bool) -> Unavailable:
-    return Unavailable(scrub(f"Redis {mask_url(url)} {what}", [url_password(url)]), transient=transient)
+def _unavailable(url: str, what: str, *, transient: bool) -> BackendUnavailable:
+    return BackendUnavailable(scrub(f"Redis {mask_url(url)} {what}", [url_password(url)]), transient=transient)

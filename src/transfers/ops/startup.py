@@ -18,7 +18,7 @@ import structlog
 from transfers.config import Settings
 from transfers.db.migrate import upgrade
 from transfers.ops.database import Schema, read_schema, schema_problem, shown_target, unusable_as_unavailable
-from transfers.ops.errors import Unavailable
+from transfers.ops.errors import BackendUnavailable
 from transfers.ops.masking import mask_url
 from transfers.ops.redis_probe import ping_redis
 
@@ -35,7 +35,7 @@ async def prepare_database(
     wait_for_migrations: bool = False,
     apply: bool = True,
 ) -> None:
-    """Return once the database is usable by this code; raise ``Unavailable`` otherwise.
+    """Return once the database is usable by this code; raise ``BackendUnavailable`` otherwise.
 
     ``migrate``: pending migrations are not a problem; ``apply`` them here (``serve``) unless False
     (``db upgrade`` applies its own ``--revision``). ``wait_for_migrations``: a schema behind the
@@ -65,7 +65,7 @@ async def apply_migrations(url: str, revision: str = "head") -> None:
 
 
 async def prepare_redis(cfg: Settings, *, wait_seconds: float = 0.0) -> None:
-    """When Redis is configured, return once it answers a PING; ``Unavailable`` after ``wait_seconds``."""
+    """When Redis is configured, return once it answers a PING; ``BackendUnavailable`` after ``wait_seconds``."""
     if not cfg.redis_url:
         return
     redis_url = cfg.redis_url
@@ -79,7 +79,7 @@ async def prepare_redis(cfg: Settings, *, wait_seconds: float = 0.0) -> None:
 async def _until_available(
     attempt_once: Callable[[], Awaitable[T]], event: str, target: str, wait_seconds: float
 ) -> tuple[T, int]:
-    """``attempt_once``'s result and how many attempts it took. A transient ``Unavailable`` is
+    """``attempt_once``'s result and how many attempts it took. A transient ``BackendUnavailable`` is
     retried every ``RETRY_SECONDS`` (each one logged as ``event``) until ``wait_seconds`` have
     passed; a lasting one (a refused login, a schema newer than the code) is raised at once."""
     started = time.monotonic()
@@ -89,7 +89,7 @@ async def _until_available(
         attempt += 1
         try:
             return await attempt_once(), attempt
-        except Unavailable as exc:
+        except BackendUnavailable as exc:
             if not exc.transient or time.monotonic() >= deadline:
                 raise _gave_up(exc, attempt, started)  # noqa: B904 (the driver's error is its cause)
             pause = min(RETRY_SECONDS, max(0.0, deadline - time.monotonic()))
@@ -97,10 +97,10 @@ async def _until_available(
             await asyncio.sleep(pause)
 
 
-def _gave_up(exc: Unavailable, attempts: int, started: float) -> Unavailable:
+def _gave_up(exc: BackendUnavailable, attempts: int, started: float) -> BackendUnavailable:
     if attempts == 1:
         return exc
-    final = Unavailable(f"{exc} (gave up after {attempts} attempts in {time.monotonic() - started:.0f} s)")
+    final = BackendUnavailable(f"{exc} (gave up after {attempts} attempts in {time.monotonic() - started:.0f} s)")
     final.__cause__ = exc.__cause__
     return final
 

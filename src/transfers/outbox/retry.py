@@ -23,12 +23,13 @@ from transfers.clock import Clock
 from transfers.db.engine import Database
 from transfers.delivery import repository as repo
 from transfers.delivery.policy import delivery_deadline
+from transfers.errors import Refused
 from transfers.partners.calls import MessageKind
 
 RETRY_WINDOW = timedelta(hours=24)
 
 
-class RetryRefused(Exception):
+class RetryRefused(Refused):
     """The message cannot (or must not) be sent again; the text says why."""
 
 

@@ -27,7 +27,7 @@ import structlog
 from aiohttp import hdrs
 from yarl import URL
 
-from transfers.api.context import request_id_var
+from transfers.context import request_id_var
 from transfers.delivery.transport import EXCERPT_CHARS as EXCERPT_CHARS  # re-exported for callers
 from transfers.delivery.transport import CallResult as CallResult
 from transfers.delivery.transport import Outcome as Outcome

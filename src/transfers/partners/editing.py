@@ -15,6 +15,7 @@ from typing import Any
 from transfers.clients import repository as clients_repo
 from transfers.clock import Clock
 from transfers.db.engine import Database
+from transfers.errors import Refused
 from transfers.partners import conformance
 from transfers.partners import repository as repo
 from transfers.partners.client import PartnerClient
@@ -27,7 +28,7 @@ CHECK_AIRPORT_FOR_EVERYWHERE = "LHR"
 _DETAIL_CHARS = 500  # per check, in the audit row  # a partner serving every airport is checked at Heathrow
 
 
-class NotCalled(Exception):
+class NotCalled(Refused):
     """A hosted partner (issue 16) runs no server: there is nothing to call or check."""
 
 
@@ -51,7 +52,7 @@ async def update_settings(
     async with db.write() as conn:
         current = await repo.lock_partner(conn, partner_id)
         if current is None:
-            raise PartnerNotFound(f"partner {partner_id}")
+            raise PartnerNotFound(f"no partner {partner_id}")
         before = current.record
         url = before.base_url if before.hosted else check_base_url(wanted.base_url, allow_private=allow_private)
         changes: dict[str, Any] = {}
@@ -95,7 +96,7 @@ async def check_partner(
     async with db.read() as conn:
         sealed = await repo.get_with_secrets(conn, partner_id)
     if sealed is None:
-        raise PartnerNotFound(f"partner {partner_id}")
+        raise PartnerNotFound(f"no partner {partner_id}")
     if sealed.record.hosted:
         raise NotCalled(f"partner {partner_id} is hosted: it runs no server, its prices come from its rate card")
     point = endpoint(sealed, box)

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from transfers.cancellation.policy import Policy
 from transfers.db.types import CENT
+from transfers.errors import Invalid
 from transfers.partners import ssrf
 
 EVERY_AIRPORT = "*"
@@ -34,8 +35,8 @@ def sell_price(net: Decimal, markup_percent: Decimal) -> Decimal:
     return (net * (Decimal(100) + markup_percent) / Decimal(100)).quantize(CENT, rounding=ROUND_HALF_UP)
 
 
-class InvalidPartnerUrl(ValueError):
-    pass
+class InvalidPartnerUrl(Invalid, ValueError):
+    """A partner (or webhook) URL that is not http(s), has credentials, or names a refused address."""
 
 
 def check_base_url(url: str, *, allow_private: bool) -> str:

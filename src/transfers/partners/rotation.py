@@ -22,13 +22,14 @@ from datetime import datetime, timedelta
 from transfers.clients import repository as clients_repo
 from transfers.clock import Clock
 from transfers.db.engine import Database
+from transfers.errors import Refused
 from transfers.partners import repository as repo
 from transfers.partners.secrets_box import SecretBox
 from transfers.partners.service import PartnerNotFound
 from transfers.partners.signing import new_signing_secret
 
 
-class RotationRefused(Exception):
+class RotationRefused(Refused):
     """The partner's secret cannot be rotated (the built-in sandbox partner)."""
 
 
@@ -54,7 +55,7 @@ async def rotate_signing_secret(
     async with db.write() as conn:
         current = await repo.lock_partner(conn, partner_id)
         if current is None:
-            raise PartnerNotFound(f"partner {partner_id}")
+            raise PartnerNotFound(f"no partner {partner_id}")
         if current.record.hosted:
             raise RotationRefused(
                 "a hosted partner runs no server and is never called: it has no signing secret to rotate"

@@ -15,12 +15,13 @@ from pathlib import Path
 from cryptography.fernet import Fernet
 
 from transfers.config import Settings
+from transfers.errors import Invalid
 
 SANDBOX_KEY_FILE = Path("var") / "secret.key"
 
 
-class SecretKeyMissing(RuntimeError):
-    pass
+class SecretKeyMissing(Invalid, RuntimeError):
+    """Live without ``TRANSFERS_SECRET_KEY``: the stored partner secrets cannot be opened."""
 
 
 def resolve_secret_key(settings: Settings) -> str:

@@ -18,6 +18,7 @@ from transfers.clients import repository as clients_repo
 from transfers.clock import Clock
 from transfers.db.engine import Database
 from transfers.db.tables import api_keys
+from transfers.errors import NotFound
 from transfers.partners import repository as repo
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.models import EVERY_AIRPORT, PartnerRecord, check_base_url
@@ -213,7 +214,7 @@ async def ensure_sandbox_partner(db: Database, clock: Clock, box: SecretBox, bas
     return partner_id
 
 
-class PartnerNotFound(Exception):
+class PartnerNotFound(NotFound):
     """No partner has that id."""
 
 
@@ -230,7 +231,7 @@ async def set_partner_status(db: Database, clock: Clock, partner_id: int, status
         raise ValueError(f"unknown partner status {status!r}")
     async with db.write() as conn:
         if not await repo.set_status(conn, partner_id, status):
-            raise PartnerNotFound(f"partner {partner_id}")
+            raise PartnerNotFound(f"no partner {partner_id}")
         await clients_repo.record_admin_action(
             conn,
             actor=actor,
@@ -250,7 +251,7 @@ async def set_cancellation_policy(
     async with db.write() as conn:
         found = await repo.get_with_secrets(conn, partner_id)
         if found is None:
-            raise PartnerNotFound(f"partner {partner_id}")
+            raise PartnerNotFound(f"no partner {partner_id}")
         before = found[0].cancellation_policy
         await repo.update_partner(conn, partner_id, cancellation_policy=None if policy is None else policy.public())
         await clients_repo.record_admin_action(

@@ -31,6 +31,8 @@ from functools import lru_cache
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from transfers.errors import Refused, Unavailable
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 # (host, port) -> the addresses it resolves to, as strings (an IPv6 one may carry a "%scope").
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
@@ -55,7 +57,7 @@ _OCTAL = re.compile(r"0[0-7]+")
 _DECIMAL = re.compile(r"0|[1-9][0-9]*")
 
 
-class BlockedDestination(Exception):
+class BlockedDestination(Refused):
     """A partner host that is, or resolves to, an address the guard refuses."""
 
     def __init__(self, host: str, address: str, reason: str) -> None:
@@ -63,7 +65,7 @@ class BlockedDestination(Exception):
         self.host, self.address, self.reason = host, address, reason
 
 
-class UnresolvableHost(OSError):
+class UnresolvableHost(Unavailable, OSError):
     """A name with no (usable) address. An ``OSError`` on purpose: aiohttp reports resolver
     ``OSError``s as a connection (DNS) error, which is what a partner down in DNS is."""
 

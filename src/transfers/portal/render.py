@@ -11,6 +11,7 @@ from starlette.responses import HTMLResponse
 
 from transfers.console.render import airport_local, excerpt, utc
 from transfers.portal.auth import PartnerViewer
+from transfers.portal.wording import counted, percent, status_words
 from transfers.webauth.layout import Link, Site, environment
 
 NAVIGATION = (("New", "/partner/new"), ("Upcoming", "/partner/upcoming"), ("Past", "/partner/past"))
@@ -38,6 +39,9 @@ def _environment() -> Environment:
     env.filters["utc"] = utc
     env.filters["airport_local"] = airport_local
     env.filters["excerpt"] = excerpt
+    env.filters["counted"] = counted
+    env.filters["percent"] = percent
+    env.filters["status_words"] = status_words
     return env
 
 

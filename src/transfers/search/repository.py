@@ -10,16 +10,25 @@ inserted in a data-modifying CTE and the offers from one JSON array parameter un
 (``Database.write_one_unflushed``: a search is cheap to repeat, and a PostgreSQL crash costs at most
 the last fraction of a second of them). Through the engine (BEGIN, INSERT, executemany, COMMIT and
 a bind processor per offer value) storing a 10-partner search took ~6 ms, a third of the service's
-own time in a search, with commit stalls of up to 360 ms on this disk.
+own time in a search, with commit stalls of up to 360 ms on this disk. On SQLite the search row
+and its offers are one transaction in one trip to aiosqlite's thread (``Database.sqlite_write``).
+
+Either way the record is committed before the search is answered, so a booking that sends the
+``search_id`` finds it from any process; what a PostgreSQL crash can lose is said at
+``Database.write_one_unflushed`` and in bench/README.md ("Search fan-out alone").
 """
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, bindparam, column, func, insert, select, true
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.engine import Dialect
+from sqlalchemy.sql.dml import Insert
 
 from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
@@ -27,10 +36,6 @@ from transfers.db.tables import search_vehicles, searches
 from transfers.db.types import CENT
 from transfers.search.offers import Offer
 from transfers.search.rules import SearchQuery
-
-_INSERT_SEARCH = insert(searches).returning(searches.c.id)
-# executemany: one statement for all of a search's offers.
-_INSERT_VEHICLES = insert(search_vehicles)
 
 # Every column is written explicitly, by both paths: a column added later with a server default
 # must be given a value here too (json_to_recordset would otherwise write NULL into it, not the default).
@@ -62,6 +67,49 @@ def _store_statement() -> DirectStatement:
 
 
 _STORE = _store_statement()
+
+
+@dataclass(frozen=True)
+class _SqliteInsert:
+    """An INSERT compiled once for SQLite: its SQL, and per parameter (in the driver's order) its
+    name and the bind processor the engine would apply (JSON, instants, money)."""
+
+    sql: str
+    names: tuple[str, ...]
+    processors: tuple[Callable[[Any], Any] | None, ...]
+
+    @classmethod
+    def of(cls, statement: Insert, dialect: Dialect) -> _SqliteInsert:
+        compiled = statement.compile(dialect=dialect)
+        names = tuple(compiled.positiontup or ())
+        return cls(
+            compiled.string,
+            names,
+            tuple(compiled.binds[n].type.dialect_impl(dialect).bind_processor(dialect) for n in names),
+        )
+
+    def arguments(self, values: dict[str, Any]) -> list[Any]:
+        return [
+            proc(values[name]) if proc is not None else values[name]
+            for name, proc in zip(self.names, self.processors, strict=True)
+        ]
+
+
+_SQLITE: dict[str, tuple[_SqliteInsert, _SqliteInsert]] = {}
+
+
+def _sqlite_inserts(dialect: Dialect) -> tuple[_SqliteInsert, _SqliteInsert]:
+    """The engine's dialect carries the JSON serialiser the bind processors use: compiled per
+    dialect object's name once (one engine per process in practice)."""
+    found = _SQLITE.get(dialect.name)
+    if found is None:
+        search = insert(searches).values({k: bindparam(k, type_=searches.c[k].type) for k in _SEARCH_KEYS})
+        vehicle_keys = ("search_pk", *_VEHICLE_KEYS)
+        vehicles = insert(search_vehicles).values(
+            {k: bindparam(k, type_=search_vehicles.c[k].type) for k in vehicle_keys}
+        )
+        found = _SQLITE[dialect.name] = (_SqliteInsert.of(search, dialect), _SqliteInsert.of(vehicles, dialect))
+    return found
 
 
 async def insert_search(
@@ -99,11 +147,22 @@ async def insert_search(
             v["net_price"], v["sell_price"] = str(v["net_price"].quantize(CENT)), str(v["sell_price"].quantize(CENT))
         await db.write_one_unflushed(_STORE, offers=vehicles, **search)
         return
-    async with db.write() as conn:
-        await _insert_engine(conn, search, vehicles)
+    await _insert_sqlite(db, search, vehicles)
 
 
-async def _insert_engine(conn: AsyncConnection, search: dict[str, Any], vehicles: list[dict[str, Any]]) -> None:
-    search_pk = (await conn.execute(_INSERT_SEARCH, search)).scalar_one()
-    if vehicles:
-        await conn.execute(_INSERT_VEHICLES, [{"search_pk": search_pk, **v} for v in vehicles])
+async def _insert_sqlite(db: Database, search: dict[str, Any], vehicles: list[dict[str, Any]]) -> None:
+    """The search row, then its offers by one executemany, in one transaction, in one trip to the database
+    thread (``Database.sqlite_write``); the parameters processed here, as the engine would."""
+    insert_search, insert_vehicle = _sqlite_inserts(db.engine.dialect)
+    search_args = insert_search.arguments(search)
+    at = insert_vehicle.names.index("search_pk")
+    rows = [insert_vehicle.arguments({"search_pk": None, **v}) for v in vehicles]
+
+    def work(conn: sqlite3.Connection) -> None:
+        search_pk = conn.execute(insert_search.sql, search_args).lastrowid
+        for row in rows:
+            row[at] = search_pk
+        if rows:
+            conn.executemany(insert_vehicle.sql, rows)
+
+    await db.sqlite_write(work)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from transfers.errors import Code, SpecError
+from transfers.errors import Code, Invalid
 from transfers.search.airports import Airport, find_airport
 
 MAX_NAME_LENGTH = 255
@@ -107,64 +107,64 @@ def parse_search(body: dict[str, Any], now: datetime, limits: SearchLimits) -> S
     adult, children, infant = _travelers(body.get("travelers"), limits.max_travelers)
     # 1323: exactly one AIRPORT and one POINT.
     if airport is None or (pickup_airport is not None) == (dropoff_airport is not None):
-        raise SpecError(Code.SEARCH_AIRPORT_REQUIRED)
+        raise Invalid(Code.SEARCH_AIRPORT_REQUIRED)
     point = pickup_point or dropoff_point
     if point is None:  # not reached: the other side of the one AIRPORT is a POINT (else 1323 above)
-        raise SpecError(Code.SEARCH_AIRPORT_REQUIRED)
+        raise Invalid(Code.SEARCH_AIRPORT_REQUIRED)
     return SearchQuery(airport, point, pickup_airport is not None, pickup_at, adult, children, infant)
 
 
 def _location_type(location: Any, codes: tuple[Code, ...]) -> tuple[dict[str, Any], str]:
     if not isinstance(location, dict):
-        raise SpecError(codes[0])
+        raise Invalid(codes[0])
     kind = location.get("type")
     if kind is None or kind == "":
-        raise SpecError(codes[1])
+        raise Invalid(codes[1])
     if kind not in ("AIRPORT", "POINT"):
-        raise SpecError(codes[2])
+        raise Invalid(codes[2])
     return location, str(kind)
 
 
 def _airport(location: dict[str, Any], codes: tuple[Code, ...]) -> Airport:
     code = location.get("iata_code")
     if code is None or code == "":
-        raise SpecError(codes[3])
+        raise Invalid(codes[3])
     airport = find_airport(code) if isinstance(code, str) else None
     if airport is None:
-        raise SpecError(codes[4])
+        raise Invalid(codes[4])
     return airport
 
 
 def _point(location: dict[str, Any], codes: tuple[Code, ...]) -> Point:
     lat, lng, name = location.get("lat"), location.get("lng"), location.get("name")
     if not isinstance(lat, int | float) or not is_number(lat) or not -90 <= lat <= 90:
-        raise SpecError(codes[5])
+        raise Invalid(codes[5])
     if not isinstance(lng, int | float) or not is_number(lng) or not -180 <= lng <= 180:
-        raise SpecError(codes[6])
+        raise Invalid(codes[6])
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_LENGTH or "\x00" in name:
-        raise SpecError(codes[7])
+        raise Invalid(codes[7])
     return Point(float(lat), float(lng), name.strip())
 
 
 def _pickup_at(value: Any, airport: Airport | None, now: datetime, limits: SearchLimits) -> datetime:
     if value is None or value == "":
-        raise SpecError(Code.SEARCH_PICKUP_DATETIME_REQUIRED)
+        raise Invalid(Code.SEARCH_PICKUP_DATETIME_REQUIRED)
     if not isinstance(value, str) or not _DATETIME.fullmatch(value):
-        raise SpecError(Code.SEARCH_PICKUP_DATETIME_INVALID)
+        raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID)
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        raise SpecError(Code.SEARCH_PICKUP_DATETIME_INVALID) from None
+        raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID) from None
     zone = airport.tz if airport is not None else now.tzinfo
     if parsed.tzinfo is None:
         local = parsed.replace(tzinfo=zone)
         # A wall-clock time skipped by a daylight-saving change does not exist at the airport.
         if local.astimezone(now.tzinfo).astimezone(zone).replace(tzinfo=None) != parsed:
-            raise SpecError(Code.SEARCH_PICKUP_DATETIME_INVALID)
+            raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID)
     else:
         local = parsed.astimezone(zone)
     if not now + limits.min_lead <= local <= now + limits.max_ahead:
-        raise SpecError(Code.SEARCH_PICKUP_DATETIME_INVALID)
+        raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID)
     return local
 
 
@@ -174,12 +174,12 @@ pickup_instant = _pickup_at
 
 def _travelers(value: Any, maximum: int) -> tuple[int, int, int]:
     if not isinstance(value, dict):
-        raise SpecError(Code.SEARCH_TRAVELERS_REQUIRED)
+        raise Invalid(Code.SEARCH_TRAVELERS_REQUIRED)
     adult = value.get("adult")
     if adult is None:
-        raise SpecError(Code.SEARCH_TRAVELERS_ADULT_REQUIRED)
+        raise Invalid(Code.SEARCH_TRAVELERS_ADULT_REQUIRED)
     if not is_int(adult) or not 1 <= adult <= maximum:
-        raise SpecError(Code.SEARCH_TRAVELERS_ADULT_INVALID)
+        raise Invalid(Code.SEARCH_TRAVELERS_ADULT_INVALID)
     counts = [adult]
     for key, code in (
         ("children", Code.SEARCH_TRAVELERS_CHILDREN_INVALID),
@@ -190,6 +190,6 @@ def _travelers(value: Any, maximum: int) -> tuple[int, int, int]:
             counts.append(0)
             continue
         if not is_int(count) or not 0 <= count <= maximum:
-            raise SpecError(code)
+            raise Invalid(code)
         counts.append(count)
     return counts[0], counts[1], counts[2]

@@ -10,6 +10,7 @@ from enum import StrEnum
 from typing import Any
 
 from transfers.db.types import CENT
+from transfers.errors import Refused
 from transfers.rows import row_type
 
 
@@ -33,7 +34,7 @@ API_KINDS: dict[str, str] = {
 STATEMENT_KINDS = ("top_up", "debit", "refund", "cancellation_fee", "adjustment")
 
 
-class InsufficientBalance(Exception):
+class InsufficientBalance(Refused):
     """The debit would take the balance below zero; nothing was written."""
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from transfers import paging
 from transfers.bookings.listing import parse_instant
 from transfers.clients.models import ClientPrincipal
-from transfers.errors import ErrorCode, ServiceError
+from transfers.errors import ErrorCode, NotFound
 from transfers.services import Services
 from transfers.wallet import repository as repo
 from transfers.wallet.ledger import API_KINDS, StatementLine
@@ -29,7 +29,7 @@ async def summary(svc: Services, client: ClientPrincipal) -> dict[str, Any]:
     async with svc.db.read() as conn:
         wallet = await repo.wallet_of_client(conn, client.client_id)
     if wallet is None:  # every wallet client has one; a missing row is a broken account, not "0.00"
-        raise ServiceError(ErrorCode.INTERNAL_ERROR, "This client has no wallet.")
+        raise NotFound(ErrorCode.INTERNAL_ERROR, "This client has no wallet.")
     return {"pay_type": "wallet", "currency": wallet[1], "balance": f"{wallet[2]:.2f}"}
 
 

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from transfers.errors import Refused
 from transfers.webauth.realm import Realm
 from transfers.webauth.sessions import Session
 
@@ -38,8 +39,13 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
 NO_STORE = (b"cache-control", b"no-store")
 
 
-class CsrfRefused(Exception):
+class CsrfRefused(Refused):
     """A form without the right CSRF token: answered 403, nothing done."""
+
+    default_message = (
+        "This form was refused: its security token is missing or out of date. Nothing was changed. "
+        "Reload the page and try again."
+    )
 
 
 class SignInRequired(Exception):

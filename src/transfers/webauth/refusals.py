@@ -1,24 +1,24 @@
-"""The two refusals every signed-in area raises from its routes, answered by ``site.build_area``
-as HTML pages: one class each for all areas, so a new area's pages need no handlers of their own."""
+"""The two refusals the signed-in areas' own routes raise (a page, a role), answered by
+``site.build_area`` as HTML pages like every other ``transfers.errors.DomainError``: one class each
+for all areas, so a new area's pages need no handlers of their own."""
 
 from __future__ import annotations
 
+from transfers.errors import NotFound, Refused
 
-class NotAllowed(Exception):
+
+class NotAllowed(Refused):
     """This viewer may not do this here: a 403 page ("... Nothing was changed."). An area may
     subclass it to give its usual message (the console: the operator's role)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
-        self.message = message
 
 
-class PageNotFound(Exception):
+class PageNotFound(NotFound):
     """No such thing for this viewer (another partner's booking looks exactly the same): a 404 page."""
 
-    def __init__(self, message: str = "There is no such page.") -> None:
-        super().__init__(message)
-        self.message = message
+    default_message = "There is no such page."
 
 
 def path_id(value: str, what: str) -> int:

@@ -4,11 +4,13 @@ Its own app, not routes of the API, so that it has HTML error pages instead of t
 envelope, stays out of the OpenAPI document, and carries ``SecurityHeaders`` on every answer (a
 strict CSP with ``frame-ancestors 'none'``, no caching). Built here once so every area words its
 error pages, redirects and status codes the same way; an area gives its realm, static files,
-routers and page renderer; its routes raise ``refusals.NotAllowed`` / ``refusals.PageNotFound``."""
+routers and page renderer. Its routes, and the use cases they call, raise ``transfers.errors``'
+``DomainError``s: ``error_page_for`` is the one mapping of those to pages for every area."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from urllib.parse import quote
 
 from fastapi import APIRouter, FastAPI
@@ -18,16 +20,39 @@ from starlette.responses import RedirectResponse, Response
 from starlette.staticfiles import StaticFiles
 
 from transfers.db.errors import is_database_unavailable
+from transfers.errors import Conflict, DomainError, Invalid, NotFound, Refused, Unavailable
 from transfers.services import Services
 from transfers.webauth.http import CsrfRefused, SecurityHeaders, SignInRequired, add_security_headers
 from transfers.webauth.login_routes import PageRenderer
 from transfers.webauth.realm import Realm
-from transfers.webauth.refusals import NotAllowed, PageNotFound
 
-CSRF_MESSAGE = (
-    "This form was refused: its security token is missing or out of date. Nothing was changed. "
-    "Reload the page and try again."
-)
+CSRF_MESSAGE = CsrfRefused.default_message
+NOTHING_CHANGED = " Nothing was changed."
+UNAVAILABLE_MESSAGE = "The database cannot be reached just now; nothing was changed. Try again in a moment."
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorPage:
+    heading: str
+    message: str
+    status: int
+
+
+def error_page_for(exc: DomainError) -> ErrorPage:
+    """The page of a domain error in any signed-in area (the console, the partner portal)."""
+    if isinstance(exc, CsrfRefused):
+        return ErrorPage("Refused", exc.message, 403)
+    if isinstance(exc, NotFound):
+        return ErrorPage("Not found", exc.message, 404)
+    if isinstance(exc, Conflict):
+        return ErrorPage("Changed meanwhile", exc.message + NOTHING_CHANGED, 409)
+    if isinstance(exc, Invalid):
+        return ErrorPage("Refused", exc.message + NOTHING_CHANGED, 422)
+    if isinstance(exc, Unavailable):
+        return ErrorPage("Unavailable", UNAVAILABLE_MESSAGE, 503)
+    if isinstance(exc, Refused):
+        return ErrorPage("Not allowed", exc.message + NOTHING_CHANGED, 403)
+    return ErrorPage("Refused", exc.message + NOTHING_CHANGED, 400)
 
 
 def build_area(
@@ -69,16 +94,17 @@ def _install_error_pages(app: FastAPI, realm: Realm, page: PageRenderer, html_50
         wanted = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(f"{realm.login_path}?next={quote(wanted, safe='')}", status_code=303)
 
-    async def csrf_refused(request: Request, _exc: Exception) -> Response:
-        return error_page(request, "Refused", CSRF_MESSAGE, 403)
-
-    async def forbidden(request: Request, exc: Exception) -> Response:
-        message = exc.message if isinstance(exc, NotAllowed) else "Refused."
-        return error_page(request, "Not allowed", message + " Nothing was changed.", 403)
+    async def domain_error(request: Request, exc: Exception) -> Response:
+        if not isinstance(exc, DomainError):  # the only class it is registered for
+            raise exc
+        shown = error_page_for(exc)
+        response = error_page(request, shown.heading, shown.message, shown.status)
+        if shown.status == 503:
+            response.headers["Retry-After"] = "5"
+        return response
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        message = exc.message if isinstance(exc, PageNotFound) else "There is no such page."
-        return error_page(request, "Not found", message, 404)
+        return error_page(request, "Not found", "There is no such page.", 404)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, StarletteHTTPException) else 500
@@ -95,7 +121,7 @@ def _install_error_pages(app: FastAPI, realm: Realm, page: PageRenderer, html_50
             response = error_page(
                 request,
                 "Unavailable",
-                ("The database cannot be reached just now; nothing was changed. Try again in a moment."),
+                UNAVAILABLE_MESSAGE,
                 503,
             )
             response.headers["Retry-After"] = "5"
@@ -116,7 +142,5 @@ def _install_error_pages(app: FastAPI, realm: Realm, page: PageRenderer, html_50
     if html_500:
         app.add_exception_handler(Exception, unexpected)
     app.add_exception_handler(SignInRequired, sign_in_required)
-    app.add_exception_handler(CsrfRefused, csrf_refused)
-    app.add_exception_handler(NotAllowed, forbidden)
-    app.add_exception_handler(PageNotFound, not_found)
+    app.add_exception_handler(DomainError, domain_error)
     app.add_exception_handler(StarletteHTTPException, http_error)

@@ -20,8 +20,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from transfers import paging
+from transfers.clients import repository as clients_repo
 from transfers.clients.models import ClientPrincipal
-from transfers.errors import ErrorCode, ServiceError
+from transfers.errors import ErrorCode, Invalid, NotFound, Refused
 from transfers.partners import ssrf
 from transfers.partners.models import InvalidPartnerUrl, check_base_url
 from transfers.partners.signing import new_signing_secret
@@ -40,12 +41,12 @@ CREATE_FIELDS = frozenset({"url", "events", "description"})
 PATCH_FIELDS = frozenset({"url", "events", "description", "status"})
 
 
-def _refuse(code: ErrorCode, message: str | None = None) -> ServiceError:
-    return ServiceError(code, message)
+def _refuse(code: ErrorCode, message: str | None = None) -> Invalid:
+    return Invalid(code, message)
 
 
-def not_found() -> ServiceError:
-    return ServiceError(ErrorCode.NOT_FOUND, "No such webhook endpoint.")
+def not_found() -> NotFound:
+    return NotFound(ErrorCode.NOT_FOUND, "No such webhook endpoint.")
 
 
 # --- checks ------------------------------------------------------------------------------------------
@@ -164,7 +165,7 @@ async def create(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     async with svc.db.write() as conn:
         await repo.lock_client(conn, client.client_id)
         if await repo.count_endpoints(conn, client.client_id) >= MAX_ENDPOINTS:
-            raise _refuse(ErrorCode.WEBHOOK_ENDPOINT_LIMIT)
+            raise Refused(ErrorCode.WEBHOOK_ENDPOINT_LIMIT)
         row = await repo.insert_endpoint(
             conn,
             {
@@ -306,3 +307,29 @@ async def deliveries(
     page = rows[:size]
     next_cursor = paging.encode(svc.box, purpose, client.client_id, int(page[-1]["id"])) if len(rows) > size else None
     return {"data": [_delivery_view(r) for r in page], "next_cursor": next_cursor}
+
+
+async def disable_for_operator(svc: Services, client_id: int, public_id: str, *, actor: str) -> int | None:
+    """An operator turns a client's endpoint off from the console (issue 28: one dead endpoint made a
+    page of failing deliveries): as the client's own ``PATCH status=disabled`` does, its pending
+    deliveries stop, in one transaction with the ``webhook_endpoint.disable`` audit row. Returns how
+    many deliveries were stopped, or None when there is no such endpoint (or it is off already)."""
+    now = svc.clock.now()
+    async with svc.db.write() as conn:
+        row = await repo.get_endpoint(conn, client_id, public_id, for_update=True)
+        if row is None or row["status"] != repo.ENABLED:
+            return None
+        reason = f"disabled by {actor}"
+        stopped = await repo.fail_pending(conn, row["id"], reason=f"endpoint {reason}", now=now)
+        await repo.update_endpoint(
+            conn, row["id"], {"status": repo.DISABLED, "disabled_reason": reason, "updated_at": now}
+        )
+        await clients_repo.record_admin_action(
+            conn,
+            actor=actor,
+            action="webhook_endpoint.disable",
+            subject=f"client:{client_id}",
+            details={"endpoint_id": public_id, "url": row["url"], "pending_stopped": stopped},
+            now=now,
+        )
+    return stopped

@@ -11,14 +11,18 @@ from starlette.responses import Response
 from transfers.api import schemas
 from transfers.api.cancellation_schemas import AmendBookingRequest, CancellationQuote
 from transfers.api.deps import current_client, json_object, services
+from transfers.api.errors import render
 from transfers.api.openapi import register_body, register_query_types
-from transfers.api.responses import JSONBody, dumps, service_error_body, spec_error_body
+from transfers.api.responses import JSONBody, dumps
 from transfers.bookings import amending, service
+from transfers.bookings.models import Booking
+from transfers.bookings.resource import booking_resource
 from transfers.clients.models import ClientPrincipal, Permission
-from transfers.errors import Code, ErrorCode, ServiceError, SpecError
+from transfers.errors import Code, DomainError, ErrorCode, Refused
 from transfers.idempotency.fingerprint import fingerprint
 from transfers.idempotency.service import check_key, run_idempotent
 
+CANCELLED_BODY = {"status": "Success", "message": "Booking cancelled successfully.", "data": []}
 router = APIRouter(prefix="/api/v1/booking-api", tags=["Booking API"])
 register_body("create_booking", schemas.CreateBookingRequest)
 register_query_types(
@@ -30,6 +34,18 @@ register_query_types(
     },
 )
 register_query_types("get_booking", {"reservation_no": {"type": "string", "maxLength": 255}})
+
+AWAITING_PARTNER = frozenset({"PENDING", "PENDING_APPROVAL"})
+RETRY_AFTER_HEADER: dict[str, Any] = {
+    "Retry-After": {
+        "description": (
+            "Only while the booking is PENDING or PENDING_APPROVAL: seconds to wait before reading it "
+            "again (a few in sandbox; TRANSFERS_APPROVAL_POLL_SECONDS, default 600, in live). "
+            "Webhooks (booking.status_changed) spare the polling."
+        ),
+        "schema": {"type": "integer", "minimum": 1},
+    }
+}
 
 IDEMPOTENCY_PARAMETER: dict[str, Any] = {
     "parameters": [
@@ -62,16 +78,20 @@ async def _idempotent(
     async def rendered() -> tuple[int, bytes]:
         try:
             return success, dumps(await work(key))
-        except SpecError as exc:
-            return 422, dumps(spec_error_body(int(exc.code), exc.code.name))
-        except ServiceError as exc:
-            if exc.http_status >= 500 or exc.http_status in (409, 429):
+        except DomainError as exc:  # stored and replayed like a success, as the API renders it
+            answer = render(exc)
+            if answer is None or answer.status >= 500 or answer.status in (409, 429):
                 raise
-            return exc.http_status, dumps(service_error_body(exc.code, exc.message))
+            return answer.status, dumps(answer.body)
 
     answer = await run_idempotent(services(request), client.client_id, key, same_request, rendered)
     headers = {"Idempotent-Replayed": "true"} if answer.replayed else {}
     return Response(answer.body, status_code=answer.status, media_type="application/json", headers=headers)
+
+
+def _booking_body(request: Request, booking: Booking) -> dict[str, Any]:
+    """``{"status": "Success", "booking": BookingResource}``: a created or amended booking, as of now."""
+    return {"status": "Success", "booking": booking_resource(booking, services(request).clock.now())}
 
 
 @router.post(
@@ -86,11 +106,11 @@ async def create_booking(request: Request, client: ClientPrincipal = Depends(cur
     async def work(key: str | None) -> dict[str, Any]:
         # docs/rules/accounts.md#permissions: before the body, even a non-JSON one
         if not client.may(Permission.BOOKING_CREATE):
-            raise SpecError(Code.CREATION_PERMISSION_DENIED)
+            raise Refused(Code.CREATION_PERMISSION_DENIED)
         body = await json_object(request)
-        result = await service.create_booking(services(request), client, body, key)
-        request.state.reservation_no = result["booking"]["reservation_no"]
-        return result
+        booked = await service.create_booking(services(request), client, body, key)
+        request.state.reservation_no = booked.reservation_no
+        return _booking_body(request, booked)
 
     return await _idempotent(request, client, work)
 
@@ -99,7 +119,7 @@ async def create_booking(request: Request, client: ClientPrincipal = Depends(cur
     "/booking",
     summary="Get booking details",
     response_model=schemas.BookingResource,
-    responses=schemas.WITH_VALIDATION,
+    responses={200: {"headers": RETRY_AFTER_HEADER}, **schemas.WITH_VALIDATION},
     operation_id="get_booking",
     openapi_extra={
         "parameters": [
@@ -120,7 +140,12 @@ async def get_booking(request: Request) -> Response:
     client = await current_client(request)
     reservation_no = request.query_params.get("reservation_no")
     request.state.reservation_no = reservation_no
-    return JSONBody(await service.get_booking(services(request), client, reservation_no))
+    svc = services(request)
+    resource = await service.get_booking(svc, client, reservation_no)
+    if resource["status"] in AWAITING_PARTNER:
+        # A hint for pollers (issue 28): when asking again is worth it. Webhooks spare the polling.
+        return JSONBody(resource, headers={"Retry-After": str(svc.settings.approval_retry_after)})
+    return JSONBody(resource)
 
 
 @router.delete(
@@ -141,7 +166,8 @@ async def cancel_booking(
     request.state.reservation_no = reservation_no
 
     async def work(key: str | None) -> dict[str, Any]:
-        return await service.cancel_booking(services(request), client, reservation_no, cancellation_id, note, key)
+        await service.cancel_booking(services(request), client, reservation_no, cancellation_id, note, key)
+        return CANCELLED_BODY
 
     return await _idempotent(request, client, work)
 
@@ -201,8 +227,8 @@ async def amend_booking(request: Request, client: ClientPrincipal = Depends(curr
 
     async def work(key: str | None) -> dict[str, Any]:
         if not client.may(Permission.BOOKING_CREATE):  # before the body, as on create
-            raise SpecError(Code.CREATION_PERMISSION_DENIED)
+            raise Refused(Code.CREATION_PERMISSION_DENIED)
         body = await json_object(request)
-        return await amending.request_amendment(services(request), client, reservation_no, body)
+        return _booking_body(request, await amending.request_amendment(services(request), client, reservation_no, body))
 
     return await _idempotent(request, client, work, success=202)

@@ -10,16 +10,16 @@ from starlette.responses import Response
 
 from transfers.api import schemas
 from transfers.api.deps import current_partner, json_object, services
+from transfers.api.errors import REVERSE_PREFIX
 from transfers.api.openapi import register_body
 from transfers.api.responses import JSONBody
 from transfers.auth.service import PartnerPrincipal
-from transfers.bookings import partner_updates, reverse
-from transfers.bookings.lifecycle import ConcurrentChange
+from transfers.bookings import reverse
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.reverse import ReverseUpdate
-from transfers.errors import ErrorCode, PartnerApiError
+from transfers.errors import ErrorCode, Invalid
 
-router = APIRouter(prefix="/api/v1/reverse", tags=["Reverse API (partners)"])
+router = APIRouter(prefix=REVERSE_PREFIX, tags=["Reverse API (partners)"])
 register_body("reverse_update_booking", ReverseUpdate)
 PARTNER_ERRORS: dict[int | str, dict[str, Any]] = {
     **schemas.service_errors(ErrorCode.MALFORMED_JSON, ErrorCode.UNAUTHENTICATED, ErrorCode.RATE_LIMITED),
@@ -43,16 +43,10 @@ async def update_booking(request: Request, partner: PartnerPrincipal = Depends(c
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "body"
-        raise PartnerApiError(422, f"{where}: {first['msg']}") from None
+        raise Invalid(f"{where}: {first['msg']}") from None
     request.state.reservation_no = update.reservation_no
-    try:
-        await reverse.apply_update(services(request), partner.partner_id, update)
-    except reverse.BookingNotFound:
-        raise PartnerApiError(404, "Booking not found") from None
-    except partner_updates.UpdateRefused as exc:
-        raise PartnerApiError(422, str(exc)) from None
-    except ConcurrentChange:
-        raise PartnerApiError(409, "The booking changed concurrently; retry.") from None
+    # BookingNotFound (404), UpdateRefused (422) and ConcurrentChange (409): api/errors.render
+    await reverse.apply_update(services(request), partner.partner_id, update)
     return JSONBody({"status": "Success", "message": "Booking updated."})
 
 
@@ -68,9 +62,6 @@ async def booking_info(
 ) -> Response:
     request.state.reservation_no = reservation_no
     if not could_exist(reservation_no):
-        raise PartnerApiError(404, "Booking not found")
-    try:
-        view = await reverse.booking_for_partner(services(request), partner.partner_id, reservation_no)
-    except reverse.BookingNotFound:
-        raise PartnerApiError(404, "Booking not found") from None
+        raise reverse.BookingNotFound()
+    view = await reverse.booking_for_partner(services(request), partner.partner_id, reservation_no)
     return JSONBody(view)

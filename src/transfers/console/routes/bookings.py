@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from transfers.bookings import operator_actions as actions
+from transfers.bookings.cancelling import refund_due
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.state import BookingStatus, can_transition
 from transfers.bookings.story import load_detail
@@ -152,6 +153,7 @@ async def _booking_page(
             "b": booking,
             "can_cancel": can_transition(status, BookingStatus.CANCELLED) and viewer.may(Capability.CANCEL_BOOKING),
             "can_refund": status is BookingStatus.COMPLETED and viewer.may(Capability.MOVE_MONEY),
+            "refund_amount": refund_due(booking),
             "can_sync": viewer.may(Capability.SYNC_BOOKING),
             "errors": errors or {},
             "typed": typed or {},
@@ -206,8 +208,6 @@ async def _act(
             await actions.cancel(svc, number, typed_reason if isinstance(typed_reason, str) else "", actor=viewer.actor)
         else:
             await actions.refund(svc, number, typed_reason if isinstance(typed_reason, str) else "", actor=viewer.actor)
-    except actions.NoSuchBooking:
-        raise PageNotFound(f"There is no booking {number}.") from None
     except actions.ActionRefused as refused:
         field = f"{action}_reason"
         return await _booking_page(
@@ -241,10 +241,7 @@ async def booking_sync(request: Request, reservation_no: str, viewer: Signed) ->
             status_code=400,
             problem="The form does not belong to this booking; nothing was changed.",
         )
-    try:
-        result = await actions.sync(services(request), number, actor=viewer.actor)
-    except actions.NoSuchBooking:
-        raise PageNotFound(f"There is no booking {number}.") from None
+    result = await actions.sync(services(request), number, actor=viewer.actor)  # NoSuchBooking: a 404 page
     if result.problem:
         return await _booking_page(request, viewer, number, problem=f"Sync with partner: {result.problem}.")
     change = f"{result.before} → {result.after}" if result.before != result.after else f"still {result.after}"

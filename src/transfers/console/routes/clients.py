@@ -192,7 +192,7 @@ async def top_up(request: Request, client_id: str, viewer: Signed) -> Response:
     svc = services(request)
     try:
         await service.top_up(svc.db, svc.clock, number, amount, actor=viewer.actor)
-    except service.NotFound:
+    except service.ClientNotFound:
         raise PageNotFound(f"There is no client {number}.") from None
     return RedirectResponse(f"{PREFIX}/clients/{number}?done=topped-up", status_code=303)
 
@@ -210,7 +210,7 @@ async def set_status(request: Request, client_id: str, viewer: Signed) -> Respon
     svc = services(request)
     try:
         await service.set_status(svc.db, svc.clock, number, ClientStatus(wanted), actor=viewer.actor)
-    except service.NotFound:
+    except service.ClientNotFound:
         raise PageNotFound(f"There is no client {number}.") from None
     return RedirectResponse(f"{PREFIX}/clients/{number}?done={wanted}", status_code=303)
 
@@ -223,7 +223,7 @@ async def create_key(request: Request, client_id: str, viewer: Signed) -> Respon
     svc = services(request)
     try:
         created = await service.issue_client_key(svc.db, svc.clock, number, actor=viewer.actor)
-    except service.NotFound:
+    except service.ClientNotFound:
         raise PageNotFound(f"There is no client {number}.") from None
     return page(
         request,

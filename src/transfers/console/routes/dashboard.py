@@ -1,22 +1,22 @@
 """The landing page: bookings by status today (UTC), partner deliveries pending and failed with the
-oldest pending one's age, and partners with errors in the last hour: failed search calls (partner
-health, ``partners/health_repository.py``) and failed delivery attempts."""
+oldest pending one's age, and the last hour's errors in three tables apart (issue 28: a partner
+listed for failed deliveries read "0 of 0" search errors): partner searches that failed (partner
+health, ``partners/health_repository.py``, "3 of 12 calls"), partner delivery attempts that failed,
+and client webhook endpoints whose deliveries failed or are being retried."""
 
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
 from transfers.bookings.state import BookingStatus
-from transfers.console import queries
+from transfers.console import delivery_queries, queries
 from transfers.console.auth import Signed, services
 from transfers.console.render import page
 from transfers.partners import health_repository
-from transfers.partners.health import PartnerHealth
 
 router = APIRouter()
 STATUSES = [s.value for s in BookingStatus if s is not BookingStatus.DEFAULT]
@@ -32,7 +32,11 @@ async def dashboard(request: Request, viewer: Signed) -> Response:
         deliveries = await queries.delivery_summary(conn)
         failed_attempts = await queries.partners_with_errors_since(conn, now - timedelta(hours=1))
         health = await health_repository.last_hour(conn, now)
-    erring = _erring(failed_attempts, health)
+        webhook_failures = await delivery_queries.webhook_failures_since(conn, now - timedelta(hours=1))
+    searches = sorted(
+        (h for h in health if h.errors and h.search_calls),
+        key=lambda h: (-h.errors, h.partner_id),
+    )
     oldest = deliveries["oldest_pending"]
     age = None if oldest is None else _age(now - oldest)
     return page(
@@ -45,34 +49,23 @@ async def dashboard(request: Request, viewer: Signed) -> Response:
             "total_today": sum(by_status.values()),
             "deliveries": deliveries,
             "oldest_age": age,
-            "erring": erring,
+            "search_errors": [
+                {
+                    "id": h.partner_id,
+                    "name": h.name,
+                    "errors": h.errors,
+                    "calls": h.search_calls,
+                    "by_outcome": h.errors_by_outcome,
+                }
+                for h in searches
+            ],
+            "delivery_errors": failed_attempts,
+            "webhook_failures": webhook_failures,
             "today": today,
         },
         viewer=viewer,
         title="Dashboard",
     )
-
-
-def _erring(failed_attempts: list[dict[str, Any]], health: list[PartnerHealth]) -> list[dict[str, Any]]:
-    """Partners with search errors or failed delivery attempts in the hour, the most errors first."""
-    rows: dict[int, dict[str, Any]] = {}
-    for h in health:
-        if h.errors:
-            rows[h.partner_id] = {
-                "id": h.partner_id,
-                "name": h.name,
-                "search_errors": h.errors,
-                "search_calls": h.search_calls,
-                "by_outcome": h.errors_by_outcome,
-                "errors": 0,
-            }
-    for p in failed_attempts:
-        row = rows.setdefault(
-            int(p["id"]),
-            {"id": p["id"], "name": p["name"], "search_errors": 0, "search_calls": 0, "by_outcome": {}, "errors": 0},
-        )
-        row["errors"] = int(p["errors"])
-    return sorted(rows.values(), key=lambda r: (-(r["search_errors"] + r["errors"]), r["id"]))
 
 
 def _age(delta: timedelta) -> str:

@@ -3,7 +3,11 @@ still pending, each with its booking's reservation number, and ``Retry`` on the 
 retry is the use case ``transfers outbox retry`` runs (``outbox/retry.py``: same refusals, same
 ``outbox.retry`` audit row, here with the operator); support may retry (``RETRY_DELIVERY``). Client
 webhook deliveries (docs/rules/webhooks.md) are listed the same way, retried by ``webhooks/retry.py`` (as
-``transfers outbox retry --webhook``)."""
+``transfers outbox retry --webhook``).
+
+Issue 28: the page opens with one line per partner and per client webhook endpoint (counts, the newest
+error in words), so one dead endpoint is one line; an admin can disable a client's endpoint there
+(``webhooks/endpoints.disable_for_operator``: its pending deliveries stop, audited); clients are named."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from transfers.console import delivery_queries
 from transfers.console.admin_queries import (
     EXPIRED,
     FAILED,
@@ -23,6 +28,7 @@ from transfers.console.auth import PREFIX, PageNotFound, Signed, Viewer, service
 from transfers.console.render import page
 from transfers.operators.models import Capability
 from transfers.outbox.retry import MessageNotFound, RetryRefused, retry_message
+from transfers.webhooks import endpoints as webhook_endpoints
 from transfers.webhooks import repository as webhooks_repo
 from transfers.webhooks.retry import retry_webhook_delivery
 
@@ -40,6 +46,11 @@ async def _deliveries_page(
         hooks_failed = await webhooks_repo.list_for_operator(conn, statuses=(FAILED,), limit=SHOWN)
         hooks_pending = await webhooks_repo.list_for_operator(conn, statuses=(PENDING,), limit=SHOWN)
         hook_counts = await webhook_delivery_counts(conn)
+        partner_groups = await delivery_queries.partner_groups(conn)
+        endpoint_groups = await delivery_queries.endpoint_groups(conn)
+        names = await delivery_queries.client_names(
+            conn, [int(m["client_id"]) for m in [*hooks_failed, *hooks_pending]]
+        )
     return page(
         request,
         "deliveries.html",
@@ -52,6 +63,10 @@ async def _deliveries_page(
             "hooks_failed": hooks_failed,
             "hooks_pending": hooks_pending,
             "hook_counts": hook_counts,
+            "partner_groups": partner_groups,
+            "endpoint_groups": endpoint_groups,
+            "client_names": names,
+            "can_disable": viewer.may(Capability.MANAGE_CLIENTS),
             "notice": notice,
             "problem": problem,
             "can_retry": viewer.may(Capability.RETRY_DELIVERY),
@@ -71,6 +86,10 @@ async def deliveries_page(request: Request, viewer: Signed) -> Response:
         if retried.isascii() and retried.isdigit() and len(retried) < 19
         else ""
     )
+    disabled = request.query_params.get("disabled", "")
+    stopped = request.query_params.get("stopped", "0")
+    if _endpoint_id_ok(disabled) and stopped.isascii() and stopped.isdigit() and len(stopped) < 10:
+        notice = f"Endpoint {disabled} is disabled; {stopped} pending deliveries to it were stopped."
     return await _deliveries_page(request, viewer, notice=notice)
 
 
@@ -112,3 +131,27 @@ async def retry_webhook(request: Request, delivery_id: str, viewer: Signed) -> R
     except RetryRefused as exc:
         return await _deliveries_page(request, viewer, problem=f"Not retried: {exc}", status_code=409)
     return RedirectResponse(f"{PREFIX}/deliveries?retried={delivery_id}&kind=webhook", status_code=303)
+
+
+def _endpoint_id_ok(public_id: str) -> bool:
+    return public_id.startswith("we_") and len(public_id) <= 40 and public_id.isascii() and public_id[3:].isalnum()
+
+
+@router.post("/deliveries/endpoints/{public_id}/disable")
+async def disable_endpoint(request: Request, public_id: str, viewer: Signed) -> Response:
+    """An admin turns a client's failing webhook endpoint off (the client can enable it again)."""
+    viewer.require(Capability.MANAGE_CLIENTS)
+    await viewer.form(request)
+    if not _endpoint_id_ok(public_id):
+        raise PageNotFound("There is no such webhook endpoint.")
+    svc = services(request)
+    async with svc.db.read() as conn:
+        client_id = await delivery_queries.endpoint_owner(conn, public_id)
+    if client_id is None:
+        raise PageNotFound(f"There is no webhook endpoint {public_id}.")
+    stopped = await webhook_endpoints.disable_for_operator(svc, client_id, public_id, actor=viewer.actor)
+    if stopped is None:
+        return await _deliveries_page(
+            request, viewer, problem=f"Not disabled: endpoint {public_id} is disabled already.", status_code=409
+        )
+    return RedirectResponse(f"{PREFIX}/deliveries?disabled={public_id}&stopped={stopped}", status_code=303)

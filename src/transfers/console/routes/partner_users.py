@@ -19,6 +19,7 @@ from transfers.console.render import page
 from transfers.hosted import repository as hosted_repo
 from transfers.hosted import users
 from transfers.operators.models import Capability
+from transfers.partners.service import PartnerNotFound
 from transfers.webauth.refusals import path_id
 
 router = APIRouter()
@@ -78,7 +79,7 @@ async def create_user(request: Request, partner_id: str, viewer: Signed) -> Resp
         created = await users.create_partner_user(
             svc.db, svc.clock, partner_id=pid, email=email, password=None, actor=viewer.actor
         )
-    except users.UnknownPartner:
+    except PartnerNotFound:
         raise PageNotFound(f"There is no partner {pid}.") from None
     except users.UserRefused as exc:
         return await _users_page(

@@ -23,7 +23,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from transfers.api.context import request_id_var
+from transfers.context import request_id_var
 from transfers.partners.client import PartnerClient, PartnerEndpoint
 from transfers.partners.conformance.booking import RESERVATION_PREFIX, check_reservation_no
 from transfers.partners.conformance.contract import ContractSchemas, contract_schemas

@@ -7,6 +7,7 @@ server: its bookings are read-only here)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter
@@ -23,6 +24,8 @@ from transfers.hosted import repository as repo
 from transfers.partners.wire import WireDriver
 from transfers.portal.auth import PREFIX, PageNotFound, PartnerViewer, Signed, services
 from transfers.portal.render import page
+from transfers.portal.wording import accept_by
+from transfers.services import Services
 
 router = APIRouter()
 LIMIT = 200
@@ -53,7 +56,15 @@ async def _list(request: Request, viewer: PartnerViewer, view: str) -> Response:
     return page(
         request,
         "bookings/list.html",
-        {"active": VIEWS[view], "rows": rows, "intro": INTROS[view], "limit": LIMIT},
+        {
+            "active": VIEWS[view],
+            "rows": rows,
+            "intro": INTROS[view],
+            "limit": LIMIT,
+            "accept_by": {
+                b.reservation_no: deadline for b in rows if (deadline := _accept_by(svc, viewer, b)) is not None
+            },
+        },
         viewer=viewer,
         title=VIEWS[view],
     )
@@ -85,7 +96,19 @@ async def _booking(request: Request, viewer: PartnerViewer, reservation_no: str)
     return booking
 
 
-def _detail(
+def _accept_by(svc: Services, viewer: PartnerViewer, booking: Booking) -> datetime | None:
+    """A hosted partner's waiting booking: when it is declined unless accepted (``hosted/jobs.py``)."""
+    if not viewer.hosted or booking.status not in WAITING:
+        return None
+    return accept_by(
+        booking.created_at,
+        booking.pickup_at,
+        accept_hours=svc.settings.hosted_accept_hours,
+        before_pickup_hours=svc.settings.hosted_accept_before_pickup_hours,
+    )
+
+
+async def _detail(
     request: Request,
     viewer: PartnerViewer,
     booking: Booking,
@@ -95,15 +118,23 @@ def _detail(
     typed: dict[str, str] | None = None,
     problem: str = "",
 ) -> Response:
-    now = services(request).clock.now()
+    svc = services(request)
+    now = svc.clock.now()
     status = booking.status
+    can_answer = viewer.hosted and status in WAITING
+    drivers: list[dict[str, Any]] = []
+    if can_answer:
+        async with svc.db.read() as conn:
+            drivers = await repo.drivers_used(conn, viewer.partner_id)
     context = {
         "b": booking,
+        "drivers": drivers,
+        "accept_by": _accept_by(svc, viewer, booking),
         "errors": errors or {},
         "typed": typed or {},
         "problem": problem,
         "notice": NOTICES.get(request.query_params.get("done", ""), ""),
-        "can_answer": viewer.hosted and status in WAITING,
+        "can_answer": can_answer,
         "can_cancel": viewer.hosted and status == "APPROVED" and booking.pickup_at > now,
         "active": "Upcoming" if status == "APPROVED" else ("New" if status in WAITING else "Past"),
     }
@@ -114,11 +145,20 @@ def _detail(
 
 @router.get("/bookings/{reservation_no}")
 async def booking_page(request: Request, reservation_no: str, viewer: Signed) -> Response:
-    return _detail(request, viewer, await _booking(request, viewer, reservation_no))
+    return await _detail(request, viewer, await _booking(request, viewer, reservation_no))
 
 
 def _done(reservation_no: str, what: str) -> Response:
     return RedirectResponse(f"{PREFIX}/bookings/{reservation_no}?done={what}", status_code=303)
+
+
+async def _picked_driver(request: Request, viewer: PartnerViewer, value: object) -> dict[str, str] | None:
+    """The driver chosen in "A driver you used before" (the option names a booking of this partner's
+    that had that driver), as the accept form's fields; None when none was chosen."""
+    if not isinstance(value, str) or not value.isascii() or not value.isdigit() or len(value) > 18:
+        return None
+    async with services(request).db.read() as conn:
+        return await repo.driver_of(conn, viewer.partner_id, int(value))
 
 
 @router.post("/bookings/{reservation_no}/accept")
@@ -128,8 +168,11 @@ async def accept(request: Request, reservation_no: str, viewer: Signed) -> Respo
     booking = await _booking(request, viewer, reservation_no)
     typed: dict[str, str] = {}
     errors: dict[str, str] = {}
+    picked = await _picked_driver(request, viewer, form.get("previous_driver"))
     for field, limit in (("driver_name", 200), ("driver_phone", 32), ("plate", 32), ("meeting_point", 1000)):
         typed[field], problem = text(form.get(field), limit=limit)
+        if not typed[field] and not problem and picked and field in picked:
+            typed[field] = picked[field]  # a driver used before, chosen from the list
         if problem:
             errors[field] = problem
         elif not typed[field] and field != "meeting_point":
@@ -143,7 +186,7 @@ async def accept(request: Request, reservation_no: str, viewer: Signed) -> Respo
             for error in exc.errors():
                 errors[names.get(str(error["loc"][0]), "driver_name")] = str(error["msg"])
     if driver is None:
-        return _detail(request, viewer, booking, status_code=422, errors=errors, typed=typed)
+        return await _detail(request, viewer, booking, status_code=422, errors=errors, typed=typed)
     update = reverse.ReverseUpdate(
         reservation_no=reservation_no,
         status="APPROVED",
@@ -166,7 +209,7 @@ async def _reason(
     reason, problem = text(form.get("reason"), limit=MAX_REASON)
     if problem or not reason:
         errors = {"reason": problem or "Say why (the client's agency sees it in the booking's story)."}
-        return None, _detail(request, viewer, booking, status_code=422, errors=errors, typed={"reason": reason})
+        return None, await _detail(request, viewer, booking, status_code=422, errors=errors, typed={"reason": reason})
     return reason, None
 
 
@@ -177,7 +220,7 @@ async def decline(request: Request, reservation_no: str, viewer: Signed) -> Resp
     booking = await _booking(request, viewer, reservation_no)
     reason, refused = await _reason(request, viewer, booking, form)
     if reason is None:
-        return refused or _detail(request, viewer, booking)
+        return refused or await _detail(request, viewer, booking)
     return await _apply(
         request,
         viewer,
@@ -195,7 +238,7 @@ async def cancel(request: Request, reservation_no: str, viewer: Signed) -> Respo
     booking = await _booking(request, viewer, reservation_no)
     reason, refused = await _reason(request, viewer, booking, form)
     if reason is None:
-        return refused or _detail(request, viewer, booking)
+        return refused or await _detail(request, viewer, booking)
     update = reverse.ReverseUpdate(reservation_no=reservation_no, status="CANCELLED", cancel_reason=reason)
     return await _apply(
         request,
@@ -219,7 +262,7 @@ async def _apply(
     except (partner_updates.UpdateRefused, ConcurrentChange) as exc:
         current = await _booking(request, viewer, booking.reservation_no)
         problem = str(exc) if isinstance(exc, partner_updates.UpdateRefused) else "The booking kept changing."
-        return _detail(
+        return await _detail(
             request,
             viewer,
             current,

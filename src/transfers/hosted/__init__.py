@@ -1,0 +1,1 @@
+"""Hosted partners (issue 16): partners without a server, answering in the portal."""
