@@ -145,7 +145,7 @@ def test_the_examples_page_shows_every_example_with_its_answer() -> None:
         assert f'--8<-- "{relative[:-3]}.out"' in page, relative
 
 
-@pytest.mark.parametrize("name", ["05-search", "06-create"])
-def test_the_readme_first_calls_are_the_tested_search_and_booking(name: str) -> None:
+@pytest.mark.parametrize("name", ["05-search", "06-create", "07-get", "11-cancel"])
+def test_the_readme_first_calls_are_tested_examples(name: str) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert command_text("booking-api", name).strip() in readme, name
