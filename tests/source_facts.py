@@ -48,6 +48,8 @@ class Facts:
     status_writes: tuple[int, ...]  # lines that write ``bookings.status`` (see ``_status_writes``)
     # ``(line, name)`` of every call of a function or method named in ``WATCHED_CALLS``
     calls: tuple[tuple[int, str], ...] = ()
+    # ``(line, name, annotation)`` of every module-level function's return annotation, as written
+    returns: tuple[tuple[int, str, str], ...] = ()
 
 
 def file_facts(paths: Sequence[Path]) -> list[Facts]:
@@ -85,6 +87,7 @@ def _run(paths: list[str], sources: list[str]) -> list[Facts]:
             tuple(f["asserts"]),
             tuple(f["status_writes"]),
             tuple((line, name) for line, name in f["calls"]),
+            tuple((line, name, returns) for line, name, returns in f["returns"]),
         )
         for f in json.loads(done.stdout)
     ]
@@ -175,6 +178,14 @@ def _calls(tree: ast.AST) -> list[tuple[int, str]]:
     return sorted(found)
 
 
+def _returns(tree: ast.Module) -> list[tuple[int, str, str]]:
+    return [
+        (node.lineno, node.name, ast.unparse(node.returns))
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None
+    ]
+
+
 def _facts(name: str, source: str) -> dict[str, object]:
     tree = ast.parse(source, name)
     return {
@@ -183,6 +194,7 @@ def _facts(name: str, source: str) -> dict[str, object]:
         "asserts": sorted(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Assert)),
         "status_writes": _status_writes(tree),
         "calls": _calls(tree),
+        "returns": _returns(tree),
     }
 
 

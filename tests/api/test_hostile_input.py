@@ -243,7 +243,6 @@ async def test_body_without_credentials_is_401_not_parsed(http: httpx.AsyncClien
 # ---- unknown paths and wrong methods -------------------------------------------------------------
 
 UNKNOWN_PATHS = [
-    "/",
     "/api",
     "/api/v1",
     "/api/v1/booking-api",
@@ -269,6 +268,15 @@ UNKNOWN_PATHS = [
 async def test_unknown_path_is_404(http: httpx.AsyncClient, path: str) -> None:
     for method in ("GET", "POST", "PUT", "DELETE", "PATCH"):
         assert_envelope(await http.request(method, path), 404, NOT_FOUND)
+
+
+async def test_the_root_is_the_landing_page_and_only_read(http: httpx.AsyncClient) -> None:
+    """Issue 28: ``GET /`` was a 404; it is the landing page now (tests/browser/test_narrow_screens_and_landing.py).
+    Other methods there answer 405 in the error envelope, like every known path."""
+    page = await http.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    for method in ("POST", "PUT", "DELETE", "PATCH"):
+        assert_envelope(await http.request(method, "/"), 405, METHOD_NOT_ALLOWED)
 
 
 def known_operations(service: LiveServer) -> dict[str, set[str]]:

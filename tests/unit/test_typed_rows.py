@@ -183,3 +183,64 @@ def test_an_operator_list_line_holds_bookings_columns_and_the_parties_names() ->
     row = {**booking_row(), "client_name": "Acme Travel", "partner_name": "Acme Cars"}
     listed = ListedBooking.from_row(row)
     assert listed.as_dict() == {name: row[name] for name in LISTED_FIELDS}
+
+
+# --- issue 21: the other repositories' rows, and the trip -----------------------------------------
+
+
+def test_the_other_repository_rows_are_their_tables_columns() -> None:
+    from transfers.auth.repository import _LOOKUP, KEY_OWNER_FIELDS
+    from transfers.bookings.models import TRANSITION_FIELDS
+    from transfers.db.tables import booking_transitions, ledger_entries, operators
+    from transfers.operators.repository import LISTED_OPERATOR_FIELDS, OPERATOR_FIELDS
+    from transfers.wallet.ledger import LEDGER_ENTRY_FIELDS, STATEMENT_LINE_FIELDS
+
+    assert set(TRANSITION_FIELDS) == columns(booking_transitions)
+    assert set(LEDGER_ENTRY_FIELDS) == columns(ledger_entries)
+    assert set(STATEMENT_LINE_FIELDS) - {"reservation_no"} <= columns(ledger_entries)
+    assert set(OPERATOR_FIELDS) == columns(operators)
+    assert set(LISTED_OPERATOR_FIELDS) == columns(operators, without=("password_hash",))
+    assert tuple(c.key for c in _LOOKUP.statement.selected_columns) == KEY_OWNER_FIELDS
+
+
+def test_the_trip_is_built_from_the_booking_columns() -> None:
+    from transfers.bookings.trip import Driver, Place
+
+    booking = Booking.from_row(booking_row())
+    trip = booking.trip
+    assert trip == BookingView.from_row(booking_row()).trip
+    assert trip.route.pickup == Place("airport", "Heathrow", "LHR")
+    assert (trip.route.airport_iata, trip.route.distance_km) == ("LHR", 24)
+    assert (trip.pickup_at, trip.flight.number, trip.partner_reference) == (booking.pickup_at, "BA117", "P-1")
+    assert trip.party.passengers() == {"adult": 2, "children": 1, "infant": 0}
+    assert (trip.party.suitcase, trip.party.small_bags) == (2, 1)
+    assert trip.passenger.contact()["surname"] == "Lovelace"
+    assert trip.vehicle.partner_vehicle_id == "sedan-1"
+    assert (trip.driver, trip.meeting_point) == (Driver("Jo", "+447400123457", "AB12 CDE"), "Arrivals, Costa")
+    assert Booking.from_row(booking_row(driver_name=None)).trip.driver is None
+    with pytest.raises(AttributeError):
+        trip.flight.number = "XX1"  # type: ignore[misc]  # frozen
+
+
+def test_a_place_stores_back_the_locations_the_service_writes_key_for_key() -> None:
+    """The partner payloads send a stored location as it was written: same keys, same order."""
+    from transfers.bookings.trip import Place
+
+    airport = {"type": "AIRPORT", "iata_code": "LHR", "name": "Heathrow", "lat": 51.47, "lng": -0.4543}
+    point = {"type": "POINT", "name": "1 Main St", "lat": 51.5, "lng": -0.12}
+    for stored in (airport, point):
+        assert list(Place.from_stored(stored).stored().items()) == list(stored.items())
+    assert Place.from_stored(point).label == "1 Main St" and Place("AIRPORT", None, "LHR").label == "LHR"
+
+
+def test_the_partner_payloads_come_from_the_trip() -> None:
+    from transfers.bookings.partner_payloads import create_payload, partner_view
+
+    booking = Booking.from_row(booking_row())
+    created = create_payload(booking)
+    assert created["trip"]["from"] == booking.pickup_location and created["trip"]["date"].endswith("+01:00")
+    assert created["passenger_info"]["email"] == "ada@example.com" and created["vehicle_id"] == "sedan-1"
+    assert created["price"] == {"total": "40.00", "currency": "EUR"}
+    view = partner_view(booking)["booking_details"]
+    assert view["driver_info"] == {"name": "Jo", "phone": "+447400123457", "plate": "AB12 CDE"}
+    assert view["pickup_datetime"] == booking.pickup_at.isoformat() and view["partner_reference"] == "P-1"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import fields
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, select
@@ -9,6 +12,33 @@ from sqlalchemy import bindparam, select
 from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import api_keys, clients, partners, wallets
+from transfers.rows import row_type
+
+
+@row_type
+class KeyOwner:
+    """An API key (by its prefix) with its owner's state: a client's (with its wallet's currency)
+    or a partner's; the other owner's columns are None."""
+
+    key_hash: str
+    revoked_at: datetime | None
+    client_id: int | None
+    partner_id: int | None
+    client_name: str | None
+    pay_type: str | None
+    client_status: str | None
+    can_create: bool | None
+    can_cancel: bool | None
+    currency: str | None
+    partner_name: str | None
+    partner_status: str | None
+
+    @classmethod
+    def from_row(cls, row: Mapping[Any, Any]) -> KeyOwner:
+        return cls(*[row[name] for name in KEY_OWNER_FIELDS])
+
+
+KEY_OWNER_FIELDS = tuple(f.name for f in fields(KeyOwner))
 
 # By the direct path (db/direct.py): with many keys in use each one misses the 1 s cache about once a
 # second, and through the engine those lookups were ~10 % of a create's CPU (bench/README.md, "Profile").
@@ -35,5 +65,6 @@ _LOOKUP = DirectStatement(
 )
 
 
-async def find_key(db: Database, prefix: str) -> dict[str, Any] | None:
-    return await db.read_one(_LOOKUP, prefix=prefix)
+async def find_key(db: Database, prefix: str) -> KeyOwner | None:
+    row = await db.read_one(_LOOKUP, prefix=prefix)
+    return None if row is None else KeyOwner.from_row(row)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from typing import cast
 
 from transfers.auth.keys import bearer_token, hash_key, hashes_match, parse_key
 from transfers.auth.repository import find_key
@@ -88,26 +89,29 @@ class Authenticator:
         self, token: str, kind: str, prefix: str, digest: str, now: float
     ) -> ClientPrincipal | PartnerPrincipal:
         row = await find_key(self._db, prefix)
-        if row is None or not hashes_match(row["key_hash"], token) or row["revoked_at"] is not None:
+        if row is None or not hashes_match(row.key_hash, token) or row.revoked_at is not None:
             raise AuthFailure("unknown")
         principal: ClientPrincipal | PartnerPrincipal
         if kind == "tk":
-            if row["client_id"] is None:
+            if row.client_id is None:
                 raise AuthFailure("unknown")
+            # a client key's row has the client's columns (NOT NULL there), passed on as read
             principal = ClientPrincipal(
-                client_id=int(row["client_id"]),
-                name=row["client_name"],
-                pay_type=row["pay_type"],
-                status=row["client_status"],
-                can_create=bool(row["can_create"]),
-                can_cancel=bool(row["can_cancel"]),
-                currency=row["currency"],
+                client_id=int(row.client_id),
+                name=cast(str, row.client_name),
+                pay_type=cast(str, row.pay_type),
+                status=cast(str, row.client_status),
+                can_create=bool(row.can_create),
+                can_cancel=bool(row.can_cancel),
+                currency=cast(str, row.currency),
                 key_prefix=prefix,
             )
         else:
-            if row["partner_id"] is None or row["partner_status"] != "enabled":
+            if row.partner_id is None or row.partner_status != "enabled":
                 raise AuthFailure("unknown")
-            principal = PartnerPrincipal(partner_id=int(row["partner_id"]), name=row["partner_name"], key_prefix=prefix)
+            principal = PartnerPrincipal(
+                partner_id=int(row.partner_id), name=cast(str, row.partner_name), key_prefix=prefix
+            )
         if self._ttl > 0:
             if len(self._cache) >= _CACHE_MAX:
                 self._cache.clear()

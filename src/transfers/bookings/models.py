@@ -197,7 +197,30 @@ class ListedBooking:
         return {name: getattr(self, name) for name in LISTED_FIELDS}
 
 
+@row_type
+class Transition:
+    """One ``booking_transitions`` row: a status change (or a change of details, from and to the
+    same status) with its actor and reason."""
+
+    id: int
+    booking_id: int
+    from_status: str | None  # None: the creation
+    to_status: str
+    actor: str
+    reason: str | None
+    created_at: datetime
+
+    @classmethod
+    def from_row(cls, row: Mapping[Any, Any]) -> Transition:
+        return cls(*[row[name] for name in TRANSITION_FIELDS])
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every column by name (the operator CLI's JSON)."""
+        return {name: getattr(self, name) for name in TRANSITION_FIELDS}
+
+
 BOOKING_FIELDS = tuple(f.name for f in fields(Booking))
+TRANSITION_FIELDS = tuple(f.name for f in fields(Transition))
 VIEW_FIELDS = tuple(f.name for f in fields(BookingView))
 LISTED_FIELDS = tuple(f.name for f in fields(ListedBooking))
 # The columns in field order, looked up in C (``itemgetter``), then the status named.

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Executable, bindparam, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings.models import Booking, BookingView
+from transfers.bookings.models import Booking, BookingView, Transition
 from transfers.bookings.resource import RESOURCE_FIELDS
 from transfers.bookings.state import BookingStatus
 from transfers.db.direct import DirectStatement
@@ -223,13 +223,13 @@ async def record_transition(
     )
 
 
-async def transitions_of(conn: AsyncConnection, booking_id: int) -> list[dict[str, Any]]:
+async def transitions_of(conn: AsyncConnection, booking_id: int) -> list[Transition]:
     rows = await conn.execute(
         select(booking_transitions)
         .where(booking_transitions.c.booking_id == booking_id)
         .order_by(booking_transitions.c.id)
     )
-    return [dict(r._mapping) for r in rows]
+    return [Transition.from_row(r) for r in rows.mappings()]
 
 
 async def release_idempotency_key(conn: AsyncConnection, client_id: int, key: str, *, created_before: datetime) -> None:

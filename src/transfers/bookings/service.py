@@ -302,10 +302,10 @@ async def cancel_booking(
         request = CancelRequest(
             Actor.CLIENT,
             f"client:{client.client_id}",
-            reason["name"] + (f": {note}" if note else ""),
+            reason.name + (f": {note}" if note else ""),
             note=note,
-            partner_reason=reason["name"],
-            reason_id=reason["id"],
+            partner_reason=reason.name,
+            reason_id=reason.id,
             idempotency_key=idempotency_key,
         )
         try:

@@ -9,10 +9,11 @@ from typing import Any
 
 from transfers.bookings import queries
 from transfers.bookings import repository as repo
-from transfers.bookings.models import Booking
+from transfers.bookings.models import Booking, Transition
 from transfers.db.engine import Database
 from transfers.delivery import repository as outbox_repo
 from transfers.wallet import repository as wallet_repo
+from transfers.wallet.ledger import LedgerEntry
 
 
 @dataclass
@@ -20,8 +21,8 @@ class BookingDetail:
     booking: Booking
     client_name: str | None
     partner_name: str | None
-    ledger: list[dict[str, Any]]
-    transitions: list[dict[str, Any]]
+    ledger: list[LedgerEntry]
+    transitions: list[Transition]
     deliveries: list[dict[str, Any]]  # outbox rows, each with "delivery_attempts"
 
 

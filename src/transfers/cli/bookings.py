@@ -27,17 +27,10 @@ def detail_json(detail: BookingDetail) -> dict[str, Any]:
         "booking": jsonable(
             {**detail.booking.as_dict(), "client_name": detail.client_name, "partner_name": detail.partner_name}
         ),
-        "ledger": jsonable(detail.ledger),
-        "transitions": jsonable(detail.transitions),
+        "ledger": jsonable([e.as_dict() for e in detail.ledger]),
+        "transitions": jsonable([t.as_dict() for t in detail.transitions]),
         "deliveries": jsonable(detail.deliveries),
     }
-
-
-def _place(location: Any) -> str:
-    if not isinstance(location, dict):
-        return cell(location)
-    label = location.get("name") or location.get("iata_code") or location.get("type") or "?"
-    return str(label)
 
 
 def _policy_lines(b: Booking) -> list[tuple[str, Any]]:
@@ -63,26 +56,28 @@ def _policy_lines(b: Booking) -> list[tuple[str, Any]]:
 
 def render_detail(detail: BookingDetail) -> str:
     b = detail.booking
+    t = b.trip
     driver = None
-    if b.driver_name:
-        driver = f"{b.driver_name}, {b.driver_phone or '-'}, {b.driver_plate or '-'}"
+    if t.driver is not None:
+        driver = f"{t.driver.name}, {t.driver.phone or '-'}, {t.driver.plate or '-'}"
+    p, party = t.passenger, t.party
     passenger = (
-        f"{b.passenger_name} {b.passenger_surname}, {b.passenger_phone}, {b.passenger_email}"
-        f" ({b.adult} adult, {b.children} children, {b.infant} infant)"
+        f"{p.name} {p.surname}, {p.phone}, {p.email}"
+        f" ({party.adult} adult, {party.children} children, {party.infant} infant)"
     )
     summary = render_pairs(
         [
             ("status", b.status.value),
             ("client", f"{b.client_id} {detail.client_name or '?'} ({b.pay_type})"),
             ("partner", f"{b.partner_id} {detail.partner_name or '?'}"),
-            ("partner_reference", b.partner_reference),
-            ("pickup", f"{cell(b.pickup_at)} at {b.airport_iata}, flight {b.flight_number}"),
-            ("route", f"{_place(b.pickup_location)} → {_place(b.dropoff_location)}"),
-            ("vehicle", f"{b.vehicle_make} {b.vehicle_model} ({b.vehicle_type})"),
+            ("partner_reference", t.partner_reference),
+            ("pickup", f"{cell(t.pickup_at)} at {t.route.airport_iata}, flight {t.flight.number}"),
+            ("route", f"{t.route.pickup.label} → {t.route.dropoff.label}"),
+            ("vehicle", f"{t.vehicle.make} {t.vehicle.model} ({t.vehicle.type})"),
             ("price", f"total {cell(b.total)} {b.currency}, net {cell(b.net_total)} {b.currency}"),
             ("passenger", passenger),
             ("driver", driver),
-            ("meeting_point", b.meeting_point),
+            ("meeting_point", t.meeting_point),
             ("cancel_note", b.cancel_note),
             *_policy_lines(b),
             ("created", b.created_at),
@@ -94,7 +89,7 @@ def render_detail(detail: BookingDetail) -> str:
     sections.append(
         render(
             ["id", "time", "kind", "amount", "note"],
-            [[e["id"], e["created_at"], e["kind"], e["amount"], e["note"]] for e in detail.ledger],
+            [[e.id, e.created_at, e.kind, e.amount, e.note] for e in detail.ledger],
             right={"id", "amount"},
             max_width={"note": 60},
             indent="  ",
@@ -105,7 +100,7 @@ def render_detail(detail: BookingDetail) -> str:
         render(
             ["time", "actor", "change", "reason"],
             [
-                [t["created_at"], t["actor"], f"{t['from_status'] or '(new)'} → {t['to_status']}", t["reason"]]
+                [t.created_at, t.actor, f"{t.from_status or '(new)'} → {t.to_status}", t.reason]
                 for t in detail.transitions
             ],
             max_width={"reason": 70},

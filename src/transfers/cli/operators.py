@@ -47,12 +47,12 @@ def operators_list(as_json: bool) -> None:
     """Every operator (never a password or its hash)."""
     rows = with_db(lambda db, _clock: service.list_operators(db))
     if as_json:
-        print_json(jsonable(rows))
+        print_json(jsonable([r.as_dict() for r in rows]))
         return
     click.echo(
         render(
             ["id", "email", "role", "status", "created", "disabled"],
-            [[r["id"], r["email"], r["role"], r["status"], r["created_at"], r["disabled_at"]] for r in rows],
+            [[r.id, r.email, r.role, r.status, r.created_at, r.disabled_at] for r in rows],
             right={"id"},
         )
     )

@@ -88,16 +88,9 @@ async def record_admin_action(
     )
 
 
-async def get_client(conn: AsyncConnection, client_id: int) -> dict[str, Any] | None:
-    row = (
-        (
-            await conn.execute(
-                select(clients, wallets.c.id.label("wallet_id"), wallets.c.currency, wallets.c.balance)
-                .join(wallets, wallets.c.client_id == clients.c.id)
-                .where(clients.c.id == client_id)
-            )
-        )
-        .mappings()
-        .first()
+async def client_exists(conn: AsyncConnection, client_id: int) -> bool:
+    """Whether the client is there, with its wallet."""
+    found = await conn.execute(
+        select(clients.c.id).join(wallets, wallets.c.client_id == clients.c.id).where(clients.c.id == client_id)
     )
-    return dict(row) if row else None
+    return found.first() is not None

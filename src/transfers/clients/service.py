@@ -67,7 +67,7 @@ async def issue_client_key(db: Database, clock: Clock, client_id: int, *, actor:
     now = clock.now()
     issued = issue_key("tk")
     async with db.write() as conn:
-        if await repo.get_client(conn, client_id) is None:
+        if not await repo.client_exists(conn, client_id):
             raise ClientNotFound(f"no client {client_id}")
         await repo.insert_api_key(conn, issued, now, client_id=client_id)
         await repo.record_admin_action(

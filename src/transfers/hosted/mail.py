@@ -33,7 +33,6 @@ from transfers.delivery.models import DELIVERED, OutboxMessage
 from transfers.delivery.policy import Ending, Verdict
 from transfers.delivery.transport import CallResult, Receiver
 from transfers.hosted import repository as repo
-from transfers.search.airports import local_time
 from transfers.services import Services
 
 log = structlog.get_logger("transfers.mail")
@@ -66,22 +65,20 @@ class Mail:
 
 def compose(kind: str, booking: Booking, recipients: list[str], *, partner_name: str, portal_url: str) -> Mail:
     """The e-mail's text: what happened, the trip in the airport's local time, where to act."""
-    no = booking.reservation_no
-    pickup = local_time(booking.airport_iata, booking.pickup_at)
-    where_from = booking.pickup_location.get("name", "")
-    where_to = booking.dropoff_location.get("name", "")
+    no, trip = booking.reservation_no, booking.trip
+    pickup = trip.local_pickup
     lines = [
         f"Hello {partner_name},",
         "",
         OPENINGS[kind],
         "",
         f"Booking:    {no}",
-        f"Pickup:     {pickup.strftime('%Y-%m-%d %H:%M')} ({booking.airport_iata} local time)",
-        f"From:       {where_from}",
-        f"To:         {where_to}",
-        f"Vehicle:    {booking.vehicle_make} {booking.vehicle_model} ({booking.vehicle_type})",
-        f"Passengers: {booking.adult} adults, {booking.children} children, {booking.infant} infants",
-        f"Flight:     {booking.flight_number}",
+        f"Pickup:     {pickup.strftime('%Y-%m-%d %H:%M')} ({trip.route.airport_iata} local time)",
+        f"From:       {trip.route.pickup.name or ''}",
+        f"To:         {trip.route.dropoff.name or ''}",
+        f"Vehicle:    {trip.vehicle.make} {trip.vehicle.model} ({trip.vehicle.type})",
+        f"Passengers: {trip.party.adult} adults, {trip.party.children} children, {trip.party.infant} infants",
+        f"Flight:     {trip.flight.number}",
         f"Your price: {booking.net_total:.2f} {booking.currency}",
         "",
         f"{portal_url}/partner/bookings/{no}",

@@ -50,8 +50,8 @@ def clean_email(email: str) -> str:
     return value
 
 
-def operator_of(row: dict[str, Any]) -> Operator:
-    return Operator(int(row["id"]), str(row["email"]), Role(row["role"]), OperatorStatus(row["status"]))
+def operator_of(row: repo.OperatorRow) -> Operator:
+    return Operator(row.id, row.email, Role(row.role), OperatorStatus(row.status))
 
 
 async def create_operator(
@@ -84,7 +84,7 @@ async def create_operator(
     return CreatedOperator(operator_id, address, role, chosen)
 
 
-async def list_operators(db: Database) -> list[dict[str, Any]]:
+async def list_operators(db: Database) -> list[repo.ListedOperator]:
     async with db.read() as conn:
         return await repo.list_operators(conn)
 
@@ -97,7 +97,7 @@ async def disable_operator(db: Database, clock: Clock, operator_id: int, *, acto
         row = await repo.by_id(conn, operator_id)
         if row is None:
             raise OperatorProblem(f"no operator {operator_id}")
-        if row["status"] != OperatorStatus.DISABLED.value:
+        if row.status != OperatorStatus.DISABLED.value:
             await repo.disable(conn, operator_id, now)
         ended = await end_user_sessions(conn, REALM, operator_id)
         await record_admin_action(
@@ -105,7 +105,7 @@ async def disable_operator(db: Database, clock: Clock, operator_id: int, *, acto
             actor=actor,
             action="operator.disable",
             subject=f"operator:{operator_id}",
-            details={"email": row["email"], "sessions_ended": ended},
+            details={"email": row.email, "sessions_ended": ended},
             now=now,
         )
     return ended
@@ -116,14 +116,14 @@ async def credentials(conn: AsyncConnection, email: str) -> Credentials | None:
     row = await repo.by_email(conn, email)
     if row is None:
         return None
-    return Credentials(int(row["id"]), str(row["password_hash"]), row["status"] == OperatorStatus.ACTIVE.value)
+    return Credentials(row.id, row.password_hash, row.status == OperatorStatus.ACTIVE.value)
 
 
 async def active_operator(db: Database, operator_id: int) -> Operator | None:
     """The operator of a session, None when it is gone or disabled."""
     async with db.read() as conn:
         row = await repo.by_id(conn, operator_id)
-    if row is None or row["status"] != OperatorStatus.ACTIVE.value:
+    if row is None or row.status != OperatorStatus.ACTIVE.value:
         return None
     return operator_of(row)
 

@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from sqlalchemy import Table, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import cancellation_reasons, car_services, vehicle_segments, vehicle_types
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogueItem:
+    """An entry of a catalogue (``GET /api/public/car/{services,segment,type}``)."""
+
+    id: int
+    name: str
+
+    def public(self) -> dict[str, int | str]:
+        return {"id": self.id, "name": self.name}
+
+
+@dataclass(frozen=True, slots=True)
+class CancellationReason:
+    """An active cancellation reason, in the order clients are shown them."""
+
+    id: int
+    name: str
+    description: str | None
+    position: int
+
+    def public(self) -> dict[str, int | str | None]:
+        return {"id": self.id, "name": self.name, "description": self.description, "position": self.position}
+
 
 CATALOGUES: dict[str, Table] = {
     "services": car_services,
@@ -16,17 +41,17 @@ CATALOGUES: dict[str, Table] = {
 }
 
 
-async def list_catalogue(conn: AsyncConnection, name: str) -> list[dict[str, Any]]:
+async def list_catalogue(conn: AsyncConnection, name: str) -> list[CatalogueItem]:
     table = CATALOGUES[name]
     rows = await conn.execute(select(table.c.id, table.c.name).order_by(table.c.id))
-    return [{"id": int(r.id), "name": r.name} for r in rows]
+    return [CatalogueItem(int(r.id), r.name) for r in rows]
 
 
 async def vehicle_type_names(conn: AsyncConnection) -> set[str]:
     return {r.name for r in await conn.execute(select(vehicle_types.c.name))}
 
 
-async def active_cancellation_reasons(conn: AsyncConnection) -> list[dict[str, Any]]:
+async def active_cancellation_reasons(conn: AsyncConnection) -> list[CancellationReason]:
     rows = await conn.execute(
         select(
             cancellation_reasons.c.id,
@@ -37,10 +62,11 @@ async def active_cancellation_reasons(conn: AsyncConnection) -> list[dict[str, A
         .where(cancellation_reasons.c.active.is_(True))
         .order_by(cancellation_reasons.c.position, cancellation_reasons.c.id)
     )
-    return [{"id": int(r.id), "name": r.name, "description": r.description, "position": int(r.position)} for r in rows]
+    return [CancellationReason(int(r.id), r.name, r.description, int(r.position)) for r in rows]
 
 
-async def find_active_reason(conn: AsyncConnection, reason_id: int) -> dict[str, Any] | None:
+async def find_active_reason(conn: AsyncConnection, reason_id: int) -> CatalogueItem | None:
+    """The active reason of that number (its id and name), or None."""
     row = (
         await conn.execute(
             select(cancellation_reasons.c.id, cancellation_reasons.c.name).where(
@@ -48,4 +74,4 @@ async def find_active_reason(conn: AsyncConnection, reason_id: int) -> dict[str,
             )
         )
     ).first()
-    return None if row is None else {"id": int(row.id), "name": row.name}
+    return None if row is None else CatalogueItem(int(row.id), row.name)

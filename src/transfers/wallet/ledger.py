@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import fields
+from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
+from typing import Any
 
 from transfers.db.types import CENT
 from transfers.errors import Refused
+from transfers.rows import row_type
 
 
 class LedgerKind(StrEnum):
@@ -42,3 +47,49 @@ def signed_amount(kind: LedgerKind, amount: Decimal) -> Decimal:
     if amount != amount.quantize(CENT):
         raise ValueError("ledger amounts have at most two decimals")
     return amount * kind.sign
+
+
+@row_type
+class LedgerEntry:
+    """One ``ledger_entries`` row: a signed move of a wallet and the balance after it."""
+
+    id: int
+    wallet_id: int
+    kind: str  # a ``LedgerKind`` value
+    amount: Decimal  # signed: debits are negative
+    booking_id: int | None
+    note: str | None
+    created_at: datetime
+    balance_after: Decimal
+
+    @classmethod
+    def from_row(cls, row: Mapping[Any, Any]) -> LedgerEntry:
+        return cls(*[row[name] for name in LEDGER_ENTRY_FIELDS])
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every column by name (the operator CLI's JSON)."""
+        return {name: getattr(self, name) for name in LEDGER_ENTRY_FIELDS}
+
+
+LEDGER_ENTRY_FIELDS = tuple(f.name for f in fields(LedgerEntry))
+
+
+@row_type
+class StatementLine:
+    """A line of a client's wallet statement: a ``ledger_entries`` row's columns the statement
+    shows, with the reservation number of its booking (None: a top-up or an adjustment)."""
+
+    id: int
+    kind: str
+    amount: Decimal
+    balance_after: Decimal
+    note: str | None
+    created_at: datetime
+    reservation_no: str | None
+
+    @classmethod
+    def from_row(cls, row: Mapping[Any, Any]) -> StatementLine:
+        return cls(*[row[name] for name in STATEMENT_LINE_FIELDS])
+
+
+STATEMENT_LINE_FIELDS = tuple(f.name for f in fields(StatementLine))

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy import ColumnElement, Update, bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import bookings, ledger_entries, wallets
-from transfers.wallet.ledger import InsufficientBalance, LedgerKind, signed_amount
+from transfers.wallet.ledger import InsufficientBalance, LedgerEntry, LedgerKind, StatementLine, signed_amount
 
 # Built once (every create and refund runs them): building the statements per call was a visible
 # share of a create (bench/README.md, "Profile"). ``w_delta`` appears twice: same name, same value.
@@ -115,12 +114,12 @@ async def ledger_sum(conn: AsyncConnection, wallet_id: int) -> Decimal:
     return Decimal("0.00") if total is None else Decimal(total)
 
 
-async def entries_for_booking(conn: AsyncConnection, booking_id: int) -> list[dict[str, Any]]:
+async def entries_for_booking(conn: AsyncConnection, booking_id: int) -> list[LedgerEntry]:
     """The ledger entries of one booking (debit, refund), oldest first: an operator's view."""
     rows = await conn.execute(
         select(ledger_entries).where(ledger_entries.c.booking_id == booking_id).order_by(ledger_entries.c.id)
     )
-    return [dict(r._mapping) for r in rows]
+    return [LedgerEntry.from_row(r) for r in rows.mappings()]
 
 
 async def statement_page(
@@ -131,7 +130,7 @@ async def statement_page(
     created_to: datetime | None,
     below_id: int | None,
     limit: int,
-) -> tuple[str | None, list[dict[str, Any]]]:
+) -> tuple[str | None, list[StatementLine]]:
     """(the wallet's currency, up to ``limit`` of its entries newest first, i.e. by id descending:
     the order the balance moved in), with the booking's reservation number; entries strictly below
     ``below_id`` when given. One range scan of ``ix_ledger_entries_wallet_id_id``."""
@@ -154,4 +153,4 @@ async def statement_page(
         query = query.where(e.created_at < created_to)
     if below_id is not None:
         query = query.where(e.id < below_id)
-    return str(wallet.currency), [dict(r._mapping) for r in await conn.execute(query)]
+    return str(wallet.currency), [StatementLine.from_row(r) for r in (await conn.execute(query)).mappings()]

@@ -17,7 +17,7 @@ from transfers.clients.models import ClientPrincipal
 from transfers.errors import ErrorCode, NotFound
 from transfers.services import Services
 from transfers.wallet import repository as repo
-from transfers.wallet.ledger import API_KINDS
+from transfers.wallet.ledger import API_KINDS, StatementLine
 
 CURSOR_PURPOSE = "wallet-entries"
 
@@ -56,20 +56,18 @@ async def entries(
             conn, client.client_id, created_from=low, created_to=high, below_id=below, limit=size + 1
         )
     page = rows[:size]
-    next_cursor = (
-        paging.encode(svc.box, CURSOR_PURPOSE, client.client_id, int(page[-1]["id"])) if len(rows) > size else None
-    )
+    next_cursor = paging.encode(svc.box, CURSOR_PURPOSE, client.client_id, page[-1].id) if len(rows) > size else None
     return {"data": [_entry(row, currency) for row in page], "next_cursor": next_cursor}
 
 
-def _entry(row: dict[str, Any], currency: str | None) -> dict[str, Any]:
+def _entry(row: StatementLine, currency: str | None) -> dict[str, Any]:
     return {
-        "id": str(row["id"]),
-        "kind": API_KINDS.get(row["kind"], "adjustment"),
-        "amount": f"{row['amount']:.2f}",
-        "balance_after": f"{row['balance_after']:.2f}",
+        "id": str(row.id),
+        "kind": API_KINDS.get(row.kind, "adjustment"),
+        "amount": f"{row.amount:.2f}",
+        "balance_after": f"{row.balance_after:.2f}",
         "currency": currency,
-        "reservation_no": row["reservation_no"],
-        "note": row["note"],
-        "created_at": row["created_at"].isoformat(),
+        "reservation_no": row.reservation_no,
+        "note": row.note,
+        "created_at": row.created_at.isoformat(),
     }

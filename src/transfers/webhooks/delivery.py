@@ -295,7 +295,7 @@ class WebhookQueue:
         attempt: dict[str, Any],
     ) -> bool:
         return await self._record(
-            conn, message, repo.PENDING, now=None, error=error, attempt=attempt, next_at=next_attempt_at
+            conn, message, repo.PENDING, now=next_attempt_at, error=error, attempt=attempt, next_at=next_attempt_at
         )
 
     async def finish(
@@ -317,7 +317,7 @@ class WebhookQueue:
         message: Any,
         status: str,
         *,
-        now: datetime | None,
+        now: datetime,
         error: str | None,
         attempt: dict[str, Any],
         next_at: datetime | None = None,
@@ -329,7 +329,7 @@ class WebhookQueue:
             conn,
             {"id": delivery.id, "lease_until": delivery.lease_until},
             status=status,
-            now=now or next_at or datetime.min,
+            now=now,
             http_status=attempt["http_status"],
             error=error,
             next_attempt_at=next_at,

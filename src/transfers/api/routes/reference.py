@@ -20,7 +20,7 @@ def _catalogue_route(name: str, summary: str) -> None:
     async def handler(request: Request) -> Response:
         async with services(request).db.read() as conn:
             items = await list_catalogue(conn, name)
-        return JSONBody({"data": items})
+        return JSONBody({"data": [item.public() for item in items]})
 
     public.add_api_route(
         f"/{name}",
@@ -47,4 +47,4 @@ _catalogue_route("type", "Vehicle types")
 async def cancellation_reasons(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
     async with services(request).db.read() as conn:
         reasons = await active_cancellation_reasons(conn)
-    return JSONBody(reasons)
+    return JSONBody([reason.public() for reason in reasons])

@@ -8,6 +8,7 @@ shown beside its field with what was typed kept, and changes nothing."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from fastapi import APIRouter
 from starlette.datastructures import FormData
@@ -145,7 +146,7 @@ async def _client_page(
     older = None
     if len(entries) > STATEMENT_PAGE:
         entries = entries[:STATEMENT_PAGE]
-        older = f"{PREFIX}/clients/{client_id}?before={entries[-1]['id']}#statement"
+        older = f"{PREFIX}/clients/{client_id}?before={entries[-1].id}#statement"
     return page(
         request,
         "clients/detail.html",
@@ -154,7 +155,7 @@ async def _client_page(
             "c": client,
             "keys": keys,
             "older": older,
-            "entries": [{**e, "kind": API_KINDS.get(e["kind"], "adjustment")} for e in entries],
+            "entries": [replace(e, kind=API_KINDS.get(e.kind, "adjustment")) for e in entries],
             "first_page": before is None,
             "errors": errors or {},
             "typed": typed or {},
