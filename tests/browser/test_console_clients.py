@@ -214,7 +214,7 @@ async def test_a_failed_delivery_is_retried_by_support(
     console = await console_as("support")
     page = console.page
     await page.get_by_role("navigation", name="Main").get_by_role("link", name="Deliveries").click()
-    row = page.locator("table").first.get_by_role("row").filter(has_text=reservation_no)
+    row = page.locator("table[aria-labelledby='h-failed']").get_by_role("row").filter(has_text=reservation_no)
     await expect(row).to_contain_text("failed")
     await expect(row.get_by_role("link", name=reservation_no)).to_have_attribute(
         "href", f"/console/bookings/{reservation_no}"
@@ -222,7 +222,9 @@ async def test_a_failed_delivery_is_retried_by_support(
     partner.mode = "ok"
     await row.get_by_role("button", name="Retry").click()
     await expect(page.get_by_role("status")).to_contain_text(f"Delivery {message_id} is pending again")
-    pending_row = page.locator("table").nth(1).get_by_role("row").filter(has_text=reservation_no)
+    pending_row = (
+        page.locator("table[aria-labelledby='h-pending']").get_by_role("row").filter(has_text=reservation_no)
+    )
     await expect(pending_row).to_contain_text("pending")
     await dispatcher.run_once()
     async with db.read() as conn:

@@ -107,6 +107,7 @@ async def test_without_javascript_a_dispatcher_edits_previews_a_place_and_saves(
     preview = page.locator("#preview")
     await expect(preview).to_contain_text("To Inverness, GB")
     await expect(preview).to_contain_text("km from the airport")
+    await expect(preview).to_contain_text("markup 10 %")  # the partner's markup in words, not "10.000 %"
     sedan = preview.get_by_role("row", name=re.compile("Toyota Corolla"))
     await expect(sedan).to_contain_text("77.00 EUR")
     await expect(sedan).to_contain_text("84.70 EUR")
