@@ -222,9 +222,7 @@ async def test_a_failed_delivery_is_retried_by_support(
     partner.mode = "ok"
     await row.get_by_role("button", name="Retry").click()
     await expect(page.get_by_role("status")).to_contain_text(f"Delivery {message_id} is pending again")
-    pending_row = (
-        page.locator("table[aria-labelledby='h-pending']").get_by_role("row").filter(has_text=reservation_no)
-    )
+    pending_row = page.locator("table[aria-labelledby='h-pending']").get_by_role("row").filter(has_text=reservation_no)
     await expect(pending_row).to_contain_text("pending")
     await dispatcher.run_once()
     async with db.read() as conn:
