@@ -9,7 +9,7 @@ refreshes the table as fields change."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -29,6 +29,7 @@ from transfers.portal.routes.rate_card import checked, editor, partner_airports
 from transfers.search.airports import Airport, find_airport, great_circle_km
 
 router = APIRouter()
+NOON = time(12, 0)
 TRIP_FIELDS = ("airport", "place", "pick", "picked_for", "lat", "lng", "pickup")
 
 
@@ -102,7 +103,11 @@ async def rate_card_preview(request: Request, viewer: Signed) -> Response:
         problems["airport"] = "Choose one of your airports."
     destination = await _destination(request, typed, airport, problems)
     now = svc.clock.now()
+    # No time typed: noon a week ahead at the airport, a day-time price whatever the hour of the preview
+    # (a night surcharge shows only when a night time is typed).
     pickup_at = now + timedelta(days=7)
+    if airport is not None:
+        pickup_at = datetime.combine((now.astimezone(airport.tz) + timedelta(days=7)).date(), NOON, airport.tz)
     if typed["pickup"]:
         try:
             local = datetime.fromisoformat(typed["pickup"].replace(" ", "T"))
