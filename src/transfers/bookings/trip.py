@@ -7,8 +7,9 @@ API's booking), the console's and the portal's booking pages and the hosted part
 booking gives its trip by ``Booking.trip`` / ``BookingView.trip`` (``trip_of``): the columns stay
 the stored form, the trip is how code reads them.
 
-Room for what comes next, one field each: flight tracking adds ``original_pickup_at`` and
-``free_wait_until`` to ``Trip`` and ``status`` to ``Flight``; the ride adds ``Trip.ride``; a
+Room for what comes next, one field each: flight tracking adds ``original_pickup_at`` to ``Trip``,
+``status`` to ``Flight`` and makes ``free_wait_minutes`` the partner's (``Trip.free_wait_until``, where the
+ride and the flights meet, is already here); the ride adds ``Trip.ride``; a
 return trip adds ``Trip.leg`` (which leg, and the other leg's reservation). Add the field here and
 in ``trip_of``, then to the views that show it.
 """
@@ -17,13 +18,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from transfers.search.airports import local_time
 
 if TYPE_CHECKING:
     from transfers.bookings.models import Booking, BookingView
+
+# docs/rules/flights.md#booking-fields: the free wait after the pickup time. At an airport it is the partner's
+# policy (60 minutes unless the partner set another); elsewhere always 15 minutes.
+DEFAULT_AIRPORT_FREE_WAIT_MINUTES = 60
+STREET_FREE_WAIT_MINUTES = 15
 
 # The keys of a stored location, in the order the service writes them (``search/rules.location``).
 _PLACE_KEYS = ("type", "iata_code", "name", "lat", "lng")
@@ -130,6 +136,13 @@ class Trip:
     partner_reference: str | None
     driver: Driver | None  # None until the partner names one
     meeting_point: str | None
+    free_wait_minutes: int  # docs/rules/flights.md#booking-fields
+
+    @property
+    def free_wait_until(self) -> datetime:
+        """Until when the driver waits for free after the (current) pickup: the ride's customer no-show is
+        refused before it, and the flight watch moves it with the pickup (docs/rules/flights.md#booking-fields)."""
+        return self.pickup_at + timedelta(minutes=self.free_wait_minutes)
 
     @property
     def local_pickup(self) -> datetime:
@@ -155,4 +168,10 @@ def trip_of(b: Booking | BookingView) -> Trip:
         b.partner_reference,
         driver,
         b.meeting_point,
+        free_wait_minutes_at(route.pickup),
     )
+
+
+def free_wait_minutes_at(pickup: Place, airport_minutes: int = DEFAULT_AIRPORT_FREE_WAIT_MINUTES) -> int:
+    """The free wait at a pickup: the partner's airport minutes at an airport, 15 minutes elsewhere."""
+    return airport_minutes if pickup.type == "AIRPORT" else STREET_FREE_WAIT_MINUTES

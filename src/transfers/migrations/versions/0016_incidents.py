@@ -1,0 +1,24 @@
+"""Incidents (issue 24, docs/rules/incidents.md): reserved; empty until that lands.
+
+The revision numbers 0012-0018 were laid down together so that the issues built side by side each
+fill their own file and the history stays one line.
+
+Revision ID: 0016
+Revises: 0015
+Create Date: 2026-11-25
+"""
+
+from __future__ import annotations
+
+revision = "0016"
+down_revision = "0015"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    pass
+
+
+def downgrade() -> None:
+    pass

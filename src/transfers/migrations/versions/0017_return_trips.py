@@ -1,0 +1,24 @@
+"""Return trips (issue 25, docs/rules/return-trips.md): reserved; empty until that lands.
+
+The revision numbers 0012-0018 were laid down together so that the issues built side by side each
+fill their own file and the history stays one line.
+
+Revision ID: 0017
+Revises: 0016
+Create Date: 2026-11-25
+"""
+
+from __future__ import annotations
+
+revision = "0017"
+down_revision = "0016"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    pass
+
+
+def downgrade() -> None:
+    pass
