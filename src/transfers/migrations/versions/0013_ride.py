@@ -1,6 +1,6 @@
 """The ride (issue 22, docs/rules/ride.md): reserved for driver events and positions; empty until that issue lands.
 
-The revision numbers 0012-0018 were laid down together so that the issues built side by side each
+The revision numbers 0012-0019 were laid down together so that the issues built side by side each
 fill their own file and the history stays one line.
 
 Revision ID: 0013

@@ -1,6 +1,6 @@
 """The traveller's and the driver's pages (issue 22, docs/rules/ride.md): reserved for their tokens; empty until that lands.
 
-The revision numbers 0012-0018 were laid down together so that the issues built side by side each
+The revision numbers 0012-0019 were laid down together so that the issues built side by side each
 fill their own file and the history stays one line.
 
 Revision ID: 0014

@@ -1,6 +1,6 @@
 """The double-entry journal and partner statements (issue 24, docs/rules/statements.md): reserved; empty until that lands.
 
-The revision numbers 0012-0018 were laid down together so that the issues built side by side each
+The revision numbers 0012-0019 were laid down together so that the issues built side by side each
 fill their own file and the history stays one line.
 
 Revision ID: 0015

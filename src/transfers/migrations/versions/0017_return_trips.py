@@ -1,6 +1,6 @@
 """Return trips (issue 25, docs/rules/return-trips.md): reserved; empty until that lands.
 
-The revision numbers 0012-0018 were laid down together so that the issues built side by side each
+The revision numbers 0012-0019 were laid down together so that the issues built side by side each
 fill their own file and the history stays one line.
 
 Revision ID: 0017

@@ -1,0 +1,24 @@
+"""The agency portal's request log (issue 27, docs/rules/agency-portal.md): reserved; empty until that lands.
+
+The revision numbers 0012-0019 were laid down together so that the issues built side by side each
+fill their own file and the history stays one line.
+
+Revision ID: 0019
+Revises: 0018
+Create Date: 2026-11-25
+"""
+
+from __future__ import annotations
+
+revision = "0019"
+down_revision = "0018"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    pass
+
+
+def downgrade() -> None:
+    pass
