@@ -149,5 +149,8 @@ def booking_row(**changes: Any) -> dict[str, Any]:
         "cancelled_at": None,
         "cancelled_by": None,
         "amendment": None,
+        "ride_milestones": None,
+        "ride_position": None,
+        "ride_position_at": None,
     }
     return {**row, **changes}

@@ -84,6 +84,10 @@ class Booking:
     cancelled_at: datetime | None
     cancelled_by: str | None
     amendment: dict[str, Any] | None
+    # docs/rules/ride.md#ride-field (issue 22): the recorded driver events by occurred_at, the latest position
+    ride_milestones: list[dict[str, Any]] | None
+    ride_position: dict[str, Any] | None
+    ride_position_at: datetime | None
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Booking:
@@ -159,6 +163,8 @@ class BookingView:
     cancelled_at: datetime | None
     cancelled_by: str | None
     amendment: dict[str, Any] | None
+    ride_milestones: list[dict[str, Any]] | None
+    ride_position: dict[str, Any] | None
 
     @property
     def trip(self) -> Trip:

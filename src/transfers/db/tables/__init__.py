@@ -37,6 +37,7 @@ from transfers.db.tables.bookings import (
 from transfers.db.tables.health import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, SEARCH_OUTCOMES, partner_search_minutes
 from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_users, rate_cards
 from transfers.db.tables.reference import cancellation_reasons, car_services, vehicle_segments, vehicle_types
+from transfers.db.tables.ride import ride_events, ride_positions
 from transfers.db.tables.web import operators, web_sessions, web_signin_failures
 from transfers.db.tables.webhooks import client_events, webhook_deliveries, webhook_endpoints
 
@@ -71,6 +72,8 @@ __all__ = [
     "partner_users",
     "partners",
     "rate_cards",
+    "ride_events",
+    "ride_positions",
     "search_vehicles",
     "searches",
     "vehicle_segments",
