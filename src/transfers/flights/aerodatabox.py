@@ -1,4 +1,4 @@
-"""The AeroDataBox adapter (docs/rules/flights.md#provider, docs/operations/flights.md#aerodatabox).
+"""The AeroDataBox adapter (docs/rules/flights.md#provider, docs/rules/flights.md#aerodatabox).
 
 It speaks AeroDataBox's published "flight status by number and date" call:
 ``GET {TRANSFERS_FLIGHT_PROVIDER_URL}/flights/number/{number}/{localDate}?dateLocalRole=Arrival``,
