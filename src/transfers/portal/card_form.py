@@ -18,7 +18,7 @@ dropped, so "Add a vehicle" then "Save" with nothing typed changes nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -199,6 +199,14 @@ def _blank(row: Mapping[str, str]) -> bool:
     return not any(value.strip() for value in row.values())
 
 
+def _kept_rows(rows: list[dict[str, str]], prefix: str) -> Iterator[tuple[str, dict[str, str]]]:
+    """The rows a person filled in, each with its fields' name prefix (``v3-``: the form's fourth
+    vehicle row, whatever blank rows came before it, so an error lands beside the right field)."""
+    for i, row in enumerate(rows):
+        if not _blank(row):
+            yield f"{prefix}{i}-", row
+
+
 class _Builder:
     def __init__(self) -> None:
         self.problems: dict[str, str] = {}
@@ -265,10 +273,8 @@ def to_card(form: CardForm) -> Mapped:
     b.fields["$.blackout_dates"] = "blackout_dates"
     vehicles: list[dict[str, Any]] = []
     by_id: dict[str, tuple[int, dict[str, Any]]] = {}
-    for i, row in enumerate(form.vehicles):
-        if _blank(row):
-            continue
-        at, name = f"$.vehicles[{len(vehicles)}]", f"v{i}-"
+    for name, row in _kept_rows(form.vehicles, "v"):
+        at = f"$.vehicles[{len(vehicles)}]"
         b.fields[at] = name + "id"
         b.fields[at + ".prices"] = name + "base"
         vehicle: dict[str, Any] = {
@@ -309,10 +315,7 @@ def to_card(form: CardForm) -> Mapped:
         if vehicle["id"] and vehicle["id"] not in by_id:
             by_id[vehicle["id"]] = (len(vehicles) - 1, vehicle)
     doc["vehicles"] = vehicles
-    for i, row in enumerate(form.fixed):
-        if _blank(row):
-            continue
-        name = f"f{i}-"
+    for name, row in _kept_rows(form.fixed, "f"):
         owner = by_id.get(row["vehicle"].strip())
         if owner is None:
             b.problems.setdefault(name + "vehicle", "Choose one of the vehicles above (by its id).")
@@ -329,10 +332,8 @@ def to_card(form: CardForm) -> Mapped:
             }
         )
     extras: list[dict[str, Any]] = []
-    for i, row in enumerate(form.extras):
-        if _blank(row):
-            continue
-        at, name = f"$.extras[{len(extras)}]", f"x{i}-"
+    for name, row in _kept_rows(form.extras, "x"):
+        at = f"$.extras[{len(extras)}]"
         b.fields[at] = name + "id"
         extras.append(
             {
@@ -345,10 +346,8 @@ def to_card(form: CardForm) -> Mapped:
     if extras:
         doc["extras"] = extras
     tiers: list[dict[str, Any]] = []
-    for i, row in enumerate(form.tiers):
-        if _blank(row):
-            continue
-        at, name = f"$.cancellation_policy[{len(tiers)}]", f"t{i}-"
+    for name, row in _kept_rows(form.tiers, "t"):
+        at = f"$.cancellation_policy[{len(tiers)}]"
         b.fields[at] = name + "hours"
         tiers.append(
             {
