@@ -10,13 +10,14 @@ from fastapi import APIRouter, FastAPI
 
 from transfers.agency.auth import agency_realm
 from transfers.agency.render import page
-from transfers.agency.routes import bookings, home, login, users, wallet
+from transfers.agency.routes import book, bookings, home, login, users, wallet
 from transfers.services import Services
 from transfers.webauth.site import build_area
 
 ROUTERS: tuple[APIRouter, ...] = (
     login.router,
     home.router,
+    book.router,
     bookings.router,
     wallet.router,
     users.router,
