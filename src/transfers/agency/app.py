@@ -10,7 +10,7 @@ from fastapi import APIRouter, FastAPI
 
 from transfers.agency.auth import agency_realm
 from transfers.agency.render import page
-from transfers.agency.routes import book, bookings, home, login, users, wallet
+from transfers.agency.routes import book, booking_page, bookings, home, login, users, wallet
 from transfers.services import Services
 from transfers.webauth.site import build_area
 
@@ -19,6 +19,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     home.router,
     book.router,
     bookings.router,
+    booking_page.router,
     wallet.router,
     users.router,
 )

@@ -48,6 +48,9 @@ _FIELDS: dict[Code, tuple[str, str]] = {
     Code.CREATION_PERMISSION_DENIED: (GENERAL, "Your agency may not create bookings: ask the service's operators."),
     Code.WALLET_BALANCE_INSUFFICIENT: (GENERAL, "Your wallet's balance does not cover this price: top it up first."),
     Code.CANCELLATION_FAILED: (GENERAL, "This booking cannot be cancelled now."),
+    Code.CANCELLATION_TYPE_REQUIRED: ("reason", "Choose the reason for cancelling."),
+    Code.CANCELLATION_TYPE_INVALID: ("reason", "Choose one of the reasons in the list."),
+    Code.CANCELLATION_RESERVATION_NOT_FOUND: (GENERAL, "There is no such booking in your agency."),
     Code.CANCELLATION_PERMISSION_DENIED: (GENERAL, "Your agency may not cancel bookings: ask the service's operators."),
 }
 
@@ -68,7 +71,7 @@ def field_error(exc: DomainError, **values: object) -> tuple[str, str]:
     code = exc.code
     known = _FIELDS.get(code) if isinstance(code, Code) else None
     if known is None:
-        return GENERAL, f"{exc.message} {api_words(exc)}".strip() if isinstance(code, ErrorCode) else exc.message
+        return GENERAL, f"{exc.message} {api_words(exc)}".strip() if code is not None else exc.message
     field, words = known
     try:
         words = words.format(**values)

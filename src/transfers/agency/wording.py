@@ -85,3 +85,29 @@ def policy_words(tiers: list[dict[str, Any]], free_until_local: str | None = Non
             before = int(ordered[i - 1]["hours_before_pickup"])
             lines.append(f"Between {before} and {hours} hours before pickup: {fee}.")
     return lines
+
+
+def flattened(value: object, prefix: str = "") -> list[tuple[str, str]]:
+    """Every field of a JSON document as ("passenger.surname", "Lovelace") rows: the booking page's
+    "everything the API answers" table, which shows any field a feature adds to the resource."""
+    if isinstance(value, dict):
+        if not value and prefix:
+            return [(prefix, "—")]
+        rows: list[tuple[str, str]] = []
+        for key, item in value.items():
+            rows += flattened(item, f"{prefix}.{key}" if prefix else str(key))
+        return rows
+    if isinstance(value, list):
+        if not value:
+            return [(prefix, "—")]
+        if all(not isinstance(item, dict | list) for item in value):
+            return [(prefix, ", ".join(str(item) for item in value))]
+        rows = []
+        for i, item in enumerate(value):
+            rows += flattened(item, f"{prefix}[{i}]")
+        return rows
+    if value is None:
+        return [(prefix, "—")]
+    if isinstance(value, bool):
+        return [(prefix, "yes" if value else "no")]
+    return [(prefix, str(value))]
