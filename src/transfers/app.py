@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from transfers import __version__, runtime
+from transfers.agency.app import build_agency
 from transfers.api.docs_page import install_docs
 from transfers.api.errors import install_error_handlers
 from transfers.api.landing import router as landing_router
@@ -88,6 +89,7 @@ def create_app(
         runtime.mount_sandbox_partner(app, svc)
     app.mount("/console", build_console(svc))  # issue 13: the operator console (console/app.py)
     app.mount("/partner", build_portal(svc))  # issue 16: the partner portal (portal/app.py)
+    app.mount("/agency", build_agency(svc))  # issue 27: the agency portal (agency/app.py)
     # Outermost: request id, body limit, error envelope, RateLimit-* headers, metrics, access log.
     app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes)
     install_openapi(app)

@@ -21,6 +21,7 @@ from transfers.db.tables.accounts import (
     partners,
     wallets,
 )
+from transfers.db.tables.agency import agency_users
 from transfers.db.tables.bookings import (
     booking_transitions,
     bookings,
@@ -48,6 +49,7 @@ __all__ = [
     "SEARCH_OUTCOMES",
     "admin_audit",
     "admin_audit_created",
+    "agency_users",
     "api_keys",
     "booking_transitions",
     "bookings",
