@@ -26,6 +26,7 @@ from transfers.db.engine import Database
 from transfers.logging import configure_logging
 from transfers.portal.app import build_portal
 from transfers.services import Services
+from transfers.tracking import pages as ride_pages
 
 
 def create_app(
@@ -82,6 +83,7 @@ def create_app(
     app.include_router(landing_router)  # issue 28: GET / links the docs, the console and the portal
     app.include_router(wallet_routes.router)  # issue 14: docs/rules/wallet.md
     app.include_router(webhook_routes.router)  # issue 14: docs/rules/webhooks.md
+    app.include_router(ride_pages.router)  # issue 22: /t/{token} and /d/{token} (docs/rules/ride.md#tracking-page)
     webhook_routes.document_events(app)  # the events clients receive, in the document's "webhooks"
     if settings.sandbox_partner_enabled:
         runtime.mount_sandbox_partner(app, svc)
