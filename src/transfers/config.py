@@ -29,7 +29,7 @@ LIVE_APPROVAL_POLL_SECONDS = 600
 # (failpoints.py) and the test suite's own switches. Known, so never reported as misspelled.
 OTHER_VARIABLES = frozenset({"TRANSFERS_FAILPOINTS", "TRANSFERS_TEST_DATABASE_URL", "TRANSFERS_UPDATE_SCREENSHOTS"})
 # Fields whose value is never printed, not even when it is invalid (URLs are printed with the password masked).
-SECRET_FIELDS = frozenset({"secret_key"})
+SECRET_FIELDS = frozenset({"secret_key", "flight_provider_key"})
 
 
 class Settings(BaseSettings):
@@ -115,6 +115,13 @@ class Settings(BaseSettings):
     geocoder: Literal["builtin", "nominatim"] = "builtin"
     geocoder_url: str = Field(default="", validate_default=True)
     geocoder_timeout_seconds: float = Field(default=3.0, gt=0, le=30)
+    # Issue 23, docs/rules/flights.md#provider: where flight status comes from (transfers/flights/). None: the
+    # sandbox provider in sandbox, none in live.
+    flight_provider: Literal["sandbox", "none", "aerodatabox"] | None = None
+    flight_provider_url: str = ""
+    flight_provider_key: str = ""
+    flight_provider_timeout_seconds: float = Field(default=10.0, gt=0, le=60)
+    flight_provider_max_calls_per_minute: int = Field(default=60, ge=1, le=100_000)
 
     @field_validator("log_level")
     @classmethod
@@ -212,6 +219,13 @@ class Settings(BaseSettings):
     def service_url(self) -> str:
         """How partners reach this service (``serve`` fills public_base_url from --host/--port)."""
         return (self.public_base_url or "http://127.0.0.1:8000").rstrip("/")
+
+    @property
+    def resolved_flight_provider(self) -> str:
+        """docs/rules/flights.md#provider: the configured provider, else sandbox in sandbox and none in live."""
+        if self.flight_provider is not None:
+            return self.flight_provider
+        return "sandbox" if self.is_sandbox else "none"
 
     @property
     def is_sandbox(self) -> bool:

@@ -88,6 +88,8 @@ class Booking:
     ride_milestones: list[dict[str, Any]] | None
     ride_position: dict[str, Any] | None
     ride_position_at: datetime | None
+    # docs/rules/ride.md#tracking-page: the traveller's page token (issue 22), issued in the booking's INSERT
+    tracking_token: str | None
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Booking:
@@ -165,6 +167,7 @@ class BookingView:
     amendment: dict[str, Any] | None
     ride_milestones: list[dict[str, Any]] | None
     ride_position: dict[str, Any] | None
+    tracking_token: str | None  # the resource's ride.tracking_url (docs/rules/ride.md#ride-field)
 
     @property
     def trip(self) -> Trip:

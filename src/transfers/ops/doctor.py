@@ -17,8 +17,10 @@ from typing import Any, Literal
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.clock import SystemClock
 from transfers.config import Settings, get_settings, unknown_variables
 from transfers.db.engine import Database
+from transfers.flights.providers import ProviderError, build_provider
 from transfers.hosted import card as rate_cards
 from transfers.hosted import repository as hosted_repo
 from transfers.ops.database import is_sqlite, read_schema, schema_problem, shown_target
@@ -68,7 +70,8 @@ async def run_doctor(*, processes: int = 1) -> Report:
         cfg = get_settings()
     except ValidationError as exc:
         rows.append(Row("settings", "FAIL", "; ".join(describe_validation_error(exc))))
-        rows += [Row(name, "SKIP", "settings invalid") for name in ("database", "redis", "secret key", "partners")]
+        skipped = ("database", "redis", "flight provider", "secret key", "partners")
+        rows += [Row(name, "SKIP", "settings invalid") for name in skipped]
         return Report(rows)
     problems = cfg.deployment_problems()
     rows.append(
@@ -85,6 +88,7 @@ async def run_doctor(*, processes: int = 1) -> Report:
     database = await _database_rows(cfg, processes)
     rows += database
     rows.append(await _redis_row(cfg))
+    rows.append(await flight_provider_row(cfg))
     rows += await _secret_and_partner_rows(cfg, database_ok=all(r.result != "FAIL" for r in database[:2]))
     return Report(rows)
 
@@ -175,6 +179,25 @@ def _clock_row(facts: dict[str, Any]) -> Row:
             "signature timestamps depend on it; run NTP on both)",
         )
     return Row("clock", "PASS", detail)
+
+
+async def flight_provider_row(cfg: Settings) -> Row:
+    """docs/rules/flights.md#provider: the configured flight provider answers (aerodatabox: one real call)."""
+    kind = cfg.resolved_flight_provider
+    if kind == "aerodatabox" and not (cfg.flight_provider_url and cfg.flight_provider_key):
+        return Row(
+            "flight provider",
+            "FAIL",
+            "aerodatabox needs TRANSFERS_FLIGHT_PROVIDER_URL and TRANSFERS_FLIGHT_PROVIDER_KEY",
+        )
+    provider = build_provider(cfg, SystemClock())
+    try:
+        detail = await provider.probe()
+    except ProviderError as exc:
+        return Row("flight provider", "FAIL", f"{kind}: {exc}")
+    finally:
+        await provider.aclose()
+    return Row("flight provider", "WARN" if kind == "none" else "PASS", detail)
 
 
 async def _redis_row(cfg: Settings) -> Row:
