@@ -149,5 +149,11 @@ def booking_row(**changes: Any) -> dict[str, Any]:
         "cancelled_at": None,
         "cancelled_by": None,
         "amendment": None,
+        # issue 23 (docs/rules/flights.md)
+        "original_pickup_at": now + timedelta(days=2),
+        "flight_state": None,
+        "flight_disrupted_at": None,
+        "free_wait_minutes": None,
+        "flight_watch_id": None,
     }
     return {**row, **changes}

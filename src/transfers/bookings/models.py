@@ -84,6 +84,13 @@ class Booking:
     cancelled_at: datetime | None
     cancelled_by: str | None
     amendment: dict[str, Any] | None
+    # docs/rules/flights.md (issue 23): the pickup as booked, the flight as last checked, the disruption mark, the
+    # partner's free wait as sold (None: the default), the flight watch it shares (None: not watched)
+    original_pickup_at: datetime | None
+    flight_state: dict[str, Any] | None
+    flight_disrupted_at: datetime | None
+    free_wait_minutes: int | None
+    flight_watch_id: int | None
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Booking:
@@ -159,6 +166,10 @@ class BookingView:
     cancelled_at: datetime | None
     cancelled_by: str | None
     amendment: dict[str, Any] | None
+    original_pickup_at: datetime | None
+    flight_state: dict[str, Any] | None
+    flight_disrupted_at: datetime | None
+    free_wait_minutes: int | None
 
     @property
     def trip(self) -> Trip:

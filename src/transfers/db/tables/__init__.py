@@ -34,6 +34,7 @@ from transfers.db.tables.bookings import (
     search_vehicles,
     searches,
 )
+from transfers.db.tables.flights import flight_watches
 from transfers.db.tables.health import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, SEARCH_OUTCOMES, partner_search_minutes
 from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_users, rate_cards
 from transfers.db.tables.reference import cancellation_reasons, car_services, vehicle_segments, vehicle_types
@@ -60,6 +61,7 @@ __all__ = [
     "client_events",
     "clients",
     "delivery_attempts",
+    "flight_watches",
     "hosted_capacity",
     "idempotency_keys",
     "ledger_entries",
