@@ -84,6 +84,8 @@ class Booking:
     cancelled_at: datetime | None
     cancelled_by: str | None
     amendment: dict[str, Any] | None
+    # docs/rules/ride.md#tracking-page: the traveller's page token (issue 22), issued in the booking's INSERT
+    tracking_token: str | None
     # docs/rules/flights.md (issue 23): the pickup as booked, the flight as last checked, the disruption mark, the
     # partner's free wait as sold (None: the default), the flight watch it shares (None: not watched)
     original_pickup_at: datetime | None
@@ -166,6 +168,7 @@ class BookingView:
     cancelled_at: datetime | None
     cancelled_by: str | None
     amendment: dict[str, Any] | None
+    tracking_token: str | None  # the resource's ride.tracking_url (docs/rules/ride.md#ride-field)
     original_pickup_at: datetime | None
     flight_state: dict[str, Any] | None
     flight_disrupted_at: datetime | None
