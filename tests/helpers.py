@@ -148,6 +148,7 @@ def booking_row(**changes: Any) -> dict[str, Any]:
         "cancellation_refund": None,
         "cancelled_at": None,
         "cancelled_by": None,
+        "tracking_token": "k3bq0m5YcF2Xz8Wn1Lp4Tg",
         "amendment": None,
     }
     return {**row, **changes}

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from transfers import __version__, runtime
+from transfers.agency.app import build_agency
 from transfers.api.docs_page import install_docs
 from transfers.api.errors import install_error_handlers
 from transfers.api.landing import router as landing_router
@@ -25,6 +26,7 @@ from transfers.db.engine import Database
 from transfers.logging import configure_logging
 from transfers.portal.app import build_portal
 from transfers.services import Services
+from transfers.tracking import pages as ride_pages
 
 
 def create_app(
@@ -81,11 +83,13 @@ def create_app(
     app.include_router(landing_router)  # issue 28: GET / links the docs, the console and the portal
     app.include_router(wallet_routes.router)  # issue 14: docs/rules/wallet.md
     app.include_router(webhook_routes.router)  # issue 14: docs/rules/webhooks.md
+    app.include_router(ride_pages.router)  # issue 22: /t/{token} and /d/{token} (docs/rules/ride.md#tracking-page)
     webhook_routes.document_events(app)  # the events clients receive, in the document's "webhooks"
     if settings.sandbox_partner_enabled:
         runtime.mount_sandbox_partner(app, svc)
     app.mount("/console", build_console(svc))  # issue 13: the operator console (console/app.py)
     app.mount("/partner", build_portal(svc))  # issue 16: the partner portal (portal/app.py)
+    app.mount("/agency", build_agency(svc))  # issue 27: the agency portal (agency/app.py)
     # Outermost: request id, body limit, error envelope, RateLimit-* headers, metrics, access log.
     app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes)
     install_openapi(app)

@@ -84,6 +84,8 @@ class Booking:
     cancelled_at: datetime | None
     cancelled_by: str | None
     amendment: dict[str, Any] | None
+    # docs/rules/ride.md#tracking-page: the traveller's page token (issue 22), issued in the booking's INSERT
+    tracking_token: str | None
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Booking:
@@ -159,6 +161,7 @@ class BookingView:
     cancelled_at: datetime | None
     cancelled_by: str | None
     amendment: dict[str, Any] | None
+    tracking_token: str | None  # the resource's ride.tracking_url (docs/rules/ride.md#ride-field)
 
     @property
     def trip(self) -> Trip:

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from transfers import failpoints
-from transfers.bookings import fast_paths, partner_payloads
+from transfers.bookings import fast_paths, partner_payloads, tracking
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
 from transfers.bookings.cancelling import quote
@@ -253,6 +253,7 @@ def _booking_values(
         # docs/rules/cancellation.md: sold with the policy the search showed for this vehicle
         "cancellation_policy": offer.cancellation_policy.public(),
         "event_sequence": 1,  # issue 14: booking.created is the booking's first client event
+        "tracking_token": tracking.new_token(),  # docs/rules/ride.md#tracking-page: issued with the booking
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from transfers.cli.agency import agency_users_group
 from transfers.cli.bookings import bookings_group
 from transfers.cli.clients import clients_group, keys_group, wallet_group
 from transfers.cli.db import db_group
@@ -41,6 +42,7 @@ cli.add_command(outbox_group)
 cli.add_command(doctor)
 partners_group.add_command(rate_card_group)  # issue 16
 partners_group.add_command(users_group)  # issue 16
+clients_group.add_command(agency_users_group)  # issue 27: transfers clients users create
 cli.add_command(operators_group)  # issue 13
 prepare_commands(cli)
 

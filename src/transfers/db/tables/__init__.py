@@ -21,6 +21,7 @@ from transfers.db.tables.accounts import (
     partners,
     wallets,
 )
+from transfers.db.tables.agency import agency_users
 from transfers.db.tables.bookings import (
     booking_transitions,
     bookings,
@@ -38,6 +39,7 @@ from transfers.db.tables.health import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, SEARC
 from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_users, rate_cards
 from transfers.db.tables.journal import journal_entries, journal_lines, partner_statements
 from transfers.db.tables.reference import cancellation_reasons, car_services, vehicle_segments, vehicle_types
+from transfers.db.tables.ride_pages import bookings_tracking_token, driver_links
 from transfers.db.tables.web import operators, web_sessions, web_signin_failures
 from transfers.db.tables.webhooks import client_events, webhook_deliveries, webhook_endpoints
 
@@ -48,6 +50,7 @@ __all__ = [
     "SEARCH_OUTCOMES",
     "admin_audit",
     "admin_audit_created",
+    "agency_users",
     "api_keys",
     "booking_transitions",
     "bookings",
@@ -56,11 +59,13 @@ __all__ = [
     "bookings_partner_created",
     "bookings_partner_reference",
     "bookings_surname",
+    "bookings_tracking_token",
     "cancellation_reasons",
     "car_services",
     "client_events",
     "clients",
     "delivery_attempts",
+    "driver_links",
     "hosted_capacity",
     "idempotency_keys",
     "journal_entries",

@@ -1,0 +1,10 @@
+"""The traveller's page ``/t/{token}`` and the hosted partners' driver page ``/d/{token}`` (issue 22,
+docs/rules/ride.md#tracking-page, docs/rules/ride.md#driver-page), served by the API process from this
+package: templates and CSS here, nothing fetched from another host.
+
+* ``facts.py``: what the traveller is shown, as one JSON-able value built from the booking row and the
+  clock (the HTML page and ``/t/{token}.json`` render the same facts). Pure.
+* ``driver.py``: the driver page's next step. Pure.
+* ``repository.py``: the token lookups and the driver links' statements.
+* ``pages.py``: the HTTP routes (an entry point, like ``api/`` and ``portal/``).
+"""

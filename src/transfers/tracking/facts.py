@@ -1,0 +1,170 @@
+"""What the traveller's page shows (docs/rules/ride.md#tracking-page), as one value: the HTML page and
+``/t/{token}.json`` render the same facts, so they cannot disagree.
+
+Pure: the booking row, the ride read from it and the clock's time come in. What it never holds is as
+important as what it holds: never the passenger's e-mail or phone, the price, the client or the partner
+reference (a capability URL can be forwarded; tests/integration/test_tracking_page.py checks both forms).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from transfers.bookings.models import Booking
+from transfers.bookings.tracking import phone_visible
+from transfers.bookings.trip import Place
+from transfers.search.airports import find_airport, great_circle_km
+
+REFRESH_SECONDS = 30
+# docs/rules/ride.md#ride-field: the stages during which the ride is on (the position is shown).
+RIDE_ON = frozenset({"EN_ROUTE_TO_PICKUP", "AT_PICKUP", "ON_BOARD"})
+RIDE_OVER = frozenset({"DROPPED_OFF", "CUSTOMER_NO_SHOW"})
+
+STATUS_WORDS = {
+    "PENDING": "Booked: waiting for the transport company to confirm",
+    "PENDING_APPROVAL": "Booked: waiting for the transport company to confirm",
+    "APPROVED": "Confirmed",
+    "COMPLETED": "Completed",
+    "CANCELLED": "Cancelled",
+    "DECLINED": "Cancelled: the transport company could not take it",
+    "FAILED": "Not booked: it could not be placed",
+    "REFUNDED": "Cancelled and refunded",
+    "DEFAULT": "Booked",
+}
+STAGE_WORDS = {
+    "NOT_STARTED": "Your driver has not set off yet",
+    "EN_ROUTE_TO_PICKUP": "Your driver is on the way to the pickup point",
+    "AT_PICKUP": "Your driver is at the pickup point",
+    "ON_BOARD": "On board: on the way to your drop-off",
+    "DROPPED_OFF": "Arrived: the ride is over",
+    "CUSTOMER_NO_SHOW": "The driver waited but could not find you",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Spot:
+    """The driver's latest position, as the page needs it."""
+
+    lat: float
+    lng: float
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RideNow:
+    """The ride as the page reads it: its stage and, while it is on, the latest position."""
+
+    stage: str = "NOT_STARTED"
+    position: Spot | None = None
+
+
+NOT_STARTED = RideNow()
+
+
+def place_point(place: Place) -> tuple[float, float] | None:
+    """Coordinates of a route end: a point's own, an airport's from the reference data."""
+    if place.lat is not None and place.lng is not None:
+        return float(place.lat), float(place.lng)
+    if place.iata_code:
+        airport = find_airport(place.iata_code)
+        if airport is not None:
+            return airport.lat, airport.lng
+    return None
+
+
+def first_name(full_name: str) -> str:
+    """The driver's first name only (the page shows no more of a person than the traveller needs)."""
+    parts = full_name.split()
+    return parts[0] if parts else ""
+
+
+def minutes_ago(at: datetime, now: datetime) -> int:
+    return max(0, int((now - at).total_seconds() // 60))
+
+
+def ago_words(minutes: int) -> str:
+    if minutes == 0:
+        return "updated just now"
+    return f"updated {minutes} min ago"
+
+
+def distance_words(km: float) -> str:
+    if km < 0.1:
+        return "at the pickup point"
+    if km < 10:
+        return f"about {km:.1f} km from the pickup point"
+    return f"about {round(km)} km from the pickup point"
+
+
+def traveller_facts(booking: Booking, ride: RideNow, now: datetime) -> dict[str, Any]:
+    """The page's facts as JSON-able data (``/t/{token}.json`` answers exactly this)."""
+    trip = booking.trip
+    local = trip.local_pickup
+    airport = find_airport(booking.airport_iata)
+    status = booking.status.value
+    confirmed = status in ("APPROVED", "COMPLETED")
+    stage = ride.stage if confirmed else None
+    over = status != "APPROVED" or ride.stage in RIDE_OVER
+    driver = trip.driver if confirmed else None
+    position: dict[str, Any] | None = None
+    if status == "APPROVED" and ride.stage in RIDE_ON and ride.position is not None:
+        spot = ride.position
+        pickup_point = place_point(trip.route.pickup)
+        km = None if pickup_point is None else great_circle_km(spot.lat, spot.lng, *pickup_point)
+        ago = minutes_ago(spot.at, now)
+        words = ago_words(ago) + ("" if km is None else f", {distance_words(km)}")
+        position = {
+            "lat": spot.lat,
+            "lng": spot.lng,
+            "at": spot.at.isoformat(),
+            "minutes_ago": ago,
+            "km_from_pickup": None if km is None else round(km, 1),
+            "text": words[0].upper() + words[1:],
+            "bearing": None if pickup_point is None else round(bearing(pickup_point, (spot.lat, spot.lng))),
+        }
+    return {
+        "reservation_no": booking.reservation_no,
+        "status": status,
+        "status_text": STATUS_WORDS.get(status, status.replace("_", " ").capitalize()),
+        "stage": stage,
+        "stage_text": STAGE_WORDS.get(stage) if stage else None,
+        "pickup": {
+            "name": trip.route.pickup.label,
+            "local_time": local.isoformat(),
+            "time_zone": airport.tz.key if airport else "UTC",
+            "zone_abbreviation": local.tzname() or "UTC",
+            "text": _when(local),
+        },
+        "dropoff": {"name": trip.route.dropoff.label},
+        "vehicle": {"make": trip.vehicle.make, "model": trip.vehicle.model, "type": trip.vehicle.type},
+        "driver": None
+        if driver is None
+        else {
+            "first_name": first_name(driver.name),
+            "plate": driver.plate,
+            "phone": driver.phone if phone_visible(booking.pickup_at, now, ride_over=over) else None,
+        },
+        "meeting_point": trip.meeting_point if confirmed else None,
+        "flight": {"number": trip.flight.number},
+        "position": position,
+        "ride_on": status == "APPROVED" and ride.stage in RIDE_ON,
+        "refresh_seconds": REFRESH_SECONDS,
+        "as_of": now.isoformat(),
+    }
+
+
+def _when(local: datetime) -> str:
+    """ "Tue 1 Dec 2026, 14:30 GMT": the traveller reads the local clock of the airport."""
+    return f"{local:%a} {local.day} {local:%b %Y, %H:%M} {local.tzname() or ''}".rstrip()
+
+
+def bearing(origin: tuple[float, float], target: tuple[float, float]) -> float:
+    """Initial great-circle bearing from ``origin`` to ``target``, degrees clockwise from north."""
+    lat1, lat2 = math.radians(origin[0]), math.radians(target[0])
+    dl = math.radians(target[1] - origin[1])
+    x = math.sin(dl) * math.cos(lat2)
+    y = math.cos(lat1) * math.sin(lat2) - math.sin(lat1) * math.cos(lat2) * math.cos(dl)
+    return (math.degrees(math.atan2(x, y)) + 360) % 360

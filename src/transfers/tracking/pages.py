@@ -1,0 +1,269 @@
+"""``/t/{token}`` (+ ``.json``) and ``/d/{token}``: the traveller's page and the driver page
+(docs/rules/ride.md#tracking-page, docs/rules/ride.md#driver-page), routes of the API process.
+
+Capability URLs: the token is the whole authorisation, so every answer says ``noindex``, sends no
+referrer, is never cached, and loads nothing from anywhere (CSS and script are inlined under CSP
+hashes: ``default-src 'none'`` allows nothing else). An unknown token is 404; a page past its window 410.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import math
+from datetime import datetime
+from importlib import resources
+from typing import Any
+
+from fastapi import APIRouter, Request
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.responses import HTMLResponse, JSONResponse, Response
+
+from transfers.bookings.models import Booking
+from transfers.bookings.tracking import (
+    PHONE_BEFORE_PICKUP,
+    driver_link_open,
+    looks_like_token,
+    traveller_page_gone,
+)
+from transfers.bookings.trip import Place
+from transfers.search.airports import find_airport, local_time
+from transfers.services import Services
+from transfers.tracking import driver as steps
+from transfers.tracking import repository as repo
+from transfers.tracking.facts import RIDE_OVER, RideNow, place_point, traveller_facts
+from transfers.tracking.rides import ride_now
+
+router = APIRouter(include_in_schema=False)
+
+_ENV = Environment(
+    loader=PackageLoader("transfers.tracking", "templates"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_TRAVELLER = _ENV.get_template("traveller.html")
+_DRIVER = _ENV.get_template("driver.html")
+_MESSAGE = _ENV.get_template("message.html")
+
+
+def _asset(name: str) -> str:
+    return resources.files("transfers.tracking").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def _hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+CSS = _asset("ride.css")
+SCRIPT = _asset("driver.js")
+CONTENT_SECURITY_POLICY = (
+    f"default-src 'none'; style-src {_hash(CSS)}; script-src {_hash(SCRIPT)}; connect-src 'self'; "
+    "img-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Robots-Tag": "noindex, nofollow",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+}
+JSON_HEADERS = {k: v for k, v in HEADERS.items() if k not in ("Content-Security-Policy", "X-Frame-Options")}
+
+UNKNOWN = "There is no transfer at this address. Check the link you were sent."
+GONE = "This transfer's page has closed: it is kept for 7 days after the pickup."
+TONES = {
+    "EN_ROUTE_TO_PICKUP": "",
+    "AT_PICKUP": "go",
+    "ON_BOARD": "go",
+    "DROPPED_OFF": "done",
+    "CUSTOMER_NO_SHOW": "wait",
+}
+STATUS_TONES = {"PENDING": "wait", "PENDING_APPROVAL": "wait", "COMPLETED": "done"}
+
+
+def _services(request: Request) -> Services:
+    svc: Services = request.app.state.services
+    return svc
+
+
+def _message(status: int, heading: str, message: str, *, kicker: str = "Your transfer", tone: str = "done") -> Response:
+    html = _MESSAGE.render(title=heading, css=CSS, heading=heading, message=message, kicker=kicker, tone=tone)
+    return HTMLResponse(html, status_code=status, headers=HEADERS)
+
+
+async def _traveller_booking(request: Request, token: str) -> tuple[Booking | None, int]:
+    """The booking of a traveller's token and the answer's status: 200, 404 or 410."""
+    if not looks_like_token(token):
+        return None, 404
+    svc = _services(request)
+    booking = await repo.booking_by_tracking_token(svc.db, token)
+    if booking is None:
+        return None, 404
+    if traveller_page_gone(booking.pickup_at, svc.clock.now()):
+        return None, 410
+    return booking, 200
+
+
+# Declared before ``/t/{token}``: that pattern would take ``x.json`` as a token.
+@router.get("/t/{token}.json")
+async def traveller_json(request: Request, token: str) -> Response:
+    booking, status = await _traveller_booking(request, token)
+    if booking is None:
+        message = UNKNOWN if status == 404 else GONE
+        return JSONResponse({"status": "Error", "message": message}, status_code=status, headers=JSON_HEADERS)
+    facts = traveller_facts(booking, ride_now(booking), _services(request).clock.now())
+    return JSONResponse(facts, headers=JSON_HEADERS)
+
+
+@router.get("/t/{token}")
+async def traveller_page(request: Request, token: str) -> Response:
+    booking, status = await _traveller_booking(request, token)
+    if booking is None:
+        if status == 404:
+            return _message(404, "Transfer not found", UNKNOWN)
+        return _message(410, "This page has closed", GONE)
+    now = _services(request).clock.now()
+    ride = ride_now(booking)
+    facts = traveller_facts(booking, ride, now)
+    return HTMLResponse(_TRAVELLER.render(**_traveller_context(booking, ride, facts, now)), headers=HEADERS)
+
+
+def _traveller_context(booking: Booking, ride: RideNow, facts: dict[str, Any], now: datetime) -> dict[str, Any]:
+    local = datetime.fromisoformat(facts["pickup"]["local_time"])
+    stage = facts["stage"]
+    tone = STATUS_TONES.get(facts["status"], "stop")
+    if facts["status"] == "APPROVED":
+        tone = TONES.get(stage or "", "")
+    phone_note = ""
+    driver = facts["driver"]
+    if driver is not None and driver["phone"] is None and facts["status"] == "APPROVED" and ride.stage not in RIDE_OVER:
+        opens = local_time(booking.airport_iata, booking.pickup_at - PHONE_BEFORE_PICKUP)
+        phone_note = f"The driver's phone number appears here from {opens:%H:%M} (2 hours before pickup)."
+    checked = local_time(booking.airport_iata, now)
+    return {
+        "title": f"Your transfer {booking.reservation_no}",
+        "css": CSS,
+        "refresh": facts["refresh_seconds"],
+        "f": facts,
+        "tone": tone,
+        "clock": f"{local:%H:%M}",
+        "day": f"{local:%A} {local.day} {local:%B %Y}",
+        "airport": _airport_name(booking.airport_iata),
+        "phone_note": phone_note,
+        "checked": f"{checked:%H:%M} {checked.tzname() or ''}".rstrip(),
+        "dot": _dot(facts["position"]),
+    }
+
+
+def _airport_name(iata: str) -> str:
+    airport = find_airport(iata)
+    return f"{airport.name} ({iata})" if airport else iata
+
+
+def _dot(position: dict[str, Any] | None) -> dict[str, float]:
+    """Where the driver's dot sits in the 120 x 120 picture: the pickup point in the middle, north up,
+    the distance on a log scale (30 km and more at the rim) so both 300 m and 20 km read."""
+    if position is None or position["km_from_pickup"] is None or position["bearing"] is None:
+        return {"x": 60.0, "y": 60.0}
+    km = float(position["km_from_pickup"])
+    radius = 0.0 if km < 0.1 else 12 + 44 * min(1.0, math.log1p(km) / math.log1p(30))
+    angle = math.radians(float(position["bearing"]))
+    return {"x": round(60 + radius * math.sin(angle), 1), "y": round(60 - radius * math.cos(angle), 1)}
+
+
+# --- the driver page ----------------------------------------------------------------------------------
+
+
+async def _driver_booking(request: Request, token: str) -> tuple[Booking | None, Response | None]:
+    """The booking a driver link opens, or the page that says why it does not."""
+    if not looks_like_token(token):
+        return None, _message(404, "Link not found", "There is no ride at this address.", kicker="Driver")
+    svc = _services(request)
+    found = await repo.booking_by_driver_token(svc.db, token)
+    if found is None:
+        return None, _message(404, "Link not found", "There is no ride at this address.", kicker="Driver")
+    booking, revoked = found
+    if revoked:
+        text = "The transport company withdrew this link. Ask them for a new one."
+        return None, _message(410, "Link withdrawn", text, kicker="Driver")
+    now = svc.clock.now()
+    if not driver_link_open(booking.pickup_at, now):
+        local = local_time(booking.airport_iata, booking.pickup_at)
+        if now < booking.pickup_at:
+            text = f"This link works from 24 hours before the pickup ({local:%d %b %H:%M %Z})."
+            return None, _message(403, "Not open yet", text, kicker="Driver", tone="wait")
+        return None, _message(410, "Link closed", "This link closed 24 hours after the pickup.", kicker="Driver")
+    return booking, None
+
+
+def driver_page(
+    request: Request, token: str, booking: Booking, *, status: int = 200, notice: str = "", problem: str = ""
+) -> Response:
+    now = _services(request).clock.now()
+    ride = ride_now(booking)
+    approved = booking.status.value == "APPROVED"
+    stage = ride.stage
+    step = steps.next_step(stage) if approved else None
+    local = local_time(booking.airport_iata, booking.pickup_at)
+    free_wait = local_time(booking.airport_iata, booking.trip.free_wait_until)
+    if approved:
+        headline = {
+            "NOT_STARTED": "Ready to go",
+            "EN_ROUTE_TO_PICKUP": "On the way to the pickup",
+            "AT_PICKUP": "At the pickup",
+            "ON_BOARD": "Passenger on board",
+        }.get(stage, "Ride finished")
+    elif booking.status.value == "COMPLETED":
+        headline = "Ride finished"
+    else:
+        headline = {"CANCELLED": "Cancelled: do not go", "PENDING_APPROVAL": "Not accepted yet"}.get(
+            booking.status.value, "Nothing to do"
+        )
+    context = {
+        "title": f"Ride {booking.reservation_no}",
+        "css": CSS,
+        "script": SCRIPT,
+        "b": booking,
+        "tone": "go" if approved and stage in ("AT_PICKUP", "ON_BOARD") else ("" if approved else "done"),
+        "headline": headline,
+        "when": f"{local:%a} {local.day} {local:%b, %H:%M} {local.tzname() or ''}".rstrip(),
+        "step": step,
+        "done": steps.DONE_WORDS.get(stage, "") if stage in RIDE_OVER else "",
+        "no_show": approved and steps.offers_no_show(stage),
+        "no_show_open": now >= booking.trip.free_wait_until,
+        "free_wait": f"{free_wait:%H:%M}",
+        "ride_on": approved and stage in ("EN_ROUTE_TO_PICKUP", "AT_PICKUP", "ON_BOARD"),
+        "party": ", ".join(
+            part
+            for part in (
+                steps.counted(booking.adult, "adult"),
+                steps.counted(booking.children, "child") if booking.children else "",
+                steps.counted(booking.infant, "infant") if booking.infant else "",
+                steps.counted(booking.suitcase, "suitcase"),
+                steps.counted(booking.small_bags, "small bag"),
+            )
+            if part
+        ),
+        "pickup": _label(booking.trip.route.pickup),
+        "dropoff": _label(booking.trip.route.dropoff),
+        "events_url": f"/d/{token}/events",
+        "positions_url": f"/d/{token}/positions",
+        "notice": notice,
+        "problem": problem,
+    }
+    return HTMLResponse(_DRIVER.render(**context), status_code=status, headers=HEADERS)
+
+
+def _label(place: Place) -> str:
+    point = place_point(place)
+    return place.label if point is None or place.name else f"{place.label} ({point[0]:.5f}, {point[1]:.5f})"
+
+
+@router.get("/d/{token}")
+async def driver_get(request: Request, token: str) -> Response:
+    booking, refusal = await _driver_booking(request, token)
+    if booking is None or refusal is not None:
+        return refusal or _message(404, "Link not found", "There is no ride at this address.", kicker="Driver")
+    return driver_page(request, token, booking, notice=steps.DONE_NOTICES.get(request.query_params.get("done", ""), ""))
