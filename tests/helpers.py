@@ -153,5 +153,11 @@ def booking_row(**changes: Any) -> dict[str, Any]:
         "ride_milestones": None,
         "ride_position": None,
         "ride_position_at": None,
+        # issue 23 (docs/rules/flights.md)
+        "original_pickup_at": now + timedelta(days=2),
+        "flight_state": None,
+        "flight_disrupted_at": None,
+        "free_wait_minutes": None,
+        "flight_watch_id": None,
     }
     return {**row, **changes}

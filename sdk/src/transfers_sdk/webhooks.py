@@ -40,6 +40,8 @@ BOOKING_AMENDMENT_APPLIED = "booking.amendment_applied"
 BOOKING_AMENDMENT_REJECTED = "booking.amendment_rejected"
 BOOKING_DRIVER_EVENT = "booking.driver_event"
 BOOKING_DRIVER_POSITION = "booking.driver_position"  # only to endpoints that name it ("*" does not)
+BOOKING_PICKUP_TIME_CHANGED = "booking.pickup_time_changed"
+BOOKING_FLIGHT_DISRUPTED = "booking.flight_disrupted"
 PING = "ping"
 EVENT_TYPES = (
     BOOKING_CREATED,
@@ -49,6 +51,8 @@ EVENT_TYPES = (
     BOOKING_AMENDMENT_REJECTED,
     BOOKING_DRIVER_EVENT,
     BOOKING_DRIVER_POSITION,
+    BOOKING_PICKUP_TIME_CHANGED,
+    BOOKING_FLIGHT_DISRUPTED,
     PING,
 )
 DEFAULT_TOLERANCE_SECONDS = 300
@@ -72,11 +76,15 @@ class WebhookEvent:
 @dataclass(frozen=True)
 class BookingEvent(WebhookEvent):
     """``booking.*``: the booking as of the event, its ``sequence`` (one more with every event of
-    that booking) and, for ``booking.status_changed``, the status it left."""
+    that booking), for ``booking.status_changed`` the status it left, and for
+    ``booking.pickup_time_changed`` the pickup before the flight moved it and why (``FLIGHT_DELAY`` or
+    ``FLIGHT_EARLY``)."""
 
     booking: Booking = field(default=None, repr=True)  # type: ignore[assignment]
     sequence: int = 0
     previous_status: BookingStatus | None = None
+    previous_pickup_datetime: datetime | None = None
+    reason: str | None = None
     ride_event: RideEvent | None = None  # ``booking.driver_event``: the event recorded
 
 
@@ -113,12 +121,15 @@ def parse_event(body: bytes | str | Mapping[str, Any]) -> WebhookEvent:
     if common["type"].startswith("booking."):
         inner = data["data"]
         previous = inner.get("previous_status")
+        previous_pickup = inner.get("previous_pickup_datetime")
         return BookingEvent(
             **common,
             booking=Booking.from_json(inner["booking"]),
             sequence=int(inner["sequence"]),
             previous_status=None if previous is None else BookingStatus(previous),
             ride_event=None if inner.get("event") is None else RideEvent.from_json(inner["event"]),
+            previous_pickup_datetime=None if previous_pickup is None else _when(previous_pickup),
+            reason=inner.get("reason"),
         )
     if common["type"] == PING:
         return PingEvent(**common, endpoint_id=str(data["data"].get("endpoint_id", "")))

@@ -90,6 +90,13 @@ class Booking:
     ride_position_at: datetime | None
     # docs/rules/ride.md#tracking-page: the traveller's page token (issue 22), issued in the booking's INSERT
     tracking_token: str | None
+    # docs/rules/flights.md (issue 23): the pickup as booked, the flight as last checked, the disruption mark, the
+    # partner's free wait as sold (None: the default), the flight watch it shares (None: not watched)
+    original_pickup_at: datetime | None
+    flight_state: dict[str, Any] | None
+    flight_disrupted_at: datetime | None
+    free_wait_minutes: int | None
+    flight_watch_id: int | None
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Booking:
@@ -168,6 +175,10 @@ class BookingView:
     ride_milestones: list[dict[str, Any]] | None
     ride_position: dict[str, Any] | None
     tracking_token: str | None  # the resource's ride.tracking_url (docs/rules/ride.md#ride-field)
+    original_pickup_at: datetime | None
+    flight_state: dict[str, Any] | None
+    flight_disrupted_at: datetime | None
+    free_wait_minutes: int | None
 
     @property
     def trip(self) -> Trip:

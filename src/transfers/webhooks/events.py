@@ -9,6 +9,9 @@ A change (``lifecycle.Change``) yields, in this order:
   ``status_changed`` and then ``driver_updated``);
 * ``booking.amendment_applied`` / ``booking.amendment_rejected`` when the partner settles an
   amendment (docs/rules/cancellation.md);
+* ``booking.pickup_time_changed`` when the flight watch moves the pickup (its ``flight_state`` carries a
+  new ``shifted_at``; ``data`` adds ``previous_pickup_datetime`` and ``reason``), and
+  ``booking.flight_disrupted`` when the booking is first marked disrupted (docs/rules/flights.md);
 * ``booking.driver_event`` once per driver event recorded (docs/rules/ride.md#client-events), with
   the event in ``data.event``.
 
@@ -37,6 +40,8 @@ class EventType(StrEnum):
     BOOKING_DRIVER_UPDATED = "booking.driver_updated"
     BOOKING_AMENDMENT_APPLIED = "booking.amendment_applied"
     BOOKING_AMENDMENT_REJECTED = "booking.amendment_rejected"
+    BOOKING_PICKUP_TIME_CHANGED = "booking.pickup_time_changed"  # docs/rules/flights.md#pickup-moves
+    BOOKING_FLIGHT_DISRUPTED = "booking.flight_disrupted"  # docs/rules/flights.md#disruption
     BOOKING_DRIVER_EVENT = "booking.driver_event"  # docs/rules/ride.md#client-events
     BOOKING_DRIVER_POSITION = "booking.driver_position"  # only to endpoints that name it, never "*"
     PING = "ping"
@@ -55,7 +60,7 @@ class EventSpec:
 
     type: EventType
     previous_status: str | None = None
-    detail: dict[str, Any] | None = None  # what the body carries besides the booking (a driver event)
+    data: dict[str, Any] | None = None  # what the event's ``data`` carries besides the booking and sequence
 
 
 def new_event_id() -> str:
@@ -77,6 +82,10 @@ class ChangedBooking(Protocol):
     @property
     def amendment(self) -> dict[str, Any] | None: ...
     @property
+    def flight_state(self) -> dict[str, Any] | None: ...
+    @property
+    def flight_disrupted_at(self) -> datetime | None: ...
+    @property
     def ride_milestones(self) -> list[dict[str, Any]] | None: ...
 
 
@@ -97,13 +106,32 @@ def events_of(
         settled = _amendment_status(booking)
         if settled in _AMENDMENT_EVENTS and settled != _amendment_status(previous):
             found.append(EventSpec(_AMENDMENT_EVENTS[settled]))
+        shift = _shift(booking)
+        if shift is not None and shift.get("shifted_at") != (_shift(previous) or {}).get("shifted_at"):
+            found.append(
+                EventSpec(
+                    EventType.BOOKING_PICKUP_TIME_CHANGED,
+                    data={
+                        "previous_pickup_datetime": shift.get("previous_pickup_datetime"),
+                        "reason": shift.get("reason"),
+                    },
+                )
+            )
+        if booking.flight_disrupted_at is not None and previous.flight_disrupted_at is None:
+            found.append(EventSpec(EventType.BOOKING_FLIGHT_DISRUPTED))
         seen = {m["type"] for m in previous.ride_milestones or ()}
         found += [
-            EventSpec(EventType.BOOKING_DRIVER_EVENT, detail=m)
+            EventSpec(EventType.BOOKING_DRIVER_EVENT, data={"event": m})
             for m in booking.ride_milestones or ()
             if m["type"] not in seen
         ]
     return found
+
+
+def _shift(booking: ChangedBooking) -> Mapping[str, Any] | None:
+    state = booking.flight_state
+    shift = state.get("shift") if isinstance(state, Mapping) else None
+    return shift if isinstance(shift, Mapping) else None
 
 
 def _amendment_status(booking: ChangedBooking) -> str | None:
@@ -128,12 +156,12 @@ def booking_data(
     event_type: str,
     sequence: int,
     previous_status: str | None,
-    detail: dict[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     data: dict[str, Any] = {"booking": booking}
     if event_type == EventType.BOOKING_STATUS_CHANGED:
         data["previous_status"] = previous_status
-    if event_type == EventType.BOOKING_DRIVER_EVENT:
-        data["event"] = detail
+    if extra:
+        data.update(extra)
     data["sequence"] = sequence
     return data

@@ -17,7 +17,6 @@ from sqlalchemy import JSON, Column, Float, ForeignKey, Index, Integer, String, 
 
 from transfers.db.tables._base import PK, metadata
 from transfers.db.tables.bookings import bookings
-from transfers.db.tables.webhooks import client_events
 from transfers.db.types import UTCDateTime
 
 ride_events = Table(
@@ -53,5 +52,3 @@ ride_positions = Table(
 bookings.append_column(Column("ride_milestones", JSON, nullable=True))  # [{"type", "occurred_at", ...}]
 bookings.append_column(Column("ride_position", JSON, nullable=True))  # {"lat", "lng", "at", "heading", "speed_kmh"}
 bookings.append_column(Column("ride_position_at", UTCDateTime, nullable=True))
-# What a client event's body carries besides the booking (a driver event's ``event``).
-client_events.append_column(Column("detail", JSON, nullable=True))

@@ -5,7 +5,6 @@
 * ``ride_positions``: every position a partner sent, kept 30 days after the ride.
 * ``bookings.ride_milestones`` / ``ride_position`` / ``ride_position_at``: the ride as the
   BookingResource shows it, so reading a booking stays one row.
-* ``client_events.detail``: what an event's body carries besides the booking (a driver event).
 
 Revision ID: 0013
 Revises: 0012
@@ -61,13 +60,9 @@ def upgrade() -> None:
         batch.add_column(sa.Column("ride_milestones", sa.JSON(), nullable=True))
         batch.add_column(sa.Column("ride_position", sa.JSON(), nullable=True))
         batch.add_column(sa.Column("ride_position_at", UTCDateTime(), nullable=True))
-    with op.batch_alter_table("client_events") as batch:
-        batch.add_column(sa.Column("detail", sa.JSON(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("client_events") as batch:
-        batch.drop_column("detail")
     with op.batch_alter_table("bookings") as batch:
         for name in ("ride_position_at", "ride_position", "ride_milestones"):
             batch.drop_column(name)
