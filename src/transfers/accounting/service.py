@@ -83,8 +83,10 @@ async def statement_lines(db: Database, found: Statement) -> list[dict[str, Any]
 
 
 async def stream_lines(db: Database, found: Statement, *, chunk: int = 2000) -> AsyncIterator[dict[str, Any]]:
-    """The lines one by one from a server-side cursor: a statement of any length in bounded memory."""
-    async with db.read() as conn:
+    """The lines one by one from a server-side cursor: a statement of any length in bounded memory.
+    In a transaction of its own (PostgreSQL's cursors live in one; ``read()`` is autocommit there),
+    which also gives the whole CSV one snapshot."""
+    async with db.engine.connect() as conn, conn.begin():
         result = await conn.stream(
             repo.lines_query(found.partner_id, found.currency, found.period).execution_options(yield_per=chunk)
         )
