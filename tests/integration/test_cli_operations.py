@@ -364,6 +364,8 @@ async def test_worker_once_delivers_a_pending_create(
         "webhooks_attempted",
         "sessions_pruned",
         "events_pruned",
+        "requests_pruned",
+        "flights_checked",
         "statements_closed",
     }
 

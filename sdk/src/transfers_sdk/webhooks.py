@@ -38,6 +38,8 @@ BOOKING_STATUS_CHANGED = "booking.status_changed"
 BOOKING_DRIVER_UPDATED = "booking.driver_updated"
 BOOKING_AMENDMENT_APPLIED = "booking.amendment_applied"
 BOOKING_AMENDMENT_REJECTED = "booking.amendment_rejected"
+BOOKING_PICKUP_TIME_CHANGED = "booking.pickup_time_changed"
+BOOKING_FLIGHT_DISRUPTED = "booking.flight_disrupted"
 PING = "ping"
 EVENT_TYPES = (
     BOOKING_CREATED,
@@ -45,6 +47,8 @@ EVENT_TYPES = (
     BOOKING_DRIVER_UPDATED,
     BOOKING_AMENDMENT_APPLIED,
     BOOKING_AMENDMENT_REJECTED,
+    BOOKING_PICKUP_TIME_CHANGED,
+    BOOKING_FLIGHT_DISRUPTED,
     PING,
 )
 DEFAULT_TOLERANCE_SECONDS = 300
@@ -68,11 +72,15 @@ class WebhookEvent:
 @dataclass(frozen=True)
 class BookingEvent(WebhookEvent):
     """``booking.*``: the booking as of the event, its ``sequence`` (one more with every event of
-    that booking) and, for ``booking.status_changed``, the status it left."""
+    that booking), for ``booking.status_changed`` the status it left, and for
+    ``booking.pickup_time_changed`` the pickup before the flight moved it and why (``FLIGHT_DELAY`` or
+    ``FLIGHT_EARLY``)."""
 
     booking: Booking = field(default=None, repr=True)  # type: ignore[assignment]
     sequence: int = 0
     previous_status: BookingStatus | None = None
+    previous_pickup_datetime: datetime | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -94,11 +102,14 @@ def parse_event(body: bytes | str | Mapping[str, Any]) -> WebhookEvent:
     if common["type"].startswith("booking."):
         inner = data["data"]
         previous = inner.get("previous_status")
+        previous_pickup = inner.get("previous_pickup_datetime")
         return BookingEvent(
             **common,
             booking=Booking.from_json(inner["booking"]),
             sequence=int(inner["sequence"]),
             previous_status=None if previous is None else BookingStatus(previous),
+            previous_pickup_datetime=None if previous_pickup is None else _when(previous_pickup),
+            reason=inner.get("reason"),
         )
     if common["type"] == PING:
         return PingEvent(**common, endpoint_id=str(data["data"].get("endpoint_id", "")))

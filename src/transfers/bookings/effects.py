@@ -368,6 +368,7 @@ def _event_rows(change: Change, last_sequence: int) -> list[dict[str, Any]]:
             "previous_status": spec.previous_status,
             "booking": snapshot,
             "created_at": change.now,
+            "data": spec.data,  # issue 23: booking.pickup_time_changed's previous pickup and reason
         }
         for i, spec in enumerate(specs)
     ]

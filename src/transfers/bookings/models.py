@@ -86,6 +86,13 @@ class Booking:
     amendment: dict[str, Any] | None
     # docs/rules/ride.md#tracking-page: the traveller's page token (issue 22), issued in the booking's INSERT
     tracking_token: str | None
+    # docs/rules/flights.md (issue 23): the pickup as booked, the flight as last checked, the disruption mark, the
+    # partner's free wait as sold (None: the default), the flight watch it shares (None: not watched)
+    original_pickup_at: datetime | None
+    flight_state: dict[str, Any] | None
+    flight_disrupted_at: datetime | None
+    free_wait_minutes: int | None
+    flight_watch_id: int | None
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Booking:
@@ -162,6 +169,10 @@ class BookingView:
     cancelled_by: str | None
     amendment: dict[str, Any] | None
     tracking_token: str | None  # the resource's ride.tracking_url (docs/rules/ride.md#ride-field)
+    original_pickup_at: datetime | None
+    flight_state: dict[str, Any] | None
+    flight_disrupted_at: datetime | None
+    free_wait_minutes: int | None
 
     @property
     def trip(self) -> Trip:
