@@ -133,6 +133,8 @@ async def test_bad_periods_and_formats_are_clear_4xx(
     assert answer.status_code == status, answer.text
     body = answer.json()
     assert body["status"] == "Error" and body["message"]
+    if status == 404:
+        assert body == {"status": "Error", "code": "NOT_FOUND", "message": "There is no statement for 2001-01."}
 
 
 async def test_another_partners_statement_is_not_found_and_no_key_is_401(
