@@ -15,8 +15,11 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy import select, update
+from starlette.applications import Starlette
+from starlette.routing import Route
 
 from tests.conftest import ClientFactory, PartnerFactory, bearer
+from tests.fake_flight_provider import FakeAeroDataBox
 from tests.helpers import booking_body, search_body
 from tests.servers import LiveServer
 from tests.webhook_receiver import Receiver
@@ -26,6 +29,8 @@ from transfers.clock import ShiftedClock
 from transfers.config import Settings
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, flight_watches, partners
+from transfers.errors import Unavailable
+from transfers.flights.aerodatabox import AeroDataBoxProvider
 from transfers.flights.sandbox import SandboxProvider
 from transfers.services import Services
 from transfers.webhooks.delivery import WebhookDispatcher
@@ -325,3 +330,63 @@ async def test_untracked_and_street_pickups_are_not_watched(
             )
         ).scalar_one()
     assert watch_id is None
+
+
+async def test_flights_check_now_answers_the_flight_of_one_booking(
+    http: httpx.AsyncClient,
+    svc: Services,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    await make_partner()
+    _, key = await make_client()
+    booking = await book(http, key, "zz2030")
+    flight = await flight_watch.check_now(svc.db, SandboxProvider(clock), clock, booking["reservation_no"].lower())
+    assert flight is not None and flight["number"] == "ZZ2030"
+    assert (flight["status"], flight["delay_minutes"]) == ("SCHEDULED", -30)
+    moved = await get(http, key, booking["reservation_no"])
+    assert moved["flight"] == flight
+    assert minutes_between(moved["pickup_datetime"], booking["pickup_datetime"]) == -30
+
+
+async def test_a_failing_provider_is_logged_retried_and_moves_nothing(
+    http: httpx.AsyncClient,
+    svc: Services,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    """AeroDataBox's adapter against a local server in its shape that fails: 500, then garbage, then a 429 with
+    Retry-After. The pass never raises, the pickup never moves, the watch is retried at the next slot."""
+    await make_partner()
+    _, key = await make_client()
+    booking = await book(http, key, "BA1045")
+    backend = FakeAeroDataBox()
+    app = Starlette(routes=[Route("/flights/number/{number}/{date}", backend.by_number)])
+    server = await LiveServer(app).start()
+    try:
+        provider = AeroDataBoxProvider(server.url, "k-123", timeout_seconds=1.0)
+        for mode in ("500", "garbage", "429"):
+            backend.mode = mode
+            async with svc.db.write() as conn:
+                await conn.execute(
+                    update(flight_watches)
+                    .where(flight_watches.c.id == (await watch_of(svc.db, booking["reservation_no"]))["id"])
+                    .values(next_check_at=clock.now(), lease_until=None)
+                )
+            await flight_watch.watch_pass(svc.db, provider, clock, generous(svc.settings), limit=10_000)
+            watch = await watch_of(svc.db, booking["reservation_no"])
+            assert watch["last_error"] and watch["lease_until"] is None and watch["next_check_at"] > clock.now()
+            if mode == "429":
+                assert watch["next_check_at"] >= clock.now() + timedelta(seconds=16)
+        assert watch["failures"] == 3
+        unchanged = await get(http, key, booking["reservation_no"])
+        assert unchanged["pickup_datetime"] == booking["pickup_datetime"]
+        assert unchanged["flight"]["checked_at"] is None
+        with pytest.raises(Unavailable):
+            await flight_watch.check_now(svc.db, provider, clock, booking["reservation_no"])
+        await provider.aclose()
+    finally:
+        backend.release.set()
+        await server.stop()

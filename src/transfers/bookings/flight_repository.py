@@ -34,6 +34,7 @@ class Watch:
     next_check_at: datetime | None
     report: dict[str, Any] | None
     failures: int
+    last_error: str | None = None
 
     @classmethod
     def from_row(cls, row: Any) -> Watch:
@@ -46,6 +47,7 @@ class Watch:
             row["next_check_at"],
             row["report"],
             row["failures"],
+            row["last_error"],
         )
 
 

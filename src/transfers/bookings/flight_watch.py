@@ -22,13 +22,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import flight_repository as repo
 from transfers.bookings import partner_payloads
+from transfers.bookings import repository as booking_repo
 from transfers.bookings.lifecycle import update_details
 from transfers.bookings.models import Booking
+from transfers.bookings.resource import flight_view
 from transfers.clock import Clock
 from transfers.config import Settings
 from transfers.db.engine import Database
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery.policy import delivery_deadline
+from transfers.errors import NotFound, Unavailable
 from transfers.flights.numbers import is_trackable
 from transfers.flights.providers import FlightProvider
 from transfers.flights.rules import (
@@ -275,3 +278,27 @@ async def _disrupt(conn: AsyncConnection, booking: Booking, reason: str, state: 
         reason=f"flight {booking.flight_number} disrupted ({why.get(reason, reason)}): cancelling is free from now on",
         now=now,
     )
+
+
+async def check_now(db: Database, provider: FlightProvider, clock: Clock, reservation_no: str) -> dict[str, Any] | None:
+    """``transfers flights check RESERVATION_NO`` (docs/rules/flights.md#watching): check the booking's flight
+    now, whatever its schedule, apply the answer to every booking sharing it, and answer the booking's
+    ``flight`` as the BookingResource shows it (None when its pickup is not an airport). A provider failure is
+    raised (the operator asked), after being recorded on the watch like any failed check."""
+    async with db.read() as conn:
+        booking = await booking_repo.get_by_reservation(conn, reservation_no.strip().upper())
+    if booking is None:
+        raise NotFound(f"no booking {reservation_no}")
+    if booking.flight_watch_id is not None:
+        async with db.write() as conn:
+            watch = await repo.get_watch(conn, booking.flight_watch_id)
+        if watch is not None:
+            result = PassResult()
+            await check_watch(db, provider, clock, watch, result)
+            if result.failures:
+                async with db.read() as conn:
+                    failed = await repo.get_watch(conn, watch.id)
+                raise Unavailable(f"the flight provider could not answer: {failed.last_error if failed else ''}")
+        async with db.read() as conn:
+            booking = await booking_repo.get_by_id(conn, booking.id) or booking
+    return flight_view(booking.trip)
