@@ -150,5 +150,8 @@ def booking_row(**changes: Any) -> dict[str, Any]:
         "cancelled_by": None,
         "tracking_token": "k3bq0m5YcF2Xz8Wn1Lp4Tg",
         "amendment": None,
+        "trip_id": None,
+        "trip_leg": None,
+        "trip_other_reservation_no": None,
     }
     return {**row, **changes}

@@ -86,6 +86,10 @@ class Booking:
     amendment: dict[str, Any] | None
     # docs/rules/ride.md#tracking-page: the traveller's page token (issue 22), issued in the booking's INSERT
     tracking_token: str | None
+    # docs/rules/return-trips.md#legs: the trip it is a leg of, which leg, the other leg's reservation (None: single)
+    trip_id: str | None
+    trip_leg: int | None
+    trip_other_reservation_no: str | None
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Booking:
@@ -162,6 +166,9 @@ class BookingView:
     cancelled_by: str | None
     amendment: dict[str, Any] | None
     tracking_token: str | None  # the resource's ride.tracking_url (docs/rules/ride.md#ride-field)
+    trip_id: str | None  # the resource's trip (docs/rules/return-trips.md#legs)
+    trip_leg: int | None
+    trip_other_reservation_no: str | None
 
     @property
     def trip(self) -> Trip:

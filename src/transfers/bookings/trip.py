@@ -9,9 +9,9 @@ the stored form, the trip is how code reads them.
 
 Room for what comes next, one field each: flight tracking adds ``original_pickup_at`` to ``Trip``,
 ``status`` to ``Flight`` and makes ``free_wait_minutes`` the partner's (``Trip.free_wait_until``, where the
-ride and the flights meet, is already here); the ride adds ``Trip.ride``; a
-return trip adds ``Trip.leg`` (which leg, and the other leg's reservation). Add the field here and
-in ``trip_of``, then to the views that show it.
+ride and the flights meet, is already here); the ride adds ``Trip.ride``. A return trip's leg is
+``Trip.leg`` (``Leg``: the trip's id, which leg, the other leg's reservation; None for a single
+booking). Add the field here and in ``trip_of``, then to the views that show it.
 """
 
 from __future__ import annotations
@@ -124,6 +124,24 @@ class Driver:
 
 
 @dataclass(frozen=True, slots=True)
+class Leg:
+    """docs/rules/return-trips.md#legs: one leg of a return trip (1 the way out, 2 the way back). Each leg is
+    a booking of its own; this is all that ties it to the other."""
+
+    trip_id: str  # "TR-..."
+    number: int  # 1 | 2
+    other_reservation_no: str | None
+
+    def public(self) -> dict[str, Any]:
+        """The BookingResource's ``trip``."""
+        return {"id": self.trip_id, "leg": self.number, "other_reservation_no": self.other_reservation_no}
+
+    def partner(self) -> dict[str, Any]:
+        """What the partner's create ``trip`` gains: ``id`` and ``leg`` (both null for a single booking)."""
+        return {"id": self.trip_id, "leg": self.number}
+
+
+@dataclass(frozen=True, slots=True)
 class Trip:
     route: Route
     pickup_at: datetime  # aware, UTC
@@ -137,6 +155,7 @@ class Trip:
     driver: Driver | None  # None until the partner names one
     meeting_point: str | None
     free_wait_minutes: int  # docs/rules/flights.md#booking-fields
+    leg: Leg | None = None  # docs/rules/return-trips.md#legs: None for a single booking
 
     @property
     def free_wait_until(self) -> datetime:
@@ -169,6 +188,7 @@ def trip_of(b: Booking | BookingView) -> Trip:
         driver,
         b.meeting_point,
         free_wait_minutes_at(route.pickup),
+        Leg(b.trip_id, b.trip_leg or 1, b.trip_other_reservation_no) if b.trip_id else None,
     )
 
 

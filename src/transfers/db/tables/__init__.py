@@ -38,6 +38,7 @@ from transfers.db.tables.bookings import (
 from transfers.db.tables.health import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, SEARCH_OUTCOMES, partner_search_minutes
 from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_users, rate_cards
 from transfers.db.tables.reference import cancellation_reasons, car_services, vehicle_segments, vehicle_types
+from transfers.db.tables.return_trips import bookings_trip
 from transfers.db.tables.ride_pages import bookings_tracking_token, driver_links
 from transfers.db.tables.web import operators, web_sessions, web_signin_failures
 from transfers.db.tables.webhooks import client_events, webhook_deliveries, webhook_endpoints
@@ -59,6 +60,7 @@ __all__ = [
     "bookings_partner_reference",
     "bookings_surname",
     "bookings_tracking_token",
+    "bookings_trip",
     "cancellation_reasons",
     "car_services",
     "client_events",
