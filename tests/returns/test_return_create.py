@@ -249,3 +249,25 @@ async def test_one_idempotency_key_covers_the_pair(
     assert first.json() == again.json()
     assert await _count(db, client_id) == 2
     assert len(partner.calls("/booking/create")) == 2
+
+
+async def test_the_list_by_trip_id_shows_both_legs_and_only_the_callers(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
+    _, key = await make_client(balance="500.00")
+    _, stranger = await make_client(balance="500.00")
+    await make_partner()
+    found = await _return_search(http, key)
+    body = booking_body(found["search_id"], return_vehicle_id=3)
+    answer = (await http.post(BOOKING, json=body, headers=bearer(key))).json()
+    trip_id = answer["booking"]["trip"]["id"]
+    listed = await http.get("/api/v1/booking-api/bookings", params={"trip_id": trip_id}, headers=bearer(key))
+    assert listed.status_code == 200, listed.text
+    assert sorted(b["reservation_no"] for b in listed.json()["data"]) == sorted(
+        [answer["booking"]["reservation_no"], answer["return_booking"]["reservation_no"]]
+    )
+    foreign = await http.get("/api/v1/booking-api/bookings", params={"trip_id": trip_id}, headers=bearer(stranger))
+    assert foreign.json()["data"] == []
+    for bad in ("", "x" * 300, "TR-\x00"):
+        refused = await http.get("/api/v1/booking-api/bookings", params={"trip_id": bad}, headers=bearer(key))
+        assert refused.status_code == 422 and refused.json()["code"] == "INVALID_FILTER"
