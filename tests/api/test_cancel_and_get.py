@@ -50,6 +50,10 @@ BOOKING_KEYS = {
     "cancellation_policy",
     "cancellation",
     "amendment",  # docs/rules/cancellation.md
+    "ride",  # docs/rules/ride.md#ride-field
+    "original_pickup_datetime",  # docs/rules/flights.md#booking-fields
+    "free_wait_until",
+    "flight",
     "trip",  # docs/rules/return-trips.md#legs
 }
 DRIVER = {"name": "Jo Driver", "phone": "+33612345679", "plate": "AB-123-CD"}
@@ -247,6 +251,8 @@ def check_shape(booking: dict[str, Any], requested_pickup: str) -> None:
     created = datetime.fromisoformat(booking["created_at"])
     assert booking["created_at"].endswith("+00:00") and created.utcoffset() == timedelta(0)
     assert abs(created - datetime.now(UTC)) < timedelta(minutes=5)
+    # docs/rules/ride.md#ride-field: before the driver reports anything
+    assert booking["ride"] == {"stage": "NOT_STARTED", "events": [], "position": None, "tracking_url": None}
 
 
 async def test_get_answers_the_booking_resource_exactly(
@@ -265,6 +271,11 @@ async def test_get_answers_the_booking_resource_exactly(
     assert booking["status"] == "PENDING_APPROVAL" and booking["is_cancelable"] is True
     assert booking["price"]["total"] == "62.50"
     assert booking["extra_services"] == ["Child seat x 2", "Meet & greet"]
+    # docs/rules/flights.md#booking-fields: nothing moved yet; the airport's free wait; the flight not checked yet
+    assert booking["original_pickup_datetime"] == booking["pickup_datetime"]
+    assert booking["free_wait_until"] > booking["pickup_datetime"]
+    assert booking["flight"]["number"] == booking["flight_number"]
+    assert booking["flight"]["checked_at"] is None
     assert booking["driver"] is None and booking["meeting_point"] is None
 
 

@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from transfers_sdk.errors import TransfersError
-from transfers_sdk.models import Booking, BookingStatus
+from transfers_sdk.models import Booking, BookingStatus, RideEvent, RidePosition
 from transfers_sdk.models import _instant as _when
 
 BOOKING_CREATED = "booking.created"
@@ -38,6 +38,10 @@ BOOKING_STATUS_CHANGED = "booking.status_changed"
 BOOKING_DRIVER_UPDATED = "booking.driver_updated"
 BOOKING_AMENDMENT_APPLIED = "booking.amendment_applied"
 BOOKING_AMENDMENT_REJECTED = "booking.amendment_rejected"
+BOOKING_DRIVER_EVENT = "booking.driver_event"
+BOOKING_DRIVER_POSITION = "booking.driver_position"  # only to endpoints that name it ("*" does not)
+BOOKING_PICKUP_TIME_CHANGED = "booking.pickup_time_changed"
+BOOKING_FLIGHT_DISRUPTED = "booking.flight_disrupted"
 PING = "ping"
 EVENT_TYPES = (
     BOOKING_CREATED,
@@ -45,6 +49,10 @@ EVENT_TYPES = (
     BOOKING_DRIVER_UPDATED,
     BOOKING_AMENDMENT_APPLIED,
     BOOKING_AMENDMENT_REJECTED,
+    BOOKING_DRIVER_EVENT,
+    BOOKING_DRIVER_POSITION,
+    BOOKING_PICKUP_TIME_CHANGED,
+    BOOKING_FLIGHT_DISRUPTED,
     PING,
 )
 DEFAULT_TOLERANCE_SECONDS = 300
@@ -68,11 +76,25 @@ class WebhookEvent:
 @dataclass(frozen=True)
 class BookingEvent(WebhookEvent):
     """``booking.*``: the booking as of the event, its ``sequence`` (one more with every event of
-    that booking) and, for ``booking.status_changed``, the status it left."""
+    that booking), for ``booking.status_changed`` the status it left, and for
+    ``booking.pickup_time_changed`` the pickup before the flight moved it and why (``FLIGHT_DELAY`` or
+    ``FLIGHT_EARLY``)."""
 
     booking: Booking = field(default=None, repr=True)  # type: ignore[assignment]
     sequence: int = 0
     previous_status: BookingStatus | None = None
+    previous_pickup_datetime: datetime | None = None
+    reason: str | None = None
+    ride_event: RideEvent | None = None  # ``booking.driver_event``: the event recorded
+
+
+@dataclass(frozen=True)
+class DriverPositionEvent(WebhookEvent):
+    """``booking.driver_position`` (only for endpoints that name it): the booking's latest position,
+    at most every 15 s, no ``sequence``; a stale one is never sent."""
+
+    reservation_no: str = ""
+    position: RidePosition = field(default=None, repr=True)  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -91,14 +113,23 @@ def parse_event(body: bytes | str | Mapping[str, Any]) -> WebhookEvent:
         "created_at": _when(data["created_at"]),
         "data": data["data"],
     }
+    if common["type"] == BOOKING_DRIVER_POSITION:
+        inner = data["data"]
+        return DriverPositionEvent(
+            **common, reservation_no=str(inner["reservation_no"]), position=RidePosition.from_json(inner["position"])
+        )
     if common["type"].startswith("booking."):
         inner = data["data"]
         previous = inner.get("previous_status")
+        previous_pickup = inner.get("previous_pickup_datetime")
         return BookingEvent(
             **common,
             booking=Booking.from_json(inner["booking"]),
             sequence=int(inner["sequence"]),
             previous_status=None if previous is None else BookingStatus(previous),
+            ride_event=None if inner.get("event") is None else RideEvent.from_json(inner["event"]),
+            previous_pickup_datetime=None if previous_pickup is None else _when(previous_pickup),
+            reason=inner.get("reason"),
         )
     if common["type"] == PING:
         return PingEvent(**common, endpoint_id=str(data["data"].get("endpoint_id", "")))

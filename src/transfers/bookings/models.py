@@ -84,8 +84,19 @@ class Booking:
     cancelled_at: datetime | None
     cancelled_by: str | None
     amendment: dict[str, Any] | None
+    # docs/rules/ride.md#ride-field (issue 22): the recorded driver events by occurred_at, the latest position
+    ride_milestones: list[dict[str, Any]] | None
+    ride_position: dict[str, Any] | None
+    ride_position_at: datetime | None
     # docs/rules/ride.md#tracking-page: the traveller's page token (issue 22), issued in the booking's INSERT
     tracking_token: str | None
+    # docs/rules/flights.md (issue 23): the pickup as booked, the flight as last checked, the disruption mark, the
+    # partner's free wait as sold (None: the default), the flight watch it shares (None: not watched)
+    original_pickup_at: datetime | None
+    flight_state: dict[str, Any] | None
+    flight_disrupted_at: datetime | None
+    free_wait_minutes: int | None
+    flight_watch_id: int | None
     # docs/rules/return-trips.md#legs: the trip it is a leg of, which leg, the other leg's reservation (None: single)
     trip_id: str | None
     trip_leg: int | None
@@ -165,7 +176,13 @@ class BookingView:
     cancelled_at: datetime | None
     cancelled_by: str | None
     amendment: dict[str, Any] | None
+    ride_milestones: list[dict[str, Any]] | None
+    ride_position: dict[str, Any] | None
     tracking_token: str | None  # the resource's ride.tracking_url (docs/rules/ride.md#ride-field)
+    original_pickup_at: datetime | None
+    flight_state: dict[str, Any] | None
+    flight_disrupted_at: datetime | None
+    free_wait_minutes: int | None
     trip_id: str | None  # the resource's trip (docs/rules/return-trips.md#legs)
     trip_leg: int | None
     trip_other_reservation_no: str | None

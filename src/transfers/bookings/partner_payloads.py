@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from transfers.bookings.models import Booking
+from transfers.bookings.state import BookingStatus
 from transfers.bookings.trip import Trip
+from transfers.ride import model as ride_model
 
 
 def create_payload(booking: Booking) -> dict[str, Any]:
@@ -67,7 +69,7 @@ def partner_view(booking: Booking) -> dict[str, Any]:
             "from": trip.route.pickup.stored(),
             "to": trip.route.dropoff.stored(),
             "pickup_datetime": trip.pickup_at.isoformat(),
-            "flight_number": trip.flight.number,
+            "flight_number": trip.flight.number or None,
             "extra_requests": trip.extra_requests,
             "passengers": trip.party.passengers(),
             "suitcase": trip.party.suitcase,
@@ -82,4 +84,6 @@ def partner_view(booking: Booking) -> dict[str, Any]:
             "trip": trip.leg.public() if trip.leg is not None else None,
         },
         "passenger_info": trip.passenger.contact(),
+        # docs/rules/ride.md#ride-field: the ride at the top level, as the client sees it
+        "ride": ride_model.view(trip.ride, approved=booking.status is BookingStatus.APPROVED),
     }

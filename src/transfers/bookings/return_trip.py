@@ -58,7 +58,7 @@ async def create_trip(
 ) -> tuple[Booking, Booking]:
     """``POST /booking`` with ``return_vehicle_id``: (the way out, the way back) as stored, with the
     partners' answers when they came in time; also the pair this Idempotency-Key created before."""
-    from transfers.bookings.service import booking_values, reservation_clash  # the single create's own
+    from transfers.bookings.service import booking_values, flight_fields, reservation_clash  # the single create's
 
     now = svc.clock.now()
     search, offer, source = await repo.find_offer(
@@ -91,6 +91,8 @@ async def create_trip(
     )
     out_values.update(trip_id=trip_id, trip_leg=1)
     back_values.update(trip_id=trip_id, trip_leg=2)
+    await flight_fields(svc, out_values, source, now)
+    await flight_fields(svc, back_values, back_source, now)
     legs = [_Leg(out_values, source), _Leg(back_values, back_source)]
     actor = f"client:{client.client_id}"
     leased = svc.dispatcher is not None

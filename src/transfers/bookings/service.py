@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from transfers import failpoints
-from transfers.bookings import fast_paths, partner_payloads, return_trip, tracking
+from transfers.bookings import fast_paths, flight_repository, flight_watch, partner_payloads, return_trip, tracking
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
 from transfers.bookings.cancelling import quote
@@ -135,6 +135,7 @@ async def _store_and_charge(
     if offer is None or source is None:
         raise Invalid(Code.VEHICLE_ID_INVALID)
     values = booking_values(client, search, offer, source.search_vehicle_id, request, now, idempotency_key)
+    await flight_fields(svc, values, source, now)
     deadline = delivery_deadline(
         now,
         values["pickup_at"],
@@ -190,6 +191,18 @@ async def _store_and_charge(
     raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable
 
 
+async def flight_fields(svc: Services, values: dict[str, Any], source: repo.OfferSource, now: datetime) -> None:
+    """A new booking's flight columns (each leg of a return trip too): the partner's free wait as sold
+    and, for a watched flight, its watch."""
+    values["free_wait_minutes"] = source.free_wait_minutes  # docs/rules/flights.md#partner-policy, as sold
+    if flight_watch.watches(values["pickup_location"], values["flight_number"]):
+        # docs/rules/flights.md#watching: checked at creation (the watch is due now)
+        async with svc.db.write() as conn:
+            values["flight_watch_id"] = await flight_repository.ensure_watch(
+                conn, values["flight_number"], values["airport_iata"], values["pickup_at"], now
+            )
+
+
 RESERVATION_NO_CONSTRAINT = "uq_bookings_reservation_no"
 
 
@@ -223,6 +236,7 @@ def booking_values(
         "pay_type": client.pay_type,
         "airport_iata": search.airport_iata,
         "pickup_at": search.pickup_at,
+        "original_pickup_at": search.pickup_at,  # docs/rules/flights.md#booking-fields: as booked
         "pickup_location": search.pickup_location,
         "dropoff_location": search.dropoff_location,
         "flight_number": request.flight_number,

@@ -61,6 +61,8 @@ async def list_endpoints(conn: AsyncConnection, client_id: int) -> list[dict[str
 async def get_endpoint(
     conn: AsyncConnection, client_id: int, public_id: str, *, for_update: bool = False
 ) -> dict[str, Any] | None:
+    if "\x00" in public_id:  # no id has one, and PostgreSQL refuses it in a text parameter (a 500 before)
+        return None
     query = select(webhook_endpoints).where(_live(client_id), W.public_id == public_id)
     if for_update:
         query = query.with_for_update()
@@ -109,6 +111,15 @@ async def claim_unfanned(conn: AsyncConnection, *, limit: int) -> list[dict[str,
         .with_for_update(skip_locked=True)
     )
     return _rows(await conn.execute(query))
+
+
+async def endpoints_naming(conn: AsyncConnection, client_id: int, event_type: str) -> list[dict[str, Any]]:
+    """The client's enabled, not deleted endpoints that name ``event_type`` itself ("*" does not
+    count: docs/rules/ride.md#client-events), with what signing a POST to them needs."""
+    query = select(W.id, W.url, W.events, W.secret_enc, W.old_secret_enc, W.old_secret_until).where(
+        W.client_id == client_id, W.status == ENABLED, W.deleted_at.is_(None)
+    )
+    return [row for row in _rows(await conn.execute(query.order_by(W.id))) if event_type in (row["events"] or ())]
 
 
 async def endpoints_of_clients(conn: AsyncConnection, client_ids: Iterable[int]) -> list[dict[str, Any]]:

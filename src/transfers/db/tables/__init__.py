@@ -35,10 +35,14 @@ from transfers.db.tables.bookings import (
     search_vehicles,
     searches,
 )
+from transfers.db.tables.flights import flight_watches
 from transfers.db.tables.health import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, SEARCH_OUTCOMES, partner_search_minutes
 from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_users, rate_cards
+from transfers.db.tables.journal import journal_entries, journal_lines, partner_statements
 from transfers.db.tables.reference import cancellation_reasons, car_services, vehicle_segments, vehicle_types
+from transfers.db.tables.requestlog import api_requests
 from transfers.db.tables.return_trips import bookings_trip
+from transfers.db.tables.ride import ride_events, ride_positions
 from transfers.db.tables.ride_pages import bookings_tracking_token, driver_links
 from transfers.db.tables.web import operators, web_sessions, web_signin_failures
 from transfers.db.tables.webhooks import client_events, webhook_deliveries, webhook_endpoints
@@ -52,6 +56,7 @@ __all__ = [
     "admin_audit_created",
     "agency_users",
     "api_keys",
+    "api_requests",
     "booking_transitions",
     "bookings",
     "bookings_created",
@@ -67,17 +72,23 @@ __all__ = [
     "clients",
     "delivery_attempts",
     "driver_links",
+    "flight_watches",
     "hosted_capacity",
     "idempotency_keys",
+    "journal_entries",
+    "journal_lines",
     "ledger_entries",
     "metadata",
     "operators",
     "outbox",
     "partner_emails",
     "partner_search_minutes",
+    "partner_statements",
     "partner_users",
     "partners",
     "rate_cards",
+    "ride_events",
+    "ride_positions",
     "search_vehicles",
     "searches",
     "vehicle_segments",
