@@ -27,7 +27,6 @@ from transfers.delivery import repository as outbox_repo
 from transfers.delivery.models import NewMessage, OutboxMessage
 from transfers.delivery.policy import delivery_deadline
 from transfers.errors import Code, Conflict, ErrorCode, Invalid, NotFound, Refused
-from transfers.hosted import capacity as hosted_capacity
 from transfers.observability import metrics
 from transfers.partners.calls import MessageKind
 from transfers.partners.client import PartnerEndpoint
@@ -58,7 +57,8 @@ async def create_trip(
 ) -> tuple[Booking, Booking]:
     """``POST /booking`` with ``return_vehicle_id``: (the way out, the way back) as stored, with the
     partners' answers when they came in time; also the pair this Idempotency-Key created before."""
-    from transfers.bookings.service import booking_values, flight_fields, reservation_clash  # the single create's
+    # the single create's own pieces (its hosted seat claim included: bookings reach hosted through service only)
+    from transfers.bookings.service import VehicleFull, booking_values, flight_fields, reservation_clash
 
     now = svc.clock.now()
     search, offer, source = await repo.find_offer(
@@ -103,7 +103,7 @@ async def create_trip(
         written = [replace(leg, message=_message(svc, leg.values, now, leased)) for leg in legs]
         try:
             stored = await _write(svc, written, actor)
-        except hosted_capacity.VehicleFull:
+        except VehicleFull:
             raise Conflict(ErrorCode.VEHICLE_UNAVAILABLE) from None
         except InsufficientBalance:
             metrics.WALLET_REFUSALS.inc()
@@ -155,11 +155,13 @@ def _message(svc: Services, values: dict[str, Any], now: datetime, leased: bool)
 async def _write(svc: Services, legs: list[_Leg], actor: str) -> list[tuple[int, OutboxMessage]]:
     """Both bookings, their audit rows, create messages, client events and debits in ONE transaction;
     a hosted leg's seat is claimed on that leg's own day (docs/rules/return-trips.md#create)."""
+    from transfers.bookings.service import seat_claim
+
     written = []
     async with svc.db.write() as conn:
         for leg in legs:
             if leg.source.hosted:
-                await hosted_capacity.claimer(leg.values)(conn)
+                await seat_claim(leg.values)(conn)
         for leg in legs:
             assert leg.message is not None
             booking_id = await lifecycle.create(conn, leg.values, actor=actor, messages=(leg.message,))

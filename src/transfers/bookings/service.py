@@ -203,6 +203,12 @@ async def flight_fields(svc: Services, values: dict[str, Any], source: repo.Offe
             )
 
 
+# A hosted vehicle's seat for a new booking, on its pickup's own day (``hosted/capacity.py``), and its refusal:
+# the return trip's pair claims one per hosted leg (docs/rules/return-trips.md#create).
+seat_claim = hosted_capacity.claimer
+VehicleFull = hosted_capacity.VehicleFull
+
+
 RESERVATION_NO_CONSTRAINT = "uq_bookings_reservation_no"
 
 
