@@ -72,6 +72,8 @@ def test_every_trigger_is_tested_here() -> None:
         Scenario.PARTNER_CANCEL,
         Scenario.NO_SHOW,
         Scenario.NO_AMEND,
+        Scenario.RIDE,  # in real time below (slow); both rides on the injected clock: tests/ride/test_sandbox_ride.py
+        Scenario.CUSTOMER_NO_SHOW,
     }
     assert set(SCENARIOS) == tested
 
