@@ -111,6 +111,11 @@ async def test_every_documented_example_answers_as_documented(
         await wait_for(http, key, reservation_no, lambda b: (b["amendment"] or {}).get("status") == "APPLIED")
         for name in ("10-cancellation-quote", "11-cancel", "12-wallet", "13-wallet-entries"):
             await reader.run(group, name)
+        # docs/rules/return-trips.md: a return search and both legs booked in one call
+        found = await reader.run(group, "14-return-search")
+        reader.variables["SEARCH_ID"] = found["search_id"]
+        reader.variables["RETURN_VEHICLE_ID"] = found["return_vehicles"][0]["vehicle_id"]
+        await reader.run(group, "15-return-create")
 
         # Errors, each with what to do about it on docs/integrators/errors.md.
         for name in example_names("errors"):

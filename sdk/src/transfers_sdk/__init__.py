@@ -96,6 +96,7 @@ from transfers_sdk.models import (
     RideEvent,
     RidePosition,
     SearchResult,
+    TripLeg,
     Vehicle,
 )
 from transfers_sdk.webhooks import (
@@ -150,6 +151,7 @@ __all__ = [
     "ServerError",
     "TransfersClient",
     "TransfersError",
+    "TripLeg",
     "UnexpectedResponse",
     "ValidationFailed",
     "Vehicle",
