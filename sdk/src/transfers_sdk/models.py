@@ -273,6 +273,74 @@ class Amendment:
 
 
 @dataclass(frozen=True)
+class RideEvent:
+    """A driver event the partner reported: ``type`` (``DRIVER_DEPARTED_TO_PICKUP``, ...,
+    ``CUSTOMER_NO_SHOW``), when it happened (and where, when sent) and when the service received it."""
+
+    type: str
+    occurred_at: datetime
+    lat: float | None
+    lng: float | None
+    received_at: datetime
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RideEvent:
+        return cls(
+            str(data["type"]),
+            _instant(data["occurred_at"]),
+            _optional_float(data.get("lat")),
+            _optional_float(data.get("lng")),
+            _instant(data["received_at"]),
+        )
+
+
+@dataclass(frozen=True)
+class RidePosition:
+    """Where the driver was at ``at`` (``heading`` in degrees from north, ``speed_kmh``, when sent)."""
+
+    lat: float
+    lng: float
+    at: datetime
+    heading: float | None
+    speed_kmh: float | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RidePosition:
+        return cls(
+            float(data["lat"]),
+            float(data["lng"]),
+            _instant(data["at"]),
+            _optional_float(data.get("heading")),
+            _optional_float(data.get("speed_kmh")),
+        )
+
+
+@dataclass(frozen=True)
+class Ride:
+    """The ride after APPROVED: ``stage`` (``NOT_STARTED``, ``EN_ROUTE_TO_PICKUP``, ``AT_PICKUP``,
+    ``ON_BOARD``, ``DROPPED_OFF`` or ``CUSTOMER_NO_SHOW``), the events by ``occurred_at``, the
+    latest position while the ride is on, and the traveller's page (None until the service serves it)."""
+
+    stage: str
+    events: tuple[RideEvent, ...]
+    position: RidePosition | None
+    tracking_url: str | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Ride:
+        return cls(
+            str(data["stage"]),
+            tuple(RideEvent.from_json(e) for e in data["events"]),
+            _maybe(RidePosition.from_json, data.get("position")),
+            _optional_str(data.get("tracking_url")),
+        )
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+@dataclass(frozen=True)
 class CancellationQuote:
     """What cancelling now would cost; ``fee``/``refund`` None when the booking cannot be cancelled.
     The quote holds until ``valid_until`` (None: the last tier)."""
@@ -323,6 +391,7 @@ class Booking:
     cancellation_policy: CancellationPolicy | None = None  # the policy it was sold with
     cancellation: Cancellation | None = None  # set once cancelled
     amendment: Amendment | None = None  # the latest amendment
+    ride: Ride | None = None  # the driver's events and position (None only from a service without them)
 
     @property
     def is_final(self) -> bool:
@@ -355,6 +424,7 @@ class Booking:
             cancellation_policy=_maybe(CancellationPolicy.from_json, data.get("cancellation_policy")),
             cancellation=_maybe(Cancellation.from_json, data.get("cancellation")),
             amendment=_maybe(Amendment.from_json, data.get("amendment")),
+            ride=_maybe(Ride.from_json, data.get("ride")),
         )
 
 

@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from transfers_sdk.errors import TransfersError
-from transfers_sdk.models import Booking, BookingStatus
+from transfers_sdk.models import Booking, BookingStatus, RideEvent, RidePosition
 from transfers_sdk.models import _instant as _when
 
 BOOKING_CREATED = "booking.created"
@@ -38,6 +38,8 @@ BOOKING_STATUS_CHANGED = "booking.status_changed"
 BOOKING_DRIVER_UPDATED = "booking.driver_updated"
 BOOKING_AMENDMENT_APPLIED = "booking.amendment_applied"
 BOOKING_AMENDMENT_REJECTED = "booking.amendment_rejected"
+BOOKING_DRIVER_EVENT = "booking.driver_event"
+BOOKING_DRIVER_POSITION = "booking.driver_position"  # only to endpoints that name it ("*" does not)
 PING = "ping"
 EVENT_TYPES = (
     BOOKING_CREATED,
@@ -45,6 +47,8 @@ EVENT_TYPES = (
     BOOKING_DRIVER_UPDATED,
     BOOKING_AMENDMENT_APPLIED,
     BOOKING_AMENDMENT_REJECTED,
+    BOOKING_DRIVER_EVENT,
+    BOOKING_DRIVER_POSITION,
     PING,
 )
 DEFAULT_TOLERANCE_SECONDS = 300
@@ -73,6 +77,16 @@ class BookingEvent(WebhookEvent):
     booking: Booking = field(default=None, repr=True)  # type: ignore[assignment]
     sequence: int = 0
     previous_status: BookingStatus | None = None
+    ride_event: RideEvent | None = None  # ``booking.driver_event``: the event recorded
+
+
+@dataclass(frozen=True)
+class DriverPositionEvent(WebhookEvent):
+    """``booking.driver_position`` (only for endpoints that name it): the booking's latest position,
+    at most every 15 s, no ``sequence``; a stale one is never sent."""
+
+    reservation_no: str = ""
+    position: RidePosition = field(default=None, repr=True)  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -91,6 +105,11 @@ def parse_event(body: bytes | str | Mapping[str, Any]) -> WebhookEvent:
         "created_at": _when(data["created_at"]),
         "data": data["data"],
     }
+    if common["type"] == BOOKING_DRIVER_POSITION:
+        inner = data["data"]
+        return DriverPositionEvent(
+            **common, reservation_no=str(inner["reservation_no"]), position=RidePosition.from_json(inner["position"])
+        )
     if common["type"].startswith("booking."):
         inner = data["data"]
         previous = inner.get("previous_status")
@@ -99,6 +118,7 @@ def parse_event(body: bytes | str | Mapping[str, Any]) -> WebhookEvent:
             booking=Booking.from_json(inner["booking"]),
             sequence=int(inner["sequence"]),
             previous_status=None if previous is None else BookingStatus(previous),
+            ride_event=None if inner.get("event") is None else RideEvent.from_json(inner["event"]),
         )
     if common["type"] == PING:
         return PingEvent(**common, endpoint_id=str(data["data"].get("endpoint_id", "")))

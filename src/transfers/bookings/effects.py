@@ -368,6 +368,7 @@ def _event_rows(change: Change, last_sequence: int) -> list[dict[str, Any]]:
             "previous_status": spec.previous_status,
             "booking": snapshot,
             "created_at": change.now,
+            "detail": spec.detail,
         }
         for i, spec in enumerate(specs)
     ]

@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from transfers.bookings.models import Booking
+from transfers.bookings.state import BookingStatus
 from transfers.bookings.trip import Trip
+from transfers.ride import model as ride_model
 
 
 def create_payload(booking: Booking) -> dict[str, Any]:
@@ -75,4 +77,6 @@ def partner_view(booking: Booking) -> dict[str, Any]:
             "meeting_point": trip.meeting_point,
         },
         "passenger_info": trip.passenger.contact(),
+        # docs/rules/ride.md#ride-field: the ride at the top level, as the client sees it
+        "ride": ride_model.view(trip.ride, approved=booking.status is BookingStatus.APPROVED),
     }

@@ -8,9 +8,10 @@ from datetime import datetime
 from typing import Any
 
 from transfers.bookings.models import VIEW_FIELDS, Booking, BookingView
-from transfers.bookings.state import DRIVER_VISIBLE, is_cancelable
+from transfers.bookings.state import DRIVER_VISIBLE, BookingStatus, is_cancelable
 from transfers.bookings.trip import Place
 from transfers.cancellation.views import amendment_view, cancellation_view, policy_view, stored_policy
+from transfers.ride import model as ride_model
 
 # The stored fields the resource is built from (``BookingView``'s): GET booking reads only these.
 RESOURCE_FIELDS = VIEW_FIELDS
@@ -46,6 +47,8 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         ),
         "cancellation": cancellation_view(b),
         "amendment": amendment_view(b),
+        # docs/rules/ride.md#ride-field: the traveller page's ``tracking_url`` is given here once it is served
+        "ride": ride_model.view(trip.ride, approved=status is BookingStatus.APPROVED),
     }
 
 

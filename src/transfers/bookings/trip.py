@@ -9,7 +9,7 @@ the stored form, the trip is how code reads them.
 
 Room for what comes next, one field each: flight tracking adds ``original_pickup_at`` to ``Trip``,
 ``status`` to ``Flight`` and makes ``free_wait_minutes`` the partner's (``Trip.free_wait_until``, where the
-ride and the flights meet, is already here); the ride adds ``Trip.ride``; a
+ride and the flights meet, is already here); the ride is ``Trip.ride`` (``ride/model.py``); a
 return trip adds ``Trip.leg`` (which leg, and the other leg's reservation). Add the field here and
 in ``trip_of``, then to the views that show it.
 """
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from transfers.ride.model import Ride
 from transfers.search.airports import local_time
 
 if TYPE_CHECKING:
@@ -137,6 +138,7 @@ class Trip:
     driver: Driver | None  # None until the partner names one
     meeting_point: str | None
     free_wait_minutes: int  # docs/rules/flights.md#booking-fields
+    ride: Ride  # docs/rules/ride.md#ride-field: the driver's events and latest position
 
     @property
     def free_wait_until(self) -> datetime:
@@ -169,6 +171,7 @@ def trip_of(b: Booking | BookingView) -> Trip:
         driver,
         b.meeting_point,
         free_wait_minutes_at(route.pickup),
+        Ride.from_stored(b.ride_milestones, b.ride_position),
     )
 
 

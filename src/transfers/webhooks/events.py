@@ -8,7 +8,12 @@ A change (``lifecycle.Change``) yields, in this order:
   set or changed, with or without a status change (an approval that names the driver yields
   ``status_changed`` and then ``driver_updated``);
 * ``booking.amendment_applied`` / ``booking.amendment_rejected`` when the partner settles an
-  amendment (docs/rules/cancellation.md).
+  amendment (docs/rules/cancellation.md);
+* ``booking.driver_event`` once per driver event recorded (docs/rules/ride.md#client-events), with
+  the event in ``data.event``.
+
+``booking.driver_position`` is not a change's event: the positions use case pushes it as a
+delivery tried once, only to endpoints that name it (``webhooks/positions.py``).
 
 Each event takes the booking's next ``sequence`` (one per event), so a receiver keeps the highest
 it has seen and drops older ones.
@@ -32,10 +37,14 @@ class EventType(StrEnum):
     BOOKING_DRIVER_UPDATED = "booking.driver_updated"
     BOOKING_AMENDMENT_APPLIED = "booking.amendment_applied"
     BOOKING_AMENDMENT_REJECTED = "booking.amendment_rejected"
+    BOOKING_DRIVER_EVENT = "booking.driver_event"  # docs/rules/ride.md#client-events
+    BOOKING_DRIVER_POSITION = "booking.driver_position"  # only to endpoints that name it, never "*"
     PING = "ping"
 
 
 EVERY_EVENT = "*"
+# docs/rules/ride.md#client-events: sent only to endpoints that name them ("*" does not include them).
+NAMED_ONLY = frozenset({EventType.BOOKING_DRIVER_POSITION})
 DRIVER_KEYS = ("driver_name", "driver_phone", "driver_plate", "meeting_point")
 _AMENDMENT_EVENTS = {"APPLIED": EventType.BOOKING_AMENDMENT_APPLIED, "REJECTED": EventType.BOOKING_AMENDMENT_REJECTED}
 
@@ -46,6 +55,7 @@ class EventSpec:
 
     type: EventType
     previous_status: str | None = None
+    detail: dict[str, Any] | None = None  # what the body carries besides the booking (a driver event)
 
 
 def new_event_id() -> str:
@@ -66,6 +76,8 @@ class ChangedBooking(Protocol):
     def meeting_point(self) -> str | None: ...
     @property
     def amendment(self) -> dict[str, Any] | None: ...
+    @property
+    def ride_milestones(self) -> list[dict[str, Any]] | None: ...
 
 
 def events_of(
@@ -85,6 +97,12 @@ def events_of(
         settled = _amendment_status(booking)
         if settled in _AMENDMENT_EVENTS and settled != _amendment_status(previous):
             found.append(EventSpec(_AMENDMENT_EVENTS[settled]))
+        seen = {m["type"] for m in previous.ride_milestones or ()}
+        found += [
+            EventSpec(EventType.BOOKING_DRIVER_EVENT, detail=m)
+            for m in booking.ride_milestones or ()
+            if m["type"] not in seen
+        ]
     return found
 
 
@@ -95,7 +113,9 @@ def _amendment_status(booking: ChangedBooking) -> str | None:
 
 def matches(subscribed: list[str], event_type: str) -> bool:
     """Whether an endpoint subscribed to ``subscribed`` receives ``event_type`` (a ping always)."""
-    return event_type == EventType.PING or EVERY_EVENT in subscribed or event_type in subscribed
+    if event_type == EventType.PING or event_type in subscribed:
+        return True
+    return EVERY_EVENT in subscribed and event_type not in NAMED_ONLY
 
 
 def body(event_id: str, event_type: str, created_at: datetime, data: dict[str, Any]) -> bytes:
@@ -104,10 +124,16 @@ def body(event_id: str, event_type: str, created_at: datetime, data: dict[str, A
 
 
 def booking_data(
-    booking: dict[str, Any], event_type: str, sequence: int, previous_status: str | None
+    booking: dict[str, Any],
+    event_type: str,
+    sequence: int,
+    previous_status: str | None,
+    detail: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     data: dict[str, Any] = {"booking": booking}
     if event_type == EventType.BOOKING_STATUS_CHANGED:
         data["previous_status"] = previous_status
+    if event_type == EventType.BOOKING_DRIVER_EVENT:
+        data["event"] = detail
     data["sequence"] = sequence
     return data
