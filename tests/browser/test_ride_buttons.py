@@ -5,13 +5,15 @@ while the ride is on), the same page without JavaScript, and the portal's five e
 from __future__ import annotations
 
 import asyncio
+import re
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from playwright.async_api import Browser, Request, ViewportSize, expect
+from playwright.async_api import Browser, Page, Request, ViewportSize, expect
 
 from tests.browser.test_partner_portal import portal_as, portal_url  # noqa: F401 (fixtures)
 from tests.conftest import ClientFactory, bearer
@@ -36,6 +38,7 @@ async def test_the_driver_page_drives_the_ride(
     make_hosted: HostedFactory,
     db: Database,
     clock: ShiftedClock,
+    shoot: Callable[[Page, str], Awaitable[None]],
 ) -> None:
     _, key = await make_client()
     partner_id = await make_hosted(airports=("GLA",), name="Phone Ride Cars")
@@ -59,6 +62,8 @@ async def test_the_driver_page_drives_the_ride(
     page = await context.new_page()
     try:
         await page.goto(f"{service.url}{path}")
+        if javascript:
+            await shoot(page, "driver-page-phone")
         if javascript:  # the page fills the press's position from the phone's fix
             await expect(page.locator("input[name=lat]").first).to_have_value(str(FIXED["latitude"]))
         await page.get_by_role("button", name="I'm leaving for the pickup").click()
@@ -78,6 +83,15 @@ async def test_the_driver_page_drives_the_ride(
                 await asyncio.sleep(0.2)
             assert facts["position"]["lat"] == FIXED["latitude"] and facts["position"]["lng"] == FIXED["longitude"]
             await expect(page.locator("#gps")).to_contain_text("Position sent at")
+            traveller = await context.new_page()
+            await traveller.goto(f"{service.url}/t/{ride.token}")
+            where = traveller.locator("section.where")
+            await expect(where).to_contain_text(
+                re.compile(r"Updated (just now|\d+ min ago), about \d+\.\d km from the pickup point")
+            )
+            await expect(where.locator("svg")).to_be_visible()
+            await shoot(traveller, "traveller-page-en-route")
+            await traveller.close()
         else:
             assert (first["lat"], first["lng"]) == (None, None)
             assert (await http.get(f"/t/{ride.token}.json")).json()["position"] is None
@@ -121,7 +135,9 @@ async def test_the_portal_s_five_buttons(
     await expect(page.get_by_role("status")).to_contain_text("Recorded: driver left for the pickup.")
     await page.get_by_role("region", name="Driver events").get_by_role("button", name="Driver at the pickup").click()
     # The no-show before the free waiting time: refused in the reverse API's words, nothing recorded.
-    await page.get_by_role("region", name="Driver events").get_by_role("button", name="Passenger did not show up").click()
+    await (
+        page.get_by_role("region", name="Driver events").get_by_role("button", name="Passenger did not show up").click()
+    )
     await expect(page.get_by_role("alert")).to_contain_text("free_wait_until")
     seen = (await http.get(BOOKING, params={"reservation_no": ride.reservation_no}, headers=bearer(key))).json()
     assert seen["status"] == "APPROVED" and seen["ride"]["stage"] == "AT_PICKUP"

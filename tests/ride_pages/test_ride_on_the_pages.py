@@ -14,13 +14,13 @@ import pytest
 from tests.conftest import ClientFactory, bearer
 from tests.hosted.conftest import HostedFactory
 from tests.ride_pages.helpers import BOOKING, DRIVER, Ride, accept, book_hosted, services_of
+from tests.ride_pages.test_driver_link import booking_id
 from tests.servers import LiveServer
 from transfers.bookings.tracking import driver_url
 from transfers.clock import ShiftedClock
 from transfers.config import Settings
 from transfers.db.engine import Database
 from transfers.tracking import repository as links
-from tests.ride_pages.test_driver_link import booking_id
 
 GLA = (55.8719, -4.4331)
 
@@ -65,10 +65,11 @@ async def test_a_whole_ride_from_the_driver_page_without_javascript(
     assert "Sent: you are on your way." in again.text and "I&#39;m at the pickup" in again.text
     assert (await http.get(track)).json()["stage"] == "EN_ROUTE_TO_PICKUP"
 
-    # The script's position: 3 km from the airport, two minutes old.
-    at = (clock.now() - timedelta(minutes=2)).isoformat()
+    # The script's position, ~3 km from the airport: stamped with the service's clock, whatever the phone says.
+    at = (clock.now() + timedelta(days=400)).isoformat()
     posted = await http.post(f"{page}/positions", json={"lat": 55.8900, "lng": -4.3900, "at": at})
     assert posted.status_code == 200 and posted.json() == {"status": "Success", "accepted": 1}
+    clock.offset += timedelta(minutes=2, seconds=5)
     facts = (await http.get(track)).json()
     assert facts["position"]["minutes_ago"] == 2 and 2.0 < facts["position"]["km_from_pickup"] < 4.0
     html = (await http.get(f"/t/{ride.token}")).text
@@ -80,7 +81,9 @@ async def test_a_whole_ride_from_the_driver_page_without_javascript(
     assert (await http.post(f"{page}/positions", content=b"[1, 2")).status_code == 422
     assert (await http.post(f"{page}/positions", json=[1])).status_code == 422
 
-    arrived = await http.post(f"{page}/events", data={"type": "DRIVER_ARRIVED_AT_PICKUP", "lat": "55.8719", "lng": "-4.4331"})
+    arrived = await http.post(
+        f"{page}/events", data={"type": "DRIVER_ARRIVED_AT_PICKUP", "lat": "55.8719", "lng": "-4.4331"}
+    )
     assert arrived.status_code == 303
     # The no-show before the free waiting time: refused with the rule's words, nothing recorded.
     early = await http.post(f"{page}/events", data={"type": "CUSTOMER_NO_SHOW"})

@@ -19,7 +19,9 @@ from fastapi import APIRouter, Request
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.models import Booking
+from transfers.bookings.reverse import BookingNotFound
 from transfers.bookings.tracking import (
     PHONE_BEFORE_PICKUP,
     driver_link_open,
@@ -27,14 +29,12 @@ from transfers.bookings.tracking import (
     traveller_page_gone,
 )
 from transfers.bookings.trip import Place
+from transfers.errors import DomainError
 from transfers.search.airports import find_airport, local_time
 from transfers.services import Services
 from transfers.tracking import driver as steps
 from transfers.tracking import repository as repo
 from transfers.tracking.facts import RIDE_OVER, RideNow, place_point, traveller_facts
-from transfers.bookings.lifecycle import ConcurrentChange
-from transfers.bookings.reverse import BookingNotFound
-from transfers.errors import DomainError
 from transfers.tracking.rides import driver_actor, report_event, report_position, ride_now
 
 router = APIRouter(include_in_schema=False)

@@ -41,6 +41,10 @@ async def report_event(svc: Services, booking: Booking, event_type: Any, lat: An
 
 
 async def report_position(svc: Services, booking: Booking, position: Any) -> int:
-    """The driver page's position every 10 s (one item), under the reverse API's rules."""
-    report = parse_positions({"reservation_no": booking.reservation_no, "positions": [position]}, svc.clock.now())
+    """The driver page's position every 10 s (one item), under the reverse API's rules. Its time is the
+    service's clock on receipt, not the phone's: the fix is at most 10 s old, while a phone's clock can be
+    minutes off (and more than 5 minutes ahead is refused by the rules)."""
+    now = svc.clock.now()
+    item = {**position, "at": now.isoformat()} if isinstance(position, dict) else position
+    report = parse_positions({"reservation_no": booking.reservation_no, "positions": [item]}, now)
     return await riding.record_positions(svc, booking.partner_id, report, actor=driver_actor(booking))

@@ -25,9 +25,9 @@ from transfers.partners.wire import WireDriver
 from transfers.portal.auth import PREFIX, PageNotFound, PartnerViewer, Signed, services
 from transfers.portal.render import page
 from transfers.portal.ride_panel import ride_panel
-from transfers.tracking.driver import EVENT_LABELS, STAGE_LABELS
 from transfers.portal.wording import accept_by
 from transfers.services import Services
+from transfers.tracking.driver import EVENT_LABELS, STAGE_LABELS
 
 router = APIRouter()
 LIMIT = 200

@@ -66,7 +66,9 @@ async def ride_event(request: Request, reservation_no: str, viewer: Signed) -> R
     except BookingNotFound:
         raise PageNotFound("There is no such booking.") from None
     except ConcurrentChange:
-        return await detail(request, viewer, booking, status_code=409, problem="Nothing was done: the booking kept changing.")
+        return await detail(
+            request, viewer, booking, status_code=409, problem="Nothing was done: the booking kept changing."
+        )
     except DomainError as exc:  # the ride's rules (RideInvalid, RideRefused)
         current = await booking_of(request, viewer, reservation_no)
         return await detail(request, viewer, current, status_code=422, problem=f"Nothing was recorded: {exc.message}.")
