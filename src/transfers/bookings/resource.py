@@ -34,7 +34,8 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "pickup_location": _location(trip.route.pickup),
         "dropoff_location": _location(trip.route.dropoff),
         "pickup_datetime": trip.local_pickup.isoformat(),
-        "flight_number": trip.flight.number,
+        # docs/rules/return-trips.md#create: a way back booked without a flight has none (stored empty)
+        "flight_number": trip.flight.number or None,
         "passengers": trip.party.passengers(),
         "passenger": trip.passenger.contact(),
         "vehicle": trip.vehicle.public(),
@@ -60,6 +61,8 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "ride": ride_model.view(
             trip.ride, approved=status is BookingStatus.APPROVED, tracking_url=tracking_url(b.tracking_token)
         ),
+        # docs/rules/return-trips.md#legs: the return trip this booking is a leg of, or null
+        "trip": trip.leg.public() if trip.leg is not None else None,
     }
 
 

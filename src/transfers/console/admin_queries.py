@@ -83,6 +83,8 @@ async def partner_row(conn: AsyncConnection, partner_id: int) -> dict[str, Any] 
                 partners.c.previous_secret_until,
                 partners.c.cancellation_policy,
                 partners.c.hosted,
+                partners.c.follow_flight_minutes,  # issue 23, docs/rules/flights.md#partner-policy
+                partners.c.free_wait_minutes,
             ).where(partners.c.id == partner_id)
         )
     ).first()

@@ -12,6 +12,8 @@ from typing import Any
 
 import structlog
 
+from transfers.accounting import service as books
+from transfers.accounting.periods import period_of
 from transfers.bookings import flight_watch, operator_actions, partner_updates
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange
@@ -115,6 +117,22 @@ async def watch_flights(svc: Services) -> int:
     return done.watches
 
 
+# The month every ended statement was last closed through, in this process: the close reads every
+# unclosed partner month, so it runs once per month (and after a restart), not at every interval.
+_closed_through: dict[str, str] = {}
+
+
+async def close_statements(svc: Services) -> int:
+    """Partners' months that have ended become CLOSED statements (docs/rules/statements.md#statements)."""
+    now = svc.clock.now()
+    current = period_of(now)
+    if _closed_through.get("period") == current:
+        return 0
+    closed = await books.close_ended(svc.db, now)
+    _closed_through["period"] = current
+    return closed
+
+
 MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction
 
 
@@ -145,6 +163,7 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     ("prune_client_events", "events_pruned", prune_client_events),  # issue 14
     ("prune_request_log", "requests_pruned", prune_request_log),  # issue 27
     ("watch_flights", "flights_checked", watch_flights),  # issue 23
+    ("close_statements", "statements_closed", close_statements),  # issue 24
 )
 
 
