@@ -54,6 +54,7 @@ BOOKING_KEYS = {
     "original_pickup_datetime",  # docs/rules/flights.md#booking-fields
     "free_wait_until",
     "flight",
+    "trip",  # docs/rules/return-trips.md#legs
 }
 DRIVER = {"name": "Jo Driver", "phone": "+33612345679", "plate": "AB-123-CD"}
 
@@ -251,7 +252,11 @@ def check_shape(booking: dict[str, Any], requested_pickup: str) -> None:
     assert booking["created_at"].endswith("+00:00") and created.utcoffset() == timedelta(0)
     assert abs(created - datetime.now(UTC)) < timedelta(minutes=5)
     # docs/rules/ride.md#ride-field: before the driver reports anything
-    assert booking["ride"] == {"stage": "NOT_STARTED", "events": [], "position": None, "tracking_url": None}
+    ride = dict(booking["ride"])
+    assert re.fullmatch(
+        r"https?://[^/]+/t/[A-Za-z0-9_-]{22}", ride.pop("tracking_url")
+    )  # docs/rules/ride.md#tracking-page
+    assert ride == {"stage": "NOT_STARTED", "events": [], "position": None}
 
 
 async def test_get_answers_the_booking_resource_exactly(
@@ -289,6 +294,7 @@ async def test_get_an_approved_booking_shows_driver_and_meeting_point(
     requested = created.pop("_requested_pickup")
     booking = (await get(http, key, reservation_no=created["reservation_no"])).json()
     check_shape(booking, requested)
+    assert booking["trip"] is None  # a single booking
     assert booking["status"] == "APPROVED" and booking["is_cancelable"] is True
     assert booking["driver"] == DRIVER
     assert booking["meeting_point"] == "Arrivals, by the pharmacy"

@@ -10,6 +10,7 @@ from typing import Any
 
 from transfers.bookings.models import VIEW_FIELDS, Booking, BookingView
 from transfers.bookings.state import DRIVER_VISIBLE, BookingStatus, is_cancelable
+from transfers.bookings.tracking import tracking_url
 from transfers.bookings.trip import Place, Trip
 from transfers.cancellation.views import amendment_view, cancellation_view, policy_view, stored_policy
 from transfers.flights.numbers import is_trackable
@@ -33,7 +34,8 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "pickup_location": _location(trip.route.pickup),
         "dropoff_location": _location(trip.route.dropoff),
         "pickup_datetime": trip.local_pickup.isoformat(),
-        "flight_number": trip.flight.number,
+        # docs/rules/return-trips.md#create: a way back booked without a flight has none (stored empty)
+        "flight_number": trip.flight.number or None,
         "passengers": trip.party.passengers(),
         "passenger": trip.passenger.contact(),
         "vehicle": trip.vehicle.public(),
@@ -55,8 +57,12 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "original_pickup_datetime": local_time(b.airport_iata, trip.original_pickup_at).isoformat(),
         "free_wait_until": local_time(b.airport_iata, trip.free_wait_until).isoformat(),
         "flight": flight_view(trip),
-        # docs/rules/ride.md#ride-field: the traveller page's ``tracking_url`` is given here once it is served
-        "ride": ride_model.view(trip.ride, approved=status is BookingStatus.APPROVED),
+        # docs/rules/ride.md#ride-field, docs/rules/ride.md#tracking-page: the ride and the traveller's page
+        "ride": ride_model.view(
+            trip.ride, approved=status is BookingStatus.APPROVED, tracking_url=tracking_url(b.tracking_token)
+        ),
+        # docs/rules/return-trips.md#legs: the return trip this booking is a leg of, or null
+        "trip": trip.leg.public() if trip.leg is not None else None,
     }
 
 
