@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import pytest
-
 from tests.conftest import ClientFactory, PartnerFactory
 from tests.helpers import future_local, search_body
 from tests.servers import LiveServer
