@@ -35,7 +35,8 @@ ALLOWED: set[tuple[BookingStatus, BookingStatus]] = {
     (S.PENDING_APPROVAL, S.DECLINED),
     (S.APPROVED, S.CANCELLED),
     (S.APPROVED, S.COMPLETED),  # pickup + 12 h passed
-    (S.COMPLETED, S.REFUNDED),  # operator refund
+    (S.APPROVED, S.REFUNDED),  # an incident refunds the whole price (docs/rules/incidents.md#resolve)
+    (S.COMPLETED, S.REFUNDED),  # operator refund, or an incident's refund of the whole price
 }
 PAIRS = list(product(BookingStatus, BookingStatus))
 

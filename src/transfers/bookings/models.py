@@ -86,6 +86,8 @@ class Booking:
     amendment: dict[str, Any] | None
     # docs/rules/ride.md#tracking-page: the traveller's page token (issue 22), issued in the booking's INSERT
     tracking_token: str | None
+    # docs/rules/incidents.md#resolve: the part of the price incidents refunded so far (None: nothing)
+    incident_refunded: Decimal | None
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Booking:

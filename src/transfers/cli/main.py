@@ -11,6 +11,7 @@ from transfers.cli.db import db_group
 from transfers.cli.doctor import doctor
 from transfers.cli.errors import OperatorGroup, prepare_commands
 from transfers.cli.hosted import rate_card_group, users_group
+from transfers.cli.incidents import incidents_group
 from transfers.cli.operators import operators_group
 from transfers.cli.outbox import outbox_group
 from transfers.cli.partners import partners_group
@@ -44,6 +45,7 @@ partners_group.add_command(rate_card_group)  # issue 16
 partners_group.add_command(users_group)  # issue 16
 clients_group.add_command(agency_users_group)  # issue 27: transfers clients users create
 cli.add_command(operators_group)  # issue 13
+cli.add_command(incidents_group)  # issue 24: docs/rules/incidents.md#resolve
 prepare_commands(cli)
 
 

@@ -32,6 +32,9 @@ class EventType(StrEnum):
     BOOKING_DRIVER_UPDATED = "booking.driver_updated"
     BOOKING_AMENDMENT_APPLIED = "booking.amendment_applied"
     BOOKING_AMENDMENT_REJECTED = "booking.amendment_rejected"
+    # docs/rules/incidents.md#client-events: written by the incident use cases, with ``data.incident``
+    BOOKING_INCIDENT_OPENED = "booking.incident_opened"
+    BOOKING_INCIDENT_RESOLVED = "booking.incident_resolved"
     PING = "ping"
 
 
