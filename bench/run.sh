@@ -42,7 +42,7 @@ cleanup() {
     while read -r pid; do kill -KILL -- "-$pid" 2>/dev/null || true; done <"$PIDFILE"
   fi
   rm -f "$PIDFILE"
-  for db in "$DB" "${DB}_small" "${DB}_hosted" "${DB}_console" "${DB}_webhooks" "${DB}_search"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
+  for db in "$DB" "${DB}_small" "${DB}_hosted" "${DB}_console" "${DB}_webhooks" "${DB}_search" "${DB}_tracking"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
   exit "$status"
 }
 trap cleanup EXIT INT TERM
@@ -76,3 +76,8 @@ createdb -h "$PGHOST" -U "$PGUSER" "${DB}_console"
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_webhooks"
 # shellcheck disable=SC2086
 "$PY" -m bench.webhooks --dsn "postgresql://$PGUSER@$PGHOST/${DB}_webhooks" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"
+
+# Issue 22: the traveller's page /t/{token} (HTML and JSON), one API process (target >= 500 req/s).
+createdb -h "$PGHOST" -U "$PGUSER" "${DB}_tracking"
+# shellcheck disable=SC2086
+"$PY" -m bench.tracking_page --dsn "postgresql://$PGUSER@$PGHOST/${DB}_tracking" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"

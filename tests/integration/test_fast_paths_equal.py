@@ -89,6 +89,8 @@ def normalised(diff: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]
         col = metadata.tables[table].c[column]
         if column == "id":
             return names.get((table, value), value)
+        if table == "journal_lines" and column == "owner_id":  # a wallet line's owner (no FK: any account's owner)
+            return names.get(("wallets", value), value)
         for fk in col.foreign_keys:
             target = fk.column.table.name
             return names.get((target, value), names.get(value, value))
@@ -211,8 +213,52 @@ async def test_the_one_statement_create_writes_what_the_general_create_writes(
         )
 
     fast_rows, general_rows = await both_ways(db, fast, general)
-    # the booking, its audit row, the partner's message, the client event, the debit and its ledger entry
-    assert set(fast_rows) >= {"bookings", "booking_transitions", "outbox", "client_events", "wallets", "ledger_entries"}
+    # the booking, its audit row, the partner's message, the client event, the debit, its ledger and journal entries
+    assert set(fast_rows) >= {
+        "bookings",
+        "booking_transitions",
+        "outbox",
+        "client_events",
+        "wallets",
+        "ledger_entries",
+        "journal_entries",
+        "journal_lines",
+    }
+    assert normalised(fast_rows, {fast_client: "client", fast_no: "<reservation>"}) == normalised(
+        general_rows, {general_client: "client", general_no: "<reservation>"}
+    )
+
+
+async def test_a_third_partys_one_statement_create_journals_its_payment_as_the_general_create(
+    db: Database, make_client: ClientFactory, make_partner: PartnerFactory, clock: ShiftedClock
+) -> None:
+    """A ``reverse_api`` booking moves no wallet; its price comes from the world into the platform
+    (docs/rules/statements.md#journal), written by the fast statement's own journal CTEs."""
+    fast_client, _ = await make_client(balance="0.00", pay_type="reverse_api")
+    general_client, _ = await make_client(balance="0.00", pay_type="reverse_api")
+    _, partner_id, _ = await make_partner(airports=("LHR",))
+    now = clock.now()
+    fast_no, general_no = new_reservation_no(), new_reservation_no()
+    fast_values = {**create_values(fast_client, partner_id, fast_no, now), "pay_type": "reverse_api"}
+    general_values = {**create_values(general_client, partner_id, general_no, now), "pay_type": "reverse_api"}
+
+    async def fast() -> None:
+        await fast_paths.store_created(db, fast_values, actor=ACTOR, message=create_message(fast_values, now))
+
+    async def general() -> None:
+        await fast_paths.store_created(
+            db,
+            general_values,
+            actor=ACTOR,
+            message=create_message(general_values, now),
+            before=general_transaction,
+        )
+
+    fast_rows, general_rows = await both_ways(db, fast, general)
+    assert "wallets" not in fast_rows and "ledger_entries" not in fast_rows
+    lines = sorted((line["account"], line["amount"]) for line in fast_rows["journal_lines"][0])
+    assert lines == [("platform", "44.00"), ("world", "-44.00")]
+    assert [e["kind"] for e in fast_rows["journal_entries"][0]] == ["third_party_payment"]
     assert normalised(fast_rows, {fast_client: "client", fast_no: "<reservation>"}) == normalised(
         general_rows, {general_client: "client", general_no: "<reservation>"}
     )

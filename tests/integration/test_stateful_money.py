@@ -29,6 +29,7 @@ from tests.conftest import make_settings
 from tests.fake_partner import FakePartner, default_vehicles
 from tests.helpers import booking_body, search_body
 from tests.servers import LiveServer
+from transfers.accounting import service as books
 from transfers.app import create_app
 from transfers.bookings.state import TRANSITIONS, BookingStatus
 from transfers.clients import service as client_service
@@ -254,6 +255,7 @@ class BookingModel(RuleBasedStateMachine):
 
         balance, ledger = s.run(read())
         assert balance == ledger == self.balance
+        assert s.run(books.ledger_check(s.db)) is None  # issue 24: the journal reconciles (docs/rules/statements.md)
         assert balance >= 0
         # Issue 14: the same through the API (docs/rules/wallet.md): GET /wallet, and the statement paged
         # through sums to it, its newest balance_after is it, one debit and at most one refund each.

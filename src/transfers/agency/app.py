@@ -10,14 +10,16 @@ from fastapi import APIRouter, FastAPI
 
 from transfers.agency.auth import agency_realm
 from transfers.agency.render import page
-from transfers.agency.routes import bookings, home, login, users, wallet
+from transfers.agency.routes import book, booking_page, bookings, home, login, users, wallet
 from transfers.services import Services
 from transfers.webauth.site import build_area
 
 ROUTERS: tuple[APIRouter, ...] = (
     login.router,
     home.router,
+    book.router,
     bookings.router,
+    booking_page.router,
     wallet.router,
     users.router,
 )

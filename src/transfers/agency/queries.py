@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from transfers.bookings.listing import Position
-from transfers.db.tables import bookings
+from transfers.db.tables import bookings, client_events, webhook_deliveries, webhook_endpoints
 
 MAX_SEARCH_CHARS = 200
 PAGE_SIZE = 25
@@ -90,3 +90,46 @@ async def agency_bookings(conn: AsyncConnection, wanted: BookingQuery) -> tuple[
     )
     rows = [dict(r) for r in (await conn.execute(query)).mappings()]
     return rows[: wanted.limit], len(rows) > wanted.limit
+
+
+async def events_of_booking(conn: AsyncConnection, client_id: int, booking_id: int) -> list[dict[str, Any]]:
+    """The client events written for one booking of this client (docs/rules/webhooks.md), oldest
+    first, each with its deliveries to the agency's endpoints (status, attempts, last answer)."""
+    e, d, w = client_events.c, webhook_deliveries.c, webhook_endpoints.c
+    rows = await conn.execute(
+        select(
+            e.id,
+            e.event_id,
+            e.type,
+            e.status,
+            e.previous_status,
+            e.created_at,
+            d.status.label("delivery_status"),
+            d.attempts,
+            d.last_http_status,
+            d.last_error,
+            d.finished_at,
+            w.url,
+        )
+        .select_from(
+            client_events.outerjoin(webhook_deliveries, d.event_pk == e.id).outerjoin(
+                webhook_endpoints, w.id == d.endpoint_id
+            )
+        )
+        .where(e.booking_id == booking_id, e.client_id == client_id)
+        .order_by(e.id, d.id)
+    )
+    events: dict[int, dict[str, Any]] = {}
+    for row in rows.mappings():
+        event = events.setdefault(
+            int(row["id"]),
+            {k: row[k] for k in ("event_id", "type", "status", "previous_status", "created_at")} | {"deliveries": []},
+        )
+        if row["delivery_status"] is not None:
+            event["deliveries"].append(
+                {
+                    k: row[k]
+                    for k in ("delivery_status", "attempts", "last_http_status", "last_error", "finished_at", "url")
+                }
+            )
+    return list(events.values())

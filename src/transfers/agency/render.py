@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from transfers.agency.auth import AgencyViewer
-from transfers.agency.wording import at_airport, money, status_words
+from transfers.agency.wording import at_airport, flattened, money, policy_words, status_words
 from transfers.console.render import airport_local, excerpt, utc, utc_seconds
 from transfers.webauth.layout import Link, Site, environment
 
@@ -61,6 +61,8 @@ def _environment() -> Environment:
     env.filters["excerpt"] = excerpt
     env.filters["money"] = money
     env.filters["status_words"] = status_words
+    env.globals["policy_words"] = policy_words
+    env.filters["flattened"] = flattened
     return env
 
 

@@ -30,13 +30,14 @@ from typing import Any
 from sqlalchemy import CTE, ColumnElement, bindparam, insert, literal, null, select, true
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import cancelling
+from transfers.accounting.journal import AccountKind
+from transfers.bookings import cancelling, journal_effects
 from transfers.bookings import repository as repo
 from transfers.bookings.models import Booking
 from transfers.bookings.resource import booking_resource
 from transfers.bookings.state import REFUNDING, BookingStatus
 from transfers.clients.models import REVERSE_API_PAY_TYPE
-from transfers.db.tables import booking_transitions, ledger_entries, outbox
+from transfers.db.tables import booking_transitions, journal_entries, ledger_entries, outbox
 from transfers.db.tables import client_events as events_table
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery.models import NewMessage
@@ -255,8 +256,8 @@ def _ledger_fragment(ctx: FastContext) -> dict[str, CTE]:
     if ctx.wallet is None:
         return {}
     w, types = ctx.wallet, ledger_entries.c
-    return {
-        "l": insert(ledger_entries)
+    entry = (
+        insert(ledger_entries)
         .from_select(
             ["wallet_id", "kind", "amount", "booking_id", "note", "created_at", "balance_after"],
             select(
@@ -269,8 +270,31 @@ def _ledger_fragment(ctx: FastContext) -> dict[str, CTE]:
                 w.c.balance,
             ).select_from(w.join(ctx.moved, true())),
         )
+        .returning(types.id)
         .cte("l")
-    }
+    )
+    # Its journal entry, as ``wallet.repository`` writes one for every wallet move (docs/rules/statements.md#journal).
+    journal = journal_effects.entry_fragment(
+        "jw",
+        values=(
+            bindparam("w_kind", type_=journal_entries.c.kind.type),
+            w.c.currency,
+            ctx.moved.c.id,
+            entry.c.id,
+            bindparam("w_note", type_=journal_entries.c.note.type),
+        ),
+        over=w.join(ctx.moved, true()).join(entry, true()),
+        now=ctx.now,
+        legs=[
+            (AccountKind.WALLET, w.c.id, wallet_repo.DELTA),
+            (_COUNTER[LedgerKind.DEBIT_BOOKING], literal(0), -wallet_repo.DELTA),
+        ],
+    )
+    return {"l": entry, **journal}
+
+
+# The only wallet move of a fast statement is a creation's debit; its counter-account has owner 0.
+_COUNTER = {LedgerKind.DEBIT_BOOKING: LedgerKind.DEBIT_BOOKING.counter_account.kind}
 
 
 def _ledger_params(change: Change, shape: FastShape) -> dict[str, Any]:
@@ -457,6 +481,10 @@ EFFECTS: tuple[SideEffect, ...] = (
     SideEffect("messages", _messages_write, _messages_fragment, _messages_params),
     SideEffect("events", _events_write, _events_fragment, _events_params),  # issue 14
     SideEffect("ledger", _ledger_write, _ledger_fragment, _ledger_params),
+    # issue 24: third parties' payments and the partners' earnings (the wallet's own moves are journaled with them)
+    SideEffect(
+        "journal", journal_effects.journal_write, journal_effects.journal_fragment, journal_effects.journal_params
+    ),
     SideEffect("capacity", _capacity_write, _capacity_fragment, _capacity_params),
 )
 

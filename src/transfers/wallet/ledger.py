@@ -9,6 +9,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from transfers.accounting.journal import PLATFORM, WORLD, Account
 from transfers.db.types import CENT
 from transfers.errors import Refused
 from transfers.rows import row_type
@@ -30,6 +31,13 @@ class LedgerKind(StrEnum):
     @property
     def sign(self) -> int:
         return -1 if self is LedgerKind.DEBIT_BOOKING else 1
+
+    @property
+    def counter_account(self) -> Account:
+        """The other side of this wallet movement in the journal (docs/rules/statements.md#journal):
+        a top-up comes from the outside world; a booking's debit goes to the platform, which holds
+        the price until it is earned or refunded, and a refund comes back from it."""
+        return WORLD if self is LedgerKind.CREDIT_TOPUP else PLATFORM
 
 
 # How the wallet statement names each kind (docs/rules/wallet.md: top_up | debit | refund |

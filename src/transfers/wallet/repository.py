@@ -8,6 +8,8 @@ from decimal import Decimal
 from sqlalchemy import ColumnElement, Update, bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.accounting import repository as journal_repo
+from transfers.accounting.journal import wallet_entry
 from transfers.db.tables import bookings, ledger_entries, wallets
 from transfers.wallet.ledger import InsufficientBalance, LedgerEntry, LedgerKind, StatementLine, signed_amount
 
@@ -23,13 +25,13 @@ def _move(where: ColumnElement[bool]) -> Update:
         update(wallets)
         .where(where, wallets.c.balance + DELTA >= 0)
         .values(balance=wallets.c.balance + DELTA)
-        .returning(wallets.c.id, wallets.c.balance)
+        .returning(wallets.c.id, wallets.c.balance, wallets.c.currency)
     )
 
 
 _MOVE_BY_ID = _move(wallets.c.id == bindparam("w_id"))
 MOVE_BY_CLIENT = _move(wallets.c.client_id == bindparam("w_client_id"))
-_INSERT_ENTRY = insert(ledger_entries)
+_INSERT_ENTRY = insert(ledger_entries).returning(ledger_entries.c.id)
 
 
 async def post_entry(
@@ -82,17 +84,27 @@ async def _post(
     moved = (await conn.execute(statement, {**key, "w_delta": delta, "updated_at": now})).first()
     if moved is None:
         raise InsufficientBalance()
-    await conn.execute(
-        _INSERT_ENTRY,
-        {
-            "wallet_id": moved.id,
-            "kind": kind.value,
-            "amount": delta,
-            "booking_id": booking_id,
-            "note": note,
-            "created_at": now,
-            "balance_after": moved.balance,
-        },
+    entry_id = (
+        await conn.execute(
+            _INSERT_ENTRY,
+            {
+                "wallet_id": moved.id,
+                "kind": kind.value,
+                "amount": delta,
+                "booking_id": booking_id,
+                "note": note,
+                "created_at": now,
+                "balance_after": moved.balance,
+            },
+        )
+    ).scalar_one()
+    # The journal entry of this movement, in the same transaction (docs/rules/statements.md#journal).
+    await journal_repo.post(
+        conn,
+        wallet_entry(
+            kind.value, str(moved.currency), int(moved.id), delta, kind.counter_account, int(entry_id), booking_id, note
+        ),
+        now,
     )
     return int(moved.id), Decimal(moved.balance)
 

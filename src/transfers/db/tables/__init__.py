@@ -38,6 +38,7 @@ from transfers.db.tables.bookings import (
 from transfers.db.tables.health import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, SEARCH_OUTCOMES, partner_search_minutes
 from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_users, rate_cards
 from transfers.db.tables.incidents import incidents, incidents_status_created
+from transfers.db.tables.journal import journal_entries, journal_lines, partner_statements
 from transfers.db.tables.reference import cancellation_reasons, car_services, vehicle_segments, vehicle_types
 from transfers.db.tables.ride_pages import bookings_tracking_token, driver_links
 from transfers.db.tables.web import operators, web_sessions, web_signin_failures
@@ -70,12 +71,15 @@ __all__ = [
     "idempotency_keys",
     "incidents",
     "incidents_status_created",
+    "journal_entries",
+    "journal_lines",
     "ledger_entries",
     "metadata",
     "operators",
     "outbox",
     "partner_emails",
     "partner_search_minutes",
+    "partner_statements",
     "partner_users",
     "partners",
     "rate_cards",

@@ -24,6 +24,7 @@ from transfers.hosted import repository as repo
 from transfers.partners.wire import WireDriver
 from transfers.portal.auth import PREFIX, PageNotFound, PartnerViewer, Signed, services
 from transfers.portal.render import page
+from transfers.portal.ride_panel import ride_panel
 from transfers.portal.wording import accept_by
 from transfers.services import Services
 
@@ -39,6 +40,10 @@ NOTICES = {
     "accepted": "Accepted: the client now sees the booking approved with your driver.",
     "declined": "Declined: the client is refunded in full.",
     "cancelled": "Cancelled: the client is refunded in full.",
+    # docs/rules/ride.md#driver-page (portal/routes/ride.py)
+    "driver-link": "Driver link ready: send it to your driver (it works from 24 h before to 24 h after pickup).",
+    "driver-link-revoked": "Driver link revoked: it no longer opens anything.",
+    "driver-link-refused": "Nothing was done: a driver link is for an accepted booking.",
 }
 WAITING = ("PENDING", "PENDING_APPROVAL")
 MAX_REASON = 1000
@@ -85,7 +90,7 @@ async def past_bookings(request: Request, viewer: Signed) -> Response:
     return await _list(request, viewer, "past")
 
 
-async def _booking(request: Request, viewer: PartnerViewer, reservation_no: str) -> Booking:
+async def booking_of(request: Request, viewer: PartnerViewer, reservation_no: str) -> Booking:
     """The partner's own booking, or the 404 page (another partner's booking looks the same as none)."""
     if not could_exist(reservation_no):
         raise PageNotFound("There is no such booking.")
@@ -137,6 +142,7 @@ async def _detail(
         "can_answer": can_answer,
         "can_cancel": viewer.hosted and status == "APPROVED" and booking.pickup_at > now,
         "active": "Upcoming" if status == "APPROVED" else ("New" if status in WAITING else "Past"),
+        "ride": await ride_panel(request, viewer, booking),  # docs/rules/ride.md#driver-page
     }
     return page(
         request, "bookings/detail.html", context, viewer=viewer, status_code=status_code, title=booking.reservation_no
@@ -145,7 +151,7 @@ async def _detail(
 
 @router.get("/bookings/{reservation_no}")
 async def booking_page(request: Request, reservation_no: str, viewer: Signed) -> Response:
-    return await _detail(request, viewer, await _booking(request, viewer, reservation_no))
+    return await _detail(request, viewer, await booking_of(request, viewer, reservation_no))
 
 
 def _done(reservation_no: str, what: str) -> Response:
@@ -165,7 +171,7 @@ async def _picked_driver(request: Request, viewer: PartnerViewer, value: object)
 async def accept(request: Request, reservation_no: str, viewer: Signed) -> Response:
     form = await viewer.form(request)
     viewer.require_hosted()
-    booking = await _booking(request, viewer, reservation_no)
+    booking = await booking_of(request, viewer, reservation_no)
     typed: dict[str, str] = {}
     errors: dict[str, str] = {}
     picked = await _picked_driver(request, viewer, form.get("previous_driver"))
@@ -217,7 +223,7 @@ async def _reason(
 async def decline(request: Request, reservation_no: str, viewer: Signed) -> Response:
     form = await viewer.form(request)
     viewer.require_hosted()
-    booking = await _booking(request, viewer, reservation_no)
+    booking = await booking_of(request, viewer, reservation_no)
     reason, refused = await _reason(request, viewer, booking, form)
     if reason is None:
         return refused or await _detail(request, viewer, booking)
@@ -235,7 +241,7 @@ async def decline(request: Request, reservation_no: str, viewer: Signed) -> Resp
 async def cancel(request: Request, reservation_no: str, viewer: Signed) -> Response:
     form = await viewer.form(request)
     viewer.require_hosted()
-    booking = await _booking(request, viewer, reservation_no)
+    booking = await booking_of(request, viewer, reservation_no)
     reason, refused = await _reason(request, viewer, booking, form)
     if reason is None:
         return refused or await _detail(request, viewer, booking)
@@ -260,7 +266,7 @@ async def _apply(
     except reverse.BookingNotFound:
         raise PageNotFound("There is no such booking.") from None
     except (partner_updates.UpdateRefused, ConcurrentChange) as exc:
-        current = await _booking(request, viewer, booking.reservation_no)
+        current = await booking_of(request, viewer, booking.reservation_no)
         problem = str(exc) if isinstance(exc, partner_updates.UpdateRefused) else "The booking kept changing."
         return await _detail(
             request,

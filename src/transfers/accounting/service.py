@@ -1,0 +1,208 @@
+"""The use cases of the books (docs/rules/statements.md): a partner's statements, the month close,
+a payout, an adjustment, the check. Each write is one transaction: its entry commits with the
+statement's change and its audit row, or nothing does."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from transfers.accounting import amounts, check
+from transfers.accounting import repository as repo
+from transfers.accounting.journal import PLATFORM, WORLD, PartnerLine, partner, transfer
+from transfers.accounting.periods import parse_period, period_end, period_of
+from transfers.accounting.statements import Statement, StatementStatus, assemble, figures_of
+from transfers.db.engine import Database
+from transfers.errors import Conflict, Invalid, NotFound, Refused
+
+ZERO = Decimal("0.00")
+CSV_COLUMNS = ("date", "reservation_no", "kind", "retail", "net", "amount", "note")
+
+
+class NoSuchStatement(NotFound):
+    """No statement of this partner for that period (and currency): it has no lines there."""
+
+
+class StatementNotPayable(Refused):
+    """Only a CLOSED statement with a positive closing balance can be marked paid."""
+
+
+class AlreadyPaid(Conflict):
+    """Another operator marked the statement paid first: one payout, never two."""
+
+
+class CurrencyNeeded(Invalid):
+    """The period has statements in more than one currency: say which."""
+
+
+async def statements(db: Database, partner_id: int) -> list[Statement]:
+    """Every statement of the partner, newest first."""
+    async with db.read() as conn:
+        closed = await repo.closed_statements(conn, partner_id)
+        sums = await repo.month_sums(conn, partner_id)
+    return assemble(partner_id, closed, sums)
+
+
+async def statement(db: Database, partner_id: int, period: object, currency: object = None) -> Statement:
+    """The partner's statement of ``period`` (``YYYY-MM``), in ``currency`` when it has several."""
+    month = parse_period(period)
+    found = [s for s in await statements(db, partner_id) if s.period == month]
+    if currency is not None:
+        found = [s for s in found if s.currency == currency]
+    if not found:
+        raise NoSuchStatement(f"There is no statement for {month}.")
+    if len(found) > 1:
+        raise CurrencyNeeded(f"{month} has statements in {', '.join(s.currency for s in found)}: add ?currency=.")
+    return found[0]
+
+
+def line_dict(row: Any) -> dict[str, Any]:
+    """One statement line as the API shows it (docs/rules/statements.md#partner-api)."""
+    created_at, reservation_no, kind, retail, net, amount, note, reference = row
+    is_booking = reservation_no is not None
+    shown_note = (
+        note if reference is None else (f"{note} (reference {reference})" if note else f"reference {reference}")
+    )
+    return {
+        "date": created_at.date().isoformat(),
+        "reservation_no": reservation_no,
+        "kind": kind,
+        "retail": f"{retail:.2f}" if is_booking and retail is not None else None,
+        "net": f"{net:.2f}" if is_booking and net is not None else None,
+        "amount": f"{amount:.2f}",
+        "note": shown_note,
+    }
+
+
+async def statement_lines(db: Database, found: Statement) -> list[dict[str, Any]]:
+    async with db.read() as conn:
+        rows = await conn.execute(repo.lines_query(found.partner_id, found.currency, found.period))
+        return [line_dict(r) for r in rows]
+
+
+async def stream_lines(db: Database, found: Statement, *, chunk: int = 2000) -> AsyncIterator[dict[str, Any]]:
+    """The lines one by one from a server-side cursor: a statement of any length in bounded memory."""
+    async with db.read() as conn:
+        result = await conn.stream(
+            repo.lines_query(found.partner_id, found.currency, found.period).execution_options(yield_per=chunk)
+        )
+        async for row in result:
+            yield line_dict(row)
+
+
+async def close_ended(db: Database, now: datetime) -> int:
+    """Close every partner month that has ended and has lines (the scheduled job and
+    ``transfers statements close``); the number of statements closed. Safe to run twice at once:
+    the close holds the exclusive close lock (PostgreSQL) or the write transaction (SQLite)."""
+    current = period_of(now)
+    async with db.write() as conn:
+        await repo.lock_for_close(conn, exclusive=True)
+        sums = await repo.unclosed_sums(conn, current)
+        if not sums:
+            return 0
+        last = await repo.last_closings(conn)
+        months: dict[tuple[int, str], dict[str, dict[str, Decimal]]] = {}
+        for partner_id, currency, period, kind, total in sums:
+            months.setdefault((partner_id, currency), {}).setdefault(period, {})[kind] = total
+        rows = []
+        for (partner_id, currency), periods in months.items():
+            closing = last.get((partner_id, currency), ("", ZERO))[1]
+            for period in sorted(periods):
+                figures = figures_of(closing, periods[period])
+                closing = figures.closing
+                rows.append(
+                    {
+                        "partner_id": partner_id,
+                        "currency": currency,
+                        "period": period,
+                        "status": StatementStatus.CLOSED.value,
+                        "opening_balance": figures.opening,
+                        "earned": figures.earned,
+                        "recovered": figures.recovered,
+                        "paid": figures.paid,
+                        "closing_balance": closing,
+                        "closed_at": now,
+                    }
+                )
+        await repo.insert_statements(conn, rows)
+        return len(rows)
+
+
+async def mark_paid(
+    db: Database, partner_id: int, period: object, currency: object, reference: object, *, actor: str, now: datetime
+) -> Decimal:
+    """CLOSED -> PAID with a ``PAYOUT`` of its closing balance in the open month; the amount paid.
+    Twice at once: one payout (the second call finds it PAID: ``AlreadyPaid``)."""
+    month = parse_period(period)
+    ref = amounts.clean_text(reference, what="reference", limit=amounts.MAX_REFERENCE)
+    if not isinstance(currency, str):
+        raise CurrencyNeeded("Say which currency's statement.")
+    async with db.write() as conn:
+        row = await repo.statement_row(conn, partner_id, currency, month)
+        if row is None:
+            raise NoSuchStatement(f"There is no closed statement for {month} in {currency}.")
+        if row.status is StatementStatus.PAID:
+            raise AlreadyPaid(f"The statement {month} is already paid (reference {row.paid_reference}).")
+        if row.figures.closing <= 0:
+            raise StatementNotPayable(f"Nothing to pay: the closing balance of {month} is {row.figures.closing:.2f}.")
+        marked = await repo.mark_paid(conn, row.id, reference=ref, now=now)
+        if marked is None:
+            raise AlreadyPaid(f"The statement {month} was marked paid meanwhile.")
+        amount = marked[3]
+        entry = transfer(
+            PartnerLine.PAYOUT.value,
+            currency,
+            partner(partner_id),
+            WORLD,
+            amount,
+            note=f"payout of {month}",
+            reference=ref,
+            actor=actor,
+        )
+        entry_id = await repo.post(conn, entry, now)
+        await repo.link_payout(conn, row.id, entry_id)
+        await repo.record_audit(
+            conn,
+            actor=actor,
+            action="statement.mark_paid",
+            subject=f"partner:{partner_id}",
+            details={"period": month, "currency": currency, "amount": f"{amount:.2f}", "reference": ref},
+            now=now,
+        )
+    return amount
+
+
+async def adjust(
+    db: Database, partner_id: int, currency: object, amount: object, note: object, *, actor: str, now: datetime
+) -> Decimal:
+    """An ``ADJUSTMENT`` of the partner's account, either way, in the open month (admin, audited)."""
+    value = amounts.parse_adjustment(amount)
+    text = amounts.clean_text(note, what="note", limit=amounts.MAX_NOTE)
+    if not isinstance(currency, str) or len(currency) != 3 or not currency.isalpha() or not currency.isupper():
+        raise CurrencyNeeded("Say which currency (three capital letters, like EUR).")
+    entry = transfer(
+        PartnerLine.ADJUSTMENT.value, currency, PLATFORM, partner(partner_id), value, note=text, actor=actor
+    )
+    async with db.write() as conn:
+        await repo.post(conn, entry, now)
+        await repo.record_audit(
+            conn,
+            actor=actor,
+            action="partner.adjust",
+            subject=f"partner:{partner_id}",
+            details={"currency": currency, "amount": f"{value:.2f}", "note": text},
+            now=now,
+        )
+    return value
+
+
+async def ledger_check(db: Database) -> str | None:
+    """The first difference in the books, or None (``transfers ledger check``)."""
+    async with db.read() as conn:
+        return await check.first_difference(conn)
+
+
+def period_ended(period: str, now: datetime) -> bool:
+    return period_end(period) <= now

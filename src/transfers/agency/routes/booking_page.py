@@ -1,0 +1,263 @@
+"""A booking's page (``/agency/bookings/{reservation_no}``, docs/rules/agency-portal.md#pages): every
+field the API's GET answers (the BookingResource, so fields other features add to it, the ride
+and its tracking link, the flight, show here as they land), the status story, the client events
+sent for it with their deliveries, and the actions: ``Cancel booking`` (the fee shown first, from the
+API's cancellation quote), ``Change`` (an amendment). Each action is the API's use case with the
+agency's client and an idempotency key made when its form was shown; each is also written to the
+audit log with the agency user as the actor. Another agency's booking is the 404 page, exactly as
+one that does not exist."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from transfers.agency import forms
+from transfers.agency.auth import AgencyViewer, PageNotFound, Signed, services
+from transfers.agency.messages import GENERAL, field_error
+from transfers.agency.queries import events_of_booking
+from transfers.agency.render import page
+from transfers.bookings import amending
+from transfers.bookings import repository as bookings_repo
+from transfers.bookings import service as bookings
+from transfers.bookings.models import Booking
+from transfers.bookings.reservation import could_exist
+from transfers.bookings.resource import booking_resource
+from transfers.clients.repository import record_admin_action
+from transfers.errors import DomainError
+from transfers.reference.repository import active_cancellation_reasons
+from transfers.search.airports import find_airport
+
+router = APIRouter()
+NO_SUCH_BOOKING = "There is no booking with this reservation number in your agency."
+CHANGE_FIELDS = ("pickup_date", "pickup_time", "name", "surname", "email", "phone", "flight", "notes", "key")
+
+
+async def _booking(request: Request, viewer: AgencyViewer, reservation_no: str) -> Booking:
+    if not could_exist(reservation_no):
+        raise PageNotFound(NO_SUCH_BOOKING)
+    async with services(request).db.read() as conn:
+        booking = await bookings_repo.get_for_client(conn, viewer.client_id, reservation_no)
+    if booking is None:
+        raise PageNotFound(NO_SUCH_BOOKING)
+    return booking
+
+
+def _tracking_link(resource: dict[str, Any]) -> str | None:
+    """The traveller's tracking page, wherever the ride's fields put it (``ride.tracking_url`` or a
+    top-level ``tracking_url``), when the booking has one."""
+    ride = resource.get("ride")
+    for holder in (ride if isinstance(ride, dict) else {}, resource):
+        for key in ("tracking_url", "tracking_link", "traveller_url"):
+            value = holder.get(key)
+            if isinstance(value, str) and value.startswith(("http://", "https://", "/")):
+                return value
+    return None
+
+
+async def _audit(request: Request, viewer: AgencyViewer, action: str, reservation_no: str, **details: Any) -> None:
+    svc = services(request)
+    async with svc.db.write() as conn:
+        await record_admin_action(
+            conn,
+            actor=viewer.actor,
+            action=f"agency.booking.{action}",
+            subject=f"booking:{reservation_no}",
+            details={"client_id": viewer.client_id, **details},
+            now=svc.clock.now(),
+        )
+
+
+@router.get("/bookings/{reservation_no}")
+async def booking_page(request: Request, reservation_no: str, viewer: Signed) -> Response:
+    booking = await _booking(request, viewer, reservation_no)
+    svc = services(request)
+    now = svc.clock.now()
+    resource = booking_resource(booking, now)
+    async with svc.db.read() as conn:
+        story = await bookings_repo.transitions_of(conn, booking.id)
+        events = await events_of_booking(conn, viewer.client_id, booking.id)
+    quote = await bookings.cancellation_quote(svc, viewer.client, booking.reservation_no)
+    notice = {
+        "booked": "Booked. The transport company confirms it shortly; this page shows when it does.",
+        "cancelled": "Cancelled. The refund is in your wallet.",
+        "changed": "The change is sent to the transport company; this page shows when it is confirmed.",
+    }
+    shown = next((text for key, text in notice.items() if request.query_params.get(key)), "")
+    context = {
+        "active": "Bookings",
+        "b": booking,
+        "r": resource,
+        "airport": find_airport(booking.airport_iata),
+        "story": story,
+        "events": events,
+        "quote": quote,
+        "tracking": _tracking_link(resource),
+        "notice": shown,
+        "amendable": _amendable(booking, now),
+    }
+    return page(request, "bookings/detail.html", context, viewer=viewer, title=booking.reservation_no)
+
+
+def _amendable(booking: Booking, now: Any) -> str:
+    """ "" when a change may be asked now, else why not (the API's own check, read-only)."""
+    try:
+        amending.check_amendable(booking, now)
+    except DomainError as exc:
+        return exc.message
+    return ""
+
+
+# ---- Cancel booking: the fee first, then the reason and the button -------------------------------
+
+
+async def _cancel_page(
+    request: Request,
+    viewer: AgencyViewer,
+    booking: Booking,
+    typed: dict[str, str],
+    *,
+    errors: dict[str, str] | None = None,
+    status_code: int = 200,
+) -> Response:
+    svc = services(request)
+    quote = await bookings.cancellation_quote(svc, viewer.client, booking.reservation_no)
+    async with svc.db.read() as conn:
+        reasons = await active_cancellation_reasons(conn)
+    context = {
+        "active": "Bookings",
+        "b": booking,
+        "quote": quote,
+        "reasons": reasons,
+        "typed": typed,
+        "errors": errors or {},
+    }
+    return page(
+        request, "bookings/cancel.html", context, viewer=viewer, status_code=status_code, title="Cancel booking"
+    )
+
+
+@router.get("/bookings/{reservation_no}/cancel")
+async def cancel_form(request: Request, reservation_no: str, viewer: Signed) -> Response:
+    booking = await _booking(request, viewer, reservation_no)
+    return await _cancel_page(request, viewer, booking, {"key": secrets.token_urlsafe(18), "reason": "", "note": ""})
+
+
+@router.post("/bookings/{reservation_no}/cancel")
+async def cancel(request: Request, reservation_no: str, viewer: Signed) -> Response:
+    form = await viewer.form(request)
+    booking = await _booking(request, viewer, reservation_no)
+    typed = {name: forms.text(form, name, 10_000) for name in ("reason", "note", "key")}
+    viewer.require_active_client()
+    key = typed["key"].strip()[:64] or secrets.token_urlsafe(18)
+    svc = services(request)
+    try:
+        done = await bookings.cancel_booking(
+            svc,
+            viewer.client,
+            booking.reservation_no,
+            typed["reason"] or None,
+            typed["note"] or None,
+            f"agency:{viewer.user_id}:{key}",
+        )
+    except DomainError as exc:
+        field, message = field_error(exc)
+        return await _cancel_page(request, viewer, booking, typed, errors={field: message}, status_code=422)
+    await _audit(request, viewer, "cancel", done.reservation_no, reason=typed["reason"][:20])
+    return RedirectResponse(f"/agency/bookings/{done.reservation_no}?cancelled=1", status_code=303)
+
+
+# ---- Change: an amendment (only the fields that differ are sent) ---------------------------------
+
+
+def _current(booking: Booking) -> dict[str, str]:
+    airport = find_airport(booking.airport_iata)
+    local = booking.pickup_at.astimezone(airport.tz) if airport else booking.pickup_at
+    return {
+        "pickup_date": local.strftime("%Y-%m-%d"),
+        "pickup_time": local.strftime("%H:%M"),
+        "name": booking.passenger_name,
+        "surname": booking.passenger_surname,
+        "email": booking.passenger_email,
+        "phone": booking.passenger_phone,
+        "flight": booking.flight_number,
+        "notes": booking.extra_requests or "",
+    }
+
+
+def _change_page(
+    request: Request,
+    viewer: AgencyViewer,
+    booking: Booking,
+    typed: dict[str, str],
+    *,
+    errors: dict[str, str] | None = None,
+    status_code: int = 200,
+) -> Response:
+    context = {
+        "active": "Bookings",
+        "b": booking,
+        "typed": typed,
+        "errors": errors or {},
+        "refusal": _amendable(booking, services(request).clock.now()),
+    }
+    return page(request, "bookings/change.html", context, viewer=viewer, status_code=status_code, title="Change")
+
+
+@router.get("/bookings/{reservation_no}/change")
+async def change_form(request: Request, reservation_no: str, viewer: Signed) -> Response:
+    booking = await _booking(request, viewer, reservation_no)
+    return _change_page(request, viewer, booking, {**_current(booking), "key": secrets.token_urlsafe(18)})
+
+
+def _amendment_body(before: dict[str, str], typed: dict[str, str]) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    if (typed["pickup_date"].strip(), typed["pickup_time"].strip()) != (before["pickup_date"], before["pickup_time"]):
+        time_text = typed["pickup_time"].strip()
+        body["pickup_datetime"] = f"{typed['pickup_date'].strip()}T{time_text}{':00' if len(time_text) == 5 else ''}"
+    passenger = {
+        api: typed[name].strip()
+        for name, api in (("name", "name"), ("surname", "surname"), ("email", "email"), ("phone", "phone"))
+        if typed[name].strip() != before[name]
+    }
+    if passenger:
+        body["passenger"] = passenger
+    travel: dict[str, Any] = {}
+    if typed["flight"].strip() != before["flight"]:
+        travel["flight_number"] = typed["flight"].strip()
+    if typed["notes"].strip() != before["notes"]:
+        travel["extra_requests"] = typed["notes"].strip() or None
+    if travel:
+        body["travel_details"] = travel
+    return body
+
+
+@router.post("/bookings/{reservation_no}/change")
+async def change(request: Request, reservation_no: str, viewer: Signed) -> Response:
+    form = await viewer.form(request)
+    booking = await _booking(request, viewer, reservation_no)
+    typed = {name: forms.text(form, name, 10_000) for name in CHANGE_FIELDS}
+    viewer.require_active_client()
+    body = _amendment_body(_current(booking), typed)
+    if not body:
+        return _change_page(
+            request,
+            viewer,
+            booking,
+            typed,
+            errors={GENERAL: "Nothing was changed: edit a field first."},
+            status_code=422,
+        )
+    svc = services(request)
+    try:
+        await amending.request_amendment(svc, viewer.client, booking.reservation_no, body)
+    except DomainError as exc:
+        field, message = field_error(exc)
+        field = {"pickup_date": "pickup_date", "adult": GENERAL, "airport": GENERAL}.get(field, field)
+        return _change_page(request, viewer, booking, typed, errors={field: message}, status_code=422)
+    await _audit(request, viewer, "amend", booking.reservation_no, fields=sorted(body))
+    return RedirectResponse(f"/agency/bookings/{booking.reservation_no}?changed=1", status_code=303)
