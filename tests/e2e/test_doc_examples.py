@@ -32,6 +32,7 @@ from tests.e2e.doc_examples import (
 )
 from tests.helpers import booking_body, search_body
 from tests.servers import LiveServer
+from transfers.clock import ShiftedClock
 
 UPDATE = os.environ.get("TRANSFERS_UPDATE_EXAMPLES") == "1"
 DOCUMENTED_DATE = date(2027, 3, 1)  # the pickup date the examples are written with
@@ -87,7 +88,7 @@ async def wait_for(http: httpx.AsyncClient, key: str, reservation_no: str, done:
 
 
 async def test_every_documented_example_answers_as_documented(
-    sandbox: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory
+    sandbox: LiveServer, clock: ShiftedClock, make_client: ClientFactory, make_partner: PartnerFactory
 ) -> None:
     _, key = await make_client(balance="500.00")
     async with httpx.AsyncClient(base_url=sandbox.url, timeout=30) as http:
@@ -110,6 +111,20 @@ async def test_every_documented_example_answers_as_documented(
         await wait_for(http, key, reservation_no, lambda b: (b["amendment"] or {}).get("status") == "APPLIED")
         for name in ("10-cancellation-quote", "11-cancel", "12-wallet", "13-wallet-entries"):
             await reader.run(group, name)
+
+        # Incidents (docs/rules/incidents.md): on a second booking, the clock an hour past its pickup.
+        again = (await http.post("/api/v1/booking-api/search", json=search_body(), headers=bearer(key))).json()
+        ride = await http.post(BOOKING, json=booking_body(again["search_id"], 1), headers=bearer(key))
+        ridden = ride.json()["booking"]["reservation_no"]
+        pickup = await wait_for(http, key, ridden, lambda b: b["status"] == "APPROVED")
+        reader.variables["RESERVATION_NO"] = ridden
+        clock.offset = datetime.fromisoformat(pickup["pickup_datetime"]) + timedelta(hours=1) - datetime.now(UTC)
+        try:
+            for name in ("14-report-incident", "15-list-incidents"):
+                await reader.run(group, name)
+        finally:
+            clock.offset = timedelta()
+        reader.variables["RESERVATION_NO"] = reservation_no  # the errors below are about the cancelled one
 
         # Errors, each with what to do about it on docs/integrators/errors.md.
         for name in example_names("errors"):

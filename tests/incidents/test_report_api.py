@@ -29,7 +29,11 @@ async def test_a_late_driver_is_reported_listed_and_left_open(
     }  # fmt: skip
     assert incident["id"].startswith("inc_") and len(incident["id"]) == 36
     assert (incident["reservation_no"], incident["type"], incident["status"]) == (reservation_no, "DRIVER_LATE", "OPEN")
-    assert (incident["reported_by"], incident["description"], incident["resolution"]) == ("client", "40 minutes late", None)
+    assert (incident["reported_by"], incident["description"], incident["resolution"]) == (
+        "client",
+        "40 minutes late",
+        None,
+    )
     listed = await http.get(INCIDENTS, params={"reservation_no": reservation_no}, headers=bearer(key))
     assert listed.status_code == 200
     assert listed.json() == {"data": [incident]}

@@ -72,6 +72,7 @@ from transfers_sdk.errors import (
     ValidationFailed,
     WaitTimedOut,
 )
+from transfers_sdk.incidents import Incident, IncidentResolution
 from transfers_sdk.models import (
     Airport,
     Amendment,
@@ -125,6 +126,8 @@ __all__ = [
     "Driver",
     "ExtraService",
     "IdempotencyConflict",
+    "Incident",
+    "IncidentResolution",
     "InvalidRequest",
     "NetworkError",
     "Passenger",

@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from transfers_sdk.errors import TransfersError
+from transfers_sdk.incidents import Incident
 from transfers_sdk.models import Booking, BookingStatus
 from transfers_sdk.models import _instant as _when
 
@@ -38,6 +39,8 @@ BOOKING_STATUS_CHANGED = "booking.status_changed"
 BOOKING_DRIVER_UPDATED = "booking.driver_updated"
 BOOKING_AMENDMENT_APPLIED = "booking.amendment_applied"
 BOOKING_AMENDMENT_REJECTED = "booking.amendment_rejected"
+BOOKING_INCIDENT_OPENED = "booking.incident_opened"  # data.incident: docs/rules/incidents.md
+BOOKING_INCIDENT_RESOLVED = "booking.incident_resolved"
 PING = "ping"
 EVENT_TYPES = (
     BOOKING_CREATED,
@@ -45,6 +48,8 @@ EVENT_TYPES = (
     BOOKING_DRIVER_UPDATED,
     BOOKING_AMENDMENT_APPLIED,
     BOOKING_AMENDMENT_REJECTED,
+    BOOKING_INCIDENT_OPENED,
+    BOOKING_INCIDENT_RESOLVED,
     PING,
 )
 DEFAULT_TOLERANCE_SECONDS = 300
@@ -68,11 +73,13 @@ class WebhookEvent:
 @dataclass(frozen=True)
 class BookingEvent(WebhookEvent):
     """``booking.*``: the booking as of the event, its ``sequence`` (one more with every event of
-    that booking) and, for ``booking.status_changed``, the status it left."""
+    that booking) and, for ``booking.status_changed``, the status it left; for
+    ``booking.incident_*``, the ``incident``."""
 
     booking: Booking = field(default=None, repr=True)  # type: ignore[assignment]
     sequence: int = 0
     previous_status: BookingStatus | None = None
+    incident: Incident | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,7 @@ def parse_event(body: bytes | str | Mapping[str, Any]) -> WebhookEvent:
             booking=Booking.from_json(inner["booking"]),
             sequence=int(inner["sequence"]),
             previous_status=None if previous is None else BookingStatus(previous),
+            incident=Incident.from_json(inner["incident"]) if inner.get("incident") else None,
         )
     if common["type"] == PING:
         return PingEvent(**common, endpoint_id=str(data["data"].get("endpoint_id", "")))

@@ -51,7 +51,7 @@ class Responsible(StrEnum):
 CLIENT_TYPES = (IncidentType.DRIVER_NO_SHOW, IncidentType.DRIVER_LATE, IncidentType.WRONG_VEHICLE, IncidentType.OTHER)
 REPORTABLE = frozenset({BookingStatus.APPROVED, BookingStatus.COMPLETED})
 _REPORT_KEYS = frozenset({"type", "description"})
-_MONEY = re.compile(r"\d{1,9}(\.\d{1,2})?")
+_MONEY = re.compile(r"[0-9]{1,9}(\.[0-9]{1,2})?")  # ASCII digits only: \d takes any script's
 
 
 class InvalidResolution(Invalid):

@@ -23,6 +23,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.accounting import repository as journal_repo
+from transfers.accounting.journal import PLATFORM, THIRD_PARTY_REFUND, WORLD, transfer
+from transfers.bookings.earnings import recover_partner_share
 from transfers.bookings.effects import write_incident_event
 from transfers.bookings.incidents import evidence, rules
 from transfers.bookings.incidents import repository as repo
@@ -253,7 +256,18 @@ async def _refund(
         moved = await transition(conn, booking, BookingStatus.REFUNDED, actor=by, reason=reason, now=now, fields=fields)
     else:
         moved = await update_details(conn, booking, fields, actor=by, reason=reason, now=now)
-    if booking.pay_type != REVERSE_API_PAY_TYPE:
+    note = f"incident {incident.public_id} ({incident.type}): {decision.note}"[:1000]
+    if booking.pay_type == REVERSE_API_PAY_TYPE:
+        # A third party paid the partner: nothing moves here, the journal records the money owed back
+        # as the status refund of such a booking does (docs/rules/statements.md#journal).
+        await journal_repo.post(
+            conn,
+            transfer(
+                THIRD_PARTY_REFUND, booking.currency, PLATFORM, WORLD, decision.refund, booking_id=booking.id, note=note
+            ),
+            now,
+        )
+    else:
         await wallet_repo.post_entry_for_client(
             conn,
             client_id=booking.client_id,
@@ -261,17 +275,9 @@ async def _refund(
             amount=decision.refund,
             now=now,
             booking_id=booking.id,
-            note=f"incident {incident.public_id} ({incident.type}): {decision.note}"[:1000],
+            note=note,
         )
     if decision.responsible is Responsible.PARTNER:
-        await recover_partner_share(conn, moved, incident, decision.refund, now=now)
+        # docs/rules/statements.md#earnings: the journal decides whether the booking earned (or will earn) its ride
+        await recover_partner_share(conn, moved, decision.refund, now=now, note=note)
     return moved
-
-
-async def recover_partner_share(
-    conn: AsyncConnection, booking: Booking, incident: Incident, refund: Decimal, *, now: datetime
-) -> None:
-    """THE HOOK for the partner statements' ``RECOVERY`` (docs/rules/statements.md#earnings): the
-    partner's share of ``refund``, taken back when the partner is responsible. The journal decides
-    whether the booking earned (or will earn) its ride."""
-    return None
