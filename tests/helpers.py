@@ -151,5 +151,11 @@ def booking_row(**changes: Any) -> dict[str, Any]:
         "tracking_token": "k3bq0m5YcF2Xz8Wn1Lp4Tg",
         "amendment": None,
         "incident_refunded": None,
+        # issue 23 (docs/rules/flights.md)
+        "original_pickup_at": now + timedelta(days=2),
+        "flight_state": None,
+        "flight_disrupted_at": None,
+        "free_wait_minutes": None,
+        "flight_watch_id": None,
     }
     return {**row, **changes}

@@ -93,6 +93,6 @@ def create_app(
     app.mount("/partner", build_portal(svc))  # issue 16: the partner portal (portal/app.py)
     app.mount("/agency", build_agency(svc))  # issue 27: the agency portal (agency/app.py)
     # Outermost: request id, body limit, error envelope, RateLimit-* headers, metrics, access log.
-    app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes, request_log=svc.request_log)
     install_openapi(app)
     return app

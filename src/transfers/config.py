@@ -110,6 +110,11 @@ class Settings(BaseSettings):
     webhook_concurrency: int = Field(default=256, ge=1, le=5000)
     webhook_per_endpoint: int = Field(default=16, ge=1, le=500)
     webhook_retention_days: int = Field(default=30, ge=1, le=3650)
+    # Issue 27, docs/rules/agency-portal.md#request-log: the client requests' log (requestlog/), written in
+    # batches from a bounded in-process buffer; off: nothing recorded (the bench compares both).
+    request_log: bool = True
+    request_log_buffer: int = Field(default=10_000, ge=1, le=1_000_000)
+    request_log_flush_seconds: float = Field(default=1.0, gt=0, le=60)
     # Issue 28, docs/rules/agency-portal.md#geocoder: where typed places come from (transfers/geo/): the
     # offline gazetteer, or a Nominatim-compatible search API at geocoder_url.
     geocoder: Literal["builtin", "nominatim"] = "builtin"

@@ -13,6 +13,7 @@ import structlog
 from fastapi import FastAPI
 
 from transfers.deliveries import Dispatcher
+from transfers.requestlog.buffer import Entry, RequestLogBuffer
 from transfers.search.airports import find_airport
 from transfers.services import Services
 from transfers.worker import Worker
@@ -58,6 +59,8 @@ async def start(svc: Services) -> list[Stop]:
         if closer is not None:
             stops.append(closer)
     stops.append(start_health_flusher(svc))
+    if svc.request_log is not None:
+        stops.append(start_request_log_writer(svc, svc.request_log))
     if svc.settings.embedded_worker:
         worker = Worker(svc, dispatcher)
         task = asyncio.create_task(worker.run(), name="transfers-worker")
@@ -94,6 +97,21 @@ def start_health_flusher(svc: Services) -> Stop:
             await asyncio.wait_for(task, timeout=10)
 
     return stop
+
+
+def start_request_log_writer(svc: Services, buffer: RequestLogBuffer) -> Stop:
+    """The request log (requestlog/): the buffer written in batches every
+    ``request_log_flush_seconds``, and what is left when the process stops (before the database is
+    disposed of)."""
+    from transfers.requestlog import repository
+    from transfers.requestlog.writer import RequestLogWriter
+
+    async def write(entries: list[Entry]) -> None:
+        await repository.insert_entries(svc.db, entries)
+
+    writer = RequestLogWriter(buffer, write, svc.settings.request_log_flush_seconds)
+    writer.start()
+    return writer.stop
 
 
 def settle_heap() -> None:

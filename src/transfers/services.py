@@ -14,6 +14,7 @@ from transfers.partners.client import PartnerClient
 from transfers.partners.directory import PartnerDirectory
 from transfers.partners.health import HealthBuffer
 from transfers.partners.secrets_box import SecretBox, resolve_secret_key
+from transfers.requestlog.buffer import RequestLogBuffer
 
 if TYPE_CHECKING:  # the engine is built from this module (deliveries.py); no HTTP import at run time
     from starlette.applications import Starlette
@@ -43,6 +44,8 @@ class Services:
     """Search calls per partner and minute not yet flushed to the database (partners/health.py)."""
     geocoder: Geocoder = field(default_factory=BuiltinGeocoder)
     """Typed places -> coordinates (``geo/``; ``build`` picks the one ``TRANSFERS_GEOCODER`` names)."""
+    request_log: RequestLogBuffer | None = None
+    """Client API requests not yet written to the request log (``requestlog/``); None: not kept."""
 
     @classmethod
     def build(
@@ -60,10 +63,11 @@ class Services:
             application_name=application_name,
         )
         box = SecretBox(resolve_secret_key(settings))
+        clock = clock or SystemClock()
         return cls(
             settings=settings,
             db=database,
-            clock=clock or SystemClock(),
+            clock=clock,
             auth=Authenticator(database, settings.auth_cache_seconds),
             box=box,
             partners=PartnerDirectory(database, box, settings.partner_cache_seconds),
@@ -72,4 +76,5 @@ class Services:
                 allow_private=settings.private_partner_urls_allowed,
             ),  # SSRF guard
             geocoder=from_settings(settings),
+            request_log=RequestLogBuffer(clock, capacity=settings.request_log_buffer) if settings.request_log else None,
         )

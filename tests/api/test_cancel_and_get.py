@@ -50,6 +50,9 @@ BOOKING_KEYS = {
     "cancellation_policy",
     "cancellation",
     "amendment",  # docs/rules/cancellation.md
+    "original_pickup_datetime",  # docs/rules/flights.md#booking-fields
+    "free_wait_until",
+    "flight",
 }
 DRIVER = {"name": "Jo Driver", "phone": "+33612345679", "plate": "AB-123-CD"}
 
@@ -264,6 +267,11 @@ async def test_get_answers_the_booking_resource_exactly(
     assert booking["status"] == "PENDING_APPROVAL" and booking["is_cancelable"] is True
     assert booking["price"]["total"] == "62.50"
     assert booking["extra_services"] == ["Child seat x 2", "Meet & greet"]
+    # docs/rules/flights.md#booking-fields: nothing moved yet; the airport's free wait; the flight not checked yet
+    assert booking["original_pickup_datetime"] == booking["pickup_datetime"]
+    assert booking["free_wait_until"] > booking["pickup_datetime"]
+    assert booking["flight"]["number"] == booking["flight_number"]
+    assert booking["flight"]["checked_at"] is None
     assert booking["driver"] is None and booking["meeting_point"] is None
 
 

@@ -364,6 +364,8 @@ async def test_worker_once_delivers_a_pending_create(
         "webhooks_attempted",
         "sessions_pruned",
         "events_pruned",
+        "requests_pruned",
+        "flights_checked",
     }
 
     read = await http.get(BOOKING, params={"reservation_no": booking["reservation_no"]}, headers=bearer(key))

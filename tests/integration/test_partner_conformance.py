@@ -43,6 +43,7 @@ ALL_CHECKS = [
     "info",
     "info, unknown booking",
     "update AMENDED",
+    "update AMENDED FLIGHT_UPDATE",  # issue 23: the pickup followed the flight (a notice)
     "update CANCELLED",
     "update CANCELLED again",
     "refuses a bad signature",
@@ -145,7 +146,7 @@ async def test_the_sandbox_partner_passes_every_check(sandbox: Sandbox) -> None:
     assert [row[:30].strip() for row in rows] == ALL_CHECKS
     assert all(" PASS " in row for row in rows)
     assert "3000 ms" in rows[0] and "2000 ms" in rows[1] and "6 vehicles" in rows[0]
-    assert lines[-1] == "PASS: 11 passed, 0 failed, 0 skipped of 11 checks"
+    assert lines[-1] == "PASS: 12 passed, 0 failed, 0 skipped of 12 checks"
     # No warning (jsonschema and PyYAML are installed), and the client's log lines about the refused
     # calls are kept off the terminal.
     assert "warning:" not in result.stderr and "partner_call_failed" not in result.output
@@ -156,7 +157,7 @@ async def test_json_output_and_what_the_partner_was_left_with(sandbox: Sandbox) 
         sandbox.url, "--airport", "cdg", "--timeout-search", "2.5", "--timeout-create", "1.5"
     )
     assert code == 0 and report["passed"] is True and report["airport"] == "CDG"
-    assert report["summary"] == {"PASS": 11, "FAIL": 0, "SKIP": 0} and report["warnings"] == []
+    assert report["summary"] == {"PASS": 12, "FAIL": 0, "SKIP": 0} and report["warnings"] == []
     checks = by_name(report)
     assert list(checks) == ALL_CHECKS
     assert checks["search"]["deadline_ms"] == 2500 and checks["create"]["deadline_ms"] == 1500
@@ -201,6 +202,7 @@ async def test_a_partner_that_verifies_nothing_and_dedupes_nothing() -> None:
         "info": "PASS",
         "info, unknown booking": "FAIL",
         "update AMENDED": "PASS",
+        "update AMENDED FLIGHT_UPDATE": "PASS",
         "update CANCELLED": "PASS",
         "update CANCELLED again": "PASS",
         "refuses a bad signature": "FAIL",
@@ -218,7 +220,7 @@ async def test_a_partner_that_verifies_nothing_and_dedupes_nothing() -> None:
     assert checks["refuses a wrong bearer token"]["reason"].startswith("accepted a request with a wrong bearer token")
     # What it received was signed exactly as the service signs (it records whether each call verified),
     # and the retry was the same message: same webhook-id, same bytes.
-    assert [r.signature_ok for r in partner.requests] == [True] * 8 + [False] * 3
+    assert [r.signature_ok for r in partner.requests] == [True] * 9 + [False] * 3
     first, retry = partner.calls("/booking/create")
     assert first.headers["webhook-id"] == retry.headers["webhook-id"] and first.body == retry.body
     assert first.body["reservation_no"] == report["reservation_no"] and first.body["vehicle_id"] == "car-1"
@@ -440,7 +442,14 @@ async def test_an_amendment_must_be_answered_and_a_refusal_must_say_why() -> Non
     _, report = await run_fake(refusing)
     check = by_name(report)["update AMENDED"]
     assert check["result"] == "PASS" and check["note"] == "Error: 'No driver free at that hour'"
-    (amended,) = [c for c in refusing.calls("/booking/update") if c.body["status"] == "AMENDED"]
+    (amended,) = [
+        c for c in refusing.calls("/booking/update") if c.body["status"] == "AMENDED" and "reason" not in c.body
+    ]
+    (notice,) = [c for c in refusing.calls("/booking/update") if c.body.get("reason") == "FLIGHT_UPDATE"]
+    assert notice.signature_ok and set(notice.body["changes"]) == {"pickup_datetime"}
+    # a refused notice is noted, not a failure: the pickup moves anyway (docs/rules/flights.md#pickup-moves)
+    flight_check = by_name(report)["update AMENDED FLIGHT_UPDATE"]
+    assert flight_check["result"] == "PASS" and "recorded" in flight_check["note"]
     assert amended.signature_ok and amended.body["changes"] == {"travel_details": amended.body["flight_info"]}
     assert amended.body["trip"] == refusing.calls("/booking/create")[0].body["trip"]
     mute = FakePartner(amend_status="Error", amend_message="")

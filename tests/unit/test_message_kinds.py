@@ -22,5 +22,6 @@ def test_stored_kinds_keep_their_values() -> None:
         ("booking.create", "POST", "/booking/create", WireCreateAnswer),
         ("booking.update", "PUT", "/booking/update", WireResult),
         ("booking.amend", "PUT", "/booking/update", WireResult),  # issue 15: "status": "AMENDED"
+        ("booking.flight_update", "PUT", "/booking/update", WireResult),  # issue 23: reason FLIGHT_UPDATE
     ]
     assert MessageKind.of("booking.update") is MessageKind.UPDATE

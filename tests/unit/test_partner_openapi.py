@@ -306,3 +306,25 @@ def test_the_amended_update_the_service_sends_matches_the_document() -> None:
     payload = amended_payload(booking, changes)
     assert_valid("AmendedRequest", payload)
     assert not validator("UpdateRequest").is_valid(payload)
+
+
+def test_the_flight_notice_the_service_sends_matches_the_document() -> None:
+    """docs/rules/flights.md#pickup-moves: the notice is an AMENDED update with ``reason`` FLIGHT_UPDATE."""
+    from datetime import UTC, datetime
+
+    from tests.helpers import booking_row
+    from transfers.bookings.flight_watch import notice_payload
+    from transfers.bookings.models import Booking
+
+    booking = Booking.from_row(
+        booking_row(
+            pickup_location=LHR,
+            dropoff_location=CITY,
+            pickup_at=datetime(2026, 12, 1, 16, 50, tzinfo=UTC),
+            flight_number="ZZ1045",
+        )
+    )
+    payload = notice_payload(booking)
+    assert (payload["status"], payload["reason"]) == ("AMENDED", "FLIGHT_UPDATE")
+    assert payload["changes"] == {"pickup_datetime": "2026-12-01T16:50:00+00:00"}
+    assert_valid("AmendedRequest", payload)

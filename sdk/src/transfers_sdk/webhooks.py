@@ -41,6 +41,8 @@ BOOKING_AMENDMENT_APPLIED = "booking.amendment_applied"
 BOOKING_AMENDMENT_REJECTED = "booking.amendment_rejected"
 BOOKING_INCIDENT_OPENED = "booking.incident_opened"  # data.incident: docs/rules/incidents.md
 BOOKING_INCIDENT_RESOLVED = "booking.incident_resolved"
+BOOKING_PICKUP_TIME_CHANGED = "booking.pickup_time_changed"
+BOOKING_FLIGHT_DISRUPTED = "booking.flight_disrupted"
 PING = "ping"
 EVENT_TYPES = (
     BOOKING_CREATED,
@@ -50,6 +52,8 @@ EVENT_TYPES = (
     BOOKING_AMENDMENT_REJECTED,
     BOOKING_INCIDENT_OPENED,
     BOOKING_INCIDENT_RESOLVED,
+    BOOKING_PICKUP_TIME_CHANGED,
+    BOOKING_FLIGHT_DISRUPTED,
     PING,
 )
 DEFAULT_TOLERANCE_SECONDS = 300
@@ -73,13 +77,16 @@ class WebhookEvent:
 @dataclass(frozen=True)
 class BookingEvent(WebhookEvent):
     """``booking.*``: the booking as of the event, its ``sequence`` (one more with every event of
-    that booking) and, for ``booking.status_changed``, the status it left; for
-    ``booking.incident_*``, the ``incident``."""
+    that booking), for ``booking.status_changed`` the status it left, for
+    ``booking.pickup_time_changed`` the pickup before the flight moved it and why (``FLIGHT_DELAY`` or
+    ``FLIGHT_EARLY``), and for ``booking.incident_*`` the ``incident``."""
 
     booking: Booking = field(default=None, repr=True)  # type: ignore[assignment]
     sequence: int = 0
     previous_status: BookingStatus | None = None
     incident: Incident | None = None
+    previous_pickup_datetime: datetime | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,12 +108,15 @@ def parse_event(body: bytes | str | Mapping[str, Any]) -> WebhookEvent:
     if common["type"].startswith("booking."):
         inner = data["data"]
         previous = inner.get("previous_status")
+        previous_pickup = inner.get("previous_pickup_datetime")
         return BookingEvent(
             **common,
             booking=Booking.from_json(inner["booking"]),
             sequence=int(inner["sequence"]),
             previous_status=None if previous is None else BookingStatus(previous),
             incident=Incident.from_json(inner["incident"]) if inner.get("incident") else None,
+            previous_pickup_datetime=None if previous_pickup is None else _when(previous_pickup),
+            reason=inner.get("reason"),
         )
     if common["type"] == PING:
         return PingEvent(**common, endpoint_id=str(data["data"].get("endpoint_id", "")))

@@ -17,6 +17,7 @@ from starlette.responses import HTMLResponse
 from transfers.agency.auth import AgencyViewer
 from transfers.agency.wording import at_airport, flattened, money, policy_words, status_words
 from transfers.console.render import airport_local, excerpt, utc, utc_seconds
+from transfers.portal.wording import counted
 from transfers.webauth.layout import Link, Site, environment
 
 
@@ -63,6 +64,7 @@ def _environment() -> Environment:
     env.filters["status_words"] = status_words
     env.globals["policy_words"] = policy_words
     env.filters["flattened"] = flattened
+    env.filters["counted"] = counted
     return env
 
 

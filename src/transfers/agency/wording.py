@@ -72,7 +72,8 @@ def policy_words(tiers: list[dict[str, Any]], free_until_local: str | None = Non
         moment = datetime.fromisoformat(free_until_local)
         lines.append(f"Free cancellation until {moment:%a %d %b %Y, %H:%M} (airport time).")
     if len(ordered) == 1:
-        lines.append(f"Cancelling costs {_fee(ordered[0]['fee_percent'])} at any time before pickup.")
+        fee = _fee(ordered[0]["fee_percent"])
+        lines.append("Cancelling is free at any time before pickup." if fee == "free" else f"Cancelling costs {fee}.")
         return lines
     for i, tier in enumerate(ordered):
         hours = int(tier["hours_before_pickup"])

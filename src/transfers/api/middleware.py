@@ -5,7 +5,10 @@
 * any exception that escaped the routes becomes 500 ``INTERNAL_ERROR`` (or 503 ``UNAVAILABLE``
   when the database is unreachable), logged with its traceback, never shown to the caller;
 * the ``RateLimit-*`` headers of an allowed request (``api/ratelimit.py``);
-* the HTTP metrics (``api/metrics.py``) and one structured access-log line per request.
+* the HTTP metrics (``api/metrics.py``) and one structured access-log line per request;
+* a client's ``/api/`` request into the request log's buffer (``requestlog/``,
+  docs/rules/agency-portal.md#request-log): method, path (never the query string), status, request
+  id, idempotency key, duration; never a body, a key or another header. Written later, in batches.
 
 One layer with one send wrapper on purpose: each ASGI layer costs every request a call frame
 per message, and a GET booking is short enough for that to show (bench/README.md, "Profile").
@@ -27,6 +30,7 @@ from transfers.api.responses import dumps, service_error_body
 from transfers.context import request_id_var
 from transfers.db.errors import is_database_unavailable
 from transfers.errors import ErrorCode
+from transfers.requestlog.buffer import RequestLogBuffer
 
 log = structlog.get_logger("transfers.http")
 _SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -37,9 +41,10 @@ class BodyTooLarge(Exception):
 
 
 class RequestPlumbing:
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int, request_log: RequestLogBuffer | None = None) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.request_log = request_log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -92,6 +97,18 @@ class RequestPlumbing:
             state = scope.get("state", {})
             seconds = time.perf_counter() - started
             observe_request(scope, entry_root_path, seen, seconds)
+            client_id = state.get("client_id")
+            if client_id is not None and self.request_log is not None and scope["path"].startswith("/api/"):
+                idempotency_key = headers.get(b"idempotency-key")
+                self.request_log.record(
+                    client_id,
+                    scope["method"],
+                    scope["path"],
+                    seen.status,
+                    request_id,
+                    None if idempotency_key is None else idempotency_key.decode("latin-1"),
+                    seconds,
+                )
             log.info(
                 "request",
                 method=scope["method"],

@@ -156,6 +156,22 @@ BookingStatus = Literal[
 ]
 
 
+FlightStatus = Literal["UNTRACKED", "SCHEDULED", "EN_ROUTE", "LANDED", "CANCELLED", "DIVERTED", "UNKNOWN"]
+
+
+class Flight(_Strict):
+    """docs/rules/flights.md#booking-fields: the traveller's flight as the watch last saw it."""
+
+    number: str
+    status: FlightStatus
+    scheduled_arrival: datetime | None = Field(description="local time of the airport")
+    estimated_arrival: datetime | None
+    actual_arrival: datetime | None
+    delay_minutes: int | None = Field(description="estimated (or actual) minus scheduled arrival; negative: early")
+    terminal: str | None
+    checked_at: datetime | None = Field(description="the last check that answered")
+
+
 class BookingResource(_Strict):
     reservation_no: str
     status: BookingStatus
@@ -177,6 +193,13 @@ class BookingResource(_Strict):
     cancellation_policy: CancellationPolicy = Field(description="extension: the policy it was sold with")
     cancellation: Cancellation | None = Field(description="extension: set once cancelled")
     amendment: Amendment | None = Field(description="extension: the latest amendment")
+    original_pickup_datetime: datetime = Field(
+        description="extension: the pickup as booked; pickup_datetime is the current one (it follows the flight)"
+    )
+    free_wait_until: datetime = Field(
+        description="extension: until when the driver waits for free (partner policy at airports, else 15 min)"
+    )
+    flight: Flight | None = Field(description="extension: the flight the pickup follows; null when not an airport")
 
 
 class CreateBookingResource(_Strict):

@@ -21,7 +21,14 @@ from enum import StrEnum
 from typing import Any
 
 from transfers.bookings.models import Booking
-from transfers.bookings.rules import MAX_EXTRA_REQUESTS, MAX_FLIGHT, email_address, phone_number, required_text
+from transfers.bookings.rules import (
+    MAX_EXTRA_REQUESTS,
+    MAX_FLIGHT,
+    email_address,
+    phone_number,
+    required_text,
+    stored_flight_number,
+)
 from transfers.errors import Code, ErrorCode, Invalid
 from transfers.search.airports import find_airport, local_time
 from transfers.search.rules import SearchLimits, pickup_instant
@@ -145,7 +152,7 @@ def parse_changes(body: Mapping[str, Any], booking: Booking, now: datetime, limi
                 columns,
                 "flight_number",
                 "flight_number",
-                required_text(travel["flight_number"], Code.FLIGHT_NUMBER_REQUIRED, MAX_FLIGHT),
+                stored_flight_number(required_text(travel["flight_number"], Code.FLIGHT_NUMBER_REQUIRED, MAX_FLIGHT)),
                 booking,
             )
         if not section:

@@ -39,8 +39,12 @@ class Canceller(StrEnum):
 
 
 def quote(booking: Booking, now: datetime) -> Quote:
-    """What the client would pay to cancel ``booking`` at ``now``, under the policy it was sold with."""
-    return stored_policy(booking.cancellation_policy).quote(booking.total, booking.pickup_at, now)
+    """What the client would pay to cancel ``booking`` at ``now``, under the policy it was sold with, counted
+    from the current pickup; nothing once its flight is disrupted (docs/rules/flights.md#disruption)."""
+    priced = stored_policy(booking.cancellation_policy).quote(booking.total, booking.pickup_at, now)
+    if booking.flight_disrupted_at is not None and booking.flight_disrupted_at <= now:
+        return Quote(priced.tier, ZERO, booking.total, None)
+    return priced
 
 
 def cancellation_fields(booking: Booking, by: Canceller, now: datetime) -> dict[str, Any]:

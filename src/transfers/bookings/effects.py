@@ -369,6 +369,7 @@ def _event_rows(change: Change, last_sequence: int) -> list[dict[str, Any]]:
             "previous_status": spec.previous_status,
             "booking": snapshot,
             "created_at": change.now,
+            "data": spec.data,  # issue 23: booking.pickup_time_changed's previous pickup and reason
         }
         for i, spec in enumerate(specs)
     ]
@@ -469,7 +470,7 @@ async def write_incident_event(
                 "status": booking.status.value,
                 "previous_status": None,
                 "booking": booking_resource(booking, now),
-                "detail": incident,
+                "data": {"incident": incident},  # merged into the body's data (``events.booking_data``)
                 "created_at": now,
             }
         ],

@@ -88,6 +88,13 @@ class Booking:
     tracking_token: str | None
     # docs/rules/incidents.md#resolve: the part of the price incidents refunded so far (None: nothing)
     incident_refunded: Decimal | None
+    # docs/rules/flights.md (issue 23): the pickup as booked, the flight as last checked, the disruption mark, the
+    # partner's free wait as sold (None: the default), the flight watch it shares (None: not watched)
+    original_pickup_at: datetime | None
+    flight_state: dict[str, Any] | None
+    flight_disrupted_at: datetime | None
+    free_wait_minutes: int | None
+    flight_watch_id: int | None
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Booking:
@@ -164,6 +171,10 @@ class BookingView:
     cancelled_by: str | None
     amendment: dict[str, Any] | None
     tracking_token: str | None  # the resource's ride.tracking_url (docs/rules/ride.md#ride-field)
+    original_pickup_at: datetime | None
+    flight_state: dict[str, Any] | None
+    flight_disrupted_at: datetime | None
+    free_wait_minutes: int | None
 
     @property
     def trip(self) -> Trip:

@@ -18,6 +18,7 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import amending, fast_paths, partner_updates
+from transfers.bookings import repository as booking_repo
 from transfers.bookings.lifecycle import lock_booking
 from transfers.bookings.models import Booking
 from transfers.db.engine import Database
@@ -96,10 +97,35 @@ async def _amend_answered(
     return await amending.settle(conn, message, accepted=False, partner_message=reason, actor=ACTOR, now=now)
 
 
+async def _flight_answered(
+    conn: AsyncConnection, message: OutboxMessage, ending: Ending, answer: Any, error: str | None, now: datetime
+) -> Booking | None:
+    """A flight notice (docs/rules/flights.md#pickup-moves) cannot be refused: the pickup moved when it was
+    written. A refusal or no answer is recorded in the booking's story (the attempts are the engine's) and
+    undoes nothing."""
+    if ending is Ending.ANSWERED and amending.accepted(answer):
+        return None
+    booking = await lock_booking(conn, message.booking_id)
+    if booking is None:
+        return None
+    said = "no answer before the deadline" if ending is Ending.EXPIRED else (error or "refused")
+    await booking_repo.record_transition(
+        conn,
+        booking_id=booking.id,
+        to_status=booking.status.value,
+        actor=ACTOR,
+        from_status=booking.status.value,
+        reason=f"flight notice not taken by the partner ({said}); the pickup stays moved",
+        now=now,
+    )
+    return None
+
+
 EFFECTS: dict[MessageKind, PartnerEffect] = {
     MessageKind.CREATE: _create_answered,
     MessageKind.UPDATE: _update_answered,
     MessageKind.AMEND: _amend_answered,
+    MessageKind.FLIGHT: _flight_answered,  # issue 23
 }
 
 

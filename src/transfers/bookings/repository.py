@@ -48,6 +48,7 @@ _PARTNER = [
     partners.c.previous_signing_secret_enc.label("p_previous_secret_enc"),  # issue 13: rotation overlap
     partners.c.previous_secret_until.label("p_previous_until"),
     partners.c.hosted.label("p_hosted"),
+    partners.c.free_wait_minutes.label("p_free_wait_minutes"),  # issue 23: sold with the partner's free wait
 ]
 # The caller's unexpired search, the chosen vehicle and its partner's endpoint in one statement: the
 # vehicle (and its partner) are outer-joined, so a visible search with an unknown vehicle number
@@ -84,6 +85,7 @@ class OfferSource:
     previous_secret_enc: str | None = None  # issue 13: the signing secret a rotation replaced
     previous_until: datetime | None = None  # ... sent as a second signature until then
     hosted: bool = False  # issue 16: a hosted partner's vehicle holds a seat of its daily capacity
+    free_wait_minutes: int | None = None  # issue 23: the partner's free wait at airports
 
 
 async def find_offer(
@@ -108,6 +110,7 @@ async def find_offer(
         row["p_previous_secret_enc"],
         row["p_previous_until"],
         bool(row["p_hosted"]),
+        row["p_free_wait_minutes"],
     )
     return search, Offer.from_row(row, "v_"), source
 

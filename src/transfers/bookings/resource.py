@@ -1,6 +1,7 @@
 """The BookingResource of docs/rules/booking.md#booking-resource (plus docs/rules/booking.md's driver, meeting_point,
-created_at and
-docs/rules/cancellation.md's cancellation_policy, cancellation and amendment)."""
+created_at,
+docs/rules/cancellation.md's cancellation_policy, cancellation and amendment, and docs/rules/flights.md#booking-fields'
+original_pickup_datetime, free_wait_until and flight)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from typing import Any
 
 from transfers.bookings.models import VIEW_FIELDS, Booking, BookingView
 from transfers.bookings.state import DRIVER_VISIBLE, is_cancelable
-from transfers.bookings.trip import Place
+from transfers.bookings.trip import Place, Trip
 from transfers.cancellation.views import amendment_view, cancellation_view, policy_view, stored_policy
+from transfers.flights.numbers import is_trackable
+from transfers.flights.rules import FlightStatus
+from transfers.search.airports import local_time
 
 # The stored fields the resource is built from (``BookingView``'s): GET booking reads only these.
 RESOURCE_FIELDS = VIEW_FIELDS
@@ -46,7 +50,45 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         ),
         "cancellation": cancellation_view(b),
         "amendment": amendment_view(b),
+        # docs/rules/flights.md#booking-fields
+        "original_pickup_datetime": local_time(b.airport_iata, trip.original_pickup_at).isoformat(),
+        "free_wait_until": local_time(b.airport_iata, trip.free_wait_until).isoformat(),
+        "flight": flight_view(trip),
     }
+
+
+FLIGHT_TIMES = ("scheduled_arrival", "estimated_arrival", "actual_arrival", "checked_at")
+
+
+def flight_view(trip: Trip) -> dict[str, Any] | None:
+    """``flight`` (docs/rules/flights.md#booking-fields): null when the pickup is not an airport; before any
+    check, the number and ``SCHEDULED`` (or ``UNTRACKED``, never checked); the times in the airport's zone."""
+    if trip.route.pickup.type != "AIRPORT":
+        return None
+    number = trip.flight.number
+    state = trip.flight.state or {}
+    status = state.get("status") or (
+        FlightStatus.SCHEDULED.value if is_trackable(number) else FlightStatus.UNTRACKED.value
+    )
+    view: dict[str, Any] = {"number": number, "status": status}
+    for key in FLIGHT_TIMES:
+        raw = state.get(key)
+        view[key] = local_time(trip.route.airport_iata, datetime.fromisoformat(raw)).isoformat() if raw else None
+    view["delay_minutes"] = state.get("delay_minutes")
+    view["terminal"] = state.get("terminal")
+    return {k: view[k] for k in _FLIGHT_KEYS}
+
+
+_FLIGHT_KEYS = (
+    "number",
+    "status",
+    "scheduled_arrival",
+    "estimated_arrival",
+    "actual_arrival",
+    "delay_minutes",
+    "terminal",
+    "checked_at",
+)
 
 
 def _location(place: Place) -> dict[str, Any]:

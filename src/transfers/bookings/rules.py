@@ -17,6 +17,7 @@ import phonenumbers
 from email_validator import EmailNotValidError, validate_email
 
 from transfers.errors import Code, Invalid, NotFound
+from transfers.flights.numbers import normalise
 from transfers.search.offers import Offer, OfferedExtra
 from transfers.search.rules import is_int
 
@@ -104,7 +105,7 @@ def validate_create(body: dict[str, Any], *, search_found: bool, offer: Offer | 
         not isinstance(extra_requests, str) or len(extra_requests) > MAX_EXTRA_REQUESTS or "\x00" in extra_requests
     ):
         raise Invalid(Code.TRAVEL_DETAILS_REQUIRED)  # a travel_details failure: ahead of 1013 in the table
-    flight = _text(travel.get("flight_number"), Code.FLIGHT_NUMBER_REQUIRED, MAX_FLIGHT)
+    flight = stored_flight_number(_text(travel.get("flight_number"), Code.FLIGHT_NUMBER_REQUIRED, MAX_FLIGHT))
     suitcase = _count(body.get("suitcase"), offer.suitcases, Code.SUITCASE_REQUIRED, Code.SUITCASE_INVALID)
     small_bags = _count(body.get("small_bags"), offer.small_bags, Code.SMALL_BAGS_REQUIRED, Code.SMALL_BAGS_INVALID)
     extras = _extras(body.get("extra_services"), offer)
@@ -212,3 +213,9 @@ def clean_note(note: str | None) -> str | None:
         return None
     note = note.replace("\x00", "").strip()
     return note[:MAX_NOTE] or None
+
+
+def stored_flight_number(text: str) -> str:
+    """docs/rules/flights.md#flight-number: stored normalised (``"ba 0123"`` -> ``BA123``); a value that is only
+    spaces and hyphens is kept as typed (it is accepted, and never tracked)."""
+    return normalise(text) or text

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from transfers import failpoints
-from transfers.bookings import fast_paths, partner_payloads, tracking
+from transfers.bookings import fast_paths, flight_repository, flight_watch, partner_payloads, tracking
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
 from transfers.bookings.cancelling import quote
@@ -126,6 +126,13 @@ async def _store_and_charge(
     if offer is None or source is None:
         raise Invalid(Code.VEHICLE_ID_INVALID)
     values = _booking_values(client, search, offer, source.search_vehicle_id, request, now, idempotency_key)
+    values["free_wait_minutes"] = source.free_wait_minutes  # docs/rules/flights.md#partner-policy, as sold
+    if flight_watch.watches(values["pickup_location"], values["flight_number"]):
+        # docs/rules/flights.md#watching: checked at creation (the watch is due now)
+        async with svc.db.write() as conn:
+            values["flight_watch_id"] = await flight_repository.ensure_watch(
+                conn, values["flight_number"], values["airport_iata"], values["pickup_at"], now
+            )
     deadline = delivery_deadline(
         now,
         values["pickup_at"],
@@ -214,6 +221,7 @@ def _booking_values(
         "pay_type": client.pay_type,
         "airport_iata": search.airport_iata,
         "pickup_at": search.pickup_at,
+        "original_pickup_at": search.pickup_at,  # docs/rules/flights.md#booking-fields: as booked
         "pickup_location": search.pickup_location,
         "dropoff_location": search.dropoff_location,
         "flight_number": request.flight_number,

@@ -7,10 +7,11 @@ API's booking), the console's and the portal's booking pages and the hosted part
 booking gives its trip by ``Booking.trip`` / ``BookingView.trip`` (``trip_of``): the columns stay
 the stored form, the trip is how code reads them.
 
-Room for what comes next, one field each: flight tracking adds ``original_pickup_at`` to ``Trip``,
-``status`` to ``Flight`` and makes ``free_wait_minutes`` the partner's (``Trip.free_wait_until``, where the
-ride and the flights meet, is already here); the ride adds ``Trip.ride``; a
-return trip adds ``Trip.leg`` (which leg, and the other leg's reservation). Add the field here and
+Flight tracking (docs/rules/flights.md) gave ``Trip.original_pickup_at`` (the pickup as booked; ``pickup_at``
+is the current one), ``Flight.state`` (the flight as last checked) and ``Flight.disrupted_at``, and made
+``free_wait_minutes`` the partner's at airports (``Trip.free_wait_until``, where the ride and the flights
+meet). Room for what comes next, one field each: the ride adds ``Trip.ride``; a return trip adds
+``Trip.leg`` (which leg, and the other leg's reservation). Add the field here and
 in ``trip_of``, then to the views that show it.
 """
 
@@ -70,7 +71,13 @@ class Route:
 
 @dataclass(frozen=True, slots=True)
 class Flight:
+    """The traveller's flight: its number as stored (normalised, docs/rules/flights.md#flight-number), what the
+    watch last knew of it (``state``: the BookingResource's ``flight`` but ``delay_minutes``; None when the
+    pickup is not an airport) and since when it is disrupted (docs/rules/flights.md#disruption)."""
+
     number: str
+    state: Mapping[str, Any] | None = None
+    disrupted_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +144,7 @@ class Trip:
     driver: Driver | None  # None until the partner names one
     meeting_point: str | None
     free_wait_minutes: int  # docs/rules/flights.md#booking-fields
+    original_pickup_at: datetime  # as booked (docs/rules/flights.md#booking-fields)
 
     @property
     def free_wait_until(self) -> datetime:
@@ -159,7 +167,7 @@ def trip_of(b: Booking | BookingView) -> Trip:
     return Trip(
         route,
         b.pickup_at,
-        Flight(b.flight_number),
+        Flight(b.flight_number, b.flight_state, b.flight_disrupted_at),
         Party(b.adult, b.children, b.infant, b.suitcase, b.small_bags),
         Passenger(b.passenger_name, b.passenger_surname, b.passenger_email, b.passenger_phone),
         Vehicle(b.vehicle_make, b.vehicle_model, b.vehicle_type, b.partner_vehicle_id),
@@ -168,7 +176,10 @@ def trip_of(b: Booking | BookingView) -> Trip:
         b.partner_reference,
         driver,
         b.meeting_point,
-        free_wait_minutes_at(route.pickup),
+        free_wait_minutes_at(
+            route.pickup, DEFAULT_AIRPORT_FREE_WAIT_MINUTES if b.free_wait_minutes is None else b.free_wait_minutes
+        ),
+        b.original_pickup_at or b.pickup_at,
     )
 
 

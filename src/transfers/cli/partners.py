@@ -224,17 +224,53 @@ def partners_rotate_secret(partner_id: int, overlap_hours: float | None) -> None
 
 @partners_group.command("update")
 @click.argument("partner_id", type=int)
-@click.option("--cancellation-policy", "cancellation_policy", required=True, help=POLICY_HELP)
-def partners_update(partner_id: int, cancellation_policy: str) -> None:
+@click.option("--cancellation-policy", "cancellation_policy", default=None, help=POLICY_HELP)
+@click.option(
+    "--follow-flight-minutes",
+    type=click.IntRange(*service.FOLLOW_FLIGHT_RANGE),
+    default=None,
+    help="how far a pickup may follow a late or early flight (0: never; 180 by default)",
+)
+@click.option(
+    "--free-wait-minutes",
+    type=click.IntRange(*service.FREE_WAIT_RANGE),
+    default=None,
+    help="the free waiting time after an airport pickup (60 by default; bookings keep theirs)",
+)
+def partners_update(
+    partner_id: int,
+    cancellation_policy: str | None,
+    follow_flight_minutes: int | None,
+    free_wait_minutes: int | None,
+) -> None:
     """Change a partner's default cancellation policy (offers quoted from then on carry it; booked
-    bookings keep theirs). Prints {"partner_id", "cancellation_policy"}."""
+    bookings keep theirs) and its flight limits (docs/rules/flights.md#partner-policy). Prints
+    {"partner_id"} with what was changed: "cancellation_policy", "follow_flight_minutes", "free_wait_minutes"."""
+    if cancellation_policy is None and follow_flight_minutes is None and free_wait_minutes is None:
+        fail("nothing to change: give --cancellation-policy, --follow-flight-minutes or --free-wait-minutes", 2)
+        return
     try:
-        policy = parse_policy_option(cancellation_policy)
+        policy = None if cancellation_policy is None else parse_policy_option(cancellation_policy)
     except ValueError as exc:
         fail(str(exc))
         return
-    with_db(lambda db, clock: service.set_cancellation_policy(db, clock, partner_id, policy, actor=actor()))
-    print_json({"partner_id": partner_id, "cancellation_policy": None if policy is None else policy.public()})
+    answer: dict[str, Any] = {"partner_id": partner_id}
+    if cancellation_policy is not None:
+        with_db(lambda db, clock: service.set_cancellation_policy(db, clock, partner_id, policy, actor=actor()))
+        answer["cancellation_policy"] = None if policy is None else policy.public()
+    if follow_flight_minutes is not None or free_wait_minutes is not None:
+        limits = with_db(
+            lambda db, clock: service.set_flight_policy(
+                db,
+                clock,
+                partner_id,
+                follow_flight_minutes=follow_flight_minutes,
+                free_wait_minutes=free_wait_minutes,
+                actor=actor(),
+            )
+        )
+        answer.update(limits)
+    print_json(answer)
 
 
 @partners_group.command("check")

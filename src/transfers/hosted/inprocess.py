@@ -28,6 +28,8 @@ _ANSWERS: dict[str, dict[str, Any]] = {
     # issue 15: an amendment is accepted (the portal shows the booking as amended); a hosted
     # partner that cannot serve the new trip cancels it in the portal, refunding the client in full
     "booking.amend": {"status": "Success", "message": "amendment noted for the partner's portal"},
+    # issue 23: the pickup followed the flight; the portal shows the current pickup
+    "booking.flight_update": {"status": "Success", "message": "new pickup time noted for the partner's portal"},
 }
 
 

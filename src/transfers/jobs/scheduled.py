@@ -12,14 +12,16 @@ from typing import Any
 
 import structlog
 
-from transfers.bookings import operator_actions, partner_updates
+from transfers.bookings import flight_watch, operator_actions, partner_updates
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.state import BookingStatus
 from transfers.deliveries import Dispatcher
+from transfers.flights.providers import build_provider
 from transfers.hosted import jobs as hosted_jobs
 from transfers.hosted import mail as hosted_mail
 from transfers.partners import health_repository
+from transfers.requestlog import repository as request_log_repo
 from transfers.services import Services
 from transfers.webauth import sessions as web_sessions
 from transfers.webhooks import repository as webhooks_repo
@@ -91,6 +93,28 @@ async def prune_client_events(svc: Services) -> int:
         return await webhooks_repo.prune_before(conn, cutoff, limit=BATCH)
 
 
+async def prune_request_log(svc: Services) -> int:
+    """Client API requests older than 7 days (issue 27, docs/rules/agency-portal.md#request-log), up to
+    ``requestlog.repository.PRUNE_BATCH`` per statement: a busy API writes far more than ``BATCH``
+    rows a minute."""
+    cutoff = svc.clock.now() - request_log_repo.RETENTION
+    async with svc.db.write() as conn:
+        return await request_log_repo.prune_before(conn, cutoff)
+
+
+async def watch_flights(svc: Services) -> int:
+    """docs/rules/flights.md#watching: the due flights checked (one provider call per flight and date, within
+    ``TRANSFERS_FLIGHT_PROVIDER_MAX_CALLS_PER_MINUTE``), their bookings' pickups moved or marked disrupted.
+    A provider's failure is logged and retried at the next slot (``bookings/flight_watch.py``): it never fails
+    this job, nor the jobs after it."""
+    provider = build_provider(svc.settings, svc.clock)
+    try:
+        done = await flight_watch.watch_pass(svc.db, provider, svc.clock, svc.settings, limit=BATCH)
+    finally:
+        await provider.aclose()
+    return done.watches
+
+
 MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction
 
 
@@ -119,6 +143,8 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     ("partner_emails", "emailed", hosted_mail.send_due),
     ("prune_web_sessions", "sessions_pruned", prune_web_sessions),  # issue 13
     ("prune_client_events", "events_pruned", prune_client_events),  # issue 14
+    ("prune_request_log", "requests_pruned", prune_request_log),  # issue 27
+    ("watch_flights", "flights_checked", watch_flights),  # issue 23
 )
 
 

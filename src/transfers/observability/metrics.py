@@ -57,6 +57,11 @@ WALLET_REFUSALS = Counter(
     "Booking creations refused for an insufficient wallet balance (1101).",
 )
 BOOKINGS_CREATED = Counter("bookings_created_total", "Bookings created (first answers, not replays).")
+REQUEST_LOG_DROPPED = Counter(
+    "request_log_dropped_total",
+    "Client API requests left out of the request log: its in-process buffer was full "
+    "(docs/rules/agency-portal.md#request-log).",
+)
 
 
 def partner_call_name(path: str) -> str:

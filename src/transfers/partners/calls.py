@@ -31,6 +31,9 @@ class MessageKind(StrEnum):
     UPDATE = "booking.update", "PUT", "/booking/update", WireResult
     # issue 15: an amendment (``"status": "AMENDED"``) the partner accepts (Success) or refuses (Error)
     AMEND = "booking.amend", "PUT", "/booking/update", WireResult
+    # issue 23: the pickup followed the flight (``"status": "AMENDED", "reason": "FLIGHT_UPDATE"``): a notice; an
+    # Error answer is recorded and changes nothing (docs/rules/flights.md#pickup-moves)
+    FLIGHT = "booking.flight_update", "PUT", "/booking/update", WireResult
 
     def __new__(cls, value: str, method: str, path: str, answer: type[BaseModel]) -> MessageKind:
         member = str.__new__(cls, value)

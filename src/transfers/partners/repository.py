@@ -117,3 +117,15 @@ async def set_status(conn: AsyncConnection, partner_id: int, status: str) -> boo
 
 async def update_partner(conn: AsyncConnection, partner_id: int, **values: Any) -> None:
     await conn.execute(update(partners).where(partners.c.id == partner_id).values(**values))
+
+
+async def flight_policy(conn: AsyncConnection, partner_id: int) -> dict[str, int] | None:
+    """``{"follow_flight_minutes", "free_wait_minutes"}`` of a partner (docs/rules/flights.md#partner-policy)."""
+    row = (
+        await conn.execute(
+            select(partners.c.follow_flight_minutes, partners.c.free_wait_minutes).where(partners.c.id == partner_id)
+        )
+    ).first()
+    if row is None:
+        return None
+    return {"follow_flight_minutes": int(row[0]), "free_wait_minutes": int(row[1])}

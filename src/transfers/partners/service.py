@@ -18,7 +18,7 @@ from transfers.clients import repository as clients_repo
 from transfers.clock import Clock
 from transfers.db.engine import Database
 from transfers.db.tables import api_keys
-from transfers.errors import NotFound
+from transfers.errors import Invalid, NotFound
 from transfers.partners import repository as repo
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.models import EVERY_AIRPORT, PartnerRecord, check_base_url
@@ -265,3 +265,58 @@ async def set_cancellation_policy(
             },
             now=clock.now(),
         )
+
+
+# docs/rules/flights.md#partner-policy: how far a pickup follows the flight, and the free wait at airports
+FOLLOW_FLIGHT_RANGE = (0, 1440)
+FREE_WAIT_RANGE = (0, 240)
+
+
+def flight_policy_problem(follow_flight_minutes: object, free_wait_minutes: object) -> str | None:
+    """Why these limits cannot be set (a sentence naming the field), or None. Booleans are not numbers."""
+    for name, value, (low, high) in (
+        ("follow_flight_minutes", follow_flight_minutes, FOLLOW_FLIGHT_RANGE),
+        ("free_wait_minutes", free_wait_minutes, FREE_WAIT_RANGE),
+    ):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            return f"{name} must be a whole number of minutes from {low} to {high}"
+    return None
+
+
+async def set_flight_policy(
+    db: Database,
+    clock: Clock,
+    partner_id: int,
+    *,
+    follow_flight_minutes: int | None,
+    free_wait_minutes: int | None,
+    actor: str,
+) -> dict[str, int]:
+    """Set a partner's flight limits (either or both; docs/rules/flights.md#partner-policy). The follow limit
+    applies to the next check of every watched booking; the free wait to bookings made from then on (a
+    booking keeps the free wait it was sold with). Recorded in the admin audit. Answers both limits."""
+    problem = flight_policy_problem(follow_flight_minutes, free_wait_minutes)
+    if problem is not None:
+        raise Invalid(problem)
+    async with db.write() as conn:
+        before = await repo.flight_policy(conn, partner_id)
+        if before is None:
+            raise PartnerNotFound(f"no partner {partner_id}")
+        changes = {
+            k: v
+            for k, v in (("follow_flight_minutes", follow_flight_minutes), ("free_wait_minutes", free_wait_minutes))
+            if v is not None
+        }
+        if changes:
+            await repo.update_partner(conn, partner_id, **changes)
+            await clients_repo.record_admin_action(
+                conn,
+                actor=actor,
+                action="partner.flight_policy",
+                subject=f"partner:{partner_id}",
+                details={"before": before, "after": {**before, **changes}},
+                now=clock.now(),
+            )
+        return {**before, **changes}

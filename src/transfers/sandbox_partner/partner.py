@@ -126,6 +126,12 @@ class SandboxPartner:
             return error(404, "Booking not found")
         if booking.declined or booking.status(self.now()) == "CANCELLED":
             return 200, {"status": "Error", "message": "The booking is no longer active"}
+        if req.reason == "FLIGHT_UPDATE":  # a notice (docs/rules/flights.md#pickup-moves): noted, never refused
+            if req.trip is not None:
+                booking.details["date"] = req.trip.date.isoformat()
+            booking.flight_updates += 1
+            log.info("sandbox_pickup_followed_flight", reservation_no=booking.reservation_no, changes=req.changes)
+            return 200, {"status": "Success", "message": "New pickup time noted."}
         surname = req.passenger_info.surname if req.passenger_info else ""
         if booking.no_amend or surname.strip().upper() == Scenario.NO_AMEND.value:
             return 200, {"status": "Error", "message": NO_AMEND_MESSAGE}

@@ -117,6 +117,8 @@ class UpdateIn(_In):
     passenger_info: PassengerInfoIn | None = None
     flight_info: FlightInfoIn | None = None
     trip: TripIn | None = None
+    # issue 23: ``FLIGHT_UPDATE`` on an AMENDED update: the pickup followed the flight (a notice)
+    reason: Annotated[str, Field(max_length=64)] | None = None
 
 
 def first_error(exc: ValidationError) -> str:

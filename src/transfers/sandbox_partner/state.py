@@ -43,6 +43,7 @@ class Booking:
     cancel_reason: str | None = None
     no_amend: bool = False  # NOAMEND: amendments are refused
     amendments: int = 0  # amendments accepted (issue 15)
+    flight_updates: int = 0  # flight notices received (issue 23)
     first_answer: dict[str, Any] = field(default_factory=dict)
 
     def status(self, now: float) -> str:

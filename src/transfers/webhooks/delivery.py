@@ -402,7 +402,9 @@ class WebhookDispatcher:
             else:
                 as_then = row.moved({"status": event["status"]}) if event["status"] else row
                 snapshot = booking_resource(as_then, event["created_at"])
-        data = events.booking_data(snapshot, event["type"], event["sequence"], event["previous_status"])
+        data = events.booking_data(
+            snapshot, event["type"], event["sequence"], event["previous_status"], event.get("data")
+        )
         return events.body(event["event_id"], event["type"], event["created_at"], data)
 
     # --- claim, send, record: the delivery engine ------------------------------------------------------

@@ -8,7 +8,10 @@ A change (``lifecycle.Change``) yields, in this order:
   set or changed, with or without a status change (an approval that names the driver yields
   ``status_changed`` and then ``driver_updated``);
 * ``booking.amendment_applied`` / ``booking.amendment_rejected`` when the partner settles an
-  amendment (docs/rules/cancellation.md).
+  amendment (docs/rules/cancellation.md);
+* ``booking.pickup_time_changed`` when the flight watch moves the pickup (its ``flight_state`` carries a
+  new ``shifted_at``; ``data`` adds ``previous_pickup_datetime`` and ``reason``), and
+  ``booking.flight_disrupted`` when the booking is first marked disrupted (docs/rules/flights.md).
 
 Each event takes the booking's next ``sequence`` (one per event), so a receiver keeps the highest
 it has seen and drops older ones.
@@ -35,6 +38,8 @@ class EventType(StrEnum):
     # docs/rules/incidents.md#client-events: written by the incident use cases, with ``data.incident``
     BOOKING_INCIDENT_OPENED = "booking.incident_opened"
     BOOKING_INCIDENT_RESOLVED = "booking.incident_resolved"
+    BOOKING_PICKUP_TIME_CHANGED = "booking.pickup_time_changed"  # docs/rules/flights.md#pickup-moves
+    BOOKING_FLIGHT_DISRUPTED = "booking.flight_disrupted"  # docs/rules/flights.md#disruption
     PING = "ping"
 
 
@@ -49,6 +54,7 @@ class EventSpec:
 
     type: EventType
     previous_status: str | None = None
+    data: dict[str, Any] | None = None  # what the event's ``data`` carries besides the booking and sequence
 
 
 def new_event_id() -> str:
@@ -69,6 +75,10 @@ class ChangedBooking(Protocol):
     def meeting_point(self) -> str | None: ...
     @property
     def amendment(self) -> dict[str, Any] | None: ...
+    @property
+    def flight_state(self) -> dict[str, Any] | None: ...
+    @property
+    def flight_disrupted_at(self) -> datetime | None: ...
 
 
 def events_of(
@@ -88,7 +98,26 @@ def events_of(
         settled = _amendment_status(booking)
         if settled in _AMENDMENT_EVENTS and settled != _amendment_status(previous):
             found.append(EventSpec(_AMENDMENT_EVENTS[settled]))
+        shift = _shift(booking)
+        if shift is not None and shift.get("shifted_at") != (_shift(previous) or {}).get("shifted_at"):
+            found.append(
+                EventSpec(
+                    EventType.BOOKING_PICKUP_TIME_CHANGED,
+                    data={
+                        "previous_pickup_datetime": shift.get("previous_pickup_datetime"),
+                        "reason": shift.get("reason"),
+                    },
+                )
+            )
+        if booking.flight_disrupted_at is not None and previous.flight_disrupted_at is None:
+            found.append(EventSpec(EventType.BOOKING_FLIGHT_DISRUPTED))
     return found
+
+
+def _shift(booking: ChangedBooking) -> Mapping[str, Any] | None:
+    state = booking.flight_state
+    shift = state.get("shift") if isinstance(state, Mapping) else None
+    return shift if isinstance(shift, Mapping) else None
 
 
 def _amendment_status(booking: ChangedBooking) -> str | None:
@@ -107,10 +136,16 @@ def body(event_id: str, event_type: str, created_at: datetime, data: dict[str, A
 
 
 def booking_data(
-    booking: dict[str, Any], event_type: str, sequence: int, previous_status: str | None
+    booking: dict[str, Any],
+    event_type: str,
+    sequence: int,
+    previous_status: str | None,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     data: dict[str, Any] = {"booking": booking}
     if event_type == EventType.BOOKING_STATUS_CHANGED:
         data["previous_status"] = previous_status
+    if extra:
+        data.update(extra)
     data["sequence"] = sequence
     return data

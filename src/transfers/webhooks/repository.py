@@ -61,6 +61,8 @@ async def list_endpoints(conn: AsyncConnection, client_id: int) -> list[dict[str
 async def get_endpoint(
     conn: AsyncConnection, client_id: int, public_id: str, *, for_update: bool = False
 ) -> dict[str, Any] | None:
+    if "\x00" in public_id:  # no id has one, and PostgreSQL refuses it in a text parameter (a 500 before)
+        return None
     query = select(webhook_endpoints).where(_live(client_id), W.public_id == public_id)
     if for_update:
         query = query.with_for_update()

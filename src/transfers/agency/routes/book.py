@@ -146,6 +146,7 @@ def _book_page(
 
 @router.get("/book")
 async def book_form(request: Request, viewer: Signed) -> Response:
+    services(request).geocoder.start_warming()  # the gazetteer loads while the person types
     typed = {name: forms.text(request.query_params, name, 200) for name in SEARCH_FIELDS}
     typed["adult"] = typed["adult"] or "2"
     typed["children"] = typed["children"] or "0"

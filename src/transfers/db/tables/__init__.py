@@ -35,11 +35,13 @@ from transfers.db.tables.bookings import (
     search_vehicles,
     searches,
 )
+from transfers.db.tables.flights import flight_watches
 from transfers.db.tables.health import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, SEARCH_OUTCOMES, partner_search_minutes
 from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_users, rate_cards
 from transfers.db.tables.incidents import incidents, incidents_status_created
 from transfers.db.tables.journal import journal_entries, journal_lines, partner_statements
 from transfers.db.tables.reference import cancellation_reasons, car_services, vehicle_segments, vehicle_types
+from transfers.db.tables.requestlog import api_requests
 from transfers.db.tables.ride_pages import bookings_tracking_token, driver_links
 from transfers.db.tables.web import operators, web_sessions, web_signin_failures
 from transfers.db.tables.webhooks import client_events, webhook_deliveries, webhook_endpoints
@@ -53,6 +55,7 @@ __all__ = [
     "admin_audit_created",
     "agency_users",
     "api_keys",
+    "api_requests",
     "booking_transitions",
     "bookings",
     "bookings_created",
@@ -67,6 +70,7 @@ __all__ = [
     "clients",
     "delivery_attempts",
     "driver_links",
+    "flight_watches",
     "hosted_capacity",
     "idempotency_keys",
     "incidents",

@@ -21,6 +21,7 @@ class ConformanceRun(SearchChecks, BookingChecks, UpdateChecks, AuthChecks):
         booking = await self.check_create(vehicle, search)
         await self.check_info(booking)
         await self.check_amend(booking)
+        await self.check_flight_notice(booking)
         await self.check_update(booking)
         await self.check_refusals(search)
         return self.checks

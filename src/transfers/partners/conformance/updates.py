@@ -7,6 +7,7 @@ Cancelling comes last on purpose: it is also how the check cleans up after itsel
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from transfers.partners.conformance.booking import Booking, webhook_id
@@ -63,6 +64,42 @@ class UpdateChecks(CheckSession):
         note = "Success" if body.get("status") == "Success" else f"Error{said(body)}"
         self.record(name, "PUT", path, result, deadline, problems, note if not problems else None)
 
+    def flight_notice_payload(self, booking: Booking) -> dict[str, Any]:
+        """A flight notice as ``bookings.flight_watch`` sends it (docs/rules/flights.md#pickup-moves): the
+        pickup followed a 45-minute delay; the rest is the booked trip."""
+        created = booking.payload
+        trip = dict(created["trip"])
+        moved = _later(str(trip.get("date", "")), minutes=45)
+        if moved is not None:
+            trip["date"] = moved
+        return {
+            "reservation_no": booking.reservation_no,
+            "status": "AMENDED",
+            "reason": "FLIGHT_UPDATE",
+            "changes": {"pickup_datetime": trip.get("date")},
+            "vehicle_id": created["vehicle_id"],
+            "passenger_info": created["passenger_info"],
+            "flight_info": created["flight_info"],
+            "trip": trip,
+            "extras": created["extras"],
+        }
+
+    async def check_flight_notice(self, booking: Booking | None) -> None:
+        """A flight notice (issue 23) must be answered; it cannot be refused, so an Error is recorded (a
+        warning in the note) and is not a failure of the contract."""
+        path, deadline, name = _PATH, self.deadlines.other, "update AMENDED FLIGHT_UPDATE"
+        if booking is None or booking.answer is None:
+            self.skip(name, "PUT", path, "not run: no booking was created")
+            return
+        if booking.answer.status == "DECLINED":
+            self.skip(name, "PUT", path, "not run: create answered DECLINED (no pickup to move)")
+            return
+        result = await self.call("PUT", path, self.flight_notice_payload(booking), deadline, webhook_id=webhook_id())
+        problems = self.judge(result, deadline, WireResult, "PUT", path, lambda body: [])
+        body = result.body if isinstance(result.body, dict) else {}
+        note = "Success" if body.get("status") == "Success" else f"Error{said(body)} (recorded; the pickup still moves)"
+        self.record(name, "PUT", path, result, deadline, problems, note if not problems else None)
+
     async def check_update(self, booking: Booking | None) -> None:
         path, deadline = _PATH, self.deadlines.other
         names = ("update CANCELLED", "update CANCELLED again")
@@ -84,3 +121,11 @@ class UpdateChecks(CheckSession):
             result = await self.call("PUT", path, body, deadline)
             problems = self.judge(result, deadline, WireResult, "PUT", path, success)
             self.record(name, "PUT", path, result, deadline, problems, "Success")
+
+
+def _later(local_iso: str, *, minutes: int) -> str | None:
+    """``local_iso`` (the trip's ``date``, local with its offset) moved by ``minutes``; None when unreadable."""
+    try:
+        return (datetime.fromisoformat(local_iso) + timedelta(minutes=minutes)).isoformat()
+    except ValueError:
+        return None

@@ -1,0 +1,174 @@
+"""The flight watch's SQL (docs/rules/flights.md#watching): the shared watches (``flight_watches``) and the
+watched bookings' flight columns. Claims take a lease (``lease_until``) under ``FOR UPDATE SKIP LOCKED`` on
+PostgreSQL (SQLite's write transaction excludes others): several workers never check one flight at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from transfers.bookings.models import Booking
+from transfers.bookings.state import BookingStatus
+from transfers.db.tables import bookings, flight_watches, partners
+from transfers.search.airports import local_time
+
+# docs/rules/flights.md#watching: the bookings whose flight is watched
+WATCHED_STATUSES = (BookingStatus.PENDING_APPROVAL.value, BookingStatus.APPROVED.value)
+W = flight_watches.c
+
+
+@dataclass(frozen=True, slots=True)
+class Watch:
+    id: int
+    number: str
+    airport_iata: str
+    local_date: str
+    scheduled_arrival: datetime
+    next_check_at: datetime | None
+    report: dict[str, Any] | None
+    failures: int
+    last_error: str | None = None
+
+    @classmethod
+    def from_row(cls, row: Any) -> Watch:
+        return cls(
+            row["id"],
+            row["number"],
+            row["airport_iata"],
+            row["local_date"],
+            row["scheduled_arrival"],
+            row["next_check_at"],
+            row["report"],
+            row["failures"],
+            row["last_error"],
+        )
+
+
+def local_date(airport_iata: str, arrival: datetime) -> str:
+    return local_time(airport_iata, arrival).date().isoformat()
+
+
+async def ensure_watch(
+    conn: AsyncConnection, number: str, airport_iata: str, scheduled_arrival: datetime, now: datetime
+) -> int:
+    """The watch of ``number`` landing at ``airport_iata`` on the local date of ``scheduled_arrival``, created
+    when missing; either way it is due now (a booking is checked at creation)."""
+    key = (
+        W.number == number,
+        W.airport_iata == airport_iata,
+        W.local_date == local_date(airport_iata, scheduled_arrival),
+    )
+    found = (await conn.execute(select(W.id).where(*key))).scalar()
+    if found is None:
+        try:
+            async with conn.begin_nested():
+                inserted = await conn.execute(
+                    insert(flight_watches)
+                    .values(
+                        number=number,
+                        airport_iata=airport_iata,
+                        local_date=local_date(airport_iata, scheduled_arrival),
+                        scheduled_arrival=scheduled_arrival,
+                        next_check_at=now,
+                        failures=0,
+                    )
+                    .returning(W.id)
+                )
+                return int(inserted.scalar_one())
+        except IntegrityError:  # another booking's create made it meanwhile
+            found = (await conn.execute(select(W.id).where(*key))).scalar_one()
+    await conn.execute(update(flight_watches).where(W.id == found).values(next_check_at=now))
+    return int(found)
+
+
+async def calls_since(conn: AsyncConnection, since: datetime) -> int:
+    """Provider calls made by every worker since ``since`` (the per-minute budget)."""
+    return int((await conn.execute(select(func.count()).where(W.called_at > since))).scalar_one())
+
+
+async def claim_due(conn: AsyncConnection, now: datetime, *, limit: int, lease_until: datetime) -> list[Watch]:
+    """Up to ``limit`` watches due at ``now`` and not leased, leased to the caller until ``lease_until``."""
+    if limit <= 0:
+        return []
+    rows = await conn.execute(
+        select(flight_watches)
+        .where(W.next_check_at <= now, or_(W.lease_until.is_(None), W.lease_until < now))
+        .order_by(W.next_check_at, W.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    claimed = [Watch.from_row(r) for r in rows.mappings()]
+    if claimed:
+        await conn.execute(
+            update(flight_watches)
+            .where(W.id.in_([w.id for w in claimed]))
+            .values(lease_until=lease_until, called_at=now)
+        )
+    return claimed
+
+
+async def finish(
+    conn: AsyncConnection,
+    watch_id: int,
+    *,
+    next_check_at: datetime | None,
+    checked_at: datetime | None = None,
+    report: dict[str, Any] | None = None,
+    error: str | None = None,
+) -> None:
+    """The watch after a check: answered (``report``, failures reset) or failed (``error``, one more failure)."""
+    values: dict[str, Any] = {"next_check_at": next_check_at, "lease_until": None}
+    if error is None:
+        values.update(checked_at=checked_at, report=report, failures=0, last_error=None)
+    else:
+        values.update(failures=W.failures + 1, last_error=error[:1000])
+    await conn.execute(update(flight_watches).where(W.id == watch_id).values(**values))
+
+
+async def get_watch(conn: AsyncConnection, watch_id: int) -> Watch | None:
+    row = (await conn.execute(select(flight_watches).where(W.id == watch_id))).mappings().first()
+    return None if row is None else Watch.from_row(row)
+
+
+async def watched_bookings(conn: AsyncConnection, watch_id: int) -> list[tuple[Booking, int]]:
+    """The live bookings sharing a watch, row-locked, each with its partner's ``follow_flight_minutes``."""
+    rows = await conn.execute(
+        select(bookings, partners.c.follow_flight_minutes.label("p_follow_flight_minutes"))
+        .join(partners, partners.c.id == bookings.c.partner_id)
+        .where(bookings.c.flight_watch_id == watch_id, bookings.c.status.in_(WATCHED_STATUSES))
+        .order_by(bookings.c.id)
+        .with_for_update(of=bookings)
+    )
+    return [(Booking.from_row(r), int(r["p_follow_flight_minutes"])) for r in rows.mappings()]
+
+
+async def set_flight_state(conn: AsyncConnection, booking_ids: Sequence[int], state: dict[str, Any]) -> None:
+    """One flight state for many bookings of a watch (a check that changed nothing else on them)."""
+    for start in range(0, len(booking_ids), 1000):
+        chunk = list(booking_ids[start : start + 1000])
+        await conn.execute(update(bookings).where(bookings.c.id.in_(chunk)).values(flight_state=state))
+
+
+async def disrupted_within(conn: AsyncConnection, now: datetime, until: datetime, *, limit: int) -> list[Booking]:
+    """Live bookings marked disrupted whose pickup is between ``now`` and ``until`` (the console's dashboard)."""
+    rows = await conn.execute(
+        select(bookings)
+        .where(
+            and_(
+                bookings.c.flight_disrupted_at.is_not(None),
+                bookings.c.status.in_(WATCHED_STATUSES),
+                bookings.c.pickup_at >= now,
+                bookings.c.pickup_at <= until,
+            )
+        )
+        .order_by(bookings.c.pickup_at)
+        .limit(limit)
+    )
+    return [Booking.from_row(r) for r in rows.mappings()]

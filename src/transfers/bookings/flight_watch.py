@@ -1,0 +1,304 @@
+"""The flight watch (docs/rules/flights.md): checks the due flights, one provider call per flight and date,
+and applies the rules (``flights/rules.py``) to every booking sharing it.
+
+One pass (``watch_pass``): claim the due watches that fit the per-minute budget (a lease, so another worker
+skips them), ask the provider about each (outside any transaction), then, per watch in one write
+transaction: each live booking's decision. A shift moves the pickup (the booked offset kept), writes the
+partner's notice (``MessageKind.FLIGHT`` through the delivery engine) and the client's
+``booking.pickup_time_changed`` (``lifecycle.update_details``: audit row, message and event in the same
+transaction); a disruption marks the booking (``booking.flight_disrupted``; cancelling is free from then on);
+anything else refreshes the bookings' ``flight_state`` in one statement. A provider failure is logged and
+the watch retried at its next slot; it never raises out of the pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from transfers.bookings import flight_repository as repo
+from transfers.bookings import partner_payloads
+from transfers.bookings import repository as booking_repo
+from transfers.bookings.lifecycle import update_details
+from transfers.bookings.models import Booking
+from transfers.bookings.resource import flight_view
+from transfers.clock import Clock
+from transfers.config import Settings
+from transfers.db.engine import Database
+from transfers.delivery import repository as outbox_repo
+from transfers.delivery.policy import delivery_deadline
+from transfers.errors import NotFound, Unavailable
+from transfers.flights.numbers import is_trackable
+from transfers.flights.providers import FlightProvider
+from transfers.flights.rules import (
+    FlightReport,
+    FlightStatus,
+    Outcome,
+    Watched,
+    decide,
+    delay_minutes,
+    next_check,
+)
+from transfers.partners.calls import MessageKind
+from transfers.search.airports import local_time
+
+log = structlog.get_logger("transfers.flights")
+ACTOR = "system:flights"
+LEASE = timedelta(minutes=2)
+BUDGET_WINDOW = timedelta(minutes=1)
+FAILED_RETRY = timedelta(minutes=5)  # a failed check with no slot left in the schedule
+
+
+@dataclass
+class PassResult:
+    """What one pass did (the job's counts, the bench's figures)."""
+
+    watches: int = 0
+    calls: int = 0
+    failures: int = 0
+    shifted: int = 0
+    disrupted: int = 0
+    bookings: int = 0
+    reservations: list[str] = field(default_factory=list)
+
+
+def watches(pickup: dict[str, Any], number: str | None) -> bool:
+    """Whether a booking's flight is watched: an airport pickup and a trackable number."""
+    return pickup.get("type") == "AIRPORT" and is_trackable(number)
+
+
+async def enrol(conn: AsyncConnection, booking: Booking, now: datetime) -> int | None:
+    """Join ``booking`` to the watch of its flight (created if needed, due now) and return its id; None when
+    the booking is not watched (not an airport pickup, an untrackable number). Amending the flight number or
+    the pickup enrols the booking again: the watch restarts (docs/rules/flights.md#booking-fields)."""
+    if not watches(booking.pickup_location, booking.flight_number):
+        return None
+    scheduled = booking.original_pickup_at or booking.pickup_at
+    return await repo.ensure_watch(conn, booking.flight_number, booking.airport_iata, scheduled, now)
+
+
+async def watch_pass(
+    db: Database, provider: FlightProvider, clock: Clock, settings: Settings, *, limit: int = 100
+) -> PassResult:
+    """Check every due watch that fits the budget (up to ``limit``). Never raises for a provider's fault."""
+    result = PassResult()
+    now = clock.now()
+    async with db.write() as conn:
+        used = await repo.calls_since(conn, now - BUDGET_WINDOW)
+        room = min(limit, settings.flight_provider_max_calls_per_minute - used)
+        claimed = await repo.claim_due(conn, now, limit=room, lease_until=now + LEASE)
+    for watch in claimed:
+        result.watches += 1
+        await check_watch(db, provider, clock, watch, result)
+    return result
+
+
+async def check_watch(
+    db: Database, provider: FlightProvider, clock: Clock, watch: repo.Watch, result: PassResult
+) -> None:
+    """One provider call for one watch, then its bookings; a failure is logged and retried at the next slot."""
+    result.calls += 1
+    try:
+        report = await provider.report(watch.number, watch.scheduled_arrival, watch.airport_iata)
+    except Exception as exc:  # a provider's fault of any kind: logged, retried at the next slot, never raised
+        await _failed(db, clock, watch, exc, result)
+        return
+    now = clock.now()
+    async with db.write() as conn:
+        await apply_report(conn, watch, report, now, result)
+
+
+async def _failed(db: Database, clock: Clock, watch: repo.Watch, exc: Exception, result: PassResult) -> None:
+    result.failures += 1
+    now = clock.now()
+    retry_after = getattr(exc, "retry_after", None)
+    last = FlightReport(FlightStatus(watch.report["status"])) if watch.report else None
+    slot = next_check(now, _expected(watch, None), last.status if last else FlightStatus.SCHEDULED)
+    if slot is None:  # past the watch's end: one more try a little later, then it stops by itself
+        slot = now + FAILED_RETRY if now < watch.scheduled_arrival + timedelta(hours=26) else None
+    if slot is not None and retry_after is not None:
+        slot = max(slot, now + timedelta(seconds=float(retry_after)))
+    log.warning(
+        "flight_check_failed",
+        flight=watch.number,
+        airport=watch.airport_iata,
+        date=watch.local_date,
+        error=str(exc)[:300],
+        failures=watch.failures + 1,
+        next_check_at=slot.isoformat() if slot else None,
+    )
+    async with db.write() as conn:
+        await repo.finish(conn, watch.id, next_check_at=slot, error=f"{type(exc).__name__}: {exc}")
+
+
+def _expected(watch: repo.Watch, report: FlightReport | None) -> datetime:
+    """The arrival the schedule counts from: the provider's estimate, else its schedule, else ours."""
+    if report is not None:
+        for moment in (report.actual_arrival, report.estimated_arrival, report.scheduled_arrival):
+            if moment is not None and abs(moment - watch.scheduled_arrival) <= timedelta(hours=24):
+                return moment
+    return watch.scheduled_arrival
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def flight_state(number: str, report: FlightReport, scheduled: datetime, now: datetime) -> dict[str, Any]:
+    """A booking's ``flight_state``: the report as the BookingResource's ``flight`` shows it (UTC, stored)."""
+    return {
+        "number": number,
+        "status": report.status.value,
+        "scheduled_arrival": _iso(report.scheduled_arrival or scheduled),
+        "estimated_arrival": _iso(report.estimated_arrival),
+        "actual_arrival": _iso(report.actual_arrival),
+        "delay_minutes": delay_minutes(report, report.scheduled_arrival or scheduled),
+        "terminal": report.terminal,
+        "checked_at": now.isoformat(),
+    }
+
+
+def _for_booking(report: FlightReport, scheduled: datetime, booked: datetime) -> FlightReport:
+    """The report seen from one booking: the flight's delay applied to the arrival its pickup was booked on
+    (its original pickup, so the booked offset is kept whatever it was)."""
+
+    def moved(moment: datetime | None) -> datetime | None:
+        if moment is None or moment.tzinfo is None:
+            return moment
+        return booked + (moment - scheduled)
+
+    return FlightReport(
+        report.status, booked, moved(report.estimated_arrival), moved(report.actual_arrival), report.terminal
+    )
+
+
+async def apply_report(
+    conn: AsyncConnection, watch: repo.Watch, report: FlightReport, now: datetime, result: PassResult
+) -> None:
+    """The rules for every live booking of ``watch`` (row-locked), then the watch's next slot."""
+    scheduled = report.scheduled_arrival or watch.scheduled_arrival
+    state = flight_state(watch.number, report, scheduled, now)
+    unchanged: list[int] = []
+    watched = await repo.watched_bookings(conn, watch.id)
+    for booking, follow in watched:
+        result.bookings += 1
+        original = booking.original_pickup_at or booking.pickup_at
+        decision = decide(
+            Watched(original, booking.pickup_at, original, follow, booking.flight_disrupted_at is not None),
+            _for_booking(report, scheduled, original),
+        )
+        if decision.outcome is Outcome.SHIFT and decision.new_pickup_at is not None:
+            await _shift(conn, booking, decision.new_pickup_at, decision.reason or "", state, now)
+            result.shifted += 1
+            result.reservations.append(booking.reservation_no)
+        elif decision.outcome is Outcome.DISRUPTED:
+            await _disrupt(conn, booking, decision.reason or "", state, now)
+            result.disrupted += 1
+            result.reservations.append(booking.reservation_no)
+        else:
+            if decision.outcome is Outcome.IGNORED:
+                log.warning("flight_report_ignored", flight=watch.number, reason=decision.reason)
+            previous = (booking.flight_state or {}).get("status")
+            if previous is not None and previous != state["status"]:
+                await update_details(
+                    conn,
+                    booking,
+                    {"flight_state": state},
+                    actor=ACTOR,
+                    reason=f"flight {watch.number}: {previous} -> {state['status']}",
+                    now=now,
+                )
+            else:
+                unchanged.append(booking.id)
+    await repo.set_flight_state(conn, unchanged, state)
+    slot = next_check(now, _expected(watch, report), report.status) if watched else None
+    await repo.finish(conn, watch.id, next_check_at=slot, checked_at=now, report=state)
+
+
+async def _shift(
+    conn: AsyncConnection, booking: Booking, new_pickup: datetime, reason: str, state: dict[str, Any], now: datetime
+) -> None:
+    iata = booking.airport_iata
+    before = local_time(iata, booking.pickup_at).isoformat()
+    after = local_time(iata, new_pickup).isoformat()
+    shift = {"shifted_at": now.isoformat(), "previous_pickup_datetime": before, "reason": reason}
+    fields = {"pickup_at": new_pickup, "flight_state": {**state, "shift": shift}}
+    moved = booking.moved(fields)
+    message = outbox_repo.new_message(
+        partner_id=booking.partner_id,
+        kind=MessageKind.FLIGHT.value,
+        payload=notice_payload(moved),
+        now=now,
+        deadline=max(
+            now,
+            delivery_deadline(now, min(booking.pickup_at, new_pickup), hours_after_creation=24, hours_before_pickup=0),
+        ),
+        not_before=None,
+        lease_until=None,
+    )
+    await update_details(
+        conn,
+        booking,
+        fields,
+        actor=ACTOR,
+        reason=f"flight {booking.flight_number}: pickup moved from {before} to {after} ({reason})",
+        now=now,
+        messages=(message,),
+    )
+
+
+def notice_payload(booking: Booking) -> dict[str, Any]:
+    """``PUT /booking/update`` with ``"status": "AMENDED", "reason": "FLIGHT_UPDATE"``: the new pickup, and
+    the whole trip as it now is, shaped like an amendment's (docs/rules/flights.md#pickup-moves)."""
+    trip = booking.trip
+    return {
+        "reservation_no": booking.reservation_no,
+        "status": "AMENDED",
+        "reason": "FLIGHT_UPDATE",
+        "changes": {"pickup_datetime": trip.local_pickup.isoformat()},
+        "vehicle_id": trip.vehicle.partner_vehicle_id,
+        "passenger_info": trip.passenger.contact(),
+        "flight_info": partner_payloads.flight_info(trip),
+        "trip": partner_payloads.trip_payload(trip),
+        "extras": partner_payloads.extras_payload(booking),
+    }
+
+
+async def _disrupt(conn: AsyncConnection, booking: Booking, reason: str, state: dict[str, Any], now: datetime) -> None:
+    why = {"BEYOND_LIMIT": "beyond the partner's limit", "CANCELLED": "cancelled", "DIVERTED": "diverted"}
+    await update_details(
+        conn,
+        booking,
+        {"flight_disrupted_at": now, "flight_state": state},
+        actor=ACTOR,
+        reason=f"flight {booking.flight_number} disrupted ({why.get(reason, reason)}): cancelling is free from now on",
+        now=now,
+    )
+
+
+async def check_now(db: Database, provider: FlightProvider, clock: Clock, reservation_no: str) -> dict[str, Any] | None:
+    """``transfers flights check RESERVATION_NO`` (docs/rules/flights.md#watching): check the booking's flight
+    now, whatever its schedule, apply the answer to every booking sharing it, and answer the booking's
+    ``flight`` as the BookingResource shows it (None when its pickup is not an airport). A provider failure is
+    raised (the operator asked), after being recorded on the watch like any failed check."""
+    async with db.read() as conn:
+        booking = await booking_repo.get_by_reservation(conn, reservation_no.strip().upper())
+    if booking is None:
+        raise NotFound(f"no booking {reservation_no}")
+    if booking.flight_watch_id is not None:
+        async with db.write() as conn:
+            watch = await repo.get_watch(conn, booking.flight_watch_id)
+        if watch is not None:
+            result = PassResult()
+            await check_watch(db, provider, clock, watch, result)
+            if result.failures:
+                async with db.read() as conn:
+                    failed = await repo.get_watch(conn, watch.id)
+                raise Unavailable(f"the flight provider could not answer: {failed.last_error if failed else ''}")
+        async with db.read() as conn:
+            booking = await booking_repo.get_by_id(conn, booking.id) or booking
+    return flight_view(booking.trip)
