@@ -42,7 +42,7 @@ cleanup() {
     while read -r pid; do kill -KILL -- "-$pid" 2>/dev/null || true; done <"$PIDFILE"
   fi
   rm -f "$PIDFILE"
-  for db in "$DB" "${DB}_small" "${DB}_hosted" "${DB}_console" "${DB}_webhooks" "${DB}_search" "${DB}_tracking"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
+  for db in "$DB" "${DB}_small" "${DB}_hosted" "${DB}_console" "${DB}_webhooks" "${DB}_search" "${DB}_tracking" "${DB}_agency" "${DB}_flights" "${DB}_flights_late"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
   exit "$status"
 }
 trap cleanup EXIT INT TERM
@@ -81,3 +81,18 @@ createdb -h "$PGHOST" -U "$PGUSER" "${DB}_webhooks"
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_tracking"
 # shellcheck disable=SC2086
 "$PY" -m bench.tracking_page --dsn "postgresql://$PGUSER@$PGHOST/${DB}_tracking" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"
+
+# Issue 27: the agency portal's Bookings page (search, filters, pages) for an agency with 100 000 bookings
+# among 300 000 (server time, p50/p95; target < 300 ms).
+createdb -h "$PGHOST" -U "$PGUSER" "${DB}_agency"
+# shellcheck disable=SC2086
+"$PY" -m bench.agency --dsn "postgresql://$PGUSER@$PGHOST/${DB}_agency" ${BENCH_ARGS:-} "$@"
+
+# Issue 23: one flight-watch pass over 10,000 watched bookings (1,000 flights), sandbox provider (target <= 5 s,
+# provider calls == distinct flights): every flight on time, then 15 % of them late (1,500 pickups moved).
+createdb -h "$PGHOST" -U "$PGUSER" "${DB}_flights"
+# shellcheck disable=SC2086
+"$PY" -m bench.flights --dsn "postgresql://$PGUSER@$PGHOST/${DB}_flights" --late-percent 0 ${BENCH_ARGS:-} "$@"
+createdb -h "$PGHOST" -U "$PGUSER" "${DB}_flights_late"
+# shellcheck disable=SC2086
+"$PY" -m bench.flights --dsn "postgresql://$PGUSER@$PGHOST/${DB}_flights_late" --late-percent 15 ${BENCH_ARGS:-} "$@"

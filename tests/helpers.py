@@ -151,6 +151,9 @@ def booking_row(**changes: Any) -> dict[str, Any]:
         "tracking_token": "k3bq0m5YcF2Xz8Wn1Lp4Tg",
         "amendment": None,
         "incident_refunded": None,
+        "ride_milestones": None,
+        "ride_position": None,
+        "ride_position_at": None,
         # issue 23 (docs/rules/flights.md)
         "original_pickup_at": now + timedelta(days=2),
         "flight_state": None,

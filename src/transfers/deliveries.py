@@ -8,6 +8,8 @@ registered here at start-up (``transfers/worker.py`` runs them beside the schedu
 * client webhooks: the ``client.webhook`` kind (``webhooks/delivery.client_webhook_kind``), which
   ``webhooks/delivery.WebhookDispatcher`` registers with the engine it runs over the
   ``webhook_deliveries`` table (its fan-out and per-endpoint fairness around it);
+* client driver positions: the ``client.driver_position`` kind (``webhooks/positions.py``), tried
+  once, over the ``outbox`` table (docs/rules/ride.md#client-events);
 * partner e-mails: the ``partner.email`` kind (``hosted/mail.partner_email_kind``), which the
   scheduled ``partner_emails`` job (``hosted/mail.send_due``) runs over the ``partner_emails`` table.
 
@@ -31,6 +33,7 @@ from transfers.partners import calls
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.service import endpoint_for
 from transfers.services import Services
+from transfers.webhooks import positions
 
 _HOSTED = hosted.HostedPartner()
 _UNREACHABLE = calls.Unreachable()
@@ -77,8 +80,9 @@ def partner_call_kinds(svc: Services) -> tuple[DeliveryKind, ...]:
 
 
 def registry(svc: Services) -> Registry:
-    """Every kind this process delivers through the engine."""
-    return Registry(partner_call_kinds(svc))
+    """Every kind this process delivers through the engine: the partner calls and the client's
+    driver positions (tried once, claimed first: docs/rules/ride.md#client-events)."""
+    return Registry((*partner_call_kinds(svc), positions.driver_position_kind(svc)))
 
 
 class Dispatcher(Engine):

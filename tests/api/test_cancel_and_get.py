@@ -50,6 +50,7 @@ BOOKING_KEYS = {
     "cancellation_policy",
     "cancellation",
     "amendment",  # docs/rules/cancellation.md
+    "ride",  # docs/rules/ride.md#ride-field
     "original_pickup_datetime",  # docs/rules/flights.md#booking-fields
     "free_wait_until",
     "flight",
@@ -249,6 +250,8 @@ def check_shape(booking: dict[str, Any], requested_pickup: str) -> None:
     created = datetime.fromisoformat(booking["created_at"])
     assert booking["created_at"].endswith("+00:00") and created.utcoffset() == timedelta(0)
     assert abs(created - datetime.now(UTC)) < timedelta(minutes=5)
+    # docs/rules/ride.md#ride-field: before the driver reports anything
+    assert booking["ride"] == {"stage": "NOT_STARTED", "events": [], "position": None, "tracking_url": None}
 
 
 async def test_get_answers_the_booking_resource_exactly(

@@ -147,6 +147,8 @@ def create_values(client_id: int, partner_id: int, reservation_no: str, now: dat
         created_at=now,
         updated_at=now,
         event_sequence=1,
+        # Unique per booking (a unique index), and named after its reservation so both ways normalise alike.
+        tracking_token=f"trk-{reservation_no}",
     )
     unset = [
         "id",

@@ -77,6 +77,8 @@ def test_document_structure() -> None:
         ("/booking/update", "put"),
         ("/api/v1/reverse/booking/update", "put"),
         ("/api/v1/reverse/booking/info/{reservation_no}", "get"),
+        ("/api/v1/reverse/booking/events", "post"),
+        ("/api/v1/reverse/booking/positions", "post"),
     }
     for path, item in DOC["paths"].items():
         for method, operation in item.items():

@@ -250,6 +250,39 @@ class Cancellation:
 
 
 @dataclass(frozen=True)
+class Flight:
+    """The traveller's flight as the service's watch last saw it (docs/rules/flights.md#booking-fields):
+    ``status`` UNTRACKED, SCHEDULED, EN_ROUTE, LANDED, CANCELLED, DIVERTED or UNKNOWN; times local to the
+    airport; ``delay_minutes`` negative when early."""
+
+    number: str
+    status: str
+    scheduled_arrival: datetime | None
+    estimated_arrival: datetime | None
+    actual_arrival: datetime | None
+    delay_minutes: int | None
+    terminal: str | None
+    checked_at: datetime | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Flight:
+        def when(key: str) -> datetime | None:
+            return None if data.get(key) is None else _instant(data[key])
+
+        delay = data.get("delay_minutes")
+        return cls(
+            number=str(data["number"]),
+            status=str(data["status"]),
+            scheduled_arrival=when("scheduled_arrival"),
+            estimated_arrival=when("estimated_arrival"),
+            actual_arrival=when("actual_arrival"),
+            delay_minutes=None if delay is None else int(delay),
+            terminal=_optional_str(data.get("terminal")),
+            checked_at=when("checked_at"),
+        )
+
+
+@dataclass(frozen=True)
 class Amendment:
     """The booking's latest amendment: ``PENDING`` until the partner answers, then ``APPLIED`` or
     ``REJECTED`` (``message`` says why). ``changes`` is shaped like the ``amend_booking`` request."""
@@ -270,6 +303,74 @@ class Amendment:
             _instant(data["requested_at"]),
             None if decided is None else _instant(decided),
         )
+
+
+@dataclass(frozen=True)
+class RideEvent:
+    """A driver event the partner reported: ``type`` (``DRIVER_DEPARTED_TO_PICKUP``, ...,
+    ``CUSTOMER_NO_SHOW``), when it happened (and where, when sent) and when the service received it."""
+
+    type: str
+    occurred_at: datetime
+    lat: float | None
+    lng: float | None
+    received_at: datetime
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RideEvent:
+        return cls(
+            str(data["type"]),
+            _instant(data["occurred_at"]),
+            _optional_float(data.get("lat")),
+            _optional_float(data.get("lng")),
+            _instant(data["received_at"]),
+        )
+
+
+@dataclass(frozen=True)
+class RidePosition:
+    """Where the driver was at ``at`` (``heading`` in degrees from north, ``speed_kmh``, when sent)."""
+
+    lat: float
+    lng: float
+    at: datetime
+    heading: float | None
+    speed_kmh: float | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RidePosition:
+        return cls(
+            float(data["lat"]),
+            float(data["lng"]),
+            _instant(data["at"]),
+            _optional_float(data.get("heading")),
+            _optional_float(data.get("speed_kmh")),
+        )
+
+
+@dataclass(frozen=True)
+class Ride:
+    """The ride after APPROVED: ``stage`` (``NOT_STARTED``, ``EN_ROUTE_TO_PICKUP``, ``AT_PICKUP``,
+    ``ON_BOARD``, ``DROPPED_OFF`` or ``CUSTOMER_NO_SHOW``), the events by ``occurred_at``, the
+    latest position while the ride is on, and the traveller's page (None until the service serves it)."""
+
+    stage: str
+    events: tuple[RideEvent, ...]
+    position: RidePosition | None
+    tracking_url: str | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Ride:
+        return cls(
+            str(data["stage"]),
+            tuple(RideEvent.from_json(e) for e in data["events"]),
+            _maybe(RidePosition.from_json, data.get("position")),
+            _optional_str(data.get("tracking_url")),
+        )
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 @dataclass(frozen=True)
@@ -323,6 +424,12 @@ class Booking:
     cancellation_policy: CancellationPolicy | None = None  # the policy it was sold with
     cancellation: Cancellation | None = None  # set once cancelled
     amendment: Amendment | None = None  # the latest amendment
+    # docs/rules/flights.md#booking-fields (None only from a service without them): the pickup as booked
+    # (pickup_datetime is the current one, which follows the flight), the free wait, the flight
+    original_pickup_datetime: datetime | None = None
+    free_wait_until: datetime | None = None
+    flight: Flight | None = None
+    ride: Ride | None = None  # the driver's events and position (None only from a service without them)
 
     @property
     def is_final(self) -> bool:
@@ -355,6 +462,12 @@ class Booking:
             cancellation_policy=_maybe(CancellationPolicy.from_json, data.get("cancellation_policy")),
             cancellation=_maybe(Cancellation.from_json, data.get("cancellation")),
             amendment=_maybe(Amendment.from_json, data.get("amendment")),
+            original_pickup_datetime=None
+            if data.get("original_pickup_datetime") is None
+            else _instant(data["original_pickup_datetime"]),
+            free_wait_until=None if data.get("free_wait_until") is None else _instant(data["free_wait_until"]),
+            flight=_maybe(Flight.from_json, data.get("flight")),
+            ride=_maybe(Ride.from_json, data.get("ride")),
         )
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from transfers_sdk.errors import TransfersError
 from transfers_sdk.incidents import Incident
-from transfers_sdk.models import Booking, BookingStatus
+from transfers_sdk.models import Booking, BookingStatus, RideEvent, RidePosition
 from transfers_sdk.models import _instant as _when
 
 BOOKING_CREATED = "booking.created"
@@ -41,6 +41,8 @@ BOOKING_AMENDMENT_APPLIED = "booking.amendment_applied"
 BOOKING_AMENDMENT_REJECTED = "booking.amendment_rejected"
 BOOKING_INCIDENT_OPENED = "booking.incident_opened"  # data.incident: docs/rules/incidents.md
 BOOKING_INCIDENT_RESOLVED = "booking.incident_resolved"
+BOOKING_DRIVER_EVENT = "booking.driver_event"
+BOOKING_DRIVER_POSITION = "booking.driver_position"  # only to endpoints that name it ("*" does not)
 BOOKING_PICKUP_TIME_CHANGED = "booking.pickup_time_changed"
 BOOKING_FLIGHT_DISRUPTED = "booking.flight_disrupted"
 PING = "ping"
@@ -52,6 +54,8 @@ EVENT_TYPES = (
     BOOKING_AMENDMENT_REJECTED,
     BOOKING_INCIDENT_OPENED,
     BOOKING_INCIDENT_RESOLVED,
+    BOOKING_DRIVER_EVENT,
+    BOOKING_DRIVER_POSITION,
     BOOKING_PICKUP_TIME_CHANGED,
     BOOKING_FLIGHT_DISRUPTED,
     PING,
@@ -87,6 +91,16 @@ class BookingEvent(WebhookEvent):
     incident: Incident | None = None
     previous_pickup_datetime: datetime | None = None
     reason: str | None = None
+    ride_event: RideEvent | None = None  # ``booking.driver_event``: the event recorded
+
+
+@dataclass(frozen=True)
+class DriverPositionEvent(WebhookEvent):
+    """``booking.driver_position`` (only for endpoints that name it): the booking's latest position,
+    at most every 15 s, no ``sequence``; a stale one is never sent."""
+
+    reservation_no: str = ""
+    position: RidePosition = field(default=None, repr=True)  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -105,6 +119,11 @@ def parse_event(body: bytes | str | Mapping[str, Any]) -> WebhookEvent:
         "created_at": _when(data["created_at"]),
         "data": data["data"],
     }
+    if common["type"] == BOOKING_DRIVER_POSITION:
+        inner = data["data"]
+        return DriverPositionEvent(
+            **common, reservation_no=str(inner["reservation_no"]), position=RidePosition.from_json(inner["position"])
+        )
     if common["type"].startswith("booking."):
         inner = data["data"]
         previous = inner.get("previous_status")
@@ -115,6 +134,7 @@ def parse_event(body: bytes | str | Mapping[str, Any]) -> WebhookEvent:
             sequence=int(inner["sequence"]),
             previous_status=None if previous is None else BookingStatus(previous),
             incident=Incident.from_json(inner["incident"]) if inner.get("incident") else None,
+            ride_event=None if inner.get("event") is None else RideEvent.from_json(inner["event"]),
             previous_pickup_datetime=None if previous_pickup is None else _when(previous_pickup),
             reason=inner.get("reason"),
         )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, func, literal_column, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -50,7 +50,8 @@ def _conditions(wanted: BookingQuery) -> list[ColumnElement[bool]]:
         where.append(
             or_(
                 b.reservation_no == text.upper(),
-                func.upper(func.replace(b.flight_number, " ", "")) == compact,
+                # spelled as the index ix_bookings_client_flight is, literals and all, so it is used
+                func.upper(func.replace(b.flight_number, literal_column("' '"), literal_column("''"))) == compact,
                 func.lower(b.passenger_surname).like(_like_prefix(text.lower()), escape="\\"),
             )
         )

@@ -84,6 +84,10 @@ class Booking:
     cancelled_at: datetime | None
     cancelled_by: str | None
     amendment: dict[str, Any] | None
+    # docs/rules/ride.md#ride-field (issue 22): the recorded driver events by occurred_at, the latest position
+    ride_milestones: list[dict[str, Any]] | None
+    ride_position: dict[str, Any] | None
+    ride_position_at: datetime | None
     # docs/rules/ride.md#tracking-page: the traveller's page token (issue 22), issued in the booking's INSERT
     tracking_token: str | None
     # docs/rules/incidents.md#resolve: the part of the price incidents refunded so far (None: nothing)
@@ -170,6 +174,8 @@ class BookingView:
     cancelled_at: datetime | None
     cancelled_by: str | None
     amendment: dict[str, Any] | None
+    ride_milestones: list[dict[str, Any]] | None
+    ride_position: dict[str, Any] | None
     tracking_token: str | None  # the resource's ride.tracking_url (docs/rules/ride.md#ride-field)
     original_pickup_at: datetime | None
     flight_state: dict[str, Any] | None

@@ -10,7 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from transfers.bookings.models import Booking
+from transfers.bookings.resource import flight_view
+from transfers.bookings.state import BookingStatus
 from transfers.bookings.trip import Trip
+from transfers.ride import model as ride_model
 
 
 def create_payload(booking: Booking) -> dict[str, Any]:
@@ -73,6 +76,12 @@ def partner_view(booking: Booking) -> dict[str, Any]:
             "price": {"total": f"{booking.net_total:.2f}", "currency": booking.currency},
             "driver_info": trip.driver.public() if trip.driver is not None else None,
             "meeting_point": trip.meeting_point,
+            # docs/rules/flights.md#disruption: the pickup as booked, the free wait and the flight as watched
+            "original_pickup_datetime": trip.original_pickup_at.isoformat(),
+            "free_wait_until": trip.free_wait_until.isoformat(),
+            "flight": flight_view(trip),
         },
         "passenger_info": trip.passenger.contact(),
+        # docs/rules/ride.md#ride-field: the ride at the top level, as the client sees it
+        "ride": ride_model.view(trip.ride, approved=booking.status is BookingStatus.APPROVED),
     }

@@ -9,11 +9,12 @@ from datetime import datetime
 from typing import Any
 
 from transfers.bookings.models import VIEW_FIELDS, Booking, BookingView
-from transfers.bookings.state import DRIVER_VISIBLE, is_cancelable
+from transfers.bookings.state import DRIVER_VISIBLE, BookingStatus, is_cancelable
 from transfers.bookings.trip import Place, Trip
 from transfers.cancellation.views import amendment_view, cancellation_view, policy_view, stored_policy
 from transfers.flights.numbers import is_trackable
 from transfers.flights.rules import FlightStatus
+from transfers.ride import model as ride_model
 from transfers.search.airports import local_time
 
 # The stored fields the resource is built from (``BookingView``'s): GET booking reads only these.
@@ -54,6 +55,8 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "original_pickup_datetime": local_time(b.airport_iata, trip.original_pickup_at).isoformat(),
         "free_wait_until": local_time(b.airport_iata, trip.free_wait_until).isoformat(),
         "flight": flight_view(trip),
+        # docs/rules/ride.md#ride-field: the traveller page's ``tracking_url`` is given here once it is served
+        "ride": ride_model.view(trip.ride, approved=status is BookingStatus.APPROVED),
     }
 
 

@@ -10,7 +10,8 @@ the stored form, the trip is how code reads them.
 Flight tracking (docs/rules/flights.md) gave ``Trip.original_pickup_at`` (the pickup as booked; ``pickup_at``
 is the current one), ``Flight.state`` (the flight as last checked) and ``Flight.disrupted_at``, and made
 ``free_wait_minutes`` the partner's at airports (``Trip.free_wait_until``, where the ride and the flights
-meet). Room for what comes next, one field each: the ride adds ``Trip.ride``; a return trip adds
+meet). The ride (docs/rules/ride.md) gave ``Trip.ride`` (``ride/model.py``: the driver's events and latest
+position). Room for what comes next, one field each: a return trip adds
 ``Trip.leg`` (which leg, and the other leg's reservation). Add the field here and
 in ``trip_of``, then to the views that show it.
 """
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from transfers.ride.model import Ride
 from transfers.search.airports import local_time
 
 if TYPE_CHECKING:
@@ -145,6 +147,7 @@ class Trip:
     meeting_point: str | None
     free_wait_minutes: int  # docs/rules/flights.md#booking-fields
     original_pickup_at: datetime  # as booked (docs/rules/flights.md#booking-fields)
+    ride: Ride  # docs/rules/ride.md#ride-field: the driver's events and latest position
 
     @property
     def free_wait_until(self) -> datetime:
@@ -180,6 +183,7 @@ def trip_of(b: Booking | BookingView) -> Trip:
             route.pickup, DEFAULT_AIRPORT_FREE_WAIT_MINUTES if b.free_wait_minutes is None else b.free_wait_minutes
         ),
         b.original_pickup_at or b.pickup_at,
+        Ride.from_stored(b.ride_milestones, b.ride_position),
     )
 
 

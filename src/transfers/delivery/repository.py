@@ -359,18 +359,45 @@ async def enqueue_latest(
     payload: dict[str, Any],
     now: datetime,
     deadline: datetime,
+    not_before: datetime | None = None,
 ) -> OutboxMessage:
     """Write a message of a kind tried once (``DeliveryKind.once``, e.g. a driver's position): the
     booking's pending, unleased messages of that kind are expired as superseded first, so only the
-    newest one is ever sent (coalesced). One being sent right now is left to finish."""
+    newest one is ever sent (coalesced). One being sent right now is left to finish. ``not_before``:
+    when it is due (a writer that sends at most every so often keeps the slot it computed with
+    ``latest_due``)."""
     await conn.execute(
         update(outbox)
         .where(outbox.c.booking_id == booking_id, outbox.c.kind == kind, _claimable(now))
         .values(status=EXPIRED, finished_at=now, last_error=SUPERSEDED)
     )
     return await enqueue(
-        conn, booking_id=booking_id, partner_id=partner_id, kind=kind, payload=payload, now=now, deadline=deadline
+        conn,
+        booking_id=booking_id,
+        partner_id=partner_id,
+        kind=kind,
+        payload=payload,
+        now=now,
+        deadline=deadline,
+        not_before=not_before,
     )
+
+
+async def latest_due(
+    conn: AsyncConnection, booking_id: int, kind: str, *, now: datetime
+) -> tuple[datetime, bool] | None:
+    """The booking's latest message of ``kind``: when it was (or is) due, and whether it still waits
+    (pending and not being sent, so a newer message replaces it in its slot); None when there is none.
+    A writer of a kind sent at most every so often schedules the next one from it."""
+    found = (
+        await conn.execute(
+            select(outbox.c.next_attempt_at, _claimable(now).label("waiting"))
+            .where(outbox.c.booking_id == booking_id, outbox.c.kind == kind)
+            .order_by(outbox.c.id.desc())
+            .limit(1)
+        )
+    ).first()
+    return None if found is None else (found.next_attempt_at, bool(found.waiting))
 
 
 class OutboxQueue:

@@ -162,19 +162,40 @@ class WebhookSender:
     async def send(self, kind: DeliveryKind, message: Any, *, timeout: float, target: Any) -> CallResult:
         """Sign and POST the event's fixed body: ``webhook-id`` is the event id on every attempt."""
         delivery: WebhookDelivery = message
+        return await self.signed_post(
+            delivery.url,
+            delivery.body.encode(),
+            delivery.event_id,
+            secret_enc=delivery.secret_enc,
+            old_secret_enc=delivery.old_secret_enc,
+            old_secret_until=delivery.old_secret_until,
+            timeout=timeout,
+        )
+
+    async def signed_post(
+        self,
+        url: str,
+        body: bytes,
+        webhook_id: str,
+        *,
+        secret_enc: str,
+        old_secret_enc: str | None,
+        old_secret_until: datetime | None,
+        timeout: float,
+    ) -> CallResult:
+        """POST ``body`` signed by the endpoint's secret (and, for 24 h after a rotation, its previous one)."""
         now = self._clock.now()
-        body = delivery.body.encode()
-        secrets = [self._open(delivery.secret_enc)]
-        if delivery.old_secret_enc and delivery.old_secret_until and delivery.old_secret_until > now:
-            secrets.append(self._open(delivery.old_secret_enc))
+        secrets = [self._open(secret_enc)]
+        if old_secret_enc and old_secret_until and old_secret_until > now:
+            secrets.append(self._open(old_secret_enc))
         timestamp = int(now.timestamp())
         headers = {
             "Content-Type": "application/json",
-            "webhook-id": delivery.event_id,
+            "webhook-id": webhook_id,
             "webhook-timestamp": str(timestamp),
-            "webhook-signature": signature_header(secrets, delivery.event_id, timestamp, body),
+            "webhook-signature": signature_header(secrets, webhook_id, timestamp, body),
         }
-        return await self.post(delivery.url, body, headers, timeout=timeout)
+        return await self.post(url, body, headers, timeout=timeout)
 
     async def post(self, url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> CallResult:
         started = time.perf_counter()

@@ -11,7 +11,12 @@ A change (``lifecycle.Change``) yields, in this order:
   amendment (docs/rules/cancellation.md);
 * ``booking.pickup_time_changed`` when the flight watch moves the pickup (its ``flight_state`` carries a
   new ``shifted_at``; ``data`` adds ``previous_pickup_datetime`` and ``reason``), and
-  ``booking.flight_disrupted`` when the booking is first marked disrupted (docs/rules/flights.md).
+  ``booking.flight_disrupted`` when the booking is first marked disrupted (docs/rules/flights.md);
+* ``booking.driver_event`` once per driver event recorded (docs/rules/ride.md#client-events), with
+  the event in ``data.event``.
+
+``booking.driver_position`` is not a change's event: the positions use case pushes it as a
+delivery tried once, only to endpoints that name it (``webhooks/positions.py``).
 
 Each event takes the booking's next ``sequence`` (one per event), so a receiver keeps the highest
 it has seen and drops older ones.
@@ -40,10 +45,14 @@ class EventType(StrEnum):
     BOOKING_INCIDENT_RESOLVED = "booking.incident_resolved"
     BOOKING_PICKUP_TIME_CHANGED = "booking.pickup_time_changed"  # docs/rules/flights.md#pickup-moves
     BOOKING_FLIGHT_DISRUPTED = "booking.flight_disrupted"  # docs/rules/flights.md#disruption
+    BOOKING_DRIVER_EVENT = "booking.driver_event"  # docs/rules/ride.md#client-events
+    BOOKING_DRIVER_POSITION = "booking.driver_position"  # only to endpoints that name it, never "*"
     PING = "ping"
 
 
 EVERY_EVENT = "*"
+# docs/rules/ride.md#client-events: sent only to endpoints that name them ("*" does not include them).
+NAMED_ONLY = frozenset({EventType.BOOKING_DRIVER_POSITION})
 DRIVER_KEYS = ("driver_name", "driver_phone", "driver_plate", "meeting_point")
 _AMENDMENT_EVENTS = {"APPLIED": EventType.BOOKING_AMENDMENT_APPLIED, "REJECTED": EventType.BOOKING_AMENDMENT_REJECTED}
 
@@ -79,6 +88,8 @@ class ChangedBooking(Protocol):
     def flight_state(self) -> dict[str, Any] | None: ...
     @property
     def flight_disrupted_at(self) -> datetime | None: ...
+    @property
+    def ride_milestones(self) -> list[dict[str, Any]] | None: ...
 
 
 def events_of(
@@ -111,6 +122,12 @@ def events_of(
             )
         if booking.flight_disrupted_at is not None and previous.flight_disrupted_at is None:
             found.append(EventSpec(EventType.BOOKING_FLIGHT_DISRUPTED))
+        seen = {m["type"] for m in previous.ride_milestones or ()}
+        found += [
+            EventSpec(EventType.BOOKING_DRIVER_EVENT, data={"event": m})
+            for m in booking.ride_milestones or ()
+            if m["type"] not in seen
+        ]
     return found
 
 
@@ -127,7 +144,9 @@ def _amendment_status(booking: ChangedBooking) -> str | None:
 
 def matches(subscribed: list[str], event_type: str) -> bool:
     """Whether an endpoint subscribed to ``subscribed`` receives ``event_type`` (a ping always)."""
-    return event_type == EventType.PING or EVERY_EVENT in subscribed or event_type in subscribed
+    if event_type == EventType.PING or event_type in subscribed:
+        return True
+    return EVERY_EVENT in subscribed and event_type not in NAMED_ONLY
 
 
 def body(event_id: str, event_type: str, created_at: datetime, data: dict[str, Any]) -> bytes:

@@ -113,6 +113,15 @@ async def claim_unfanned(conn: AsyncConnection, *, limit: int) -> list[dict[str,
     return _rows(await conn.execute(query))
 
 
+async def endpoints_naming(conn: AsyncConnection, client_id: int, event_type: str) -> list[dict[str, Any]]:
+    """The client's enabled, not deleted endpoints that name ``event_type`` itself ("*" does not
+    count: docs/rules/ride.md#client-events), with what signing a POST to them needs."""
+    query = select(W.id, W.url, W.events, W.secret_enc, W.old_secret_enc, W.old_secret_until).where(
+        W.client_id == client_id, W.status == ENABLED, W.deleted_at.is_(None)
+    )
+    return [row for row in _rows(await conn.execute(query.order_by(W.id))) if event_type in (row["events"] or ())]
+
+
 async def endpoints_of_clients(conn: AsyncConnection, client_ids: Iterable[int]) -> list[dict[str, Any]]:
     """Enabled, not deleted endpoints of these clients."""
     query = select(W.id, W.client_id, W.events, W.created_at).where(

@@ -42,6 +42,7 @@ from transfers.db.tables.incidents import incidents, incidents_status_created
 from transfers.db.tables.journal import journal_entries, journal_lines, partner_statements
 from transfers.db.tables.reference import cancellation_reasons, car_services, vehicle_segments, vehicle_types
 from transfers.db.tables.requestlog import api_requests
+from transfers.db.tables.ride import ride_events, ride_positions
 from transfers.db.tables.ride_pages import bookings_tracking_token, driver_links
 from transfers.db.tables.web import operators, web_sessions, web_signin_failures
 from transfers.db.tables.webhooks import client_events, webhook_deliveries, webhook_endpoints
@@ -87,6 +88,8 @@ __all__ = [
     "partner_users",
     "partners",
     "rate_cards",
+    "ride_events",
+    "ride_positions",
     "search_vehicles",
     "searches",
     "vehicle_segments",

@@ -1,8 +1,10 @@
 """The agency portal (issue 27, docs/rules/agency-portal.md): ``agency_users``, the people of a client
 (a travel agency) who sign in at ``/agency/`` with the role ``admin`` or ``agent``. Their sessions
 and sign-in failures live in the shared ``web_sessions`` / ``web_signin_failures`` (realm
-``agency``), so nothing else is needed here; the agency's bookings page pages by the existing
-``ix_bookings_client_created`` (bench/agency_bench.py).
+``agency``). The agency's ``Bookings`` page pages by the existing ``ix_bookings_client_created``;
+its search and pickup filter need the indexes below, each with the client first (bench/agency.py:
+with 100 000 bookings an agency, a surname search read every one of them, 250-460 ms; PostgreSQL
+now answers "reservation number OR surname prefix OR flight" with a BitmapOr of three small scans).
 
 The revision numbers 0012-0019 were laid down together so that the issues built side by side each
 fill their own file and the history stays one line.
@@ -43,8 +45,22 @@ def upgrade() -> None:
         sa.UniqueConstraint("email", name=op.f("uq_agency_users_email")),
     )
     op.create_index(op.f("ix_agency_users_client_id"), "agency_users", ["client_id"], unique=False)
+    op.create_index("ix_bookings_client_pickup", "bookings", ["client_id", "pickup_at"])
+    if op.get_bind().dialect.name == "postgresql":  # SQLite cannot reflect expression indexes
+        op.create_index(
+            "ix_bookings_client_surname_lower",
+            "bookings",
+            ["client_id", sa.text("lower(passenger_surname) text_pattern_ops")],
+        )
+        op.create_index(
+            "ix_bookings_client_flight", "bookings", ["client_id", sa.text("upper(replace(flight_number, ' ', ''))")]
+        )
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name == "postgresql":
+        op.drop_index("ix_bookings_client_flight", table_name="bookings")
+        op.drop_index("ix_bookings_client_surname_lower", table_name="bookings")
+    op.drop_index("ix_bookings_client_pickup", table_name="bookings")
     op.drop_index(op.f("ix_agency_users_client_id"), table_name="agency_users")
     op.drop_table("agency_users")
