@@ -30,7 +30,20 @@ async def approved_booking(
     pay_type: str = "wallet",
 ) -> tuple[str, str, dict[str, Any]]:
     """(API key, reservation number, the booking's row) of an APPROVED booking 5 days ahead."""
-    await make_partner(
+    key, _, reservation_no, row = await approved_ride(http, db, make_client, make_partner, pay_type=pay_type)
+    return key, reservation_no, row
+
+
+async def approved_ride(
+    http: httpx.AsyncClient,
+    db: Database,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    *,
+    pay_type: str = "wallet",
+) -> tuple[str, str, str, dict[str, Any]]:
+    """(client key, partner key, reservation number, row) of an APPROVED booking 5 days ahead."""
+    _, _, partner_key = await make_partner(
         vehicles=default_vehicles(str(PRICE)),
         create_status="APPROVED",
         driver={"name": "Sam Driver", "phone": "+447400123458", "plate": "AB12 CDE"},
@@ -39,7 +52,25 @@ async def approved_booking(
     reservation_no = (await book(http, key, pickup_in(5)))["reservation_no"]
     row = await row_of(db, reservation_no)
     assert row["status"] == "APPROVED", row["status"]
-    return key, reservation_no, row
+    return key, partner_key, reservation_no, row
+
+
+async def driver_event(
+    http: httpx.AsyncClient, partner_key: str, reservation_no: str, event_type: str, occurred_at: datetime
+) -> None:
+    """A partner's driver event through the reverse API (docs/rules/ride.md#reverse-api)."""
+    sent = await http.post(
+        "/api/v1/reverse/booking/events",
+        json={
+            "reservation_no": reservation_no,
+            "type": event_type,
+            "occurred_at": occurred_at.isoformat(),
+            "lat": 51.4700,
+            "lng": -0.4543,
+        },
+        headers=bearer(partner_key),
+    )
+    assert sent.status_code == 200, sent.text
 
 
 def at(clock: ShiftedClock, moment: datetime, shift: timedelta = timedelta()) -> None:
