@@ -93,7 +93,8 @@ def normalised(diff: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]
             return names.get(("wallets", value), value)
         for fk in col.foreign_keys:
             target = fk.column.table.name
-            return names.get((target, value), names.get(value, value))
+            # a bare id in ``names`` is a client's: a partner that happens to share the number stays itself
+            return names.get((target, value), names.get(value, value) if target == "clients" else value)
         return value
 
     def text(value: Any) -> Any:
