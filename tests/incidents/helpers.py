@@ -58,7 +58,7 @@ async def approved_ride(
 async def driver_event(
     http: httpx.AsyncClient, partner_key: str, reservation_no: str, event_type: str, occurred_at: datetime
 ) -> None:
-    """A partner's driver event through the reverse API (docs/rules/ride.md#reverse-api)."""
+    """A partner's driver event through the reverse API (docs/rules/ride.md#events)."""
     sent = await http.post(
         "/api/v1/reverse/booking/events",
         json={
