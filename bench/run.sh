@@ -42,7 +42,7 @@ cleanup() {
     while read -r pid; do kill -KILL -- "-$pid" 2>/dev/null || true; done <"$PIDFILE"
   fi
   rm -f "$PIDFILE"
-  for db in "$DB" "${DB}_small" "${DB}_hosted" "${DB}_console" "${DB}_webhooks" "${DB}_search" "${DB}_tracking" "${DB}_agency" "${DB}_flights" "${DB}_flights_late" "${DB}_requestlog"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
+  for db in "$DB" "${DB}_small" "${DB}_hosted" "${DB}_console" "${DB}_webhooks" "${DB}_search" "${DB}_tracking" "${DB}_agency" "${DB}_flights" "${DB}_flights_late" "${DB}_requestlog" "${DB}_positions"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
   exit "$status"
 }
 trap cleanup EXIT INT TERM
@@ -102,3 +102,9 @@ createdb -h "$PGHOST" -U "$PGUSER" "${DB}_flights_late"
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_requestlog"
 # shellcheck disable=SC2086
 "$PY" -m bench.request_log --dsn "postgresql://$PGUSER@$PGHOST/${DB}_requestlog" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"
+
+# Issue 22: driver positions ingested through the reverse API by one API process, batches of 10 and of 1
+# (target >= 1,000 positions/s in batches of 10).
+createdb -h "$PGHOST" -U "$PGUSER" "${DB}_positions"
+# shellcheck disable=SC2086
+"$PY" -m bench.ride_positions --dsn "postgresql://$PGUSER@$PGHOST/${DB}_positions" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"

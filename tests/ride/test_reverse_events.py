@@ -4,6 +4,7 @@ what it does to the booking, and every rule's refusal (a 422 naming it, nothing 
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -45,12 +46,9 @@ async def rows_of(db: Database, reservation_no: str) -> tuple[list[str], int, li
 
 
 async def test_a_whole_ride_moves_the_stage_and_completes_at_the_drop_off(ride: Ride, db: Database) -> None:
-    assert (await ride.booking())["ride"] == {
-        "stage": "NOT_STARTED",
-        "events": [],
-        "position": None,
-        "tracking_url": None,
-    }
+    first = (await ride.booking())["ride"]
+    assert re.fullmatch(r"https?://[^/]+/t/[A-Za-z0-9_-]{22}", first.pop("tracking_url"))  # the traveller's page
+    assert first == {"stage": "NOT_STARTED", "events": [], "position": None}
     answer = await ride.event("DRIVER_DEPARTED_TO_PICKUP", lat=51.5, lng=-0.2)
     assert (answer.status_code, answer.json()) == (200, SUCCESS)
     accepted = await ride.positions(
@@ -400,3 +398,22 @@ async def test_events_for_a_booking_not_approved_are_refused(
         {"status": "Error", "message": "events are accepted for APPROVED bookings only; this booking is CANCELLED"},
     )
     assert (await ride.positions(ride.position())).status_code == 422
+
+
+async def test_positions_are_deleted_30_days_after_the_ride_and_events_kept(
+    ride: Ride, db: Database, service: Any
+) -> None:
+    from transfers.jobs import scheduled
+
+    svc = service.app.state.services
+    assert (await ride.event("DRIVER_DEPARTED_TO_PICKUP")).json() == SUCCESS
+    assert (await ride.positions(ride.position(ago=2), ride.position(ago=1))).json()["accepted"] == 2
+    assert (await ride.event("DRIVER_ARRIVED_AT_DROPOFF")).json() == SUCCESS
+    ride.at(timedelta(days=30, hours=11))
+    await scheduled.prune_ride_positions(svc)
+    assert (await rows_of(db, ride.reservation_no))[1] == 2  # not yet 30 days after the ride
+    ride.at(timedelta(days=30, hours=12, minutes=1))
+    assert await scheduled.prune_ride_positions(svc) >= 2
+    types, count, _ = await rows_of(db, ride.reservation_no)
+    assert count == 0 and types == ["DRIVER_DEPARTED_TO_PICKUP", "DRIVER_ARRIVED_AT_DROPOFF"]
+    assert [e["type"] for e in (await ride.booking())["ride"]["events"]] == types

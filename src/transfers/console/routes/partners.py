@@ -23,6 +23,7 @@ from transfers.console.render import page
 from transfers.operators.models import Capability
 from transfers.partners import conformance, editing, fields, health_repository, rotation, service
 from transfers.partners.models import InvalidPartnerUrl, check_base_url
+from transfers.ride import repository as ride_repo
 from transfers.webauth.refusals import path_id
 
 router = APIRouter()
@@ -42,6 +43,8 @@ FLIGHT_FIELDS = {  # docs/rules/flights.md#partner-policy: the form's label and 
     "free_wait_minutes": ("Free wait", service.FREE_WAIT_RANGE),
 }
 MAX_POLICY_CHARS = 200
+
+COVERAGE_WINDOW = timedelta(days=30)
 
 
 def _policy_spec(stored: Any) -> str:
@@ -196,6 +199,8 @@ async def _partner_page(
         (health,) = await health_repository.last_hour(conn, now, [partner_id])
         keys = await partner_key_prefixes(conn, partner_id)
         check = await last_check(conn, partner_id)
+        # docs/rules/ride.md#sandbox-and-console: the last 30 days' completed rides with all four milestones
+        coverage = await ride_repo.coverage(conn, partner_id, since=now - COVERAGE_WINDOW, until=now)
     until = row["previous_secret_until"]
     overlap_until = until if until is not None and until > now else None
     policy = _policy_spec(row["cancellation_policy"])
@@ -223,6 +228,7 @@ async def _partner_page(
             "notice": notice,
             "problem": problem,
             "check": check,
+            "coverage": coverage,
             "can_manage": viewer.may(Capability.MANAGE_PARTNERS),
         },
         viewer=viewer,
