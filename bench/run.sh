@@ -42,7 +42,7 @@ cleanup() {
     while read -r pid; do kill -KILL -- "-$pid" 2>/dev/null || true; done <"$PIDFILE"
   fi
   rm -f "$PIDFILE"
-  for db in "$DB" "${DB}_small" "${DB}_hosted" "${DB}_console" "${DB}_webhooks" "${DB}_search" "${DB}_tracking" "${DB}_agency"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
+  for db in "$DB" "${DB}_small" "${DB}_hosted" "${DB}_console" "${DB}_webhooks" "${DB}_search" "${DB}_tracking" "${DB}_agency" "${DB}_flights" "${DB}_flights_late" "${DB}_requestlog" "${DB}_positions"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
   exit "$status"
 }
 trap cleanup EXIT INT TERM
@@ -87,3 +87,24 @@ createdb -h "$PGHOST" -U "$PGUSER" "${DB}_tracking"
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_agency"
 # shellcheck disable=SC2086
 "$PY" -m bench.agency --dsn "postgresql://$PGUSER@$PGHOST/${DB}_agency" ${BENCH_ARGS:-} "$@"
+
+# Issue 23: one flight-watch pass over 10,000 watched bookings (1,000 flights), sandbox provider (target <= 5 s,
+# provider calls == distinct flights): every flight on time, then 15 % of them late (1,500 pickups moved).
+createdb -h "$PGHOST" -U "$PGUSER" "${DB}_flights"
+# shellcheck disable=SC2086
+"$PY" -m bench.flights --dsn "postgresql://$PGUSER@$PGHOST/${DB}_flights" --late-percent 0 ${BENCH_ARGS:-} "$@"
+createdb -h "$PGHOST" -U "$PGUSER" "${DB}_flights_late"
+# shellcheck disable=SC2086
+"$PY" -m bench.flights --dsn "postgresql://$PGUSER@$PGHOST/${DB}_flights_late" --late-percent 15 ${BENCH_ARGS:-} "$@"
+
+# Issue 27: the request log's cost to GET booking (on vs off, interleaved rounds; target < 5 %), with
+# the parts measured alone (record per request, the batch write per row).
+createdb -h "$PGHOST" -U "$PGUSER" "${DB}_requestlog"
+# shellcheck disable=SC2086
+"$PY" -m bench.request_log --dsn "postgresql://$PGUSER@$PGHOST/${DB}_requestlog" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"
+
+# Issue 22: driver positions ingested through the reverse API by one API process, batches of 10 and of 1
+# (target >= 1,000 positions/s in batches of 10).
+createdb -h "$PGHOST" -U "$PGUSER" "${DB}_positions"
+# shellcheck disable=SC2086
+"$PY" -m bench.ride_positions --dsn "postgresql://$PGUSER@$PGHOST/${DB}_positions" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"

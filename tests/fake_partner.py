@@ -85,6 +85,10 @@ class FakePartner:
     amend_message: str = "ok"
     create_message: str | None = None
     status_body: bytes = b'{"status":"Error","message":"down"}'
+    # docs/rules/return-trips.md#create: answer DECLINED to the create of this leg of a return trip
+    decline_leg: int | None = None
+    # ... or fail (HTTP 503) the create of this leg: a partner down for one leg only
+    down_for_leg: int | None = None
 
     def app(self) -> Starlette:
         return Starlette(
@@ -141,6 +145,11 @@ class FakePartner:
         if path == "/booking/search":
             return _json({"distance_km": self.distance_km, "vehicles": self.vehicles})
         if path == "/booking/create":
+            leg = (record.body.get("trip") or {}).get("leg") if isinstance(record.body, dict) else None
+            if leg is not None and leg == self.down_for_leg:
+                return Response(b'{"status":"Error","message":"down"}', status_code=503, media_type="application/json")
+            if leg is not None and leg == self.decline_leg:
+                return _json({"status": "DECLINED", "message": "no car that evening"})
             answer: dict[str, Any] = {"reservation_no": f"P-{len(self.requests)}", "status": self.create_status}
             if self.create_status == "APPROVED" and self.driver:
                 answer["driver_info"] = self.driver

@@ -159,5 +159,8 @@ def booking_row(**changes: Any) -> dict[str, Any]:
         "flight_disrupted_at": None,
         "free_wait_minutes": None,
         "flight_watch_id": None,
+        "trip_id": None,
+        "trip_leg": None,
+        "trip_other_reservation_no": None,
     }
     return {**row, **changes}

@@ -4,6 +4,7 @@ journal entries they leave are the ones production writes."""
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -48,6 +49,7 @@ def values(
         updated_at=now,
         event_sequence=1,
         cancellation_policy=policy,
+        tracking_token=secrets.token_urlsafe(16),  # docs/rules/ride.md#tracking-page: one per booking
     )
     unset = {
         "id",
@@ -84,9 +86,12 @@ async def book(db: Database, row: dict[str, Any], now: datetime, *, general: boo
     async def nothing(conn: Any) -> None:
         """Forces the general path."""
 
-    booking_id, _ = await fast_paths.store_created(
+    booking_id, stored = await fast_paths.store_created(
         db, row, actor="tests", message=message, before=nothing if general else None
     )
+    # No partner server hears of it: the message is finished, so no worker of another test tries it.
+    async with db.write() as conn:
+        await outbox_repo.finish(conn, stored, status=outbox_repo.DELIVERED, now=now)
     return booking_id
 
 

@@ -17,6 +17,7 @@ from transfers.api.middleware import RequestPlumbing
 from transfers.api.openapi import install_openapi
 from transfers.api.ratelimit import RateLimiter
 from transfers.api.routes import booking_list, bookings, health, reference, reverse, search
+from transfers.api.routes import statements as statement_routes
 from transfers.api.routes import wallet as wallet_routes
 from transfers.api.routes import webhooks as webhook_routes
 from transfers.clock import Clock
@@ -79,6 +80,7 @@ def create_app(
     app.include_router(reference.booking_api)
     app.include_router(booking_list.router)
     app.include_router(reverse.router)
+    app.include_router(statement_routes.router)  # issue 24: docs/rules/statements.md#partner-api
     install_docs(app)  # issue 28: /docs works offline (api/docs_page.py)
     app.include_router(landing_router)  # issue 28: GET / links the docs, the console and the portal
     app.include_router(wallet_routes.router)  # issue 14: docs/rules/wallet.md

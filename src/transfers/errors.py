@@ -62,6 +62,7 @@ class Code(IntEnum):
     EXTRA_SERVICE_ID_REQUIRED = 1019
     EXTRA_SERVICE_ID_INVALID = 1020
     EXTRA_SERVICE_QUANTITY_INVALID = 1021
+    RETURN_VEHICLE_ID_INVALID = 1022  # docs/rules/return-trips.md#create
     CREATION_PERMISSION_DENIED = 1100
     WALLET_BALANCE_INSUFFICIENT = 1101  # docs/rules/accounts.md#payment
     # docs/rules/errors.md#cancel-codes cancel booking
@@ -96,6 +97,7 @@ class Code(IntEnum):
     SEARCH_TRAVELERS_CHILDREN_INVALID = 1321
     SEARCH_TRAVELERS_INFANT_INVALID = 1322
     SEARCH_AIRPORT_REQUIRED = 1323
+    SEARCH_RETURN_DATETIME_INVALID = 1324  # docs/rules/return-trips.md#search (checked right after 1317)
     # docs/rules/errors.md#get-codes get booking
     BOOKING_INFO_RESERVATION_REQUIRED = 1400
     BOOKING_INFO_RESERVATION_NOT_FOUND = 1401

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from transfers import public_urls
 from transfers.auth.service import Authenticator
 from transfers.clock import Clock, SystemClock
 from transfers.config import Settings
@@ -63,6 +64,7 @@ class Services:
             application_name=application_name,
         )
         box = SecretBox(resolve_secret_key(settings))
+        public_urls.configure(settings.service_url)  # the booking's absolute links (public_urls.py)
         clock = clock or SystemClock()
         return cls(
             settings=settings,

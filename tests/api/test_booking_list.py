@@ -298,7 +298,16 @@ async def test_documented_as_beyond_the_spec(http: httpx.AsyncClient) -> None:
     assert "Beyond the original booking API" in operation["description"]
     assert operation["security"]
     params = {p["name"]: p for p in operation["parameters"]}
-    assert set(params) == {"status", "pickup_from", "pickup_to", "created_from", "created_to", "limit", "cursor"}
+    assert set(params) == {
+        "status",
+        "pickup_from",
+        "pickup_to",
+        "created_from",
+        "created_to",
+        "limit",
+        "cursor",
+        "trip_id",  # docs/rules/return-trips.md#legs
+    }
     assert params["limit"]["schema"]["maximum"] == 100 and params["limit"]["schema"]["default"] == 20
     assert params["status"]["schema"]["type"] == "array"
     assert params["status"]["schema"]["items"]["pattern"].startswith("^(PENDING|PENDING_APPROVAL|APPROVED|")

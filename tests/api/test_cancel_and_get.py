@@ -54,6 +54,7 @@ BOOKING_KEYS = {
     "original_pickup_datetime",  # docs/rules/flights.md#booking-fields
     "free_wait_until",
     "flight",
+    "trip",  # docs/rules/return-trips.md#legs
 }
 DRIVER = {"name": "Jo Driver", "phone": "+33612345679", "plate": "AB-123-CD"}
 
@@ -289,6 +290,7 @@ async def test_get_an_approved_booking_shows_driver_and_meeting_point(
     requested = created.pop("_requested_pickup")
     booking = (await get(http, key, reservation_no=created["reservation_no"])).json()
     check_shape(booking, requested)
+    assert booking["trip"] is None  # a single booking
     assert booking["status"] == "APPROVED" and booking["is_cancelable"] is True
     assert booking["driver"] == DRIVER
     assert booking["meeting_point"] == "Arrivals, by the pharmacy"

@@ -366,6 +366,7 @@ async def test_worker_once_delivers_a_pending_create(
         "events_pruned",
         "requests_pruned",
         "flights_checked",
+        "statements_closed",
     }
 
     read = await http.get(BOOKING, params={"reservation_no": booking["reservation_no"]}, headers=bearer(key))

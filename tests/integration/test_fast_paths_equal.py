@@ -93,7 +93,8 @@ def normalised(diff: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]
             return names.get(("wallets", value), value)
         for fk in col.foreign_keys:
             target = fk.column.table.name
-            return names.get((target, value), names.get(value, value))
+            # a bare id in ``names`` is a client's: a partner that happens to share the number stays itself
+            return names.get((target, value), names.get(value, value) if target == "clients" else value)
         return value
 
     def text(value: Any) -> Any:
@@ -147,6 +148,8 @@ def create_values(client_id: int, partner_id: int, reservation_no: str, now: dat
         created_at=now,
         updated_at=now,
         event_sequence=1,
+        # Unique per booking (a unique index), and named after its reservation so both ways normalise alike.
+        tracking_token=f"trk-{reservation_no}",
     )
     unset = [
         "id",

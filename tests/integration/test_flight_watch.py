@@ -34,6 +34,8 @@ from transfers.flights.aerodatabox import AeroDataBoxProvider
 from transfers.flights.sandbox import SandboxProvider
 from transfers.services import Services
 from transfers.webhooks.delivery import WebhookDispatcher
+from transfers_sdk import Booking as SdkBooking
+from transfers_sdk.webhooks import BookingEvent, parse_event
 
 SEARCH = "/api/v1/booking-api/search"
 BOOKING = "/api/v1/booking-api/booking"
@@ -188,6 +190,14 @@ async def test_a_late_flight_moves_the_pickup_tells_the_partner_and_the_client_t
     assert event["data"]["previous_pickup_datetime"] == booking["pickup_datetime"]
     assert event["data"]["reason"] == "FLIGHT_DELAY"
     assert event["data"]["booking"]["pickup_datetime"] == moved["pickup_datetime"]
+    # the SDK reads the new fields and the event's extras
+    typed = SdkBooking.from_json(moved)
+    assert typed.flight is not None and typed.flight.delay_minutes == 45 and typed.flight.status == "SCHEDULED"
+    assert typed.original_pickup_datetime == datetime.fromisoformat(booking["pickup_datetime"])
+    assert typed.free_wait_until == datetime.fromisoformat(moved["free_wait_until"])
+    parsed = parse_event(event)
+    assert isinstance(parsed, BookingEvent) and parsed.reason == "FLIGHT_DELAY"
+    assert parsed.previous_pickup_datetime == datetime.fromisoformat(booking["pickup_datetime"])
 
     # nothing is due until 6 h before the (estimated) arrival: another pass does not ask
     watch = await watch_of(svc.db, number)
@@ -232,7 +242,7 @@ async def test_a_cancelled_or_diverted_flight_disrupts_and_cancelling_is_free(
     hooks: WebhookDispatcher,
     flight: str,
 ) -> None:
-    partner, _, _ = await make_partner()
+    partner, _, partner_key = await make_partner()
     _, key = await make_client()
     await subscribe(http, key, receiver)
     booking = await book(http, key, flight, days=1)  # inside a fee tier would apply if the policy had one
@@ -250,6 +260,12 @@ async def test_a_cancelled_or_diverted_flight_disrupts_and_cancelling_is_free(
     assert len(await events_for(hooks, receiver, number, "booking.flight_disrupted")) == 1
     assert await notices_for(svc, partner, number, count=0) == []
     assert (await watch_of(svc.db, number))["next_check_at"] is None
+    # the partner was told nothing, but its booking info shows the flight
+    info = await http.get(f"/api/v1/reverse/booking/info/{number}", headers=bearer(partner_key))
+    assert info.status_code == 200, info.text
+    details = info.json()["booking_details"]
+    assert details["flight"]["status"] == disrupted["flight"]["status"]
+    assert details["original_pickup_datetime"] == details["pickup_datetime"]
 
 
 async def test_beyond_the_partners_limit_disrupts_within_it_follows(

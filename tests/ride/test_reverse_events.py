@@ -400,3 +400,22 @@ async def test_events_for_a_booking_not_approved_are_refused(
         {"status": "Error", "message": "events are accepted for APPROVED bookings only; this booking is CANCELLED"},
     )
     assert (await ride.positions(ride.position())).status_code == 422
+
+
+async def test_positions_are_deleted_30_days_after_the_ride_and_events_kept(
+    ride: Ride, db: Database, service: Any
+) -> None:
+    from transfers.jobs import scheduled
+
+    svc = service.app.state.services
+    assert (await ride.event("DRIVER_DEPARTED_TO_PICKUP")).json() == SUCCESS
+    assert (await ride.positions(ride.position(ago=2), ride.position(ago=1))).json()["accepted"] == 2
+    assert (await ride.event("DRIVER_ARRIVED_AT_DROPOFF")).json() == SUCCESS
+    ride.at(timedelta(days=30, hours=11))
+    await scheduled.prune_ride_positions(svc)
+    assert (await rows_of(db, ride.reservation_no))[1] == 2  # not yet 30 days after the ride
+    ride.at(timedelta(days=30, hours=12, minutes=1))
+    assert await scheduled.prune_ride_positions(svc) >= 2
+    types, count, _ = await rows_of(db, ride.reservation_no)
+    assert count == 0 and types == ["DRIVER_DEPARTED_TO_PICKUP", "DRIVER_ARRIVED_AT_DROPOFF"]
+    assert [e["type"] for e in (await ride.booking())["ride"]["events"]] == types

@@ -43,8 +43,8 @@ def test_the_windows() -> None:
 
 
 def test_urls() -> None:
-    assert tracking.tracking_url("https://t.example/", "abc") == "https://t.example/t/abc"
-    assert tracking.tracking_url("https://t.example", None) is None
+    assert tracking.tracking_url("abc", "https://t.example/") == "https://t.example/t/abc"
+    assert tracking.tracking_url(None, "https://t.example") is None
     assert tracking.driver_url("https://t.example/", "xyz") == "https://t.example/d/xyz"
 
 

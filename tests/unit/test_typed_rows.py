@@ -102,6 +102,7 @@ def test_a_searched_trip_is_part_of_a_searches_row() -> None:
         "children": 1,
         "infant": 0,
         "distance_km": None,
+        "return_pickup_at": datetime(2030, 1, 8, tzinfo=UTC),
     }
     assert set(row) == set(SEARCHED_TRIP_FIELDS)
     assert SearchedTrip.from_row(row) == SearchedTrip(**row)

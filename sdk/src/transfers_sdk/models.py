@@ -250,6 +250,39 @@ class Cancellation:
 
 
 @dataclass(frozen=True)
+class Flight:
+    """The traveller's flight as the service's watch last saw it (docs/rules/flights.md#booking-fields):
+    ``status`` UNTRACKED, SCHEDULED, EN_ROUTE, LANDED, CANCELLED, DIVERTED or UNKNOWN; times local to the
+    airport; ``delay_minutes`` negative when early."""
+
+    number: str
+    status: str
+    scheduled_arrival: datetime | None
+    estimated_arrival: datetime | None
+    actual_arrival: datetime | None
+    delay_minutes: int | None
+    terminal: str | None
+    checked_at: datetime | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Flight:
+        def when(key: str) -> datetime | None:
+            return None if data.get(key) is None else _instant(data[key])
+
+        delay = data.get("delay_minutes")
+        return cls(
+            number=str(data["number"]),
+            status=str(data["status"]),
+            scheduled_arrival=when("scheduled_arrival"),
+            estimated_arrival=when("estimated_arrival"),
+            actual_arrival=when("actual_arrival"),
+            delay_minutes=None if delay is None else int(delay),
+            terminal=_optional_str(data.get("terminal")),
+            checked_at=when("checked_at"),
+        )
+
+
+@dataclass(frozen=True)
 class Amendment:
     """The booking's latest amendment: ``PENDING`` until the partner answers, then ``APPLIED`` or
     ``REJECTED`` (``message`` says why). ``changes`` is shaped like the ``amend_booking`` request."""
@@ -391,6 +424,11 @@ class Booking:
     cancellation_policy: CancellationPolicy | None = None  # the policy it was sold with
     cancellation: Cancellation | None = None  # set once cancelled
     amendment: Amendment | None = None  # the latest amendment
+    # docs/rules/flights.md#booking-fields (None only from a service without them): the pickup as booked
+    # (pickup_datetime is the current one, which follows the flight), the free wait, the flight
+    original_pickup_datetime: datetime | None = None
+    free_wait_until: datetime | None = None
+    flight: Flight | None = None
     ride: Ride | None = None  # the driver's events and position (None only from a service without them)
 
     @property
@@ -424,6 +462,11 @@ class Booking:
             cancellation_policy=_maybe(CancellationPolicy.from_json, data.get("cancellation_policy")),
             cancellation=_maybe(Cancellation.from_json, data.get("cancellation")),
             amendment=_maybe(Amendment.from_json, data.get("amendment")),
+            original_pickup_datetime=None
+            if data.get("original_pickup_datetime") is None
+            else _instant(data["original_pickup_datetime"]),
+            free_wait_until=None if data.get("free_wait_until") is None else _instant(data["free_wait_until"]),
+            flight=_maybe(Flight.from_json, data.get("flight")),
             ride=_maybe(Ride.from_json, data.get("ride")),
         )
 

@@ -15,14 +15,19 @@ from transfers.accounting.journal import PLATFORM, WORLD, PartnerLine, partner, 
 from transfers.accounting.periods import parse_period, period_end, period_of
 from transfers.accounting.statements import Statement, StatementStatus, assemble, figures_of
 from transfers.db.engine import Database
-from transfers.errors import Conflict, Invalid, NotFound, Refused
+from transfers.errors import Conflict, ErrorCode, Invalid, NotFound, Refused
 
 ZERO = Decimal("0.00")
 CSV_COLUMNS = ("date", "reservation_no", "kind", "retail", "net", "amount", "note")
 
 
 class NoSuchStatement(NotFound):
-    """No statement of this partner for that period (and currency): it has no lines there."""
+    """No statement of this partner for that period (and currency): it has no lines there. The
+    ``NOT_FOUND`` code gives it the string-code body on the reverse API, whose code-less 404 is the
+    booking's fixed one."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.NOT_FOUND, message)
 
 
 class StatementNotPayable(Refused):
@@ -76,15 +81,21 @@ def line_dict(row: Any) -> dict[str, Any]:
     }
 
 
-async def statement_lines(db: Database, found: Statement) -> list[dict[str, Any]]:
+async def statement_lines(db: Database, found: Statement, *, limit: int | None = None) -> list[dict[str, Any]]:
+    """The statement's lines, oldest first (the first ``limit`` of them when given)."""
+    query = repo.lines_query(found.partner_id, found.currency, found.period)
+    if limit is not None:
+        query = query.limit(limit)
     async with db.read() as conn:
-        rows = await conn.execute(repo.lines_query(found.partner_id, found.currency, found.period))
+        rows = await conn.execute(query)
         return [line_dict(r) for r in rows]
 
 
 async def stream_lines(db: Database, found: Statement, *, chunk: int = 2000) -> AsyncIterator[dict[str, Any]]:
-    """The lines one by one from a server-side cursor: a statement of any length in bounded memory."""
-    async with db.read() as conn:
+    """The lines one by one from a server-side cursor: a statement of any length in bounded memory.
+    In a transaction of its own (PostgreSQL's cursors live in one; ``read()`` is autocommit there),
+    which also gives the whole CSV one snapshot."""
+    async with db.engine.connect() as conn, conn.begin():
         result = await conn.stream(
             repo.lines_query(found.partner_id, found.currency, found.period).execution_options(yield_per=chunk)
         )

@@ -10,7 +10,17 @@ from fastapi import APIRouter, FastAPI
 
 from transfers.agency.auth import agency_realm
 from transfers.agency.render import page
-from transfers.agency.routes import book, booking_page, bookings, home, login, users, wallet
+from transfers.agency.routes import (
+    book,
+    booking_page,
+    bookings,
+    developer_webhooks,
+    developers,
+    home,
+    login,
+    users,
+    wallet,
+)
 from transfers.services import Services
 from transfers.webauth.site import build_area
 
@@ -22,6 +32,8 @@ ROUTERS: tuple[APIRouter, ...] = (
     booking_page.router,
     wallet.router,
     users.router,
+    developers.router,  # Developers: keys and the request log
+    developer_webhooks.router,  # Developers: webhook endpoints, events, Resend
 )
 
 

@@ -50,6 +50,15 @@ class SearchRequest(_Strict):
     pickup_location: Location
     dropoff_location: Location
     travelers: Travelers
+    return_datetime: str | None = Field(
+        default=None,
+        description=(
+            "docs/rules/return-trips.md#search: the way back's pickup, as `pickup_datetime` (local at the airport "
+            "without an offset), at least 1 h after it and within the booking window, else code 1324; "
+            "null is the same as leaving it out. With it the answer adds `return_vehicles`."
+        ),
+        examples=["2026-12-08 18:00"],
+    )
 
 
 class ExtraServiceItem(_Strict):
@@ -78,6 +87,14 @@ class SearchResource(_Strict):
     search_id: str
     distance_km: int | None
     vehicles: list[Vehicle]
+    return_vehicles: list[Vehicle] = Field(
+        default_factory=list,
+        description=(
+            "docs/rules/return-trips.md#search: only when `return_datetime` was sent: the offers for the reverse "
+            "route at that time (`[]` when none); their ids never meet those of `vehicles`. "
+            "Absent from a one-way search's answer."
+        ),
+    )
 
 
 # ---- booking --------------------------------------------------------------------------------
@@ -154,6 +171,12 @@ BookingStatus = Literal[
     "COMPLETED",
     "DEFAULT",
 ]
+
+
+class TripLeg(_Strict):
+    id: str = Field(description="the trip, `TR-` and ten characters; `GET /bookings?trip_id=` lists both legs")
+    leg: Literal[1, 2] = Field(description="1 the way out, 2 the way back")
+    other_reservation_no: str | None = Field(description="the other leg's booking")
 
 
 RideEventType = Literal[
@@ -249,6 +272,12 @@ class BookingResource(_Strict):
     cancellation_policy: CancellationPolicy = Field(description="extension: the policy it was sold with")
     cancellation: Cancellation | None = Field(description="extension: set once cancelled")
     amendment: Amendment | None = Field(description="extension: the latest amendment")
+    trip: TripLeg | None = Field(
+        description=(
+            "extension (docs/rules/return-trips.md#legs): the return trip this booking is a leg of; "
+            "null for a single booking"
+        )
+    )
     ride: Ride = Field(description="extension: the driver's events and position (docs: the ride)")
     original_pickup_datetime: datetime = Field(
         description="extension: the pickup as booked; pickup_datetime is the current one (it follows the flight)"
@@ -262,6 +291,13 @@ class BookingResource(_Strict):
 class CreateBookingResource(_Strict):
     status: Literal["Success"]
     booking: BookingResource
+    return_booking: BookingResource | None = Field(
+        default=None,
+        description=(
+            "docs/rules/return-trips.md#create: only when `return_vehicle_id` was sent: the way back, a booking of "
+            "its own; absent otherwise"
+        ),
+    )
 
 
 class CancelBookingResource(_Strict):

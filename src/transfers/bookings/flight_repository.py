@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -137,23 +137,53 @@ async def get_watch(conn: AsyncConnection, watch_id: int) -> Watch | None:
     return None if row is None else Watch.from_row(row)
 
 
-async def watched_bookings(conn: AsyncConnection, watch_id: int) -> list[tuple[Booking, int]]:
-    """The live bookings sharing a watch, row-locked, each with its partner's ``follow_flight_minutes``."""
-    rows = await conn.execute(
-        select(bookings, partners.c.follow_flight_minutes.label("p_follow_flight_minutes"))
-        .join(partners, partners.c.id == bookings.c.partner_id)
-        .where(bookings.c.flight_watch_id == watch_id, bookings.c.status.in_(WATCHED_STATUSES))
-        .order_by(bookings.c.id)
-        .with_for_update(of=bookings)
+async def watched_bookings_of(conn: AsyncConnection, watch_ids: Sequence[int]) -> dict[int, list[tuple[Booking, int]]]:
+    """The live bookings of several watches in one read, row-locked, by watch id, each with its partner's
+    ``follow_flight_minutes``."""
+    found: dict[int, list[tuple[Booking, int]]] = {}
+    for start in range(0, len(watch_ids), 1000):
+        rows = await conn.execute(
+            select(bookings, partners.c.follow_flight_minutes.label("p_follow_flight_minutes"))
+            .join(partners, partners.c.id == bookings.c.partner_id)
+            .where(
+                bookings.c.flight_watch_id.in_(list(watch_ids[start : start + 1000])),
+                bookings.c.status.in_(WATCHED_STATUSES),
+            )
+            .order_by(bookings.c.id)
+            .with_for_update(of=bookings)
+        )
+        for r in rows.mappings():
+            found.setdefault(int(r["flight_watch_id"]), []).append(
+                (Booking.from_row(r), int(r["p_follow_flight_minutes"]))
+            )
+    return found
+
+
+_SET_STATE = update(bookings).where(bookings.c.id == bindparam("b_id")).values(flight_state=bindparam("state"))
+_FINISH = (
+    update(flight_watches)
+    .where(W.id == bindparam("b_id"))
+    .values(
+        next_check_at=bindparam("next_check_at"),
+        checked_at=bindparam("checked_at"),
+        report=bindparam("report"),
+        lease_until=None,
+        failures=0,
+        last_error=None,
     )
-    return [(Booking.from_row(r), int(r["p_follow_flight_minutes"])) for r in rows.mappings()]
+)
 
 
-async def set_flight_state(conn: AsyncConnection, booking_ids: Sequence[int], state: dict[str, Any]) -> None:
-    """One flight state for many bookings of a watch (a check that changed nothing else on them)."""
-    for start in range(0, len(booking_ids), 1000):
-        chunk = list(booking_ids[start : start + 1000])
-        await conn.execute(update(bookings).where(bookings.c.id.in_(chunk)).values(flight_state=state))
+async def set_flight_states(conn: AsyncConnection, states: Sequence[tuple[int, dict[str, Any]]]) -> None:
+    """Each booking's new flight state (a check that changed nothing else on them), in one executemany."""
+    if states:
+        await conn.execute(_SET_STATE, [{"b_id": booking_id, "state": state} for booking_id, state in states])
+
+
+async def finish_many(conn: AsyncConnection, answered: Sequence[dict[str, Any]]) -> None:
+    """Answered watches (``b_id``, ``next_check_at``, ``checked_at``, ``report``): failures reset, lease freed."""
+    if answered:
+        await conn.execute(_FINISH, list(answered))
 
 
 async def disrupted_within(conn: AsyncConnection, now: datetime, until: datetime, *, limit: int) -> list[Booking]:

@@ -49,6 +49,7 @@ from transfers.search.airports import local_time
 log = structlog.get_logger("transfers.flights")
 ACTOR = "system:flights"
 LEASE = timedelta(minutes=2)
+APPLY_BATCH = 200  # watches whose answers are applied in one write transaction
 BUDGET_WINDOW = timedelta(minutes=1)
 FAILED_RETRY = timedelta(minutes=5)  # a failed check with no slot left in the schedule
 
@@ -91,9 +92,8 @@ async def watch_pass(
         used = await repo.calls_since(conn, now - BUDGET_WINDOW)
         room = min(limit, settings.flight_provider_max_calls_per_minute - used)
         claimed = await repo.claim_due(conn, now, limit=room, lease_until=now + LEASE)
-    for watch in claimed:
-        result.watches += 1
-        await check_watch(db, provider, clock, watch, result)
+    for start in range(0, len(claimed), APPLY_BATCH):
+        await check_watches(db, provider, clock, claimed[start : start + APPLY_BATCH], result)
     return result
 
 
@@ -101,15 +101,37 @@ async def check_watch(
     db: Database, provider: FlightProvider, clock: Clock, watch: repo.Watch, result: PassResult
 ) -> None:
     """One provider call for one watch, then its bookings; a failure is logged and retried at the next slot."""
-    result.calls += 1
-    try:
-        report = await provider.report(watch.number, watch.scheduled_arrival, watch.airport_iata)
-    except Exception as exc:  # a provider's fault of any kind: logged, retried at the next slot, never raised
-        await _failed(db, clock, watch, exc, result)
+    await check_watches(db, provider, clock, [watch], result)
+
+
+async def check_watches(
+    db: Database, provider: FlightProvider, clock: Clock, watches: list[repo.Watch], result: PassResult
+) -> None:
+    """One provider call per watch (outside any transaction), then every answered watch's bookings in one
+    write transaction; a failed call is logged and its watch retried at its next slot."""
+    answered: list[tuple[repo.Watch, FlightReport]] = []
+    for watch in watches:
+        result.watches += 1
+        result.calls += 1
+        try:
+            answered.append((watch, await provider.report(watch.number, watch.scheduled_arrival, watch.airport_iata)))
+        except Exception as exc:  # a provider's fault of any kind: logged, retried at the next slot, never raised
+            await _failed(db, clock, watch, exc, result)
+    if not answered:
         return
     now = clock.now()
     async with db.write() as conn:
-        await apply_report(conn, watch, report, now, result)
+        rows = await repo.watched_bookings_of(conn, [watch.id for watch, _ in answered])
+        states: list[tuple[int, dict[str, Any]]] = []
+        finished: list[dict[str, Any]] = []
+        for watch, report in answered:
+            watched = rows.get(watch.id, [])
+            state, unchanged = await _apply(conn, watch, report, watched, now, result)
+            states += [(booking_id, state) for booking_id in unchanged]
+            slot = next_check(now, _expected(watch, report), report.status) if watched else None
+            finished.append({"b_id": watch.id, "next_check_at": slot, "checked_at": now, "report": state})
+        await repo.set_flight_states(conn, states)
+        await repo.finish_many(conn, finished)
 
 
 async def _failed(db: Database, clock: Clock, watch: repo.Watch, exc: Exception, result: PassResult) -> None:
@@ -176,14 +198,19 @@ def _for_booking(report: FlightReport, scheduled: datetime, booked: datetime) ->
     )
 
 
-async def apply_report(
-    conn: AsyncConnection, watch: repo.Watch, report: FlightReport, now: datetime, result: PassResult
-) -> None:
-    """The rules for every live booking of ``watch`` (row-locked), then the watch's next slot."""
+async def _apply(
+    conn: AsyncConnection,
+    watch: repo.Watch,
+    report: FlightReport,
+    watched: list[tuple[Booking, int]],
+    now: datetime,
+    result: PassResult,
+) -> tuple[dict[str, Any], list[int]]:
+    """The rules for every live booking of ``watch`` (row-locked by the caller's read). Answers the flight state
+    and the bookings whose only change is that state (the caller writes those in one statement)."""
     scheduled = report.scheduled_arrival or watch.scheduled_arrival
     state = flight_state(watch.number, report, scheduled, now)
     unchanged: list[int] = []
-    watched = await repo.watched_bookings(conn, watch.id)
     for booking, follow in watched:
         result.bookings += 1
         original = booking.original_pickup_at or booking.pickup_at
@@ -214,9 +241,7 @@ async def apply_report(
                 )
             else:
                 unchanged.append(booking.id)
-    await repo.set_flight_state(conn, unchanged, state)
-    slot = next_check(now, _expected(watch, report), report.status) if watched else None
-    await repo.finish(conn, watch.id, next_check_at=slot, checked_at=now, report=state)
+    return state, unchanged
 
 
 async def _shift(

@@ -61,6 +61,7 @@ class BookingFilter:
     created_to: datetime | None = None
     limit: int = DEFAULT_LIMIT
     after: Position | None = None
+    trip_id: str | None = None  # docs/rules/return-trips.md#legs: both legs of one return trip
 
 
 # ---- parsing the query ----------------------------------------------------------------------------
@@ -104,6 +105,7 @@ def parse_filter(
     created_to: str | None,
     limit: str | None,
     cursor: str | None,
+    trip_id: str | None = None,
 ) -> BookingFilter:
     """The query parameters as a filter, checked in the order they are documented."""
     wanted = parse_statuses(statuses)
@@ -111,6 +113,8 @@ def parse_filter(
     created = _range("created_from", created_from, "created_to", created_to)
     size = parse_limit(limit)
     after = decode_cursor(svc, client, cursor) if cursor is not None else None
+    if trip_id is not None and (not trip_id or len(trip_id) > 32 or "\x00" in trip_id):
+        raise invalid_filter("trip_id must be a trip's id, e.g. TR-7K3M9Q2XAB (the BookingResource's trip.id).")
     return BookingFilter(
         statuses=wanted,
         pickup_from=pickup[0],
@@ -119,6 +123,7 @@ def parse_filter(
         created_to=created[1],
         limit=size,
         after=after,
+        trip_id=trip_id,
     )
 
 
@@ -174,6 +179,8 @@ def _conditions(client_id: int, wanted: BookingFilter) -> list[ColumnElement[boo
         where.append(b.created_at >= wanted.created_from)
     if wanted.created_to is not None:
         where.append(b.created_at < wanted.created_to)
+    if wanted.trip_id is not None:
+        where.append(b.trip_id == wanted.trip_id)
     if wanted.after is not None:
         # (created_at, id) < (cursor.created_at, cursor.id), spelled so both databases range-scan
         # the index on created_at and only break ties on id.

@@ -97,6 +97,10 @@ class Booking:
     flight_disrupted_at: datetime | None
     free_wait_minutes: int | None
     flight_watch_id: int | None
+    # docs/rules/return-trips.md#legs: the trip it is a leg of, which leg, the other leg's reservation (None: single)
+    trip_id: str | None
+    trip_leg: int | None
+    trip_other_reservation_no: str | None
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Booking:
@@ -179,6 +183,9 @@ class BookingView:
     flight_state: dict[str, Any] | None
     flight_disrupted_at: datetime | None
     free_wait_minutes: int | None
+    trip_id: str | None  # the resource's trip (docs/rules/return-trips.md#legs)
+    trip_leg: int | None
+    trip_other_reservation_no: str | None
 
     @property
     def trip(self) -> Trip:

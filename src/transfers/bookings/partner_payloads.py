@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from transfers.bookings.models import Booking
+from transfers.bookings.resource import flight_view
 from transfers.bookings.state import BookingStatus
 from transfers.bookings.trip import Trip
 from transfers.ride import model as ride_model
@@ -30,11 +31,14 @@ def create_payload(booking: Booking) -> dict[str, Any]:
 
 
 def flight_info(trip: Trip) -> dict[str, Any]:
-    return {"flight_number": trip.flight.number, "extra_requests": trip.extra_requests}
+    # docs/rules/return-trips.md#create: a way back booked without its departing flight sends null
+    return {"flight_number": trip.flight.number or None, "extra_requests": trip.extra_requests}
 
 
 def trip_payload(trip: Trip) -> dict[str, Any]:
-    """The ``trip`` object of the create and the amendment: route, local pickup time, party."""
+    """The ``trip`` object of the create and the amendment: route, local pickup time, party, and
+    (docs/rules/return-trips.md#create) the return trip's ``id`` and this ``leg``, both null for a single booking."""
+    leg = trip.leg
     return {
         "from": trip.route.pickup.stored(),
         "to": trip.route.dropoff.stored(),
@@ -42,6 +46,8 @@ def trip_payload(trip: Trip) -> dict[str, Any]:
         "passengers": trip.party.passengers(),
         "suitcase": trip.party.suitcase,
         "small_bags": trip.party.small_bags,
+        "id": leg.trip_id if leg is not None else None,
+        "leg": leg.number if leg is not None else None,
     }
 
 
@@ -64,7 +70,7 @@ def partner_view(booking: Booking) -> dict[str, Any]:
             "from": trip.route.pickup.stored(),
             "to": trip.route.dropoff.stored(),
             "pickup_datetime": trip.pickup_at.isoformat(),
-            "flight_number": trip.flight.number,
+            "flight_number": trip.flight.number or None,
             "extra_requests": trip.extra_requests,
             "passengers": trip.party.passengers(),
             "suitcase": trip.party.suitcase,
@@ -75,6 +81,12 @@ def partner_view(booking: Booking) -> dict[str, Any]:
             "price": {"total": f"{booking.net_total:.2f}", "currency": booking.currency},
             "driver_info": trip.driver.public() if trip.driver is not None else None,
             "meeting_point": trip.meeting_point,
+            # docs/rules/flights.md#disruption: the pickup as booked, the free wait and the flight as watched
+            "original_pickup_datetime": trip.original_pickup_at.isoformat(),
+            "free_wait_until": trip.free_wait_until.isoformat(),
+            "flight": flight_view(trip),
+            # docs/rules/return-trips.md#legs: the trip and the other leg (this partner may hold both)
+            "trip": trip.leg.public() if trip.leg is not None else None,
         },
         "passenger_info": trip.passenger.contact(),
         # docs/rules/ride.md#ride-field: the ride at the top level, as the client sees it

@@ -59,7 +59,9 @@ _OFFER = DirectStatement(
         searches.outerjoin(
             search_vehicles,
             (search_vehicles.c.search_pk == searches.c.id)
-            & (search_vehicles.c.vehicle_no == bindparam("b_vehicle_no")),
+            & (search_vehicles.c.vehicle_no == bindparam("b_vehicle_no"))
+            # docs/rules/return-trips.md#create: ``vehicle_id`` names a leg-1 offer, ``return_vehicle_id`` a leg-2 one
+            & (search_vehicles.c.leg == bindparam("b_leg")),
         ).outerjoin(partners, partners.c.id == search_vehicles.c.partner_id)
     )
     .where(
@@ -89,12 +91,15 @@ class OfferSource:
 
 
 async def find_offer(
-    db: Database, *, client_id: int, search_id: str, vehicle_no: int | None, now: datetime
+    db: Database, *, client_id: int, search_id: str, vehicle_no: int | None, now: datetime, leg: int = 1
 ) -> tuple[SearchedTrip | None, Offer | None, OfferSource | None]:
     """(search, offer, source) in one round trip by the direct path (``db/direct.py``). The search
     is None when it is not visible (missing, expired or another client's); the offer and its source
-    are None when the number is unknown."""
-    row = await db.read_one(_OFFER, b_vehicle_no=vehicle_no, b_search_id=search_id, b_client_id=client_id, b_now=now)
+    are None when the number is unknown, or names an offer of the other ``leg`` (1: ``vehicles``,
+    2: ``return_vehicles``)."""
+    row = await db.read_one(
+        _OFFER, b_vehicle_no=vehicle_no, b_search_id=search_id, b_client_id=client_id, b_now=now, b_leg=leg
+    )
     if row is None:
         return None, None, None
     search = SearchedTrip.from_row(row)

@@ -33,7 +33,8 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "pickup_location": _location(trip.route.pickup),
         "dropoff_location": _location(trip.route.dropoff),
         "pickup_datetime": trip.local_pickup.isoformat(),
-        "flight_number": trip.flight.number,
+        # docs/rules/return-trips.md#create: a way back booked without a flight has none (stored empty)
+        "flight_number": trip.flight.number or None,
         "passengers": trip.party.passengers(),
         "passenger": trip.passenger.contact(),
         "vehicle": trip.vehicle.public(),
@@ -57,6 +58,8 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "flight": flight_view(trip),
         # docs/rules/ride.md#ride-field: the traveller page's ``tracking_url`` is given here once it is served
         "ride": ride_model.view(trip.ride, approved=status is BookingStatus.APPROVED),
+        # docs/rules/return-trips.md#legs: the return trip this booking is a leg of, or null
+        "trip": trip.leg.public() if trip.leg is not None else None,
     }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from transfers import failpoints
-from transfers.bookings import fast_paths, flight_repository, flight_watch, partner_payloads, tracking
+from transfers.bookings import fast_paths, flight_repository, flight_watch, partner_payloads, return_trip, tracking
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
 from transfers.bookings.cancelling import quote
@@ -43,6 +43,15 @@ from transfers.search.airports import local_time
 from transfers.search.offers import Offer, SearchedTrip
 from transfers.services import Services
 from transfers.wallet.ledger import InsufficientBalance
+
+
+async def create_trip(
+    svc: Services, client: ClientPrincipal, body: dict[str, Any], idempotency_key: str | None = None
+) -> tuple[Booking, Booking]:
+    """``POST /booking`` with ``return_vehicle_id`` (docs/rules/return-trips.md#create): both legs."""
+    if not client.may(Permission.BOOKING_CREATE):
+        raise Refused(Code.CREATION_PERMISSION_DENIED)
+    return await return_trip.create_trip(svc, client, body, check_search_id(body), idempotency_key)
 
 
 async def create_booking(
@@ -125,14 +134,8 @@ async def _store_and_charge(
         raise NotFound(Code.SEARCH_NOT_EXISTS)
     if offer is None or source is None:
         raise Invalid(Code.VEHICLE_ID_INVALID)
-    values = _booking_values(client, search, offer, source.search_vehicle_id, request, now, idempotency_key)
-    values["free_wait_minutes"] = source.free_wait_minutes  # docs/rules/flights.md#partner-policy, as sold
-    if flight_watch.watches(values["pickup_location"], values["flight_number"]):
-        # docs/rules/flights.md#watching: checked at creation (the watch is due now)
-        async with svc.db.write() as conn:
-            values["flight_watch_id"] = await flight_repository.ensure_watch(
-                conn, values["flight_number"], values["airport_iata"], values["pickup_at"], now
-            )
+    values = booking_values(client, search, offer, source.search_vehicle_id, request, now, idempotency_key)
+    await flight_fields(svc, values, source, now)
     deadline = delivery_deadline(
         now,
         values["pickup_at"],
@@ -165,7 +168,7 @@ async def _store_and_charge(
             metrics.WALLET_REFUSALS.inc()
             raise Refused(Code.WALLET_BALANCE_INSUFFICIENT) from None
         except IntegrityError as exc:
-            if not _reservation_clash(exc):
+            if not reservation_clash(exc):
                 raise
             continue
         # Counted here, where the booking was written: an idempotent replay never gets this far.
@@ -188,10 +191,28 @@ async def _store_and_charge(
     raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable
 
 
+async def flight_fields(svc: Services, values: dict[str, Any], source: repo.OfferSource, now: datetime) -> None:
+    """A new booking's flight columns (each leg of a return trip too): the partner's free wait as sold
+    and, for a watched flight, its watch."""
+    values["free_wait_minutes"] = source.free_wait_minutes  # docs/rules/flights.md#partner-policy, as sold
+    if flight_watch.watches(values["pickup_location"], values["flight_number"]):
+        # docs/rules/flights.md#watching: checked at creation (the watch is due now)
+        async with svc.db.write() as conn:
+            values["flight_watch_id"] = await flight_repository.ensure_watch(
+                conn, values["flight_number"], values["airport_iata"], values["pickup_at"], now
+            )
+
+
+# A hosted vehicle's seat for a new booking, on its pickup's own day (``hosted/capacity.py``), and its refusal:
+# the return trip's pair claims one per hosted leg (docs/rules/return-trips.md#create).
+seat_claim = hosted_capacity.claimer
+VehicleFull = hosted_capacity.VehicleFull
+
+
 RESERVATION_NO_CONSTRAINT = "uq_bookings_reservation_no"
 
 
-def _reservation_clash(exc: IntegrityError) -> bool:
+def reservation_clash(exc: IntegrityError) -> bool:
     """The drawn reservation number is taken (draw another), told apart from every other unique
     violation (the client's Idempotency-Key above all) by the constraint's name, never by the
     message: PostgreSQL's message carries the key's values, and a client's key may say anything.
@@ -204,7 +225,7 @@ def _reservation_clash(exc: IntegrityError) -> bool:
     return str(exc.orig).endswith("bookings.reservation_no")
 
 
-def _booking_values(
+def booking_values(
     client: ClientPrincipal,
     search: SearchedTrip,
     offer: Offer,

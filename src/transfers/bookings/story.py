@@ -1,6 +1,7 @@
 """A booking's whole story, as operators read it (``transfers bookings show`` and the console's
-booking page): the row, its client's and partner's names, its ledger entries, its status changes
-and its partner deliveries with every attempt."""
+booking page): the row, its client's and partner's names, its ledger entries, its status changes,
+its ride (the driver's events with who sent them, docs/rules/ride.md#sandbox-and-console) and its
+partner deliveries with every attempt (the client's live positions are not among them)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from transfers.bookings import repository as repo
 from transfers.bookings.models import Booking, Transition
 from transfers.db.engine import Database
 from transfers.delivery import repository as outbox_repo
+from transfers.ride import repository as ride_repo
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import LedgerEntry
 
@@ -24,6 +26,7 @@ class BookingDetail:
     ledger: list[LedgerEntry]
     transitions: list[Transition]
     deliveries: list[dict[str, Any]]  # outbox rows, each with "delivery_attempts"
+    ride_events: list[ride_repo.RecordedEvent]  # by occurred_at, with who sent each
 
 
 async def load_detail(db: Database, reservation_no: str) -> BookingDetail | None:
@@ -36,6 +39,8 @@ async def load_detail(db: Database, reservation_no: str) -> BookingDetail | None
             return None
         deliveries = []
         for message in await outbox_repo.for_booking(conn, booking.id):
+            if message.kind.startswith("client."):  # a client's live position: not a partner delivery
+                continue
             deliveries.append(
                 {**message.as_dict(), "delivery_attempts": await outbox_repo.attempts_of(conn, message.id)}
             )
@@ -47,4 +52,5 @@ async def load_detail(db: Database, reservation_no: str) -> BookingDetail | None
             ledger=await wallet_repo.entries_for_booking(conn, booking.id),
             transitions=await repo.transitions_of(conn, booking.id),
             deliveries=deliveries,
+            ride_events=await ride_repo.events_of(conn, booking.id),
         )

@@ -16,6 +16,8 @@ from __future__ import annotations
 import secrets
 from datetime import datetime, timedelta
 
+from transfers import public_urls
+
 # 16 random bytes = 128 bits, 22 URL-safe characters (the column holds 32).
 TOKEN_BYTES = 16
 TOKEN_MAX_LENGTH = 32
@@ -40,9 +42,12 @@ def looks_like_token(value: str) -> bool:
     return 16 <= len(value) <= TOKEN_MAX_LENGTH and value.isascii() and all(c.isalnum() or c in "-_" for c in value)
 
 
-def tracking_url(base_url: str, token: str | None) -> str | None:
-    """``{TRANSFERS_PUBLIC_BASE_URL}/t/{token}``; None for a booking without a token."""
-    return None if token is None else f"{base_url.rstrip('/')}{TRAVELLER_PATH}{token}"
+def tracking_url(token: str | None, base_url: str | None = None) -> str | None:
+    """``{TRANSFERS_PUBLIC_BASE_URL}/t/{token}`` (the process's, ``public_urls.py``, unless ``base_url`` is
+    given); None for a booking without a token."""
+    if token is None:
+        return None
+    return f"{(base_url or public_urls.base_url()).rstrip('/')}{TRAVELLER_PATH}{token}"
 
 
 def driver_url(base_url: str, token: str) -> str:

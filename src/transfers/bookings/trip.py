@@ -11,9 +11,9 @@ Flight tracking (docs/rules/flights.md) gave ``Trip.original_pickup_at`` (the pi
 is the current one), ``Flight.state`` (the flight as last checked) and ``Flight.disrupted_at``, and made
 ``free_wait_minutes`` the partner's at airports (``Trip.free_wait_until``, where the ride and the flights
 meet). The ride (docs/rules/ride.md) gave ``Trip.ride`` (``ride/model.py``: the driver's events and latest
-position). Room for what comes next, one field each: a return trip adds
-``Trip.leg`` (which leg, and the other leg's reservation). Add the field here and
-in ``trip_of``, then to the views that show it.
+position). A return trip gave ``Trip.leg`` (``Leg``: the trip's id, which leg, the other leg's
+reservation; None for a single booking: docs/rules/return-trips.md#legs). Room for what comes next, one
+field each: add the field here and in ``trip_of``, then to the views that show it.
 """
 
 from __future__ import annotations
@@ -133,6 +133,24 @@ class Driver:
 
 
 @dataclass(frozen=True, slots=True)
+class Leg:
+    """docs/rules/return-trips.md#legs: one leg of a return trip (1 the way out, 2 the way back). Each leg is
+    a booking of its own; this is all that ties it to the other."""
+
+    trip_id: str  # "TR-..."
+    number: int  # 1 | 2
+    other_reservation_no: str | None
+
+    def public(self) -> dict[str, Any]:
+        """The BookingResource's ``trip``."""
+        return {"id": self.trip_id, "leg": self.number, "other_reservation_no": self.other_reservation_no}
+
+    def partner(self) -> dict[str, Any]:
+        """What the partner's create ``trip`` gains: ``id`` and ``leg`` (both null for a single booking)."""
+        return {"id": self.trip_id, "leg": self.number}
+
+
+@dataclass(frozen=True, slots=True)
 class Trip:
     route: Route
     pickup_at: datetime  # aware, UTC
@@ -148,6 +166,7 @@ class Trip:
     free_wait_minutes: int  # docs/rules/flights.md#booking-fields
     original_pickup_at: datetime  # as booked (docs/rules/flights.md#booking-fields)
     ride: Ride  # docs/rules/ride.md#ride-field: the driver's events and latest position
+    leg: Leg | None = None  # docs/rules/return-trips.md#legs: None for a single booking
 
     @property
     def free_wait_until(self) -> datetime:
@@ -184,6 +203,7 @@ def trip_of(b: Booking | BookingView) -> Trip:
         ),
         b.original_pickup_at or b.pickup_at,
         Ride.from_stored(b.ride_milestones, b.ride_position),
+        Leg(b.trip_id, b.trip_leg or 1, b.trip_other_reservation_no) if b.trip_id else None,
     )
 
 

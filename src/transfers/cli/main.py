@@ -17,6 +17,7 @@ from transfers.cli.outbox import outbox_group
 from transfers.cli.partners import partners_group
 from transfers.cli.sandbox import sandbox_partner
 from transfers.cli.serve import serve
+from transfers.cli.statements import ledger_group, statements_group
 from transfers.cli.worker import worker
 
 
@@ -46,6 +47,8 @@ partners_group.add_command(users_group)  # issue 16
 clients_group.add_command(agency_users_group)  # issue 27: transfers clients users create
 cli.add_command(operators_group)  # issue 13
 cli.add_command(flights_group)  # issue 23
+cli.add_command(statements_group)  # issue 24
+cli.add_command(ledger_group)  # issue 24
 prepare_commands(cli)
 
 

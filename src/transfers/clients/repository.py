@@ -74,6 +74,23 @@ async def revoke_key(conn: AsyncConnection, prefix: str, now: datetime) -> bool:
     return exists is not None
 
 
+async def keys_of_client(conn: AsyncConnection, client_id: int) -> list[dict[str, Any]]:
+    """A client's API keys (never their hashes), newest first: revoked ones too, shown as revoked."""
+    rows = await conn.execute(
+        select(api_keys.c.prefix, api_keys.c.created_at, api_keys.c.revoked_at)
+        .where(api_keys.c.client_id == client_id)
+        .order_by(api_keys.c.id.desc())
+    )
+    return [dict(r) for r in rows.mappings()]
+
+
+async def key_belongs_to(conn: AsyncConnection, prefix: str, client_id: int) -> bool:
+    found = await conn.execute(
+        select(api_keys.c.id).where(api_keys.c.prefix == prefix, api_keys.c.client_id == client_id)
+    )
+    return found.first() is not None
+
+
 async def record_admin_action(
     conn: AsyncConnection,
     *,

@@ -121,6 +121,20 @@ async def set_status(db: Database, clock: Clock, client_id: int, status: ClientS
         )
 
 
+async def revoke_client_key(db: Database, clock: Clock, client_id: int, prefix: str, *, actor: str) -> None:
+    """``revoke_key`` for a client's own people (the agency portal, docs/rules/agency-portal.md#pages):
+    another client's key is answered exactly like a missing one (``ClientNotFound``), and revoking
+    a revoked key changes nothing. Same audit row as ``transfers clients keys revoke``."""
+    now = clock.now()
+    async with db.write() as conn:
+        if not await repo.key_belongs_to(conn, prefix, client_id):
+            raise ClientNotFound("There is no such API key.")
+        await repo.revoke_key(conn, prefix, now)
+        await repo.record_admin_action(
+            conn, actor=actor, action="key.revoke", subject=f"key:{prefix}", details={}, now=now
+        )
+
+
 async def revoke_key(db: Database, clock: Clock, prefix: str, *, actor: str) -> None:
     now = clock.now()
     async with db.write() as conn:

@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import admin_audit, api_keys, bookings, clients, outbox, partners, wallets, webhook_deliveries
+from transfers.delivery.repository import PARTNER_CALLS
 
 PENDING, FAILED, EXPIRED = "pending", "failed", "expired"
 
@@ -83,6 +84,8 @@ async def partner_row(conn: AsyncConnection, partner_id: int) -> dict[str, Any] 
                 partners.c.previous_secret_until,
                 partners.c.cancellation_policy,
                 partners.c.hosted,
+                partners.c.follow_flight_minutes,  # issue 23, docs/rules/flights.md#partner-policy
+                partners.c.free_wait_minutes,
             ).where(partners.c.id == partner_id)
         )
     ).first()
@@ -125,7 +128,7 @@ async def deliveries(conn: AsyncConnection, statuses: tuple[str, ...], *, limit:
                 partners, partners.c.id == outbox.c.partner_id
             )
         )
-        .where(outbox.c.status.in_(statuses))
+        .where(outbox.c.status.in_(statuses), PARTNER_CALLS)
         .order_by(outbox.c.id.desc())
         .limit(limit)
     )
@@ -135,7 +138,7 @@ async def deliveries(conn: AsyncConnection, statuses: tuple[str, ...], *, limit:
 async def delivery_counts(conn: AsyncConnection) -> dict[str, int]:
     rows = await conn.execute(
         select(outbox.c.status, func.count())
-        .where(outbox.c.status.in_((PENDING, FAILED, EXPIRED)))
+        .where(outbox.c.status.in_((PENDING, FAILED, EXPIRED)), PARTNER_CALLS)
         .group_by(outbox.c.status)
     )
     return {str(status): int(count) for status, count in rows}

@@ -19,13 +19,14 @@ from transfers.console.routes import (
     operators,
     partner_users,
     partners,
+    statements,
 )
 from transfers.services import Services
 from transfers.webauth.site import build_area
 
 
 def build_console(svc: Services) -> FastAPI:
-    modules = (login, dashboard, bookings, audit, clients, partners, deliveries, partner_users, operators)
+    modules = (login, dashboard, bookings, audit, clients, partners, deliveries, partner_users, operators, statements)
     return build_area(
         svc,
         console_realm(svc.settings),

@@ -12,6 +12,7 @@ from sqlalchemy import case, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import clients, outbox, partners, webhook_deliveries, webhook_endpoints
+from transfers.delivery.repository import PARTNER_CALLS
 
 PENDING, FAILED, EXPIRED, DELIVERED = "pending", "failed", "expired", "delivered"
 D, W, OB = webhook_deliveries.c, webhook_endpoints.c, outbox.c
@@ -34,7 +35,7 @@ async def partner_groups(conn: AsyncConnection) -> list[dict[str, Any]]:
             newest,
         )
         .select_from(outbox.join(partners, partners.c.id == OB.partner_id))
-        .where(OB.status.in_((PENDING, FAILED, EXPIRED)))
+        .where(OB.status.in_((PENDING, FAILED, EXPIRED)), PARTNER_CALLS)
         .group_by(partners.c.id, partners.c.name, partners.c.status)
     )
     groups = [dict(r._mapping) for r in rows]

@@ -13,6 +13,7 @@ from sqlalchemy import Select, and_, func, or_, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import admin_audit, bookings, clients, delivery_attempts, outbox, partners
+from transfers.delivery.repository import PARTNER_CALLS
 
 PENDING, FAILED, EXPIRED = "pending", "failed", "expired"
 
@@ -38,9 +39,13 @@ async def bookings_by_status_since(conn: AsyncConnection, since: datetime, statu
 async def delivery_summary(conn: AsyncConnection) -> dict[str, Any]:
     """Pending and failed (refused or expired) partner deliveries, and the oldest pending one's creation."""
     pending, oldest = (
-        await conn.execute(select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status == PENDING))
+        await conn.execute(
+            select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status == PENDING, PARTNER_CALLS)
+        )
     ).one()
-    failed = (await conn.execute(select(func.count()).where(outbox.c.status.in_((FAILED, EXPIRED))))).scalar_one()
+    failed = (
+        await conn.execute(select(func.count()).where(outbox.c.status.in_((FAILED, EXPIRED)), PARTNER_CALLS))
+    ).scalar_one()
     return {"pending": int(pending), "failed": int(failed), "oldest_pending": oldest}
 
 
@@ -54,7 +59,7 @@ async def partners_with_errors_since(conn: AsyncConnection, since: datetime) -> 
                 partners, partners.c.id == outbox.c.partner_id
             )
         )
-        .where(delivery_attempts.c.started_at >= since, ~delivery_attempts.c.outcome.startswith("done:"))
+        .where(delivery_attempts.c.started_at >= since, ~delivery_attempts.c.outcome.startswith("done:"), PARTNER_CALLS)
         .group_by(partners.c.id, partners.c.name)
         .order_by(errors.desc(), partners.c.id)
     )

@@ -34,6 +34,11 @@ _HELD = (
     .values(attempts=outbox.c.attempts + 1, lease_until=None)
 )
 
+# The outbox's partner calls, as operators' views and gauges count them: the client's live driver
+# positions (``client.driver_position``, tried once, a stale one dropped by design) are not a
+# partner's delivery and never anyone's backlog (docs/rules/ride.md#client-events).
+PARTNER_CALLS = outbox.c.kind.notlike("client.%")
+
 
 async def enqueue(
     conn: AsyncConnection,
@@ -303,7 +308,9 @@ async def list_messages(
 async def pending_summary(conn: AsyncConnection) -> tuple[int, datetime | None]:
     """How many messages are pending, and when the oldest of them was written (the metrics scrape)."""
     count, oldest = (
-        await conn.execute(select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status == PENDING))
+        await conn.execute(
+            select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status == PENDING, PARTNER_CALLS)
+        )
     ).one()
     return int(count), oldest
 
@@ -346,6 +353,7 @@ async def withdraw_pending(conn: AsyncConnection, booking_id: int, kind: str, *,
 
 
 # --- kinds tried once: the newest message replaces a pending older one ------------------------------
+
 
 SUPERSEDED = "superseded by a newer message of the same kind"
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import structlog
 
+from transfers.accounting import service as books
+from transfers.accounting.periods import period_of
 from transfers.bookings import flight_watch, operator_actions, partner_updates
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange
@@ -22,6 +24,7 @@ from transfers.hosted import jobs as hosted_jobs
 from transfers.hosted import mail as hosted_mail
 from transfers.partners import health_repository
 from transfers.requestlog import repository as request_log_repo
+from transfers.ride import repository as ride_repo
 from transfers.services import Services
 from transfers.webauth import sessions as web_sessions
 from transfers.webhooks import repository as webhooks_repo
@@ -102,6 +105,15 @@ async def prune_request_log(svc: Services) -> int:
         return await request_log_repo.prune_before(conn, cutoff)
 
 
+async def prune_ride_positions(svc: Services) -> int:
+    """Driver positions 30 days after the ride (issue 22, docs/rules/ride.md#positions): those of
+    bookings picked up more than 30 days and 12 hours ago (the ride is over by pickup + 12 h, when
+    the booking completes at the latest). The ride's events are kept as long as the booking."""
+    cutoff = svc.clock.now() - ride_repo.POSITIONS_KEPT
+    async with svc.db.write() as conn:
+        return await ride_repo.prune_positions(conn, picked_up_before=cutoff, limit=ride_repo.PRUNE_BATCH)
+
+
 async def watch_flights(svc: Services) -> int:
     """docs/rules/flights.md#watching: the due flights checked (one provider call per flight and date, within
     ``TRANSFERS_FLIGHT_PROVIDER_MAX_CALLS_PER_MINUTE``), their bookings' pickups moved or marked disrupted.
@@ -113,6 +125,22 @@ async def watch_flights(svc: Services) -> int:
     finally:
         await provider.aclose()
     return done.watches
+
+
+# The month every ended statement was last closed through, in this process: the close reads every
+# unclosed partner month, so it runs once per month (and after a restart), not at every interval.
+_closed_through: dict[str, str] = {}
+
+
+async def close_statements(svc: Services) -> int:
+    """Partners' months that have ended become CLOSED statements (docs/rules/statements.md#statements)."""
+    now = svc.clock.now()
+    current = period_of(now)
+    if _closed_through.get("period") == current:
+        return 0
+    closed = await books.close_ended(svc.db, now)
+    _closed_through["period"] = current
+    return closed
 
 
 MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction
@@ -145,6 +173,8 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     ("prune_client_events", "events_pruned", prune_client_events),  # issue 14
     ("prune_request_log", "requests_pruned", prune_request_log),  # issue 27
     ("watch_flights", "flights_checked", watch_flights),  # issue 23
+    ("close_statements", "statements_closed", close_statements),  # issue 24
+    ("prune_ride_positions", "positions_pruned", prune_ride_positions),  # issue 22
 )
 
 

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.engine import Database
 from transfers.db.tables import LATENCY_COLUMNS, SEARCH_OUTCOMES, outbox, partner_search_minutes, partners
-from transfers.delivery.repository import EXPIRED, FAILED, PENDING
+from transfers.delivery.repository import EXPIRED, FAILED, PARTNER_CALLS, PENDING
 from transfers.partners.health import HOUR, Key, PartnerHealth, Tally, minute_of, p95_ms
 
 T = partner_search_minutes
@@ -133,7 +133,7 @@ async def last_hour(
 async def _count_by_partner(conn: AsyncConnection, ids: list[int], *conditions: Any) -> dict[int, int]:
     query = (
         select(outbox.c.partner_id, func.count().label("n"))
-        .where(outbox.c.partner_id.in_(ids), *conditions)
+        .where(outbox.c.partner_id.in_(ids), PARTNER_CALLS, *conditions)
         .group_by(outbox.c.partner_id)
     )
     return {int(r.partner_id): int(r.n) for r in await conn.execute(query)}

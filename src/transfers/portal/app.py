@@ -8,7 +8,7 @@ from fastapi import FastAPI
 
 from transfers.portal.auth import partner_realm
 from transfers.portal.render import page
-from transfers.portal.routes import account, bookings, login, rate_card, rate_card_preview, ride
+from transfers.portal.routes import account, bookings, login, rate_card, rate_card_preview, ride, statements
 from transfers.services import Services
 from transfers.webauth.site import build_area
 
@@ -18,6 +18,8 @@ def build_portal(svc: Services) -> FastAPI:
         svc,
         partner_realm(svc.settings),
         package="transfers.portal",
-        routers=[module.router for module in (login, bookings, ride, rate_card, rate_card_preview, account)],
+        routers=[
+            module.router for module in (login, bookings, ride, rate_card, rate_card_preview, account, statements)
+        ],
         page=page,
     )

@@ -20,7 +20,12 @@ NAVIGATION = (("New", "/partner/new"), ("Upcoming", "/partner/upcoming"), ("Past
 def navigation(viewer: object) -> tuple[Link, ...]:
     """The rate card is a hosted partner's only (a server partner keeps its prices on its server)."""
     hosted = isinstance(viewer, PartnerViewer) and viewer.hosted
-    return (*NAVIGATION, *((("Rate card", "/partner/rate-card"),) if hosted else ()), ("Account", "/partner/account"))
+    return (
+        *NAVIGATION,
+        *((("Rate card", "/partner/rate-card"),) if hosted else ()),
+        ("Statements", "/partner/statements"),  # issue 24, docs/rules/statements.md#partner-api
+        ("Account", "/partner/account"),
+    )
 
 
 SITE = Site(

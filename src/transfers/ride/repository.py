@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -24,6 +24,9 @@ _INSERT_POSITIONS = insert(ride_positions)
 # The client webhook type a position is pushed as (``webhooks/events.EventType.BOOKING_DRIVER_POSITION``):
 # only endpoints that name it get it, never through "*" (docs/rules/ride.md#client-events).
 DRIVER_POSITION_EVENT = "booking.driver_position"
+# docs/rules/ride.md#positions: kept 30 days after the ride, which is over by pickup + 12 h at the latest.
+POSITIONS_KEPT = timedelta(days=30, hours=12)
+PRUNE_BATCH = 5000  # positions per statement: a ride sends hundreds
 
 
 async def insert_event(conn: AsyncConnection, booking_id: int, event: Milestone, *, actor: str) -> bool:

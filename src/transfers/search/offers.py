@@ -79,6 +79,8 @@ class Offer:
     # docs/rules/cancellation.md: the vehicle's own cancellation policy, else its partner's default, else free until
     # pickup; stored as its JSON tiers
     cancellation_policy: Policy = FREE_UNTIL_PICKUP
+    # docs/rules/return-trips.md#search: 1 an offer of ``vehicles``, 2 of ``return_vehicles``
+    leg: int = 1
 
     def find_extra(self, extra_id: int) -> OfferedExtra | None:
         """The extra the client refers to by its id, or None (a handful per offer: a scan)."""
@@ -104,6 +106,7 @@ class Offer:
             "currency": self.currency,
             "extras": [e.stored() for e in self.extras],
             "cancellation_policy": self.cancellation_policy.public(),
+            "leg": self.leg,
         }
 
     @classmethod
@@ -125,6 +128,7 @@ class Offer:
             row[prefix + "currency"],
             tuple(OfferedExtra.from_stored(e) for e in row[prefix + "extras"]),
             _policy(row.get(prefix + "cancellation_policy")),
+            row[prefix + "leg"],
         )
 
     def public(self, company: str) -> dict[str, Any]:
@@ -161,6 +165,7 @@ class SearchedTrip:
     children: int
     infant: int
     distance_km: int | None
+    return_pickup_at: datetime | None  # docs/rules/return-trips.md#search: None for a one-way search
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> SearchedTrip:
@@ -174,6 +179,7 @@ class SearchedTrip:
             row["children"],
             row["infant"],
             row["distance_km"],
+            row["return_pickup_at"],
         )
 
 
@@ -182,9 +188,17 @@ SEARCHED_TRIP_FIELDS = tuple(f.name for f in fields(SearchedTrip))
 
 
 def build_offers(
-    quotes: list[tuple[PartnerRecord, WireVehicle]], *, party_size: int, currency: str | None
+    quotes: list[tuple[PartnerRecord, WireVehicle]],
+    *,
+    party_size: int,
+    currency: str | None,
+    after: list[Offer] | None = None,
 ) -> list[Offer]:
-    """``currency`` None accepts every currency (reverse_api clients are not paying from a wallet)."""
+    """``currency`` None accepts every currency (reverse_api clients are not paying from a wallet).
+
+    ``after``: the way out's offers when these are the way back's (docs/rules/return-trips.md#search):
+    they are leg 2 and numbered on from them (vehicle numbers and extra ids), so one search never
+    gives two offers, or two extras, the same id."""
     eligible = [
         (partner, quote, sell_price(quote.price, partner.markup_percent))
         for partner, quote in quotes
@@ -192,8 +206,11 @@ def build_offers(
     ]
     eligible.sort(key=lambda item: (item[2], item[0].name, item[1].id))
     offers: list[Offer] = []
-    next_extra_id = 1
-    for number, (partner, quote, price) in enumerate(eligible, start=1):
+    next_extra_id, first_no, leg = 1, 1, 1
+    if after is not None:
+        next_extra_id = 1 + max((e.id for o in after for e in o.extras), default=0)
+        first_no, leg = len(after) + 1, 2
+    for number, (partner, quote, price) in enumerate(eligible, start=first_no):
         extras = []
         for extra in quote.extras:
             extras.append(
@@ -224,6 +241,7 @@ def build_offers(
                 quote.currency,
                 tuple(extras),
                 policy_of(partner, quote),
+                leg,
             )
         )
     return offers

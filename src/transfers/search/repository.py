@@ -130,6 +130,7 @@ async def insert_search(
         "request": request,
         "airport_iata": query.airport.iata,
         "pickup_at": query.pickup_at,
+        "return_pickup_at": query.return_at,  # docs/rules/return-trips.md#search
         "pickup_location": query.location(pickup=True),
         "dropoff_location": query.location(pickup=False),
         "adult": query.adult,

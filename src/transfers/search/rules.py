@@ -43,6 +43,8 @@ class SearchQuery:
     adult: int
     children: int
     infant: int
+    # docs/rules/return-trips.md#search: the way back's pickup (aware, airport time); None: one way
+    return_at: datetime | None = None
 
     @property
     def party_size(self) -> int:
@@ -103,6 +105,9 @@ def parse_search(body: dict[str, Any], now: datetime, limits: SearchLimits) -> S
     # 1316-1317: the date-time, local to the airport when it has no offset.
     airport = pickup_airport or dropoff_airport
     pickup_at = _pickup_at(body.get("pickup_datetime"), airport, now, limits)
+    # 1324, right after 1316/1317 (docs/rules/return-trips.md#search): null is the same as absent.
+    raw_return = body.get("return_datetime")
+    return_at = None if raw_return is None else _return_at(raw_return, pickup_at, airport, now, limits)
     # 1318-1322: travellers.
     adult, children, infant = _travelers(body.get("travelers"), limits.max_travelers)
     # 1323: exactly one AIRPORT and one POINT.
@@ -111,7 +116,7 @@ def parse_search(body: dict[str, Any], now: datetime, limits: SearchLimits) -> S
     point = pickup_point or dropoff_point
     if point is None:  # not reached: the other side of the one AIRPORT is a POINT (else 1323 above)
         raise Invalid(Code.SEARCH_AIRPORT_REQUIRED)
-    return SearchQuery(airport, point, pickup_airport is not None, pickup_at, adult, children, infant)
+    return SearchQuery(airport, point, pickup_airport is not None, pickup_at, adult, children, infant, return_at)
 
 
 def _location_type(location: Any, codes: tuple[Code, ...]) -> tuple[dict[str, Any], str]:
@@ -166,6 +171,23 @@ def _pickup_at(value: Any, airport: Airport | None, now: datetime, limits: Searc
     if not now + limits.min_lead <= local <= now + limits.max_ahead:
         raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID)
     return local
+
+
+MIN_RETURN_GAP = timedelta(hours=1)  # docs/rules/return-trips.md#search
+
+
+def _return_at(
+    value: Any, pickup_at: datetime, airport: Airport | None, now: datetime, limits: SearchLimits
+) -> datetime:
+    """The way back's pickup, read as ``pickup_datetime`` is (same format, local at the airport,
+    inside the booking window) and at least an hour after it; any failure is 1324."""
+    try:
+        back = _pickup_at(value, airport, now, limits)
+    except Invalid:
+        raise Invalid(Code.SEARCH_RETURN_DATETIME_INVALID) from None
+    if back < pickup_at + MIN_RETURN_GAP:
+        raise Invalid(Code.SEARCH_RETURN_DATETIME_INVALID)
+    return back
 
 
 # 1316/1317 and 1317's window for a booking's new pickup time (``bookings/amendments.py``).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Awaitable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -35,35 +36,51 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     directory = await svc.partners.snapshot()
     airport = query.airport
     own_distance = round(great_circle_km(airport.lat, airport.lng, query.point.lat, query.point.lng))
-    server_answers, hosted_answers = await asyncio.gather(
-        ask_partners(
-            svc.partner_client,
-            directory.serving(airport.iata),
-            partner_payload(query),
-            timeout=svc.settings.partner_timeout_seconds,
-            vehicle_types=directory.vehicle_types,
-            max_vehicles=svc.settings.partner_max_vehicles,
-            health=svc.health,
-            now=now,
-        ),
-        # issue 16: hosted partners answer in-process from their rate cards, priced on the service's
-        # own distance figure (great-circle), under the same deadline.
-        ask_hosted(
-            svc.db,
-            directory.hosted_serving(airport.iata),
-            Trip(airport.iata, airport.tz, query.pickup_at, own_distance, now),
-            timeout=svc.settings.partner_timeout_seconds,
-            vehicle_types=directory.vehicle_types,
-        ),
-    )
-    answers = server_answers + hosted_answers
+    serving, hosted = directory.serving(airport.iata), directory.hosted_serving(airport.iata)
+    timeout = svc.settings.partner_timeout_seconds
+
+    def ask(payload: dict[str, Any], pickup_at: datetime) -> list[Awaitable[list[Any]]]:
+        return [
+            ask_partners(
+                svc.partner_client,
+                serving,
+                payload,
+                timeout=timeout,
+                vehicle_types=directory.vehicle_types,
+                max_vehicles=svc.settings.partner_max_vehicles,
+                health=svc.health,
+                now=now,
+            ),
+            # issue 16: hosted partners answer in-process from their rate cards, priced on the service's
+            # own distance figure (great-circle), under the same deadline.
+            ask_hosted(
+                svc.db,
+                hosted,
+                Trip(airport.iata, airport.tz, pickup_at, own_distance, now),
+                timeout=timeout,
+                vehicle_types=directory.vehicle_types,
+            ),
+        ]
+
+    calls = ask(partner_payload(query), query.pickup_at)
+    if query.return_at is not None:
+        # docs/rules/return-trips.md#search: the way back (the reverse route at the return time) is asked
+        # in the same fan-out, all four at once under the one deadline; hosted partners price it on its day.
+        calls += ask(partner_payload(query, back=True), query.return_at)
+    results = await asyncio.gather(*calls)
+    answers = results[0] + results[1]
     quotes = [(answer.partner, vehicle) for answer in answers for vehicle in answer.vehicles]
-    offers = build_offers(
-        quotes, party_size=query.party_size, currency=client.currency if client.pays_by_wallet else None
-    )
+    currency = client.currency if client.pays_by_wallet else None
+    offers = build_offers(quotes, party_size=query.party_size, currency=currency)
     distance = next((a.distance_km for a in answers if a.distance_km is not None), None)
     if distance is None:
         distance = own_distance
+    back_answers: list[Any] = []
+    back_offers: list[Offer] = []
+    if query.return_at is not None:
+        back_answers = results[2] + results[3]
+        back_quotes = [(answer.partner, vehicle) for answer in back_answers for vehicle in answer.vehicles]
+        back_offers = build_offers(back_quotes, party_size=query.party_size, currency=currency, after=offers)
     search_id = new_search_id()
     # The stored search must be committed before the answer leaves (a booking may follow at once,
     # on any process), so the store stays on the answer's path; but the answer's body is built
@@ -76,20 +93,27 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
             request=body,
             query=query,
             distance_km=distance,
-            offers=offers,
+            offers=offers + back_offers if back_offers else offers,
             now=now,
             expires_at=now + timedelta(seconds=svc.settings.search_ttl_seconds),
         )
     )
+    return_vehicles: list[dict[str, Any]] = []
     try:
         await asyncio.sleep(0)
-        vehicles = _vehicles(answers, offers, query, now)
+        vehicles = _vehicles(answers, offers, query, query.pickup_at, now)
+        if query.return_at is not None:
+            return_vehicles = _vehicles(back_answers, back_offers, query, query.return_at, now)
     finally:
         await store  # its error, if any, is the search's (nothing is answered without the record)
-    return {"search_id": search_id, "distance_km": distance, "vehicles": vehicles}
+    if query.return_at is None:  # the one-way answer, byte for byte as before return trips
+        return {"search_id": search_id, "distance_km": distance, "vehicles": vehicles}
+    return {"search_id": search_id, "distance_km": distance, "vehicles": vehicles, "return_vehicles": return_vehicles}
 
 
-def _vehicles(answers: list[Any], offers: list[Offer], query: SearchQuery, now: datetime) -> list[dict[str, Any]]:
+def _vehicles(
+    answers: list[Any], offers: list[Offer], query: SearchQuery, pickup_at: datetime, now: datetime
+) -> list[dict[str, Any]]:
     """The vehicles as the answer shows them; a cancellation policy shared by many offers (a
     partner's default) is rendered once."""
     companies = {answer.partner.partner_id: answer.partner.name for answer in answers}
@@ -99,16 +123,19 @@ def _vehicles(answers: list[Any], offers: list[Offer], query: SearchQuery, now: 
         policy = o.cancellation_policy
         view = views.get(id(policy))
         if view is None:
-            view = views[id(policy)] = policy_view(policy, pickup_at=query.pickup_at, now=now, iata=query.airport.iata)
+            view = views[id(policy)] = policy_view(policy, pickup_at=pickup_at, now=now, iata=query.airport.iata)
         vehicles.append({**o.public(companies[o.partner_id]), "cancellation_policy": view})
     return vehicles
 
 
-def partner_payload(query: SearchQuery) -> dict[str, Any]:
+def partner_payload(query: SearchQuery, *, back: bool = False) -> dict[str, Any]:
+    """The partner's search request; ``back``: for the way back (docs/rules/return-trips.md#search), the
+    route reversed at the return time."""
+    when = query.return_at if back and query.return_at is not None else query.pickup_at
     return search_request(
-        pickup=query.location(pickup=True),
-        dropoff=query.location(pickup=False),
-        date=query.pickup_at.isoformat(),
+        pickup=query.location(pickup=not back),
+        dropoff=query.location(pickup=back),
+        date=when.isoformat(),
         adult=query.adult,
         children=query.children,
         infant=query.infant,

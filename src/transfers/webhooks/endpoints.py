@@ -153,9 +153,23 @@ def _delivery_view(row: dict[str, Any]) -> dict[str, Any]:
 
 
 # --- use cases ---------------------------------------------------------------------------------------
+# ``actor``: who acted when a person did, through a page (the agency portal's ``Developers``,
+# docs/rules/agency-portal.md#same-use-cases): then the change and its ``admin_audit`` row commit together.
+# The API's own calls pass none (the request log shows them).
 
 
-async def create(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -> dict[str, Any]:
+async def _audit(
+    conn: Any, actor: str | None, action: str, client_id: int, details: dict[str, Any], now: datetime
+) -> None:
+    if actor is not None:
+        await clients_repo.record_admin_action(
+            conn, actor=actor, action=action, subject=f"client:{client_id}", details=details, now=now
+        )
+
+
+async def create(
+    svc: Services, client: ClientPrincipal, body: dict[str, Any], *, actor: str | None = None
+) -> dict[str, Any]:
     _unknown_fields(body, CREATE_FIELDS)
     url = await check_url(svc, body.get("url"))
     chosen = check_events(body.get("events"))
@@ -180,6 +194,9 @@ async def create(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
                 "updated_at": now,
             },
         )
+        await _audit(
+            conn, actor, "webhook_endpoint.create", client.client_id, {"endpoint_id": row["public_id"], "url": url}, now
+        )
     return {**view(row), "secret": secret}
 
 
@@ -197,7 +214,9 @@ async def get(svc: Services, client: ClientPrincipal, public_id: str) -> dict[st
     return view(row)
 
 
-async def patch(svc: Services, client: ClientPrincipal, public_id: str, body: dict[str, Any]) -> dict[str, Any]:
+async def patch(
+    svc: Services, client: ClientPrincipal, public_id: str, body: dict[str, Any], *, actor: str | None = None
+) -> dict[str, Any]:
     _unknown_fields(body, PATCH_FIELDS)
     changes: dict[str, Any] = {}
     if "url" in body:
@@ -219,6 +238,11 @@ async def patch(svc: Services, client: ClientPrincipal, public_id: str, body: di
             changes["disabled_reason"] = "disabled by the client"
             await repo.fail_pending(conn, row["id"], reason="endpoint disabled by the client", now=now)
         row = await repo.update_endpoint(conn, row["id"], {**changes, "updated_at": now})
+        action = {repo.ENABLED: "webhook_endpoint.enable", repo.DISABLED: "webhook_endpoint.disable"}.get(
+            changes.get("status", ""), "webhook_endpoint.update"
+        )
+        shown = {name: value for name, value in changes.items() if name in PATCH_FIELDS}
+        await _audit(conn, actor, action, client.client_id, {"endpoint_id": public_id, **shown}, now)
     return view(row)
 
 
@@ -232,7 +256,9 @@ async def delete(svc: Services, client: ClientPrincipal, public_id: str) -> None
         await repo.update_endpoint(conn, row["id"], {"deleted_at": now, "updated_at": now})
 
 
-async def rotate_secret(svc: Services, client: ClientPrincipal, public_id: str) -> dict[str, Any]:
+async def rotate_secret(
+    svc: Services, client: ClientPrincipal, public_id: str, *, actor: str | None = None
+) -> dict[str, Any]:
     """A new secret; the one it replaces keeps signing beside it for 24 h (both signatures, space
     separated), so the receiver can switch without losing a delivery. Rotating again within those
     24 h keeps only the secret being replaced."""
@@ -252,10 +278,11 @@ async def rotate_secret(svc: Services, client: ClientPrincipal, public_id: str) 
                 "updated_at": now,
             },
         )
+        await _audit(conn, actor, "webhook_endpoint.rotate_secret", client.client_id, {"endpoint_id": public_id}, now)
     return {"secret": secret}
 
 
-async def ping(svc: Services, client: ClientPrincipal, public_id: str) -> dict[str, Any]:
+async def ping(svc: Services, client: ClientPrincipal, public_id: str, *, actor: str | None = None) -> dict[str, Any]:
     """A ``ping`` event for this endpoint only, due now (a disabled endpoint gets it once enabled,
     within 24 h)."""
     now = svc.clock.now()
@@ -278,6 +305,14 @@ async def ping(svc: Services, client: ClientPrincipal, public_id: str) -> dict[s
             },
         )
         await repo.insert_deliveries(conn, [new_delivery(event_pk, row["id"], now)])
+        await _audit(
+            conn,
+            actor,
+            "webhook_endpoint.test",
+            client.client_id,
+            {"endpoint_id": public_id, "event_id": event_id},
+            now,
+        )
     return {"event_id": event_id}
 
 

@@ -31,6 +31,7 @@ register_query_types(
             },
         },
         "pickup_from": _DATE_TIME,
+        "trip_id": {"type": "string", "minLength": 1, "maxLength": 32, "examples": ["TR-7K3M9Q2XAB"]},
         "pickup_to": _DATE_TIME,
         "created_from": _DATE_TIME,
         "created_to": _DATE_TIME,
@@ -50,8 +51,9 @@ bookings are created: nothing is shown twice or skipped.
 
 Filters combine with AND: `status` (repeat it or separate values with commas), `pickup_from` /
 `pickup_to` and `created_from` / `created_to` (ISO 8601 date-times with an offset; `from`
-inclusive, `to` exclusive). A bad filter answers 422 `INVALID_FILTER`, a cursor this service did
-not issue to this client 422 `INVALID_CURSOR`, both in the string-code error shape.
+inclusive, `to` exclusive), `trip_id` (a return trip's `trip.id`: both its legs). A bad filter
+answers 422 `INVALID_FILTER`, a cursor this service did not issue to this client 422
+`INVALID_CURSOR`, both in the string-code error shape.
 """
 
 
@@ -72,6 +74,9 @@ async def list_bookings(
     created_to: str | None = Query(default=None, description="created before (ISO 8601 with offset)"),
     limit: str | None = Query(default=None, description="page size, 1 to 100 (default 20)"),
     cursor: str | None = Query(default=None, description="`next_cursor` of the previous page"),
+    trip_id: str | None = Query(
+        default=None, description="a return trip's id (`trip.id`): both its legs (docs/rules/return-trips.md#legs)"
+    ),
     client: ClientPrincipal = Depends(current_client),
 ) -> Response:
     svc = services(request)
@@ -85,5 +90,6 @@ async def list_bookings(
         created_to=created_to,
         limit=limit,
         cursor=cursor,
+        trip_id=trip_id,
     )
     return JSONBody(await listing.list_bookings(svc, client, wanted))

@@ -108,6 +108,15 @@ async def create_booking(request: Request, client: ClientPrincipal = Depends(cur
         if not client.may(Permission.BOOKING_CREATE):
             raise Refused(Code.CREATION_PERMISSION_DENIED)
         body = await json_object(request)
+        if body.get("return_vehicle_id") is not None:  # docs/rules/return-trips.md#create: null is absent
+            out, back = await service.create_trip(services(request), client, body, key)
+            request.state.reservation_no = out.reservation_no
+            now = services(request).clock.now()
+            return {
+                "status": "Success",
+                "booking": booking_resource(out, now),
+                "return_booking": booking_resource(back, now),
+            }
         booked = await service.create_booking(services(request), client, body, key)
         request.state.reservation_no = booked.reservation_no
         return _booking_body(request, booked)

@@ -12,6 +12,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
+from transfers.bookings import flight_repository
 from transfers.bookings.state import BookingStatus
 from transfers.console import delivery_queries, queries
 from transfers.console.auth import Signed, services
@@ -33,6 +34,8 @@ async def dashboard(request: Request, viewer: Signed) -> Response:
         failed_attempts = await queries.partners_with_errors_since(conn, now - timedelta(hours=1))
         health = await health_repository.last_hour(conn, now)
         webhook_failures = await delivery_queries.webhook_failures_since(conn, now - timedelta(hours=1))
+        # docs/rules/flights.md#disruption: live bookings whose flight is disrupted, picked up in the next 24 h
+        disrupted = await flight_repository.disrupted_within(conn, now, now + timedelta(hours=24), limit=200)
     searches = sorted(
         (h for h in health if h.errors and h.search_calls),
         key=lambda h: (-h.errors, h.partner_id),
@@ -61,6 +64,17 @@ async def dashboard(request: Request, viewer: Signed) -> Response:
             ],
             "delivery_errors": failed_attempts,
             "webhook_failures": webhook_failures,
+            "disrupted": [
+                {
+                    "reservation_no": b.reservation_no,
+                    "flight": b.flight_number,
+                    "status": (b.flight_state or {}).get("status", "UNKNOWN"),
+                    "pickup_at": b.pickup_at,
+                    "airport": b.airport_iata,
+                    "since": b.flight_disrupted_at,
+                }
+                for b in disrupted
+            ],
             "today": today,
         },
         viewer=viewer,

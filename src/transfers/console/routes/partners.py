@@ -23,6 +23,7 @@ from transfers.console.render import page
 from transfers.operators.models import Capability
 from transfers.partners import conformance, editing, fields, health_repository, rotation, service
 from transfers.partners.models import InvalidPartnerUrl, check_base_url
+from transfers.ride import repository as ride_repo
 from transfers.webauth.refusals import path_id
 
 router = APIRouter()
@@ -36,8 +37,14 @@ NOTICES = {
     "checked-pass": "The conformance check passed (the table is below).",
     "checked-fail": "The conformance check failed: the table below says which checks and why.",
 }
-FIELDS = ("name", "base_url", "airports", "markup", "cancellation_policy")
+FIELDS = ("name", "base_url", "airports", "markup", "cancellation_policy", "follow_flight_minutes", "free_wait_minutes")
+FLIGHT_FIELDS = {  # docs/rules/flights.md#partner-policy: the form's label and range of each
+    "follow_flight_minutes": ("Follow flights", service.FOLLOW_FLIGHT_RANGE),
+    "free_wait_minutes": ("Free wait", service.FREE_WAIT_RANGE),
+}
 MAX_POLICY_CHARS = 200
+
+COVERAGE_WINDOW = timedelta(days=30)
 
 
 def _policy_spec(stored: Any) -> str:
@@ -82,6 +89,14 @@ def _checked(form: FormData, errors: dict[str, str], *, with_name: bool) -> dict
         clean["cancellation_policy"] = None if policy.lower() in ("", "none") else parse_spec(policy)
     except PolicyError as exc:
         errors["cancellation_policy"] = f"Cancellation policy: {exc}."
+    for name, (label, (low, high)) in FLIGHT_FIELDS.items():
+        typed = _typed(form, name, 20).strip()
+        if not typed:
+            continue  # not on this form (a new partner): the defaults apply
+        if not (typed.isascii() and typed.isdigit()) or not low <= int(typed) <= high:
+            errors[name] = f"{label}: a whole number of minutes from {low} to {high}."
+        else:
+            clean[name] = int(typed)
     return clean
 
 
@@ -184,6 +199,8 @@ async def _partner_page(
         (health,) = await health_repository.last_hour(conn, now, [partner_id])
         keys = await partner_key_prefixes(conn, partner_id)
         check = await last_check(conn, partner_id)
+        # docs/rules/ride.md#sandbox-and-console: the last 30 days' completed rides with all four milestones
+        coverage = await ride_repo.coverage(conn, partner_id, since=now - COVERAGE_WINDOW, until=now)
     until = row["previous_secret_until"]
     overlap_until = until if until is not None and until > now else None
     policy = _policy_spec(row["cancellation_policy"])
@@ -192,6 +209,8 @@ async def _partner_page(
         "airports": row["airports"],
         "markup": _percent(row["markup_percent"]),
         "cancellation_policy": policy,
+        "follow_flight_minutes": str(row["follow_flight_minutes"]),
+        "free_wait_minutes": str(row["free_wait_minutes"]),
     }
     return page(
         request,
@@ -209,6 +228,7 @@ async def _partner_page(
             "notice": notice,
             "problem": problem,
             "check": check,
+            "coverage": coverage,
             "can_manage": viewer.may(Capability.MANAGE_PARTNERS),
         },
         viewer=viewer,
@@ -252,6 +272,17 @@ async def edit_partner(request: Request, partner_id: str, viewer: Signed) -> Res
         if row is not None and _policy_spec(row["cancellation_policy"]) != (policy.spec() if policy else ""):
             await service.set_cancellation_policy(svc.db, svc.clock, number, policy, actor=viewer.actor)
             changes["cancellation_policy"] = True
+        limits = {name: values[name] for name in FLIGHT_FIELDS if name in values}
+        if row is not None and any(row[name] != value for name, value in limits.items()):
+            await service.set_flight_policy(
+                svc.db,
+                svc.clock,
+                number,
+                follow_flight_minutes=limits.get("follow_flight_minutes"),
+                free_wait_minutes=limits.get("free_wait_minutes"),
+                actor=viewer.actor,
+            )
+            changes["flight_policy"] = True
     except service.PartnerNotFound:
         raise PageNotFound(f"There is no partner {number}.") from None
     return RedirectResponse(f"{PREFIX}/partners/{number}?done={'updated' if changes else 'unchanged'}", status_code=303)

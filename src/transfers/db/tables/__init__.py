@@ -41,6 +41,7 @@ from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_
 from transfers.db.tables.journal import journal_entries, journal_lines, partner_statements
 from transfers.db.tables.reference import cancellation_reasons, car_services, vehicle_segments, vehicle_types
 from transfers.db.tables.requestlog import api_requests
+from transfers.db.tables.return_trips import bookings_trip
 from transfers.db.tables.ride import ride_events, ride_positions
 from transfers.db.tables.ride_pages import bookings_tracking_token, driver_links
 from transfers.db.tables.web import operators, web_sessions, web_signin_failures
@@ -64,6 +65,7 @@ __all__ = [
     "bookings_partner_reference",
     "bookings_surname",
     "bookings_tracking_token",
+    "bookings_trip",
     "cancellation_reasons",
     "car_services",
     "client_events",

@@ -1,0 +1,223 @@
+"""Booking a return trip in one call (docs/rules/return-trips.md#create): two bookings, one per leg,
+written in one transaction (both debits or neither), each then sent to its partner as its own create.
+
+The pair takes the general write path (``lifecycle.create`` twice in one ``Database.write()``), never
+the PostgreSQL one-statement create of ``fast_paths``: that path is frozen at the single booking it
+was measured for (tests/unit/test_fast_paths_frozen.py), and a pair must be one transaction anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+
+from transfers.bookings import lifecycle, partner_payloads
+from transfers.bookings import repository as repo
+from transfers.bookings.models import UNASSIGNED_ID, Booking
+from transfers.bookings.repository import OfferSource
+from transfers.bookings.reservation import ALPHABET, LENGTH, new_reservation_no
+from transfers.bookings.rules import return_details, validate_create, vehicle_number
+from transfers.clients.models import ClientPrincipal
+from transfers.delivery import repository as outbox_repo
+from transfers.delivery.models import NewMessage, OutboxMessage
+from transfers.delivery.policy import delivery_deadline
+from transfers.errors import Code, Conflict, ErrorCode, Invalid, NotFound, Refused
+from transfers.observability import metrics
+from transfers.partners.calls import MessageKind
+from transfers.partners.client import PartnerEndpoint
+from transfers.partners.service import endpoint_of
+from transfers.search.offers import Offer, SearchedTrip
+from transfers.services import Services
+from transfers.wallet.ledger import InsufficientBalance
+
+
+def new_trip_id() -> str:
+    """``TR-`` and ten characters of the reservation numbers' alphabet (no look-alikes)."""
+    return "TR-" + "".join(secrets.choice(ALPHABET) for _ in range(LENGTH))
+
+
+@dataclass(frozen=True)
+class _Leg:
+    values: dict[str, Any]
+    source: OfferSource
+    message: NewMessage | None = None
+
+
+async def create_trip(
+    svc: Services,
+    client: ClientPrincipal,
+    body: dict[str, Any],
+    search_id: str,
+    idempotency_key: str | None,
+) -> tuple[Booking, Booking]:
+    """``POST /booking`` with ``return_vehicle_id``: (the way out, the way back) as stored, with the
+    partners' answers when they came in time; also the pair this Idempotency-Key created before."""
+    # the single create's own pieces (its hosted seat claim included: bookings reach hosted through service only)
+    from transfers.bookings.service import VehicleFull, booking_values, flight_fields, reservation_clash
+
+    now = svc.clock.now()
+    search, offer, source = await repo.find_offer(
+        svc.db,
+        client_id=client.client_id,
+        search_id=search_id,
+        vehicle_no=vehicle_number(body.get("vehicle_id")),
+        now=now,
+    )
+    request = validate_create(body, search_found=search is not None, offer=offer)
+    if search is None:
+        raise NotFound(Code.SEARCH_NOT_EXISTS)
+    if offer is None or source is None:
+        raise Invalid(Code.VEHICLE_ID_INVALID)
+    # 1022 after every field of the way out (1001-1021) and before 1101: docs/rules/return-trips.md#create
+    back_no = vehicle_number(body.get("return_vehicle_id"))
+    back_offer: Offer | None = None
+    back_source: OfferSource | None = None
+    if back_no is not None and search.return_pickup_at is not None:
+        _, back_offer, back_source = await repo.find_offer(
+            svc.db, client_id=client.client_id, search_id=search_id, vehicle_no=back_no, now=now, leg=2
+        )
+    if back_offer is None or back_source is None or search.return_pickup_at is None:
+        raise Invalid(Code.RETURN_VEHICLE_ID_INVALID)
+    back_request = return_details(body.get("return_travel_details"), request, back_offer)
+    trip_id = new_trip_id()
+    out_values = booking_values(client, search, offer, source.search_vehicle_id, request, now, idempotency_key)
+    back_values = booking_values(
+        client, _reversed(search), back_offer, back_source.search_vehicle_id, back_request, now, None
+    )
+    out_values.update(trip_id=trip_id, trip_leg=1)
+    back_values.update(trip_id=trip_id, trip_leg=2)
+    await flight_fields(svc, out_values, source, now)
+    await flight_fields(svc, back_values, back_source, now)
+    legs = [_Leg(out_values, source), _Leg(back_values, back_source)]
+    actor = f"client:{client.client_id}"
+    leased = svc.dispatcher is not None
+    for _ in range(5):
+        numbers = (new_reservation_no(), new_reservation_no())
+        for leg, own, other in zip(legs, numbers, reversed(numbers), strict=True):
+            leg.values.update(reservation_no=own, trip_other_reservation_no=other)
+        written = [replace(leg, message=_message(svc, leg.values, now, leased)) for leg in legs]
+        try:
+            stored = await _write(svc, written, actor)
+        except VehicleFull:
+            raise Conflict(ErrorCode.VEHICLE_UNAVAILABLE) from None
+        except InsufficientBalance:
+            metrics.WALLET_REFUSALS.inc()
+            raise Refused(Code.WALLET_BALANCE_INSUFFICIENT) from None  # 1101 on the sum: neither leg written
+        except IntegrityError as exc:
+            if reservation_clash(exc):
+                continue
+            if idempotency_key is None:
+                raise
+            existing = await _existing(svc, client, idempotency_key)
+            if existing is None:
+                raise
+            return existing
+        metrics.BOOKINGS_CREATED.inc(2)
+        return await _deliver(svc, written, stored)
+    raise RuntimeError("could not draw free reservation numbers")  # 2^49 space: practically unreachable
+
+
+def _reversed(search: SearchedTrip) -> SearchedTrip:
+    """The way back as a search of its own: the route reversed, at the return time."""
+    assert search.return_pickup_at is not None
+    return replace(
+        search,
+        pickup_at=search.return_pickup_at,
+        pickup_location=search.dropoff_location,
+        dropoff_location=search.pickup_location,
+    )
+
+
+def _message(svc: Services, values: dict[str, Any], now: datetime, leased: bool) -> NewMessage:
+    settings = svc.settings
+    deadline = delivery_deadline(
+        now,
+        values["pickup_at"],
+        hours_after_creation=settings.delivery_deadline_hours,
+        hours_before_pickup=settings.delivery_deadline_before_pickup_hours,
+    )
+    return outbox_repo.new_message(
+        partner_id=values["partner_id"],
+        kind=MessageKind.CREATE.value,
+        payload=partner_payloads.create_payload(Booking.new(values, UNASSIGNED_ID)),
+        now=now,
+        deadline=deadline,
+        not_before=now + timedelta(seconds=settings.partner_create_budget_seconds + 1),
+        lease_until=now + timedelta(seconds=settings.outbox_lease_seconds) if leased else None,
+    )
+
+
+async def _write(svc: Services, legs: list[_Leg], actor: str) -> list[tuple[int, OutboxMessage]]:
+    """Both bookings, their audit rows, create messages, client events and debits in ONE transaction;
+    a hosted leg's seat is claimed on that leg's own day (docs/rules/return-trips.md#create)."""
+    from transfers.bookings.service import seat_claim
+
+    written = []
+    async with svc.db.write() as conn:
+        for leg in legs:
+            if leg.source.hosted:
+                await seat_claim(leg.values)(conn)
+        for leg in legs:
+            assert leg.message is not None
+            booking_id = await lifecycle.create(conn, leg.values, actor=actor, messages=(leg.message,))
+            message_id = await outbox_repo.id_of(conn, leg.message.webhook_id)
+            written.append((booking_id, leg.message.stored(message_id, booking_id)))
+    return written
+
+
+async def _deliver(
+    svc: Services, legs: list[_Leg], written: list[tuple[int, OutboxMessage]]
+) -> tuple[Booking, Booking]:
+    """Each leg's create to its partner, both at once within the create budget (a partner that
+    declines or is down touches its own leg only); then each leg as it is now."""
+    dispatcher = svc.dispatcher
+    ids = [booking_id for booking_id, _ in written]
+    stored: list[Booking | None] = [None, None]
+    if dispatcher is not None:
+        answers = await asyncio.gather(
+            *(
+                dispatcher.deliver_leased(
+                    message, _endpoint(svc, leg.source), budget=svc.settings.partner_create_budget_seconds
+                )
+                for (_, message), leg in zip(written, legs, strict=True)
+            )
+        )
+        stored = [a if isinstance(a, Booking) else None for a in answers]
+    out: list[Booking] = []
+    for booking_id, booking in zip(ids, stored, strict=True):
+        if booking is None:
+            async with svc.db.read() as conn:
+                booking = await repo.get_by_id(conn, booking_id)
+        if booking is None:
+            raise LookupError(f"booking {booking_id} is gone right after its creation")
+        out.append(booking)
+    return out[0], out[1]
+
+
+def _endpoint(svc: Services, source: OfferSource) -> PartnerEndpoint:
+    return endpoint_of(
+        source.partner_id,
+        source.partner_name,
+        source.base_url,
+        source.token_enc,
+        source.secret_enc,
+        svc.box,
+        previous_secret_enc=source.previous_secret_enc,
+        previous_until=source.previous_until,
+        hosted=source.hosted,
+    )
+
+
+async def _existing(svc: Services, client: ClientPrincipal, key: str) -> tuple[Booking, Booking] | None:
+    """The pair this Idempotency-Key created before (the key is the way out's; the way back is its trip's)."""
+    async with svc.db.read() as conn:
+        out = await repo.get_by_idempotency_key(conn, client.client_id, key)
+        if out is None or out.trip_other_reservation_no is None:
+            return None
+        back = await repo.get_for_client(conn, client.client_id, out.trip_other_reservation_no)
+    return None if back is None else (out, back)
