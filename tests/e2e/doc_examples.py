@@ -47,6 +47,7 @@ VOLATILE_KEYS = frozenset(
         "driver",
         "driver_info",
         "meeting_point",
+        "tracking_url",  # the traveller's page: a fresh random token per booking (docs/rules/ride.md#tracking-page)
     }
 )
 VOLATILE_TEXT = [
