@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.fake_flight_provider import FakeAeroDataBox
-from tests.helpers import booking_body, search_body
+from tests.helpers import booking_body, future_local, search_body
 from tests.servers import LiveServer
 from tests.webhook_receiver import Receiver
 from transfers.bookings import flight_watch
@@ -28,7 +28,7 @@ from transfers.bookings.story import load_detail
 from transfers.clock import ShiftedClock
 from transfers.config import Settings
 from transfers.db.engine import Database
-from transfers.db.tables import bookings, flight_watches, partners
+from transfers.db.tables import bookings, flight_watches, hosted_capacity, partners
 from transfers.errors import Unavailable
 from transfers.flights.aerodatabox import AeroDataBoxProvider
 from transfers.flights.sandbox import SandboxProvider
@@ -406,3 +406,48 @@ async def test_a_failing_provider_is_logged_retried_and_moves_nothing(
     finally:
         backend.release.set()
         await server.stop()
+
+
+async def test_a_hosted_seat_follows_the_pickup_across_midnight(
+    http: httpx.AsyncClient,
+    svc: Services,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_hosted: Any,
+) -> None:
+    """The hosted partner's capacity day counts from the current pickup: 23:30 + 45 minutes is tomorrow."""
+    partner_id = await make_hosted(airports=("NCL",), name="Hosted Flights Newcastle")
+    _, key = await make_client(balance="500.00")
+    point = {"type": "POINT", "lat": 54.9783, "lng": -1.6178, "name": "Newcastle"}
+    found = await http.post(
+        SEARCH,
+        json=search_body(
+            pickup_location={"type": "AIRPORT", "iata_code": "NCL"},
+            dropoff_location=point,
+            pickup_datetime=future_local(days=10, hour=23, minute=30),
+        ),
+        headers=bearer(key),
+    )
+    assert found.status_code == 200, found.text
+    (vehicle, *_) = [v for v in found.json()["vehicles"] if v["company"] == "Hosted Flights Newcastle"]
+    body = booking_body(found.json()["search_id"], vehicle["vehicle_id"], travel_details={"flight_number": "ZZ1045"})
+    created = await http.post(BOOKING, json=body, headers=bearer(key))
+    assert created.status_code == 200, created.text
+    booking = created.json()["booking"]
+
+    async def seats() -> dict[str, int]:
+        async with svc.db.read() as conn:
+            rows = await conn.execute(
+                select(hosted_capacity.c.local_date, hosted_capacity.c.booked).where(
+                    hosted_capacity.c.partner_id == partner_id
+                )
+            )
+            return {r[0]: r[1] for r in rows}
+
+    booked_day = booking["pickup_datetime"][:10]
+    assert await seats() == {booked_day: 1}
+    await run_pass(svc, clock)
+    moved = await get(http, key, booking["reservation_no"])
+    new_day = moved["pickup_datetime"][:10]
+    assert new_day != booked_day and minutes_between(moved["pickup_datetime"], booking["pickup_datetime"]) == 45
+    assert await seats() == {booked_day: 0, new_day: 1}

@@ -72,6 +72,7 @@ from transfers_sdk.errors import (
     ValidationFailed,
     WaitTimedOut,
 )
+from transfers_sdk.incidents import Incident, IncidentResolution
 from transfers_sdk.models import (
     Airport,
     Amendment,
@@ -132,6 +133,8 @@ __all__ = [
     "ExtraService",
     "Flight",
     "IdempotencyConflict",
+    "Incident",
+    "IncidentResolution",
     "InvalidRequest",
     "NetworkError",
     "Passenger",
