@@ -252,7 +252,11 @@ def check_shape(booking: dict[str, Any], requested_pickup: str) -> None:
     assert booking["created_at"].endswith("+00:00") and created.utcoffset() == timedelta(0)
     assert abs(created - datetime.now(UTC)) < timedelta(minutes=5)
     # docs/rules/ride.md#ride-field: before the driver reports anything
-    assert booking["ride"] == {"stage": "NOT_STARTED", "events": [], "position": None, "tracking_url": None}
+    ride = dict(booking["ride"])
+    assert re.fullmatch(
+        r"https?://[^/]+/t/[A-Za-z0-9_-]{22}", ride.pop("tracking_url")
+    )  # docs/rules/ride.md#tracking-page
+    assert ride == {"stage": "NOT_STARTED", "events": [], "position": None}
 
 
 async def test_get_answers_the_booking_resource_exactly(

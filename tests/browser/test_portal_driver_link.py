@@ -64,6 +64,8 @@ async def test_create_open_and_revoke_a_driver_link(
         assert await phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
         box = await phone.get_by_role("button", name="I'm leaving for the pickup").bounding_box()
         assert box is not None and box["height"] >= 80 and box["width"] >= 300  # one large button
+        big = phone.get_by_role("button", name="I'm leaving for the pickup")
+        assert float(await big.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 22  # read at arm's length
 
         await page.get_by_role("button", name="Revoke driver link").click()
         await expect(page.get_by_role("status")).to_contain_text("Driver link revoked")

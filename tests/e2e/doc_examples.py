@@ -27,6 +27,7 @@ VOLATILE_KEYS = frozenset(
     {
         "search_id",
         "reservation_no",
+        "other_reservation_no",  # a return trip's other leg (docs/rules/return-trips.md#legs)
         "id",
         "client_id",
         "partner_id",
@@ -47,6 +48,7 @@ VOLATILE_KEYS = frozenset(
         "driver",
         "driver_info",
         "meeting_point",
+        "tracking_url",  # the traveller's page: a fresh random token per booking (docs/rules/ride.md#tracking-page)
     }
 )
 VOLATILE_TEXT = [

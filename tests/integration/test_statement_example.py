@@ -14,6 +14,7 @@ import httpx
 
 from tests import ledger_world as world
 from tests.conftest import ClientFactory, PartnerFactory, bearer
+from tests.unit.test_partner_openapi import assert_valid
 from transfers.accounting import service as books
 from transfers.bookings.earnings import recover_partner_share
 from transfers.clock import ShiftedClock
@@ -82,5 +83,9 @@ async def test_the_worked_example_is_what_the_service_answers(
             numbers.setdefault(shown["reservation_no"], line["reservation_no"])
             shown["reservation_no"] = numbers[shown["reservation_no"]]
     assert actual == expected
+    assert_valid("StatementWithLines", actual)  # the partner OpenAPI document describes it
+    listed = (await http.get("/api/v1/reverse/statements", headers=bearer(key))).json()
+    for statement in listed["data"]:
+        assert_valid("Statement", statement)
     csv_text = (await http.get("/api/v1/reverse/statements/2026-11?format=csv", headers=bearer(key))).text
     assert csv_text.splitlines()[1] == "2026-11-03,,PAYOUT,,,-40.00,payout of 2026-10 (reference SEPA-2026-10-7)"

@@ -79,6 +79,8 @@ def test_document_structure() -> None:
         ("/api/v1/reverse/booking/info/{reservation_no}", "get"),
         ("/api/v1/reverse/booking/events", "post"),
         ("/api/v1/reverse/booking/positions", "post"),
+        ("/api/v1/reverse/statements", "get"),  # issue 24
+        ("/api/v1/reverse/statements/{period}", "get"),
     }
     for path, item in DOC["paths"].items():
         for method, operation in item.items():

@@ -209,7 +209,10 @@ class Ride(_Strict):
     stage: RideStage = Field(description="the furthest milestone recorded")
     events: list[RideEventOut] = Field(description="by occurred_at")
     position: RidePosition | None = Field(description="the latest one, only while the ride is on")
-    tracking_url: str | None = Field(description="the traveller's page; null until it is served")
+    tracking_url: str | None = Field(
+        description="the traveller's page, {TRANSFERS_PUBLIC_BASE_URL}/t/{token}: no sign-in, "
+        "usable until 7 days after pickup"
+    )
 
 
 class RideEventBody(_Strict):

@@ -10,6 +10,7 @@ from typing import Any
 
 from transfers.bookings.models import VIEW_FIELDS, Booking, BookingView
 from transfers.bookings.state import DRIVER_VISIBLE, BookingStatus, is_cancelable
+from transfers.bookings.tracking import tracking_url
 from transfers.bookings.trip import Place, Trip
 from transfers.cancellation.views import amendment_view, cancellation_view, policy_view, stored_policy
 from transfers.flights.numbers import is_trackable
@@ -56,8 +57,10 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "original_pickup_datetime": local_time(b.airport_iata, trip.original_pickup_at).isoformat(),
         "free_wait_until": local_time(b.airport_iata, trip.free_wait_until).isoformat(),
         "flight": flight_view(trip),
-        # docs/rules/ride.md#ride-field: the traveller page's ``tracking_url`` is given here once it is served
-        "ride": ride_model.view(trip.ride, approved=status is BookingStatus.APPROVED),
+        # docs/rules/ride.md#ride-field, docs/rules/ride.md#tracking-page: the ride and the traveller's page
+        "ride": ride_model.view(
+            trip.ride, approved=status is BookingStatus.APPROVED, tracking_url=tracking_url(b.tracking_token)
+        ),
         # docs/rules/return-trips.md#legs: the return trip this booking is a leg of, or null
         "trip": trip.leg.public() if trip.leg is not None else None,
     }

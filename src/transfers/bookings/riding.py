@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import repository as repo
+from transfers.bookings.incidents import service as incidents
 from transfers.bookings.lifecycle import lock_booking, retry_concurrent, transition, update_details
 from transfers.bookings.models import Booking
 from transfers.bookings.reverse import BookingNotFound
@@ -93,6 +94,8 @@ async def record_event(
                 # docs/rules/ride.md#event-effects: nothing is refunded; the pickup + 12 h job stays the fallback.
                 # docs/rules/incidents.md#customer-no-show: a no-show's incident is opened here, in this transaction.
                 moved = await transition(conn, moved, S.COMPLETED, actor=by, reason=_ENDED_BY[report.type], now=now)
+            if report.type is RideEventType.CUSTOMER_NO_SHOW:
+                await incidents.open_customer_no_show(conn, moved, now=now)
             return EventRecorded(True, moved)
 
     return await retry_concurrent(attempt)

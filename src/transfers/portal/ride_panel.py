@@ -11,6 +11,7 @@ from starlette.requests import Request
 from transfers.bookings.models import Booking
 from transfers.bookings.tracking import DRIVER_LINK_AFTER_PICKUP, DRIVER_LINK_BEFORE_PICKUP, driver_url
 from transfers.portal.auth import PartnerViewer, services
+from transfers.tracking import driver as steps
 from transfers.tracking import repository as links
 from transfers.tracking.repository import DriverLink
 
@@ -27,6 +28,10 @@ class RidePanel:
     opens_at: datetime
     closes_at: datetime
     can_link: bool
+    stage: str
+    # The five buttons: (event type, label, when it was recorded or None), in ride order.
+    events: tuple[tuple[str, str, datetime | None], ...]
+    can_report: bool  # APPROVED, or COMPLETED within the 24 h late events are still accepted
 
 
 async def ride_panel(request: Request, viewer: PartnerViewer, booking: Booking) -> RidePanel | None:
@@ -36,6 +41,8 @@ async def ride_panel(request: Request, viewer: PartnerViewer, booking: Booking) 
     svc = services(request)
     async with svc.db.read() as conn:
         link = await links.driver_link(conn, booking.id)
+    ride = booking.trip.ride
+    recorded = {m.type.value: m.occurred_at for m in ride.events}
     url = driver_url(svc.settings.service_url, link.token) if link is not None and link.active else None
     return RidePanel(
         link,
@@ -43,4 +50,7 @@ async def ride_panel(request: Request, viewer: PartnerViewer, booking: Booking) 
         booking.pickup_at - DRIVER_LINK_BEFORE_PICKUP,
         booking.pickup_at + DRIVER_LINK_AFTER_PICKUP,
         booking.status.value == "APPROVED",
+        ride.stage.value,
+        tuple((kind, label, recorded.get(kind)) for kind, label in steps.EVENT_LABELS.items()),
+        booking.status.value in LINKABLE,
     )

@@ -25,6 +25,17 @@ EVENT_LABELS = {
 }
 
 
+# The stage as a dispatcher reads it (the portal's ride section).
+STAGE_LABELS = {
+    "NOT_STARTED": "Not started",
+    "EN_ROUTE_TO_PICKUP": "Driver on the way to the pickup",
+    "AT_PICKUP": "Driver at the pickup",
+    "ON_BOARD": "Passenger on board",
+    "DROPPED_OFF": "Dropped off",
+    "CUSTOMER_NO_SHOW": "Passenger did not show up",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     event: str

@@ -17,9 +17,11 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from jinja2 import Environment, PackageLoader, select_autoescape
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.models import Booking
+from transfers.bookings.reverse import BookingNotFound
 from transfers.bookings.tracking import (
     PHONE_BEFORE_PICKUP,
     driver_link_open,
@@ -27,12 +29,13 @@ from transfers.bookings.tracking import (
     traveller_page_gone,
 )
 from transfers.bookings.trip import Place
+from transfers.errors import DomainError
 from transfers.search.airports import find_airport, local_time
 from transfers.services import Services
 from transfers.tracking import driver as steps
 from transfers.tracking import repository as repo
 from transfers.tracking.facts import RIDE_OVER, RideNow, place_point, traveller_facts
-from transfers.tracking.rides import ride_now
+from transfers.tracking.rides import driver_actor, report_event, report_position, ride_now
 
 router = APIRouter(include_in_schema=False)
 
@@ -267,3 +270,61 @@ async def driver_get(request: Request, token: str) -> Response:
     if booking is None or refusal is not None:
         return refusal or _message(404, "Link not found", "There is no ride at this address.", kicker="Driver")
     return driver_page(request, token, booking, notice=steps.DONE_NOTICES.get(request.query_params.get("done", ""), ""))
+
+
+def _number(value: object) -> object:
+    """A form's coordinate: empty is None, a number is a float, anything else is passed on as it is, for
+    the ride's rules to refuse with their own words."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+@router.post("/d/{token}/events")
+async def driver_event(request: Request, token: str) -> Response:
+    """A press of the page's button (a plain form post: works without JavaScript), then the page again."""
+    booking, refusal = await _driver_booking(request, token)
+    if booking is None or refusal is not None:
+        return refusal or _message(404, "Link not found", "There is no ride at this address.", kicker="Driver")
+    form = await request.form()
+    kind = form.get("type")
+    svc = _services(request)
+    try:
+        await report_event(
+            svc, booking, kind, _number(form.get("lat")), _number(form.get("lng")), actor=driver_actor(booking)
+        )
+    except BookingNotFound:
+        return _message(404, "Link not found", "There is no ride at this address.", kicker="Driver")
+    except ConcurrentChange:
+        return driver_page(request, token, booking, status=409, problem="The ride changed meanwhile: press again.")
+    except DomainError as exc:  # the ride's rules (RideInvalid, RideRefused): their message names the rule
+        now_booking, _ = await _driver_booking(request, token)
+        return driver_page(request, token, now_booking or booking, status=422, problem=f"Not sent: {exc.message}")
+    return RedirectResponse(f"/d/{token}?done={kind}", status_code=303)
+
+
+@router.post("/d/{token}/positions")
+async def driver_position(request: Request, token: str) -> Response:
+    """The page's script, every 10 s while the ride is on: one position, under the reverse API's rules."""
+    booking, refusal = await _driver_booking(request, token)
+    if booking is None or refusal is not None:
+        status = refusal.status_code if refusal is not None else 404
+        return JSONResponse({"status": "Error", "message": "This driver link is not open."}, status_code=status)
+    try:
+        body = await request.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        return JSONResponse({"status": "Error", "message": "expected a JSON object: lat, lng, at"}, status_code=422)
+    try:
+        accepted = await report_position(_services(request), booking, body)
+    except BookingNotFound:
+        return JSONResponse({"status": "Error", "message": "This driver link is not open."}, status_code=404)
+    except DomainError as exc:
+        return JSONResponse({"status": "Error", "message": exc.message}, status_code=422, headers=JSON_HEADERS)
+    return JSONResponse({"status": "Success", "accepted": accepted}, headers=JSON_HEADERS)

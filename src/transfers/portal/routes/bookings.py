@@ -27,6 +27,7 @@ from transfers.portal.render import page
 from transfers.portal.ride_panel import ride_panel
 from transfers.portal.wording import accept_by
 from transfers.services import Services
+from transfers.tracking.driver import EVENT_LABELS, STAGE_LABELS
 
 router = APIRouter()
 LIMIT = 200
@@ -44,6 +45,7 @@ NOTICES = {
     "driver-link": "Driver link ready: send it to your driver (it works from 24 h before to 24 h after pickup).",
     "driver-link-revoked": "Driver link revoked: it no longer opens anything.",
     "driver-link-refused": "Nothing was done: a driver link is for an accepted booking.",
+    **{f"event-{kind}": f"Recorded: {label.lower()}." for kind, label in EVENT_LABELS.items()},
 }
 WAITING = ("PENDING", "PENDING_APPROVAL")
 MAX_REASON = 1000
@@ -113,7 +115,7 @@ def _accept_by(svc: Services, viewer: PartnerViewer, booking: Booking) -> dateti
     )
 
 
-async def _detail(
+async def detail(
     request: Request,
     viewer: PartnerViewer,
     booking: Booking,
@@ -143,6 +145,7 @@ async def _detail(
         "can_cancel": viewer.hosted and status == "APPROVED" and booking.pickup_at > now,
         "active": "Upcoming" if status == "APPROVED" else ("New" if status in WAITING else "Past"),
         "ride": await ride_panel(request, viewer, booking),  # docs/rules/ride.md#driver-page
+        "stage_words": STAGE_LABELS,
     }
     return page(
         request, "bookings/detail.html", context, viewer=viewer, status_code=status_code, title=booking.reservation_no
@@ -151,7 +154,7 @@ async def _detail(
 
 @router.get("/bookings/{reservation_no}")
 async def booking_page(request: Request, reservation_no: str, viewer: Signed) -> Response:
-    return await _detail(request, viewer, await booking_of(request, viewer, reservation_no))
+    return await detail(request, viewer, await booking_of(request, viewer, reservation_no))
 
 
 def _done(reservation_no: str, what: str) -> Response:
@@ -192,7 +195,7 @@ async def accept(request: Request, reservation_no: str, viewer: Signed) -> Respo
             for error in exc.errors():
                 errors[names.get(str(error["loc"][0]), "driver_name")] = str(error["msg"])
     if driver is None:
-        return await _detail(request, viewer, booking, status_code=422, errors=errors, typed=typed)
+        return await detail(request, viewer, booking, status_code=422, errors=errors, typed=typed)
     update = reverse.ReverseUpdate(
         reservation_no=reservation_no,
         status="APPROVED",
@@ -215,7 +218,7 @@ async def _reason(
     reason, problem = text(form.get("reason"), limit=MAX_REASON)
     if problem or not reason:
         errors = {"reason": problem or "Say why (the client's agency sees it in the booking's story)."}
-        return None, await _detail(request, viewer, booking, status_code=422, errors=errors, typed={"reason": reason})
+        return None, await detail(request, viewer, booking, status_code=422, errors=errors, typed={"reason": reason})
     return reason, None
 
 
@@ -226,7 +229,7 @@ async def decline(request: Request, reservation_no: str, viewer: Signed) -> Resp
     booking = await booking_of(request, viewer, reservation_no)
     reason, refused = await _reason(request, viewer, booking, form)
     if reason is None:
-        return refused or await _detail(request, viewer, booking)
+        return refused or await detail(request, viewer, booking)
     return await _apply(
         request,
         viewer,
@@ -244,7 +247,7 @@ async def cancel(request: Request, reservation_no: str, viewer: Signed) -> Respo
     booking = await booking_of(request, viewer, reservation_no)
     reason, refused = await _reason(request, viewer, booking, form)
     if reason is None:
-        return refused or await _detail(request, viewer, booking)
+        return refused or await detail(request, viewer, booking)
     update = reverse.ReverseUpdate(reservation_no=reservation_no, status="CANCELLED", cancel_reason=reason)
     return await _apply(
         request,
@@ -268,7 +271,7 @@ async def _apply(
     except (partner_updates.UpdateRefused, ConcurrentChange) as exc:
         current = await booking_of(request, viewer, booking.reservation_no)
         problem = str(exc) if isinstance(exc, partner_updates.UpdateRefused) else "The booking kept changing."
-        return await _detail(
+        return await detail(
             request,
             viewer,
             current,

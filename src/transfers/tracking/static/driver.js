@@ -21,8 +21,8 @@
     var c = last.coords;
     var heading = (c.heading === null || isNaN(c.heading)) ? null : Math.round(c.heading) % 360;
     var speed = (c.speed === null || isNaN(c.speed)) ? null : Math.max(0, c.speed * 3.6);
-    var body = {lat: c.latitude, lng: c.longitude, at: new Date(last.timestamp).toISOString(),
-                heading: heading, speed_kmh: speed};
+    // No "at": the service stamps the position with its own clock (a phone's clock may be off).
+    var body = {lat: c.latitude, lng: c.longitude, heading: heading, speed_kmh: speed};
     fetch(url, {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body),
                 credentials: "omit"})
       .then(function (r) {
