@@ -25,6 +25,7 @@ async def check_booking_invariants(db: Database) -> int:
                     bookings.c.reservation_no,
                     bookings.c.cancellation_fee,
                     bookings.c.cancellation_refund,
+                    bookings.c.incident_refunded,
                 )
             )
         ).all()
@@ -59,19 +60,28 @@ async def check_booking_invariants(db: Database) -> int:
     problems: list[str] = []
     if third_party_moves:
         problems.append(f"I5: reverse_api clients have booking ledger entries: {len(third_party_moves)}")
-    for booking_id, status, pay_type, total, reservation_no, fee, refund in rows:
+    for booking_id, status, pay_type, total, reservation_no, fee, refund, incident_refunded in rows:
         moves = by_booking.get(booking_id, [])
         debits = [a for k, a in moves if k == "debit_booking"]
         refunds = [a for k, a in moves if k == "credit_refund"]
+        # docs/rules/incidents.md#resolve: one entry per incident refund; the status refund gives only the rest
+        by_incidents = Decimal(incident_refunded or 0)
+        incident_refunds = sum((a for k, a in moves if k.startswith("incident_")), Decimal("0.00"))
+        if by_incidents > Decimal(total):
+            problems.append(f"I4 {reservation_no}: incidents refunded {by_incidents} of {total}")
         if pay_type != "reverse_api":
             if debits != [-Decimal(total)]:
                 problems.append(f"I3 {reservation_no}: debits {debits} for total {total}")
-            expected_refunds = [Decimal(total)] if BookingStatus(status) in REFUNDING else []
+            if incident_refunds != by_incidents:
+                problems.append(f"I4 {reservation_no}: incident refund entries {incident_refunds} != {by_incidents}")
+            rest = Decimal(total) - by_incidents
+            expected_refunds = [rest] if BookingStatus(status) in REFUNDING and rest > 0 else []
             if status == BookingStatus.CANCELLED and refund is not None:
                 # docs/rules/cancellation.md: a client's cancel keeps the fee; no entry when nothing is refunded
                 if Decimal(fee) + Decimal(refund) != Decimal(total):
                     problems.append(f"I4 {reservation_no}: fee {fee} + refund {refund} != total {total}")
-                expected_refunds = [Decimal(refund)] if Decimal(refund) > 0 else []
+                rest = Decimal(refund) - by_incidents
+                expected_refunds = [rest] if rest > 0 else []
             if refunds != expected_refunds:
                 problems.append(f"I4 {reservation_no} ({status}): refunds {refunds}, expected {expected_refunds}")
         path = history.get(booking_id, [])

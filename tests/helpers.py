@@ -150,6 +150,7 @@ def booking_row(**changes: Any) -> dict[str, Any]:
         "cancelled_by": None,
         "tracking_token": "k3bq0m5YcF2Xz8Wn1Lp4Tg",
         "amendment": None,
+        "incident_refunded": None,
         "ride_milestones": None,
         "ride_position": None,
         "ride_position_at": None,

@@ -17,6 +17,7 @@ from transfers.api.middleware import RequestPlumbing
 from transfers.api.openapi import install_openapi
 from transfers.api.ratelimit import RateLimiter
 from transfers.api.routes import booking_list, bookings, health, reference, reverse, search
+from transfers.api.routes import incidents as incident_routes
 from transfers.api.routes import statements as statement_routes
 from transfers.api.routes import wallet as wallet_routes
 from transfers.api.routes import webhooks as webhook_routes
@@ -85,6 +86,7 @@ def create_app(
     app.include_router(landing_router)  # issue 28: GET / links the docs, the console and the portal
     app.include_router(wallet_routes.router)  # issue 14: docs/rules/wallet.md
     app.include_router(webhook_routes.router)  # issue 14: docs/rules/webhooks.md
+    app.include_router(incident_routes.router)  # issue 24: docs/rules/incidents.md
     app.include_router(ride_pages.router)  # issue 22: /t/{token} and /d/{token} (docs/rules/ride.md#tracking-page)
     webhook_routes.document_events(app)  # the events clients receive, in the document's "webhooks"
     if settings.sandbox_partner_enabled:

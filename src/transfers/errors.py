@@ -179,6 +179,18 @@ class ErrorCode(StrEnum):
         'events must be ["*"] or a non-empty list of known event types.',
     )
     INVALID_WEBHOOK_ENDPOINT = ("INVALID_WEBHOOK_ENDPOINT", 422, "A field of the webhook endpoint is invalid.")
+    # issue 24, docs/rules/incidents.md: incidents
+    INCIDENT_NOT_ALLOWED = (
+        "INCIDENT_NOT_ALLOWED",
+        422,
+        "An incident can be reported only for an APPROVED or COMPLETED booking, from its pickup time until 72 h after.",
+    )
+    INCIDENT_EXISTS = ("INCIDENT_EXISTS", 409, "An incident of this type was already reported for this booking.")
+    INVALID_INCIDENT = (
+        "INVALID_INCIDENT",
+        422,
+        "type must be DRIVER_NO_SHOW, DRIVER_LATE, WRONG_VEHICLE or OTHER; description 1..2000 characters.",
+    )
 
 
 Coded = Code | ErrorCode

@@ -130,6 +130,8 @@ async def test_another_agencys_key_endpoint_and_delivery_answer_404_and_nothing_
         await admin.post(f"/agency/developers/endpoints/{their_endpoint}/test", {}),
         await admin.post(f"/agency/developers/keys/{their_prefix}/revoke", {}),
         await admin.post(f"/agency/developers/deliveries/{delivery_id}/resend", {}),
+        await admin.get(f"/agency/developers/events/{ping.json()['event_id']}"),
+        await admin.get("/agency/developers/events/evt_" + "%00" * 10),
         await admin.get("/agency/developers/endpoints/we_nothing"),
         await admin.get("/agency/developers/endpoints/%00" + "x" * 5000),
         await admin.post("/agency/developers/deliveries/abc/resend", {}),
@@ -241,6 +243,10 @@ async def test_events_show_their_deliveries_and_a_failed_one_is_resent(
     again = await admin.post(f"/agency/developers/deliveries/{delivery_id}/resend", {})
     assert again.status_code == 403 and "still pending" in again.text  # the use case's refusal, in words
     assert ("webhook.retry", f"webhook_delivery:{delivery_id}") in await audit_of(db, agency.admin.email)
+    one = await admin.get(f"/agency/developers/events/{event_id}")
+    assert one.status_code == 200
+    assert f"&#34;endpoint_id&#34;: &#34;{public_id}&#34;" in one.text  # the exact body the deliveries send
+    assert "Pending" in one.text
 
 
 async def test_the_request_log_shows_the_last_7_days_filtered_by_status(

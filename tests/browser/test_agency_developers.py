@@ -8,6 +8,7 @@ the docs (``shoot``)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
 
@@ -130,5 +131,9 @@ async def test_without_javascript_on_a_phone_every_developers_page_works_and_fit
     await expect(page.locator("#code-error")).to_contain_text("Type a status such as 404")
     await page.goto(f"{service.url}/agency/developers/events")
     await expect(page.locator("section.event").first).to_contain_text("ping")
+    assert await overflow(page) == 0, await wider_than_screen(page)
+    await page.locator("section.event").first.get_by_role("link", name=re.compile(r"^evt_")).click()
+    await expect(page.get_by_role("heading", name="Body")).to_be_visible()
+    await expect(page.locator("pre")).to_contain_text('"type": "ping"')
     assert await overflow(page) == 0, await wider_than_screen(page)
     assert hosts == {urlsplit(service.url).netloc}

@@ -112,6 +112,25 @@ async def test_every_documented_example_answers_as_documented(
         for name in ("10-cancellation-quote", "11-cancel", "12-wallet", "13-wallet-entries"):
             await reader.run(group, name)
 
+        # Incidents (docs/rules/incidents.md): on a second booking, the clock an hour past its pickup.
+        again = (await http.post("/api/v1/booking-api/search", json=search_body(), headers=bearer(key))).json()
+        ride = await http.post(BOOKING, json=booking_body(again["search_id"], 1), headers=bearer(key))
+        ridden = ride.json()["booking"]["reservation_no"]
+        pickup = await wait_for(http, key, ridden, lambda b: b["status"] == "APPROVED")
+        reader.variables["RESERVATION_NO"] = ridden
+        clock.offset = datetime.fromisoformat(pickup["pickup_datetime"]) + timedelta(hours=1) - datetime.now(UTC)
+        try:
+            for name in ("14-report-incident", "15-list-incidents"):
+                await reader.run(group, name)
+        finally:
+            clock.offset = timedelta()
+        # docs/rules/return-trips.md: a return search and both legs booked in one call
+        found = await reader.run(group, "16-return-search")
+        reader.variables["SEARCH_ID"] = found["search_id"]
+        reader.variables["RETURN_VEHICLE_ID"] = found["return_vehicles"][0]["vehicle_id"]
+        await reader.run(group, "17-return-create")
+        reader.variables["RESERVATION_NO"] = reservation_no  # the errors below are about the cancelled one
+
         # Errors, each with what to do about it on docs/integrators/errors.md.
         for name in example_names("errors"):
             await reader.run("errors", name)

@@ -35,7 +35,8 @@ ALLOWED: set[tuple[BookingStatus, BookingStatus]] = {
     (S.PENDING_APPROVAL, S.DECLINED),
     (S.APPROVED, S.CANCELLED),
     (S.APPROVED, S.COMPLETED),  # pickup + 12 h passed
-    (S.COMPLETED, S.REFUNDED),  # operator refund
+    (S.APPROVED, S.REFUNDED),  # an incident refunds the whole price (docs/rules/incidents.md#resolve)
+    (S.COMPLETED, S.REFUNDED),  # operator refund, or an incident's refund of the whole price
 }
 PAIRS = list(product(BookingStatus, BookingStatus))
 
@@ -73,7 +74,7 @@ def test_every_pair_of_statuses(current: BookingStatus, target: BookingStatus) -
 
 def test_the_table_holds_exactly_the_allowed_pairs() -> None:
     assert {(a, b) for a, targets in TRANSITIONS.items() for b in targets} == ALLOWED
-    assert len(ALLOWED) == 11 and len(PAIRS) == 81
+    assert len(ALLOWED) == 12 and len(PAIRS) == 81
 
 
 def test_no_status_moves_to_itself_and_default_is_unreachable() -> None:

@@ -72,6 +72,7 @@ from transfers_sdk.errors import (
     ValidationFailed,
     WaitTimedOut,
 )
+from transfers_sdk.incidents import Incident, IncidentResolution
 from transfers_sdk.models import (
     Airport,
     Amendment,
@@ -96,6 +97,7 @@ from transfers_sdk.models import (
     RideEvent,
     RidePosition,
     SearchResult,
+    TripLeg,
     Vehicle,
 )
 from transfers_sdk.webhooks import (
@@ -132,6 +134,8 @@ __all__ = [
     "ExtraService",
     "Flight",
     "IdempotencyConflict",
+    "Incident",
+    "IncidentResolution",
     "InvalidRequest",
     "NetworkError",
     "Passenger",
@@ -150,6 +154,7 @@ __all__ = [
     "ServerError",
     "TransfersClient",
     "TransfersError",
+    "TripLeg",
     "UnexpectedResponse",
     "ValidationFailed",
     "Vehicle",

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any, TypeVar
 
-from transfers_sdk import accounts
+from transfers_sdk import accounts, incidents
 from transfers_sdk._calls import Call, Instant
 from transfers_sdk.accounts import Wallet, WalletEntry, WalletEntryPage, WebhookDeliveryPage, WebhookEndpoint
+from transfers_sdk.incidents import Incident
 
 T = TypeVar("T")
 
@@ -19,6 +20,14 @@ class AccountMethods:
 
     # ---- wallet and webhook endpoints (docs/rules/wallet.md, docs/rules/webhooks.md)
     # -------------------------------------------
+
+    def report_incident(self, reservation_no: str, incident_type: str, description: str) -> Incident:
+        """POST /booking/incidents (docs/rules/incidents.md): from the pickup until 72 h after it, one per type."""
+        return self._run(incidents.report_incident(reservation_no, incident_type, description))
+
+    def list_incidents(self, reservation_no: str) -> list[Incident]:
+        """GET /booking/incidents: the booking's incidents, oldest first, with their resolutions."""
+        return self._run(incidents.list_incidents(reservation_no))
 
     def get_wallet(self) -> Wallet:
         """GET /booking-api/wallet: pay type, currency and balance (None for reverse_api clients)."""
@@ -89,6 +98,14 @@ class AsyncAccountMethods:
 
     # ---- wallet and webhook endpoints (docs/rules/wallet.md, docs/rules/webhooks.md)
     # -------------------------------------------
+
+    async def report_incident(self, reservation_no: str, incident_type: str, description: str) -> Incident:
+        """POST /booking/incidents (docs/rules/incidents.md): from the pickup until 72 h after it, one per type."""
+        return await self._run(incidents.report_incident(reservation_no, incident_type, description))
+
+    async def list_incidents(self, reservation_no: str) -> list[Incident]:
+        """GET /booking/incidents: the booking's incidents, oldest first, with their resolutions."""
+        return await self._run(incidents.list_incidents(reservation_no))
 
     async def get_wallet(self) -> Wallet:
         """GET /booking-api/wallet: pay type, currency and balance (None for reverse_api clients)."""

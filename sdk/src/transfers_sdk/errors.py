@@ -114,6 +114,9 @@ ERROR_CLASSES: dict[str, type[ApiError]] = {
     "INVALID_WEBHOOK_URL": InvalidRequest,
     "INVALID_WEBHOOK_EVENT": InvalidRequest,
     "INVALID_WEBHOOK_ENDPOINT": InvalidRequest,
+    "INCIDENT_NOT_ALLOWED": InvalidRequest,
+    "INCIDENT_EXISTS": InvalidRequest,
+    "INVALID_INCIDENT": InvalidRequest,
 }
 
 

@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from transfers_sdk.errors import TransfersError
+from transfers_sdk.incidents import Incident
 from transfers_sdk.models import Booking, BookingStatus, RideEvent, RidePosition
 from transfers_sdk.models import _instant as _when
 
@@ -38,6 +39,8 @@ BOOKING_STATUS_CHANGED = "booking.status_changed"
 BOOKING_DRIVER_UPDATED = "booking.driver_updated"
 BOOKING_AMENDMENT_APPLIED = "booking.amendment_applied"
 BOOKING_AMENDMENT_REJECTED = "booking.amendment_rejected"
+BOOKING_INCIDENT_OPENED = "booking.incident_opened"  # data.incident: docs/rules/incidents.md
+BOOKING_INCIDENT_RESOLVED = "booking.incident_resolved"
 BOOKING_DRIVER_EVENT = "booking.driver_event"
 BOOKING_DRIVER_POSITION = "booking.driver_position"  # only to endpoints that name it ("*" does not)
 BOOKING_PICKUP_TIME_CHANGED = "booking.pickup_time_changed"
@@ -49,6 +52,8 @@ EVENT_TYPES = (
     BOOKING_DRIVER_UPDATED,
     BOOKING_AMENDMENT_APPLIED,
     BOOKING_AMENDMENT_REJECTED,
+    BOOKING_INCIDENT_OPENED,
+    BOOKING_INCIDENT_RESOLVED,
     BOOKING_DRIVER_EVENT,
     BOOKING_DRIVER_POSITION,
     BOOKING_PICKUP_TIME_CHANGED,
@@ -76,13 +81,14 @@ class WebhookEvent:
 @dataclass(frozen=True)
 class BookingEvent(WebhookEvent):
     """``booking.*``: the booking as of the event, its ``sequence`` (one more with every event of
-    that booking), for ``booking.status_changed`` the status it left, and for
+    that booking), for ``booking.status_changed`` the status it left, for
     ``booking.pickup_time_changed`` the pickup before the flight moved it and why (``FLIGHT_DELAY`` or
-    ``FLIGHT_EARLY``)."""
+    ``FLIGHT_EARLY``), and for ``booking.incident_*`` the ``incident``."""
 
     booking: Booking = field(default=None, repr=True)  # type: ignore[assignment]
     sequence: int = 0
     previous_status: BookingStatus | None = None
+    incident: Incident | None = None
     previous_pickup_datetime: datetime | None = None
     reason: str | None = None
     ride_event: RideEvent | None = None  # ``booking.driver_event``: the event recorded
@@ -127,6 +133,7 @@ def parse_event(body: bytes | str | Mapping[str, Any]) -> WebhookEvent:
             booking=Booking.from_json(inner["booking"]),
             sequence=int(inner["sequence"]),
             previous_status=None if previous is None else BookingStatus(previous),
+            incident=Incident.from_json(inner["incident"]) if inner.get("incident") else None,
             ride_event=None if inner.get("event") is None else RideEvent.from_json(inner["event"]),
             previous_pickup_datetime=None if previous_pickup is None else _when(previous_pickup),
             reason=inner.get("reason"),

@@ -31,6 +31,19 @@ async def events_page(
     return [dict(r) for r in (await conn.execute(query)).mappings()]
 
 
+async def event_of(conn: AsyncConnection, client_id: int, event_id: str) -> dict[str, Any] | None:
+    """One of the client's events with the body its deliveries send; None for another client's."""
+    if not event_id.startswith("evt_") or len(event_id) > 40 or not event_id.isascii() or "\x00" in event_id:
+        return None
+    query = (
+        select(E.id, E.event_id, E.type, E.status, E.previous_status, E.created_at, E.body, bookings.c.reservation_no)
+        .select_from(client_events.outerjoin(bookings, bookings.c.id == E.booking_id))
+        .where(E.client_id == client_id, E.event_id == event_id)
+    )
+    row = (await conn.execute(query)).mappings().first()
+    return None if row is None else dict(row)
+
+
 async def deliveries_of(conn: AsyncConnection, event_pks: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
     """Each event's deliveries (one per endpoint it went to), oldest first."""
     if not event_pks:

@@ -224,9 +224,10 @@ def ledger_move(change: Change) -> LedgerMove | None:
         return None
     amount: Decimal = booking.total if change.from_status is None else cancelling.refund_due(booking)
     # docs/rules/cancellation.md: a client's cancel keeps the fee; no entry when nothing is refunded
+    # (nor when incidents refunded the whole price already: docs/rules/incidents.md#resolve)
+    if amount <= 0:
+        return None
     if change.to_status is BookingStatus.CANCELLED and booking.cancellation_refund is not None:
-        if amount <= 0:
-            return None
         note = cancelling.ledger_note(booking, change.reason)
     return LedgerMove(booking.client_id, kind, amount, note)
 
@@ -327,6 +328,9 @@ async def _capacity_write(conn: AsyncConnection, change: Change) -> None:
     for a server partner's booking there is no counter row and nothing changes."""
     if _releases_seat(change.from_status, change.to_status):
         await hosted_capacity.release(conn, change.moved)
+    elif change.previous is not None and change.previous.pickup_at != change.moved.pickup_at:
+        # issue 23: the hosted capacity day counts from the current pickup (docs/rules/flights.md#pickup-moves)
+        await hosted_capacity.move(conn, change.previous, change.moved.pickup_at)
 
 
 def _capacity_fragment(ctx: FastContext) -> dict[str, CTE]:
@@ -444,6 +448,36 @@ def _events_params(change: Change, shape: FastShape) -> dict[str, Any]:
     if change.booking is not None:
         snapshot = booking_resource(change.booking, change.now)
     return {"ev_id": client_events.new_event_id(), "ev_booking": snapshot}
+
+
+async def write_incident_event(
+    conn: AsyncConnection, booking: Booking, *, opened: bool, incident: dict[str, Any], now: datetime
+) -> None:
+    """``booking.incident_opened`` / ``booking.incident_resolved`` (docs/rules/incidents.md#client-events):
+    an event of the booking that is not a change of its row, written by the incident's use case in
+    its transaction, with the booking's next ``sequence`` and ``data.incident``. ``booking``: as of
+    the incident's change (locked by the caller)."""
+    kind = (
+        client_events.EventType.BOOKING_INCIDENT_OPENED if opened else client_events.EventType.BOOKING_INCIDENT_RESOLVED
+    )
+    sequence = await repo.bump_event_sequence(conn, booking.id, 1)
+    await webhooks_repo.insert_events(
+        conn,
+        [
+            {
+                "event_id": client_events.new_event_id(),
+                "client_id": booking.client_id,
+                "booking_id": booking.id,
+                "type": kind.value,
+                "sequence": sequence,
+                "status": booking.status.value,
+                "previous_status": None,
+                "booking": booking_resource(booking, now),
+                "data": {"incident": incident},  # merged into the body's data (``events.booking_data``)
+                "created_at": now,
+            }
+        ],
+    )
 
 
 EFFECTS: tuple[SideEffect, ...] = (

@@ -90,6 +90,8 @@ class Booking:
     ride_position_at: datetime | None
     # docs/rules/ride.md#tracking-page: the traveller's page token (issue 22), issued in the booking's INSERT
     tracking_token: str | None
+    # docs/rules/incidents.md#resolve: the part of the price incidents refunded so far (None: nothing)
+    incident_refunded: Decimal | None
     # docs/rules/flights.md (issue 23): the pickup as booked, the flight as last checked, the disruption mark, the
     # partner's free wait as sold (None: the default), the flight watch it shares (None: not watched)
     original_pickup_at: datetime | None

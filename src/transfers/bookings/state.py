@@ -1,7 +1,7 @@
 """Booking statuses and the one transition table (docs/rules/states.md). Pure: no HTTP, no SQL.
 
     PENDING ─ack─▶ PENDING_APPROVAL ─approve─▶ APPROVED ─pickup+12h─▶ COMPLETED ─operator─▶ REFUNDED
-       │  └───────────approve──────────────────▶   │
+       │  └───────────approve──────────────────▶   │   └──────incident refund of the whole price──▶ REFUNDED
        ├─▶ DECLINED  (partner refuses the create; refunded)
        ├─▶ FAILED    (create undelivered at its deadline; refunded)
        └─▶ CANCELLED (refunded) ◀── client or partner, from PENDING_APPROVAL or APPROVED too
@@ -35,7 +35,8 @@ S = BookingStatus
 TRANSITIONS: dict[BookingStatus, frozenset[BookingStatus]] = {
     S.PENDING: frozenset({S.PENDING_APPROVAL, S.APPROVED, S.DECLINED, S.FAILED, S.CANCELLED}),
     S.PENDING_APPROVAL: frozenset({S.APPROVED, S.CANCELLED, S.DECLINED}),
-    S.APPROVED: frozenset({S.CANCELLED, S.COMPLETED}),
+    # APPROVED -> REFUNDED: an incident's refund of the whole price (docs/rules/incidents.md#resolve)
+    S.APPROVED: frozenset({S.CANCELLED, S.COMPLETED, S.REFUNDED}),
     S.COMPLETED: frozenset({S.REFUNDED}),
     S.CANCELLED: frozenset(),
     S.FAILED: frozenset(),

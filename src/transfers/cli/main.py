@@ -12,6 +12,7 @@ from transfers.cli.doctor import doctor
 from transfers.cli.errors import OperatorGroup, prepare_commands
 from transfers.cli.flights import flights_group
 from transfers.cli.hosted import rate_card_group, users_group
+from transfers.cli.incidents import incidents_group
 from transfers.cli.operators import operators_group
 from transfers.cli.outbox import outbox_group
 from transfers.cli.partners import partners_group
@@ -46,6 +47,7 @@ partners_group.add_command(rate_card_group)  # issue 16
 partners_group.add_command(users_group)  # issue 16
 clients_group.add_command(agency_users_group)  # issue 27: transfers clients users create
 cli.add_command(operators_group)  # issue 13
+cli.add_command(incidents_group)  # issue 24: docs/rules/incidents.md#resolve
 cli.add_command(flights_group)  # issue 23
 cli.add_command(statements_group)  # issue 24
 cli.add_command(ledger_group)  # issue 24

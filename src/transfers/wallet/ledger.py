@@ -19,6 +19,14 @@ class LedgerKind(StrEnum):
     DEBIT_BOOKING = "debit_booking"
     CREDIT_REFUND = "credit_refund"
     CREDIT_TOPUP = "credit_topup"
+    # An incident's refund (docs/rules/incidents.md#resolve), one kind per incident type: a booking
+    # has at most one incident of each type, so ``UNIQUE (booking_id, kind)`` keeps "at most one
+    # refund per incident" in the database as it keeps one debit and one status refund per booking.
+    INCIDENT_DRIVER_NO_SHOW = "incident_driver_no_show"
+    INCIDENT_DRIVER_LATE = "incident_driver_late"
+    INCIDENT_CUSTOMER_NO_SHOW = "incident_customer_no_show"
+    INCIDENT_WRONG_VEHICLE = "incident_wrong_vehicle"
+    INCIDENT_OTHER = "incident_other"
 
     @property
     def sign(self) -> int:
@@ -38,7 +46,19 @@ API_KINDS: dict[str, str] = {
     LedgerKind.DEBIT_BOOKING.value: "debit",
     LedgerKind.CREDIT_REFUND.value: "refund",
     LedgerKind.CREDIT_TOPUP.value: "top_up",
+    LedgerKind.INCIDENT_DRIVER_NO_SHOW.value: "refund",
+    LedgerKind.INCIDENT_DRIVER_LATE.value: "refund",
+    LedgerKind.INCIDENT_CUSTOMER_NO_SHOW.value: "refund",
+    LedgerKind.INCIDENT_WRONG_VEHICLE.value: "refund",
+    LedgerKind.INCIDENT_OTHER.value: "refund",
 }
+
+
+def incident_refund_kind(incident_type: str) -> LedgerKind:
+    """The ledger kind of a refund for an incident of ``incident_type`` (``DRIVER_LATE``: ``incident_driver_late``)."""
+    return LedgerKind(f"incident_{incident_type.lower()}")
+
+
 STATEMENT_KINDS = ("top_up", "debit", "refund", "cancellation_fee", "adjustment")
 
 

@@ -40,6 +40,9 @@ class EventType(StrEnum):
     BOOKING_DRIVER_UPDATED = "booking.driver_updated"
     BOOKING_AMENDMENT_APPLIED = "booking.amendment_applied"
     BOOKING_AMENDMENT_REJECTED = "booking.amendment_rejected"
+    # docs/rules/incidents.md#client-events: written by the incident use cases, with ``data.incident``
+    BOOKING_INCIDENT_OPENED = "booking.incident_opened"
+    BOOKING_INCIDENT_RESOLVED = "booking.incident_resolved"
     BOOKING_PICKUP_TIME_CHANGED = "booking.pickup_time_changed"  # docs/rules/flights.md#pickup-moves
     BOOKING_FLIGHT_DISRUPTED = "booking.flight_disrupted"  # docs/rules/flights.md#disruption
     BOOKING_DRIVER_EVENT = "booking.driver_event"  # docs/rules/ride.md#client-events

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from fastapi import APIRouter
 from starlette.datastructures import FormData
 from starlette.requests import Request
@@ -206,6 +207,23 @@ async def events_page(request: Request, viewer: AdminOnly) -> Response:
         else "",
     }
     return page(request, "developers/events.html", context, viewer=viewer, title="Events")
+
+
+@router.get("/developers/events/{event_id}")
+async def event_page(request: Request, event_id: str, viewer: AdminOnly) -> Response:
+    """One event: the exact body every delivery sends (fixed when it was fanned out; None before)
+    and its deliveries. Another agency's event is the 404 page."""
+    svc = services(request)
+    async with svc.db.read() as conn:
+        event = await queries.event_of(conn, viewer.client_id, event_id[:60])
+        if event is None:
+            raise PageNotFound("There is no such event.")
+        deliveries = (await queries.deliveries_of(conn, [int(event["id"])])).get(int(event["id"]), [])
+    body = event["body"]
+    if body:
+        body = orjson.dumps(orjson.loads(body), option=orjson.OPT_INDENT_2).decode()
+    context = {"active": "Developers", "event": event, "body": body, "deliveries": deliveries}
+    return page(request, "developers/event.html", context, viewer=viewer, title=f"Event {event['event_id']}")
 
 
 @router.post("/developers/deliveries/{delivery_id}/resend")

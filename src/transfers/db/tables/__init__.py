@@ -38,6 +38,7 @@ from transfers.db.tables.bookings import (
 from transfers.db.tables.flights import flight_watches
 from transfers.db.tables.health import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, SEARCH_OUTCOMES, partner_search_minutes
 from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_users, rate_cards
+from transfers.db.tables.incidents import incidents, incidents_status_created
 from transfers.db.tables.journal import journal_entries, journal_lines, partner_statements
 from transfers.db.tables.reference import cancellation_reasons, car_services, vehicle_segments, vehicle_types
 from transfers.db.tables.requestlog import api_requests
@@ -75,6 +76,8 @@ __all__ = [
     "flight_watches",
     "hosted_capacity",
     "idempotency_keys",
+    "incidents",
+    "incidents_status_created",
     "journal_entries",
     "journal_lines",
     "ledger_entries",

@@ -1,0 +1,57 @@
+"""Incidents of the booking API (docs/rules/incidents.md#report): report one, list a booking's."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Query, Request
+from starlette.responses import Response
+
+from transfers.api import incident_schemas as schemas
+from transfers.api.deps import current_client, json_object, services
+from transfers.api.openapi import register_body, register_query_types
+from transfers.api.responses import JSONBody
+from transfers.bookings.incidents import service
+from transfers.clients.models import ClientPrincipal
+
+router = APIRouter(prefix="/api/v1/booking-api", tags=["Incidents"])
+register_body("report_incident", schemas.ReportIncidentRequest)
+register_query_types("report_incident", {"reservation_no": {"type": "string"}})
+register_query_types("list_incidents", {"reservation_no": {"type": "string"}})
+
+
+@router.post(
+    "/booking/incidents",
+    summary="Report what went wrong on a ride",
+    description="Allowed for APPROVED and COMPLETED bookings from the pickup time until 72 h after it; one "
+    "incident per booking and type. A DRIVER_NO_SHOW without a recorded arrival of the driver at the pickup "
+    "is decided at once: the whole price is refunded and the booking becomes REFUNDED.",
+    status_code=201,
+    response_model=schemas.Incident,
+    responses=schemas.REPORT_ERRORS,
+    operation_id="report_incident",
+)
+async def report_incident(
+    request: Request,
+    reservation_no: str | None = Query(default=None, description="the booking's reservation number"),
+    client: ClientPrincipal = Depends(current_client),
+) -> Response:
+    request.state.reservation_no = reservation_no
+    body = await json_object(request)
+    incident = await service.report(services(request), client, reservation_no, body)
+    return JSONBody(incident.resource(), status_code=201)
+
+
+@router.get(
+    "/booking/incidents",
+    summary="A booking's incidents, oldest first",
+    response_model=schemas.IncidentList,
+    responses=schemas.LIST_ERRORS,
+    operation_id="list_incidents",
+)
+async def list_incidents(
+    request: Request,
+    reservation_no: str | None = Query(default=None, description="the booking's reservation number"),
+    client: ClientPrincipal = Depends(current_client),
+) -> Response:
+    request.state.reservation_no = reservation_no
+    found = await service.for_client(services(request), client, reservation_no)
+    return JSONBody({"data": [incident.resource() for incident in found]})

@@ -1,0 +1,85 @@
+"""The ride's evidence an incident is decided on (docs/rules/incidents.md#driver-no-show, #resolve): whether
+the driver's arrival at the pickup is on record, and what an operator sees before resolving: the
+driver events, the positions around the pickup time with their distance from the pickup point, and
+the flight. Read from the ride's own repository (``transfers.ride``), never written here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from transfers.bookings.models import Booking
+from transfers.bookings.trip import Place
+from transfers.ride import repository as ride_repo
+from transfers.ride.model import Position, RideEventType
+from transfers.ride.repository import RecordedEvent
+from transfers.search.airports import find_airport, great_circle_km
+
+# The positions an operator weighs: from an hour before the pickup time until two hours after it
+# (a driver who says he waited shows up near the pickup point in that span, or not at all).
+AROUND_BEFORE = timedelta(hours=1)
+AROUND_AFTER = timedelta(hours=2)
+MAX_POSITIONS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class NearPickup:
+    """A position and how far it was from the pickup point (None: the point has no coordinates)."""
+
+    position: Position
+    km_from_pickup: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    events: list[RecordedEvent]
+    positions: list[NearPickup]
+    pickup_at: datetime
+    flight_number: str
+    flight_state: Mapping[str, Any] | None  # what the flight watch last knew (docs/rules/flights.md)
+    flight_disrupted_at: datetime | None
+
+    @property
+    def arrived_at_pickup(self) -> bool:
+        return any(e.milestone.type is RideEventType.DRIVER_ARRIVED_AT_PICKUP for e in self.events)
+
+
+async def arrived_at_pickup(conn: AsyncConnection, booking_id: int) -> bool:
+    """Whether a ``DRIVER_ARRIVED_AT_PICKUP`` is recorded for the booking (whenever it was sent: a
+    late event is evidence too, docs/rules/ride.md#event-rules)."""
+    return any(
+        e.milestone.type is RideEventType.DRIVER_ARRIVED_AT_PICKUP for e in await ride_repo.events_of(conn, booking_id)
+    )
+
+
+def pickup_point(place: Place) -> tuple[float, float] | None:
+    """A route end's coordinates: a point's own, an airport's from the reference data."""
+    if place.lat is not None and place.lng is not None:
+        return float(place.lat), float(place.lng)
+    airport = find_airport(place.iata_code) if place.iata_code else None
+    return None if airport is None else (airport.lat, airport.lng)
+
+
+async def of_booking(conn: AsyncConnection, booking: Booking) -> Evidence:
+    trip = booking.trip
+    point = pickup_point(trip.route.pickup)
+    start, end = booking.pickup_at - AROUND_BEFORE, booking.pickup_at + AROUND_AFTER
+    near = [
+        NearPickup(p, None if point is None else round(great_circle_km(p.lat, p.lng, *point), 2))
+        for p in await ride_repo.positions_of(conn, booking.id, limit=5000)
+        if start <= p.at <= end
+    ][:MAX_POSITIONS]
+    flight = trip.flight
+    return Evidence(
+        events=await ride_repo.events_of(conn, booking.id),
+        positions=near,
+        pickup_at=booking.pickup_at,
+        flight_number=flight.number,
+        flight_state=flight.state,
+        flight_disrupted_at=flight.disrupted_at,
+    )

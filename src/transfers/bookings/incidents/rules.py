@@ -1,0 +1,138 @@
+"""What an incident may be and say (docs/rules/incidents.md). Pure: no SQL, no HTTP.
+
+Every refusal is a domain error with the contract's code: ``INVALID_INCIDENT`` for a body that is
+not a report, ``INCIDENT_NOT_ALLOWED`` outside the booking's window; an operator's resolution that
+breaks a rule is ``InvalidResolution`` (the console re-renders its form with the message).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
+from typing import Any
+
+from transfers.bookings.state import REFUNDING, BookingStatus
+from transfers.errors import ErrorCode, Invalid, Refused
+
+REPORT_WINDOW = timedelta(hours=72)  # docs/rules/incidents.md#report: from pickup until 72 h after
+MAX_DESCRIPTION = 2000
+MAX_NOTE = 2000
+ZERO = Decimal("0.00")
+
+
+class IncidentType(StrEnum):
+    DRIVER_NO_SHOW = "DRIVER_NO_SHOW"
+    DRIVER_LATE = "DRIVER_LATE"
+    CUSTOMER_NO_SHOW = "CUSTOMER_NO_SHOW"
+    WRONG_VEHICLE = "WRONG_VEHICLE"
+    OTHER = "OTHER"
+
+
+class IncidentStatus(StrEnum):
+    OPEN = "OPEN"
+    RESOLVED = "RESOLVED"
+
+
+class Reporter(StrEnum):
+    CLIENT = "client"
+    PARTNER = "partner"
+    OPERATOR = "operator"
+
+
+class Responsible(StrEnum):
+    PARTNER = "partner"
+    CLIENT = "client"
+    NONE = "none"
+
+
+# docs/rules/incidents.md#report: a customer no-show is the partner's word, never the client's.
+CLIENT_TYPES = (IncidentType.DRIVER_NO_SHOW, IncidentType.DRIVER_LATE, IncidentType.WRONG_VEHICLE, IncidentType.OTHER)
+REPORTABLE = frozenset({BookingStatus.APPROVED, BookingStatus.COMPLETED})
+_REPORT_KEYS = frozenset({"type", "description"})
+_MONEY = re.compile(r"[0-9]{1,9}(\.[0-9]{1,2})?")  # ASCII digits only: \d takes any script's
+
+
+class InvalidResolution(Invalid):
+    """An operator's resolution breaks a rule (refund out of range, unknown responsible, ...):
+    nothing was written."""
+
+
+def parse_report(body: dict[str, Any]) -> tuple[IncidentType, str]:
+    """The type and description of a client's report (docs/rules/incidents.md#report), or
+    ``INVALID_INCIDENT`` naming the first wrong field."""
+    unknown = sorted(set(body) - _REPORT_KEYS)
+    if unknown:
+        raise Invalid(ErrorCode.INVALID_INCIDENT, f"Unknown field: {unknown[0]}.")
+    kind = body.get("type")
+    if not isinstance(kind, str) or kind not in {t.value for t in CLIENT_TYPES}:
+        raise Invalid(
+            ErrorCode.INVALID_INCIDENT,
+            "type must be one of DRIVER_NO_SHOW, DRIVER_LATE, WRONG_VEHICLE, OTHER.",
+        )
+    description = body.get("description")
+    if not isinstance(description, str):
+        raise Invalid(ErrorCode.INVALID_INCIDENT, "description must be a string of 1..2000 characters.")
+    description = description.replace("\x00", "").strip()
+    if not description or len(description) > MAX_DESCRIPTION:
+        raise Invalid(ErrorCode.INVALID_INCIDENT, "description must be a string of 1..2000 characters.")
+    return IncidentType(kind), description
+
+
+def check_reportable(status: BookingStatus, pickup_at: datetime, now: datetime) -> None:
+    """docs/rules/incidents.md#report: APPROVED or COMPLETED, from the pickup time until 72 h after it."""
+    if status not in REPORTABLE or not (pickup_at <= now <= pickup_at + REPORT_WINDOW):
+        raise Refused(ErrorCode.INCIDENT_NOT_ALLOWED)
+
+
+def parse_refund(raw: object, unrefunded: Decimal) -> Decimal:
+    """An operator's refund: a plain decimal with at most two places, 0 .. ``unrefunded``
+    (docs/rules/incidents.md#resolve). Strings and Decimals only: a float would not be exact."""
+    if isinstance(raw, Decimal):
+        text = str(raw)
+    elif isinstance(raw, str):
+        text = raw.strip()
+    else:
+        raise InvalidResolution("Refund must be an amount like 12.50.")
+    if text.startswith("-"):
+        raise InvalidResolution("Refund cannot be negative.")
+    if not _MONEY.fullmatch(text):
+        raise InvalidResolution("Refund must be an amount with at most two decimals, like 12.50.")
+    try:
+        amount = Decimal(text).quantize(Decimal("0.01"))
+    except InvalidOperation:  # pragma: no cover - the pattern admits only plain decimals
+        raise InvalidResolution("Refund must be an amount like 12.50.") from None
+    if amount > unrefunded:
+        raise InvalidResolution(f"Refund cannot exceed what is still unrefunded ({unrefunded:.2f}).")
+    return amount
+
+
+def parse_responsible(raw: object) -> Responsible:
+    if not isinstance(raw, str) or raw not in {r.value for r in Responsible}:
+        raise InvalidResolution("Responsible must be partner, client or none.")
+    return Responsible(raw)
+
+
+def clean_note(raw: object) -> str:
+    """The operator's note: required (it is what the client and partner read), 1..2000 characters."""
+    text = raw.replace("\x00", "").strip() if isinstance(raw, str) else ""
+    if not text:
+        raise InvalidResolution("Give a note: it is what the client and the partner read.")
+    if len(text) > MAX_NOTE:
+        raise InvalidResolution(f"A note has at most {MAX_NOTE} characters.")
+    return text
+
+
+def unrefunded(status: BookingStatus, total: Decimal, incident_refunded: Decimal | None) -> Decimal:
+    """What incidents may still refund of a booking's price: nothing once a refunding status gave
+    the rest back (a later cancel or refund), else the price less the incidents' refunds so far."""
+    if status in REFUNDING:
+        return ZERO
+    return total - (incident_refunded or ZERO)
+
+
+def driver_no_show_decided(incident_type: IncidentType, arrived_at_pickup: bool) -> bool:
+    """docs/rules/incidents.md#driver-no-show: a client's DRIVER_NO_SHOW without a recorded
+    DRIVER_ARRIVED_AT_PICKUP is resolved at once against the partner; with one it waits for an operator."""
+    return incident_type is IncidentType.DRIVER_NO_SHOW and not arrived_at_pickup
