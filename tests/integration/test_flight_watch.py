@@ -451,3 +451,91 @@ async def test_a_hosted_seat_follows_the_pickup_across_midnight(
     new_day = moved["pickup_datetime"][:10]
     assert new_day != booked_day and minutes_between(moved["pickup_datetime"], booking["pickup_datetime"]) == 45
     assert await seats() == {booked_day: 0, new_day: 1}
+
+
+@pytest.mark.pg_only
+async def test_concurrent_workers_never_check_one_flight_twice(
+    http: httpx.AsyncClient,
+    svc: Services,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    """Four passes at once on one PostgreSQL (each its own connection): every due watch is claimed by one of
+    them (``FOR UPDATE SKIP LOCKED`` and the lease), so no flight is asked twice."""
+    await make_partner()
+    _, key = await make_client()
+    for minutes in range(15, 21):
+        await book(http, key, f"ZZ1{minutes:03d}", days=6)
+    settings = generous(svc.settings)
+    providers = [SandboxProvider(clock) for _ in range(4)]
+    await asyncio.gather(*(flight_watch.watch_pass(svc.db, p, clock, settings, limit=10_000) for p in providers))
+    asked = [call for p in providers for call in p.asked]
+    assert len(asked) == len(set(asked))
+    ours = {f"ZZ1{m:03d}" for m in range(15, 21)}
+    assert ours <= {number for number, _ in asked}
+
+
+async def test_the_per_minute_budget_holds_the_rest_for_the_next_minute(
+    http: httpx.AsyncClient,
+    svc: Services,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    await make_partner()
+    _, key = await make_client()
+    await run_pass(svc, clock)  # whatever earlier tests left due
+    clock.advance(timedelta(minutes=2))  # their calls out of the budget's minute
+    first = await book(http, key, "ZZ1011", days=8)
+    second = await book(http, key, "ZZ1012", days=8)
+    settings = svc.settings.model_copy(update={"flight_provider_max_calls_per_minute": 1})
+    provider = SandboxProvider(clock)
+    await flight_watch.watch_pass(svc.db, provider, clock, settings, limit=10_000)
+    assert provider.calls == 1
+    await flight_watch.watch_pass(svc.db, provider, clock, settings, limit=10_000)
+    assert provider.calls == 1  # the minute's budget is spent
+    clock.advance(timedelta(seconds=61))
+    await flight_watch.watch_pass(svc.db, provider, clock, settings, limit=10_000)
+    assert provider.calls == 2
+    for booked, minutes in ((first, 11), (second, 12)):
+        moved = await get(http, key, booked["reservation_no"])
+        assert minutes_between(moved["pickup_datetime"], booked["pickup_datetime"]) == minutes
+
+
+async def test_amending_the_flight_number_restarts_the_watch(
+    http: httpx.AsyncClient,
+    svc: Services,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    await make_partner()
+    _, key = await make_client()
+    booking = await book(http, key, "ZZ1020", days=9)
+    number = booking["reservation_no"]
+    await run_pass(svc, clock)
+    assert minutes_between((await get(http, key, number))["pickup_datetime"], booking["pickup_datetime"]) == 20
+    before = (await watch_of(svc.db, number))["id"]
+    amended = await http.patch(
+        BOOKING,
+        params={"reservation_no": number},
+        json={"travel_details": {"flight_number": "zz1-050"}},
+        headers=bearer(key),
+    )
+    assert amended.status_code == 202, amended.text
+    assert svc.dispatcher is not None
+    for _ in range(20):
+        if (await get(http, key, number))["amendment"]["status"] == "APPLIED":
+            break
+        await svc.dispatcher.run_once(limit=200)
+    restarted = await get(http, key, number)
+    assert restarted["flight_number"] == "ZZ1050" and restarted["flight"]["checked_at"] is None
+    assert (await watch_of(svc.db, number))["id"] != before
+    await run_pass(svc, clock)
+    moved = await get(http, key, number)
+    # the new flight is 50 minutes late: the pickup follows it from the pickup as booked (the old flight's
+    # 20 minutes are gone with it)
+    assert minutes_between(moved["pickup_datetime"], booking["pickup_datetime"]) == 50
+    assert moved["original_pickup_datetime"] == booking["pickup_datetime"]
+    assert moved["flight"]["number"] == "ZZ1050"
