@@ -42,7 +42,7 @@ cleanup() {
     while read -r pid; do kill -KILL -- "-$pid" 2>/dev/null || true; done <"$PIDFILE"
   fi
   rm -f "$PIDFILE"
-  for db in "$DB" "${DB}_small" "${DB}_hosted" "${DB}_console" "${DB}_webhooks" "${DB}_search" "${DB}_tracking" "${DB}_agency" "${DB}_flights" "${DB}_flights_late" "${DB}_requestlog" "${DB}_positions"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
+  for db in "$DB" "${DB}_small" "${DB}_hosted" "${DB}_console" "${DB}_webhooks" "${DB}_search" "${DB}_tracking" "${DB}_agency" "${DB}_flights" "${DB}_flights_late" "${DB}_requestlog" "${DB}_positions" "${DB}_returns"; do dropdb -h "$PGHOST" -U "$PGUSER" --if-exists --force "$db" 2>/dev/null || true; done
   exit "$status"
 }
 trap cleanup EXIT INT TERM
@@ -108,3 +108,9 @@ createdb -h "$PGHOST" -U "$PGUSER" "${DB}_requestlog"
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_positions"
 # shellcheck disable=SC2086
 "$PY" -m bench.ride_positions --dsn "postgresql://$PGUSER@$PGHOST/${DB}_positions" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"
+
+# Issue 25: return trips: a return search's CPU against a one-way search with the same 10 partners (target
+# <= 2x), creating a pair against one create (target <= 1.6x); API process CPU per call, interleaved rounds.
+createdb -h "$PGHOST" -U "$PGUSER" "${DB}_returns"
+# shellcheck disable=SC2086
+"$PY" -m bench.return_trips --dsn "postgresql://$PGUSER@$PGHOST/${DB}_returns" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"

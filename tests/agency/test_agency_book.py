@@ -109,6 +109,10 @@ async def test_an_agent_books_end_to_end_without_javascript(
     assert page.status_code == 200
     for shown in (reservation_no, "Lovelace", "BA117", "LHR local time", "Story", "Events sent to your system"):
         assert shown in page.text, shown
+    tracking = re.search(r'id="tracking" type="text" readonly value="([^"]+)"', page.text)
+    assert tracking and "/t/" in tracking.group(1)  # the traveller's page, to copy
+    traveller = await http.get(tracking.group(1).split("/t/", 1)[1].join(["/t/", ""]))
+    assert traveller.status_code == 200
     api = (
         await http.get(GET_BOOKING, params={"reservation_no": reservation_no}, headers=bearer(agency.api_key))
     ).json()
@@ -343,3 +347,31 @@ async def test_forms_without_csrf_are_refused_and_write_nothing(
     link = first_offer_link(offers.text)
     assert (await web.post(link, {**PASSENGER, "key": "k"}, csrf=False)).status_code == 403
     assert await count_bookings(db, agency.client_id) == 0
+
+
+async def test_a_suspended_agency_reads_but_changes_nothing(
+    make_agency: MakeAgency, make_partner: PartnerFactory, signed_in: SignedIn, clock: ShiftedClock, db: Database
+) -> None:
+    from transfers.clients import service as client_service
+    from transfers.clients.models import ClientStatus
+
+    await make_partner()
+    agency = await make_agency()
+    web = await signed_in(agency.agent)
+    _, answer = await book_in_portal(web, clock)
+    reservation_no = answer.headers["location"].split("/")[-1].split("?")[0]
+    await client_service.set_status(db, clock, agency.client_id, ClientStatus.SUSPENDED, actor="tests")
+    assert (await web.get(f"/agency/bookings/{reservation_no}")).status_code == 200
+    assert (await web.get("/agency/wallet")).status_code == 200
+    await web.get("/agency/book")
+    refused = await web.post("/agency/book", search_form(clock))
+    assert refused.status_code == 403 and "suspended" in refused.text
+    await web.get(f"/agency/bookings/{reservation_no}/cancel")
+    cancel = await web.post(f"/agency/bookings/{reservation_no}/cancel", {"reason": "1", "note": "", "key": "k"})
+    assert cancel.status_code == 403
+    async with db.read() as conn:
+        status = (
+            await conn.execute(select(bookings.c.status).where(bookings.c.reservation_no == reservation_no))
+        ).scalar_one()
+    assert status != "CANCELLED"
+    assert await count_bookings(db, agency.client_id) == 1

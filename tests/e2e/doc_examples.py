@@ -27,6 +27,7 @@ VOLATILE_KEYS = frozenset(
     {
         "search_id",
         "reservation_no",
+        "other_reservation_no",  # a return trip's other leg (docs/rules/return-trips.md#legs)
         "id",
         "client_id",
         "partner_id",

@@ -124,6 +124,11 @@ async def test_every_documented_example_answers_as_documented(
                 await reader.run(group, name)
         finally:
             clock.offset = timedelta()
+        # docs/rules/return-trips.md: a return search and both legs booked in one call
+        found = await reader.run(group, "16-return-search")
+        reader.variables["SEARCH_ID"] = found["search_id"]
+        reader.variables["RETURN_VEHICLE_ID"] = found["return_vehicles"][0]["vehicle_id"]
+        await reader.run(group, "17-return-create")
         reader.variables["RESERVATION_NO"] = reservation_no  # the errors below are about the cancelled one
 
         # Errors, each with what to do about it on docs/integrators/errors.md.

@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.fake_flight_provider import FakeAeroDataBox
-from tests.helpers import booking_body, search_body
+from tests.helpers import booking_body, future_local, search_body
 from tests.servers import LiveServer
 from tests.webhook_receiver import Receiver
 from transfers.bookings import flight_watch
@@ -28,7 +28,7 @@ from transfers.bookings.story import load_detail
 from transfers.clock import ShiftedClock
 from transfers.config import Settings
 from transfers.db.engine import Database
-from transfers.db.tables import bookings, flight_watches, partners
+from transfers.db.tables import bookings, flight_watches, hosted_capacity, partners
 from transfers.errors import Unavailable
 from transfers.flights.aerodatabox import AeroDataBoxProvider
 from transfers.flights.sandbox import SandboxProvider
@@ -406,3 +406,136 @@ async def test_a_failing_provider_is_logged_retried_and_moves_nothing(
     finally:
         backend.release.set()
         await server.stop()
+
+
+async def test_a_hosted_seat_follows_the_pickup_across_midnight(
+    http: httpx.AsyncClient,
+    svc: Services,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_hosted: Any,
+) -> None:
+    """The hosted partner's capacity day counts from the current pickup: 23:30 + 45 minutes is tomorrow."""
+    partner_id = await make_hosted(airports=("NCL",), name="Hosted Flights Newcastle")
+    _, key = await make_client(balance="500.00")
+    point = {"type": "POINT", "lat": 54.9783, "lng": -1.6178, "name": "Newcastle"}
+    found = await http.post(
+        SEARCH,
+        json=search_body(
+            pickup_location={"type": "AIRPORT", "iata_code": "NCL"},
+            dropoff_location=point,
+            pickup_datetime=future_local(days=10, hour=23, minute=30),
+        ),
+        headers=bearer(key),
+    )
+    assert found.status_code == 200, found.text
+    (vehicle, *_) = [v for v in found.json()["vehicles"] if v["company"] == "Hosted Flights Newcastle"]
+    body = booking_body(found.json()["search_id"], vehicle["vehicle_id"], travel_details={"flight_number": "ZZ1045"})
+    created = await http.post(BOOKING, json=body, headers=bearer(key))
+    assert created.status_code == 200, created.text
+    booking = created.json()["booking"]
+
+    async def seats() -> dict[str, int]:
+        async with svc.db.read() as conn:
+            rows = await conn.execute(
+                select(hosted_capacity.c.local_date, hosted_capacity.c.booked).where(
+                    hosted_capacity.c.partner_id == partner_id
+                )
+            )
+            return {r[0]: r[1] for r in rows}
+
+    booked_day = booking["pickup_datetime"][:10]
+    assert await seats() == {booked_day: 1}
+    await run_pass(svc, clock)
+    moved = await get(http, key, booking["reservation_no"])
+    new_day = moved["pickup_datetime"][:10]
+    assert new_day != booked_day and minutes_between(moved["pickup_datetime"], booking["pickup_datetime"]) == 45
+    assert await seats() == {booked_day: 0, new_day: 1}
+
+
+@pytest.mark.pg_only
+async def test_concurrent_workers_never_check_one_flight_twice(
+    http: httpx.AsyncClient,
+    svc: Services,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    """Four passes at once on one PostgreSQL (each its own connection): every due watch is claimed by one of
+    them (``FOR UPDATE SKIP LOCKED`` and the lease), so no flight is asked twice."""
+    await make_partner()
+    _, key = await make_client()
+    for minutes in range(15, 21):
+        await book(http, key, f"ZZ1{minutes:03d}", days=6)
+    settings = generous(svc.settings)
+    providers = [SandboxProvider(clock) for _ in range(4)]
+    await asyncio.gather(*(flight_watch.watch_pass(svc.db, p, clock, settings, limit=10_000) for p in providers))
+    asked = [call for p in providers for call in p.asked]
+    assert len(asked) == len(set(asked))
+    ours = {f"ZZ1{m:03d}" for m in range(15, 21)}
+    assert ours <= {number for number, _ in asked}
+
+
+async def test_the_per_minute_budget_holds_the_rest_for_the_next_minute(
+    http: httpx.AsyncClient,
+    svc: Services,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    await make_partner()
+    _, key = await make_client()
+    await run_pass(svc, clock)  # whatever earlier tests left due
+    clock.advance(timedelta(minutes=2))  # their calls out of the budget's minute
+    first = await book(http, key, "ZZ1011", days=8)
+    second = await book(http, key, "ZZ1012", days=8)
+    settings = svc.settings.model_copy(update={"flight_provider_max_calls_per_minute": 1})
+    provider = SandboxProvider(clock)
+    await flight_watch.watch_pass(svc.db, provider, clock, settings, limit=10_000)
+    assert provider.calls == 1
+    await flight_watch.watch_pass(svc.db, provider, clock, settings, limit=10_000)
+    assert provider.calls == 1  # the minute's budget is spent
+    clock.advance(timedelta(seconds=61))
+    await flight_watch.watch_pass(svc.db, provider, clock, settings, limit=10_000)
+    assert provider.calls == 2
+    for booked, minutes in ((first, 11), (second, 12)):
+        moved = await get(http, key, booked["reservation_no"])
+        assert minutes_between(moved["pickup_datetime"], booked["pickup_datetime"]) == minutes
+
+
+async def test_amending_the_flight_number_restarts_the_watch(
+    http: httpx.AsyncClient,
+    svc: Services,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    await make_partner()
+    _, key = await make_client()
+    booking = await book(http, key, "ZZ1020", days=9)
+    number = booking["reservation_no"]
+    await run_pass(svc, clock)
+    assert minutes_between((await get(http, key, number))["pickup_datetime"], booking["pickup_datetime"]) == 20
+    before = (await watch_of(svc.db, number))["id"]
+    amended = await http.patch(
+        BOOKING,
+        params={"reservation_no": number},
+        json={"travel_details": {"flight_number": "zz1-050"}},
+        headers=bearer(key),
+    )
+    assert amended.status_code == 202, amended.text
+    assert svc.dispatcher is not None
+    for _ in range(20):
+        if (await get(http, key, number))["amendment"]["status"] == "APPLIED":
+            break
+        await svc.dispatcher.run_once(limit=200)
+    restarted = await get(http, key, number)
+    assert restarted["flight_number"] == "ZZ1050" and restarted["flight"]["checked_at"] is None
+    assert (await watch_of(svc.db, number))["id"] != before
+    await run_pass(svc, clock)
+    moved = await get(http, key, number)
+    # the new flight is 50 minutes late: the pickup follows it from the pickup as booked (the old flight's
+    # 20 minutes are gone with it)
+    assert minutes_between(moved["pickup_datetime"], booking["pickup_datetime"]) == 50
+    assert moved["original_pickup_datetime"] == booking["pickup_datetime"]
+    assert moved["flight"]["number"] == "ZZ1050"

@@ -94,3 +94,19 @@ def test_the_driver_s_next_step() -> None:
     assert driver.next_step("DROPPED_OFF") is None and driver.next_step("CUSTOMER_NO_SHOW") is None
     assert driver.offers_no_show("AT_PICKUP") and not driver.offers_no_show("ON_BOARD")
     assert driver.counted(1, "small bag") == "1 small bag" and driver.counted(2, "child") == "2 children"
+
+
+def test_the_flight_in_words() -> None:
+    state = {
+        "status": "EN_ROUTE",
+        "scheduled_arrival": "2030-05-03T08:50:00+00:00",
+        "estimated_arrival": "2030-05-03T09:25:00+00:00",
+        "delay_minutes": 35,
+        "terminal": "1",
+        "checked_at": "2030-05-03T08:00:00+00:00",
+    }
+    facts = traveller_facts(booking(flight_state=state), RideNow(), PICKUP - timedelta(hours=1))
+    assert facts["flight"]["number"] == "BA117" and facts["flight"]["status"] == "EN_ROUTE"
+    assert facts["flight"]["text"] == "In the air, 35 min late, expected 10:25, terminal 1"  # GLA in May: BST
+    plain = traveller_facts(booking(), RideNow(), PICKUP - timedelta(hours=1))
+    assert plain["flight"]["number"] == "BA117" and plain["flight"]["text"] == "On schedule"

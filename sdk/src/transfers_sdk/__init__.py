@@ -97,6 +97,7 @@ from transfers_sdk.models import (
     RideEvent,
     RidePosition,
     SearchResult,
+    TripLeg,
     Vehicle,
 )
 from transfers_sdk.webhooks import (
@@ -153,6 +154,7 @@ __all__ = [
     "ServerError",
     "TransfersClient",
     "TransfersError",
+    "TripLeg",
     "UnexpectedResponse",
     "ValidationFailed",
     "Vehicle",

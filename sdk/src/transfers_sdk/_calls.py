@@ -228,6 +228,42 @@ def create_booking(
     )
 
 
+def create_trip(
+    *,
+    search_id: str,
+    vehicle_id: int | str,
+    return_vehicle_id: int | str,
+    passenger: Mapping[str, Any],
+    travel_details: Mapping[str, Any],
+    return_travel_details: Mapping[str, Any] | None,
+    suitcase: int,
+    small_bags: int,
+    extra_services: Sequence[Mapping[str, Any]] | None,
+    idempotency_key: str | None,
+) -> Call[tuple[Booking, Booking]]:
+    """docs/rules/return-trips.md#create: both legs in one call, (way out, way back)."""
+    request: dict[str, Any] = {
+        "search_id": search_id,
+        "vehicle_id": vehicle_id,
+        "return_vehicle_id": return_vehicle_id,
+        "suitcase": suitcase,
+        "small_bags": small_bags,
+        "passenger": dict(passenger),
+        "travel_details": dict(travel_details),
+    }
+    if return_travel_details is not None:
+        request["return_travel_details"] = dict(return_travel_details)
+    if extra_services is not None:
+        request["extra_services"] = [dict(item) for item in extra_services]
+    return Call(
+        "POST",
+        f"{API}/booking",
+        lambda data: (Booking.from_json(data["booking"]), Booking.from_json(data["return_booking"])),
+        body=_json(request),
+        idempotency_key=idempotency_key or str(uuid.uuid4()),
+    )
+
+
 def get_booking(reservation_no: str) -> Call[Booking]:
     return Call("GET", f"{API}/booking", Booking.from_json, params=(("reservation_no", reservation_no),))
 
@@ -323,8 +359,11 @@ def list_bookings(
     created_to: Instant | None,
     limit: int | None,
     cursor: str | None,
+    trip_id: str | None = None,
 ) -> Call[BookingPage]:
     params: list[tuple[str, str]] = []
+    if trip_id is not None:  # docs/rules/return-trips.md#legs: both legs of one trip
+        params.append(("trip_id", trip_id))
     if status is not None:
         statuses = [status] if isinstance(status, str) else list(status)
         if statuses:

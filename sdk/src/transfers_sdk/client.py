@@ -176,6 +176,36 @@ class TransfersClient(AccountMethods):
             )
         )
 
+    def create_trip(
+        self,
+        search_id: str,
+        vehicle_id: int | str,
+        return_vehicle_id: int | str,
+        passenger: Mapping[str, Any],
+        travel_details: Mapping[str, Any],
+        return_travel_details: Mapping[str, Any] | None = None,
+        suitcase: int = 0,
+        small_bags: int = 0,
+        extra_services: Sequence[Mapping[str, Any]] | None = None,
+        idempotency_key: str | None = None,
+    ) -> tuple[Booking, Booking]:
+        """POST /booking-api/booking with ``return_vehicle_id`` (a ``SearchResult.return_vehicles`` id):
+        (the way out, the way back), two bookings paid together or not at all (docs/rules/return-trips.md)."""
+        return self._run(
+            _calls.create_trip(
+                search_id=search_id,
+                vehicle_id=vehicle_id,
+                return_vehicle_id=return_vehicle_id,
+                passenger=passenger,
+                travel_details=travel_details,
+                return_travel_details=return_travel_details,
+                suitcase=suitcase,
+                small_bags=small_bags,
+                extra_services=extra_services,
+                idempotency_key=idempotency_key,
+            )
+        )
+
     def get_booking(self, reservation_no: str) -> Booking:
         """GET /booking-api/booking."""
         return self._run(_calls.get_booking(reservation_no))
@@ -227,6 +257,7 @@ class TransfersClient(AccountMethods):
         created_to: Instant | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        trip_id: str | None = None,
     ) -> BookingPage:
         """GET /booking-api/bookings (beyond the original booking API): your bookings, newest first, one page."""
         return self._run(
@@ -238,6 +269,7 @@ class TransfersClient(AccountMethods):
                 created_to=created_to,
                 limit=limit,
                 cursor=cursor,
+                trip_id=trip_id,
             )
         )
 
@@ -394,6 +426,35 @@ class AsyncTransfersClient(AsyncAccountMethods):
             )
         )
 
+    async def create_trip(
+        self,
+        search_id: str,
+        vehicle_id: int | str,
+        return_vehicle_id: int | str,
+        passenger: Mapping[str, Any],
+        travel_details: Mapping[str, Any],
+        return_travel_details: Mapping[str, Any] | None = None,
+        suitcase: int = 0,
+        small_bags: int = 0,
+        extra_services: Sequence[Mapping[str, Any]] | None = None,
+        idempotency_key: str | None = None,
+    ) -> tuple[Booking, Booking]:
+        """See ``TransfersClient.create_trip``."""
+        return await self._run(
+            _calls.create_trip(
+                search_id=search_id,
+                vehicle_id=vehicle_id,
+                return_vehicle_id=return_vehicle_id,
+                passenger=passenger,
+                travel_details=travel_details,
+                return_travel_details=return_travel_details,
+                suitcase=suitcase,
+                small_bags=small_bags,
+                extra_services=extra_services,
+                idempotency_key=idempotency_key,
+            )
+        )
+
     async def get_booking(self, reservation_no: str) -> Booking:
         return await self._run(_calls.get_booking(reservation_no))
 
@@ -439,6 +500,7 @@ class AsyncTransfersClient(AsyncAccountMethods):
         created_to: Instant | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        trip_id: str | None = None,
     ) -> BookingPage:
         return await self._run(
             _calls.list_bookings(
@@ -449,6 +511,7 @@ class AsyncTransfersClient(AsyncAccountMethods):
                 created_to=created_to,
                 limit=limit,
                 cursor=cursor,
+                trip_id=trip_id,
             )
         )
 

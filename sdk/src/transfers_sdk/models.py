@@ -161,14 +161,18 @@ class SearchResult:
     search_id: str
     distance_km: int | None
     vehicles: tuple[Vehicle, ...]  # cheapest first
+    # docs/rules/return-trips.md#search: the way back's offers when ``return_datetime`` was sent, else None
+    return_vehicles: tuple[Vehicle, ...] | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SearchResult:
         distance = data["distance_km"]
+        back = data.get("return_vehicles")
         return cls(
             search_id=str(data["search_id"]),
             distance_km=None if distance is None else int(distance),
             vehicles=tuple(Vehicle.from_json(v) for v in data["vehicles"]),
+            return_vehicles=None if back is None else tuple(Vehicle.from_json(v) for v in back),
         )
 
 
@@ -399,6 +403,19 @@ class CancellationQuote:
 
 
 @dataclass(frozen=True)
+class TripLeg:
+    """docs/rules/return-trips.md#legs: the return trip a booking is a leg of (1 out, 2 back) and the other leg."""
+
+    id: str
+    leg: int
+    other_reservation_no: str | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TripLeg:
+        return cls(str(data["id"]), int(data["leg"]), _optional_str(data.get("other_reservation_no")))
+
+
+@dataclass(frozen=True)
 class Booking:
     """BookingResource (docs/rules/booking.md#booking-resource) plus ``driver``, ``meeting_point`` and
     ``created_at``."""
@@ -430,6 +447,7 @@ class Booking:
     free_wait_until: datetime | None = None
     flight: Flight | None = None
     ride: Ride | None = None  # the driver's events and position (None only from a service without them)
+    trip: TripLeg | None = None  # docs/rules/return-trips.md#legs: None for a single booking
 
     @property
     def is_final(self) -> bool:
@@ -468,6 +486,7 @@ class Booking:
             free_wait_until=None if data.get("free_wait_until") is None else _instant(data["free_wait_until"]),
             flight=_maybe(Flight.from_json, data.get("flight")),
             ride=_maybe(Ride.from_json, data.get("ride")),
+            trip=_maybe(TripLeg.from_json, data.get("trip")),
         )
 
 

@@ -37,6 +37,7 @@ search, book, read and cancel transfers under <code>/api/v1/booking-api</code>.<
 <li><a href="/console/">Operator console</a>: bookings, clients, partners, deliveries.</li>
 <li><a href="/partner/">Partner portal</a>: for transport companies without a server of their own
 (hosted partners): bookings to accept, the rate card.</li>
+<li><a href="/agency/">Agency portal</a>: for travel agencies: book, follow and fix bookings, the wallet.</li>
 <li><a href="/healthz">Health</a> and <a href="/readyz">readiness</a>.</li>
 </ul>
 </main>

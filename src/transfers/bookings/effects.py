@@ -328,6 +328,9 @@ async def _capacity_write(conn: AsyncConnection, change: Change) -> None:
     for a server partner's booking there is no counter row and nothing changes."""
     if _releases_seat(change.from_status, change.to_status):
         await hosted_capacity.release(conn, change.moved)
+    elif change.previous is not None and change.previous.pickup_at != change.moved.pickup_at:
+        # issue 23: the hosted capacity day counts from the current pickup (docs/rules/flights.md#pickup-moves)
+        await hosted_capacity.move(conn, change.previous, change.moved.pickup_at)
 
 
 def _capacity_fragment(ctx: FastContext) -> dict[str, CTE]:

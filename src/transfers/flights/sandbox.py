@@ -23,9 +23,11 @@ class SandboxProvider:
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self.calls = 0  # how many reports were asked (the bench and the tests count provider calls)
+        self.asked: list[tuple[str, str]] = []  # (number, airport) of each call, in order
 
     async def report(self, number: str, scheduled_arrival: datetime, airport_iata: str) -> FlightReport:
         self.calls += 1
+        self.asked.append((number, airport_iata))
         if number == "ZZ9001":
             return FlightReport(FlightStatus.CANCELLED, scheduled_arrival)
         if number == "ZZ9002":

@@ -61,3 +61,17 @@ async def release(conn: AsyncConnection, booking: Booking) -> None:
         vehicle_id=booking.partner_vehicle_id,
         local_date=local_pickup_date(booking.airport_iata, booking.pickup_at),
     )
+
+
+async def move(conn: AsyncConnection, booking: Booking, new_pickup_at: datetime) -> None:
+    """The seat follows the pickup to its new local date when the pickup moved across midnight (a flight
+    shift, docs/rules/flights.md#pickup-moves, or an amendment): the capacity counts from the current
+    pickup. The new day's seat is taken without a limit: the flight decided the move, not the partner's
+    capacity. Nothing for a server partner's booking (it held no seat)."""
+    old = local_pickup_date(booking.airport_iata, booking.pickup_at)
+    new = local_pickup_date(booking.airport_iata, new_pickup_at)
+    if old == new:
+        return
+    partner_id, vehicle_id = booking.partner_id, booking.partner_vehicle_id
+    if await repo.release_seat(conn, partner_id=partner_id, vehicle_id=vehicle_id, local_date=old):
+        await repo.claim_seat(conn, partner_id=partner_id, vehicle_id=vehicle_id, local_date=new, capacity=None)

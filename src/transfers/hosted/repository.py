@@ -80,10 +80,10 @@ async def claim_seat(
     return result.rowcount == 1
 
 
-async def release_seat(conn: AsyncConnection, *, partner_id: int, vehicle_id: str, local_date: date) -> None:
+async def release_seat(conn: AsyncConnection, *, partner_id: int, vehicle_id: str, local_date: date) -> bool:
     """Give a seat back (the booking was cancelled, declined or failed). No row: nothing (a server
-    partner's booking, which never held one)."""
-    await conn.execute(
+    partner's booking, which never held one). True when a seat was given back."""
+    result = await conn.execute(
         update(hosted_capacity)
         .where(
             hosted_capacity.c.partner_id == partner_id,
@@ -93,6 +93,7 @@ async def release_seat(conn: AsyncConnection, *, partner_id: int, vehicle_id: st
         )
         .values(booked=hosted_capacity.c.booked - 1)
     )
+    return result.rowcount == 1
 
 
 # --- e-mails to a partner's users (hosted/mail.py) ---------------------------------------------------

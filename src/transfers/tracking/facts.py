@@ -14,8 +14,9 @@ from datetime import datetime
 from typing import Any
 
 from transfers.bookings.models import Booking
+from transfers.bookings.resource import flight_view
 from transfers.bookings.tracking import phone_visible
-from transfers.bookings.trip import Place
+from transfers.bookings.trip import Place, Trip
 from transfers.search.airports import find_airport, great_circle_km
 
 REFRESH_SECONDS = 30
@@ -148,7 +149,7 @@ def traveller_facts(booking: Booking, ride: RideNow, now: datetime) -> dict[str,
             "phone": driver.phone if phone_visible(booking.pickup_at, now, ride_over=over) else None,
         },
         "meeting_point": trip.meeting_point if confirmed else None,
-        "flight": {"number": trip.flight.number},
+        "flight": _flight(trip),
         "position": position,
         "ride_on": status == "APPROVED" and ride.stage in RIDE_ON,
         "refresh_seconds": REFRESH_SECONDS,
@@ -168,3 +169,28 @@ def bearing(origin: tuple[float, float], target: tuple[float, float]) -> float:
     x = math.sin(dl) * math.cos(lat2)
     y = math.cos(lat1) * math.sin(lat2) - math.sin(lat1) * math.cos(lat2) * math.cos(dl)
     return (math.degrees(math.atan2(x, y)) + 360) % 360
+
+
+FLIGHT_WORDS = {
+    "SCHEDULED": "On schedule",
+    "EN_ROUTE": "In the air",
+    "LANDED": "Landed",
+    "CANCELLED": "Cancelled",
+    "DIVERTED": "Diverted",
+}
+
+
+def _flight(trip: Trip) -> dict[str, Any]:
+    """The flight as the booking shows it (docs/rules/flights.md#booking-fields: its status, times in the
+    airport's zone, delay, terminal), plus a line in words; just the number when the pickup is no airport."""
+    view = flight_view(trip) or {"number": trip.flight.number, "status": None}
+    words = [FLIGHT_WORDS[view["status"]]] if view.get("status") in FLIGHT_WORDS else []
+    if view.get("delay_minutes"):
+        words.append(f"{view['delay_minutes']} min late")
+    arrival = view.get("actual_arrival") or view.get("estimated_arrival")
+    if arrival:
+        label = "landed" if view.get("actual_arrival") else "expected"
+        words.append(f"{label} {datetime.fromisoformat(arrival):%H:%M}")
+    if view.get("terminal"):
+        words.append(f"terminal {view['terminal']}")
+    return {**view, "text": ", ".join(words)}

@@ -47,15 +47,17 @@ async def _booking(request: Request, viewer: AgencyViewer, reservation_no: str) 
     return booking
 
 
-def _tracking_link(resource: dict[str, Any]) -> str | None:
-    """The traveller's tracking page, wherever the ride's fields put it (``ride.tracking_url`` or a
-    top-level ``tracking_url``), when the booking has one."""
+def _tracking_link(request: Request, booking: Booking, resource: dict[str, Any]) -> str | None:
+    """The traveller's page (docs/rules/ride.md#tracking-page) to copy for the traveller: the
+    resource's ``ride.tracking_url`` when it gives one, else the page the booking's token opens on
+    this service (``/t/{token}``), else None (a booking from before the ride's pages)."""
     ride = resource.get("ride")
-    for holder in (ride if isinstance(ride, dict) else {}, resource):
-        for key in ("tracking_url", "tracking_link", "traveller_url"):
-            value = holder.get(key)
-            if isinstance(value, str) and value.startswith(("http://", "https://", "/")):
-                return value
+    given = ride.get("tracking_url") if isinstance(ride, dict) else None
+    if isinstance(given, str) and given.startswith(("http://", "https://", "/")):
+        return given
+    token = getattr(booking, "tracking_token", None)
+    if isinstance(token, str) and token:
+        return f"{request.url.scheme}://{request.url.netloc}/t/{token}"
     return None
 
 
@@ -96,7 +98,7 @@ async def booking_page(request: Request, reservation_no: str, viewer: Signed) ->
         "story": story,
         "events": events,
         "quote": quote,
-        "tracking": _tracking_link(resource),
+        "tracking": _tracking_link(request, booking, resource),
         "notice": shown,
         "amendable": _amendable(booking, now),
     }

@@ -1,0 +1,210 @@
+"""Return trips (issue 25, docs/rules/return-trips.md): what a return costs against the one-way call.
+
+* a return search (``return_datetime``: both directions in one fan-out) against a one-way search with
+  the same 10 partners: CPU of the API process per search (target <= 2x);
+* creating a pair (``return_vehicle_id``: two bookings in one transaction, two partner creates)
+  against one create: CPU per call (target <= 1.6x).
+
+Part of ``make bench``; alone, in ~2 minutes:
+
+    .venv/bin/python -m bench.return_trips --dsn postgresql://postgres@127.0.0.1/throwaway [--rounds 3]
+
+One bench partner process (``bench/partner.py``, 10 ports answering after L = 50 ms), one API process
+on PostgreSQL (``transfers serve --no-worker``). Calls are sent by wrk, 4 at a time; the cases are
+interleaved per round so the machine's load drift hits them alike, and each figure is the median
+over the rounds. CPU is the API process's (``/proc/<pid>/stat``) per call; the load average is printed
+beside each round (the machine is shared: read the ratios, not the absolute figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import orjson
+
+from bench.procs import Proc, cpu_seconds
+from bench.search import POINT, load_average, seed_db
+from bench.suite import BIN, SEARCH, free_port, log
+from bench.wrkrun import Request, write_requests, wrk
+
+PARTNERS = 10
+BOOKING = "/api/v1/booking-api/booking"
+CASES = ("one-way search", "return search", "one create", "pair create")
+TARGETS = {"return search": ("one-way search", 2.0), "pair create": ("one create", 1.6)}
+
+
+def search_body(*, back: bool) -> dict[str, object]:
+    lat, lng, name = POINT
+    day = datetime.now(UTC) + timedelta(days=3)
+    body: dict[str, object] = {
+        "pickup_datetime": day.strftime("%Y-%m-%dT10:00"),
+        "pickup_location": {"type": "AIRPORT", "iata_code": "LHR"},
+        "dropoff_location": {"type": "POINT", "lat": lat, "lng": lng, "name": name},
+        "travelers": {"adult": 2, "children": 0, "infant": 0},
+    }
+    if back:
+        body["return_datetime"] = (day + timedelta(days=7)).strftime("%Y-%m-%dT18:00")
+    return body
+
+
+def create_body(search_id: str, return_vehicle_id: str | None) -> dict[str, object]:
+    body: dict[str, object] = {
+        "search_id": search_id,
+        "vehicle_id": 1,
+        "suitcase": 1,
+        "small_bags": 0,
+        "passenger": {"name": "Ada", "surname": "Lovelace", "phone": "+447911123456", "email": "ada@example.com"},
+        "travel_details": {"flight_number": "BA117", "extra_requests": None},
+    }
+    if return_vehicle_id is not None:
+        body["return_vehicle_id"] = int(return_vehicle_id)
+    return body
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace) -> None:
+        from bench.search import Bench as SearchBench
+
+        self.a = args
+        self.work = Path(tempfile.mkdtemp(prefix="transfers-return-bench-"))
+        self.pidfile: Path = args.pidfile or self.work / "pids"
+        self.procs: list[Proc] = []
+        self.ports = [free_port() for _ in range(PARTNERS)]
+        self.hang_port = free_port()
+        self._env = SearchBench.env  # the search bench's environment for the API process (same settings)
+
+    def env(self, url: str) -> dict[str, str]:
+        return self._env(self, url)  # type: ignore[arg-type]
+
+    def start(self, name: str, argv: list[str], env: dict[str, str], ready: str) -> Proc:
+        proc = Proc(name, argv, env=env, cwd=self.work, log=self.work / f"{name}.log", pidfile=self.pidfile)
+        self.procs.append(proc.start())
+        proc.wait_http(ready)
+        return proc
+
+    def run(self) -> int:
+        try:
+            return self._run()
+        finally:
+            for proc in self.procs:
+                proc.stop()
+
+    def _run(self) -> int:
+        log(f"return-trip bench: work directory {self.work}")
+        url = self.a.dsn
+        self.start(
+            "partner",
+            [
+                sys.executable,
+                "-m",
+                "bench.partner",
+                "--ports",
+                ",".join(map(str, self.ports)),
+                "--hang-ports",
+                str(self.hang_port),
+                "--latency-ms",
+                f"{self.a.latency_ms:g}",
+            ],
+            self.env(url),
+            f"http://127.0.0.1:{self.ports[0]}/healthz",
+        )
+        subprocess.run(
+            [str(BIN / "transfers"), "db", "upgrade"], env=self.env(url), cwd=self.work, check=True, capture_output=True
+        )
+        key = asyncio.run(seed_db(url, self.ports, self.hang_port))
+        port = free_port()
+        api_url = f"http://127.0.0.1:{port}"
+        api = self.start(
+            "api",
+            [str(BIN / "transfers"), "serve", "--no-worker", "--port", str(port)],
+            self.env(url),
+            api_url + "/healthz",
+        )
+        # One search of each kind to book from (a search may be booked from many times until it expires).
+        headers = {"Authorization": f"Bearer {key}"}
+        one_way = httpx.post(api_url + SEARCH, json=search_body(back=False), headers=headers, timeout=30).json()
+        both = httpx.post(api_url + SEARCH, json=search_body(back=True), headers=headers, timeout=30).json()
+        back_id = both["return_vehicles"][0]["vehicle_id"]
+        bodies = {
+            "one-way search": (SEARCH, search_body(back=False)),
+            "return search": (SEARCH, search_body(back=True)),
+            "one create": (BOOKING, create_body(one_way["search_id"], None)),
+            "pair create": (BOOKING, create_body(both["search_id"], back_id)),
+        }
+        files = {
+            case: write_requests(
+                self.work / f"{case.replace(' ', '-')}.requests",
+                [Request("POST", path, key, orjson.dumps(body).decode())],
+            )
+            for case, (path, body) in bodies.items()
+        }
+        for path in files.values():
+            wrk(api_url, path, connections=self.a.connections, duration=self.a.warmup)
+        cpu: dict[str, list[float]] = {case: [] for case in CASES}
+        p50: dict[str, list[float]] = {case: [] for case in CASES}
+        loads: list[str] = []
+        for round_no in range(self.a.rounds):
+            loads.append(load_average())
+            log(f" round {round_no + 1}/{self.a.rounds}, load {loads[-1]}")
+            for case in CASES:
+                pid = api.api_pids()[0]
+                before = cpu_seconds(pid)
+                result = wrk(api_url, files[case], connections=self.a.connections, duration=self.a.duration)
+                if result.errors:
+                    raise RuntimeError(f"{case}: {result.errors} errors: {result.raw}")
+                spent = (cpu_seconds(pid) - before) * 1000 / result.requests
+                cpu[case].append(spent)
+                p50[case].append(result.p50_ms)
+                log(f"  {case}: CPU {spent:.2f} ms/call, p50 {result.p50_ms:.1f} ms ({result.requests} calls)")
+        self.report(cpu, p50, loads)
+        return 0
+
+    def report(self, cpu: dict[str, list[float]], p50: dict[str, list[float]], loads: list[str]) -> None:
+        median = {case: statistics.median(values) for case, values in cpu.items()}
+        lines = [
+            f"return-trip bench {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, PostgreSQL, {PARTNERS} partners, "
+            f"L = {self.a.latency_ms:g} ms, {self.a.connections} calls at a time, {self.a.rounds} x "
+            f"{self.a.duration:g} s (medians of the rounds), load {'; '.join(loads)}",
+            "",
+            "| case | CPU ms/call | p50 ms | ratio | target |",
+            "|---|---:|---:|---:|---|",
+        ]
+        for case in CASES:
+            ratio, target = "", ""
+            if case in TARGETS:
+                base, limit = TARGETS[case]
+                value = median[case] / median[base]
+                ratio = f"{value:.2f}x {base}"
+                target = f"<= {limit:g}x: {'met' if value <= limit else 'NOT met'}"
+            lines.append(f"| {case} | {median[case]:.2f} | {statistics.median(p50[case]):.1f} | {ratio} | {target} |")
+        print("\n".join(lines), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dsn", required=True, help="postgresql://... of a throwaway database")
+    parser.add_argument("--pidfile", type=Path, default=None)
+    parser.add_argument("--connections", type=int, default=4)
+    parser.add_argument("--duration", type=float, default=8.0)
+    parser.add_argument("--warmup", type=float, default=2.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--deadline", type=float, default=1.0)
+    parser.add_argument("--before", type=Path, default=None)  # the search bench's env reads it
+    parser.add_argument("--quick", action="store_true", help="one round of 3 s runs")
+    args, _ = parser.parse_known_args()  # run.sh passes the suite's options to every module
+    if args.quick:
+        args.duration, args.warmup, args.rounds = 3.0, 1.0, 1
+    sys.exit(Bench(args).run())
+
+
+if __name__ == "__main__":
+    main()
