@@ -300,3 +300,22 @@ async def test_the_request_log_pages_by_time(
     second = (await admin.get(next_link.replace("&amp;", "&"))).text
     shown_second = [i for i in ids if i in second]
     assert sorted(shown_first + shown_second) == sorted(ids) and not set(shown_first) & set(shown_second)
+
+
+async def test_a_suspended_agency_reads_developers_but_changes_nothing(
+    make_agency: MakeAgency, signed_in: SignedIn, db: Database
+) -> None:
+    from transfers.clients import service as clients_service
+    from transfers.clients.models import ClientStatus
+    from transfers.clock import SystemClock
+
+    agency = await make_agency()
+    admin = await signed_in(agency.admin)
+    await admin.get("/agency/developers")
+    await clients_service.set_status(db, SystemClock(), agency.client_id, ClientStatus.SUSPENDED, actor="tests")
+    assert (await admin.get("/agency/developers")).status_code == 200
+    before = await keys_of(db, agency.client_id)
+    assert (await admin.post("/agency/developers/keys", {})).status_code == 403
+    refused = await admin.post("/agency/developers/endpoints", {"url": HOOK_URL, "events": "*"})
+    assert refused.status_code == 403
+    assert await keys_of(db, agency.client_id) == before and await endpoint_ids(db, agency.client_id) == []

@@ -72,6 +72,8 @@ def test_every_trigger_is_tested_here() -> None:
         Scenario.PARTNER_CANCEL,
         Scenario.NO_SHOW,
         Scenario.NO_AMEND,
+        Scenario.RIDE,  # in real time below (slow); both rides on the injected clock: tests/ride/test_sandbox_ride.py
+        Scenario.CUSTOMER_NO_SHOW,
     }
     assert set(SCENARIOS) == tested
 
@@ -206,3 +208,30 @@ async def test_sandbox_vehicles_carry_realistic_cancellation_policies(
         {"hours_before_pickup": 0, "fee_percent": 100},
     ]
     assert all(v["cancellation_policy"]["free_until"] for v in found["vehicles"])  # 10 days ahead: still free
+
+
+@pytest.mark.slow
+async def test_ride_plays_the_whole_ride_within_a_minute_and_a_half(
+    http: httpx.AsyncClient,
+    sandbox: LiveServer,
+    make_client: ClientFactory,
+) -> None:
+    """docs/rules/sandbox.md#ride, in real time (the sandbox's own delays, about 50 s): the mounted
+    reference partner drives a RIDE booking to COMPLETED through the reverse API."""
+    _, key = await make_client(balance=str(START))
+    booking, _ = await book(http, key, surname="RIDE")
+    number = booking["reservation_no"]
+    found: dict[str, Any] = {}
+    for _ in range(1800):  # bounded: 180 s on a loaded machine
+        found = await read(http, key, number)
+        if found["status"] == "COMPLETED":
+            break
+        await asyncio.sleep(0.1)
+    assert found["status"] == "COMPLETED", found
+    assert found["ride"]["stage"] == "DROPPED_OFF"
+    assert [e["type"] for e in found["ride"]["events"]] == [
+        "DRIVER_DEPARTED_TO_PICKUP",
+        "DRIVER_ARRIVED_AT_PICKUP",
+        "DRIVER_DEPARTED_TO_DROPOFF",
+        "DRIVER_ARRIVED_AT_DROPOFF",
+    ]

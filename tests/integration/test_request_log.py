@@ -198,3 +198,17 @@ async def test_requests_are_kept_seven_days(
     clock.advance(timedelta(days=2))
     await scheduled.run_all(svc)
     assert await rows_of(db, client_id) == []
+
+
+async def test_concurrent_requests_are_each_logged_once(
+    http: httpx.AsyncClient, make_client: ClientFactory, db: Database
+) -> None:
+    client_id, key = await make_client()
+    ids = {f"rl-burst-{client_id}-{n}" for n in range(120)}
+    answers = await asyncio.gather(
+        *(http.get(ENDPOINTS, headers={**bearer(key), "X-Request-ID": request_id}) for request_id in ids)
+    )
+    assert {a.status_code for a in answers} == {200}
+    await logged(db, client_id, ids)
+    rows = await rows_of(db, client_id)
+    assert len(rows) == len(ids) and {r["request_id"] for r in rows} == ids

@@ -98,11 +98,14 @@ def test_scenario_table_lists_every_trigger_once() -> None:
         "PARTNERCANCEL",
         "XX0000",
         "NOAMEND",
+        "RIDE",
+        "NOSHOW",
     }
     assert {t.field for t in SCENARIOS.values()} == {"passenger_info.surname", "flight_info.flight_number"}
     assert active_scenarios(" decline ", "BA117") == {Scenario.DECLINE}
     assert active_scenarios("Lovelace", "xx0000") == {Scenario.NO_SHOW}
     assert active_scenarios("XX0000", "DECLINE") == frozenset()  # each trigger only in its own field
+    assert active_scenarios("noshow", "BA117") == {Scenario.CUSTOMER_NO_SHOW}
 
 
 def _booking(**overrides: object) -> Booking:

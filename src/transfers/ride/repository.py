@@ -16,7 +16,7 @@ from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.db.tables import bookings, ride_events, ride_positions, webhook_endpoints
+from transfers.db.tables import bookings, partners, ride_events, ride_positions, webhook_endpoints
 from transfers.ride.model import FOUR_MILESTONES, Milestone, Position, RideEventType
 
 R, P = ride_events.c, ride_positions.c
@@ -107,6 +107,12 @@ async def events_of(conn: AsyncConnection, booking_id: int) -> list[RecordedEven
         RecordedEvent(Milestone(RideEventType(r.type), r.occurred_at, r.lat, r.lng, r.received_at), r.actor)
         for r in rows
     ]
+
+
+async def is_sandbox_partner(conn: AsyncConnection, partner_id: int) -> bool:
+    """Whether the partner is the service's own sandbox partner (its rides run on a compressed clock)."""
+    found = await conn.execute(select(partners.c.is_sandbox).where(partners.c.id == partner_id))
+    return bool(found.scalar_one_or_none())
 
 
 async def wants_positions(conn: AsyncConnection, client_id: int) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
@@ -188,6 +188,17 @@ def check_event(facts: BookingFacts, report: EventReport, now: datetime) -> Verd
 def ends_ride(event: RideEventType) -> bool:
     """docs/rules/ride.md#event-effects: the drop-off and the no-show complete an APPROVED booking."""
     return event in ENDING
+
+
+def compressed(
+    facts: BookingFacts, *, arrived_at: datetime | None, now: datetime, free_wait_minutes: int
+) -> BookingFacts:
+    """docs/rules/sandbox.md#ride: the sandbox partner plays a ride within a minute of booking, whenever
+    the pickup is, so its reports are judged on a compressed clock: the pickup is when its driver
+    arrived (now, until then) and the free wait lasts as many seconds as it has minutes. Every other
+    rule holds as for any partner."""
+    pickup = arrived_at or now
+    return replace(facts, pickup_at=pickup, free_wait_until=pickup + timedelta(seconds=free_wait_minutes))
 
 
 def check_positions(facts: BookingFacts, now: datetime) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import structlog
 
-from transfers.sandbox_partner import fleet
+from transfers.sandbox_partner import fleet, ride
 from transfers.sandbox_partner.config import SandboxPartnerConfig
 from transfers.sandbox_partner.drivers import driver_for, meeting_point
 from transfers.sandbox_partner.requests import CreateIn, SearchIn, UpdateIn
@@ -229,7 +229,11 @@ class SandboxPartner:
             status=booking.first_answer["status"],
             scenarios=sorted(s.value for s in scenarios),
         )
-        if not decline and (booking.first_answer["status"] == "PENDING" or booking.partner_cancel_at):
+        if Scenario.RIDE in scenarios:
+            booking.ride = "RIDE"
+        elif Scenario.CUSTOMER_NO_SHOW in scenarios:
+            booking.ride = "NOSHOW"
+        if not decline and (booking.first_answer["status"] == "PENDING" or booking.partner_cancel_at or booking.ride):
             self._start_lifecycle(booking)
         return 200, booking.first_answer
 
@@ -265,6 +269,8 @@ class SandboxPartner:
                 return
             if booking.first_answer.get("status") == "PENDING":
                 await self.reverse.update(approval_body(booking))
+            if booking.ride is not None:  # RIDE / NOSHOW: the driver's events and positions
+                await ride.play(self.reverse, booking.reservation_no, booking.details, no_show=booking.ride == "NOSHOW")
             if booking.partner_cancel_at is not None:
                 await self._sleep_until(booking.partner_cancel_at)
                 if booking.cancelled_at is None:

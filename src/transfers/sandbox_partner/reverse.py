@@ -18,13 +18,16 @@ import structlog
 log = structlog.get_logger("transfers.sandbox_partner")
 
 UPDATE_PATH = "/api/v1/reverse/booking/update"
+EVENTS_PATH = "/api/v1/reverse/booking/events"
+POSITIONS_PATH = "/api/v1/reverse/booking/positions"
 
 
 class ReverseApi:
     def __init__(
         self, service_url: str, api_key: str, *, retry_delays: tuple[float, ...], timeout_seconds: float
     ) -> None:
-        self._url = service_url.rstrip("/") + UPDATE_PATH
+        self._base = service_url.rstrip("/")
+        self._url = self._base + UPDATE_PATH
         self._api_key = api_key
         self._delays = retry_delays
         self._timeout = timeout_seconds
@@ -49,12 +52,23 @@ class ReverseApi:
 
     async def update(self, body: dict[str, Any]) -> bool:
         """PUT the status update; True once the service accepted it."""
+        return await self.send("PUT", self._url, body)
+
+    async def event(self, body: dict[str, Any]) -> bool:
+        """POST a driver event (docs/rules/ride.md#events); True once the service accepted it."""
+        return await self.send("POST", self._base + EVENTS_PATH, body)
+
+    async def positions(self, body: dict[str, Any]) -> bool:
+        """POST a batch of positions (docs/rules/ride.md#positions); True once the service accepted it."""
+        return await self.send("POST", self._base + POSITIONS_PATH, body)
+
+    async def send(self, method: str, url: str, body: dict[str, Any]) -> bool:
         reservation_no = body.get("reservation_no")
         attempts = len(self._delays) + 1
         for attempt in range(1, attempts + 1):
             try:
-                response = await self._http().put(
-                    self._url, json=body, headers={"Authorization": f"Bearer {self._api_key}"}
+                response = await self._http().request(
+                    method, url, json=body, headers={"Authorization": f"Bearer {self._api_key}"}
                 )
             except httpx.HTTPError as exc:
                 outcome = type(exc).__name__

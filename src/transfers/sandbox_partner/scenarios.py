@@ -19,6 +19,8 @@ class Scenario(StrEnum):
     PARTNER_CANCEL = "PARTNERCANCEL"
     NO_SHOW = "XX0000"
     NO_AMEND = "NOAMEND"
+    RIDE = "RIDE"
+    CUSTOMER_NO_SHOW = "NOSHOW"
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,16 @@ SCENARIOS: dict[Scenario, Trigger] = {
         "passenger_info.surname",
         'every amendment ("status": "AMENDED") is answered {"status":"Error","message":'
         '"Amendments are not possible for this booking"}: it is rejected',
+    ),
+    Scenario.RIDE: Trigger(
+        "passenger_info.surname",
+        "once approved the whole ride through the reverse API on a compressed clock: departs 5 s after "
+        "approval, a position every 2 s, arrives 20 s later, on board 5 s after, drops off 20 s later",
+    ),
+    Scenario.CUSTOMER_NO_SHOW: Trigger(
+        "passenger_info.surname",
+        "once approved the driver departs, arrives and reports CUSTOMER_NO_SHOW as soon as the free wait "
+        "allows it (the sandbox's clock: as many seconds as the free wait has minutes)",
     ),
 }
 

@@ -44,6 +44,7 @@ class Booking:
     no_amend: bool = False  # NOAMEND: amendments are refused
     amendments: int = 0  # amendments accepted (issue 15)
     flight_updates: int = 0  # flight notices received (issue 23)
+    ride: str | None = None  # RIDE or NOSHOW: the driver plays a ride once approved (issue 22)
     first_answer: dict[str, Any] = field(default_factory=dict)
 
     def status(self, now: float) -> str:

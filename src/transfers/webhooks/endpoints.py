@@ -105,8 +105,12 @@ def check_events(value: Any) -> list[str]:
             )
         if item not in chosen:
             chosen.append(item)
-    if events.EVERY_EVENT in chosen and len(chosen) > 1:
-        raise _refuse(ErrorCode.INVALID_WEBHOOK_EVENT, '"*" already names every event type: send it alone.')
+    # "*" names every event type but those sent only to endpoints naming them (docs/rules/ride.md#client-events)
+    if events.EVERY_EVENT in chosen and any(e != events.EVERY_EVENT and e not in events.NAMED_ONLY for e in chosen):
+        raise _refuse(
+            ErrorCode.INVALID_WEBHOOK_EVENT,
+            '"*" already names every event type but booking.driver_position: send it alone or with that one.',
+        )
     return chosen
 
 
