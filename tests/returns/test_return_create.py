@@ -309,3 +309,52 @@ async def test_amending_one_leg_leaves_the_other_and_only_the_way_out_follows_a_
     assert after_out["pickup_at"] != after_back["pickup_at"]
     # the way out picks up at the airport, so its arrival flight is watched; the way back picks up at a point
     assert after_out["flight_watch_id"] is not None and after_back["flight_watch_id"] is None
+
+
+@pytest.mark.parametrize(
+    ("details", "code"),
+    [
+        ("BA118", 1012),
+        ([{"flight_number": "BA118"}], 1012),
+        (True, 1012),
+        ({"extra_requests": 5}, 1012),
+        ({"extra_requests": "x" * 5000}, 1012),
+        ({"flight_number": ""}, 1013),
+        ({"flight_number": "   "}, 1013),
+        ({"flight_number": 118}, 1013),
+        ({"flight_number": "B" * 300}, 1013),
+    ],
+)
+async def test_bad_return_travel_details_answer_the_travel_details_codes(
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
+    details: Any,
+    code: int,
+) -> None:
+    client_id, key = await make_client(balance="500.00")
+    await make_partner()
+    found = await _return_search(http, key)
+    body = booking_body(found["search_id"], return_vehicle_id=3, return_travel_details=details)
+    response = await http.post(BOOKING, json=body, headers=bearer(key))
+    assert response.status_code == 422 and response.json()["code"] == code, response.text
+    assert await _count(db, client_id) == 0
+
+
+async def test_luggage_that_does_not_fit_the_return_vehicle_is_refused(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database
+) -> None:
+    client_id, key = await make_client(balance="500.00")
+    await make_partner()
+    found = await _return_search(http, key)
+    sedan_back = next(v for v in found["return_vehicles"] if v["max_passengers"] == "3")
+    roomy_out = max(found["vehicles"], key=lambda v: int(v["suitcases"]))
+    too_many = int(sedan_back["suitcases"]) + 1
+    assert too_many <= int(roomy_out["suitcases"])
+    body = booking_body(
+        found["search_id"], roomy_out["vehicle_id"], return_vehicle_id=sedan_back["vehicle_id"], suitcase=too_many
+    )
+    response = await http.post(BOOKING, json=body, headers=bearer(key))
+    assert response.status_code == 422 and response.json()["code"] == 1015, response.text
+    assert await _count(db, client_id) == 0
