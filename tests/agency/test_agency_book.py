@@ -375,3 +375,61 @@ async def test_a_suspended_agency_reads_but_changes_nothing(
         ).scalar_one()
     assert status != "CANCELLED"
     assert await count_bookings(db, agency.client_id) == 1
+
+
+async def test_report_a_problem_follows_the_apis_rules(
+    http: httpx.AsyncClient,
+    make_agency: MakeAgency,
+    make_partner: PartnerFactory,
+    signed_in: SignedIn,
+    clock: ShiftedClock,
+    db: Database,
+) -> None:
+    await make_partner(  # the transport company accepts at once, with its driver
+        create_status="APPROVED", driver={"name": "Sam Driver", "phone": "+447400123458", "plate": "AB12 CDE"}
+    )
+    agency = await make_agency()
+    web = await signed_in(agency.agent)
+    _, answer = await book_in_portal(web, clock)
+    reservation_no = answer.headers["location"].split("/")[-1].split("?")[0]
+    path = f"/agency/bookings/{reservation_no}/problem"
+    form = await web.get(path)
+    assert form.status_code == 200 and "What went wrong" in form.text
+    empty = await web.post(path, {"type": "OTHER", "description": "   "})
+    assert empty.status_code == 422
+    assert "INVALID_INCIDENT" in empty.text.split('id="description-error">')[1].split("</span>")[0]
+    bad_type = await web.post(path, {"type": "CUSTOMER_NO_SHOW", "description": "x"})
+    assert bad_type.status_code == 422 and 'id="type-error"' in bad_type.text
+    huge = await web.post(path, {"type": "OTHER", "description": "x" * 10_000})
+    assert huge.status_code == 422 and 'id="description-error"' in huge.text
+    early = await web.post(path, {"type": "OTHER", "description": "The car was dirty."})
+    assert early.status_code == 422 and "INCIDENT_NOT_ALLOWED" in early.text  # before the pickup
+    status = (
+        await http.get(GET_BOOKING, params={"reservation_no": reservation_no}, headers=bearer(agency.api_key))
+    ).json()
+    assert status.get("booking", status)["status"] == "APPROVED"
+    clock.advance(timedelta(days=11))  # after the pickup (10 days ahead, 14:30): the session of 10 days ago has ended
+    web = await signed_in(agency.agent)
+    await web.get(path)
+    done = await web.post(path, {"type": "OTHER", "description": "The car was dirty."})
+    assert done.status_code == 303 and "reported=1" in done.headers["location"], done.text.split("error-summary")[1][
+        :400
+    ]
+    page = await web.get(done.headers["location"])
+    assert "Problems reported" in page.text and "The car was dirty." in page.text
+    again = await web.post(path, {"type": "OTHER", "description": "Again."})
+    assert again.status_code == 422 and "INCIDENT_EXISTS" in again.text
+    async with db.read() as conn:
+        audit = (
+            (
+                await conn.execute(
+                    select(admin_audit.c.actor).where(
+                        admin_audit.c.subject == f"booking:{reservation_no}",
+                        admin_audit.c.action == "agency.booking.incident",
+                    )
+                )
+            )
+            .scalars()
+            .all()
+        )
+    assert len(audit) == 1 and agency.agent.email in audit[0]

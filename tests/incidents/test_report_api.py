@@ -175,3 +175,35 @@ async def test_a_cancelled_booking_takes_no_incident(
     answer = await report(http, key, reservation_no, {"type": "DRIVER_NO_SHOW", "description": "nobody came"})
     assert (answer.status_code, answer.json()["code"]) == (422, "INCIDENT_NOT_ALLOWED")
     assert Decimal(str((await row_of(db, reservation_no))["total"])) == PRICE
+
+
+async def test_hostile_input_is_never_a_500(
+    http: httpx.AsyncClient, db: Database, clock: ShiftedClock, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
+    key, reservation_no, row = await approved_booking(http, db, make_client, make_partner)
+    at(clock, row["pickup_at"], timedelta(hours=1))
+    body = {"type": "OTHER", "description": "x"}
+    for number in ["TB-\x00ABC", "ТБ-юникод", "x" * 5000, reservation_no + "\x00", " " + reservation_no]:
+        answer = await http.post(INCIDENTS, params={"reservation_no": number}, json=body, headers=bearer(key))
+        assert answer.status_code == 422 and answer.json()["code"] in (1200, 1201), (number[:20], answer.text)
+    raw = [
+        b'{"type": "OTHER", "description": "\\ud800"}',  # a lone surrogate
+        b'{"type": "OTHER", "description": "a\\u0000b"}',  # a NUL inside
+        b'{"type": "OTHER", "description": "' + b"y" * 200_000 + b'"}',
+        b'{"type": "OTHER", "description": "x", "type": "DRIVER_NO_SHOW"}',
+        b"null",
+        b"[]",
+        b'{"type": {"$ne": 1}, "description": "x"}',
+    ]
+    for content in raw:
+        answer = await http.post(
+            INCIDENTS,
+            params={"reservation_no": reservation_no},
+            content=content,
+            headers={**bearer(key), "Content-Type": "application/json"},
+        )
+        assert answer.status_code < 500, (content[:60], answer.text)
+    listed = await http.get(INCIDENTS, params={"reservation_no": reservation_no}, headers=bearer(key))
+    assert listed.status_code == 200
+    for incident in listed.json()["data"]:
+        assert "\x00" not in incident["description"] and len(incident["description"]) <= 2000

@@ -367,6 +367,7 @@ async def test_worker_once_delivers_a_pending_create(
         "requests_pruned",
         "flights_checked",
         "statements_closed",
+        "positions_pruned",
     }
 
     read = await http.get(BOOKING, params={"reservation_no": booking["reservation_no"]}, headers=bearer(key))

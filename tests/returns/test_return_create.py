@@ -271,3 +271,90 @@ async def test_the_list_by_trip_id_shows_both_legs_and_only_the_callers(
     for bad in ("", "x" * 300, "TR-\x00"):
         refused = await http.get("/api/v1/booking-api/bookings", params={"trip_id": bad}, headers=bearer(key))
         assert refused.status_code == 422 and refused.json()["code"] == "INVALID_FILTER"
+
+
+async def test_amending_one_leg_leaves_the_other_and_only_the_way_out_follows_a_flight(
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
+    service: Any,
+) -> None:
+    _, key = await make_client(balance="500.00")
+    partner, _, _ = await make_partner()
+    found = await _return_search(http, key)
+    body = booking_body(found["search_id"], return_vehicle_id=3, return_travel_details={"flight_number": "BA118"})
+    answer = (await http.post(BOOKING, json=body, headers=bearer(key))).json()
+    out, back = answer["booking"], answer["return_booking"]
+    new_back = future_local(days=17, hour=19, minute=30)
+    amended = await http.patch(
+        BOOKING,
+        params={"reservation_no": back["reservation_no"]},
+        json={"pickup_datetime": new_back, "travel_details": {"flight_number": "BA120"}},
+        headers=bearer(key),
+    )
+    assert amended.status_code == 202, amended.text
+    dispatcher = service.app.state.services.dispatcher
+    for _ in range(20):  # bounded: the dispatcher sends what is due (other tests may have left messages)
+        if [c for c in partner.calls("/booking/update") if c.body.get("status") == "AMENDED"]:
+            break
+        await dispatcher.run_once(limit=200)
+    (call,) = [c for c in partner.calls("/booking/update") if c.body.get("status") == "AMENDED"]
+    assert call.body["reservation_no"] == back["reservation_no"]
+    assert (call.body["trip"]["id"], call.body["trip"]["leg"]) == (back["trip"]["id"], 2)
+    after_back = await row_of(db, back["reservation_no"])
+    after_out = await row_of(db, out["reservation_no"])
+    assert after_back["flight_number"] == "BA120"
+    assert after_out["flight_number"] == "BA117" and after_out["amendment"] is None
+    assert after_out["pickup_at"] != after_back["pickup_at"]
+    # the way out picks up at the airport, so its arrival flight is watched; the way back picks up at a point
+    assert after_out["flight_watch_id"] is not None and after_back["flight_watch_id"] is None
+
+
+@pytest.mark.parametrize(
+    ("details", "code"),
+    [
+        ("BA118", 1012),
+        ([{"flight_number": "BA118"}], 1012),
+        (True, 1012),
+        ({"extra_requests": 5}, 1012),
+        ({"extra_requests": "x" * 5000}, 1012),
+        ({"flight_number": ""}, 1013),
+        ({"flight_number": "   "}, 1013),
+        ({"flight_number": 118}, 1013),
+        ({"flight_number": "B" * 300}, 1013),
+    ],
+)
+async def test_bad_return_travel_details_answer_the_travel_details_codes(
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
+    details: Any,
+    code: int,
+) -> None:
+    client_id, key = await make_client(balance="500.00")
+    await make_partner()
+    found = await _return_search(http, key)
+    body = booking_body(found["search_id"], return_vehicle_id=3, return_travel_details=details)
+    response = await http.post(BOOKING, json=body, headers=bearer(key))
+    assert response.status_code == 422 and response.json()["code"] == code, response.text
+    assert await _count(db, client_id) == 0
+
+
+async def test_luggage_that_does_not_fit_the_return_vehicle_is_refused(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database
+) -> None:
+    client_id, key = await make_client(balance="500.00")
+    await make_partner()
+    found = await _return_search(http, key)
+    sedan_back = next(v for v in found["return_vehicles"] if v["max_passengers"] == "3")
+    roomy_out = max(found["vehicles"], key=lambda v: int(v["suitcases"]))
+    too_many = int(sedan_back["suitcases"]) + 1
+    assert too_many <= int(roomy_out["suitcases"])
+    body = booking_body(
+        found["search_id"], roomy_out["vehicle_id"], return_vehicle_id=sedan_back["vehicle_id"], suitcase=too_many
+    )
+    response = await http.post(BOOKING, json=body, headers=bearer(key))
+    assert response.status_code == 422 and response.json()["code"] == 1015, response.text
+    assert await _count(db, client_id) == 0

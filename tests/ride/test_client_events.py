@@ -154,3 +154,21 @@ async def test_a_position_is_tried_once_and_a_stale_one_is_dropped(
     assert len(failing.received) == 1
     (_, stale) = await position_messages(db, ride.reservation_no)
     assert stale[0] == "expired" and "stale" in (stale[1] or "")
+
+
+async def test_sent_position_pushes_go_a_day_later(
+    ride: Ride, svc: Services, receivers: list[LiveServer], db: Database
+) -> None:
+    from transfers.jobs import scheduled
+
+    await receiver_for(receivers, ride.http, ride.client_key, ["booking.driver_position"])
+    assert (await ride.event("DRIVER_DEPARTED_TO_PICKUP")).status_code == 200
+    assert (await ride.positions(ride.position())).status_code == 200
+    await svc.dispatcher.run_once()
+    assert [s for s, _ in await position_messages(db, ride.reservation_no)] == ["delivered"]
+    ride.clock.advance(timedelta(hours=23))
+    await scheduled.prune_ride_positions(svc)
+    assert len(await position_messages(db, ride.reservation_no)) == 1
+    ride.clock.advance(timedelta(hours=2))
+    await scheduled.prune_ride_positions(svc)
+    assert await position_messages(db, ride.reservation_no) == []

@@ -13,6 +13,7 @@ from transfers.agency.render import page
 from transfers.agency.routes import (
     book,
     booking_page,
+    booking_problem,
     bookings,
     developer_webhooks,
     developers,
@@ -30,6 +31,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     book.router,
     bookings.router,
     booking_page.router,
+    booking_problem.router,
     wallet.router,
     users.router,
     developers.router,  # Developers: keys and the request log

@@ -110,6 +110,11 @@ class TravelDetails(_Strict):
     extra_requests: str | None = None
 
 
+class ReturnTravelDetails(_Strict):
+    flight_number: str | None = None
+    extra_requests: str | None = None
+
+
 class ExtraServiceRequest(_Strict):
     id: int
     quantity: int | None = Field(default=None, ge=1)
@@ -123,6 +128,17 @@ class CreateBookingRequest(_Strict):
     passenger: PassengerIn
     travel_details: TravelDetails
     extra_services: list[ExtraServiceRequest] | None = None
+    return_vehicle_id: int | None = Field(
+        default=None,
+        description=(
+            "docs/rules/return-trips.md#create: a `vehicle_id` of that search's `return_vehicles` (a digit string "
+            "is accepted too; anything else is 1022); books both legs, answered with `return_booking`. Null is "
+            "the same as leaving it out."
+        ),
+    )
+    return_travel_details: ReturnTravelDetails | None = Field(
+        default=None, description="the way back's departing flight and requests (without it: no flight number)"
+    )
 
 
 class LocationOut(_Strict):

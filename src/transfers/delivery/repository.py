@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CTE, ColumnElement, and_, bindparam, exists, func, insert, or_, select, update
+from sqlalchemy import CTE, ColumnElement, and_, bindparam, delete, exists, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import bookings, delivery_attempts, outbox, partners
@@ -406,6 +406,25 @@ async def latest_due(
         )
     ).first()
     return None if found is None else (found.next_attempt_at, bool(found.waiting))
+
+
+async def prune_finished(conn: AsyncConnection, kind: str, *, finished_before: datetime, limit: int) -> int:
+    """Delete up to ``limit`` finished messages of ``kind`` (delivered, failed or expired before
+    ``finished_before``) with their attempts: for a kind whose messages are worth nothing once sent
+    (a driver's position, tried once); answers how many messages went."""
+    doomed = [
+        int(r[0])
+        for r in await conn.execute(
+            select(outbox.c.id)
+            .where(outbox.c.kind == kind, outbox.c.status != PENDING, outbox.c.finished_at < finished_before)
+            .limit(limit)
+        )
+    ]
+    if not doomed:
+        return 0
+    await conn.execute(delete(delivery_attempts).where(delivery_attempts.c.outbox_id.in_(doomed)))
+    await conn.execute(delete(outbox).where(outbox.c.id.in_(doomed)))
+    return len(doomed)
 
 
 class OutboxQueue:

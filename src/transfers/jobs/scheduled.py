@@ -14,11 +14,12 @@ import structlog
 
 from transfers.accounting import service as books
 from transfers.accounting.periods import period_of
-from transfers.bookings import flight_watch, operator_actions, partner_updates
+from transfers.bookings import flight_watch, operator_actions, partner_updates, riding
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.state import BookingStatus
 from transfers.deliveries import Dispatcher
+from transfers.delivery import repository as outbox_repo
 from transfers.flights.providers import build_provider
 from transfers.hosted import jobs as hosted_jobs
 from transfers.hosted import mail as hosted_mail
@@ -109,9 +110,17 @@ async def prune_ride_positions(svc: Services) -> int:
     """Driver positions 30 days after the ride (issue 22, docs/rules/ride.md#positions): those of
     bookings picked up more than 30 days and 12 hours ago (the ride is over by pickup + 12 h, when
     the booking completes at the latest). The ride's events are kept as long as the booking."""
-    cutoff = svc.clock.now() - ride_repo.POSITIONS_KEPT
+    now = svc.clock.now()
     async with svc.db.write() as conn:
-        return await ride_repo.prune_positions(conn, picked_up_before=cutoff, limit=ride_repo.PRUNE_BATCH)
+        pruned = await ride_repo.prune_positions(
+            conn, picked_up_before=now - ride_repo.POSITIONS_KEPT, limit=ride_repo.PRUNE_BATCH
+        )
+        # The client pushes of positions (``client.driver_position``, tried once) are kept a day for
+        # the console and then go: a ride writes one every 15 s.
+        pruned += await outbox_repo.prune_finished(
+            conn, riding.DRIVER_POSITION_KIND, finished_before=now - timedelta(days=1), limit=ride_repo.PRUNE_BATCH
+        )
+    return pruned
 
 
 async def watch_flights(svc: Services) -> int:

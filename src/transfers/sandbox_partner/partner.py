@@ -78,7 +78,7 @@ class SandboxPartner:
         if existing is not None:
             answer: Answer = (200, existing.first_answer)
         else:
-            scenarios = active_scenarios(req.passenger_info.surname, req.flight_info.flight_number)
+            scenarios = active_scenarios(req.passenger_info.surname, req.flight_info.flight_number or "")
             if Scenario.PARTNER_DOWN in scenarios and attempt <= PARTNER_DOWN_FAILURES:
                 log.info("sandbox_partner_down", reservation_no=ref, attempt=attempt)
                 return error(503, "Service temporarily unavailable, try again later")
@@ -187,6 +187,8 @@ class SandboxPartner:
             "suitcase": trip.suitcase,
             "small_bags": trip.small_bags,
             "flight_number": req.flight_info.flight_number,
+            # docs/rules/return-trips.md#create: each leg is a booking of its own; the trip only ties them
+            "trip": {"id": trip.id, "leg": trip.leg},
             "extras": booked_extras,
             "price": {"total": fleet.money(total), "currency": self.config.currency},
             "distance_km": distance,

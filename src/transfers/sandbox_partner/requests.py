@@ -78,13 +78,17 @@ class PassengerInfoIn(_In):
 
 
 class FlightInfoIn(_In):
-    flight_number: Annotated[str, Field(min_length=1, max_length=20)]
+    # null only for the way back of a return trip booked without its departing flight (docs/rules/return-trips.md)
+    flight_number: Annotated[str, Field(min_length=1, max_length=20)] | None
     extra_requests: Annotated[str, Field(max_length=2000)] | None = None
 
 
 class TripIn(_Route):
     suitcase: Count = 0
     small_bags: Count = 0
+    # docs/rules/return-trips.md#create: the return trip this create is a leg of (both null for a single booking)
+    id: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    leg: Literal[1, 2] | None = None
 
 
 class ExtraIn(_In):

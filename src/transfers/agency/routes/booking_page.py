@@ -24,6 +24,7 @@ from transfers.agency.render import page
 from transfers.bookings import amending
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings import service as bookings
+from transfers.bookings.incidents import service as incidents
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.resource import booking_resource
@@ -37,7 +38,7 @@ NO_SUCH_BOOKING = "There is no booking with this reservation number in your agen
 CHANGE_FIELDS = ("pickup_date", "pickup_time", "name", "surname", "email", "phone", "flight", "notes", "key")
 
 
-async def _booking(request: Request, viewer: AgencyViewer, reservation_no: str) -> Booking:
+async def client_booking_or_404(request: Request, viewer: AgencyViewer, reservation_no: str) -> Booking:
     if not could_exist(reservation_no):
         raise PageNotFound(NO_SUCH_BOOKING)
     async with services(request).db.read() as conn:
@@ -61,7 +62,7 @@ def _tracking_link(request: Request, booking: Booking, resource: dict[str, Any])
     return None
 
 
-async def _audit(request: Request, viewer: AgencyViewer, action: str, reservation_no: str, **details: Any) -> None:
+async def audit(request: Request, viewer: AgencyViewer, action: str, reservation_no: str, **details: Any) -> None:
     svc = services(request)
     async with svc.db.write() as conn:
         await record_admin_action(
@@ -76,18 +77,20 @@ async def _audit(request: Request, viewer: AgencyViewer, action: str, reservatio
 
 @router.get("/bookings/{reservation_no}")
 async def booking_page(request: Request, reservation_no: str, viewer: Signed) -> Response:
-    booking = await _booking(request, viewer, reservation_no)
+    booking = await client_booking_or_404(request, viewer, reservation_no)
     svc = services(request)
     now = svc.clock.now()
     resource = booking_resource(booking, now)
     async with svc.db.read() as conn:
         story = await bookings_repo.transitions_of(conn, booking.id)
         events = await events_of_booking(conn, viewer.client_id, booking.id)
+        reported = [incident.resource() for incident in await incidents.of_booking(conn, booking.id)]
     quote = await bookings.cancellation_quote(svc, viewer.client, booking.reservation_no)
     notice = {
         "booked": "Booked. The transport company confirms it shortly; this page shows when it does.",
         "cancelled": "Cancelled. The refund is in your wallet.",
         "changed": "The change is sent to the transport company; this page shows when it is confirmed.",
+        "reported": "The problem is reported: the service's operators look into it; their decision shows here.",
     }
     shown = next((text for key, text in notice.items() if request.query_params.get(key)), "")
     context = {
@@ -101,6 +104,7 @@ async def booking_page(request: Request, reservation_no: str, viewer: Signed) ->
         "tracking": _tracking_link(request, booking, resource),
         "notice": shown,
         "amendable": _amendable(booking, now),
+        "incidents": reported,
     }
     return page(request, "bookings/detail.html", context, viewer=viewer, title=booking.reservation_no)
 
@@ -145,14 +149,14 @@ async def _cancel_page(
 
 @router.get("/bookings/{reservation_no}/cancel")
 async def cancel_form(request: Request, reservation_no: str, viewer: Signed) -> Response:
-    booking = await _booking(request, viewer, reservation_no)
+    booking = await client_booking_or_404(request, viewer, reservation_no)
     return await _cancel_page(request, viewer, booking, {"key": secrets.token_urlsafe(18), "reason": "", "note": ""})
 
 
 @router.post("/bookings/{reservation_no}/cancel")
 async def cancel(request: Request, reservation_no: str, viewer: Signed) -> Response:
     form = await viewer.form(request)
-    booking = await _booking(request, viewer, reservation_no)
+    booking = await client_booking_or_404(request, viewer, reservation_no)
     typed = {name: forms.text(form, name, 10_000) for name in ("reason", "note", "key")}
     viewer.require_active_client()
     key = typed["key"].strip()[:64] or secrets.token_urlsafe(18)
@@ -169,7 +173,7 @@ async def cancel(request: Request, reservation_no: str, viewer: Signed) -> Respo
     except DomainError as exc:
         field, message = field_error(exc)
         return await _cancel_page(request, viewer, booking, typed, errors={field: message}, status_code=422)
-    await _audit(request, viewer, "cancel", done.reservation_no, reason=typed["reason"][:20])
+    await audit(request, viewer, "cancel", done.reservation_no, reason=typed["reason"][:20])
     return RedirectResponse(f"/agency/bookings/{done.reservation_no}?cancelled=1", status_code=303)
 
 
@@ -212,7 +216,7 @@ def _change_page(
 
 @router.get("/bookings/{reservation_no}/change")
 async def change_form(request: Request, reservation_no: str, viewer: Signed) -> Response:
-    booking = await _booking(request, viewer, reservation_no)
+    booking = await client_booking_or_404(request, viewer, reservation_no)
     return _change_page(request, viewer, booking, {**_current(booking), "key": secrets.token_urlsafe(18)})
 
 
@@ -241,7 +245,7 @@ def _amendment_body(before: dict[str, str], typed: dict[str, str]) -> dict[str, 
 @router.post("/bookings/{reservation_no}/change")
 async def change(request: Request, reservation_no: str, viewer: Signed) -> Response:
     form = await viewer.form(request)
-    booking = await _booking(request, viewer, reservation_no)
+    booking = await client_booking_or_404(request, viewer, reservation_no)
     typed = {name: forms.text(form, name, 10_000) for name in CHANGE_FIELDS}
     viewer.require_active_client()
     body = _amendment_body(_current(booking), typed)
@@ -261,5 +265,5 @@ async def change(request: Request, reservation_no: str, viewer: Signed) -> Respo
         field, message = field_error(exc)
         field = {"pickup_date": "pickup_date", "adult": GENERAL, "airport": GENERAL}.get(field, field)
         return _change_page(request, viewer, booking, typed, errors={field: message}, status_code=422)
-    await _audit(request, viewer, "amend", booking.reservation_no, fields=sorted(body))
+    await audit(request, viewer, "amend", booking.reservation_no, fields=sorted(body))
     return RedirectResponse(f"/agency/bookings/{booking.reservation_no}?changed=1", status_code=303)

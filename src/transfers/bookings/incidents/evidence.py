@@ -6,7 +6,6 @@ the flight. Read from the ride's own repository (``transfers.ride``), never writ
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.models import Booking
+from transfers.bookings.resource import flight_view
 from transfers.bookings.trip import Place
 from transfers.ride import repository as ride_repo
 from transfers.ride.model import Position, RideEventType
@@ -40,9 +40,7 @@ class Evidence:
     events: list[RecordedEvent]
     positions: list[NearPickup]
     pickup_at: datetime
-    flight_number: str
-    flight_state: Mapping[str, Any] | None  # what the flight watch last knew (docs/rules/flights.md)
-    flight_disrupted_at: datetime | None
+    flight: dict[str, Any] | None  # the BookingResource's ``flight`` (docs/rules/flights.md#booking-fields)
 
     @property
     def arrived_at_pickup(self) -> bool:
@@ -74,12 +72,9 @@ async def of_booking(conn: AsyncConnection, booking: Booking) -> Evidence:
         for p in await ride_repo.positions_of(conn, booking.id, limit=5000)
         if start <= p.at <= end
     ][:MAX_POSITIONS]
-    flight = trip.flight
     return Evidence(
         events=await ride_repo.events_of(conn, booking.id),
         positions=near,
         pickup_at=booking.pickup_at,
-        flight_number=flight.number,
-        flight_state=flight.state,
-        flight_disrupted_at=flight.disrupted_at,
+        flight=flight_view(trip),
     )

@@ -185,6 +185,12 @@ async def listing(db: Database, *, open_only: bool) -> list[Incident]:
         return await repo.listing(conn, open_only=open_only)
 
 
+async def for_operator(db: Database, booking: Booking) -> tuple[list[Incident], evidence.Evidence]:
+    """The console's booking page: the booking's incidents and the ride's evidence to weigh them by."""
+    async with db.read() as conn:
+        return await repo.of_booking(conn, booking.id), await evidence.of_booking(conn, booking)
+
+
 async def get(db: Database, public_id: str) -> Incident:
     async with db.read() as conn:
         found = await repo.by_public_id(conn, public_id)

@@ -15,6 +15,8 @@ from starlette.responses import RedirectResponse, Response
 
 from transfers.bookings import operator_actions as actions
 from transfers.bookings.cancelling import refund_due
+from transfers.bookings.incidents import service as incidents
+from transfers.bookings.incidents.rules import InvalidResolution, unrefunded
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.state import BookingStatus, can_transition
 from transfers.bookings.story import load_detail
@@ -40,6 +42,7 @@ MAX_RESERVATION_CHARS = 64
 NOTICES = {
     "cancelled": "The booking is cancelled; the client is refunded and the partner will be told.",
     "refunded": "The booking is refunded.",
+    "resolved": "The incident is resolved; the client and the partner can read the decision.",
 }
 
 
@@ -144,6 +147,7 @@ async def _booking_page(
         raise PageNotFound(f"There is no booking {reservation_no[:MAX_RESERVATION_CHARS]}.")
     booking = detail.booking
     status = booking.status
+    found, proof = await incidents.for_operator(svc.db, booking)
     return page(
         request,
         "bookings/detail.html",
@@ -155,6 +159,11 @@ async def _booking_page(
             "can_refund": status is BookingStatus.COMPLETED and viewer.may(Capability.MOVE_MONEY),
             "refund_amount": refund_due(booking),
             "can_sync": viewer.may(Capability.SYNC_BOOKING),
+            # docs/rules/incidents.md#resolve: the incidents, their evidence, Resolve for admins
+            "incidents": found,
+            "evidence": proof,
+            "can_resolve": viewer.may(Capability.MOVE_MONEY),
+            "unrefunded": unrefunded(status, booking.total, booking.incident_refunded),
             "errors": errors or {},
             "typed": typed or {},
             "notice": notice,
@@ -248,3 +257,37 @@ async def booking_sync(request: Request, reservation_no: str, viewer: Signed) ->
     return await _booking_page(
         request, viewer, number, notice=f"The partner says {result.partner_status}; the booking is {change}."
     )
+
+
+@router.post("/bookings/{reservation_no}/incidents/{incident_id}/resolve")
+async def incident_resolve(request: Request, reservation_no: str, incident_id: str, viewer: Signed) -> Response:
+    """``Resolve`` (docs/rules/incidents.md#resolve): admins only; a refused decision re-renders the page
+    with the problem beside the form and what was typed kept."""
+    viewer.require(Capability.MOVE_MONEY)
+    form = await viewer.form(request)
+    number = _wanted_number(reservation_no)
+    typed = {k: str(form.get(k) or "")[:2100] for k in ("responsible", "refund", "note")}
+    svc = services(request)
+    found = await incidents.get(svc.db, incident_id[:64])
+    if found.reservation_no != number:  # an id edited into another booking's address: nothing done
+        raise PageNotFound("There is no such incident on this booking.")
+    try:
+        await incidents.resolve(
+            svc.db,
+            svc.clock,
+            found.public_id,
+            responsible=typed["responsible"],
+            refund=typed["refund"],
+            note=typed["note"],
+            actor=viewer.actor,
+        )
+    except InvalidResolution as refused:
+        return await _booking_page(
+            request,
+            viewer,
+            number,
+            status_code=422,
+            errors={f"resolve_{found.public_id}": str(refused)},
+            typed={f"{found.public_id}_{k}": v for k, v in typed.items()},
+        )
+    return RedirectResponse(f"{PREFIX}/bookings/{number}?done=resolved#incidents", status_code=303)

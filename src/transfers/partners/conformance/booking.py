@@ -82,6 +82,9 @@ class BookingChecks(CheckSession):
                 "passengers": search["passengers"],
                 "suitcase": 1,
                 "small_bags": 0,
+                # docs/rules/return-trips.md#create: a single booking's create, as the service sends it
+                "id": None,
+                "leg": None,
             },
             "extras": [],
             "price": {"total": f"{vehicle.price:.2f}", "currency": vehicle.currency},

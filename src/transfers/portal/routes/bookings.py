@@ -16,6 +16,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from transfers.bookings import partner_updates, reverse
+from transfers.bookings.incidents import service as incidents
+from transfers.bookings.incidents.models import Incident
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import could_exist
@@ -146,10 +148,16 @@ async def detail(
         "active": "Upcoming" if status == "APPROVED" else ("New" if status in WAITING else "Past"),
         "ride": await ride_panel(request, viewer, booking),  # docs/rules/ride.md#driver-page
         "stage_words": STAGE_LABELS,
+        "incidents": await _incidents(svc, booking),  # docs/rules/incidents.md#resolve: the partner sees them
     }
     return page(
         request, "bookings/detail.html", context, viewer=viewer, status_code=status_code, title=booking.reservation_no
     )
+
+
+async def _incidents(svc: Services, booking: Booking) -> list[Incident]:
+    async with svc.db.read() as conn:
+        return await incidents.of_booking(conn, booking.id)
 
 
 @router.get("/bookings/{reservation_no}")
