@@ -83,6 +83,14 @@ def line_dict(row: Any) -> dict[str, Any]:
 
 async def statement_lines(db: Database, found: Statement, *, limit: int | None = None) -> list[dict[str, Any]]:
     """The statement's lines, oldest first (the first ``limit`` of them when given)."""
+    if limit is None:
+        # PostgreSQL: the driver's values straight into line_dict (same Decimal and aware UTC
+        # datetime as the column types give), no SQLAlchemy row processing; bench/README.md.
+        raw = await db.read_all_raw(
+            repo.LINES, partner_id=found.partner_id, currency=found.currency, period=found.period
+        )
+        if raw is not None:
+            return [line_dict(r) for r in raw]
     query = repo.lines_query(found.partner_id, found.currency, found.period)
     if limit is not None:
         query = query.limit(limit)
