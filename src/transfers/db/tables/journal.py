@@ -49,8 +49,7 @@ journal_lines = Table(
     Column("created_at", UTCDateTime, nullable=False),
     CheckConstraint("account IN ('wallet', 'partner', 'platform', 'world')", name="account_kind"),
     # A partner's statement lines by month; a wallet's or any account's balance.
-    # Ending in the line id: a statement's lines come in their order without a sort.
-    Index("ix_journal_lines_account_owner_id_currency_period", "account", "owner_id", "currency", "period", "id"),
+    Index("ix_journal_lines_account_owner_id_currency_period", "account", "owner_id", "currency", "period"),
 )
 
 partner_statements = Table(

@@ -79,7 +79,7 @@ def upgrade() -> None:
     op.create_index(
         "ix_journal_lines_account_owner_id_currency_period",
         "journal_lines",
-        ["account", "owner_id", "currency", "period", "id"],
+        ["account", "owner_id", "currency", "period"],
         unique=False,
     )
     op.create_table(
