@@ -1,6 +1,7 @@
 """Hypothesis stateful model of the books (issue 24, docs/rules/statements.md): random programs of
-bookings, approvals, completions, client cancels keeping a 20 % fee, partner cancels, top-ups,
-payouts of closed months, adjustments either way and month ends run against the real domain code
+bookings, approvals, completions, client cancels keeping a 20 % fee, partner cancels, incidents
+resolved with partial and whole refunds for each responsibility (partner: RECOVERY; client; none),
+top-ups, payouts of closed months, adjustments either way and month ends run against the real domain code
 on the session database. After every step: ``transfers ledger check`` finds no difference (every
 entry balances, the accounts add up to zero, every wallet equals its account, no refund above what
 was paid, every closed statement equals the partner's account), the wallet is the model's, the
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
@@ -34,6 +35,7 @@ from tests.conftest import ClientFactory
 from transfers.accounting import service as books
 from transfers.accounting.statements import Figures
 from transfers.bookings.cancel import Actor, CancelRefused
+from transfers.bookings.incidents.rules import IncidentType
 from transfers.bookings.state import BookingStatus
 from transfers.clients import service as client_service
 from transfers.clock import ShiftedClock
@@ -113,6 +115,11 @@ class LedgerModel(RuleBasedStateMachine):
         self.owed = Decimal("0.00")
         self.bookings: dict[int, tuple[str, Decimal, Decimal]] = {}  # id -> (status, total, net)
         self.frozen: dict[str, Figures] = {}
+        self.refunded: defaultdict[int, Decimal] = defaultdict(Decimal)  # id -> what its incidents refunded
+        self.recovered: defaultdict[int, Decimal] = defaultdict(
+            Decimal
+        )  # id -> the RECOVERY its partner owes back (positive)
+        self.incident_types: dict[int, set[IncidentType]] = {}  # id -> the types it has already
 
     async def _disable(self, partner_id: int) -> None:
         async with self.env.db.write() as conn:
@@ -203,10 +210,59 @@ class LedgerModel(RuleBasedStateMachine):
             return
         fee = moved.cancellation_fee or Decimal("0.00")
         assert fee == ((total * Decimal("0.20")).quantize(CENT, ROUND_HALF_UP) if by_client else 0)
-        self.wallet += total - fee
+        # docs/rules/incidents.md#resolve: less what incidents refunded already, never below nothing
+        self.wallet += max(total - fee - self.refunded[booking_id], Decimal("0.00"))
+        self.seen["cancelled after an incident refund"] += bool(self.refunded[booking_id])
         self.seen["fee kept" if fee else "refunded in full"] += 1
         self.owed += (fee * net / total).quantize(CENT, ROUND_HALF_UP)
+        self._give_back_recoveries(booking_id)  # ended without its ride: the partner keeps what it was not paid
         self.bookings[booking_id] = ("CANCELLED", total, net)
+
+    def _incident_candidates(self) -> list[int]:
+        return [
+            i
+            for i in self._mine("APPROVED", "COMPLETED")
+            if self.refunded[i] < self.bookings[i][1] and len(self.incident_types.get(i, ())) < len(IncidentType)
+        ]
+
+    @precondition(lambda self: bool(self._incident_candidates()))
+    @rule(
+        data=st.data(),
+        responsible=st.sampled_from(["partner", "client", "none"]),
+        part=st.sampled_from(["0.00", "0.01", "5.00", "12.34", "all"]),
+    )
+    def incident(self, data: st.DataObject, responsible: str, part: str) -> None:
+        """docs/rules/incidents.md#resolve: an incident resolved by an operator with a partial or the
+        whole unrefunded refund; the partner's share recovered when it is responsible, unless the
+        booking then ends without its ride (docs/rules/statements.md#earnings)."""
+        booking_id = data.draw(st.sampled_from(self._incident_candidates()))
+        status, total, net = self.bookings[booking_id]
+        used = self.incident_types.setdefault(booking_id, set())
+        kind = data.draw(st.sampled_from([t for t in IncidentType if t not in used]))
+        rest = total - self.refunded[booking_id]
+        refund = rest if part == "all" else min(Decimal(part), rest)
+        resolved = self.env.run(
+            world.incident(self.env.db, self.clock, booking_id, kind, responsible=responsible, refund=str(refund))
+        )
+        assert resolved.status == "RESOLVED"
+        used.add(kind)
+        self.refunded[booking_id] += refund
+        assert self.refunded[booking_id] <= total  # a refund never exceeds what was paid
+        self.wallet += refund
+        whole = self.refunded[booking_id] == total
+        self.seen["incident refunded the rest" if whole else "incident partial refund"] += 1
+        share = (refund * net / total).quantize(CENT, ROUND_HALF_UP) if responsible == "partner" else Decimal(0)
+        if whole:
+            self.bookings[booking_id] = ("REFUNDED", total, net)
+        if whole and status == "APPROVED":
+            self._give_back_recoveries(booking_id)  # refunded in full before its ride: no RIDE, no RECOVERY
+        elif share:
+            self.owed -= share
+            self.recovered[booking_id] += share
+            self.seen["recovered"] += 1
+
+    def _give_back_recoveries(self, booking_id: int) -> None:
+        self.owed += self.recovered.pop(booking_id, Decimal(0))
 
     @rule(amount=st.sampled_from(["0.01", "10.00", "45.55"]))
     def top_up(self, amount: str) -> None:
@@ -287,4 +343,16 @@ def test_the_books_model(loop: Loop) -> None:
         ),
     )
     exercised = LedgerModel.seen
-    assert all(exercised[k] > 0 for k in ("completed", "fee kept", "refunded in full", "paid", "closed")), exercised
+    assert all(
+        exercised[k] > 0
+        for k in (
+            "completed",
+            "fee kept",
+            "refunded in full",
+            "paid",
+            "closed",
+            "incident partial refund",
+            "incident refunded the rest",
+            "recovered",
+        )
+    ), exercised
