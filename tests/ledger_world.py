@@ -12,9 +12,13 @@ from typing import Any
 from tests.helpers import booking_row
 from transfers.bookings import fast_paths, lifecycle
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
+from transfers.bookings.incidents import service as incidents
+from transfers.bookings.incidents.models import Incident
+from transfers.bookings.incidents.rules import IncidentType, Reporter
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import new_reservation_no
 from transfers.bookings.state import BookingStatus
+from transfers.clock import Clock
 from transfers.db.engine import Database
 from transfers.delivery import repository as outbox_repo
 from transfers.partners.calls import MessageKind
@@ -121,3 +125,18 @@ async def cancel(db: Database, booking_id: int, now: datetime, actor: Actor = Ac
             conn, booking, CancelRequest(actor, who=f"{actor.value}:tests", reason="tests"), now=now
         )
         return done.booking
+
+
+async def incident(
+    db: Database, clock: Clock, booking_id: int, kind: IncidentType, *, responsible: str, refund: str
+) -> Incident:
+    """An incident opened on the booking (as a report does, the window not checked: the model's
+    clock is its own) and resolved by an operator through ``incidents.service.resolve``, the use
+    case of the console and the CLI."""
+    async with db.write() as conn:
+        booking = await lifecycle.lock_booking(conn, booking_id)
+        assert booking is not None
+        opened = await incidents._open(conn, booking, kind, Reporter.CLIENT, "model", clock.now())
+    return await incidents.resolve(
+        db, clock, opened.public_id, responsible=responsible, refund=refund, note="model", actor="op:model"
+    )

@@ -15,11 +15,12 @@ from transfers.accounting import check
 from transfers.accounting.journal import PLATFORM, WORLD, Leg, NewEntry, Unbalanced
 from transfers.bookings.cancel import Actor
 from transfers.bookings.earnings import recover_partner_share
+from transfers.bookings.incidents.rules import IncidentType
 from transfers.bookings.state import BookingStatus
 from transfers.clients import service as client_service
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
-from transfers.db.tables import journal_entries, journal_lines, wallets
+from transfers.db.tables import bookings, journal_entries, journal_lines, wallets
 from transfers.wallet.ledger import InsufficientBalance
 
 S = BookingStatus
@@ -266,3 +267,36 @@ async def test_the_check_names_the_first_difference(
 
 class Undo(Exception):
     """Rolls the test's write transaction back."""
+
+
+async def test_a_third_partys_partial_incident_refund_goes_back_to_the_world(
+    db: Database, make_client: ClientFactory, make_partner: PartnerFactory, clock: ShiftedClock
+) -> None:
+    """docs/rules/statements.md#journal: a ``reverse_api`` booking's partial incident refund moves no
+    wallet, yet the platform gives it back to the world in the resolution's transaction; the refund
+    that completes the price gives the rest back, never more than was paid."""
+    client_id, _ = await make_client(balance="0.00", pay_type="reverse_api")
+    _, partner_id, _ = await make_partner()
+    row = world.values(client_id, partner_id, clock.now(), total="33.33", net="22.22", pay_type="reverse_api")
+    booking_id = await world.book(db, row, clock.now())
+    await world.complete(db, booking_id, clock.now())
+    late = await world.incident(db, clock, booking_id, IncidentType.DRIVER_LATE, responsible="partner", refund="10.01")
+    assert late.status == "RESOLVED"
+    # 10.01 back to the world; the partner's share -(10.01 x 22.22 / 33.33) = -6.673.. -> -6.67
+    assert (await lines_of(db, booking_id))[4:] == [
+        ("third_party_refund", "platform", Decimal("-10.01")),
+        ("third_party_refund", "world", Decimal("10.01")),
+        ("RECOVERY", "partner", Decimal("-6.67")),
+        ("RECOVERY", "platform", Decimal("6.67")),
+    ]
+    await books_reconcile(db)
+    await world.incident(db, clock, booking_id, IncidentType.OTHER, responsible="none", refund="23.32")
+    lines = await lines_of(db, booking_id)
+    refunds = [v for k, a, v in lines if k == "third_party_refund" and a == "world"]
+    assert refunds == [Decimal("10.01"), Decimal("23.32")]  # 33.33 in all: the price, once
+    assert sum(v for k, a, v in lines if a == "world") == Decimal("0.00")
+    assert sum(v for k, a, v in lines if a == "partner") == Decimal("22.22") - Decimal("6.67")
+    async with db.read() as conn:
+        status = (await conn.execute(select(bookings.c.status).where(bookings.c.id == booking_id))).scalar_one()
+    assert status == "REFUNDED"
+    await books_reconcile(db)

@@ -12,12 +12,13 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Select, func, insert, select, text, update
+from sqlalchemy import Select, Text, bindparam, cast, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.accounting.journal import AccountKind, NewEntry
 from transfers.accounting.periods import next_period, period_of
 from transfers.accounting.statements import ClosedRow, Figures, StatementStatus
+from transfers.db.direct import DirectStatement
 from transfers.db.tables import admin_audit, bookings, journal_entries, journal_lines, partner_statements
 
 ZERO = Decimal("0.00")
@@ -133,20 +134,23 @@ async def month_sums(conn: AsyncConnection, partner_id: int) -> list[tuple[str, 
     return [(str(c), str(p), str(k), Decimal(t)) for c, p, k, t in rows]
 
 
-def lines_query(partner_id: int, currency: str, period: str) -> Select[Any]:
-    """A statement's lines, oldest first: date, reservation number, kind, retail, net, amount, note."""
+def lines_query(partner_id: Any, currency: Any, period: Any, *, as_text: bool = False) -> Select[Any]:
+    """A statement's lines, oldest first: date, reservation number, kind, retail, net, amount, note.
+    ``as_text`` (PostgreSQL only): the date as ``YYYY-MM-DD`` in UTC and the amounts as the NUMERIC's
+    own two-place text, so the driver decodes strings instead of datetimes and Decimals."""
     line, entry, b = journal_lines.c, journal_entries.c, bookings.c
-    return (
-        select(
-            line.created_at,
+    columns: list[Any] = [line.created_at, b.reservation_no, entry.kind, b.total, b.net_total, line.amount]
+    if as_text:
+        columns = [
+            func.to_char(func.timezone("UTC", line.created_at), "YYYY-MM-DD"),
             b.reservation_no,
             entry.kind,
-            b.total,
-            b.net_total,
-            line.amount,
-            entry.note,
-            entry.reference,
-        )
+            cast(b.total, Text),
+            cast(b.net_total, Text),
+            cast(line.amount, Text),
+        ]
+    return (
+        select(*columns, entry.note, entry.reference)
         .select_from(
             journal_lines.join(journal_entries, entry.id == line.entry_id).outerjoin(bookings, b.id == entry.booking_id)
         )
@@ -158,6 +162,14 @@ def lines_query(partner_id: int, currency: str, period: str) -> Select[Any]:
         )
         .order_by(line.id)
     )
+
+
+# The same query with bind parameters and text columns, compiled once for the direct path
+# (PostgreSQL): a 100,000-line statement is read without SQLAlchemy's per-row processing and
+# without decoding 400,000 datetimes and Decimals (~0.6 s of the JSON's time; bench/README.md).
+LINES_AS_TEXT = DirectStatement(
+    lines_query(bindparam("partner_id"), bindparam("currency"), bindparam("period"), as_text=True)
+)
 
 
 async def has_lines(conn: AsyncConnection, partner_id: int, currency: str, period: str) -> bool:

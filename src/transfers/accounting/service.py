@@ -81,8 +81,35 @@ def line_dict(row: Any) -> dict[str, Any]:
     }
 
 
+def text_line_dict(row: Any) -> dict[str, Any]:
+    """``line_dict`` for a row of ``repo.LINES_AS_TEXT``: the date already ``YYYY-MM-DD`` (UTC) and
+    the amounts already the NUMERIC(14, 2)'s two-place text, which is what ``f"{x:.2f}"`` gives."""
+    day, reservation_no, kind, retail, net, amount, note, reference = row
+    is_booking = reservation_no is not None
+    shown_note = (
+        note if reference is None else (f"{note} (reference {reference})" if note else f"reference {reference}")
+    )
+    return {
+        "date": day,
+        "reservation_no": reservation_no,
+        "kind": kind,
+        "retail": retail if is_booking else None,
+        "net": net if is_booking else None,
+        "amount": amount,
+        "note": shown_note,
+    }
+
+
 async def statement_lines(db: Database, found: Statement, *, limit: int | None = None) -> list[dict[str, Any]]:
     """The statement's lines, oldest first (the first ``limit`` of them when given)."""
+    if limit is None:
+        # PostgreSQL: the lines as text from the direct path, formatted by text_line_dict exactly
+        # as line_dict formats the typed values (tests/integration/test_statement_example.py).
+        raw = await db.read_all_raw(
+            repo.LINES_AS_TEXT, partner_id=found.partner_id, currency=found.currency, period=found.period
+        )
+        if raw is not None:
+            return [text_line_dict(r) for r in raw]
     query = repo.lines_query(found.partner_id, found.currency, found.period)
     if limit is not None:
         query = query.limit(limit)

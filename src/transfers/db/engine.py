@@ -106,6 +106,13 @@ class Database:
             return dict(row) if row is not None else None
         return await self._direct.one(read.compiled(self.engine.dialect), params)
 
+    async def read_all_raw(self, read: DirectStatement, **params: Any) -> list[Any] | None:
+        """Every row of a fixed SELECT as the driver decodes it (no SQLAlchemy type processing), on
+        PostgreSQL by the direct path; None elsewhere (the caller reads through ``read()``)."""
+        if isinstance(self._direct, PostgresDirect):
+            return await self._direct.all_raw(read.compiled(self.engine.dialect), params)
+        return None
+
     async def write_one(self, statement: DirectStatement, **params: Any) -> dict[str, Any] | None:
         """Run one statement that is atomic by itself (e.g. a data-modifying WITH) and answer its
         first row: on PostgreSQL by the direct path in autocommit (no BEGIN/COMMIT round trips, and
