@@ -18,7 +18,7 @@ from transfers.agency.auth import AgencyViewer
 from transfers.agency.wording import at_airport, flattened, money, policy_words, status_words
 from transfers.console.render import airport_local, excerpt, utc, utc_seconds
 from transfers.portal.wording import counted
-from transfers.webauth.layout import Link, Site, environment
+from transfers.webauth.layout import Link, Site, environment, render_page
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,12 +82,4 @@ def page(
 ) -> HTMLResponse:
     """Render ``template`` (of ``agency/templates/``, over ``webauth``'s layout) for ``viewer``; the
     layout gets the CSRF token for its forms and ``active`` (the navigation label to mark)."""
-    values: dict[str, Any] = {
-        "request": request,
-        "viewer": viewer,
-        "title": title,
-        "active": "",
-        "csrf_token": viewer.session.csrf_token if viewer else "",
-    }
-    values.update(context or {})
-    return HTMLResponse(TEMPLATES.get_template(template).render(values), status_code=status_code)
+    return render_page(TEMPLATES, request, template, context, viewer=viewer, status_code=status_code, title=title)

@@ -17,7 +17,7 @@ from transfers.console.wording import in_words
 from transfers.operators.models import Capability
 from transfers.search.airports import find_airport
 from transfers.wallet.ledger import API_KINDS
-from transfers.webauth.layout import Site, environment
+from transfers.webauth.layout import Site, environment, render_page
 from transfers.webauth.login_routes import utc
 
 __all__ = ["NAVIGATION", "TEMPLATES", "airport_local", "excerpt", "page", "utc"]
@@ -93,13 +93,13 @@ def page(
     status_code: int = 200,
     title: str = "",
 ) -> HTMLResponse:
-    values: dict[str, Any] = {
-        "request": request,
-        "viewer": viewer,
-        "title": title,
-        "active": "",
-        "csrf_token": viewer.session.csrf_token if viewer else "",
-        "may": (lambda c: viewer.may(c)) if viewer else (lambda c: False),
-    }
-    values.update(context or {})
-    return HTMLResponse(TEMPLATES.get_template(template).render(values), status_code=status_code)
+    return render_page(
+        TEMPLATES,
+        request,
+        template,
+        context,
+        viewer=viewer,
+        status_code=status_code,
+        title=title,
+        area_values={"may": (lambda c: viewer.may(c)) if viewer else (lambda c: False)},
+    )

@@ -12,7 +12,7 @@ from starlette.responses import HTMLResponse
 from transfers.console.render import airport_local, excerpt, utc
 from transfers.portal.auth import PartnerViewer
 from transfers.portal.wording import counted, percent, status_words
-from transfers.webauth.layout import Link, Site, environment
+from transfers.webauth.layout import Link, Site, environment, render_page
 
 NAVIGATION = (("New", "/partner/new"), ("Upcoming", "/partner/upcoming"), ("Past", "/partner/past"))
 
@@ -62,12 +62,4 @@ def page(
     status_code: int = 200,
     title: str = "",
 ) -> HTMLResponse:
-    values: dict[str, Any] = {
-        "request": request,
-        "viewer": viewer,
-        "title": title,
-        "active": "",
-        "csrf_token": viewer.session.csrf_token if viewer else "",
-    }
-    values.update(context or {})
-    return HTMLResponse(TEMPLATES.get_template(template).render(values), status_code=status_code)
+    return render_page(TEMPLATES, request, template, context, viewer=viewer, status_code=status_code, title=title)

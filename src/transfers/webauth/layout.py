@@ -5,10 +5,15 @@ another copy of the frame."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from jinja2 import ChoiceLoader, Environment, PackageLoader, select_autoescape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from transfers.webauth.sessions import Session
 
 Link = tuple[str, str]  # (label, href)
 
@@ -39,3 +44,36 @@ def environment(package: str, site: Site) -> Environment:
     )
     env.globals["SITE"] = site
     return env
+
+
+class SignedIn(Protocol):
+    """What the layout needs of any area's viewer: its session (the CSRF token every form carries)."""
+
+    @property
+    def session(self) -> Session: ...
+
+
+def render_page(
+    env: Environment,
+    request: Request,
+    template: str,
+    context: Mapping[str, Any] | None,
+    *,
+    viewer: SignedIn | None,
+    status_code: int,
+    title: str,
+    area_values: Mapping[str, Any] | None = None,
+) -> HTMLResponse:
+    """Render an area's ``template`` over the shared layout for ``viewer``: the layout gets the viewer,
+    the title, ``active`` (the navigation label to mark, set by the context) and the CSRF token; an area
+    adds its own values (the console its ``may``), and the page's context comes last."""
+    values: dict[str, Any] = {
+        "request": request,
+        "viewer": viewer,
+        "title": title,
+        "active": "",
+        "csrf_token": viewer.session.csrf_token if viewer else "",
+    }
+    values.update(area_values or {})
+    values.update(context or {})
+    return HTMLResponse(env.get_template(template).render(values), status_code=status_code)
