@@ -489,6 +489,10 @@ async def test_the_per_minute_budget_holds_the_rest_for_the_next_minute(
     clock.advance(timedelta(minutes=2))  # their calls out of the budget's minute
     first = await book(http, key, "ZZ1011", days=8)
     second = await book(http, key, "ZZ1012", days=8)
+    # Calls stamped ahead of this clock (earlier tests moved theirs days on; in production, a worker whose
+    # clock runs fast) never count against this minute.
+    async with svc.db.write() as conn:
+        await conn.execute(update(flight_watches).values(called_at=clock.now() + timedelta(days=30)))
     settings = svc.settings.model_copy(update={"flight_provider_max_calls_per_minute": 1})
     provider = SandboxProvider(clock)
     await flight_watch.watch_pass(svc.db, provider, clock, settings, limit=10_000)

@@ -50,6 +50,9 @@ NOT_DOMAIN = {
     # invariant guards: a caller broke the function's contract (a bug, answered 500)
     ("transfers.bookings.effects", "ValueError"),
     ("transfers.bookings.effects", "NotImplementedError"),
+    ("transfers.bookings.journal_effects", "NotImplementedError"),  # no fast path completes or ends a booking
+    ("transfers.bookings.return_trip", "LookupError"),  # as bookings.service: a leg gone right after its write
+    ("transfers.bookings.return_trip", "RuntimeError"),  # as bookings.service: no free reservation numbers
     ("transfers.bookings.service", "LookupError"),
     ("transfers.bookings.partner_answers", "TypeError"),
     ("transfers.partners.calls", "ValueError"),  # a stored message kind this code does not know
@@ -66,6 +69,8 @@ NOT_DOMAIN = {
     ("transfers.wallet.amounts", "ValueError"),
     # private control flow, caught in the same module (an answer body past its size limit)
     ("transfers.partners.client", "_TooLarge"),
+    # the repository's signal of a lost insert race, turned into INCIDENT_EXISTS by incidents.service
+    ("transfers.bookings.incidents.repository", "DuplicateIncident"),
     # json.loads(parse_constant=...) hook: its ValueError is caught a line later
     ("transfers.idempotency.fingerprint", "ValueError"),
 }

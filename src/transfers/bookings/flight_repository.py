@@ -88,9 +88,12 @@ async def ensure_watch(
     return int(found)
 
 
-async def calls_since(conn: AsyncConnection, since: datetime) -> int:
-    """Provider calls made by every worker since ``since`` (the per-minute budget)."""
-    return int((await conn.execute(select(func.count()).where(W.called_at > since))).scalar_one())
+async def calls_since(conn: AsyncConnection, since: datetime, now: datetime) -> int:
+    """Provider calls made by every worker in (``since``, ``now``] (the per-minute budget). A call stamped
+    after ``now`` (a worker whose clock runs ahead) is not counted against this minute: it would otherwise
+    hold the whole budget until this worker's clock caught up."""
+    query = select(func.count()).where(W.called_at > since, W.called_at <= now)
+    return int((await conn.execute(query)).scalar_one())
 
 
 async def claim_due(conn: AsyncConnection, now: datetime, *, limit: int, lease_until: datetime) -> list[Watch]:

@@ -89,7 +89,7 @@ async def watch_pass(
     result = PassResult()
     now = clock.now()
     async with db.write() as conn:
-        used = await repo.calls_since(conn, now - BUDGET_WINDOW)
+        used = await repo.calls_since(conn, now - BUDGET_WINDOW, now)
         room = min(limit, settings.flight_provider_max_calls_per_minute - used)
         claimed = await repo.claim_due(conn, now, limit=room, lease_until=now + LEASE)
     for start in range(0, len(claimed), APPLY_BATCH):

@@ -45,7 +45,6 @@ def new_trip_id() -> str:
 class _Leg:
     values: dict[str, Any]
     source: OfferSource
-    message: NewMessage | None = None
 
 
 async def create_trip(
@@ -87,7 +86,13 @@ async def create_trip(
     trip_id = new_trip_id()
     out_values = booking_values(client, search, offer, source.search_vehicle_id, request, now, idempotency_key)
     back_values = booking_values(
-        client, _reversed(search), back_offer, back_source.search_vehicle_id, back_request, now, None
+        client,
+        _reversed(search, search.return_pickup_at),
+        back_offer,
+        back_source.search_vehicle_id,
+        back_request,
+        now,
+        None,
     )
     out_values.update(trip_id=trip_id, trip_leg=1)
     back_values.update(trip_id=trip_id, trip_leg=2)
@@ -100,9 +105,9 @@ async def create_trip(
         numbers = (new_reservation_no(), new_reservation_no())
         for leg, own, other in zip(legs, numbers, reversed(numbers), strict=True):
             leg.values.update(reservation_no=own, trip_other_reservation_no=other)
-        written = [replace(leg, message=_message(svc, leg.values, now, leased)) for leg in legs]
+        messages = [_message(svc, leg.values, now, leased) for leg in legs]
         try:
-            stored = await _write(svc, written, actor)
+            stored = await _write(svc, legs, messages, actor)
         except VehicleFull:
             raise Conflict(ErrorCode.VEHICLE_UNAVAILABLE) from None
         except InsufficientBalance:
@@ -118,16 +123,15 @@ async def create_trip(
                 raise
             return existing
         metrics.BOOKINGS_CREATED.inc(2)
-        return await _deliver(svc, written, stored)
+        return await _deliver(svc, legs, stored)
     raise RuntimeError("could not draw free reservation numbers")  # 2^49 space: practically unreachable
 
 
-def _reversed(search: SearchedTrip) -> SearchedTrip:
+def _reversed(search: SearchedTrip, return_pickup_at: datetime) -> SearchedTrip:
     """The way back as a search of its own: the route reversed, at the return time."""
-    assert search.return_pickup_at is not None
     return replace(
         search,
-        pickup_at=search.return_pickup_at,
+        pickup_at=return_pickup_at,
         pickup_location=search.dropoff_location,
         dropoff_location=search.pickup_location,
     )
@@ -152,7 +156,9 @@ def _message(svc: Services, values: dict[str, Any], now: datetime, leased: bool)
     )
 
 
-async def _write(svc: Services, legs: list[_Leg], actor: str) -> list[tuple[int, OutboxMessage]]:
+async def _write(
+    svc: Services, legs: list[_Leg], messages: list[NewMessage], actor: str
+) -> list[tuple[int, OutboxMessage]]:
     """Both bookings, their audit rows, create messages, client events and debits in ONE transaction;
     a hosted leg's seat is claimed on that leg's own day (docs/rules/return-trips.md#create)."""
     from transfers.bookings.service import seat_claim
@@ -162,11 +168,10 @@ async def _write(svc: Services, legs: list[_Leg], actor: str) -> list[tuple[int,
         for leg in legs:
             if leg.source.hosted:
                 await seat_claim(leg.values)(conn)
-        for leg in legs:
-            assert leg.message is not None
-            booking_id = await lifecycle.create(conn, leg.values, actor=actor, messages=(leg.message,))
-            message_id = await outbox_repo.id_of(conn, leg.message.webhook_id)
-            written.append((booking_id, leg.message.stored(message_id, booking_id)))
+        for leg, message in zip(legs, messages, strict=True):
+            booking_id = await lifecycle.create(conn, leg.values, actor=actor, messages=(message,))
+            message_id = await outbox_repo.id_of(conn, message.webhook_id)
+            written.append((booking_id, message.stored(message_id, booking_id)))
     return written
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -74,14 +75,23 @@ async def revoke_key(conn: AsyncConnection, prefix: str, now: datetime) -> bool:
     return exists is not None
 
 
-async def keys_of_client(conn: AsyncConnection, client_id: int) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class ClientKey:
+    """One of a client's API keys as its owner may see it: the prefix, never the secret or its hash."""
+
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+async def keys_of_client(conn: AsyncConnection, client_id: int) -> list[ClientKey]:
     """A client's API keys (never their hashes), newest first: revoked ones too, shown as revoked."""
     rows = await conn.execute(
         select(api_keys.c.prefix, api_keys.c.created_at, api_keys.c.revoked_at)
         .where(api_keys.c.client_id == client_id)
         .order_by(api_keys.c.id.desc())
     )
-    return [dict(r) for r in rows.mappings()]
+    return [ClientKey(r.prefix, r.created_at, r.revoked_at) for r in rows]
 
 
 async def key_belongs_to(conn: AsyncConnection, prefix: str, client_id: int) -> bool:
