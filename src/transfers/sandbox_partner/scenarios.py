@@ -4,15 +4,16 @@ can take without waiting for one to fail.
 
 ``SCENARIOS`` is the one table; PARTNER_API.md and the tests list it. Matching is
 case-insensitive on the trimmed value. A flight number reaches the partner normalised
-(docs/rules/flights.md#flight-number: ``XX0000`` arrives as ``XX0``), so flight triggers compare the
-number with its leading zeros, spaces and hyphens dropped on both sides.
+(docs/rules/flights.md#flight-number: ``XX0000`` arrives as ``XX0``), so flight triggers compare both
+sides normalised the same way (``flights.numbers.normalise``).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import StrEnum
+
+from transfers.flights.numbers import normalise
 
 
 class Scenario(StrEnum):
@@ -77,20 +78,14 @@ PARTNER_DOWN_FAILURES = 2
 PARTNER_CANCEL_REASON = "Driver unavailable"
 
 
-def _flight_key(number: str) -> str:
-    """``xx 0000`` and ``XX0`` alike: upper case, no spaces or hyphens, no leading zeros in the digits."""
-    compact = re.sub(r"[\s-]", "", number).upper()
-    return re.sub(r"(?<![0-9])0+(?=[0-9])", "", compact)
-
-
 def active_scenarios(surname: str, flight_number: str) -> frozenset[Scenario]:
     values = {
         "passenger_info.surname": surname.strip().upper(),
-        "flight_info.flight_number": _flight_key(flight_number),
+        "flight_info.flight_number": normalise(flight_number) or "",
     }
     return frozenset(
         s
         for s, trigger in SCENARIOS.items()
         if values.get(trigger.field)
-        == (_flight_key(s.value) if trigger.field == "flight_info.flight_number" else s.value)
+        == (normalise(s.value) if trigger.field == "flight_info.flight_number" else s.value)
     )
