@@ -51,6 +51,10 @@ NOT_DOMAIN = {
     ("transfers.bookings.effects", "ValueError"),
     ("transfers.bookings.effects", "NotImplementedError"),
     ("transfers.bookings.journal_effects", "NotImplementedError"),  # no fast path completes or ends a booking
+    (
+        "transfers.bookings.event_effects",
+        "NotImplementedError",
+    ),  # moved from effects: a fast statement changes the status
     ("transfers.bookings.return_trip", "LookupError"),  # as bookings.service: a leg gone right after its write
     ("transfers.bookings.return_trip", "RuntimeError"),  # as bookings.service: no free reservation numbers
     ("transfers.bookings.service", "LookupError"),

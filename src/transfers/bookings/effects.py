@@ -31,22 +31,18 @@ from sqlalchemy import CTE, ColumnElement, bindparam, insert, literal, null, sel
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.accounting.journal import AccountKind
-from transfers.bookings import cancelling, journal_effects
+from transfers.bookings import cancelling, event_effects, journal_effects
 from transfers.bookings import repository as repo
 from transfers.bookings.models import Booking
-from transfers.bookings.resource import booking_resource
 from transfers.bookings.state import REFUNDING, BookingStatus
 from transfers.clients.models import REVERSE_API_PAY_TYPE
 from transfers.db.tables import booking_transitions, journal_entries, ledger_entries, outbox
-from transfers.db.tables import client_events as events_table
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery.models import NewMessage
 from transfers.hosted import capacity as hosted_capacity
 from transfers.partners.calls import MessageKind
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import LedgerKind, signed_amount
-from transfers.webhooks import events as client_events
-from transfers.webhooks import repository as webhooks_repo
 
 UPDATE_DEADLINE = timedelta(hours=24)
 
@@ -345,145 +341,12 @@ def _capacity_params(change: Change, shape: FastShape) -> dict[str, Any]:
     return {}
 
 
-# --- client events (issue 14, docs/rules/webhooks.md) -----------------------------------------------------------
-# Each change's webhook events (``webhooks/events.py`` decides which), with the booking's next
-# ``sequence`` numbers and the BookingResource as of the change; the worker fans them out to the
-# client's endpoints later, so a change costs one INSERT whatever the number of endpoints.
-
-
-def _event_rows(change: Change, last_sequence: int) -> list[dict[str, Any]]:
-    booking = change.moved
-    specs = client_events.events_of(
-        booking,
-        None if change.from_status is None else change.from_status.value,
-        change.to_status.value,
-        change.previous,
-    )
-    snapshot = booking_resource(booking, change.now)
-    first = last_sequence - len(specs) + 1
-    return [
-        {
-            "event_id": client_events.new_event_id(),
-            "client_id": booking.client_id,
-            "booking_id": booking.id,
-            "type": spec.type.value,
-            "sequence": first + i,
-            "status": change.to_status.value,
-            "previous_status": spec.previous_status,
-            "booking": snapshot,
-            "created_at": change.now,
-            "data": spec.data,  # issue 23: booking.pickup_time_changed's previous pickup and reason
-        }
-        for i, spec in enumerate(specs)
-    ]
-
-
-async def _events_write(conn: AsyncConnection, change: Change) -> None:
-    count = len(
-        client_events.events_of(
-            change.moved,
-            None if change.from_status is None else change.from_status.value,
-            change.to_status.value,
-            change.previous,
-        )
-    )
-    if count == 0:
-        return
-    if change.from_status is None:  # created with ``event_sequence`` 1 (``service._booking_values``)
-        last = change.moved.event_sequence or 1
-    else:
-        last = await repo.bump_event_sequence(conn, change.moved.id, count)
-    await webhooks_repo.insert_events(conn, _event_rows(change, last))
-
-
-def _events_fragment(ctx: FastContext) -> dict[str, CTE]:
-    """The one event of a fast statement: ``booking.created`` (the inserted row carries sequence 1)
-    or ``booking.status_changed`` (the UPDATE sets ``event_sequence = event_sequence + 1``,
-    ``fast_paths``); the other events need the booking before the change, which no fast path reads."""
-    shape, types = ctx.shape, events_table.c
-    previous: ColumnElement[Any]
-    if shape.from_status is None:
-        kind, previous = client_events.EventType.BOOKING_CREATED.value, null()
-    elif shape.from_status is not shape.to_status:
-        kind = client_events.EventType.BOOKING_STATUS_CHANGED.value
-        previous = literal(shape.from_status.value, types.previous_status.type)
-    else:
-        raise NotImplementedError("a fast statement changes the status")
-    moved = ctx.moved.c
-    return {
-        "ev": insert(events_table)
-        .from_select(
-            [
-                "event_id",
-                "client_id",
-                "booking_id",
-                "type",
-                "sequence",
-                "status",
-                "previous_status",
-                "booking",
-                "created_at",
-            ],
-            select(
-                bindparam("ev_id", type_=types.event_id.type),
-                moved.client_id,
-                moved.id,
-                literal(kind, types.type.type),
-                moved.event_sequence,
-                literal(shape.to_status.value, types.status.type),
-                previous,
-                bindparam("ev_booking", type_=types.booking.type),
-                ctx.now,
-            ),
-        )
-        .cte("ev")
-    }
-
-
-def _events_params(change: Change, shape: FastShape) -> dict[str, Any]:
-    """A fast creation knows every column of the booking but its id, which the resource does not
-    show, so its snapshot is rendered here; an acknowledgement read nothing (the fan-out renders it
-    from the row with this event's status)."""
-    snapshot = None
-    if change.booking is not None:
-        snapshot = booking_resource(change.booking, change.now)
-    return {"ev_id": client_events.new_event_id(), "ev_booking": snapshot}
-
-
-async def write_incident_event(
-    conn: AsyncConnection, booking: Booking, *, opened: bool, incident: dict[str, Any], now: datetime
-) -> None:
-    """``booking.incident_opened`` / ``booking.incident_resolved`` (docs/rules/incidents.md#client-events):
-    an event of the booking that is not a change of its row, written by the incident's use case in
-    its transaction, with the booking's next ``sequence`` and ``data.incident``. ``booking``: as of
-    the incident's change (locked by the caller)."""
-    kind = (
-        client_events.EventType.BOOKING_INCIDENT_OPENED if opened else client_events.EventType.BOOKING_INCIDENT_RESOLVED
-    )
-    sequence = await repo.bump_event_sequence(conn, booking.id, 1)
-    await webhooks_repo.insert_events(
-        conn,
-        [
-            {
-                "event_id": client_events.new_event_id(),
-                "client_id": booking.client_id,
-                "booking_id": booking.id,
-                "type": kind.value,
-                "sequence": sequence,
-                "status": booking.status.value,
-                "previous_status": None,
-                "booking": booking_resource(booking, now),
-                "data": {"incident": incident},  # merged into the body's data (``events.booking_data``)
-                "created_at": now,
-            }
-        ],
-    )
-
-
 EFFECTS: tuple[SideEffect, ...] = (
     SideEffect("audit", _audit_write, _audit_fragment, _audit_params),
     SideEffect("messages", _messages_write, _messages_fragment, _messages_params),
-    SideEffect("events", _events_write, _events_fragment, _events_params),  # issue 14
+    SideEffect(
+        "events", event_effects.events_write, event_effects.events_fragment, event_effects.events_params
+    ),  # issue 14
     SideEffect("ledger", _ledger_write, _ledger_fragment, _ledger_params),
     # issue 24: third parties' payments and the partners' earnings (the wallet's own moves are journaled with them)
     SideEffect(

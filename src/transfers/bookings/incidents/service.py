@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.accounting import repository as journal_repo
 from transfers.accounting.journal import PLATFORM, THIRD_PARTY_REFUND, WORLD, transfer
 from transfers.bookings.earnings import recover_partner_share
-from transfers.bookings.effects import write_incident_event
+from transfers.bookings.event_effects import write_incident_event
 from transfers.bookings.incidents import evidence, rules
 from transfers.bookings.incidents import repository as repo
 from transfers.bookings.incidents.models import Incident, new_public_id
