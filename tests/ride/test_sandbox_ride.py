@@ -34,10 +34,17 @@ async def as_sandbox(db: Database, partner_id: int) -> None:
         await conn.execute(update(partners).where(partners.c.id == partner_id).values(is_sandbox=True))
 
 
-async def driver_of(ride: Ride, service: LiveServer, svc: Services) -> tuple[RideDriver, ReverseApi]:
+async def driver_of(
+    ride: Ride, service: LiveServer, svc: Services, *, deliver: bool = False
+) -> tuple[RideDriver, ReverseApi]:
+    """The sandbox driver on the test's clock. With ``deliver``, every wait first lets the outbox deliver
+    what is due, as the worker does between the driver's reports: a position is tried before the clock
+    moves past its deadline (it is tried once and dropped when stale), whatever the machine's load."""
     reverse = ReverseApi(service.url, ride.partner_key, retry_delays=(), timeout_seconds=10)
 
     async def sleep(seconds: float) -> None:
+        if deliver:
+            await svc.dispatcher.run_once()
         ride.clock.advance(timedelta(seconds=seconds))
         await asyncio.sleep(0)
 
@@ -55,14 +62,10 @@ async def test_ride_plays_the_whole_ride_days_before_the_pickup(
     ride.at(-timedelta(days=3))  # the compressed clock: the pickup may be days away
     await as_sandbox(db, ride.partner_id)
     hook = await receiver_for(receivers, ride.http, ride.client_key, ["*", "booking.driver_position"])
-    driver, reverse = await driver_of(ride, service, svc)
+    driver, reverse = await driver_of(ride, service, svc, deliver=True)
     dispatcher = WebhookDispatcher(svc)
     try:
-        pushing = asyncio.create_task(driver.ride())
-        while not pushing.done():  # deliver positions as they come, as the worker would
-            await svc.dispatcher.run_once()
-            await asyncio.sleep(0.01)
-        await pushing
+        await driver.ride()
         await svc.dispatcher.run_once()
         for _ in range(5):
             await dispatcher.run_once()
