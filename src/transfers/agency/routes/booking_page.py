@@ -3,7 +3,7 @@ field the API's GET answers (the BookingResource, so fields other features add t
 and its tracking link, the flight, show here as they land), the status story, the client events
 sent for it with their deliveries, and the actions: ``Cancel booking`` (the fee shown first, from the
 API's cancellation quote), ``Change`` (an amendment). Each action is the API's use case with the
-agency's client and an idempotency key made when its form was shown; each is also written to the
+agency's client, sent once by the one-time key made when its form was shown (``once.py``); each is also written to the
 audit log with the agency user as the actor. Another agency's booking is the 404 page, exactly as
 one that does not exist."""
 
