@@ -21,7 +21,7 @@ booking's ``sequence``):
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -111,6 +111,8 @@ class SideEffect:
     write: Callable[[AsyncConnection, Change], Awaitable[None]]
     fragment: Callable[[FastContext], dict[str, CTE]]
     params: Callable[[Change, FastShape], dict[str, Any]]
+    # Several changes' rows in bounded multi-row statements (``write_effects_many``); None: ``write`` each.
+    write_many: Callable[[AsyncConnection, Sequence[Change]], Awaitable[None]] | None = None
 
 
 # --- the moved row -----------------------------------------------------------------------------------
@@ -133,6 +135,23 @@ async def _audit_write(conn: AsyncConnection, change: Change) -> None:
         from_status=change.from_status.value if change.from_status is not None else None,
         reason=change.reason,
         now=change.now,
+    )
+
+
+async def _audit_write_many(conn: AsyncConnection, changes: Sequence[Change]) -> None:
+    await repo.record_transitions(
+        conn,
+        [
+            {
+                "booking_id": c.moved.id,
+                "from_status": c.from_status.value if c.from_status is not None else None,
+                "to_status": c.to_status.value,
+                "actor": c.actor,
+                "reason": c.reason,
+                "created_at": c.now,
+            }
+            for c in changes
+        ],
     )
 
 
@@ -166,6 +185,10 @@ def _audit_params(change: Change, shape: FastShape) -> dict[str, Any]:
 async def _messages_write(conn: AsyncConnection, change: Change) -> None:
     for message in change.messages:
         await outbox_repo.insert_message(conn, message, booking_id=change.moved.id)
+
+
+async def _messages_write_many(conn: AsyncConnection, changes: Sequence[Change]) -> None:
+    await outbox_repo.insert_messages(conn, [(m, c.moved.id) for c in changes for m in c.messages])
 
 
 def _messages_fragment(ctx: FastContext) -> dict[str, CTE]:
@@ -342,10 +365,14 @@ def _capacity_params(change: Change, shape: FastShape) -> dict[str, Any]:
 
 
 EFFECTS: tuple[SideEffect, ...] = (
-    SideEffect("audit", _audit_write, _audit_fragment, _audit_params),
-    SideEffect("messages", _messages_write, _messages_fragment, _messages_params),
+    SideEffect("audit", _audit_write, _audit_fragment, _audit_params, _audit_write_many),
+    SideEffect("messages", _messages_write, _messages_fragment, _messages_params, _messages_write_many),
     SideEffect(
-        "events", event_effects.events_write, event_effects.events_fragment, event_effects.events_params
+        "events",
+        event_effects.events_write,
+        event_effects.events_fragment,
+        event_effects.events_params,
+        event_effects.events_write_many,
     ),  # issue 14
     SideEffect("ledger", _ledger_write, _ledger_fragment, _ledger_params),
     # issue 24: third parties' payments and the partners' earnings (the wallet's own moves are journaled with them)
@@ -360,6 +387,21 @@ async def write_effects(conn: AsyncConnection, change: Change) -> None:
     """Every side effect of ``change``, the general way, in the caller's transaction."""
     for effect in EFFECTS:
         await effect.write(conn, change)
+
+
+async def write_effects_many(conn: AsyncConnection, changes: Sequence[Change]) -> None:
+    """``write_effects`` for several changes of different bookings in the caller's transaction (the flight
+    watch's pass): an effect with ``write_many`` writes all their rows in bounded multi-row statements, the
+    others write each change as ``write_effects`` does. Each booking's rows are the ones ``write_effects``
+    would write; only the statements are shared."""
+    if not changes:
+        return
+    for effect in EFFECTS:
+        if effect.write_many is not None:
+            await effect.write_many(conn, changes)
+        else:
+            for change in changes:
+                await effect.write(conn, change)
 
 
 def fast_pieces(ctx: FastContext) -> dict[str, CTE]:

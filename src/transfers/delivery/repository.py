@@ -70,6 +70,18 @@ async def insert_message(conn: AsyncConnection, message: NewMessage, *, booking_
     return message.stored(message_id, booking_id)
 
 
+_INSERT_MANY = insert(outbox)
+BATCH_ROWS = 500
+
+
+async def insert_messages(conn: AsyncConnection, messages: Sequence[tuple[NewMessage, int]]) -> None:
+    """Several ``insert_message`` rows ((message, booking_id) pairs), ``BATCH_ROWS`` per executemany; the
+    rows are the same, only their ids are not read back."""
+    rows = [{**message.values(), "booking_id": booking_id} for message, booking_id in messages]
+    for start in range(0, len(rows), BATCH_ROWS):
+        await conn.execute(_INSERT_MANY, rows[start : start + BATCH_ROWS])
+
+
 def new_message(
     *,
     partner_id: int,
