@@ -9,6 +9,7 @@ is built by ``_row``, so a new event of either kind has the same columns.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -60,9 +61,21 @@ def _specs(change: Change) -> list[client_events.EventSpec]:
 
 
 async def events_write(conn: AsyncConnection, change: Change) -> None:
+    await webhooks_repo.insert_events(conn, await _rows_of(conn, change))
+
+
+async def events_write_many(conn: AsyncConnection, changes: Sequence[Change]) -> None:
+    """``events_write`` of several changes with one INSERT of all their rows."""
+    rows = []
+    for change in changes:
+        rows.extend(await _rows_of(conn, change))
+    await webhooks_repo.insert_events(conn, rows)
+
+
+async def _rows_of(conn: AsyncConnection, change: Change) -> list[dict[str, Any]]:
     specs = _specs(change)  # decided once: the count bumps the sequence, the specs make the rows
     if not specs:
-        return
+        return []
     if change.from_status is None:  # created with ``event_sequence`` 1 (``service._booking_values``)
         last = change.moved.event_sequence or 1
     else:
@@ -84,7 +97,7 @@ async def events_write(conn: AsyncConnection, change: Change) -> None:
         )
         for i, spec in enumerate(specs)
     ]
-    await webhooks_repo.insert_events(conn, rows)
+    return rows
 
 
 def events_fragment(ctx: FastContext) -> dict[str, CTE]:

@@ -89,6 +89,23 @@ def new_message(
 
 
 _ID_OF = select(outbox.c.id).where(outbox.c.webhook_id == bindparam("m_webhook_id"))
+_IDS_OF = select(outbox.c.webhook_id, outbox.c.id).where(
+    outbox.c.webhook_id.in_(bindparam("m_webhook_ids", expanding=True))
+)
+_INSERT_MANY = insert(outbox)
+
+
+async def insert_messages(conn: AsyncConnection, messages: Sequence[tuple[NewMessage, int]]) -> None:
+    """Write each (message, booking id) in one round trip (a return trip's two creates); their ids
+    by ``ids_of``."""
+    if messages:
+        await conn.execute(_INSERT_MANY, [{**m.values(), "booking_id": booking_id} for m, booking_id in messages])
+
+
+async def ids_of(conn: AsyncConnection, webhook_ids: Sequence[str]) -> dict[str, int]:
+    """``id_of`` for several messages in one statement: id by webhook id."""
+    rows = await conn.execute(_IDS_OF, {"m_webhook_ids": list(webhook_ids)})
+    return {str(webhook_id): int(message_id) for webhook_id, message_id in rows}
 
 
 async def id_of(conn: AsyncConnection, webhook_id: str) -> int:
