@@ -38,6 +38,7 @@ from transfers.bookings.state import REFUNDING, BookingStatus
 from transfers.clients.models import REVERSE_API_PAY_TYPE
 from transfers.db.tables import booking_transitions, journal_entries, ledger_entries, outbox
 from transfers.delivery import repository as outbox_repo
+from transfers.delivery import statement_pieces
 from transfers.delivery.models import NewMessage
 from transfers.hosted import capacity as hosted_capacity
 from transfers.partners.calls import MessageKind
@@ -197,10 +198,10 @@ async def _messages_write_many(conn: AsyncConnection, changes: Sequence[Change])
 def _messages_fragment(ctx: FastContext) -> dict[str, CTE]:
     pieces = {}
     for i in range(ctx.shape.messages):
-        values = (bindparam(f"o{i}_{k}", type_=outbox.c[k].type) for k in outbox_repo.MESSAGE_KEYS)
+        values = (bindparam(f"o{i}_{k}", type_=outbox.c[k].type) for k in statement_pieces.MESSAGE_KEYS)
         pieces[f"o{i}"] = (
             insert(outbox)
-            .from_select(["booking_id", *outbox_repo.MESSAGE_KEYS], select(ctx.moved.c.id, *values))
+            .from_select(["booking_id", *statement_pieces.MESSAGE_KEYS], select(ctx.moved.c.id, *values))
             .returning(outbox.c.id)
             .cte(f"o{i}")
         )
@@ -211,7 +212,9 @@ def _messages_params(change: Change, shape: FastShape) -> dict[str, Any]:
     if len(change.messages) != shape.messages:
         raise ValueError(f"the statement writes {shape.messages} messages, the change has {len(change.messages)}")
     return {
-        f"o{i}_{k}": getattr(message, k) for i, message in enumerate(change.messages) for k in outbox_repo.MESSAGE_KEYS
+        f"o{i}_{k}": getattr(message, k)
+        for i, message in enumerate(change.messages)
+        for k in statement_pieces.MESSAGE_KEYS
     }
 
 
