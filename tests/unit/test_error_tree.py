@@ -73,8 +73,6 @@ NOT_DOMAIN = {
     ("transfers.partners.wire", "ValueError"),
     ("transfers.partners.fields", "ValueError"),
     ("transfers.wallet.amounts", "ValueError"),
-    # private control flow, caught in the same module (an answer body past its size limit)
-    ("transfers.partners.client", "_TooLarge"),
     # the repository's signal of a lost insert race, turned into INCIDENT_EXISTS by incidents.service
     ("transfers.bookings.incidents.repository", "DuplicateIncident"),
     # json.loads(parse_constant=...) hook: its ValueError is caught a line later

@@ -61,9 +61,13 @@ def _specs(change: Change) -> list[client_events.EventSpec]:
 
 
 async def events_write(conn: AsyncConnection, change: Change) -> None:
+    await webhooks_repo.insert_events(conn, await _rows_of(conn, change))
+
+
+async def _rows_of(conn: AsyncConnection, change: Change) -> list[dict[str, Any]]:
     specs = _specs(change)  # decided once: the count bumps the sequence, the specs make the rows
     if not specs:
-        return
+        return []
     if change.from_status is None:  # created with ``event_sequence`` 1 (``service._booking_values``)
         last = change.moved.event_sequence or 1
     else:
@@ -85,7 +89,7 @@ async def events_write(conn: AsyncConnection, change: Change) -> None:
         )
         for i, spec in enumerate(specs)
     ]
-    await webhooks_repo.insert_events(conn, rows)
+    return rows
 
 
 async def events_write_many(conn: AsyncConnection, changes: Sequence[Change]) -> None:

@@ -89,6 +89,31 @@ async def create(conn: AsyncConnection, values: dict[str, Any], *, actor: str, m
     return booking_id
 
 
+async def create_many(
+    conn: AsyncConnection, rows: Sequence[tuple[dict[str, Any], tuple[NewMessage, ...]]], *, actor: str
+) -> list[int]:
+    """``create`` for several bookings (values, messages) in one transaction, in fewer round trips:
+    one INSERT of the bookings, then each side effect's rows for all of them (``write_effects_many``:
+    the debits of one wallet as one move of their sum, so all fit or InsufficientBalance). Their ids
+    in the order of ``rows``."""
+    columns = {key for values, _ in rows for key in values}
+    ids = await repo.insert_bookings(conn, [{key: values.get(key) for key in columns} for values, _ in rows])
+    changes = [
+        Change(
+            Booking.new(values, booking_id),
+            None,
+            BookingStatus(values["status"]),
+            actor,
+            CREATED_REASON,
+            values["created_at"],
+            messages,
+        )
+        for (values, messages), booking_id in zip(rows, ids, strict=True)
+    ]
+    await write_effects_many(conn, changes)
+    return ids
+
+
 async def transition(
     conn: AsyncConnection,
     booking: Booking,
@@ -223,6 +248,7 @@ __all__ = [
     "FastContext",
     "FastShape",
     "create",
+    "create_many",
     "driver_fields",
     "fast_params",
     "fast_pieces",
