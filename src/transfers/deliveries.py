@@ -5,7 +5,7 @@ registered here at start-up (``transfers/worker.py`` runs them beside the schedu
   (``partners/calls.PartnerHttp``), a hosted partner answers in-process (``hosted/inprocess``)
   and its users get an e-mail once a message is delivered; what the answer means for the booking
   is ``bookings/partner_answers``;
-* client webhooks: the ``client.webhook`` kind (``webhooks/delivery.client_webhook_kind``), which
+* client webhooks: the ``client.webhook`` kind (``webhooks/kind.client_webhook_kind``), which
   ``webhooks/delivery.WebhookDispatcher`` registers with the engine it runs over the
   ``webhook_deliveries`` table (its fan-out and per-endpoint fairness around it);
 * client driver positions: the ``client.driver_position`` kind (``webhooks/positions.py``), tried

@@ -17,6 +17,7 @@ from tests.integration.test_outbox_and_jobs import book
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, outbox
+from transfers.delivery import operators
 from transfers.delivery import repository as repo
 from transfers.delivery.engine import STALE, Engine
 from transfers.delivery.kinds import DeliveryKind, Judged, Registry, UnknownKind
@@ -111,7 +112,7 @@ async def state(db: Database, message_id: int) -> tuple[OutboxMessage, list[dict
     async with db.read() as conn:
         found = await conn.execute(select(outbox).where(outbox.c.id == message_id))
         message = OutboxMessage.from_row(found.mappings().one())
-        return message, await repo.attempts_of(conn, message_id)
+        return message, await operators.attempts_of(conn, message_id)
 
 
 def test_a_kind_is_registered_once_and_an_unknown_kind_is_refused() -> None:

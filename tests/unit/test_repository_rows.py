@@ -20,6 +20,7 @@ CONVERTED = (
     "operators/repository.py",
     "reference/repository.py",
     "wallet/repository.py",
+    "webauth/repository.py",
 )
 MAPPING = re.compile(r"\bdict\[str, Any\]|\bMapping\b|\bRowMapping\b|\bRow\b|\bdict\[str, object\]")
 

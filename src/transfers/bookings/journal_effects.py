@@ -21,6 +21,7 @@ resolution calls.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -112,8 +113,20 @@ def planned_entries(change: Change) -> list[NewEntry]:
 
 
 async def journal_write(conn: AsyncConnection, change: Change) -> None:
-    for entry in planned_entries(change):
-        await journal_repo.post(conn, entry, change.now)
+    await journal_repo.post_many(conn, planned_entries(change), change.now)
+    await _recoveries(conn, change)
+
+
+async def journal_write_many(conn: AsyncConnection, changes: Sequence[Change]) -> None:
+    """``journal_write`` of several changes (all at the same ``now``), their planned entries in one post."""
+    await journal_repo.post_many(
+        conn, [entry for change in changes for entry in planned_entries(change)], changes[0].now
+    )
+    for change in changes:
+        await _recoveries(conn, change)
+
+
+async def _recoveries(conn: AsyncConnection, change: Change) -> None:
     booking = change.booking
     if (
         booking is not None
