@@ -415,7 +415,10 @@ async def write_effects(conn: AsyncConnection, change: Change) -> None:
 async def write_effects_many(conn: AsyncConnection, changes: Sequence[Change]) -> None:
     """``write_effects`` of every one of ``changes`` (all in the caller's transaction, all ``now``
     alike), effect by effect, each effect's rows for all changes in one round trip where it can
-    (a return trip's pair, docs/rules/return-trips.md#create)."""
+    (a return trip's pair, docs/rules/return-trips.md#create; a flight watch pass's moves, bounded
+    multi-row statements, docs/rules/flights.md#watching)."""
+    if not changes:
+        return
     for effect in EFFECTS:
         if effect.write_many is not None:
             await effect.write_many(conn, changes)

@@ -25,6 +25,7 @@ The effects themselves, and how to add one, are in ``bookings/effects.py``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -183,6 +184,34 @@ async def update_details(
     return moved
 
 
+@dataclass(frozen=True, slots=True)
+class DetailChange:
+    """One booking's ``update_details`` in ``update_details_many``."""
+
+    booking: Booking
+    fields: dict[str, Any]
+    reason: str
+    messages: tuple[NewMessage, ...] = ()
+
+
+async def update_details_many(
+    conn: AsyncConnection, changes: Sequence[DetailChange], *, actor: str, now: datetime
+) -> list[Booking]:
+    """``update_details`` for several bookings (each read under its lock in the caller's transaction, each
+    once) with the same rows written, in bounded multi-row statements instead of a few statements per
+    booking (the flight watch's pass: docs/rules/flights.md#watching). Answers the bookings as moved."""
+    if len({c.booking.id for c in changes}) != len(changes):
+        raise ValueError("update_details_many takes each booking once")
+    moved_values = [(c.booking.id, {**c.fields, "updated_at": now}) for c in changes]
+    await repo.update_fields_many(conn, moved_values)
+    written = [
+        Change(c.booking.moved(values), c.booking.status, c.booking.status, actor, c.reason, now, c.messages, c.booking)
+        for c, (_, values) in zip(changes, moved_values, strict=True)
+    ]
+    await write_effects_many(conn, written)
+    return [change.moved for change in written]
+
+
 T = TypeVar("T")
 
 
@@ -215,6 +244,7 @@ __all__ = [
     "UPDATE_DEADLINE",
     "Change",
     "ConcurrentChange",
+    "DetailChange",
     "FastContext",
     "FastShape",
     "create",
@@ -229,6 +259,7 @@ __all__ = [
     "transition",
     "transition_unread",
     "update_details",
+    "update_details_many",
     "update_message",
     "write_effects",
     "write_effects_many",

@@ -6,12 +6,12 @@ paths are in ``fast_paths.py``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Executable, FromClause, bindparam, insert, or_, select, update
+from sqlalchemy import Executable, FromClause, bindparam, case, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.models import Booking, BookingView, Transition
@@ -266,6 +266,36 @@ async def update_fields(conn: AsyncConnection, booking_id: int, values: dict[str
     await conn.execute(_UPDATE, {**values, "b_id": booking_id})
 
 
+BATCH_ROWS = 500  # the rows of one multi-row statement (``update_fields_many``, ``record_transitions``, ...)
+
+
+async def update_fields_many(conn: AsyncConnection, changes: Sequence[tuple[int, dict[str, Any]]]) -> None:
+    """``update_fields`` of several bookings: one executemany per set of columns, ``BATCH_ROWS`` rows each."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for booking_id, values in changes:
+        groups.setdefault(tuple(sorted(values)), []).append({**values, "b_id": booking_id})
+    for rows in groups.values():
+        for start in range(0, len(rows), BATCH_ROWS):
+            await conn.execute(_UPDATE, rows[start : start + BATCH_ROWS])
+
+
+async def bump_event_sequences(conn: AsyncConnection, counts: Mapping[int, int]) -> dict[int, int]:
+    """``bump_event_sequence`` for several bookings (id -> count) in one UPDATE per ``BATCH_ROWS`` rows;
+    answers each booking's last number taken."""
+    ids = list(counts)
+    last: dict[int, int] = {}
+    for start in range(0, len(ids), BATCH_ROWS):
+        chunk = {i: counts[i] for i in ids[start : start + BATCH_ROWS]}
+        rows = await conn.execute(
+            update(bookings)
+            .where(bookings.c.id.in_(list(chunk)))
+            .values(event_sequence=bookings.c.event_sequence + case(chunk, value=bookings.c.id, else_=0))
+            .returning(bookings.c.id, bookings.c.event_sequence)
+        )
+        last.update({int(r[0]): int(r[1]) for r in rows})
+    return last
+
+
 async def bump_event_sequence(conn: AsyncConnection, booking_id: int, count: int) -> int:
     """Take ``count`` sequence numbers for the booking's client events (issue 14) on the row this
     transaction has already locked by moving it; returns the last one taken."""
@@ -279,6 +309,12 @@ async def bump_event_sequence(conn: AsyncConnection, booking_id: int, count: int
             )
         ).scalar_one()
     )
+
+
+async def record_transitions(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
+    """Several ``record_transition`` rows (``booking_transitions`` columns), ``BATCH_ROWS`` per executemany."""
+    for start in range(0, len(rows), BATCH_ROWS):
+        await conn.execute(_INSERT_TRANSITION, list(rows[start : start + BATCH_ROWS]))
 
 
 async def record_transition(
@@ -302,11 +338,6 @@ async def record_transition(
             "created_at": now,
         },
     )
-
-
-async def record_transitions(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
-    """``record_transition`` for several rows (their columns) in one round trip."""
-    await conn.execute(_INSERT_TRANSITION, list(rows))
 
 
 async def transitions_of(conn: AsyncConnection, booking_id: int) -> list[Transition]:
