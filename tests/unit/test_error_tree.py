@@ -49,6 +49,8 @@ SKIPPED = ("transfers.migrations",)  # Alembic scripts, loaded by Alembic only
 NOT_DOMAIN = {
     # invariant guards: a caller broke the function's contract (a bug, answered 500)
     ("transfers.bookings.effects", "ValueError"),
+    ("transfers.bookings.event_effects", "ValueError"),  # a batch of changes names one booking twice
+    ("transfers.bookings.lifecycle", "ValueError"),  # update_details_many given one booking twice
     ("transfers.bookings.effects", "NotImplementedError"),
     ("transfers.bookings.journal_effects", "NotImplementedError"),  # no fast path completes or ends a booking
     (
