@@ -15,6 +15,7 @@ from transfers.db.engine import Database
 from transfers.delivery import operators as repo
 from transfers.delivery.models import PENDING, ListedMessage
 from transfers.outbox.retry import RetryRefused, retry_message
+from transfers.webhooks import operators as hooks_ops
 from transfers.webhooks import repository as hooks_repo
 from transfers.webhooks.retry import retry_webhook_delivery
 
@@ -56,7 +57,7 @@ def outbox_list(failed: bool, pending: bool, limit: int, as_json: bool) -> None:
         async with db.read() as conn:
             return (
                 await repo.list_messages(conn, statuses=statuses, limit=limit),
-                await hooks_repo.list_for_operator(conn, statuses=hook_statuses, limit=limit),
+                await hooks_ops.list_for_operator(conn, statuses=hook_statuses, limit=limit),
             )
 
     messages, hooks = with_db(load)

@@ -19,6 +19,7 @@ from transfers.clients.repository import record_admin_action
 from transfers.clock import Clock
 from transfers.db.engine import Database
 from transfers.outbox.retry import MessageNotFound, RetryRefused
+from transfers.webhooks import operators
 from transfers.webhooks import repository as repo
 
 RETRY_WINDOW = timedelta(hours=24)
@@ -55,7 +56,7 @@ async def retry_webhook_delivery(db: Database, clock: Clock, delivery_id: int, *
     (the delivery's row locked). ``MessageNotFound`` / ``RetryRefused`` say why not."""
     now = clock.now()
     async with db.write() as conn:
-        found = await repo.lock_for_retry(conn, delivery_id)
+        found = await operators.lock_for_retry(conn, delivery_id)
         if found is None:
             raise MessageNotFound(f"no webhook delivery {delivery_id}")
         if found["status"] == repo.DELIVERED:
@@ -74,7 +75,7 @@ async def retry_webhook_delivery(db: Database, clock: Clock, delivery_id: int, *
                 "the client enables it first"
             )
         deadline = now + RETRY_WINDOW
-        if not await repo.retry(conn, delivery_id, now=now, deadline=deadline):
+        if not await operators.retry(conn, delivery_id, now=now, deadline=deadline):
             raise RetryRefused(f"webhook delivery {delivery_id} changed meanwhile; try again")
         await record_admin_action(
             conn,
