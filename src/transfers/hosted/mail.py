@@ -4,7 +4,8 @@ Written as a ``partner_emails`` row in the transaction of the delivery that repo
 (``hosted/inprocess.email_users``, for hosted partners), and sent by the worker (``send_due``, a scheduled
 job), never inside a request. A row per (kind, booking): the unique ``dedupe_key`` keeps a
 re-delivered message from mailing twice. Each row is a message of the delivery engine's
-``partner.email`` kind (``partner_email_kind``; ``EmailQueue`` is the table as its queue,
+``partner.email`` kind (``partner_email_kind``, registered with every other kind in
+``transfers/deliveries.registry``; ``EmailQueue`` is the table as its queue,
 ``SmtpMailer`` its transport): the lease keeps two workers off one row; a row is marked sent only
 after the SMTP server took the message, and retried on the standard schedule while the server is
 down (until ``EMAIL_GIVE_UP``, then ``failed``). Without ``TRANSFERS_SMTP_URL``
@@ -266,16 +267,17 @@ def partner_email_kind(svc: Services) -> DeliveryKind:
     async def route(message: Any, hint: Any) -> Receiver:
         return receiver
 
-    return DeliveryKind(PARTNER_EMAIL, route, judge, _closed)
+    return DeliveryKind(PARTNER_EMAIL, route, judge, _closed, queue=EmailQueue.name)
 
 
-async def send_due(svc: Services) -> int:
+async def send_due(svc: Services, kinds: Registry) -> int:
     """Send (or log) the due e-mails, one at a time, through the delivery engine; returns how many
-    rows were handled (the scheduled ``partner_emails`` job)."""
+    rows were handled (the scheduled ``partner_emails`` job, ``deliveries.send_partner_emails``).
+    ``kinds``: the process's one registry; the engine keeps the ``partner.email`` kind."""
     engine = Engine(
         svc.db,
         svc.clock,
-        Registry((partner_email_kind(svc),)),
+        kinds,
         lease_seconds=LEASE.total_seconds(),
         timeout=svc.settings.smtp_timeout_seconds,
         concurrency=1,
