@@ -3,15 +3,18 @@
 * a return search (``return_datetime``: both directions in one fan-out) against a one-way search with
   the same 10 partners: CPU of the API process per search (target <= 2x);
 * creating a pair (``return_vehicle_id``: two bookings in one transaction, two partner creates)
-  against one create: CPU per call (target <= 1.6x).
+  against one create: CPU per call (target <= 1.6x). On PostgreSQL one create is the frozen
+  one-statement fast path (``bookings/fast_paths.py``) and the pair the general path, so the same
+  two calls are also measured on SQLite, where both take the general path (for reference: what the
+  pair costs against one create written the same way).
 
 Part of ``make bench``; alone, in ~2 minutes:
 
     .venv/bin/python -m bench.return_trips --dsn postgresql://postgres@127.0.0.1/throwaway [--rounds 3]
 
 One bench partner process (``bench/partner.py``, 10 ports answering after L = 50 ms), one API process
-on PostgreSQL (``transfers serve --no-worker``). Calls are sent by wrk, 4 at a time; the cases are
-interleaved per round so the machine's load drift hits them alike, and each figure is the median
+on PostgreSQL and one on a SQLite file (``transfers serve --no-worker``). Calls are sent by wrk, 4 at
+a time; the cases are interleaved per round so the machine's load drift hits them alike, and each figure is the median
 over the rounds. CPU is the API process's (``/proc/<pid>/stat``) per call; the load average is printed
 beside each round (the machine is shared: read the ratios, not the absolute figures).
 """
@@ -37,8 +40,17 @@ from bench.wrkrun import Request, write_requests, wrk
 
 PARTNERS = 10
 BOOKING = "/api/v1/booking-api/booking"
-CASES = ("one-way search", "return search", "one create", "pair create")
+CASES = (
+    "one-way search",
+    "return search",
+    "one create",
+    "pair create",
+    "one create, SQLite",
+    "pair create, SQLite",
+)
 TARGETS = {"return search": ("one-way search", 2.0), "pair create": ("one create", 1.6)}
+# Not targets: the pair against one create when both take the general path (SQLite has no fast path).
+REFERENCES = {"pair create, SQLite": "one create, SQLite"}
 
 
 def search_body(*, back: bool) -> dict[str, object]:
@@ -116,6 +128,37 @@ class Bench:
             self.env(url),
             f"http://127.0.0.1:{self.ports[0]}/healthz",
         )
+        apis: dict[str, tuple[Proc, str]] = {}
+        files: dict[str, Path] = {}
+        for db, db_url in (("", url), (", SQLite", f"sqlite:///{self.work / 'return.sqlite3'}")):
+            api, api_url, db_files = self._api(db_url, db)
+            for case, path in db_files.items():
+                apis[case] = (api, api_url)
+                files[case] = path
+        for case, path in files.items():
+            wrk(apis[case][1], path, connections=self.a.connections, duration=self.a.warmup)
+        cpu: dict[str, list[float]] = {case: [] for case in CASES}
+        p50: dict[str, list[float]] = {case: [] for case in CASES}
+        loads: list[str] = []
+        for round_no in range(self.a.rounds):
+            loads.append(load_average())
+            log(f" round {round_no + 1}/{self.a.rounds}, load {loads[-1]}")
+            for case in CASES:
+                api, api_url = apis[case]
+                pid = api.api_pids()[0]
+                before = cpu_seconds(pid)
+                result = wrk(api_url, files[case], connections=self.a.connections, duration=self.a.duration)
+                if result.errors:
+                    raise RuntimeError(f"{case}: {result.errors} errors: {result.raw}")
+                spent = (cpu_seconds(pid) - before) * 1000 / result.requests
+                cpu[case].append(spent)
+                p50[case].append(result.p50_ms)
+                log(f"  {case}: CPU {spent:.2f} ms/call, p50 {result.p50_ms:.1f} ms ({result.requests} calls)")
+        self.report(cpu, p50, loads)
+        return 0
+
+    def _api(self, url: str, suffix: str) -> tuple[Proc, str, dict[str, Path]]:
+        """An API process on ``url``, seeded, and the request files of its cases (those named with ``suffix``)."""
         subprocess.run(
             [str(BIN / "transfers"), "db", "upgrade"], env=self.env(url), cwd=self.work, check=True, capture_output=True
         )
@@ -123,7 +166,7 @@ class Bench:
         port = free_port()
         api_url = f"http://127.0.0.1:{port}"
         api = self.start(
-            "api",
+            "api" + suffix.replace(", ", "-"),
             [str(BIN / "transfers"), "serve", "--no-worker", "--port", str(port)],
             self.env(url),
             api_url + "/healthz",
@@ -140,37 +183,19 @@ class Bench:
             "pair create": (BOOKING, create_body(both["search_id"], back_id)),
         }
         files = {
-            case: write_requests(
-                self.work / f"{case.replace(' ', '-')}.requests",
+            case + suffix: write_requests(
+                self.work / f"{(case + suffix).replace(' ', '-').replace(',', '')}.requests",
                 [Request("POST", path, key, orjson.dumps(body).decode())],
             )
             for case, (path, body) in bodies.items()
+            if case + suffix in CASES
         }
-        for path in files.values():
-            wrk(api_url, path, connections=self.a.connections, duration=self.a.warmup)
-        cpu: dict[str, list[float]] = {case: [] for case in CASES}
-        p50: dict[str, list[float]] = {case: [] for case in CASES}
-        loads: list[str] = []
-        for round_no in range(self.a.rounds):
-            loads.append(load_average())
-            log(f" round {round_no + 1}/{self.a.rounds}, load {loads[-1]}")
-            for case in CASES:
-                pid = api.api_pids()[0]
-                before = cpu_seconds(pid)
-                result = wrk(api_url, files[case], connections=self.a.connections, duration=self.a.duration)
-                if result.errors:
-                    raise RuntimeError(f"{case}: {result.errors} errors: {result.raw}")
-                spent = (cpu_seconds(pid) - before) * 1000 / result.requests
-                cpu[case].append(spent)
-                p50[case].append(result.p50_ms)
-                log(f"  {case}: CPU {spent:.2f} ms/call, p50 {result.p50_ms:.1f} ms ({result.requests} calls)")
-        self.report(cpu, p50, loads)
-        return 0
+        return api, api_url, files
 
     def report(self, cpu: dict[str, list[float]], p50: dict[str, list[float]], loads: list[str]) -> None:
         median = {case: statistics.median(values) for case, values in cpu.items()}
         lines = [
-            f"return-trip bench {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, PostgreSQL, {PARTNERS} partners, "
+            f"return-trip bench {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, PostgreSQL (and SQLite), {PARTNERS} partners, "
             f"L = {self.a.latency_ms:g} ms, {self.a.connections} calls at a time, {self.a.rounds} x "
             f"{self.a.duration:g} s (medians of the rounds), load {'; '.join(loads)}",
             "",
@@ -184,6 +209,9 @@ class Bench:
                 value = median[case] / median[base]
                 ratio = f"{value:.2f}x {base}"
                 target = f"<= {limit:g}x: {'met' if value <= limit else 'NOT met'}"
+            elif case in REFERENCES:
+                ratio = f"{median[case] / median[REFERENCES[case]]:.2f}x {REFERENCES[case]}"
+                target = "(reference: both on the general path)"
             lines.append(f"| {case} | {median[case]:.2f} | {statistics.median(p50[case]):.1f} | {ratio} | {target} |")
         print("\n".join(lines), flush=True)
 

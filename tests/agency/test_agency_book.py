@@ -275,9 +275,13 @@ async def test_cancel_shows_the_fee_first_then_cancels_once(
         )
     assert row.status == "CANCELLED" and len(audit) == 1 and agency.agent.email in audit[0]
     again = await web.post(
+        f"/agency/bookings/{reservation_no}/cancel", {"reason": reason.group(1), "note": "plans changed", "key": "k2"}
+    )
+    assert again.status_code == 303  # the same form again: the same cancellation, answered again
+    other = await web.post(
         f"/agency/bookings/{reservation_no}/cancel", {"reason": reason.group(1), "note": "", "key": "k2"}
     )
-    assert again.status_code == 303  # the same key: the same cancellation, answered again
+    assert other.status_code == 422 and "IDEMPOTENCY_KEY_REUSED" in other.text  # the key, other values
 
 
 async def test_change_sends_only_what_differs_and_shows_the_apis_rules(

@@ -75,7 +75,7 @@ async def test_a_partner_is_created_checked_rotated_and_disabled(
         await page.get_by_role("button", name="Run conformance check").click()
         await expect(page.get_by_role("heading", name="Conformance check: PASS")).to_be_visible(timeout=30_000)
         table = page.locator("#h-check + table")
-        await expect(table.get_by_role("row")).to_have_count(13)  # the header and twelve checks
+        await expect(table.get_by_role("row")).to_have_count(15)  # the header and fourteen checks
         await expect(table.get_by_role("row").filter(has_text="refuses a bad signature")).to_contain_text("PASS")
 
         # health over the last hour: a search asks it; the page reads the database

@@ -320,7 +320,7 @@ async def test_the_one_statement_acknowledgement_writes_what_the_general_one_wri
 
 async def render_unrendered_events(db: Database, diff: dict[str, Any]) -> None:
     """The snapshot a fast statement leaves to the fan-out, rendered as the fan-out renders it
-    (``webhooks/delivery.Deliveries._body``: the booking row with the event's status)."""
+    (``webhooks/delivery.WebhookDispatcher._body``: the booking row with the event's status)."""
     for event in diff.get("client_events", ([], []))[0]:
         if event["booking"] is None:
             async with db.read() as conn:

@@ -24,6 +24,7 @@ from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, outbox
 from transfers.deliveries import Dispatcher
+from transfers.delivery import operators
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery.engine import UNAPPLIED
 from transfers.jobs import scheduled
@@ -315,8 +316,8 @@ async def test_an_answer_that_keeps_meeting_concurrent_changes_is_recorded_and_d
         booking_id = (
             await conn.execute(select(bookings.c.id).where(bookings.c.reservation_no == booking["reservation_no"]))
         ).scalar_one()
-        [message] = await outbox_repo.for_booking(conn, booking_id)
-        attempts = await outbox_repo.attempts_of(conn, message.id)
+        [message] = await operators.for_booking(conn, booking_id)
+        attempts = await operators.attempts_of(conn, message.id)
     assert (message.status, message.attempts, message.last_error) == ("pending", 2, UNAPPLIED)
     assert message.lease_until is None
     assert [a["error"] for a in attempts][-1] == UNAPPLIED and len(attempts) == 2

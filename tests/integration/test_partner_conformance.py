@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from typing import Any
 
@@ -40,12 +40,14 @@ ALL_CHECKS = [
     "search",
     "create",
     "create retry, same webhook-id",
+    "create, way back (trip leg 2)",  # issue 25: the way back of a return trip, its own create
     "info",
     "info, unknown booking",
     "update AMENDED",
     "update AMENDED FLIGHT_UPDATE",  # issue 23: the pickup followed the flight (a notice)
     "update CANCELLED",
     "update CANCELLED again",
+    "update CANCELLED, way back",
     "refuses a bad signature",
     "refuses a wrong bearer token",
     "refuses a stale timestamp",
@@ -146,7 +148,7 @@ async def test_the_sandbox_partner_passes_every_check(sandbox: Sandbox) -> None:
     assert [row[:30].strip() for row in rows] == ALL_CHECKS
     assert all(" PASS " in row for row in rows)
     assert "3000 ms" in rows[0] and "2000 ms" in rows[1] and "6 vehicles" in rows[0]
-    assert lines[-1] == "PASS: 12 passed, 0 failed, 0 skipped of 12 checks"
+    assert lines[-1] == "PASS: 14 passed, 0 failed, 0 skipped of 14 checks"
     # No warning (jsonschema and PyYAML are installed), and the client's log lines about the refused
     # calls are kept off the terminal.
     assert "warning:" not in result.stderr and "partner_call_failed" not in result.output
@@ -157,7 +159,7 @@ async def test_json_output_and_what_the_partner_was_left_with(sandbox: Sandbox) 
         sandbox.url, "--airport", "cdg", "--timeout-search", "2.5", "--timeout-create", "1.5"
     )
     assert code == 0 and report["passed"] is True and report["airport"] == "CDG"
-    assert report["summary"] == {"PASS": 12, "FAIL": 0, "SKIP": 0} and report["warnings"] == []
+    assert report["summary"] == {"PASS": 14, "FAIL": 0, "SKIP": 0} and report["warnings"] == []
     checks = by_name(report)
     assert list(checks) == ALL_CHECKS
     assert checks["search"]["deadline_ms"] == 2500 and checks["create"]["deadline_ms"] == 1500
@@ -171,6 +173,42 @@ async def test_json_output_and_what_the_partner_was_left_with(sandbox: Sandbox) 
     # One booking for two deliveries of the create, cancelled again by the update check.
     assert sandbox.partner.create_attempts(ref) == 2 and sandbox.partner.effective_creates(ref) == 1
     assert sandbox.partner.info(ref)[1]["status"] == "CANCELLED"
+
+
+async def test_the_way_back_of_a_return_trip_is_created_and_cancelled(sandbox: Sandbox) -> None:
+    """issue 25: the check sends a return trip's way back as the service does (docs/rules/return-trips.md#create):
+    its own create with ``trip`` {id TR-..., leg 2}, the route reversed, on a later day, no flight; then cancels it."""
+    code, report = await check_json(sandbox.url)
+    assert code == 0, report
+    checks = by_name(report)
+    back = checks["create, way back (trip leg 2)"]
+    assert back["result"] == "PASS" and back["deadline_ms"] == 2000 and ", leg 2" in back["note"]
+    back_no = back["note"].split(" for ")[1].split(" ")[0]
+    assert back_no.startswith("TB-CHECK") and back_no != report["reservation_no"]
+    assert sandbox.partner.create_attempts(back_no) == 1 and sandbox.partner.effective_creates(back_no) == 1
+    assert sandbox.partner.info(back_no)[1]["status"] == "CANCELLED"
+    assert checks["update CANCELLED, way back"]["result"] == "PASS"
+
+
+async def test_the_way_back_request_is_the_way_out_reversed() -> None:
+    partner = FakePartner()
+    _, report = await run_fake(partner)
+    assert by_name(report)["create, way back (trip leg 2)"]["result"] == "PASS"
+    out, _, back = (c.body for c in partner.calls("/booking/create"))
+    assert out["trip"]["id"] is None and out["trip"]["leg"] is None  # the first create: a single booking
+    assert back["trip"]["id"].startswith("TR-CHECK") and back["trip"]["leg"] == 2
+    assert (back["trip"]["from"], back["trip"]["to"]) == (out["trip"]["to"], out["trip"]["from"])
+    later = datetime.fromisoformat(back["trip"]["date"]) - datetime.fromisoformat(out["trip"]["date"])
+    assert later == timedelta(days=3)
+    assert back["flight_info"]["flight_number"] is None and back["reservation_no"] != out["reservation_no"]
+    assert (back["vehicle_id"], back["price"], back["passenger_info"]) == (
+        out["vehicle_id"],
+        out["price"],
+        out["passenger_info"],
+    )
+    assert conformance.contract_schemas().component_errors("CreateRequest", back) == []
+    cancels = [c.body["reservation_no"] for c in partner.calls("/booking/update") if c.body["status"] == "CANCELLED"]
+    assert cancels == [out["reservation_no"]] * 2 + [back["reservation_no"]]
 
 
 async def test_a_partner_ignoring_the_timestamp_fails_only_the_replay_check() -> None:
@@ -199,12 +237,14 @@ async def test_a_partner_that_verifies_nothing_and_dedupes_nothing() -> None:
         "search": "PASS",
         "create": "PASS",
         "create retry, same webhook-id": "FAIL",
+        "create, way back (trip leg 2)": "PASS",
         "info": "PASS",
         "info, unknown booking": "FAIL",
         "update AMENDED": "PASS",
         "update AMENDED FLIGHT_UPDATE": "PASS",
         "update CANCELLED": "PASS",
         "update CANCELLED again": "PASS",
+        "update CANCELLED, way back": "PASS",
         "refuses a bad signature": "FAIL",
         "refuses a wrong bearer token": "FAIL",
         "refuses a stale timestamp": "FAIL",
@@ -220,8 +260,8 @@ async def test_a_partner_that_verifies_nothing_and_dedupes_nothing() -> None:
     assert checks["refuses a wrong bearer token"]["reason"].startswith("accepted a request with a wrong bearer token")
     # What it received was signed exactly as the service signs (it records whether each call verified),
     # and the retry was the same message: same webhook-id, same bytes.
-    assert [r.signature_ok for r in partner.requests] == [True] * 9 + [False] * 3
-    first, retry = partner.calls("/booking/create")
+    assert [r.signature_ok for r in partner.requests] == [True] * 11 + [False] * 3
+    first, retry, _ = partner.calls("/booking/create")
     assert first.headers["webhook-id"] == retry.headers["webhook-id"] and first.body == retry.body
     assert first.body["reservation_no"] == report["reservation_no"] and first.body["vehicle_id"] == "car-1"
     assert partner.requests[0].headers["x-request-id"].startswith("partner-check-")

@@ -175,14 +175,14 @@ async def test_conformance_check_runs_against_the_partners_own_server_and_is_aud
             deadlines=Deadlines(search=3, create=3, other=3),
         )
         assert report.passed, [(c.name, c.detail) for c in report.checks if c.result != "PASS"]
-        assert report.airport == "GOH" and len(report.checks) == 12
+        assert report.airport == "GOH" and len(report.checks) == 14
         (row,) = await audit_of(db, registered.partner_id, "partner.check")
         assert row.actor == "operator:b@x"
         details = row.details
         assert {k: details[k] for k in ("passed", "airport", "summary", "failed", "base_url")} == {
             "passed": True,
             "airport": "GOH",
-            "summary": {"PASS": 12, "FAIL": 0, "SKIP": 0},
+            "summary": {"PASS": 14, "FAIL": 0, "SKIP": 0},
             "failed": [],
             "base_url": f"http://127.0.0.1:{port}",
         }

@@ -15,7 +15,16 @@ from sqlalchemy import func, select
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.helpers import booking_body, future_local, ledger_of, row_of, search_body
 from transfers.db.engine import Database
-from transfers.db.tables import bookings, wallets
+from transfers.db.tables import (
+    booking_transitions,
+    bookings,
+    client_events,
+    journal_entries,
+    journal_lines,
+    ledger_entries,
+    outbox,
+    wallets,
+)
 
 SEARCH = "/api/v1/booking-api/search"
 BOOKING = "/api/v1/booking-api/booking"
@@ -87,6 +96,68 @@ async def test_a_pair_is_two_bookings_two_debits_two_creates(
     # GET shows each leg with its trip
     got = await http.get(BOOKING, params={"reservation_no": back["reservation_no"]}, headers=bearer(key))
     assert got.json()["trip"] == back["trip"]
+
+
+async def test_the_pairs_debits_are_written_as_if_one_by_one(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database
+) -> None:
+    """The two debits are one wallet UPDATE by their sum (``lifecycle.create_many``), yet each ledger
+    entry's balance_after, its journal entry and the entry's balanced lines are those of two moves
+    posted one after the other; both legs' audit rows, create messages and booking.created events
+    are written."""
+    _, key = await make_client(balance="500.00")
+    await make_partner(name="Both Ways")
+    found = await _return_search(http, key)
+    body = booking_body(found["search_id"], return_vehicle_id=int(found["return_vehicles"][1]["vehicle_id"]))
+    answer = (await http.post(BOOKING, json=body, headers=bearer(key))).json()
+    numbers = [answer["booking"]["reservation_no"], answer["return_booking"]["reservation_no"]]
+    e, j, line = ledger_entries.c, journal_entries.c, journal_lines.c
+    async with db.read() as conn:
+        ids = {
+            no: i
+            for no, i in (
+                await conn.execute(
+                    select(bookings.c.reservation_no, bookings.c.id).where(bookings.c.reservation_no.in_(numbers))
+                )
+            ).all()
+        }
+        entries = (
+            await conn.execute(
+                select(e.id, e.booking_id, e.amount, e.balance_after)
+                .where(e.booking_id.in_(list(ids.values())))
+                .order_by(e.id)
+            )
+        ).all()
+        journal = (
+            await conn.execute(
+                select(j.id, j.ledger_entry_id, j.booking_id).where(j.booking_id.in_(list(ids.values()))).order_by(j.id)
+            )
+        ).all()
+        lines = (
+            await conn.execute(select(line.entry_id, line.amount).where(line.entry_id.in_([r.id for r in journal])))
+        ).all()
+        created = (
+            booking_transitions.c.from_status.is_(None),
+            outbox.c.kind == "booking.create",
+            client_events.c.type == "booking.created",
+        )
+        counts = {
+            table.name: (
+                await conn.execute(
+                    select(func.count()).select_from(table).where(table.c.booking_id.in_(list(ids.values())), which)
+                )
+            ).scalar_one()
+            for table, which in zip((booking_transitions, outbox, client_events), created, strict=True)
+        }
+    assert [(r.booking_id, Decimal(r.amount), Decimal(r.balance_after)) for r in entries] == [
+        (ids[numbers[0]], Decimal("-40.00"), Decimal("460.00")),
+        (ids[numbers[1]], Decimal("-70.00"), Decimal("390.00")),
+    ]
+    assert [(r.ledger_entry_id, r.booking_id) for r in journal] == [(r.id, r.booking_id) for r in entries]
+    for entry in journal:
+        amounts = sorted(Decimal(a) for i, a in lines if i == entry.id)
+        assert len(amounts) == 2 and sum(amounts) == 0
+    assert counts == {"booking_transitions": 2, "outbox": 2, "client_events": 2}
 
 
 async def test_a_single_booking_sends_a_null_trip_id_and_leg(

@@ -12,7 +12,7 @@ from transfers.delivery.kinds import DeliveryKind
 from transfers.delivery.policy import STANDARD, Ending, RetrySchedule, Verdict, settle
 from transfers.delivery.transport import CallResult, Outcome, Receiver
 from transfers.partners import calls
-from transfers.webhooks import delivery as webhooks
+from transfers.webhooks import kind as webhooks
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 

@@ -24,6 +24,7 @@ from transfers.bookings.resource import RESOURCE_FIELDS, booking_resource
 from transfers.bookings.state import BookingStatus
 from transfers.db.tables import bookings, outbox, search_vehicles, searches
 from transfers.delivery import repository as outbox_repo
+from transfers.delivery import statement_pieces
 from transfers.delivery.models import (
     NEW_MESSAGE_FIELDS,
     OUTBOX_MESSAGE_FIELDS,
@@ -111,7 +112,7 @@ def test_a_searched_trip_is_part_of_a_searches_row() -> None:
 def test_an_outbox_message_is_an_outbox_row() -> None:
     assert set(OUTBOX_MESSAGE_FIELDS) == columns(outbox)
     assert set(NEW_MESSAGE_FIELDS) == columns(outbox, without=("id", "booking_id", "last_error", "finished_at"))
-    assert outbox_repo.MESSAGE_KEYS == NEW_MESSAGE_FIELDS  # what the fast statements bind
+    assert statement_pieces.MESSAGE_KEYS == NEW_MESSAGE_FIELDS  # what the fast statements bind
 
 
 def test_a_new_message_is_pending_and_stored_with_its_ids() -> None:
@@ -192,9 +193,19 @@ def test_an_operator_list_line_holds_bookings_columns_and_the_parties_names() ->
 def test_the_other_repository_rows_are_their_tables_columns() -> None:
     from transfers.auth.repository import _LOOKUP, KEY_OWNER_FIELDS
     from transfers.bookings.models import TRANSITION_FIELDS
-    from transfers.db.tables import booking_transitions, ledger_entries, operators
+    from transfers.db.tables import (
+        booking_transitions,
+        ledger_entries,
+        operators,
+        partner_emails,
+        partner_users,
+        partners,
+        web_sessions,
+    )
+    from transfers.hosted import repository as hosted
     from transfers.operators.repository import LISTED_OPERATOR_FIELDS, OPERATOR_FIELDS
     from transfers.wallet.ledger import LEDGER_ENTRY_FIELDS, STATEMENT_LINE_FIELDS
+    from transfers.webauth.repository import SESSION_FIELDS
 
     assert set(TRANSITION_FIELDS) == columns(booking_transitions)
     assert set(LEDGER_ENTRY_FIELDS) == columns(ledger_entries)
@@ -202,6 +213,11 @@ def test_the_other_repository_rows_are_their_tables_columns() -> None:
     assert set(OPERATOR_FIELDS) == columns(operators)
     assert set(LISTED_OPERATOR_FIELDS) == columns(operators, without=("password_hash",))
     assert tuple(c.key for c in _LOOKUP.statement.selected_columns) == KEY_OWNER_FIELDS
+    assert set(SESSION_FIELDS) == columns(web_sessions)
+    assert set(hosted.EMAIL_FIELDS) == columns(partner_emails)
+    assert set(hosted.PARTNER_USER_FIELDS) == columns(partner_users)
+    assert set(hosted.LISTED_PARTNER_USER_FIELDS) == columns(partner_users, without=("partner_id", "password_hash"))
+    assert set(hosted.PORTAL_PARTNER_FIELDS) | set(hosted.HOSTED_PARTNER_FIELDS) <= columns(partners)
 
 
 def test_the_trip_is_built_from_the_booking_columns() -> None:

@@ -165,6 +165,7 @@ def search(
     adult: int | None,
     children: int | None,
     infant: int | None,
+    return_datetime: Instant | None = None,
 ) -> Call[SearchResult]:
     named = {
         "pickup_datetime": pickup_datetime,
@@ -173,6 +174,7 @@ def search(
         "adult": adult,
         "children": children,
         "infant": infant,
+        "return_datetime": return_datetime,
     }
     if body is not None:
         given = sorted(k for k, v in named.items() if v is not None)
@@ -195,6 +197,8 @@ def search(
             "dropoff_location": _location(dropoff),
             "travelers": travelers,
         }
+        if return_datetime is not None:  # docs/rules/return-trips.md#search: the way back, same form
+            request["return_datetime"] = _pickup_datetime(return_datetime)
     return Call("POST", f"{API}/search", SearchResult.from_json, body=_json(request))
 
 

@@ -131,11 +131,14 @@ class TransfersClient(AccountMethods):
         adult: int | None = None,
         children: int | None = None,
         infant: int | None = None,
+        return_datetime: Instant | None = None,
     ) -> SearchResult:
         """POST /booking-api/search with a SearchRequest ``body``, or built from the keywords.
 
         ``pickup``/``dropoff``: ``Airport("LHR")``, ``Point(lat, lng, name)`` or the wire dict.
         ``pickup_datetime``: ``"YYYY-MM-DD HH:MM"`` or a ``datetime`` (naive: local time at the airport).
+        ``return_datetime``: the same for the way back of a return trip; the answer's ``return_vehicles``
+        are then its offers (docs/rules/return-trips.md#search); with a ``body``, put it in the body.
         """
         return self._run(
             _calls.search(
@@ -146,6 +149,7 @@ class TransfersClient(AccountMethods):
                 adult=adult,
                 children=children,
                 infant=infant,
+                return_datetime=return_datetime,
             )
         )
 
@@ -387,6 +391,7 @@ class AsyncTransfersClient(AsyncAccountMethods):
         adult: int | None = None,
         children: int | None = None,
         infant: int | None = None,
+        return_datetime: Instant | None = None,
     ) -> SearchResult:
         """See ``TransfersClient.search``."""
         return await self._run(
@@ -398,6 +403,7 @@ class AsyncTransfersClient(AsyncAccountMethods):
                 adult=adult,
                 children=children,
                 infant=infant,
+                return_datetime=return_datetime,
             )
         )
 

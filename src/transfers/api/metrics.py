@@ -23,7 +23,7 @@ from starlette.types import Message, Scope
 
 from transfers.bookings import queries as booking_queries
 from transfers.bookings.state import BookingStatus
-from transfers.delivery import repository as outbox_repo
+from transfers.delivery import operators as outbox_views
 from transfers.observability import metrics
 from transfers.services import Services
 from transfers.webhooks import repository as webhooks_repo
@@ -80,7 +80,7 @@ async def _database_families(svc: Services) -> list[Any]:
     now = svc.clock.now()
     try:
         async with asyncio.timeout(_SCRAPE_DB_TIMEOUT_SECONDS), svc.db.read() as conn:
-            pending, oldest = await outbox_repo.pending_summary(conn)
+            pending, oldest = await outbox_views.pending_summary(conn)
             by_status = await booking_queries.count_by_status(conn)
             webhooks_pending, oldest_webhook = await webhooks_repo.pending_summary(conn)
     except Exception as exc:  # a scrape must still answer the process metrics

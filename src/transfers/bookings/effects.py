@@ -21,7 +21,7 @@ booking's ``sequence``):
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -38,6 +38,7 @@ from transfers.bookings.state import REFUNDING, BookingStatus
 from transfers.clients.models import REVERSE_API_PAY_TYPE
 from transfers.db.tables import booking_transitions, journal_entries, ledger_entries, outbox
 from transfers.delivery import repository as outbox_repo
+from transfers.delivery import statement_pieces
 from transfers.delivery.models import NewMessage
 from transfers.hosted import capacity as hosted_capacity
 from transfers.partners.calls import MessageKind
@@ -111,6 +112,9 @@ class SideEffect:
     write: Callable[[AsyncConnection, Change], Awaitable[None]]
     fragment: Callable[[FastContext], dict[str, CTE]]
     params: Callable[[Change, FastShape], dict[str, Any]]
+    # Several changes at once (a return trip's two creations, ``write_effects_many``) in fewer round
+    # trips; None: ``write`` for each change in turn.
+    write_many: Callable[[AsyncConnection, Sequence[Change]], Awaitable[None]] | None = None
 
 
 # --- the moved row -----------------------------------------------------------------------------------
@@ -133,6 +137,23 @@ async def _audit_write(conn: AsyncConnection, change: Change) -> None:
         from_status=change.from_status.value if change.from_status is not None else None,
         reason=change.reason,
         now=change.now,
+    )
+
+
+async def _audit_write_many(conn: AsyncConnection, changes: Sequence[Change]) -> None:
+    await repo.record_transitions(
+        conn,
+        [
+            {
+                "booking_id": change.moved.id,
+                "from_status": change.from_status.value if change.from_status is not None else None,
+                "to_status": change.to_status.value,
+                "actor": change.actor,
+                "reason": change.reason,
+                "created_at": change.now,
+            }
+            for change in changes
+        ],
     )
 
 
@@ -168,13 +189,19 @@ async def _messages_write(conn: AsyncConnection, change: Change) -> None:
         await outbox_repo.insert_message(conn, message, booking_id=change.moved.id)
 
 
+async def _messages_write_many(conn: AsyncConnection, changes: Sequence[Change]) -> None:
+    await outbox_repo.insert_messages(
+        conn, [(message, change.moved.id) for change in changes for message in change.messages]
+    )
+
+
 def _messages_fragment(ctx: FastContext) -> dict[str, CTE]:
     pieces = {}
     for i in range(ctx.shape.messages):
-        values = (bindparam(f"o{i}_{k}", type_=outbox.c[k].type) for k in outbox_repo.MESSAGE_KEYS)
+        values = (bindparam(f"o{i}_{k}", type_=outbox.c[k].type) for k in statement_pieces.MESSAGE_KEYS)
         pieces[f"o{i}"] = (
             insert(outbox)
-            .from_select(["booking_id", *outbox_repo.MESSAGE_KEYS], select(ctx.moved.c.id, *values))
+            .from_select(["booking_id", *statement_pieces.MESSAGE_KEYS], select(ctx.moved.c.id, *values))
             .returning(outbox.c.id)
             .cte(f"o{i}")
         )
@@ -185,7 +212,9 @@ def _messages_params(change: Change, shape: FastShape) -> dict[str, Any]:
     if len(change.messages) != shape.messages:
         raise ValueError(f"the statement writes {shape.messages} messages, the change has {len(change.messages)}")
     return {
-        f"o{i}_{k}": getattr(message, k) for i, message in enumerate(change.messages) for k in outbox_repo.MESSAGE_KEYS
+        f"o{i}_{k}": getattr(message, k)
+        for i, message in enumerate(change.messages)
+        for k in statement_pieces.MESSAGE_KEYS
     }
 
 
@@ -240,6 +269,19 @@ async def _ledger_write(conn: AsyncConnection, change: Change) -> None:
             booking_id=change.moved.id,
             note=move.note,
         )
+
+
+async def _ledger_write_many(conn: AsyncConnection, changes: Sequence[Change]) -> None:
+    """The changes' wallet moves, one UPDATE per wallet by their sum (all fit or none is written)."""
+    by_client: dict[int, list[wallet_repo.Move]] = {}
+    for change in changes:
+        move = ledger_move(change)
+        if move is not None:
+            by_client.setdefault(move.client_id, []).append(
+                wallet_repo.Move(move.kind, move.amount, change.moved.id, move.note)
+            )
+    for client_id, moves in by_client.items():
+        await wallet_repo.post_entries_for_client(conn, client_id=client_id, moves=moves, now=changes[0].now)
 
 
 def _ledger_fragment(ctx: FastContext) -> dict[str, CTE]:
@@ -342,15 +384,23 @@ def _capacity_params(change: Change, shape: FastShape) -> dict[str, Any]:
 
 
 EFFECTS: tuple[SideEffect, ...] = (
-    SideEffect("audit", _audit_write, _audit_fragment, _audit_params),
-    SideEffect("messages", _messages_write, _messages_fragment, _messages_params),
+    SideEffect("audit", _audit_write, _audit_fragment, _audit_params, _audit_write_many),
+    SideEffect("messages", _messages_write, _messages_fragment, _messages_params, _messages_write_many),
     SideEffect(
-        "events", event_effects.events_write, event_effects.events_fragment, event_effects.events_params
+        "events",
+        event_effects.events_write,
+        event_effects.events_fragment,
+        event_effects.events_params,
+        event_effects.events_write_many,
     ),  # issue 14
-    SideEffect("ledger", _ledger_write, _ledger_fragment, _ledger_params),
+    SideEffect("ledger", _ledger_write, _ledger_fragment, _ledger_params, _ledger_write_many),
     # issue 24: third parties' payments and the partners' earnings (the wallet's own moves are journaled with them)
     SideEffect(
-        "journal", journal_effects.journal_write, journal_effects.journal_fragment, journal_effects.journal_params
+        "journal",
+        journal_effects.journal_write,
+        journal_effects.journal_fragment,
+        journal_effects.journal_params,
+        journal_effects.journal_write_many,
     ),
     SideEffect("capacity", _capacity_write, _capacity_fragment, _capacity_params),
 )
@@ -360,6 +410,21 @@ async def write_effects(conn: AsyncConnection, change: Change) -> None:
     """Every side effect of ``change``, the general way, in the caller's transaction."""
     for effect in EFFECTS:
         await effect.write(conn, change)
+
+
+async def write_effects_many(conn: AsyncConnection, changes: Sequence[Change]) -> None:
+    """``write_effects`` of every one of ``changes`` (all in the caller's transaction, all ``now``
+    alike), effect by effect, each effect's rows for all changes in one round trip where it can
+    (a return trip's pair, docs/rules/return-trips.md#create; a flight watch pass's moves, bounded
+    multi-row statements, docs/rules/flights.md#watching)."""
+    if not changes:
+        return
+    for effect in EFFECTS:
+        if effect.write_many is not None:
+            await effect.write_many(conn, changes)
+        else:
+            for change in changes:
+                await effect.write(conn, change)
 
 
 def fast_pieces(ctx: FastContext) -> dict[str, CTE]:

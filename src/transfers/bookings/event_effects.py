@@ -9,6 +9,7 @@ is built by ``_row``, so a new event of either kind has the same columns.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -60,9 +61,13 @@ def _specs(change: Change) -> list[client_events.EventSpec]:
 
 
 async def events_write(conn: AsyncConnection, change: Change) -> None:
+    await webhooks_repo.insert_events(conn, await _rows_of(conn, change))
+
+
+async def _rows_of(conn: AsyncConnection, change: Change) -> list[dict[str, Any]]:
     specs = _specs(change)  # decided once: the count bumps the sequence, the specs make the rows
     if not specs:
-        return
+        return []
     if change.from_status is None:  # created with ``event_sequence`` 1 (``service._booking_values``)
         last = change.moved.event_sequence or 1
     else:
@@ -84,7 +89,31 @@ async def events_write(conn: AsyncConnection, change: Change) -> None:
         )
         for i, spec in enumerate(specs)
     ]
-    await webhooks_repo.insert_events(conn, rows)
+    return rows
+
+
+async def events_write_many(conn: AsyncConnection, changes: Sequence[Change]) -> None:
+    """``events_write`` for several changes (of different bookings): one sequence bump and one insert for
+    all of them, bounded (``repo.BATCH_ROWS`` rows a statement)."""
+    decided = [(change, _specs(change)) for change in changes]
+    decided = [(change, specs) for change, specs in decided if specs]
+    counts = {c.moved.id: len(specs) for c, specs in decided if c.from_status is not None}
+    if len(counts) != len([c for c, _ in decided if c.from_status is not None]):
+        raise ValueError("one booking's changes are written one at a time: their events take successive numbers")
+    bumped = await repo.bump_event_sequences(conn, counts)
+    rows: list[dict[str, Any]] = []
+    for change, specs in decided:
+        booking = change.moved
+        last = (booking.event_sequence or 1) if change.from_status is None else bumped[booking.id]
+        snapshot = booking_resource(booking, change.now)
+        first = last - len(specs) + 1
+        status = change.to_status.value
+        rows += [
+            _row(booking, spec.type.value, first + i, status, spec.previous_status, snapshot, change.now, spec.data)
+            for i, spec in enumerate(specs)
+        ]
+    for start in range(0, len(rows), repo.BATCH_ROWS):
+        await webhooks_repo.insert_events(conn, rows[start : start + repo.BATCH_ROWS])
 
 
 def events_fragment(ctx: FastContext) -> dict[str, CTE]:

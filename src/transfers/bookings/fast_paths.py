@@ -39,6 +39,7 @@ from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, outbox
 from transfers.delivery import repository as outbox_repo
+from transfers.delivery import statement_pieces
 from transfers.delivery.models import NewMessage, OutboxMessage
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import InsufficientBalance
@@ -152,7 +153,7 @@ def _acknowledge_statement() -> Select[Any]:
         .where(
             bookings.c.id == bindparam("b_id"),
             bookings.c.status == S.PENDING.value,
-            exists(select(outbox.c.id).where(outbox_repo.held_by_caller())),
+            exists(select(outbox.c.id).where(statement_pieces.held_by_caller())),
         )
         .values(
             lifecycle.status_values(
@@ -168,12 +169,12 @@ def _acknowledge_statement() -> Select[Any]:
         .returning(*bookings.c)
         .cte("b")
     )
-    f = outbox_repo.delivered_fragment(b, now)
+    f = statement_pieces.delivered_fragment(b, now)
     pieces = lifecycle.fast_pieces(FastContext(b, _ACK_SHAPE, now))
     return (
         select(*b.c, f.c.id.label("finished_id"))
         .select_from(b.outerjoin(f, true()))
-        .add_cte(outbox_repo.attempt_fragment(b), *pieces.values())
+        .add_cte(statement_pieces.attempt_fragment(b), *pieces.values())
     )
 
 
@@ -202,7 +203,7 @@ async def finish_acknowledged(
         m_now=now,
         b_id=message.booking_id,
         b_ref=partner_reference or None,
-        **outbox_repo.attempt_params(attempt),
+        **statement_pieces.attempt_params(attempt),
         **lifecycle.fast_params(change, _ACK_SHAPE),
     )
     # finished_id is NULL only if the lease was taken between the two UPDATEs' checks (a lease

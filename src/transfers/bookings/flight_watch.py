@@ -5,7 +5,7 @@ One pass (``watch_pass``): claim the due watches that fit the per-minute budget 
 skips them), ask the provider about each (outside any transaction), then, per watch in one write
 transaction: each live booking's decision. A shift moves the pickup (the booked offset kept), writes the
 partner's notice (``MessageKind.FLIGHT`` through the delivery engine) and the client's
-``booking.pickup_time_changed`` (``lifecycle.update_details``: audit row, message and event in the same
+``booking.pickup_time_changed`` (``lifecycle.update_details_many``: audit row, message and event in the same
 transaction); a disruption marks the booking (``booking.flight_disrupted``; cancelling is free from then on);
 anything else refreshes the bookings' ``flight_state`` in one statement. A provider failure is logged and
 the watch retried at its next slot; it never raises out of the pass.
@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.bookings import flight_repository as repo
 from transfers.bookings import partner_payloads
 from transfers.bookings import repository as booking_repo
-from transfers.bookings.lifecycle import update_details
+from transfers.bookings.lifecycle import DetailChange, update_details_many
 from transfers.bookings.models import Booking
 from transfers.bookings.resource import flight_view
 from transfers.clock import Clock
@@ -33,7 +33,7 @@ from transfers.delivery import repository as outbox_repo
 from transfers.delivery.policy import delivery_deadline
 from transfers.errors import NotFound, Unavailable
 from transfers.flights.numbers import is_trackable
-from transfers.flights.providers import FlightProvider
+from transfers.flights.providers import FlightProvider, build_provider
 from transfers.flights.rules import (
     FlightReport,
     FlightStatus,
@@ -83,18 +83,37 @@ async def enrol(conn: AsyncConnection, booking: Booking, now: datetime) -> int |
 
 
 async def watch_pass(
-    db: Database, provider: FlightProvider, clock: Clock, settings: Settings, *, limit: int = 100
+    db: Database,
+    provider: FlightProvider,
+    clock: Clock,
+    settings: Settings,
+    *,
+    limit: int = 100,
+    watch_id: int | None = None,
 ) -> PassResult:
-    """Check every due watch that fits the budget (up to ``limit``). Never raises for a provider's fault."""
+    """Check every due watch that fits the budget (up to ``limit``; only ``watch_id``'s when given). Never
+    raises for a provider's fault."""
     result = PassResult()
     now = clock.now()
     async with db.write() as conn:
         used = await repo.calls_since(conn, now - BUDGET_WINDOW, now)
         room = min(limit, settings.flight_provider_max_calls_per_minute - used)
-        claimed = await repo.claim_due(conn, now, limit=room, lease_until=now + LEASE)
+        claimed = await repo.claim_due(conn, now, limit=room, lease_until=now + LEASE, watch_id=watch_id)
     for start in range(0, len(claimed), APPLY_BATCH):
         await check_watches(db, provider, clock, claimed[start : start + APPLY_BATCH], result)
     return result
+
+
+async def check_new(db: Database, clock: Clock, settings: Settings, watch_id: int) -> None:
+    """A new booking's first check, right after its creation (docs/rules/flights.md#watching), run beside the
+    request (``Services.background``), never in its way. The watch is claimed like a pass claims it (due, not
+    leased, within the per-minute budget): when a worker's pass has it, or the budget is spent, nothing
+    happens here and the pass checks it as before."""
+    provider = build_provider(settings, clock)
+    try:
+        await watch_pass(db, provider, clock, settings, limit=1, watch_id=watch_id)
+    finally:
+        await provider.aclose()
 
 
 async def check_watch(
@@ -123,13 +142,18 @@ async def check_watches(
     async with db.write() as conn:
         rows = await repo.watched_bookings_of(conn, [watch.id for watch, _ in answered])
         states: list[tuple[int, dict[str, Any]]] = []
+        changes: list[DetailChange] = []
         finished: list[dict[str, Any]] = []
         for watch, report in answered:
             watched = rows.get(watch.id, [])
-            state, unchanged = await _apply(conn, watch, report, watched, now, result)
+            state, unchanged, changed = _apply(watch, report, watched, now, result)
             states += [(booking_id, state) for booking_id in unchanged]
+            changes += changed
             slot = next_check(now, _expected(watch, report), report.status) if watched else None
             finished.append({"b_id": watch.id, "next_check_at": slot, "checked_at": now, "report": state})
+        # every move, disruption and new status of these watches' bookings: each booking's row, audit line,
+        # partner notice and client event as ``update_details`` writes them, in bounded multi-row statements
+        await update_details_many(conn, changes, actor=ACTOR, now=now)
         await repo.set_flight_states(conn, states)
         await repo.finish_many(conn, finished)
 
@@ -198,19 +222,20 @@ def _for_booking(report: FlightReport, scheduled: datetime, booked: datetime) ->
     )
 
 
-async def _apply(
-    conn: AsyncConnection,
+def _apply(
     watch: repo.Watch,
     report: FlightReport,
     watched: list[tuple[Booking, int]],
     now: datetime,
     result: PassResult,
-) -> tuple[dict[str, Any], list[int]]:
-    """The rules for every live booking of ``watch`` (row-locked by the caller's read). Answers the flight state
-    and the bookings whose only change is that state (the caller writes those in one statement)."""
+) -> tuple[dict[str, Any], list[int], list[DetailChange]]:
+    """The rules for every live booking of ``watch`` (row-locked by the caller's read). Answers the flight state,
+    the bookings whose only change is that state (the caller writes those in one statement) and the other
+    bookings' changes (a move, a disruption, a new flight status: the caller writes them all at once)."""
     scheduled = report.scheduled_arrival or watch.scheduled_arrival
     state = flight_state(watch.number, report, scheduled, now)
     unchanged: list[int] = []
+    changes: list[DetailChange] = []
     for booking, follow in watched:
         result.bookings += 1
         original = booking.original_pickup_at or booking.pickup_at
@@ -219,11 +244,11 @@ async def _apply(
             _for_booking(report, scheduled, original),
         )
         if decision.outcome is Outcome.SHIFT and decision.new_pickup_at is not None:
-            await _shift(conn, booking, decision.new_pickup_at, decision.reason or "", state, now)
+            changes.append(_shift(booking, decision.new_pickup_at, decision.reason or "", state, now))
             result.shifted += 1
             result.reservations.append(booking.reservation_no)
         elif decision.outcome is Outcome.DISRUPTED:
-            await _disrupt(conn, booking, decision.reason or "", state, now)
+            changes.append(_disrupt(booking, decision.reason or "", state, now))
             result.disrupted += 1
             result.reservations.append(booking.reservation_no)
         else:
@@ -231,22 +256,14 @@ async def _apply(
                 log.warning("flight_report_ignored", flight=watch.number, reason=decision.reason)
             previous = (booking.flight_state or {}).get("status")
             if previous is not None and previous != state["status"]:
-                await update_details(
-                    conn,
-                    booking,
-                    {"flight_state": state},
-                    actor=ACTOR,
-                    reason=f"flight {watch.number}: {previous} -> {state['status']}",
-                    now=now,
-                )
+                reason = f"flight {watch.number}: {previous} -> {state['status']}"
+                changes.append(DetailChange(booking, {"flight_state": state}, reason))
             else:
                 unchanged.append(booking.id)
-    return state, unchanged
+    return state, unchanged, changes
 
 
-async def _shift(
-    conn: AsyncConnection, booking: Booking, new_pickup: datetime, reason: str, state: dict[str, Any], now: datetime
-) -> None:
+def _shift(booking: Booking, new_pickup: datetime, reason: str, state: dict[str, Any], now: datetime) -> DetailChange:
     iata = booking.airport_iata
     before = local_time(iata, booking.pickup_at).isoformat()
     after = local_time(iata, new_pickup).isoformat()
@@ -265,15 +282,8 @@ async def _shift(
         not_before=None,
         lease_until=None,
     )
-    await update_details(
-        conn,
-        booking,
-        fields,
-        actor=ACTOR,
-        reason=f"flight {booking.flight_number}: pickup moved from {before} to {after} ({reason})",
-        now=now,
-        messages=(message,),
-    )
+    why = f"flight {booking.flight_number}: pickup moved from {before} to {after} ({reason})"
+    return DetailChange(booking, fields, why, (message,))
 
 
 def notice_payload(booking: Booking) -> dict[str, Any]:
@@ -293,15 +303,12 @@ def notice_payload(booking: Booking) -> dict[str, Any]:
     }
 
 
-async def _disrupt(conn: AsyncConnection, booking: Booking, reason: str, state: dict[str, Any], now: datetime) -> None:
+def _disrupt(booking: Booking, reason: str, state: dict[str, Any], now: datetime) -> DetailChange:
     why = {"BEYOND_LIMIT": "beyond the partner's limit", "CANCELLED": "cancelled", "DIVERTED": "diverted"}
-    await update_details(
-        conn,
+    return DetailChange(
         booking,
         {"flight_disrupted_at": now, "flight_state": state},
-        actor=ACTOR,
-        reason=f"flight {booking.flight_number} disrupted ({why.get(reason, reason)}): cancelling is free from now on",
-        now=now,
+        f"flight {booking.flight_number} disrupted ({why.get(reason, reason)}): cancelling is free from now on",
     )
 
 

@@ -6,12 +6,12 @@ paths are in ``fast_paths.py``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Executable, bindparam, insert, or_, select, update
+from sqlalchemy import Executable, FromClause, bindparam, case, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.models import Booking, BookingView, Transition
@@ -39,17 +39,26 @@ _UPDATE = update(bookings).where(bookings.c.id == bindparam("b_id"))
 _SET_STATUS = _UPDATE.where(bookings.c.status == bindparam("b_expected"))
 _MOVE_STATUS = _SET_STATUS.returning(*bookings.c)
 
-_VEHICLE = [c.label(f"v_{c.name}") for c in search_vehicles.c]
-_PARTNER = [
-    partners.c.name.label("p_name"),
-    partners.c.base_url.label("p_base_url"),
-    partners.c.outbound_token_enc.label("p_token_enc"),
-    partners.c.signing_secret_enc.label("p_secret_enc"),
-    partners.c.previous_signing_secret_enc.label("p_previous_secret_enc"),  # issue 13: rotation overlap
-    partners.c.previous_secret_until.label("p_previous_until"),
-    partners.c.hosted.label("p_hosted"),
-    partners.c.free_wait_minutes.label("p_free_wait_minutes"),  # issue 23: sold with the partner's free wait
-]
+
+def _vehicle_columns(table: FromClause, prefix: str) -> list[Any]:
+    return [c.label(f"{prefix}{c.name}") for c in table.c]
+
+
+def _partner_columns(table: FromClause, prefix: str) -> list[Any]:
+    return [
+        table.c.name.label(f"{prefix}name"),
+        table.c.base_url.label(f"{prefix}base_url"),
+        table.c.outbound_token_enc.label(f"{prefix}token_enc"),
+        table.c.signing_secret_enc.label(f"{prefix}secret_enc"),
+        table.c.previous_signing_secret_enc.label(f"{prefix}previous_secret_enc"),  # issue 13: rotation overlap
+        table.c.previous_secret_until.label(f"{prefix}previous_until"),
+        table.c.hosted.label(f"{prefix}hosted"),
+        table.c.free_wait_minutes.label(f"{prefix}free_wait_minutes"),  # issue 23: sold with the partner's free wait
+    ]
+
+
+_VEHICLE = _vehicle_columns(search_vehicles, "v_")
+_PARTNER = _partner_columns(partners, "p_")
 # The caller's unexpired search, the chosen vehicle and its partner's endpoint in one statement: the
 # vehicle (and its partner) are outer-joined, so a visible search with an unknown vehicle number
 # still answers (docs/rules/errors.md#create-codes tells "no such search" from "no such vehicle").
@@ -90,6 +99,75 @@ class OfferSource:
     free_wait_minutes: int | None = None  # issue 23: the partner's free wait at airports
 
 
+# A return trip's create (docs/rules/return-trips.md#create): the search, the way out's offer
+# (``v_``/``p_``) and the way back's (``r_``/``q_``) in the one statement.
+_BACK_VEHICLE = search_vehicles.alias("back_vehicle")
+_BACK_PARTNER = partners.alias("back_partner")
+_OFFERS = DirectStatement(
+    select(
+        *(searches.c[name] for name in SEARCHED_TRIP_FIELDS),
+        *_VEHICLE,
+        *_PARTNER,
+        *_vehicle_columns(_BACK_VEHICLE, "r_"),
+        *_partner_columns(_BACK_PARTNER, "q_"),
+    )
+    .select_from(
+        searches.outerjoin(
+            search_vehicles,
+            (search_vehicles.c.search_pk == searches.c.id)
+            & (search_vehicles.c.vehicle_no == bindparam("b_vehicle_no"))
+            & (search_vehicles.c.leg == 1),
+        )
+        .outerjoin(partners, partners.c.id == search_vehicles.c.partner_id)
+        .outerjoin(
+            _BACK_VEHICLE,
+            (_BACK_VEHICLE.c.search_pk == searches.c.id)
+            & (_BACK_VEHICLE.c.vehicle_no == bindparam("b_back_no"))
+            & (_BACK_VEHICLE.c.leg == 2),
+        )
+        .outerjoin(_BACK_PARTNER, _BACK_PARTNER.c.id == _BACK_VEHICLE.c.partner_id)
+    )
+    .where(
+        searches.c.search_id == bindparam("b_search_id"),
+        searches.c.client_id == bindparam("b_client_id"),
+        searches.c.expires_at > bindparam("b_now"),
+    )
+)
+
+Found = tuple["Offer | None", "OfferSource | None"]
+
+
+async def find_offers(
+    db: Database, *, client_id: int, search_id: str, vehicle_no: int | None, back_no: int | None, now: datetime
+) -> tuple[SearchedTrip | None, Found, Found]:
+    """``find_offer`` of both legs of a return trip in one round trip: (search, (way out's offer,
+    source), (way back's offer, source)); an offer is None when its number names none of its leg."""
+    row = await db.read_one(
+        _OFFERS, b_vehicle_no=vehicle_no, b_back_no=back_no, b_search_id=search_id, b_client_id=client_id, b_now=now
+    )
+    if row is None:
+        return None, (None, None), (None, None)
+    return SearchedTrip.from_row(row), _found(row, "v_", "p_"), _found(row, "r_", "q_")
+
+
+def _found(row: Any, vehicle: str, partner: str) -> Found:
+    if row[f"{vehicle}id"] is None:
+        return None, None
+    source = OfferSource(
+        row[f"{vehicle}id"],
+        row[f"{vehicle}partner_id"],
+        row[f"{partner}name"],
+        row[f"{partner}base_url"],
+        row[f"{partner}token_enc"],
+        row[f"{partner}secret_enc"],
+        row[f"{partner}previous_secret_enc"],
+        row[f"{partner}previous_until"],
+        bool(row[f"{partner}hosted"]),
+        row[f"{partner}free_wait_minutes"],
+    )
+    return Offer.from_row(row, vehicle), source
+
+
 async def find_offer(
     db: Database, *, client_id: int, search_id: str, vehicle_no: int | None, now: datetime, leg: int = 1
 ) -> tuple[SearchedTrip | None, Offer | None, OfferSource | None]:
@@ -102,26 +180,21 @@ async def find_offer(
     )
     if row is None:
         return None, None, None
-    search = SearchedTrip.from_row(row)
-    if row["v_id"] is None:
-        return search, None, None
-    source = OfferSource(
-        row["v_id"],
-        row["v_partner_id"],
-        row["p_name"],
-        row["p_base_url"],
-        row["p_token_enc"],
-        row["p_secret_enc"],
-        row["p_previous_secret_enc"],
-        row["p_previous_until"],
-        bool(row["p_hosted"]),
-        row["p_free_wait_minutes"],
-    )
-    return search, Offer.from_row(row, "v_"), source
+    offer, source = _found(row, "v_", "p_")
+    return SearchedTrip.from_row(row), offer, source
 
 
 async def insert_booking(conn: AsyncConnection, values: dict[str, Any]) -> int:
     return int((await conn.execute(_INSERT_BOOKING, values)).scalar_one())
+
+
+_INSERT_BOOKINGS = insert(bookings).returning(bookings.c.id, sort_by_parameter_order=True)
+
+
+async def insert_bookings(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> list[int]:
+    """Several bookings in one INSERT (a return trip's legs): their ids in the order of ``rows``.
+    Every row must name the same columns."""
+    return [int(i) for i in (await conn.execute(_INSERT_BOOKINGS, list(rows))).scalars()]
 
 
 # Built once: GET and cancel run it on every request, and building the expression and its cache key
@@ -193,6 +266,36 @@ async def update_fields(conn: AsyncConnection, booking_id: int, values: dict[str
     await conn.execute(_UPDATE, {**values, "b_id": booking_id})
 
 
+BATCH_ROWS = 500  # the rows of one multi-row statement (``update_fields_many``, ``record_transitions``, ...)
+
+
+async def update_fields_many(conn: AsyncConnection, changes: Sequence[tuple[int, dict[str, Any]]]) -> None:
+    """``update_fields`` of several bookings: one executemany per set of columns, ``BATCH_ROWS`` rows each."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for booking_id, values in changes:
+        groups.setdefault(tuple(sorted(values)), []).append({**values, "b_id": booking_id})
+    for rows in groups.values():
+        for start in range(0, len(rows), BATCH_ROWS):
+            await conn.execute(_UPDATE, rows[start : start + BATCH_ROWS])
+
+
+async def bump_event_sequences(conn: AsyncConnection, counts: Mapping[int, int]) -> dict[int, int]:
+    """``bump_event_sequence`` for several bookings (id -> count) in one UPDATE per ``BATCH_ROWS`` rows;
+    answers each booking's last number taken."""
+    ids = list(counts)
+    last: dict[int, int] = {}
+    for start in range(0, len(ids), BATCH_ROWS):
+        chunk = {i: counts[i] for i in ids[start : start + BATCH_ROWS]}
+        rows = await conn.execute(
+            update(bookings)
+            .where(bookings.c.id.in_(list(chunk)))
+            .values(event_sequence=bookings.c.event_sequence + case(chunk, value=bookings.c.id, else_=0))
+            .returning(bookings.c.id, bookings.c.event_sequence)
+        )
+        last.update({int(r[0]): int(r[1]) for r in rows})
+    return last
+
+
 async def bump_event_sequence(conn: AsyncConnection, booking_id: int, count: int) -> int:
     """Take ``count`` sequence numbers for the booking's client events (issue 14) on the row this
     transaction has already locked by moving it; returns the last one taken."""
@@ -206,6 +309,12 @@ async def bump_event_sequence(conn: AsyncConnection, booking_id: int, count: int
             )
         ).scalar_one()
     )
+
+
+async def record_transitions(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
+    """Several ``record_transition`` rows (``booking_transitions`` columns), ``BATCH_ROWS`` per executemany."""
+    for start in range(0, len(rows), BATCH_ROWS):
+        await conn.execute(_INSERT_TRANSITION, list(rows[start : start + BATCH_ROWS]))
 
 
 async def record_transition(

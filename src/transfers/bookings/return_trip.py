@@ -1,9 +1,14 @@
 """Booking a return trip in one call (docs/rules/return-trips.md#create): two bookings, one per leg,
 written in one transaction (both debits or neither), each then sent to its partner as its own create.
 
-The pair takes the general write path (``lifecycle.create`` twice in one ``Database.write()``), never
+The pair takes the general write path (``lifecycle.create_many`` in one ``Database.write()``), never
 the PostgreSQL one-statement create of ``fast_paths``: that path is frozen at the single booking it
 was measured for (tests/unit/test_fast_paths_frozen.py), and a pair must be one transaction anyway.
+What makes it cheap (bench/README.md, "Return trips"): one SELECT reads the search and both legs'
+offers and partners; each table's rows of both legs go in one statement (the bookings, audit rows,
+outbox messages, client events; the two debits are one wallet UPDATE by their sum, 1101 when it
+does not fit); the two partner creates are sent at once, and each accepting answer is recorded by
+the dispatcher's own path, as for a single create.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from sqlalchemy.exc import IntegrityError
 
 from transfers.bookings import lifecycle, partner_payloads
 from transfers.bookings import repository as repo
+from transfers.bookings.creating import VehicleFull, booking_values, reservation_clash, seat_claim, watch_flight
 from transfers.bookings.models import UNASSIGNED_ID, Booking
 from transfers.bookings.repository import OfferSource
 from transfers.bookings.reservation import ALPHABET, LENGTH, new_reservation_no
@@ -31,7 +37,7 @@ from transfers.observability import metrics
 from transfers.partners.calls import MessageKind
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.service import endpoint_of
-from transfers.search.offers import Offer, SearchedTrip
+from transfers.search.offers import SearchedTrip
 from transfers.services import Services
 from transfers.wallet.ledger import InsufficientBalance
 
@@ -56,15 +62,14 @@ async def create_trip(
 ) -> tuple[Booking, Booking]:
     """``POST /booking`` with ``return_vehicle_id``: (the way out, the way back) as stored, with the
     partners' answers when they came in time; also the pair this Idempotency-Key created before."""
-    # the single create's own pieces (its hosted seat claim included: bookings reach hosted through service only)
-    from transfers.bookings.service import VehicleFull, booking_values, flight_fields, reservation_clash
-
     now = svc.clock.now()
-    search, offer, source = await repo.find_offer(
+    back_no = vehicle_number(body.get("return_vehicle_id"))
+    search, (offer, source), (back_offer, back_source) = await repo.find_offers(
         svc.db,
         client_id=client.client_id,
         search_id=search_id,
         vehicle_no=vehicle_number(body.get("vehicle_id")),
+        back_no=back_no,
         now=now,
     )
     request = validate_create(body, search_found=search is not None, offer=offer)
@@ -73,14 +78,7 @@ async def create_trip(
     if offer is None or source is None:
         raise Invalid(Code.VEHICLE_ID_INVALID)
     # 1022 after every field of the way out (1001-1021) and before 1101: docs/rules/return-trips.md#create
-    back_no = vehicle_number(body.get("return_vehicle_id"))
-    back_offer: Offer | None = None
-    back_source: OfferSource | None = None
-    if back_no is not None and search.return_pickup_at is not None:
-        _, back_offer, back_source = await repo.find_offer(
-            svc.db, client_id=client.client_id, search_id=search_id, vehicle_no=back_no, now=now, leg=2
-        )
-    if back_offer is None or back_source is None or search.return_pickup_at is None:
+    if back_no is None or back_offer is None or back_source is None or search.return_pickup_at is None:
         raise Invalid(Code.RETURN_VEHICLE_ID_INVALID)
     back_request = return_details(body.get("return_travel_details"), request, back_offer)
     trip_id = new_trip_id()
@@ -96,8 +94,10 @@ async def create_trip(
     )
     out_values.update(trip_id=trip_id, trip_leg=1)
     back_values.update(trip_id=trip_id, trip_leg=2)
-    await flight_fields(svc, out_values, source, now)
-    await flight_fields(svc, back_values, back_source, now)
+    # docs/rules/flights.md#partner-policy: each leg sold with its partner's free wait; the flights'
+    # watches are taken in the pair's transaction (``_write``)
+    out_values["free_wait_minutes"] = source.free_wait_minutes
+    back_values["free_wait_minutes"] = back_source.free_wait_minutes
     legs = [_Leg(out_values, source), _Leg(back_values, back_source)]
     actor = f"client:{client.client_id}"
     leased = svc.dispatcher is not None
@@ -107,7 +107,7 @@ async def create_trip(
             leg.values.update(reservation_no=own, trip_other_reservation_no=other)
         messages = [_message(svc, leg.values, now, leased) for leg in legs]
         try:
-            stored = await _write(svc, legs, messages, actor)
+            stored = await _write(svc, legs, messages, actor, now)
         except VehicleFull:
             raise Conflict(ErrorCode.VEHICLE_UNAVAILABLE) from None
         except InsufficientBalance:
@@ -157,22 +157,24 @@ def _message(svc: Services, values: dict[str, Any], now: datetime, leased: bool)
 
 
 async def _write(
-    svc: Services, legs: list[_Leg], messages: list[NewMessage], actor: str
+    svc: Services, legs: list[_Leg], messages: list[NewMessage], actor: str, now: datetime
 ) -> list[tuple[int, OutboxMessage]]:
-    """Both bookings, their audit rows, create messages, client events and debits in ONE transaction;
-    a hosted leg's seat is claimed on that leg's own day (docs/rules/return-trips.md#create)."""
-    from transfers.bookings.service import seat_claim
-
-    written = []
+    """Both bookings, their audit rows, create messages, client events and debits in ONE transaction
+    (``lifecycle.create_many``: each table's rows of both legs in one statement); a hosted leg's seat
+    is claimed on that leg's own day (docs/rules/return-trips.md#create)."""
     async with svc.db.write() as conn:
         for leg in legs:
             if leg.source.hosted:
                 await seat_claim(leg.values)(conn)
-        for leg, message in zip(legs, messages, strict=True):
-            booking_id = await lifecycle.create(conn, leg.values, actor=actor, messages=(message,))
-            message_id = await outbox_repo.id_of(conn, message.webhook_id)
-            written.append((booking_id, message.stored(message_id, booking_id)))
-    return written
+            await watch_flight(conn, leg.values, now)
+        ids = await lifecycle.create_many(
+            conn, [(leg.values, (message,)) for leg, message in zip(legs, messages, strict=True)], actor=actor
+        )
+        message_ids = await outbox_repo.ids_of(conn, [message.webhook_id for message in messages])
+    return [
+        (booking_id, message.stored(message_ids[message.webhook_id], booking_id))
+        for booking_id, message in zip(ids, messages, strict=True)
+    ]
 
 
 async def _deliver(

@@ -9,38 +9,35 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from transfers import failpoints
-from transfers.bookings import fast_paths, flight_repository, flight_watch, partner_payloads, return_trip, tracking
+from transfers.bookings import fast_paths, flight_repository, flight_watch, partner_payloads, return_trip
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
 from transfers.bookings.cancelling import quote
+from transfers.bookings.creating import VehicleFull, booking_values, flight_fields, reservation_clash, seat_claim
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
 from transfers.bookings.lookup import client_booking
 from transfers.bookings.models import UNASSIGNED_ID, Booking
 from transfers.bookings.reservation import could_exist, new_reservation_no
 from transfers.bookings.resource import booking_resource
 from transfers.bookings.rules import (
-    BookingRequest,
     check_search_id,
     clean_note,
     reason_id,
     validate_create,
     vehicle_number,
 )
-from transfers.bookings.state import BookingStatus, TransitionRefused, is_cancelable
+from transfers.bookings.state import TransitionRefused, is_cancelable
 from transfers.clients.models import ClientPrincipal, Permission
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery.models import OutboxMessage
 from transfers.delivery.policy import delivery_deadline
 from transfers.errors import Code, Conflict, ErrorCode, Invalid, NotFound, Refused
-from transfers.hosted import capacity as hosted_capacity
 from transfers.observability import metrics
 from transfers.partners.calls import MessageKind
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.service import endpoint_of
-from transfers.partners.wire import BOOKING_TYPE
 from transfers.reference.repository import find_active_reason
 from transfers.search.airports import local_time
-from transfers.search.offers import Offer, SearchedTrip
 from transfers.services import Services
 from transfers.wallet.ledger import InsufficientBalance
 
@@ -90,6 +87,16 @@ async def create_booking(
             stored = await repo.get_by_id(conn, created.booking_id)
     if stored is None:  # bookings are never deleted: only a database changed under us gets here (500)
         raise LookupError(f"booking {created.booking_id} is gone right after its creation")
+    if (
+        svc.settings.flight_check_at_creation
+        and stored.flight_watch_id is not None
+        and stored.status.value in flight_repository.WATCHED_STATUSES
+    ):
+        # docs/rules/flights.md#watching: the first check starts now, beside the answer (never in its way)
+        svc.background.spawn(
+            flight_watch.check_new(svc.db, svc.clock, svc.settings, stored.flight_watch_id),
+            name=f"flight-check-{stored.reservation_no}",
+        )
     failpoints.hit("booking.before_response")
     return stored
 
@@ -160,9 +167,9 @@ async def _store_and_charge(
                 values,
                 actor=f"client:{client.client_id}",
                 message=message,
-                before=hosted_capacity.claimer(values) if source.hosted else None,
+                before=seat_claim(values) if source.hosted else None,
             )
-        except hosted_capacity.VehicleFull:
+        except VehicleFull:
             raise Conflict(ErrorCode.VEHICLE_UNAVAILABLE) from None
         except InsufficientBalance:
             metrics.WALLET_REFUSALS.inc()
@@ -189,101 +196,6 @@ async def _store_and_charge(
             ),
         )
     raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable
-
-
-async def flight_fields(svc: Services, values: dict[str, Any], source: repo.OfferSource, now: datetime) -> None:
-    """A new booking's flight columns (each leg of a return trip too): the partner's free wait as sold
-    and, for a watched flight, its watch."""
-    values["free_wait_minutes"] = source.free_wait_minutes  # docs/rules/flights.md#partner-policy, as sold
-    if flight_watch.watches(values["pickup_location"], values["flight_number"]):
-        # docs/rules/flights.md#watching: checked at creation (the watch is due now)
-        async with svc.db.write() as conn:
-            values["flight_watch_id"] = await flight_repository.ensure_watch(
-                conn, values["flight_number"], values["airport_iata"], values["pickup_at"], now
-            )
-
-
-# A hosted vehicle's seat for a new booking, on its pickup's own day (``hosted/capacity.py``), and its refusal:
-# the return trip's pair claims one per hosted leg (docs/rules/return-trips.md#create).
-seat_claim = hosted_capacity.claimer
-VehicleFull = hosted_capacity.VehicleFull
-
-
-RESERVATION_NO_CONSTRAINT = "uq_bookings_reservation_no"
-
-
-def reservation_clash(exc: IntegrityError) -> bool:
-    """The drawn reservation number is taken (draw another), told apart from every other unique
-    violation (the client's Idempotency-Key above all) by the constraint's name, never by the
-    message: PostgreSQL's message carries the key's values, and a client's key may say anything.
-    asyncpg names the constraint (the direct path raises its error, the engine chains it as the
-    cause); SQLite's message names the columns and no values."""
-    for error in (exc.orig, getattr(exc.orig, "__cause__", None)):
-        name = getattr(error, "constraint_name", None)
-        if name is not None:
-            return bool(name == RESERVATION_NO_CONSTRAINT)
-    return str(exc.orig).endswith("bookings.reservation_no")
-
-
-def booking_values(
-    client: ClientPrincipal,
-    search: SearchedTrip,
-    offer: Offer,
-    search_vehicle_id: int,
-    request: BookingRequest,
-    now: datetime,
-    idempotency_key: str | None,
-) -> dict[str, Any]:
-    return {
-        "client_id": client.client_id,
-        "partner_id": offer.partner_id,
-        "search_vehicle_id": search_vehicle_id,
-        "status": BookingStatus.PENDING.value,
-        "pay_type": client.pay_type,
-        "airport_iata": search.airport_iata,
-        "pickup_at": search.pickup_at,
-        "original_pickup_at": search.pickup_at,  # docs/rules/flights.md#booking-fields: as booked
-        "pickup_location": search.pickup_location,
-        "dropoff_location": search.dropoff_location,
-        "flight_number": request.flight_number,
-        "extra_requests": request.extra_requests,
-        "adult": search.adult,
-        "children": search.children,
-        "infant": search.infant,
-        "passenger_name": request.name,
-        "passenger_surname": request.surname,
-        "passenger_email": request.email,
-        "passenger_phone": request.phone,
-        "suitcase": request.suitcase,
-        "small_bags": request.small_bags,
-        "vehicle_make": offer.make,
-        "vehicle_model": offer.model,
-        "vehicle_type": offer.type,
-        "partner_vehicle_id": offer.partner_vehicle_id,
-        "total": request.total,
-        "net_total": request.net_total,
-        "currency": offer.currency,
-        "distance_km": search.distance_km,
-        "booking_type": BOOKING_TYPE,
-        "extras": [
-            {
-                "id": c.extra.id,
-                "partner_extra_id": c.extra.partner_extra_id,
-                "name": c.extra.name,
-                "quantity": c.quantity,
-                "price": str(c.extra.price),
-                "label": c.label,
-            }
-            for c in request.extras
-        ],
-        "created_at": now,
-        "updated_at": now,
-        "idempotency_key": idempotency_key,
-        # docs/rules/cancellation.md: sold with the policy the search showed for this vehicle
-        "cancellation_policy": offer.cancellation_policy.public(),
-        "event_sequence": 1,  # issue 14: booking.created is the booking's first client event
-        "tracking_token": tracking.new_token(),  # docs/rules/ride.md#tracking-page: issued with the booking
-    }
 
 
 async def get_booking(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from transfers.bookings import queries
 from transfers.bookings import repository as repo
 from transfers.bookings.models import Booking, Transition
 from transfers.db.engine import Database
-from transfers.delivery import repository as outbox_repo
+from transfers.delivery import operators as outbox_views
 from transfers.ride import repository as ride_repo
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import LedgerEntry
@@ -38,11 +38,11 @@ async def load_detail(db: Database, reservation_no: str) -> BookingDetail | None
         if booking is None:
             return None
         deliveries = []
-        for message in await outbox_repo.for_booking(conn, booking.id):
+        for message in await outbox_views.for_booking(conn, booking.id):
             if message.kind.startswith("client."):  # a client's live position: not a partner delivery
                 continue
             deliveries.append(
-                {**message.as_dict(), "delivery_attempts": await outbox_repo.attempts_of(conn, message.id)}
+                {**message.as_dict(), "delivery_attempts": await outbox_views.attempts_of(conn, message.id)}
             )
         client_name, partner_name = await queries.party_names(conn, booking.id)
         return BookingDetail(

@@ -12,8 +12,8 @@ from transfers.cli.common import actor, fail, print_json, settings, with_db
 from transfers.cli.tables import jsonable, render
 from transfers.clock import SystemClock
 from transfers.db.engine import Database
-from transfers.delivery import repository as repo
-from transfers.delivery.models import ListedMessage
+from transfers.delivery import operators as repo
+from transfers.delivery.models import PENDING, ListedMessage
 from transfers.outbox.retry import RetryRefused, retry_message
 from transfers.webhooks import repository as hooks_repo
 from transfers.webhooks.retry import retry_webhook_delivery
@@ -49,7 +49,7 @@ def outbox_list(failed: bool, pending: bool, limit: int, as_json: bool) -> None:
     statuses: list[str] | None = None
     hook_statuses: list[str] | None = None
     if failed or pending:
-        statuses = [*(repo.GAVE_UP if failed else ()), *((repo.PENDING,) if pending else ())]
+        statuses = [*(repo.GAVE_UP if failed else ()), *((PENDING,) if pending else ())]
         hook_statuses = [*((hooks_repo.FAILED,) if failed else ()), *((hooks_repo.PENDING,) if pending else ())]
 
     async def load(db: Database, _clock: SystemClock) -> tuple[list[ListedMessage], list[dict[str, Any]]]:
@@ -73,7 +73,7 @@ def outbox_list(failed: bool, pending: bool, limit: int, as_json: bool) -> None:
                     f"{m.partner_id} {r.partner_name}",
                     m.status,
                     m.attempts,
-                    m.next_attempt_at if m.status == repo.PENDING else None,
+                    m.next_attempt_at if m.status == PENDING else None,
                     m.deadline_at,
                     m.last_error,
                 ],

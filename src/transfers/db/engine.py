@@ -72,6 +72,9 @@ class Database:
         self._reads = self.engine
         self._direct: PostgresDirect | SqliteReader | None = None
         self._relaxed: PostgresDirect | None = None
+        # SQLite: the pooled connection ``sqlite_write`` keeps checked out (see there), and its driver's
+        self._writer: AsyncConnection | None = None
+        self._writer_driver: Any = None
         if self.is_sqlite:
             _configure_sqlite(self.engine)
             if parsed.database and parsed.database != ":memory:":
@@ -150,9 +153,9 @@ class Database:
                 yield conn
 
     async def sqlite_write(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        """SQLite only: run ``work`` on a pooled connection's own ``sqlite3`` connection, inside
-        ``BEGIN IMMEDIATE`` ... ``COMMIT`` (ROLLBACK if it raises), all in one call on aiosqlite's
-        worker thread.
+        """SQLite only: run ``work`` on the pinned pooled connection's own ``sqlite3`` connection
+        (``_pin_writer``), inside ``BEGIN IMMEDIATE`` ... ``COMMIT`` (ROLLBACK if it raises), all in
+        one call on aiosqlite's worker thread.
 
         Why: through the engine every statement of a transaction is a hop to that thread and back
         (a queue put, a thread wake-up, a callback on the loop) plus SQLAlchemy's execution
@@ -161,28 +164,44 @@ class Database:
         parameters as the engine would (``db/direct.py``'s compiled statements). Same locking as
         ``write()``: the write lock is taken up front and waited for on the worker thread, never on
         the event loop's."""
-        async with self.engine.connect() as conn:
-            raw = await conn.get_raw_connection()
-            driver = raw.driver_connection  # aiosqlite.Connection (aiosqlite is pinned: _execute, _conn)
+        driver = self._writer_driver or await self._pin_writer()
 
-            def transaction() -> _T:
-                db: sqlite3.Connection = driver._conn  # type: ignore[union-attr]
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    result = work(db)
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    raise
-                db.execute("COMMIT")
-                return result
+        def transaction() -> _T:
+            db: sqlite3.Connection = driver._conn
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(db)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return result
 
-            return await driver._execute(transaction)  # type: ignore[union-attr,no-any-return]
+        return await driver._execute(transaction)  # type: ignore[no-any-return]
+
+    async def _pin_writer(self) -> Any:
+        """The connection ``sqlite_write`` uses, checked out of the pool once and kept (issue 26):
+        checking one out per write cost a greenlet hop and a pool checkout, and its return a ROLLBACK,
+        one more trip to aiosqlite's thread on the search's path, after the COMMIT. Writes through it
+        queue on its one worker thread, each a whole BEGIN IMMEDIATE ... COMMIT; SQLite serialises
+        writers anyway. Returned to the pool by ``dispose``."""
+        conn = await self.engine.connect()
+        raw = await conn.get_raw_connection()
+        if self._writer_driver is not None:  # another write pinned one meanwhile: keep that one
+            await conn.close()
+            return self._writer_driver
+        self._writer = conn
+        self._writer_driver = raw.driver_connection  # aiosqlite.Connection (aiosqlite is pinned: _execute, _conn)
+        return self._writer_driver
 
     async def ping(self) -> None:
         async with self.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
 
     async def dispose(self) -> None:
+        if self._writer is not None:
+            writer, self._writer, self._writer_driver = self._writer, None, None
+            await writer.close()
         if self._direct is not None:
             await self._direct.close()
         if self._relaxed is not None:

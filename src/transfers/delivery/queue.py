@@ -2,7 +2,7 @@
 
 Two queues exist, each a table: ``outbox`` (partner calls, and any kind written with a booking
 change; ``repository.OutboxQueue``) and ``webhook_deliveries`` (client webhooks, fanned out from
-``client_events``; ``webhooks/delivery.WebhookQueue``). Both are claimed the same way: a claim sets
+``client_events``; ``webhooks/kind.WebhookQueue``). Both are claimed the same way: a claim sets
 ``lease_until`` on due, pending rows whose lease is empty or expired, the candidates picked with
 ``FOR UPDATE SKIP LOCKED`` on PostgreSQL (SQLite's write lock otherwise); finishing and
 rescheduling re-check the lease, so a message is finished once and by its holder only. A worker
@@ -17,6 +17,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncConnection
+
+OUTBOX = "outbox"  # the default queue (``repository.OutboxQueue``), and the queue of a kind unless it names another
 
 
 class Message(Protocol):

@@ -14,15 +14,16 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CTE, ColumnElement, and_, bindparam, delete, exists, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, delete, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.db.tables import bookings, delivery_attempts, outbox, partners
+from transfers.db.tables import delivery_attempts, outbox
 from transfers.delivery.models import DELIVERED as DELIVERED  # the statuses, re-exported for callers
 from transfers.delivery.models import EXPIRED as EXPIRED
 from transfers.delivery.models import FAILED as FAILED
-from transfers.delivery.models import NEW_MESSAGE_FIELDS, ListedMessage, NewMessage, OutboxMessage
 from transfers.delivery.models import PENDING as PENDING
+from transfers.delivery.models import NewMessage, OutboxMessage
+from transfers.delivery.queue import OUTBOX
 
 # Built once: every create runs them (bench/README.md, "Profile"). WHERE binds carry an ``m_`` prefix
 # so they never collide with the column names an UPDATE takes its SET clause from.
@@ -70,6 +71,18 @@ async def insert_message(conn: AsyncConnection, message: NewMessage, *, booking_
     return message.stored(message_id, booking_id)
 
 
+_INSERT_MANY = insert(outbox)
+BATCH_ROWS = 500
+
+
+async def insert_messages(conn: AsyncConnection, messages: Sequence[tuple[NewMessage, int]]) -> None:
+    """Several ``insert_message`` rows ((message, booking id) pairs: a return trip's two creates, a flight
+    watch pass's notices), ``BATCH_ROWS`` per executemany; their ids by ``ids_of``."""
+    rows = [{**message.values(), "booking_id": booking_id} for message, booking_id in messages]
+    for start in range(0, len(rows), BATCH_ROWS):
+        await conn.execute(_INSERT_MANY, rows[start : start + BATCH_ROWS])
+
+
 def new_message(
     *,
     partner_id: int,
@@ -89,6 +102,15 @@ def new_message(
 
 
 _ID_OF = select(outbox.c.id).where(outbox.c.webhook_id == bindparam("m_webhook_id"))
+_IDS_OF = select(outbox.c.webhook_id, outbox.c.id).where(
+    outbox.c.webhook_id.in_(bindparam("m_webhook_ids", expanding=True))
+)
+
+
+async def ids_of(conn: AsyncConnection, webhook_ids: Sequence[str]) -> dict[str, int]:
+    """``id_of`` for several messages in one statement: id by webhook id."""
+    rows = await conn.execute(_IDS_OF, {"m_webhook_ids": list(webhook_ids)})
+    return {str(webhook_id): int(message_id) for webhook_id, message_id in rows}
 
 
 async def id_of(conn: AsyncConnection, webhook_id: str) -> int:
@@ -187,67 +209,6 @@ async def reschedule(
     return result.rowcount == 1
 
 
-# --- Pieces of the one-statement acknowledgement (``bookings/fast_paths.py``), PostgreSQL ------------
-
-MESSAGE_KEYS = NEW_MESSAGE_FIELDS  # the columns a ``NewMessage`` sets; ``booking_id`` comes from the statement
-
-
-def held_by_caller() -> ColumnElement[bool]:
-    """The message ``m_id`` is pending and still leased to the caller (``m_lease``)."""
-    lease = bindparam("m_lease", type_=outbox.c.lease_until.type)
-    return and_(outbox.c.id == bindparam("m_id"), outbox.c.status == PENDING, outbox.c.lease_until == lease)
-
-
-def delivered_fragment(gate: CTE, now: ColumnElement[Any]) -> CTE:
-    """The held message finished as delivered, if ``gate`` (a CTE) answered a row; it re-checks the
-    lease under the message's row lock."""
-    return (
-        update(outbox)
-        .where(held_by_caller(), exists(select(gate.c.id)))
-        .values(status=DELIVERED, attempts=outbox.c.attempts + 1, finished_at=now, lease_until=None, last_error=None)
-        .returning(outbox.c.id)
-        .cte("f")
-    )
-
-
-ATTEMPT_BINDS = (
-    ("m_id", "outbox_id"),
-    ("a_no", "attempt_no"),
-    ("a_started", "started_at"),
-    ("a_ms", "duration_ms"),
-    ("a_outcome", "outcome"),
-    ("a_http", "http_status"),
-    ("a_error", "error"),
-    ("a_excerpt", "answer_excerpt"),
-)
-
-
-def attempt_fragment(gate: CTE) -> CTE:
-    """The delivery attempt's row, if ``gate`` answered a row (binds: ``attempt_params``)."""
-    return (
-        insert(delivery_attempts)
-        .from_select(
-            [column for _, column in ATTEMPT_BINDS],
-            select(
-                *(bindparam(name, type_=delivery_attempts.c[column].type) for name, column in ATTEMPT_BINDS)
-            ).select_from(gate),
-        )
-        .cte("a")
-    )
-
-
-def attempt_params(attempt: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "a_no": attempt["attempt_no"],
-        "a_started": attempt["started_at"],
-        "a_ms": int(attempt["duration_ms"]),
-        "a_outcome": attempt["outcome"],
-        "a_http": attempt["http_status"],
-        "a_error": (attempt["error"] or "")[:1000] or None,
-        "a_excerpt": attempt.get("answer_excerpt"),
-    }
-
-
 async def expire_overdue(conn: AsyncConnection, *, now: datetime, limit: int = 100) -> list[OutboxMessage]:
     """Pending messages past their deadline and not leased: marked expired, returned for follow-up."""
     candidates = (
@@ -263,77 +224,6 @@ async def expire_overdue(conn: AsyncConnection, *, now: datetime, limit: int = 1
         .returning(*outbox.c)
     )
     return [OutboxMessage.from_row(r) for r in rows.mappings()]
-
-
-async def for_booking(conn: AsyncConnection, booking_id: int) -> list[OutboxMessage]:
-    rows = await conn.execute(select(outbox).where(outbox.c.booking_id == booking_id).order_by(outbox.c.id))
-    return [OutboxMessage.from_row(r) for r in rows.mappings()]
-
-
-async def attempts_of(conn: AsyncConnection, outbox_id: int) -> list[dict[str, Any]]:
-    rows = await conn.execute(
-        select(delivery_attempts).where(delivery_attempts.c.outbox_id == outbox_id).order_by(delivery_attempts.c.id)
-    )
-    return [dict(r._mapping) for r in rows]
-
-
-# --- Operator views and actions (``transfers outbox ...``, ``transfers bookings show``) -------------
-
-GAVE_UP = (FAILED, EXPIRED)  # delivery stopped: a permanent refusal, or the deadline passed
-
-
-async def list_messages(
-    conn: AsyncConnection, *, statuses: Sequence[str] | None = None, limit: int = 50
-) -> list[ListedMessage]:
-    """Newest first, with the booking's reservation number and the partner's name; all statuses when
-    ``statuses`` is None."""
-    query = (
-        select(*outbox.c, bookings.c.reservation_no.label("l_reservation_no"), partners.c.name.label("l_partner_name"))
-        .select_from(
-            outbox.join(bookings, bookings.c.id == outbox.c.booking_id).join(
-                partners, partners.c.id == outbox.c.partner_id
-            )
-        )
-        .order_by(outbox.c.id.desc())
-        .limit(limit)
-    )
-    if statuses is not None:
-        query = query.where(outbox.c.status.in_(list(statuses)))
-    return [
-        ListedMessage(OutboxMessage.from_row(r), r["l_reservation_no"], r["l_partner_name"])
-        for r in (await conn.execute(query)).mappings()
-    ]
-
-
-async def pending_summary(conn: AsyncConnection) -> tuple[int, datetime | None]:
-    """How many messages are pending, and when the oldest of them was written (the metrics scrape)."""
-    count, oldest = (
-        await conn.execute(
-            select(func.count(), func.min(outbox.c.created_at)).where(outbox.c.status == PENDING, PARTNER_CALLS)
-        )
-    ).one()
-    return int(count), oldest
-
-
-async def get_for_update(conn: AsyncConnection, outbox_id: int) -> OutboxMessage | None:
-    """One message under a row lock (PostgreSQL; SQLite's write transaction already excludes others)."""
-    row = (await conn.execute(select(outbox).where(outbox.c.id == outbox_id).with_for_update())).mappings().first()
-    return None if row is None else OutboxMessage.from_row(row)
-
-
-async def retry(conn: AsyncConnection, outbox_id: int, *, now: datetime, deadline: datetime) -> bool:
-    """Put a failed or expired message back in the queue, due now, with a new deadline.
-
-    The ``webhook_id`` is kept (partners dedupe on it) and so is ``attempts``, so attempt numbers
-    keep counting up and the backoff continues where it stopped. False when the message is not
-    failed/expired (anymore).
-    """
-    result = await conn.execute(
-        update(outbox)
-        .where(outbox.c.id == outbox_id, outbox.c.status.in_(GAVE_UP))
-        .values(status=PENDING, next_attempt_at=now, deadline_at=deadline, lease_until=None, finished_at=None)
-    )
-    return result.rowcount == 1
 
 
 # --- issue 15: an amendment overtaken by a cancellation ------------------------------------------
@@ -430,7 +320,7 @@ async def prune_finished(conn: AsyncConnection, kind: str, *, finished_before: d
 class OutboxQueue:
     """The ``outbox`` table as the engine's ``Queue``."""
 
-    name = "outbox"
+    name = OUTBOX
     log_event = "outbox_delivery"
 
     async def claim(

@@ -3,7 +3,7 @@
 
 The engine does not know what is on the other side. A partner with a server is an HTTP call
 (``partners/client.py``), a hosted partner answers in-process (``hosted/inprocess.py``), a client
-endpoint is a signed POST (``webhooks/delivery.py``), a test kind is a function. Each is a
+endpoint is a signed POST (``webhooks/sender.py``), a test kind is a function. Each is a
 ``Transport``; a kind's ``Router`` picks the one a message goes through (``kinds.py``).
 """
 

@@ -21,7 +21,8 @@ from transfers.bookings.state import TERMINAL
 from transfers.clients.repository import record_admin_action
 from transfers.clock import Clock
 from transfers.db.engine import Database
-from transfers.delivery import repository as repo
+from transfers.delivery import operators as repo
+from transfers.delivery.models import DELIVERED, PENDING
 from transfers.delivery.policy import delivery_deadline
 from transfers.errors import Refused
 from transfers.partners.calls import MessageKind
@@ -51,7 +52,7 @@ class Retried:
         return {
             "outbox_id": self.outbox_id,
             "kind": self.kind,
-            "status": repo.PENDING,
+            "status": PENDING,
             "previous_status": self.previous_status,
             "webhook_id": self.webhook_id,
             "reservation_no": self.reservation_no,
@@ -76,11 +77,11 @@ async def retry_message(
         if message is None:
             raise MessageNotFound(f"no outbox message {outbox_id}")
         status = message.status
-        if status == repo.DELIVERED:
+        if status == DELIVERED:
             raise RetryRefused(
                 f"outbox message {outbox_id} was delivered at {_when(message.finished_at)}; nothing to retry"
             )
-        if status == repo.PENDING:
+        if status == PENDING:
             raise RetryRefused(
                 f"outbox message {outbox_id} is still pending (next attempt at "
                 f"{_when(message.next_attempt_at)}); nothing to retry"

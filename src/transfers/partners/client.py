@@ -5,10 +5,11 @@ the caller's request id in ``X-Request-ID``, an overall deadline covering connec
 slowly dripped body, no redirects followed, and the answer capped at ``max_response_bytes``.
 Transport exceptions never escape: callers get a ``CallResult`` saying what happened.
 
-The transport is aiohttp, not httpx: a 10-partner search spent about half of its CPU in
-httpx/httpcore/h11/anyio (pool bookkeeping, per-write cancel scopes, header models, cookie
-extraction); aiohttp's C HTTP parser and plain asyncio streams do the same exchange for a fraction
-of it (bench/README.md, "Profile"). httpx remains the SDK's and the tests' client.
+The transport is ``partners/http11.py``: kept-alive connections on bare asyncio protocols with
+httptools' C parser. First httpx, then aiohttp: a 10-partner search spent about half of its CPU in
+httpx/httpcore/h11/anyio, and aiohttp's request machinery still cost ~0.07 ms of CPU per exchange
+against ~0.015 ms for the bare protocol (bench/README.md, "Search fan-out alone"). httpx remains the
+SDK's and the tests' client.
 """
 
 from __future__ import annotations
@@ -17,15 +18,13 @@ import asyncio
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any
 from urllib.parse import quote
 
 import aiohttp
 import orjson
 import structlog
-from aiohttp import hdrs
-from yarl import URL
 
 from transfers.context import request_id_var
 from transfers.delivery.transport import EXCERPT_CHARS as EXCERPT_CHARS  # re-exported for callers
@@ -33,19 +32,17 @@ from transfers.delivery.transport import CallResult as CallResult
 from transfers.delivery.transport import Outcome as Outcome
 from transfers.delivery.transport import answer_excerpt as answer_excerpt
 from transfers.observability.metrics import observe_partner_call
+from transfers.partners.http11 import AnswerTooLarge, Http11Client, PartnerTransportError, UnusableRequest
 from transfers.partners.signing import signature_headers
-from transfers.partners.ssrf import BlockedDestination, GuardedResolver, Resolver, refuse_literal_host, system_resolver
+from transfers.partners.ssrf import BlockedDestination, Resolver, system_resolver
 
 log = structlog.get_logger("transfers.partners")
 
 USER_AGENT = "transfers/0.1 (+partner webhooks)"
-# Connections per partner (host:port) at once; a hanging partner can hold at most this many, never
-# the others' (aiohttp keys its pool by host, port and TLS, so one session serves every partner and a
-# request looks up only its own host's idle connections).
+# Connections per partner (scheme, host, port) at once; a hanging partner can hold at most this many,
+# never the others' (the pool is keyed by partner: a request looks up only its own host's idle connections).
 CONNECTIONS_PER_PARTNER = 200
 KEEPALIVE_SECONDS = 4.0  # under the 5 s idle timeout of uvicorn and Node servers: a reused connection is rarely stale
-DNS_CACHE_SECONDS = 10
-_READ_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -76,8 +73,8 @@ class PartnerEndpoint:
 
 
 class PartnerClient:
-    """Partner calls over one lazily created aiohttp session (sessions must be made inside the
-    running event loop; ``Services`` builds this client before there is one)."""
+    """Partner calls over kept-alive connections (``partners/http11.py``), made lazily inside the
+    running event loop (``Services`` builds this client before there is one)."""
 
     def __init__(
         self, *, max_response_bytes: int = 1_048_576, allow_private: bool = True, resolver: Resolver = system_resolver
@@ -85,48 +82,34 @@ class PartnerClient:
         self._max = max_response_bytes
         self._allow_private = allow_private
         self._resolver = resolver
-        self._session: aiohttp.ClientSession | None = None
+        self._transport: Http11Client | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def _http(self) -> aiohttp.ClientSession:
+    def _http(self) -> Http11Client:
         loop = asyncio.get_running_loop()
-        session = self._session
-        if session is not None and self._loop is loop and not session.closed:
-            return session
-        if session is not None and not session.closed:
-            # Made on another (finished) event loop: its connections are unusable here and cannot be
-            # closed from this loop; let them go without an "unclosed session" warning.
-            session.detach()
-        connector = aiohttp.TCPConnector(
-            limit=0,
-            limit_per_host=CONNECTIONS_PER_PARTNER,
-            keepalive_timeout=KEEPALIVE_SECONDS,
-            ttl_dns_cache=DNS_CACHE_SECONDS,
+        transport = self._transport
+        if transport is not None and self._loop is loop:
+            return transport
+        if transport is not None:
+            # Made on another (finished) event loop: its connections are unusable here.
+            transport.close()
+        self._transport = Http11Client(
+            max_response_bytes=self._max,
+            user_agent=USER_AGENT,
+            keepalive_seconds=KEEPALIVE_SECONDS,
+            per_host=CONNECTIONS_PER_PARTNER,
             # Hardening (SSRF guard, partners/ssrf.py): resolve, check every address, connect to a
-            # checked one. Unguarded (sandbox): aiohttp's own resolver.
-            resolver=None if self._allow_private else GuardedResolver(self._resolver),
-        )
-        self._session = aiohttp.ClientSession(
-            connector=connector,
-            headers={hdrs.USER_AGENT: USER_AGENT},
-            # The deadline is the caller's ``asyncio.timeout`` around the whole exchange; no
-            # per-phase aiohttp timers on top of it.
-            timeout=aiohttp.ClientTimeout(total=None, connect=None, sock_read=None, sock_connect=None),
-            cookie_jar=aiohttp.DummyCookieJar(),  # partner calls are stateless: never store or send cookies
-            trust_env=False,  # no proxy from the environment: partner calls go straight to the partner
-            auto_decompress=True,
+            # checked one. Unguarded (sandbox): the loop's own resolver.
+            guarded=not self._allow_private,
+            resolver=self._resolver,
         )
         self._loop = loop
-        return self._session
+        return self._transport
 
     async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is None or session.closed:
-            return
-        if self._loop is asyncio.get_running_loop():
-            await session.close()
-        else:
-            session.detach()
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            transport.close()
 
     async def call(
         self,
@@ -183,11 +166,11 @@ class PartnerClient:
                 status, raw = await self._exchange(method, url, headers, body)
         except TimeoutError:
             return self._result("timeout", None, None, f"no answer within {timeout:g}s", started, partner, path)
-        except _TooLarge:
+        except AnswerTooLarge:
             return self._result("too_large", None, None, f"answer over {self._max} bytes", started, partner, path)
         except BlockedDestination as exc:
             return self._result("blocked", None, None, f"SSRF guard: {exc}", started, partner, path)
-        except (aiohttp.ClientError, OSError, ValueError) as exc:  # ValueError: a URL aiohttp cannot use
+        except (PartnerTransportError, UnusableRequest, OSError) as exc:
             return self._result("connect_error", None, None, transport_error_name(exc), started, partner, path)
         if 300 <= status < 400:
             return self._result("redirect", status, None, "redirects are not followed", started, partner, path, raw)
@@ -203,31 +186,7 @@ class PartnerClient:
         return self._result("ok", status, parsed, None, started, partner, path, raw)
 
     async def _exchange(self, method: str, url: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
-        target = _parsed_url(url)
-        if not self._allow_private:
-            # aiohttp connects to IP-looking hosts without asking the resolver: check those here.
-            refuse_literal_host(target.raw_host or "")
-        async with self._http().request(
-            method, target, headers=headers, data=body or None, allow_redirects=False
-        ) as response:
-            declared = response.content_length
-            if declared is not None and declared > self._max:
-                response.close()  # never reuse a connection with an unread body
-                raise _TooLarge()
-            if declared is not None and hdrs.CONTENT_ENCODING not in response.headers:
-                # The body is exactly ``declared`` bytes, already known to fit: one read.
-                return response.status, await response.read()
-            # Chunked or compressed (the cap applies to the decompressed bytes): read in pieces and
-            # stop as soon as the cap is passed.
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.content.iter_chunked(_READ_CHUNK):
-                size += len(chunk)
-                if size > self._max:
-                    response.close()
-                    raise _TooLarge()
-                chunks.append(chunk)
-            return response.status, b"".join(chunks)
+        return await self._http().request(method, url, headers, body)
 
     @staticmethod
     def _result(
@@ -255,19 +214,13 @@ class PartnerClient:
         return CallResult(outcome, status, body, error, duration, raw)
 
 
-@lru_cache(maxsize=4096)
-def _parsed_url(url: str) -> URL:
-    """Partner URLs repeat (a handful of paths per partner): parse each once."""
-    return URL(url)
-
-
-class _TooLarge(Exception):
-    pass
-
-
 def transport_error_name(exc: BaseException) -> str:
     """The name a transport failure is reported under (logs, ``transfers partners check``): the
     names operators knew before the move to aiohttp, so reports and alerts keep matching."""
+    if isinstance(exc, PartnerTransportError):
+        return exc.name
+    if isinstance(exc, UnusableRequest):
+        return "InvalidURL"
     if isinstance(exc, aiohttp.ClientConnectorError):  # refused, unreachable, DNS, TLS handshake
         return "ConnectError"
     if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError | aiohttp.ClientResponseError):

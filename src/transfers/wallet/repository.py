@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
@@ -68,6 +70,65 @@ async def post_entry_for_client(
     unique): no separate wallet lookup. Returns the wallet id. Raises InsufficientBalance (writing
     nothing) like ``post_entry`` when no row moved; every client has a wallet."""
     return (await _post(conn, MOVE_BY_CLIENT, {"w_client_id": client_id}, kind, amount, now, booking_id, note))[0]
+
+
+_INSERT_ENTRIES = insert(ledger_entries).returning(ledger_entries.c.id, sort_by_parameter_order=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One of several moves of one wallet posted together (``post_entries_for_client``)."""
+
+    kind: LedgerKind
+    amount: Decimal
+    booking_id: int | None
+    note: str | None
+
+
+async def post_entries_for_client(
+    conn: AsyncConnection, *, client_id: int, moves: Sequence[Move], now: datetime
+) -> int:
+    """``post_entry_for_client`` for each of ``moves`` in that order, with ONE wallet UPDATE by their
+    sum: all fit or InsufficientBalance and nothing written (a return trip's two debits: 1101 on the
+    sum, docs/rules/return-trips.md#create). Each ledger entry's ``balance_after`` is the balance
+    after it, as if posted one by one. Returns the wallet id."""
+    deltas = [signed_amount(move.kind, move.amount) for move in moves]
+    moved = (
+        await conn.execute(MOVE_BY_CLIENT, {"w_client_id": client_id, "w_delta": sum(deltas), "updated_at": now})
+    ).first()
+    if moved is None:
+        raise InsufficientBalance()
+    balance = Decimal(moved.balance) - sum(deltas)
+    rows = []
+    for move, delta in zip(moves, deltas, strict=True):
+        balance += delta
+        rows.append(
+            {
+                "wallet_id": moved.id,
+                "kind": move.kind.value,
+                "amount": delta,
+                "booking_id": move.booking_id,
+                "note": move.note,
+                "created_at": now,
+                "balance_after": balance,
+            }
+        )
+    ids = [int(i) for i in (await conn.execute(_INSERT_ENTRIES, rows)).scalars()]
+    entries = [
+        wallet_entry(
+            move.kind.value,
+            str(moved.currency),
+            int(moved.id),
+            delta,
+            move.kind.counter_account,
+            i,
+            move.booking_id,
+            move.note,
+        )
+        for move, delta, i in zip(moves, deltas, ids, strict=True)
+    ]
+    await journal_repo.post_many(conn, entries, now)
+    return int(moved.id)
 
 
 async def _post(

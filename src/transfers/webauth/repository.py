@@ -3,13 +3,32 @@ Functions run in the caller's transaction; none commits."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import web_sessions, web_signin_failures
+from transfers.rows import row_type
+
+
+@row_type
+class SessionRow:
+    """One ``web_sessions`` row: what a cookie's token opens (the token itself is stored only hashed)."""
+
+    id: int
+    realm: str
+    user_id: int
+    token_hash: str
+    csrf_token: str
+    created_at: datetime
+    last_seen_at: datetime
+    expires_at: datetime
+
+
+SESSION_FIELDS = tuple(f.name for f in fields(SessionRow))
+_SESSION_COLUMNS = tuple(web_sessions.c[name] for name in SESSION_FIELDS)
 
 
 async def insert_session(
@@ -35,17 +54,13 @@ async def insert_session(
     )
 
 
-async def session_by_token(conn: AsyncConnection, realm: str, token_hash: str) -> dict[str, Any] | None:
+async def session_by_token(conn: AsyncConnection, realm: str, token_hash: str) -> SessionRow | None:
     row = (
-        (
-            await conn.execute(
-                select(web_sessions).where(web_sessions.c.token_hash == token_hash, web_sessions.c.realm == realm)
-            )
+        await conn.execute(
+            select(*_SESSION_COLUMNS).where(web_sessions.c.token_hash == token_hash, web_sessions.c.realm == realm)
         )
-        .mappings()
-        .first()
-    )
-    return dict(row) if row else None
+    ).first()
+    return SessionRow(*row) if row else None
 
 
 async def touch_session(conn: AsyncConnection, session_id: int, now: datetime) -> None:

@@ -68,14 +68,14 @@ async def find_session(db: Database, clock: Clock, realm: Realm, token: str | No
         row = await repo.session_by_token(conn, realm.name, digest)
     if row is None:
         return None
-    if row["expires_at"] <= now or now - row["last_seen_at"] > realm.idle_timeout:
+    if row.expires_at <= now or now - row.last_seen_at > realm.idle_timeout:
         async with db.write() as conn:
             await repo.delete_session(conn, realm.name, digest)
         return None
-    if now - row["last_seen_at"] > TOUCH_EVERY:
+    if now - row.last_seen_at > TOUCH_EVERY:
         async with db.write() as conn:
-            await repo.touch_session(conn, row["id"], now)
-    return Session(row["id"], realm.name, row["user_id"], row["csrf_token"], row["created_at"], row["expires_at"])
+            await repo.touch_session(conn, row.id, now)
+    return Session(row.id, realm.name, row.user_id, row.csrf_token, row.created_at, row.expires_at)
 
 
 async def end_session(db: Database, realm: Realm, token: str | None) -> bool:

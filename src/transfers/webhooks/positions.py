@@ -23,8 +23,8 @@ from transfers.delivery.policy import Verdict
 from transfers.delivery.transport import CallResult, Receiver
 from transfers.services import Services
 from transfers.webhooks import repository as repo
-from transfers.webhooks.delivery import WebhookSender
 from transfers.webhooks.events import EventType
+from transfers.webhooks.sender import WebhookSender
 
 POSITION_EVENT = EventType.BOOKING_DRIVER_POSITION.value
 

@@ -6,8 +6,8 @@ The two steps are the API's own use cases with the agency's client (``search.ser
 ``bookings.service.create_booking``): the same rules, codes and stored search, shown beside the
 fields (``messages.py``). The booking form carries an idempotency key made when the form was shown,
 so pressing ``Book`` twice (or reloading the answer) gives the one booking, as the API's
-``Idempotency-Key`` does; the booking's creation is also written to the audit log with the agency
-user as the actor.
+``Idempotency-Key`` does (``once.py``; the booking also keeps the key, as the API's create does);
+the booking's creation is also written to the audit log, once, with the agency user as the actor.
 
 The destination (docs/rules/agency-portal.md#geocoder): typed coordinates win; otherwise the place
 typed is looked up by the geocoder near the airport, the best match used, and the other matches
@@ -16,7 +16,6 @@ as the name is typed (``GET /agency/book/places``) and fills the coordinates."""
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 from fastapi import APIRouter
@@ -26,6 +25,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from transfers.agency import forms
 from transfers.agency.auth import AgencyViewer, Signed, services
 from transfers.agency.messages import GENERAL, field_error
+from transfers.agency.once import fresh_key, refused_status, submit_once
 from transfers.agency.render import page
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings import service as bookings
@@ -214,7 +214,7 @@ def _passenger_page(
 async def passenger_form(request: Request, search_id: str, vehicle_id: str, viewer: Signed) -> Response:
     chosen = await _offer(request, viewer, search_id, vehicle_id)
     typed = {name: "" for name in PASSENGER_FIELDS}
-    typed.update(suitcase="1", small_bags="0", key=secrets.token_urlsafe(18))
+    typed.update(suitcase="1", small_bags="0", key=fresh_key())
     status = 200 if chosen["offer"] is not None else 410
     return _passenger_page(request, viewer, chosen, typed, status_code=status)
 
@@ -227,7 +227,7 @@ async def book(request: Request, search_id: str, vehicle_id: str, viewer: Signed
     chosen = await _offer(request, viewer, search_id, vehicle_id)
     key = typed["key"].strip()
     if not key or len(key) > 64:
-        key = secrets.token_urlsafe(18)
+        key = fresh_key()
         typed["key"] = key
     body: dict[str, Any] = {
         "search_id": search_id[:64],
@@ -243,22 +243,27 @@ async def book(request: Request, search_id: str, vehicle_id: str, viewer: Signed
         "travel_details": {"flight_number": typed["flight"].strip(), "extra_requests": typed["notes"].strip() or None},
     }
     svc = services(request)
-    try:
+
+    async def book_once() -> str:
         booked = await bookings.create_booking(svc, viewer.client, body, f"agency:{viewer.user_id}:{key}")
+        async with svc.db.write() as conn:
+            await record_admin_action(
+                conn,
+                actor=viewer.actor,
+                action="agency.booking.create",
+                subject=f"booking:{booked.reservation_no}",
+                details={"client_id": viewer.client_id, "search_id": body["search_id"]},
+                now=svc.clock.now(),
+            )
+        return f"/agency/bookings/{booked.reservation_no}?booked=1"
+
+    try:
+        location = await submit_once(request, viewer, typed, book_once)
     except DomainError as exc:
         field, message = field_error(exc)
         errors = {field: message}
-        return _passenger_page(request, viewer, chosen, typed, errors=errors, status_code=422)
-    async with svc.db.write() as conn:
-        await record_admin_action(
-            conn,
-            actor=viewer.actor,
-            action="agency.booking.create",
-            subject=f"booking:{booked.reservation_no}",
-            details={"client_id": viewer.client_id, "search_id": body["search_id"]},
-            now=svc.clock.now(),
-        )
-    return RedirectResponse(f"/agency/bookings/{booked.reservation_no}?booked=1", status_code=303)
+        return _passenger_page(request, viewer, chosen, typed, errors=errors, status_code=refused_status(exc))
+    return RedirectResponse(location, status_code=303)
 
 
 @router.get("/book/places")

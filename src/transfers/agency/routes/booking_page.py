@@ -3,13 +3,12 @@ field the API's GET answers (the BookingResource, so fields other features add t
 and its tracking link, the flight, show here as they land), the status story, the client events
 sent for it with their deliveries, and the actions: ``Cancel booking`` (the fee shown first, from the
 API's cancellation quote), ``Change`` (an amendment). Each action is the API's use case with the
-agency's client and an idempotency key made when its form was shown; each is also written to the
+agency's client, sent once by the one-time key made when its form was shown (``once.py``); each is also written to the
 audit log with the agency user as the actor. Another agency's booking is the 404 page, exactly as
 one that does not exist."""
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 from fastapi import APIRouter
@@ -19,6 +18,7 @@ from starlette.responses import RedirectResponse, Response
 from transfers.agency import forms
 from transfers.agency.auth import AgencyViewer, PageNotFound, Signed, services
 from transfers.agency.messages import GENERAL, field_error
+from transfers.agency.once import fresh_key, refused_status, submit_once
 from transfers.agency.queries import events_of_booking
 from transfers.agency.render import page
 from transfers.bookings import amending
@@ -29,7 +29,7 @@ from transfers.bookings.models import Booking
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.resource import booking_resource
 from transfers.clients.repository import record_admin_action
-from transfers.errors import DomainError
+from transfers.errors import DomainError, ErrorCode, Invalid
 from transfers.reference.repository import active_cancellation_reasons
 from transfers.search.airports import find_airport
 
@@ -150,7 +150,7 @@ async def _cancel_page(
 @router.get("/bookings/{reservation_no}/cancel")
 async def cancel_form(request: Request, reservation_no: str, viewer: Signed) -> Response:
     booking = await client_booking_or_404(request, viewer, reservation_no)
-    return await _cancel_page(request, viewer, booking, {"key": secrets.token_urlsafe(18), "reason": "", "note": ""})
+    return await _cancel_page(request, viewer, booking, {"key": fresh_key(), "reason": "", "note": ""})
 
 
 @router.post("/bookings/{reservation_no}/cancel")
@@ -159,9 +159,10 @@ async def cancel(request: Request, reservation_no: str, viewer: Signed) -> Respo
     booking = await client_booking_or_404(request, viewer, reservation_no)
     typed = {name: forms.text(form, name, 10_000) for name in ("reason", "note", "key")}
     viewer.require_active_client()
-    key = typed["key"].strip()[:64] or secrets.token_urlsafe(18)
     svc = services(request)
-    try:
+
+    async def cancel_once() -> str:
+        key = typed["key"].strip()[:64] or fresh_key()
         done = await bookings.cancel_booking(
             svc,
             viewer.client,
@@ -170,11 +171,16 @@ async def cancel(request: Request, reservation_no: str, viewer: Signed) -> Respo
             typed["note"] or None,
             f"agency:{viewer.user_id}:{key}",
         )
+        await audit(request, viewer, "cancel", done.reservation_no, reason=typed["reason"][:20])
+        return f"/agency/bookings/{done.reservation_no}?cancelled=1"
+
+    try:
+        location = await submit_once(request, viewer, typed, cancel_once)
     except DomainError as exc:
         field, message = field_error(exc)
-        return await _cancel_page(request, viewer, booking, typed, errors={field: message}, status_code=422)
-    await audit(request, viewer, "cancel", done.reservation_no, reason=typed["reason"][:20])
-    return RedirectResponse(f"/agency/bookings/{done.reservation_no}?cancelled=1", status_code=303)
+        status = refused_status(exc)
+        return await _cancel_page(request, viewer, booking, typed, errors={field: message}, status_code=status)
+    return RedirectResponse(location, status_code=303)
 
 
 # ---- Change: an amendment (only the fields that differ are sent) ---------------------------------
@@ -217,7 +223,7 @@ def _change_page(
 @router.get("/bookings/{reservation_no}/change")
 async def change_form(request: Request, reservation_no: str, viewer: Signed) -> Response:
     booking = await client_booking_or_404(request, viewer, reservation_no)
-    return _change_page(request, viewer, booking, {**_current(booking), "key": secrets.token_urlsafe(18)})
+    return _change_page(request, viewer, booking, {**_current(booking), "key": fresh_key()})
 
 
 def _amendment_body(before: dict[str, str], typed: dict[str, str]) -> dict[str, Any]:
@@ -249,21 +255,18 @@ async def change(request: Request, reservation_no: str, viewer: Signed) -> Respo
     typed = {name: forms.text(form, name, 10_000) for name in CHANGE_FIELDS}
     viewer.require_active_client()
     body = _amendment_body(_current(booking), typed)
-    if not body:
-        return _change_page(
-            request,
-            viewer,
-            booking,
-            typed,
-            errors={GENERAL: "Nothing was changed: edit a field first."},
-            status_code=422,
-        )
-    svc = services(request)
+
+    async def amend_once() -> str:
+        if not body:  # checked here, so a repeat of a change already applied is its first answer again
+            raise Invalid(ErrorCode.AMENDMENT_EMPTY, "Nothing was changed: edit a field first.")
+        await amending.request_amendment(services(request), viewer.client, booking.reservation_no, body)
+        await audit(request, viewer, "amend", booking.reservation_no, fields=sorted(body))
+        return f"/agency/bookings/{booking.reservation_no}?changed=1"
+
     try:
-        await amending.request_amendment(svc, viewer.client, booking.reservation_no, body)
+        location = await submit_once(request, viewer, typed, amend_once)
     except DomainError as exc:
         field, message = field_error(exc)
         field = {"pickup_date": "pickup_date", "adult": GENERAL, "airport": GENERAL}.get(field, field)
-        return _change_page(request, viewer, booking, typed, errors={field: message}, status_code=422)
-    await audit(request, viewer, "amend", booking.reservation_no, fields=sorted(body))
-    return RedirectResponse(f"/agency/bookings/{booking.reservation_no}?changed=1", status_code=303)
+        return _change_page(request, viewer, booking, typed, errors={field: message}, status_code=refused_status(exc))
+    return RedirectResponse(location, status_code=303)

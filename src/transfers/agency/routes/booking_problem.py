@@ -2,7 +2,8 @@
 the API's incident use case (``bookings.incidents.service.report``) with the agency's client, its
 rules and messages beside the fields (a type, a description of 1..2000 characters; only an APPROVED
 or COMPLETED booking, from its pickup until 72 h after; one incident per type), audited with the
-agency user. Another agency's booking is the 404 page."""
+agency user. The form carries a one-time key (``once.py``): pressing the button twice reports once.
+Another agency's booking is the 404 page."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from starlette.responses import RedirectResponse, Response
 from transfers.agency import forms
 from transfers.agency.auth import AgencyViewer, Signed, services
 from transfers.agency.messages import GENERAL, api_words
+from transfers.agency.once import fresh_key, refused_status, submit_once
 from transfers.agency.render import page
 from transfers.agency.routes.booking_page import audit, client_booking_or_404
 from transfers.bookings.incidents import service as incidents
@@ -63,24 +65,35 @@ def _problem_page(
 @router.get("/bookings/{reservation_no}/problem")
 async def problem_form(request: Request, reservation_no: str, viewer: Signed) -> Response:
     booking = await client_booking_or_404(request, viewer, reservation_no)
-    return _problem_page(request, viewer, booking, {"type": "", "description": ""})
+    return _problem_page(request, viewer, booking, {"type": "", "description": "", "key": fresh_key()})
 
 
 @router.post("/bookings/{reservation_no}/problem")
 async def report_problem(request: Request, reservation_no: str, viewer: Signed) -> Response:
     form = await viewer.form(request)
     booking = await client_booking_or_404(request, viewer, reservation_no)
-    typed = {"type": forms.text(form, "type", 40), "description": forms.text(form, "description", 10_000)}
+    typed = {
+        "type": forms.text(form, "type", 40),
+        "description": forms.text(form, "description", 10_000),
+        "key": forms.text(form, "key", 200),
+    }
     viewer.require_active_client()
-    try:
+
+    async def report_once() -> str:
         incident = await incidents.report(
             services(request),
             viewer.client,
             booking.reservation_no,
             {"type": typed["type"], "description": typed["description"]},
         )
+        await audit(
+            request, viewer, "incident", booking.reservation_no, incident=incident.public_id, type=typed["type"]
+        )
+        return f"/agency/bookings/{booking.reservation_no}?reported=1"
+
+    try:
+        location = await submit_once(request, viewer, typed, report_once)
     except DomainError as exc:
         field, message = problem_error(exc)
-        return _problem_page(request, viewer, booking, typed, errors={field: message}, status_code=422)
-    await audit(request, viewer, "incident", booking.reservation_no, incident=incident.public_id, type=typed["type"])
-    return RedirectResponse(f"/agency/bookings/{booking.reservation_no}?reported=1", status_code=303)
+        return _problem_page(request, viewer, booking, typed, errors={field: message}, status_code=refused_status(exc))
+    return RedirectResponse(location, status_code=303)

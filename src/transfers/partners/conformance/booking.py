@@ -1,7 +1,9 @@
 """The booking checks (PARTNER_API.md 3.2-3.3): create a test booking (``TB-CHECK...``) for the
 searched vehicle, send the same message again with the same ``webhook-id`` (a retry after a lost
-answer must be deduplicated, not booked twice), then read it back with info and ask for one it
-never received (404).
+answer must be deduplicated, not booked twice), create the way back of a return trip as the service
+sends it (its own ONEWAY create with ``trip`` ``{"id": "TR-...", "leg": 2}``, the route reversed, on
+its own later day, no flight: docs/rules/return-trips.md#create), then read the first back with
+info and ask for one it never received (404).
 
 A create answer that breaks the contract is reported with what the service would then do
 (retry, or decline and refund), because that consequence is what a partner's developer weighs.
@@ -12,6 +14,7 @@ from __future__ import annotations
 import secrets
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from transfers.partners.client import CallResult, info_path
@@ -20,6 +23,8 @@ from transfers.partners.conformance.session import CheckSession
 from transfers.partners.wire import WireCreateAnswer, WireInfoAnswer, WireVehicle
 
 RESERVATION_PREFIX = "TB-CHECK"
+TRIP_PREFIX = "TR-CHECK"
+RETURN_DAYS_LATER = 3  # the way back's pickup: this many days after the way out's, same local time
 _REF_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 
 
@@ -118,6 +123,30 @@ class BookingChecks(CheckSession):
         await self.check_create_retry(booking)
         return booking
 
+    async def check_return_leg(self, booking: Booking | None) -> Booking | None:
+        """The way back of a return trip (docs/rules/return-trips.md#create): the same vehicle,
+        passenger and luggage, from the point to the airport ``RETURN_DAYS_LATER`` days on, no
+        flight and ``trip`` ``{"id": "TR-CHECK...", "leg": 2}``; passes like ``create``."""
+        name, path = "create, way back (trip leg 2)", "/booking/create"
+        if booking is None or booking.answer is None:
+            self.skip(name, "POST", path, "not run: create gave no valid answer")
+            return None
+        back = Booking(check_reservation_no(), return_leg_payload(booking.payload), webhook_id())
+        back.payload["reservation_no"] = back.reservation_no
+        deadline = self.deadlines.create
+        result = await self.call("POST", path, back.payload, deadline, webhook_id=back.webhook_id)
+        problems = self.judge(result, deadline, WireCreateAnswer, "POST", path)
+        back.answer = parsed(WireCreateAnswer, result.body) if result.ok else None
+        consequence = create_consequence(result, back.answer, deadline) if problems else None
+        if consequence:
+            problems.append(consequence)
+        note = None
+        if back.answer is not None:
+            note = f"{back.answer.status} for {back.reservation_no} (trip {back.payload['trip']['id']}, leg 2"
+            note += f", partner reference {back.answer.reservation_no})" if back.answer.reservation_no else ")"
+        self.record(name, "POST", path, result, deadline, problems, note)
+        return back
+
     async def check_create_retry(self, booking: Booking) -> None:
         """The same message again (a retry after a lost answer): the first answer must come back."""
         path, deadline = "/booking/create", self.deadlines.other
@@ -159,3 +188,17 @@ class BookingChecks(CheckSession):
         else:
             problems.extend(p for p in [late(result, deadline)] if p)
         self.record("info, unknown booking", "GET", unknown, result, deadline, problems, "404")
+
+
+def return_leg_payload(out: dict[str, Any]) -> dict[str, Any]:
+    """The way back's create for the way out's ``out`` (docs/partners/index.md, "Return trips"): the
+    route reversed, ``RETURN_DAYS_LATER`` days later at the same local time, ``flight_number`` null
+    (the client gave no departing flight), ``trip.id`` a check trip and ``trip.leg`` 2."""
+    trip = out["trip"]
+    date = datetime.fromisoformat(trip["date"]) + timedelta(days=RETURN_DAYS_LATER)
+    trip_id = TRIP_PREFIX + "".join(secrets.choice(_REF_ALPHABET) for _ in range(8))
+    return {
+        **out,
+        "flight_info": {"flight_number": None, "extra_requests": out["flight_info"]["extra_requests"]},
+        "trip": {**trip, "from": trip["to"], "to": trip["from"], "date": date.isoformat(), "id": trip_id, "leg": 2},
+    }

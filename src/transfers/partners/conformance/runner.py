@@ -19,9 +19,11 @@ class ConformanceRun(SearchChecks, BookingChecks, UpdateChecks, AuthChecks):
         search = self.search_payload()
         vehicle = await self.check_search(search)
         booking = await self.check_create(vehicle, search)
+        way_back = await self.check_return_leg(booking)
         await self.check_info(booking)
         await self.check_amend(booking)
         await self.check_flight_notice(booking)
         await self.check_update(booking)
+        await self.check_update(way_back, names=("update CANCELLED, way back",), missing="no way back was created")
         await self.check_refusals(search)
         return self.checks
