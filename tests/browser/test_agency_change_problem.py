@@ -1,7 +1,8 @@
 """``Change`` and ``Report a problem`` on an agency booking's page in a real browser, with JavaScript
 on and off (docs/rules/agency-portal.md#pages, #once): the API's rules beside the fields in the GOV.UK
 pattern (an invalid phone, a 10,000-character description, a change the rules refuse), the happy
-path, a double click and ``Back`` + the button again doing the work once, a post without its CSRF
+path, a double click (on ``Book``, ``Change``, ``Report the problem``, ``Cancel booking``) and ``Back``
++ the button again doing the work once, a post without its CSRF
 token refused, another agency's booking a 404, the forms readable at 390 px; nothing asked of
 another host. Screenshots for the docs (``shoot``)."""
 
@@ -17,7 +18,6 @@ from playwright.async_api import BrowserContext, Page, expect
 from tests.agency.conftest import MakeAgency, make_agency  # noqa: F401  (the fixture)
 from tests.agency.test_agency_once import DRIVER, amendments_requested, approved, audits
 from tests.browser.test_agency_portal import (  # noqa: F401  (contexts: the fixture)
-    book_and_open,
     contexts,
     fill_trip,
     overflow,
@@ -28,20 +28,48 @@ from tests.conftest import PartnerFactory
 from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
-from transfers.db.tables import bookings, incidents
+from transfers.db.tables import bookings, incidents, ledger_entries, wallets
 
 Shoot = Callable[[Page, str], Awaitable[None]]
 Contexts = Callable[..., Awaitable[BrowserContext]]
 
 
 async def book_with_coordinates(page: Page, service: LiveServer, clock: ShiftedClock) -> str:
+    """Book a transfer, pressing ``Book`` with a double click (the one-time key: one booking)."""
     await page.goto(f"{service.url}/agency/book")
     await fill_trip(page, clock)
     await page.get_by_label("Destination").fill("Trafalgar Square")
     await page.locator("summary", has_text="Type the coordinates instead").click()
     await page.get_by_label("Latitude").fill("51.5080")
     await page.get_by_label("Longitude").fill("-0.1281")
-    return await book_and_open(page)
+    await page.get_by_role("button", name="Find transfers").click()
+    await page.get_by_role("button", name="Choose").first.click()
+    await page.get_by_label("First name").fill("Ada")
+    await page.get_by_label("Surname").fill("Lovelace")
+    await page.get_by_label("Passenger email").fill("ada@example.com")
+    await page.get_by_label("Passenger phone").fill("+447911123456")
+    await page.get_by_label("Flight number").fill("BA117")
+    await page.get_by_role("button", name="Book", exact=True).dblclick()
+    await expect(page.get_by_role("heading", name="Booking ")).to_be_visible()
+    heading = await page.get_by_role("heading", level=1).inner_text()
+    return heading.removeprefix("Booking ").strip()
+
+
+async def money_moves(db: Database, client_id: int) -> list[str]:
+    from sqlalchemy import select
+
+    async with db.read() as conn:
+        kinds = await conn.execute(
+            select(ledger_entries.c.kind)
+            .select_from(ledger_entries.join(wallets, wallets.c.id == ledger_entries.c.wallet_id))
+            .where(wallets.c.client_id == client_id)
+        )
+        return sorted(kinds.scalars().all())
+
+
+async def fits(page: Page, phone: bool) -> None:
+    if phone:
+        assert await overflow(page) == 0, (page.url, await wider_than_screen(page))
 
 
 async def count_incidents(db: Database, reservation_no: str) -> int:
@@ -87,8 +115,10 @@ async def test_change_shows_the_rules_beside_the_fields_and_applies_once(
     await make_partner()
     agency, stranger = await make_agency(), await make_agency()
     user = agency.agent if javascript else agency.admin  # both roles may change a booking
-    page, hosts = await signed_in_page(await contexts(javascript=javascript), service, user)
+    phone = not javascript  # without JavaScript on a 390 px phone
+    page, hosts = await signed_in_page(await contexts(javascript=javascript, phone=phone), service, user)
     reservation_no = await book_with_coordinates(page, service, clock)
+    assert await money_moves(db, agency.client_id) == ["credit_topup", "debit_booking"]
     await page.get_by_role("link", name="Change", exact=True).click()
     await expect(page.get_by_role("heading", name=f"Change booking {reservation_no}")).to_be_visible()
     await page.get_by_label("Passenger phone").fill("x")
@@ -102,6 +132,7 @@ async def test_change_shows_the_rules_beside_the_fields_and_applies_once(
     await page.get_by_role("button", name="Send the change").click()
     await expect(page.locator("#phone-error")).to_contain_text("PASSENGER_PHONE_INVALID, 1009")
     await expect(page.locator("#phone")).to_have_attribute("aria-invalid", "true")
+    await fits(page, phone)
     if javascript:
         await shoot(page, "agency-change-error")
     await page.goto(f"{service.url}/agency/bookings/{reservation_no}/change")  # a form a GET showed, to go Back to
@@ -109,6 +140,7 @@ async def test_change_shows_the_rules_beside_the_fields_and_applies_once(
     await page.get_by_role("button", name="Send the change").dblclick()  # a double click
     await expect(page.get_by_role("status")).to_contain_text("The change is sent")
     await expect(page.get_by_text("Latest change")).to_be_visible()
+    await fits(page, phone)
     assert await amendments_requested(db, reservation_no) == (1, 1)
     await back_and_send_again(page, "Send the change")
     assert await amendments_requested(db, reservation_no) == (1, 1)
@@ -127,6 +159,15 @@ async def test_change_shows_the_rules_beside_the_fields_and_applies_once(
     assert (await posted.value).status == 403
     await expect(page.get_by_text("its security token is missing")).to_be_visible()
     assert await amendments_requested(db, reservation_no) == (1, 1)
+    # Cancel booking: the fee first, then a double click cancels once, with one refund.
+    await page.goto(f"{service.url}/agency/bookings/{reservation_no}/cancel")
+    await expect(page.locator("#fee")).to_contain_text("EUR")
+    await fits(page, phone)
+    await page.get_by_label("Reason").select_option(index=1)
+    await page.get_by_role("button", name="Cancel booking").dblclick()
+    await expect(page.locator("#status")).to_have_text("Cancelled")
+    assert await money_moves(db, agency.client_id) == ["credit_refund", "credit_topup", "debit_booking"]
+    assert await audits(db, reservation_no, "cancel") == 1
     # Another agency's booking is not found.
     other, _ = await signed_in_page(await contexts(javascript=javascript), service, stranger.admin)
     refused = await other.goto(f"{service.url}/agency/bookings/{reservation_no}/change")
@@ -150,6 +191,7 @@ async def test_report_a_problem_shows_the_rules_and_reports_once(
     user = agency.admin if javascript else agency.agent  # both roles may report
     page, hosts = await signed_in_page(await contexts(javascript=javascript, phone=not javascript), service, user)
     reservation_no = await book_with_coordinates(page, service, clock)
+    assert await money_moves(db, agency.client_id) == ["credit_topup", "debit_booking"]  # one booking, one debit
     await approved(db, reservation_no)
     await page.get_by_role("link", name="Report a problem").click()
     await page.get_by_label("What went wrong").select_option("DRIVER_LATE")
@@ -175,6 +217,7 @@ async def test_report_a_problem_shows_the_rules_and_reports_once(
     await page.get_by_role("button", name="Report the problem").dblclick()  # a double click
     await expect(page.get_by_role("status")).to_contain_text("The problem is reported")
     await expect(page.get_by_text("Forty minutes late")).to_be_visible()
+    await fits(page, not javascript)
     await back_and_send_again(page, "Report the problem")
     assert await count_incidents(db, reservation_no) == 1
     assert await audits(db, reservation_no, "incident") == 1

@@ -13,7 +13,8 @@ wallet moves):
 * ``CANCELLATION_FEE`` = fee x net / total when a client's cancel keeps a fee;
 * a booking that ends refunded or cancelled without a ``RIDE`` gives back any ``RECOVERY`` taken
   from the partner before (an incident's partial refund on a booking then never completed): the
-  partner was simply not paid for it, so it owes nothing back.
+  partner was simply not paid for it, so it owes nothing back; but a client's fee-keeping cancel keeps
+  the partner's share of the part of the fee its incidents refunded (docs/rules/incidents.md#refund-then-cancel).
 
 ``RECOVERY`` itself is written by ``bookings.earnings.recover_partner_share``, which an incident's
 resolution calls.
@@ -43,6 +44,7 @@ from transfers.accounting.journal import (
 )
 from transfers.accounting.periods import period_of
 from transfers.bookings import cancelling
+from transfers.bookings.incidents import repository as incidents_repo
 from transfers.bookings.models import Booking
 from transfers.bookings.state import REFUNDING, BookingStatus
 from transfers.clients.models import REVERSE_API_PAY_TYPE
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from transfers.bookings.effects import Change, FastContext, FastShape
 
 S = BookingStatus
+ZERO = Decimal("0.00")
 
 
 def _third_party_refund(booking: Booking, to_status: BookingStatus) -> Decimal:
@@ -138,22 +141,48 @@ async def _recoveries(conn: AsyncConnection, change: Change) -> None:
 
 
 async def _give_back_recoveries(conn: AsyncConnection, booking: Booking, change: Change) -> None:
-    """A booking that ends without its RIDE keeps no RECOVERY (docs/rules/statements.md#earnings)."""
+    """A booking that ends without its RIDE keeps no RECOVERY (docs/rules/statements.md#earnings), but for
+    the part of a client's kept fee that the partner's incident refunds took back
+    (docs/rules/incidents.md#refund-then-cancel)."""
     if await journal_repo.booking_kind_total(conn, booking.id, PartnerLine.RIDE.value, booking.partner_id) is not None:
         return
     recovered = await journal_repo.booking_kind_total(conn, booking.id, PartnerLine.RECOVERY.value, booking.partner_id)
     if recovered is None or recovered == 0:
+        return
+    kept = max(recovered, await _recovery_kept(conn, booking, change))  # both <= 0: never keep more than taken
+    if kept == recovered:
         return
     entry = transfer(
         PartnerLine.RECOVERY.value,
         booking.currency,
         PLATFORM,
         partner(booking.partner_id),
-        -recovered,
+        kept - recovered,
         booking_id=booking.id,
-        note="recovery given back: the booking ended without its ride",
+        note="recovery given back: the booking ended without its ride"
+        + (f" (kept {-kept:.2f}: the partner's incidents refunded part of the kept fee)" if kept else ""),
     )
     await journal_repo.post(conn, entry, change.now)
+
+
+async def _recovery_kept(conn: AsyncConnection, booking: Booking, change: Change) -> Decimal:
+    """The RECOVERY a client's fee-keeping cancel leaves (0.00 or negative). The client paid
+    ``total - incident refunds - the cancel's refund`` = ``min(fee, total - incident refunds)``: when the
+    incidents refunded more than the cancel would have (``fee + refunded - total`` > 0), that part of the
+    fee never reached the platform. The partner still earns ``CANCELLATION_FEE`` on the whole fee, and
+    carries its share (net / total) of the part its own incidents (responsible ``partner``) took back, in
+    proportion to their refunds among all the incidents'; the rest is the platform's, as those refunds were."""
+    fee = booking.cancellation_fee
+    refunded = booking.incident_refunded or ZERO
+    if change.to_status is not S.CANCELLED or fee is None or fee <= 0 or refunded <= 0:
+        return ZERO
+    taken = fee + refunded - booking.total
+    if taken <= 0:
+        return ZERO
+    theirs = await incidents_repo.partner_refunds(conn, booking.id)
+    if theirs <= 0:
+        return ZERO
+    return earnings.recovery(taken * theirs / refunded, booking.net_total, booking.total)
 
 
 # --- the fast statements (PostgreSQL) ----------------------------------------------------------------

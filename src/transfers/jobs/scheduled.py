@@ -18,11 +18,10 @@ from transfers.bookings import flight_watch, operator_actions, partner_updates, 
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.state import BookingStatus
-from transfers.deliveries import Dispatcher
+from transfers.deliveries import Dispatcher, send_partner_emails
 from transfers.delivery import repository as outbox_repo
 from transfers.flights.providers import build_provider
 from transfers.hosted import jobs as hosted_jobs
-from transfers.hosted import mail as hosted_mail
 from transfers.partners import health_repository
 from transfers.requestlog import repository as request_log_repo
 from transfers.ride import repository as ride_repo
@@ -177,7 +176,7 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     ("prune_partner_health", "health_pruned", prune_partner_health),
     # issue 16: hosted partners' unaccepted bookings declined; e-mails to partner users sent
     ("auto_decline_hosted", "auto_declined", hosted_jobs.auto_decline),
-    ("partner_emails", "emailed", hosted_mail.send_due),
+    ("partner_emails", "emailed", send_partner_emails),
     ("prune_web_sessions", "sessions_pruned", prune_web_sessions),  # issue 13
     ("prune_client_events", "events_pruned", prune_client_events),  # issue 14
     ("prune_request_log", "requests_pruned", prune_request_log),  # issue 27

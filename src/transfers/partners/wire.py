@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
@@ -26,6 +27,15 @@ def _parse_price(value: Any) -> Decimal:
     """A positive amount with at most two decimals, from a JSON number or a decimal string."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ValueError("price must be a number or a decimal string")
+    return _price(value)
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _price(value: int | float | str) -> Decimal:
+    """``_parse_price``'s work, remembered per value and type (``1``, ``1.0`` and ``"1"`` apart): a
+    search validates every vehicle's and extra's price, and partners quote the same prices again and
+    again (issue 26). A refused value raises each time (exceptions are not cached); a Decimal is
+    immutable, so sharing one is safe."""
     text = value if isinstance(value, str) else repr(value)
     if isinstance(value, float) and not value.is_integer():
         text = format(Decimal(repr(value)), "f")

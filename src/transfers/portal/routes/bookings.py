@@ -131,7 +131,7 @@ async def detail(
     now = svc.clock.now()
     status = booking.status
     can_answer = viewer.hosted and status in WAITING
-    drivers: list[dict[str, Any]] = []
+    drivers: list[repo.UsedDriver] = []
     other_leg_yours = False  # docs/rules/return-trips.md#legs: a link to the other leg when it is this partner's too
     if can_answer or booking.trip_other_reservation_no:
         async with svc.db.read() as conn:
@@ -181,7 +181,10 @@ async def _picked_driver(request: Request, viewer: PartnerViewer, value: object)
     if not isinstance(value, str) or not value.isascii() or not value.isdigit() or len(value) > 18:
         return None
     async with services(request).db.read() as conn:
-        return await repo.driver_of(conn, viewer.partner_id, int(value))
+        driver = await repo.driver_of(conn, viewer.partner_id, int(value))
+    if driver is None:
+        return None
+    return {"driver_name": driver.name, "driver_phone": driver.phone or "", "plate": driver.plate or ""}
 
 
 @router.post("/bookings/{reservation_no}/accept")
