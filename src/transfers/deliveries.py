@@ -1,17 +1,19 @@
-"""The application's deliveries: the kinds the delivery engine (``transfers/delivery/``) carries,
-registered here at start-up (``transfers/worker.py`` runs them beside the scheduled jobs).
+"""The application's deliveries: every kind the delivery engine (``transfers/delivery/``) carries
+is registered here, in ``registry``, and every engine is built here from that one registry
+(``transfers/worker.py`` runs them beside the scheduled jobs). An engine delivers the kinds stored
+in its own queue (``DeliveryKind.queue``):
 
-* partner calls (``partners/calls.MessageKind``): a partner with a server is called over HTTP
-  (``partners/calls.PartnerHttp``), a hosted partner answers in-process (``hosted/inprocess``)
-  and its users get an e-mail once a message is delivered; what the answer means for the booking
-  is ``bookings/partner_answers``;
-* client webhooks: the ``client.webhook`` kind (``webhooks/kind.client_webhook_kind``), which
-  ``webhooks/delivery.WebhookDispatcher`` registers with the engine it runs over the
-  ``webhook_deliveries`` table (its fan-out and per-endpoint fairness around it);
-* client driver positions: the ``client.driver_position`` kind (``webhooks/positions.py``), tried
-  once, over the ``outbox`` table (docs/rules/ride.md#client-events);
-* partner e-mails: the ``partner.email`` kind (``hosted/mail.partner_email_kind``), which the
-  scheduled ``partner_emails`` job (``hosted/mail.send_due``) runs over the ``partner_emails`` table.
+* the ``outbox`` (``Dispatcher``): partner calls (``partners/calls.MessageKind``): a partner with a
+  server is called over HTTP (``partners/calls.PartnerHttp``), a hosted partner answers in-process
+  (``hosted/inprocess``) and its users get an e-mail once a message is delivered; what the answer
+  means for the booking is ``bookings/partner_answers``; and the client's driver positions, the
+  ``client.driver_position`` kind (``webhooks/positions.py``), tried once
+  (docs/rules/ride.md#client-events);
+* ``webhook_deliveries`` (``webhook_dispatcher``): the ``client.webhook`` kind
+  (``webhooks/kind.client_webhook_kind``), every client event, with the fan-out and the
+  per-endpoint fairness around it (``webhooks/delivery.WebhookDispatcher``);
+* ``partner_emails`` (``send_partner_emails``, the scheduled ``partner_emails`` job): the
+  ``partner.email`` kind (``hosted/mail.partner_email_kind``).
 
 This module is the only place that knows them all (the engine imports none of them).
 """
@@ -28,12 +30,15 @@ from transfers.delivery.kinds import DeliveryKind, Registry, Router
 from transfers.delivery.models import OutboxMessage
 from transfers.delivery.transport import CallResult, Receiver
 from transfers.hosted import inprocess as hosted
+from transfers.hosted import mail
 from transfers.observability.metrics import observe_partner_call
 from transfers.partners import calls
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.service import endpoint_for
 from transfers.services import Services
 from transfers.webhooks import positions
+from transfers.webhooks.delivery import WebhookDispatcher
+from transfers.webhooks.kind import client_webhook_kind
 
 _HOSTED = hosted.HostedPartner()
 _UNREACHABLE = calls.Unreachable()
@@ -80,13 +85,22 @@ def partner_call_kinds(svc: Services) -> tuple[DeliveryKind, ...]:
 
 
 def registry(svc: Services) -> Registry:
-    """Every kind this process delivers through the engine: the partner calls and the client's
-    driver positions (tried once, claimed first: docs/rules/ride.md#client-events)."""
-    return Registry((*partner_call_kinds(svc), positions.driver_position_kind(svc)))
+    """Every kind this process delivers, of every queue: the partner calls, the client's driver
+    positions (tried once, claimed first: docs/rules/ride.md#client-events), the client webhooks and
+    the partner e-mails. Each engine is built from a registry of its own (a kind's transport, such as
+    the webhooks' HTTP session, lives as long as its engine)."""
+    return Registry(
+        (
+            *partner_call_kinds(svc),
+            positions.driver_position_kind(svc),
+            client_webhook_kind(svc),
+            mail.partner_email_kind(svc),
+        )
+    )
 
 
 class Dispatcher(Engine):
-    """The engine with the application's kinds registered."""
+    """The engine over the ``outbox`` table, with the application's kinds registered."""
 
     def __init__(self, svc: Services, *, concurrency: int = 16) -> None:
         super().__init__(
@@ -97,3 +111,13 @@ class Dispatcher(Engine):
             timeout=svc.settings.partner_timeout_seconds,
             concurrency=concurrency,
         )
+
+
+def webhook_dispatcher(svc: Services) -> WebhookDispatcher:
+    """The engine over ``webhook_deliveries`` with its fan-out; ``aclose`` it when done (``run`` does)."""
+    return WebhookDispatcher(svc, registry(svc))
+
+
+async def send_partner_emails(svc: Services) -> int:
+    """The due partner e-mails sent (or logged): the scheduled ``partner_emails`` job."""
+    return await mail.send_due(svc, registry(svc))

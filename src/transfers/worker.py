@@ -11,11 +11,11 @@ import contextlib
 
 import structlog
 
+from transfers.deliveries import webhook_dispatcher
 from transfers.delivery.engine import Engine
 from transfers.delivery.worker import DeliveryLoop
 from transfers.jobs import scheduled
 from transfers.services import Services
-from transfers.webhooks.delivery import WebhookDispatcher
 
 log = structlog.get_logger("transfers.worker")
 DELIVERY_JOB = "outbox_delivery"  # the job name a failed delivery cycle is logged under
@@ -29,7 +29,7 @@ class Worker:
         self.loop = DeliveryLoop(
             dispatcher, poll_seconds=svc.settings.outbox_poll_seconds, job_name=DELIVERY_JOB, max_cycles=max_cycles
         )
-        self.webhooks = WebhookDispatcher(svc)  # issue 14: client webhooks, beside partner deliveries
+        self.webhooks = webhook_dispatcher(svc)  # issue 14: client webhooks, beside partner deliveries
 
     async def run(self) -> None:
         log.info("worker_started")

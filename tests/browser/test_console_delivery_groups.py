@@ -19,6 +19,7 @@ from tests.helpers import booking_body, search_body
 from tests.servers import LiveServer, free_port
 from transfers.db.engine import Database
 from transfers.db.tables import admin_audit, clients, webhook_deliveries, webhook_endpoints
+from transfers.deliveries import webhook_dispatcher
 from transfers.services import Services
 from transfers.webhooks.delivery import WebhookDispatcher
 
@@ -29,9 +30,9 @@ BOOKINGS = 3
 @pytest.fixture
 async def dispatcher(service: LiveServer) -> AsyncIterator[WebhookDispatcher]:
     svc: Services = service.app.state.services
-    made = WebhookDispatcher(svc)
+    made = webhook_dispatcher(svc)
     yield made
-    await made.sender.aclose()
+    await made.aclose()
 
 
 async def test_a_dead_endpoint_is_one_line_in_words_and_an_admin_disables_it(

@@ -26,6 +26,7 @@ from transfers.clock import ShiftedClock
 from transfers.config import get_settings
 from transfers.db.engine import Database
 from transfers.db.tables import admin_audit, client_events, webhook_deliveries
+from transfers.deliveries import webhook_dispatcher
 from transfers.services import Services
 from transfers.webhooks.delivery import WebhookDispatcher
 
@@ -44,9 +45,9 @@ async def receiver() -> AsyncIterator[Receiver]:
 @pytest.fixture
 async def dispatcher(service: LiveServer) -> AsyncIterator[WebhookDispatcher]:
     svc: Services = service.app.state.services
-    made = WebhookDispatcher(svc)
+    made = webhook_dispatcher(svc)
     yield made
-    await made.sender.aclose()
+    await made.aclose()
 
 
 def run_cli(plain_database_url: str, *args: str) -> Result:

@@ -14,7 +14,7 @@ from tests.clientapi.test_webhook_delivery import Receivers, receivers, subscrib
 from tests.conftest import ClientFactory, bearer
 from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
-from transfers.webhooks.delivery import WebhookDispatcher
+from transfers.deliveries import webhook_dispatcher
 
 ENDPOINTS = "/api/v1/booking-api/webhook-endpoints"
 
@@ -31,13 +31,13 @@ async def test_outbox_list_and_retry_cover_client_webhook_deliveries(
     receiver = await receivers(status=500)
     endpoint = await subscribe(http, key, receiver)
     event_id = (await http.post(f"{ENDPOINTS}/{endpoint}/test", headers=bearer(key))).json()["event_id"]
-    dispatcher = WebhookDispatcher(service.app.state.services)
+    dispatcher = webhook_dispatcher(service.app.state.services)
     try:
         for _ in range(12):  # every retry fails, until 24 h after the event: failed
             await dispatcher.run_once()
             clock.advance(timedelta(hours=3))
     finally:
-        await dispatcher.sender.aclose()
+        await dispatcher.aclose()
     listed = await asyncio.to_thread(
         run_cli, plain_database_url, "outbox", "list", "--failed", "--json", "--limit", "1000"
     )
@@ -59,11 +59,11 @@ async def test_outbox_list_and_retry_cover_client_webhook_deliveries(
     bad = await asyncio.to_thread(run_cli, plain_database_url, "outbox", "retry", "wx")
     assert bad.exit_code == 2
     clock.offset = timedelta()
-    dispatcher = WebhookDispatcher(service.app.state.services)
+    dispatcher = webhook_dispatcher(service.app.state.services)
     try:
         await dispatcher.run_once()
     finally:
-        await dispatcher.sender.aclose()
+        await dispatcher.aclose()
     assert receiver.received[-1].headers["webhook-id"] == event_id
     log = (await http.get(f"{ENDPOINTS}/{endpoint}/deliveries", headers=bearer(key))).json()["data"]
     assert log[0]["status"] == "delivered"

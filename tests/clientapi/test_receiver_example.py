@@ -17,8 +17,8 @@ from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.servers import LiveServer, free_port
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, client_events
+from transfers.deliveries import webhook_dispatcher
 from transfers.partners.signing import signature_headers
-from transfers.webhooks.delivery import WebhookDispatcher
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "webhook_receiver.py"
@@ -52,7 +52,7 @@ async def test_the_example_receiver_verifies_dedupes_and_orders(
         stdout=asyncio.subprocess.PIPE,
         env={**os.environ, "PORT": str(port), "WEBHOOK_SECRETS": endpoint["secret"]},
     )
-    dispatcher = WebhookDispatcher(service.app.state.services)
+    dispatcher = webhook_dispatcher(service.app.state.services)
     # One delivery per endpoint at a time, so they arrive in sequence order here (concurrent ones may
     # not, and the example then rightly drops an older event that arrives after a newer one).
     dispatcher.per_endpoint = 1
@@ -103,7 +103,7 @@ async def test_the_example_receiver_verifies_dedupes_and_orders(
             ).json()["data"]
             assert {d["status"] for d in log} == {"delivered"} and len(log) == 3
     finally:
-        await dispatcher.sender.aclose()
+        await dispatcher.aclose()
         process.kill()
         await process.wait()
     rest = (await process.stdout.read()).decode() if process.stdout else ""

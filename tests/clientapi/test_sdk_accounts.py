@@ -18,8 +18,8 @@ from tests.clientapi.test_webhook_delivery import (  # noqa: F401 (receivers: a 
 )
 from tests.conftest import ClientFactory, PartnerFactory
 from tests.servers import LiveServer
+from transfers.deliveries import webhook_dispatcher
 from transfers.partners.signing import new_signing_secret, signature_headers
-from transfers.webhooks.delivery import WebhookDispatcher
 from transfers_sdk import (
     AsyncTransfersClient,
     BookingEvent,
@@ -54,11 +54,11 @@ async def test_wallet_and_endpoint_management_through_the_sdk(
         updated = await api.update_webhook_endpoint(created.id, events=["*"], description=None)
         assert updated.events == ["*"] and updated.description is None
         event_id = await api.test_webhook_endpoint(created.id)
-        dispatcher = WebhookDispatcher(service.app.state.services)
+        dispatcher = webhook_dispatcher(service.app.state.services)
         try:
             await drain(dispatcher, 1)
         finally:
-            await dispatcher.sender.aclose()
+            await dispatcher.aclose()
         [delivered] = (await api.list_webhook_deliveries(created.id)).deliveries
         assert (delivered.event_id, delivered.status, delivered.attempts) == (event_id, "delivered", 1)
         [ping] = receiver.received
@@ -85,11 +85,11 @@ async def test_verify_webhook_accepts_only_the_signed_bytes_in_time(
     async with httpx.AsyncClient(base_url=service.url) as http:
         await subscribe(http, key, receiver, ["booking.created"])
         booking = await book(http, key)
-    dispatcher = WebhookDispatcher(service.app.state.services)
+    dispatcher = webhook_dispatcher(service.app.state.services)
     try:
         await drain(dispatcher, 2)
     finally:
-        await dispatcher.sender.aclose()
+        await dispatcher.aclose()
     [got] = receiver.received
     secret = receiver.secrets[0]
     event = verify_webhook(got.raw, got.headers, [new_signing_secret(), secret])  # any of several secrets

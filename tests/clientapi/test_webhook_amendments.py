@@ -11,7 +11,7 @@ from tests.api.test_amendments import amend, amended_calls, book, local
 from tests.clientapi.test_webhook_delivery import Receivers, drain, receivers, subscribe  # noqa: F401 (fixture)
 from tests.conftest import ClientFactory, PartnerFactory
 from tests.servers import LiveServer
-from transfers.webhooks.delivery import WebhookDispatcher
+from transfers.deliveries import webhook_dispatcher
 
 
 @pytest.mark.parametrize(
@@ -38,11 +38,11 @@ async def test_a_settled_amendment_is_an_event_in_sequence(
     )
     assert requested.status_code == 202, requested.text
     assert len(await amended_calls(service, partner)) == 1
-    dispatcher = WebhookDispatcher(service.app.state.services)
+    dispatcher = webhook_dispatcher(service.app.state.services)
     try:
         await drain(dispatcher)
     finally:
-        await dispatcher.sender.aclose()
+        await dispatcher.aclose()
     got = sorted(receiver.of_type(), key=lambda d: d.body["data"]["sequence"])
     assert [d.body["type"] for d in got] == ["booking.created", "booking.status_changed", event]
     assert [d.body["data"]["sequence"] for d in got] == [1, 2, 3]

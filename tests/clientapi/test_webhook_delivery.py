@@ -21,6 +21,7 @@ from tests.servers import LiveServer
 from tests.webhook_receiver import Receiver
 from transfers.api import client_schemas as cs
 from transfers.clock import ShiftedClock
+from transfers.deliveries import webhook_dispatcher
 from transfers.services import Services
 from transfers.webhooks.delivery import WebhookDispatcher
 
@@ -59,9 +60,9 @@ def svc(service: LiveServer) -> Services:
 
 @pytest.fixture
 async def dispatcher(svc: Services) -> AsyncIterator[WebhookDispatcher]:
-    made = WebhookDispatcher(svc)
+    made = webhook_dispatcher(svc)
     yield made
-    await made.sender.aclose()
+    await made.aclose()
 
 
 async def subscribe(http: httpx.AsyncClient, key: str, receiver: Receiver, events: list[str] | None = None) -> str:

@@ -27,6 +27,7 @@ from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import outbox, partner_emails
+from transfers.deliveries import send_partner_emails
 from transfers.delivery.models import OutboxMessage
 from transfers.hosted import mail
 from transfers.hosted.users import create_partner_user
@@ -128,16 +129,16 @@ async def test_one_mail_per_new_booking_and_cancellation_never_twice(
             await mail.enqueue(conn, created, "booking.new", clock.now())
     assert [e["kind"] for e in await emails_of(db, no)] == ["booking.new"]
     async with worker_services(service, clock, port) as svc:
-        await mail.send_due(svc)
-        await mail.send_due(svc)  # a second run finds nothing to send
+        await send_partner_emails(svc)
+        await send_partner_emails(svc)  # a second run finds nothing to send
         cancelled = await http.delete(BOOKING, params={"reservation_no": no, "cancellation_id": 1}, headers=bearer(key))
         assert cancelled.status_code == 200
         # The client's cancellation reaches the hosted partner through the outbox, in-process.
         assert svc_of(service).dispatcher is not None
         clock.advance(timedelta(minutes=1))
         await svc_of(service).dispatcher.run_once()
-        await mail.send_due(svc)
-        await mail.send_due(svc)
+        await send_partner_emails(svc)
+        await send_partner_emails(svc)
     subjects = [m["Subject"] for _, m in inbox.messages if no in m["Subject"]]
     assert subjects == [f"New booking {no}: please accept or decline", f"Booking {no} was cancelled"]
     recipients, first = next((r, m) for r, m in inbox.messages if no in m["Subject"])
@@ -167,20 +168,20 @@ async def test_retried_while_the_smtp_server_is_down(
     no = booking["reservation_no"]
     port = free_port()  # nothing listens here yet
     async with worker_services(service, clock, port) as svc:
-        await mail.send_due(svc)
+        await send_partner_emails(svc)
         (pending,) = await emails_of(db, no)
         assert (pending["status"], pending["attempts"]) == ("pending", 1)
         assert "ConnectionRefusedError" in (pending["last_error"] or "")
-        await mail.send_due(svc)  # not due yet (backoff): no second attempt
+        await send_partner_emails(svc)  # not due yet (backoff): no second attempt
         assert (await emails_of(db, no))[0]["attempts"] == 1
         inbox = Inbox()
         controller = Controller(inbox, hostname="127.0.0.1", port=port)
         controller.start()
         try:
             clock.advance(timedelta(seconds=15))
-            await mail.send_due(svc)
+            await send_partner_emails(svc)
             clock.advance(timedelta(hours=1))
-            await mail.send_due(svc)
+            await send_partner_emails(svc)
         finally:
             controller.stop()
     assert [m["Subject"] for _, m in inbox.messages if no in m["Subject"]] == [
@@ -209,7 +210,7 @@ async def test_without_smtp_url_the_mail_is_logged_not_sent(
     svc = svc_of(service)
     assert svc.settings.smtp_url == ""
     with capture_logs() as logs:
-        await mail.send_due(svc)
+        await send_partner_emails(svc)
     assert any(
         e["event"] == "partner_email_not_sent" and e.get("reservation_no") == booking["reservation_no"] for e in logs
     )
@@ -248,7 +249,7 @@ async def test_an_amendment_is_taken_in_process_and_mailed(
     seen = (await http.get(BOOKING, params={"reservation_no": no}, headers=bearer(key))).json()
     assert seen["amendment"]["status"] == "APPLIED" and seen["passenger"]["surname"] == "Byron"
     async with worker_services(service, clock, port) as svc:
-        await mail.send_due(svc)
+        await send_partner_emails(svc)
     # Both mails, in either order: the service's own worker may have tried (and rescheduled) the first one
     # before this test's worker ran, which puts it after the second in the queue.
     subjects = sorted(m["Subject"] for _, m in inbox.messages if no in m["Subject"])

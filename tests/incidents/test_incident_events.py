@@ -18,6 +18,7 @@ from tests.webhook_receiver import Receiver
 from transfers.bookings.incidents import service as incidents
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
+from transfers.deliveries import webhook_dispatcher
 from transfers.services import Services
 from transfers.webhooks.delivery import WebhookDispatcher
 from transfers_sdk import AsyncTransfersClient, Incident, InvalidRequest
@@ -38,9 +39,9 @@ async def receiver() -> AsyncIterator[Receiver]:
 @pytest.fixture
 async def dispatcher(service: LiveServer) -> AsyncIterator[WebhookDispatcher]:
     svc: Services = service.app.state.services
-    made = WebhookDispatcher(svc)
+    made = webhook_dispatcher(svc)
     yield made
-    await made.sender.aclose()
+    await made.aclose()
 
 
 async def delivered(dispatcher: WebhookDispatcher, receiver: Receiver, count: int) -> None:

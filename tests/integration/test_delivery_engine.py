@@ -5,6 +5,7 @@ tried once, dropped unsent when stale, claimed ahead of other kinds' due retries
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -12,8 +13,10 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from tests.conftest import ClientFactory, PartnerFactory
+from tests.conftest import ClientFactory, PartnerFactory, make_settings
 from tests.integration.test_outbox_and_jobs import book
+from transfers import deliveries
+from transfers.bookings.riding import DRIVER_POSITION_KIND
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, outbox
@@ -24,6 +27,10 @@ from transfers.delivery.kinds import DeliveryKind, Judged, Registry, UnknownKind
 from transfers.delivery.models import OutboxMessage
 from transfers.delivery.policy import Ending, Verdict
 from transfers.delivery.transport import CallResult, Receiver
+from transfers.hosted.mail import PARTNER_EMAIL
+from transfers.partners.calls import MessageKind
+from transfers.services import Services
+from transfers.webhooks.kind import CLIENT_WEBHOOK
 
 POSITION, CHORE = "test.position", "test.chore"
 
@@ -125,6 +132,28 @@ def test_a_kind_is_registered_once_and_an_unknown_kind_is_refused() -> None:
     with pytest.raises(UnknownKind):
         registry["test.nobody"]
     assert registry.names() == [CHORE] and registry.once_names() == []
+
+
+async def test_one_registry_holds_every_kind_and_each_engine_keeps_its_queues(tmp_path: Path) -> None:
+    """Partner calls, driver positions, client webhooks and partner e-mails are registered in one
+    place (``deliveries.registry``); the engine over a table delivers only the kinds stored in it."""
+    svc = Services.build(make_settings(f"sqlite+aiosqlite:///{tmp_path / 'kinds.db'}", tmp_path))
+    kinds = deliveries.registry(svc)
+    by_queue = {queue: kinds.stored_in(queue).names() for queue in ("outbox", "webhooks", "partner_emails")}
+    assert by_queue == {
+        "outbox": [*(kind.value for kind in MessageKind), DRIVER_POSITION_KIND],
+        "webhooks": [CLIENT_WEBHOOK],
+        "partner_emails": [PARTNER_EMAIL],
+    }
+    assert sorted(kinds.names()) == sorted(name for names in by_queue.values() for name in names)
+    assert deliveries.Dispatcher(svc).registry.names() == by_queue["outbox"]
+    webhooks = deliveries.webhook_dispatcher(svc)
+    try:
+        assert webhooks.engine.registry.names() == [CLIENT_WEBHOOK]
+    finally:
+        await webhooks.aclose()
+        await svc.partner_client.aclose()
+        await svc.db.dispose()
 
 
 async def test_a_kind_tried_once_is_coalesced_and_only_the_newest_is_sent(

@@ -29,6 +29,7 @@ from transfers.clock import ShiftedClock
 from transfers.config import Settings
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, flight_watches, hosted_capacity, partners
+from transfers.deliveries import webhook_dispatcher
 from transfers.errors import Unavailable
 from transfers.flights.aerodatabox import AeroDataBoxProvider
 from transfers.flights.sandbox import SandboxProvider
@@ -60,9 +61,9 @@ async def receiver() -> AsyncIterator[Receiver]:
 
 @pytest.fixture
 async def hooks(svc: Services) -> AsyncIterator[WebhookDispatcher]:
-    made = WebhookDispatcher(svc)
+    made = webhook_dispatcher(svc)
     yield made
-    await made.sender.aclose()
+    await made.aclose()
 
 
 def generous(settings: Settings) -> Settings:

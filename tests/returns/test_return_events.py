@@ -13,6 +13,7 @@ from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.helpers import booking_body, future_local, search_body
 from tests.servers import LiveServer
 from tests.webhook_receiver import Receiver
+from transfers.deliveries import webhook_dispatcher
 from transfers.services import Services
 from transfers.webhooks.delivery import WebhookDispatcher
 
@@ -31,9 +32,9 @@ async def receiver() -> AsyncIterator[Receiver]:
 @pytest.fixture
 async def dispatcher(service: LiveServer) -> AsyncIterator[WebhookDispatcher]:
     svc: Services = service.app.state.services
-    made = WebhookDispatcher(svc)
+    made = webhook_dispatcher(svc)
     yield made
-    await made.sender.aclose()
+    await made.aclose()
 
 
 def _events(receiver: Receiver) -> list[tuple[str, str, str]]:

@@ -19,8 +19,8 @@ from tests.servers import LiveServer
 from tests.webhook_receiver import Receiver
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, outbox
+from transfers.deliveries import webhook_dispatcher
 from transfers.services import Services
-from transfers.webhooks.delivery import WebhookDispatcher
 from transfers_sdk import BookingEvent, DriverPositionEvent, parse_event
 
 ENDPOINTS = "/api/v1/booking-api/webhook-endpoints"
@@ -68,7 +68,7 @@ async def test_driver_events_arrive_in_sequence_and_positions_never_through_ever
     ride: Ride, svc: Services, receivers: list[LiveServer], db: Database
 ) -> None:
     every = await receiver_for(receivers, ride.http, ride.client_key, ["*"])
-    dispatcher = WebhookDispatcher(svc)
+    dispatcher = webhook_dispatcher(svc)
     try:
         await dispatcher.run_once()  # whatever the booking's creation and approval wrote before the endpoint
         every.received.clear()
@@ -80,7 +80,7 @@ async def test_driver_events_arrive_in_sequence_and_positions_never_through_ever
             await dispatcher.run_once()
         await svc.dispatcher.run_once()
     finally:
-        await dispatcher.sender.aclose()
+        await dispatcher.aclose()
     mine = [d for d in every.received if d.body["data"].get("booking", {}).get("reservation_no") == ride.reservation_no]
     assert [d.body["type"] for d in mine] == [
         "booking.driver_event",

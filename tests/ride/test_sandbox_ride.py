@@ -16,10 +16,10 @@ from tests.ride.test_client_events import receiver_for
 from tests.servers import LiveServer
 from transfers.db.engine import Database
 from transfers.db.tables import partners
+from transfers.deliveries import webhook_dispatcher
 from transfers.sandbox_partner.reverse import ReverseApi
 from transfers.sandbox_partner.ride import RideDriver
 from transfers.services import Services
-from transfers.webhooks.delivery import WebhookDispatcher
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ async def test_ride_plays_the_whole_ride_days_before_the_pickup(
     await as_sandbox(db, ride.partner_id)
     hook = await receiver_for(receivers, ride.http, ride.client_key, ["*", "booking.driver_position"])
     driver, reverse = await driver_of(ride, service, svc, deliver=True)
-    dispatcher = WebhookDispatcher(svc)
+    dispatcher = webhook_dispatcher(svc)
     try:
         await driver.ride()
         await svc.dispatcher.run_once()
@@ -71,7 +71,7 @@ async def test_ride_plays_the_whole_ride_days_before_the_pickup(
             await dispatcher.run_once()
     finally:
         await reverse.aclose()
-        await dispatcher.sender.aclose()
+        await dispatcher.aclose()
     booking = await ride.booking()
     assert booking["status"] == "COMPLETED" and booking["ride"]["stage"] == "DROPPED_OFF"
     assert [e["type"] for e in booking["ride"]["events"]] == [

@@ -11,12 +11,11 @@ import click
 import structlog
 
 from transfers.cli.common import print_json, settings
-from transfers.deliveries import Dispatcher
+from transfers.deliveries import Dispatcher, webhook_dispatcher
 from transfers.jobs import scheduled
 from transfers.logging import configure_logging
 from transfers.ops.startup import run_preflight
 from transfers.services import Services
-from transfers.webhooks.delivery import WebhookDispatcher
 from transfers.worker import Worker
 
 log = structlog.get_logger("transfers.worker")
@@ -62,11 +61,11 @@ async def _run(svc: Services, *, once: bool) -> dict[str, Any] | None:
         if once:
             attempted = await dispatcher.run_once()
             counts = await scheduled.run_all(svc)
-            webhooks = WebhookDispatcher(svc)  # issue 14: client webhook deliveries too
+            webhooks = webhook_dispatcher(svc)  # issue 14: client webhook deliveries too
             try:
                 webhooks_attempted = await webhooks.run_once()
             finally:
-                await webhooks.sender.aclose()
+                await webhooks.aclose()
             return {"attempted": attempted, **counts, "webhooks_attempted": webhooks_attempted}
         await _run_until_signalled(Worker(svc, dispatcher))
         return None

@@ -13,7 +13,8 @@ and, once finished, runs the kind's effect. A finishing transaction that keeps m
 change (the kind's ``unapplied`` errors) is not dropped: the attempt and the reason are recorded
 on the message, which stays pending for a later claim, and ``outbox_answer_unapplied`` is logged.
 
-The engine knows no consumer: kinds are registered by the application (``transfers/deliveries.py``);
+The engine knows no consumer: kinds are registered by the application (``transfers/deliveries.py``,
+one registry for every queue; each engine keeps the kinds of its own queue);
 ``import-linter`` keeps this package from importing bookings, partners, hosted, webhooks or mail.
 """
 
@@ -42,7 +43,7 @@ STALE = "stale: tried once, dropped unsent after its deadline"
 
 class Engine:
     """Delivers the messages of one ``Queue`` (the ``outbox`` table unless told otherwise) for the
-    kinds in ``registry``."""
+    kinds of ``registry`` stored in it (``DeliveryKind.queue``)."""
 
     def __init__(
         self,
@@ -57,8 +58,8 @@ class Engine:
     ) -> None:
         self.db = db
         self.clock = clock
-        self.registry = registry
         self.queue: Queue = queue or OutboxQueue()
+        self.registry = registry.stored_in(self.queue.name)
         self.lease_seconds = lease_seconds
         self.timeout = timeout
         self._slots = asyncio.Semaphore(concurrency)
@@ -87,6 +88,12 @@ class Engine:
                     conn, now=now, lease_until=lease, limit=limit - len(messages), kinds=known
                 )
         return messages
+
+    async def aclose(self) -> None:
+        """Release what this engine's kinds hold (their HTTP sessions); the engine is not used after."""
+        for kind in self.registry:
+            if kind.aclose is not None:
+                await kind.aclose()
 
     async def deliver(self, message: Message) -> Any:
         """One attempt at a claimed message, with the engine's timeout."""

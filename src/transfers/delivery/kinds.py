@@ -1,10 +1,11 @@
-"""Delivery kinds and the registry the application fills at start-up (``transfers/deliveries.py``).
+"""Delivery kinds and the one registry the application fills at start-up (``transfers/deliveries.py``).
 
 A kind is everything the engine needs to deliver one sort of message and nothing it must know
 about the consumer: how to reach the receiver (``router``), what an answer means (``judge``:
 answered / retry / give up), what a finished message does (``effect``, run in the transaction that
-finishes it), the retry schedule, and whether it is tried once and dropped when stale (``once``).
-The consumer keeps its own description in ``spec`` (a partner call's method, path and answer model).
+finishes it), the retry schedule, whether it is tried once and dropped when stale (``once``), and
+the table its messages are stored in (``queue``: an engine delivers the registered kinds of its own
+queue). The consumer keeps its own description in ``spec`` (a partner call's method, path and answer model).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.delivery.policy import STANDARD, Ending, RetrySchedule, Verdict
+from transfers.delivery.queue import OUTBOX
 from transfers.delivery.transport import CallResult, Receiver
 
 T = TypeVar("T")
@@ -94,6 +96,11 @@ class DeliveryKind:
     message stays pending for a later claim."""
     unapplied: tuple[type[Exception], ...] = ()
     spec: Any = None
+    queue: str = OUTBOX
+    """The ``name`` of the ``Queue`` (table) its messages are stored in: the engine over that queue
+    delivers it, the others ignore it."""
+    aclose: Callable[[], Awaitable[None]] | None = None
+    """Releases what the kind holds for its engine's life (an HTTP session): ``Engine.aclose``."""
 
 
 class UnknownKind(LookupError):
@@ -132,3 +139,7 @@ class Registry:
     def once_names(self) -> list[str]:
         """The kinds tried once (claimed first)."""
         return [k.name for k in self._kinds.values() if k.once]
+
+    def stored_in(self, queue: str) -> Registry:
+        """The kinds whose messages ``queue`` stores: what an engine over that queue delivers."""
+        return Registry(tuple(k for k in self._kinds.values() if k.queue == queue))

@@ -18,6 +18,8 @@ from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+OUTBOX = "outbox"  # the default queue (``repository.OutboxQueue``), and the queue of a kind unless it names another
+
 
 class Message(Protocol):
     """What the engine reads of a claimed message."""

@@ -23,6 +23,7 @@ from transfers.delivery.models import EXPIRED as EXPIRED
 from transfers.delivery.models import FAILED as FAILED
 from transfers.delivery.models import PENDING as PENDING
 from transfers.delivery.models import NewMessage, OutboxMessage
+from transfers.delivery.queue import OUTBOX
 
 # Built once: every create runs them (bench/README.md, "Profile"). WHERE binds carry an ``m_`` prefix
 # so they never collide with the column names an UPDATE takes its SET clause from.
@@ -319,7 +320,7 @@ async def prune_finished(conn: AsyncConnection, kind: str, *, finished_before: d
 class OutboxQueue:
     """The ``outbox`` table as the engine's ``Queue``."""
 
-    name = "outbox"
+    name = OUTBOX
     log_event = "outbox_delivery"
 
     async def claim(

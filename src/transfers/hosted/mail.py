@@ -4,7 +4,8 @@ Written as a ``partner_emails`` row in the transaction of the delivery that repo
 (``hosted/inprocess.email_users``, for hosted partners), and sent by the worker (``send_due``, a scheduled
 job), never inside a request. A row per (kind, booking): the unique ``dedupe_key`` keeps a
 re-delivered message from mailing twice. Each row is a message of the delivery engine's
-``partner.email`` kind (``partner_email_kind``; ``EmailQueue`` is the table as its queue,
+``partner.email`` kind (``partner_email_kind``, registered with every other kind in
+``transfers/deliveries.registry``; ``EmailQueue`` is the table as its queue,
 ``SmtpMailer`` its transport): the lease keeps two workers off one row; a row is marked sent only
 after the SMTP server took the message, and retried on the standard schedule while the server is
 down (until ``EMAIL_GIVE_UP``, then ``failed``). Without ``TRANSFERS_SMTP_URL``
@@ -127,29 +128,12 @@ class PartnerEmail:
     kind: str = PARTNER_EMAIL
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> PartnerEmail:
-        return cls(
-            row["id"],
-            row["partner_id"],
-            row["booking_id"],
-            row["kind"],
-            row["attempts"],
-            row["lease_until"],
-            row["created_at"],
-        )
+    def from_row(cls, row: repo.EmailRow) -> PartnerEmail:
+        return cls(row.id, row.partner_id, row.booking_id, row.kind, row.attempts, row.lease_until, row.created_at)
 
     @property
     def deadline_at(self) -> datetime:
         return self.created_at + EMAIL_GIVE_UP
-
-    def row(self) -> dict[str, Any]:
-        """What the repository's statements read of it."""
-        return {
-            "id": self.id,
-            "partner_id": self.partner_id,
-            "booking_id": self.booking_id,
-            "lease_until": self.lease_until,
-        }
 
     def log_fields(self) -> dict[str, Any]:
         return {"email_id": self.id, "mail_kind": self.mail_kind, "partner_id": self.partner_id}
@@ -167,7 +151,9 @@ class SmtpMailer:
         email: PartnerEmail = message
         settings = self.svc.settings
         async with self.svc.db.read() as conn:
-            booking, recipients, partner_name = await repo.email_context(conn, email.row())
+            booking, recipients, partner_name = await repo.email_context(
+                conn, booking_id=email.booking_id, partner_id=email.partner_id
+            )
         if booking is None or not recipients:
             log.warning(
                 "partner_email_not_sent", kind=email.mail_kind, partner_id=email.partner_id, reason="no recipients"
@@ -246,7 +232,9 @@ class EmailQueue:
         attempt: dict[str, Any],
     ) -> bool:
         email: PartnerEmail = message
-        await repo.retry_email(conn, email.row(), next_attempt_at=next_attempt_at, error=error or "not sent")
+        await repo.retry_email(
+            conn, email.id, email.lease_until, next_attempt_at=next_attempt_at, error=error or "not sent"
+        )
         return True
 
     async def finish(
@@ -261,11 +249,11 @@ class EmailQueue:
     ) -> bool:
         email: PartnerEmail = message
         stored = SENT if status == DELIVERED else "failed"  # refused or past EMAIL_GIVE_UP
-        return await repo.finish_email(conn, email.row(), status=stored, now=now, error=error)
+        return await repo.finish_email(conn, email.id, email.lease_until, status=stored, now=now, error=error)
 
     async def drop(self, conn: AsyncConnection, message: Any, *, now: datetime, reason: str) -> bool:
         email: PartnerEmail = message
-        return await repo.finish_email(conn, email.row(), status="failed", now=now, error=reason)
+        return await repo.finish_email(conn, email.id, email.lease_until, status="failed", now=now, error=reason)
 
     async def expire_overdue(self, conn: AsyncConnection, *, now: datetime, limit: int) -> list[Any]:
         return []  # an e-mail gives up at the attempt whose next one would fall past its deadline
@@ -279,16 +267,17 @@ def partner_email_kind(svc: Services) -> DeliveryKind:
     async def route(message: Any, hint: Any) -> Receiver:
         return receiver
 
-    return DeliveryKind(PARTNER_EMAIL, route, judge, _closed)
+    return DeliveryKind(PARTNER_EMAIL, route, judge, _closed, queue=EmailQueue.name)
 
 
-async def send_due(svc: Services) -> int:
+async def send_due(svc: Services, kinds: Registry) -> int:
     """Send (or log) the due e-mails, one at a time, through the delivery engine; returns how many
-    rows were handled (the scheduled ``partner_emails`` job)."""
+    rows were handled (the scheduled ``partner_emails`` job, ``deliveries.send_partner_emails``).
+    ``kinds``: the process's one registry; the engine keeps the ``partner.email`` kind."""
     engine = Engine(
         svc.db,
         svc.clock,
-        Registry((partner_email_kind(svc),)),
+        kinds,
         lease_seconds=LEASE.total_seconds(),
         timeout=svc.settings.smtp_timeout_seconds,
         concurrency=1,

@@ -13,16 +13,14 @@ from typing import Any
 import structlog
 
 from transfers.accounting import service as books
-from transfers.accounting.periods import period_of
 from transfers.bookings import flight_watch, operator_actions, partner_updates, riding
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.state import BookingStatus
-from transfers.deliveries import Dispatcher
+from transfers.deliveries import Dispatcher, send_partner_emails
 from transfers.delivery import repository as outbox_repo
 from transfers.flights.providers import build_provider
 from transfers.hosted import jobs as hosted_jobs
-from transfers.hosted import mail as hosted_mail
 from transfers.partners import health_repository
 from transfers.requestlog import repository as request_log_repo
 from transfers.ride import repository as ride_repo
@@ -136,20 +134,11 @@ async def watch_flights(svc: Services) -> int:
     return done.watches
 
 
-# The month every ended statement was last closed through, in this process: the close reads every
-# unclosed partner month, so it runs once per month (and after a restart), not at every interval.
-_closed_through: dict[str, str] = {}
-
-
 async def close_statements(svc: Services) -> int:
-    """Partners' months that have ended become CLOSED statements (docs/rules/statements.md#statements)."""
-    now = svc.clock.now()
-    current = period_of(now)
-    if _closed_through.get("period") == current:
-        return 0
-    closed = await books.close_ended(svc.db, now)
-    _closed_through["period"] = current
-    return closed
+    """Partners' months that have ended become CLOSED statements (docs/rules/statements.md#statements),
+    when the database says a close is due (``accounting.service.close_due``: once a month, and again for a
+    line committed late into an ended month), whatever this process ran before."""
+    return await books.close_due(svc.db, svc.clock.now())
 
 
 MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction
@@ -177,7 +166,7 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     ("prune_partner_health", "health_pruned", prune_partner_health),
     # issue 16: hosted partners' unaccepted bookings declined; e-mails to partner users sent
     ("auto_decline_hosted", "auto_declined", hosted_jobs.auto_decline),
-    ("partner_emails", "emailed", hosted_mail.send_due),
+    ("partner_emails", "emailed", send_partner_emails),
     ("prune_web_sessions", "sessions_pruned", prune_web_sessions),  # issue 13
     ("prune_client_events", "events_pruned", prune_client_events),  # issue 14
     ("prune_request_log", "requests_pruned", prune_request_log),  # issue 27

@@ -3,7 +3,8 @@
 The worker runs ``WebhookDispatcher.run`` beside the partner outbox, with its own HTTP session and
 its own concurrency, so client endpoints never hold partner deliveries up (and bookings never wait
 on either: events are rows written with the change, delivered later). Each delivery is a message of
-the delivery engine's ``client.webhook`` kind (``client_webhook_kind``): the engine claims, sends
+the delivery engine's ``client.webhook`` kind (``webhooks/kind.client_webhook_kind``, registered with
+every other kind in ``transfers/deliveries.registry``): the engine claims, sends
 through ``WebhookSender`` (its ``Transport``, ``webhooks/sender.py``), judges, settles on the standard
 schedule and records; ``WebhookQueue`` is the ``webhook_deliveries`` table as its queue (both in
 ``webhooks/kind.py``); this module adds the fan-out, the per-endpoint fairness and the loop that
@@ -44,8 +45,7 @@ from transfers.services import Services
 from transfers.webhooks import events
 from transfers.webhooks import repository as repo
 from transfers.webhooks.endpoints import new_delivery
-from transfers.webhooks.kind import WebhookDelivery, WebhookQueue, client_webhook_kind
-from transfers.webhooks.sender import WebhookSender
+from transfers.webhooks.kind import WebhookDelivery, WebhookQueue
 
 log = structlog.get_logger("transfers.webhooks")
 FAN_OUT_BATCH = 200
@@ -53,27 +53,29 @@ REFILL_PAUSE = 0.02  # after a delivery finishes, before claiming: one claim ref
 
 
 class WebhookDispatcher:
-    def __init__(self, svc: Services) -> None:
+    """The engine over ``webhook_deliveries``, with the fan-out before it. ``kinds``: the process's
+    one registry (``transfers/deliveries.registry``; ``deliveries.webhook_dispatcher`` builds this);
+    the engine keeps the ``client.webhook`` kind, whose sender ``aclose`` closes."""
+
+    def __init__(self, svc: Services, kinds: Registry) -> None:
         self.svc = svc
         settings = svc.settings
-        self.sender = WebhookSender(
-            allow_private=settings.private_partner_urls_allowed,
-            per_host=settings.webhook_per_endpoint * 2,
-            box=svc.box,
-            clock=svc.clock,
-        )
         self.concurrency = settings.webhook_concurrency
         self.per_endpoint = settings.webhook_per_endpoint
         self.in_flight: dict[int, int] = {}
         self.engine = Engine(
             svc.db,
             svc.clock,
-            Registry((client_webhook_kind(self.sender, svc.db),)),
+            kinds,
             lease_seconds=self._lease_seconds(),
             timeout=settings.webhook_timeout_seconds,
             concurrency=self.concurrency,
             queue=WebhookQueue(self),
         )
+
+    async def aclose(self) -> None:
+        """Close the HTTP session of client endpoints (``run`` does when it stops)."""
+        await self.engine.aclose()
 
     # --- fan-out ---------------------------------------------------------------------------------------
 
@@ -196,4 +198,4 @@ class WebhookDispatcher:
                 await asyncio.wait(tasks)
         finally:
             stop.cancel()
-            await self.sender.aclose()
+            await self.aclose()

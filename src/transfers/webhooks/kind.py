@@ -27,6 +27,7 @@ from transfers.delivery.kinds import DeliveryKind, FastFinish, Judged
 from transfers.delivery.models import EXPIRED, FAILED
 from transfers.delivery.policy import Ending, Verdict, settle
 from transfers.delivery.transport import CallResult, Receiver
+from transfers.services import Services
 from transfers.webhooks import repository as repo
 from transfers.webhooks.sender import WebhookSender
 
@@ -225,12 +226,28 @@ class WebhookQueue:
         return []  # a delivery gives up at the attempt whose next one would fall past its deadline
 
 
-def client_webhook_kind(sender: WebhookSender, db: Database) -> DeliveryKind:
-    """The ``client.webhook`` kind: every delivery goes through ``sender``, on the standard schedule
-    until its deadline (24 h after the event), a 410 disabling the endpoint."""
+def client_webhook_kind(svc: Services) -> DeliveryKind:
+    """The ``client.webhook`` kind (registered by ``transfers/deliveries.registry``): every delivery
+    goes through one ``WebhookSender`` (its own HTTP session, closed with its engine), on the standard
+    schedule until its deadline (24 h after the event), a 410 disabling the endpoint."""
+    settings = svc.settings
+    sender = WebhookSender(
+        allow_private=settings.private_partner_urls_allowed,
+        per_host=settings.webhook_per_endpoint * 2,
+        box=svc.box,
+        clock=svc.clock,
+    )
     receiver = Receiver(sender)
 
     async def route(message: Any, hint: Any) -> Receiver:
         return receiver
 
-    return DeliveryKind(CLIENT_WEBHOOK, route, judge, _gone, fast_finish=record_fast(db))
+    return DeliveryKind(
+        CLIENT_WEBHOOK,
+        route,
+        judge,
+        _gone,
+        fast_finish=record_fast(svc.db),
+        queue=WebhookQueue.name,
+        aclose=sender.aclose,
+    )
