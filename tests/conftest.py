@@ -91,6 +91,9 @@ def make_settings(database_url: str, workdir: Path, **overrides: Any) -> Setting
         # Tests register partners and search at once on one shared app: no search-side partner
         # snapshot here. Its 1 s default is tested on its own (tests/api/test_partner_directory.py).
         "partner_cache_seconds": 0.0,
+        # The flight tests drive the watch's passes themselves; the check at creation is tested on its own
+        # (tests/integration/test_flight_check_at_creation.py).
+        "flight_check_at_creation": False,
     }
     values.update(overrides)
     return Settings(**values)

@@ -127,6 +127,9 @@ class Settings(BaseSettings):
     flight_provider_key: str = ""
     flight_provider_timeout_seconds: float = Field(default=10.0, gt=0, le=60)
     flight_provider_max_calls_per_minute: int = Field(default=60, ge=1, le=100_000)
+    # docs/rules/flights.md#watching: a new booking's first check starts beside the create's answer (off:
+    # at the worker's next scheduled pass, as the tests that drive the passes themselves want it)
+    flight_check_at_creation: bool = True
 
     @field_validator("log_level")
     @classmethod

@@ -59,6 +59,7 @@ async def start(svc: Services) -> list[Stop]:
         if closer is not None:
             stops.append(closer)
     stops.append(start_health_flusher(svc))
+    stops.append(svc.background.drain)  # before the database is disposed of: a running check finishes
     if svc.request_log is not None:
         stops.append(start_request_log_writer(svc, svc.request_log))
     if svc.settings.embedded_worker:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from transfers import public_urls
 from transfers.auth.service import Authenticator
+from transfers.background import Background
 from transfers.clock import Clock, SystemClock
 from transfers.config import Settings
 from transfers.db.engine import Database
@@ -47,6 +48,8 @@ class Services:
     """Typed places -> coordinates (``geo/``; ``build`` picks the one ``TRANSFERS_GEOCODER`` names)."""
     request_log: RequestLogBuffer | None = None
     """Client API requests not yet written to the request log (``requestlog/``); None: not kept."""
+    background: Background = field(default_factory=Background)
+    """Work a request starts without waiting for it (``background.py``: a new booking's first flight check)."""
 
     @classmethod
     def build(

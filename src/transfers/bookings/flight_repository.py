@@ -96,13 +96,17 @@ async def calls_since(conn: AsyncConnection, since: datetime, now: datetime) -> 
     return int((await conn.execute(query)).scalar_one())
 
 
-async def claim_due(conn: AsyncConnection, now: datetime, *, limit: int, lease_until: datetime) -> list[Watch]:
-    """Up to ``limit`` watches due at ``now`` and not leased, leased to the caller until ``lease_until``."""
+async def claim_due(
+    conn: AsyncConnection, now: datetime, *, limit: int, lease_until: datetime, watch_id: int | None = None
+) -> list[Watch]:
+    """Up to ``limit`` watches due at ``now`` and not leased (only ``watch_id``'s when given), leased to the
+    caller until ``lease_until``."""
     if limit <= 0:
         return []
+    only = () if watch_id is None else (W.id == watch_id,)
     rows = await conn.execute(
         select(flight_watches)
-        .where(W.next_check_at <= now, or_(W.lease_until.is_(None), W.lease_until < now))
+        .where(W.next_check_at <= now, or_(W.lease_until.is_(None), W.lease_until < now), *only)
         .order_by(W.next_check_at, W.id)
         .limit(limit)
         .with_for_update(skip_locked=True)

@@ -33,7 +33,7 @@ from transfers.delivery import repository as outbox_repo
 from transfers.delivery.policy import delivery_deadline
 from transfers.errors import NotFound, Unavailable
 from transfers.flights.numbers import is_trackable
-from transfers.flights.providers import FlightProvider
+from transfers.flights.providers import FlightProvider, build_provider
 from transfers.flights.rules import (
     FlightReport,
     FlightStatus,
@@ -83,18 +83,37 @@ async def enrol(conn: AsyncConnection, booking: Booking, now: datetime) -> int |
 
 
 async def watch_pass(
-    db: Database, provider: FlightProvider, clock: Clock, settings: Settings, *, limit: int = 100
+    db: Database,
+    provider: FlightProvider,
+    clock: Clock,
+    settings: Settings,
+    *,
+    limit: int = 100,
+    watch_id: int | None = None,
 ) -> PassResult:
-    """Check every due watch that fits the budget (up to ``limit``). Never raises for a provider's fault."""
+    """Check every due watch that fits the budget (up to ``limit``; only ``watch_id``'s when given). Never
+    raises for a provider's fault."""
     result = PassResult()
     now = clock.now()
     async with db.write() as conn:
         used = await repo.calls_since(conn, now - BUDGET_WINDOW, now)
         room = min(limit, settings.flight_provider_max_calls_per_minute - used)
-        claimed = await repo.claim_due(conn, now, limit=room, lease_until=now + LEASE)
+        claimed = await repo.claim_due(conn, now, limit=room, lease_until=now + LEASE, watch_id=watch_id)
     for start in range(0, len(claimed), APPLY_BATCH):
         await check_watches(db, provider, clock, claimed[start : start + APPLY_BATCH], result)
     return result
+
+
+async def check_new(db: Database, clock: Clock, settings: Settings, watch_id: int) -> None:
+    """A new booking's first check, right after its creation (docs/rules/flights.md#watching), run beside the
+    request (``Services.background``), never in its way. The watch is claimed like a pass claims it (due, not
+    leased, within the per-minute budget): when a worker's pass has it, or the budget is spent, nothing
+    happens here and the pass checks it as before."""
+    provider = build_provider(settings, clock)
+    try:
+        await watch_pass(db, provider, clock, settings, limit=1, watch_id=watch_id)
+    finally:
+        await provider.aclose()
 
 
 async def check_watch(

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from transfers import failpoints
-from transfers.bookings import fast_paths, partner_payloads, return_trip
+from transfers.bookings import fast_paths, flight_repository, flight_watch, partner_payloads, return_trip
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
 from transfers.bookings.cancelling import quote
@@ -87,6 +87,16 @@ async def create_booking(
             stored = await repo.get_by_id(conn, created.booking_id)
     if stored is None:  # bookings are never deleted: only a database changed under us gets here (500)
         raise LookupError(f"booking {created.booking_id} is gone right after its creation")
+    if (
+        svc.settings.flight_check_at_creation
+        and stored.flight_watch_id is not None
+        and stored.status.value in flight_repository.WATCHED_STATUSES
+    ):
+        # docs/rules/flights.md#watching: the first check starts now, beside the answer (never in its way)
+        svc.background.spawn(
+            flight_watch.check_new(svc.db, svc.clock, svc.settings, stored.flight_watch_id),
+            name=f"flight-check-{stored.reservation_no}",
+        )
     failpoints.hit("booking.before_response")
     return stored
 

@@ -1,0 +1,52 @@
+"""Work a request starts and does not wait for (a new booking's first flight check,
+docs/rules/flights.md#watching): each is an asyncio task of this process, kept until it ends so it is
+not collected half-way, its failure logged, and waited for (bounded) when the process stops. Nothing
+here may be the only way the work gets done: the worker's scheduled jobs do it anyway a little later
+(a process that stops before its task ran loses nothing but the promptness)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Coroutine
+from typing import Any
+
+import structlog
+
+log = structlog.get_logger("transfers.background")
+
+
+class Background:
+    """The process's fire-and-forget tasks."""
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def spawn(self, work: Coroutine[Any, Any, None], *, name: str) -> None:
+        """Run ``work`` beside the caller, which goes on at once."""
+        task = asyncio.get_running_loop().create_task(self._logged(work, name), name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    @staticmethod
+    async def _logged(work: Coroutine[Any, Any, None], name: str) -> None:
+        try:
+            await work
+        except Exception as exc:  # the scheduled jobs do the same work later: logged, never raised
+            log.warning("background_task_failed", task=name, error=f"{type(exc).__name__}: {exc}"[:300])
+
+    @property
+    def pending(self) -> int:
+        return len(self._tasks)
+
+    async def drain(self, timeout: float = 10.0) -> None:
+        """Wait for the tasks started so far (at most ``timeout`` seconds; the rest are cancelled)."""
+        tasks = set(self._tasks)
+        if not tasks:
+            return
+        _, late = await asyncio.wait(tasks, timeout=timeout)
+        for task in late:
+            task.cancel()
+        for task in late:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
