@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus
 from transfers.db.tables import bookings, flight_watches, partners
-from transfers.search.airports import local_time
+from transfers.reference.airports import local_time
 
 # docs/rules/flights.md#watching: the bookings whose flight is watched
 WATCHED_STATUSES = (BookingStatus.PENDING_APPROVAL.value, BookingStatus.APPROVED.value)

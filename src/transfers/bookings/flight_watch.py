@@ -44,7 +44,7 @@ from transfers.flights.rules import (
     next_check,
 )
 from transfers.partners.calls import MessageKind
-from transfers.search.airports import local_time
+from transfers.reference.airports import local_time
 
 log = structlog.get_logger("transfers.flights")
 ACTOR = "system:flights"

@@ -1,4 +1,5 @@
-"""How policies, cancellations and amendments read in API answers (docs/rules/cancellation.md). Pure.
+"""How policies read in API answers (docs/rules/cancellation.md). Pure. A booking's cancellation and
+amendment are read by the resource itself (``bookings/resource.py``).
 
 Instants a traveller plans by (``free_until``) are shown in the airport's local time with its
 offset, like ``pickup_datetime``; bookkeeping instants (``cancelled_at``, amendment times) in UTC,
@@ -11,9 +12,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from transfers.bookings.models import Booking, BookingView
 from transfers.cancellation.policy import FREE_UNTIL_PICKUP, Policy, from_json
-from transfers.search.airports import local_time
+from transfers.reference.airports import local_time
 
 
 def stored_policy(value: Any) -> Policy:
@@ -32,24 +32,3 @@ def policy_view(policy: Policy, *, pickup_at: datetime, now: datetime, iata: str
 
 def money(amount: Decimal) -> str:
     return f"{amount:.2f}"
-
-
-def cancellation_view(b: Booking | BookingView) -> dict[str, Any] | None:
-    """``{"fee", "refund", "cancelled_at", "by"}`` of a cancelled booking, else None."""
-    if b.cancelled_at is None or b.cancellation_fee is None or b.cancellation_refund is None:
-        return None
-    return {
-        "fee": money(b.cancellation_fee),
-        "refund": money(b.cancellation_refund),
-        "cancelled_at": b.cancelled_at.isoformat(),
-        "by": b.cancelled_by,
-    }
-
-
-def amendment_view(b: Booking | BookingView) -> dict[str, Any] | None:
-    """The latest amendment ``{"status", "changes", "message", "requested_at", "decided_at"}``, or None
-    (the stored one also names its outbox message, which clients have no use for)."""
-    stored = b.amendment
-    if stored is None:
-        return None
-    return {k: stored.get(k) for k in ("status", "changes", "message", "requested_at", "decided_at")}
