@@ -20,6 +20,8 @@ CONVERTED = (
     "console/admin_queries.py",
     "console/delivery_queries.py",
     "console/queries.py",
+    "delivery/operators.py",
+    "delivery/repository.py",
     "hosted/repository.py",
     "operators/repository.py",
     "reference/repository.py",

@@ -243,6 +243,14 @@ def test_the_console_rows_are_their_statements_columns() -> None:
     assert tuple(c.key for c in admin_queries._client_columns(rows.ClientDetail)) == rows.names(rows.ClientDetail)
 
 
+
+def test_a_delivery_attempt_is_a_delivery_attempts_row() -> None:
+    from transfers.db.tables import delivery_attempts
+    from transfers.delivery.models import DELIVERY_ATTEMPT_FIELDS, DeliveryAttempt
+
+    assert set(DELIVERY_ATTEMPT_FIELDS) == columns(delivery_attempts)
+    assert tuple(f.name for f in fields(DeliveryAttempt)) == DELIVERY_ATTEMPT_FIELDS
+
 def test_the_trip_is_built_from_the_booking_columns() -> None:
     from transfers.bookings.trip import Driver, Place
 
