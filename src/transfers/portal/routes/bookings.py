@@ -132,12 +132,18 @@ async def detail(
     status = booking.status
     can_answer = viewer.hosted and status in WAITING
     drivers: list[repo.UsedDriver] = []
-    if can_answer:
+    other_leg_yours = False  # docs/rules/return-trips.md#legs: a link to the other leg when it is this partner's too
+    if can_answer or booking.trip_other_reservation_no:
         async with svc.db.read() as conn:
-            drivers = await repo.drivers_used(conn, viewer.partner_id)
+            if can_answer:
+                drivers = await repo.drivers_used(conn, viewer.partner_id)
+            if booking.trip_other_reservation_no:
+                other = await repo.portal_booking(conn, viewer.partner_id, booking.trip_other_reservation_no)
+                other_leg_yours = other is not None
     context = {
         "b": booking,
         "drivers": drivers,
+        "other_leg_yours": other_leg_yours,
         "accept_by": _accept_by(svc, viewer, booking),
         "errors": errors or {},
         "typed": typed or {},
