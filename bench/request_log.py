@@ -2,6 +2,7 @@
 the request log on and off (target: it costs less than 5 %).
 
     .venv/bin/python -m bench.request_log --dsn postgresql://postgres@127.0.0.1/EMPTY_DB [--rounds 5] [--duration 8]
+        [--control] [--before DIR]
 
 Two ``transfers serve`` processes (one worker each) on the same PostgreSQL database, identical but for
 ``TRANSFERS_REQUEST_LOG`` (on / off), answer GET booking for 2 000 bookings of one client (random
@@ -11,7 +12,9 @@ is the ratio of the medians, and every round's pair is printed with its own rati
 visible beside it. The CPU the serving process spent per request (from ``/proc``) is given too: it is
 less sensitive to the machine's load than req/s. The "on" process writes its log to the same
 database during its rounds (its batches are part of the cost measured); the rows written are counted
-at the end (every request of the "on" rounds should be there, none dropped).
+at the end (every request of the "on" rounds should be there, none dropped), with the mean batch the
+"on" process wrote (from its ``/metrics``). ``--before DIR`` adds a third process, log on, that runs
+``DIR/src`` (an earlier checkout, e.g. ``git worktree add /tmp/before <commit>``), in the same rounds.
 """
 
 from __future__ import annotations
@@ -128,6 +131,20 @@ async def logged_rows(dsn: str, client_id: int) -> int:
         await conn.close()
 
 
+def batches_written(url: str) -> tuple[float, float]:
+    """(batches, requests) the process has written so far, from its ``/metrics``: their ratio is the
+    mean batch (issue 27's cause was a writer that wrote ~25 requests per transaction, not 500)."""
+    import urllib.request
+
+    found = {"request_log_batches_total": 0.0, "request_log_written_total": 0.0}
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as answer:
+        for line in answer.read().decode().splitlines():
+            name, _, value = line.partition(" ")
+            if name in found:
+                found[name] = float(value)
+    return found["request_log_batches_total"], found["request_log_written_total"]
+
+
 def run_round(url: str, pid: int, requests_file: Path, duration: float) -> tuple[WrkResult, float]:
     """One wrk run; (its result, the serving process's CPU microseconds per request)."""
     before = cpu_seconds(pid)
@@ -156,13 +173,16 @@ def main_sync(args: argparse.Namespace) -> int:
         "PYTHONPATH": str(Path.cwd()),
     }
     servers: dict[str, tuple[Proc, str]] = {}
+    variants = [("on", "true", ""), ("off", "true" if args.control else "false", "")]
+    if args.before is not None:  # that tree's src/ ahead of this one's (the editable install is a path entry)
+        variants.append(("before", "true", f"{args.before.resolve() / 'src'}:"))
     try:
-        for name, flag in (("on", "true"), ("off", "true" if args.control else "false")):
+        for name, flag, path_first in variants:
             port = free_port()
             proc = Proc(
                 f"request-log-{name}",
                 [str(Path(sys.executable).parent / "transfers"), "serve", "--no-worker", "--port", str(port)],
-                env={**base_env, "TRANSFERS_REQUEST_LOG": flag},
+                env={**base_env, "TRANSFERS_REQUEST_LOG": flag, "PYTHONPATH": path_first + base_env["PYTHONPATH"]},
                 cwd=work,
                 log=work / f"{name}.log",
                 pidfile=pidfile,
@@ -172,22 +192,29 @@ def main_sync(args: argparse.Namespace) -> int:
             servers[name] = (proc, url)
         for _proc, url in servers.values():  # warm: caches, the pool, the JIT-less interpreter's first runs
             wrk(url, requests_file, connections=32, duration=2)
-        results: dict[str, list[tuple[WrkResult, float]]] = {"on": [], "off": []}
+        names = list(servers)
+        results: dict[str, list[tuple[WrkResult, float]]] = {name: [] for name in names}
         load = [os.getloadavg()[0]]
         for round_no in range(args.rounds):
-            order = ("on", "off") if round_no % 2 == 0 else ("off", "on")
-            for name in order:
+            turn = round_no % len(names)  # who goes first moves every round; every other round reversed
+            order = names[turn:] + names[:turn]
+            for name in order if round_no % 2 == 0 else order[::-1]:
                 proc, url = servers[name]
                 results[name].append(run_round(url, proc.pid, requests_file, args.duration))
             on, off = results["on"][-1], results["off"][-1]
             load.append(os.getloadavg()[0])
+            before = ""
+            if "before" in results:
+                then = results["before"][-1]
+                before = f"before {then[0].rps:8.1f} req/s ({then[1]:6.1f} µs CPU/req, {then[0].errors} errors)  "
             print(
                 f"round {round_no + 1}: on {on[0].rps:8.1f} req/s ({on[1]:6.1f} µs CPU/req, {on[0].errors} errors)  "
-                f"off {off[0].rps:8.1f} req/s ({off[1]:6.1f} µs CPU/req, {off[0].errors} errors)  "
+                f"off {off[0].rps:8.1f} req/s ({off[1]:6.1f} µs CPU/req, {off[0].errors} errors)  {before}"
                 f"on/off {on[0].rps / off[0].rps:6.1%}  load {load[-1]:.1f}",
                 flush=True,
             )
         time.sleep(3)  # the "on" process's last batch (written every second)
+        batches, written = batches_written(servers["on"][1])
         rows = asyncio.run(logged_rows(args.dsn, client_id))
         on_rps = statistics.median(r.rps for r, _ in results["on"])
         off_rps = statistics.median(r.rps for r, _ in results["off"])
@@ -205,8 +232,19 @@ def main_sync(args: argparse.Namespace) -> int:
             f"{on_cpu / off_cpu - 1:+.1%} CPU/req; per-round on/off from {min(ratios):.1%} to {max(ratios):.1%} "
             f"(the noise); load average {min(load):.1f}..{max(load):.1f}"
         )
-        served_on = sum(r.requests for r, _ in results["on"])
-        print(f"rows logged for the client: {rows} (requests sent to 'on', warm-up included: >= {served_on})")
+        if "before" in results:
+            then_rps = statistics.median(r.rps for r, _ in results["before"])
+            then_cpu = statistics.median(c for _, c in results["before"])
+            print(
+                f"GET booking, request log on as in {args.before}: median {then_rps:8.1f} req/s, {then_cpu:6.1f} µs "
+                f"CPU/req: cost {1 - then_rps / off_rps:+.1%} of req/s, {then_cpu / off_cpu - 1:+.1%} CPU/req"
+            )
+        served_on = sum(r.requests for name in ("on", "before") for r, _ in results.get(name, []))
+        print(f"rows logged for the client: {rows} (requests sent with the log on, warm-up included: >= {served_on})")
+        print(
+            f"the 'on' process wrote {written:.0f} requests in {batches:.0f} batches: "
+            f"{written / batches if batches else float('nan'):.0f} per batch (at most 500)"
+        )
         if args.control:
             print("(A/A control: the log was on in both processes; every difference above is the machine's noise)")
         record_us, write_cpu_us, write_wall_us = asyncio.run(component_costs(args.dsn))
@@ -228,6 +266,12 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=8.0, help="seconds per wrk run")
     parser.add_argument("--pidfile", default="", help="append the PIDs of started processes here (run.sh stops them)")
     parser.add_argument("--quick", action="store_true", help="2 rounds of 3 s")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="a checkout of an earlier version: a third process, log on, runs its src/ (interleaved with on and off)",
+    )
     parser.add_argument(
         "--control", action="store_true", help="A/A control: the log on in both processes (shows the noise alone)"
     )

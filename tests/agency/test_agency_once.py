@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import re
 from datetime import timedelta
+from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from sqlalchemy import func, select
 
@@ -25,6 +27,7 @@ from tests.agency.test_agency_book import (
     search_form,
 )
 from tests.conftest import PartnerFactory
+from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import admin_audit, booking_transitions, bookings, incidents, ledger_entries, outbox, wallets
@@ -292,3 +295,33 @@ async def test_change_and_problem_refuse_strangers_and_posts_without_csrf(
         ).scalar_one()
     assert count == 0
     assert (await owner.post(f"/agency/bookings/{reservation_no}/problem", sent)).status_code == 303
+
+
+async def test_a_post_the_browser_gives_up_is_no_server_error(
+    service: LiveServer, http: httpx.AsyncClient, make_agency: MakeAgency, signed_in: SignedIn
+) -> None:
+    """The first click of a double click: the browser drops the post while sending its form. Nothing
+    was read, nothing is done; it is counted as 499 (the client left), never a 500 with a traceback."""
+    url = urlsplit(service.url)
+    agency = await make_agency()
+    web = await signed_in(agency.agent)
+    cookies = "; ".join(f"{name}={value}" for name, value in web.http.cookies.items())
+    for path in ("/agency/login", "/agency/bookings/TB-AAAAAAAAAA/change"):
+        _, writer = await asyncio.open_connection(url.hostname, url.port)
+        writer.write(
+            f"POST {path} HTTP/1.1\r\nHost: {url.netloc}\r\nCookie: {cookies}\r\n"
+            "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\nemail=a".encode()
+        )
+        await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+    for _ in range(200):  # until the server has noticed both (bounded: 10 s)
+        lines = [
+            line for line in (await http.get("/metrics")).text.splitlines() if line.startswith("http_requests_total")
+        ]
+        left = [line for line in lines if 'status="499"' in line and "/agency/" in line]
+        if len(left) == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert len(left) == 2, lines
+    assert not [line for line in lines if 'status="500"' in line and "/agency/" in line], lines

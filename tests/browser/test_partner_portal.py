@@ -380,9 +380,7 @@ async def test_a_disabled_partner_user_is_signed_out_at_once(
     async with db.read() as conn:
         user = await hosted_repo.partner_user_by_email(conn, portal.email)
     assert user is not None
-    assert await set_user_status(
-        db, clock, partner_id=partner_id, user_id=int(user["id"]), status="disabled", actor="tests"
-    )
+    assert await set_user_status(db, clock, partner_id=partner_id, user_id=user.id, status="disabled", actor="tests")
     await portal.page.goto(f"{portal_url}/new")
     await expect(portal.page).to_have_url(re.compile(r"/partner/login\?next="))
 

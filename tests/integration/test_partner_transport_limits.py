@@ -250,6 +250,29 @@ async def test_a_slowly_dripped_body_hits_the_overall_deadline() -> None:
     assert result.outcome == "timeout" and 450 <= result.duration_ms < 1500
 
 
+async def test_an_interim_answer_is_skipped_and_an_answer_until_close_is_read_whole() -> None:
+    """A 100 Continue before the answer is not the answer; an answer without a length ends with the
+    connection (HTTP/1.0 style) and is complete, not a protocol error."""
+
+    async def interim(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        writer.write(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{"vehicles":[]}')
+        await writer.drain()
+
+    async def until_close(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b'HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{"vehicles":')
+        await writer.drain()
+        writer.write(b"[]}")
+        await writer.drain()
+
+    for handler in (interim, until_close):
+        async with raw_partner(handler) as (url, _):
+            result = await call_search(PartnerClient(), url, "interim")
+        assert result.outcome == "ok" and result.http_status == 200 and result.body == {"vehicles": []}, result
+
+
 async def test_connections_are_kept_alive_and_failures_are_named_as_before() -> None:
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:

@@ -17,23 +17,40 @@ CONVERTED = (
     "auth/repository.py",
     "bookings/repository.py",
     "clients/repository.py",
+    "console/admin_queries.py",
+    "console/delivery_queries.py",
+    "console/queries.py",
+    "delivery/operators.py",
+    "delivery/repository.py",
+    "hosted/repository.py",
     "operators/repository.py",
     "reference/repository.py",
     "wallet/repository.py",
     "webauth/repository.py",
+    "webhooks/repository.py",
 )
+# Functions whose answer is a JSON document as stored (its keys are the published schema's, not
+# columns): the rate card (openapi/rate-card.schema.json; hosted/card.py validates and parses it).
+JSON_DOCUMENTS = {
+    ("hosted/repository.py", "get_card"),
+    ("hosted/repository.py", "cards_of"),
+    # The bind parameters of a frozen fast statement (issue 21 item 6), by the statement's names: not a row.
+    ("webhooks/repository.py", "record_params"),
+}
 MAPPING = re.compile(r"\bdict\[str, Any\]|\bMapping\b|\bRowMapping\b|\bRow\b|\bdict\[str, object\]")
 
 
-def untyped(returns: tuple[tuple[int, str, str], ...]) -> list[str]:
+def untyped(returns: tuple[tuple[int, str, str], ...], path: str = "") -> list[str]:
     return [
-        f"{name} (line {line}): -> {annotation}" for line, name, annotation in returns if MAPPING.search(annotation)
+        f"{name} (line {line}): -> {annotation}"
+        for line, name, annotation in returns
+        if MAPPING.search(annotation) and (path, name) not in JSON_DOCUMENTS
     ]
 
 
 def test_converted_repositories_return_typed_rows() -> None:
     found = {
-        path: untyped(facts.returns)
+        path: untyped(facts.returns, path)
         for path, facts in zip(CONVERTED, file_facts([SRC / p for p in CONVERTED]), strict=True)
     }
     assert {path: names for path, names in found.items() if names} == {}

@@ -193,7 +193,16 @@ def test_an_operator_list_line_holds_bookings_columns_and_the_parties_names() ->
 def test_the_other_repository_rows_are_their_tables_columns() -> None:
     from transfers.auth.repository import _LOOKUP, KEY_OWNER_FIELDS
     from transfers.bookings.models import TRANSITION_FIELDS
-    from transfers.db.tables import booking_transitions, ledger_entries, operators, web_sessions
+    from transfers.db.tables import (
+        booking_transitions,
+        ledger_entries,
+        operators,
+        partner_emails,
+        partner_users,
+        partners,
+        web_sessions,
+    )
+    from transfers.hosted import repository as hosted
     from transfers.operators.repository import LISTED_OPERATOR_FIELDS, OPERATOR_FIELDS
     from transfers.wallet.ledger import LEDGER_ENTRY_FIELDS, STATEMENT_LINE_FIELDS
     from transfers.webauth.repository import SESSION_FIELDS
@@ -205,6 +214,56 @@ def test_the_other_repository_rows_are_their_tables_columns() -> None:
     assert set(LISTED_OPERATOR_FIELDS) == columns(operators, without=("password_hash",))
     assert tuple(c.key for c in _LOOKUP.statement.selected_columns) == KEY_OWNER_FIELDS
     assert set(SESSION_FIELDS) == columns(web_sessions)
+    assert set(hosted.EMAIL_FIELDS) == columns(partner_emails)
+    assert set(hosted.PARTNER_USER_FIELDS) == columns(partner_users)
+    assert set(hosted.LISTED_PARTNER_USER_FIELDS) == columns(partner_users, without=("partner_id", "password_hash"))
+    assert set(hosted.PORTAL_PARTNER_FIELDS) | set(hosted.HOSTED_PARTNER_FIELDS) <= columns(partners)
+
+
+def test_the_console_rows_are_their_statements_columns() -> None:
+    """The console's lines are read by field name (``console/rows.names``): each name is a column of
+    its table, or one of the few labels the statement adds (a party's name, the wallet's id)."""
+    from transfers.console import admin_queries, queries, rows
+    from transfers.db.tables import admin_audit, api_keys, clients, outbox, partners, wallets
+
+    assert set(rows.names(rows.AuditEntry)) == columns(admin_audit)
+    assert set(rows.names(rows.LastCheck)) <= columns(admin_audit)
+    assert set(rows.names(rows.BookingLine)) - {"client_name", "partner_name"} <= columns(bookings)
+    assert set(rows.names(rows.ClientDetail)) == columns(clients) | {"wallet_id", "currency", "balance"}
+    assert set(rows.names(rows.ClientLine)) <= columns(clients) | columns(wallets)
+    assert set(rows.names(rows.KeyLine)) <= columns(api_keys)
+    assert set(rows.names(rows.ConsolePartner)) <= columns(partners)
+    assert set(rows.names(rows.DeliveryLine)) == (columns(outbox) - {"payload", "lease_until", "booking_id"}) | {
+        "partner_name",
+        "reservation_no",
+    }
+    # the statements select the fields in order (each line is built positionally from its row)
+    assert tuple(c.key for c in queries._LINE_COLUMNS) == rows.names(rows.BookingLine)
+    assert tuple(c.key for c in admin_queries._DELIVERY_COLUMNS) == rows.names(rows.DeliveryLine)
+    assert tuple(c.key for c in admin_queries._client_columns(rows.ClientDetail)) == rows.names(rows.ClientDetail)
+
+
+def test_a_delivery_attempt_is_a_delivery_attempts_row() -> None:
+    from transfers.db.tables import delivery_attempts
+    from transfers.delivery.models import DELIVERY_ATTEMPT_FIELDS, DeliveryAttempt
+
+    assert set(DELIVERY_ATTEMPT_FIELDS) == columns(delivery_attempts)
+    assert tuple(f.name for f in fields(DeliveryAttempt)) == DELIVERY_ATTEMPT_FIELDS
+
+
+def test_the_webhook_rows_are_their_statements_columns() -> None:
+    """The webhooks' rows are built positionally from their statements: each select list is the
+    row's field list, in order, and each field a column of its table (or a label naming one)."""
+    from transfers.db.tables import client_events, webhook_endpoints
+    from transfers.webhooks import models
+    from transfers.webhooks import repository as hooks
+
+    assert set(models.names(models.Endpoint)) == columns(webhook_endpoints)
+    assert set(models.names(models.ClientEvent)) == columns(client_events)
+    assert set(models.names(models.SigningTarget)) | set(models.names(models.Subscriber)) <= columns(webhook_endpoints)
+    assert tuple(c.key for c in hooks._CLAIMED) == models.names(models.WebhookDelivery)
+    assert tuple(c.key for c in hooks._LISTED) == models.OPERATOR_DELIVERY_FIELDS
+    assert tuple(c.key for c in hooks._LOCKED) == models.names(models.RetryTarget)
 
 
 def test_the_trip_is_built_from_the_booking_columns() -> None:

@@ -13,13 +13,21 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Select, Text, bindparam, cast, func, insert, select, text, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.accounting.journal import AccountKind, NewEntry
 from transfers.accounting.periods import next_period, period_of
 from transfers.accounting.statements import ClosedRow, Figures, StatementStatus
 from transfers.db.direct import DirectStatement
-from transfers.db.tables import admin_audit, bookings, journal_entries, journal_lines, partner_statements
+from transfers.db.tables import (
+    admin_audit,
+    bookings,
+    journal_entries,
+    journal_lines,
+    partner_statements,
+    statement_close_runs,
+)
 
 ZERO = Decimal("0.00")
 _INSERT_ENTRY = insert(journal_entries).returning(journal_entries.c.id)
@@ -252,9 +260,59 @@ async def last_closings(conn: AsyncConnection) -> dict[tuple[int, str], tuple[st
     return {(int(p), str(c)): (str(m), Decimal(b)) for p, c, m, b in rows}
 
 
-async def insert_statements(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
-    if rows:
-        await conn.execute(insert(partner_statements), rows)
+async def insert_statements(conn: AsyncConnection, rows: list[dict[str, Any]]) -> int:
+    """The closed statements, each only if its (partner, currency, period) has none yet (insert-if-absent,
+    backed by the unique constraint): the number inserted."""
+    inserted = 0
+    for row in rows:
+        insert_if_absent = _dialect_insert(conn)(partner_statements).values(**row)
+        result = await conn.execute(
+            insert_if_absent.on_conflict_do_nothing(index_elements=["partner_id", "currency", "period"])
+        )
+        inserted += max(result.rowcount or 0, 0)
+    return inserted
+
+
+def _dialect_insert(conn: AsyncConnection) -> Any:
+    if conn.dialect.name == "postgresql":
+        return postgresql.insert
+    return sqlite.insert
+
+
+async def close_run(conn: AsyncConnection) -> tuple[str, int] | None:
+    """The month the close last ran in and the last journal line it saw (None: it never ran)."""
+    row = (await conn.execute(select(statement_close_runs.c.period, statement_close_runs.c.line_id))).first()
+    return None if row is None else (str(row[0]), int(row[1]))
+
+
+async def last_line_id(conn: AsyncConnection) -> int:
+    return int((await conn.execute(select(func.coalesce(func.max(journal_lines.c.id), 0)))).scalar_one())
+
+
+async def partner_lines_before(conn: AsyncConnection, period: str, *, after_id: int, upto_id: int) -> bool:
+    """Whether a partner line of a month before ``period`` was written with an id in (``after_id``,
+    ``upto_id``]: a line committed into an ended month after the close ran (a primary-key range: the
+    lines since the last run only)."""
+    line = journal_lines.c
+    found = await conn.execute(
+        select(line.id)
+        .where(
+            line.id > after_id,
+            line.id <= upto_id,
+            line.account == AccountKind.PARTNER.value,
+            line.period < period,
+        )
+        .limit(1)
+    )
+    return found.first() is not None
+
+
+async def save_close_run(conn: AsyncConnection, period: str, line_id: int, now: datetime) -> None:
+    """The close ran in ``period`` and saw the journal up to ``line_id`` (the one row, written or updated)."""
+    values = {"period": period, "line_id": line_id, "ran_at": now}
+    updated = await conn.execute(update(statement_close_runs).where(statement_close_runs.c.id == 1).values(**values))
+    if not updated.rowcount:
+        await conn.execute(insert(statement_close_runs).values(id=1, **values))
 
 
 async def statement_row(conn: AsyncConnection, partner_id: int, currency: str, period: str) -> ClosedRow | None:

@@ -9,6 +9,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from transfers.accounting import amounts, check
 from transfers.accounting import repository as repo
 from transfers.accounting.journal import PLATFORM, WORLD, PartnerLine, partner, transfer
@@ -131,15 +133,43 @@ async def stream_lines(db: Database, found: Statement, *, chunk: int = 2000) -> 
 
 
 async def close_ended(db: Database, now: datetime) -> int:
-    """Close every partner month that has ended and has lines (the scheduled job and
-    ``transfers statements close``); the number of statements closed. Safe to run twice at once:
-    the close holds the exclusive close lock (PostgreSQL) or the write transaction (SQLite)."""
-    current = period_of(now)
+    """Close every partner month that has ended and has lines (``transfers statements close``); the
+    number of statements closed. Safe to run twice at once, in two processes too: the close holds the
+    exclusive close lock (PostgreSQL) or the write transaction (SQLite), and a statement is only inserted
+    where its partner, currency and month have none."""
     async with db.write() as conn:
         await repo.lock_for_close(conn, exclusive=True)
-        sums = await repo.unclosed_sums(conn, current)
-        if not sums:
+        return await _close(conn, now, await repo.last_line_id(conn))
+
+
+async def close_due(db: Database, now: datetime) -> int:
+    """The scheduled job's close (docs/rules/statements.md#statements), driven by the database, not by
+    what a process remembers: it closes when the close has not run yet in this month
+    (``statement_close_runs``), or when a partner line of an ended month was written since it last ran (a
+    change committed across the month's end into a month it had no statement in); else it only moves the
+    row's line mark on. Every worker and a restarted one read the same row: a month is closed once, and no
+    late line waits for the next month."""
+    current = period_of(now)
+    async with db.write() as conn:
+        await repo.lock_for_close(conn, exclusive=True)  # partner lines are written under the shared lock
+        top = await repo.last_line_id(conn)
+        last = await repo.close_run(conn)
+        if (
+            last is not None
+            and last[0] >= current
+            and not await repo.partner_lines_before(conn, current, after_id=last[1], upto_id=top)
+        ):
+            if top != last[1]:
+                await repo.save_close_run(conn, last[0], top, now)
             return 0
+        return await _close(conn, now, top)
+
+
+async def _close(conn: AsyncConnection, now: datetime, top: int) -> int:
+    current = period_of(now)
+    closed = 0
+    sums = await repo.unclosed_sums(conn, current)
+    if sums:
         last = await repo.last_closings(conn)
         months: dict[tuple[int, str], dict[str, dict[str, Decimal]]] = {}
         for partner_id, currency, period, kind, total in sums:
@@ -164,8 +194,11 @@ async def close_ended(db: Database, now: datetime) -> int:
                         "closed_at": now,
                     }
                 )
-        await repo.insert_statements(conn, rows)
-        return len(rows)
+        closed = await repo.insert_statements(conn, rows)
+    previous = await repo.close_run(conn)
+    # a clock moved back (a test, a worker behind) never moves the month the close ran in backwards
+    await repo.save_close_run(conn, max(current, previous[0]) if previous else current, top, now)
+    return closed
 
 
 async def mark_paid(

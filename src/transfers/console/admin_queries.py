@@ -9,6 +9,15 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.console.rows import (
+    ClientDetail,
+    ClientLine,
+    ConsolePartner,
+    DeliveryLine,
+    KeyLine,
+    LastCheck,
+    names,
+)
 from transfers.db.tables import admin_audit, api_keys, bookings, clients, outbox, partners, wallets, webhook_deliveries
 from transfers.delivery.repository import PARTNER_CALLS
 
@@ -18,44 +27,43 @@ PENDING, FAILED, EXPIRED = "pending", "failed", "expired"
 # --- clients -------------------------------------------------------------------------------------------
 
 
-async def list_clients(conn: AsyncConnection, *, limit: int = 500) -> list[dict[str, Any]]:
+_WALLET = {"wallet_id": wallets.c.id.label("wallet_id"), "currency": wallets.c.currency, "balance": wallets.c.balance}
+
+
+def _client_columns(row: type) -> tuple[Any, ...]:
+    return tuple(_WALLET[name] if name in _WALLET else clients.c[name] for name in names(row))
+
+
+async def list_clients(conn: AsyncConnection, *, limit: int = 500) -> list[ClientLine]:
     """Every client with its wallet (currency, balance), newest first."""
     rows = await conn.execute(
-        select(
-            clients.c.id,
-            clients.c.name,
-            clients.c.pay_type,
-            clients.c.status,
-            clients.c.created_at,
-            wallets.c.currency,
-            wallets.c.balance,
-        )
+        select(*_client_columns(ClientLine))
         .select_from(clients.outerjoin(wallets, wallets.c.client_id == clients.c.id))
         .order_by(clients.c.id.desc())
         .limit(limit)
     )
-    return [dict(r._mapping) for r in rows]
+    return [ClientLine(*r) for r in rows]
 
 
-async def client_detail(conn: AsyncConnection, client_id: int) -> dict[str, Any] | None:
+async def client_detail(conn: AsyncConnection, client_id: int) -> ClientDetail | None:
     row = (
         await conn.execute(
-            select(*clients.c, wallets.c.id.label("wallet_id"), wallets.c.currency, wallets.c.balance)
+            select(*_client_columns(ClientDetail))
             .select_from(clients.outerjoin(wallets, wallets.c.client_id == clients.c.id))
             .where(clients.c.id == client_id)
         )
     ).first()
-    return None if row is None else dict(row._mapping)
+    return None if row is None else ClientDetail(*row)
 
 
-async def client_keys(conn: AsyncConnection, client_id: int) -> list[dict[str, Any]]:
+async def client_keys(conn: AsyncConnection, client_id: int) -> list[KeyLine]:
     """The client's API keys (prefix, created, revoked), newest first; never a hash."""
     rows = await conn.execute(
         select(api_keys.c.prefix, api_keys.c.created_at, api_keys.c.revoked_at)
         .where(api_keys.c.client_id == client_id)
         .order_by(api_keys.c.id.desc())
     )
-    return [dict(r._mapping) for r in rows]
+    return [KeyLine(*r) for r in rows]
 
 
 async def key_owner(conn: AsyncConnection, prefix: str) -> int | None:
@@ -67,62 +75,38 @@ async def key_owner(conn: AsyncConnection, prefix: str) -> int | None:
 # --- partners ------------------------------------------------------------------------------------------
 
 
-async def partner_row(conn: AsyncConnection, partner_id: int) -> dict[str, Any] | None:
-    """The partner's public columns (no sealed secrets) and whether a previous signing secret is
-    still being sent."""
+async def partner_row(conn: AsyncConnection, partner_id: int) -> ConsolePartner | None:
+    """The partner's public columns (no sealed secrets), its flight policy (issue 23,
+    docs/rules/flights.md#partner-policy) and until when a previous signing secret is still sent."""
     row = (
         await conn.execute(
-            select(
-                partners.c.id,
-                partners.c.name,
-                partners.c.base_url,
-                partners.c.airports,
-                partners.c.markup_percent,
-                partners.c.status,
-                partners.c.is_sandbox,
-                partners.c.created_at,
-                partners.c.previous_secret_until,
-                partners.c.cancellation_policy,
-                partners.c.hosted,
-                partners.c.follow_flight_minutes,  # issue 23, docs/rules/flights.md#partner-policy
-                partners.c.free_wait_minutes,
-            ).where(partners.c.id == partner_id)
+            select(*(partners.c[name] for name in names(ConsolePartner))).where(partners.c.id == partner_id)
         )
     ).first()
-    return None if row is None else dict(row._mapping)
+    return None if row is None else ConsolePartner(*row)
 
 
-async def partner_key_prefixes(conn: AsyncConnection, partner_id: int) -> list[dict[str, Any]]:
+async def partner_key_prefixes(conn: AsyncConnection, partner_id: int) -> list[KeyLine]:
     rows = await conn.execute(
         select(api_keys.c.prefix, api_keys.c.created_at, api_keys.c.revoked_at)
         .where(api_keys.c.partner_id == partner_id)
         .order_by(api_keys.c.id.desc())
     )
-    return [dict(r._mapping) for r in rows]
+    return [KeyLine(*r) for r in rows]
 
 
 # --- deliveries ----------------------------------------------------------------------------------------
 
 
-async def deliveries(conn: AsyncConnection, statuses: tuple[str, ...], *, limit: int) -> list[dict[str, Any]]:
+_NAMED = {"partner_name": partners.c.name.label("partner_name"), "reservation_no": bookings.c.reservation_no}
+_DELIVERY_COLUMNS = tuple(_NAMED[name] if name in _NAMED else outbox.c[name] for name in names(DeliveryLine))
+
+
+async def deliveries(conn: AsyncConnection, statuses: tuple[str, ...], *, limit: int) -> list[DeliveryLine]:
     """Partner deliveries in ``statuses``, newest first, each with its booking's reservation number
     and the partner's name."""
     rows = await conn.execute(
-        select(
-            outbox.c.id,
-            outbox.c.kind,
-            outbox.c.status,
-            outbox.c.attempts,
-            outbox.c.next_attempt_at,
-            outbox.c.deadline_at,
-            outbox.c.last_error,
-            outbox.c.created_at,
-            outbox.c.finished_at,
-            outbox.c.partner_id,
-            outbox.c.webhook_id,
-            partners.c.name.label("partner_name"),
-            bookings.c.reservation_no,
-        )
+        select(*_DELIVERY_COLUMNS)
         .select_from(
             outbox.join(bookings, bookings.c.id == outbox.c.booking_id).join(
                 partners, partners.c.id == outbox.c.partner_id
@@ -132,7 +116,7 @@ async def deliveries(conn: AsyncConnection, statuses: tuple[str, ...], *, limit:
         .order_by(outbox.c.id.desc())
         .limit(limit)
     )
-    return [dict(r._mapping) for r in rows]
+    return [DeliveryLine(*r) for r in rows]
 
 
 async def delivery_counts(conn: AsyncConnection) -> dict[str, int]:
@@ -144,7 +128,7 @@ async def delivery_counts(conn: AsyncConnection) -> dict[str, int]:
     return {str(status): int(count) for status, count in rows}
 
 
-async def last_check(conn: AsyncConnection, partner_id: int) -> dict[str, Any] | None:
+async def last_check(conn: AsyncConnection, partner_id: int) -> LastCheck | None:
     """The latest conformance check run on this partner (its ``partner.check`` audit row: who, when,
     and the table in ``details``)."""
     row = (
@@ -155,7 +139,7 @@ async def last_check(conn: AsyncConnection, partner_id: int) -> dict[str, Any] |
             .limit(1)
         )
     ).first()
-    return None if row is None else dict(row._mapping)
+    return None if row is None else LastCheck(*row)
 
 
 async def webhook_delivery_counts(conn: AsyncConnection) -> dict[str, int]:

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import case, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.console.rows import EndpointGroup, PartnerGroup, WebhookFailure
 from transfers.db.tables import clients, outbox, partners, webhook_deliveries, webhook_endpoints
 from transfers.delivery.repository import PARTNER_CALLS
 
@@ -22,7 +23,7 @@ def _count_of(column: Any, *values: str) -> Any:
     return func.sum(case((column.in_(values), 1), else_=0))
 
 
-async def partner_groups(conn: AsyncConnection) -> list[dict[str, Any]]:
+async def partner_groups(conn: AsyncConnection) -> list[PartnerGroup]:
     """Per partner with failed, expired or pending deliveries: the counts and the newest one's error."""
     newest = func.max(OB.id).label("newest_id")
     rows = await conn.execute(
@@ -38,12 +39,21 @@ async def partner_groups(conn: AsyncConnection) -> list[dict[str, Any]]:
         .where(OB.status.in_((PENDING, FAILED, EXPIRED)), PARTNER_CALLS)
         .group_by(partners.c.id, partners.c.name, partners.c.status)
     )
-    groups = [dict(r._mapping) for r in rows]
-    errors = await _outbox_errors(conn, [int(g["newest_id"]) for g in groups])
-    for group in groups:
-        group["failed"], group["pending"] = int(group["failed"] or 0), int(group["pending"] or 0)
-        group["last_error"] = errors.get(int(group["newest_id"]))
-    return sorted(groups, key=lambda g: (-(g["failed"] + g["pending"]), g["id"]))
+    found = list(rows)
+    errors = await _outbox_errors(conn, [int(r.newest_id) for r in found])
+    groups = [
+        PartnerGroup(
+            int(r.id),
+            r.name,
+            r.status,
+            int(r.failed or 0),
+            int(r.pending or 0),
+            int(r.newest_id),
+            errors.get(int(r.newest_id)),
+        )
+        for r in found
+    ]
+    return sorted(groups, key=lambda g: (-(g.failed + g.pending), g.id))
 
 
 async def _outbox_errors(conn: AsyncConnection, ids: list[int]) -> dict[int, str | None]:
@@ -53,7 +63,7 @@ async def _outbox_errors(conn: AsyncConnection, ids: list[int]) -> dict[int, str
     return {int(r.id): r.last_error for r in rows}
 
 
-async def endpoint_groups(conn: AsyncConnection) -> list[dict[str, Any]]:
+async def endpoint_groups(conn: AsyncConnection) -> list[EndpointGroup]:
     """Per client webhook endpoint with failed or pending deliveries: the client's name, the URL, the
     endpoint's status, the counts, and the newest delivery's error and HTTP status."""
     rows = await conn.execute(
@@ -75,16 +85,29 @@ async def endpoint_groups(conn: AsyncConnection) -> list[dict[str, Any]]:
         .where(D.status.in_((PENDING, FAILED)), W.deleted_at.is_(None))
         .group_by(W.id, W.public_id, W.url, W.status, W.disabled_reason, W.client_id, clients.c.name)
     )
-    groups = [dict(r._mapping) for r in rows]
-    newest = [int(g["newest_id"]) for g in groups]
-    answers = {}
+    grouped = list(rows)
+    newest = [int(r.newest_id) for r in grouped]
+    answers: dict[int, tuple[str | None, int | None]] = {}
     if newest:
         found = await conn.execute(select(D.id, D.last_error, D.last_http_status).where(D.id.in_(newest)))
         answers = {int(r.id): (r.last_error, r.last_http_status) for r in found}
-    for group in groups:
-        group["failed"], group["pending"] = int(group["failed"] or 0), int(group["pending"] or 0)
-        group["last_error"], group["last_http_status"] = answers.get(int(group["newest_id"]), (None, None))
-    return sorted(groups, key=lambda g: (-(g["failed"] + g["pending"]), g["endpoint_pk"]))
+    groups = [
+        EndpointGroup(
+            int(r.endpoint_pk),
+            r.public_id,
+            r.url,
+            r.status,
+            r.disabled_reason,
+            int(r.client_id),
+            r.client_name,
+            int(r.failed or 0),
+            int(r.pending or 0),
+            int(r.newest_id),
+            *answers.get(int(r.newest_id), (None, None)),
+        )
+        for r in grouped
+    ]
+    return sorted(groups, key=lambda g: (-(g.failed + g.pending), g.endpoint_pk))
 
 
 async def endpoint_owner(conn: AsyncConnection, public_id: str) -> int | None:
@@ -101,7 +124,7 @@ async def client_names(conn: AsyncConnection, ids: Iterable[int]) -> dict[int, s
     return {int(r.id): str(r.name) for r in rows}
 
 
-async def webhook_failures_since(conn: AsyncConnection, since: datetime) -> list[dict[str, Any]]:
+async def webhook_failures_since(conn: AsyncConnection, since: datetime) -> list[WebhookFailure]:
     """Client webhook endpoints whose deliveries failed since ``since`` or are being retried after
     a failed attempt (pending with attempts), per endpoint with the client's name: the dashboard's
     third kind of error, beside partner searches and partner deliveries."""
@@ -122,7 +145,8 @@ async def webhook_failures_since(conn: AsyncConnection, since: datetime) -> list
         .where(failing | retrying)
         .group_by(W.public_id, W.url, W.client_id, clients.c.name)
     )
-    found = [dict(r._mapping) for r in rows]
-    for row in found:
-        row["failed"], row["retrying"] = int(row["failed"] or 0), int(row["retrying"] or 0)
-    return sorted(found, key=lambda r: (-(r["failed"] + r["retrying"]), r["public_id"]))
+    found = [
+        WebhookFailure(r.public_id, r.url, int(r.client_id), r.client_name, int(r.failed or 0), int(r.retrying or 0))
+        for r in rows
+    ]
+    return sorted(found, key=lambda r: (-(r.failed + r.retrying), r.public_id))

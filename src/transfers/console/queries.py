@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Select, and_, func, or_, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.console.rows import AuditEntry, BookingLine, Choice, DeliverySummary, PartnerErrors, names
 from transfers.db.tables import admin_audit, bookings, clients, delivery_attempts, outbox, partners
 from transfers.delivery.repository import PARTNER_CALLS
 
@@ -36,7 +37,7 @@ async def bookings_by_status_since(conn: AsyncConnection, since: datetime, statu
     return {status: int(row[i]) for i, status in enumerate(statuses) if row[i]}
 
 
-async def delivery_summary(conn: AsyncConnection) -> dict[str, Any]:
+async def delivery_summary(conn: AsyncConnection) -> DeliverySummary:
     """Pending and failed (refused or expired) partner deliveries, and the oldest pending one's creation."""
     pending, oldest = (
         await conn.execute(
@@ -46,10 +47,10 @@ async def delivery_summary(conn: AsyncConnection) -> dict[str, Any]:
     failed = (
         await conn.execute(select(func.count()).where(outbox.c.status.in_((FAILED, EXPIRED)), PARTNER_CALLS))
     ).scalar_one()
-    return {"pending": int(pending), "failed": int(failed), "oldest_pending": oldest}
+    return DeliverySummary(int(pending), int(failed), oldest)
 
 
-async def partners_with_errors_since(conn: AsyncConnection, since: datetime) -> list[dict[str, Any]]:
+async def partners_with_errors_since(conn: AsyncConnection, since: datetime) -> list[PartnerErrors]:
     """Partners whose deliveries failed an attempt since ``since`` (anything but ``done:...``), most first."""
     errors = func.count().label("errors")
     rows = await conn.execute(
@@ -63,7 +64,7 @@ async def partners_with_errors_since(conn: AsyncConnection, since: datetime) -> 
         .group_by(partners.c.id, partners.c.name)
         .order_by(errors.desc(), partners.c.id)
     )
-    return [dict(r._mapping) for r in rows]
+    return [PartnerErrors(int(r.id), r.name, int(r.errors)) for r in rows]
 
 
 # --- bookings list ---------------------------------------------------------------------------------------
@@ -101,26 +102,17 @@ def _search(query: Select[Any], text: str) -> Select[Any]:
     )
 
 
-async def list_bookings(conn: AsyncConnection, wanted: BookingFilter, *, limit: int) -> list[dict[str, Any]]:
+_PARTY_NAMES = {
+    "client_name": clients.c.name.label("client_name"),
+    "partner_name": partners.c.name.label("partner_name"),
+}
+_LINE_COLUMNS = tuple(_PARTY_NAMES[name] if name in _PARTY_NAMES else bookings.c[name] for name in names(BookingLine))
+
+
+async def list_bookings(conn: AsyncConnection, wanted: BookingFilter, *, limit: int) -> list[BookingLine]:
     """Newest first (``created_at``, then ``id``), ``limit`` rows after the cursor."""
     query = (
-        select(
-            bookings.c.id,
-            bookings.c.reservation_no,
-            bookings.c.status,
-            bookings.c.client_id,
-            clients.c.name.label("client_name"),
-            bookings.c.partner_id,
-            partners.c.name.label("partner_name"),
-            bookings.c.airport_iata,
-            bookings.c.pickup_at,
-            bookings.c.passenger_name,
-            bookings.c.passenger_surname,
-            bookings.c.total,
-            bookings.c.currency,
-            bookings.c.partner_reference,
-            bookings.c.created_at,
-        )
+        select(*_LINE_COLUMNS)
         .select_from(
             bookings.join(clients, clients.c.id == bookings.c.client_id).join(
                 partners, partners.c.id == bookings.c.partner_id
@@ -146,19 +138,19 @@ async def list_bookings(conn: AsyncConnection, wanted: BookingFilter, *, limit: 
         conditions.append(tuple_(bookings.c.created_at, bookings.c.id) < tuple_(*wanted.before))
     if conditions:
         query = query.where(and_(*conditions))
-    return [dict(r._mapping) for r in await conn.execute(query)]
+    return [BookingLine(*r) for r in await conn.execute(query)]
 
 
-async def client_choices(conn: AsyncConnection, limit: int = 500) -> list[dict[str, Any]]:
+async def client_choices(conn: AsyncConnection, limit: int = 500) -> list[Choice]:
     rows = await conn.execute(select(clients.c.id, clients.c.name).order_by(clients.c.name, clients.c.id).limit(limit))
-    return [dict(r._mapping) for r in rows]
+    return [Choice(*r) for r in rows]
 
 
-async def partner_choices(conn: AsyncConnection, limit: int = 500) -> list[dict[str, Any]]:
+async def partner_choices(conn: AsyncConnection, limit: int = 500) -> list[Choice]:
     rows = await conn.execute(
         select(partners.c.id, partners.c.name).order_by(partners.c.name, partners.c.id).limit(limit)
     )
-    return [dict(r._mapping) for r in rows]
+    return [Choice(*r) for r in rows]
 
 
 # --- audit log -------------------------------------------------------------------------------------------
@@ -171,13 +163,17 @@ async def audit_entries(
     limit: int,
     actor: str | None = None,
     subject: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[AuditEntry]:
     """``admin_audit`` rows newest first, after the cursor; ``actor``/``subject`` match whole values."""
-    query = select(admin_audit).order_by(admin_audit.c.created_at.desc(), admin_audit.c.id.desc()).limit(limit)
+    query = (
+        select(*(admin_audit.c[name] for name in names(AuditEntry)))
+        .order_by(admin_audit.c.created_at.desc(), admin_audit.c.id.desc())
+        .limit(limit)
+    )
     if before is not None:
         query = query.where(tuple_(admin_audit.c.created_at, admin_audit.c.id) < tuple_(*before))
     if actor:
         query = query.where(admin_audit.c.actor == actor)
     if subject:
         query = query.where(admin_audit.c.subject == subject)
-    return [dict(r._mapping) for r in await conn.execute(query)]
+    return [AuditEntry(*r) for r in await conn.execute(query)]

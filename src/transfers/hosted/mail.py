@@ -79,7 +79,8 @@ def compose(kind: str, booking: Booking, recipients: list[str], *, partner_name:
         f"To:         {trip.route.dropoff.name or ''}",
         f"Vehicle:    {trip.vehicle.make} {trip.vehicle.model} ({trip.vehicle.type})",
         f"Passengers: {trip.party.adult} adults, {trip.party.children} children, {trip.party.infant} infants",
-        f"Flight:     {trip.flight.number}",
+        # docs/rules/return-trips.md#create: a way back booked without the departing flight has none
+        f"Flight:     {trip.flight.number or 'none given'}",
         f"Your price: {booking.net_total:.2f} {booking.currency}",
         "",
         f"{portal_url}/partner/bookings/{no}",
@@ -128,29 +129,12 @@ class PartnerEmail:
     kind: str = PARTNER_EMAIL
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> PartnerEmail:
-        return cls(
-            row["id"],
-            row["partner_id"],
-            row["booking_id"],
-            row["kind"],
-            row["attempts"],
-            row["lease_until"],
-            row["created_at"],
-        )
+    def from_row(cls, row: repo.EmailRow) -> PartnerEmail:
+        return cls(row.id, row.partner_id, row.booking_id, row.kind, row.attempts, row.lease_until, row.created_at)
 
     @property
     def deadline_at(self) -> datetime:
         return self.created_at + EMAIL_GIVE_UP
-
-    def row(self) -> dict[str, Any]:
-        """What the repository's statements read of it."""
-        return {
-            "id": self.id,
-            "partner_id": self.partner_id,
-            "booking_id": self.booking_id,
-            "lease_until": self.lease_until,
-        }
 
     def log_fields(self) -> dict[str, Any]:
         return {"email_id": self.id, "mail_kind": self.mail_kind, "partner_id": self.partner_id}
@@ -168,7 +152,9 @@ class SmtpMailer:
         email: PartnerEmail = message
         settings = self.svc.settings
         async with self.svc.db.read() as conn:
-            booking, recipients, partner_name = await repo.email_context(conn, email.row())
+            booking, recipients, partner_name = await repo.email_context(
+                conn, booking_id=email.booking_id, partner_id=email.partner_id
+            )
         if booking is None or not recipients:
             log.warning(
                 "partner_email_not_sent", kind=email.mail_kind, partner_id=email.partner_id, reason="no recipients"
@@ -247,7 +233,9 @@ class EmailQueue:
         attempt: dict[str, Any],
     ) -> bool:
         email: PartnerEmail = message
-        await repo.retry_email(conn, email.row(), next_attempt_at=next_attempt_at, error=error or "not sent")
+        await repo.retry_email(
+            conn, email.id, email.lease_until, next_attempt_at=next_attempt_at, error=error or "not sent"
+        )
         return True
 
     async def finish(
@@ -262,11 +250,11 @@ class EmailQueue:
     ) -> bool:
         email: PartnerEmail = message
         stored = SENT if status == DELIVERED else "failed"  # refused or past EMAIL_GIVE_UP
-        return await repo.finish_email(conn, email.row(), status=stored, now=now, error=error)
+        return await repo.finish_email(conn, email.id, email.lease_until, status=stored, now=now, error=error)
 
     async def drop(self, conn: AsyncConnection, message: Any, *, now: datetime, reason: str) -> bool:
         email: PartnerEmail = message
-        return await repo.finish_email(conn, email.row(), status="failed", now=now, error=reason)
+        return await repo.finish_email(conn, email.id, email.lease_until, status="failed", now=now, error=reason)
 
     async def expire_overdue(self, conn: AsyncConnection, *, now: datetime, limit: int) -> list[Any]:
         return []  # an e-mail gives up at the attempt whose next one would fall past its deadline

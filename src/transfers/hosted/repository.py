@@ -10,7 +10,9 @@ any number of API processes.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import func, insert, or_, select, update
@@ -18,7 +20,93 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.models import Booking
+from transfers.bookings.trip import Driver
 from transfers.db.tables import bookings, hosted_capacity, partner_emails, partner_users, partners, rate_cards
+from transfers.rows import row_type
+
+
+@row_type
+class HostedPartner:
+    """What the hosted checks read of a ``partners`` row."""
+
+    id: int
+    name: str
+    hosted: bool
+    status: str
+
+
+@row_type
+class PortalPartner:
+    """A ``partners`` row without its secrets: the portal's header and pages."""
+
+    id: int
+    name: str
+    hosted: bool
+    status: str
+    airports: str  # comma-separated IATA codes, or "*"
+    markup_percent: Decimal
+    is_sandbox: bool
+
+
+@row_type
+class PartnerUser:
+    """One ``partner_users`` row (the password's argon2id hash included: sign-in reads it)."""
+
+    id: int
+    partner_id: int
+    email: str
+    password_hash: str
+    status: str
+    created_at: datetime
+
+
+@row_type
+class ListedPartnerUser:
+    """A line of a partner's users (portal account page, console): never the password's hash."""
+
+    id: int
+    email: str
+    status: str
+    created_at: datetime
+
+
+@row_type
+class EmailRow:
+    """One ``partner_emails`` row (``hosted/mail.PartnerEmail`` is the engine's message made from it)."""
+
+    id: int
+    partner_id: int
+    booking_id: int
+    kind: str
+    dedupe_key: str
+    status: str
+    attempts: int
+    next_attempt_at: datetime
+    lease_until: datetime | None
+    last_error: str | None
+    recipients: list[str] | None  # JSON: who it went to, once sent
+    created_at: datetime
+    sent_at: datetime | None
+
+
+@row_type
+class UsedDriver:
+    """A driver this partner named before, and the latest booking that named it (the approve form's
+    choice names that booking)."""
+
+    name: str
+    phone: str
+    plate: str
+    booking: int
+
+
+HOSTED_PARTNER_FIELDS = tuple(f.name for f in fields(HostedPartner))
+PORTAL_PARTNER_FIELDS = tuple(f.name for f in fields(PortalPartner))
+PARTNER_USER_FIELDS = tuple(f.name for f in fields(PartnerUser))
+LISTED_PARTNER_USER_FIELDS = tuple(f.name for f in fields(ListedPartnerUser))
+EMAIL_FIELDS = tuple(f.name for f in fields(EmailRow))
+_EMAIL_COLUMNS = tuple(partner_emails.c[name] for name in EMAIL_FIELDS)
+_USER_COLUMNS = tuple(partner_users.c[name] for name in PARTNER_USER_FIELDS)
 
 
 async def get_card(conn: AsyncConnection, partner_id: int) -> dict[str, Any] | None:
@@ -26,15 +114,14 @@ async def get_card(conn: AsyncConnection, partner_id: int) -> dict[str, Any] | N
     return None if row is None else dict(row.card)
 
 
-async def hosted_partner(conn: AsyncConnection, partner_id: int) -> Any:
-    """The partner's row (id, name, hosted, status), or None."""
-    return (
+async def hosted_partner(conn: AsyncConnection, partner_id: int) -> HostedPartner | None:
+    """The partner's id, name, hosted flag and status, or None."""
+    row = (
         await conn.execute(
-            select(partners.c.id, partners.c.name, partners.c.hosted, partners.c.status).where(
-                partners.c.id == partner_id
-            )
+            select(*(partners.c[name] for name in HOSTED_PARTNER_FIELDS)).where(partners.c.id == partner_id)
         )
     ).first()
+    return HostedPartner(*row) if row else None
 
 
 async def put_card(conn: AsyncConnection, partner_id: int, card: dict[str, Any], *, actor: str, now: datetime) -> None:
@@ -121,7 +208,7 @@ async def enqueue_email(conn: AsyncConnection, *, partner_id: int, booking_id: i
 
 async def claim_due_emails(
     conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int
-) -> list[dict[str, Any]]:
+) -> list[EmailRow]:
     """Pending e-mails due now, leased to the caller (``SKIP LOCKED``: two workers never take one)."""
     candidates = (
         select(partner_emails.c.id)
@@ -138,38 +225,42 @@ async def claim_due_emails(
         update(partner_emails)
         .where(partner_emails.c.id.in_(candidates.scalar_subquery()))
         .values(lease_until=lease_until)
-        .returning(*partner_emails.c)
+        .returning(*_EMAIL_COLUMNS)
     )
-    return [dict(r._mapping) for r in rows]
+    return [EmailRow(*r) for r in rows]
 
 
-async def email_context(conn: AsyncConnection, email: dict[str, Any]) -> tuple[Booking | None, list[str], str]:
+async def email_context(
+    conn: AsyncConnection, *, booking_id: int, partner_id: int
+) -> tuple[Booking | None, list[str], str]:
     """The booking an e-mail is about, the partner's active users' addresses and the partner's name."""
-    booking = (await conn.execute(select(bookings).where(bookings.c.id == email["booking_id"]))).mappings().first()
+    booking = (await conn.execute(select(bookings).where(bookings.c.id == booking_id))).mappings().first()
     users = await conn.execute(
         select(partner_users.c.email)
-        .where(partner_users.c.partner_id == email["partner_id"], partner_users.c.status == "active")
+        .where(partner_users.c.partner_id == partner_id, partner_users.c.status == "active")
         .order_by(partner_users.c.id)
     )
-    name = (await conn.execute(select(partners.c.name).where(partners.c.id == email["partner_id"]))).scalar_one()
+    name = (await conn.execute(select(partners.c.name).where(partners.c.id == partner_id))).scalar_one()
     return (Booking.from_row(booking) if booking else None), [u.email for u in users], str(name)
 
 
 async def finish_email(
     conn: AsyncConnection,
-    email: dict[str, Any],
+    email_id: int,
+    lease_until: datetime | None,
     *,
     status: str,
     now: datetime,
     recipients: list[str] | None = None,
     error: str | None = None,
 ) -> bool:
-    """Close an e-mail we hold the lease on (sent, logged or failed); False when the lease was lost."""
+    """Close an e-mail we hold the lease on (``lease_until`` as claimed: sent, logged or failed);
+    False when the lease was lost."""
     result = await conn.execute(
         update(partner_emails)
         .where(
-            partner_emails.c.id == email["id"],
-            partner_emails.c.lease_until == email["lease_until"],
+            partner_emails.c.id == email_id,
+            partner_emails.c.lease_until == lease_until,
         )
         .values(
             status=status,
@@ -195,12 +286,14 @@ async def close_email(
     )
 
 
-async def retry_email(conn: AsyncConnection, email: dict[str, Any], *, next_attempt_at: datetime, error: str) -> None:
+async def retry_email(
+    conn: AsyncConnection, email_id: int, lease_until: datetime | None, *, next_attempt_at: datetime, error: str
+) -> None:
     await conn.execute(
         update(partner_emails)
         .where(
-            partner_emails.c.id == email["id"],
-            partner_emails.c.lease_until == email["lease_until"],
+            partner_emails.c.id == email_id,
+            partner_emails.c.lease_until == lease_until,
         )
         .values(
             attempts=partner_emails.c.attempts + 1,
@@ -211,11 +304,11 @@ async def retry_email(conn: AsyncConnection, email: dict[str, Any], *, next_atte
     )
 
 
-async def emails_of_booking(conn: AsyncConnection, booking_id: int) -> list[dict[str, Any]]:
+async def emails_of_booking(conn: AsyncConnection, booking_id: int) -> list[EmailRow]:
     rows = await conn.execute(
-        select(partner_emails).where(partner_emails.c.booking_id == booking_id).order_by(partner_emails.c.id)
+        select(*_EMAIL_COLUMNS).where(partner_emails.c.booking_id == booking_id).order_by(partner_emails.c.id)
     )
-    return [dict(r._mapping) for r in rows]
+    return [EmailRow(*r) for r in rows]
 
 
 async def lock_unaccepted(
@@ -261,23 +354,23 @@ async def insert_partner_user(
     )
 
 
-async def partner_user_by_email(conn: AsyncConnection, email: str) -> dict[str, Any] | None:
-    row = (await conn.execute(select(partner_users).where(partner_users.c.email == email))).mappings().first()
-    return dict(row) if row else None
+async def partner_user_by_email(conn: AsyncConnection, email: str) -> PartnerUser | None:
+    row = (await conn.execute(select(*_USER_COLUMNS).where(partner_users.c.email == email))).first()
+    return PartnerUser(*row) if row else None
 
 
-async def partner_user(conn: AsyncConnection, user_id: int) -> dict[str, Any] | None:
-    row = (await conn.execute(select(partner_users).where(partner_users.c.id == user_id))).mappings().first()
-    return dict(row) if row else None
+async def partner_user(conn: AsyncConnection, user_id: int) -> PartnerUser | None:
+    row = (await conn.execute(select(*_USER_COLUMNS).where(partner_users.c.id == user_id))).first()
+    return PartnerUser(*row) if row else None
 
 
-async def users_of_partner(conn: AsyncConnection, partner_id: int) -> list[dict[str, Any]]:
+async def users_of_partner(conn: AsyncConnection, partner_id: int) -> list[ListedPartnerUser]:
     rows = await conn.execute(
-        select(partner_users.c.id, partner_users.c.email, partner_users.c.status, partner_users.c.created_at)
+        select(*(partner_users.c[name] for name in LISTED_PARTNER_USER_FIELDS))
         .where(partner_users.c.partner_id == partner_id)
         .order_by(partner_users.c.id)
     )
-    return [dict(r._mapping) for r in rows]
+    return [ListedPartnerUser(*r) for r in rows]
 
 
 async def set_partner_user_status(conn: AsyncConnection, partner_id: int, user_id: int, status: str) -> bool:
@@ -328,24 +421,17 @@ async def portal_booking(conn: AsyncConnection, partner_id: int, reservation_no:
     return Booking.from_row(row) if row else None
 
 
-async def partner_record(conn: AsyncConnection, partner_id: int) -> Any:
+async def partner_record(conn: AsyncConnection, partner_id: int) -> PortalPartner | None:
     """The partner's row (no secrets) for the portal's header and pages."""
-    return (
+    row = (
         await conn.execute(
-            select(
-                partners.c.id,
-                partners.c.name,
-                partners.c.hosted,
-                partners.c.status,
-                partners.c.airports,
-                partners.c.markup_percent,
-                partners.c.is_sandbox,
-            ).where(partners.c.id == partner_id)
+            select(*(partners.c[name] for name in PORTAL_PARTNER_FIELDS)).where(partners.c.id == partner_id)
         )
     ).first()
+    return PortalPartner(*row) if row else None
 
 
-async def drivers_used(conn: AsyncConnection, partner_id: int, *, limit: int = 30) -> list[dict[str, Any]]:
+async def drivers_used(conn: AsyncConnection, partner_id: int, *, limit: int = 30) -> list[UsedDriver]:
     """The drivers this partner named on its bookings, most recently used first (issue 28: the
     approve form suggests them instead of making the dispatcher retype one for every booking).
     Remembered by the bookings themselves, so nothing to keep in step; scoped to the partner."""
@@ -358,13 +444,13 @@ async def drivers_used(conn: AsyncConnection, partner_id: int, *, limit: int = 3
         .limit(limit)
     )
     return [
-        {"name": r.driver_name, "phone": r.driver_phone or "", "plate": r.driver_plate or "", "booking": int(r.latest)}
+        UsedDriver(r.driver_name, r.driver_phone or "", r.driver_plate or "", int(r.latest))
         for r in rows
         if r.driver_name
     ]
 
 
-async def driver_of(conn: AsyncConnection, partner_id: int, booking_id: int) -> dict[str, str] | None:
+async def driver_of(conn: AsyncConnection, partner_id: int, booking_id: int) -> Driver | None:
     """The driver named on one of this partner's bookings (the approve form's "used before" choice
     names the booking it was last used on: a choice that stays right while the list changes)."""
     row = (
@@ -376,4 +462,4 @@ async def driver_of(conn: AsyncConnection, partner_id: int, booking_id: int) -> 
     ).first()
     if row is None:
         return None
-    return {"driver_name": row.driver_name, "driver_phone": row.driver_phone or "", "plate": row.driver_plate or ""}
+    return Driver(row.driver_name, row.driver_phone or "", row.driver_plate or "")

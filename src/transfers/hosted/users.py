@@ -62,9 +62,9 @@ async def credentials(conn: AsyncConnection, email: str) -> Credentials | None:
     row = await repo.partner_user_by_email(conn, email)
     if row is None:
         return None
-    partner = await repo.hosted_partner(conn, int(row["partner_id"]))
-    active = row["status"] == "active" and partner is not None and partner.status == "enabled"
-    return Credentials(int(row["id"]), str(row["password_hash"]), active)
+    partner = await repo.hosted_partner(conn, row.partner_id)
+    active = row.status == "active" and partner is not None and partner.status == "enabled"
+    return Credentials(row.id, row.password_hash, active)
 
 
 async def set_user_status(

@@ -13,7 +13,6 @@ from typing import Any
 import structlog
 
 from transfers.accounting import service as books
-from transfers.accounting.periods import period_of
 from transfers.bookings import flight_watch, operator_actions, partner_updates, riding
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange
@@ -135,20 +134,11 @@ async def watch_flights(svc: Services) -> int:
     return done.watches
 
 
-# The month every ended statement was last closed through, in this process: the close reads every
-# unclosed partner month, so it runs once per month (and after a restart), not at every interval.
-_closed_through: dict[str, str] = {}
-
-
 async def close_statements(svc: Services) -> int:
-    """Partners' months that have ended become CLOSED statements (docs/rules/statements.md#statements)."""
-    now = svc.clock.now()
-    current = period_of(now)
-    if _closed_through.get("period") == current:
-        return 0
-    closed = await books.close_ended(svc.db, now)
-    _closed_through["period"] = current
-    return closed
+    """Partners' months that have ended become CLOSED statements (docs/rules/statements.md#statements),
+    when the database says a close is due (``accounting.service.close_due``: once a month, and again for a
+    line committed late into an ended month), whatever this process ran before."""
+    return await books.close_due(svc.db, svc.clock.now())
 
 
 MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction

@@ -62,6 +62,12 @@ REQUEST_LOG_DROPPED = Counter(
     "Client API requests left out of the request log: its in-process buffer was full "
     "(docs/rules/agency-portal.md#request-log).",
 )
+REQUEST_LOG_BATCHES = Counter(
+    "request_log_batches_total",
+    "Batches of the request log written to the database (one transaction each): with "
+    "request_log_written_total, the mean batch (up to 500; issue 27).",
+)
+REQUEST_LOG_WRITTEN = Counter("request_log_written_total", "Client API requests written to the request log.")
 
 
 def partner_call_name(path: str) -> str:

@@ -279,7 +279,7 @@ async def _hosted_row(conn: AsyncConnection, record: PartnerRecord) -> Row:
         if errors:
             first = errors[0]
             problems.append(f"rate card invalid ({len(errors)} problem(s)); first: {first.path}: {first.reason}")
-    users = [u for u in await hosted_repo.users_of_partner(conn, record.partner_id) if u["status"] == "active"]
+    users = [u for u in await hosted_repo.users_of_partner(conn, record.partner_id) if u.status == "active"]
     if not users:
         problems.append("no active portal user to accept its bookings (transfers partners users create)")
     if problems:

@@ -207,6 +207,9 @@ class _Connection(asyncio.Protocol):
             self.chunks.append(body)
 
     def on_message_complete(self) -> None:
+        if 100 <= self.status < 200:  # an interim answer (100 Continue, 103 Early Hints): the real one follows
+            self._reset_answer()
+            return
         if self.decoder is not None:
             rest = self.decoder.flush()
             self.size += len(rest)

@@ -77,12 +77,10 @@ async def _viewer(svc: Services, session: Session) -> PartnerViewer | None:
     """None for a user or partner disabled meanwhile (answered as no session at all)."""
     async with svc.db.read() as conn:
         user = await repo.partner_user(conn, session.user_id)
-        partner = await repo.partner_record(conn, int(user["partner_id"])) if user else None
-    if user is None or partner is None or user["status"] != "active" or partner.status != "enabled":
+        partner = await repo.partner_record(conn, user.partner_id) if user else None
+    if user is None or partner is None or user.status != "active" or partner.status != "enabled":
         return None
-    return PartnerViewer(
-        int(user["id"]), str(user["email"]), int(partner.id), str(partner.name), bool(partner.hosted), session
-    )
+    return PartnerViewer(user.id, user.email, partner.id, partner.name, partner.hosted, session)
 
 
 signed_in = session_dependency(_viewer)

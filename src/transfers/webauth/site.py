@@ -15,8 +15,8 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, FastAPI
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.staticfiles import StaticFiles
 
 from transfers.db.errors import is_database_unavailable
@@ -28,6 +28,7 @@ from transfers.webauth.realm import Realm
 
 CSRF_MESSAGE = CsrfRefused.default_message
 NOTHING_CHANGED = " Nothing was changed."
+CLIENT_CLOSED_REQUEST = 499  # as nginx logs it: the browser left before its form arrived; no one reads the answer
 UNAVAILABLE_MESSAGE = "The database cannot be reached just now; nothing was changed. Try again in a moment."
 
 
@@ -139,8 +140,15 @@ def _install_error_pages(app: FastAPI, realm: Realm, page: PageRenderer, html_50
             )
         )
 
+    async def client_left(request: Request, exc: Exception) -> Response:
+        """A browser that gives up a post while sending it (the first click of a double click, a
+        page left while its form was on its way): nothing was read, so nothing was done, and there is
+        no one to answer. Counted as 499, not as the server's 500 with a traceback."""
+        return PlainTextResponse("The browser left before its request arrived.", status_code=CLIENT_CLOSED_REQUEST)
+
     if html_500:
         app.add_exception_handler(Exception, unexpected)
+    app.add_exception_handler(ClientDisconnect, client_left)
     app.add_exception_handler(SignInRequired, sign_in_required)
     app.add_exception_handler(DomainError, domain_error)
     app.add_exception_handler(StarletteHTTPException, http_error)

@@ -35,9 +35,7 @@ async def audit_log(request: Request, viewer: Signed) -> Response:
     if len(rows) > PAGE_SIZE:
         rows = rows[:PAGE_SIZE]
         kept = {k: v for k, v in params.items() if k != "cursor" and v}
-        next_link = f"{PREFIX}/audit?" + urlencode(
-            {**kept, "cursor": encode_cursor(rows[-1]["created_at"], rows[-1]["id"])}
-        )
+        next_link = f"{PREFIX}/audit?" + urlencode({**kept, "cursor": encode_cursor(rows[-1].created_at, rows[-1].id)})
     return page(
         request,
         "audit.html",

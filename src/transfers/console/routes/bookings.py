@@ -5,7 +5,6 @@ and the jobs) and is audited with the operator."""
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter
@@ -33,6 +32,7 @@ from transfers.console.forms import (
     text,
 )
 from transfers.console.render import page
+from transfers.console.rows import BookingLine
 from transfers.operators.models import Capability
 
 router = APIRouter()
@@ -85,7 +85,7 @@ async def bookings_list(request: Request, viewer: Signed) -> Response:
         before=before,
     )
     svc = services(request)
-    rows: list[dict[str, Any]] = []
+    rows: list[BookingLine] = []
     async with svc.db.read() as conn:
         if not errors:
             rows = await queries.list_bookings(conn, wanted, limit=PAGE_SIZE + 1)
@@ -96,7 +96,7 @@ async def bookings_list(request: Request, viewer: Signed) -> Response:
     if len(rows) > PAGE_SIZE:
         rows = rows[:PAGE_SIZE]
         last = rows[-1]
-        next_link = f"{PREFIX}/bookings?" + urlencode({**kept, "cursor": encode_cursor(last["created_at"], last["id"])})
+        next_link = f"{PREFIX}/bookings?" + urlencode({**kept, "cursor": encode_cursor(last.created_at, last.id)})
     typed = {
         k: params.get(k, "")[: MAX_SEARCH_CHARS + 1]
         for k in ("q", "status", "client", "partner", "pickup_from", "pickup_to")

@@ -163,7 +163,7 @@ async def _client_page(
             "problem": problem,
         },
         viewer=viewer,
-        title=f"Client {client['name']}",
+        title=f"Client {client.name}",
         status_code=status_code,
     )
 

@@ -40,7 +40,7 @@ async def dashboard(request: Request, viewer: Signed) -> Response:
         (h for h in health if h.errors and h.search_calls),
         key=lambda h: (-h.errors, h.partner_id),
     )
-    oldest = deliveries["oldest_pending"]
+    oldest = deliveries.oldest_pending
     age = None if oldest is None else _age(now - oldest)
     return page(
         request,

@@ -57,7 +57,7 @@ async def _users_page(
         context,
         viewer=viewer,
         status_code=status_code,
-        title=f"Portal users of {partner['name']}",
+        title=f"Portal users of {partner.name}",
     )
 
 

@@ -201,16 +201,16 @@ async def _partner_page(
         check = await last_check(conn, partner_id)
         # docs/rules/ride.md#sandbox-and-console: the last 30 days' completed rides with all four milestones
         coverage = await ride_repo.coverage(conn, partner_id, since=now - COVERAGE_WINDOW, until=now)
-    until = row["previous_secret_until"]
+    until = row.previous_secret_until
     overlap_until = until if until is not None and until > now else None
-    policy = _policy_spec(row["cancellation_policy"])
+    policy = _policy_spec(row.cancellation_policy)
     current = {
-        "base_url": row["base_url"],
-        "airports": row["airports"],
-        "markup": _percent(row["markup_percent"]),
+        "base_url": row.base_url,
+        "airports": row.airports,
+        "markup": _percent(row.markup_percent),
         "cancellation_policy": policy,
-        "follow_flight_minutes": str(row["follow_flight_minutes"]),
-        "free_wait_minutes": str(row["free_wait_minutes"]),
+        "follow_flight_minutes": str(row.follow_flight_minutes),
+        "free_wait_minutes": str(row.free_wait_minutes),
     }
     return page(
         request,
@@ -232,7 +232,7 @@ async def _partner_page(
             "can_manage": viewer.may(Capability.MANAGE_PARTNERS),
         },
         viewer=viewer,
-        title=f"Partner {row['name']}",
+        title=f"Partner {row.name}",
         status_code=status_code,
     )
 
@@ -257,7 +257,7 @@ async def edit_partner(request: Request, partner_id: str, viewer: Signed) -> Res
         raise PageNotFound(f"There is no partner {number}.")
     values = _checked(form, errors, with_name=False)
     # a hosted partner has no server (issue 16): its empty base URL stays as it is
-    url = current["base_url"] if current["hosted"] else _check_url(allow_private, form, errors)
+    url = current.base_url if current.hosted else _check_url(allow_private, form, errors)
     typed = {name: _typed(form, name, MAX_URL_CHARS) for name in FIELDS if name != "name"}
     if errors or url is None:
         return await _partner_page(request, viewer, number, status_code=422, errors=errors, typed=typed)
@@ -269,11 +269,11 @@ async def edit_partner(request: Request, partner_id: str, viewer: Signed) -> Res
         )
         async with svc.db.read() as conn:
             row = await partner_row(conn, number)
-        if row is not None and _policy_spec(row["cancellation_policy"]) != (policy.spec() if policy else ""):
+        if row is not None and _policy_spec(row.cancellation_policy) != (policy.spec() if policy else ""):
             await service.set_cancellation_policy(svc.db, svc.clock, number, policy, actor=viewer.actor)
             changes["cancellation_policy"] = True
         limits = {name: values[name] for name in FLIGHT_FIELDS if name in values}
-        if row is not None and any(row[name] != value for name, value in limits.items()):
+        if row is not None and any(getattr(row, name) != value for name, value in limits.items()):
             await service.set_flight_policy(
                 svc.db,
                 svc.clock,

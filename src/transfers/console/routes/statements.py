@@ -60,7 +60,7 @@ async def _statements_page(
         context,
         viewer=viewer,
         status_code=status_code,
-        title=f"Statements of {partner['name']}",
+        title=f"Statements of {partner.name}",
     )
 
 

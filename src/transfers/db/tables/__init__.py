@@ -39,7 +39,7 @@ from transfers.db.tables.flights import flight_watches
 from transfers.db.tables.health import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, SEARCH_OUTCOMES, partner_search_minutes
 from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_users, rate_cards
 from transfers.db.tables.incidents import incidents, incidents_status_created
-from transfers.db.tables.journal import journal_entries, journal_lines, partner_statements
+from transfers.db.tables.journal import journal_entries, journal_lines, partner_statements, statement_close_runs
 from transfers.db.tables.reference import cancellation_reasons, car_services, vehicle_segments, vehicle_types
 from transfers.db.tables.requestlog import api_requests
 from transfers.db.tables.return_trips import bookings_trip
@@ -94,6 +94,7 @@ __all__ = [
     "ride_positions",
     "search_vehicles",
     "searches",
+    "statement_close_runs",
     "vehicle_segments",
     "vehicle_types",
     "wallets",

@@ -72,3 +72,15 @@ partner_statements = Table(
     UniqueConstraint("partner_id", "currency", "period"),
     CheckConstraint("status IN ('CLOSED', 'PAID')", name="status"),
 )
+
+# The month close's one row (docs/rules/statements.md#statements, migration 0020): the month the close last
+# ran in and the last journal line it saw. Every worker reads it to know whether a close is due.
+statement_close_runs = Table(
+    "statement_close_runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("period", String(7), nullable=False),
+    Column("line_id", PK, nullable=False),
+    Column("ran_at", UTCDateTime, nullable=False),
+    CheckConstraint("id = 1", name="one_row"),
+)

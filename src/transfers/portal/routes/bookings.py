@@ -131,13 +131,19 @@ async def detail(
     now = svc.clock.now()
     status = booking.status
     can_answer = viewer.hosted and status in WAITING
-    drivers: list[dict[str, Any]] = []
-    if can_answer:
+    drivers: list[repo.UsedDriver] = []
+    other_leg_yours = False  # docs/rules/return-trips.md#legs: a link to the other leg when it is this partner's too
+    if can_answer or booking.trip_other_reservation_no:
         async with svc.db.read() as conn:
-            drivers = await repo.drivers_used(conn, viewer.partner_id)
+            if can_answer:
+                drivers = await repo.drivers_used(conn, viewer.partner_id)
+            if booking.trip_other_reservation_no:
+                other = await repo.portal_booking(conn, viewer.partner_id, booking.trip_other_reservation_no)
+                other_leg_yours = other is not None
     context = {
         "b": booking,
         "drivers": drivers,
+        "other_leg_yours": other_leg_yours,
         "accept_by": _accept_by(svc, viewer, booking),
         "errors": errors or {},
         "typed": typed or {},
@@ -175,7 +181,10 @@ async def _picked_driver(request: Request, viewer: PartnerViewer, value: object)
     if not isinstance(value, str) or not value.isascii() or not value.isdigit() or len(value) > 18:
         return None
     async with services(request).db.read() as conn:
-        return await repo.driver_of(conn, viewer.partner_id, int(value))
+        driver = await repo.driver_of(conn, viewer.partner_id, int(value))
+    if driver is None:
+        return None
+    return {"driver_name": driver.name, "driver_phone": driver.phone or "", "plate": driver.plate or ""}
 
 
 @router.post("/bookings/{reservation_no}/accept")

@@ -13,9 +13,11 @@ The price preview lives in ``rate_card_preview.py``."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 from fastapi import APIRouter
+from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.datastructures import FormData, UploadFile
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -32,10 +34,18 @@ MAX_CARD_CHARS = 200_000
 ACTIONS_ADD = {f"add-{t}": t for t in card_form.TABLES}
 
 
-async def partner_airports(request: Request, viewer: PartnerViewer) -> tuple[list[str], Any]:
+async def signed_partner(conn: AsyncConnection, viewer: PartnerViewer) -> repo.PortalPartner:
+    """The signed-in user's partner; gone meanwhile (a race with its removal): the 404 page."""
+    partner = await repo.partner_record(conn, viewer.partner_id)
+    if partner is None:
+        raise PageNotFound("There is no such partner.")
+    return partner
+
+
+async def partner_airports(request: Request, viewer: PartnerViewer) -> tuple[list[str], Decimal]:
     async with services(request).db.read() as conn:
-        partner = await repo.partner_record(conn, viewer.partner_id)
-    return [code for code in str(partner.airports).split(",") if code and code != "*"], partner.markup_percent
+        partner = await signed_partner(conn, viewer)
+    return [code for code in partner.airports.split(",") if code and code != "*"], partner.markup_percent
 
 
 async def editor(

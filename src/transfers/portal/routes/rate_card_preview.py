@@ -25,7 +25,7 @@ from transfers.hosted import repository as repo
 from transfers.partners.models import sell_price
 from transfers.portal import card_form
 from transfers.portal.auth import Signed, services
-from transfers.portal.routes.rate_card import checked, editor, partner_airports
+from transfers.portal.routes.rate_card import checked, editor, partner_airports, signed_partner
 from transfers.search.airports import Airport, find_airport, great_circle_km
 
 router = APIRouter()
@@ -125,7 +125,7 @@ async def rate_card_preview(request: Request, viewer: Signed) -> Response:
         trip = pricing.Trip(airport.iata, airport.tz, pickup_at, distance, now)
         async with svc.db.read() as conn:
             booked = await repo.booked_on(conn, viewer.partner_id, trip.local_date)
-            markup = Decimal((await repo.partner_record(conn, viewer.partner_id)).markup_percent)
+            markup = Decimal((await signed_partner(conn, viewer)).markup_percent)
         preview.update(
             distance=distance,
             local_pickup=trip.local_pickup.strftime("%Y-%m-%d %H:%M"),
