@@ -71,7 +71,7 @@ def render_detail(detail: BookingDetail) -> str:
             ("client", f"{b.client_id} {detail.client_name or '?'} ({b.pay_type})"),
             ("partner", f"{b.partner_id} {detail.partner_name or '?'}"),
             ("partner_reference", t.partner_reference),
-            ("pickup", f"{cell(t.pickup_at)} at {t.route.airport_iata}, flight {t.flight.number}"),
+            ("pickup", f"{cell(t.pickup_at)} at {t.route.airport_iata}, flight {t.flight.number or 'none given'}"),
             ("route", f"{t.route.pickup.label} → {t.route.dropoff.label}"),
             ("vehicle", f"{t.vehicle.make} {t.vehicle.model} ({t.vehicle.type})"),
             ("price", f"total {cell(b.total)} {b.currency}, net {cell(b.net_total)} {b.currency}"),

@@ -14,38 +14,38 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import bookings, client_events, webhook_deliveries, webhook_endpoints
+from transfers.webhooks.models import OperatorDelivery, RetryTarget
 from transfers.webhooks.repository import FAILED, PENDING
 
 E, D, W = client_events.c, webhook_deliveries.c, webhook_endpoints.c
 
 
-def _rows(result: Any) -> list[dict[str, Any]]:
-    return [dict(r._mapping) for r in result]
+_LISTED: tuple[Any, ...] = (
+    D.id,
+    D.status,
+    D.attempts,
+    D.next_attempt_at,
+    D.deadline_at,
+    D.lease_until,
+    D.last_error,
+    D.last_http_status,
+    D.created_at,
+    D.finished_at,
+    E.event_id,
+    E.type,
+    E.client_id,
+    bookings.c.reservation_no,
+    W.url,
+    W.public_id.label("endpoint_id"),
+)
 
 
 async def list_for_operator(
     conn: AsyncConnection, *, statuses: Sequence[str] | None, limit: int
-) -> list[dict[str, Any]]:
+) -> list[OperatorDelivery]:
     """Newest first, with the event, the client and the endpoint's URL."""
     query = (
-        select(
-            D.id,
-            D.status,
-            D.attempts,
-            D.next_attempt_at,
-            D.deadline_at,
-            D.lease_until,
-            D.last_error,
-            D.last_http_status,
-            D.created_at,
-            D.finished_at,
-            E.event_id,
-            E.type,
-            E.client_id,
-            bookings.c.reservation_no,
-            W.url,
-            W.public_id.label("endpoint_id"),
-        )
+        select(*_LISTED)
         .select_from(
             webhook_deliveries.join(client_events, E.id == D.event_pk)
             .join(webhook_endpoints, W.id == D.endpoint_id)
@@ -56,7 +56,7 @@ async def list_for_operator(
     )
     if statuses is not None:
         query = query.where(D.status.in_(list(statuses)))
-    return _rows(await conn.execute(query))
+    return [OperatorDelivery(*r) for r in await conn.execute(query)]
 
 
 async def retry(conn: AsyncConnection, delivery_id: int, *, now: datetime, deadline: datetime) -> bool:
@@ -74,25 +74,28 @@ async def pending_summary(conn: AsyncConnection) -> tuple[int, datetime | None]:
     return int(count), oldest
 
 
-async def lock_for_retry(conn: AsyncConnection, delivery_id: int) -> dict[str, Any] | None:
+_LOCKED: tuple[Any, ...] = (
+    D.id,
+    D.status,
+    D.attempts,
+    D.last_error,
+    D.finished_at,
+    D.next_attempt_at,
+    E.event_id,
+    E.type,
+    E.client_id,
+    bookings.c.reservation_no,
+    W.public_id.label("endpoint_id"),
+    W.status.label("endpoint_status"),
+    W.deleted_at.label("endpoint_deleted_at"),
+)
+
+
+async def lock_for_retry(conn: AsyncConnection, delivery_id: int) -> RetryTarget | None:
     """A delivery with its event, booking number and endpoint state, the delivery's row locked
     (``webhooks/retry.py``, the operator's retry)."""
     query = (
-        select(
-            D.id,
-            D.status,
-            D.attempts,
-            D.last_error,
-            D.finished_at,
-            D.next_attempt_at,
-            E.event_id,
-            E.type,
-            E.client_id,
-            bookings.c.reservation_no,
-            W.public_id.label("endpoint_id"),
-            W.status.label("endpoint_status"),
-            W.deleted_at.label("endpoint_deleted_at"),
-        )
+        select(*_LOCKED)
         .select_from(
             webhook_deliveries.join(client_events, E.id == D.event_pk)
             .join(webhook_endpoints, W.id == D.endpoint_id)
@@ -101,5 +104,5 @@ async def lock_for_retry(conn: AsyncConnection, delivery_id: int) -> dict[str, A
         .where(D.id == delivery_id)
         .with_for_update(of=webhook_deliveries)
     )
-    rows = _rows(await conn.execute(query))
-    return rows[0] if rows else None
+    row = (await conn.execute(query)).first()
+    return RetryTarget(*row) if row else None
