@@ -66,7 +66,7 @@ def refund_due(booking: Booking) -> Decimal:
     """The one refund rule: what entering a refunding status (CANCELLED, DECLINED, FAILED, REFUNDED)
     gives a wallet-paid client back, read on the booking as the change leaves it. A cancellation's
     ``cancellation_refund`` (the price less a client's fee; the whole price for a partner's or an
-    operator's), else the whole price. The ledger effect moves it (``effects.ledger_move``), the
+    operator's), else the whole price. The ledger effect moves it (``ledger_effects.ledger_move``), the
     operator actions audit it, the console shows it before an operator refunds. Less what the
     booking's incidents refunded already (docs/rules/incidents.md#resolve): a booking's refunds never
     add up to more than its price, and an incident refund that completes the price gives 0.00 here. A
