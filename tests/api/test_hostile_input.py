@@ -181,7 +181,7 @@ async def test_a_caller_that_leaves_mid_body_is_499_never_a_500(
 ) -> None:
     """The caller declares 1,000 bytes, sends 20 and hangs up: nothing was read, so nothing is done
     and no one is answered; the request is counted as 499 (the client left), never as a 500."""
-    client_id, key = await make_client()
+    _, key = await make_client()
     url = urlsplit(service.url)
     _, writer = await asyncio.open_connection(url.hostname, url.port)
     writer.write(
