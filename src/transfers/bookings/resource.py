@@ -12,7 +12,7 @@ from transfers.bookings.models import VIEW_FIELDS, Booking, BookingView
 from transfers.bookings.state import DRIVER_VISIBLE, BookingStatus, is_cancelable
 from transfers.bookings.tracking import tracking_url
 from transfers.bookings.trip import Place, Trip
-from transfers.cancellation.views import money, policy_view, stored_policy
+from transfers.cancellation.views import amendment_view, cancellation_view, policy_view, stored_policy
 from transfers.flights.numbers import is_trackable
 from transfers.flights.rules import FlightStatus
 from transfers.reference.airports import local_time
@@ -102,24 +102,3 @@ _FLIGHT_KEYS = (
 
 def _location(place: Place) -> dict[str, Any]:
     return {"name": place.name, "type": place.type}
-
-
-def cancellation_view(b: Booking | BookingView) -> dict[str, Any] | None:
-    """``{"fee", "refund", "cancelled_at", "by"}`` of a cancelled booking, else None."""
-    if b.cancelled_at is None or b.cancellation_fee is None or b.cancellation_refund is None:
-        return None
-    return {
-        "fee": money(b.cancellation_fee),
-        "refund": money(b.cancellation_refund),
-        "cancelled_at": b.cancelled_at.isoformat(),
-        "by": b.cancelled_by,
-    }
-
-
-def amendment_view(b: Booking | BookingView) -> dict[str, Any] | None:
-    """The latest amendment ``{"status", "changes", "message", "requested_at", "decided_at"}``, or None
-    (the stored one also names its outbox message, which clients have no use for)."""
-    stored = b.amendment
-    if stored is None:
-        return None
-    return {k: stored.get(k) for k in ("status", "changes", "message", "requested_at", "decided_at")}

@@ -1,5 +1,4 @@
-"""How policies read in API answers (docs/rules/cancellation.md). Pure. A booking's cancellation and
-amendment are read by the resource itself (``bookings/resource.py``).
+"""How policies, cancellations and amendments read in API answers (docs/rules/cancellation.md). Pure.
 
 Instants a traveller plans by (``free_until``) are shown in the airport's local time with its
 offset, like ``pickup_datetime``; bookkeeping instants (``cancelled_at``, amendment times) in UTC,
@@ -12,6 +11,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from transfers.bookings.models import Booking, BookingView
 from transfers.cancellation.policy import FREE_UNTIL_PICKUP, Policy, from_json
 from transfers.reference.airports import local_time
 
@@ -32,3 +32,45 @@ def policy_view(policy: Policy, *, pickup_at: datetime, now: datetime, iata: str
 
 def money(amount: Decimal) -> str:
     return f"{amount:.2f}"
+
+
+ZERO = Decimal("0.00")
+
+
+def net_of_incidents(refund: Decimal, incident_refunded: Decimal | None) -> Decimal:
+    """What a cancel refunds (or would refund) once the booking's incidents gave back ``incident_refunded``
+    already: ``refund`` less those refunds, never below 0.00 (docs/rules/incidents.md#refund-then-cancel)."""
+    return max(ZERO, refund - (incident_refunded or ZERO))
+
+
+def cancel_refund(b: Booking | BookingView) -> Decimal | None:
+    """What the cancellation itself refunded (None: not cancelled): the one figure the BookingResource's
+    ``cancellation.refund``, its webhooks, the console, the CLI and the ledger move share. The stored
+    ``cancellation_refund`` is the price less the fee (``fee + refund = total``); the incidents' refunds
+    paid before the cancel are taken off it (``bookings.cancelling.refund_due``)."""
+    if b.cancellation_refund is None:
+        return None
+    return net_of_incidents(b.cancellation_refund, b.incident_refunded)
+
+
+def cancellation_view(b: Booking | BookingView) -> dict[str, Any] | None:
+    """``{"fee", "refund", "cancelled_at", "by"}`` of a cancelled booking, else None; ``refund`` is what the
+    cancel gave back (``cancel_refund``), not counting the incidents' earlier refunds."""
+    refund = cancel_refund(b)
+    if b.cancelled_at is None or b.cancellation_fee is None or refund is None:
+        return None
+    return {
+        "fee": money(b.cancellation_fee),
+        "refund": money(refund),
+        "cancelled_at": b.cancelled_at.isoformat(),
+        "by": b.cancelled_by,
+    }
+
+
+def amendment_view(b: Booking | BookingView) -> dict[str, Any] | None:
+    """The latest amendment ``{"status", "changes", "message", "requested_at", "decided_at"}``, or None
+    (the stored one also names its outbox message, which clients have no use for)."""
+    stored = b.amendment
+    if stored is None:
+        return None
+    return {k: stored.get(k) for k in ("status", "changes", "message", "requested_at", "decided_at")}
