@@ -78,7 +78,7 @@ def install_fast_path(app: FastAPI) -> None:
     before that ``add_middleware``. The route is this module's own (the one the router would put in
     ``scope["route"]``)."""
     for route in router.routes:
-        if isinstance(route, APIRoute) and route.path == PATH and "POST" in route.methods:
+        if isinstance(route, APIRoute) and route.path == PATH and "POST" in (route.methods or ()):
             app.add_middleware(SearchFastPath, route=route)
             return
     raise LookupError(f"no POST {PATH} route to take the fast path for")
