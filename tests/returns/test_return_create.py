@@ -185,6 +185,25 @@ async def test_without_return_details_the_way_back_has_no_flight(
     assert answer["return_booking"]["flight_number"] is None
     back = [c for c in partner.calls("/booking/create") if c.body["trip"]["leg"] == 2]
     assert back[0].body["flight_info"]["flight_number"] is None
+    got = await http.get(
+        BOOKING, params={"reservation_no": answer["return_booking"]["reservation_no"]}, headers=bearer(key)
+    )
+    assert got.json()["flight_number"] is None
+
+
+async def test_a_return_flight_is_stored_normalised(
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
+    _, key = await make_client()
+    await make_partner()
+    found = await _return_search(http, key)
+    body = booking_body(
+        found["search_id"],
+        return_vehicle_id=found["return_vehicles"][0]["vehicle_id"],
+        return_travel_details={"flight_number": "ba 0118"},
+    )
+    answer = (await http.post(BOOKING, json=body, headers=bearer(key))).json()
+    assert answer["return_booking"]["flight_number"] == "BA118"
 
 
 @pytest.mark.parametrize("pick", ["from_vehicles", "unknown", "true", "float", "word", "negative", "other_search"])

@@ -166,6 +166,22 @@ async def watched_bookings_of(conn: AsyncConnection, watch_ids: Sequence[int]) -
     return found
 
 
+async def watches_with_pending(conn: AsyncConnection, watch_ids: Sequence[int]) -> set[int]:
+    """Which of ``watch_ids`` have a booking the partner has not answered yet (PENDING): still to watch."""
+    found: set[int] = set()
+    for start in range(0, len(watch_ids), 1000):
+        rows = await conn.execute(
+            select(bookings.c.flight_watch_id)
+            .where(
+                bookings.c.flight_watch_id.in_(list(watch_ids[start : start + 1000])),
+                bookings.c.status == BookingStatus.PENDING.value,
+            )
+            .distinct()
+        )
+        found.update(int(r[0]) for r in rows)
+    return found
+
+
 _SET_STATE = update(bookings).where(bookings.c.id == bindparam("b_id")).values(flight_state=bindparam("state"))
 _FINISH = (
     update(flight_watches)

@@ -197,7 +197,8 @@ def return_details(value: Any, out: BookingRequest, offer: Offer) -> BookingRequ
     """The way back's request (docs/rules/return-trips.md#create): the same passenger and luggage as the way
     out, its own ``return_travel_details`` (``flight_number`` of the departing flight, ``extra_requests``;
     optional, null is absent) and no extras. A flight is never copied from the way out: without one the
-    leg's flight number is empty (shown as null). Its luggage must fit the return vehicle (1015, 1017),
+    leg's flight number is empty (shown as null everywhere); with one it is normalised as the way out's.
+    Its luggage must fit the return vehicle (1015, 1017),
     and a malformed ``return_travel_details`` answers the codes of ``travel_details`` (1012, 1013)."""
     flight, extra_requests = "", None
     if value is not None:
@@ -208,7 +209,8 @@ def return_details(value: Any, out: BookingRequest, offer: Offer) -> BookingRequ
             raise Invalid(Code.TRAVEL_DETAILS_REQUIRED)
         extra_requests = extra.strip() or None if isinstance(extra, str) else None
         if value.get("flight_number") is not None:
-            flight = _text(value.get("flight_number"), Code.FLIGHT_NUMBER_REQUIRED, MAX_FLIGHT)
+            # stored normalised like the way out's (docs/rules/flights.md#flight-number)
+            flight = stored_flight_number(_text(value.get("flight_number"), Code.FLIGHT_NUMBER_REQUIRED, MAX_FLIGHT))
     if out.suitcase > offer.suitcases:
         raise Invalid(Code.SUITCASE_INVALID)
     if out.small_bags > offer.small_bags:

@@ -79,7 +79,8 @@ def compose(kind: str, booking: Booking, recipients: list[str], *, partner_name:
         f"To:         {trip.route.dropoff.name or ''}",
         f"Vehicle:    {trip.vehicle.make} {trip.vehicle.model} ({trip.vehicle.type})",
         f"Passengers: {trip.party.adult} adults, {trip.party.children} children, {trip.party.infant} infants",
-        f"Flight:     {trip.flight.number}",
+        # docs/rules/return-trips.md#create: a way back booked without the departing flight has none
+        f"Flight:     {trip.flight.number or 'none given'}",
         f"Your price: {booking.net_total:.2f} {booking.currency}",
         "",
         f"{portal_url}/partner/bookings/{no}",

@@ -58,19 +58,19 @@ async def retry_webhook_delivery(db: Database, clock: Clock, delivery_id: int, *
         found = await repo.lock_for_retry(conn, delivery_id)
         if found is None:
             raise MessageNotFound(f"no webhook delivery {delivery_id}")
-        if found["status"] == repo.DELIVERED:
+        if found.status == repo.DELIVERED:
             raise RetryRefused(
-                f"webhook delivery {delivery_id} was delivered at {_when(found['finished_at'])}; nothing to retry"
+                f"webhook delivery {delivery_id} was delivered at {_when(found.finished_at)}; nothing to retry"
             )
-        if found["status"] == repo.PENDING:
+        if found.status == repo.PENDING:
             raise RetryRefused(
                 f"webhook delivery {delivery_id} is still pending (next attempt at "
-                f"{_when(found['next_attempt_at'])}); nothing to retry"
+                f"{_when(found.next_attempt_at)}); nothing to retry"
             )
-        if found["endpoint_deleted_at"] is not None or found["endpoint_status"] != repo.ENABLED:
+        if found.endpoint_deleted_at is not None or found.endpoint_status != repo.ENABLED:
             raise RetryRefused(
-                f"webhook delivery {delivery_id}: endpoint {found['endpoint_id']} is "
-                f"{'deleted' if found['endpoint_deleted_at'] is not None else 'disabled'}; "
+                f"webhook delivery {delivery_id}: endpoint {found.endpoint_id} is "
+                f"{'deleted' if found.endpoint_deleted_at is not None else 'disabled'}; "
                 "the client enables it first"
             )
         deadline = now + RETRY_WINDOW
@@ -82,15 +82,15 @@ async def retry_webhook_delivery(db: Database, clock: Clock, delivery_id: int, *
             action="webhook.retry",
             subject=f"webhook_delivery:{delivery_id}",
             details={
-                "event_id": found["event_id"],
-                "type": found["type"],
-                "client_id": found["client_id"],
-                "endpoint_id": found["endpoint_id"],
-                "reservation_no": found["reservation_no"],
-                "attempts": found["attempts"],
-                "last_error": found["last_error"],
+                "event_id": found.event_id,
+                "type": found.type,
+                "client_id": found.client_id,
+                "endpoint_id": found.endpoint_id,
+                "reservation_no": found.reservation_no,
+                "attempts": found.attempts,
+                "last_error": found.last_error,
                 "deadline": deadline.isoformat(),
             },
             now=now,
         )
-    return RetriedWebhook(delivery_id, found["event_id"], found["type"], found["reservation_no"], now, deadline)
+    return RetriedWebhook(delivery_id, found.event_id, found.type, found.reservation_no, now, deadline)

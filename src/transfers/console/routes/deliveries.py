@@ -48,9 +48,7 @@ async def _deliveries_page(
         hook_counts = await webhook_delivery_counts(conn)
         partner_groups = await delivery_queries.partner_groups(conn)
         endpoint_groups = await delivery_queries.endpoint_groups(conn)
-        names = await delivery_queries.client_names(
-            conn, [int(m["client_id"]) for m in [*hooks_failed, *hooks_pending]]
-        )
+        names = await delivery_queries.client_names(conn, [m.client_id for m in [*hooks_failed, *hooks_pending]])
     return page(
         request,
         "deliveries.html",
