@@ -202,6 +202,7 @@ def test_the_other_repository_rows_are_their_tables_columns() -> None:
         partners,
         web_sessions,
     )
+    from transfers.hosted import mail_repository as hosted_mail
     from transfers.hosted import repository as hosted
     from transfers.operators.repository import LISTED_OPERATOR_FIELDS, OPERATOR_FIELDS
     from transfers.wallet.ledger import LEDGER_ENTRY_FIELDS, STATEMENT_LINE_FIELDS
@@ -214,7 +215,7 @@ def test_the_other_repository_rows_are_their_tables_columns() -> None:
     assert set(LISTED_OPERATOR_FIELDS) == columns(operators, without=("password_hash",))
     assert tuple(c.key for c in _LOOKUP.statement.selected_columns) == KEY_OWNER_FIELDS
     assert set(SESSION_FIELDS) == columns(web_sessions)
-    assert set(hosted.EMAIL_FIELDS) == columns(partner_emails)
+    assert set(hosted_mail.EMAIL_FIELDS) == columns(partner_emails)
     assert set(hosted.PARTNER_USER_FIELDS) == columns(partner_users)
     assert set(hosted.LISTED_PARTNER_USER_FIELDS) == columns(partner_users, without=("partner_id", "password_hash"))
     assert set(hosted.PORTAL_PARTNER_FIELDS) | set(hosted.HOSTED_PARTNER_FIELDS) <= columns(partners)

@@ -33,7 +33,7 @@ from transfers.delivery.kinds import DeliveryKind, Judged, Registry
 from transfers.delivery.models import DELIVERED, OutboxMessage
 from transfers.delivery.policy import Ending, Verdict
 from transfers.delivery.transport import CallResult, Receiver
-from transfers.hosted import repository as repo
+from transfers.hosted import mail_repository as mail_repo
 from transfers.services import Services
 
 log = structlog.get_logger("transfers.mail")
@@ -54,7 +54,9 @@ OPENINGS = {
 
 async def enqueue(conn: AsyncConnection, message: OutboxMessage, kind: str, now: datetime) -> None:
     """The e-mail ``kind`` about ``message``'s booking, in the caller's transaction."""
-    await repo.enqueue_email(conn, partner_id=message.partner_id, booking_id=message.booking_id, kind=kind, now=now)
+    await mail_repo.enqueue_email(
+        conn, partner_id=message.partner_id, booking_id=message.booking_id, kind=kind, now=now
+    )
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,7 @@ class PartnerEmail:
     kind: str = PARTNER_EMAIL
 
     @classmethod
-    def from_row(cls, row: repo.EmailRow) -> PartnerEmail:
+    def from_row(cls, row: mail_repo.EmailRow) -> PartnerEmail:
         return cls(row.id, row.partner_id, row.booking_id, row.kind, row.attempts, row.lease_until, row.created_at)
 
     @property
@@ -152,7 +154,7 @@ class SmtpMailer:
         email: PartnerEmail = message
         settings = self.svc.settings
         async with self.svc.db.read() as conn:
-            booking, recipients, partner_name = await repo.email_context(
+            booking, recipients, partner_name = await mail_repo.email_context(
                 conn, booking_id=email.booking_id, partner_id=email.partner_id
             )
         if booking is None or not recipients:
@@ -202,7 +204,7 @@ async def _closed(
     """An answered e-mail: how it went (``sent`` or ``logged``) and to whom, on its row."""
     if ending is Ending.ANSWERED and isinstance(answer, dict):
         email: PartnerEmail = message
-        await repo.close_email(
+        await mail_repo.close_email(
             conn, email.id, status=answer["status"], recipients=answer["recipients"], error=answer["error"]
         )
 
@@ -217,7 +219,7 @@ class EmailQueue:
     async def claim(
         self, conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int, kinds: Sequence[str] | None
     ) -> list[PartnerEmail]:
-        rows = await repo.claim_due_emails(conn, now=now, lease_until=lease_until, limit=limit)
+        rows = await mail_repo.claim_due_emails(conn, now=now, lease_until=lease_until, limit=limit)
         return [PartnerEmail.from_row(row) for row in rows]
 
     async def record_attempt(self, conn: AsyncConnection, message: Any, attempt: dict[str, Any]) -> None:
@@ -233,7 +235,7 @@ class EmailQueue:
         attempt: dict[str, Any],
     ) -> bool:
         email: PartnerEmail = message
-        await repo.retry_email(
+        await mail_repo.retry_email(
             conn, email.id, email.lease_until, next_attempt_at=next_attempt_at, error=error or "not sent"
         )
         return True
@@ -250,11 +252,11 @@ class EmailQueue:
     ) -> bool:
         email: PartnerEmail = message
         stored = SENT if status == DELIVERED else "failed"  # refused or past EMAIL_GIVE_UP
-        return await repo.finish_email(conn, email.id, email.lease_until, status=stored, now=now, error=error)
+        return await mail_repo.finish_email(conn, email.id, email.lease_until, status=stored, now=now, error=error)
 
     async def drop(self, conn: AsyncConnection, message: Any, *, now: datetime, reason: str) -> bool:
         email: PartnerEmail = message
-        return await repo.finish_email(conn, email.id, email.lease_until, status="failed", now=now, error=reason)
+        return await mail_repo.finish_email(conn, email.id, email.lease_until, status="failed", now=now, error=reason)
 
     async def expire_overdue(self, conn: AsyncConnection, *, now: datetime, limit: int) -> list[Any]:
         return []  # an e-mail gives up at the attempt whose next one would fall past its deadline
