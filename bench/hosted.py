@@ -38,7 +38,7 @@ from transfers.hosted.search import ask_hosted
 from transfers.partners import repository as partners_repo
 from transfers.partners.directory import PartnerDirectory
 from transfers.partners.service import register_partner
-from transfers.search.airports import find_airport
+from transfers.reference.airports import find_airport
 from transfers.search.service import search
 from transfers.services import Services
 

@@ -15,9 +15,10 @@ import base64
 import binascii
 import hashlib
 import hmac
+from datetime import UTC, datetime
+from typing import Protocol
 
 from transfers.errors import ErrorCode, Invalid
-from transfers.partners.secrets_box import SecretBox
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -26,8 +27,32 @@ _VERSION = "1"
 _TAG_BYTES = 16
 
 
+class KeySource(Protocol):
+    """Where a cursor's key comes from: the deployment's secret (``partners/secrets_box.SecretBox``),
+    one key derived per list, so a cursor of one list is refused by another."""
+
+    def derive(self, purpose: str) -> bytes: ...
+
+
 def invalid_filter(message: str) -> Invalid:
     return Invalid(ErrorCode.INVALID_FILTER, message)
+
+
+def parse_instant(name: str, value: str | None) -> datetime | None:
+    """A date-time filter (``created_from``, ``pickup_to``, ...): ISO 8601 with an offset, in UTC;
+    ``INVALID_FILTER`` otherwise (the booking list and the wallet statement read them alike)."""
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
+    except ValueError:
+        raise invalid_filter(
+            f"{name} must be an ISO 8601 date-time, e.g. 2026-12-01T00:00:00Z "
+            "(in a URL, write the + of an offset as %2B)."
+        ) from None
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise invalid_filter(f"{name} must carry a UTC offset, e.g. 2026-12-01T00:00:00Z or +01:00.")
+    return moment.astimezone(UTC)
 
 
 def parse_limit(value: str | None) -> int:
@@ -71,11 +96,11 @@ def _tag(key: bytes, owner: int, payload: str) -> bytes:
     return hmac.new(key, f"{owner}|{payload}".encode(), hashlib.sha256).digest()[:_TAG_BYTES]
 
 
-def encode(box: SecretBox, purpose: str, owner: int, last_id: int) -> str:
+def encode(box: KeySource, purpose: str, owner: int, last_id: int) -> str:
     return seal(box.derive(f"cursor:{purpose}"), owner, f"{_VERSION}|{last_id}")
 
 
-def decode(box: SecretBox, purpose: str, owner: int, cursor: str | None) -> int | None:
+def decode(box: KeySource, purpose: str, owner: int, cursor: str | None) -> int | None:
     """The id the next page starts below, None without a cursor; ``INVALID_CURSOR`` when it is not
     one this service issued to ``owner`` for ``purpose``."""
     if cursor is None:

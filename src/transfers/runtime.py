@@ -13,8 +13,8 @@ import structlog
 from fastapi import FastAPI
 
 from transfers.deliveries import Dispatcher
+from transfers.reference.airports import find_airport
 from transfers.requestlog.buffer import Entry, RequestLogBuffer
-from transfers.search.airports import find_airport
 from transfers.services import Services
 from transfers.worker import Worker
 

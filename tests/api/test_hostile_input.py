@@ -175,6 +175,37 @@ async def test_body_of_exactly_the_limit_is_read(
     assert_envelope(response, 413, TOO_LARGE)
 
 
+@pytest.mark.parametrize("path", ["/api/v1/booking-api/booking", SEARCH])
+async def test_a_caller_that_leaves_mid_body_is_499_never_a_500(
+    service: LiveServer, http: httpx.AsyncClient, make_client: ClientFactory, path: str
+) -> None:
+    """The caller declares 1,000 bytes, sends 20 and hangs up: nothing was read, so nothing is done
+    and no one is answered; the request is counted as 499 (the client left), never as a 500."""
+    _, key = await make_client()
+    url = urlsplit(service.url)
+    _, writer = await asyncio.open_connection(url.hostname, url.port)
+    writer.write(
+        f"POST {path} HTTP/1.1\r\nHost: {url.netloc}\r\nAuthorization: Bearer {key}\r\n"
+        "Content-Type: application/json\r\nIdempotency-Key: left-mid-body\r\nContent-Length: 1000\r\n\r\n"
+        '{"search_id": "abc",'.encode()
+    )
+    await writer.drain()
+    writer.close()
+    await writer.wait_closed()
+    lines: list[str] = []
+    for _ in range(200):  # until the server has noticed (bounded: 10 s)
+        lines = [
+            line for line in (await http.get("/metrics")).text.splitlines() if line.startswith("http_requests_total")
+        ]
+        if [line for line in lines if 'status="499"' in line and f'route="{path}"' in line]:
+            break
+        await asyncio.sleep(0.05)
+    assert [line for line in lines if 'status="499"' in line and f'route="{path}"' in line], lines
+    assert not [line for line in lines if 'status="500"' in line], lines
+    listed = await http.get("/api/v1/booking-api/bookings", headers=bearer(key))
+    assert listed.status_code == 200 and listed.json()["data"] == [], listed.text
+
+
 # ---- JSON parsing --------------------------------------------------------------------------------
 
 MALFORMED_BODIES: dict[str, bytes] = {

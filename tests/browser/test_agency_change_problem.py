@@ -3,7 +3,8 @@ on and off (docs/rules/agency-portal.md#pages, #once): the API's rules beside th
 pattern (an invalid phone, a 10,000-character description, a change the rules refuse), the happy
 path, a double click (on ``Book``, ``Change``, ``Report the problem``, ``Cancel booking``) and ``Back``
 + the button again doing the work once, a post without its CSRF
-token refused, another agency's booking a 404, the forms readable at 390 px; nothing asked of
+token refused, another agency's booking a 404, the forms readable at 390 px; the wallet's statement
+and its CSV download after a booking and its cancellation; nothing asked of
 another host. Screenshots for the docs (``shoot``)."""
 
 from __future__ import annotations
@@ -168,6 +169,18 @@ async def test_change_shows_the_rules_beside_the_fields_and_applies_once(
     await expect(page.locator("#status")).to_have_text("Cancelled")
     assert await money_moves(db, agency.client_id) == ["credit_refund", "credit_topup", "debit_booking"]
     assert await audits(db, reservation_no, "cancel") == 1
+    # Wallet: the statement with its currency, and the whole statement as a CSV download.
+    await page.get_by_role("navigation", name="Main").get_by_role("link", name="Wallet").click()
+    await expect(page.get_by_text(reservation_no).first).to_be_visible()
+    await fits(page, phone)
+    if javascript:
+        await shoot(page, "agency-wallet")
+    async with page.expect_download() as downloading:
+        await page.get_by_role("link", name="Download the statement (CSV)").click()
+    saved = await (await downloading.value).path()
+    statement = saved.read_text(encoding="utf-8")
+    assert statement.startswith("created_at,kind,amount,currency,balance_after,reservation_no,note")
+    assert reservation_no in statement and ",refund,40.00,EUR," in statement and ",top_up,1000.00,EUR," in statement
     # Another agency's booking is not found.
     other, _ = await signed_in_page(await contexts(javascript=javascript), service, stranger.admin)
     refused = await other.goto(f"{service.url}/agency/bookings/{reservation_no}/change")

@@ -4,6 +4,7 @@ with what was typed kept and nothing written; a good one resolves it (audited); 
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from decimal import Decimal
@@ -13,7 +14,7 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, expect
 
 from tests.browser.conftest import MakeOperator, sign_in
-from tests.conftest import ClientFactory, PartnerFactory
+from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.helpers import ledger_of, row_of
 from tests.incidents.helpers import approved_ride, at, counts, driver_event, report
 from transfers.clock import ShiftedClock
@@ -76,6 +77,21 @@ async def test_an_admin_resolves_an_incident_with_the_evidence_in_view(
     assert (await row_of(db, number))["status"] == "APPROVED"
     assert ("incident_driver_no_show", Decimal("20.00")) in await ledger_of(db, number)
     assert (await counts(db, row["id"], number))["audit"] == before["audit"] + 1
+
+    # an operator's cancel then gives back what is left (36.05), the figure the API shows too
+    # (docs/rules/incidents.md#refund-then-cancel), with the incident's refund named beside it
+    await page.get_by_label("Reason").fill("Traveller gave up")
+    await page.get_by_role("button", name="Cancel booking").click()
+    await expect(page.get_by_role("status")).to_contain_text("The booking is cancelled")
+    cancellation = page.locator("tr", has=page.get_by_role("rowheader", name="Cancellation", exact=True))
+    await expect(cancellation.locator("td")).to_have_text(
+        re.compile(r"fee 0\.00, refund 36\.05 EUR \(the incidents refunded 20\.00 before\)$")
+    )
+    assert ("credit_refund", Decimal("36.05")) in await ledger_of(db, number)
+    shown = (
+        await http.get("/api/v1/booking-api/booking", params={"reservation_no": number}, headers=bearer(key))
+    ).json()
+    assert shown["cancellation"]["refund"] == "36.05"
 
 
 async def test_support_sees_incidents_but_no_resolve(

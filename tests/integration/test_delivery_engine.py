@@ -185,7 +185,7 @@ async def test_a_kind_tried_once_is_never_retried(
     assert await engine.run_once() == 2
     message, attempts = await state(db, position.id)
     assert (message.status, message.attempts) == ("expired", 1)
-    assert [a["outcome"] for a in attempts] == ["retry:timeout"]
+    assert [a.outcome for a in attempts] == ["retry:timeout"]
     assert (POSITION, Ending.EXPIRED) in endings
     message, _ = await state(db, chore.id)  # an ordinary kind waits for its next attempt
     assert (message.status, message.attempts) == ("pending", 1)

@@ -320,7 +320,7 @@ async def test_an_answer_that_keeps_meeting_concurrent_changes_is_recorded_and_d
         attempts = await operators.attempts_of(conn, message.id)
     assert (message.status, message.attempts, message.last_error) == ("pending", 2, UNAPPLIED)
     assert message.lease_until is None
-    assert [a["error"] for a in attempts][-1] == UNAPPLIED and len(attempts) == 2
+    assert [a.error for a in attempts][-1] == UNAPPLIED and len(attempts) == 2
     assert (await status_of(http, key, booking["reservation_no"]))["status"] == "PENDING"
 
     monkeypatch.undo()

@@ -30,8 +30,8 @@ from transfers.partners import conformance
 from transfers.partners.conformance import Deadlines, Report
 from transfers.partners.signing import new_signing_secret
 from transfers.partners.wire import WireVehicle
+from transfers.reference.airports import find_airport, great_circle_km
 from transfers.sandbox_partner import SandboxPartner, SandboxPartnerConfig, create_sandbox_partner_app
-from transfers.search.airports import find_airport, great_circle_km
 
 SECRET = new_signing_secret()
 TOKEN = "ot_conformance-test-token"

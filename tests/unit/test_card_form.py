@@ -11,6 +11,7 @@ import pytest
 
 from tests.hosted.conftest import example_card
 from transfers.hosted import card as cards
+from transfers.portal import card_errors
 from transfers.portal import card_form as cf
 
 TYPES = frozenset({"SEDAN", "MINIVAN"})
@@ -27,7 +28,7 @@ def posted(form: cf.CardForm) -> dict[str, str]:
 
 def check(form: cf.CardForm) -> tuple[dict[str, Any], dict[str, str], list[str]]:
     mapped = cf.to_card(form)
-    errors, general = cf.field_errors(form, mapped, cards.validate(mapped.document, vehicle_types=TYPES))
+    errors, general = card_errors.field_errors(form, mapped, cards.validate(mapped.document, vehicle_types=TYPES))
     return mapped.document, errors, general
 
 
@@ -158,7 +159,9 @@ def test_unknown_and_out_of_range_posted_names_are_ignored() -> None:
 
 
 def test_errors_are_listed_in_the_order_of_the_page() -> None:
-    ordered = cf.in_page_order({"t0-fee": "a", "v1-base": "b", "currency": "c", "v0-minimum": "d", "v0-id": "e"})
+    ordered = card_errors.in_page_order(
+        {"t0-fee": "a", "v1-base": "b", "currency": "c", "v0-minimum": "d", "v0-id": "e"}
+    )
     assert list(ordered) == ["currency", "v0-id", "v0-minimum", "v1-base", "t0-fee"]
 
 

@@ -31,6 +31,16 @@ from transfers.console.wording import in_words
         ("SSRF guard: 10.0.0.1 is private", None, "refused by the SSRF guard: 10.0.0.1 is private"),
         ("delivery deadline passed", None, "delivery deadline passed"),
         ("answer is not JSON", 502, "answered HTTP 502 (Bad Gateway): answer is not JSON"),
+        (
+            "ClientConnectorError; gave up 24 h after the event",
+            None,
+            "connection refused or host unreachable; gave up 24 h after the event",
+        ),
+        (
+            "HTTP 500; gave up 24 h after the event",
+            500,
+            "answered HTTP 500 (Internal Server Error); gave up 24 h after the event",
+        ),
     ],
 )
 def test_stored_errors_read_as_words(stored: str | None, status: int | None, words: str) -> None:

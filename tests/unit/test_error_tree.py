@@ -53,6 +53,8 @@ NOT_DOMAIN = {
     ("transfers.bookings.lifecycle", "ValueError"),  # update_details_many given one booking twice
     ("transfers.bookings.effects", "NotImplementedError"),
     ("transfers.bookings.journal_effects", "NotImplementedError"),  # no fast path completes or ends a booking
+    ("transfers.bookings.ledger_effects", "ValueError"),  # moved from effects: statement and change disagree
+    ("transfers.bookings.ledger_effects", "NotImplementedError"),  # moved from effects: no fast refund
     (
         "transfers.bookings.event_effects",
         "NotImplementedError",

@@ -70,13 +70,13 @@ def test_the_check_sees_an_undeclared_import() -> None:
 
 
 def test_the_airport_dataset_has_one_loader() -> None:
-    """Only search/airports.py loads airportsdata; the sandbox partner and the CLI use its copy."""
+    """Only reference/airports.py loads airportsdata; the sandbox partner and the CLI use its copy."""
     loaders = sorted(
         str(p.relative_to(SOURCE)) for p in SOURCE.rglob("*.py") if "airportsdata" in p.read_text(encoding="utf-8")
     )
-    assert loaders == ["search/airports.py"]
+    assert loaders == ["reference/airports.py"]
+    from transfers.reference import airports
     from transfers.sandbox_partner import fleet
-    from transfers.search import airports
 
     assert fleet.dataset is airports.dataset and fleet.great_circle_km is airports.great_circle_km
     airports.dataset.cache_clear()

@@ -20,17 +20,22 @@ CONVERTED = (
     "console/admin_queries.py",
     "console/delivery_queries.py",
     "console/queries.py",
+    "delivery/operators.py",
+    "delivery/repository.py",
     "hosted/repository.py",
     "operators/repository.py",
     "reference/repository.py",
     "wallet/repository.py",
     "webauth/repository.py",
+    "webhooks/repository.py",
 )
 # Functions whose answer is a JSON document as stored (its keys are the published schema's, not
 # columns): the rate card (openapi/rate-card.schema.json; hosted/card.py validates and parses it).
 JSON_DOCUMENTS = {
     ("hosted/repository.py", "get_card"),
     ("hosted/repository.py", "cards_of"),
+    # The bind parameters of a frozen fast statement (issue 21 item 6), by the statement's names: not a row.
+    ("webhooks/repository.py", "record_params"),
 }
 MAPPING = re.compile(r"\bdict\[str, Any\]|\bMapping\b|\bRowMapping\b|\bRow\b|\bdict\[str, object\]")
 

@@ -243,6 +243,29 @@ def test_the_console_rows_are_their_statements_columns() -> None:
     assert tuple(c.key for c in admin_queries._client_columns(rows.ClientDetail)) == rows.names(rows.ClientDetail)
 
 
+def test_a_delivery_attempt_is_a_delivery_attempts_row() -> None:
+    from transfers.db.tables import delivery_attempts
+    from transfers.delivery.models import DELIVERY_ATTEMPT_FIELDS, DeliveryAttempt
+
+    assert set(DELIVERY_ATTEMPT_FIELDS) == columns(delivery_attempts)
+    assert tuple(f.name for f in fields(DeliveryAttempt)) == DELIVERY_ATTEMPT_FIELDS
+
+
+def test_the_webhook_rows_are_their_statements_columns() -> None:
+    """The webhooks' rows are built positionally from their statements: each select list is the
+    row's field list, in order, and each field a column of its table (or a label naming one)."""
+    from transfers.db.tables import client_events, webhook_endpoints
+    from transfers.webhooks import models, operators
+    from transfers.webhooks import repository as hooks
+
+    assert set(models.names(models.Endpoint)) == columns(webhook_endpoints)
+    assert set(models.names(models.ClientEvent)) == columns(client_events)
+    assert set(models.names(models.SigningTarget)) | set(models.names(models.Subscriber)) <= columns(webhook_endpoints)
+    assert tuple(c.key for c in hooks._CLAIMED) == models.names(models.WebhookDelivery)
+    assert tuple(c.key for c in operators._LISTED) == models.OPERATOR_DELIVERY_FIELDS
+    assert tuple(c.key for c in operators._LOCKED) == models.names(models.RetryTarget)
+
+
 def test_the_trip_is_built_from_the_booking_columns() -> None:
     from transfers.bookings.trip import Driver, Place
 

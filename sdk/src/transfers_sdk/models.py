@@ -240,8 +240,9 @@ def _maybe(parse: Callable[[Mapping[str, Any]], M], value: Any) -> M | None:
 
 @dataclass(frozen=True)
 class Cancellation:
-    """How a cancelled booking was settled: ``fee`` kept, ``refund`` returned (``fee + refund`` is
-    the total), and who cancelled (``client``, ``partner`` or ``operator``)."""
+    """How a cancelled booking was settled: ``fee`` kept, ``refund`` returned by the cancel (``fee + refund``
+    is the total, less what the booking's incidents refunded before, never below 0.00), and who cancelled
+    (``client``, ``partner`` or ``operator``)."""
 
     fee: Decimal
     refund: Decimal

@@ -8,7 +8,7 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from transfers.search.airports import find_airport
+from transfers.reference.airports import find_airport
 
 STATUS_WORDS = {
     "PENDING": "Waiting for the transport company",

@@ -29,8 +29,11 @@ class CancellationPolicy(_Strict):
 
 
 class Cancellation(_Strict):
-    fee: str = Field(description="kept from the total; fee + refund = total")
-    refund: str
+    fee: str = Field(description="the policy's fee, kept from the total")
+    refund: str = Field(
+        description="what the cancel gave back: total - fee, less what the booking's incidents refunded before "
+        "(never below 0.00; those refunds are on the incidents)"
+    )
     cancelled_at: datetime
     by: Literal["client", "partner", "operator"]
 
@@ -47,7 +50,7 @@ class CancellationQuote(_Strict):
     reservation_no: str
     cancelable: bool
     fee: str | None = Field(description="null when the booking cannot be cancelled")
-    refund: str | None
+    refund: str | None = Field(description="what the cancel would give back: total - fee, less the incidents' refunds")
     currency: str
     valid_until: datetime | None = Field(
         description="the quote holds until this moment (airport time), when the next tier starts; null in the last tier"

@@ -58,7 +58,7 @@ def render(exc: DomainError, *, reverse_api: bool = False) -> Rendered | None:
     return Rendered(status, {"status": "Error", "message": exc.message}, exc.headers)
 
 
-async def _domain_error(request: Request, exc: Exception) -> Response:
+async def handle_domain_error(request: Request, exc: Exception) -> Response:
     if not isinstance(exc, DomainError):  # the only class it is registered for
         raise exc
     rendered = render(exc, reverse_api=request.url.path.startswith(REVERSE_PREFIX))
@@ -82,7 +82,7 @@ def _allowed_methods(request: Request) -> list[str]:
     return allowed
 
 
-async def _http_error(request: Request, exc: Exception) -> Response:
+async def handle_http_error(request: Request, exc: Exception) -> Response:
     if not isinstance(exc, StarletteHTTPException):  # the only class it is registered for
         raise exc
     code = _HTTP_CODES.get(exc.status_code)
@@ -105,6 +105,6 @@ async def _validation_error(_: Request, exc: Exception) -> Response:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    app.add_exception_handler(DomainError, _domain_error)
-    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(DomainError, handle_domain_error)
+    app.add_exception_handler(StarletteHTTPException, handle_http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)

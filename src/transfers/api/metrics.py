@@ -26,7 +26,7 @@ from transfers.bookings.state import BookingStatus
 from transfers.delivery import operators as outbox_views
 from transfers.observability import metrics
 from transfers.services import Services
-from transfers.webhooks import repository as webhooks_repo
+from transfers.webhooks import operators as webhooks_ops
 
 log = structlog.get_logger("transfers.metrics")
 _SCRAPE_DB_TIMEOUT_SECONDS = 5.0
@@ -82,7 +82,7 @@ async def _database_families(svc: Services) -> list[Any]:
         async with asyncio.timeout(_SCRAPE_DB_TIMEOUT_SECONDS), svc.db.read() as conn:
             pending, oldest = await outbox_views.pending_summary(conn)
             by_status = await booking_queries.count_by_status(conn)
-            webhooks_pending, oldest_webhook = await webhooks_repo.pending_summary(conn)
+            webhooks_pending, oldest_webhook = await webhooks_ops.pending_summary(conn)
     except Exception as exc:  # a scrape must still answer the process metrics
         log.warning("metrics_database_scrape_failed", error=type(exc).__name__)
         return metrics.database_families(

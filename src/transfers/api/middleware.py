@@ -2,6 +2,7 @@
 
 * ``X-Request-ID`` on every response (echoed when the caller sent a sane one);
 * request bodies over ``max_body_bytes`` refused with 413 before any parsing;
+* a caller that left mid-body is counted as 499, nothing answered;
 * any exception that escaped the routes becomes 500 ``INTERNAL_ERROR`` (or 503 ``UNAVAILABLE``
   when the database is unreachable), logged with its traceback, never shown to the caller;
 * the ``RateLimit-*`` headers of an allowed request (``api/ratelimit.py``);
@@ -22,6 +23,7 @@ import time
 from typing import Any
 
 import structlog
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from transfers.api.metrics import ResponseSeen, observe_request
@@ -30,6 +32,7 @@ from transfers.api.responses import dumps, service_error_body
 from transfers.context import request_id_var
 from transfers.db.errors import is_database_unavailable
 from transfers.errors import ErrorCode
+from transfers.observability.metrics import CLIENT_CLOSED_REQUEST
 from transfers.requestlog.buffer import RequestLogBuffer
 
 log = structlog.get_logger("transfers.http")
@@ -75,6 +78,10 @@ class RequestPlumbing:
         except BodyTooLarge:
             if not seen.status:
                 await self._error(send_with_id, ErrorCode.PAYLOAD_TOO_LARGE, self._too_large_message())
+        except ClientDisconnect:  # the caller left while sending its body: nothing was read, nothing done,
+            # no one to answer; counted as 499 (as nginx does), not as the server's 500 with a traceback
+            if not seen.status:
+                seen.status = CLIENT_CLOSED_REQUEST
         except Exception as exc:
             if is_database_unavailable(exc):
                 log.warning("database_unavailable", error=type(exc).__name__, path=scope["path"])

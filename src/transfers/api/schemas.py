@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from transfers.api.cancellation_schemas import Amendment, Cancellation, CancellationPolicy
+from transfers.api.ride_schemas import Ride
 from transfers.errors import ErrorCode
 
 
@@ -193,65 +194,6 @@ class TripLeg(_Strict):
     id: str = Field(description="the trip, `TR-` and ten characters; `GET /bookings?trip_id=` lists both legs")
     leg: Literal[1, 2] = Field(description="1 the way out, 2 the way back")
     other_reservation_no: str | None = Field(description="the other leg's booking")
-
-
-RideEventType = Literal[
-    "DRIVER_DEPARTED_TO_PICKUP",
-    "DRIVER_ARRIVED_AT_PICKUP",
-    "DRIVER_DEPARTED_TO_DROPOFF",
-    "DRIVER_ARRIVED_AT_DROPOFF",
-    "CUSTOMER_NO_SHOW",
-]
-RideStage = Literal["NOT_STARTED", "EN_ROUTE_TO_PICKUP", "AT_PICKUP", "ON_BOARD", "DROPPED_OFF", "CUSTOMER_NO_SHOW"]
-
-
-class RideEventOut(_Strict):
-    type: RideEventType
-    occurred_at: datetime
-    lat: float | None
-    lng: float | None
-    received_at: datetime = Field(description="when the service recorded it")
-
-
-class RidePosition(_Strict):
-    lat: float = Field(ge=-90, le=90)
-    lng: float = Field(ge=-180, le=180)
-    at: datetime = Field(description="ISO 8601 with an offset")
-    heading: float | None = Field(default=None, ge=0, le=359, description="degrees clockwise from north")
-    speed_kmh: float | None = Field(default=None, ge=0)
-
-
-class Ride(_Strict):
-    stage: RideStage = Field(description="the furthest milestone recorded")
-    events: list[RideEventOut] = Field(description="by occurred_at")
-    position: RidePosition | None = Field(description="the latest one, only while the ride is on")
-    tracking_url: str | None = Field(
-        description="the traveller's page, {TRANSFERS_PUBLIC_BASE_URL}/t/{token}: no sign-in, "
-        "usable until 7 days after pickup"
-    )
-
-
-class RideEventBody(_Strict):
-    """POST /api/v1/reverse/booking/events (docs/rules/ride.md#events)."""
-
-    reservation_no: str
-    type: RideEventType
-    occurred_at: datetime = Field(description="ISO 8601 with an offset; at most 5 min ahead, not before pickup - 24 h")
-    lat: float | None = Field(default=None, ge=-90, le=90, description="with lng, or neither")
-    lng: float | None = Field(default=None, ge=-180, le=180, description="with lat, or neither")
-
-
-class RidePositionsBody(_Strict):
-    """POST /api/v1/reverse/booking/positions (docs/rules/ride.md#positions)."""
-
-    reservation_no: str
-    positions: list[RidePosition] = Field(min_length=1, max_length=100)
-
-
-class PositionsResult(_Strict):
-    status: Literal["Success"]
-    message: str
-    accepted: int
 
 
 FlightStatus = Literal["UNTRACKED", "SCHEDULED", "EN_ROUTE", "LANDED", "CANCELLED", "DIVERTED", "UNKNOWN"]

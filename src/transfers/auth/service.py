@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import cast
 
 from transfers.auth.keys import bearer_token, hash_key, hashes_match, parse_key
+from transfers.auth.principals import ClientPrincipal, ClientStatus
 from transfers.auth.repository import find_key
-from transfers.clients.models import ClientPrincipal, ClientStatus
 from transfers.db.engine import Database
 from transfers.errors import Refused
 

@@ -30,7 +30,7 @@ from transfers.bookings.rules import (
     stored_flight_number,
 )
 from transfers.errors import Code, ErrorCode, Invalid
-from transfers.search.airports import find_airport, local_time
+from transfers.reference.airports import find_airport, local_time
 from transfers.search.rules import SearchLimits, pickup_instant
 
 AMENDABLE = ("pickup_datetime", "passenger", "travel_details")

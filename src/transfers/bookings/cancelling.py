@@ -17,6 +17,7 @@ in full by ``lifecycle.ledger_move``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
@@ -25,7 +26,7 @@ from typing import Any
 from transfers.bookings.amendments import rejected_by_cancel
 from transfers.bookings.models import Booking
 from transfers.cancellation.policy import Quote
-from transfers.cancellation.views import stored_policy
+from transfers.cancellation.views import cancel_refund, net_of_incidents, stored_policy
 
 ZERO = Decimal("0.00")
 
@@ -43,8 +44,9 @@ def quote(booking: Booking, now: datetime) -> Quote:
     from the current pickup; nothing once its flight is disrupted (docs/rules/flights.md#disruption)."""
     priced = stored_policy(booking.cancellation_policy).quote(booking.total, booking.pickup_at, now)
     if booking.flight_disrupted_at is not None and booking.flight_disrupted_at <= now:
-        return Quote(priced.tier, ZERO, booking.total, None)
-    return priced
+        priced = Quote(priced.tier, ZERO, booking.total, None)
+    # the refund a cancel would give: less what the incidents refunded already (incidents.md#refund-then-cancel)
+    return replace(priced, refund=net_of_incidents(priced.refund, booking.incident_refunded))
 
 
 def cancellation_fields(booking: Booking, by: Canceller, now: datetime) -> dict[str, Any]:
@@ -64,19 +66,23 @@ def refund_due(booking: Booking) -> Decimal:
     """The one refund rule: what entering a refunding status (CANCELLED, DECLINED, FAILED, REFUNDED)
     gives a wallet-paid client back, read on the booking as the change leaves it. A cancellation's
     ``cancellation_refund`` (the price less a client's fee; the whole price for a partner's or an
-    operator's), else the whole price. The ledger effect moves it (``effects.ledger_move``), the
+    operator's), else the whole price. The ledger effect moves it (``ledger_effects.ledger_move``), the
     operator actions audit it, the console shows it before an operator refunds. Less what the
     booking's incidents refunded already (docs/rules/incidents.md#resolve): a booking's refunds never
-    add up to more than its price, and an incident refund that completes the price gives 0.00 here."""
-    due = booking.total if booking.cancellation_refund is None else booking.cancellation_refund
-    return due - (booking.incident_refunded or ZERO)
+    add up to more than its price, and an incident refund that completes the price gives 0.00 here. A
+    cancellation's figure is ``cancellation.views.cancel_refund``, the one the BookingResource shows."""
+    cancelled = cancel_refund(booking)
+    return booking.total - (booking.incident_refunded or ZERO) if cancelled is None else cancelled
 
 
 def ledger_note(booking: Booking, reason: str | None) -> str:
     """The note of a cancellation's refund entry, which explains a kept fee (``booking``: the
     booking as cancelled, ``lifecycle.Change.booking``)."""
     note = f"cancelled: {reason or ''}"
-    fee, refund = booking.cancellation_fee, booking.cancellation_refund
+    fee, refund = booking.cancellation_fee, cancel_refund(booking)
     if fee and refund is not None:
-        note += f"; cancellation fee {fee:.2f} kept of {booking.total:.2f} (refund {refund:.2f})"
+        note += f"; cancellation fee {fee:.2f} kept of {booking.total:.2f}"
+        if booking.incident_refunded:
+            note += f", incidents refunded {booking.incident_refunded:.2f} before"
+        note += f" (refund {refund:.2f})"
     return note

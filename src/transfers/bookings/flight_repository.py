@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus
 from transfers.db.tables import bookings, flight_watches, partners
-from transfers.search.airports import local_time
+from transfers.reference.airports import local_time
 
 # docs/rules/flights.md#watching: the bookings whose flight is watched
 WATCHED_STATUSES = (BookingStatus.PENDING_APPROVAL.value, BookingStatus.APPROVED.value)
@@ -163,6 +163,22 @@ async def watched_bookings_of(conn: AsyncConnection, watch_ids: Sequence[int]) -
             found.setdefault(int(r["flight_watch_id"]), []).append(
                 (Booking.from_row(r), int(r["p_follow_flight_minutes"]))
             )
+    return found
+
+
+async def watches_with_pending(conn: AsyncConnection, watch_ids: Sequence[int]) -> set[int]:
+    """Which of ``watch_ids`` have a booking the partner has not answered yet (PENDING): still to watch."""
+    found: set[int] = set()
+    for start in range(0, len(watch_ids), 1000):
+        rows = await conn.execute(
+            select(bookings.c.flight_watch_id)
+            .where(
+                bookings.c.flight_watch_id.in_(list(watch_ids[start : start + 1000])),
+                bookings.c.status == BookingStatus.PENDING.value,
+            )
+            .distinct()
+        )
+        found.update(int(r[0]) for r in rows)
     return found
 
 

@@ -44,7 +44,7 @@ from transfers.flights.rules import (
     next_check,
 )
 from transfers.partners.calls import MessageKind
-from transfers.search.airports import local_time
+from transfers.reference.airports import local_time
 
 log = structlog.get_logger("transfers.flights")
 ACTOR = "system:flights"
@@ -52,6 +52,7 @@ LEASE = timedelta(minutes=2)
 APPLY_BATCH = 200  # watches whose answers are applied in one write transaction
 BUDGET_WINDOW = timedelta(minutes=1)
 FAILED_RETRY = timedelta(minutes=5)  # a failed check with no slot left in the schedule
+PENDING_RETRY = timedelta(minutes=5)  # a flight whose bookings all await the partner's answer
 
 
 @dataclass
@@ -144,12 +145,16 @@ async def check_watches(
         states: list[tuple[int, dict[str, Any]]] = []
         changes: list[DetailChange] = []
         finished: list[dict[str, Any]] = []
+        # a watch whose only bookings await the partner's answer (PENDING) moves nothing yet and looks again soon
+        waiting = await repo.watches_with_pending(conn, [watch.id for watch, _ in answered if watch.id not in rows])
         for watch, report in answered:
             watched = rows.get(watch.id, [])
             state, unchanged, changed = _apply(watch, report, watched, now, result)
             states += [(booking_id, state) for booking_id in unchanged]
             changes += changed
-            slot = next_check(now, _expected(watch, report), report.status) if watched else None
+            slot = next_check(now, _expected(watch, report), report.status) if watched or watch.id in waiting else None
+            if slot is not None and not watched:
+                slot = min(slot, now + PENDING_RETRY)
             finished.append({"b_id": watch.id, "next_check_at": slot, "checked_at": now, "report": state})
         # every move, disruption and new status of these watches' bookings: each booking's row, audit line,
         # partner notice and client event as ``update_details`` writes them, in bounded multi-row statements

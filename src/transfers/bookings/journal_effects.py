@@ -58,7 +58,7 @@ ZERO = Decimal("0.00")
 
 
 def _third_party_refund(booking: Booking, to_status: BookingStatus) -> Decimal:
-    """What a refunding change gives back (0.00: nothing), as ``effects.ledger_move`` for a wallet."""
+    """What a refunding change gives back (0.00: nothing), as ``ledger_effects.ledger_move`` for a wallet."""
     amount = cancelling.refund_due(booking)
     if to_status is S.CANCELLED and booking.cancellation_refund is not None and amount <= 0:
         return Decimal("0.00")
@@ -236,7 +236,7 @@ def entry_fragment(
 
 def journal_fragment(ctx: FastContext) -> dict[str, CTE]:
     """A fast creation of a third party's booking: its payment, world -> platform. (A wallet
-    payer's debit is journaled with its wallet move, ``effects._ledger_fragment``.) No fast statement
+    payer's debit is journaled with its wallet move, ``ledger_effects.ledger_fragment``.) No fast statement
     completes or ends a booking, so no partner line is ever due here."""
     shape = ctx.shape
     if shape.to_status is S.COMPLETED or shape.to_status in REFUNDING:

@@ -40,12 +40,12 @@ from transfers.bookings.effects import (
     FastShape,
     fast_params,
     fast_pieces,
-    ledger_move,
     status_values,
     update_message,
     write_effects,
     write_effects_many,
 )
+from transfers.bookings.ledger_effects import ledger_move
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus, check_transition
 from transfers.delivery.models import NewMessage

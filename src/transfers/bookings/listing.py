@@ -34,7 +34,7 @@ from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal
 from transfers.db.tables import bookings
 from transfers.errors import ErrorCode, Invalid
-from transfers.paging import DEFAULT_LIMIT, invalid_filter, parse_limit
+from transfers.paging import DEFAULT_LIMIT, invalid_filter, parse_instant, parse_limit
 from transfers.services import Services
 
 _CURSOR_VERSION = "1"
@@ -77,21 +77,6 @@ def parse_statuses(values: Sequence[str]) -> frozenset[BookingStatus]:
                 allowed = ", ".join(s.value for s in BookingStatus)
                 raise invalid_filter(f"status {name[:40]!r} is not a booking status ({allowed}).") from None
     return frozenset(found)
-
-
-def parse_instant(name: str, value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
-    except ValueError:
-        raise invalid_filter(
-            f"{name} must be an ISO 8601 date-time, e.g. 2026-12-01T00:00:00Z "
-            "(in a URL, write the + of an offset as %2B)."
-        ) from None
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise invalid_filter(f"{name} must carry a UTC offset, e.g. 2026-12-01T00:00:00Z or +01:00.")
-    return moment.astimezone(UTC)
 
 
 def parse_filter(

@@ -175,6 +175,7 @@ class BookingView:
     cancellation_policy: Any
     cancellation_fee: Decimal | None
     cancellation_refund: Decimal | None
+    incident_refunded: Decimal | None  # the shown cancellation.refund is net of it (cancellation.views.cancel_refund)
     cancelled_at: datetime | None
     cancelled_by: str | None
     amendment: dict[str, Any] | None

@@ -15,8 +15,8 @@ from transfers.bookings.trip import Place, Trip
 from transfers.cancellation.views import amendment_view, cancellation_view, policy_view, stored_policy
 from transfers.flights.numbers import is_trackable
 from transfers.flights.rules import FlightStatus
+from transfers.reference.airports import local_time
 from transfers.ride import model as ride_model
-from transfers.search.airports import local_time
 
 # The stored fields the resource is built from (``BookingView``'s): GET booking reads only these.
 RESOURCE_FIELDS = VIEW_FIELDS

@@ -36,8 +36,8 @@ from transfers.observability import metrics
 from transfers.partners.calls import MessageKind
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.service import endpoint_of
+from transfers.reference.airports import local_time
 from transfers.reference.repository import find_active_reason
-from transfers.search.airports import local_time
 from transfers.services import Services
 from transfers.wallet.ledger import InsufficientBalance
 

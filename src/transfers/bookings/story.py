@@ -42,7 +42,10 @@ async def load_detail(db: Database, reservation_no: str) -> BookingDetail | None
             if message.kind.startswith("client."):  # a client's live position: not a partner delivery
                 continue
             deliveries.append(
-                {**message.as_dict(), "delivery_attempts": await outbox_views.attempts_of(conn, message.id)}
+                {
+                    **message.as_dict(),
+                    "delivery_attempts": [a.as_dict() for a in await outbox_views.attempts_of(conn, message.id)],
+                }
             )
         client_name, partner_name = await queries.party_names(conn, booking.id)
         return BookingDetail(

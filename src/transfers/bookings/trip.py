@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from transfers.reference.airports import local_time
 from transfers.ride.model import Ride
-from transfers.search.airports import local_time
 
 if TYPE_CHECKING:
     from transfers.bookings.models import Booking, BookingView

@@ -13,7 +13,7 @@ from typing import Any
 
 from transfers.bookings.models import Booking, BookingView
 from transfers.cancellation.policy import FREE_UNTIL_PICKUP, Policy, from_json
-from transfers.search.airports import local_time
+from transfers.reference.airports import local_time
 
 
 def stored_policy(value: Any) -> Policy:
@@ -34,13 +34,34 @@ def money(amount: Decimal) -> str:
     return f"{amount:.2f}"
 
 
+ZERO = Decimal("0.00")
+
+
+def net_of_incidents(refund: Decimal, incident_refunded: Decimal | None) -> Decimal:
+    """What a cancel refunds (or would refund) once the booking's incidents gave back ``incident_refunded``
+    already: ``refund`` less those refunds, never below 0.00 (docs/rules/incidents.md#refund-then-cancel)."""
+    return max(ZERO, refund - (incident_refunded or ZERO))
+
+
+def cancel_refund(b: Booking | BookingView) -> Decimal | None:
+    """What the cancellation itself refunded (None: not cancelled): the one figure the BookingResource's
+    ``cancellation.refund``, its webhooks, the console, the CLI and the ledger move share. The stored
+    ``cancellation_refund`` is the price less the fee (``fee + refund = total``); the incidents' refunds
+    paid before the cancel are taken off it (``bookings.cancelling.refund_due``)."""
+    if b.cancellation_refund is None:
+        return None
+    return net_of_incidents(b.cancellation_refund, b.incident_refunded)
+
+
 def cancellation_view(b: Booking | BookingView) -> dict[str, Any] | None:
-    """``{"fee", "refund", "cancelled_at", "by"}`` of a cancelled booking, else None."""
-    if b.cancelled_at is None or b.cancellation_fee is None or b.cancellation_refund is None:
+    """``{"fee", "refund", "cancelled_at", "by"}`` of a cancelled booking, else None; ``refund`` is what the
+    cancel gave back (``cancel_refund``), not counting the incidents' earlier refunds."""
+    refund = cancel_refund(b)
+    if b.cancelled_at is None or b.cancellation_fee is None or refund is None:
         return None
     return {
         "fee": money(b.cancellation_fee),
-        "refund": money(b.cancellation_refund),
+        "refund": money(refund),
         "cancelled_at": b.cancelled_at.isoformat(),
         "by": b.cancelled_by,
     }

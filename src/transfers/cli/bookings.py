@@ -11,7 +11,7 @@ from transfers.bookings import queries
 from transfers.bookings.models import Booking, ListedBooking
 from transfers.bookings.state import BookingStatus
 from transfers.bookings.story import BookingDetail, load_detail
-from transfers.cancellation.views import stored_policy
+from transfers.cancellation.views import cancel_refund, stored_policy
 from transfers.cli.common import fail, print_json, with_db
 from transfers.cli.tables import cell, jsonable, render, render_pairs, safe
 from transfers.clock import SystemClock
@@ -44,7 +44,8 @@ def _policy_lines(b: Booking) -> list[tuple[str, Any]]:
             (
                 "cancellation",
                 f"by {b.cancelled_by} at {cell(b.cancelled_at)}: fee "
-                f"{cell(b.cancellation_fee)}, refund {cell(b.cancellation_refund)}",
+                f"{cell(b.cancellation_fee)}, refund {cell(cancel_refund(b))}"
+                + (f" (the incidents refunded {b.incident_refunded:.2f} before)" if b.incident_refunded else ""),
             )
         )
     amendment = b.amendment

@@ -15,7 +15,9 @@ from transfers.db.engine import Database
 from transfers.delivery import operators as repo
 from transfers.delivery.models import PENDING, ListedMessage
 from transfers.outbox.retry import RetryRefused, retry_message
+from transfers.webhooks import operators as hooks_ops
 from transfers.webhooks import repository as hooks_repo
+from transfers.webhooks.models import OperatorDelivery
 from transfers.webhooks.retry import retry_webhook_delivery
 
 LIST_COLUMNS = [
@@ -52,11 +54,11 @@ def outbox_list(failed: bool, pending: bool, limit: int, as_json: bool) -> None:
         statuses = [*(repo.GAVE_UP if failed else ()), *((PENDING,) if pending else ())]
         hook_statuses = [*((hooks_repo.FAILED,) if failed else ()), *((hooks_repo.PENDING,) if pending else ())]
 
-    async def load(db: Database, _clock: SystemClock) -> tuple[list[ListedMessage], list[dict[str, Any]]]:
+    async def load(db: Database, _clock: SystemClock) -> tuple[list[ListedMessage], list[OperatorDelivery]]:
         async with db.read() as conn:
             return (
                 await repo.list_messages(conn, statuses=statuses, limit=limit),
-                await hooks_repo.list_for_operator(conn, statuses=hook_statuses, limit=limit),
+                await hooks_ops.list_for_operator(conn, statuses=hook_statuses, limit=limit),
             )
 
     messages, hooks = with_db(load)
@@ -83,23 +85,23 @@ def outbox_list(failed: bool, pending: bool, limit: int, as_json: bool) -> None:
     for h in hooks:
         rows.append(
             (
-                h["created_at"],
+                h.created_at,
                 [
-                    f"w{h['id']}",
-                    f"webhook:{h['type']}",
-                    h["reservation_no"],
-                    f"client {h['client_id']}",
-                    h["status"],
-                    h["attempts"],
-                    h["next_attempt_at"] if h["status"] == hooks_repo.PENDING else None,
-                    h["deadline_at"],
-                    h["last_error"],
+                    f"w{h.id}",
+                    f"webhook:{h.type}",
+                    h.reservation_no,
+                    f"client {h.client_id}",
+                    h.status,
+                    h.attempts,
+                    h.next_attempt_at if h.status == hooks_repo.PENDING else None,
+                    h.deadline_at,
+                    h.last_error,
                 ],
                 {
-                    "id": f"w{h['id']}",
+                    "id": f"w{h.id}",
                     "source": "webhook",
-                    "kind": f"webhook:{h['type']}",
-                    **{k: v for k, v in h.items() if k != "id"},
+                    "kind": f"webhook:{h.type}",
+                    **{k: v for k, v in h.as_dict().items() if k != "id"},
                 },
             )
         )

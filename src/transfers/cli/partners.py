@@ -307,7 +307,7 @@ def partners_check(
     import structlog
 
     from transfers.partners import conformance
-    from transfers.search.airports import find_airport
+    from transfers.reference.airports import find_airport
 
     try:
         base_url = check_base_url(url.strip(), allow_private=True)  # a developer tool: local servers too

@@ -13,6 +13,7 @@ import uvicorn
 from uvicorn.supervisors import Multiprocess
 
 from transfers.cli.common import settings
+from transfers.cli.http_protocol import CoalescingHttpToolsProtocol
 from transfers.config import get_settings
 from transfers.logging import configure_logging
 from transfers.ops.errors import EX_SETTINGS, EX_UNAVAILABLE, OperatorError
@@ -85,6 +86,8 @@ def serve(host: str, port: int, workers: int, no_worker: bool, wait_for_db: floa
         access_log=False,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         proxy_headers=True,
+        # httptools' protocol, each answer's head and body written as one send (cli/http_protocol.py)
+        http=CoalescingHttpToolsProtocol,
     )
     if config.workers > 1:
         # uvicorn's supervisor (what uvicorn.run does): it passes the signal on to the API processes,

@@ -15,7 +15,7 @@ from starlette.responses import HTMLResponse
 from transfers.console.auth import Viewer
 from transfers.console.wording import in_words
 from transfers.operators.models import Capability
-from transfers.search.airports import find_airport
+from transfers.reference.airports import find_airport
 from transfers.wallet.ledger import API_KINDS
 from transfers.webauth.layout import Site, environment, render_page
 from transfers.webauth.login_routes import utc

@@ -39,6 +39,7 @@ _BY_CLASS: dict[str, str] = {
 }
 _HTTP = re.compile(r"^HTTP (\d{3})$")
 _NO_ANSWER = re.compile(r"^no answer within ([\d.]+) ?s$")
+_GAVE_UP = re.compile(r"^(.*?); (gave up .*)$", re.S)  # the delivery engine's "<cause>; gave up 24 h after ..."
 _CLASS_PREFIX = re.compile(r"^([A-Z][A-Za-z]+(?:Error|Timeout|Exception|URL|Redirects))(?::\s*(.*))?$", re.S)
 
 
@@ -54,6 +55,8 @@ def in_words(error: str | None, http_status: int | None = None) -> str:
     text = (error or "").strip()
     if not text:
         return http_status_words(http_status) if http_status else "—"
+    if match := _GAVE_UP.match(text):  # the cause in words, then when the engine stopped trying
+        return f"{in_words(match.group(1), http_status)}; {match.group(2)}"
     if match := _HTTP.match(text):
         return http_status_words(int(match.group(1)))
     if match := _NO_ANSWER.match(text):

@@ -143,5 +143,25 @@ class ListedMessage:
         }
 
 
+@row_type
+class DeliveryAttempt:
+    """One ``delivery_attempts`` row: an attempt's outcome in the message's log."""
+
+    id: int
+    outbox_id: int
+    attempt_no: int
+    started_at: datetime
+    duration_ms: int
+    outcome: str  # e.g. ``done:ok``, ``retry:timeout``, ``permanent:http_error``
+    http_status: int | None
+    error: str | None
+    answer_excerpt: str | None  # the answer's first 500 characters, cleaned; None without an answer
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every column by name (``transfers bookings show --json``, the console's story)."""
+        return {name: getattr(self, name) for name in DELIVERY_ATTEMPT_FIELDS}
+
+
 NEW_MESSAGE_FIELDS = tuple(f.name for f in fields(NewMessage))
+DELIVERY_ATTEMPT_FIELDS = tuple(f.name for f in fields(DeliveryAttempt))
 OUTBOX_MESSAGE_FIELDS = tuple(f.name for f in fields(OutboxMessage))

@@ -8,13 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import bookings, delivery_attempts, outbox, partners
-from transfers.delivery.models import EXPIRED, FAILED, PENDING, ListedMessage, OutboxMessage
+from transfers.delivery.models import (
+    DELIVERY_ATTEMPT_FIELDS,
+    EXPIRED,
+    FAILED,
+    PENDING,
+    DeliveryAttempt,
+    ListedMessage,
+    OutboxMessage,
+)
 from transfers.delivery.repository import PARTNER_CALLS
 
 GAVE_UP = (FAILED, EXPIRED)  # delivery stopped: a permanent refusal, or the deadline passed
@@ -79,8 +86,10 @@ async def for_booking(conn: AsyncConnection, booking_id: int) -> list[OutboxMess
     return [OutboxMessage.from_row(r) for r in rows.mappings()]
 
 
-async def attempts_of(conn: AsyncConnection, outbox_id: int) -> list[dict[str, Any]]:
+async def attempts_of(conn: AsyncConnection, outbox_id: int) -> list[DeliveryAttempt]:
     rows = await conn.execute(
-        select(delivery_attempts).where(delivery_attempts.c.outbox_id == outbox_id).order_by(delivery_attempts.c.id)
+        select(*(delivery_attempts.c[name] for name in DELIVERY_ATTEMPT_FIELDS))
+        .where(delivery_attempts.c.outbox_id == outbox_id)
+        .order_by(delivery_attempts.c.id)
     )
-    return [dict(r._mapping) for r in rows]
+    return [DeliveryAttempt(*r) for r in rows]

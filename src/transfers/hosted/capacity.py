@@ -19,7 +19,7 @@ from transfers.bookings.models import Booking
 from transfers.errors import Conflict
 from transfers.hosted import repository as repo
 from transfers.hosted.card import load_stored
-from transfers.search.airports import find_airport
+from transfers.reference.airports import find_airport
 
 
 class VehicleFull(Conflict):

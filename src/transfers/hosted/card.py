@@ -23,7 +23,7 @@ from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped
 
 from transfers.cancellation import policy
 from transfers.errors import Invalid
-from transfers.search.airports import is_known
+from transfers.reference.airports import is_known
 
 PricingType = Literal["PER_BOOKING", "PER_ITEM"]
 SCHEMA_RESOURCE = "openapi/rate-card.schema.json"

@@ -29,6 +29,7 @@ log = structlog.get_logger("transfers.metrics")
 disable_created_metrics()  # type: ignore[no-untyped-call]
 
 UNMATCHED = "unmatched"
+CLIENT_CLOSED_REQUEST = 499  # the status a request is counted under when its caller left mid-body (as nginx logs it)
 
 HTTP_REQUESTS = Counter(
     "http_requests_total",

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from transfers.partners.client import PartnerClient, PartnerEndpoint
 from transfers.partners.conformance import ConformanceRun, Deadlines, contract_schemas
 from transfers.partners.models import EVERY_AIRPORT, PartnerRecord
-from transfers.search.airports import find_airport
+from transfers.reference.airports import find_airport
 
 ANY_AIRPORT = "LHR"  # asked of partners serving every airport (*)
 

@@ -22,7 +22,7 @@ from transfers.partners.client import PartnerClient
 from transfers.partners.models import EVERY_AIRPORT, check_base_url
 from transfers.partners.secrets_box import SecretBox
 from transfers.partners.service import PartnerNotFound, endpoint
-from transfers.search.airports import find_airport
+from transfers.reference.airports import find_airport
 
 CHECK_AIRPORT_FOR_EVERYWHERE = "LHR"
 _DETAIL_CHARS = 500  # per check, in the audit row  # a partner serving every airport is checked at Heathrow

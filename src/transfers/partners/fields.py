@@ -9,7 +9,7 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from transfers.partners.models import EVERY_AIRPORT
-from transfers.search.airports import is_known
+from transfers.reference.airports import is_known
 
 _IATA = re.compile(r"[A-Z]{3}")
 NAME_MAX = 200

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from transfers.search.airports import dataset, great_circle_km
+from transfers.reference.airports import dataset, great_circle_km
 
 CENT = Decimal("0.01")
 

@@ -271,6 +271,11 @@ class SandboxPartner:
                 return
             if booking.first_answer.get("status") == "PENDING":
                 await self.reverse.update(approval_body(booking))
+                if booking.partner_cancel_at is not None:  # one approval delay after the approval was sent,
+                    # even when a busy machine sent it late (docs/rules/sandbox.md: PARTNERCANCEL)
+                    booking.partner_cancel_at = max(
+                        booking.partner_cancel_at, self.now() + self.config.approve_after_seconds
+                    )
             if booking.ride is not None:  # RIDE / NOSHOW: the driver's events and positions
                 await ride.play(self.reverse, booking.reservation_no, booking.details, no_show=booking.ride == "NOSHOW")
             if booking.partner_cancel_at is not None:

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from transfers.errors import Code, Invalid
-from transfers.search.airports import Airport, find_airport
+from transfers.reference.airports import Airport, find_airport
 
 MAX_NAME_LENGTH = 255
 _DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?")

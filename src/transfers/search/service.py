@@ -13,8 +13,8 @@ from transfers.clients.models import ClientPrincipal
 from transfers.hosted.pricing import Trip
 from transfers.hosted.search import ask_hosted
 from transfers.partners.wire import search_request
+from transfers.reference.airports import great_circle_km
 from transfers.search import repository as repo
-from transfers.search.airports import great_circle_km
 from transfers.search.fanout import ask_partners
 from transfers.search.offers import Offer, build_offers
 from transfers.search.rules import SearchLimits, SearchQuery, parse_search

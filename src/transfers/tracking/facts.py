@@ -17,7 +17,7 @@ from transfers.bookings.models import Booking
 from transfers.bookings.resource import flight_view
 from transfers.bookings.tracking import phone_visible
 from transfers.bookings.trip import Place, Trip
-from transfers.search.airports import find_airport, great_circle_km
+from transfers.reference.airports import find_airport, great_circle_km
 
 REFRESH_SECONDS = 30
 # docs/rules/ride.md#ride-field: the stages during which the ride is on (the position is shown).

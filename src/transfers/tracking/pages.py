@@ -30,7 +30,7 @@ from transfers.bookings.tracking import (
 )
 from transfers.bookings.trip import Place
 from transfers.errors import DomainError
-from transfers.search.airports import find_airport, local_time
+from transfers.reference.airports import find_airport, local_time
 from transfers.services import Services
 from transfers.tracking import driver as steps
 from transfers.tracking import repository as repo

@@ -9,20 +9,30 @@ order the balance moved (ledger id, newest first); ``created_at`` filters are ``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from transfers import paging
-from transfers.bookings.listing import parse_instant
-from transfers.clients.models import ClientPrincipal
+from transfers.auth.principals import ClientPrincipal
+from transfers.db.engine import Database
 from transfers.errors import ErrorCode, NotFound
-from transfers.services import Services
+from transfers.paging import parse_instant
 from transfers.wallet import repository as repo
 from transfers.wallet.ledger import API_KINDS, StatementLine
 
 CURSOR_PURPOSE = "wallet-entries"
 
 
-async def summary(svc: Services, client: ClientPrincipal) -> dict[str, Any]:
+class Sources(Protocol):
+    """What the statement reads of the application's ``services.Services`` (the API and the agency
+    portal pass theirs): the database, and the secret its cursors are sealed with."""
+
+    @property
+    def db(self) -> Database: ...
+    @property
+    def box(self) -> paging.KeySource: ...
+
+
+async def summary(svc: Sources, client: ClientPrincipal) -> dict[str, Any]:
     """``{"pay_type", "currency", "balance"}``; a ``reverse_api`` client has no wallet to show."""
     if not client.pays_by_wallet:
         return {"pay_type": client.pay_type, "currency": None, "balance": None}
@@ -34,7 +44,7 @@ async def summary(svc: Services, client: ClientPrincipal) -> dict[str, Any]:
 
 
 async def entries(
-    svc: Services,
+    svc: Sources,
     client: ClientPrincipal,
     *,
     limit: str | None,

@@ -21,6 +21,7 @@ from starlette.staticfiles import StaticFiles
 
 from transfers.db.errors import is_database_unavailable
 from transfers.errors import Conflict, DomainError, Invalid, NotFound, Refused, Unavailable
+from transfers.observability.metrics import CLIENT_CLOSED_REQUEST
 from transfers.services import Services
 from transfers.webauth.http import CsrfRefused, SecurityHeaders, SignInRequired, add_security_headers
 from transfers.webauth.login_routes import PageRenderer
@@ -28,7 +29,6 @@ from transfers.webauth.realm import Realm
 
 CSRF_MESSAGE = CsrfRefused.default_message
 NOTHING_CHANGED = " Nothing was changed."
-CLIENT_CLOSED_REQUEST = 499  # as nginx logs it: the browser left before its form arrived; no one reads the answer
 UNAVAILABLE_MESSAGE = "The database cannot be reached just now; nothing was changed. Try again in a moment."
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, cast
+from typing import cast
 
 import structlog
 
@@ -45,7 +45,8 @@ from transfers.services import Services
 from transfers.webhooks import events
 from transfers.webhooks import repository as repo
 from transfers.webhooks.endpoints import new_delivery
-from transfers.webhooks.kind import WebhookDelivery, WebhookQueue
+from transfers.webhooks.kind import WebhookQueue
+from transfers.webhooks.models import ClientEvent, WebhookDelivery
 
 log = structlog.get_logger("transfers.webhooks")
 FAN_OUT_BATCH = 200
@@ -86,38 +87,36 @@ class WebhookDispatcher:
             found = await repo.claim_unfanned(conn, limit=limit)
             if not found:
                 return 0
-            endpoints = await repo.endpoints_of_clients(conn, (e["client_id"] for e in found))
-            unread = [e["booking_id"] for e in found if e["booking"] is None and e["booking_id"] is not None]
+            endpoints = await repo.endpoints_of_clients(conn, (e.client_id for e in found))
+            unread = [e.booking_id for e in found if e.booking is None and e.booking_id is not None]
             rows = await repo.bookings_by_id(conn, unread) if unread else {}
             deliveries = []
             bodies: dict[int, str] = {}
             for event in found:
-                bodies[event["id"]] = self._body(event, rows).decode()
+                bodies[event.id] = self._body(event, rows).decode()
                 deliveries += [
-                    new_delivery(event["id"], ep["id"], now)
+                    new_delivery(event.id, ep.id, now)
                     for ep in endpoints
-                    if ep["client_id"] == event["client_id"]
-                    and ep["created_at"] <= event["created_at"]
-                    and events.matches(list(ep["events"]), event["type"])
+                    if ep.client_id == event.client_id
+                    and ep.created_at <= event.created_at
+                    and events.matches(list(ep.events), event.type)
                 ]
             await repo.mark_fanned_out(conn, bodies, now=now)
             await repo.insert_deliveries(conn, deliveries)
         return len(found)
 
     @staticmethod
-    def _body(event: dict[str, Any], rows: dict[int, Booking]) -> bytes:
-        snapshot = event["booking"]
+    def _body(event: ClientEvent, rows: dict[int, Booking]) -> bytes:
+        snapshot = event.booking
         if snapshot is None:  # written by a one-statement path: the row, with this event's status
-            row = rows.get(event["booking_id"])
+            row = rows.get(event.booking_id) if event.booking_id is not None else None
             if row is None:
                 snapshot = {}
             else:
-                as_then = row.moved({"status": event["status"]}) if event["status"] else row
-                snapshot = booking_resource(as_then, event["created_at"])
-        data = events.booking_data(
-            snapshot, event["type"], event["sequence"], event["previous_status"], event.get("data")
-        )
-        return events.body(event["event_id"], event["type"], event["created_at"], data)
+                as_then = row.moved({"status": event.status}) if event.status else row
+                snapshot = booking_resource(as_then, event.created_at)
+        data = events.booking_data(snapshot, event.type, event.sequence, event.previous_status, event.data)
+        return events.body(event.event_id, event.type, event.created_at, data)
 
     # --- claim, send, record: the delivery engine ------------------------------------------------------
 

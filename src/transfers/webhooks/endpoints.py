@@ -29,6 +29,7 @@ from transfers.partners.signing import new_signing_secret
 from transfers.services import Services
 from transfers.webhooks import events
 from transfers.webhooks import repository as repo
+from transfers.webhooks.models import Endpoint, LoggedDelivery
 
 MAX_ENDPOINTS = 10
 MAX_URL_CHARS = 2000
@@ -132,27 +133,28 @@ def check_status(value: Any) -> str:
 # --- views -------------------------------------------------------------------------------------------
 
 
-def view(row: dict[str, Any]) -> dict[str, Any]:
+def view(row: Endpoint) -> dict[str, Any]:
+    """The endpoint as the API answers it (JSON: never its secrets)."""
     return {
-        "id": row["public_id"],
-        "url": row["url"],
-        "events": list(row["events"]),
-        "description": row["description"],
-        "status": row["status"],
-        "created_at": row["created_at"].isoformat(),
+        "id": row.public_id,
+        "url": row.url,
+        "events": list(row.events),
+        "description": row.description,
+        "status": row.status,
+        "created_at": row.created_at.isoformat(),
     }
 
 
-def _delivery_view(row: dict[str, Any]) -> dict[str, Any]:
-    pending = row["status"] == repo.PENDING
+def _delivery_view(row: LoggedDelivery) -> dict[str, Any]:
+    pending = row.status == repo.PENDING
     return {
-        "event_id": row["event_id"],
-        "type": row["type"],
-        "status": row["status"],
-        "attempts": row["attempts"],
-        "last_http_status": row["last_http_status"],
-        "next_attempt_at": row["next_attempt_at"].isoformat() if pending else None,
-        "created_at": row["created_at"].isoformat(),
+        "event_id": row.event_id,
+        "type": row.type,
+        "status": row.status,
+        "attempts": row.attempts,
+        "last_http_status": row.last_http_status,
+        "next_attempt_at": row.next_attempt_at.isoformat() if pending else None,
+        "created_at": row.created_at.isoformat(),
     }
 
 
@@ -199,7 +201,7 @@ async def create(
             },
         )
         await _audit(
-            conn, actor, "webhook_endpoint.create", client.client_id, {"endpoint_id": row["public_id"], "url": url}, now
+            conn, actor, "webhook_endpoint.create", client.client_id, {"endpoint_id": row.public_id, "url": url}, now
         )
     return {**view(row), "secret": secret}
 
@@ -238,10 +240,10 @@ async def patch(
             raise not_found()
         if changes.get("status") == repo.ENABLED:
             changes["disabled_reason"] = None
-        elif changes.get("status") == repo.DISABLED and row["status"] == repo.ENABLED:
+        elif changes.get("status") == repo.DISABLED and row.status == repo.ENABLED:
             changes["disabled_reason"] = "disabled by the client"
-            await repo.fail_pending(conn, row["id"], reason="endpoint disabled by the client", now=now)
-        row = await repo.update_endpoint(conn, row["id"], {**changes, "updated_at": now})
+            await repo.fail_pending(conn, row.id, reason="endpoint disabled by the client", now=now)
+        row = await repo.update_endpoint(conn, row.id, {**changes, "updated_at": now})
         action = {repo.ENABLED: "webhook_endpoint.enable", repo.DISABLED: "webhook_endpoint.disable"}.get(
             changes.get("status", ""), "webhook_endpoint.update"
         )
@@ -256,8 +258,8 @@ async def delete(svc: Services, client: ClientPrincipal, public_id: str) -> None
         row = await repo.get_endpoint(conn, client.client_id, public_id, for_update=True)
         if row is None:
             raise not_found()
-        await repo.fail_pending(conn, row["id"], reason="endpoint deleted", now=now)
-        await repo.update_endpoint(conn, row["id"], {"deleted_at": now, "updated_at": now})
+        await repo.fail_pending(conn, row.id, reason="endpoint deleted", now=now)
+        await repo.update_endpoint(conn, row.id, {"deleted_at": now, "updated_at": now})
 
 
 async def rotate_secret(
@@ -274,10 +276,10 @@ async def rotate_secret(
             raise not_found()
         await repo.update_endpoint(
             conn,
-            row["id"],
+            row.id,
             {
                 "secret_enc": svc.box.seal(secret),
-                "old_secret_enc": row["secret_enc"],
+                "old_secret_enc": row.secret_enc,
                 "old_secret_until": now + ROTATION_OVERLAP,
                 "updated_at": now,
             },
@@ -295,20 +297,20 @@ async def ping(svc: Services, client: ClientPrincipal, public_id: str, *, actor:
         row = await repo.get_endpoint(conn, client.client_id, public_id)
         if row is None:
             raise not_found()
-        body = events.body(event_id, events.EventType.PING, now, {"endpoint_id": row["public_id"]})
+        body = events.body(event_id, events.EventType.PING, now, {"endpoint_id": row.public_id})
         event_pk = await repo.insert_event(
             conn,
             {
                 "event_id": event_id,
                 "client_id": client.client_id,
-                "endpoint_id": row["id"],
+                "endpoint_id": row.id,
                 "type": events.EventType.PING.value,
                 "body": body.decode(),
                 "created_at": now,
                 "fanned_out_at": now,
             },
         )
-        await repo.insert_deliveries(conn, [new_delivery(event_pk, row["id"], now)])
+        await repo.insert_deliveries(conn, [new_delivery(event_pk, row.id, now)])
         await _audit(
             conn,
             actor,
@@ -342,9 +344,9 @@ async def deliveries(
         row = await repo.get_endpoint(conn, client.client_id, public_id)
         if row is None:
             raise not_found()
-        rows = await repo.deliveries_page(conn, row["id"], below_id=below, limit=size + 1)
+        rows = await repo.deliveries_page(conn, row.id, below_id=below, limit=size + 1)
     page = rows[:size]
-    next_cursor = paging.encode(svc.box, purpose, client.client_id, int(page[-1]["id"])) if len(rows) > size else None
+    next_cursor = paging.encode(svc.box, purpose, client.client_id, page[-1].id) if len(rows) > size else None
     return {"data": [_delivery_view(r) for r in page], "next_cursor": next_cursor}
 
 
@@ -356,19 +358,19 @@ async def disable_for_operator(svc: Services, client_id: int, public_id: str, *,
     now = svc.clock.now()
     async with svc.db.write() as conn:
         row = await repo.get_endpoint(conn, client_id, public_id, for_update=True)
-        if row is None or row["status"] != repo.ENABLED:
+        if row is None or row.status != repo.ENABLED:
             return None
         reason = f"disabled by {actor}"
-        stopped = await repo.fail_pending(conn, row["id"], reason=f"endpoint {reason}", now=now)
+        stopped = await repo.fail_pending(conn, row.id, reason=f"endpoint {reason}", now=now)
         await repo.update_endpoint(
-            conn, row["id"], {"status": repo.DISABLED, "disabled_reason": reason, "updated_at": now}
+            conn, row.id, {"status": repo.DISABLED, "disabled_reason": reason, "updated_at": now}
         )
         await clients_repo.record_admin_action(
             conn,
             actor=actor,
             action="webhook_endpoint.disable",
             subject=f"client:{client_id}",
-            details={"endpoint_id": public_id, "url": row["url"], "pending_stopped": stopped},
+            details={"endpoint_id": public_id, "url": row.url, "pending_stopped": stopped},
             now=now,
         )
     return stopped

@@ -157,7 +157,7 @@ def body(event_id: str, event_type: str, created_at: datetime, data: dict[str, A
 def booking_data(
     booking: dict[str, Any],
     event_type: str,
-    sequence: int,
+    sequence: int | None,
     previous_status: str | None,
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The delivery engine's ``client.webhook`` kind: every ``webhook_deliveries`` row is one of its
 messages (docs/rules/webhooks.md).
 
-* ``WebhookDelivery``: a claimed row with its event and endpoint;
+* ``WebhookDelivery`` (``webhooks/models.py``): a claimed row with its event and endpoint;
 * ``judge``: 2xx delivered; 410 gives up (``_gone`` disables the endpoint and stops its other
   pending deliveries, in the same transaction); anything else, a time-out or a connection error
   is retried on the standard schedule (about 10 s, 30 s, 2 min, 10 min, 30 min, then hourly:
@@ -16,7 +16,6 @@ The fan-out and the loop that keeps the slots full are ``webhooks/delivery.py``;
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -29,55 +28,10 @@ from transfers.delivery.policy import Ending, Verdict, settle
 from transfers.delivery.transport import CallResult, Receiver
 from transfers.services import Services
 from transfers.webhooks import repository as repo
+from transfers.webhooks.models import CLIENT_WEBHOOK, WebhookDelivery
 from transfers.webhooks.sender import WebhookSender
 
 GONE = 410
-CLIENT_WEBHOOK = "client.webhook"  # the engine's kind of every webhook_deliveries row
-
-
-@dataclass(frozen=True, slots=True)
-class WebhookDelivery:
-    """A claimed ``webhook_deliveries`` row with its event and endpoint: a message of the engine's
-    ``client.webhook`` kind (``webhooks/repository.claim_due``)."""
-
-    id: int
-    endpoint_id: int
-    attempts: int
-    lease_until: datetime | None
-    deadline_at: datetime
-    created_at: datetime
-    event_id: str
-    type: str
-    body: str
-    url: str
-    secret_enc: str
-    old_secret_enc: str | None
-    old_secret_until: datetime | None
-    kind: str = CLIENT_WEBHOOK
-
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> WebhookDelivery:
-        return cls(*(row[name] for name in _CLAIMED))
-
-    def log_fields(self) -> dict[str, Any]:
-        return {"delivery_id": self.id, "event_id": self.event_id, "type": self.type}
-
-
-_CLAIMED = (
-    "id",
-    "endpoint_id",
-    "attempts",
-    "lease_until",
-    "deadline_at",
-    "created_at",
-    "event_id",
-    "type",
-    "body",
-    "url",
-    "secret_enc",
-    "old_secret_enc",
-    "old_secret_until",
-)
 
 
 def judge(kind: DeliveryKind, result: CallResult) -> Judged:
@@ -116,7 +70,8 @@ def record_fast(db: Database) -> FastFinish:
         await db.write_one_unflushed(
             repo.RECORD_STATEMENT,
             **repo.record_params(
-                {"id": delivery.id, "lease_until": delivery.lease_until},
+                delivery.id,
+                delivery.lease_until,
                 status=status,
                 now=now,
                 http_status=attempt["http_status"],
@@ -164,7 +119,7 @@ class WebhookQueue:
         rows = await repo.claim_due(
             conn, now=now, lease_until=lease_until, limit=limit, per_endpoint=per_endpoint, busy=busy
         )
-        return [WebhookDelivery.from_row(row) for row in rows]
+        return rows
 
     async def record_attempt(self, conn: AsyncConnection, message: Any, attempt: dict[str, Any]) -> None:
         return None  # the row keeps the last attempt's HTTP status and error (``finish``/``reschedule``)
@@ -211,7 +166,8 @@ class WebhookQueue:
         delivery: WebhookDelivery = message
         return await repo.record(
             conn,
-            {"id": delivery.id, "lease_until": delivery.lease_until},
+            delivery.id,
+            delivery.lease_until,
             status=status,
             now=now,
             http_status=attempt["http_status"],

@@ -24,6 +24,7 @@ from transfers.delivery.transport import CallResult, Receiver
 from transfers.services import Services
 from transfers.webhooks import repository as repo
 from transfers.webhooks.events import EventType
+from transfers.webhooks.models import SigningTarget
 from transfers.webhooks.sender import WebhookSender
 
 POSITION_EVENT = EventType.BOOKING_DRIVER_POSITION.value
@@ -46,7 +47,7 @@ class PositionPush:
         self.svc = svc
 
     async def send(self, kind: DeliveryKind, message: Any, *, timeout: float, target: Any) -> CallResult:
-        endpoints: list[dict[str, Any]] = target
+        endpoints: list[SigningTarget] = target
         if not endpoints:
             return CallResult("ok", None, None, "no endpoint names booking.driver_position any more", 0.0)
         settings = self.svc.settings
@@ -61,12 +62,12 @@ class PositionPush:
             results = await asyncio.gather(
                 *(
                     sender.signed_post(
-                        ep["url"],
+                        ep.url,
                         body,
                         message.webhook_id,
-                        secret_enc=ep["secret_enc"],
-                        old_secret_enc=ep["old_secret_enc"],
-                        old_secret_until=ep["old_secret_until"],
+                        secret_enc=ep.secret_enc,
+                        old_secret_enc=ep.old_secret_enc,
+                        old_secret_until=ep.old_secret_until,
                         timeout=min(timeout, settings.webhook_timeout_seconds),
                     )
                     for ep in endpoints

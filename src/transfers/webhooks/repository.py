@@ -20,6 +20,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.bookings.models import Booking
 from transfers.db.direct import DirectStatement
 from transfers.db.tables import bookings, client_events, clients, webhook_deliveries, webhook_endpoints
+from transfers.webhooks.models import (
+    ClientEvent,
+    Endpoint,
+    LoggedDelivery,
+    SigningTarget,
+    Subscriber,
+    WebhookDelivery,
+    names,
+)
 
 PENDING, DELIVERED, FAILED = "pending", "delivered", "failed"
 ENABLED, DISABLED = "enabled", "disabled"
@@ -28,8 +37,8 @@ E, D, W = client_events.c, webhook_deliveries.c, webhook_endpoints.c
 _INSERT_EVENT = insert(client_events)
 
 
-def _rows(result: Any) -> list[dict[str, Any]]:
-    return [dict(r._mapping) for r in result]
+_ENDPOINT = tuple(W[name] for name in names(Endpoint))
+_EVENT = tuple(E[name] for name in names(ClientEvent))
 
 
 # --- endpoints (always scoped by client) --------------------------------------------------------------
@@ -49,34 +58,33 @@ async def lock_client(conn: AsyncConnection, client_id: int) -> None:
     await conn.execute(select(clients.c.id).where(clients.c.id == client_id).with_for_update())
 
 
-async def insert_endpoint(conn: AsyncConnection, values: dict[str, Any]) -> dict[str, Any]:
-    row = (await conn.execute(insert(webhook_endpoints).values(values).returning(*webhook_endpoints.c))).one()
-    return dict(row._mapping)
+async def insert_endpoint(conn: AsyncConnection, values: dict[str, Any]) -> Endpoint:
+    row = (await conn.execute(insert(webhook_endpoints).values(values).returning(*_ENDPOINT))).one()
+    return Endpoint(*row)
 
 
-async def list_endpoints(conn: AsyncConnection, client_id: int) -> list[dict[str, Any]]:
-    return _rows(await conn.execute(select(webhook_endpoints).where(_live(client_id)).order_by(W.id)))
+async def list_endpoints(conn: AsyncConnection, client_id: int) -> list[Endpoint]:
+    rows = await conn.execute(select(*_ENDPOINT).where(_live(client_id)).order_by(W.id))
+    return [Endpoint(*r) for r in rows]
 
 
 async def get_endpoint(
     conn: AsyncConnection, client_id: int, public_id: str, *, for_update: bool = False
-) -> dict[str, Any] | None:
+) -> Endpoint | None:
     if "\x00" in public_id:  # no id has one, and PostgreSQL refuses it in a text parameter (a 500 before)
         return None
-    query = select(webhook_endpoints).where(_live(client_id), W.public_id == public_id)
+    query = select(*_ENDPOINT).where(_live(client_id), W.public_id == public_id)
     if for_update:
         query = query.with_for_update()
     row = (await conn.execute(query)).first()
-    return dict(row._mapping) if row else None
+    return Endpoint(*row) if row else None
 
 
-async def update_endpoint(conn: AsyncConnection, endpoint_id: int, values: dict[str, Any]) -> dict[str, Any]:
+async def update_endpoint(conn: AsyncConnection, endpoint_id: int, values: dict[str, Any]) -> Endpoint:
     row = (
-        await conn.execute(
-            update(webhook_endpoints).where(W.id == endpoint_id).values(values).returning(*webhook_endpoints.c)
-        )
+        await conn.execute(update(webhook_endpoints).where(W.id == endpoint_id).values(values).returning(*_ENDPOINT))
     ).one()
-    return dict(row._mapping)
+    return Endpoint(*row)
 
 
 async def fail_pending(conn: AsyncConnection, endpoint_id: int, *, reason: str, now: datetime) -> int:
@@ -101,33 +109,30 @@ async def insert_event(conn: AsyncConnection, row: dict[str, Any]) -> int:
     return int((await conn.execute(insert(client_events).values(row).returning(E.id))).scalar_one())
 
 
-async def claim_unfanned(conn: AsyncConnection, *, limit: int) -> list[dict[str, Any]]:
+async def claim_unfanned(conn: AsyncConnection, *, limit: int) -> list[ClientEvent]:
     """The oldest events not yet fanned out, row-locked (other workers skip them on PostgreSQL)."""
     query = (
-        select(client_events)
-        .where(E.fanned_out_at.is_(None))
-        .order_by(E.id)
-        .limit(limit)
-        .with_for_update(skip_locked=True)
+        select(*_EVENT).where(E.fanned_out_at.is_(None)).order_by(E.id).limit(limit).with_for_update(skip_locked=True)
     )
-    return _rows(await conn.execute(query))
+    return [ClientEvent(*r) for r in await conn.execute(query)]
 
 
-async def endpoints_naming(conn: AsyncConnection, client_id: int, event_type: str) -> list[dict[str, Any]]:
+async def endpoints_naming(conn: AsyncConnection, client_id: int, event_type: str) -> list[SigningTarget]:
     """The client's enabled, not deleted endpoints that name ``event_type`` itself ("*" does not
     count: docs/rules/ride.md#client-events), with what signing a POST to them needs."""
-    query = select(W.id, W.url, W.events, W.secret_enc, W.old_secret_enc, W.old_secret_until).where(
+    query = select(*(W[name] for name in names(SigningTarget))).where(
         W.client_id == client_id, W.status == ENABLED, W.deleted_at.is_(None)
     )
-    return [row for row in _rows(await conn.execute(query.order_by(W.id))) if event_type in (row["events"] or ())]
+    rows = [SigningTarget(*r) for r in await conn.execute(query.order_by(W.id))]
+    return [row for row in rows if event_type in (row.events or ())]
 
 
-async def endpoints_of_clients(conn: AsyncConnection, client_ids: Iterable[int]) -> list[dict[str, Any]]:
+async def endpoints_of_clients(conn: AsyncConnection, client_ids: Iterable[int]) -> list[Subscriber]:
     """Enabled, not deleted endpoints of these clients."""
-    query = select(W.id, W.client_id, W.events, W.created_at).where(
+    query = select(*(W[name] for name in names(Subscriber))).where(
         W.client_id.in_(sorted(set(client_ids))), W.status == ENABLED, W.deleted_at.is_(None)
     )
-    return _rows(await conn.execute(query))
+    return [Subscriber(*r) for r in await conn.execute(query)]
 
 
 async def bookings_by_id(conn: AsyncConnection, booking_ids: Iterable[int]) -> dict[int, Booking]:
@@ -160,6 +165,24 @@ def _claimable(now: datetime) -> Any:
     return and_(D.status == PENDING, or_(D.lease_until.is_(None), D.lease_until < now))
 
 
+# What a claimed delivery reads: ``models.WebhookDelivery``'s fields, in order.
+_CLAIMED: tuple[Any, ...] = (
+    D.id,
+    D.endpoint_id,
+    D.attempts,
+    D.lease_until,
+    D.deadline_at,
+    D.created_at,
+    E.event_id,
+    E.type,
+    E.body,
+    W.url,
+    W.secret_enc,
+    W.old_secret_enc,
+    W.old_secret_until,
+)
+
+
 async def claim_due(
     conn: AsyncConnection,
     *,
@@ -168,7 +191,7 @@ async def claim_due(
     limit: int,
     per_endpoint: int,
     busy: Iterable[int] = (),
-) -> list[dict[str, Any]]:
+) -> list[WebhookDelivery]:
     """Lease up to ``limit`` due deliveries to enabled endpoints, at most ``per_endpoint`` of any one
     endpoint and none of ``busy`` ones; answers each with its event and endpoint."""
     # The oldest due candidates (one range scan of ix_webhook_deliveries_status_next), a few times the
@@ -209,33 +232,20 @@ async def claim_due(
     if not ids:
         return []
     query = (
-        select(
-            D.id,
-            D.endpoint_id,
-            D.attempts,
-            D.lease_until,
-            D.deadline_at,
-            D.created_at,
-            E.event_id,
-            E.type,
-            E.body,
-            W.url,
-            W.secret_enc,
-            W.old_secret_enc,
-            W.old_secret_until,
-        )
+        select(*_CLAIMED)
         .select_from(
             webhook_deliveries.join(client_events, E.id == D.event_pk).join(webhook_endpoints, W.id == D.endpoint_id)
         )
         .where(D.id.in_(ids))
         .order_by(D.next_attempt_at, D.id)
     )
-    return _rows(await conn.execute(query))
+    return [WebhookDelivery(*r) for r in await conn.execute(query)]
 
 
 async def record(
     conn: AsyncConnection,
-    delivery: dict[str, Any],
+    delivery_id: int,
+    lease_until: datetime | None,
     *,
     status: str,
     now: datetime,
@@ -243,8 +253,8 @@ async def record(
     error: str | None,
     next_attempt_at: datetime | None,
 ) -> bool:
-    """The attempt's outcome on a delivery we still hold the lease on: finished (delivered or
-    failed) or rescheduled (``next_attempt_at``). False when the lease was lost."""
+    """The attempt's outcome on a delivery we still hold the lease on (``lease_until`` as claimed):
+    finished (delivered or failed) or rescheduled (``next_attempt_at``). False when the lease was lost."""
     values: dict[str, Any] = {
         "attempts": D.attempts + 1,
         "lease_until": None,
@@ -258,7 +268,7 @@ async def record(
         values["finished_at"] = now
     result = await conn.execute(
         update(webhook_deliveries)
-        .where(D.id == delivery["id"], D.status == PENDING, D.lease_until == delivery["lease_until"])
+        .where(D.id == delivery_id, D.status == PENDING, D.lease_until == lease_until)
         .values(values)
     )
     return result.rowcount == 1
@@ -289,7 +299,8 @@ RECORD_STATEMENT = DirectStatement(select(_RECORDED.c.id))
 
 
 def record_params(
-    delivery: dict[str, Any],
+    delivery_id: int,
+    lease_until: datetime | None,
     *,
     status: str,
     now: datetime,
@@ -298,8 +309,8 @@ def record_params(
     next_attempt_at: datetime | None,
 ) -> dict[str, Any]:
     return {
-        "d_id": delivery["id"],
-        "d_lease": delivery["lease_until"],
+        "d_id": delivery_id,
+        "d_lease": lease_until,
         "d_http": http_status,
         "d_error": (error or "")[:1000] or None,
         "d_status": status,
@@ -318,7 +329,7 @@ async def disable_endpoint(conn: AsyncConnection, endpoint_id: int, *, reason: s
 
 async def deliveries_page(
     conn: AsyncConnection, endpoint_id: int, *, below_id: int | None, limit: int
-) -> list[dict[str, Any]]:
+) -> list[LoggedDelivery]:
     """An endpoint's delivery log, newest first."""
     query = (
         select(D.id, D.status, D.attempts, D.last_http_status, D.next_attempt_at, D.created_at, E.event_id, E.type)
@@ -329,92 +340,7 @@ async def deliveries_page(
     )
     if below_id is not None:
         query = query.where(D.id < below_id)
-    return _rows(await conn.execute(query))
-
-
-# --- operators (``transfers outbox list/retry``) -------------------------------------------------------
-
-
-async def list_for_operator(
-    conn: AsyncConnection, *, statuses: Sequence[str] | None, limit: int
-) -> list[dict[str, Any]]:
-    """Newest first, with the event, the client and the endpoint's URL."""
-    query = (
-        select(
-            D.id,
-            D.status,
-            D.attempts,
-            D.next_attempt_at,
-            D.deadline_at,
-            D.lease_until,
-            D.last_error,
-            D.last_http_status,
-            D.created_at,
-            D.finished_at,
-            E.event_id,
-            E.type,
-            E.client_id,
-            bookings.c.reservation_no,
-            W.url,
-            W.public_id.label("endpoint_id"),
-        )
-        .select_from(
-            webhook_deliveries.join(client_events, E.id == D.event_pk)
-            .join(webhook_endpoints, W.id == D.endpoint_id)
-            .outerjoin(bookings, bookings.c.id == E.booking_id)
-        )
-        .order_by(D.id.desc())
-        .limit(limit)
-    )
-    if statuses is not None:
-        query = query.where(D.status.in_(list(statuses)))
-    return _rows(await conn.execute(query))
-
-
-async def retry(conn: AsyncConnection, delivery_id: int, *, now: datetime, deadline: datetime) -> bool:
-    """A failed delivery pending again, due now, with a new deadline; same event, same webhook-id."""
-    result = await conn.execute(
-        update(webhook_deliveries)
-        .where(D.id == delivery_id, D.status == FAILED)
-        .values(status=PENDING, next_attempt_at=now, deadline_at=deadline, lease_until=None, finished_at=None)
-    )
-    return result.rowcount == 1
-
-
-async def pending_summary(conn: AsyncConnection) -> tuple[int, datetime | None]:
-    count, oldest = (await conn.execute(select(func.count(), func.min(D.created_at)).where(D.status == PENDING))).one()
-    return int(count), oldest
-
-
-async def lock_for_retry(conn: AsyncConnection, delivery_id: int) -> dict[str, Any] | None:
-    """A delivery with its event, booking number and endpoint state, the delivery's row locked
-    (``webhooks/retry.py``, the operator's retry)."""
-    query = (
-        select(
-            D.id,
-            D.status,
-            D.attempts,
-            D.last_error,
-            D.finished_at,
-            D.next_attempt_at,
-            E.event_id,
-            E.type,
-            E.client_id,
-            bookings.c.reservation_no,
-            W.public_id.label("endpoint_id"),
-            W.status.label("endpoint_status"),
-            W.deleted_at.label("endpoint_deleted_at"),
-        )
-        .select_from(
-            webhook_deliveries.join(client_events, E.id == D.event_pk)
-            .join(webhook_endpoints, W.id == D.endpoint_id)
-            .outerjoin(bookings, bookings.c.id == E.booking_id)
-        )
-        .where(D.id == delivery_id)
-        .with_for_update(of=webhook_deliveries)
-    )
-    rows = _rows(await conn.execute(query))
-    return rows[0] if rows else None
+    return [LoggedDelivery(*r) for r in await conn.execute(query)]
 
 
 async def prune_before(conn: AsyncConnection, cutoff: datetime, *, limit: int) -> int:

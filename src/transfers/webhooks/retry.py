@@ -19,6 +19,7 @@ from transfers.clients.repository import record_admin_action
 from transfers.clock import Clock
 from transfers.db.engine import Database
 from transfers.outbox.retry import MessageNotFound, RetryRefused
+from transfers.webhooks import operators
 from transfers.webhooks import repository as repo
 
 RETRY_WINDOW = timedelta(hours=24)
@@ -55,26 +56,26 @@ async def retry_webhook_delivery(db: Database, clock: Clock, delivery_id: int, *
     (the delivery's row locked). ``MessageNotFound`` / ``RetryRefused`` say why not."""
     now = clock.now()
     async with db.write() as conn:
-        found = await repo.lock_for_retry(conn, delivery_id)
+        found = await operators.lock_for_retry(conn, delivery_id)
         if found is None:
             raise MessageNotFound(f"no webhook delivery {delivery_id}")
-        if found["status"] == repo.DELIVERED:
+        if found.status == repo.DELIVERED:
             raise RetryRefused(
-                f"webhook delivery {delivery_id} was delivered at {_when(found['finished_at'])}; nothing to retry"
+                f"webhook delivery {delivery_id} was delivered at {_when(found.finished_at)}; nothing to retry"
             )
-        if found["status"] == repo.PENDING:
+        if found.status == repo.PENDING:
             raise RetryRefused(
                 f"webhook delivery {delivery_id} is still pending (next attempt at "
-                f"{_when(found['next_attempt_at'])}); nothing to retry"
+                f"{_when(found.next_attempt_at)}); nothing to retry"
             )
-        if found["endpoint_deleted_at"] is not None or found["endpoint_status"] != repo.ENABLED:
+        if found.endpoint_deleted_at is not None or found.endpoint_status != repo.ENABLED:
             raise RetryRefused(
-                f"webhook delivery {delivery_id}: endpoint {found['endpoint_id']} is "
-                f"{'deleted' if found['endpoint_deleted_at'] is not None else 'disabled'}; "
+                f"webhook delivery {delivery_id}: endpoint {found.endpoint_id} is "
+                f"{'deleted' if found.endpoint_deleted_at is not None else 'disabled'}; "
                 "the client enables it first"
             )
         deadline = now + RETRY_WINDOW
-        if not await repo.retry(conn, delivery_id, now=now, deadline=deadline):
+        if not await operators.retry(conn, delivery_id, now=now, deadline=deadline):
             raise RetryRefused(f"webhook delivery {delivery_id} changed meanwhile; try again")
         await record_admin_action(
             conn,
@@ -82,15 +83,15 @@ async def retry_webhook_delivery(db: Database, clock: Clock, delivery_id: int, *
             action="webhook.retry",
             subject=f"webhook_delivery:{delivery_id}",
             details={
-                "event_id": found["event_id"],
-                "type": found["type"],
-                "client_id": found["client_id"],
-                "endpoint_id": found["endpoint_id"],
-                "reservation_no": found["reservation_no"],
-                "attempts": found["attempts"],
-                "last_error": found["last_error"],
+                "event_id": found.event_id,
+                "type": found.type,
+                "client_id": found.client_id,
+                "endpoint_id": found.endpoint_id,
+                "reservation_no": found.reservation_no,
+                "attempts": found.attempts,
+                "last_error": found.last_error,
                 "deadline": deadline.isoformat(),
             },
             now=now,
         )
-    return RetriedWebhook(delivery_id, found["event_id"], found["type"], found["reservation_no"], now, deadline)
+    return RetriedWebhook(delivery_id, found.event_id, found.type, found.reservation_no, now, deadline)

@@ -32,8 +32,8 @@ from transfers.bookings import service as bookings
 from transfers.clients.repository import record_admin_action
 from transfers.errors import DomainError
 from transfers.geo import GeocoderUnavailable, Place
+from transfers.reference.airports import Airport, find_airport
 from transfers.search import service as searching
-from transfers.search.airports import Airport, find_airport
 
 router = APIRouter()
 SEARCH_FIELDS = (

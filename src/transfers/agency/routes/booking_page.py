@@ -30,8 +30,8 @@ from transfers.bookings.reservation import could_exist
 from transfers.bookings.resource import booking_resource
 from transfers.clients.repository import record_admin_action
 from transfers.errors import DomainError, ErrorCode, Invalid
+from transfers.reference.airports import find_airport
 from transfers.reference.repository import active_cancellation_reasons
-from transfers.search.airports import find_airport
 
 router = APIRouter()
 NO_SUCH_BOOKING = "There is no booking with this reservation number in your agency."

@@ -38,7 +38,7 @@ async def _index(
     async with svc.db.read() as conn:
         keys = await clients_repo.keys_of_client(conn, viewer.client_id)
         hooks = [
-            endpoints.view(row) | {"disabled_reason": row["disabled_reason"]}
+            endpoints.view(row) | {"disabled_reason": row.disabled_reason}
             for row in await hooks_repo.list_endpoints(conn, viewer.client_id)
         ]
     context: dict[str, Any] = {

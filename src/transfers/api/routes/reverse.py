@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import ValidationError
 from starlette.responses import Response
 
-from transfers.api import schemas
+from transfers.api import ride_schemas, schemas
 from transfers.api.deps import current_partner, json_object, services
 from transfers.api.errors import REVERSE_PREFIX
 from transfers.api.openapi import register_body
@@ -22,8 +22,8 @@ from transfers.ride import rules as ride_rules
 
 router = APIRouter(prefix=REVERSE_PREFIX, tags=["Reverse API (partners)"])
 register_body("reverse_update_booking", ReverseUpdate)
-register_body("reverse_booking_event", schemas.RideEventBody)
-register_body("reverse_booking_positions", schemas.RidePositionsBody)
+register_body("reverse_booking_event", ride_schemas.RideEventBody)
+register_body("reverse_booking_positions", ride_schemas.RidePositionsBody)
 PARTNER_ERRORS: dict[int | str, dict[str, Any]] = {
     **schemas.service_errors(ErrorCode.MALFORMED_JSON, ErrorCode.UNAUTHENTICATED, ErrorCode.RATE_LIMITED),
     404: {"model": schemas.BookingNotFoundBody, "description": "unknown booking, or another partner's"},
@@ -93,7 +93,7 @@ async def booking_event(request: Request, partner: PartnerPrincipal = Depends(cu
 @router.post(
     "/booking/positions",
     summary="Report the driver's positions (1 to 100)",
-    response_model=schemas.PositionsResult,
+    response_model=ride_schemas.PositionsResult,
     responses={**PARTNER_ERRORS, 422: {"model": schemas.PartnerErrorBody, "description": "a rule refused it"}},
     operation_id="reverse_booking_positions",
     openapi_extra={"security": [{"BearerAuth": []}]},

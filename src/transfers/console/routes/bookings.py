@@ -19,6 +19,7 @@ from transfers.bookings.incidents.rules import InvalidResolution, unrefunded
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.state import BookingStatus, can_transition
 from transfers.bookings.story import load_detail
+from transfers.cancellation.views import cancel_refund
 from transfers.console import queries
 from transfers.console.auth import PREFIX, PageNotFound, Signed, Viewer, services
 from transfers.console.forms import (
@@ -158,6 +159,8 @@ async def _booking_page(
             "can_cancel": can_transition(status, BookingStatus.CANCELLED) and viewer.may(Capability.CANCEL_BOOKING),
             "can_refund": status is BookingStatus.COMPLETED and viewer.may(Capability.MOVE_MONEY),
             "refund_amount": refund_due(booking),
+            # docs/rules/incidents.md#refund-then-cancel: what the cancel gave back, as the BookingResource shows it
+            "cancel_refund": cancel_refund(booking),
             "can_sync": viewer.may(Capability.SYNC_BOOKING),
             # docs/rules/incidents.md#resolve: the incidents, their evidence, Resolve for admins
             "incidents": found,

@@ -29,7 +29,7 @@ from transfers.console.render import page
 from transfers.operators.models import Capability
 from transfers.outbox.retry import MessageNotFound, RetryRefused, retry_message
 from transfers.webhooks import endpoints as webhook_endpoints
-from transfers.webhooks import repository as webhooks_repo
+from transfers.webhooks import operators as webhooks_ops
 from transfers.webhooks.retry import retry_webhook_delivery
 
 router = APIRouter()
@@ -43,14 +43,12 @@ async def _deliveries_page(
         failed = await deliveries(conn, (FAILED, EXPIRED), limit=SHOWN)
         pending = await deliveries(conn, (PENDING,), limit=SHOWN)
         counts = await delivery_counts(conn)
-        hooks_failed = await webhooks_repo.list_for_operator(conn, statuses=(FAILED,), limit=SHOWN)
-        hooks_pending = await webhooks_repo.list_for_operator(conn, statuses=(PENDING,), limit=SHOWN)
+        hooks_failed = await webhooks_ops.list_for_operator(conn, statuses=(FAILED,), limit=SHOWN)
+        hooks_pending = await webhooks_ops.list_for_operator(conn, statuses=(PENDING,), limit=SHOWN)
         hook_counts = await webhook_delivery_counts(conn)
         partner_groups = await delivery_queries.partner_groups(conn)
         endpoint_groups = await delivery_queries.endpoint_groups(conn)
-        names = await delivery_queries.client_names(
-            conn, [int(m["client_id"]) for m in [*hooks_failed, *hooks_pending]]
-        )
+        names = await delivery_queries.client_names(conn, [m.client_id for m in [*hooks_failed, *hooks_pending]])
     return page(
         request,
         "deliveries.html",

@@ -38,7 +38,7 @@ from transfers.partners.conformance.search import (
     destination_point,
 )
 from transfers.partners.conformance.signed_request import secret_problem
-from transfers.search.airports import Airport
+from transfers.reference.airports import Airport
 
 __all__ = [
     "DAYS_AHEAD",

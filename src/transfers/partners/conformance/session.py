@@ -20,7 +20,7 @@ from transfers.partners.conformance.contract import ContractSchemas
 from transfers.partners.conformance.judging import clip, late, ms, said, transport_problem, wire_errors
 from transfers.partners.conformance.results import Check, Deadlines
 from transfers.partners.wire import WireResult
-from transfers.search.airports import Airport
+from transfers.reference.airports import Airport
 
 
 class CheckSession:

@@ -25,7 +25,7 @@ from starlette.responses import RedirectResponse, Response
 from transfers.hosted import card as cards
 from transfers.hosted import repository as repo
 from transfers.hosted import service as hosted_service
-from transfers.portal import card_form
+from transfers.portal import card_errors, card_form
 from transfers.portal.auth import PREFIX, PageNotFound, PartnerViewer, Signed, services
 from transfers.portal.render import page
 
@@ -67,7 +67,7 @@ async def editor(
     context = {
         "active": "Rate card",
         "form": form,
-        "errors": card_form.in_page_order(errors or {}),
+        "errors": card_errors.in_page_order(errors or {}),
         "general": general or [],
         "type_options": [(t, t.replace("_", " ").capitalize()) for t in types],
         "vehicle_options": [(v["id"].strip(), v["id"].strip()) for v in form.vehicles if v["id"].strip()],
@@ -95,7 +95,7 @@ async def checked(request: Request, form: card_form.CardForm) -> tuple[dict[str,
     """The card the form describes and every problem of it, by field and general."""
     mapped = card_form.to_card(form)
     types = await hosted_service.vehicle_types(services(request).db)
-    by_field, general = card_form.field_errors(form, mapped, cards.validate(mapped.document, vehicle_types=types))
+    by_field, general = card_errors.field_errors(form, mapped, cards.validate(mapped.document, vehicle_types=types))
     return mapped.document, by_field, general
 
 

@@ -26,7 +26,7 @@ from transfers.partners.models import sell_price
 from transfers.portal import card_form
 from transfers.portal.auth import Signed, services
 from transfers.portal.routes.rate_card import checked, editor, partner_airports, signed_partner
-from transfers.search.airports import Airport, find_airport, great_circle_km
+from transfers.reference.airports import Airport, find_airport, great_circle_km
 
 router = APIRouter()
 NOON = time(12, 0)
