@@ -9,11 +9,28 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
-from transfers.bookings.models import Booking, BookingView
 from transfers.cancellation.policy import FREE_UNTIL_PICKUP, Policy, from_json
 from transfers.reference.airports import local_time
+
+
+class CancellableFacts(Protocol):
+    """What these views read of a booking (``bookings.models.Booking`` and ``BookingView`` have it): named
+    here so the cancellation rules sit below the bookings and never import them."""
+
+    @property
+    def cancellation_fee(self) -> Decimal | None: ...
+    @property
+    def cancellation_refund(self) -> Decimal | None: ...
+    @property
+    def incident_refunded(self) -> Decimal | None: ...
+    @property
+    def cancelled_at(self) -> datetime | None: ...
+    @property
+    def cancelled_by(self) -> str | None: ...
+    @property
+    def amendment(self) -> dict[str, Any] | None: ...
 
 
 def stored_policy(value: Any) -> Policy:
@@ -43,7 +60,7 @@ def net_of_incidents(refund: Decimal, incident_refunded: Decimal | None) -> Deci
     return max(ZERO, refund - (incident_refunded or ZERO))
 
 
-def cancel_refund(b: Booking | BookingView) -> Decimal | None:
+def cancel_refund(b: CancellableFacts) -> Decimal | None:
     """What the cancellation itself refunded (None: not cancelled): the one figure the BookingResource's
     ``cancellation.refund``, its webhooks, the console, the CLI and the ledger move share. The stored
     ``cancellation_refund`` is the price less the fee (``fee + refund = total``); the incidents' refunds
@@ -53,7 +70,7 @@ def cancel_refund(b: Booking | BookingView) -> Decimal | None:
     return net_of_incidents(b.cancellation_refund, b.incident_refunded)
 
 
-def cancellation_view(b: Booking | BookingView) -> dict[str, Any] | None:
+def cancellation_view(b: CancellableFacts) -> dict[str, Any] | None:
     """``{"fee", "refund", "cancelled_at", "by"}`` of a cancelled booking, else None; ``refund`` is what the
     cancel gave back (``cancel_refund``), not counting the incidents' earlier refunds."""
     refund = cancel_refund(b)
@@ -67,7 +84,7 @@ def cancellation_view(b: Booking | BookingView) -> dict[str, Any] | None:
     }
 
 
-def amendment_view(b: Booking | BookingView) -> dict[str, Any] | None:
+def amendment_view(b: CancellableFacts) -> dict[str, Any] | None:
     """The latest amendment ``{"status", "changes", "message", "requested_at", "decided_at"}``, or None
     (the stored one also names its outbox message, which clients have no use for)."""
     stored = b.amendment
