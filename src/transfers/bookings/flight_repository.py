@@ -88,6 +88,11 @@ async def ensure_watch(
     return int(found)
 
 
+async def last_checked(conn: AsyncConnection, watch_id: int) -> datetime | None:
+    """When the provider last answered for this watch (None: never)."""
+    return (await conn.execute(select(W.checked_at).where(W.id == watch_id))).scalar()
+
+
 async def calls_since(conn: AsyncConnection, since: datetime, now: datetime) -> int:
     """Provider calls made by every worker in (``since``, ``now``] (the per-minute budget). A call stamped
     after ``now`` (a worker whose clock runs ahead) is not counted against this minute: it would otherwise

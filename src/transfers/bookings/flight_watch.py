@@ -105,11 +105,20 @@ async def watch_pass(
     return result
 
 
+CREATION_RECHECK = timedelta(minutes=1)
+
+
 async def check_new(db: Database, clock: Clock, settings: Settings, watch_id: int) -> None:
     """A new booking's first check, right after its creation (docs/rules/flights.md#watching), run beside the
     request (``Services.background``), never in its way. The watch is claimed like a pass claims it (due, not
     leased, within the per-minute budget): when a worker's pass has it, or the budget is spent, nothing
-    happens here and the pass checks it as before."""
+    happens here and the pass checks it as before. Nor when the provider answered for this flight less than
+    ``CREATION_RECHECK`` ago: a flight many bookings share is checked at creation at most once a minute (each
+    check reads and writes every booking of the flight), and the pass checks the newcomer (it is due)."""
+    async with db.read() as conn:
+        checked = await repo.last_checked(conn, watch_id)
+    if checked is not None and clock.now() - checked < CREATION_RECHECK:
+        return
     provider = build_provider(settings, clock)
     try:
         await watch_pass(db, provider, clock, settings, limit=1, watch_id=watch_id)
