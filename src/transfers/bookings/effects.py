@@ -100,8 +100,9 @@ class SideEffect:
     fragment: Callable[[FastContext], dict[str, CTE]]
     params: Callable[[Change, FastShape], dict[str, Any]]
     # Several changes at once (a return trip's two creations, ``write_effects_many``) in fewer round
-    # trips; None: ``write`` for each change in turn.
-    write_many: Callable[[AsyncConnection, Sequence[Change]], Awaitable[None]] | None = None
+    # trips; None: ``write`` for each change in turn. It may answer the ids of the rows it wrote by a
+    # key of theirs (the outbox messages' by webhook id), which ``write_effects_many`` hands back.
+    write_many: Callable[[AsyncConnection, Sequence[Change]], Awaitable[Mapping[str, int] | None]] | None = None
 
 
 # --- the moved row -----------------------------------------------------------------------------------
@@ -176,8 +177,8 @@ async def _messages_write(conn: AsyncConnection, change: Change) -> None:
         await outbox_repo.insert_message(conn, message, booking_id=change.moved.id)
 
 
-async def _messages_write_many(conn: AsyncConnection, changes: Sequence[Change]) -> None:
-    await outbox_repo.insert_messages(
+async def _messages_write_many(conn: AsyncConnection, changes: Sequence[Change]) -> Mapping[str, int]:
+    return await outbox_repo.insert_messages(
         conn, [(message, change.moved.id) for change in changes for message in change.messages]
     )
 
@@ -285,19 +286,22 @@ async def write_effects(conn: AsyncConnection, change: Change) -> None:
         await effect.write(conn, change)
 
 
-async def write_effects_many(conn: AsyncConnection, changes: Sequence[Change]) -> None:
+async def write_effects_many(conn: AsyncConnection, changes: Sequence[Change]) -> dict[str, int]:
     """``write_effects`` of every one of ``changes`` (all in the caller's transaction, all ``now``
     alike), effect by effect, each effect's rows for all changes in one round trip where it can
     (a return trip's pair, docs/rules/return-trips.md#create; a flight watch pass's moves, bounded
-    multi-row statements, docs/rules/flights.md#watching)."""
+    multi-row statements, docs/rules/flights.md#watching). Answers the ids the effects' statements
+    returned by key: the outbox messages' ids by webhook id (a return trip's deliveries need them)."""
+    ids: dict[str, int] = {}
     if not changes:
-        return
+        return ids
     for effect in EFFECTS:
         if effect.write_many is not None:
-            await effect.write_many(conn, changes)
+            ids.update((await effect.write_many(conn, changes)) or {})
         else:
             for change in changes:
                 await effect.write(conn, change)
+    return ids
 
 
 def fast_pieces(ctx: FastContext) -> dict[str, CTE]:

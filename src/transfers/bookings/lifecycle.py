@@ -91,11 +91,11 @@ async def create(conn: AsyncConnection, values: dict[str, Any], *, actor: str, m
 
 async def create_many(
     conn: AsyncConnection, rows: Sequence[tuple[dict[str, Any], tuple[NewMessage, ...]]], *, actor: str
-) -> list[int]:
+) -> tuple[list[int], dict[str, int]]:
     """``create`` for several bookings (values, messages) in one transaction, in fewer round trips:
     one INSERT of the bookings, then each side effect's rows for all of them (``write_effects_many``:
     the debits of one wallet as one move of their sum, so all fit or InsufficientBalance). Their ids
-    in the order of ``rows``."""
+    in the order of ``rows``, and their messages' ids by webhook id (from the messages' INSERT itself)."""
     columns = {key for values, _ in rows for key in values}
     ids = await repo.insert_bookings(conn, [{key: values.get(key) for key in columns} for values, _ in rows])
     changes = [
@@ -110,8 +110,8 @@ async def create_many(
         )
         for (values, messages), booking_id in zip(rows, ids, strict=True)
     ]
-    await write_effects_many(conn, changes)
-    return ids
+    message_ids = await write_effects_many(conn, changes)
+    return ids, message_ids
 
 
 async def transition(

@@ -167,10 +167,9 @@ async def _write(
             if leg.source.hosted:
                 await seat_claim(leg.values)(conn)
             await watch_flight(conn, leg.values, now)
-        ids = await lifecycle.create_many(
+        ids, message_ids = await lifecycle.create_many(
             conn, [(leg.values, (message,)) for leg, message in zip(legs, messages, strict=True)], actor=actor
         )
-        message_ids = await outbox_repo.ids_of(conn, [message.webhook_id for message in messages])
     return [
         (booking_id, message.stored(message_ids[message.webhook_id], booking_id))
         for booking_id, message in zip(ids, messages, strict=True)
