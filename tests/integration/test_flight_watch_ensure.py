@@ -1,0 +1,71 @@
+"""Taking a flight's watch (``flight_repository.ensure_watch``, one upsert on both databases,
+docs/rules/flights.md#watching): a new flight, date and airport get a new watch, due now; the same key again
+gets the same watch, made due again (an ended one restarts), its scheduled arrival, failures and lease kept;
+another date or airport is another watch. Several tasks taking the same new watch at once all get one."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+
+from transfers.bookings import flight_repository
+from transfers.db.engine import Database
+from transfers.db.tables import flight_watches
+
+W = flight_watches.c
+
+
+async def _take(db: Database, number: str, airport: str, arrival: datetime, now: datetime) -> int:
+    async with db.write() as conn:
+        return await flight_repository.ensure_watch(conn, number, airport, arrival, now)
+
+
+async def _row(db: Database, watch_id: int) -> dict[str, Any]:
+    async with db.read() as conn:
+        return dict((await conn.execute(select(flight_watches).where(W.id == watch_id))).mappings().one())
+
+
+async def test_a_watch_is_made_once_per_flight_date_and_airport_and_made_due_again(db: Database) -> None:
+    number = f"ZZ{secrets.randbelow(9000) + 1000}"  # a number no other test watches on these dates
+    now = datetime(2031, 3, 1, 8, 0, tzinfo=UTC)
+    arrival = datetime(2031, 3, 4, 14, 30, tzinfo=UTC)
+    first = await _take(db, number, "LHR", arrival, now)
+    row = await _row(db, first)
+    assert (row["number"], row["airport_iata"], row["local_date"]) == (number, "LHR", "2031-03-04")
+    assert row["scheduled_arrival"] == arrival and row["next_check_at"] == now and row["failures"] == 0
+    assert row["lease_until"] is None and row["checked_at"] is None
+    # a watch that failed twice, is leased and has ended: taken again, only next_check_at changes
+    lease = now + timedelta(minutes=2)
+    async with db.write() as conn:
+        await conn.execute(
+            update(flight_watches).where(W.id == first).values(next_check_at=None, failures=2, lease_until=lease)
+        )
+    later = now + timedelta(hours=1)
+    again = await _take(db, number, "LHR", arrival + timedelta(minutes=40), later)
+    assert again == first
+    row = await _row(db, first)
+    assert row["next_check_at"] == later and row["scheduled_arrival"] == arrival
+    assert row["failures"] == 2 and row["lease_until"] == lease
+    # another local date, another airport: other watches
+    other_day = await _take(db, number, "LHR", arrival + timedelta(days=1), now)
+    other_airport = await _take(db, number, "LGW", arrival, now)
+    assert len({first, other_day, other_airport}) == 3
+
+
+async def test_tasks_taking_one_new_watch_at_once_share_it(db: Database, database_url: str) -> None:
+    number = f"ZZ{secrets.randbelow(9000) + 1000}"
+    now = datetime(2031, 4, 1, 8, 0, tzinfo=UTC)
+    arrival = datetime(2031, 4, 2, 9, 15, tzinfo=UTC)
+    racing = Database(database_url, pool_size=4, application_name="transfers-tests-watch")
+    try:
+        ids = await asyncio.gather(*(_take(racing, number, "MAN", arrival, now) for _ in range(4)))
+    finally:
+        await racing.dispose()
+    assert len(set(ids)) == 1
+    async with db.read() as conn:
+        found = (await conn.execute(select(W.id).where(W.number == number, W.airport_iata == "MAN"))).all()
+    assert [r.id for r in found] == ids[:1]
