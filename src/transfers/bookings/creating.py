@@ -22,14 +22,27 @@ from transfers.search.offers import Offer, SearchedTrip
 from transfers.services import Services
 
 
-async def flight_fields(svc: Services, values: dict[str, Any], source: repo.OfferSource, now: datetime) -> None:
+async def flight_fields(svc: Services, values: dict[str, Any], source: repo.OfferSource, now: datetime) -> bool:
     """A new booking's flight columns: the partner's free wait as sold and, for a watched flight, its
-    watch (in a write transaction of its own: the single create's booking is written by one statement
-    of its own, ``fast_paths.store_created``)."""
+    watch (docs/rules/flights.md#watching). The watch is read first, outside any transaction: a watch
+    already due is taken as it is; otherwise it is made (or made due) in a write transaction of its own
+    (the single create's booking is written by one statement of its own, ``fast_paths.store_created``).
+
+    Returns whether the create starts the flight's check at creation: not for an unwatched flight, nor
+    when the provider answered for this flight less than ``flight_watch.CREATION_RECHECK`` ago (the
+    worker's pass checks the newcomer: its watch is due)."""
     values["free_wait_minutes"] = source.free_wait_minutes  # docs/rules/flights.md#partner-policy, as sold
-    if flight_watch.watches(values["pickup_location"], values["flight_number"]):
+    if not flight_watch.watches(values["pickup_location"], values["flight_number"]):
+        return False
+    found = await flight_repository.find_watch(
+        svc.db, values["flight_number"], values["airport_iata"], values["pickup_at"]
+    )
+    if found is not None and found.due(now):
+        values["flight_watch_id"] = found.id
+    else:
         async with svc.db.write() as conn:
             await watch_flight(conn, values, now)
+    return found is None or not flight_watch.answered_lately(found.checked_at, now)
 
 
 async def watch_flight(conn: AsyncConnection, values: dict[str, Any], now: datetime) -> None:
