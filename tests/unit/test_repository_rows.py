@@ -16,6 +16,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "transfers"
 CONVERTED = (
     "auth/repository.py",
     "bookings/repository.py",
+    "client_events/repository.py",
     "clients/repository.py",
     "console/admin_queries.py",
     "console/delivery_queries.py",
