@@ -11,12 +11,11 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import flight_repository, flight_watch, tracking
+from transfers.bookings import flight_repository, flight_watch, hosted_capacity, tracking
 from transfers.bookings import repository as repo
 from transfers.bookings.rules import BookingRequest
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal
-from transfers.hosted import capacity as hosted_capacity
 from transfers.partners.wire import BOOKING_TYPE
 from transfers.search.offers import Offer, SearchedTrip
 from transfers.services import Services
@@ -55,7 +54,7 @@ async def watch_flight(conn: AsyncConnection, values: dict[str, Any], now: datet
         )
 
 
-# A hosted vehicle's seat for a new booking, on its pickup's own day (``hosted/capacity.py``), and its refusal:
+# A hosted vehicle's seat for a new booking, on its pickup's own day (``bookings/hosted_capacity.py``), and its refusal:
 # the return trip's pair claims one per hosted leg (docs/rules/return-trips.md#create).
 seat_claim = hosted_capacity.claimer
 VehicleFull = hosted_capacity.VehicleFull
