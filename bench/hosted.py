@@ -8,7 +8,7 @@ more with the example rate card (``examples/rate-card.json``, whose vehicles hav
 the hosted answer reads the day's counters, the real case). The figure is this process's CPU time
 per search (``time.process_time``) with the hosted partner minus without it, each the median of
 its rounds (rounds interleaved, so both see the same machine load). Target: under 2 ms. It also
-prints the hosted answer alone (``hosted.search.ask_hosted``: pricing + the counter read).
+prints the hosted answer alone (``search.hosted.ask_hosted``: pricing + the counter read).
 Default database: a throwaway SQLite file; ``make bench`` passes a throwaway PostgreSQL one.
 """
 
@@ -33,12 +33,12 @@ from transfers.clients.models import ClientPrincipal, NewClient
 from transfers.config import Settings
 from transfers.db.migrate import upgrade
 from transfers.hosted import service as hosted_service
-from transfers.hosted.pricing import Trip
-from transfers.hosted.search import ask_hosted
 from transfers.partners import repository as partners_repo
 from transfers.partners.directory import PartnerDirectory
 from transfers.partners.service import register_partner
+from transfers.ratecards.pricing import Trip
 from transfers.reference.airports import find_airport
+from transfers.search.hosted import ask_hosted
 from transfers.search.service import search
 from transfers.services import Services
 

@@ -48,6 +48,7 @@ POINTS = {
 }
 WALLETS = 100  # the "many wallets" create scenario: one search per wallet, cycled by wrk
 DRAIN_BOOKINGS = 50  # the overdraft probe: a wallet that pays for exactly this many bookings
+CREATE_FLIGHTS = 2000  # distinct flight numbers the create requests cycle through (``Suite.create_requests``)
 
 
 def log(message: str) -> None:
@@ -627,6 +628,13 @@ class Suite:
 
     @staticmethod
     def create_requests(pairs: list[tuple[str, str]]) -> list[Request]:
+        """One create per (key, search) pair and flight: the pairs cycled over ``CREATE_FLIGHTS`` flight numbers.
+
+        Why many flights: each booking of a watched flight takes its flight's watch, and a watch's check
+        reads and rewrites every booking of that flight (docs/rules/flights.md#watching). With every create
+        on one flight (BA117, until 2026-11-26) the run built one flight of tens of thousands of bookings,
+        which no real flight has, and its once-a-minute check at creation dominated the create figures."""
+        count = max(len(pairs), CREATE_FLIGHTS)
         return [
             Request(
                 "POST",
@@ -644,11 +652,11 @@ class Suite:
                             "phone": "+447911123456",
                             "email": "ada@example.com",
                         },
-                        "travel_details": {"flight_number": "BA117", "extra_requests": None},
+                        "travel_details": {"flight_number": f"BA{1000 + i % CREATE_FLIGHTS}", "extra_requests": None},
                     }
                 ).decode(),
             )
-            for key, search_id in pairs
+            for i, (key, search_id) in ((i, pairs[i % len(pairs)]) for i in range(count))
         ]
 
     def create(self, url: str) -> None:

@@ -37,6 +37,8 @@ from bench.procs import Proc
 from transfers.auth.service import Authenticator
 from transfers.bookings import service as bookings
 from transfers.bookings.resource import booking_resource
+from transfers.client_events import events
+from transfers.client_events import repository as events_repo
 from transfers.clients import service as clients
 from transfers.clients.models import ClientPrincipal, NewClient
 from transfers.clock import SystemClock
@@ -48,8 +50,7 @@ from transfers.logging import configure_logging
 from transfers.partners.service import register_partner
 from transfers.search import service as searching
 from transfers.services import Services
-from transfers.webhooks import endpoints, events
-from transfers.webhooks import repository as hooks_repo
+from transfers.webhooks import endpoints
 
 SECRET = "bench-webhooks-secret-key"
 NO_CONTENT = b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n"
@@ -157,7 +158,7 @@ async def seed_events(svc: Services, receiver_url: str, count: int) -> ClientPri
     snapshot = booking_resource(booked, svc.clock.now())
     now = svc.clock.now()
     async with svc.db.write() as conn:
-        await hooks_repo.insert_events(
+        await events_repo.insert_events(
             conn,
             [
                 {

@@ -15,8 +15,8 @@ from tests.conftest import ClientFactory, bearer, make_settings
 from tests.servers import LiveServer
 from transfers.api import client_schemas as cs
 from transfers.app import create_app
+from transfers.client_events.events import EventType
 from transfers.clock import ShiftedClock
-from transfers.webhooks.events import EventType
 
 ENDPOINTS = "/api/v1/booking-api/webhook-endpoints"
 HOOK = "https://hooks.example.com/transfers"

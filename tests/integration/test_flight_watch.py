@@ -23,7 +23,7 @@ from tests.fake_flight_provider import FakeAeroDataBox
 from tests.helpers import booking_body, future_local, search_body
 from tests.servers import LiveServer
 from tests.webhook_receiver import Receiver
-from transfers.bookings import flight_watch
+from transfers.bookings import flight_repository, flight_watch
 from transfers.bookings.story import load_detail
 from transfers.clock import ShiftedClock
 from transfers.config import Settings
@@ -544,3 +544,42 @@ async def test_amending_the_flight_number_restarts_the_watch(
     assert minutes_between(moved["pickup_datetime"], booking["pickup_datetime"]) == 50
     assert moved["original_pickup_datetime"] == booking["pickup_datetime"]
     assert moved["flight"]["number"] == "ZZ1050"
+
+
+async def test_a_new_booking_makes_its_flights_watch_due_and_leaves_a_due_watch_as_it_is(
+    svc: Services, clock: ShiftedClock
+) -> None:
+    """docs/rules/flights.md#watching: a booking is checked at creation, so its watch is due now; a watch
+    already due is not rewritten (every booking of a busy flight would queue on that one row's lock)."""
+    now = clock.now()
+    arrival = now + timedelta(days=4)
+
+    async def ensure(at: datetime) -> int:
+        async with svc.db.write() as conn:
+            return await flight_repository.ensure_watch(conn, "ZZ7301", "LHR", arrival, at)
+
+    async def set_next(watch_id: int, value: datetime | None) -> None:
+        async with svc.db.write() as conn:
+            await conn.execute(
+                update(flight_watches).where(flight_watches.c.id == watch_id).values(next_check_at=value)
+            )
+
+    async def next_check(watch_id: int) -> datetime | None:
+        async with svc.db.read() as conn:
+            found: datetime | None = (
+                await conn.execute(select(flight_watches.c.next_check_at).where(flight_watches.c.id == watch_id))
+            ).scalar_one()
+        return found
+
+    watch_id = await ensure(now)
+    assert await next_check(watch_id) == now  # created due
+    earlier = now - timedelta(minutes=5)
+    await set_next(watch_id, earlier)
+    assert await ensure(now) == watch_id
+    assert await next_check(watch_id) == earlier  # already due: left as it was, not rewritten
+    await set_next(watch_id, now + timedelta(hours=1))
+    assert await ensure(now) == watch_id
+    assert await next_check(watch_id) == now  # a later slot: brought forward to now
+    await set_next(watch_id, None)
+    assert await ensure(now) == watch_id
+    assert await next_check(watch_id) == now  # a finished watch: due again for its new booking

@@ -1,7 +1,8 @@
-"""Taking a flight's watch (``flight_repository.ensure_watch``, one upsert on both databases,
-docs/rules/flights.md#watching): a new flight, date and airport get a new watch, due now; the same key again
-gets the same watch, made due again (an ended one restarts), its scheduled arrival, failures and lease kept;
-another date or airport is another watch. Several tasks taking the same new watch at once all get one."""
+"""Taking a flight's watch (``flight_repository.ensure_watch`` on both databases, docs/rules/flights.md#watching;
+a missing watch is inserted with ON CONFLICT DO NOTHING, no SAVEPOINT): a new flight, date and airport get a new
+watch, due now; the same key again gets the same watch, an ended one made due again with its scheduled arrival,
+failures and lease kept; another date or airport is another watch. Several tasks taking the same new watch at
+once all get one (the losers of the race find the winner's)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 from transfers.cli.main import cli
 from transfers.config import get_settings
 from transfers.db.engine import Database
-from transfers.hosted import repository as hosted_repo
+from transfers.ratecards import repository as cards_repo
 
 SECRET_KEY = "test-secret-key-not-for-production"
 EXAMPLE = Path(__file__).parents[2] / "examples" / "rate-card.json"
@@ -98,7 +98,7 @@ def test_a_bad_card_lists_every_error_and_stores_nothing(run: Any, tmp_path: Pat
             db = Database(database_url)
             try:
                 async with db.read() as conn:
-                    return await hosted_repo.get_card(conn, partner_id)
+                    return await cards_repo.get_card(conn, partner_id)
             finally:
                 await db.dispose()
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from tests.hosted.conftest import example_card
-from transfers.hosted import card as cards
 from transfers.portal import card_errors
 from transfers.portal import card_form as cf
+from transfers.ratecards import card as cards
 
 TYPES = frozenset({"SEDAN", "MINIVAN"})
 

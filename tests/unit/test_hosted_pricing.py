@@ -12,8 +12,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from transfers.hosted import card as cards
-from transfers.hosted.pricing import Trip, quote, refusal, vehicle_price
+from transfers.ratecards import card as cards
+from transfers.ratecards.pricing import Trip, quote, refusal, vehicle_price
 
 EXAMPLE = json.loads((Path(__file__).parents[2] / "examples" / "rate-card.json").read_text())
 LONDON = ZoneInfo("Europe/London")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from transfers.hosted import card as cards
+from transfers.ratecards import card as cards
 
 ROOT = Path(__file__).parents[2]
 EXAMPLE = json.loads((ROOT / "examples" / "rate-card.json").read_text())

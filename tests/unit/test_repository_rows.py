@@ -16,6 +16,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "transfers"
 CONVERTED = (
     "auth/repository.py",
     "bookings/repository.py",
+    "client_events/repository.py",
     "clients/repository.py",
     "console/admin_queries.py",
     "console/delivery_queries.py",
@@ -24,16 +25,17 @@ CONVERTED = (
     "delivery/repository.py",
     "hosted/repository.py",
     "operators/repository.py",
+    "ratecards/repository.py",
     "reference/repository.py",
     "wallet/repository.py",
     "webauth/repository.py",
     "webhooks/repository.py",
 )
 # Functions whose answer is a JSON document as stored (its keys are the published schema's, not
-# columns): the rate card (openapi/rate-card.schema.json; hosted/card.py validates and parses it).
+# columns): the rate card (openapi/rate-card.schema.json; ratecards/card.py validates and parses it).
 JSON_DOCUMENTS = {
-    ("hosted/repository.py", "get_card"),
-    ("hosted/repository.py", "cards_of"),
+    ("ratecards/repository.py", "get_card"),
+    ("ratecards/repository.py", "cards_of"),
     # The bind parameters of a frozen fast statement (issue 21 item 6), by the statement's names: not a row.
     ("webhooks/repository.py", "record_params"),
 }

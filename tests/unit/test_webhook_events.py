@@ -1,4 +1,4 @@
-"""Which client events a booking change yields (``webhooks/events.py``), table-driven."""
+"""Which client events a booking change yields (``client_events/events.py``), table-driven."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from tests.helpers import booking_row
 from transfers.bookings.models import Booking
-from transfers.webhooks.events import EventType, events_of, matches
+from transfers.client_events.events import EventType, events_of, matches
 
 T = EventType
 DRIVER = {"driver_name": "Jo", "driver_phone": "+33612345679", "driver_plate": "AB-1", "meeting_point": None}

@@ -11,25 +11,37 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import flight_repository, flight_watch, tracking
+from transfers.bookings import flight_repository, flight_watch, hosted_capacity, tracking
 from transfers.bookings import repository as repo
 from transfers.bookings.rules import BookingRequest
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal
-from transfers.hosted import capacity as hosted_capacity
 from transfers.partners.wire import BOOKING_TYPE
 from transfers.search.offers import Offer, SearchedTrip
 from transfers.services import Services
 
 
-async def flight_fields(svc: Services, values: dict[str, Any], source: repo.OfferSource, now: datetime) -> None:
+async def flight_fields(svc: Services, values: dict[str, Any], source: repo.OfferSource, now: datetime) -> bool:
     """A new booking's flight columns: the partner's free wait as sold and, for a watched flight, its
-    watch (in a write transaction of its own: the single create's booking is written by one statement
-    of its own, ``fast_paths.store_created``)."""
+    watch (docs/rules/flights.md#watching). The watch is read first, outside any transaction: a watch
+    already due is taken as it is; otherwise it is made (or made due) in a write transaction of its own
+    (the single create's booking is written by one statement of its own, ``fast_paths.store_created``).
+
+    Returns whether the create starts the flight's check at creation: not for an unwatched flight, nor
+    when the provider answered for this flight less than ``flight_watch.CREATION_RECHECK`` ago (the
+    worker's pass checks the newcomer: its watch is due)."""
     values["free_wait_minutes"] = source.free_wait_minutes  # docs/rules/flights.md#partner-policy, as sold
-    if flight_watch.watches(values["pickup_location"], values["flight_number"]):
+    if not flight_watch.watches(values["pickup_location"], values["flight_number"]):
+        return False
+    found = await flight_repository.find_watch(
+        svc.db, values["flight_number"], values["airport_iata"], values["pickup_at"]
+    )
+    if found is not None and found.due(now):
+        values["flight_watch_id"] = found.id
+    else:
         async with svc.db.write() as conn:
             await watch_flight(conn, values, now)
+    return found is None or not flight_watch.answered_lately(found.checked_at, now)
 
 
 async def watch_flight(conn: AsyncConnection, values: dict[str, Any], now: datetime) -> None:
@@ -42,7 +54,7 @@ async def watch_flight(conn: AsyncConnection, values: dict[str, Any], now: datet
         )
 
 
-# A hosted vehicle's seat for a new booking, on its pickup's own day (``hosted/capacity.py``), and its refusal:
+# A hosted vehicle's seat for a new booking, on its pickup's own day (``bookings/hosted_capacity.py``), and its refusal:
 # the return trip's pair claims one per hosted leg (docs/rules/return-trips.md#create).
 seat_claim = hosted_capacity.claimer
 VehicleFull = hosted_capacity.VehicleFull

@@ -29,7 +29,7 @@ from typing import Any
 from sqlalchemy import CTE, ColumnElement, bindparam, insert, literal, null, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import event_effects, journal_effects, ledger_effects
+from transfers.bookings import event_effects, hosted_capacity, journal_effects, ledger_effects
 from transfers.bookings import repository as repo
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus
@@ -37,7 +37,6 @@ from transfers.db.tables import booking_transitions, outbox
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery import statement_pieces
 from transfers.delivery.models import NewMessage
-from transfers.hosted import capacity as hosted_capacity
 from transfers.partners.calls import MessageKind
 
 UPDATE_DEADLINE = timedelta(hours=24)
@@ -230,7 +229,7 @@ def _releases_seat(from_status: BookingStatus | None, to_status: BookingStatus) 
 
 
 async def _capacity_write(conn: AsyncConnection, change: Change) -> None:
-    """The seat a hosted vehicle's booking held on its local pickup date (``hosted/capacity.py``);
+    """The seat a hosted vehicle's booking held on its local pickup date (``bookings/hosted_capacity.py``);
     for a server partner's booking there is no counter row and nothing changes."""
     if _releases_seat(change.from_status, change.to_status):
         await hosted_capacity.release(conn, change.moved)

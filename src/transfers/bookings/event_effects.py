@@ -1,7 +1,7 @@
 """The client events of every status change (issue 14, docs/rules/webhooks.md), the ``events`` entry
 of ``effects.EFFECTS``, and the events of a booking that are not a change of its row (an incident's).
 
-Each change's webhook events (``webhooks/events.py`` decides which), with the booking's next
+Each change's webhook events (``client_events/events.py`` decides which), with the booking's next
 ``sequence`` numbers and the BookingResource as of the change; the worker fans them out to the
 client's endpoints later, so a change costs one INSERT whatever the number of endpoints. Every row
 is built by ``_row``, so a new event of either kind has the same columns.
@@ -19,9 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.bookings import repository as repo
 from transfers.bookings.models import Booking
 from transfers.bookings.resource import booking_resource
+from transfers.client_events import events as client_events
+from transfers.client_events import repository as events_repo
 from transfers.db.tables import client_events as events_table
-from transfers.webhooks import events as client_events
-from transfers.webhooks import repository as webhooks_repo
 
 if TYPE_CHECKING:
     from transfers.bookings.effects import Change, FastContext, FastShape
@@ -61,7 +61,7 @@ def _specs(change: Change) -> list[client_events.EventSpec]:
 
 
 async def events_write(conn: AsyncConnection, change: Change) -> None:
-    await webhooks_repo.insert_events(conn, await _rows_of(conn, change))
+    await events_repo.insert_events(conn, await _rows_of(conn, change))
 
 
 async def _rows_of(conn: AsyncConnection, change: Change) -> list[dict[str, Any]]:
@@ -113,7 +113,7 @@ async def events_write_many(conn: AsyncConnection, changes: Sequence[Change]) ->
             for i, spec in enumerate(specs)
         ]
     for start in range(0, len(rows), repo.BATCH_ROWS):
-        await webhooks_repo.insert_events(conn, rows[start : start + repo.BATCH_ROWS])
+        await events_repo.insert_events(conn, rows[start : start + repo.BATCH_ROWS])
 
 
 def events_fragment(ctx: FastContext) -> dict[str, CTE]:
@@ -184,4 +184,4 @@ async def write_incident_event(
     snapshot = booking_resource(booking, now)
     # ``data`` is merged into the body's data (``events.booking_data``)
     row = _row(booking, kind.value, sequence, booking.status.value, None, snapshot, now, {"incident": incident})
-    await webhooks_repo.insert_events(conn, [row])
+    await events_repo.insert_events(conn, [row])

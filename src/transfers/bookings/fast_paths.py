@@ -69,7 +69,7 @@ async def store_created(
     in one write transaction, rolled back on InsufficientBalance.
 
     ``before``: a write that must commit with the booking or not at all, run first in the same
-    transaction (a hosted vehicle's seat, ``hosted/capacity.py``; it raises to refuse the booking).
+    transaction (a hosted vehicle's seat, ``bookings/hosted_capacity.py``; it raises to refuse the booking).
     With one, PostgreSQL takes the general transaction too: the counter's row lock is held until the
     booking commits, which is what makes the last seat go to exactly one booking."""
     if db.is_sqlite or before is not None:

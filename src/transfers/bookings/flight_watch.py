@@ -108,6 +108,11 @@ async def watch_pass(
 CREATION_RECHECK = timedelta(minutes=1)
 
 
+def answered_lately(checked_at: datetime | None, now: datetime) -> bool:
+    """The provider answered for this watch less than ``CREATION_RECHECK`` ago: no check at creation."""
+    return checked_at is not None and now - checked_at < CREATION_RECHECK
+
+
 async def check_new(db: Database, clock: Clock, settings: Settings, watch_id: int) -> None:
     """A new booking's first check, right after its creation (docs/rules/flights.md#watching), run beside the
     request (``Services.background``), never in its way. The watch is claimed like a pass claims it (due, not
@@ -117,7 +122,7 @@ async def check_new(db: Database, clock: Clock, settings: Settings, watch_id: in
     check reads and writes every booking of the flight), and the pass checks the newcomer (it is due)."""
     async with db.read() as conn:
         checked = await repo.last_checked(conn, watch_id)
-    if checked is not None and clock.now() - checked < CREATION_RECHECK:
+    if answered_lately(checked, clock.now()):
         return
     provider = build_provider(settings, clock)
     try:

@@ -89,6 +89,7 @@ async def create_booking(
         raise LookupError(f"booking {created.booking_id} is gone right after its creation")
     if (
         svc.settings.flight_check_at_creation
+        and created.check_flight
         and stored.flight_watch_id is not None
         and stored.status.value in flight_repository.WATCHED_STATUSES
     ):
@@ -105,6 +106,7 @@ async def create_booking(
 class _Created:
     booking_id: int
     message: OutboxMessage  # the partner's POST /booking/create in the outbox
+    check_flight: bool  # start the flight's check at creation (``creating.flight_fields``)
     endpoint: PartnerEndpoint
 
 
@@ -142,7 +144,7 @@ async def _store_and_charge(
     if offer is None or source is None:
         raise Invalid(Code.VEHICLE_ID_INVALID)
     values = booking_values(client, search, offer, source.search_vehicle_id, request, now, idempotency_key)
-    await flight_fields(svc, values, source, now)
+    check_flight = await flight_fields(svc, values, source, now)
     deadline = delivery_deadline(
         now,
         values["pickup_at"],
@@ -183,6 +185,7 @@ async def _store_and_charge(
         return _Created(
             booking_id,
             stored,
+            check_flight,
             endpoint_of(
                 source.partner_id,
                 source.partner_name,

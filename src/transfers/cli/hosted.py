@@ -10,8 +10,8 @@ from typing import Any
 import click
 
 from transfers.cli.common import actor, fail, print_json, with_db
-from transfers.hosted import card as cards
 from transfers.hosted import service
+from transfers.ratecards import card as cards
 
 MAX_CARD_BYTES = 1_000_000
 

@@ -1,27 +1,22 @@
-"""Hosted partners' SQL: rate cards and the daily capacity counters (docs/rules/hosted-partners.md).
+"""Hosted partners' SQL: their partner rows, the portal's accounts and reads, the auto-decline job's claim
+(docs/rules/hosted-partners.md).
 
-The capacity counter is one row per (partner, vehicle, local pickup date). A booking claims a
-seat with a conditional ``UPDATE ... SET booked = booked + 1 WHERE booked < :capacity`` inside the
-booking's own create transaction: on PostgreSQL the second of two concurrent claims for the last
-seat waits for the first's row lock, re-reads the row and matches nothing; on SQLite the write
-transaction (BEGIN IMMEDIATE) serialises them. Either way two bookings cannot both take it, from
-any number of API processes.
+The rate cards and the daily capacity counters are in ``ratecards/repository.py``: the partner
+directory, the search and the booking's seat claim read and write them from below this package.
 """
 
 from __future__ import annotations
 
 from dataclasses import fields
-from datetime import date, datetime
+from datetime import datetime
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy import func, insert, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.models import Booking
 from transfers.bookings.trip import Driver
-from transfers.db.tables import bookings, hosted_capacity, partner_users, partners, rate_cards
+from transfers.db.tables import bookings, partner_users, partners
 from transfers.rows import row_type
 
 
@@ -88,11 +83,6 @@ LISTED_PARTNER_USER_FIELDS = tuple(f.name for f in fields(ListedPartnerUser))
 _USER_COLUMNS = tuple(partner_users.c[name] for name in PARTNER_USER_FIELDS)
 
 
-async def get_card(conn: AsyncConnection, partner_id: int) -> dict[str, Any] | None:
-    row = (await conn.execute(select(rate_cards.c.card).where(rate_cards.c.partner_id == partner_id))).first()
-    return None if row is None else dict(row.card)
-
-
 async def hosted_partner(conn: AsyncConnection, partner_id: int) -> HostedPartner | None:
     """The partner's id, name, hosted flag and status, or None."""
     row = (
@@ -101,65 +91,6 @@ async def hosted_partner(conn: AsyncConnection, partner_id: int) -> HostedPartne
         )
     ).first()
     return HostedPartner(*row) if row else None
-
-
-async def put_card(conn: AsyncConnection, partner_id: int, card: dict[str, Any], *, actor: str, now: datetime) -> None:
-    values = {"card": card, "updated_at": now, "updated_by": actor}
-    changed = await conn.execute(update(rate_cards).where(rate_cards.c.partner_id == partner_id).values(**values))
-    if changed.rowcount == 0:
-        await conn.execute(insert(rate_cards).values(partner_id=partner_id, **values))
-
-
-async def cards_of(conn: AsyncConnection, partner_ids: list[int]) -> dict[int, dict[str, Any]]:
-    """The stored cards of these partners (the search directory's snapshot)."""
-    if not partner_ids:
-        return {}
-    rows = await conn.execute(
-        select(rate_cards.c.partner_id, rate_cards.c.card).where(rate_cards.c.partner_id.in_(partner_ids))
-    )
-    return {int(r.partner_id): dict(r.card) for r in rows}
-
-
-async def booked_on(conn: AsyncConnection, partner_id: int, local_date: date) -> dict[str, int]:
-    """Per vehicle id, the seats already taken on that local date."""
-    rows = await conn.execute(
-        select(hosted_capacity.c.vehicle_id, hosted_capacity.c.booked).where(
-            hosted_capacity.c.partner_id == partner_id, hosted_capacity.c.local_date == local_date.isoformat()
-        )
-    )
-    return {r.vehicle_id: int(r.booked) for r in rows}
-
-
-async def claim_seat(
-    conn: AsyncConnection, *, partner_id: int, vehicle_id: str, local_date: date, capacity: int | None
-) -> bool:
-    """Take one seat in the caller's write transaction; False (nothing written) when the vehicle is
-    full that day. ``capacity`` None: no limit, the booking is still counted (a later limit and the
-    portal's figures see it)."""
-    key = {"partner_id": partner_id, "vehicle_id": vehicle_id, "local_date": local_date.isoformat()}
-    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-    await conn.execute(dialect.insert(hosted_capacity).values(**key, booked=0).on_conflict_do_nothing())
-    where = [hosted_capacity.c[k] == v for k, v in key.items()]
-    if capacity is not None:
-        where.append(hosted_capacity.c.booked < capacity)
-    result = await conn.execute(update(hosted_capacity).where(*where).values(booked=hosted_capacity.c.booked + 1))
-    return result.rowcount == 1
-
-
-async def release_seat(conn: AsyncConnection, *, partner_id: int, vehicle_id: str, local_date: date) -> bool:
-    """Give a seat back (the booking was cancelled, declined or failed). No row: nothing (a server
-    partner's booking, which never held one). True when a seat was given back."""
-    result = await conn.execute(
-        update(hosted_capacity)
-        .where(
-            hosted_capacity.c.partner_id == partner_id,
-            hosted_capacity.c.vehicle_id == vehicle_id,
-            hosted_capacity.c.local_date == local_date.isoformat(),
-            hosted_capacity.c.booked > 0,
-        )
-        .values(booked=hosted_capacity.c.booked - 1)
-    )
-    return result.rowcount == 1
 
 
 async def lock_unaccepted(

@@ -19,12 +19,13 @@ from transfers.clients import repository as clients_repo
 from transfers.clock import Clock
 from transfers.db.engine import Database
 from transfers.errors import Refused
-from transfers.hosted import card as cards
 from transfers.hosted import repository as repo
 from transfers.partners import repository as partners_repo
 from transfers.partners.secrets_box import SecretBox
 from transfers.partners.service import PartnerNotFound
 from transfers.partners.signing import new_signing_secret
+from transfers.ratecards import card as cards
+from transfers.ratecards import repository as cards_repo
 from transfers.reference.repository import vehicle_type_names
 
 
@@ -95,7 +96,7 @@ async def set_rate_card(db: Database, clock: Clock, partner_id: int, document: A
     async with db.write() as conn:
         await _hosted(conn, partner_id)
         parsed = cards.parse(document, vehicle_types=frozenset(await vehicle_type_names(conn)))
-        await repo.put_card(conn, partner_id, document, actor=actor, now=now)
+        await cards_repo.put_card(conn, partner_id, document, actor=actor, now=now)
         await clients_repo.record_admin_action(
             conn,
             actor=actor,
@@ -111,7 +112,7 @@ async def get_rate_card(db: Database, partner_id: int) -> dict[str, Any] | None:
     """The stored card as it was set (None: none yet)."""
     async with db.read() as conn:
         await _hosted(conn, partner_id)
-        return await repo.get_card(conn, partner_id)
+        return await cards_repo.get_card(conn, partner_id)
 
 
 async def vehicle_types(db: Database) -> frozenset[str]:

@@ -21,7 +21,6 @@ from transfers.clock import SystemClock
 from transfers.config import Settings, get_settings, unknown_variables
 from transfers.db.engine import Database
 from transfers.flights.providers import ProviderError, build_provider
-from transfers.hosted import card as rate_cards
 from transfers.hosted import repository as hosted_repo
 from transfers.ops.database import is_sqlite, read_schema, schema_problem, shown_target
 from transfers.ops.errors import BackendUnavailable
@@ -34,6 +33,8 @@ from transfers.partners.models import PartnerRecord
 from transfers.partners.repository import enabled_with_secrets
 from transfers.partners.secrets_box import SANDBOX_KEY_FILE, SecretBox
 from transfers.partners.service import endpoint
+from transfers.ratecards import card as rate_cards
+from transfers.ratecards import repository as cards_repo
 from transfers.reference.repository import vehicle_type_names
 
 Verdict = Literal["PASS", "WARN", "FAIL", "SKIP"]
@@ -271,7 +272,7 @@ async def _hosted_row(conn: AsyncConnection, record: PartnerRecord) -> Row:
     changed since it was saved) and at least one active portal user to accept its bookings."""
     name = f"partner {record.partner_id} {record.name}"
     problems: list[str] = []
-    card = await hosted_repo.get_card(conn, record.partner_id)
+    card = await cards_repo.get_card(conn, record.partner_id)
     if card is None:
         problems.append("no rate card: searches find none of its vehicles (transfers partners rate-card set)")
     else:

@@ -21,13 +21,13 @@ from typing import Any
 import structlog
 
 from transfers.db.engine import Database
-from transfers.hosted import repository as hosted_repo
-from transfers.hosted.card import RateCard, load_stored
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.models import PartnerRecord
 from transfers.partners.repository import enabled_with_secrets
 from transfers.partners.secrets_box import SecretBox
 from transfers.partners.service import endpoint
+from transfers.ratecards import repository as cards_repo
+from transfers.ratecards.card import RateCard, load_stored
 from transfers.reference.repository import vehicle_type_names
 
 log = structlog.get_logger("transfers.partners")
@@ -97,7 +97,7 @@ class PartnerDirectory:
         async with self._db.read() as conn:
             rows = await enabled_with_secrets(conn)
             types = await vehicle_type_names(conn)
-            stored = await hosted_repo.cards_of(conn, [s.record.partner_id for s in rows if s.record.hosted])
+            stored = await cards_repo.cards_of(conn, [s.record.partner_id for s in rows if s.record.hosted])
         return Snapshot(
             tuple((sealed.record, endpoint(sealed, self._box)) for sealed in rows), frozenset(types), _parsed(stored)
         )

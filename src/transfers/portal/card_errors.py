@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from transfers.hosted.card import CardError
 from transfers.portal.card_form import ROW_FIELD, TABLES, CardForm, Mapped
+from transfers.ratecards.card import CardError
 
 _BELOW = re.compile(r"^(-?[\d.]+) is less than the minimum of (-?[\d.]+)$")
 _ABOVE = re.compile(r"^(-?[\d.]+) is greater than the maximum of (-?[\d.]+)$")

@@ -21,7 +21,7 @@ from transfers.ride.model import FOUR_MILESTONES, Milestone, Position, RideEvent
 
 R, P = ride_events.c, ride_positions.c
 _INSERT_POSITIONS = insert(ride_positions)
-# The client webhook type a position is pushed as (``webhooks/events.EventType.BOOKING_DRIVER_POSITION``):
+# The client webhook type a position is pushed as (``client_events/events.EventType.BOOKING_DRIVER_POSITION``):
 # only endpoints that name it get it, never through "*" (docs/rules/ride.md#client-events).
 DRIVER_POSITION_EVENT = "booking.driver_position"
 # docs/rules/ride.md#positions: kept 30 days after the ride, which is over by pickup + 12 h at the latest.

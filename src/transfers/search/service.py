@@ -10,12 +10,12 @@ from typing import Any
 
 from transfers.cancellation.views import policy_view
 from transfers.clients.models import ClientPrincipal
-from transfers.hosted.pricing import Trip
-from transfers.hosted.search import ask_hosted
 from transfers.partners.wire import search_request
+from transfers.ratecards.pricing import Trip
 from transfers.reference.airports import great_circle_km
 from transfers.search import repository as repo
 from transfers.search.fanout import ask_partners
+from transfers.search.hosted import ask_hosted
 from transfers.search.offers import Offer, build_offers
 from transfers.search.rules import SearchLimits, SearchQuery, parse_search
 from transfers.services import Services

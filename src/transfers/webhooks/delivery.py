@@ -39,10 +39,10 @@ import structlog
 
 from transfers.bookings.models import Booking
 from transfers.bookings.resource import booking_resource
+from transfers.client_events import events
 from transfers.delivery.engine import Engine
 from transfers.delivery.kinds import Registry
 from transfers.services import Services
-from transfers.webhooks import events
 from transfers.webhooks import repository as repo
 from transfers.webhooks.endpoints import new_delivery
 from transfers.webhooks.kind import WebhookQueue

@@ -20,6 +20,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from transfers import paging
+from transfers.client_events import events
+from transfers.client_events import repository as events_repo
 from transfers.clients import repository as clients_repo
 from transfers.clients.models import ClientPrincipal
 from transfers.errors import ErrorCode, Invalid, NotFound, Refused
@@ -27,7 +29,6 @@ from transfers.partners import ssrf
 from transfers.partners.models import InvalidPartnerUrl, check_base_url
 from transfers.partners.signing import new_signing_secret
 from transfers.services import Services
-from transfers.webhooks import events
 from transfers.webhooks import repository as repo
 from transfers.webhooks.models import Endpoint, LoggedDelivery
 
@@ -298,7 +299,7 @@ async def ping(svc: Services, client: ClientPrincipal, public_id: str, *, actor:
         if row is None:
             raise not_found()
         body = events.body(event_id, events.EventType.PING, now, {"endpoint_id": row.public_id})
-        event_pk = await repo.insert_event(
+        event_pk = await events_repo.insert_event(
             conn,
             {
                 "event_id": event_id,

@@ -17,13 +17,13 @@ from typing import Any
 import orjson
 
 from transfers.bookings.riding import DRIVER_POSITION_KIND
+from transfers.client_events.events import EventType
 from transfers.delivery.kinds import DeliveryKind, Judged
 from transfers.delivery.models import OutboxMessage
 from transfers.delivery.policy import Verdict
 from transfers.delivery.transport import CallResult, Receiver
 from transfers.services import Services
 from transfers.webhooks import repository as repo
-from transfers.webhooks.events import EventType
 from transfers.webhooks.models import SigningTarget
 from transfers.webhooks.sender import WebhookSender
 

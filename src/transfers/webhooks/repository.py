@@ -1,4 +1,6 @@
-"""Webhook endpoints, client events and their deliveries: every statement on these tables.
+"""Webhook endpoints, client events and their deliveries: every statement on these tables but the
+events' inserts (``client_events/repository.py``: a booking change writes its events from below
+this package).
 
 Claiming works like the partner outbox's (``delivery/repository.py``): a claim sets ``lease_until``
 and only rows whose lease is empty or expired are claimed; the claiming UPDATE re-checks that on
@@ -34,7 +36,6 @@ PENDING, DELIVERED, FAILED = "pending", "delivered", "failed"
 ENABLED, DISABLED = "enabled", "disabled"
 
 E, D, W = client_events.c, webhook_deliveries.c, webhook_endpoints.c
-_INSERT_EVENT = insert(client_events)
 
 
 _ENDPOINT = tuple(W[name] for name in names(Endpoint))
@@ -98,15 +99,6 @@ async def fail_pending(conn: AsyncConnection, endpoint_id: int, *, reason: str, 
 
 
 # --- events --------------------------------------------------------------------------------------------
-
-
-async def insert_events(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
-    if rows:
-        await conn.execute(_INSERT_EVENT, list(rows))
-
-
-async def insert_event(conn: AsyncConnection, row: dict[str, Any]) -> int:
-    return int((await conn.execute(insert(client_events).values(row).returning(E.id))).scalar_one())
 
 
 async def claim_unfanned(conn: AsyncConnection, *, limit: int) -> list[ClientEvent]:

@@ -22,10 +22,11 @@ from transfers.agency import developer_queries as queries
 from transfers.agency import forms
 from transfers.agency.auth import AdminOnly, AgencyViewer, PageNotFound, services
 from transfers.agency.render import page
+from transfers.client_events import events
 from transfers.errors import ErrorCode, Invalid, Refused
 from transfers.outbox.retry import MessageNotFound
 from transfers.webauth.refusals import path_id
-from transfers.webhooks import endpoints, events, retry
+from transfers.webhooks import endpoints, retry
 
 router = APIRouter()
 EVENT_TYPES = (events.EVERY_EVENT, *sorted(t.value for t in events.EventType if t is not events.EventType.PING))

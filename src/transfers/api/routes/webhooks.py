@@ -15,9 +15,10 @@ from transfers.api import schemas
 from transfers.api.deps import current_client, json_object, services
 from transfers.api.openapi import register_body, register_query_types
 from transfers.api.responses import JSONBody
+from transfers.client_events import events
 from transfers.clients.models import ClientPrincipal
 from transfers.errors import ErrorCode
-from transfers.webhooks import endpoints, events
+from transfers.webhooks import endpoints
 
 router = APIRouter(prefix="/api/v1/booking-api/webhook-endpoints", tags=["Webhooks"])
 register_body("create_webhook_endpoint", cs.WebhookEndpointIn)

@@ -45,9 +45,12 @@ search_vehicles = Table(
     "search_vehicles",
     metadata,
     Column("id", PK, primary_key=True, autoincrement=True),
-    Column("search_pk", ForeignKey("searches.id", ondelete="CASCADE"), nullable=False),
+    # No foreign keys here (migration 0021): the offers are written with their search, by the statement
+    # that inserts it, on the search's answer path; each key cost a trigger per offer
+    # (docs/operations/performance.md#searches).
+    Column("search_pk", PK, nullable=False),
     Column("vehicle_no", Integer, nullable=False),
-    Column("partner_id", ForeignKey("partners.id"), nullable=False),
+    Column("partner_id", PK, nullable=False),
     Column("partner_vehicle_id", String(200), nullable=False),
     Column("make", String(200), nullable=False),
     Column("model", String(200), nullable=False),

@@ -22,12 +22,12 @@ from starlette.datastructures import FormData, UploadFile
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from transfers.hosted import card as cards
 from transfers.hosted import repository as repo
 from transfers.hosted import service as hosted_service
 from transfers.portal import card_errors, card_form
 from transfers.portal.auth import PREFIX, PageNotFound, PartnerViewer, Signed, services
 from transfers.portal.render import page
+from transfers.ratecards import card as cards
 
 router = APIRouter()
 MAX_CARD_CHARS = 200_000

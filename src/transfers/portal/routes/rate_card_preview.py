@@ -1,5 +1,5 @@
 """The rate card's price preview: the card as typed in the form (saved or not) priced for one trip
-exactly as searches price it (``hosted/pricing.py``), with the partner's markup. Nothing is stored.
+exactly as searches price it (``ratecards/pricing.py``), with the partner's markup. Nothing is stored.
 
 The destination is a place from the geocoder (``transfers/geo``, ``TRANSFERS_GEOCODER``) or typed
 coordinates. Without JavaScript it is search-then-pick: ``Preview prices`` with a place typed
@@ -19,13 +19,13 @@ from starlette.responses import JSONResponse, Response
 
 from transfers.console.forms import text
 from transfers.geo import GeocoderUnavailable, Place
-from transfers.hosted import card as cards
-from transfers.hosted import pricing
-from transfers.hosted import repository as repo
 from transfers.partners.models import sell_price
 from transfers.portal import card_form
 from transfers.portal.auth import Signed, services
 from transfers.portal.routes.rate_card import checked, editor, partner_airports, signed_partner
+from transfers.ratecards import card as cards
+from transfers.ratecards import pricing
+from transfers.ratecards import repository as repo
 from transfers.reference.airports import Airport, find_airport, great_circle_km
 
 router = APIRouter()

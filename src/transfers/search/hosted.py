@@ -6,6 +6,9 @@ filtered (party size, currency) and sorted with everyone else's by ``search/offe
 no signing, no JSON: the card was validated when it was set and is kept parsed in the partner
 directory's snapshot; the only I/O is one read of the day's capacity counters, and only for a card
 that limits capacity.
+
+In ``search`` (not ``hosted``) because the search is its only caller; the card and the counters it
+reads are in ``ratecards``, below ``partners`` and ``search``.
 """
 
 from __future__ import annotations
@@ -17,11 +20,11 @@ from typing import Any
 import structlog
 
 from transfers.db.engine import Database
-from transfers.hosted import pricing
-from transfers.hosted import repository as repo
-from transfers.hosted.card import RateCard
 from transfers.partners.models import PartnerRecord
 from transfers.partners.wire import WireCapacity, WireExtra, WireVehicle
+from transfers.ratecards import pricing
+from transfers.ratecards import repository as repo
+from transfers.ratecards.card import RateCard
 from transfers.search.fanout import PartnerAnswer
 
 log = structlog.get_logger("transfers.search")

@@ -2,9 +2,12 @@
 
 The claim runs inside the booking's create transaction (``bookings/fast_paths.store_created``'s
 ``before``), so a booking and its seat commit or roll back together; the counter's conditional
-UPDATE (``hosted/repository.claim_seat``) makes two concurrent claims for the last seat of a day
+UPDATE (``ratecards/repository.claim_seat``) makes two concurrent claims for the last seat of a day
 impossible, from any number of API processes. A seat is given back when the booking ends without a
 ride (cancelled, declined, failed): ``lifecycle``'s ``capacity`` side effect.
+
+In ``bookings`` (not ``hosted``) because only the booking's own changes claim, move and give back a
+seat, and everything it reads (the card, the counters: ``ratecards``) sits below ``bookings``.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.models import Booking
 from transfers.errors import Conflict
-from transfers.hosted import repository as repo
-from transfers.hosted.card import load_stored
+from transfers.ratecards import repository as repo
+from transfers.ratecards.card import load_stored
 from transfers.reference.airports import find_airport
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from decimal import ROUND_HALF_UP, Decimal
 
-from transfers.hosted.card import CardExtra, CardVehicle, RateCard
+from transfers.ratecards.card import CardExtra, CardVehicle, RateCard
 
 CENT = Decimal("0.01")
 HUNDRED = Decimal(100)
