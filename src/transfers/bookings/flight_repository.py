@@ -127,11 +127,6 @@ async def ensure_watch(
     return int(found)
 
 
-async def last_checked(conn: AsyncConnection, watch_id: int) -> datetime | None:
-    """When the provider last answered for this watch (None: never)."""
-    return (await conn.execute(select(W.checked_at).where(W.id == watch_id))).scalar()
-
-
 async def calls_since(conn: AsyncConnection, since: datetime, now: datetime) -> int:
     """Provider calls made by every worker in (``since``, ``now``] (the per-minute budget). A call stamped
     after ``now`` (a worker whose clock runs ahead) is not counted against this minute: it would otherwise
@@ -141,13 +136,21 @@ async def calls_since(conn: AsyncConnection, since: datetime, now: datetime) -> 
 
 
 async def claim_due(
-    conn: AsyncConnection, now: datetime, *, limit: int, lease_until: datetime, watch_id: int | None = None
+    conn: AsyncConnection,
+    now: datetime,
+    *,
+    limit: int,
+    lease_until: datetime,
+    watch_ids: Sequence[int] | None = None,
+    answered_before: datetime | None = None,
 ) -> list[Watch]:
-    """Up to ``limit`` watches due at ``now`` and not leased (only ``watch_id``'s when given), leased to the
-    caller until ``lease_until``."""
+    """Up to ``limit`` watches due at ``now`` and not leased (only ``watch_ids`` when given; only those not
+    answered for since ``answered_before`` when given), leased to the caller until ``lease_until``."""
     if limit <= 0:
         return []
-    only = () if watch_id is None else (W.id == watch_id,)
+    only: list[Any] = [] if watch_ids is None else [W.id.in_(list(watch_ids))]
+    if answered_before is not None:
+        only.append(or_(W.checked_at.is_(None), W.checked_at < answered_before))
     rows = await conn.execute(
         select(flight_watches)
         .where(W.next_check_at <= now, or_(W.lease_until.is_(None), W.lease_until < now), *only)
