@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from transfers import __version__, runtime
 from transfers.agency.app import build_agency
+from transfers.api.direct_routes import install_direct_routes
 from transfers.api.docs_page import install_docs
 from transfers.api.errors import install_error_handlers
 from transfers.api.landing import router as landing_router
@@ -94,8 +95,8 @@ def create_app(
     app.mount("/console", build_console(svc))  # issue 13: the operator console (console/app.py)
     app.mount("/partner", build_portal(svc))  # issue 16: the partner portal (portal/app.py)
     app.mount("/agency", build_agency(svc))  # issue 27: the agency portal (agency/app.py)
-    # Just inside the plumbing: POST search answered without FastAPI's per-request layers.
-    search.install_fast_path(app)
+    # Just inside the plumbing: POST search and GET booking answered without FastAPI's per-request layers.
+    install_direct_routes(app, [(search.router, "POST", search.PATH), (bookings.router, "GET", bookings.BOOKING_PATH)])
     # Outermost: request id, body limit, error envelope, RateLimit-* headers, metrics, access log.
     app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes, request_log=svc.request_log)
     install_openapi(app)

@@ -28,12 +28,19 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
     status = b.status
     trip = b.trip
     visible = status in DRIVER_VISIBLE
+    pickup_datetime = trip.local_pickup.isoformat()
+    # docs/rules/flights.md#booking-fields: until the watch moves the pickup, the original is the same instant
+    original_pickup_datetime = (
+        pickup_datetime
+        if trip.original_pickup_at == trip.pickup_at
+        else local_time(b.airport_iata, trip.original_pickup_at).isoformat()
+    )
     return {
         "reservation_no": b.reservation_no,
         "status": status.value,
         "pickup_location": _location(trip.route.pickup),
         "dropoff_location": _location(trip.route.dropoff),
-        "pickup_datetime": trip.local_pickup.isoformat(),
+        "pickup_datetime": pickup_datetime,
         # docs/rules/return-trips.md#create: a way back booked without a flight has none (stored empty)
         "flight_number": trip.flight.number or None,
         "passengers": trip.party.passengers(),
@@ -54,7 +61,7 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "cancellation": cancellation_view(b),
         "amendment": amendment_view(b),
         # docs/rules/flights.md#booking-fields
-        "original_pickup_datetime": local_time(b.airport_iata, trip.original_pickup_at).isoformat(),
+        "original_pickup_datetime": original_pickup_datetime,
         "free_wait_until": local_time(b.airport_iata, trip.free_wait_until).isoformat(),
         "flight": flight_view(trip),
         # docs/rules/ride.md#ride-field, docs/rules/ride.md#tracking-page: the ride and the traveller's page
@@ -75,29 +82,40 @@ def flight_view(trip: Trip) -> dict[str, Any] | None:
     if trip.route.pickup.type != "AIRPORT":
         return None
     number = trip.flight.number
-    state = trip.flight.state or {}
+    state = trip.flight.state
+    if not state:  # never checked (most bookings): no times to convert (GET booking's hot path)
+        status = FlightStatus.SCHEDULED.value if is_trackable(number) else FlightStatus.UNTRACKED.value
+        return {"number": number, "status": status, **_NO_FLIGHT_TIMES}
     status = state.get("status") or (
         FlightStatus.SCHEDULED.value if is_trackable(number) else FlightStatus.UNTRACKED.value
     )
-    view: dict[str, Any] = {"number": number, "status": status}
-    for key in FLIGHT_TIMES:
-        raw = state.get(key)
-        view[key] = local_time(trip.route.airport_iata, datetime.fromisoformat(raw)).isoformat() if raw else None
-    view["delay_minutes"] = state.get("delay_minutes")
-    view["terminal"] = state.get("terminal")
-    return {k: view[k] for k in _FLIGHT_KEYS}
+    iata = trip.route.airport_iata
+    times = {
+        key: local_time(iata, datetime.fromisoformat(raw)).isoformat() if (raw := state.get(key)) else None
+        for key in FLIGHT_TIMES
+    }
+    # the wire order: number, status, the three arrivals, delay_minutes, terminal, checked_at
+    return {
+        "number": number,
+        "status": status,
+        "scheduled_arrival": times["scheduled_arrival"],
+        "estimated_arrival": times["estimated_arrival"],
+        "actual_arrival": times["actual_arrival"],
+        "delay_minutes": state.get("delay_minutes"),
+        "terminal": state.get("terminal"),
+        "checked_at": times["checked_at"],
+    }
 
 
-_FLIGHT_KEYS = (
-    "number",
-    "status",
-    "scheduled_arrival",
-    "estimated_arrival",
-    "actual_arrival",
-    "delay_minutes",
-    "terminal",
-    "checked_at",
-)
+# ``flight`` after its number and status when the flight was never checked, in the wire order.
+_NO_FLIGHT_TIMES: dict[str, None] = {
+    "scheduled_arrival": None,
+    "estimated_arrival": None,
+    "actual_arrival": None,
+    "delay_minutes": None,
+    "terminal": None,
+    "checked_at": None,
+}
 
 
 def _location(place: Place) -> dict[str, Any]:

@@ -145,6 +145,8 @@ class Ride:
 
     @property
     def stage(self) -> Stage:
+        if not self.events:  # most rides (every GET booking before the driver reports): nothing to fold
+            return Stage.NOT_STARTED
         return stage_of(self.types)
 
     def is_on(self, approved: bool) -> bool:
