@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, insert, or_, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import and_, bindparam, func, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.models import Booking
@@ -88,43 +89,53 @@ async def find_watch(db: Database, number: str, airport_iata: str, scheduled_arr
 
 
 async def ensure_watch(
-    conn: AsyncConnection, number: str, airport_iata: str, scheduled_arrival: datetime, now: datetime
+    conn: AsyncConnection,
+    number: str,
+    airport_iata: str,
+    scheduled_arrival: datetime,
+    now: datetime,
+    *,
+    known: int | None = None,
 ) -> int:
     """The watch of ``number`` landing at ``airport_iata`` on the local date of ``scheduled_arrival``, created
-    when missing; either way it is due now (a booking is checked at creation).
+    when missing; either way it is due now (a booking is checked at creation). ``known``: its id, read by the
+    caller (``find_watch``), so only the schedule is written.
 
     A watch already due is left as it is, not rewritten: every booking of a flight made until its next check
     would otherwise update the same row, one after the other under its row lock (``make bench``'s creates,
-    all on one flight, queued on it: 533 -> 184 creates/s, bench/README.md "Create and the flight watch")."""
-    key = (
-        W.number == number,
-        W.airport_iata == airport_iata,
-        W.local_date == local_date(airport_iata, scheduled_arrival),
+    all on one flight, queued on it: 533 -> 184 creates/s, bench/README.md "Create and the flight watch").
+    A new watch is one ``INSERT ... ON CONFLICT DO NOTHING`` (no savepoint for the race with another create
+    of the same flight: the loser finds the winner's row)."""
+    if known is None:
+        day = local_date(airport_iata, scheduled_arrival)
+        values = {
+            "number": number,
+            "airport_iata": airport_iata,
+            "local_date": day,
+            "scheduled_arrival": scheduled_arrival,
+            "next_check_at": now,
+            "failures": 0,
+        }
+        made = _dialect_insert(conn).values(values).on_conflict_do_nothing(index_elements=_KEY).returning(W.id)
+        inserted = (await conn.execute(made)).scalar()
+        if inserted is not None:
+            return int(inserted)
+        key = (W.number == number, W.airport_iata == airport_iata, W.local_date == day)
+        known = int((await conn.execute(select(W.id).where(*key))).scalar_one())
+    await conn.execute(
+        update(flight_watches)
+        .where(W.id == known, or_(W.next_check_at.is_(None), W.next_check_at > now))
+        .values(next_check_at=now)
     )
-    row = (await conn.execute(select(W.id, W.next_check_at).where(*key))).first()
-    if row is not None and row.next_check_at is not None and row.next_check_at <= now:
-        return int(row.id)
-    found = None if row is None else row.id
-    if found is None:
-        try:
-            async with conn.begin_nested():
-                inserted = await conn.execute(
-                    insert(flight_watches)
-                    .values(
-                        number=number,
-                        airport_iata=airport_iata,
-                        local_date=local_date(airport_iata, scheduled_arrival),
-                        scheduled_arrival=scheduled_arrival,
-                        next_check_at=now,
-                        failures=0,
-                    )
-                    .returning(W.id)
-                )
-                return int(inserted.scalar_one())
-        except IntegrityError:  # another booking's create made it meanwhile
-            found = (await conn.execute(select(W.id).where(*key))).scalar_one()
-    await conn.execute(update(flight_watches).where(W.id == found).values(next_check_at=now))
-    return int(found)
+    return known
+
+
+_KEY = ("number", "airport_iata", "local_date")
+
+
+def _dialect_insert(conn: AsyncConnection) -> Any:
+    """INSERT with ON CONFLICT, in the connection's dialect (PostgreSQL's and SQLite's are the same SQL)."""
+    return (sqlite_insert if conn.dialect.name == "sqlite" else pg_insert)(flight_watches)
 
 
 async def calls_since(conn: AsyncConnection, since: datetime, now: datetime) -> int:
