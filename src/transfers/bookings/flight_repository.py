@@ -11,7 +11,8 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.models import Booking
@@ -87,65 +88,54 @@ async def find_watch(db: Database, number: str, airport_iata: str, scheduled_arr
     return None if row is None else WatchFound(int(row["id"]), row["next_check_at"], row["checked_at"])
 
 
-def _insert_watch(is_sqlite: bool) -> Any:
-    """``INSERT ... ON CONFLICT DO NOTHING RETURNING id`` of a new watch, due now, built once per dialect: no
-    row back when a concurrent create made the same watch first."""
-    return (
-        (sqlite.insert if is_sqlite else postgresql.insert)(flight_watches)
-        .values(
-            number=bindparam("w_number"),
-            airport_iata=bindparam("w_airport"),
-            local_date=bindparam("w_date"),
-            scheduled_arrival=bindparam("w_arrival", type_=W.scheduled_arrival.type),
-            next_check_at=bindparam("w_now", type_=W.next_check_at.type),
-            failures=0,
-        )
-        .on_conflict_do_nothing(index_elements=[W.number, W.airport_iata, W.local_date])
-        .returning(W.id)
-    )
-
-
-_INSERT_WATCH = {True: _insert_watch(True), False: _insert_watch(False)}
-_WATCH_BY_KEY = select(W.id, W.next_check_at).where(
-    W.number == bindparam("w_number"), W.airport_iata == bindparam("w_airport"), W.local_date == bindparam("w_date")
-)
-
-
 async def ensure_watch(
-    conn: AsyncConnection, number: str, airport_iata: str, scheduled_arrival: datetime, now: datetime
+    conn: AsyncConnection,
+    number: str,
+    airport_iata: str,
+    scheduled_arrival: datetime,
+    now: datetime,
+    *,
+    known: int | None = None,
 ) -> int:
     """The watch of ``number`` landing at ``airport_iata`` on the local date of ``scheduled_arrival``, created
-    when missing; either way it is due now (a booking is checked at creation).
+    when missing; either way it is due now (a booking is checked at creation). ``known``: its id, read by the
+    caller (``find_watch``), so only the schedule is written.
 
     A watch already due is left as it is, not rewritten: every booking of a flight made until its next check
     would otherwise update the same row, one after the other under its row lock (``make bench``'s creates,
     all on one flight, queued on it: 533 -> 184 creates/s, bench/README.md "Create and the flight watch").
-
-    A missing watch is inserted by ``INSERT ... ON CONFLICT DO NOTHING`` (prebuilt), not in a SAVEPOINT
-    catching the unique violation of a concurrent create: SAVEPOINT and RELEASE were two more round trips
-    and, through the engine, most of the CPU of taking a new watch (bench/README.md "Return trips")."""
-    key = {"w_number": number, "w_airport": airport_iata, "w_date": local_date(airport_iata, scheduled_arrival)}
-    row = (await conn.execute(_WATCH_BY_KEY, key)).first()
-    if row is not None and row.next_check_at is not None and row.next_check_at <= now:
-        return int(row.id)
-    if row is None:
-        inserted = (
-            await conn.execute(
-                _INSERT_WATCH[conn.dialect.name == "sqlite"], {**key, "w_arrival": scheduled_arrival, "w_now": now}
-            )
-        ).scalar()
+    A new watch is one ``INSERT ... ON CONFLICT DO NOTHING`` (no savepoint for the race with another create
+    of the same flight: the loser finds the winner's row)."""
+    if known is None:
+        day = local_date(airport_iata, scheduled_arrival)
+        values = {
+            "number": number,
+            "airport_iata": airport_iata,
+            "local_date": day,
+            "scheduled_arrival": scheduled_arrival,
+            "next_check_at": now,
+            "failures": 0,
+        }
+        made = _dialect_insert(conn).values(values).on_conflict_do_nothing(index_elements=_KEY).returning(W.id)
+        inserted = (await conn.execute(made)).scalar()
         if inserted is not None:
             return int(inserted)
-        found = (await conn.execute(_WATCH_BY_KEY, key)).one().id  # another booking's create made it meanwhile
-    else:
-        found = row.id
-    await conn.execute(update(flight_watches).where(W.id == found).values(next_check_at=now))
-    return int(found)
+        key = (W.number == number, W.airport_iata == airport_iata, W.local_date == day)
+        known = int((await conn.execute(select(W.id).where(*key))).scalar_one())
+    await conn.execute(
+        update(flight_watches)
+        .where(W.id == known, or_(W.next_check_at.is_(None), W.next_check_at > now))
+        .values(next_check_at=now)
+    )
+    return known
 
 
-async def last_checked(conn: AsyncConnection, watch_id: int) -> datetime | None:
-    """When the provider last answered for this watch (None: never)."""
-    return (await conn.execute(select(W.checked_at).where(W.id == watch_id))).scalar()
+_KEY = ("number", "airport_iata", "local_date")
+
+
+def _dialect_insert(conn: AsyncConnection) -> Any:
+    """INSERT with ON CONFLICT, in the connection's dialect (PostgreSQL's and SQLite's are the same SQL)."""
+    return (sqlite_insert if conn.dialect.name == "sqlite" else pg_insert)(flight_watches)
 
 
 async def calls_since(conn: AsyncConnection, since: datetime, now: datetime) -> int:
@@ -157,13 +147,21 @@ async def calls_since(conn: AsyncConnection, since: datetime, now: datetime) -> 
 
 
 async def claim_due(
-    conn: AsyncConnection, now: datetime, *, limit: int, lease_until: datetime, watch_id: int | None = None
+    conn: AsyncConnection,
+    now: datetime,
+    *,
+    limit: int,
+    lease_until: datetime,
+    watch_ids: Sequence[int] | None = None,
+    answered_before: datetime | None = None,
 ) -> list[Watch]:
-    """Up to ``limit`` watches due at ``now`` and not leased (only ``watch_id``'s when given), leased to the
-    caller until ``lease_until``."""
+    """Up to ``limit`` watches due at ``now`` and not leased (only ``watch_ids`` when given; only those not
+    answered for since ``answered_before`` when given), leased to the caller until ``lease_until``."""
     if limit <= 0:
         return []
-    only = () if watch_id is None else (W.id == watch_id,)
+    only: list[Any] = [] if watch_ids is None else [W.id.in_(list(watch_ids))]
+    if answered_before is not None:
+        only.append(or_(W.checked_at.is_(None), W.checked_at < answered_before))
     rows = await conn.execute(
         select(flight_watches)
         .where(W.next_check_at <= now, or_(W.lease_until.is_(None), W.lease_until < now), *only)

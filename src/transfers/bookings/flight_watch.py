@@ -13,6 +13,7 @@ the watch retried at its next slot; it never raises out of the pass.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -90,16 +91,20 @@ async def watch_pass(
     settings: Settings,
     *,
     limit: int = 100,
-    watch_id: int | None = None,
+    watch_ids: Sequence[int] | None = None,
+    answered_before: datetime | None = None,
 ) -> PassResult:
-    """Check every due watch that fits the budget (up to ``limit``; only ``watch_id``'s when given). Never
-    raises for a provider's fault."""
+    """Check every due watch that fits the budget (up to ``limit``; only ``watch_ids`` when given, only those
+    the provider has not answered for since ``answered_before`` when given). Never raises for a provider's
+    fault."""
     result = PassResult()
     now = clock.now()
     async with db.write() as conn:
         used = await repo.calls_since(conn, now - BUDGET_WINDOW, now)
         room = min(limit, settings.flight_provider_max_calls_per_minute - used)
-        claimed = await repo.claim_due(conn, now, limit=room, lease_until=now + LEASE, watch_id=watch_id)
+        claimed = await repo.claim_due(
+            conn, now, limit=room, lease_until=now + LEASE, watch_ids=watch_ids, answered_before=answered_before
+        )
     for start in range(0, len(claimed), APPLY_BATCH):
         await check_watches(db, provider, clock, claimed[start : start + APPLY_BATCH], result)
     return result
@@ -113,20 +118,26 @@ def answered_lately(checked_at: datetime | None, now: datetime) -> bool:
     return checked_at is not None and now - checked_at < CREATION_RECHECK
 
 
-async def check_new(db: Database, clock: Clock, settings: Settings, watch_id: int) -> None:
-    """A new booking's first check, right after its creation (docs/rules/flights.md#watching), run beside the
-    request (``Services.background``), never in its way. The watch is claimed like a pass claims it (due, not
-    leased, within the per-minute budget): when a worker's pass has it, or the budget is spent, nothing
-    happens here and the pass checks it as before. Nor when the provider answered for this flight less than
-    ``CREATION_RECHECK`` ago: a flight many bookings share is checked at creation at most once a minute (each
-    check reads and writes every booking of the flight), and the pass checks the newcomer (it is due)."""
-    async with db.read() as conn:
-        checked = await repo.last_checked(conn, watch_id)
-    if answered_lately(checked, clock.now()):
-        return
+async def check_new(db: Database, clock: Clock, settings: Settings, watch_ids: Sequence[int]) -> None:
+    """New bookings' first checks, right after their creation (docs/rules/flights.md#watching), run beside
+    the requests (``Services.background``, in batches: every create of one pass of the event loop, or of
+    one check's time, together), never in their way. The watches are claimed like a pass claims them (due,
+    not leased, within the per-minute budget): when a worker's pass has one, or the budget is spent, it is
+    left to the pass as before. Nor is a watch the provider answered for less than ``CREATION_RECHECK`` ago
+    claimed: a flight many bookings share is checked at creation at most once a minute (each check reads
+    and writes every booking of the flight), and the pass checks the newcomer (it is due)."""
+    now = clock.now()
     provider = build_provider(settings, clock)
     try:
-        await watch_pass(db, provider, clock, settings, limit=1, watch_id=watch_id)
+        await watch_pass(
+            db,
+            provider,
+            clock,
+            settings,
+            limit=len(watch_ids),
+            watch_ids=watch_ids,
+            answered_before=now - CREATION_RECHECK,
+        )
     finally:
         await provider.aclose()
 

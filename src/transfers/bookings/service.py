@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -94,12 +95,14 @@ async def create_booking(
         and stored.status.value in flight_repository.WATCHED_STATUSES
     ):
         # docs/rules/flights.md#watching: the first check starts now, beside the answer (never in its way)
-        svc.background.spawn(
-            flight_watch.check_new(svc.db, svc.clock, svc.settings, stored.flight_watch_id),
-            name=f"flight-check-{stored.reservation_no}",
-        )
+        svc.background.batch("flight-check", stored.flight_watch_id, functools.partial(_check_new, svc))
     failpoints.hit("booking.before_response")
     return stored
+
+
+async def _check_new(svc: Services, watch_ids: list[int]) -> None:
+    """The checks at creation of a batch of new bookings' flights (``Background.batch``)."""
+    await flight_watch.check_new(svc.db, svc.clock, svc.settings, watch_ids)
 
 
 @dataclass(frozen=True)
