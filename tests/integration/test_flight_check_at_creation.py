@@ -21,6 +21,10 @@ from transfers.db.tables import bookings
 from transfers.db.tables.bookings import outbox
 from transfers.services import Services
 
+# DATES: each flight is booked on a date no other test books it on (days 24-26 ahead). Bookings of one flight,
+# airport and local date share one watch; a watch another test checked less than a minute ago is not checked
+# at creation again (docs/rules/flights.md#watching), so a shared date made these tests depend on the order.
+
 
 @pytest.fixture
 def svc(service: LiveServer) -> Services:
@@ -49,7 +53,7 @@ async def test_a_late_flight_moves_the_pickup_right_after_booking(
 ) -> None:
     await make_partner()
     _, key = await make_client()
-    booking = await book(http, key, "ZZ1045")
+    booking = await book(http, key, "ZZ1045", days=24)  # DATES
     await checking.background.drain()  # the check the create started; no watch pass runs in this test
 
     checked = await get(http, key, booking["reservation_no"])
@@ -80,20 +84,20 @@ async def test_an_on_time_flight_shows_the_providers_status_and_a_second_booking
 ) -> None:
     await make_partner()
     _, key = await make_client()
-    first = await book(http, key, "ZZ7777", days=6)
+    first = await book(http, key, "ZZ7777", days=26)
     await checking.background.drain()
     assert (await get(http, key, first["reservation_no"]))["flight"]["checked_at"] is not None
     called = (await watch_of(checking.db, first["reservation_no"]))["called_at"]
     # the same flight within the minute: not asked again at creation (a flight many bookings share is checked
     # at creation at most once a minute); its watch is due, so the worker's next pass checks the newcomer
-    second = await book(http, key, "ZZ7777", days=6)
+    second = await book(http, key, "ZZ7777", days=26)
     await checking.background.drain()
     assert (await get(http, key, second["reservation_no"]))["flight"]["checked_at"] is None
     assert (await watch_of(checking.db, second["reservation_no"]))["called_at"] == called
     await run_pass(checking, clock)
     assert (await get(http, key, second["reservation_no"]))["flight"]["checked_at"] is not None
     clock.advance(timedelta(minutes=2))  # later: the next booking on it is checked at its creation again
-    third = await book(http, key, "ZZ7777", days=6)
+    third = await book(http, key, "ZZ7777", days=26)
     await checking.background.drain()
     shown = (await get(http, key, third["reservation_no"]))["flight"]
     assert shown["checked_at"] is not None and shown["delay_minutes"] == 0
@@ -116,7 +120,7 @@ async def test_a_failing_provider_never_fails_the_create_and_is_kept_on_the_watc
     )
     await make_partner()
     _, key = await make_client()
-    booking = await book(http, key, "ZZ1030")  # answered 200 whatever the provider does
+    booking = await book(http, key, "ZZ1030", days=25)  # answered 200 whatever the provider does
     await checking.background.drain()
     shown = await get(http, key, booking["reservation_no"])
     assert shown["pickup_datetime"] == booking["pickup_datetime"] and shown["flight"]["checked_at"] is None
