@@ -103,7 +103,7 @@ async def ensure_watch(
 
     A watch already due is left as it is, not rewritten: every booking of a flight made until its next check
     would otherwise update the same row, one after the other under its row lock (``make bench``'s creates,
-    all on one flight, queued on it: 533 -> 184 creates/s, bench/README.md "Create and the flight watch").
+    all on one flight, queued on it: 533 -> 184 creates/s, bench/README.md "The create and the flight watch").
     A new watch is one ``INSERT ... ON CONFLICT DO NOTHING`` (no savepoint for the race with another create
     of the same flight: the loser finds the winner's row)."""
     if known is None:
