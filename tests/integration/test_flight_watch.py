@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from starlette.applications import Starlette
 from starlette.routing import Route
 
@@ -583,3 +583,36 @@ async def test_a_new_booking_makes_its_flights_watch_due_and_leaves_a_due_watch_
     await set_next(watch_id, None)
     assert await ensure(now) == watch_id
     assert await next_check(watch_id) == now  # a finished watch: due again for its new booking
+
+
+async def test_a_new_flights_watch_is_made_due_and_a_second_maker_finds_the_first(
+    svc: Services, clock: ShiftedClock
+) -> None:
+    """``new_watch`` (one direct statement on PostgreSQL, the general path on SQLite): the first booking of
+    a flight makes its watch, due now; a create that read "no watch" while another made it gets the same
+    watch (made due if its next check was later), never a second one."""
+    now = clock.now()
+    arrival = now + timedelta(days=5)
+    made = await flight_repository.new_watch(svc.db, "ZZ7302", "LHR", arrival, now)
+    async with svc.db.read() as conn:
+        rows = (
+            await conn.execute(
+                select(flight_watches.c.id, flight_watches.c.next_check_at).where(flight_watches.c.number == "ZZ7302")
+            )
+        ).all()
+    assert [(r.id, r.next_check_at) for r in rows] == [(made, now)]
+    async with svc.db.write() as conn:
+        await conn.execute(
+            update(flight_watches).where(flight_watches.c.id == made).values(next_check_at=now + timedelta(hours=2))
+        )
+    later = now + timedelta(seconds=30)
+    assert await flight_repository.new_watch(svc.db, "ZZ7302", "LHR", arrival, later) == made
+    async with svc.db.read() as conn:
+        count, due = (
+            await conn.execute(
+                select(func.count(), func.max(flight_watches.c.next_check_at)).where(
+                    flight_watches.c.number == "ZZ7302"
+                )
+            )
+        ).one()
+    assert count == 1 and due == later

@@ -24,8 +24,9 @@ from transfers.services import Services
 async def flight_fields(svc: Services, values: dict[str, Any], source: repo.OfferSource, now: datetime) -> bool:
     """A new booking's flight columns: the partner's free wait as sold and, for a watched flight, its
     watch (docs/rules/flights.md#watching). The watch is read first, outside any transaction: a watch
-    already due is taken as it is; otherwise it is made (or made due) in a write transaction of its own
-    (the single create's booking is written by one statement of its own, ``fast_paths.store_created``).
+    already due is taken as it is; a missing one is made (``flight_repository.new_watch``); one due later
+    is made due in a write transaction of its own (the single create's booking is written by one
+    statement of its own, ``fast_paths.store_created``).
 
     Returns whether the create starts the flight's check at creation: not for an unwatched flight, nor
     when the provider answered for this flight less than ``flight_watch.CREATION_RECHECK`` ago (the
@@ -38,6 +39,10 @@ async def flight_fields(svc: Services, values: dict[str, Any], source: repo.Offe
     )
     if found is not None and found.due(now):
         values["flight_watch_id"] = found.id
+    elif found is None:
+        values["flight_watch_id"] = await flight_repository.new_watch(
+            svc.db, values["flight_number"], values["airport_iata"], values["pickup_at"], now
+        )
     else:
         async with svc.db.write() as conn:
             await watch_flight(conn, values, now, known=None if found is None else found.id)

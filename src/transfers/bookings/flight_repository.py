@@ -131,6 +131,49 @@ async def ensure_watch(
 
 
 _KEY = ("number", "airport_iata", "local_date")
+_NEW_VALUES = ("number", "airport_iata", "local_date", "scheduled_arrival", "next_check_at", "failures")
+
+
+def _new_watch_statement() -> DirectStatement:
+    made = (
+        pg_insert(flight_watches)
+        .values({k: bindparam(k, type_=flight_watches.c[k].type) for k in _NEW_VALUES})
+        .on_conflict_do_nothing(index_elements=_KEY)
+        .returning(W.id)
+        .cte("w")
+    )
+    return DirectStatement(select(made.c.id).add_cte(made))
+
+
+_NEW_WATCH = _new_watch_statement()
+
+
+async def new_watch(db: Database, number: str, airport_iata: str, scheduled_arrival: datetime, now: datetime) -> int:
+    """The watch of a flight no booking had when the create read it (``find_watch``), due now.
+
+    On PostgreSQL one statement in autocommit by the direct path, not waiting for the WAL flush: most
+    bookings are the first of their flight, and the write transaction it replaces (BEGIN, INSERT, COMMIT
+    through the engine) was a third of a create's CPU in a profile of ``make bench`` (bench/README.md,
+    "The create and the flight watch"). Losing it in a PostgreSQL crash loses nothing: the booking that
+    takes it commits durably after it, which flushes it too; a watch whose create failed has no booking
+    and ends at its first check. The statement is ``ensure_watch``'s own insert, not a second copy of a
+    booking write (the frozen fast paths, ``bookings/fast_paths.py``, are the booking's). When another
+    create inserted it first, or on SQLite, the general path (``ensure_watch``)."""
+    if not db.is_sqlite:
+        day = local_date(airport_iata, scheduled_arrival)
+        row = await db.write_one_unflushed(
+            _NEW_WATCH,
+            number=number,
+            airport_iata=airport_iata,
+            local_date=day,
+            scheduled_arrival=scheduled_arrival,
+            next_check_at=now,
+            failures=0,
+        )
+        if row is not None:
+            return int(row["id"])
+    async with db.write() as conn:
+        return await ensure_watch(conn, number, airport_iata, scheduled_arrival, now)
 
 
 def _dialect_insert(conn: AsyncConnection) -> Any:

@@ -129,9 +129,9 @@ class Database:
         return dict(row) if row is not None else None
 
     async def write_one_unflushed(self, statement: DirectStatement, **params: Any) -> dict[str, Any] | None:
-        """``write_one`` for rows that may be lost in a PostgreSQL crash (searches): its COMMIT does
-        not wait for the WAL to reach the disk (``synchronous_commit=off``, on connections of their
-        own, so the setting can never reach a booking or a wallet write).
+        """``write_one`` for rows that may be lost in a PostgreSQL crash (searches, a new flight's
+        watch): its COMMIT does not wait for the WAL to reach the disk (``synchronous_commit=off``, on
+        connections of their own, so the setting can never reach a booking or a wallet write).
 
         Why: that flush is most of a search's store time and all of its outliers on this disk
         (commits stalled 40-360 ms together, bench/README.md, "Profile"). What it risks: after a
