@@ -45,7 +45,7 @@ async def flight_fields(svc: Services, values: dict[str, Any], source: repo.Offe
         )
     else:
         async with svc.db.write() as conn:
-            await watch_flight(conn, values, now, known=None if found is None else found.id)
+            await watch_flight(conn, values, now, known=found.id)
     return found is None or not flight_watch.answered_lately(found.checked_at, now)
 
 

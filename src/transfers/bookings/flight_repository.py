@@ -107,20 +107,12 @@ async def ensure_watch(
     A new watch is one ``INSERT ... ON CONFLICT DO NOTHING`` (no savepoint for the race with another create
     of the same flight: the loser finds the winner's row)."""
     if known is None:
-        day = local_date(airport_iata, scheduled_arrival)
-        values = {
-            "number": number,
-            "airport_iata": airport_iata,
-            "local_date": day,
-            "scheduled_arrival": scheduled_arrival,
-            "next_check_at": now,
-            "failures": 0,
-        }
+        values = _new_values(number, airport_iata, scheduled_arrival, now)
         made = _dialect_insert(conn).values(values).on_conflict_do_nothing(index_elements=_KEY).returning(W.id)
         inserted = (await conn.execute(made)).scalar()
         if inserted is not None:
             return int(inserted)
-        key = (W.number == number, W.airport_iata == airport_iata, W.local_date == day)
+        key = (W.number == number, W.airport_iata == airport_iata, W.local_date == values["local_date"])
         known = int((await conn.execute(select(W.id).where(*key))).scalar_one())
     await conn.execute(
         update(flight_watches)
@@ -132,6 +124,18 @@ async def ensure_watch(
 
 _KEY = ("number", "airport_iata", "local_date")
 _NEW_VALUES = ("number", "airport_iata", "local_date", "scheduled_arrival", "next_check_at", "failures")
+
+
+def _new_values(number: str, airport_iata: str, scheduled_arrival: datetime, now: datetime) -> dict[str, Any]:
+    """A new watch's columns (``_NEW_VALUES``), due now: ``ensure_watch`` and ``new_watch`` insert the same row."""
+    return {
+        "number": number,
+        "airport_iata": airport_iata,
+        "local_date": local_date(airport_iata, scheduled_arrival),
+        "scheduled_arrival": scheduled_arrival,
+        "next_check_at": now,
+        "failures": 0,
+    }
 
 
 def _new_watch_statement() -> DirectStatement:
@@ -160,16 +164,7 @@ async def new_watch(db: Database, number: str, airport_iata: str, scheduled_arri
     booking write (the frozen fast paths, ``bookings/fast_paths.py``, are the booking's). When another
     create inserted it first, or on SQLite, the general path (``ensure_watch``)."""
     if not db.is_sqlite:
-        day = local_date(airport_iata, scheduled_arrival)
-        row = await db.write_one_unflushed(
-            _NEW_WATCH,
-            number=number,
-            airport_iata=airport_iata,
-            local_date=day,
-            scheduled_arrival=scheduled_arrival,
-            next_check_at=now,
-            failures=0,
-        )
+        row = await db.write_one_unflushed(_NEW_WATCH, **_new_values(number, airport_iata, scheduled_arrival, now))
         if row is not None:
             return int(row["id"])
     async with db.write() as conn:

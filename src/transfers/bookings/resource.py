@@ -83,12 +83,10 @@ def flight_view(trip: Trip) -> dict[str, Any] | None:
         return None
     number = trip.flight.number
     state = trip.flight.state
+    unchecked = FlightStatus.SCHEDULED.value if is_trackable(number) else FlightStatus.UNTRACKED.value
     if not state:  # never checked (most bookings): no times to convert (GET booking's hot path)
-        status = FlightStatus.SCHEDULED.value if is_trackable(number) else FlightStatus.UNTRACKED.value
-        return {"number": number, "status": status, **_NO_FLIGHT_TIMES}
-    status = state.get("status") or (
-        FlightStatus.SCHEDULED.value if is_trackable(number) else FlightStatus.UNTRACKED.value
-    )
+        return {"number": number, "status": unchecked, **_NO_FLIGHT_TIMES}
+    status = state.get("status") or unchecked
     iata = trip.route.airport_iata
     times = {
         key: local_time(iata, datetime.fromisoformat(raw)).isoformat() if (raw := state.get(key)) else None
