@@ -64,6 +64,7 @@ async def store_created(
     actor: str,
     message: NewMessage,
     before: Callable[[AsyncConnection], Awaitable[None]] | None = None,
+    created: Booking | None = None,
 ) -> tuple[int, OutboxMessage]:
     """Write a new booking (``values``: its columns, ``status`` PENDING), its "created" audit row,
     the partner's create message (``message``, from ``outbox.repository.new_message``) and, for a
@@ -77,7 +78,10 @@ async def store_created(
     ``before``: a write that must commit with the booking or not at all, run first in the same
     transaction (a hosted vehicle's seat, ``bookings/hosted_capacity.py``; it raises to refuse the booking).
     With one, PostgreSQL takes the general transaction too: the counter's row lock is held until the
-    booking commits, which is what makes the last seat go to exactly one booking."""
+    booking commits, which is what makes the last seat go to exactly one booking.
+
+    ``created``: ``Booking.new(values, UNASSIGNED_ID)`` when the caller built it already (for the
+    partner's payload), so that it is not built twice."""
     if db.is_sqlite or before is not None:
         async with db.write() as conn:
             if before is not None:
@@ -85,7 +89,7 @@ async def store_created(
             booking_id = await lifecycle.create(conn, values, actor=actor, messages=(message,))
             message_id = await outbox_repo.id_of(conn, message.webhook_id)
         return booking_id, message.stored(message_id, booking_id)
-    statement, params = _created_step(values, actor, message)
+    statement, params = _created_step(values, actor, message, created)
     row = await db.write_one(statement, **params)
     if row is None:  # the debit did not fit, so nothing was written
         raise InsufficientBalance()
@@ -131,9 +135,13 @@ async def store_created_many(
     return [_stored(row, message) for row, (_, message) in zip(rows, legs, strict=True)]
 
 
-def _created_step(values: dict[str, Any], actor: str, message: NewMessage) -> tuple[DirectStatement, dict[str, Any]]:
-    """The create statement for ``values`` and its bind values (one booking's ``store_created``)."""
-    created = Booking.new(values, UNASSIGNED_ID)
+def _created_step(
+    values: dict[str, Any], actor: str, message: NewMessage, created: Booking | None = None
+) -> tuple[DirectStatement, dict[str, Any]]:
+    """The create statement for ``values`` and its bind values (one booking's ``store_created``;
+    ``created``: its ``Booking.new`` when the caller built it already)."""
+    if created is None:
+        created = Booking.new(values, UNASSIGNED_ID)
     change = Change(created, None, created.status, actor, CREATED_REASON, created.created_at, (message,))
     debit = lifecycle.ledger_move(change) is not None
     shape = FastShape(None, change.to_status, messages=1, wallet=debit)
