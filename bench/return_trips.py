@@ -4,9 +4,10 @@
   the same 10 partners: CPU of the API process per search (target <= 2x);
 * creating a pair (``return_vehicle_id``: two bookings in one transaction, two partner creates)
   against one create: CPU per call (target <= 1.6x). On PostgreSQL one create is the frozen
-  one-statement fast path (``bookings/fast_paths.py``) and the pair the general path, so the same
-  two calls are also measured on SQLite, where both take the general path (for reference: what the
-  pair costs against one create written the same way).
+  one-statement fast path (``bookings/fast_paths.py``) and the pair that same statement once per
+  leg in one transaction (since 2026-11-26; before, the general path); the same two calls are also
+  measured on SQLite, where both take the general path (for reference: what the pair costs against
+  one create written the same way).
 
 Part of ``make bench``; alone, in ~2 minutes:
 
@@ -97,7 +98,8 @@ class Bench:
         self._env = SearchBench.env  # the search bench's environment for the API process (same settings)
 
     def env(self, url: str) -> dict[str, str]:
-        return self._env(self, url)  # type: ignore[arg-type]
+        """``--before``: every process of this run on that src/ tree (run before and after alternately)."""
+        return self._env(self, url, str(self.a.before) if self.a.before else None)  # type: ignore[arg-type]
 
     def start(self, name: str, argv: list[str], env: dict[str, str], ready: str) -> Proc:
         proc = Proc(name, argv, env=env, cwd=self.work, log=self.work / f"{name}.log", pidfile=self.pidfile)
@@ -240,7 +242,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--deadline", type=float, default=1.0)
-    parser.add_argument("--before", type=Path, default=None)  # the search bench's env reads it
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="a src/ directory of an older tree (`git archive <commit> src | tar -x -C DIR`, then DIR/src): "
+        "this whole run's processes run it (until 2026-11-26 this option was ignored here)",
+    )
     parser.add_argument("--quick", action="store_true", help="one round of 3 s runs")
     args, _ = parser.parse_known_args()  # run.sh passes the suite's options to every module
     if args.quick:

@@ -135,6 +135,22 @@ def _reset_clock(clock: ShiftedClock) -> Iterator[None]:
     clock.offset = type(clock.offset)()
 
 
+@pytest.fixture(autouse=True)
+def _restore_public_url() -> Iterator[None]:
+    """The process's public base URL (``transfers/public_urls.py``) as it was before the test.
+
+    Production runs one deployment per process, so ``Services.build`` sets that URL once. The tests
+    serve several apps in one process: a test that builds one with its own ``public_base_url`` (the
+    e2e ``sandbox`` fixture does) would otherwise leave its closed port in the URL of every booking the
+    session's ``service`` answers afterwards (``ride.tracking_url``): the order-dependent failure of
+    ``test_tracking_url_is_in_the_booking_resource`` after the e2e sandbox tests."""
+    from transfers import public_urls
+
+    before = public_urls.base_url()
+    yield
+    public_urls.configure(before)
+
+
 @pytest.fixture(scope="session")
 async def http(service: LiveServer) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=service.url, timeout=30) as client:

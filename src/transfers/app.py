@@ -95,8 +95,15 @@ def create_app(
     app.mount("/console", build_console(svc))  # issue 13: the operator console (console/app.py)
     app.mount("/partner", build_portal(svc))  # issue 16: the partner portal (portal/app.py)
     app.mount("/agency", build_agency(svc))  # issue 27: the agency portal (agency/app.py)
-    # Just inside the plumbing: POST search and GET booking answered without FastAPI's per-request layers.
-    install_direct_routes(app, [(search.router, "POST", search.PATH), (bookings.router, "GET", bookings.BOOKING_PATH)])
+    # Just inside the plumbing: POST search, GET booking and POST booking answered without FastAPI's per-request layers.
+    install_direct_routes(
+        app,
+        [
+            (search.router, "POST", search.PATH),
+            (bookings.router, "GET", bookings.BOOKING_PATH),
+            (bookings.router, "POST", bookings.BOOKING_PATH),
+        ],
+    )
     # Outermost: request id, body limit, error envelope, RateLimit-* headers, metrics, access log.
     app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes, request_log=svc.request_log)
     install_openapi(app)

@@ -1,7 +1,9 @@
 """Each PostgreSQL fast statement writes exactly what the general path writes (issue 21).
 
 One test per fast statement (``bookings/fast_paths.py``; tests/unit/test_fast_paths_frozen.py keeps
-them at two): the same change is made both ways on two equal bookings (of two clients with equal
+them at two), and one of a return trip's pair (the create statement once per leg, in one
+transaction, against ``lifecycle.create_many``; and a wallet enough for one leg only, refused both
+ways): the same change is made both ways on two equal bookings (of two clients with equal
 wallets), the whole database is read before and after each, and the rows each way wrote (inserted,
 or the new version of an updated row) and replaced (the old version) are compared in every table:
 bookings, audit rows, outbox messages and delivery attempts, wallets and ledger entries, client
@@ -34,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tests.conftest import ClientFactory, PartnerFactory
 from tests.helpers import booking_row
-from transfers.bookings import fast_paths, partner_updates
+from transfers.bookings import fast_paths, flight_repository, partner_updates
 from transfers.bookings import repository as booking_repo
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import new_reservation_no
@@ -45,6 +47,7 @@ from transfers.db.tables import metadata
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery.models import OutboxMessage
 from transfers.partners.calls import MessageKind
+from transfers.wallet.ledger import InsufficientBalance
 
 pytestmark = pytest.mark.pg_only
 
@@ -271,6 +274,105 @@ async def test_a_third_partys_one_statement_create_journals_its_payment_as_the_g
     assert normalised(fast_rows, {fast_client: "client", fast_no: "<reservation>"}) == normalised(
         general_rows, {general_client: "client", general_no: "<reservation>"}
     )
+
+
+def pair_values(
+    client_id: int, partner_id: int, numbers: tuple[str, str], trip_id: str, watch_id: int, now: datetime
+) -> list[dict[str, Any]]:
+    """A return trip's two legs as ``bookings/return_trip.create_trip`` gives them: the trip's columns,
+    the way out's flight watch (the way back has none: its key is missing, as when its pickup is no
+    airport), the way back later and from the way out's dropoff."""
+    out = create_values(client_id, partner_id, numbers[0], now)
+    back = create_values(client_id, partner_id, numbers[1], now)
+    out.update(trip_id=trip_id, trip_leg=1, trip_other_reservation_no=numbers[1], flight_watch_id=watch_id)
+    back.update(
+        trip_id=trip_id,
+        trip_leg=2,
+        trip_other_reservation_no=numbers[0],
+        pickup_at=now + timedelta(days=9),
+        pickup_location=out["dropoff_location"],
+        dropoff_location=out["pickup_location"],
+        total=Decimal("51.00"),
+        flight_number="BA118",
+    )
+    back.pop("flight_watch_id", None)
+    return [out, back]
+
+
+async def test_a_return_trips_pair_by_the_create_statement_writes_what_the_general_pair_writes(
+    db: Database, make_client: ClientFactory, make_partner: PartnerFactory, clock: ShiftedClock
+) -> None:
+    """The pair on PostgreSQL: the create statement once per leg in one direct transaction
+    (``store_created_many``, ``Database.write_all``); its general path: ``lifecycle.create_many`` (one
+    statement per table for both legs, the two debits one wallet UPDATE by their sum)."""
+    fast_client, general_client, partner_id = await two_clients(make_client, make_partner)
+    now = clock.now()
+    watch_id = await flight_repository.new_watch(db, "BA117", "LHR", now + timedelta(days=3), now)
+    fast_nos, general_nos = (new_reservation_no(), new_reservation_no()), (new_reservation_no(), new_reservation_no())
+    fast_legs = pair_values(fast_client, partner_id, fast_nos, "TR-FAST", watch_id, now)
+    general_legs = pair_values(general_client, partner_id, general_nos, "TR-GENERAL", watch_id, now)
+    stored: dict[str, list[tuple[int, OutboxMessage]]] = {}
+
+    async def fast() -> None:
+        legs = [(values, create_message(values, now)) for values in fast_legs]
+        stored["fast"] = await fast_paths.store_created_many(db, legs, actor=ACTOR)
+
+    async def general() -> None:
+        legs = [(values, create_message(values, now)) for values in general_legs]
+        stored["general"] = await fast_paths.store_created_many(db, legs, actor=ACTOR, before=general_transaction)
+
+    fast_rows, general_rows = await both_ways(db, fast, general)
+    assert set(fast_rows) >= {
+        "bookings",
+        "booking_transitions",
+        "outbox",
+        "client_events",
+        "wallets",
+        "ledger_entries",
+        "journal_entries",
+        "journal_lines",
+    }
+    assert len(fast_rows["bookings"][0]) == 2 and len(fast_rows["ledger_entries"][0]) == 2
+    # each debit's balance after it, as if posted one by one: 100.00 - 44.00, then - 51.00
+    assert sorted(e["balance_after"] for e in fast_rows["ledger_entries"][0]) == ["5.00", "56.00"]
+    for way in ("fast", "general"):  # each leg's message as stored, with its booking's and its own id
+        async with db.read() as conn:
+            for booking_id, message in stored[way]:
+                assert message.booking_id == booking_id
+                assert await outbox_repo.id_of(conn, message.webhook_id) == message.id
+    assert normalised(
+        fast_rows, {fast_client: "client", fast_nos[0]: "<out>", fast_nos[1]: "<back>", "TR-FAST": "<trip>"}
+    ) == normalised(
+        general_rows,
+        {general_client: "client", general_nos[0]: "<out>", general_nos[1]: "<back>", "TR-GENERAL": "<trip>"},
+    )
+
+
+async def test_a_wallet_enough_for_one_leg_but_not_both_writes_nothing_either_way(
+    db: Database, make_client: ClientFactory, make_partner: PartnerFactory, clock: ShiftedClock
+) -> None:
+    """1101 on the sum (docs/rules/return-trips.md#create): the first leg's statement fits and is rolled
+    back with the second's refusal; the general path's one UPDATE by the sum does not fit."""
+    fast_client, _ = await make_client(balance="60.00")
+    general_client, _ = await make_client(balance="60.00")
+    _, partner_id, _ = await make_partner(airports=("LHR",))
+    now = clock.now()
+    watch_id = await flight_repository.new_watch(db, "BA117", "LHR", now + timedelta(days=3), now)
+    numbers = [(new_reservation_no(), new_reservation_no()) for _ in range(2)]
+    fast_legs = pair_values(fast_client, partner_id, numbers[0], "TR-FAST", watch_id, now)
+    general_legs = pair_values(general_client, partner_id, numbers[1], "TR-GENERAL", watch_id, now)
+
+    async def fast() -> None:
+        with pytest.raises(InsufficientBalance):
+            await fast_paths.store_created_many(db, [(v, create_message(v, now)) for v in fast_legs], actor=ACTOR)
+
+    async def general() -> None:
+        with pytest.raises(InsufficientBalance):
+            await fast_paths.store_created_many(
+                db, [(v, create_message(v, now)) for v in general_legs], actor=ACTOR, before=general_transaction
+            )
+
+    assert await both_ways(db, fast, general) == ({}, {})
 
 
 async def test_the_one_statement_acknowledgement_writes_what_the_general_one_writes(

@@ -25,8 +25,8 @@ async def flight_fields(svc: Services, values: dict[str, Any], source: repo.Offe
     """A new booking's flight columns: the partner's free wait as sold and, for a watched flight, its
     watch (docs/rules/flights.md#watching). The watch is read first, outside any transaction: a watch
     already due is taken as it is; a missing one is made (``flight_repository.new_watch``); one due later
-    is made due in a write transaction of its own (the single create's booking is written by one
-    statement of its own, ``fast_paths.store_created``).
+    is made due (``flight_repository.make_due``), each by a statement of its own (the single create's
+    booking is written by one statement of its own, ``fast_paths.store_created``).
 
     Returns whether the create starts the flight's check at creation: not for an unwatched flight, nor
     when the provider answered for this flight less than ``flight_watch.CREATION_RECHECK`` ago (the
@@ -44,8 +44,8 @@ async def flight_fields(svc: Services, values: dict[str, Any], source: repo.Offe
             svc.db, values["flight_number"], values["airport_iata"], values["pickup_at"], now
         )
     else:
-        async with svc.db.write() as conn:
-            await watch_flight(conn, values, now, known=found.id)
+        await flight_repository.make_due(svc.db, found.id, now)
+        values["flight_watch_id"] = found.id
     return found is None or not flight_watch.answered_lately(found.checked_at, now)
 
 

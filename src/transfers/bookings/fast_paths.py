@@ -10,21 +10,27 @@
 
 Each statement is all-or-nothing by itself, so it runs in autocommit on the direct connections of
 ``db/direct.py`` (``Database.write_one``): they are the measured performance of a create
-(docs/operations/performance.md). The side effects are not written here: ``lifecycle.fast_pieces`` gives
-them, so a side effect added to ``EFFECTS`` (``bookings/effects.py``) is written by these statements too.
+(docs/operations/performance.md). A return trip's pair (``store_created_many``) runs the create
+statement once per leg, unchanged, in ONE transaction on a direct connection (``Database.write_all``:
+BEGIN, leg 1, leg 2, COMMIT; ROLLBACK when a leg's debit does not fit, so 1101 is decided on the
+sum): through the general path the pair cost 2.87x one create's CPU (8.08 / 2.82 ms, target 1.6x,
+bench/README.md "Return trips"), and reusing the frozen SQL adds no statement to keep equal
+(tests/integration/test_fast_paths_equal.py compares a pair written both ways too). The side
+effects are not written here: ``lifecycle.fast_pieces`` gives them, so a side effect added to
+``EFFECTS`` (``bookings/effects.py``) is written by these statements too.
 
-FROZEN at these two statements (issue 21). A new booking write, however hot, takes the general path
-(``lifecycle.transition`` & co. in a ``Database.write()`` transaction). Why: each statement here is
-a second copy, in SQL, of what the general path writes in Python; keeping them equal costs a
-PostgreSQL test per statement that compares every row both paths write
-(tests/integration/test_fast_paths_equal.py), and these two were measured to matter (bench/README.md,
-"Profile", change 13: a create went from ~29 round trips to 5). tests/unit/test_fast_paths_frozen.py
-fails when a third one appears.
+FROZEN at these two statements (issue 21; the pair runs the first of them once per leg). A new
+booking write, however hot, takes the general path (``lifecycle.transition`` & co. in a
+``Database.write()`` transaction). Why: each statement here is a second copy, in SQL, of what the
+general path writes in Python; keeping them equal costs a PostgreSQL test per statement that
+compares every row both paths write (tests/integration/test_fast_paths_equal.py), and these two were
+measured to matter (bench/README.md, "Profile", change 13: a create went from ~29 round trips to 5).
+tests/unit/test_fast_paths_frozen.py fails when a third one appears, or another caller of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -58,6 +64,7 @@ async def store_created(
     actor: str,
     message: NewMessage,
     before: Callable[[AsyncConnection], Awaitable[None]] | None = None,
+    created: Booking | None = None,
 ) -> tuple[int, OutboxMessage]:
     """Write a new booking (``values``: its columns, ``status`` PENDING), its "created" audit row,
     the partner's create message (``message``, from ``outbox.repository.new_message``) and, for a
@@ -71,7 +78,10 @@ async def store_created(
     ``before``: a write that must commit with the booking or not at all, run first in the same
     transaction (a hosted vehicle's seat, ``bookings/hosted_capacity.py``; it raises to refuse the booking).
     With one, PostgreSQL takes the general transaction too: the counter's row lock is held until the
-    booking commits, which is what makes the last seat go to exactly one booking."""
+    booking commits, which is what makes the last seat go to exactly one booking.
+
+    ``created``: ``Booking.new(values, UNASSIGNED_ID)`` when the caller built it already (for the
+    partner's payload), so that it is not built twice."""
     if db.is_sqlite or before is not None:
         async with db.write() as conn:
             if before is not None:
@@ -79,15 +89,68 @@ async def store_created(
             booking_id = await lifecycle.create(conn, values, actor=actor, messages=(message,))
             message_id = await outbox_repo.id_of(conn, message.webhook_id)
         return booking_id, message.stored(message_id, booking_id)
-    created = Booking.new(values, UNASSIGNED_ID)
+    statement, params = _created_step(values, actor, message, created)
+    row = await db.write_one(statement, **params)
+    if row is None:  # the debit did not fit, so nothing was written
+        raise InsufficientBalance()
+    return _stored(row, message)
+
+
+async def store_created_many(
+    db: Database,
+    legs: Sequence[tuple[dict[str, Any], NewMessage]],
+    *,
+    actor: str,
+    before: Callable[[AsyncConnection], Awaitable[None]] | None = None,
+) -> list[tuple[int, OutboxMessage]]:
+    """``store_created`` for several bookings (a return trip's legs: (values, create message) each)
+    all or nothing; (booking id, the message as stored) of each, in order. Raises
+    InsufficientBalance when the debits do not fit together, and then nothing is written.
+
+    On PostgreSQL the create statement (``_created_statement``, the same frozen SQL) runs once per
+    leg in ONE transaction on a direct connection (``Database.write_all``): BEGIN, leg 1, leg 2,
+    COMMIT, or ROLLBACK when a leg's statement answers no row. The second debit is taken after the
+    first on the same wallet, so "each fits in turn" is exactly "their sum fits" (1101 on the sum,
+    docs/rules/return-trips.md#create), and each ledger entry's ``balance_after`` is the balance
+    after it. Why not the general path there: it cost 2.87x one create's CPU (8.08 / 2.82 ms,
+    ~10 statements through the engine; bench/README.md "Return trips", target 1.6x).
+
+    SQLite, or with ``before`` (the flight watches and a hosted leg's seats, which must commit with
+    the bookings), runs ``lifecycle.create_many`` in one write transaction, as the single create's
+    ``before`` does."""
+    if db.is_sqlite or before is not None:
+        async with db.write() as conn:
+            if before is not None:
+                await before(conn)
+            ids, message_ids = await lifecycle.create_many(
+                conn, [(values, (message,)) for values, message in legs], actor=actor
+            )
+        return [
+            (booking_id, message.stored(message_ids[message.webhook_id], booking_id))
+            for booking_id, (_, message) in zip(ids, legs, strict=True)
+        ]
+    rows = await db.write_all([_created_step(values, actor, message) for values, message in legs])
+    if rows is None:  # a debit did not fit after the ones before it: nothing was written
+        raise InsufficientBalance()
+    return [_stored(row, message) for row, (_, message) in zip(rows, legs, strict=True)]
+
+
+def _created_step(
+    values: dict[str, Any], actor: str, message: NewMessage, created: Booking | None = None
+) -> tuple[DirectStatement, dict[str, Any]]:
+    """The create statement for ``values`` and its bind values (one booking's ``store_created``;
+    ``created``: its ``Booking.new`` when the caller built it already)."""
+    if created is None:
+        created = Booking.new(values, UNASSIGNED_ID)
     change = Change(created, None, created.status, actor, CREATED_REASON, created.created_at, (message,))
     debit = lifecycle.ledger_move(change) is not None
     shape = FastShape(None, change.to_status, messages=1, wallet=debit)
     params = {f"bk_{k}": v for k, v in values.items()}
     params.update(lifecycle.fast_params(change, shape))
-    row = await db.write_one(_created_statement(tuple(values), debit), **params)
-    if row is None:  # the debit did not fit, so nothing was written
-        raise InsufficientBalance()
+    return _created_statement(tuple(values), debit), params
+
+
+def _stored(row: dict[str, Any], message: NewMessage) -> tuple[int, OutboxMessage]:
     booking_id = int(row["booking_id"])
     return booking_id, message.stored(int(row["outbox_id"]), booking_id)
 

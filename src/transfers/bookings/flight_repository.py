@@ -114,12 +114,46 @@ async def ensure_watch(
             return int(inserted)
         key = (W.number == number, W.airport_iata == airport_iata, W.local_date == values["local_date"])
         known = int((await conn.execute(select(W.id).where(*key))).scalar_one())
+    await _due_now(conn, known, now)
+    return known
+
+
+async def _due_now(conn: AsyncConnection, known: int, now: datetime) -> None:
     await conn.execute(
         update(flight_watches)
         .where(W.id == known, or_(W.next_check_at.is_(None), W.next_check_at > now))
         .values(next_check_at=now)
     )
-    return known
+
+
+def _make_due_statement() -> DirectStatement:
+    now = bindparam("now", type_=W.next_check_at.type)
+    made = (
+        update(flight_watches)
+        .where(W.id == bindparam("known"), or_(W.next_check_at.is_(None), W.next_check_at > now))
+        .values(next_check_at=now)
+        .returning(W.id)
+        .cte("u")
+    )
+    return DirectStatement(select(made.c.id).add_cte(made))
+
+
+_MAKE_DUE = _make_due_statement()
+
+
+async def make_due(db: Database, known: int, now: datetime) -> None:
+    """``ensure_watch(known=...)`` of a watch the create read (``find_watch``) due later: made due now.
+
+    On PostgreSQL its one UPDATE in autocommit by the direct path, not waiting for the WAL flush, as
+    ``new_watch``: the write transaction it replaces (BEGIN, UPDATE, COMMIT through the engine) was the
+    dearest part of a create's flight watch after the first booking of a flight (bench/README.md, issue 21,
+    "The create's CPU"). The booking that follows commits durably and so flushes it; lost in a crash, the
+    watch is checked at its previous slot. On SQLite the general path."""
+    if db.is_sqlite:
+        async with db.write() as conn:
+            await _due_now(conn, known, now)
+        return
+    await db.write_one_unflushed(_MAKE_DUE, known=known, now=now)
 
 
 _KEY = ("number", "airport_iata", "local_date")
@@ -176,12 +210,24 @@ def _dialect_insert(conn: AsyncConnection) -> Any:
     return (sqlite_insert if conn.dialect.name == "sqlite" else pg_insert)(flight_watches)
 
 
+_CALLS_SINCE = select(func.count().label("calls")).where(
+    W.called_at > bindparam("since", type_=W.called_at.type), W.called_at <= bindparam("now", type_=W.called_at.type)
+)
+_CALLS = DirectStatement(_CALLS_SINCE)
+
+
 async def calls_since(conn: AsyncConnection, since: datetime, now: datetime) -> int:
     """Provider calls made by every worker in (``since``, ``now``] (the per-minute budget). A call stamped
     after ``now`` (a worker whose clock runs ahead) is not counted against this minute: it would otherwise
     hold the whole budget until this worker's clock caught up."""
-    query = select(func.count()).where(W.called_at > since, W.called_at <= now)
-    return int((await conn.execute(query)).scalar_one())
+    return int((await conn.execute(_CALLS_SINCE, {"since": since, "now": now})).scalar_one())
+
+
+async def calls_read(db: Database, since: datetime, now: datetime) -> int:
+    """``calls_since`` outside any transaction (the direct path): how ``flight_watch.watch_pass`` finds the
+    budget spent without opening a write transaction for nothing."""
+    row = await db.read_one(_CALLS, since=since, now=now)
+    return 0 if row is None else int(row["calls"])
 
 
 async def claim_due(

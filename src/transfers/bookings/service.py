@@ -156,11 +156,12 @@ async def _store_and_charge(
     )
     for _ in range(5):
         values["reservation_no"] = new_reservation_no()
+        created = Booking.new(values, UNASSIGNED_ID)
         # Workers leave it alone while this request makes its own attempt (the 2 s budget).
         message = outbox_repo.new_message(
             partner_id=values["partner_id"],
             kind=MessageKind.CREATE.value,
-            payload=partner_payloads.create_payload(Booking.new(values, UNASSIGNED_ID)),
+            payload=partner_payloads.create_payload(created),
             now=now,
             deadline=deadline,
             not_before=now + timedelta(seconds=settings.partner_create_budget_seconds + 1),
@@ -173,6 +174,7 @@ async def _store_and_charge(
                 actor=f"client:{client.client_id}",
                 message=message,
                 before=seat_claim(values) if source.hosted else None,
+                created=created,
             )
         except VehicleFull:
             raise Conflict(ErrorCode.VEHICLE_UNAVAILABLE) from None

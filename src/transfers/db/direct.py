@@ -21,16 +21,22 @@ Values go in and come out exactly as through the engine (same type processors: `
 which tests/api/test_direct_reads.py checks column by column. Only single statements that are
 atomic on their own come this way: anything needing a transaction keeps the engine's.
 
-The durable writes that come this way (``Database.write_one``) are frozen at the two booking
-statements that were measured (``bookings/fast_paths.py``: the create and the partner's
-acknowledgement). New writes use the engine's general transaction path: a write here is a second
-copy of what the general path writes, kept equal only by a PostgreSQL test of its own
-(tests/unit/test_fast_paths_frozen.py fails on a third).
+The durable writes that come this way are frozen at the two booking statements that were measured
+(``bookings/fast_paths.py``: the create and the partner's acknowledgement), each run alone in
+autocommit (``Database.write_one``), and the create statement once per leg of a return trip in one
+transaction (``Database.write_all``, ``PostgresDirect.all_or_nothing``: BEGIN, each leg's statement,
+COMMIT, or ROLLBACK when a leg's debit does not fit). Why the pair: through the engine's general
+transaction it cost 2.87x one create's CPU (8.08 / 2.82 ms, bench/README.md "Return trips"; target
+1.6x), and the same frozen SQL twice writes it with no new statement to keep equal. New writes use
+the engine's general transaction path: a write here is a second copy of what the general path
+writes, kept equal only by a PostgreSQL test of its own (tests/unit/test_fast_paths_frozen.py fails
+on a third statement or another caller).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
 from collections import deque
@@ -231,6 +237,76 @@ class PostgresDirect:
         finally:
             slots.release()
         return None if record is None else statement.row(record)
+
+    async def all_or_nothing(
+        self, steps: Sequence[tuple[CompiledStatement, dict[str, Any]]]
+    ) -> list[dict[str, Any]] | None:
+        """Run ``steps`` in order in ONE transaction on one connection (BEGIN, each statement,
+        COMMIT) and answer each one's first row; when a statement answers no row, ROLLBACK and
+        answer None: nothing of any step stays written.
+
+        For several statements that are each all-or-nothing by themselves (a create statement per
+        leg of a return trip, whose debit matches no row when it does not fit) and must also be
+        all-or-nothing together. A write: never retried, a connection that sat idle is pinged first.
+        On a database error the transaction is rolled back and the connection kept (an integrity
+        violation is raised as SQLAlchemy's IntegrityError, as through the engine); on a
+        cancellation or a broken connection it is thrown away (the server rolls back an open
+        transaction whose connection ends)."""
+        arguments = [statement.arguments(params) for statement, params in steps]
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self._max_size)
+        slots = self._slots
+        if slots.locked():
+            async with asyncio.timeout(self._timeout):
+                await slots.acquire()
+        else:
+            await slots.acquire()
+        try:
+            conn = await self._idle_connection(write=True)
+            if conn is None:
+                conn = await self._connect()
+            try:
+                rows = await self._transaction(conn, [s for s, _ in steps], arguments)
+            except BaseException as exc:
+                # kept only when the error came from the server and ``_transaction`` rolled it back
+                if isinstance(exc, asyncpg.PostgresError) and not conn.is_closed() and not conn.is_in_transaction():
+                    self._release(conn)
+                else:
+                    conn.terminate()
+                if isinstance(exc, asyncpg.IntegrityConstraintViolationError):
+                    raise sa_exc.IntegrityError(steps[0][0].sql, None, exc) from exc
+                raise
+            self._release(conn)
+        finally:
+            slots.release()
+        return rows
+
+    @staticmethod
+    async def _transaction(
+        conn: asyncpg.Connection, statements: list[CompiledStatement], arguments: list[list[Any]]
+    ) -> list[dict[str, Any]] | None:
+        """``all_or_nothing``'s transaction. A PostgreSQL error is rolled back here and raised (the
+        connection stays usable); any other exception leaves the transaction open, and the caller
+        throws the connection away."""
+        transaction = conn.transaction()
+        await transaction.start()
+        rows = []
+        try:
+            for statement, args in zip(statements, arguments, strict=True):
+                if statement.processors is None:
+                    prepared = await conn.prepare(statement.sql)
+                    statement.set_column_types([a.type.oid for a in prepared.get_attributes()])
+                record = await conn.fetchrow(statement.sql, *args)
+                if record is None:
+                    await transaction.rollback()
+                    return None
+                rows.append(statement.row(record))
+        except asyncpg.PostgresError:
+            with contextlib.suppress(Exception):  # a broken connection: the caller sees it still in a transaction
+                await transaction.rollback()
+            raise
+        await transaction.commit()
+        return rows
 
     async def all_raw(self, statement: CompiledStatement, params: dict[str, Any]) -> list[Any]:
         """Every row of a read as asyncpg's records, without the columns' result processors: for a

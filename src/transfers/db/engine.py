@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -37,6 +37,10 @@ def _json_dumps(value: Any) -> str:
 
 
 _T = TypeVar("_T")
+
+
+class _NoRow(Exception):
+    """A step of ``Database.write_all`` answered no row: its transaction rolls back."""
 
 
 class Database:
@@ -127,6 +131,30 @@ class Database:
         async with self.write() as conn:
             row = (await conn.execute(statement.statement, params)).mappings().first()
         return dict(row) if row is not None else None
+
+    async def write_all(self, steps: Sequence[tuple[DirectStatement, dict[str, Any]]]) -> list[dict[str, Any]] | None:
+        """Run several statements, each atomic by itself and answering one row, all or nothing: in
+        ONE transaction, rolled back when any of them answers no row (then None) or raises. On
+        PostgreSQL by the direct path (``PostgresDirect.all_or_nothing``: BEGIN, the statements,
+        COMMIT; never retried), elsewhere in a ``write()`` transaction. Answers each statement's row.
+
+        Why: a return trip's pair is the one-statement create (``bookings/fast_paths.py``) once per
+        leg; through the engine's general transaction it cost 2.87x one create's CPU (bench/README.md,
+        "Return trips"). Frozen with ``write_one``: that create statement is its only step."""
+        if isinstance(self._direct, PostgresDirect):
+            dialect = self.engine.dialect
+            return await self._direct.all_or_nothing([(s.compiled(dialect), params) for s, params in steps])
+        rows: list[dict[str, Any]] = []
+        try:
+            async with self.write() as conn:
+                for statement, params in steps:
+                    row = (await conn.execute(statement.statement, params)).mappings().first()
+                    if row is None:
+                        raise _NoRow()
+                    rows.append(dict(row))
+        except _NoRow:
+            return None
+        return rows
 
     async def write_one_unflushed(self, statement: DirectStatement, **params: Any) -> dict[str, Any] | None:
         """``write_one`` for rows that may be lost in a PostgreSQL crash (searches, a new flight's

@@ -103,7 +103,11 @@ def _booking_body(request: Request, booking: Booking) -> dict[str, Any]:
     operation_id="create_booking",
     openapi_extra=IDEMPOTENCY_PARAMETER,
 )
-async def create_booking(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
+async def create_booking(request: Request) -> Response:
+    # Its caller is taken here rather than through Depends (the same check, in the same order), so that
+    # api/direct_routes.py can answer it without FastAPI's per-request layers, as search and GET booking.
+    client = await current_client(request)
+
     async def work(key: str | None) -> dict[str, Any]:
         # docs/rules/accounts.md#permissions: before the body, even a non-JSON one
         if not client.may(Permission.BOOKING_CREATE):
