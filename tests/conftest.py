@@ -151,6 +151,24 @@ def _restore_public_url() -> Iterator[None]:
     public_urls.configure(before)
 
 
+@pytest.fixture(autouse=True)
+def _cheap_password_hashes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """argon2id at its lowest cost (1 pass over 8 KiB) in the tests outside tests/unit.
+
+    Production's cost (RFC 9106's second set: 64 MiB, 3 passes, ``webauth/passwords.py``) took 0.35 s
+    per hash and 0.22 s per check here, and every agency, console and portal test hashes two or three
+    passwords and checks one at sign-in. The hashes stay argon2id, checked through the same code; the
+    production parameters are asserted by tests/unit/test_webauth_rules.py (unit tests keep them) and
+    used by every ``transfers`` subprocess of tests/process."""
+    if "/unit/" in str(request.node.path):
+        return
+    from argon2 import PasswordHasher
+
+    from transfers.webauth import passwords
+
+    monkeypatch.setattr(passwords, "_HASHER", PasswordHasher(time_cost=1, memory_cost=8, parallelism=1))
+
+
 @pytest.fixture(scope="session")
 async def http(service: LiveServer) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=service.url, timeout=30) as client:

@@ -27,6 +27,7 @@ import secrets
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -144,23 +145,80 @@ async def _pg_admin(server_plain_url: str, statement: str) -> None:
         await conn.close()
 
 
+@dataclass(frozen=True)
+class Template:
+    """A database migrated once per session that each test's fresh database is copied from: a
+    PostgreSQL database (``CREATE DATABASE ... TEMPLATE``) on the run's server, or a SQLite file.
+    A copy is the same schema and rows as a migration (the same ``alembic_version`` too), in 0.05 s
+    instead of a migration's 0.4-0.7 s."""
+
+    server_plain_url: str | None  # None: SQLite
+    source: str  # the template database's name, or the SQLite file's path
+
+
+@pytest.fixture(scope="session")
+async def migrated_template() -> AsyncIterator[Template]:
+    """One migrated database for the session's ``fresh_db``s; dropped (or deleted) at the end."""
+    server = _normalised(PG_URL) if ON_POSTGRES else None
+    with tempfile.TemporaryDirectory(prefix="transfers-template-") as tmp:
+        if server is None:
+            path = Path(tmp) / "template.sqlite3"
+            async with _MIGRATIONS:
+                await asyncio.to_thread(upgrade, f"sqlite+aiosqlite:///{path}")
+            yield Template(None, str(path))
+            return
+        name = f"tp_template_{secrets.token_hex(6)}"
+        await _pg_admin(server, f'CREATE DATABASE "{name}"')
+        try:
+            async with _MIGRATIONS:
+                await asyncio.to_thread(upgrade, async_url(server.rsplit("/", 1)[0] + "/" + name))
+            yield Template(server, name)
+        finally:
+            with contextlib.suppress(Exception):
+                await _pg_admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _normalised(server_plain_url: str) -> str:
+    """postgresql://... whichever way the URL was written (postgres://, postgresql+asyncpg://)."""
+    if server_plain_url.startswith(("postgres://", "postgresql+asyncpg://")):
+        return "postgresql://" + server_plain_url.split("://", 1)[1]
+    return server_plain_url
+
+
+def _copy_sqlite(source: str, target: Path) -> None:
+    """SQLite's online backup: a consistent copy whatever the source's journal holds."""
+    with contextlib.closing(sqlite3.connect(source)) as src, contextlib.closing(sqlite3.connect(target)) as dst:
+        src.backup(dst)
+
+
 @contextlib.asynccontextmanager
-async def fresh_database_on(server_plain_url: str | None, tmp: Path) -> AsyncIterator[FreshDatabase]:
+async def fresh_database_on(
+    server_plain_url: str | None, tmp: Path, template: Template | None = None
+) -> AsyncIterator[FreshDatabase]:
     """A new database on the PostgreSQL server of ``server_plain_url`` (dropped afterwards), or a
-    SQLite file under ``tmp`` when it is None."""
+    SQLite file under ``tmp`` when it is None: migrated, or copied from ``template`` (which must be
+    on the same server; the private clusters of ``private_postgres`` have none)."""
     name = f"tp_{secrets.token_hex(6)}"
-    if server_plain_url and server_plain_url.startswith("postgres://"):
-        server_plain_url = "postgresql://" + server_plain_url.split("://", 1)[1]
     if server_plain_url:
-        await _pg_admin(server_plain_url, f'CREATE DATABASE "{name}"')
+        server_plain_url = _normalised(server_plain_url)
+    if template is not None:
+        assert template.server_plain_url == server_plain_url, "a template copies only onto its own server"
+    if server_plain_url:
+        source = f' TEMPLATE "{template.source}"' if template is not None else ""
+        # Copies one at a time: PostgreSQL refuses a template that another session is connected to.
+        async with _MIGRATIONS:
+            await _pg_admin(server_plain_url, f'CREATE DATABASE "{name}"{source}')
         plain = server_plain_url.rsplit("/", 1)[0] + "/" + name
     else:
         plain = f"sqlite:///{tmp / (name + '.sqlite3')}"
+        if template is not None:
+            await asyncio.to_thread(_copy_sqlite, template.source, tmp / (name + ".sqlite3"))
     try:
-        # In a thread, so the loop the test partners run on is never blocked; one at a time, because
-        # Alembic keeps its migration context in module globals (concurrent upgrades deadlock).
-        async with _MIGRATIONS:
-            await asyncio.to_thread(upgrade, async_url(plain))
+        if template is None:
+            # In a thread, so the loop the test partners run on is never blocked; one at a time, because
+            # Alembic keeps its migration context in module globals (concurrent upgrades deadlock).
+            async with _MIGRATIONS:
+                await asyncio.to_thread(upgrade, async_url(plain))
         db = Database(async_url(plain), pool_size=10, application_name="transfers-tests")
         try:
             yield FreshDatabase(plain, db)
@@ -173,9 +231,10 @@ async def fresh_database_on(server_plain_url: str | None, tmp: Path) -> AsyncIte
 
 
 @pytest.fixture
-async def fresh_db(tmp_path: Path) -> AsyncIterator[FreshDatabase]:
-    """A fresh database on the backend of this run (PostgreSQL when TRANSFERS_TEST_DATABASE_URL is set)."""
-    async with fresh_database_on(PG_URL if ON_POSTGRES else None, tmp_path) as fresh:
+async def fresh_db(tmp_path: Path, migrated_template: Template) -> AsyncIterator[FreshDatabase]:
+    """A fresh database on the backend of this run (PostgreSQL when TRANSFERS_TEST_DATABASE_URL is set),
+    copied from the session's migrated template."""
+    async with fresh_database_on(PG_URL if ON_POSTGRES else None, tmp_path, migrated_template) as fresh:
         yield fresh
 
 

@@ -27,6 +27,7 @@ from tests.invariants import check_wallet_invariants
 from tests.process.conftest import (
     Partners,
     Processes,
+    Template,
     deliveries_by_webhook_id,
     eventually,
     fresh_database_on,
@@ -43,9 +44,9 @@ POINTS = ("booking.after_commit", "booking.before_response", "outbox.after_send"
 LOCK_SECONDS = 3  # idempotency lock and outbox lease left behind by the dead process
 
 
-async def _crash_and_retry(point: str, procs: Processes, partners: Partners, tmp: Path) -> str:
+async def _crash_and_retry(point: str, procs: Processes, partners: Partners, tmp: Path, template: Template) -> str:
     tmp.mkdir()
-    async with fresh_database_on(PG_URL if ON_POSTGRES else None, tmp) as fresh:
+    async with fresh_database_on(PG_URL if ON_POSTGRES else None, tmp, template) as fresh:
         partner, _ = await partners.add(fresh, airports=("LHR",), name=f"Partner {point}")
         _, key = await fresh.make_client(balance="500.00")
         common = {"idempotency_lock_seconds": LOCK_SECONDS, "outbox_lease_seconds": LOCK_SECONDS}
@@ -149,9 +150,13 @@ async def test_crash_at_each_failpoint_then_retry_with_the_same_key(
     procs: Processes,
     partners: Partners,
     tmp_path: Path,
+    migrated_template: Template,
 ) -> None:
     results = await asyncio.gather(
-        *(_crash_and_retry(point, procs, partners, tmp_path / point.replace(".", "_")) for point in POINTS),
+        *(
+            _crash_and_retry(point, procs, partners, tmp_path / point.replace(".", "_"), migrated_template)
+            for point in POINTS
+        ),
         return_exceptions=True,
     )
     failures = [r for r in results if isinstance(r, BaseException)]
