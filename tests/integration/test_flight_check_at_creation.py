@@ -135,9 +135,9 @@ async def test_a_return_trips_airport_leg_is_checked_at_creation_like_a_single_b
     make_client: ClientFactory,
     make_partner: PartnerFactory,
 ) -> None:
-    """docs/rules/flights.md#watching: every new booking with a tracked flight is checked at creation; a return trip's legs
-    are new bookings too. The way out picks up at the airport (watched, checked: its late flight moves its
-    pickup at once); the way back picks up at an address (a departure: no watch)."""
+    """docs/rules/flights.md#watching: every new booking with a tracked flight is checked at creation;
+    a return trip's legs are new bookings too. The way out picks up at the airport (watched, checked:
+    its late flight moves its pickup at once); the way back picks up at an address (no watch)."""
     await make_partner()
     _, key = await make_client(balance="500.00")
     body = search_body(

@@ -17,8 +17,8 @@ How the pair is written (``fast_paths.store_created_many``; bench/README.md, "Re
 Either way one SELECT reads the search and both legs' offers and partners first, and the two
 partner creates are sent at once, each accepting answer recorded by the dispatcher's own path, as
 for a single create. Then each leg's flight gets its check at creation as a single create's does
-(``creating.start_flight_check``; docs/rules/flights.md#watching: every new booking with a tracked flight is checked at
-creation, a return trip's legs included).
+(``creating.start_flight_check``; docs/rules/flights.md#watching: every new booking with a tracked
+flight is checked at creation, a return trip's legs included).
 """
 
 from __future__ import annotations
