@@ -10,7 +10,7 @@ import secrets
 
 import asyncpg
 import pytest
-from sqlalchemy import Integer, bindparam, false, func, insert, literal, select, true
+from sqlalchemy import Boolean, Integer, bindparam, false, func, insert, literal, select, true
 from sqlalchemy.exc import IntegrityError
 
 from tests.conftest import PG_URL
@@ -35,6 +35,20 @@ def _insert(*, when: bool = True) -> DirectStatement:
 
 
 INSERT, INSERT_NOTHING = _insert(), _insert(when=False)
+
+
+def _insert_when() -> DirectStatement:
+    """An INSERT of one cancellation reason when ``ok`` (answering its id), else nothing."""
+    values = select(bindparam("id", type_=Integer), literal("write-all"), literal(99), true()).where(
+        bindparam("ok", type_=Boolean)
+    )
+    cte = (
+        insert(cancellation_reasons).from_select(["id", "name", "position", "active"], values).returning(R.id).cte("i")
+    )
+    return DirectStatement(select(cte.c.id).add_cte(cte))
+
+
+INSERT_WHEN = _insert_when()
 SLOW = DirectStatement(select(func.pg_sleep(5).label("slept"), literal(1).label("one")))
 
 
@@ -96,6 +110,26 @@ async def test_a_step_answering_no_row_rolls_back_the_steps_before_it(direct: tu
         # the same connection serves the next transaction, which commits
         assert await pool.all_or_nothing([(INSERT.compiled(dialect), {"id": ids[2]})]) == [{"id": ids[2]}]
         assert _pooled(pool) == [conn] and await _written(admin, ids) == [ids[2]]
+    finally:
+        await pool.close()
+        await admin.close()
+
+
+async def test_steps_of_one_statement_go_together_and_one_without_a_row_rolls_back_them_all(direct: tuple) -> None:
+    """Consecutive steps of the same statement run in one round trip (``fetchmany``): a return trip's
+    legs. One of them answering no row still rolls back every step, before and after it."""
+    pool, dialect = direct
+    ids = _ids(4)
+    admin = await asyncpg.connect(_dsn())
+    try:
+        when = INSERT_WHEN.compiled(dialect)
+        steps = [(when, {"id": ids[0], "ok": True}), (when, {"id": ids[1], "ok": True})]
+        assert await pool.all_or_nothing(steps) == [{"id": ids[0]}, {"id": ids[1]}]
+        for failing in (0, 1):  # the first of the group answers no row, then the second
+            steps = [(when, {"id": ids[2], "ok": failing != 0}), (when, {"id": ids[3], "ok": failing != 1})]
+            assert await pool.all_or_nothing(steps) is None
+        assert await _written(admin, ids) == ids[:2]
+        assert len(_pooled(pool)) == 1
     finally:
         await pool.close()
         await admin.close()

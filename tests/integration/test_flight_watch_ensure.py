@@ -70,3 +70,48 @@ async def test_tasks_taking_one_new_watch_at_once_share_it(db: Database, databas
     async with db.read() as conn:
         found = (await conn.execute(select(W.id).where(W.number == number, W.airport_iata == "MAN"))).all()
     assert [r.id for r in found] == ids[:1]
+
+
+async def test_make_due_writes_what_ensure_watch_writes_for_a_known_watch(db: Database) -> None:
+    """``make_due`` (a create's watch due later: one direct statement on PostgreSQL) against ``ensure_watch``
+    with ``known``: due later -> due now; already due, or due earlier -> left alone; nothing else changes."""
+    now = datetime(2031, 5, 1, 8, 0, tzinfo=UTC)
+    arrival = datetime(2031, 5, 3, 10, 0, tzinfo=UTC)
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for how in ("ensure", "make_due"):
+        number = f"ZZ{secrets.randbelow(9000) + 1000}"
+        watch = await _take(db, number, "LHR", arrival, now)
+        seen = []
+        for next_check_at in (now + timedelta(hours=3), now - timedelta(minutes=5), None):
+            async with db.write() as conn:
+                await conn.execute(update(flight_watches).where(W.id == watch).values(next_check_at=next_check_at))
+            later = now + timedelta(minutes=1)
+            if how == "ensure":
+                async with db.write() as conn:
+                    assert (
+                        await flight_repository.ensure_watch(conn, number, "LHR", arrival, later, known=watch) == watch
+                    )
+            else:
+                await flight_repository.make_due(db, watch, later)
+            row = await _row(db, watch)
+            seen.append({k: v for k, v in row.items() if k not in ("id", "number")})
+        rows[how] = seen
+    assert rows["make_due"] == rows["ensure"]
+    assert [r["next_check_at"] for r in rows["ensure"]] == [
+        now + timedelta(minutes=1),
+        now - timedelta(minutes=5),
+        now + timedelta(minutes=1),
+    ]
+
+
+async def test_the_budget_read_outside_a_transaction_counts_as_inside(db: Database) -> None:
+    now = datetime(2031, 6, 1, 8, 0, tzinfo=UTC)
+    since = now - timedelta(minutes=1)
+    async with db.read() as conn:
+        inside = await flight_repository.calls_since(conn, since, now)
+    assert await flight_repository.calls_read(db, since, now) == inside
+    number = f"ZZ{secrets.randbelow(9000) + 1000}"
+    watch = await _take(db, number, "LHR", now + timedelta(days=2), now)
+    async with db.write() as conn:
+        await conn.execute(update(flight_watches).where(W.id == watch).values(called_at=now - timedelta(seconds=30)))
+    assert await flight_repository.calls_read(db, since, now) == inside + 1

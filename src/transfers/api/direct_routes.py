@@ -1,12 +1,13 @@
 """The busiest booking-API calls answered by their route's own function, skipping FastAPI's layers.
 
 ``DirectRoutes`` is an ASGI layer just inside ``RequestPlumbing``. A request whose exact method and
-path (no ``root_path``) is one of its routes (``POST /api/v1/booking-api/search``, ``GET
-/api/v1/booking-api/booking``) is answered by calling that route's function; FastAPI's exception
+path (no ``root_path``) is one of its routes (``POST /api/v1/booking-api/search``, ``GET`` and
+``POST /api/v1/booking-api/booking``) is answered by calling that route's function; FastAPI's exception
 middleware, exit stack, router (matching the path against every route), included-router dispatch and
 request handler (dependency solving with nothing to solve) are skipped: about seven call layers and
-their per-request objects (bench/README.md, "Search fan-out alone" and "GET booking after issues
-21-27"). Every other request passes through untouched, to the same routes as before.
+their per-request objects (bench/README.md, "Search fan-out alone", "GET booking after issues
+21-27" and, for the create, issue 21's "The create's CPU"). Every other request passes through
+untouched, to the same routes as before.
 
 What the skipped layers did for these routes is done here the same way: ``scope["route"]`` and
 ``scope["endpoint"]`` set as the router sets them (the metrics' route label), a ``DomainError`` or

@@ -129,7 +129,12 @@ async def store_created_many(
             (booking_id, message.stored(message_ids[message.webhook_id], booking_id))
             for booking_id, (_, message) in zip(ids, legs, strict=True)
         ]
-    rows = await db.write_all([_created_step(values, actor, message) for values, message in legs])
+    # Every leg with the same columns (a column one leg lacks is NULL, as ``lifecycle.create_many`` writes
+    # it), so the legs share one statement and go to the server in one round trip (``write_all``).
+    columns = dict.fromkeys(key for values, _ in legs for key in values)
+    rows = await db.write_all(
+        [_created_step({key: values.get(key) for key in columns}, actor, message) for values, message in legs]
+    )
     if rows is None:  # a debit did not fit after the ones before it: nothing was written
         raise InsufficientBalance()
     return [_stored(row, message) for row, (_, message) in zip(rows, legs, strict=True)]

@@ -145,10 +145,10 @@ async def make_due(db: Database, known: int, now: datetime) -> None:
     """``ensure_watch(known=...)`` of a watch the create read (``find_watch``) due later: made due now.
 
     On PostgreSQL its one UPDATE in autocommit by the direct path, not waiting for the WAL flush, as
-    ``new_watch``: the write transaction it replaces (BEGIN, UPDATE, COMMIT through the engine) was the
-    dearest part of a create's flight watch after the first booking of a flight (bench/README.md, issue 21,
-    "The create's CPU"). The booking that follows commits durably and so flushes it; lost in a crash, the
-    watch is checked at its previous slot. On SQLite the general path."""
+    ``new_watch``, instead of a write transaction through the engine (BEGIN, UPDATE, COMMIT: three round
+    trips; bench/README.md, issue 21, "The create's CPU"). The booking that follows commits durably and so
+    flushes it; lost in a crash, the watch is checked at its previous slot. On SQLite the general path
+    (tests/integration/test_flight_watch_ensure.py compares both with ``ensure_watch``)."""
     if db.is_sqlite:
         async with db.write() as conn:
             await _due_now(conn, known, now)

@@ -19,12 +19,12 @@ field each: add the field here and in ``trip_of``, then to the views that show i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from transfers.reference.airports import local_time
 from transfers.ride.model import Ride
+from transfers.rows import frozen_value
 
 if TYPE_CHECKING:
     from transfers.bookings.models import Booking, BookingView
@@ -38,7 +38,7 @@ STREET_FREE_WAIT_MINUTES = 15
 _PLACE_KEYS = ("type", "iata_code", "name", "lat", "lng")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Place:
     """One end of the route: an ``AIRPORT`` (its IATA code) or a ``POINT``, with a name and coordinates."""
 
@@ -63,7 +63,7 @@ class Place:
         return self.name or self.iata_code or self.type
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Route:
     pickup: Place  # "from"
     dropoff: Place  # "to"
@@ -71,7 +71,7 @@ class Route:
     distance_km: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Flight:
     """The traveller's flight: its number as stored (normalised, docs/rules/flights.md#flight-number), what the
     watch last knew of it (``state``: the BookingResource's ``flight`` but ``delay_minutes``; None when the
@@ -82,7 +82,7 @@ class Flight:
     disrupted_at: datetime | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Party:
     """Who travels, and with what luggage."""
 
@@ -97,7 +97,7 @@ class Party:
         return {"adult": self.adult, "children": self.children, "infant": self.infant}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Passenger:
     """The lead passenger, whom the driver meets."""
 
@@ -111,7 +111,7 @@ class Passenger:
         return {"name": self.name, "surname": self.surname, "email": self.email, "phone": self.phone}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Vehicle:
     make: str
     model: str
@@ -122,7 +122,7 @@ class Vehicle:
         return {"make": self.make, "model": self.model, "type": self.type}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Driver:
     name: str
     phone: str | None
@@ -132,7 +132,7 @@ class Driver:
         return {"name": self.name, "phone": self.phone, "plate": self.plate}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Leg:
     """docs/rules/return-trips.md#legs: one leg of a return trip (1 the way out, 2 the way back). Each leg is
     a booking of its own; this is all that ties it to the other."""
@@ -150,7 +150,7 @@ class Leg:
         return {"id": self.trip_id, "leg": self.number}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class Trip:
     route: Route
     pickup_at: datetime  # aware, UTC

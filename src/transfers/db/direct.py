@@ -242,8 +242,11 @@ class PostgresDirect:
         self, steps: Sequence[tuple[CompiledStatement, dict[str, Any]]]
     ) -> list[dict[str, Any]] | None:
         """Run ``steps`` in order in ONE transaction on one connection (BEGIN, each statement,
-        COMMIT) and answer each one's first row; when a statement answers no row, ROLLBACK and
-        answer None: nothing of any step stays written.
+        COMMIT) and answer each one's row (a step answers one row or none); when a statement answers
+        no row, ROLLBACK and answer None: nothing of any step stays written. Consecutive steps of the
+        same statement go in one round trip (asyncpg's ``fetchmany``: a return trip's two legs when
+        their columns are the same), since on this machine a round trip costs about as much of the
+        API's CPU as a create statement's own execution (bench/README.md, "Return trips").
 
         For several statements that are each all-or-nothing by themselves (a create statement per
         leg of a return trip, whose debit matches no row when it does not fit) and must also be
@@ -290,17 +293,21 @@ class PostgresDirect:
         throws the connection away."""
         transaction = conn.transaction()
         await transaction.start()
-        rows = []
+        rows: list[dict[str, Any]] = []
         try:
-            for statement, args in zip(statements, arguments, strict=True):
+            for statement, runs in _runs(statements, arguments):
                 if statement.processors is None:
                     prepared = await conn.prepare(statement.sql)
                     statement.set_column_types([a.type.oid for a in prepared.get_attributes()])
-                record = await conn.fetchrow(statement.sql, *args)
-                if record is None:
+                if len(runs) == 1:
+                    record = await conn.fetchrow(statement.sql, *runs[0])
+                    records = [] if record is None else [record]
+                else:  # one round trip for all of them (asyncpg pipelines the executions)
+                    records = await conn.fetchmany(statement.sql, runs)
+                if len(records) != len(runs):  # one of them answered no row
                     await transaction.rollback()
                     return None
-                rows.append(statement.row(record))
+                rows.extend(statement.row(record) for record in records)
         except asyncpg.PostgresError:
             with contextlib.suppress(Exception):  # a broken connection: the caller sees it still in a transaction
                 await transaction.rollback()
@@ -370,6 +377,21 @@ class PostgresDirect:
                 await asyncio.wait_for(conn.close(), timeout=2)
             except Exception:
                 conn.terminate()
+
+
+def _runs(
+    statements: list[CompiledStatement], arguments: list[list[Any]]
+) -> list[tuple[CompiledStatement, list[list[Any]]]]:
+    """Consecutive steps of the same statement grouped, each group with its steps' arguments in order:
+    ``all_or_nothing`` runs a group in one round trip (``fetchmany``). Each step answers at most one
+    row, so a group answering fewer rows than it has steps had a step answer none."""
+    runs: list[tuple[CompiledStatement, list[list[Any]]]] = []
+    for statement, args in zip(statements, arguments, strict=True):
+        if runs and runs[-1][0] is statement:
+            runs[-1][1].append(args)
+        else:
+            runs.append((statement, [args]))
+    return runs
 
 
 class SqliteReader:

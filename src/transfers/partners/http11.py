@@ -14,7 +14,8 @@ unreachable, DNS, TLS handshake), ``PartnerDisconnected`` (closed mid-answer, or
 ``BlockedDestination`` from the SSRF guard, or ``UnusableRequest`` for a URL or header it will not
 send. Each ``PartnerTransportError`` carries the ``name`` it is reported under, the names operators
 knew from the httpx and aiohttp transports before it (``client.transport_error_name``). The deadline is the caller's
-``asyncio.timeout``: a cancelled exchange closes its connection, which is never reused.
+(``asyncio.timeout``, or a fan-out's ``client.SharedDeadline``): a cancelled exchange closes its
+connection, which is never reused.
 """
 
 from __future__ import annotations

@@ -24,33 +24,44 @@ def new_signing_secret() -> str:
 
 
 @lru_cache(maxsize=1024)
-def _key(secret: str) -> bytes:
-    """Decoded once per secret: a 10-partner search signs ten calls (bench/README.md, "Profile")."""
-    return base64.b64decode(secret.removeprefix(SECRET_PREFIX))
+def _keyed(secret: str) -> hmac.HMAC:
+    """The HMAC keyed with the secret, before any message: built once per secret and copied per
+    call. Building it (decoding the key, padding it, hashing the two pads) was most of a signature's
+    cost: 2.9 µs a call, 1.3 µs with the copy (a 10-partner search signs ten calls; bench/README.md,
+    "Fifth pass"). A copy never touches the original, so sharing it is safe."""
+    return hmac.new(base64.b64decode(secret.removeprefix(SECRET_PREFIX)), digestmod=hashlib.sha256)
 
 
 def sign(secret: str, webhook_id: str, timestamp: int, body: bytes) -> str:
-    signed = f"{webhook_id}.{timestamp}.".encode() + body
-    digest = hmac.new(_key(secret), signed, hashlib.sha256).digest()
-    return "v1," + base64.b64encode(digest).decode()
+    mac = _keyed(secret).copy()
+    mac.update(f"{webhook_id}.{timestamp}.".encode())
+    mac.update(body)
+    return "v1," + base64.b64encode(mac.digest()).decode()
 
 
 def signature_headers(
-    secret: str, body: bytes, webhook_id: str | None = None, timestamp: int | None = None, also: Sequence[str] = ()
+    secret: str,
+    body: bytes,
+    webhook_id: str | None = None,
+    timestamp: int | None = None,
+    also: Sequence[str] = (),
+    into: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """``also``: further secrets to sign with (the previous one during a rotation's overlap, issue
     13); Standard Webhooks carries every signature in the one header, space-separated, the
-    current secret's first, and a receiver accepts the call when any of them verifies."""
+    current secret's first, and a receiver accepts the call when any of them verifies.
+    ``into``: the request's other headers, which the three are added to (and returned): the partner
+    client's headers are one dict, not two merged per call."""
     wid = webhook_id or f"msg_{os.urandom(16).hex()}"  # 32 hex digits, as uuid4().hex gave
     ts = int(time.time()) if timestamp is None else timestamp
     signature = sign(secret, wid, ts, body)
     if also:
         signature = " ".join([signature, *(sign(other, wid, ts, body) for other in also)])
-    return {
-        "webhook-id": wid,
-        "webhook-timestamp": str(ts),
-        "webhook-signature": signature,
-    }
+    headers = {} if into is None else into
+    headers["webhook-id"] = wid
+    headers["webhook-timestamp"] = str(ts)
+    headers["webhook-signature"] = signature
+    return headers
 
 
 def verify(

@@ -18,7 +18,7 @@ import structlog
 from pydantic import ValidationError
 
 from transfers.observability.metrics import observe_partner_call
-from transfers.partners.client import PartnerClient, PartnerEndpoint
+from transfers.partners.client import PartnerClient, PartnerEndpoint, SharedDeadline
 from transfers.partners.health import HealthBuffer
 from transfers.partners.models import PartnerRecord
 from transfers.partners.wire import WireSearchAnswer, WireVehicle
@@ -46,24 +46,33 @@ async def ask_partners(
 ) -> list[PartnerAnswer]:
     """``health``/``now``: count every call's judged outcome and duration for partner health
     (partners/health.py), in the minute of ``now`` (the search's start)."""
+    if not partners:
+        return []
     body = orjson.dumps(payload)  # the same bytes to every partner: serialised once, not per call
-    results = await asyncio.gather(
-        *(
-            _ask(
-                client,
-                record,
-                endpoint,
-                payload,
-                body,
-                timeout,
-                vehicle_types,
-                max_vehicles,
-                health if now is not None else None,
-                now,
+    # One deadline for the whole fan-out (one timer, not one per call); each call still times out
+    # as under its own (client.SharedDeadline), measured and judged by itself.
+    deadline = SharedDeadline(timeout)
+    try:
+        results = await asyncio.gather(
+            *(
+                _ask(
+                    client,
+                    record,
+                    endpoint,
+                    payload,
+                    body,
+                    timeout,
+                    deadline,
+                    vehicle_types,
+                    max_vehicles,
+                    health if now is not None else None,
+                    now,
+                )
+                for record, endpoint in partners
             )
-            for record, endpoint in partners
         )
-    )
+    finally:
+        deadline.close()
     return [answer for answer in results if answer is not None]
 
 
@@ -74,12 +83,15 @@ async def _ask(
     payload: dict[str, Any],
     body: bytes,
     timeout: float,
+    deadline: SharedDeadline,
     vehicle_types: Set[str],
     max_vehicles: int,
     health: HealthBuffer | None,
     now: datetime | None,
 ) -> PartnerAnswer | None:
-    result = await client.call(endpoint, "POST", "/booking/search", payload, timeout=timeout, observe=False, body=body)
+    result = await client.call(
+        endpoint, "POST", "/booking/search", payload, timeout=timeout, observe=False, body=body, deadline=deadline
+    )
     if not result.ok:
         observe_partner_call(endpoint.name, "/booking/search", result.outcome, result.duration_ms)  # metrics
         if health is not None and now is not None:

@@ -89,8 +89,10 @@ class Offer:
                 return extra
         return None
 
-    def stored(self) -> dict[str, Any]:
-        """The row's column values (``extras`` as its JSON items)."""
+    def stored(self, policy: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The row's column values (``extras`` as its JSON items); ``policy``: the cancellation
+        policy's ``public()`` when the caller has it already (a search stores many offers sharing
+        their partner's default policy and renders it once)."""
         return {
             "vehicle_no": self.vehicle_no,
             "partner_id": self.partner_id,
@@ -105,7 +107,7 @@ class Offer:
             "sell_price": self.sell_price,
             "currency": self.currency,
             "extras": [e.stored() for e in self.extras],
-            "cancellation_policy": self.cancellation_policy.public(),
+            "cancellation_policy": self.cancellation_policy.public() if policy is None else policy,
             "leg": self.leg,
         }
 

@@ -140,7 +140,15 @@ async def insert_search(
         "created_at": now,
         "expires_at": expires_at,
     }
-    vehicles = [o.stored() for o in offers]
+    # A policy shared by many offers (their partner's default) is rendered once, not per offer.
+    policies: dict[int, list[dict[str, Any]]] = {}
+    vehicles = []
+    for offer in offers:
+        policy = offer.cancellation_policy
+        rendered = policies.get(id(policy))
+        if rendered is None:
+            rendered = policies[id(policy)] = policy.public()
+        vehicles.append(offer.stored(rendered))
     if not db.is_sqlite:
         # Money goes as its exact two-place text (rounded as the Money type rounds), read by
         # PostgreSQL's numeric input: no float on the way.

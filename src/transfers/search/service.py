@@ -39,20 +39,25 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     serving, hosted = directory.serving(airport.iata), directory.hosted_serving(airport.iata)
     timeout = svc.settings.partner_timeout_seconds
 
-    def ask(payload: dict[str, Any], pickup_at: datetime) -> list[Awaitable[list[Any]]]:
-        return [
-            ask_partners(
-                svc.partner_client,
-                serving,
-                payload,
-                timeout=timeout,
-                vehicle_types=directory.vehicle_types,
-                max_vehicles=svc.settings.partner_max_vehicles,
-                health=svc.health,
-                now=now,
-            ),
-            # issue 16: hosted partners answer in-process from their rate cards, priced on the service's
-            # own distance figure (great-circle), under the same deadline.
+    def ask(payload: dict[str, Any], pickup_at: datetime) -> Awaitable[list[Any]]:
+        """One leg's answers: the server partners', then the hosted ones'. Without hosted partners
+        (the usual case) the fan-out runs in the search's own task, not in one more."""
+        partners = ask_partners(
+            svc.partner_client,
+            serving,
+            payload,
+            timeout=timeout,
+            vehicle_types=directory.vehicle_types,
+            max_vehicles=svc.settings.partner_max_vehicles,
+            health=svc.health,
+            now=now,
+        )
+        if not hosted:
+            return partners
+        # issue 16: hosted partners answer in-process from their rate cards, priced on the service's
+        # own distance figure (great-circle), under the same deadline.
+        return _joined(
+            partners,
             ask_hosted(
                 svc.db,
                 hosted,
@@ -60,25 +65,25 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
                 timeout=timeout,
                 vehicle_types=directory.vehicle_types,
             ),
-        ]
+        )
 
-    calls = ask(partner_payload(query), query.pickup_at)
-    if query.return_at is not None:
+    back_answers: list[Any] = []
+    if query.return_at is None:
+        answers = await ask(partner_payload(query), query.pickup_at)
+    else:
         # docs/rules/return-trips.md#search: the way back (the reverse route at the return time) is asked
         # in the same fan-out, all four at once under the one deadline; hosted partners price it on its day.
-        calls += ask(partner_payload(query, back=True), query.return_at)
-    results = await asyncio.gather(*calls)
-    answers = results[0] + results[1]
+        answers, back_answers = await asyncio.gather(
+            ask(partner_payload(query), query.pickup_at), ask(partner_payload(query, back=True), query.return_at)
+        )
     quotes = [(answer.partner, vehicle) for answer in answers for vehicle in answer.vehicles]
     currency = client.currency if client.pays_by_wallet else None
     offers = build_offers(quotes, party_size=query.party_size, currency=currency)
     distance = next((a.distance_km for a in answers if a.distance_km is not None), None)
     if distance is None:
         distance = own_distance
-    back_answers: list[Any] = []
     back_offers: list[Offer] = []
     if query.return_at is not None:
-        back_answers = results[2] + results[3]
         back_quotes = [(answer.partner, vehicle) for answer in back_answers for vehicle in answer.vehicles]
         back_offers = build_offers(back_quotes, party_size=query.party_size, currency=currency, after=offers)
     search_id = new_search_id()
@@ -109,6 +114,11 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     if query.return_at is None:  # the one-way answer, byte for byte as before return trips
         return {"search_id": search_id, "distance_km": distance, "vehicles": vehicles}
     return {"search_id": search_id, "distance_km": distance, "vehicles": vehicles, "return_vehicles": return_vehicles}
+
+
+async def _joined(*calls: Awaitable[list[Any]]) -> list[Any]:
+    """The answers of calls made at once, in the calls' order."""
+    return [answer for answers in await asyncio.gather(*calls) for answer in answers]
 
 
 def _vehicles(

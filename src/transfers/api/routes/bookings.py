@@ -24,7 +24,7 @@ from transfers.idempotency.service import check_key, run_idempotent
 
 CANCELLED_BODY = {"status": "Success", "message": "Booking cancelled successfully.", "data": []}
 router = APIRouter(prefix="/api/v1/booking-api", tags=["Booking API"])
-BOOKING_PATH = "/api/v1/booking-api/booking"  # GET is answered by api/direct_routes.py first
+BOOKING_PATH = "/api/v1/booking-api/booking"  # GET and POST are answered by api/direct_routes.py first
 register_body("create_booking", schemas.CreateBookingRequest)
 register_query_types(
     "cancel_booking",

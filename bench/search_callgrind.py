@@ -1,0 +1,122 @@
+"""Instructions per search, in-process, for callgrind (issue 26, bench/README.md "Fifth pass").
+
+Wall-clock CPU per search moves by 20-40 % between rounds on a shared machine; instruction counts
+move by ~1 %. This drives the whole ASGI app in-process (no uvicorn, no client socket; the partner
+calls and the database are real), 4 searches at a time, and switches callgrind's instrumentation
+on only around the measured searches. Against the servers of ``python -m bench.search --hold``
+(its partner process and seeded databases), with the API process's environment:
+
+    env $(tr '\\0' '\\n' < /proc/<API pid>/environ | grep ^TRANSFERS_) TRANSFERS_PARTNER_CACHE_SECONDS=3600 \\
+        TRANSFERS_PARTNER_HEALTH_FLUSH_SECONDS=300 TRANSFERS_REQUEST_LOG_FLUSH_SECONDS=60 [PYTHONPATH=<old src>] \\
+        valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=out.cg \\
+        .venv/bin/python -m bench.search_callgrind <requests file> 200
+    grep ^totals out.cg    # / 200 = instructions per search
+
+The three settings keep the once-a-second work (partner directory, health and request-log flushes)
+out of the window: under callgrind a search takes ~50x as long, so that work would be counted
+several times more often per search than in service. ``--answers FILE`` writes the distinct
+answers (``search_id`` masked) for a byte-for-byte comparison of two trees.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import subprocess
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import uvloop
+
+
+def _instrument(on: bool) -> None:
+    """Callgrind's instrumentation on or off for this process (a no-op outside valgrind)."""
+    subprocess.run(
+        ["callgrind_control", "-i", "on" if on else "off", str(os.getpid())], capture_output=True, check=False
+    )
+
+
+async def _run(requests: Path, count: int, warmup: int, answers: Path | None) -> None:
+    os.environ["TRANSFERS_EMBEDDED_WORKER"] = "0"
+    from transfers.app import create_app
+
+    app = create_app()
+    _, path, key, body_text = requests.read_text().splitlines()[0].split("\t")
+    body = body_text.encode()
+    headers = [
+        (b"host", b"127.0.0.1"),
+        (b"authorization", b"Bearer " + key.encode()),
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    seen: set[bytes] = set()
+
+    async def one() -> None:
+        scope: dict[str, Any] = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": headers,
+            "client": ("127.0.0.1", 5555),
+            "server": ("127.0.0.1", 8000),
+            "state": {},
+        }
+        sent = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await asyncio.Event().wait()  # no disconnect: the search runs to its end
+            return {"type": "http.disconnect"}
+
+        status: list[int] = []
+        chunks: list[bytes] = []
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        await app(scope, receive, send)
+        if status != [200]:
+            raise RuntimeError(f"search answered {status}: {b''.join(chunks)[:500]!r}")
+        if answers is not None:
+            seen.add(re.sub(rb'"search_id":"[^"]*"', b'"search_id":"X"', b"".join(chunks)))
+
+    async def batches(total: int, step: Callable[[], Awaitable[None]]) -> None:
+        for _ in range(total // 4):
+            await asyncio.gather(*(step() for _ in range(4)))
+
+    async with app.router.lifespan_context(app):
+        await batches(warmup, one)
+        _instrument(True)
+        await batches(count, one)
+        _instrument(False)
+    if answers is not None:
+        answers.write_bytes(b"\n".join(sorted(seen)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("requests", type=Path, help="a request file printed by bench.search --hold")
+    parser.add_argument("count", type=int, nargs="?", default=200)
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--answers", type=Path, default=None)
+    a = parser.parse_args()
+    uvloop.run(_run(a.requests, a.count, a.warmup, a.answers))
+
+
+if __name__ == "__main__":
+    main()
