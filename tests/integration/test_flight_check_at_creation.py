@@ -13,15 +13,16 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from tests.conftest import ClientFactory, PartnerFactory
-from tests.integration.test_flight_watch import book, get, minutes_between, run_pass, watch_of
+from tests.conftest import ClientFactory, PartnerFactory, bearer
+from tests.helpers import booking_body, future_local, search_body
+from tests.integration.test_flight_watch import BOOKING, SEARCH, book, get, minutes_between, run_pass, watch_of
 from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
 from transfers.db.tables import bookings
 from transfers.db.tables.bookings import outbox
 from transfers.services import Services
 
-# DATES: each flight is booked on a date no other test books it on (days 24-26 ahead). Bookings of one flight,
+# DATES: each flight is booked on a date no other test books it on (days 24-27 ahead). Bookings of one flight,
 # airport and local date share one watch; a watch another test checked less than a minute ago is not checked
 # at creation again (docs/rules/flights.md#watching), so a shared date made these tests depend on the order.
 
@@ -126,3 +127,41 @@ async def test_a_failing_provider_never_fails_the_create_and_is_kept_on_the_watc
     assert shown["pickup_datetime"] == booking["pickup_datetime"] and shown["flight"]["checked_at"] is None
     watch = await watch_of(checking.db, booking["reservation_no"])
     assert watch["failures"] == 1 and watch["last_error"] and watch["next_check_at"] is not None
+
+
+async def test_a_return_trips_airport_leg_is_checked_at_creation_like_a_single_booking(
+    http: httpx.AsyncClient,
+    checking: Services,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    """docs/rules/flights.md#watching: every new booking with a tracked flight is checked at creation;
+    a return trip's legs are new bookings too. The way out picks up at the airport (watched, checked:
+    its late flight moves its pickup at once); the way back picks up at an address (no watch)."""
+    await make_partner()
+    _, key = await make_client(balance="500.00")
+    body = search_body(
+        pickup_datetime=future_local(days=27, hour=14, minute=30),  # DATES
+        return_datetime=future_local(days=27, hour=20, minute=0),
+    )
+    found = await http.post(SEARCH, json=body, headers=bearer(key))
+    assert found.status_code == 200, found.text
+    search = found.json()
+    create = booking_body(
+        search["search_id"],
+        return_vehicle_id=int(search["return_vehicles"][0]["vehicle_id"]),
+        travel_details={"flight_number": "ZZ1045"},
+    )
+    created = await http.post(BOOKING, json=create, headers=bearer(key))
+    assert created.status_code == 200, created.text
+    out, back = created.json()["booking"], created.json()["return_booking"]
+    assert out["flight"]["checked_at"] is None  # the check runs beside the answer, never in its way
+    await checking.background.drain()  # the check the pair started; no watch pass runs in this test
+
+    checked_out = await get(http, key, out["reservation_no"])
+    assert minutes_between(checked_out["pickup_datetime"], out["pickup_datetime"]) == 45
+    assert checked_out["flight"]["delay_minutes"] == 45 and checked_out["flight"]["checked_at"] is not None
+    watch = await watch_of(checking.db, out["reservation_no"])
+    assert watch["checked_at"] is not None and watch["lease_until"] is None
+    checked_back = await get(http, key, back["reservation_no"])
+    assert checked_back["pickup_datetime"] == back["pickup_datetime"] and checked_back["flight"] is None

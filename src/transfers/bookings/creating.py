@@ -5,6 +5,7 @@ claim and the reservation number's clash. Kept apart so both import them at modu
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import flight_repository, flight_watch, hosted_capacity, tracking
 from transfers.bookings import repository as repo
+from transfers.bookings.models import Booking
 from transfers.bookings.rules import BookingRequest
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal
@@ -142,3 +144,24 @@ def booking_values(
         "event_sequence": 1,  # issue 14: booking.created is the booking's first client event
         "tracking_token": tracking.new_token(),  # docs/rules/ride.md#tracking-page: issued with the booking
     }
+
+
+def start_flight_check(svc: Services, stored: Booking, check: bool) -> None:
+    """The first check of a new booking's flight, beside the create's answer (docs/rules/flights.md#watching):
+    handed to ``Background.batch`` (the checks of the creates that come in together are made together),
+    never in the answer's way. ``check``: what ``flight_fields`` said (False: an unwatched flight, or
+    one the provider answered for less than a minute ago; the worker's pass checks it). Only a
+    PENDING_APPROVAL or APPROVED booking is checked: a declined or still pending one is not watched yet.
+    The single create and each leg of a return trip call it alike."""
+    if (
+        check
+        and svc.settings.flight_check_at_creation
+        and stored.flight_watch_id is not None
+        and stored.status.value in flight_repository.WATCHED_STATUSES
+    ):
+        svc.background.batch("flight-check", stored.flight_watch_id, functools.partial(_check_new, svc))
+
+
+async def _check_new(svc: Services, watch_ids: list[int]) -> None:
+    """The checks at creation of a batch of new bookings' flights (``Background.batch``)."""
+    await flight_watch.check_new(svc.db, svc.clock, svc.settings, watch_ids)

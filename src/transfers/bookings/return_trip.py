@@ -16,8 +16,9 @@ How the pair is written (``fast_paths.store_created_many``; bench/README.md, "Re
 
 Either way one SELECT reads the search and both legs' offers and partners first, and the two
 partner creates are sent at once, each accepting answer recorded by the dispatcher's own path, as
-for a single create. A pair never starts a flight check at creation: its legs are checked by the
-worker's pass (docs/rules/flights.md).
+for a single create. Then each leg's flight gets its check at creation as a single create's does
+(``creating.start_flight_check``; docs/rules/flights.md#watching: every new booking with a tracked
+flight is checked at creation, a return trip's legs included).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from transfers.bookings.creating import (
     flight_fields,
     reservation_clash,
     seat_claim,
+    start_flight_check,
     watch_flight,
 )
 from transfers.bookings.models import UNASSIGNED_ID, Booking
@@ -118,10 +120,13 @@ async def create_trip(
     actor = f"client:{client.client_id}"
     leased = svc.dispatcher is not None
     general = svc.db.is_sqlite or any(leg.source.hosted for leg in legs)
+    # Whether each leg's flight gets its check at creation. The general path takes the watches in its
+    # transaction (``_write``) and always asks for the check: the claim itself leaves a flight the
+    # provider answered for within the minute to the worker's pass (``flight_watch.check_new``).
+    checks = [True, True]
     if not general:
-        # the flights' watches as the single create takes its own (the general path: in ``_write``'s transaction)
-        for leg in legs:
-            await flight_fields(svc, leg.values, leg.source, now)
+        # the flights' watches as the single create takes its own
+        checks = [await flight_fields(svc, leg.values, leg.source, now) for leg in legs]
     for _ in range(5):
         numbers = (new_reservation_no(), new_reservation_no())
         for leg, own, other in zip(legs, numbers, reversed(numbers), strict=True):
@@ -144,7 +149,10 @@ async def create_trip(
                 raise
             return existing
         metrics.BOOKINGS_CREATED.inc(2)
-        return await _deliver(svc, legs, stored)
+        pair = await _deliver(svc, legs, stored)
+        for booking, check in zip(pair, checks, strict=True):
+            start_flight_check(svc, booking, check)
+        return pair
     raise RuntimeError("could not draw free reservation numbers")  # 2^49 space: practically unreachable
 
 

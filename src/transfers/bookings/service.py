@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -10,11 +9,18 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from transfers import failpoints
-from transfers.bookings import fast_paths, flight_repository, flight_watch, partner_payloads, return_trip
+from transfers.bookings import fast_paths, partner_payloads, return_trip
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
 from transfers.bookings.cancelling import quote
-from transfers.bookings.creating import VehicleFull, booking_values, flight_fields, reservation_clash, seat_claim
+from transfers.bookings.creating import (
+    VehicleFull,
+    booking_values,
+    flight_fields,
+    reservation_clash,
+    seat_claim,
+    start_flight_check,
+)
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
 from transfers.bookings.lookup import client_booking
 from transfers.bookings.models import UNASSIGNED_ID, Booking
@@ -88,21 +94,9 @@ async def create_booking(
             stored = await repo.get_by_id(conn, created.booking_id)
     if stored is None:  # bookings are never deleted: only a database changed under us gets here (500)
         raise LookupError(f"booking {created.booking_id} is gone right after its creation")
-    if (
-        svc.settings.flight_check_at_creation
-        and created.check_flight
-        and stored.flight_watch_id is not None
-        and stored.status.value in flight_repository.WATCHED_STATUSES
-    ):
-        # docs/rules/flights.md#watching: the first check starts now, beside the answer (never in its way)
-        svc.background.batch("flight-check", stored.flight_watch_id, functools.partial(_check_new, svc))
+    start_flight_check(svc, stored, created.check_flight)
     failpoints.hit("booking.before_response")
     return stored
-
-
-async def _check_new(svc: Services, watch_ids: list[int]) -> None:
-    """The checks at creation of a batch of new bookings' flights (``Background.batch``)."""
-    await flight_watch.check_new(svc.db, svc.clock, svc.settings, watch_ids)
 
 
 @dataclass(frozen=True)
