@@ -58,6 +58,7 @@ from typing import Any
 
 import orjson
 
+from bench.asgi import Asgi
 from bench.procs import Proc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,56 +93,6 @@ def free_port() -> int:
 
 def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-
-
-class Asgi:
-    """Calls of the ASGI app with a whole body and the answer collected."""
-
-    def __init__(self, app: Any, key: str) -> None:
-        self.app = app
-        self.headers = [
-            (b"host", b"bench"),
-            (b"authorization", f"Bearer {key}".encode()),
-            (b"content-type", b"application/json"),
-        ]
-
-    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0", "spec_version": "2.3"},
-            "http_version": "1.1",
-            "method": "POST",
-            "scheme": "http",
-            "path": path,
-            "raw_path": path.encode(),
-            "root_path": "",
-            "query_string": b"",
-            "headers": [*self.headers, (b"content-length", str(len(body)).encode())],
-            "client": ("127.0.0.1", 40000),
-            "server": ("127.0.0.1", 8000),
-            "state": {},
-        }
-        sent = False
-        status = 0
-        chunks: list[bytes] = []
-
-        async def receive() -> dict[str, Any]:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await asyncio.Event().wait()  # the client never disconnects
-            raise AssertionError
-
-        async def send(message: dict[str, Any]) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
-
-        await self.app(scope, receive, send)
-        return status, b"".join(chunks)
 
 
 def create_body(search_id: str, flight: str) -> bytes:

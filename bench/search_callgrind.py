@@ -27,9 +27,10 @@ import re
 import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import uvloop
+
+from bench.asgi import Asgi
 
 
 def _instrument(on: bool) -> None:
@@ -46,54 +47,15 @@ async def _run(requests: Path, count: int, warmup: int, answers: Path | None) ->
     app = create_app()
     _, path, key, body_text = requests.read_text().splitlines()[0].split("\t")
     body = body_text.encode()
-    headers = [
-        (b"host", b"127.0.0.1"),
-        (b"authorization", b"Bearer " + key.encode()),
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-    ]
+    client = Asgi(app, key, host=b"127.0.0.1")
     seen: set[bytes] = set()
 
     async def one() -> None:
-        scope: dict[str, Any] = {
-            "type": "http",
-            "asgi": {"version": "3.0", "spec_version": "2.3"},
-            "http_version": "1.1",
-            "method": "POST",
-            "scheme": "http",
-            "path": path,
-            "raw_path": path.encode(),
-            "query_string": b"",
-            "root_path": "",
-            "headers": headers,
-            "client": ("127.0.0.1", 5555),
-            "server": ("127.0.0.1", 8000),
-            "state": {},
-        }
-        sent = False
-
-        async def receive() -> dict[str, Any]:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await asyncio.Event().wait()  # no disconnect: the search runs to its end
-            return {"type": "http.disconnect"}
-
-        status: list[int] = []
-        chunks: list[bytes] = []
-
-        async def send(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                status.append(message["status"])
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
-
-        await app(scope, receive, send)
-        if status != [200]:
-            raise RuntimeError(f"search answered {status}: {b''.join(chunks)[:500]!r}")
+        status, answer = await client.post(path, body)
+        if status != 200:
+            raise RuntimeError(f"search answered {status}: {answer[:500]!r}")
         if answers is not None:
-            seen.add(re.sub(rb'"search_id":"[^"]*"', b'"search_id":"X"', b"".join(chunks)))
+            seen.add(re.sub(rb'"search_id":"[^"]*"', b'"search_id":"X"', answer))
 
     async def batches(total: int, step: Callable[[], Awaitable[None]]) -> None:
         for _ in range(total // 4):

@@ -115,6 +115,13 @@ def start_request_log_writer(svc: Services, buffer: RequestLogBuffer) -> Stop:
     return writer.stop
 
 
+# Allocations (minus deallocations) of tracked objects between two young-generation collections;
+# CPython's default is 700. A request allocates thousands of short-lived containers that reference
+# counting frees anyway, so at 700 the collector ran several times per search and walked objects that
+# were about to die (bench/README.md, "The garbage collector's threshold").
+GEN0_THRESHOLD = 10_000
+
+
 def settle_heap() -> None:
     """Load what every request needs, then move everything alive at start-up out of the cyclic
     garbage collector's reach (``gc.freeze``).
@@ -127,3 +134,4 @@ def settle_heap() -> None:
     find_airport("LHR")  # the dataset is loaded on first use otherwise
     gc.collect()
     gc.freeze()
+    gc.set_threshold(GEN0_THRESHOLD, *gc.get_threshold()[1:])

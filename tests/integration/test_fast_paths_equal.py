@@ -57,6 +57,20 @@ Rows = dict[str, Counter[str]]
 # Written by something other than the change, in the background, by the shared test server of earlier
 # tests at any moment of the snapshot: the request log (``api_requests``) and the partners' search
 # health minutes (``partner_search_minutes``), both flushed by their own tasks.
+# What a create with a wallet debit writes: the booking, its audit row, the partner's message, the client
+# event, the debit, its ledger and journal entries.
+CREATE_WRITES = frozenset(
+    {
+        "bookings",
+        "booking_transitions",
+        "outbox",
+        "client_events",
+        "wallets",
+        "ledger_entries",
+        "journal_entries",
+        "journal_lines",
+    }
+)
 NOT_WRITTEN_BY_A_CHANGE = frozenset({"api_requests", "partner_search_minutes"})
 
 
@@ -225,17 +239,7 @@ async def test_the_one_statement_create_writes_what_the_general_create_writes(
         )
 
     fast_rows, general_rows = await both_ways(db, fast, general)
-    # the booking, its audit row, the partner's message, the client event, the debit, its ledger and journal entries
-    assert set(fast_rows) >= {
-        "bookings",
-        "booking_transitions",
-        "outbox",
-        "client_events",
-        "wallets",
-        "ledger_entries",
-        "journal_entries",
-        "journal_lines",
-    }
+    assert set(fast_rows) >= CREATE_WRITES
     assert normalised(fast_rows, {fast_client: "client", fast_no: "<reservation>"}) == normalised(
         general_rows, {general_client: "client", general_no: "<reservation>"}
     )
@@ -322,16 +326,7 @@ async def test_a_return_trips_pair_by_the_create_statement_writes_what_the_gener
         stored["general"] = await fast_paths.store_created_many(db, legs, actor=ACTOR, before=general_transaction)
 
     fast_rows, general_rows = await both_ways(db, fast, general)
-    assert set(fast_rows) >= {
-        "bookings",
-        "booking_transitions",
-        "outbox",
-        "client_events",
-        "wallets",
-        "ledger_entries",
-        "journal_entries",
-        "journal_lines",
-    }
+    assert set(fast_rows) >= CREATE_WRITES
     assert len(fast_rows["bookings"][0]) == 2 and len(fast_rows["ledger_entries"][0]) == 2
     # each debit's balance after it, as if posted one by one: 100.00 - 44.00, then - 51.00
     assert sorted(e["balance_after"] for e in fast_rows["ledger_entries"][0]) == ["5.00", "56.00"]

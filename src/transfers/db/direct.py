@@ -216,12 +216,9 @@ class PostgresDirect:
         while self._idle:
             self._idle.pop()[0].terminate()
 
-    async def one(
-        self, statement: CompiledStatement, params: dict[str, Any], *, write: bool = False
-    ) -> dict[str, Any] | None:
-        """The statement's first row (None: no row). ``write``: never retried, and a connection that
-        sat idle is pinged first; an integrity violation is raised as SQLAlchemy's IntegrityError,
-        as through the engine."""
+    async def _slot(self) -> asyncio.Semaphore:
+        """One of the ``max_size`` slots (released by the caller), waited for at most ``timeout`` as
+        the engine's pool checkout is; no timer is armed when a slot is free (the usual case)."""
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._max_size)
         slots = self._slots
@@ -230,6 +227,15 @@ class PostgresDirect:
                 await slots.acquire()
         else:
             await slots.acquire()
+        return slots
+
+    async def one(
+        self, statement: CompiledStatement, params: dict[str, Any], *, write: bool = False
+    ) -> dict[str, Any] | None:
+        """The statement's first row (None: no row). ``write``: never retried, and a connection that
+        sat idle is pinged first; an integrity violation is raised as SQLAlchemy's IntegrityError,
+        as through the engine."""
+        slots = await self._slot()
         try:
             record = await self._fetch(statement, statement.arguments(params), write)
         except asyncpg.IntegrityConstraintViolationError as exc:
@@ -256,14 +262,7 @@ class PostgresDirect:
         cancellation or a broken connection it is thrown away (the server rolls back an open
         transaction whose connection ends)."""
         arguments = [statement.arguments(params) for statement, params in steps]
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self._max_size)
-        slots = self._slots
-        if slots.locked():
-            async with asyncio.timeout(self._timeout):
-                await slots.acquire()
-        else:
-            await slots.acquire()
+        slots = await self._slot()
         try:
             conn = await self._idle_connection(write=True)
             if conn is None:
@@ -319,11 +318,7 @@ class PostgresDirect:
         """Every row of a read as asyncpg's records, without the columns' result processors: for a
         caller that formats the driver's own values (a long statement's lines, where SQLAlchemy's
         per-value processing cost ~0.3 s per 100,000 rows; bench/README.md)."""
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self._max_size)
-        slots = self._slots
-        async with asyncio.timeout(self._timeout):
-            await slots.acquire()
+        slots = await self._slot()
         try:
             rows: list[Any] = await self._fetch(statement, statement.arguments(params), False, many=True)
         finally:
