@@ -51,15 +51,13 @@ async def flight_fields(svc: Services, values: dict[str, Any], source: repo.Offe
     return found is None or not flight_watch.answered_lately(found.checked_at, now)
 
 
-async def watch_flight(
-    conn: AsyncConnection, values: dict[str, Any], now: datetime, *, known: int | None = None
-) -> None:
+async def watch_flight(conn: AsyncConnection, values: dict[str, Any], now: datetime) -> None:
     """The watch of a new booking's flight when it is watched (docs/rules/flights.md#watching: checked
     at creation, so the watch is due now), in the caller's transaction: a return trip's legs take
     theirs in the pair's one transaction."""
     if flight_watch.watches(values["pickup_location"], values["flight_number"]):
         values["flight_watch_id"] = await flight_repository.ensure_watch(
-            conn, values["flight_number"], values["airport_iata"], values["pickup_at"], now, known=known
+            conn, values["flight_number"], values["airport_iata"], values["pickup_at"], now
         )
 
 

@@ -118,23 +118,22 @@ async def ensure_watch(
     return known
 
 
-async def _due_now(conn: AsyncConnection, known: int, now: datetime) -> None:
-    await conn.execute(
+def _due_update(known: Any, now: Any) -> Any:
+    """The watch ``known`` made due at ``now`` unless it is due already (values or bind parameters): the one
+    UPDATE of ``ensure_watch``'s general path and of ``make_due``'s direct statement."""
+    return (
         update(flight_watches)
         .where(W.id == known, or_(W.next_check_at.is_(None), W.next_check_at > now))
         .values(next_check_at=now)
     )
 
 
+async def _due_now(conn: AsyncConnection, known: int, now: datetime) -> None:
+    await conn.execute(_due_update(known, now))
+
+
 def _make_due_statement() -> DirectStatement:
-    now = bindparam("now", type_=W.next_check_at.type)
-    made = (
-        update(flight_watches)
-        .where(W.id == bindparam("known"), or_(W.next_check_at.is_(None), W.next_check_at > now))
-        .values(next_check_at=now)
-        .returning(W.id)
-        .cte("u")
-    )
+    made = _due_update(bindparam("known"), bindparam("now", type_=W.next_check_at.type)).returning(W.id).cte("u")
     return DirectStatement(select(made.c.id).add_cte(made))
 
 
