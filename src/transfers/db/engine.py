@@ -105,6 +105,20 @@ class Database:
         async with self._reads.connect() as conn, conn.begin():
             yield conn
 
+    @asynccontextmanager
+    async def read_consistent(self) -> AsyncIterator[AsyncConnection]:
+        """A read-only block whose statements all see the database as of one moment: a REPEATABLE
+        READ transaction on PostgreSQL (a read-only one never fails to serialise), the deferred
+        transaction of ``read()`` on SQLite (a WAL reader's view is fixed at its first read)."""
+        if self.is_sqlite:
+            async with self.read() as conn:
+                yield conn
+            return
+        async with self.engine.connect() as conn:
+            conn = await conn.execution_options(isolation_level="REPEATABLE READ")
+            async with conn.begin():
+                yield conn
+
     async def read_one(self, read: DirectStatement, **params: Any) -> dict[str, Any] | None:
         """One row of a fixed SELECT by the direct path (``db/direct.py``), as the engine would give it."""
         if self._direct is None:

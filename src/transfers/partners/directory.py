@@ -5,21 +5,41 @@ Why: reading them was ~2 ms of every search (two queries and a connection checko
 the service's own time in a 10-partner search (bench/README.md, "Profile"), for rows that change a
 few times a year. The price is a bound, like the auth cache's: a partner enabled, disabled or
 edited (``transfers partners ...``, any process) is seen by searches within that many seconds
-(docs/operations/settings.md). ``0`` reads them on every search. Concurrent searches that find the snapshot
-expired share one read. Bookings, deliveries and the reverse API never use this snapshot: they
-read the partner's row when they need it.
+(docs/operations/settings.md). ``0`` reads them on every search. Bookings, deliveries and the
+reverse API never use this snapshot: they read the partner's row when they need it.
+
+How the bound is kept cheaply (issue 26; docs/operations/performance.md#partner-directory):
+
+* **Staleness.** A snapshot is served while less than the TTL has passed since the read it came
+  from *began* (a change committed after that moment is seen by the next read, so no search sees a
+  change later than the TTL after it). From half the TTL on, the first search to come starts a
+  refresh in the background and is answered from the snapshot it has (stale-while-revalidate); only
+  a search that finds the snapshot a whole TTL old waits, sharing one read with every other search
+  that does. A refresh that fails is logged and leaves the snapshot to expire at its bound.
+* **Unchanged data is not read again** (PostgreSQL). A refresh first asks for ``_MARK``: the MD5 of
+  every row of ``partners``, ``vehicle_types`` and ``rate_cards`` as PostgreSQL writes them out as
+  text (every column, so every write path counts, on any process: registration, edits, coverage,
+  markup, status, hosted flag, secrets and their rotation, cards, vehicle types, a hand-made
+  UPDATE). Equal to the mark of the snapshot's own read, the snapshot is kept (its age counted again
+  from the check's start); otherwise everything is read again in one REPEATABLE READ transaction
+  that also takes the mark, so a mark always describes exactly the rows its snapshot was built from.
+  SQLite has no MD5: there every refresh reads everything.
+* Secrets are opened once per sealed text (``partners.service._opened`` remembers them: a rotated
+  secret is a new sealed text, never a stale hit).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
+from sqlalchemy import String, literal_column, select
 
+from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.models import PartnerRecord
@@ -67,40 +87,81 @@ class Snapshot:
         return self._serving(iata)[1]
 
 
+# The MD5 of everything a snapshot is built from (PostgreSQL; see the module's docstring). A row's
+# text is every column of it; the arrays keep rows and tables apart without a separator to escape.
+_MARK = DirectStatement(
+    select(
+        literal_column(
+            "md5(ROW(ARRAY(SELECT p FROM partners AS p ORDER BY p.id), "
+            "ARRAY(SELECT t FROM vehicle_types AS t ORDER BY t.id), "
+            "ARRAY(SELECT c FROM rate_cards AS c ORDER BY c.partner_id))::text)",
+            String,
+        ).label("mark")
+    )
+)
+
+
 class PartnerDirectory:
-    def __init__(self, db: Database, box: SecretBox, ttl_seconds: float) -> None:
+    def __init__(
+        self, db: Database, box: SecretBox, ttl_seconds: float, *, monotonic: Callable[[], float] = time.monotonic
+    ) -> None:
         self._db = db
         self._box = box
         self._ttl = ttl_seconds
+        self._monotonic = monotonic
         self._snapshot: Snapshot | None = None
-        self._expires = 0.0
-        self._loading: asyncio.Future[Snapshot] | None = None
+        self._mark: str | None = None  # the snapshot's ``_MARK`` (None: not known, read everything)
+        self._read_at = 0.0  # when the read the snapshot is as good as began
+        self._loading: asyncio.Task[Snapshot] | None = None
 
     async def snapshot(self) -> Snapshot:
         if self._ttl <= 0:
-            return await self._read()
-        if self._snapshot is not None and time.monotonic() < self._expires:
-            return self._snapshot
+            return (await self._read())[0]
+        snapshot, age = self._snapshot, self._monotonic() - self._read_at
+        if snapshot is not None and age < self._ttl:
+            if age >= self._ttl / 2:
+                self._refreshing()  # in the background: this search goes on with the snapshot it has
+            return snapshot
+        return await asyncio.shield(self._refreshing())
+
+    def _refreshing(self) -> asyncio.Task[Snapshot]:
+        """The refresh under way (on this loop), or a new one."""
         loading = self._loading
         if loading is None or loading.done() or loading.get_loop() is not asyncio.get_running_loop():
-            loading = asyncio.ensure_future(self._refresh())
-            self._loading = loading
-        return await asyncio.shield(loading)
+            loading = self._loading = asyncio.ensure_future(self._refresh())
+            loading.add_done_callback(_logged)
+        return loading
 
     async def _refresh(self) -> Snapshot:
-        started = time.monotonic()
-        snapshot = await self._read()
-        self._snapshot, self._expires = snapshot, started + self._ttl  # valid from when it was read
+        started = self._monotonic()
+        if self._snapshot is not None and self._mark is not None:
+            found = await self._db.read_one(_MARK)
+            if found is not None and found["mark"] == self._mark:
+                self._read_at = started  # nothing changed since the snapshot's read: as good as new
+                return self._snapshot
+        snapshot, mark = await self._read()
+        self._snapshot, self._mark, self._read_at = snapshot, mark, started  # valid from when it was read
         return snapshot
 
-    async def _read(self) -> Snapshot:
-        async with self._db.read() as conn:
+    async def _read(self) -> tuple[Snapshot, str | None]:
+        """Everything, and on PostgreSQL its mark, from one REPEATABLE READ transaction (one view of
+        the rows); SQLite's deferred transaction is one view already."""
+        mark = None
+        async with self._db.read_consistent() as conn:
+            if not self._db.is_sqlite:
+                mark = (await conn.execute(_MARK.statement)).scalar_one()
             rows = await enabled_with_secrets(conn)
             types = await vehicle_type_names(conn)
             stored = await cards_repo.cards_of(conn, [s.record.partner_id for s in rows if s.record.hosted])
-        return Snapshot(
-            tuple((sealed.record, endpoint(sealed, self._box)) for sealed in rows), frozenset(types), _parsed(stored)
-        )
+        partners = tuple((sealed.record, endpoint(sealed, self._box)) for sealed in rows)
+        return Snapshot(partners, frozenset(types), _parsed(stored)), mark
+
+
+def _logged(task: asyncio.Task[Snapshot]) -> None:
+    """A refresh nobody waited for (a background one) that failed: logged, not left unretrieved. The
+    snapshot it was refreshing expires at its bound; the searches after that read (and fail) again."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.warning("partner_directory_refresh_failed", error=type(exc).__name__)
 
 
 def _parsed(stored: Mapping[int, dict[str, Any]]) -> dict[int, RateCard]:

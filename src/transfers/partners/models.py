@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from transfers.cancellation.policy import Policy
@@ -32,7 +33,21 @@ class PartnerRecord:
 
 def sell_price(net: Decimal, markup_percent: Decimal) -> Decimal:
     """Partner net price plus markup, rounded half-up to cents (docs/rules/search.md)."""
-    return (net * (Decimal(100) + markup_percent) / Decimal(100)).quantize(CENT, rounding=ROUND_HALF_UP)
+    if not net:  # zero keeps its sign (-0 and 0 are one key to a cache)
+        return _sell_price(net, markup_percent)
+    return _remembered_sell_price(net, markup_percent)
+
+
+def _sell_price(net: Decimal, markup_percent: Decimal) -> Decimal:
+    return (net * (_HUNDRED + markup_percent) / _HUNDRED).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+_HUNDRED = Decimal(100)
+# A search prices every vehicle and extra of every answer (~40 per 10-partner search), and partners
+# quote the same few prices at the same markup again and again (issue 26). Exact: the result is
+# quantised to cents, so it depends only on the values, never on the exponents of equal keys
+# (45.1 and 45.10); a Decimal is immutable, so sharing one is safe; errors are not cached.
+_remembered_sell_price = lru_cache(maxsize=4096)(_sell_price)
 
 
 class InvalidPartnerUrl(Invalid, ValueError):

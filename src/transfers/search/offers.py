@@ -133,10 +133,10 @@ class Offer:
             row[prefix + "leg"],
         )
 
-    def public(self, company: str) -> dict[str, Any]:
+    def public(self, company: str, cancellation_policy: dict[str, Any] | None = None) -> dict[str, Any]:
         """The vehicle as the search answer shows it (docs/rules/search.md#answer); ``company`` is the partner's
-        name."""
-        return {
+        name, ``cancellation_policy`` its policy's view (``cancellation.views.policy_view``), last when given."""
+        public = {
             "vehicle_id": str(self.vehicle_no),
             "make": self.make,
             "model": self.model,
@@ -151,6 +151,9 @@ class Offer:
                 {"id": e.id, "name": e.name, "price": e.price, "pricing_type": e.pricing_type} for e in self.extras
             ],
         }
+        if cancellation_policy is not None:
+            public["cancellation_policy"] = cancellation_policy
+        return public
 
 
 @dataclass(frozen=True, slots=True)

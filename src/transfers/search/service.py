@@ -134,7 +134,7 @@ def _vehicles(
         view = views.get(id(policy))
         if view is None:
             view = views[id(policy)] = policy_view(policy, pickup_at=pickup_at, now=now, iata=query.airport.iata)
-        vehicles.append({**o.public(companies[o.partner_id]), "cancellation_policy": view})
+        vehicles.append(o.public(companies[o.partner_id], view))
     return vehicles
 
 

@@ -1,0 +1,71 @@
+"""The per-search and per-partner-call work made cheaper for issue 26 gives what it gave before:
+remembered sell prices, the answer's vehicle built with its policy in one dict, partner-call metrics
+counted through remembered series."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+
+from prometheus_client import REGISTRY
+
+from tests.unit.test_typed_rows import OFFER
+from transfers.db.types import CENT
+from transfers.observability.metrics import observe_partner_call
+from transfers.partners.models import sell_price
+
+
+def _formula(net: Decimal, markup: Decimal) -> Decimal:
+    return (net * (Decimal(100) + markup) / Decimal(100)).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def test_a_remembered_sell_price_is_the_formula_s_whatever_the_order_of_calls() -> None:
+    cases = [
+        ("45.10", "0"),
+        ("45.1", "0"),  # equal to the one before: the same result, with the same two places
+        ("45.1", "10"),
+        ("45.1", "10.000"),
+        ("0.05", "12.5"),
+        ("0.01", "-50"),
+        ("999999.99", "33.333"),
+        ("0", "10"),
+        ("-0", "10"),  # zero keeps its sign: never answered from 0's entry
+    ]
+    for _ in range(2):  # the second time from the cache
+        for net, markup in cases:
+            got, want = sell_price(Decimal(net), Decimal(markup)), _formula(Decimal(net), Decimal(markup))
+            assert got == want and str(got) == str(want), (net, markup)
+    assert str(sell_price(Decimal("-0"), Decimal(10))) == "-0.00" and str(sell_price(Decimal(0), Decimal(10))) == "0.00"
+
+
+def test_the_answer_s_vehicle_ends_with_its_policy_when_given() -> None:
+    view = {"tiers": [], "free_until": None}
+    with_policy = OFFER.public("Acme Cars", view)
+    assert list(with_policy) == [*OFFER.public("Acme Cars"), "cancellation_policy"]
+    assert with_policy == {**OFFER.public("Acme Cars"), "cancellation_policy": view}
+    assert "cancellation_policy" not in OFFER.public("Acme Cars")
+
+
+def _sample(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+def test_partner_calls_are_counted_per_partner_call_and_outcome() -> None:
+    partner = "edges-metrics-partner"
+    for outcome, path, ms in [
+        ("ok", "/booking/search", 40.0),
+        ("ok", "/booking/search", 120.0),
+        ("timeout", "/booking/search", 1000.0),
+        ("ok", "/booking/info/TB-1", 70.0),
+        ("ok", "/booking/info/TB-2", 80.0),
+    ]:
+        observe_partner_call(partner, path, outcome, ms)
+    assert _sample("partner_calls_total", partner=partner, call="search", outcome="ok") == 2
+    assert _sample("partner_calls_total", partner=partner, call="search", outcome="timeout") == 1
+    assert _sample("partner_calls_total", partner=partner, call="info", outcome="ok") == 2
+    search = {"partner": partner, "call": "search"}
+    assert _sample("partner_call_duration_seconds_count", **search) == 3
+    assert abs(_sample("partner_call_duration_seconds_sum", **search) - 1.16) < 1e-9
+    assert _sample("partner_call_duration_seconds_bucket", **search, le="0.05") == 1
+    assert _sample("partner_call_duration_seconds_bucket", **search, le="0.25") == 2
+    assert _sample("partner_call_duration_seconds_bucket", **search, le="1.0") == 3
+    assert _sample("partner_call_duration_seconds_count", partner=partner, call="info") == 2
