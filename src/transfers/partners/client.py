@@ -33,7 +33,7 @@ from transfers.delivery.transport import CallResult as CallResult
 from transfers.delivery.transport import Outcome as Outcome
 from transfers.delivery.transport import answer_excerpt as answer_excerpt
 from transfers.observability.metrics import observe_partner_call
-from transfers.partners.http11 import AnswerTooLarge, Http11Client, PartnerTransportError, UnusableRequest
+from transfers.partners.http11 import AnswerTooLarge, Exchange, Http11Client, PartnerTransportError, UnusableRequest
 from transfers.partners.signing import signature_headers
 from transfers.partners.ssrf import BlockedDestination, Resolver, system_resolver
 
@@ -207,10 +207,34 @@ class PartnerClient:
         webhook_id: str | None,
         body: bytes | None = None,
         deadline: SharedDeadline | None = None,
+        parse: bool = True,
     ) -> CallResult:
         url = partner.base_url.rstrip("/") + path
         if body is None:
             body = b"" if payload is None else orjson.dumps(payload)
+        headers = self._headers(partner, payload, body, webhook_id)
+        started = time.perf_counter()
+        try:
+            if deadline is None:
+                async with asyncio.timeout(timeout):
+                    status, raw = await self._exchange(method, url, headers, body)
+            else:
+                status, raw = await deadline.bound(self._exchange(method, url, headers, body))
+        except (
+            TimeoutError,
+            AnswerTooLarge,
+            BlockedDestination,
+            PartnerTransportError,
+            UnusableRequest,
+            OSError,
+        ) as exc:
+            return self._failed(exc, timeout, _ms(started, time.perf_counter()), partner, path)
+        return self._judge(status, raw, _ms(started, time.perf_counter()), partner, path, parse=parse)
+
+    @staticmethod
+    def _headers(
+        partner: PartnerEndpoint, payload: dict[str, Any] | None, body: bytes, webhook_id: str | None
+    ) -> dict[str, str]:
         headers = signature_headers(
             partner.signing_secret,
             body,
@@ -223,33 +247,44 @@ class PartnerClient:
         request_id = request_id_var.get()
         if request_id:
             headers["X-Request-ID"] = request_id
-        started = time.perf_counter()
-        try:
-            if deadline is None:
-                async with asyncio.timeout(timeout):
-                    status, raw = await self._exchange(method, url, headers, body)
-            else:
-                status, raw = await deadline.bound(self._exchange(method, url, headers, body))
-        except TimeoutError:
-            return self._result("timeout", None, None, f"no answer within {timeout:g}s", started, partner, path)
-        except AnswerTooLarge:
-            return self._result("too_large", None, None, f"answer over {self._max} bytes", started, partner, path)
-        except BlockedDestination as exc:
-            return self._result("blocked", None, None, f"SSRF guard: {exc}", started, partner, path)
-        except (PartnerTransportError, UnusableRequest, OSError) as exc:
-            return self._result("connect_error", None, None, transport_error_name(exc), started, partner, path)
+        return headers
+
+    def _failed(
+        self, exc: BaseException, timeout: float, duration: float, partner: PartnerEndpoint, path: str
+    ) -> CallResult:
+        """An exchange that brought no answer, as the outcome it is counted under."""
+        if isinstance(exc, TimeoutError):
+            return self._result("timeout", None, None, f"no answer within {timeout:g}s", duration, partner, path)
+        if isinstance(exc, AnswerTooLarge):
+            return self._result("too_large", None, None, f"answer over {self._max} bytes", duration, partner, path)
+        if isinstance(exc, BlockedDestination):
+            return self._result("blocked", None, None, f"SSRF guard: {exc}", duration, partner, path)
+        return self._result("connect_error", None, None, transport_error_name(exc), duration, partner, path)
+
+    def _judge(
+        self, status: int, raw: bytes, duration: float, partner: PartnerEndpoint, path: str, *, parse: bool = True
+    ) -> CallResult:
+        """An answer, as the outcome it is counted under. ``parse=False``: a 2xx answer is left
+        unparsed (``body`` None, ``raw`` the bytes) for a caller that validates the bytes itself and
+        then judges JSON as ``not_json`` does (a search's fan-out, ``search/fanout.py``)."""
         if 300 <= status < 400:
-            return self._result("redirect", status, None, "redirects are not followed", started, partner, path, raw)
+            return self._result("redirect", status, None, "redirects are not followed", duration, partner, path, raw)
+        if not parse and status < 300:
+            return CallResult("ok", status, None, None, duration, raw)
         parsed: Any = None
         if raw:
             try:
                 parsed = orjson.loads(raw)
             except orjson.JSONDecodeError:
-                outcome: Outcome = "http_error" if status >= 400 else "invalid"
-                return self._result(outcome, status, None, "answer is not JSON", started, partner, path, raw)
+                return self.not_json(status, duration, partner, path, raw)
         if status >= 400:
-            return self._result("http_error", status, parsed, f"HTTP {status}", started, partner, path, raw)
-        return self._result("ok", status, parsed, None, started, partner, path, raw)
+            return self._result("http_error", status, parsed, f"HTTP {status}", duration, partner, path, raw)
+        return self._result("ok", status, parsed, None, duration, raw=raw, partner=partner, path=path)
+
+    def not_json(self, status: int, duration: float, partner: PartnerEndpoint, path: str, raw: bytes) -> CallResult:
+        """An answer that is not JSON (logged as a failed call)."""
+        outcome: Outcome = "http_error" if status >= 400 else "invalid"
+        return self._result(outcome, status, None, "answer is not JSON", duration, partner, path, raw)
 
     async def _exchange(self, method: str, url: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
         return await self._http().request(method, url, headers, body)
@@ -260,12 +295,11 @@ class PartnerClient:
         status: int | None,
         body: Any,
         error: str | None,
-        started: float,
+        duration: float,
         partner: PartnerEndpoint,
         path: str,
         raw: bytes | None = None,
     ) -> CallResult:
-        duration = round((time.perf_counter() - started) * 1000, 2)
         if outcome != "ok":
             log.warning(
                 "partner_call_failed",
@@ -278,6 +312,162 @@ class PartnerClient:
                 duration_ms=duration,
             )
         return CallResult(outcome, status, body, error, duration, raw)
+
+
+def _ms(started: float, ended: float) -> float:
+    return round((ended - started) * 1000, 2)
+
+
+class _BatchCall:
+    """One call of a ``CallBatch``: its exchange in flight, or its task, then what came of it. What
+    the exchange brought is copied at its end: the connection may serve another call before the
+    batch's caller wakes."""
+
+    __slots__ = ("answer", "batch", "ended", "error", "exchange", "partner", "path", "result", "started", "task")
+
+    def __init__(self, batch: CallBatch, partner: PartnerEndpoint, path: str) -> None:
+        self.batch = batch
+        self.partner = partner
+        self.path = path
+        self.started = 0.0
+        self.ended = 0.0
+        self.exchange: Exchange | None = None
+        self.task: asyncio.Task[CallResult] | None = None
+        self.answer: tuple[int, bytes] | None = None
+        self.error: BaseException | None = None
+        self.result: CallResult | None = None
+
+    def over(self, exchange: Exchange) -> None:
+        """The exchange's listener: called by the connection when the answer is whole or failed."""
+        self.answer, self.error, self.ended = exchange.answer, exchange.error, exchange.ended
+        self.exchange = None
+        self.batch._one_done()
+
+    def task_over(self, task: asyncio.Task[CallResult]) -> None:
+        if not task.cancelled() and task.exception() is None:
+            self.result = task.result()
+        self.batch._one_done()
+
+
+class CallBatch:
+    """Calls made together under one deadline (a search's fan-out, issue 26), without a task, a
+    timer or an awaited semaphore per call. A call to a partner with an idle kept-alive connection
+    is written at once (``Http11Client.start``) and ends when its connection says so, its duration
+    measured then; only a call that needs a new connection (connect, SSRF-guarded resolve) runs in a
+    task, under a ``SharedDeadline``. ``results`` waits once for all of them, under one timer: at
+    the deadline the unfinished exchanges are abandoned (their connections closed, never reused)
+    and judged ``timeout`` as a call under ``asyncio.timeout(timeout)`` is. Each call's deadline is
+    ``timeout`` after the batch was made: the calls are started in the same turn of the loop, whose
+    clock (``loop.time``) is what deadlines are set on. Cancelled (the search's client went away),
+    it abandons its exchanges and cancels its tasks before the cancellation goes on.
+
+    Answers of 2xx come back unparsed (``CallResult.raw``, ``body`` None; ``PartnerClient._judge``),
+    for the caller to validate from the bytes. Metrics are the caller's (``observe_partner_call``)."""
+
+    def __init__(self, client: PartnerClient, timeout: float) -> None:
+        self._client = client
+        self._timeout = timeout
+        self._http = client._http()
+        self._loop = asyncio.get_running_loop()
+        self._when = self._loop.time() + timeout
+        self._calls: list[_BatchCall] = []
+        self._left = 0
+        self._waiter: asyncio.Future[None] | None = None
+        self._deadline: SharedDeadline | None = None
+        self.timer: asyncio.TimerHandle | None = None  # the one deadline timer, while ``results`` waits
+
+    def call(self, partner: PartnerEndpoint, path: str, payload: dict[str, Any], body: bytes) -> None:
+        """Start ``POST path`` with ``body`` (``payload`` serialised)."""
+        call = _BatchCall(self, partner, path)
+        self._calls.append(call)
+        url = partner.base_url.rstrip("/") + path
+        headers = self._client._headers(partner, payload, body, None)
+        call.started = time.perf_counter()
+        try:
+            call.exchange = self._http.start("POST", url, headers, body, call.over)
+        except (PartnerTransportError, UnusableRequest, OSError) as exc:
+            call.result = self._client._failed(
+                exc, self._timeout, _ms(call.started, time.perf_counter()), partner, path
+            )
+            return
+        if call.exchange is None:  # a new connection is needed: connect (and resolve) in a task
+            if self._deadline is None:
+                self._deadline = SharedDeadline(self._timeout)
+            call.task = self._loop.create_task(
+                self._client._call(
+                    partner,
+                    "POST",
+                    path,
+                    payload,
+                    timeout=self._timeout,
+                    webhook_id=None,
+                    body=body,
+                    deadline=self._deadline,
+                    parse=False,
+                )
+            )
+            call.task.add_done_callback(call.task_over)
+        self._left += 1
+
+    def _one_done(self) -> None:
+        self._left -= 1
+        waiter = self._waiter
+        if self._left == 0 and waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _expire(self) -> None:
+        """The deadline: the exchanges still in flight are abandoned and will be judged ``timeout``."""
+        ended = time.perf_counter()
+        for call in self._calls:
+            if call.exchange is not None:
+                self._http.abandon(call.exchange)
+                call.exchange = None
+                call.error = TimeoutError()
+                call.ended = ended
+                self._one_done()
+
+    async def results(self) -> list[CallResult]:
+        """Every call's result, in the order of the calls, once the last is over or the deadline passed."""
+        try:
+            if self._left:
+                self._waiter = self._loop.create_future()
+                if any(call.exchange is not None for call in self._calls):
+                    self.timer = self._loop.call_at(self._when, self._expire)
+                await self._waiter
+        except BaseException:
+            await self._abort()
+            raise
+        finally:
+            if self.timer is not None:
+                self.timer.cancel()
+            if self._deadline is not None:
+                self._deadline.close()
+        return [self._result_of(call) for call in self._calls]
+
+    async def _abort(self) -> None:
+        tasks: list[asyncio.Task[CallResult]] = []
+        for call in self._calls:
+            if call.exchange is not None:
+                self._http.abandon(call.exchange)
+                call.exchange = None
+            if call.task is not None and not call.task.done():
+                call.task.cancel()
+                tasks.append(call.task)
+        if tasks:
+            await asyncio.wait(tasks)  # they close their connections and free their slots
+
+    def _result_of(self, call: _BatchCall) -> CallResult:
+        if call.result is not None:
+            return call.result
+        if call.task is not None:
+            return call.task.result()  # a task that ended otherwise raises what it raised, as before
+        client, partner, path = self._client, call.partner, call.path
+        duration = _ms(call.started, call.ended)
+        if call.answer is not None:
+            status, raw = call.answer
+            return client._judge(status, raw, duration, partner, path, parse=False)
+        error = call.error or PartnerTransportError("exchange ended without an answer")
+        return client._failed(error, self._timeout, duration, partner, path)
 
 
 def transport_error_name(exc: BaseException) -> str:

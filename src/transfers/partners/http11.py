@@ -16,13 +16,23 @@ send. Each ``PartnerTransportError`` carries the ``name`` it is reported under, 
 knew from the httpx and aiohttp transports before it (``client.transport_error_name``). The deadline is the caller's
 (``asyncio.timeout``, or a fan-out's ``client.SharedDeadline``): a cancelled exchange closes its
 connection, which is never reused.
+
+``Http11Client.start`` is the task-free way in (a search's fan-out, ``client.CallBatch``): when an
+idle kept-alive connection to the partner exists, the request is written at once and the exchange
+is the connection itself, which tells its ``listener`` when it is over (``Exchange``); nothing is
+awaited and no task is made. Otherwise ``start`` returns ``None`` and the caller uses ``request``
+(connect, SSRF-guarded resolve), in a task. ``abandon`` ends an exchange nobody waits for any more
+(a deadline, a cancelled search): its connection is closed, never reused.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ssl
+import time
 import zlib
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -88,13 +98,20 @@ def target(url: str) -> Target:
 
 
 class _Connection(asyncio.Protocol):
-    """One kept-alive connection; one exchange at a time (``exchange``)."""
+    """One kept-alive connection; one exchange at a time (``begin``). When the exchange is over (an
+    answer, or a failure) ``ended`` is its time (``time.perf_counter``), ``answer`` or ``error`` its
+    outcome, and the ``listener`` given to ``begin`` is told, once."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, pool: Http11Client, key: tuple[bool, str, int]) -> None:
         self.limit = limit
+        self.pool = pool
+        self.key = key
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)
-        self.waiter: asyncio.Future[tuple[int, bytes]] | None = None
+        self.listener: Callable[[_Connection], None] | None = None  # set while an exchange is in flight
+        self.answer: tuple[int, bytes] | None = None
+        self.error: BaseException | None = None
+        self.ended = 0.0
         self.closed = False
         self.idle_since = 0.0
         self._reset_answer()
@@ -112,13 +129,15 @@ class _Connection(asyncio.Protocol):
 
     # -- the exchange --
 
-    def exchange(self, request: bytes) -> asyncio.Future[tuple[int, bytes]]:
+    def begin(self, request: bytes, listener: Callable[[_Connection], None]) -> None:
+        """Write ``request``; ``listener(self)`` is called once the exchange is over."""
         if self.transport is None or self.closed:
             raise PartnerDisconnected("connection closed")
         self._reset_answer()
-        waiter = self.waiter = asyncio.get_running_loop().create_future()
+        self.answer = None
+        self.error = None
+        self.listener = listener
         self.transport.write(request)
-        return waiter
 
     def abort(self) -> None:
         self.closed = True
@@ -131,10 +150,21 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
     def _fail(self, exc: BaseException) -> None:
-        waiter, self.waiter = self.waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_exception(exc)
-        self.abort()
+        if self.listener is not None:
+            self.error = exc
+            self.abort()
+            self._end()
+        else:
+            self.abort()
+
+    def _end(self) -> None:
+        """The exchange is over: the connection goes back to its pool (or is closed), then the
+        listener is told. Runs inside the parser's callbacks: nothing here may raise."""
+        listener, self.listener = self.listener, None
+        self.ended = time.perf_counter()
+        self.pool._release(self)
+        if listener is not None:
+            listener(self)
 
     # -- asyncio.Protocol --
 
@@ -143,8 +173,7 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        waiter = self.waiter
-        if waiter is None or waiter.done():
+        if self.listener is None:
             return
         if self.headers_done and self.length is None and not self.parser.should_keep_alive():
             # An answer without a length ends with the connection (HTTP/1.0 style): it is complete.
@@ -157,7 +186,7 @@ class _Connection(asyncio.Protocol):
             self._fail(PartnerDisconnected("server closed the connection before the answer's end"))
 
     def data_received(self, data: bytes) -> None:
-        if self.waiter is None or self.waiter.done():
+        if self.listener is None:
             self.abort()  # bytes nobody asked for: the connection is not in a known state
             return
         try:
@@ -172,6 +201,12 @@ class _Connection(asyncio.Protocol):
             self._fail(PartnerDisconnected(str(exc)))
 
     # -- httptools callbacks --
+
+    def on_message_begin(self) -> None:
+        if self.listener is None:
+            # A second answer in the bytes of the first one's (nobody asked for it): the connection,
+            # already back in its pool, is not in a known state; closed, it is never taken again.
+            self.abort()
 
     def on_header(self, name: bytes, value: bytes) -> None:
         lower = name.lower()
@@ -222,11 +257,64 @@ class _Connection(asyncio.Protocol):
         self._complete()
 
     def _complete(self) -> None:
-        waiter, self.waiter = self.waiter, None
         self.done = True
-        if waiter is not None and not waiter.done():
+        if self.listener is not None:
             body = self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
-            waiter.set_result((self.status, body))
+            self.answer = (self.status, body)
+            self._end()
+
+
+class _Slots:
+    """At most ``n`` exchanges at once per partner; unlike ``asyncio.Semaphore`` it can also be
+    taken without awaiting (``try_take``), for ``Http11Client.start``."""
+
+    __slots__ = ("free", "waiters")
+
+    def __init__(self, n: int) -> None:
+        self.free = n
+        self.waiters: deque[asyncio.Future[None]] = deque()
+
+    def try_take(self) -> bool:
+        if self.free > 0 and not self.waiters:
+            self.free -= 1
+            return True
+        return False
+
+    async def take(self) -> None:
+        if self.try_take():
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self.waiters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # handed a slot, but cancelled before it could use it: pass it on
+            elif waiter in self.waiters:
+                self.waiters.remove(waiter)
+            raise
+
+    def release(self) -> None:
+        while self.waiters:
+            waiter = self.waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)  # the slot goes to the waiter as it is: ``free`` unchanged
+                return
+        self.free += 1
+
+
+def _settle(waiter: asyncio.Future[tuple[int, bytes]], connection: _Connection) -> None:
+    if waiter.done():
+        return
+    if connection.answer is not None:
+        waiter.set_result(connection.answer)
+    else:
+        waiter.set_exception(connection.error or PartnerDisconnected("exchange ended without an answer"))
+
+
+Exchange = _Connection
+"""An exchange in flight started by ``Http11Client.start``: its ``answer`` or ``error``, and
+``ended``, once its listener has been told."""
 
 
 class Http11Client:
@@ -249,12 +337,12 @@ class Http11Client:
         self._guarded = guarded
         self._resolver = resolver
         self._idle: dict[tuple[bool, str, int], list[_Connection]] = {}
-        self._slots: dict[tuple[bool, str, int], asyncio.Semaphore] = {}
+        self._slots: dict[tuple[bool, str, int], _Slots] = {}
         self._open: set[_Connection] = set()
         self._tls: ssl.SSLContext | None = None
+        self._loop = asyncio.get_running_loop()  # made inside the loop it serves (client.PartnerClient._http)
 
-    async def request(self, method: str, url: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
-        where = target(url)
+    def _encode(self, method: str, where: Target, headers: dict[str, str], body: bytes) -> bytes:
         parts = [method, " ", where.head, self._defaults]
         for name, value in headers.items():
             parts += (name, ": ", value, "\r\n")
@@ -265,31 +353,83 @@ class Http11Client:
         if "\n" in values or "\r" in values:
             raise UnusableRequest("line break in a header value")
         head = "".join(parts)
-        request = head.encode() + body if body else head.encode()
-        slots = self._slots.get(where.key)
+        return head.encode() + body if body else head.encode()
+
+    def _slots_of(self, key: tuple[bool, str, int]) -> _Slots:
+        slots = self._slots.get(key)
         if slots is None:
-            slots = self._slots[where.key] = asyncio.Semaphore(self._per_host)
-        async with slots:
+            slots = self._slots[key] = _Slots(self._per_host)
+        return slots
+
+    def start(
+        self, method: str, url: str, headers: dict[str, str], body: bytes, listener: Callable[[Exchange], None]
+    ) -> Exchange | None:
+        """The exchange started at once on an idle kept-alive connection (the request written before
+        this returns; ``listener`` told when it is over, never before this returns), or ``None``
+        when it needs a new connection or a free slot: then ``request``, in a task."""
+        where = target(url)
+        idle = self._idle.get(where.key)
+        if not idle:
+            return None
+        slots = self._slots_of(where.key)
+        if not slots.try_take():
+            return None
+        connection = self._take(where.key)
+        if connection is None:
+            slots.release()
+            return None
+        try:
+            connection.begin(self._encode(method, where, headers, body), listener)
+        except BaseException:
+            # Nothing written (a header with a line break): the connection goes back as it was.
+            idle.append(connection)
+            slots.release()
+            raise
+        return connection
+
+    def abandon(self, exchange: Exchange) -> None:
+        """Nobody waits for this exchange any more (its deadline passed, its search was cancelled):
+        its connection is closed, never reused, and its slot freed. Nothing if it is already over."""
+        if exchange.listener is None:
+            return
+        exchange.listener = None
+        exchange.abort()
+        self._open.discard(exchange)
+        self._slots_of(exchange.key).release()
+
+    def _release(self, connection: _Connection) -> None:
+        """An exchange is over (``_Connection._end``): its slot freed, its connection kept or closed."""
+        self._slots_of(connection.key).release()
+        if connection.reusable and not connection.closed:
+            connection.idle_since = self._loop.time()
+            self._idle.setdefault(connection.key, []).append(connection)
+        else:
+            connection.close()
+            self._open.discard(connection)
+
+    async def request(self, method: str, url: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
+        where = target(url)
+        request = self._encode(method, where, headers, body)
+        slots = self._slots_of(where.key)
+        await slots.take()
+        try:
             connection = self._take(where.key) or await self._connect(where)
-            try:
-                status, answer = await connection.exchange(request)
-            except BaseException:
-                connection.abort()
-                self._open.discard(connection)
-                raise
-            if connection.reusable and not connection.closed:
-                connection.idle_since = asyncio.get_running_loop().time()
-                self._idle.setdefault(where.key, []).append(connection)
-            else:
-                connection.close()
-                self._open.discard(connection)
-            return status, answer
+            waiter: asyncio.Future[tuple[int, bytes]] = self._loop.create_future()
+            connection.begin(request, lambda ended: _settle(waiter, ended))
+        except BaseException:
+            slots.release()
+            raise
+        try:
+            return await waiter
+        except BaseException:
+            self.abandon(connection)  # cancelled (a deadline): closed, never reused; nothing if it failed
+            raise
 
     def _take(self, key: tuple[bool, str, int]) -> _Connection | None:
         idle = self._idle.get(key)
         if not idle:
             return None
-        oldest = asyncio.get_running_loop().time() - self._keepalive
+        oldest = self._loop.time() - self._keepalive
         while idle:
             connection = idle.pop()
             if not connection.closed and connection.idle_since >= oldest:
@@ -313,7 +453,7 @@ class Http11Client:
         for host in hosts:
             try:
                 _, connection = await loop.create_connection(
-                    lambda: _Connection(self._max),
+                    lambda: _Connection(self._max, self, where.key),
                     host,
                     where.port,
                     ssl=tls,
