@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -9,12 +10,12 @@ from fastapi import FastAPI
 
 from transfers import __version__, runtime
 from transfers.agency.app import build_agency
-from transfers.api.direct_routes import install_direct_routes
+from transfers.api.direct_routes import DirectApp, install_direct_routes
 from transfers.api.docs_page import install_docs
 from transfers.api.errors import install_error_handlers
 from transfers.api.landing import router as landing_router
 from transfers.api.metrics import router as metrics_router
-from transfers.api.middleware import RequestPlumbing
+from transfers.api.middleware import Plumbing, RequestPlumbing
 from transfers.api.openapi import install_openapi
 from transfers.api.ratelimit import RateLimiter
 from transfers.api.routes import booking_list, bookings, health, reference, reverse, search
@@ -38,7 +39,7 @@ def create_app(
     clock: Clock | None = None,
     db: Database | None = None,
     configure_logs: bool = True,
-) -> FastAPI:
+) -> DirectApp:
     settings = settings or get_settings()
     if configure_logs:
         configure_logging(settings.log_level, settings.log_format)
@@ -60,7 +61,7 @@ def create_app(
             if db is None:
                 await svc.db.dispose()
 
-    app = FastAPI(
+    app = DirectApp(
         title="Transfers booking API",
         version=__version__,
         description="Airport ground-transfer booking API. Booking-API paths live under "
@@ -95,7 +96,10 @@ def create_app(
     app.mount("/console", build_console(svc))  # issue 13: the operator console (console/app.py)
     app.mount("/partner", build_portal(svc))  # issue 16: the partner portal (portal/app.py)
     app.mount("/agency", build_agency(svc))  # issue 27: the agency portal (agency/app.py)
-    # Just inside the plumbing: POST search, GET booking and POST booking answered without FastAPI's per-request layers.
+    # Outermost inside FastAPI: request id, body limit, error envelope, RateLimit-* headers, metrics, access log.
+    app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes, request_log=svc.request_log)
+    # Before all of FastAPI's layers: POST search, GET booking and POST booking, through the same plumbing
+    # (api/direct_routes.py).
     install_direct_routes(
         app,
         [
@@ -103,8 +107,22 @@ def create_app(
             (bookings.router, "GET", bookings.BOOKING_PATH),
             (bookings.router, "POST", bookings.BOOKING_PATH),
         ],
+        Plumbing(max_body_bytes=settings.max_body_bytes, request_log=svc.request_log),
     )
-    # Outermost: request id, body limit, error envelope, RateLimit-* headers, metrics, access log.
-    app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes, request_log=svc.request_log)
     install_openapi(app)
     return app
+
+
+def create_served_app() -> DirectApp:
+    """The app as ``transfers serve`` runs it (uvicorn's factory): ``create_app()`` handling the
+    forwarded headers of a trusted proxy itself, for the requests it passes on to FastAPI (uvicorn's
+    ``proxy_headers`` is off: ``api/direct_routes.py``). The trusted addresses are uvicorn's own:
+    ``FORWARDED_ALLOW_IPS``, else ``127.0.0.1,::1``."""
+    app = create_app()
+    app.trust_forwarded(forwarded_allow_ips())
+    return app
+
+
+def forwarded_allow_ips() -> str:
+    """The proxies whose forwarded headers are believed, read as uvicorn reads them (its ``Config``)."""
+    return os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")

@@ -1,4 +1,12 @@
-"""Structured logging: one JSON object per line on stdout, with the request id bound in."""
+"""Structured logging: one JSON object per line on stdout, with the request id bound in.
+
+The access line (``log_request``, one per HTTP request, on the hottest path) is rendered without
+structlog's per-call machinery while ``configure_logging``'s JSON configuration is the one in force:
+the same event dictionary, keys in the same order, through the same time stamper, renderer and
+writer, so the same line, byte for byte (tests/unit/test_access_line.py). Any other configuration
+(the console format, ``structlog.testing.capture_logs``, a bound context variable) gets the line
+from structlog itself.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +17,7 @@ from typing import Any
 
 import orjson
 import structlog
+import structlog.contextvars
 
 from transfers.context import request_id_var
 
@@ -57,18 +66,100 @@ def standalone_logger(fmt: str = "json", name: str = "transfers") -> Any:
     return structlog.wrap_logger(structlog.PrintLogger(sys.stdout), processors=_processors(fmt), logger_name=name)
 
 
+class _JsonLines:
+    """What ``configure_logging`` set up for JSON, to write the access line as structlog would."""
+
+    __slots__ = ("factory", "info", "processors", "renderer", "snapshot", "stamper", "wrapper", "writer")
+
+    def __init__(self, processors: list[Any], wrapper: Any, factory: Any, out: Any, numeric: int) -> None:
+        self.processors = processors
+        self.snapshot = tuple(processors)
+        self.wrapper = wrapper
+        self.factory = factory
+        self.stamper = processors[2]  # TimeStamper
+        self.renderer = processors[-1]  # JSONRenderer
+        self.writer = structlog.WriteLogger(out)  # the factory's own kind, on the same file (and its lock)
+        self.info = numeric <= logging.INFO  # the filtering bound logger drops info below its level
+
+    def in_force(self) -> bool:
+        config = structlog.get_config()
+        return (
+            config["processors"] is self.processors
+            and tuple(self.processors) == self.snapshot  # capture_logs edits the list in place
+            and config["wrapper_class"] is self.wrapper
+            and config["logger_factory"] is self.factory
+            and config["context_class"] is dict
+            and not structlog.contextvars._CONTEXT_VARS  # none ever bound: merge_contextvars adds nothing
+        )
+
+
+_json_lines: _JsonLines | None = None
+
+
+def log_request(
+    logger: Any,
+    method: str,
+    path: str,
+    status: int,
+    duration_ms: float,
+    client_id: int | None,
+    partner_id: int | None,
+    reservation_no: str | None,
+) -> None:
+    """The access line: ``logger.info("request", method=..., ..., reservation_no=...)``, as structlog
+    writes it (module docstring). ``logger`` is an unbound structlog logger (no context of its own)."""
+    lines = _json_lines
+    if lines is None or not lines.in_force():
+        logger.info(
+            "request",
+            method=method,
+            path=path,
+            status=status,
+            duration_ms=duration_ms,
+            client_id=client_id,
+            partner_id=partner_id,
+            reservation_no=reservation_no,
+        )
+        return
+    if not lines.info:
+        return
+    # the keywords in order, then what the processors add: event, level, timestamp, request id
+    event: dict[str, Any] = {
+        "method": method,
+        "path": path,
+        "status": status,
+        "duration_ms": duration_ms,
+        "client_id": client_id,
+        "partner_id": partner_id,
+        "reservation_no": reservation_no,
+        "event": "request",
+        "level": "info",
+    }
+    lines.stamper(None, "info", event)
+    request_id = request_id_var.get()
+    if request_id:
+        event["request_id"] = request_id
+    lines.writer.msg(lines.renderer(None, "info", event))
+
+
 def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
+    global _json_lines
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         numeric = logging.INFO
+    processors = _processors(fmt)
+    wrapper = structlog.make_filtering_bound_logger(numeric)
+    # WriteLogger: the line and its newline in one write (PrintLogger's print() makes two: with
+    # PYTHONUNBUFFERED, as containers run us, that is a second system call per access line).
+    out = sys.stdout
+    factory = structlog.WriteLoggerFactory(file=out)
     structlog.configure(
-        processors=_processors(fmt),
-        wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        # WriteLogger: the line and its newline in one write (PrintLogger's print() makes two: with
-        # PYTHONUNBUFFERED, as containers run us, that is a second system call per access line).
-        logger_factory=structlog.WriteLoggerFactory(file=sys.stdout),
+        processors=processors,
+        wrapper_class=wrapper,
+        logger_factory=factory,
         cache_logger_on_first_use=True,
     )
+    _json_lines = _JsonLines(processors, wrapper, factory, out, numeric) if fmt == "json" else None
     logging.basicConfig(level=numeric, stream=sys.stdout, format="%(message)s")
     for noisy in ("uvicorn.access",):
         logging.getLogger(noisy).setLevel(logging.WARNING)

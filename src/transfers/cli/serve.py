@@ -77,7 +77,7 @@ def serve(host: str, port: int, workers: int, no_worker: bool, wait_for_db: floa
         os.environ["TRANSFERS_PUBLIC_BASE_URL"] = f"http://{reach}:{port}"
     get_settings.cache_clear()  # the app factory must see the variables set above
     config = uvicorn.Config(
-        "transfers.app:create_app",
+        "transfers.app:create_served_app",
         factory=True,
         host=host,
         port=port,
@@ -85,7 +85,9 @@ def serve(host: str, port: int, workers: int, no_worker: bool, wait_for_db: floa
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
-        proxy_headers=True,
+        # The forwarded headers of a trusted proxy are the app's to apply (create_served_app): uvicorn's
+        # middleware for them would be one more layer around the direct routes (api/direct_routes.py).
+        proxy_headers=False,
         # httptools' protocol, each answer's head and body written as one send (cli/http_protocol.py)
         http=CoalescingHttpToolsProtocol,
     )

@@ -12,18 +12,19 @@ How the bound is kept cheaply (issue 26; docs/operations/performance.md#partner-
 
 * **Staleness.** A snapshot is served while less than the TTL has passed since the read it came
   from *began* (a change committed after that moment is seen by the next read, so no search sees a
-  change later than the TTL after it). From half the TTL on, the first search to come starts a
+  change later than the TTL after it). In the TTL's last fifth (``REFRESH_AHEAD``), the first search to come starts a
   refresh in the background and is answered from the snapshot it has (stale-while-revalidate); only
   a search that finds the snapshot a whole TTL old waits, sharing one read with every other search
   that does. A refresh that fails is logged and leaves the snapshot to expire at its bound.
-* **Unchanged data is not read again** (PostgreSQL). A refresh first asks for ``_MARK``: the MD5 of
-  every row of ``partners``, ``vehicle_types`` and ``rate_cards`` as PostgreSQL writes them out as
-  text (every column, so every write path counts, on any process: registration, edits, coverage,
-  markup, status, hosted flag, secrets and their rotation, cards, vehicle types, a hand-made
-  UPDATE). Equal to the mark of the snapshot's own read, the snapshot is kept (its age counted again
-  from the check's start); otherwise everything is read again in one REPEATABLE READ transaction
-  that also takes the mark, so a mark always describes exactly the rows its snapshot was built from.
-  SQLite has no MD5: there every refresh reads everything.
+* **Unchanged data is not read again.** A refresh first reads a mark of every row of
+  ``partners``, ``vehicle_types`` and ``rate_cards``, every column of them, so every write path
+  counts, on any process: registration, edits, coverage, markup, status, hosted flag, secrets and
+  their rotation, cards, vehicle types, a hand-made UPDATE. On PostgreSQL the mark is the MD5 of the
+  rows as PostgreSQL writes them out as text, on SQLite (no MD5) that text itself (``quote()`` of
+  each column). Equal to the mark of the snapshot's own read, the snapshot is kept (its age counted
+  again from the check's start); otherwise everything is read again, with the mark, from one view
+  of the rows (a REPEATABLE READ transaction on PostgreSQL), so a mark always describes exactly the
+  rows its snapshot was built from.
 * Secrets are opened once per sealed text (``partners.service._opened`` remembers them: a rotated
   secret is a new sealed text, never a stale hit).
 """
@@ -37,10 +38,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
-from sqlalchemy import String, literal_column, select
+from sqlalchemy import ColumnElement, String, Table, func, literal_column, select
 
 from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
+from transfers.db.tables import partners, rate_cards, vehicle_types
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.models import PartnerRecord
 from transfers.partners.repository import enabled_with_secrets
@@ -87,9 +89,10 @@ class Snapshot:
         return self._serving(iata)[1]
 
 
-# The MD5 of everything a snapshot is built from (PostgreSQL; see the module's docstring). A row's
-# text is every column of it; the arrays keep rows and tables apart without a separator to escape.
-_MARK = DirectStatement(
+# The mark of everything a snapshot is built from (see the module's docstring). PostgreSQL: the MD5
+# of every row as PostgreSQL writes it out as text; the arrays keep rows and tables apart without a
+# separator to escape.
+_PG_MARK = DirectStatement(
     select(
         literal_column(
             "md5(ROW(ARRAY(SELECT p FROM partners AS p ORDER BY p.id), "
@@ -101,6 +104,39 @@ _MARK = DirectStatement(
 )
 
 
+def _sqlite_rows(table: Table, order: ColumnElement[Any]) -> ColumnElement[str]:
+    """Every row of ``table`` as text, one a line: each column (all of the table's, so a column added
+    later counts too) as SQLite's ``quote()`` writes it (strings quoted, their quotes doubled: the
+    commas between columns cannot be mistaken)."""
+    first, *rest = (func.quote(column, type_=String) for column in table.c)
+    row: ColumnElement[str] = first
+    for quoted in rest:
+        row = row + literal_column("','", String) + quoted
+    rows = select(row.label("r")).order_by(order).subquery()
+    every = select(func.group_concat(rows.c.r, literal_column("char(10)"), type_=String)).scalar_subquery()
+    return func.coalesce(every, literal_column("''", String), type_=String)
+
+
+# SQLite has no MD5: its mark is the rows' text itself (tens of kB for fifty partners).
+_SQLITE_MARK = DirectStatement(
+    select(
+        (
+            _sqlite_rows(partners, partners.c.id)
+            + literal_column("char(30)", String)
+            + _sqlite_rows(vehicle_types, vehicle_types.c.id)
+            + literal_column("char(30)", String)
+            + _sqlite_rows(rate_cards, rate_cards.c.partner_id)
+        ).label("mark")
+    )
+)
+
+
+# The part of the TTL, at its end, in which a search starts a refresh in the background. Under load a
+# snapshot is then read about every (1 - REFRESH_AHEAD) x TTL instead of every TTL: the price of
+# never making a search wait (on SQLite every refresh is a full read, so kept small).
+REFRESH_AHEAD = 0.2
+
+
 class PartnerDirectory:
     def __init__(
         self, db: Database, box: SecretBox, ttl_seconds: float, *, monotonic: Callable[[], float] = time.monotonic
@@ -110,7 +146,7 @@ class PartnerDirectory:
         self._ttl = ttl_seconds
         self._monotonic = monotonic
         self._snapshot: Snapshot | None = None
-        self._mark: str | None = None  # the snapshot's ``_MARK`` (None: not known, read everything)
+        self._mark: str | None = None  # the snapshot's mark (None: not known, read everything)
         self._read_at = 0.0  # when the read the snapshot is as good as began
         self._loading: asyncio.Task[Snapshot] | None = None
 
@@ -119,10 +155,14 @@ class PartnerDirectory:
             return (await self._read())[0]
         snapshot, age = self._snapshot, self._monotonic() - self._read_at
         if snapshot is not None and age < self._ttl:
-            if age >= self._ttl / 2:
+            if age >= self._ttl * (1 - REFRESH_AHEAD):
                 self._refreshing()  # in the background: this search goes on with the snapshot it has
             return snapshot
         return await asyncio.shield(self._refreshing())
+
+    @property
+    def _marking(self) -> DirectStatement:
+        return _SQLITE_MARK if self._db.is_sqlite else _PG_MARK
 
     def _refreshing(self) -> asyncio.Task[Snapshot]:
         """The refresh under way (on this loop), or a new one."""
@@ -135,7 +175,7 @@ class PartnerDirectory:
     async def _refresh(self) -> Snapshot:
         started = self._monotonic()
         if self._snapshot is not None and self._mark is not None:
-            found = await self._db.read_one(_MARK)
+            found = await self._db.read_one(self._marking)
             if found is not None and found["mark"] == self._mark:
                 self._read_at = started  # nothing changed since the snapshot's read: as good as new
                 return self._snapshot
@@ -144,12 +184,9 @@ class PartnerDirectory:
         return snapshot
 
     async def _read(self) -> tuple[Snapshot, str | None]:
-        """Everything, and on PostgreSQL its mark, from one REPEATABLE READ transaction (one view of
-        the rows); SQLite's deferred transaction is one view already."""
-        mark = None
+        """Everything and its mark from one view of the rows (``Database.read_consistent``)."""
         async with self._db.read_consistent() as conn:
-            if not self._db.is_sqlite:
-                mark = (await conn.execute(_MARK.statement)).scalar_one()
+            mark = (await conn.execute(self._marking.statement)).scalar_one()
             rows = await enabled_with_secrets(conn)
             types = await vehicle_type_names(conn)
             stored = await cards_repo.cards_of(conn, [s.record.partner_id for s in rows if s.record.hosted])
