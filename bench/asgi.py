@@ -19,18 +19,22 @@ class Asgi:
             (b"content-type", b"application/json"),
         ]
 
-    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+    async def get(self, path: str, query: bytes) -> tuple[int, bytes]:
+        return await self.post(path, b"", method="GET", query=query)
+
+    async def post(self, path: str, body: bytes, *, method: str = "POST", query: bytes = b"") -> tuple[int, bytes]:
+        headers = self.headers if method == "GET" else [*self.headers, (b"content-length", str(len(body)).encode())]
         scope = {
             "type": "http",
             "asgi": {"version": "3.0", "spec_version": "2.3"},
             "http_version": "1.1",
-            "method": "POST",
+            "method": method,
             "scheme": "http",
             "path": path,
             "raw_path": path.encode(),
             "root_path": "",
-            "query_string": b"",
-            "headers": [*self.headers, (b"content-length", str(len(body)).encode())],
+            "query_string": query,
+            "headers": headers,
             "client": ("127.0.0.1", 40000),
             "server": ("127.0.0.1", 8000),
             "state": {},

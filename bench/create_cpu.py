@@ -37,6 +37,9 @@ wall time (a callgrind run is ~50 times slower: 10-20 times more checks per crea
 ``--src DIR``: run another tree's ``src`` (``git archive 5371b7d src | tar -x -C DIR``): it is put first
 on ``sys.path`` before anything of ``transfers`` is imported; that tree's migrations make the database.
 Every answer is checked (201/200 with a reservation number): a failed create stops the run.
+
+``--gets N``: the same, but every create is warm-up and the measured requests are N ``GET /booking`` of
+the bookings just made (4 at a time, round-robin), each answer checked (200 with its reservation number).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ import cProfile
 import ctypes
 import gc
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -163,6 +167,7 @@ async def run(args: argparse.Namespace, port: int, cg: Any) -> dict[str, float]:
             raise RuntimeError(f"search: {status} {answer[:300]!r}")
         search_id = orjson.loads(answer)["search_id"]
         counter = iter(range(args.warmup + args.creates))
+        made: list[str] = []
 
         async def creates(count: int) -> None:
             async def worker() -> None:
@@ -171,11 +176,29 @@ async def run(args: argparse.Namespace, port: int, cg: Any) -> dict[str, float]:
                     status, answer = await client.post(BOOKING, create_body(search_id, f"BA{1000 + i % args.flights}"))
                     if status not in (200, 201) or b'"reservation_no"' not in answer:
                         raise RuntimeError(f"create {i}: {status} {answer[:300]!r}")
+                    found = re.search(rb'"reservation_no":"([^"]+)"', answer)
+                    if found is not None:
+                        made.append(found.group(1).decode())
 
             await asyncio.gather(*(worker() for _ in range(args.concurrency)))
             await drain(svc)
 
+        async def gets(count: int) -> None:
+            turn = iter(range(count))
+
+            async def worker() -> None:
+                for i in turn:
+                    number = made[i % len(made)]
+                    status, answer = await client.get(BOOKING, f"reservation_no={number}".encode())
+                    if status != 200 or number.encode() not in answer:
+                        raise RuntimeError(f"GET {number}: {status} {answer[:300]!r}")
+
+            await asyncio.gather(*(worker() for _ in range(args.concurrency)))
+
         await creates(args.warmup)
+        if args.gets:
+            await creates(args.creates)
+            await gets(args.gets // 4)
         gc.collect()
         load = load_average()
         if cg is not None:
@@ -185,14 +208,14 @@ async def run(args: argparse.Namespace, port: int, cg: Any) -> dict[str, float]:
         if profile is not None:
             profile.enable()
         cpu, wall = time.process_time(), time.perf_counter()
-        await creates(args.creates)
+        await (gets(args.gets) if args.gets else creates(args.creates))
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         if profile is not None:
             profile.disable()
             profile.dump_stats(args.profile)
         if cg is not None:
             cg.cg_stop()
-    return {"cpu_ms": cpu * 1000 / args.creates, "wall_s": wall, "load": float(load.split()[0])}
+    return {"cpu_ms": cpu * 1000 / (args.gets or args.creates), "wall_s": wall, "load": float(load.split()[0])}
 
 
 async def drain(svc: Any) -> None:
@@ -213,6 +236,7 @@ def main() -> int:
     parser.add_argument(
         "--flight-budget", type=int, default=1, help="flight provider calls per minute (the module docstring)"
     )
+    parser.add_argument("--gets", type=int, default=0, help="measure this many GET /booking instead of the creates")
     parser.add_argument("--callgrind", action="store_true", help="instrument the measured creates only")
     parser.add_argument("--profile", type=Path, help="cProfile the measured creates into this file (pstats)")
     args = parser.parse_args()
@@ -258,9 +282,14 @@ def main() -> int:
         sys.stdout = real_stdout
         partner.stop()
     tree = str(args.src) if args.src else "this tree"
+    measured = (
+        f"{args.gets} GETs after {args.warmup + args.creates} creates"
+        if args.gets
+        else (f"{args.creates} creates after {args.warmup}")
+    )
     print(
-        f"{tree}: {args.creates} creates after {args.warmup} ({args.flights} flights, {args.concurrency} at a time): "
-        f"CPU {figures['cpu_ms']:.3f} ms/create, wall {figures['wall_s']:.1f} s, load {figures['load']:.2f}"
+        f"{tree}: {measured} ({args.flights} flights, {args.concurrency} at a time): "
+        f"CPU {figures['cpu_ms']:.3f} ms/request, wall {figures['wall_s']:.1f} s, load {figures['load']:.2f}"
         + (" (callgrind: instructions in its output file / creates)" if cg is not None else ""),
         flush=True,
     )

@@ -4,7 +4,10 @@ A verified principal is cached in-process for ``auth_cache_seconds`` (default 1 
 key's hash: the hot read path then costs no auth query, and a revocation or suspension takes
 effect everywhere within that bound (docs/architecture/reliability.md). Concurrent requests that miss the cache
 for the same key share one lookup instead of each running its own (when an entry expires under
-load every request in flight would otherwise query at once: bench/README.md, "Profile").
+load every request in flight would otherwise query at once: bench/README.md, "Profile"). A cached
+principal is also found by the ``Authorization`` header it was last presented in, with the same
+expiry, so a repeated header costs neither the key's parsing nor its hash (bench/README.md, "The
+served request path").
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ class Authenticator:
         self._db = db
         self._ttl = cache_seconds
         self._cache: dict[str, tuple[float, ClientPrincipal | PartnerPrincipal]] = {}
+        # header -> (expiry, kind, principal): copied from a hit of _cache, never longer-lived than it
+        self._by_header: dict[str, tuple[float, str, ClientPrincipal | PartnerPrincipal]] = {}
         self._lookups: dict[str, asyncio.Future[ClientPrincipal | PartnerPrincipal]] = {}
 
     async def client(self, authorization: str | None) -> ClientPrincipal:
@@ -61,6 +66,11 @@ class Authenticator:
         return principal
 
     async def _principal(self, authorization: str | None, kind: str) -> ClientPrincipal | PartnerPrincipal:
+        now = time.monotonic()
+        if authorization is not None:
+            seen = self._by_header.get(authorization)
+            if seen is not None and seen[0] > now and seen[1] == kind:
+                return seen[2]
         token = bearer_token(authorization)
         if token is None:
             raise AuthFailure("missing")
@@ -68,9 +78,12 @@ class Authenticator:
         if parsed is None or parsed[0] != kind:
             raise AuthFailure("malformed")
         digest = hash_key(token)
-        now = time.monotonic()
         cached = self._cache.get(digest)
         if cached is not None and cached[0] > now:
+            if authorization is not None:  # always, here: a token came from it
+                if len(self._by_header) >= _CACHE_MAX:
+                    self._by_header.clear()
+                self._by_header[authorization] = (cached[0], kind, cached[1])
             return cached[1]
         lookup = self._lookups.get(digest)
         if lookup is None or lookup.get_loop() is not asyncio.get_running_loop():

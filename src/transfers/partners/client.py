@@ -207,7 +207,6 @@ class PartnerClient:
         webhook_id: str | None,
         body: bytes | None = None,
         deadline: SharedDeadline | None = None,
-        parse: bool = True,
     ) -> CallResult:
         url = partner.base_url.rstrip("/") + path
         if body is None:
@@ -229,7 +228,7 @@ class PartnerClient:
             OSError,
         ) as exc:
             return self._failed(exc, timeout, _ms(started, time.perf_counter()), partner, path)
-        return self._judge(status, raw, _ms(started, time.perf_counter()), partner, path, parse=parse)
+        return self._judge(status, raw, _ms(started, time.perf_counter()), partner, path)
 
     @staticmethod
     def _headers(
@@ -261,30 +260,20 @@ class PartnerClient:
             return self._result("blocked", None, None, f"SSRF guard: {exc}", duration, partner, path)
         return self._result("connect_error", None, None, transport_error_name(exc), duration, partner, path)
 
-    def _judge(
-        self, status: int, raw: bytes, duration: float, partner: PartnerEndpoint, path: str, *, parse: bool = True
-    ) -> CallResult:
-        """An answer, as the outcome it is counted under. ``parse=False``: a 2xx answer is left
-        unparsed (``body`` None, ``raw`` the bytes) for a caller that validates the bytes itself and
-        then judges JSON as ``not_json`` does (a search's fan-out, ``search/fanout.py``)."""
+    def _judge(self, status: int, raw: bytes, duration: float, partner: PartnerEndpoint, path: str) -> CallResult:
+        """An answer, as the outcome it is counted under."""
         if 300 <= status < 400:
             return self._result("redirect", status, None, "redirects are not followed", duration, partner, path, raw)
-        if not parse and status < 300:
-            return CallResult("ok", status, None, None, duration, raw)
         parsed: Any = None
         if raw:
             try:
                 parsed = orjson.loads(raw)
             except orjson.JSONDecodeError:
-                return self.not_json(status, duration, partner, path, raw)
+                outcome: Outcome = "http_error" if status >= 400 else "invalid"
+                return self._result(outcome, status, None, "answer is not JSON", duration, partner, path, raw)
         if status >= 400:
             return self._result("http_error", status, parsed, f"HTTP {status}", duration, partner, path, raw)
-        return self._result("ok", status, parsed, None, duration, raw=raw, partner=partner, path=path)
-
-    def not_json(self, status: int, duration: float, partner: PartnerEndpoint, path: str, raw: bytes) -> CallResult:
-        """An answer that is not JSON (logged as a failed call)."""
-        outcome: Outcome = "http_error" if status >= 400 else "invalid"
-        return self._result(outcome, status, None, "answer is not JSON", duration, partner, path, raw)
+        return self._result("ok", status, parsed, None, duration, partner, path, raw)
 
     async def _exchange(self, method: str, url: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
         return await self._http().request(method, url, headers, body)
@@ -361,8 +350,8 @@ class CallBatch:
     clock (``loop.time``) is what deadlines are set on. Cancelled (the search's client went away),
     it abandons its exchanges and cancels its tasks before the cancellation goes on.
 
-    Answers of 2xx come back unparsed (``CallResult.raw``, ``body`` None; ``PartnerClient._judge``),
-    for the caller to validate from the bytes. Metrics are the caller's (``observe_partner_call``)."""
+    Results are ``PartnerClient.call``'s (the same outcomes, texts and logs); metrics are the
+    caller's (``observe_partner_call``), once it has judged the answer."""
 
     def __init__(self, client: PartnerClient, timeout: float) -> None:
         self._client = client
@@ -403,7 +392,6 @@ class CallBatch:
                     webhook_id=None,
                     body=body,
                     deadline=self._deadline,
-                    parse=False,
                 )
             )
             call.task.add_done_callback(call.task_over)
@@ -465,7 +453,7 @@ class CallBatch:
         duration = _ms(call.started, call.ended)
         if call.answer is not None:
             status, raw = call.answer
-            return client._judge(status, raw, duration, partner, path, parse=False)
+            return client._judge(status, raw, duration, partner, path)
         error = call.error or PartnerTransportError("exchange ended without an answer")
         return client._failed(error, self._timeout, duration, partner, path)
 

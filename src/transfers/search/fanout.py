@@ -60,14 +60,13 @@ async def ask_partners(
     counted = health if now is not None else None
     answers = []
     for (record, endpoint), result in zip(partners, results, strict=True):
-        answer = _judged(client, record, endpoint, result, vehicle_types, max_vehicles, counted, now)
+        answer = _judged(record, endpoint, result, vehicle_types, max_vehicles, counted, now)
         if answer is not None:
             answers.append(answer)
     return answers
 
 
 def _judged(
-    client: PartnerClient,
     record: PartnerRecord,
     endpoint: PartnerEndpoint,
     result: CallResult,
@@ -76,17 +75,12 @@ def _judged(
     health: HealthBuffer | None,
     now: datetime | None,
 ) -> PartnerAnswer | None:
-    if result.ok and result.body is None and result.raw is not None and result.http_status is not None:
-        answer, reason, not_json = validated(result.raw)
-        if not_json:  # judged and logged as the client judges an answer that is not JSON
-            result = client.not_json(result.http_status, result.duration_ms, endpoint, SEARCH_PATH, result.raw)
-    else:  # an answer parsed already (a 2xx always comes unparsed from CallBatch), or a failed call
-        answer, reason = _validated_parsed(result.body) if result.ok else (None, None)
     if not result.ok:
         observe_partner_call(endpoint.name, SEARCH_PATH, result.outcome, result.duration_ms)  # metrics
         if health is not None and now is not None:
             health.record(record.partner_id, result.outcome, result.duration_ms, now)
         return None  # the client already logged the transport outcome
+    answer, reason = validated(result.body)
     if answer is not None:
         unknown = {v.type for v in answer.vehicles} - vehicle_types
         if len(answer.vehicles) > max_vehicles:
@@ -104,48 +98,14 @@ def _judged(
     return PartnerAnswer(record, answer.vehicles, answer.distance_km)
 
 
-def _validated_parsed(parsed: Any) -> tuple[WireSearchAnswer | None, str | None]:
+def validated(parsed: Any) -> tuple[WireSearchAnswer | None, str | None]:
+    """The answer (parsed by orjson in the client), or why it breaks the contract. Validating the
+    bytes with pydantic's own parser (``model_validate_json``) instead was measured (issue 26,
+    bench/README.md): 9 % fewer instructions per answer, but pydantic's parser reads ``NaN``,
+    ``Infinity``, ``1e400`` and integers past ``2**64 - 1`` where orjson refuses them or reads a float,
+    and a check of the bytes for those cost more than the saving; tests/unit/test_search_answer_bytes.py
+    pins the judgement of those edges."""
     try:
         return WireSearchAnswer.model_validate(parsed), None
     except ValidationError as exc:
         return None, f"answer breaks the contract: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']}"
-
-
-# For ``_risky``: digits read as "0", an exponent's "e"/"E" as "e", a "+" dropped, the rest a space.
-_NUMBERS = bytes(ord("0") if chr(c).isdigit() and c < 128 else ord("e") if c in b"eE" else ord(" ") for c in range(256))
-_LONG_RUN = b"0" * 20  # an integer past 2**64 - 1 (orjson: a float; pydantic: an int), or past a double
-
-
-def _risky(raw: bytes) -> bool:
-    """Whether the bytes may hold what pydantic's JSON parser reads otherwise than orjson: ``NaN``,
-    ``Infinity`` or a number beyond a double's range (``1e400``, 400 digits), which orjson refuses and
-    pydantic reads (to infinity or a big integer, kept or ignored), or an integer past ``2**64 - 1``,
-    which orjson reads as a float and pydantic as an integer (an id ``12345678901234567890123`` is
-    accepted as text from an integer, refused from a float). Such an answer is judged the old way.
-    A cheap superset: an exponent of three digits or more, or a run of 20 digits (in a text too)."""
-    if b"NaN" in raw or b"Infinity" in raw:
-        return True
-    numbers = raw.translate(_NUMBERS, b"+")
-    return b"e000" in numbers or _LONG_RUN in numbers
-
-
-def validated(raw: bytes) -> tuple[WireSearchAnswer | None, str | None, bool]:
-    """``(answer, why not, not JSON)`` for a 2xx answer's bytes, exactly as ``orjson.loads`` then
-    ``WireSearchAnswer.model_validate`` judge them (issue 26: pydantic's own JSON parser validating
-    the bytes is cheaper, measured in bench/README.md). Whenever the bytes fail it, or may hold
-    what the two parsers read differently (``_risky``), or are empty, they are judged the old way:
-    so every refusal's text (``answer breaks the contract: <loc> <msg>``, "answer is not JSON") is
-    the old one; tests/unit/test_search_answer_bytes.py pins the edges."""
-    if raw and not _risky(raw):
-        try:
-            return WireSearchAnswer.model_validate_json(raw), None, False
-        except ValidationError:
-            pass  # judged again below, for the old texts (a JSON error, or the breach as a dict shows it)
-    parsed: Any = None
-    if raw:
-        try:
-            parsed = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return None, None, True
-    answer, reason = _validated_parsed(parsed)
-    return answer, reason, False
