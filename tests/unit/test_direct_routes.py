@@ -18,6 +18,7 @@ from opentelemetry.trace import NoOpTracerProvider
 from starlette.responses import Response
 
 from transfers.api import middleware
+from transfers.api.deps import query_value
 from transfers.api.direct_routes import DirectApp, install_direct_routes
 from transfers.api.errors import install_error_handlers
 from transfers.api.middleware import Plumbing, RequestPlumbing
@@ -243,3 +244,23 @@ def test_a_route_taking_more_than_the_request_cannot_be_direct() -> None:
         install_direct_routes(app, [(router, "GET", "/api/v1/booking-api/with-query")], plumbing)
     with pytest.raises(LookupError):
         install_direct_routes(app, [(router, "DELETE", THING)], plumbing)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        b"",
+        b"reservation_no=TR-1",
+        b"reservation_no=",
+        b"reservation_no",
+        b"reservation_no=a&reservation_no=b",
+        b"reservation_no=a%20b+c%2B",
+        b"reservation_no=%ff%e9&x=1",
+        b"reservation_no=\xe9",
+        b"x=1;reservation_no=2",
+        b"RESERVATION_NO=1&&=2&reservation_no=%",
+    ],
+)
+def test_query_value_is_starlettes_query_params_get(query: bytes) -> None:
+    request = Request({"type": "http", "query_string": query, "headers": []})
+    assert query_value(request, "reservation_no") == Request(request.scope).query_params.get("reservation_no")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qsl
 
 import orjson
 from fastapi import Request
@@ -56,3 +57,12 @@ async def json_object(request: Request) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise malformed_json("The request body must be a JSON object.")
     return value
+
+
+def query_value(request: Request, name: str) -> str | None:
+    """``request.query_params.get(name)`` without building Starlette's ``QueryParams``: the same parse
+    (``parse_qsl`` of the Latin-1 query string, blank values kept), the last value of a repeated name."""
+    query = request.scope["query_string"]
+    if not query:
+        return None
+    return dict(parse_qsl(query.decode("latin-1"), keep_blank_values=True)).get(name)

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from transfers.api import schemas
 from transfers.api.cancellation_schemas import AmendBookingRequest, CancellationQuote
-from transfers.api.deps import current_client, json_object, services
+from transfers.api.deps import current_client, json_object, query_value, services
 from transfers.api.errors import render
 from transfers.api.openapi import register_body, register_query_types
 from transfers.api.responses import JSONBody, dumps
@@ -153,7 +153,7 @@ async def get_booking(request: Request) -> Response:
     # ~13 % of its CPU (bench/README.md, "Profile"). The parameter is documented in openapi_extra.
     # Taking the Request alone also lets api/direct_routes.py call it without FastAPI's layers.
     client = await current_client(request)
-    reservation_no = request.query_params.get("reservation_no")
+    reservation_no = query_value(request, "reservation_no")  # = request.query_params.get(...)
     request.state.reservation_no = reservation_no
     svc = services(request)
     resource = await service.get_booking(svc, client, reservation_no)
@@ -237,7 +237,7 @@ async def cancellation_quote(
     },
 )
 async def amend_booking(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
-    reservation_no = request.query_params.get("reservation_no")
+    reservation_no = query_value(request, "reservation_no")  # = request.query_params.get(...)
     request.state.reservation_no = reservation_no
 
     async def work(key: str | None) -> dict[str, Any]:
