@@ -110,12 +110,18 @@ async def test_one_partner_past_the_deadline_among_ten() -> None:
 
 async def test_a_search_cancelled_mid_flight_leaves_nothing_behind() -> None:
     asked = asyncio.Event()
+    both_closed = asyncio.Event()
+    seen: list[int] = []
     closed: list[bytes] = []
 
     async def hang(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
-        asked.set()
+        seen.append(1)
+        if len(seen) == 2:
+            asked.set()
         closed.append(await reader.read())  # b"": the client closed it
+        if len(closed) == 2:
+            both_closed.set()
 
     client = PartnerClient()
     try:
@@ -133,10 +139,7 @@ async def test_a_search_cancelled_mid_flight_leaves_nothing_behind() -> None:
             assert batch._calls[3].task.done()
             assert_nothing_in_flight(client)
             assert idle(client, endpoints[0]) == idle(client, endpoints[1]) == 0
-            for _ in range(100):  # the partners see their connections closed
-                if len(closed) == 2:
-                    break
-                await asyncio.sleep(0.01)
+            await asyncio.wait_for(both_closed.wait(), 2)  # the partners see their connections closed
             assert closed == [b"", b""]
     finally:
         await client.aclose()

@@ -75,7 +75,8 @@ class PartnerEndpoint:
 
 
 class SharedDeadline:
-    """One timer for calls made together (a search's fan-out), where ``asyncio.timeout`` per call
+    """One timer for calls made together (in a search's fan-out, the calls that need a new connection and
+    so run in a task: ``CallBatch``), where ``asyncio.timeout`` per call
     armed and cancelled a timer per call (5.5 µs a call against 0.8 µs; bench/README.md, "Fifth pass"). Each call
     keeps its own deadline, ``seconds`` after it entered ``bound``, as under ``asyncio.timeout``: when
     the timer fires, the calls whose deadline has passed are cancelled and see ``TimeoutError`` (same
