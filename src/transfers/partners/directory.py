@@ -19,8 +19,9 @@ How the bound is kept cheaply (issue 26; docs/operations/performance.md#partner-
 * **Unchanged data is not read again.** A refresh first reads a mark of every row of
   ``partners``, ``vehicle_types`` and ``rate_cards``, every column of them, so every write path
   counts, on any process: registration, edits, coverage, markup, status, hosted flag, secrets and
-  their rotation, cards, vehicle types, a hand-made UPDATE. On PostgreSQL the mark is the MD5 of the
-  rows as PostgreSQL writes them out as text, on SQLite (no MD5) that text itself (``quote()`` of
+  their rotation, cards, vehicle types, a hand-made UPDATE. On PostgreSQL the mark is the SHA-256 of the
+  rows as PostgreSQL writes them out as text (not MD5: refused by a FIPS build), on SQLite (no hash
+  function) that text itself (``quote()`` of
   each column). Equal to the mark of the snapshot's own read, the snapshot is kept (its age counted
   again from the check's start); otherwise everything is read again, with the mark, from one view
   of the rows (a REPEATABLE READ transaction on PostgreSQL), so a mark always describes exactly the
@@ -89,15 +90,15 @@ class Snapshot:
         return self._serving(iata)[1]
 
 
-# The mark of everything a snapshot is built from (see the module's docstring). PostgreSQL: the MD5
-# of every row as PostgreSQL writes it out as text; the arrays keep rows and tables apart without a
+# The mark of everything a snapshot is built from (see the module's docstring). PostgreSQL: the
+# SHA-256 of every row as PostgreSQL writes it out as text; the arrays keep rows and tables apart without a
 # separator to escape.
 _PG_MARK = DirectStatement(
     select(
         literal_column(
-            "md5(ROW(ARRAY(SELECT p FROM partners AS p ORDER BY p.id), "
+            "encode(sha256(convert_to(ROW(ARRAY(SELECT p FROM partners AS p ORDER BY p.id), "
             "ARRAY(SELECT t FROM vehicle_types AS t ORDER BY t.id), "
-            "ARRAY(SELECT c FROM rate_cards AS c ORDER BY c.partner_id))::text)",
+            "ARRAY(SELECT c FROM rate_cards AS c ORDER BY c.partner_id))::text, 'UTF8')), 'hex')",
             String,
         ).label("mark")
     )
@@ -117,7 +118,7 @@ def _sqlite_rows(table: Table, order: ColumnElement[Any]) -> ColumnElement[str]:
     return func.coalesce(every, literal_column("''", String), type_=String)
 
 
-# SQLite has no MD5: its mark is the rows' text itself (tens of kB for fifty partners).
+# SQLite has no hash function: its mark is the rows' text itself (tens of kB for fifty partners).
 _SQLITE_MARK = DirectStatement(
     select(
         (
