@@ -11,7 +11,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 
 from tests.integration.test_partner_transport_limits import endpoint, raw_partner, read_request
-from transfers.partners.client import CallBatch, PartnerClient, PartnerEndpoint
+from transfers.partners.call_batch import CallBatch
+from transfers.partners.client import PartnerClient, PartnerEndpoint
 from transfers.partners.http11 import Http11Client, target
 
 ANSWER = b'{"vehicles":[]}'

@@ -4,7 +4,7 @@ Latency is the slowest good answer or the deadline, never the sum. A partner tha
 answers an error, or answers something that fails the wire contract (including a vehicle type not
 in the reference data) is left out of this search and logged with the reason.
 
-The calls are one ``client.CallBatch`` (issue 26): no task, timer or semaphore per partner; each
+The calls are one ``call_batch.CallBatch`` (issue 26): no task, timer or semaphore per partner; each
 call judged when all are over or the deadline passed, its duration measured when it ended.
 """
 
@@ -21,7 +21,8 @@ from pydantic import ValidationError
 
 from transfers.delivery.transport import CallResult
 from transfers.observability.metrics import observe_partner_call
-from transfers.partners.client import CallBatch, PartnerClient, PartnerEndpoint
+from transfers.partners.call_batch import CallBatch
+from transfers.partners.client import PartnerClient, PartnerEndpoint
 from transfers.partners.health import HealthBuffer
 from transfers.partners.models import PartnerRecord
 from transfers.partners.wire import WireSearchAnswer, WireVehicle
