@@ -153,7 +153,7 @@ class PartnerDirectory:
 
     async def snapshot(self) -> Snapshot:
         if self._ttl <= 0:
-            return (await self._read())[0]
+            return (await self._read(marked=False))[0]
         snapshot, age = self._snapshot, self._monotonic() - self._read_at
         if snapshot is not None and age < self._ttl:
             if age >= self._ttl * (1 - REFRESH_AHEAD):
@@ -184,10 +184,14 @@ class PartnerDirectory:
         self._snapshot, self._mark, self._read_at = snapshot, mark, started  # valid from when it was read
         return snapshot
 
-    async def _read(self) -> tuple[Snapshot, str | None]:
-        """Everything and its mark from one view of the rows (``Database.read_consistent``)."""
-        async with self._db.read_consistent() as conn:
-            mark = (await conn.execute(self._marking.statement)).scalar_one()
+    async def _read(self, *, marked: bool = True) -> tuple[Snapshot, str | None]:
+        """Everything and its mark from one view of the rows (``Database.read_consistent``).
+        ``marked=False`` (no cache, ``ttl_seconds`` 0): no mark is kept, so none is computed, and a
+        plain read serves."""
+        mark = None
+        async with self._db.read_consistent() if marked else self._db.read() as conn:
+            if marked:
+                mark = (await conn.execute(self._marking.statement)).scalar_one()
             rows = await enabled_with_secrets(conn)
             types = await vehicle_type_names(conn)
             stored = await cards_repo.cards_of(conn, [s.record.partner_id for s in rows if s.record.hosted])
