@@ -7,13 +7,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import pytest
 
 from tests.integration.test_partner_transport_limits import endpoint, raw_partner, read_request
+from transfers.partners import client as client_module
 from transfers.partners.call_batch import CallBatch
 from transfers.partners.client import PartnerClient, PartnerEndpoint
 from transfers.partners.http11 import Http11Client, target
+from transfers.partners.signing import verify
 
 ANSWER = b'{"vehicles":[]}'
 OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n" + ANSWER
@@ -184,6 +187,45 @@ async def test_a_new_connection_while_others_are_idle() -> None:
             assert len(a_connections) == 2 and len(b_connections) == 1
             assert idle(client, a) == 2 and idle(client, b) == 1
             assert_nothing_in_flight(client)
+    finally:
+        await client.aclose()
+
+
+async def test_a_call_that_needs_a_new_connection_is_signed_once_and_verifies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch signs the call before it knows whether an idle connection takes it; the task that
+    connects sends those same headers (one signature per call, not two), and they verify."""
+    heads: list[dict[str, str]] = []
+
+    async def recording(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")[1:]
+            headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines if ":" in line)}
+            body = await reader.readexactly(int(headers.get("content-length", "0")))
+            heads.append({**headers, "body": body.decode()})
+            writer.write(OK)
+            await writer.drain()
+
+    signed: list[str] = []
+    real = client_module.signature_headers
+
+    def counting(secret: str, body: bytes, *args: Any, **kwargs: Any) -> dict[str, str]:
+        signed.append(secret)
+        return real(secret, body, *args, **kwargs)
+
+    monkeypatch.setattr(client_module, "signature_headers", counting)
+    client = PartnerClient()
+    try:
+        async with partners(recording) as served:
+            [(partner, connections)] = served
+            batch = await batch_of(client, [partner])
+            assert batch._calls[0].task is not None  # no idle connection yet: it connects in a task
+            [result] = await batch.results()
+            assert result.outcome == "ok" and len(connections) == 1
+            assert signed == [partner.signing_secret]
+            [sent] = heads
+            assert sent["body"] == BODY.decode()
+            assert verify(partner.signing_secret, sent, BODY)
     finally:
         await client.aclose()
 

@@ -102,6 +102,7 @@ class CallBatch:
                     webhook_id=None,
                     body=body,
                     deadline=self._deadline,
+                    headers=headers,
                 )
             )
             call.task.add_done_callback(call.task_over)

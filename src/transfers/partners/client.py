@@ -208,11 +208,15 @@ class PartnerClient:
         webhook_id: str | None,
         body: bytes | None = None,
         deadline: SharedDeadline | None = None,
+        headers: dict[str, str] | None = None,
     ) -> CallResult:
+        """``headers``: the call's headers already made (and signed) for ``body`` (a ``CallBatch`` call
+        that fell back to a new connection), instead of signing the same body again."""
         url = partner.base_url.rstrip("/") + path
         if body is None:
             body = b"" if payload is None else orjson.dumps(payload)
-        headers = self._headers(partner, payload, body, webhook_id)
+        if headers is None:
+            headers = self._headers(partner, payload, body, webhook_id)
         started = time.perf_counter()
         try:
             if deadline is None:
