@@ -100,6 +100,8 @@ def _offers() -> list[Offer]:
                 net_price=Decimal(net),
                 sell_price=price,
                 cancellation_policy=policy if no < 5 else FREE_UNTIL_PICKUP,
+                # each row's own extras (their ids differ): never taken for another row's
+                extras=tuple(dataclasses.replace(EXTRA, id=no * 10 + k) for k in range(no % 3)),
             )
         )
     return offers
