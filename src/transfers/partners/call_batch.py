@@ -15,6 +15,9 @@ from typing import Any
 from transfers.delivery.transport import CallResult
 from transfers.partners.client import PartnerClient, PartnerEndpoint, SharedDeadline, _ms
 from transfers.partners.http11 import Exchange, PartnerTransportError, UnusableRequest
+from transfers.partners.signing import webhook_ids
+
+IDS_AT_ONCE = 16  # webhook ids drawn per ``os.urandom`` (``signing.webhook_ids``): a 10-partner search draws once
 
 
 class _BatchCall:
@@ -73,6 +76,7 @@ class CallBatch:
         self._left = 0
         self._waiter: asyncio.Future[None] | None = None
         self._deadline: SharedDeadline | None = None
+        self._ids: list[str] = []  # webhook ids drawn and not yet used
         self.timer: asyncio.TimerHandle | None = None  # the one deadline timer, while ``results`` waits
 
     def call(self, partner: PartnerEndpoint, path: str, payload: dict[str, Any], body: bytes) -> None:
@@ -80,7 +84,9 @@ class CallBatch:
         call = _BatchCall(self, partner, path)
         self._calls.append(call)
         url = partner.base_url.rstrip("/") + path
-        headers = self._client._headers(partner, payload, body, None)
+        if not self._ids:
+            self._ids = webhook_ids(IDS_AT_ONCE)
+        headers = self._client._headers(partner, payload, body, self._ids.pop())
         call.started = time.perf_counter()
         try:
             call.exchange = self._http.start("POST", url, headers, body, call.over)
