@@ -23,6 +23,11 @@ from typing import Any
 from transfers.cancellation.policy import FREE_UNTIL_PICKUP, Policy, from_json
 from transfers.partners.models import PartnerRecord, sell_price
 from transfers.partners.wire import WireVehicle
+from transfers.rows import maker
+
+# The answer shows counts and vehicle numbers as text: the small ones made once (a str(int) costs ~900
+# instructions, four per vehicle; capacities are at most 100 on the wire, vehicle numbers rarely past 1000).
+_TEXTS = {n: str(n) for n in range(1024)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +53,7 @@ class OfferedExtra:
 
     @classmethod
     def from_stored(cls, item: Mapping[str, Any]) -> OfferedExtra:
-        return cls(
+        return _extra(
             int(item["id"]),
             item["partner_extra_id"],
             item["name"],
@@ -115,7 +120,7 @@ class Offer:
     def from_row(cls, row: Mapping[str, Any], prefix: str = "") -> Offer:
         """From a row read back, its columns named ``prefix + column``: no validation (the service
         wrote it, and the create path reads one per request)."""
-        return cls(
+        return _offer(
             row[prefix + "vehicle_no"],
             row[prefix + "partner_id"],
             row[prefix + "partner_vehicle_id"],
@@ -133,23 +138,48 @@ class Offer:
             row[prefix + "leg"],
         )
 
-    def public(self, company: str, cancellation_policy: dict[str, Any] | None = None) -> dict[str, Any]:
+    def public(
+        self,
+        company: str,
+        cancellation_policy: dict[str, Any] | None = None,
+        floats: dict[Decimal, float] | None = None,
+    ) -> dict[str, Any]:
         """The vehicle as the search answer shows it (docs/rules/search.md#answer); ``company`` is the partner's
-        name, ``cancellation_policy`` its policy's view (``cancellation.views.policy_view``), last when given."""
-        public = {
-            "vehicle_id": str(self.vehicle_no),
+        name, ``cancellation_policy`` its policy's view (``cancellation.views.policy_view``), last when given.
+
+        ``floats``: the search's prices as JSON numbers, ``float(price)`` remembered per price (a
+        conversion costs as much as four lookups, and partners quote the same few); a zero is converted
+        each time, as -0.00 and 0.00 are one key. Given, the prices are those floats, so that orjson
+        writes them itself rather than calling ``api.responses``' default back once per price (~2 k
+        instructions each, 60 to a 10-partner search, issue 26): the same bytes, as that default is
+        ``float(price)`` too (45.1, 45.0). Not given: the Decimals.
+        """
+        price: Decimal | float = self.sell_price
+        extras: list[dict[str, Any]] = []
+        if floats is None:
+            for e in self.extras:
+                extras.append({"id": e.id, "name": e.name, "price": e.price, "pricing_type": e.pricing_type})
+        else:
+            price = floats.get(self.sell_price, 0.0)
+            if not price:
+                price = floats[self.sell_price] = float(self.sell_price)
+            for e in self.extras:
+                shown = floats.get(e.price, 0.0)
+                if not shown:
+                    shown = floats[e.price] = float(e.price)
+                extras.append({"id": e.id, "name": e.name, "price": shown, "pricing_type": e.pricing_type})
+        public: dict[str, Any] = {
+            "vehicle_id": _TEXTS.get(self.vehicle_no) or str(self.vehicle_no),
             "make": self.make,
             "model": self.model,
             "type": self.type,
-            "max_passengers": str(self.max_passengers),
-            "suitcases": str(self.suitcases),
-            "small_bags": str(self.small_bags),
-            "price": self.sell_price,
+            "max_passengers": _TEXTS.get(self.max_passengers) or str(self.max_passengers),
+            "suitcases": _TEXTS.get(self.suitcases) or str(self.suitcases),
+            "small_bags": _TEXTS.get(self.small_bags) or str(self.small_bags),
+            "price": price,
             "currency": self.currency,
             "company": company,
-            "extra_services": [
-                {"id": e.id, "name": e.name, "price": e.price, "pricing_type": e.pricing_type} for e in self.extras
-            ],
+            "extra_services": extras,
         }
         if cancellation_policy is not None:
             public["cancellation_policy"] = cancellation_policy
@@ -189,6 +219,10 @@ class SearchedTrip:
 
 
 OFFER_FIELDS = tuple(f.name for f in fields(Offer))
+# ``Offer(...)`` and ``OfferedExtra(...)`` without the frozen dataclass's __init__ (``rows.maker``): every
+# field, in order. A search builds ~40 of them, the booking create reads one back.
+_offer = maker(Offer)
+_extra = maker(OfferedExtra)
 SEARCHED_TRIP_FIELDS = tuple(f.name for f in fields(SearchedTrip))
 
 
@@ -219,7 +253,7 @@ def build_offers(
         extras = []
         for extra in quote.extras:
             extras.append(
-                OfferedExtra(
+                _extra(
                     next_extra_id,
                     extra.id,
                     extra.name,
@@ -231,7 +265,7 @@ def build_offers(
             next_extra_id += 1
         capacity = quote.capacity
         offers.append(
-            Offer(
+            _offer(
                 number,
                 partner.partner_id,
                 quote.id,

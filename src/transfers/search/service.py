@@ -6,6 +6,7 @@ import asyncio
 import secrets
 from collections.abc import Awaitable
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from transfers.cancellation.views import policy_view
@@ -128,13 +129,14 @@ def _vehicles(
     partner's default) is rendered once."""
     companies = {answer.partner.partner_id: answer.partner.name for answer in answers}
     views: dict[int, dict[str, Any]] = {}
+    floats: dict[Decimal, float] = {}
     vehicles = []
     for o in offers:
         policy = o.cancellation_policy
         view = views.get(id(policy))
         if view is None:
             view = views[id(policy)] = policy_view(policy, pickup_at=pickup_at, now=now, iata=query.airport.iata)
-        vehicles.append(o.public(companies[o.partner_id], view))
+        vehicles.append(o.public(companies[o.partner_id], view, floats))
     return vehicles
 
 

@@ -1,0 +1,177 @@
+"""The work after a search's answers are in, made cheaper for issue 26, gives what it gave before: offers
+built without the frozen dataclass's ``__init__`` (``rows.maker``), the answer's prices as floats (no
+``dumps`` callback), the stored prices and the SQLite parameters processed once per value object."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from tests.unit.test_typed_rows import OFFER
+from transfers.api.responses import dumps
+from transfers.cancellation.policy import FREE_UNTIL_PICKUP, parse_spec
+from transfers.db.engine import _json_dumps
+from transfers.db.types import CENT
+from transfers.rows import maker
+from transfers.search import repository
+from transfers.search.offers import OFFER_FIELDS, Offer, OfferedExtra
+from transfers.search.rules import SearchLimits, parse_search
+
+EXTRA = OfferedExtra(3, "seat", "Child seat", "PER_ITEM", Decimal("4.00"), Decimal("4.40"))
+
+
+def _values(offer: Offer) -> list[Any]:
+    return [getattr(offer, name) for name in OFFER_FIELDS]
+
+
+def test_a_made_offer_is_the_offer_the_class_makes() -> None:
+    make = maker(Offer)
+    made = make(*_values(OFFER))
+    assert type(made) is Offer
+    assert made == OFFER and hash(made) == hash(OFFER) and repr(made) == repr(OFFER)
+    assert _values(made) == _values(OFFER)
+    assert dataclasses.replace(made, vehicle_no=9) == dataclasses.replace(OFFER, vehicle_no=9)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.sell_price = Decimal(0)  # type: ignore[misc]
+    extra = maker(OfferedExtra)(3, "seat", "Child seat", "PER_ITEM", Decimal("4.00"), Decimal("4.40"))
+    assert type(extra) is OfferedExtra and extra == EXTRA and hash(extra) == hash(EXTRA)
+    with pytest.raises(TypeError):
+        make(*_values(OFFER)[:-1])  # every field, no defaults
+
+
+def test_a_maker_needs_a_slotted_dataclass() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Unslotted:
+        a: int
+
+    with pytest.raises(TypeError, match="slotted dataclass"):
+        maker(Unslotted)
+
+
+def test_offers_read_back_are_offers() -> None:
+    stored = OFFER.stored()
+    back = Offer.from_row(stored)
+    assert type(back) is Offer and back == OFFER
+    assert all(type(e) is OfferedExtra for e in back.extras)
+
+
+PRICES = ["45.10", "45.1", "45.00", "45", "0.01", "0.10", "19.99", "0.30", "999999.99", "12345678.91", "0.00", "-0.00"]
+
+
+def test_the_answer_s_prices_as_floats_are_the_same_bytes() -> None:
+    """Through a search's shared memo, equal prices of other exponents and both zeros included."""
+    floats: dict[Decimal, float] = {}
+    view: dict[str, Any] = {"tiers": [], "free_until": None}
+    for net in PRICES * 2:  # the second time from the memo
+        price = Decimal(net)
+        offer = dataclasses.replace(OFFER, sell_price=price, extras=(dataclasses.replace(EXTRA, price=-price),))
+        old = offer.public("Acme Cars", view)  # Decimals: rendered by dumps' default
+        new = offer.public("Acme Cars", view, floats)
+        assert type(new["price"]) is float and type(new["extra_services"][0]["price"]) is float
+        assert dumps(new) == dumps(old), net
+    assert dumps(OFFER.public("A", None, {})) == dumps(OFFER.public("A"))
+    assert b'"price":45.1,' in dumps(dataclasses.replace(OFFER, sell_price=Decimal("45.10")).public("A", None, {}))
+    assert b'"price":45.0,' in dumps(dataclasses.replace(OFFER, sell_price=Decimal("45.00")).public("A", None, {}))
+
+
+def test_the_answer_s_counts_are_text_past_the_remembered_ones() -> None:
+    for n in (0, 1, 7, 100, 1023, 1024, 5000):
+        public = dataclasses.replace(OFFER, vehicle_no=n, max_passengers=n, suitcases=n, small_bags=n).public("A")
+        assert [public[k] for k in ("vehicle_id", "max_passengers", "suitcases", "small_bags")] == [str(n)] * 4
+
+
+def _offers() -> list[Offer]:
+    """Offers sharing price objects and a policy, as a search's do, and some that do not."""
+    shared, policy = Decimal("40.00"), parse_spec("24:0,0:100")
+    offers = []
+    for no, net in enumerate(["40.00", "40.0", "-0.00", "0.00", "12.345", "70.00", "40.00"], start=1):
+        price = shared if no % 2 else Decimal(net)
+        offers.append(
+            dataclasses.replace(
+                OFFER,
+                vehicle_no=no,
+                net_price=Decimal(net),
+                sell_price=price,
+                cancellation_policy=policy if no < 5 else FREE_UNTIL_PICKUP,
+            )
+        )
+    return offers
+
+
+class _Captured:
+    """A Database stand-in that keeps what the store would send (both paths), sends nothing."""
+
+    def __init__(self, sqlite: bool) -> None:
+        self.is_sqlite = sqlite
+        self.engine = create_async_engine("sqlite+aiosqlite://", json_serializer=_json_dumps).sync_engine
+        self.params: dict[str, Any] = {}
+        self.rows: list[list[Any]] = []
+
+    async def write_one_unflushed(self, statement: Any, **params: Any) -> None:
+        self.params = params
+
+    async def sqlite_write(self, work: Any) -> None:
+        sent = self
+
+        class Connection:
+            lastrowid = 7
+
+            def execute(self, sql: str, args: list[Any]) -> Connection:
+                return self
+
+            def executemany(self, sql: str, rows: list[list[Any]]) -> None:
+                sent.rows = rows
+
+        work(Connection())
+
+
+async def _store(db: _Captured, offers: list[Offer]) -> None:
+    now = datetime(2026, 11, 26, 10, 0, tzinfo=UTC)
+    body = {
+        "pickup_datetime": "2026-11-29T10:00",
+        "pickup_location": {"type": "AIRPORT", "iata_code": "LHR"},
+        "dropoff_location": {"type": "POINT", "lat": 51.5074, "lng": -0.1278, "name": "Trafalgar Square"},
+        "travelers": {"adult": 2, "children": 0, "infant": 0},
+    }
+    query = parse_search(body, now, SearchLimits(timedelta(0), timedelta(days=365), 20))
+    await repository.insert_search(
+        db,  # type: ignore[arg-type]
+        search_id="s_x",
+        client_id=1,
+        request=body,
+        query=query,
+        distance_km=25,
+        offers=offers,
+        now=now,
+        expires_at=now,
+    )
+
+
+async def test_postgresql_gets_each_price_as_its_own_two_place_text() -> None:
+    offers = _offers()
+    db = _Captured(sqlite=False)
+    await _store(db, offers)
+    sent = db.params["offers"]
+    assert [(v["net_price"], v["sell_price"]) for v in sent] == [
+        (str(o.net_price.quantize(CENT)), str(o.sell_price.quantize(CENT))) for o in offers
+    ]
+    assert ("-0.00", "40.00") in [(v["net_price"], v["sell_price"]) for v in sent]
+    assert [{**v, "net_price": o.net_price, "sell_price": o.sell_price} for v, o in zip(sent, offers, strict=True)] == [
+        o.stored() for o in offers
+    ]
+
+
+async def test_sqlite_gets_the_engine_s_parameters_for_every_offer() -> None:
+    offers = _offers()
+    db = _Captured(sqlite=True)
+    await _store(db, offers)
+    _, insert_vehicle = repository._sqlite_inserts(db.engine.dialect)
+    expected = [insert_vehicle.arguments({"search_pk": 7, **o.stored()}) for o in offers]
+    assert db.rows == expected
+    types = [[type(v) for v in row] for row in expected]
+    assert len(db.rows) == len(offers) and [[type(v) for v in row] for row in db.rows] == types
