@@ -209,13 +209,13 @@ async def test_a_call_that_needs_a_new_connection_is_signed_once_and_verifies(mo
             await writer.drain()
 
     signed: list[str] = []
-    real = client_module.signature_headers
+    real = client_module.signed
 
-    def counting(secret: str, body: bytes, *args: Any, **kwargs: Any) -> dict[str, str]:
+    def counting(secret: str, body: bytes, *args: Any, **kwargs: Any) -> tuple[str, str, str]:
         signed.append(secret)
         return real(secret, body, *args, **kwargs)
 
-    monkeypatch.setattr(client_module, "signature_headers", counting)
+    monkeypatch.setattr(client_module, "signed", counting)
     client = PartnerClient()
     try:
         async with partners(recording) as served:

@@ -11,15 +11,18 @@ import hmac
 import math
 import os
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 
+from transfers.context import request_id_var
 from transfers.db.tables import SEARCH_OUTCOMES
 from transfers.observability.metrics import PARTNER_DURATION, count_partner_call, observe_partner_call
+from transfers.partners.client import PartnerClient, PartnerEndpoint
 from transfers.partners.health import HealthBuffer, Tally, minute_of
-from transfers.partners.signing import SECRET_PREFIX, sign, signature_headers, webhook_ids
+from transfers.partners.http11 import UnusableRequest, header_lines
+from transfers.partners.signing import SECRET_PREFIX, new_signing_secret, sign, signature_headers, webhook_ids
 
 
 @pytest.mark.parametrize("key_bytes", [0, 1, 24, 32, 63, 64, 65, 100, 300])
@@ -90,3 +93,52 @@ def test_a_recorded_call_is_tallied_as_tally_add_tallies_it() -> None:
         buffer.record(7, outcome, ms, now)
         want.add(SEARCH_OUTCOMES.index(outcome), max(0, round(ms)))
     assert buffer.take() == {(7, minute_of(now)): want}
+
+
+def _endpoint(outbound: str = "ot_abc", previous: bool = False) -> PartnerEndpoint:
+    return PartnerEndpoint(
+        partner_id=3,
+        name="lines",
+        base_url="http://127.0.0.1:9/",
+        outbound_token=outbound,
+        signing_secret=new_signing_secret(),
+        previous_signing_secret=new_signing_secret() if previous else None,
+        previous_until=datetime.now(UTC) + timedelta(hours=1) if previous else None,
+    )
+
+
+@pytest.mark.parametrize("request_id", ["", "req_123", "r" * 200])
+@pytest.mark.parametrize("has_payload", [True, False])
+@pytest.mark.parametrize("previous", [False, True])
+def test_a_batch_call_s_header_lines_are_the_general_path_s_headers_written_out(
+    request_id: str, has_payload: bool, previous: bool
+) -> None:
+    """``PartnerClient._header_lines`` (a search's batch) writes exactly what ``header_lines`` writes
+    for ``_headers_of`` (every other call): names, values, order; the signature made once."""
+    partner = _endpoint(previous=previous)
+    token = request_id_var.set(request_id)
+    try:
+        signature = PartnerClient._signature(partner, b'{"a":1}', "msg_" + "0" * 32)
+        lines = PartnerClient._header_lines(partner, has_payload, signature)
+        headers = PartnerClient._headers_of(partner, has_payload, signature)
+        assert lines == header_lines(headers)
+        assert list(headers)[:5] == ["Authorization", "Accept", "webhook-id", "webhook-timestamp", "webhook-signature"]
+        assert ("Content-Type" in headers) is has_payload and ("X-Request-ID" in headers) is bool(request_id)
+        assert len(signature[2].split()) == (2 if previous else 1)
+        general = PartnerClient._headers(partner, {"a": 1} if has_payload else None, b'{"a":1}', "msg_" + "0" * 32)
+        assert list(general) == list(headers) and general["Authorization"] == headers["Authorization"]
+    finally:
+        request_id_var.reset(token)
+
+
+@pytest.mark.parametrize(("token", "request_id"), [("ot\r\nX-Injected: 1", ""), ("ot", "req\nX: 1"), ("ot\r", "")])
+def test_a_line_break_leaves_the_batch_s_lines_to_the_transport_s_refusal(token: str, request_id: str) -> None:
+    partner = _endpoint(token)
+    reset = request_id_var.set(request_id)
+    try:
+        signature = PartnerClient._signature(partner, b"{}", None)
+        assert PartnerClient._header_lines(partner, True, signature) is None
+        with pytest.raises(UnusableRequest, match="line break in a header value"):
+            header_lines(PartnerClient._headers_of(partner, True, signature))
+    finally:
+        request_id_var.reset(reset)

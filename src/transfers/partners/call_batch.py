@@ -86,18 +86,26 @@ class CallBatch:
         url = partner.base_url.rstrip("/") + path
         if not self._ids:
             self._ids = webhook_ids(IDS_AT_ONCE)
-        headers = self._client._headers(partner, payload, body, self._ids.pop())
+        client, has_payload = self._client, payload is not None
+        signature = client._signature(partner, body, self._ids.pop())
+        # The headers written out in one format (a line break in one: the dict, which the transport refuses)
+        lines = client._header_lines(partner, has_payload, signature)
         call.started = time.perf_counter()
         try:
-            call.exchange = self._http.start("POST", url, headers, body, call.over)
-        except (PartnerTransportError, UnusableRequest, OSError) as exc:
-            call.result = self._client._failed(
-                exc, self._timeout, _ms(call.started, time.perf_counter()), partner, path
+            call.exchange = self._http.start(
+                "POST",
+                url,
+                lines if lines is not None else client._headers_of(partner, has_payload, signature),
+                body,
+                call.over,
             )
+        except (PartnerTransportError, UnusableRequest, OSError) as exc:
+            call.result = client._failed(exc, self._timeout, _ms(call.started, time.perf_counter()), partner, path)
             return
         if call.exchange is None:  # a new connection is needed: connect (and resolve) in a task
             if self._deadline is None:
                 self._deadline = SharedDeadline(self._timeout)
+            headers = client._headers_of(partner, has_payload, signature)  # the same signature, not signed again
             call.task = self._loop.create_task(
                 self._client._call(
                     partner,

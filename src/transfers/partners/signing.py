@@ -77,16 +77,26 @@ def signature_headers(
     current secret's first, and a receiver accepts the call when any of them verifies.
     ``into``: the request's other headers, which the three are added to (and returned): the partner
     client's headers are one dict, not two merged per call."""
+    wid, ts, signature = signed(secret, body, webhook_id, timestamp, also)
+    headers = {} if into is None else into
+    headers["webhook-id"] = wid
+    headers["webhook-timestamp"] = ts
+    headers["webhook-signature"] = signature
+    return headers
+
+
+def signed(
+    secret: str, body: bytes, webhook_id: str | None = None, timestamp: int | None = None, also: Sequence[str] = ()
+) -> tuple[str, str, str]:
+    """The three headers' values (``webhook-id``, ``webhook-timestamp``, ``webhook-signature``) that
+    ``signature_headers`` puts in a dict, for a caller that writes them out itself (a search's
+    ``CallBatch``)."""
     wid = webhook_id or f"msg_{os.urandom(16).hex()}"  # 32 hex digits, as uuid4().hex gave (``webhook_ids``)
     ts = int(time.time()) if timestamp is None else timestamp
     signature = sign(secret, wid, ts, body)
     if also:
         signature = " ".join([signature, *(sign(other, wid, ts, body) for other in also)])
-    headers = {} if into is None else into
-    headers["webhook-id"] = wid
-    headers["webhook-timestamp"] = str(ts)
-    headers["webhook-signature"] = signature
-    return headers
+    return wid, str(ts), signature
 
 
 def verify(
