@@ -135,7 +135,7 @@ def new_judgement(raw: bytes) -> tuple[str, Any]:
     if not result.ok:
         assert (result.outcome, result.error) == ("invalid", "answer is not JSON")
         return "not JSON", None
-    answer, reason = validated(result.body)
+    answer, reason = validated(result.body, result.raw)
     if answer is not None:
         assert reason is None
         return "ok", answer.model_dump()

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
+from pydantic_core import SchemaValidator, core_schema
 
 from transfers.cancellation import policy
 from transfers.db.types import CENT
@@ -166,3 +167,55 @@ def search_request(
         "date": date,
         "passengers": {"adult": adult, "children": children, "infant": infant},
     }
+
+
+# The search answer's validator for the fan-out (issue 26, bench/README.md "Seventh pass"): the same
+# schema as ``WireSearchAnswer``, with its Python callbacks done by pydantic-core where that is exact,
+# and the NUL checks left out, which is only right for an answer whose bytes hold no ``\u0000``
+# (``search.fanout.validated`` checks the bytes and takes the model for any other answer). Measured
+# per bench answer (two vehicles, two extras, 122 k instructions with orjson's parse): a text's callback
+# ~1 k, a price's ~5 k, ``model_validate``'s own Python ~4.6 k. Equal to the model for every value orjson
+# can give (tests/unit/test_search_answer_fast.py: the same instances, or the same errors and texts).
+_PRICE_TYPES = core_schema.union_schema(
+    # ``_parse_price``'s type check: int, float and str, never bool (strict int refuses it), with its error
+    [core_schema.str_schema(strict=True), core_schema.int_schema(strict=True), core_schema.float_schema(strict=True)],
+    mode="left_to_right",
+    custom_error_type="value_error",
+    # the exception itself, as a ValueError from ``_parse_price`` leaves it in the error's context
+    custom_error_context={"error": ValueError("price must be a number or a decimal string")},  # type: ignore[dict-item]
+)
+_ID_TYPES = core_schema.union_schema(
+    # ``_id_text``: a str as it is, an int (not a bool) as its decimal text; anything else refused as not a str
+    [
+        core_schema.str_schema(),
+        core_schema.chain_schema(
+            [core_schema.int_schema(strict=True), core_schema.str_schema(coerce_numbers_to_str=True)]
+        ),
+    ],
+    mode="left_to_right",
+    custom_error_type="string_type",
+)
+
+
+def _in_core(schema: Any) -> Any:
+    """``schema`` with ``_no_nul`` dropped and ``_id_text``, ``_parse_price`` and ``_policy``'s None done
+    by pydantic-core: a ``function-before`` is a Python call per field and value. The price's
+    ``decimal`` step goes too: it returns the Decimal ``_price`` made, unchanged."""
+    if isinstance(schema, list):
+        return [_in_core(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    function = schema["function"].get("function") if schema.get("type") == "function-before" else None
+    if function is _no_nul:
+        return _in_core(schema["schema"])
+    if function is _id_text:
+        return core_schema.chain_schema([_ID_TYPES, _in_core(schema["schema"])])
+    if function is _parse_price:  # ``_price`` is the lru_cache wrapper: a hit costs no Python frame
+        return core_schema.chain_schema([_PRICE_TYPES, core_schema.no_info_plain_validator_function(_price)])
+    if function is _policy:  # None is the default policy: no call for it
+        return core_schema.nullable_schema(schema)
+    return {key: _in_core(value) for key, value in schema.items()}
+
+
+# ``_use_prebuilt=False``: else pydantic-core reuses each nested model's own validator (with its callbacks).
+NUL_FREE_SEARCH_ANSWER = SchemaValidator(_in_core(WireSearchAnswer.__pydantic_core_schema__), _use_prebuilt=False)

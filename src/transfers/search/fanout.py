@@ -20,15 +20,16 @@ import structlog
 from pydantic import ValidationError
 
 from transfers.delivery.transport import CallResult
-from transfers.observability.metrics import observe_partner_call
+from transfers.observability.metrics import count_partner_call, partner_call_name
 from transfers.partners.call_batch import CallBatch
 from transfers.partners.client import PartnerClient, PartnerEndpoint
 from transfers.partners.health import HealthBuffer
 from transfers.partners.models import PartnerRecord
-from transfers.partners.wire import WireSearchAnswer, WireVehicle
+from transfers.partners.wire import NUL_FREE_SEARCH_ANSWER, WireSearchAnswer, WireVehicle
 
 log = structlog.get_logger("transfers.search")
 SEARCH_PATH = "/booking/search"
+SEARCH_CALL = partner_call_name(SEARCH_PATH)  # the metrics' call label, named once
 
 
 @dataclass(frozen=True)
@@ -77,11 +78,11 @@ def _judged(
     now: datetime | None,
 ) -> PartnerAnswer | None:
     if not result.ok:
-        observe_partner_call(endpoint.name, SEARCH_PATH, result.outcome, result.duration_ms)  # metrics
+        count_partner_call(endpoint.name, SEARCH_CALL, result.outcome, result.duration_ms)  # metrics
         if health is not None and now is not None:
             health.record(record.partner_id, result.outcome, result.duration_ms, now)
         return None  # the client already logged the transport outcome
-    answer, reason = validated(result.body)
+    answer, reason = validated(result.body, result.raw)
     if answer is not None:
         unknown = {v.type for v in answer.vehicles} - vehicle_types
         if len(answer.vehicles) > max_vehicles:
@@ -90,7 +91,7 @@ def _judged(
             reason = f"vehicle types not in the reference data: {sorted(unknown)[:5]}"
     # metrics: one count per call, with the final judgement (a contract breach is "invalid")
     judged = "ok" if reason is None and answer is not None else "invalid"
-    observe_partner_call(endpoint.name, SEARCH_PATH, judged, result.duration_ms)
+    count_partner_call(endpoint.name, SEARCH_CALL, judged, result.duration_ms)
     if health is not None and now is not None:  # partner health: counted where the call is judged
         health.record(record.partner_id, judged, result.duration_ms, now)
     if reason is not None or answer is None:
@@ -99,14 +100,24 @@ def _judged(
     return PartnerAnswer(record, answer.vehicles, answer.distance_km)
 
 
-def validated(parsed: Any) -> tuple[WireSearchAnswer | None, str | None]:
+def validated(parsed: Any, raw: bytes | None = None) -> tuple[WireSearchAnswer | None, str | None]:
     """The answer (parsed by orjson in the client), or why it breaks the contract. Validating the
     bytes with pydantic's own parser (``model_validate_json``) instead was measured (issue 26,
     bench/README.md): 9 % fewer instructions per answer, but pydantic's parser reads ``NaN``,
     ``Infinity``, ``1e400`` and integers past ``2**64 - 1`` where orjson refuses them or reads a float,
     and a check of the bytes for those cost more than the saving; tests/unit/test_search_answer_bytes.py
-    pins the judgement of those edges."""
+    pins the judgement of those edges.
+
+    ``raw``: the bytes ``parsed`` was read from. Without a ``\\u0000`` in them no text of the answer holds
+    a NUL (orjson refuses a control character written raw in a string, and ``\\u0000`` is the only way
+    to write a NUL), so the texts' NUL checks can only pass: the answer goes through
+    ``wire.NUL_FREE_SEARCH_ANSWER``, the model's schema without them and without Python callbacks (a
+    quarter of the instructions, bench/README.md "Seventh pass"). Any other answer (a ``\\u0000``
+    anywhere, even in an ignored field or escaped as text) takes the model itself. The backslash is
+    looked for first: a one-byte search, and most answers have none."""
     try:
+        if raw is not None and (b"\\" not in raw or b"\\u0000" not in raw):
+            return NUL_FREE_SEARCH_ANSWER.validate_python(parsed), None
         return WireSearchAnswer.model_validate(parsed), None
     except ValidationError as exc:
         return None, f"answer breaks the contract: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']}"
