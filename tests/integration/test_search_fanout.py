@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -13,7 +15,7 @@ import pytest
 
 from tests.integration.test_partner_transport_limits import endpoint, raw_partner, read_request
 from transfers.partners import client as client_module
-from transfers.partners.call_batch import CallBatch
+from transfers.partners.call_batch import IDS_AT_ONCE, CallBatch
 from transfers.partners.client import PartnerClient, PartnerEndpoint
 from transfers.partners.http11 import Http11Client, target
 from transfers.partners.signing import verify
@@ -207,13 +209,13 @@ async def test_a_call_that_needs_a_new_connection_is_signed_once_and_verifies(mo
             await writer.drain()
 
     signed: list[str] = []
-    real = client_module.signature_headers
+    real = client_module.signed
 
-    def counting(secret: str, body: bytes, *args: Any, **kwargs: Any) -> dict[str, str]:
+    def counting(secret: str, body: bytes, *args: Any, **kwargs: Any) -> tuple[str, str, str]:
         signed.append(secret)
         return real(secret, body, *args, **kwargs)
 
-    monkeypatch.setattr(client_module, "signature_headers", counting)
+    monkeypatch.setattr(client_module, "signed", counting)
     client = PartnerClient()
     try:
         async with partners(recording) as served:
@@ -274,5 +276,44 @@ async def test_a_header_that_cannot_be_sent_is_judged_at_once_and_the_connection
             assert (results[0].outcome, results[0].error) == ("connect_error", "InvalidURL")
             assert results[1].outcome == "ok" and len(served[0][1]) == 1
             assert_nothing_in_flight(client)
+    finally:
+        await client.aclose()
+
+
+async def test_a_batch_draws_its_webhook_ids_together_and_each_call_has_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One ``os.urandom`` per ``IDS_AT_ONCE`` calls, not one per call; every call still carries a new
+    ``msg_`` id of 32 hex digits, and its signature verifies with it."""
+    heads: list[dict[str, str]] = []
+
+    async def recording(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")[1:]
+            headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines if ":" in line)}
+            await reader.readexactly(int(headers.get("content-length", "0")))
+            heads.append(headers)
+            writer.write(OK)
+            await writer.drain()
+
+    draws: list[int] = []
+    real = os.urandom
+
+    def counting(size: int) -> bytes:
+        draws.append(size)
+        return real(size)
+
+    monkeypatch.setattr(os, "urandom", counting)  # what signing.webhook_ids calls
+    client = PartnerClient()
+    try:
+        async with partners(recording, recording) as served:
+            endpoints = [partner for partner, _ in served] * 10
+            results = await (await batch_of(client, endpoints)).results()
+            assert [r.outcome for r in results] == ["ok"] * 20
+            assert draws == [16 * IDS_AT_ONCE, 16 * IDS_AT_ONCE]  # 20 calls: two draws of 16 ids
+            ids = [sent["webhook-id"] for sent in heads]
+            assert len(set(ids)) == 20 and all(re.fullmatch(r"msg_[0-9a-f]{32}", wid) for wid in ids)
+            assert all(any(verify(p.signing_secret, sent, BODY) for p, _ in served) for sent in heads)
     finally:
         await client.aclose()

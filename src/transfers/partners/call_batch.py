@@ -15,6 +15,9 @@ from typing import Any
 from transfers.delivery.transport import CallResult
 from transfers.partners.client import PartnerClient, PartnerEndpoint, SharedDeadline, _ms
 from transfers.partners.http11 import Exchange, PartnerTransportError, UnusableRequest
+from transfers.partners.signing import webhook_ids
+
+IDS_AT_ONCE = 16  # webhook ids drawn per ``os.urandom`` (``signing.webhook_ids``): a 10-partner search draws once
 
 
 class _BatchCall:
@@ -73,6 +76,7 @@ class CallBatch:
         self._left = 0
         self._waiter: asyncio.Future[None] | None = None
         self._deadline: SharedDeadline | None = None
+        self._ids: list[str] = []  # webhook ids drawn and not yet used
         self.timer: asyncio.TimerHandle | None = None  # the one deadline timer, while ``results`` waits
 
     def call(self, partner: PartnerEndpoint, path: str, payload: dict[str, Any], body: bytes) -> None:
@@ -80,18 +84,28 @@ class CallBatch:
         call = _BatchCall(self, partner, path)
         self._calls.append(call)
         url = partner.base_url.rstrip("/") + path
-        headers = self._client._headers(partner, payload, body, None)
+        if not self._ids:
+            self._ids = webhook_ids(IDS_AT_ONCE)
+        client, has_payload = self._client, payload is not None
+        signature = client._signature(partner, body, self._ids.pop())
+        # The headers written out in one format (a line break in one: the dict, which the transport refuses)
+        lines = client._header_lines(partner, has_payload, signature)
         call.started = time.perf_counter()
         try:
-            call.exchange = self._http.start("POST", url, headers, body, call.over)
-        except (PartnerTransportError, UnusableRequest, OSError) as exc:
-            call.result = self._client._failed(
-                exc, self._timeout, _ms(call.started, time.perf_counter()), partner, path
+            call.exchange = self._http.start(
+                "POST",
+                url,
+                lines if lines is not None else client._headers_of(partner, has_payload, signature),
+                body,
+                call.over,
             )
+        except (PartnerTransportError, UnusableRequest, OSError) as exc:
+            call.result = client._failed(exc, self._timeout, _ms(call.started, time.perf_counter()), partner, path)
             return
         if call.exchange is None:  # a new connection is needed: connect (and resolve) in a task
             if self._deadline is None:
                 self._deadline = SharedDeadline(self._timeout)
+            headers = client._headers_of(partner, has_payload, signature)  # the same signature, not signed again
             call.task = self._loop.create_task(
                 self._client._call(
                     partner,

@@ -75,6 +75,15 @@ def target(url: str) -> Target:
     return Target(tls, host, port, head, (tls, host, port))
 
 
+def header_lines(headers: dict[str, str]) -> str:
+    """``Name: value\\r\\n`` per header, in the dict's order; ``UnusableRequest`` for a value with a
+    line break (never sent)."""
+    values = "".join(headers.values())
+    if "\n" in values or "\r" in values:
+        raise UnusableRequest("line break in a header value")
+    return "".join([f"{name}: {value}\r\n" for name, value in headers.items()])
+
+
 class _Slots:
     """At most ``n`` exchanges at once per partner; unlike ``asyncio.Semaphore`` it can also be
     taken without awaiting (``try_take``), for ``Http11Client.start``."""
@@ -148,17 +157,13 @@ class Http11Client:
         self._tls: ssl.SSLContext | None = None
         self._loop = asyncio.get_running_loop()  # made inside the loop it serves (client.PartnerClient._http)
 
-    def _encode(self, method: str, where: Target, headers: dict[str, str], body: bytes) -> bytes:
-        parts = [method, " ", where.head, self._defaults]
-        for name, value in headers.items():
-            parts += (name, ": ", value, "\r\n")
+    def _encode(self, method: str, where: Target, headers: dict[str, str] | str, body: bytes) -> bytes:
+        """The request's bytes; ``headers`` as a dict, or as ``header_lines`` of one (already checked)."""
+        lines = headers if isinstance(headers, str) else header_lines(headers)
         if body or method in ("POST", "PUT", "PATCH"):
-            parts.append(f"Content-Length: {len(body)}\r\n")
-        parts.append("\r\n")
-        values = "".join(headers.values())
-        if "\n" in values or "\r" in values:
-            raise UnusableRequest("line break in a header value")
-        head = "".join(parts)
+            head = f"{method} {where.head}{self._defaults}{lines}Content-Length: {len(body)}\r\n\r\n"
+        else:
+            head = f"{method} {where.head}{self._defaults}{lines}\r\n"
         return head.encode() + body if body else head.encode()
 
     def _slots_of(self, key: tuple[bool, str, int]) -> _Slots:
@@ -168,11 +173,17 @@ class Http11Client:
         return slots
 
     def start(
-        self, method: str, url: str, headers: dict[str, str], body: bytes, listener: Callable[[Exchange], None]
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str] | str,
+        body: bytes,
+        listener: Callable[[Exchange], None],
     ) -> Exchange | None:
         """The exchange started at once on an idle kept-alive connection (the request written before
         this returns; ``listener`` told when it is over, never before this returns), or ``None``
-        when it needs a new connection or a free slot: then ``request``, in a task."""
+        when it needs a new connection or a free slot: then ``request``, in a task. ``headers``: a
+        dict, or its ``header_lines`` already written (and checked) by the caller."""
         where = target(url)
         idle = self._idle.get(where.key)
         if not idle:

@@ -20,7 +20,7 @@ import structlog
 from pydantic import ValidationError
 
 from transfers.delivery.transport import CallResult
-from transfers.observability.metrics import observe_partner_call
+from transfers.observability.metrics import count_partner_call, partner_call_name
 from transfers.partners.call_batch import CallBatch
 from transfers.partners.client import PartnerClient, PartnerEndpoint
 from transfers.partners.health import HealthBuffer
@@ -29,6 +29,7 @@ from transfers.partners.wire import NUL_FREE_SEARCH_ANSWER, WireSearchAnswer, Wi
 
 log = structlog.get_logger("transfers.search")
 SEARCH_PATH = "/booking/search"
+SEARCH_CALL = partner_call_name(SEARCH_PATH)  # the metrics' call label, named once
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def _judged(
     now: datetime | None,
 ) -> PartnerAnswer | None:
     if not result.ok:
-        observe_partner_call(endpoint.name, SEARCH_PATH, result.outcome, result.duration_ms)  # metrics
+        count_partner_call(endpoint.name, SEARCH_CALL, result.outcome, result.duration_ms)  # metrics
         if health is not None and now is not None:
             health.record(record.partner_id, result.outcome, result.duration_ms, now)
         return None  # the client already logged the transport outcome
@@ -90,7 +91,7 @@ def _judged(
             reason = f"vehicle types not in the reference data: {sorted(unknown)[:5]}"
     # metrics: one count per call, with the final judgement (a contract breach is "invalid")
     judged = "ok" if reason is None and answer is not None else "invalid"
-    observe_partner_call(endpoint.name, SEARCH_PATH, judged, result.duration_ms)
+    count_partner_call(endpoint.name, SEARCH_CALL, judged, result.duration_ms)
     if health is not None and now is not None:  # partner health: counted where the call is judged
         health.record(record.partner_id, judged, result.duration_ms, now)
     if reason is not None or answer is None:
