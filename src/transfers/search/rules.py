@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -21,7 +20,7 @@ MAX_NAME_LENGTH = 255
 _DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?")
 
 
-@dataclass(frozen=True)
+@frozen_value  # one per search (search/service.py's limits)
 class SearchLimits:
     min_lead: timedelta
     max_ahead: timedelta
