@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 import structlog
 import structlog.contextvars
+from structlog._config import _CONFIG
 
 from transfers.context import request_id_var
 
@@ -82,13 +83,14 @@ class _JsonLines:
         self.info = numeric <= logging.INFO  # the filtering bound logger drops info below its level
 
     def in_force(self) -> bool:
-        config = structlog.get_config()
+        # structlog.get_config()'s values, read where it reads them (it builds a new dict per call)
+        config = _CONFIG
         return (
-            config["processors"] is self.processors
+            config.default_processors is self.processors
             and tuple(self.processors) == self.snapshot  # capture_logs edits the list in place
-            and config["wrapper_class"] is self.wrapper
-            and config["logger_factory"] is self.factory
-            and config["context_class"] is dict
+            and config.default_wrapper_class is self.wrapper
+            and config.logger_factory is self.factory
+            and config.default_context_class is dict
             and not structlog.contextvars._CONTEXT_VARS  # none ever bound: merge_contextvars adds nothing
         )
 

@@ -17,9 +17,11 @@ from transfers.api.responses import dumps
 from transfers.cancellation.policy import FREE_UNTIL_PICKUP, parse_spec
 from transfers.db.engine import _json_dumps
 from transfers.db.types import CENT
+from transfers.partners.models import PartnerRecord
+from transfers.partners.wire import WireSearchAnswer, WireVehicle
 from transfers.rows import maker
 from transfers.search import repository
-from transfers.search.offers import OFFER_FIELDS, Offer, OfferedExtra
+from transfers.search.offers import OFFER_FIELDS, Offer, OfferedExtra, build_offers
 from transfers.search.rules import SearchLimits, parse_search
 
 EXTRA = OfferedExtra(3, "seat", "Child seat", "PER_ITEM", Decimal("4.00"), Decimal("4.40"))
@@ -98,6 +100,8 @@ def _offers() -> list[Offer]:
                 net_price=Decimal(net),
                 sell_price=price,
                 cancellation_policy=policy if no < 5 else FREE_UNTIL_PICKUP,
+                # each row's own extras (their ids differ): never taken for another row's
+                extras=tuple(dataclasses.replace(EXTRA, id=no * 10 + k) for k in range(no % 3)),
             )
         )
     return offers
@@ -175,3 +179,90 @@ async def test_sqlite_gets_the_engine_s_parameters_for_every_offer() -> None:
     assert db.rows == expected
     types = [[type(v) for v in row] for row in expected]
     assert len(db.rows) == len(offers) and [[type(v) for v in row] for row in db.rows] == types
+
+
+def test_wire_models_keep_their_fields_in_their_dict() -> None:
+    """``build_offers`` reads a partner's vehicle from its ``__dict__`` (pydantic's own storage of a
+    model's fields): validated and ``model_construct``ed (hosted partners) alike, every field is there."""
+    answer = WireSearchAnswer.model_validate(
+        {
+            "vehicles": [
+                {
+                    "id": 7,
+                    "make": "A",
+                    "model": "B",
+                    "type": "SEDAN",
+                    "price": "10.50",
+                    "currency": "EUR",
+                    "capacity": {"passengers": 3, "suitcases": 1, "small_bags": 0},
+                    "extras": [{"id": "s", "name": "Seat", "price": 5, "pricing_type": "PER_ITEM"}],
+                    "cancellation_policy": [{"hours_before_pickup": 0, "fee_percent": 0}],
+                }
+            ]
+        }
+    )
+    built = WireVehicle.model_construct(
+        id="v",
+        make="A",
+        model="B",
+        type="SEDAN",
+        price=Decimal("1.00"),
+        currency="EUR",
+        capacity=answer.vehicles[0].capacity,
+    )
+    for model in (answer.vehicles[0], answer.vehicles[0].capacity, answer.vehicles[0].extras[0], built):
+        assert model.__dict__ == {name: getattr(model, name) for name in type(model).model_fields}
+
+
+def test_offers_are_sorted_by_price_partner_and_vehicle_then_as_given() -> None:
+    a = PartnerRecord(1, "A", "http://a", ("LHR",), Decimal(0), "active", False)
+    b = PartnerRecord(
+        2, "B", "http://b", ("LHR",), Decimal(10), "active", False, cancellation_policy=parse_spec("0:50")
+    )
+
+    def vehicle(vid: str, price: str, passengers: int = 3, currency: str = "EUR", **more: Any) -> WireVehicle:
+        return WireVehicle.model_validate(
+            {
+                "id": vid,
+                "make": "M",
+                "model": "N",
+                "type": "SEDAN",
+                "price": price,
+                "currency": currency,
+                "capacity": {"passengers": passengers, "suitcases": 1, "small_bags": 1},
+                **more,
+            }
+        )
+
+    own = [{"hours_before_pickup": 0, "fee_percent": 100}]
+    quotes = [
+        (b, vehicle("x", "10.00")),  # 11.00 with B's markup
+        (a, vehicle("y", "11.00", extras=[{"id": "s", "name": "Seat", "price": "2.00", "pricing_type": "PER_ITEM"}])),
+        (a, vehicle("x", "11.00", cancellation_policy=own)),
+        (a, vehicle("x", "11.00")),  # the same as the one before: kept after it
+        (a, vehicle("z", "5.00", passengers=1)),  # too small
+        (a, vehicle("w", "5.00", currency="GBP")),  # another currency
+        (b, vehicle("e", "1.00", extras=[{"id": "t", "name": "Tea", "price": "1.00", "pricing_type": "PER_BOOKING"}])),
+    ]
+    offers = build_offers(quotes, party_size=2, currency="EUR")
+    assert [(o.partner_id, o.partner_vehicle_id, str(o.sell_price)) for o in offers] == [
+        (2, "e", "1.10"),
+        (1, "x", "11.00"),
+        (1, "x", "11.00"),
+        (1, "y", "11.00"),
+        (2, "x", "11.00"),
+    ]
+    assert [o.vehicle_no for o in offers] == [1, 2, 3, 4, 5]
+    assert [o.cancellation_policy for o in offers] == [
+        parse_spec("0:50"),
+        parse_spec("0:100"),
+        FREE_UNTIL_PICKUP,
+        FREE_UNTIL_PICKUP,
+        parse_spec("0:50"),
+    ]
+    assert offers[0].extras == (OfferedExtra(1, "t", "Tea", "PER_BOOKING", Decimal("1.00"), Decimal("1.10")),)
+    assert offers[3].extras == (OfferedExtra(2, "s", "Seat", "PER_ITEM", Decimal("2.00"), Decimal("2.00")),)
+    assert [type(o) for o in offers] == [Offer] * 5
+    back = build_offers(quotes[:2], party_size=2, currency=None, after=offers)
+    assert [(o.vehicle_no, o.leg, [e.id for e in o.extras]) for o in back] == [(6, 2, [3]), (7, 2, [])]
+    assert build_offers(quotes[4:6], party_size=1, currency=None)[0].partner_vehicle_id == "w"

@@ -7,6 +7,7 @@ from urllib.parse import parse_qsl
 
 import orjson
 from fastapi import Request
+from starlette.requests import ClientDisconnect
 
 from transfers.api.ratelimit import enforce as enforce_rate_limit
 from transfers.auth.service import AuthFailure, PartnerPrincipal
@@ -20,14 +21,24 @@ def services(request: Request) -> Services:
     return svc
 
 
+def header_value(request: Request, name: bytes) -> str | None:
+    """``request.headers.get(name)`` (``name`` lower-case) without building Starlette's ``Headers``:
+    the first header of that name, Latin-1, as ``Headers.get`` reads the ASGI scope's list."""
+    for key, value in request.scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")  # type: ignore[no-any-return]
+    return None
+
+
 async def current_client(request: Request) -> ClientPrincipal:
     try:
-        principal = await services(request).auth.client(request.headers.get("authorization"))
+        principal = await services(request).auth.client(header_value(request, b"authorization"))
     except AuthFailure as failure:
         if failure.reason == "suspended":
             raise client_suspended() from None
         raise unauthenticated() from None
-    request.state.client_id = principal.client_id
+    # request.state.client_id, written where Starlette's ``State`` keeps it (the scope's "state" dict)
+    request.scope.setdefault("state", {})["client_id"] = principal.client_id
     # hardening: after auth, per key (docs/rules/reliability.md#rate-limits)
     await enforce_rate_limit(request, principal.key_prefix)
     return principal
@@ -49,7 +60,7 @@ async def current_partner(request: Request) -> PartnerPrincipal:
 
 async def json_object(request: Request) -> dict[str, Any]:
     """The body as a JSON object, or 400 MALFORMED_JSON (not JSON, invalid UTF-8, NaN, an array)."""
-    raw = await request.body()
+    raw = await request_body(request)
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -57,6 +68,31 @@ async def json_object(request: Request) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise malformed_json("The request body must be a JSON object.")
     return value
+
+
+async def request_body(request: Request) -> bytes:
+    """``await request.body()`` without Starlette's ``stream()`` async generator and its ``aclosing``
+    (one generator per request): the same ``receive`` messages read in the same way, the same
+    ``ClientDisconnect``, the same state left on the request (``_body``, ``_stream_consumed``,
+    ``_is_disconnected``), so a later ``body()`` or ``stream()`` answers as Starlette's would. A body
+    already read, or a stream already taken, is Starlette's own case."""
+    if hasattr(request, "_body") or request._stream_consumed:
+        return await request.body()
+    chunks: list[bytes] = []
+    receive = request.receive
+    while not request._stream_consumed:
+        message = await receive()
+        if message["type"] == "http.request":
+            body = message.get("body", b"")
+            if not message.get("more_body", False):
+                request._stream_consumed = True
+            if body:
+                chunks.append(body)
+        elif message["type"] == "http.disconnect":
+            request._is_disconnected = True
+            raise ClientDisconnect()
+    request._body = body = b"".join(chunks)
+    return body
 
 
 def query_value(request: Request, name: str) -> str | None:

@@ -192,6 +192,13 @@ class RateLimiter:
             redis_timeout=settings.rate_limit_redis_timeout_seconds,
         )
 
+    def check_here(self, key_prefix: str) -> Decision | None:
+        """``check``'s answer when it is this process's bucket (no Redis, or Redis down), taken
+        without a coroutine; ``None``: ask ``check`` (Redis)."""
+        if self._redis is None or self._clock() < self._redis_down_until:
+            return self.memory.take(key_prefix)
+        return None
+
     async def check(self, key_prefix: str) -> Decision:
         if self._redis is None or self._clock() < self._redis_down_until:
             return self.memory.take(key_prefix)
@@ -225,7 +232,9 @@ async def enforce(request: Request, key_prefix: str) -> None:
     limiter: RateLimiter | None = getattr(request.app.state, "rate_limiter", None)
     if limiter is None:
         return
-    decision = await limiter.check(key_prefix)
+    decision = limiter.check_here(key_prefix)
+    if decision is None:
+        decision = await limiter.check(key_prefix)
     if not decision.allowed:
         raise Refused(
             ErrorCode.RATE_LIMITED,
@@ -233,7 +242,7 @@ async def enforce(request: Request, key_prefix: str) -> None:
             f"{round(limiter.bucket.rate * 60)} per minute); retry after {decision.retry_after} s.",
             headers=decision.headers(),
         )
-    setattr(request.state, STATE_KEY, decision)
+    request.scope.setdefault("state", {})[STATE_KEY] = decision  # request.state's dict, as setattr writes it
 
 
 def allowed_headers(scope: Scope) -> list[tuple[bytes, bytes]]:

@@ -238,48 +238,48 @@ def build_offers(
     ``after``: the way out's offers when these are the way back's (docs/rules/return-trips.md#search):
     they are leg 2 and numbered on from them (vehicle numbers and extra ids), so one search never
     gives two offers, or two extras, the same id."""
-    eligible = [
-        (partner, quote, sell_price(quote.price, partner.markup_percent))
-        for partner, quote in quotes
-        if quote.capacity.passengers >= party_size and (currency is None or quote.currency == currency)
-    ]
-    eligible.sort(key=lambda item: (item[2], item[0].name, item[1].id))
+    # A wire model keeps its fields in its ``__dict__`` (pydantic): read there, once per vehicle and
+    # extra, rather than through pydantic's ``__getattr__`` hook, which makes every ``quote.x`` a slow
+    # lookup (~470 instructions against ~190; ~25 reads per vehicle, issue 26).
+    eligible = []
+    for index, (partner, quote) in enumerate(quotes):
+        q = quote.__dict__
+        if q["capacity"].__dict__["passengers"] >= party_size and (currency is None or q["currency"] == currency):
+            # sorted by price, partner name, vehicle id; the index keeps equal ones in the order given
+            eligible.append((sell_price(q["price"], partner.markup_percent), partner.name, q["id"], index, partner, q))
+    eligible.sort()
     offers: list[Offer] = []
     next_extra_id, first_no, leg = 1, 1, 1
     if after is not None:
         next_extra_id = 1 + max((e.id for o in after for e in o.extras), default=0)
         first_no, leg = len(after) + 1, 2
-    for number, (partner, quote, price) in enumerate(eligible, start=first_no):
+    for number, (price, _, _, _, partner, q) in enumerate(eligible, start=first_no):
         extras = []
-        for extra in quote.extras:
-            extras.append(
-                _extra(
-                    next_extra_id,
-                    extra.id,
-                    extra.name,
-                    extra.pricing_type,
-                    extra.price,
-                    sell_price(extra.price, partner.markup_percent),
-                )
-            )
+        markup = partner.markup_percent
+        for extra in q["extras"]:
+            x = extra.__dict__
+            net = x["price"]
+            extras.append(_extra(next_extra_id, x["id"], x["name"], x["pricing_type"], net, sell_price(net, markup)))
             next_extra_id += 1
-        capacity = quote.capacity
+        capacity = q["capacity"].__dict__
+        policy = q["cancellation_policy"]
         offers.append(
             _offer(
                 number,
                 partner.partner_id,
-                quote.id,
-                quote.make,
-                quote.model,
-                quote.type,
-                capacity.passengers,
-                capacity.suitcases,
-                capacity.small_bags,
-                quote.price,
+                q["id"],
+                q["make"],
+                q["model"],
+                q["type"],
+                capacity["passengers"],
+                capacity["suitcases"],
+                capacity["small_bags"],
+                q["price"],
                 price,
-                quote.currency,
+                q["currency"],
                 tuple(extras),
-                policy_of(partner, quote),
+                # policy_of's rule: the vehicle's own policy, else its partner's default
+                from_json(policy) if policy is not None else partner.cancellation_policy or FREE_UNTIL_PICKUP,
                 leg,
             )
         )

@@ -24,7 +24,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from operator import itemgetter
+from operator import attrgetter
 from typing import Any
 
 from sqlalchemy import JSON, bindparam, column, func, insert, select, true
@@ -95,21 +95,33 @@ class _SqliteInsert:
             for name, proc in zip(self.names, self.processors, strict=True)
         ]
 
-    def rows(self, many: list[dict[str, Any]], *, absent: str) -> list[list[Any]]:
-        """``arguments`` of many rows whose values lack the parameter ``absent`` (None in its place, for
-        the caller to fill in). A value object met again is not processed again: the offers of a
-        search share a few prices and their partner's policy, and the processors (money to cents, JSON
-        to text) cost ~2-4 k instructions a value (issue 26). By identity, so the result is what each
-        value's own processing gives (every value is alive until the end, so no identity is reused)."""
-        at = self.names.index(absent)
-        others = itemgetter(*(name for name in self.names if name != absent))
+    def offer_rows(self, offers: list[Offer]) -> list[list[Any]]:
+        """The offers' parameters, each what ``arguments({"search_pk": None, **offer.stored()})`` gives
+        (``search_pk`` None, for the caller to fill in), without that dict: the columns read from the
+        offer itself in one call (``Offer``'s fields are the columns), ``extras`` and
+        ``cancellation_policy`` in their stored form, a policy shared by many offers (their partner's
+        default) rendered once. A value object met again is not processed again: the offers of a
+        search share a few prices and their partner's policy, and the processors (money to cents,
+        JSON to text) cost ~2-4 k instructions a value (issue 26). By identity, so each result is that
+        value's own processing (every value remembered is held by the offers or here until the end, so
+        no identity is reused)."""
+        at = self.names.index("search_pk")
+        read = attrgetter(*(name for name in self.names if name != "search_pk"))
+        extras_at, policy_at = self.names.index("extras"), self.names.index("cancellation_policy")
+        # The extras are made here for each row (and dropped once processed, so their identity could be
+        # a later row's): processed each time, never remembered.
         memos: list[tuple[int, Callable[[Any], Any], dict[int, Any]]] = [
-            (i, proc, {}) for i, proc in enumerate(self.processors) if proc is not None and i != at
+            (i, proc, {}) for i, proc in enumerate(self.processors) if proc is not None and i not in (at, extras_at)
         ]
+        extras_processor = self.processors[extras_at] or (lambda value: value)
+        policies: dict[int, list[dict[str, Any]]] = {}
         out = []
-        for values in many:
-            row = list(others(values))
+        for offer in offers:
+            row = list(read(offer))
             row.insert(at, None)
+            row[extras_at] = extras_processor([e.stored() for e in offer.extras])
+            policy = offer.cancellation_policy
+            row[policy_at] = policies.get(id(policy)) or policies.setdefault(id(policy), policy.public())
             for i, proc, memo in memos:
                 value = row[i]
                 done = memo.get(id(value), _UNSET)
@@ -166,6 +178,9 @@ async def insert_search(
         "created_at": now,
         "expires_at": expires_at,
     }
+    if db.is_sqlite:
+        await _insert_sqlite(db, search, offers)
+        return
     # A policy shared by many offers (their partner's default) is rendered once, not per offer.
     policies: dict[int, list[dict[str, Any]]] = {}
     vehicles = []
@@ -175,29 +190,26 @@ async def insert_search(
         if rendered is None:
             rendered = policies[id(policy)] = policy.public()
         vehicles.append(offer.stored(rendered))
-    if not db.is_sqlite:
-        # Money goes as its exact two-place text (rounded as the Money type rounds), read by
-        # PostgreSQL's numeric input: no float on the way. Each price object converted once: the
-        # offers share a few (the partners' quotes and their prices are remembered, ``wire._price``,
-        # ``models.sell_price``), and a quantize and a str cost ~2 k instructions (issue 26). By
-        # identity, not value: 45.1 and 45.10 are equal keys, and every object here is alive until the end.
-        texts: dict[int, str] = {}
-        for v in vehicles:
-            net, sell = v["net_price"], v["sell_price"]
-            v["net_price"] = texts.get(id(net)) or texts.setdefault(id(net), str(net.quantize(CENT)))
-            v["sell_price"] = texts.get(id(sell)) or texts.setdefault(id(sell), str(sell.quantize(CENT)))
-        await db.write_one_unflushed(_STORE, offers=vehicles, **search)
-        return
-    await _insert_sqlite(db, search, vehicles)
+    # Money goes as its exact two-place text (rounded as the Money type rounds), read by PostgreSQL's
+    # numeric input: no float on the way. Each price object converted once: the offers share a few
+    # (the partners' quotes and their prices are remembered, ``wire._price``, ``models.sell_price``),
+    # and a quantize and a str cost ~2 k instructions (issue 26). By identity, not value: 45.1 and 45.10
+    # are equal keys, and every object here is alive until the end.
+    texts: dict[int, str] = {}
+    for v in vehicles:
+        net, sell = v["net_price"], v["sell_price"]
+        v["net_price"] = texts.get(id(net)) or texts.setdefault(id(net), str(net.quantize(CENT)))
+        v["sell_price"] = texts.get(id(sell)) or texts.setdefault(id(sell), str(sell.quantize(CENT)))
+    await db.write_one_unflushed(_STORE, offers=vehicles, **search)
 
 
-async def _insert_sqlite(db: Database, search: dict[str, Any], vehicles: list[dict[str, Any]]) -> None:
+async def _insert_sqlite(db: Database, search: dict[str, Any], offers: list[Offer]) -> None:
     """The search row, then its offers by one executemany, in one transaction, in one trip to the database
     thread (``Database.sqlite_write``); the parameters processed here, as the engine would."""
     insert_search, insert_vehicle = _sqlite_inserts(db.engine.dialect)
     search_args = insert_search.arguments(search)
     at = insert_vehicle.names.index("search_pk")
-    rows = insert_vehicle.rows(vehicles, absent="search_pk")
+    rows = insert_vehicle.offer_rows(offers)
 
     def work(conn: sqlite3.Connection) -> None:
         search_pk = conn.execute(insert_search.sql, search_args).lastrowid

@@ -11,10 +11,11 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from transfers.errors import Code, Invalid
 from transfers.reference.airports import Airport, find_airport
+from transfers.rows import frozen_value
 
 MAX_NAME_LENGTH = 255
 _DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?")
@@ -27,14 +28,14 @@ class SearchLimits:
     max_travelers: int
 
 
-@dataclass(frozen=True)
+@frozen_value  # Point and SearchQuery: one each per search, built without object.__setattr__ (transfers/rows.py)
 class Point:
     lat: float
     lng: float
     name: str
 
 
-@dataclass(frozen=True)
+@frozen_value
 class SearchQuery:
     airport: Airport
     point: Point
@@ -202,16 +203,14 @@ def _travelers(value: Any, maximum: int) -> tuple[int, int, int]:
         raise Invalid(Code.SEARCH_TRAVELERS_ADULT_REQUIRED)
     if not is_int(adult) or not 1 <= adult <= maximum:
         raise Invalid(Code.SEARCH_TRAVELERS_ADULT_INVALID)
-    counts = [adult]
-    for key, code in (
-        ("children", Code.SEARCH_TRAVELERS_CHILDREN_INVALID),
-        ("infant", Code.SEARCH_TRAVELERS_INFANT_INVALID),
-    ):
-        count = value.get(key)
-        if count is None:
-            counts.append(0)
-            continue
-        if not is_int(count) or not 0 <= count <= maximum:
-            raise Invalid(code)
-        counts.append(count)
-    return counts[0], counts[1], counts[2]
+    children = _count(value.get("children"), maximum, Code.SEARCH_TRAVELERS_CHILDREN_INVALID)
+    return adult, children, _count(value.get("infant"), maximum, Code.SEARCH_TRAVELERS_INFANT_INVALID)
+
+
+def _count(count: Any, maximum: int, code: Code) -> int:
+    """A child or infant count: absent or null is 0."""
+    if count is None:
+        return 0
+    if not is_int(count) or not 0 <= count <= maximum:
+        raise Invalid(code)
+    return cast(int, count)

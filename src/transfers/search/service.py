@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import secrets
+from binascii import b2a_base64
 from collections.abc import Awaitable
 from datetime import datetime, timedelta
 from decimal import Decimal
+from os import urandom
 from typing import Any
 
 from transfers.cancellation.views import policy_view
@@ -27,8 +28,13 @@ def limits(svc: Services) -> SearchLimits:
     return SearchLimits(timedelta(seconds=s.min_lead_time_seconds), timedelta(days=s.max_days_ahead), s.max_travelers)
 
 
+_URLSAFE = bytes.maketrans(b"+/", b"-_")  # base64.urlsafe_b64encode's table
+
+
 def new_search_id() -> str:
-    return "s_" + secrets.token_urlsafe(24)
+    """``"s_" + secrets.token_urlsafe(24)`` without its four Python calls: the same 24 bytes of
+    ``os.urandom``, the same unpadded URL-safe base64 (32 characters), one per search."""
+    return "s_" + b2a_base64(urandom(24), newline=False).translate(_URLSAFE).decode("ascii")
 
 
 async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -> dict[str, Any]:
