@@ -6,6 +6,7 @@ health tally equal to ``Tally.add``'s."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import hmac
 import math
@@ -18,8 +19,9 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 
 from transfers.context import request_id_var
 from transfers.db.tables import SEARCH_OUTCOMES
+from transfers.delivery.transport import CallResult
 from transfers.observability.metrics import PARTNER_DURATION, count_partner_call, observe_partner_call
-from transfers.partners.client import PartnerClient, PartnerEndpoint
+from transfers.partners.client import PartnerClient, PartnerEndpoint, _call_result
 from transfers.partners.health import HealthBuffer, Tally, minute_of
 from transfers.partners.http11 import UnusableRequest, header_lines
 from transfers.partners.signing import SECRET_PREFIX, new_signing_secret, sign, signature_headers, webhook_ids
@@ -142,3 +144,21 @@ def test_a_line_break_leaves_the_batch_s_lines_to_the_transport_s_refusal(token:
             header_lines(PartnerClient._headers_of(partner, True, signature))
     finally:
         request_id_var.reset(reset)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ("ok", 200, {"vehicles": []}, None, 12.5, b'{"vehicles":[]}'),
+        ("timeout", None, None, "no answer within 1s", 1000.0, None),
+        ("http_error", 503, None, "HTTP 503", 3.25, b"down"),
+        ("invalid", 200, None, "answer is not JSON", 0.0, b"<html>"),
+    ],
+)
+def test_a_call_result_made_for_a_partner_call_is_the_dataclass_s_own(values: tuple[object, ...]) -> None:
+    made, built = _call_result(*values), CallResult(*values)  # type: ignore[arg-type]
+    assert type(made) is CallResult and made == built and repr(made) == repr(built)
+    assert list(vars(made).items()) == list(vars(built).items())
+    assert made.ok is built.ok and made.excerpt == built.excerpt
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.outcome = "ok"  # type: ignore[misc]

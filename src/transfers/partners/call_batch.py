@@ -43,7 +43,11 @@ class _BatchCall:
         """The exchange's listener: called by the connection when the answer is whole or failed."""
         self.answer, self.error, self.ended = exchange.answer, exchange.error, exchange.ended
         self.exchange = None
-        self.batch._one_done()
+        batch = self.batch  # ``batch._one_done()``, inline: once per partner call
+        batch._left -= 1
+        waiter = batch._waiter
+        if batch._left == 0 and waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def task_over(self, task: asyncio.Task[CallResult]) -> None:
         if not task.cancelled() and task.exception() is None:
@@ -123,6 +127,7 @@ class CallBatch:
         self._left += 1
 
     def _one_done(self) -> None:
+        """A call is over (``_BatchCall.over`` does the same inline); the last one wakes ``results``."""
         self._left -= 1
         waiter = self._waiter
         if self._left == 0 and waiter is not None and not waiter.done():

@@ -212,11 +212,11 @@ class Http11Client:
         exchange.listener = None
         exchange.abort()
         self._open.discard(exchange)
-        self._slots_of(exchange.key).release()
+        exchange.slots.release()
 
     def _release(self, connection: _Connection) -> None:
         """An exchange is over (``_Connection._end``): its slot freed, its connection kept or closed."""
-        self._slots_of(connection.key).release()
+        connection.slots.release()
         if connection.reusable and not connection.closed:
             connection.idle_since = self._loop.time()
             self._idle.setdefault(connection.key, []).append(connection)
@@ -270,7 +270,7 @@ class Http11Client:
         for host in hosts:
             try:
                 _, connection = await loop.create_connection(
-                    lambda: _Connection(self._max, self, where.key),
+                    lambda: _Connection(self._max, self, where.key, self._slots_of(where.key)),
                     host,
                     where.port,
                     ssl=tls,

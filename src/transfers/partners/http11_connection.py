@@ -18,6 +18,7 @@ from transfers.errors import Invalid, Unavailable
 
 if TYPE_CHECKING:
     from transfers.partners.http11 import Http11Client
+    from transfers.partners.http11 import _Slots as Slots
 
 
 class PartnerTransportError(Unavailable):
@@ -51,10 +52,11 @@ class Connection(asyncio.Protocol):
     answer, or a failure) ``ended`` is its time (``time.perf_counter``), ``answer`` or ``error`` its
     outcome, and the ``listener`` given to ``begin`` is told, once."""
 
-    def __init__(self, limit: int, pool: Http11Client, key: tuple[bool, str, int]) -> None:
+    def __init__(self, limit: int, pool: Http11Client, key: tuple[bool, str, int], slots: Slots) -> None:
         self.limit = limit
         self.pool = pool
         self.key = key
+        self.slots = slots  # its partner's (``Http11Client._slots_of(key)``), freed when an exchange ends
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)
         self.listener: Callable[[Connection], None] | None = None  # set while an exchange is in flight
@@ -206,11 +208,17 @@ class Connection(asyncio.Protocol):
         self._complete()
 
     def _complete(self) -> None:
+        """The answer is whole: ``_end`` with it (inline: once per partner call, bench/README.md
+        "Seventh pass")."""
         self.done = True
-        if self.listener is not None:
-            body = self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
-            self.answer = (self.status, body)
-            self._end()
+        listener = self.listener
+        if listener is not None:
+            chunks = self.chunks
+            self.answer = (self.status, chunks[0] if len(chunks) == 1 else b"".join(chunks))
+            self.listener = None
+            self.ended = time.perf_counter()
+            self.pool._release(self)
+            listener(self)
 
 
 Exchange = Connection
