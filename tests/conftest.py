@@ -29,7 +29,16 @@ if TYPE_CHECKING:
 # The app, the migrations and the servers are imported where they are used, not here: the pure tests
 # (make test-fast) then start without importing the whole service (seconds on a busy machine).
 
-PG_URL = os.environ.get("TRANSFERS_TEST_DATABASE_URL", "")
+
+def _plain(url: str) -> str:
+    """postgresql://... whichever way the URL was written (postgres://, postgresql+asyncpg://): tests hand
+    it to asyncpg's own ``connect`` too, which knows only the plain form; Settings resolves it for the app."""
+    if url.startswith(("postgres://", "postgresql+asyncpg://")):
+        return "postgresql://" + url.split("://", 1)[1]
+    return url
+
+
+PG_URL = _plain(os.environ.get("TRANSFERS_TEST_DATABASE_URL", ""))
 ON_POSTGRES = PG_URL.startswith("postgres")
 
 

@@ -29,7 +29,7 @@ APP = "transfers-direct-pool-test"
 
 
 def _dsn() -> str:
-    return PG_URL.replace("postgresql+asyncpg://", "postgresql://")
+    return PG_URL
 
 
 async def _backends(admin: asyncpg.Connection) -> list[int]:

@@ -53,7 +53,7 @@ SLOW = DirectStatement(select(func.pg_sleep(5).label("slept"), literal(1).label(
 
 
 def _dsn() -> str:
-    return PG_URL.replace("postgresql+asyncpg://", "postgresql://")
+    return PG_URL
 
 
 def _ids(n: int) -> list[int]:

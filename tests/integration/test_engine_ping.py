@@ -30,7 +30,7 @@ async def _cut_all(admin: asyncpg.Connection) -> int:
 @pytest.fixture
 async def database_and_admin(database_url: str) -> tuple[Database, asyncpg.Connection]:
     database = Database(database_url, pool_size=2, application_name=APP)
-    admin = await asyncpg.connect(PG_URL.replace("postgresql+asyncpg://", "postgresql://"))
+    admin = await asyncpg.connect(PG_URL)
     yield database, admin
     await admin.close()
     await database.dispose()

@@ -159,7 +159,7 @@ class Template:
 @pytest.fixture(scope="session")
 async def migrated_template() -> AsyncIterator[Template]:
     """One migrated database for the session's ``fresh_db``s; dropped (or deleted) at the end."""
-    server = _normalised(PG_URL) if ON_POSTGRES else None
+    server = PG_URL if ON_POSTGRES else None
     with tempfile.TemporaryDirectory(prefix="transfers-template-") as tmp:
         if server is None:
             path = Path(tmp) / "template.sqlite3"

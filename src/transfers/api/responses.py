@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
 import orjson
+from starlette.background import BackgroundTask
 from starlette.responses import Response
 
 from transfers.errors import ErrorCode
@@ -22,8 +24,31 @@ def dumps(content: Any) -> bytes:
     return orjson.dumps(content, default=_default)
 
 
+_JSON_TYPE = (b"content-type", b"application/json")
+
+
 class JSONBody(Response):
     media_type = "application/json"
+
+    def __init__(
+        self,
+        content: Any = None,
+        status_code: int = 200,
+        headers: Mapping[str, str] | None = None,
+        media_type: str | None = None,
+        background: BackgroundTask | None = None,
+    ) -> None:
+        """A plain 200 answer (the search's, issue 26) is made here rather than by Starlette's
+        ``__init__`` and ``init_headers`` (two Python calls and their branches per answer): the same
+        attributes and the same ``raw_headers``, ``content-length`` then ``content-type``. Any other
+        status, headers or media type: Starlette's own."""
+        if status_code != 200 or headers is not None or media_type is not None:
+            super().__init__(content, status_code, headers, media_type, background)
+            return
+        self.status_code = 200
+        self.background = background
+        self.body = body = self.render(content)
+        self.raw_headers = [(b"content-length", str(len(body)).encode("latin-1")), _JSON_TYPE]
 
     def render(self, content: Any) -> bytes:
         return dumps(content)
