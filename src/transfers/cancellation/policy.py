@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from itertools import pairwise
-from typing import Any
+from typing import Any, cast
 
 from transfers.errors import Invalid
 
@@ -67,12 +67,34 @@ class Quote:
     valid_until: datetime | None  # the last instant this tier applies; None in the last tier
 
 
+_UNSET: Any = object()
+
+
 @dataclass(frozen=True, slots=True)
 class Policy:
     tiers: tuple[Tier, ...]  # by hours_before_pickup, descending; the last one at 0 hours
+    # Derived from ``tiers`` on first use and kept: a partner's default policy is the same object search
+    # after search, and each search renders it (issue 26). Not part of the value: ==, hash and repr ignore them.
+    _free_span: Any = field(default=_UNSET, init=False, repr=False, compare=False)
+    _public_pairs: Any = field(default=_UNSET, init=False, repr=False, compare=False)
 
     def public(self) -> list[dict[str, Any]]:
-        return [tier.public() for tier in self.tiers]
+        """Fresh dicts each time (callers own them), from the tiers' numbers worked out once."""
+        pairs = self._public_pairs
+        if pairs is _UNSET:
+            pairs = tuple((t.hours_before_pickup, t.public()["fee_percent"]) for t in self.tiers)
+            object.__setattr__(self, "_public_pairs", pairs)
+        return [{"hours_before_pickup": hours, "fee_percent": percent} for hours, percent in pairs]
+
+    def free_span(self) -> timedelta | None:
+        """How long before pickup free cancellation ends (the smallest free tier's hours), None when no
+        tier is free; worked out once per policy."""
+        span = self._free_span
+        if span is _UNSET:
+            free = [t for t in self.tiers if t.fee_percent == 0]
+            span = timedelta(hours=min(t.hours_before_pickup for t in free)) if free else None
+            object.__setattr__(self, "_free_span", span)
+        return cast("timedelta | None", span)
 
     def spec(self) -> str:
         """The operator's short form, ``48:0,24:50,0:100``."""
@@ -97,11 +119,12 @@ class Policy:
 
     def free_until(self, pickup_at: datetime, now: datetime) -> datetime | None:
         """The last instant cancelling is free, or None when no tier is free or that moment has passed."""
-        free = [t for t in self.tiers if t.fee_percent == 0]
-        if not free:
+        span = self.free_span()
+        if span is None:
             return None
-        until = _utc(pickup_at) - timedelta(hours=min(t.hours_before_pickup for t in free))
-        return until if until >= _utc(now) else None
+        until = _utc(pickup_at) - span
+        # ``astimezone(UTC)`` of a UTC datetime is that datetime: the clock's ``now`` skips the call
+        return until if until >= (now if now.tzinfo is UTC else _utc(now)) else None
 
     def is_free(self, pickup_at: datetime, now: datetime) -> bool:
         return self.tier_at(pickup_at, now).fee_percent == 0
