@@ -168,6 +168,10 @@ async def test_postgresql_gets_each_price_as_its_own_two_place_text() -> None:
     assert [{**v, "net_price": o.net_price, "sell_price": o.sell_price} for v, o in zip(sent, offers, strict=True)] == [
         o.stored() for o in offers
     ]
+    # the same keys in the same order as stored(), the extras' too (prices shared between extras by identity)
+    assert [list(v) for v in sent] == [list(o.stored()) for o in offers]
+    assert [[list(e) for e in v["extras"]] for v in sent] == [[list(e) for e in o.stored()["extras"]] for o in offers]
+    assert sum(len(v["extras"]) for v in sent) > 2
 
 
 async def test_sqlite_gets_the_engine_s_parameters_for_every_offer() -> None:

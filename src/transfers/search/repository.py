@@ -181,26 +181,62 @@ async def insert_search(
     if db.is_sqlite:
         await _insert_sqlite(db, search, offers)
         return
-    # A policy shared by many offers (their partner's default) is rendered once, not per offer.
+    await db.write_one_unflushed(_STORE, offers=_postgres_rows(offers), **search)
+
+
+def _postgres_rows(offers: list[Offer]) -> list[dict[str, Any]]:
+    """The offers as ``json_to_recordset``'s items: each what ``offer.stored()`` gives (the same keys in
+    the same order, ``extras`` as ``OfferedExtra.stored()``'s items), with its money as the exact
+    two-place text (rounded as the Money type rounds), read by PostgreSQL's numeric input: no float on
+    the way. Built here in one dict per offer rather than ``stored()``'s dict then two assignments
+    (issue 26), and what the offers share made once per store: a policy shared by many offers (their
+    partner's default) rendered once; each price object's text made once, the offers' two-place texts
+    and the extras' own ``str`` (the partners' quotes and their prices are remembered, ``wire._price``,
+    ``models.sell_price``, and a quantize or a str costs ~1-2 k instructions). By identity, not value:
+    45.1 and 45.10 are equal keys, and every object here is alive until the end (held by the offers)."""
     policies: dict[int, list[dict[str, Any]]] = {}
+    texts: dict[int, str] = {}  # a price's two-place text
+    exact: dict[int, str] = {}  # an extra's price as ``str``, as OfferedExtra.stored() writes it
     vehicles = []
     for offer in offers:
         policy = offer.cancellation_policy
         rendered = policies.get(id(policy))
         if rendered is None:
             rendered = policies[id(policy)] = policy.public()
-        vehicles.append(offer.stored(rendered))
-    # Money goes as its exact two-place text (rounded as the Money type rounds), read by PostgreSQL's
-    # numeric input: no float on the way. Each price object converted once: the offers share a few
-    # (the partners' quotes and their prices are remembered, ``wire._price``, ``models.sell_price``),
-    # and a quantize and a str cost ~2 k instructions (issue 26). By identity, not value: 45.1 and 45.10
-    # are equal keys, and every object here is alive until the end.
-    texts: dict[int, str] = {}
-    for v in vehicles:
-        net, sell = v["net_price"], v["sell_price"]
-        v["net_price"] = texts.get(id(net)) or texts.setdefault(id(net), str(net.quantize(CENT)))
-        v["sell_price"] = texts.get(id(sell)) or texts.setdefault(id(sell), str(sell.quantize(CENT)))
-    await db.write_one_unflushed(_STORE, offers=vehicles, **search)
+        net, sell = offer.net_price, offer.sell_price
+        extras = []
+        for e in offer.extras:
+            extra_net, extra_price = e.net_price, e.price
+            extras.append(
+                {
+                    "id": e.id,
+                    "partner_extra_id": e.partner_extra_id,
+                    "name": e.name,
+                    "pricing_type": e.pricing_type,
+                    "net_price": exact.get(id(extra_net)) or exact.setdefault(id(extra_net), str(extra_net)),
+                    "price": exact.get(id(extra_price)) or exact.setdefault(id(extra_price), str(extra_price)),
+                }
+            )
+        vehicles.append(
+            {
+                "vehicle_no": offer.vehicle_no,
+                "partner_id": offer.partner_id,
+                "partner_vehicle_id": offer.partner_vehicle_id,
+                "make": offer.make,
+                "model": offer.model,
+                "type": offer.type,
+                "max_passengers": offer.max_passengers,
+                "suitcases": offer.suitcases,
+                "small_bags": offer.small_bags,
+                "net_price": texts.get(id(net)) or texts.setdefault(id(net), str(net.quantize(CENT))),
+                "sell_price": texts.get(id(sell)) or texts.setdefault(id(sell), str(sell.quantize(CENT))),
+                "currency": offer.currency,
+                "extras": extras,
+                "cancellation_policy": rendered,
+                "leg": offer.leg,
+            }
+        )
+    return vehicles
 
 
 async def _insert_sqlite(db: Database, search: dict[str, Any], offers: list[Offer]) -> None:
