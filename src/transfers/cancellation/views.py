@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from transfers.cancellation.policy import FREE_UNTIL_PICKUP, Policy, from_json
-from transfers.reference.airports import local_time
+from transfers.reference.airports import find_airport
 
 
 class CancellableFacts(Protocol):
@@ -39,11 +39,16 @@ def stored_policy(value: Any) -> Policy:
 
 
 def policy_view(policy: Policy, *, pickup_at: datetime, now: datetime, iata: str) -> dict[str, Any]:
-    """``{"tiers": [...], "free_until": "<ISO 8601, airport time>" | null}``."""
+    """``{"tiers": [...], "free_until": "<ISO 8601, airport time>" | null}``; ``free_until`` is
+    ``local_time(iata, instant).isoformat()``, with the airport looked up here rather than in one more call
+    (once per distinct policy in every search's answer)."""
     free_until = policy.free_until(pickup_at, now)
+    if free_until is None:
+        return {"tiers": policy.public(), "free_until": None}
+    airport = find_airport(iata)
     return {
         "tiers": policy.public(),
-        "free_until": None if free_until is None else local_time(iata, free_until).isoformat(),
+        "free_until": (free_until.astimezone(airport.tz) if airport else free_until).isoformat(),
     }
 
 

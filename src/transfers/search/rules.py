@@ -11,7 +11,6 @@ import math
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
-from zoneinfo import ZoneInfo
 
 from transfers.errors import Code, Invalid
 from transfers.reference.airports import Airport, find_airport
@@ -161,8 +160,30 @@ def _pickup_at(value: Any, airport: Airport | None, now: datetime, limits: Searc
         parsed = datetime.fromisoformat(value)
     except ValueError:
         raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID) from None
-    if airport is not None and now.tzinfo is UTC:
-        return _in_window(parsed, airport.tz, now, limits)
+    if airport is None or now.tzinfo is not UTC:
+        return _plain_window(parsed, airport, now, limits)
+    # The clock's UTC ``now`` and an airport (every search that gets this far): ``_plain_window``'s rule with
+    # fewer conversions, the same answers (tests/unit/test_search_time_fast.py compares them across DST
+    # changes). The round trip's result has the airport's zone, as ``local`` has, so ``!=`` compares their
+    # wall clocks (fold ignored, as the naive comparison did); the window is checked on the UTC instant,
+    # which is what the mixed-zone comparison worked out through ``local.utcoffset()``.
+    zone = airport.tz
+    if parsed.tzinfo is None:
+        local = parsed.replace(tzinfo=zone)
+        instant = local.astimezone(UTC)
+        # A wall-clock time skipped by a daylight-saving change does not exist at the airport.
+        if instant.astimezone(zone) != local or not now + limits.min_lead <= instant <= now + limits.max_ahead:
+            raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID)
+        return local
+    local = parsed.astimezone(zone)
+    if not now + limits.min_lead <= local <= now + limits.max_ahead:
+        raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID)
+    return local
+
+
+def _plain_window(parsed: datetime, airport: Airport | None, now: datetime, limits: SearchLimits) -> datetime:
+    """The pickup's local time and its window checks for any ``now``: local to the airport when the text
+    has no offset (or to ``now``'s zone without an airport, a search refused later with 1323)."""
     zone = airport.tz if airport is not None else now.tzinfo
     if parsed.tzinfo is None:
         local = parsed.replace(tzinfo=zone)
@@ -171,27 +192,6 @@ def _pickup_at(value: Any, airport: Airport | None, now: datetime, limits: Searc
             raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID)
     else:
         local = parsed.astimezone(zone)
-    if not now + limits.min_lead <= local <= now + limits.max_ahead:
-        raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID)
-    return local
-
-
-def _in_window(parsed: datetime, zone: ZoneInfo, now: datetime, limits: SearchLimits) -> datetime:
-    """``_pickup_at``'s rule for a UTC ``now`` (the clock's) and an airport, with fewer conversions: the
-    same answers (tests/unit/test_search_time_fast.py compares them across DST changes). The round
-    trip's result has the airport's zone, as ``local`` has, so ``!=`` compares their wall clocks (fold
-    ignored, as the naive comparison did); the window is checked on the UTC instant, which is what the
-    mixed-zone comparison computed through ``local.utcoffset()``."""
-    if parsed.tzinfo is None:
-        local = parsed.replace(tzinfo=zone)
-        instant = local.astimezone(UTC)
-        # A wall-clock time skipped by a daylight-saving change does not exist at the airport.
-        if instant.astimezone(zone) != local:
-            raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID)
-        if not now + limits.min_lead <= instant <= now + limits.max_ahead:
-            raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID)
-        return local
-    local = parsed.astimezone(zone)
     if not now + limits.min_lead <= local <= now + limits.max_ahead:
         raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID)
     return local
