@@ -35,7 +35,7 @@ from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import search_vehicles, searches
 from transfers.db.types import CENT
-from transfers.search.offers import Offer
+from transfers.search.offers import Offer, OfferedExtra
 from transfers.search.rules import SearchQuery
 
 # Every column is written explicitly, by both paths: a column added later with a server default
@@ -109,17 +109,19 @@ class _SqliteInsert:
         read = attrgetter(*(name for name in self.names if name != "search_pk"))
         extras_at, policy_at = self.names.index("extras"), self.names.index("cancellation_policy")
         # The extras are made here for each row (and dropped once processed, so their identity could be
-        # a later row's): processed each time, never remembered.
+        # a later row's): processed each time, never remembered; their prices' texts are remembered
+        # (``_stored_extras``: the price objects are the offers', alive until the end).
         memos: list[tuple[int, Callable[[Any], Any], dict[int, Any]]] = [
             (i, proc, {}) for i, proc in enumerate(self.processors) if proc is not None and i not in (at, extras_at)
         ]
         extras_processor = self.processors[extras_at] or (lambda value: value)
         policies: dict[int, list[dict[str, Any]]] = {}
+        exact: dict[int, str] = {}  # the extras' prices as text (``_stored_extras``)
         out = []
         for offer in offers:
             row = list(read(offer))
             row.insert(at, None)
-            row[extras_at] = extras_processor([e.stored() for e in offer.extras])
+            row[extras_at] = extras_processor(_stored_extras(offer.extras, exact) if offer.extras else [])
             policy = offer.cancellation_policy
             row[policy_at] = policies.get(id(policy)) or policies.setdefault(id(policy), policy.public())
             for i, proc, memo in memos:
@@ -204,19 +206,6 @@ def _postgres_rows(offers: list[Offer]) -> list[dict[str, Any]]:
         if rendered is None:
             rendered = policies[id(policy)] = policy.public()
         net, sell = offer.net_price, offer.sell_price
-        extras = []
-        for e in offer.extras:
-            extra_net, extra_price = e.net_price, e.price
-            extras.append(
-                {
-                    "id": e.id,
-                    "partner_extra_id": e.partner_extra_id,
-                    "name": e.name,
-                    "pricing_type": e.pricing_type,
-                    "net_price": exact.get(id(extra_net)) or exact.setdefault(id(extra_net), str(extra_net)),
-                    "price": exact.get(id(extra_price)) or exact.setdefault(id(extra_price), str(extra_price)),
-                }
-            )
         vehicles.append(
             {
                 "vehicle_no": offer.vehicle_no,
@@ -231,12 +220,31 @@ def _postgres_rows(offers: list[Offer]) -> list[dict[str, Any]]:
                 "net_price": texts.get(id(net)) or texts.setdefault(id(net), str(net.quantize(CENT))),
                 "sell_price": texts.get(id(sell)) or texts.setdefault(id(sell), str(sell.quantize(CENT))),
                 "currency": offer.currency,
-                "extras": extras,
+                "extras": _stored_extras(offer.extras, exact) if offer.extras else [],
                 "cancellation_policy": rendered,
                 "leg": offer.leg,
             }
         )
     return vehicles
+
+
+def _stored_extras(extras: tuple[OfferedExtra, ...], exact: dict[int, str]) -> list[dict[str, Any]]:
+    """``[e.stored() for e in extras]``, each price's ``str`` taken from ``exact`` (by the price object's
+    identity, its objects alive as long as ``exact``) or made once into it."""
+    stored = []
+    for e in extras:
+        net, price = e.net_price, e.price
+        stored.append(
+            {
+                "id": e.id,
+                "partner_extra_id": e.partner_extra_id,
+                "name": e.name,
+                "pricing_type": e.pricing_type,
+                "net_price": exact.get(id(net)) or exact.setdefault(id(net), str(net)),
+                "price": exact.get(id(price)) or exact.setdefault(id(price), str(price)),
+            }
+        )
+    return stored
 
 
 async def _insert_sqlite(db: Database, search: dict[str, Any], offers: list[Offer]) -> None:
