@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from binascii import b2a_base64
-from collections.abc import Awaitable, Coroutine, Generator
+from collections.abc import Awaitable
 from datetime import datetime, timedelta
 from decimal import Decimal
 from os import urandom
@@ -97,7 +97,7 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     # The stored search must be committed before the answer leaves (a booking may follow at once,
     # on any process), so the store stays on the answer's path; but the answer's body is built
     # while the database works: the store runs to its first wait, then the vehicles are rendered.
-    store = _Started(
+    store = asyncio.ensure_future(
         repo.insert_search(
             svc.db,
             search_id=search_id,
@@ -112,6 +112,7 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     )
     return_vehicles: list[dict[str, Any]] = []
     try:
+        await asyncio.sleep(0)
         vehicles = _vehicles(answers, offers, query, query.pickup_at, now)
         if query.return_at is not None:
             return_vehicles = _vehicles(back_answers, back_offers, query, query.return_at, now)
@@ -120,57 +121,6 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     if query.return_at is None:  # the one-way answer, byte for byte as before return trips
         return {"search_id": search_id, "distance_km": distance, "vehicles": vehicles}
     return {"search_id": search_id, "distance_km": distance, "vehicles": vehicles, "return_vehicles": return_vehicles}
-
-
-class _Started:
-    """A coroutine run at once to its first wait, in the caller's own task, and awaited later: what
-    ``asyncio.ensure_future(coro)``, a ``sleep(0)`` and ``await`` of that task did for the search's
-    store, without the task (its creation, its context copy, its scheduling and the wake-up of its
-    awaiter: issue 26). Awaiting it goes on as ``await coro`` would have from that first wait
-    (PEP 380's ``yield from``): what the coroutine waits on, the caller's task waits on; a
-    cancellation of that task is thrown into the coroutine at its wait, as a task's cancel reached
-    the store's wait before. An exception of its first step is raised when it is awaited, as the
-    task's was. Await it exactly once, and always (a ``finally``)."""
-
-    __slots__ = ("_coro", "_done", "_error", "_first", "_result")
-
-    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
-        self._coro = coro
-        self._first: Any = None
-        self._error: Exception | None = None
-        self._result: Any = None
-        self._done = False
-        try:
-            self._first = coro.send(None)
-        except StopIteration as stop:
-            self._done, self._result = True, stop.value
-        except Exception as exc:
-            self._done, self._error = True, exc
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        if self._done:
-            error, self._error = self._error, None
-            if error is not None:
-                raise error
-            return self._result
-        coro, waited = self._coro, self._first
-        self._first = None
-        while True:
-            try:
-                sent = yield waited
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:  # a cancellation thrown in by the task: the coroutine's, at its wait
-                try:
-                    waited = coro.throw(exc)
-                except StopIteration as stop:
-                    return stop.value
-                continue
-            try:
-                waited = coro.send(sent)
-            except StopIteration as stop:
-                return stop.value
 
 
 async def _joined(*calls: Awaitable[list[Any]]) -> list[Any]:
