@@ -193,10 +193,9 @@ async def test_a_new_connection_while_others_are_idle() -> None:
         await client.aclose()
 
 
-async def test_a_call_that_needs_a_new_connection_is_signed_once_and_verifies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The batch signs the call before it knows whether an idle connection takes it; the task that
-    connects sends those same headers (one signature per call, not two), and they verify."""
-    heads: list[dict[str, str]] = []
+def recorder(heads: list[dict[str, str]]) -> Handler:
+    """A partner that answers every request with ``OK`` and keeps its headers (lower-cased names) and,
+    under ``"body"``, its body."""
 
     async def recording(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
@@ -207,6 +206,15 @@ async def test_a_call_that_needs_a_new_connection_is_signed_once_and_verifies(mo
             heads.append({**headers, "body": body.decode()})
             writer.write(OK)
             await writer.drain()
+
+    return recording
+
+
+async def test_a_call_that_needs_a_new_connection_is_signed_once_and_verifies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch signs the call before it knows whether an idle connection takes it; the task that
+    connects sends those same headers (one signature per call, not two), and they verify."""
+    heads: list[dict[str, str]] = []
+    recording = recorder(heads)
 
     signed: list[str] = []
     real = client_module.signed
@@ -286,16 +294,7 @@ async def test_a_batch_draws_its_webhook_ids_together_and_each_call_has_its_own(
     """One ``os.urandom`` per ``IDS_AT_ONCE`` calls, not one per call; every call still carries a new
     ``msg_`` id of 32 hex digits, and its signature verifies with it."""
     heads: list[dict[str, str]] = []
-
-    async def recording(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            lines = head.decode("latin-1").split("\r\n")[1:]
-            headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines if ":" in line)}
-            await reader.readexactly(int(headers.get("content-length", "0")))
-            heads.append(headers)
-            writer.write(OK)
-            await writer.drain()
+    recording = recorder(heads)
 
     draws: list[int] = []
     real = os.urandom
