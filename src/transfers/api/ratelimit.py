@@ -200,8 +200,9 @@ class RateLimiter:
         return None
 
     async def check(self, key_prefix: str) -> Decision:
-        if self._redis is None or self._clock() < self._redis_down_until:
-            return self.memory.take(key_prefix)
+        here = self.check_here(key_prefix)
+        if here is not None:
+            return here
         try:
             allowed, tokens = await self._script(
                 keys=[self._prefix + key_prefix], args=[repr(self.bucket.rate), self.bucket.burst]

@@ -119,9 +119,7 @@ class Policy:
 
     def free_until(self, pickup_at: datetime, now: datetime) -> datetime | None:
         """The last instant cancelling is free, or None when no tier is free or that moment has passed."""
-        span = self._free_span
-        if span is _UNSET:
-            span = self.free_span()
+        span = self.free_span()
         if span is None:
             return None
         until = _utc(pickup_at) - span

@@ -43,11 +43,7 @@ class _BatchCall:
         """The exchange's listener: called by the connection when the answer is whole or failed."""
         self.answer, self.error, self.ended = exchange.answer, exchange.error, exchange.ended
         self.exchange = None
-        batch = self.batch  # ``batch._one_done()``, inline: once per partner call
-        batch._left -= 1
-        waiter = batch._waiter
-        if batch._left == 0 and waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        self.batch._one_done()
 
     def task_over(self, task: asyncio.Task[CallResult]) -> None:
         if not task.cancelled() and task.exception() is None:
@@ -127,7 +123,7 @@ class CallBatch:
         self._left += 1
 
     def _one_done(self) -> None:
-        """A call is over (``_BatchCall.over`` does the same inline); the last one wakes ``results``."""
+        """A call is over; the last one wakes ``results``."""
         self._left -= 1
         waiter = self._waiter
         if self._left == 0 and waiter is not None and not waiter.done():

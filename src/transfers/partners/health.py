@@ -56,7 +56,7 @@ class Tally:
     buckets: list[int] = field(default_factory=lambda: [0] * BUCKETS)
 
     def add(self, outcome_index: int, duration_ms: int) -> None:
-        """One call (``HealthBuffer.record`` does the same inline)."""
+        """One call."""
         self.calls += 1
         self.outcomes[outcome_index] += 1
         self.latency_sum_ms += duration_ms
@@ -96,17 +96,7 @@ class HealthBuffer:
         tally = self._tallies.get(key)
         if tally is None:
             tally = self._tallies[key] = Tally()
-        # ``Tally.add``, inlined: ten calls per 10-partner search (bench/README.md, "Seventh pass")
-        index = _OUTCOME_INDEX[outcome]
-        duration = round(duration_ms)
-        if duration < 0:
-            duration = 0
-        tally.calls += 1
-        tally.outcomes[index] += 1
-        tally.latency_sum_ms += duration
-        if duration > tally.latency_max_ms:
-            tally.latency_max_ms = duration
-        tally.buckets[bisect_left(LATENCY_BOUNDS_MS, duration)] += 1
+        tally.add(_OUTCOME_INDEX[outcome], max(0, round(duration_ms)))
 
     def take(self) -> dict[Key, Tally]:
         """Everything counted so far; the buffer starts empty again."""

@@ -208,17 +208,11 @@ class Connection(asyncio.Protocol):
         self._complete()
 
     def _complete(self) -> None:
-        """The answer is whole: ``_end`` with it (inline: once per partner call, bench/README.md
-        "Seventh pass")."""
         self.done = True
-        listener = self.listener
-        if listener is not None:
+        if self.listener is not None:
             chunks = self.chunks
             self.answer = (self.status, chunks[0] if len(chunks) == 1 else b"".join(chunks))
-            self.listener = None
-            self.ended = time.perf_counter()
-            self.pool._release(self)
-            listener(self)
+            self._end()
 
 
 Exchange = Connection
