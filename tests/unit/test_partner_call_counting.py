@@ -21,7 +21,7 @@ from transfers.context import request_id_var
 from transfers.db.tables import SEARCH_OUTCOMES
 from transfers.delivery.transport import CallResult
 from transfers.observability.metrics import PARTNER_DURATION, count_partner_call, observe_partner_call
-from transfers.partners.client import PartnerClient, PartnerEndpoint, _call_result
+from transfers.partners.client import PartnerClient, PartnerEndpoint
 from transfers.partners.health import HealthBuffer, Tally, minute_of
 from transfers.partners.http11 import UnusableRequest, header_lines
 from transfers.partners.signing import SECRET_PREFIX, new_signing_secret, sign, signature_headers, webhook_ids
@@ -155,10 +155,14 @@ def test_a_line_break_leaves_the_batch_s_lines_to_the_transport_s_refusal(token:
         ("invalid", 200, None, "answer is not JSON", 0.0, b"<html>"),
     ],
 )
-def test_a_call_result_made_for_a_partner_call_is_the_dataclass_s_own(values: tuple[object, ...]) -> None:
-    made, built = _call_result(*values), CallResult(*values)  # type: ignore[arg-type]
+def test_a_call_result_made_positionally_is_the_one_made_by_name(values: tuple[object, ...]) -> None:
+    """``CallResult`` is a ``rows.frozen_value`` (its own cheaper ``__init__``): positional or by name, the
+    same fields, equal, printed alike (``raw`` left out), and still frozen."""
+    names = [f.name for f in dataclasses.fields(CallResult)]
+    made, built = CallResult(*values), CallResult(**dict(zip(names, values, strict=True)))  # type: ignore[arg-type]
     assert type(made) is CallResult and made == built and repr(made) == repr(built)
-    assert list(vars(made).items()) == list(vars(built).items())
+    assert [getattr(made, n) for n in names] == list(values) == [getattr(built, n) for n in names]
+    assert "raw" not in repr(made) and CallResult(*values[:5]).raw is None  # type: ignore[arg-type]
     assert made.ok is built.ok and made.excerpt == built.excerpt
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.outcome = "ok"  # type: ignore[misc]

@@ -18,13 +18,15 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.rows import frozen_value
+
 if TYPE_CHECKING:
     from transfers.delivery.kinds import DeliveryKind
 
 Outcome = Literal["ok", "timeout", "connect_error", "http_error", "invalid", "too_large", "redirect", "blocked"]
 
 
-@dataclass(frozen=True)
+@frozen_value  # one per partner call, ten per 10-partner search: built without object.__setattr__ (rows.py)
 class CallResult:
     outcome: Outcome
     http_status: int | None

@@ -316,7 +316,7 @@ class PartnerClient:
                 return self._result(outcome, status, None, "answer is not JSON", duration, partner, path, raw)
         if status >= 400:
             return self._result("http_error", status, parsed, f"HTTP {status}", duration, partner, path, raw)
-        return _call_result("ok", status, parsed, None, duration, raw)  # ``_result``'s, with nothing to log
+        return CallResult("ok", status, parsed, None, duration, raw)  # ``_result``'s, with nothing to log
 
     async def _exchange(self, method: str, url: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
         return await self._http().request(method, url, headers, body)
@@ -343,30 +343,7 @@ class PartnerClient:
                 error=error,
                 duration_ms=duration,
             )
-        return _call_result(outcome, status, body, error, duration, raw)
-
-
-_new_object = object.__new__
-
-
-def _call_result(
-    outcome: Outcome, status: int | None, body: Any, error: str | None, duration: float, raw: bytes | None
-) -> CallResult:
-    """``CallResult(outcome, status, body, error, duration, raw)``, the same instance, made without the
-    frozen dataclass's ``__init__`` (an ``object.__setattr__`` call per field: ~10 k instructions, against
-    ~4 k filling the instance's ``__dict__`` in field order; one per partner call, bench/README.md
-    "Seventh pass"). ``CallResult`` is a frozen dataclass with a ``__dict__``: its ``__setattr__`` is
-    what refuses assignment, the dict itself is the one ``__init__`` fills (compared in
-    tests/unit/test_partner_call_counting.py)."""
-    result = _new_object(CallResult)
-    fields = result.__dict__
-    fields["outcome"] = outcome
-    fields["http_status"] = status
-    fields["body"] = body
-    fields["error"] = error
-    fields["duration_ms"] = duration
-    fields["raw"] = raw
-    return result
+        return CallResult(outcome, status, body, error, duration, raw)
 
 
 def _ms(started: float, ended: float) -> float:
