@@ -41,14 +41,23 @@ class OfferedExtra:
     net_price: Decimal
     price: Decimal
 
-    def stored(self) -> dict[str, Any]:
+    def stored(self, texts: dict[int, str] | None = None) -> dict[str, Any]:
+        """The item as ``search_vehicles.extras`` keeps it. ``texts``: each price's ``str`` remembered by
+        the price object's identity (the objects alive as long as ``texts``): a search's store shares a few
+        prices among many extras, and a ``str`` of a Decimal costs ~1-2 k instructions (issue 26)."""
+        if texts is None:
+            net_price, price = str(self.net_price), str(self.price)
+        else:
+            net, sell = self.net_price, self.price
+            net_price = texts.get(id(net)) or texts.setdefault(id(net), str(net))
+            price = texts.get(id(sell)) or texts.setdefault(id(sell), str(sell))
         return {
             "id": self.id,
             "partner_extra_id": self.partner_extra_id,
             "name": self.name,
             "pricing_type": self.pricing_type,
-            "net_price": str(self.net_price),
-            "price": str(self.price),
+            "net_price": net_price,
+            "price": price,
         }
 
     @classmethod
@@ -94,10 +103,11 @@ class Offer:
                 return extra
         return None
 
-    def stored(self, policy: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    def stored(self, policy: list[dict[str, Any]] | None = None, texts: dict[int, str] | None = None) -> dict[str, Any]:
         """The row's column values (``extras`` as its JSON items); ``policy``: the cancellation
         policy's ``public()`` when the caller has it already (a search stores many offers sharing
-        their partner's default policy and renders it once)."""
+        their partner's default policy and renders it once); ``texts``: the extras' price texts
+        remembered across the offers (``OfferedExtra.stored``)."""
         return {
             "vehicle_no": self.vehicle_no,
             "partner_id": self.partner_id,
@@ -111,7 +121,7 @@ class Offer:
             "net_price": self.net_price,
             "sell_price": self.sell_price,
             "currency": self.currency,
-            "extras": [e.stored() for e in self.extras],
+            "extras": [e.stored(texts) for e in self.extras],
             "cancellation_policy": self.cancellation_policy.public() if policy is None else policy,
             "leg": self.leg,
         }
@@ -262,7 +272,6 @@ def build_offers(
             extras.append(_extra(next_extra_id, x["id"], x["name"], x["pricing_type"], net, sell_price(net, markup)))
             next_extra_id += 1
         capacity = q["capacity"].__dict__
-        policy = q["cancellation_policy"]
         offers.append(
             _offer(
                 number,
@@ -278,8 +287,7 @@ def build_offers(
                 price,
                 q["currency"],
                 tuple(extras),
-                # policy_of's rule: the vehicle's own policy, else its partner's default
-                from_json(policy) if policy is not None else partner.cancellation_policy or FREE_UNTIL_PICKUP,
+                policy_of(partner, q["cancellation_policy"]),
                 leg,
             )
         )
@@ -291,8 +299,9 @@ def _policy(stored: Any) -> Policy:
     return FREE_UNTIL_PICKUP if stored is None else from_json(stored)
 
 
-def policy_of(partner: PartnerRecord, quote: WireVehicle) -> Policy:
-    """docs/rules/cancellation.md: a policy sent with the vehicle wins over the partner's default."""
-    if quote.cancellation_policy is not None:
-        return from_json(quote.cancellation_policy)
+def policy_of(partner: PartnerRecord, own: Any) -> Policy:
+    """docs/rules/cancellation.md: a policy sent with the vehicle (``own``, its wire
+    ``cancellation_policy``) wins over the partner's default."""
+    if own is not None:
+        return from_json(own)
     return partner.cancellation_policy or FREE_UNTIL_PICKUP

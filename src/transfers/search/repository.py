@@ -35,7 +35,7 @@ from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import search_vehicles, searches
 from transfers.db.types import CENT
-from transfers.search.offers import Offer, OfferedExtra
+from transfers.search.offers import Offer
 from transfers.search.rules import SearchQuery
 
 # Every column is written explicitly, by both paths: a column added later with a server default
@@ -110,18 +110,18 @@ class _SqliteInsert:
         extras_at, policy_at = self.names.index("extras"), self.names.index("cancellation_policy")
         # The extras are made here for each row (and dropped once processed, so their identity could be
         # a later row's): processed each time, never remembered; their prices' texts are remembered
-        # (``_stored_extras``: the price objects are the offers', alive until the end).
+        # (``OfferedExtra.stored``: the price objects are the offers', alive until the end).
         memos: list[tuple[int, Callable[[Any], Any], dict[int, Any]]] = [
             (i, proc, {}) for i, proc in enumerate(self.processors) if proc is not None and i not in (at, extras_at)
         ]
         extras_processor = self.processors[extras_at] or (lambda value: value)
         policies: dict[int, list[dict[str, Any]]] = {}
-        exact: dict[int, str] = {}  # the extras' prices as text (``_stored_extras``)
+        exact: dict[int, str] = {}  # the extras' prices as text (``OfferedExtra.stored``)
         out = []
         for offer in offers:
             row = list(read(offer))
             row.insert(at, None)
-            row[extras_at] = extras_processor(_stored_extras(offer.extras, exact) if offer.extras else [])
+            row[extras_at] = extras_processor([e.stored(exact) for e in offer.extras])
             policy = offer.cancellation_policy
             row[policy_at] = policies.get(id(policy)) or policies.setdefault(id(policy), policy.public())
             for i, proc, memo in memos:
@@ -187,15 +187,13 @@ async def insert_search(
 
 
 def _postgres_rows(offers: list[Offer]) -> list[dict[str, Any]]:
-    """The offers as ``json_to_recordset``'s items: each what ``offer.stored()`` gives (the same keys in
-    the same order, ``extras`` as ``OfferedExtra.stored()``'s items), with its money as the exact
+    """The offers as ``json_to_recordset``'s items: ``offer.stored()`` with its money as the exact
     two-place text (rounded as the Money type rounds), read by PostgreSQL's numeric input: no float on
-    the way. Built here in one dict per offer rather than ``stored()``'s dict then two assignments
-    (issue 26), and what the offers share made once per store: a policy shared by many offers (their
+    the way. What the offers share is made once per store: a policy shared by many offers (their
     partner's default) rendered once; each price object's text made once, the offers' two-place texts
     and the extras' own ``str`` (the partners' quotes and their prices are remembered, ``wire._price``,
-    ``models.sell_price``, and a quantize or a str costs ~1-2 k instructions). By identity, not value:
-    45.1 and 45.10 are equal keys, and every object here is alive until the end (held by the offers)."""
+    ``models.sell_price``, and a quantize or a str costs ~1-2 k instructions; issue 26). By identity, not
+    value: 45.1 and 45.10 are equal keys, and every object here is alive until the end (held by the offers)."""
     policies: dict[int, list[dict[str, Any]]] = {}
     texts: dict[int, str] = {}  # a price's two-place text
     exact: dict[int, str] = {}  # an extra's price as ``str``, as OfferedExtra.stored() writes it
@@ -205,46 +203,12 @@ def _postgres_rows(offers: list[Offer]) -> list[dict[str, Any]]:
         rendered = policies.get(id(policy))
         if rendered is None:
             rendered = policies[id(policy)] = policy.public()
+        row = offer.stored(rendered, exact)
         net, sell = offer.net_price, offer.sell_price
-        vehicles.append(
-            {
-                "vehicle_no": offer.vehicle_no,
-                "partner_id": offer.partner_id,
-                "partner_vehicle_id": offer.partner_vehicle_id,
-                "make": offer.make,
-                "model": offer.model,
-                "type": offer.type,
-                "max_passengers": offer.max_passengers,
-                "suitcases": offer.suitcases,
-                "small_bags": offer.small_bags,
-                "net_price": texts.get(id(net)) or texts.setdefault(id(net), str(net.quantize(CENT))),
-                "sell_price": texts.get(id(sell)) or texts.setdefault(id(sell), str(sell.quantize(CENT))),
-                "currency": offer.currency,
-                "extras": _stored_extras(offer.extras, exact) if offer.extras else [],
-                "cancellation_policy": rendered,
-                "leg": offer.leg,
-            }
-        )
+        row["net_price"] = texts.get(id(net)) or texts.setdefault(id(net), str(net.quantize(CENT)))
+        row["sell_price"] = texts.get(id(sell)) or texts.setdefault(id(sell), str(sell.quantize(CENT)))
+        vehicles.append(row)
     return vehicles
-
-
-def _stored_extras(extras: tuple[OfferedExtra, ...], exact: dict[int, str]) -> list[dict[str, Any]]:
-    """``[e.stored() for e in extras]``, each price's ``str`` taken from ``exact`` (by the price object's
-    identity, its objects alive as long as ``exact``) or made once into it."""
-    stored = []
-    for e in extras:
-        net, price = e.net_price, e.price
-        stored.append(
-            {
-                "id": e.id,
-                "partner_extra_id": e.partner_extra_id,
-                "name": e.name,
-                "pricing_type": e.pricing_type,
-                "net_price": exact.get(id(net)) or exact.setdefault(id(net), str(net)),
-                "price": exact.get(id(price)) or exact.setdefault(id(price), str(price)),
-            }
-        )
-    return stored
 
 
 async def _insert_sqlite(db: Database, search: dict[str, Any], offers: list[Offer]) -> None:
