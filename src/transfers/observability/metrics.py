@@ -111,7 +111,7 @@ def count_partner_call(partner: str, call: str, outcome: str, duration_ms: float
     ``inc`` under its own lock, as prometheus_client's ``Counter.inc`` and ``Histogram.observe`` do
     it), the bucket found by bisection instead of ``observe``'s loop over the bounds: the same
     samples without two method layers, an observability check and the loop per call
-    (tests/unit/test_partner_metrics.py compares them with the library's own calls)."""
+    (tests/unit/test_partner_call_counting.py compares them with the library's own calls)."""
     key = (partner, call, outcome)
     found = _PARTNER_SERIES.get(key)
     if found is None:
