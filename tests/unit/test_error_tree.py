@@ -48,17 +48,10 @@ SKIPPED = ("transfers.migrations",)  # Alembic scripts, loaded by Alembic only
 # failure a surface has to render.
 NOT_DOMAIN = {
     # invariant guards: a caller broke the function's contract (a bug, answered 500)
-    ("transfers.bookings.effects", "ValueError"),
-    ("transfers.bookings.event_effects", "ValueError"),  # a batch of changes names one booking twice
+    ("transfers.bookings.effects", "ValueError"),  # a fast acknowledgement's change asked for its booking
+    ("transfers.bookings.effect_rows", "ValueError"),  # a batch of changes names one booking twice
+    ("transfers.bookings.fast_rows", "ValueError"),  # a shape with a wallet move built without the wallet's CTE
     ("transfers.bookings.lifecycle", "ValueError"),  # update_details_many given one booking twice
-    ("transfers.bookings.effects", "NotImplementedError"),
-    ("transfers.bookings.journal_effects", "NotImplementedError"),  # no fast path completes or ends a booking
-    ("transfers.bookings.ledger_effects", "ValueError"),  # moved from effects: statement and change disagree
-    ("transfers.bookings.ledger_effects", "NotImplementedError"),  # moved from effects: no fast refund
-    (
-        "transfers.bookings.event_effects",
-        "NotImplementedError",
-    ),  # moved from effects: a fast statement changes the status
     ("transfers.bookings.return_trip", "LookupError"),  # as bookings.service: a leg gone right after its write
     ("transfers.bookings.return_trip", "RuntimeError"),  # as bookings.service: no free reservation numbers
     ("transfers.bookings.service", "LookupError"),
