@@ -78,6 +78,8 @@ NOT_DOMAIN = {
     ("partners.wire", "ValueError"): "pydantic validators must raise ValueError",
     ("partners.fields", "ValueError"): "the form parsers pydantic's validators share must raise ValueError",
     ("wallet.amounts", "ValueError"): "the form parsers pydantic's validators share must raise ValueError",
+    ("money", "MoneyError"): "a ValueError: the amount parser pydantic's validators and the forms share",
+    ("money", "UnknownCurrency"): "a ValueError (a MoneyError): the currency parser the validators share",
     ("bookings.incidents.repository", "DuplicateIncident"): "a lost insert race, turned into INCIDENT_EXISTS",
     ("idempotency.fingerprint", "ValueError"): "json.loads(parse_constant=...) hook: caught a line later",
 }
