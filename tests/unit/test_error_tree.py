@@ -79,6 +79,7 @@ NOT_DOMAIN = {
     ("partners.fields", "ValueError"): "the form parsers pydantic's validators share must raise ValueError",
     ("wallet.amounts", "ValueError"): "the form parsers pydantic's validators share must raise ValueError",
     ("money", "MoneyError"): "a ValueError: the amount parser pydantic's validators and the forms share",
+    ("money", "TypeError"): "a bug's guard: Money combined with a number, as Python's own operators say",
     ("money", "UnknownCurrency"): "a ValueError (a MoneyError): the currency parser the validators share",
     ("bookings.incidents.repository", "DuplicateIncident"): "a lost insert race, turned into INCIDENT_EXISTS",
     ("idempotency.fingerprint", "ValueError"): "json.loads(parse_constant=...) hook: caught a line later",
