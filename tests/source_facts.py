@@ -47,6 +47,8 @@ class Facts:
     calls: tuple[tuple[int, str], ...] = ()
     # ``(line, name, annotation)`` of every module-level function's return annotation, as written
     returns: tuple[tuple[int, str, str], ...] = ()
+    # lines of string constants that are SQL text, as this code base writes it (``SQL_TEXT``)
+    sql_texts: tuple[int, ...] = ()
 
 
 def parse(source: str, name: str = "<source>") -> ast.Module:
@@ -185,6 +187,20 @@ def _returns(tree: ast.Module) -> list[tuple[int, str, str]]:
     ]
 
 
+# SQL text starts with a statement's keywords in capitals (tests/unit/test_sql_homes.py); prose does not.
+SQL_TEXT = re.compile(r"^\s*(SELECT\b|INSERT\s+INTO\b|UPDATE\s+\w+\s+SET\b|DELETE\s+FROM\b|WITH\s+\w+\s+AS\b)")
+
+
+def _sql_texts(tree: ast.AST) -> list[int]:
+    return sorted(
+        {
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL_TEXT.match(node.value)
+        }
+    )
+
+
 def _facts(name: str, source: str) -> Facts:
     tree = parse(source, name)
     return Facts(
@@ -194,4 +210,5 @@ def _facts(name: str, source: str) -> Facts:
         tuple(_status_writes(tree)),
         tuple(_calls(tree)),
         tuple(_returns(tree)),
+        tuple(_sql_texts(tree)),
     )
