@@ -14,7 +14,6 @@ on both databases. tests/integration/test_fast_paths_equal.py compares the two p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -31,7 +30,7 @@ from tests.integration.test_fast_paths_equal import (
     written,
 )
 from transfers.bookings import effect_rows, fast_paths, partner_updates
-from transfers.bookings.effect_rows import MOVED, Bump, Insert, Of, Step, WalletMove
+from transfers.bookings.effect_rows import CHANGE, MOVED, Bump, Insert, Of, Step, WalletMove
 from transfers.bookings.effects import EFFECTS, Change
 from transfers.bookings.lifecycle import CREATED_REASON
 from transfers.bookings.models import UNASSIGNED_ID, Booking
@@ -49,32 +48,38 @@ def plain(value: Any) -> Any:
     return orjson.loads(orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS))
 
 
-def assert_the_steps_wrote(
-    steps: Sequence[Step], diff: dict[str, Any], *, not_effects: frozenset[str] = frozenset()
-) -> None:
-    """Each step of ``steps`` is one row of ``diff`` (``written``: the rows a change added), and
-    every added row but the booking's, the wallet's new balance and ``not_effects`` is one step's."""
+def assert_the_steps_wrote(change: Change, diff: dict[str, Any], *, not_effects: frozenset[str] = frozenset()) -> None:
+    """Each step of ``change``'s effects is one row of ``diff`` (``written``: the rows a change
+    added), and every added row but the booking's, the wallet's new balance and ``not_effects`` is
+    one step's."""
+    steps = steps_of(change)
     added = {table: list(rows) for table, (rows, _) in diff.items() if table not in not_effects}
     (booking,) = added.pop("bookings")
     wallets = added.pop("wallets", [])
     made: dict[int, dict[str, Any]] = {}
 
-    def value(v: Any) -> Any:
-        if not isinstance(v, Of):
-            return plain(v)
+    def value(v: Of) -> Any:
+        if v.step is CHANGE:
+            return plain(getattr(change, v.column))
         found = booking[v.column] if v.step is MOVED else made[id(v.step)][v.column]
         return found + v.plus if v.plus else found
 
     for step in steps:
         if isinstance(step, WalletMove):
             (wallet,) = wallets
-            made[id(step)] = {"id": wallet["id"], "balance": wallet["balance"], "currency": wallet["currency"]}
+            made[id(step)] = {
+                "id": wallet["id"],
+                "balance": wallet["balance"],
+                "currency": wallet["currency"],
+                "delta": plain(step.delta),
+            }
         elif isinstance(step, Bump):
             made[id(step)] = {"event_sequence": booking["event_sequence"]}
         else:
             assert isinstance(step, Insert), step
-            name, skip = step.table.name, RANDOM_COLUMNS.get(step.table.name, set())
-            expected = {k: value(v) for k, v in step.values.items() if k not in skip}
+            name, skip = step.table, RANDOM_COLUMNS.get(step.table, set())
+            expected = {k: plain(v) for k, v in step.values.items() if k not in skip}
+            expected.update((k, value(v)) for k, v in step.made.items())
             found = [row for row in added.get(name, []) if all(row[k] == v for k, v in expected.items())]
             assert len(found) == 1, (name, expected, added.get(name))
             added[name].remove(found[0])
@@ -117,7 +122,7 @@ async def test_a_creation_writes_exactly_its_effects_rows(
     )
     diff = written(before, await snapshot(db))
     assert ("ledger_entries" in diff) is (pay_type == "wallet")
-    assert_the_steps_wrote(steps_of(change), diff)
+    assert_the_steps_wrote(change, diff)
 
 
 @pytest.mark.parametrize("way", ["fast", "general"])
@@ -166,7 +171,7 @@ async def test_an_acknowledgement_writes_exactly_its_effects_rows(
         )
     assert moved is not None and moved.status is BookingStatus.PENDING_APPROVAL
     diff = written(before, await snapshot(db))
-    assert_the_steps_wrote(steps_of(change), diff, not_effects=frozenset({"outbox", "delivery_attempts"}))
+    assert_the_steps_wrote(change, diff, not_effects=frozenset({"outbox", "delivery_attempts"}))
 
 
 def test_a_step_that_needs_a_read_makes_the_fast_statement_step_aside() -> None:

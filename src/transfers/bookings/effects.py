@@ -38,11 +38,10 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import effect_rows, event_effects, hosted_capacity, journal_effects, ledger_effects
-from transfers.bookings.effect_rows import BOOKING_ID, Call, Insert, Step
+from transfers.bookings import effects_repository, event_effects, hosted_capacity, journal_effects, ledger_effects
+from transfers.bookings.effect_rows import BOOKING_ID, NOW, Call, Insert, Step
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus
-from transfers.db.tables import booking_transitions, outbox
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery.models import NewMessage
 from transfers.partners.calls import MessageKind
@@ -98,19 +97,17 @@ def status_values(target: BookingStatus, now: Any, fields: Mapping[str, Any] | N
 
 def audit_rows(change: Change) -> list[Step]:
     """The ``booking_transitions`` row: when, who, from, to, why."""
-    return [
-        Insert(
-            booking_transitions,
-            {
-                "booking_id": BOOKING_ID,
-                "from_status": change.from_status.value if change.from_status is not None else None,
-                "to_status": change.to_status.value,
-                "actor": change.actor,
-                "reason": change.reason,
-                "created_at": change.now,
-            },
-        )
-    ]
+    known = {
+        "from_status": change.from_status.value if change.from_status is not None else None,
+        "to_status": change.to_status.value,
+        "actor": change.actor,
+        "reason": change.reason,
+    }
+    return [Insert("booking_transitions", known, _OF_THE_CHANGE)]
+
+
+_OF_THE_CHANGE = {"booking_id": BOOKING_ID, "created_at": NOW}
+_OF_THE_BOOKING = {"booking_id": BOOKING_ID}
 
 
 # --- outbox messages ---------------------------------------------------------------------------------
@@ -118,9 +115,7 @@ def audit_rows(change: Change) -> list[Step]:
 
 def message_rows(change: Change) -> list[Step]:
     """The outbox messages the change sends to the partner, each answered by its ``webhook_id``."""
-    return [
-        Insert(outbox, {**message.values(), "booking_id": BOOKING_ID}, key="webhook_id") for message in change.messages
-    ]
+    return [Insert("outbox", message.values(), _OF_THE_BOOKING, key="webhook_id") for message in change.messages]
 
 
 def update_message(booking: Booking, payload: dict[str, Any], now: datetime) -> NewMessage:
@@ -181,14 +176,14 @@ async def write_effects(conn: AsyncConnection, change: Change) -> dict[str, int]
     for effect in EFFECTS:
         steps = effect.rows(change)
         if steps:
-            ids.update(await effect_rows.write_steps(conn, change, steps))
+            ids.update(await effects_repository.write_steps(conn, change, steps))
     return ids
 
 
 async def write_effects_many(conn: AsyncConnection, changes: Sequence[Change]) -> dict[str, int]:
     """``write_effects`` of every one of ``changes`` (all in the caller's transaction, all ``now``
     alike), effect by effect, each effect's rows for all changes in as few statements as it can
-    (``effect_rows.write_steps_many``: a return trip's pair, docs/rules/return-trips.md#create; a
+    (``effects_repository.write_steps_many``: a return trip's pair, docs/rules/return-trips.md#create; a
     flight watch pass's moves, docs/rules/flights.md#watching). Answers the ids of the outbox
     messages by webhook id (a return trip's deliveries need them)."""
     ids: dict[str, int] = {}
@@ -197,5 +192,5 @@ async def write_effects_many(conn: AsyncConnection, changes: Sequence[Change]) -
     for effect in EFFECTS:
         planned = [(change, steps) for change in changes if (steps := effect.rows(change))]
         if planned:
-            ids.update(await effect_rows.write_steps_many(conn, planned, now=changes[0].now))
+            ids.update(await effects_repository.write_steps_many(conn, planned, now=changes[0].now))
     return ids

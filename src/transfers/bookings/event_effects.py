@@ -4,7 +4,7 @@ of ``effects.EFFECTS``, and the events of a booking that are not a change of its
 Each change's webhook events (``client_events/events.py`` decides which), with the booking's next
 ``sequence`` numbers and the BookingResource as of the change; the worker fans them out to the
 client's endpoints later, so a change costs one INSERT whatever the number of endpoints. Every row
-is built by ``_row``, so a new event of either kind has the same columns; ``event_rows`` is the rule
+takes its own columns from ``_event``, so a new event of either kind has the same columns; ``event_rows`` is the rule
 both the general path and the fast statements write (``bookings/effect_rows.py``).
 """
 
@@ -16,38 +16,26 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import repository as repo
-from transfers.bookings.effect_rows import BOOKING_ID, MOVED, Bump, Insert, Of, Step
+from transfers.bookings.effect_rows import BOOKING_ID, CLIENT_ID, NOW, Bump, Insert, Of, Step
 from transfers.bookings.models import Booking
 from transfers.bookings.resource import booking_resource
 from transfers.client_events import events as client_events
 from transfers.client_events import repository as events_repo
-from transfers.db.tables import client_events as events_table
 
 if TYPE_CHECKING:
     from transfers.bookings.effects import Change
 
 
-def _row(
-    client_id: Any,
-    booking_id: Any,
-    kind: str,
-    sequence: Any,
-    status: str,
-    previous_status: str | None,
-    snapshot: dict[str, Any] | None,
-    now: datetime,
-    data: dict[str, Any] | None,
+def _event(
+    kind: str, status: str, previous_status: str | None, snapshot: dict[str, Any] | None, data: dict[str, Any] | None
 ) -> dict[str, Any]:
+    """The columns of an event of either kind that are its own (not the booking's, its number or time)."""
     return {
         "event_id": client_events.new_event_id(),
-        "client_id": client_id,
-        "booking_id": booking_id,
         "type": kind,
-        "sequence": sequence,
         "status": status,
         "previous_status": previous_status,
         "booking": snapshot,
-        "created_at": now,
         "data": data,
     }
 
@@ -75,23 +63,20 @@ def event_rows(change: Change) -> list[Step]:
         steps.append(bump)
     last = (change.moved.event_sequence or 1) if bump is None else 0
     snapshot = None if booking is None else booking_resource(booking, change.now)
-    status, client_id = change.to_status.value, Of(MOVED, "client_id")
+    status = change.to_status.value
     for i, spec in enumerate(specs):
         back = count - 1 - i  # the last event takes the last number
-        sequence = last - back if bump is None else Of(bump, "event_sequence", -back)
-        row = _row(
-            client_id,
-            BOOKING_ID,
-            spec.type.value,
-            sequence,
-            status,
-            spec.previous_status,
-            snapshot,
-            change.now,
-            spec.data,
-        )
-        steps.append(Insert(events_table, row))
+        # ``data``: e.g. booking.pickup_time_changed's previous pickup and reason
+        known = _event(spec.type.value, status, spec.previous_status, snapshot, spec.data)
+        if bump is None:
+            known["sequence"] = last - back
+            steps.append(Insert("client_events", known, _MADE))
+        else:
+            steps.append(Insert("client_events", known, {**_MADE, "sequence": Of(bump, "event_sequence", -back)}))
     return steps
+
+
+_MADE = {"client_id": CLIENT_ID, "booking_id": BOOKING_ID, "created_at": NOW}
 
 
 async def write_incident_event(
@@ -107,15 +92,11 @@ async def write_incident_event(
     sequence = await repo.bump_event_sequence(conn, booking.id, 1)
     snapshot = booking_resource(booking, now)
     # ``data`` is merged into the body's data (``events.booking_data``)
-    row = _row(
-        booking.client_id,
-        booking.id,
-        kind.value,
-        sequence,
-        booking.status.value,
-        None,
-        snapshot,
-        now,
-        {"incident": incident},
-    )
+    row = {
+        **_event(kind.value, booking.status.value, None, snapshot, {"incident": incident}),
+        "client_id": booking.client_id,
+        "booking_id": booking.id,
+        "sequence": sequence,
+        "created_at": now,
+    }
     await events_repo.insert_events(conn, [row])

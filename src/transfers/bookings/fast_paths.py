@@ -160,10 +160,14 @@ def _created_step(
     plan = fast_plan(lifecycle.effect_steps(change))
     if plan is None or plan.bumped:
         return None
-    params = {f"bk_{k}": v for k, v in values.items()}
+    keys = tuple(values)
+    names = _BOOKING_NAMES.get(keys)
+    if names is None:
+        names = _BOOKING_NAMES[keys] = tuple(f"bk_{k}" for k in keys)
+    params = dict(zip(names, values.values(), strict=True))
     params.update(plan.params)
     message_id = next(column for column, key in plan.keyed if key == message.webhook_id)
-    return _created_statement(tuple(values), plan), params, message_id
+    return _created_statement(keys, plan), params, message_id
 
 
 def _stored(row: dict[str, Any], message: NewMessage, message_id: str) -> tuple[int, OutboxMessage]:
@@ -172,6 +176,7 @@ def _stored(row: dict[str, Any], message: NewMessage, message_id: str) -> tuple[
 
 
 _CREATED: dict[tuple[tuple[str, ...], Shape], DirectStatement] = {}
+_BOOKING_NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}  # the booking's bind names, by its columns
 
 
 # Fast statement 1 of 2 (frozen: new writes take the general path, see the module docstring).
@@ -200,7 +205,7 @@ def _created_statement(keys: tuple[str, ...], plan: FastPlan) -> DirectStatement
         )
     else:
         b = insert(bookings).values(booking).returning(*bookings.c).cte("b")
-    ctes, keyed = step_ctes(plan.shape, b, wallet)
+    ctes, keyed = step_ctes(plan.shape, b, wallet, now)
     answered: FromClause = b
     for cte in keyed.values():
         answered = answered.join(cte, true())
@@ -248,7 +253,7 @@ def _acknowledge_statement(plan: FastPlan) -> DirectStatement:
         .cte("b")
     )
     f = statement_pieces.delivered_fragment(b, now)
-    ctes, _ = step_ctes(plan.shape, b, None)
+    ctes, _ = step_ctes(plan.shape, b, None, now)
     statement = DirectStatement(
         select(*b.c, f.c.id.label("finished_id"))
         .select_from(b.outerjoin(f, true()))

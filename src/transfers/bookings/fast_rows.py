@@ -18,21 +18,21 @@ first) has no shape, and the caller takes the general path for that change.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import CTE, ColumnElement, FromClause, bindparam, insert, select, true
 
-from transfers.bookings.effect_rows import MOVED, Bump, Insert, Of, Step, WalletMove
+from transfers.bookings.effect_rows import CHANGE, MOVED, Bump, Insert, Step, WalletMove
 from transfers.db.tables import metadata
+from transfers.wallet import repository as wallet_repo
 
-# One part of a shape per step: ("wallet",), ("bump", count) or ("insert", table, columns, keyed), where
-# each column is its name (a bound value) or (name, step index or -1 for the moved row, column, plus).
+# One part of a shape per step: ("wallet",), ("bump", count) or an insert's (table, columns, made, keyed):
+# ``columns`` are bound as ``s{i}_{column}``; ``made`` names the columns whose value the statement makes,
+# each (column, step index or -1 for the moved row or -2 for the change, that row's column, plus).
 Shape = tuple[Any, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class FastPlan:
+class FastPlan(NamedTuple):
     """One change's steps as a statement's shape and this run's bind values."""
 
     shape: Shape
@@ -43,7 +43,10 @@ class FastPlan:
 
 
 def fast_plan(steps: Sequence[Step]) -> FastPlan | None:
-    """``steps`` as a fast statement's shape and parameters, or None when a step has no SQL form."""
+    """``steps`` as a fast statement's shape and parameters, or None when a step has no SQL form.
+
+    This runs on every create, so a row's known values are bound without a look at each (``zip``
+    with its bind names, cached by position and columns); only its ``made`` values are read."""
     index: dict[int, int] = {}
     shape: list[Any] = []
     params: dict[str, Any] = {}
@@ -52,23 +55,25 @@ def fast_plan(steps: Sequence[Step]) -> FastPlan | None:
     for i, step in enumerate(steps):
         index[id(step)] = i
         if type(step) is Insert:
-            columns: list[Any] = []
-            for name, value in step.values.items():
-                if type(value) is Of:
-                    target = value.step
-                    columns.append((name, -1 if target is MOVED else index[id(target)], value.column, value.plus))
-                else:
-                    columns.append(name)
-                    params[f"s{i}_{name}"] = value
+            values = step.values
+            columns = tuple(values)
+            names = _NAMES.get((i, columns))
+            if names is None:
+                names = _NAMES[(i, columns)] = tuple(f"s{i}_{name}" for name in columns)
+            params.update(zip(names, values.values(), strict=True))
+            made: list[Any] = []
+            for name, of in step.made.items():
+                target = of.step
+                made.append((name, _MARKERS.get(id(target)) or index[id(target)], of.column, of.plus))
             if step.key is not None:
-                keyed.append((f"s{i}_id", str(step.values[step.key])))
-            shape.append(("insert", step.table.name, tuple(columns), step.key is not None))
+                keyed.append((f"s{i}_id", str(values[step.key])))
+            shape.append((step.table, columns, tuple(made), step.key is not None))
         elif type(step) is WalletMove:
             if wallet:
                 return None  # one wallet move per statement (its bind names are the repository's)
             wallet = True
             params["w_client_id"], params["w_delta"] = step.client_id, step.delta
-            shape.append(("wallet",))
+            shape.append(_WALLET)
         elif type(step) is Bump:
             bumped += step.count
             shape.append(("bump", step.count))
@@ -77,16 +82,25 @@ def fast_plan(steps: Sequence[Step]) -> FastPlan | None:
     return FastPlan(tuple(shape), params, tuple(keyed), wallet, bumped)
 
 
-def step_ctes(shape: Shape, moved: CTE, wallet: CTE | None) -> tuple[list[CTE], dict[str, CTE]]:
-    """The CTEs of a shape's rows over ``moved`` (the booking row written, ``RETURNING *``) and
-    ``wallet`` (the wallet move's UPDATE ``RETURNING id, balance, currency``); and the keyed rows'
-    CTEs by result column, for the statement to answer their ids."""
+_MOVED, _CHANGE = -1, -2
+_MARKERS = {id(MOVED): _MOVED, id(CHANGE): _CHANGE}
+_NAMES: dict[tuple[int, tuple[str, ...]], tuple[str, ...]] = {}  # a row's bind names, by position and columns
+_WALLET = ("wallet",)
+
+
+def step_ctes(
+    shape: Shape, moved: CTE, wallet: CTE | None, now: ColumnElement[Any]
+) -> tuple[list[CTE], dict[str, CTE]]:
+    """The CTEs of a shape's rows over ``moved`` (the booking row written, ``RETURNING *``),
+    ``wallet`` (the wallet move's UPDATE ``RETURNING id, balance, currency``) and ``now`` (the
+    statement's bind of the change's instant); and the keyed rows' CTEs by result column, for the
+    statement to answer their ids."""
     made: list[FromClause] = []
     ctes: list[CTE] = []
     keyed: dict[str, CTE] = {}
     last: dict[str, CTE] = {}  # of each table, the CTE of its latest row
     for i, part in enumerate(shape):
-        if part[0] == "wallet":
+        if part == _WALLET:
             if wallet is None:
                 raise ValueError("a wallet move needs the statement's wallet CTE")
             made.append(wallet)
@@ -94,22 +108,22 @@ def step_ctes(shape: Shape, moved: CTE, wallet: CTE | None) -> tuple[list[CTE], 
         if part[0] == "bump":
             made.append(moved)  # the booking UPDATE took the numbers: ``event_sequence`` is the last
             continue
-        _, name, columns, is_keyed = part
+        name, columns, refs, is_keyed = part
         table = metadata.tables[name]
-        names, values, sources = [], [], [moved]
-        for column in columns:
+        values: list[ColumnElement[Any]] = [bindparam(f"s{i}_{c}", type_=table.c[c].type) for c in columns]
+        sources: list[FromClause] = [moved]
+        for _, target, column, plus in refs:
             value: ColumnElement[Any]
-            if isinstance(column, str):
-                names.append(column)
-                value = bindparam(f"s{i}_{column}", type_=table.c[column].type)
+            if target == _CHANGE:
+                value = now  # the one ``now`` of the change (``NOW``)
+            elif target != _MOVED and made[target] is wallet and column == "delta":
+                value = wallet_repo.DELTA  # the wallet move's own bind
             else:
-                target, ref, source_column, plus = column
-                source = moved if ref == -1 else made[ref]
-                names.append(target)
-                value = source.c[source_column] + plus if plus else source.c[source_column]
+                source = moved if target == _MOVED else made[target]
+                value = source.c[column]
                 if all(source is not s for s in sources):
                     sources.append(source)
-            values.append(value)
+            values.append(value + plus if plus else value)
         # Each CTE writes one row (or none). Selecting from the same table's row before it makes
         # PostgreSQL write them in the steps' order, so their ids run as the general path's do.
         before = last.get(name)
@@ -118,7 +132,12 @@ def step_ctes(shape: Shape, moved: CTE, wallet: CTE | None) -> tuple[list[CTE], 
         joined: FromClause = sources[0]
         for source in sources[1:]:
             joined = joined.join(source, true())
-        cte = insert(table).from_select(names, select(*values).select_from(joined)).returning(table.c.id).cte(f"s{i}")
+        cte = (
+            insert(table)
+            .from_select([*columns, *(ref[0] for ref in refs)], select(*values).select_from(joined))
+            .returning(table.c.id)
+            .cte(f"s{i}")
+        )
         made.append(cte)
         ctes.append(cte)
         last[name] = cte

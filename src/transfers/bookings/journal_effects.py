@@ -44,12 +44,11 @@ from transfers.accounting.journal import (
 )
 from transfers.accounting.periods import period_of
 from transfers.bookings import cancelling
-from transfers.bookings.effect_rows import BOOKING_ID, Call, Insert, Of, OpenPeriod, Step
+from transfers.bookings.effect_rows import BOOKING_ID, NOW, Call, Insert, Of, OpenPeriod, Step
 from transfers.bookings.incidents import repository as incidents_repo
 from transfers.bookings.models import Booking
 from transfers.bookings.state import REFUNDING, BookingStatus
 from transfers.clients.models import REVERSE_API_PAY_TYPE
-from transfers.db.tables import journal_entries, journal_lines
 
 if TYPE_CHECKING:
     from transfers.bookings.effects import Change
@@ -86,8 +85,10 @@ def planned_entries(change: Change) -> list[NewEntry]:
                     THIRD_PARTY_REFUND, booking.currency, PLATFORM, WORLD, refund, booking_id=booking.id, note=note
                 )
             )
+    if change.from_status is None or not moved_status:
+        return entries  # a creation, or a change of details: no partner line
     account = partner(booking.partner_id)
-    if change.from_status is not None and moved_status and change.to_status is S.COMPLETED:
+    if change.to_status is S.COMPLETED:
         entries.append(
             transfer(
                 PartnerLine.RIDE.value,
@@ -99,7 +100,7 @@ def planned_entries(change: Change) -> list[NewEntry]:
             )
         )
     fee = booking.cancellation_fee
-    if moved_status and change.to_status is S.CANCELLED and fee is not None and fee > 0:
+    if change.to_status is S.CANCELLED and fee is not None and fee > 0:
         share = earnings.cancellation_fee(fee, booking.net_total, booking.total)
         if share != 0:
             entries.append(
@@ -140,12 +141,12 @@ def entry_steps(entry: NewEntry, now: datetime, *, booking_id: Any = None) -> li
         entry.kind,
         entry.currency,
         [(leg.account.kind, leg.account.owner_id, leg.amount) for leg in entry.legs],
-        now,
         booking_id=entry.booking_id if booking_id is None else booking_id,
         ledger_entry_id=entry.ledger_entry_id,
         note=entry.note,
         reference=entry.reference,
         actor=entry.actor,
+        now=now,
     )
 
 
@@ -153,53 +154,47 @@ def entry_rows(
     kind: str,
     currency: Any,
     legs: Sequence[tuple[AccountKind, Any, Decimal]],
-    now: datetime,
     *,
     booking_id: Any,
+    now: datetime,
     ledger_entry_id: Any = None,
     note: str | None = None,
     reference: str | None = None,
     actor: str | None = None,
 ) -> list[Step]:
     """One journal entry and its lines (balanced: ``journal.NewEntry`` checks it for a plain entry)
-    as ``journal_repo.post_many`` writes them; ``currency``, owners and ids may be values the write
-    makes (``Of``: a wallet move's). A partner's line counts in its open month (``OpenPeriod``, read:
-    the general path only), the others in ``now``'s."""
-    entry = Insert(
-        journal_entries,
-        {
-            "kind": kind,
-            "currency": currency,
-            "booking_id": booking_id,
-            "ledger_entry_id": ledger_entry_id,
-            "note": note,
-            "reference": reference,
-            "actor": actor,
-            "created_at": now,
-        },
-    )
+    as ``journal_repo.post_many`` writes them; ``currency``, an owner, the booking's and the ledger
+    entry's id may be values the write makes (``Of``: a wallet move's). A partner's line counts in
+    its open month (``OpenPeriod``, read: the general path only), the others in ``now``'s."""
+    known: dict[str, Any] = {"kind": kind, "note": note, "reference": reference, "actor": actor}
+    made: dict[str, Of] = {"created_at": NOW}
+    for column, value in (("currency", currency), ("booking_id", booking_id), ("ledger_entry_id", ledger_entry_id)):
+        if type(value) is Of:
+            made[column] = value
+        else:
+            known[column] = value
+    entry = Insert("journal_entries", known, made)
     steps: list[Step] = [entry]
     month = period_of(now)
+    entry_id = Of(entry, "id")
     for account, owner_id, amount in legs:
-        period: Any = month
+        line: dict[str, Any] = {"account": account.value, "amount": amount}
+        line_made: dict[str, Of] = {"entry_id": entry_id, "created_at": NOW}
+        if type(owner_id) is Of:
+            line_made["owner_id"] = owner_id
+        else:
+            line["owner_id"] = owner_id
+        if type(currency) is Of:
+            line_made["currency"] = currency
+        else:
+            line["currency"] = currency
         if account is AccountKind.PARTNER:
             opened = OpenPeriod(owner_id, currency)
             steps.insert(0, opened)
-            period = Of(opened, "period")
-        steps.append(
-            Insert(
-                journal_lines,
-                {
-                    "entry_id": Of(entry, "id"),
-                    "account": account.value,
-                    "owner_id": owner_id,
-                    "currency": currency,
-                    "amount": amount,
-                    "period": period,
-                    "created_at": now,
-                },
-            )
-        )
+            line_made["period"] = Of(opened, "period")
+        else:
+            line["period"] = month
+        steps.append(Insert("journal_lines", line, line_made))
     return steps
 
 

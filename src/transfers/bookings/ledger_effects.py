@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING
 
 from transfers.accounting.journal import AccountKind
 from transfers.bookings import cancelling, journal_effects
-from transfers.bookings.effect_rows import BOOKING_ID, Insert, Of, Step, WalletMove
+from transfers.bookings.effect_rows import BOOKING_ID, NOW, Insert, Of, Step, WalletMove
 from transfers.bookings.state import REFUNDING, BookingStatus
 from transfers.clients.models import REVERSE_API_PAY_TYPE
-from transfers.db.tables import ledger_entries
 from transfers.wallet.ledger import LedgerKind, signed_amount
 
 if TYPE_CHECKING:
@@ -67,14 +66,13 @@ def ledger_rows(change: Change) -> list[Step]:
     wallet = WalletMove(move.client_id, delta)
     wallet_id = Of(wallet, "id")
     entry = Insert(
-        ledger_entries,
+        "ledger_entries",
+        {"kind": move.kind.value, "note": move.note},
         {
             "wallet_id": wallet_id,
-            "kind": move.kind.value,
-            "amount": delta,
+            "amount": Of(wallet, "delta"),
             "booking_id": BOOKING_ID,
-            "note": move.note,
-            "created_at": change.now,
+            "created_at": NOW,
             "balance_after": Of(wallet, "balance"),
         },
     )
@@ -83,9 +81,9 @@ def ledger_rows(change: Change) -> list[Step]:
         move.kind.value,
         Of(wallet, "currency"),
         [(AccountKind.WALLET, wallet_id, delta), (counter.kind, counter.owner_id, -delta)],
-        change.now,
         booking_id=BOOKING_ID,
         ledger_entry_id=Of(entry, "id"),
         note=move.note,
+        now=change.now,
     )
     return [wallet, entry, *journal]
