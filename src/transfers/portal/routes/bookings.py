@@ -19,7 +19,6 @@ from transfers.bookings import partner_updates, reverse
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import could_exist
-from transfers.console.forms import text
 from transfers.hosted import repository as repo
 from transfers.incidents import service as incidents
 from transfers.incidents.models import Incident
@@ -30,6 +29,7 @@ from transfers.portal.ride_panel import ride_panel
 from transfers.portal.wording import accept_by
 from transfers.services import Services
 from transfers.tracking.driver import EVENT_LABELS, STAGE_LABELS
+from transfers.webauth.forms import text
 
 router = APIRouter()
 LIMIT = 200
