@@ -15,9 +15,9 @@ from starlette.requests import ClientDisconnect, Request
 
 from transfers.api import metrics as api_metrics
 from transfers.api.deps import header_value, json_object
-from transfers.errors import DomainError
 from transfers.api.metrics import ResponseSeen, observe_request
 from transfers.api.ratelimit import Bucket, RateLimiter
+from transfers.errors import DomainError
 from transfers.observability import metrics
 from transfers.search import service
 

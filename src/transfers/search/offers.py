@@ -265,7 +265,9 @@ def build_offers(
         for extra in q["extras"]:
             x = extra.__dict__
             net = x["price"]
-            extras.append(OfferedExtra(next_extra_id, x["id"], x["name"], x["pricing_type"], net, sell_price(net, markup)))
+            extras.append(
+                OfferedExtra(next_extra_id, x["id"], x["name"], x["pricing_type"], net, sell_price(net, markup))
+            )
             next_extra_id += 1
         capacity = q["capacity"].__dict__
         offers.append(
