@@ -63,13 +63,13 @@ def _run_gracefully(server: uvicorn.Server, listener: socket.socket) -> None:
             signal.signal(sig, signal.SIG_DFL)
             signal.raise_signal(sig)
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        previous[sig] = signal.signal(sig, handled)
+    for each in (signal.SIGINT, signal.SIGTERM):
+        previous[each] = signal.signal(each, handled)
     try:
         server.run(sockets=[listener])
     finally:
-        for sig, before in previous.items():
-            signal.signal(sig, before)
+        for number, before in previous.items():
+            signal.signal(number, before)
 
 
 @click.command("serve")
