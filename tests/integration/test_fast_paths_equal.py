@@ -36,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tests.conftest import ClientFactory, PartnerFactory
 from tests.helpers import booking_row
-from transfers.bookings import fast_paths, flight_repository, partner_updates
+from transfers.bookings import fast_paths, partner_updates
 from transfers.bookings import repository as booking_repo
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import new_reservation_no
@@ -46,6 +46,7 @@ from transfers.db.engine import Database
 from transfers.db.tables import metadata
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery.models import OutboxMessage
+from transfers.flights import repository as flight_repository
 from transfers.partners.calls import MessageKind
 from transfers.wallet.ledger import InsufficientBalance
 

@@ -17,7 +17,7 @@ import phonenumbers
 from email_validator import EmailNotValidError, validate_email
 
 from transfers.errors import Code, Invalid, NotFound
-from transfers.flights.numbers import normalise
+from transfers.reference.flights import normalise
 from transfers.search.offers import Offer, OfferedExtra
 from transfers.search.rules import is_int
 
