@@ -47,6 +47,11 @@ class Facts:
     calls: tuple[tuple[int, str], ...] = ()
     # ``(line, name, annotation)`` of every module-level function's return annotation, as written
     returns: tuple[tuple[int, str, str], ...] = ()
+    # lines of string constants that are SQL text, as this code base writes it (``SQL_TEXT``)
+    sql_texts: tuple[int, ...] = ()
+    # ``(line, what)`` of every ``raise X`` / ``raise X(...)``: ``what`` is ``X`` as written (the
+    # called expression of a call); a bare ``raise`` is not listed
+    raises: tuple[tuple[int, str], ...] = ()
 
 
 def parse(source: str, name: str = "<source>") -> ast.Module:
@@ -84,20 +89,20 @@ def snippet_facts(sources: Iterable[str]) -> list[Facts]:
 # --- the facts ---------------------------------------------------------------------------------------
 
 
-def _type_checking_lines(tree: ast.Module) -> set[int]:
+def _type_checking_lines(nodes: list[ast.AST]) -> set[int]:
     """The lines of the ``if TYPE_CHECKING:`` blocks (their imports do not run)."""
     lines: set[int] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             for child in node.body:
                 lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
     return lines
 
 
-def _imports(tree: ast.Module) -> list[Import]:
-    guarded = _type_checking_lines(tree)
+def _imports(nodes: list[ast.AST]) -> list[Import]:
+    guarded = _type_checking_lines(nodes)
     found: list[Import] = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             found += [Import(node.lineno, alias.name, 0, False, (), node.lineno in guarded) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -141,9 +146,9 @@ def _sets_status(values: ast.Call) -> bool:
     return False
 
 
-def _status_writes(tree: ast.AST) -> list[int]:
+def _status_writes(nodes: list[ast.AST]) -> list[int]:
     found: list[int] = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and _RAW.search(node.value):
             found.append(node.lineno)
         if _dml_on_bookings(node) == "insert":
@@ -166,9 +171,9 @@ def _status_writes(tree: ast.AST) -> list[int]:
 WATCHED_CALLS = frozenset({"write_one", "write_all", "fast_pieces", "fast_params"})
 
 
-def _calls(tree: ast.AST) -> list[tuple[int, str]]:
+def _calls(nodes: list[ast.AST]) -> list[tuple[int, str]]:
     found = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
@@ -185,13 +190,39 @@ def _returns(tree: ast.Module) -> list[tuple[int, str, str]]:
     ]
 
 
+# SQL text starts with a statement's keywords in capitals (tests/unit/test_sql_homes.py); prose does not.
+SQL_TEXT = re.compile(r"^\s*(SELECT\b|INSERT\s+INTO\b|UPDATE\s+\w+\s+SET\b|DELETE\s+FROM\b|WITH\s+\w+\s+AS\b)")
+
+
+def _sql_texts(nodes: list[ast.AST]) -> list[int]:
+    return sorted(
+        {
+            node.lineno
+            for node in nodes
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL_TEXT.match(node.value)
+        }
+    )
+
+
+def _raises(nodes: list[ast.AST]) -> list[tuple[int, str]]:
+    found = []
+    for node in nodes:
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            found.append((node.lineno, ast.unparse(target)))
+    return sorted(found)
+
+
 def _facts(name: str, source: str) -> Facts:
     tree = parse(source, name)
+    nodes = list(ast.walk(tree))  # walked once: each fact reads the list
     return Facts(
         name,
-        tuple(_imports(tree)),
-        tuple(sorted(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Assert))),
-        tuple(_status_writes(tree)),
-        tuple(_calls(tree)),
+        tuple(_imports(nodes)),
+        tuple(sorted(n.lineno for n in nodes if isinstance(n, ast.Assert))),
+        tuple(_status_writes(nodes)),
+        tuple(_calls(nodes)),
         tuple(_returns(tree)),
+        tuple(_sql_texts(nodes)),
+        tuple(_raises(nodes)),
     )

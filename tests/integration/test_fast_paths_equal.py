@@ -284,7 +284,7 @@ async def test_a_third_partys_one_statement_create_journals_its_payment_as_the_g
 def pair_values(
     client_id: int, partner_id: int, numbers: tuple[str, str], trip_id: str, watch_id: int, now: datetime
 ) -> list[dict[str, Any]]:
-    """A return trip's two legs as ``bookings/return_trip.create_trip`` gives them: the trip's columns,
+    """A return trip's two legs as ``returns/service.create_trip`` gives them: the trip's columns,
     the way out's flight watch (the way back has none: its key is missing, as when its pickup is no
     airport), the way back later and from the way out's dropoff."""
     out = create_values(client_id, partner_id, numbers[0], now)

@@ -13,11 +13,11 @@
 
 from __future__ import annotations
 
-import ast
 import builtins
 import importlib
 import inspect
 import pkgutil
+import re
 import sys
 import typing
 from pathlib import Path
@@ -26,7 +26,7 @@ from types import ModuleType
 import pytest
 
 import transfers
-from tests.source_facts import parse
+from tests.source_facts import file_facts
 from transfers.errors import Conflict, DomainError, Invalid, NotFound, Refused, Unavailable
 
 # Packages (below ``transfers``) whose raises are not judged, and why.
@@ -54,8 +54,8 @@ NOT_DOMAIN = {
     ("bookings.journal_effects", "NotImplementedError"): "a bug's guard: no fast path completes or ends a booking",
     ("bookings.ledger_effects", "ValueError"): "a bug's guard: statement and change disagree",
     ("bookings.ledger_effects", "NotImplementedError"): "a bug's guard: there is no fast refund",
-    ("bookings.return_trip", "LookupError"): "a broken database: a leg gone right after its write",
-    ("bookings.return_trip", "RuntimeError"): "a broken database: no free reservation numbers",
+    ("returns.service", "LookupError"): "a broken database: a leg gone right after its write",
+    ("returns.service", "RuntimeError"): "a broken database: no free reservation numbers",
     ("bookings.service", "LookupError"): "a broken database: a booking gone right after its creation",
     ("bookings.service", "RuntimeError"): "a broken database: no free reservation numbers",
     ("bookings.partner_answers", "TypeError"): "a bug's guard: a create's answer of another type",
@@ -114,35 +114,27 @@ def test_no_two_exception_classes_share_a_name() -> None:
     assert len(homes) > 30  # the walk found the code base's exceptions
 
 
-def _resolve(module: ModuleType, node: ast.expr) -> object:
-    """What a ``raise`` names: ``X``, ``mod.X`` or ``mod.sub.X`` in the module's namespace; None for a
-    local variable (``raise exc``), which re-raises something caught."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.insert(0, node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.insert(0, node.id)
-    value: object = vars(module).get(parts[0], getattr(builtins, parts[0], None))
-    for part in parts[1:]:
+DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def _raised_type(module: ModuleType, written: str) -> type | str | None:
+    """The class a ``raise`` raises, from what it names (``X``, ``mod.X``, ``mod.sub.X`` in the
+    module's namespace): a class, or the return type of a factory function (``raise not_found()``);
+    None when it re-raises a local variable (``raise exc``)."""
+    if not DOTTED.fullmatch(written):
+        return f"unresolved {written}"
+    first, *rest = written.split(".")
+    value: object = vars(module).get(first, getattr(builtins, first, None))
+    for part in rest:
         value = getattr(value, part, None)
-    return value
-
-
-def _raised_type(module: ModuleType, raised: ast.expr) -> type | str | None:
-    """The class a ``raise`` raises: a class called or named, or the return type of a factory
-    function (``raise not_found()``); None when it re-raises a variable."""
-    target = raised.func if isinstance(raised, ast.Call) else raised
-    value = _resolve(module, target)
     if inspect.isclass(value):
         return value
     if inspect.isfunction(value):
         returned = typing.get_type_hints(value).get("return")
         return returned if inspect.isclass(returned) else f"{value.__name__}() -> {returned!r}"
-    if value is None and isinstance(target, ast.Name):
+    if value is None and not rest:
         return None  # a local name: re-raising what was caught
-    return f"unresolved {ast.unparse(target)}"
+    return f"unresolved {written}"
 
 
 def domain_raise_offenders(package: ModuleType = transfers) -> tuple[int, list[str], set[tuple[str, str]]]:
@@ -151,15 +143,16 @@ def domain_raise_offenders(package: ModuleType = transfers) -> tuple[int, list[s
     offenders: list[str] = []
     used: set[tuple[str, str]] = set()
     checked = 0
-    for module in all_modules(package):
+    modules = [
+        m
+        for m in all_modules(package)
+        if m.__file__ is not None
+        and m.__name__.removeprefix(package.__name__).removeprefix(".").split(".")[0] not in NOT_SCANNED
+    ]
+    for module, facts in zip(modules, file_facts([Path(m.__file__ or "") for m in modules]), strict=True):
         relative = module.__name__.removeprefix(package.__name__).removeprefix(".")
-        if relative.split(".")[0] in NOT_SCANNED or module.__file__ is None:
-            continue
-        tree = parse(Path(module.__file__).read_text(encoding="utf-8"), module.__file__)
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Raise) or node.exc is None:
-                continue
-            raised = _raised_type(module, node.exc)
+        for line, written in facts.raises:
+            raised = _raised_type(module, written)
             if raised is None:
                 continue
             checked += 1
@@ -169,7 +162,7 @@ def domain_raise_offenders(package: ModuleType = transfers) -> tuple[int, list[s
             if (relative, name) in NOT_DOMAIN:
                 used.add((relative, name))
             else:
-                offenders.append(f"{module.__name__}:{node.lineno}: raise {name}")
+                offenders.append(f"{module.__name__}:{line}: raise {name}")
     return checked, offenders, used
 
 

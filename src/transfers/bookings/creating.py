@@ -1,8 +1,7 @@
 """The pieces of a new booking shared by the single create (``bookings/service.py``) and a return
-trip's pair (``bookings/return_trip.py``): its column values, a hosted seat's claim and the
+trip's pair (``returns/service.py``): its column values, a hosted seat's claim and the
 reservation number's clash (what the features add to a new booking, its flight's watch above all, they
-add through ``bookings/hooks.py``). Kept apart so both import them at module top (no cycle:
-``service`` imports ``return_trip``)."""
+add through ``bookings/hooks.py``)."""
 
 from __future__ import annotations
 

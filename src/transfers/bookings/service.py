@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from transfers import failpoints
-from transfers.bookings import fast_paths, partner_payloads, return_trip
+from transfers.bookings import fast_paths, partner_payloads
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
 from transfers.bookings.cancelling import quote
@@ -47,15 +47,6 @@ from transfers.reference.airports import local_time
 from transfers.reference.repository import find_active_reason
 from transfers.services import Services
 from transfers.wallet.ledger import InsufficientBalance
-
-
-async def create_trip(
-    svc: Services, client: ClientPrincipal, body: dict[str, Any], idempotency_key: str | None = None
-) -> tuple[Booking, Booking]:
-    """``POST /booking`` with ``return_vehicle_id`` (docs/rules/return-trips.md#create): both legs."""
-    if not client.may(Permission.BOOKING_CREATE):
-        raise Refused(Code.CREATION_PERMISSION_DENIED)
-    return await return_trip.create_trip(svc, client, body, check_search_id(body), idempotency_key)
 
 
 async def create_booking(

@@ -46,8 +46,8 @@ from transfers.bookings.hooks import HOOKS, AfterCreate, created
 from transfers.bookings.models import UNASSIGNED_ID, Booking
 from transfers.bookings.repository import OfferSource
 from transfers.bookings.reservation import ALPHABET, LENGTH, new_reservation_no
-from transfers.bookings.rules import return_details, validate_create, vehicle_number
-from transfers.clients.models import ClientPrincipal
+from transfers.bookings.rules import check_search_id, validate_create, vehicle_number
+from transfers.clients.models import ClientPrincipal, Permission
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery.models import NewMessage, OutboxMessage
 from transfers.delivery.policy import delivery_deadline
@@ -56,6 +56,7 @@ from transfers.observability import metrics
 from transfers.partners.calls import MessageKind
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.service import endpoint_of
+from transfers.returns.rules import return_details
 from transfers.search.offers import SearchedTrip
 from transfers.services import Services
 from transfers.wallet.ledger import InsufficientBalance
@@ -74,14 +75,14 @@ class _Leg:
 
 
 async def create_trip(
-    svc: Services,
-    client: ClientPrincipal,
-    body: dict[str, Any],
-    search_id: str,
-    idempotency_key: str | None,
+    svc: Services, client: ClientPrincipal, body: dict[str, Any], idempotency_key: str | None = None
 ) -> tuple[Booking, Booking]:
-    """``POST /booking`` with ``return_vehicle_id``: (the way out, the way back) as stored, with the
-    partners' answers when they came in time; also the pair this Idempotency-Key created before."""
+    """``POST /booking`` with ``return_vehicle_id`` (docs/rules/return-trips.md#create): (the way out, the
+    way back) as stored, with the partners' answers when they came in time; also the pair this
+    Idempotency-Key created before."""
+    if not client.may(Permission.BOOKING_CREATE):
+        raise Refused(Code.CREATION_PERMISSION_DENIED)
+    search_id = check_search_id(body)
     now = svc.clock.now()
     back_no = vehicle_number(body.get("return_vehicle_id"))
     search, (offer, source), (back_offer, back_source) = await repo.find_offers(
