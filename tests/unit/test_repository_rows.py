@@ -1,4 +1,4 @@
-"""Repositories answer typed rows (docs/architecture/index.md#layout): in every package of
+"""Repositories answer typed rows (docs/architecture/index.md#source-scans): in every package of
 ``src/transfers`` (found by walking the source: a package added tomorrow is scanned without editing
 this file), no public function of a repository module (``repository.py``, ``*_repository.py``,
 ``queries.py``, ``*_queries.py``: the SQL homes of tests/unit/test_sql_homes.py), nor of any other

@@ -1,4 +1,4 @@
-"""SQL lives in repositories (docs/architecture/index.md#sql-homes): in every package of
+"""SQL lives in repositories (docs/architecture/index.md#source-scans): in every package of
 ``src/transfers`` (found by walking the source: a package added tomorrow is scanned without
 editing this file), a module that builds a statement is a repository, named so a reader finds it:
 ``repository.py``, ``*_repository.py``, ``queries.py`` or ``*_queries.py``. A column change is then
