@@ -74,7 +74,7 @@ NOT_DOMAIN = {
     ("money", "MoneyError"): "a ValueError: the amount parser pydantic's validators and the forms share",
     ("money", "TypeError"): "a bug's guard: Money combined with a number, as Python's own operators say",
     ("money", "UnknownCurrency"): "a ValueError (a MoneyError): the currency parser the validators share",
-    ("bookings.incidents.repository", "DuplicateIncident"): "a lost insert race, turned into INCIDENT_EXISTS",
+    ("incidents.repository", "DuplicateIncident"): "a lost insert race, turned into INCIDENT_EXISTS",
     ("idempotency.fingerprint", "ValueError"): "json.loads(parse_constant=...) hook: caught a line later",
     # the surfaces' own signals to their framework, never a use case's failure
     ("api.deps", "ClientDisconnect"): "Starlette's signal that the client left, as its own Request.body raises it",

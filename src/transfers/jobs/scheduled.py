@@ -13,7 +13,7 @@ from typing import Any
 import structlog
 
 from transfers.accounting import service as books
-from transfers.bookings import operator_actions, partner_updates, riding
+from transfers.bookings import operator_actions, partner_updates
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.state import BookingStatus
@@ -25,6 +25,7 @@ from transfers.hosted import jobs as hosted_jobs
 from transfers.partners import health_repository
 from transfers.requestlog import repository as request_log_repo
 from transfers.ride import repository as ride_repo
+from transfers.ride import service as riding
 from transfers.services import Services
 from transfers.webauth import sessions as web_sessions
 from transfers.webhooks import repository as webhooks_repo
