@@ -77,7 +77,6 @@ NOT_DOMAIN = {
     ("incidents.repository", "DuplicateIncident"): "a lost insert race, turned into INCIDENT_EXISTS",
     ("idempotency.fingerprint", "ValueError"): "json.loads(parse_constant=...) hook: caught a line later",
     # the surfaces' own signals to their framework, never a use case's failure
-    ("api.deps", "ClientDisconnect"): "Starlette's signal that the client left, as its own Request.body raises it",
     ("api.middleware", "BodyTooLarge"): "the body limit's signal, caught by the plumbing around it (413)",
     ("api.direct_routes", "LookupError"): "a bug at start-up: a direct route that has no FastAPI twin",
     ("api.direct_routes", "ValueError"): "a bug at start-up: a direct route whose FastAPI twin takes parameters",
