@@ -5,7 +5,7 @@ Written as a ``partner_emails`` row in the transaction of the delivery that repo
 job), never inside a request. A row per (kind, booking): the unique ``dedupe_key`` keeps a
 re-delivered message from mailing twice. Each row is a message of the delivery engine's
 ``partner.email`` kind (``partner_email_kind``, registered with every other kind in
-``transfers/deliveries.registry``; ``EmailQueue`` is the table as its queue,
+``transfers/deliveries.py``; ``EmailQueue`` is the table as its queue,
 ``SmtpMailer`` its transport): the lease keeps two workers off one row; a row is marked sent only
 after the SMTP server took the message, and retried on the standard schedule while the server is
 down (until ``EMAIL_GIVE_UP``, then ``failed``). Without ``TRANSFERS_SMTP_URL``
