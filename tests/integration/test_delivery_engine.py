@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tests.conftest import ON_POSTGRES, PG_URL, make_settings
 from transfers import deliveries
-from transfers.client_events.positions import DRIVER_POSITION_KIND
+from transfers.client_events.positions_repository import DRIVER_POSITION_KIND
 from transfers.clock import ShiftedClock
 from transfers.config import Settings
 from transfers.db.engine import Database

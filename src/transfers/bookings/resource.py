@@ -13,9 +13,8 @@ from transfers.bookings.state import DRIVER_VISIBLE, BookingStatus, is_cancelabl
 from transfers.bookings.tracking import tracking_url
 from transfers.bookings.trip import Place, Trip
 from transfers.cancellation.views import amendment_view, cancellation_view, policy_view, stored_policy
-from transfers.flights.numbers import is_trackable
-from transfers.flights.rules import FlightStatus
 from transfers.reference.airports import local_time
+from transfers.reference.flights import FlightStatus, is_trackable
 from transfers.ride import model as ride_model
 
 # The stored fields the resource is built from (``BookingView``'s): GET booking reads only these.

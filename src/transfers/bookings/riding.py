@@ -22,7 +22,7 @@ from transfers.bookings.lifecycle import lock_booking, retry_concurrent, transit
 from transfers.bookings.models import Booking
 from transfers.bookings.reverse import BookingNotFound
 from transfers.bookings.state import BookingStatus
-from transfers.client_events import positions as position_pushes
+from transfers.client_events import positions_repository as position_pushes
 from transfers.ride import repository as ride_repo
 from transfers.ride.model import Milestone, Position, RideEventType
 from transfers.ride.rules import (
@@ -122,7 +122,7 @@ async def record_positions(svc: Services, partner_id: int, report: PositionsRepo
 
 
 async def _push_position(conn: AsyncConnection, booking: Booking, position: Position, now: datetime) -> None:
-    """The client's ``booking.driver_position`` (``client_events/positions.push``): a delivery per
+    """The client's ``booking.driver_position`` (``client_events/positions_repository.push``): a delivery per
     endpoint naming the type, tried once, coalesced (a newer position replaces a pending older one)
     and due at most every 15 s per booking, so a burst of positions costs the client one request per
     15 s and never waits behind retries."""

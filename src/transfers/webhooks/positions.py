@@ -4,7 +4,7 @@ type (never through "*").
 
 A position is news for seconds, so it is not a client event (no row in ``client_events``, no
 ``sequence``, no retries): the positions use case writes one delivery per endpoint naming the type,
-with its own webhook-id and body (``client_events/positions.push``), coalesced (a newer position
+with its own webhook-id and body (``client_events/positions_repository.push``), coalesced (a newer position
 replaces a pending older one) and due at most every 15 s per booking. The kind is registered with
 ``once=True``: tried once, dropped unsent when stale, claimed ahead of every retry. It is sent
 through the table's one ``WebhookSender``, signed like every webhook, over kept-alive connections.
@@ -12,7 +12,7 @@ through the table's one ``WebhookSender``, signed like every webhook, over kept-
 
 from __future__ import annotations
 
-from transfers.client_events.positions import DRIVER_POSITION_KIND
+from transfers.client_events.positions_repository import DRIVER_POSITION_KIND
 from transfers.db.engine import Database
 from transfers.delivery.kinds import DeliveryKind, Judged
 from transfers.delivery.policy import Verdict

@@ -21,7 +21,6 @@ from transfers.bookings.incidents.models import Incident
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import could_exist
-from transfers.console.forms import text
 from transfers.hosted import repository as repo
 from transfers.partners.wire import WireDriver
 from transfers.portal.auth import PREFIX, PageNotFound, PartnerViewer, Signed, services
@@ -30,6 +29,7 @@ from transfers.portal.ride_panel import ride_panel
 from transfers.portal.wording import accept_by
 from transfers.services import Services
 from transfers.tracking.driver import EVENT_LABELS, STAGE_LABELS
+from transfers.webauth.forms import text
 
 router = APIRouter()
 LIMIT = 200

@@ -1,0 +1,238 @@
+"""Money: an exact amount in one ISO 4217 currency, and the one place that parses, rounds and writes
+amounts (docs/architecture/money.md).
+
+Rules kept here and nowhere else:
+
+* A currency has its ISO 4217 minor unit of decimals (JPY 0, EUR 2, KWD 3, CLF 4), from the
+  maintained ``iso4217`` package, never a literal 2.
+* Parsing is strict: an amount with more decimals than its currency has is refused, never rounded;
+  booleans, NaN, infinities, exponents (``"1e3"``), non-ASCII digits and over-long texts are refused.
+* Rounding (half-up, to the currency's decimals) happens only where a rule computes an amount
+  (a markup, a fee's percentage, a share): ``round_half_up`` / ``Money.rounded``.
+* An amount is written with exactly its currency's decimals (``"52.80"``, ``"10010"``, ``"20.475"``)
+  by ``text`` / ``str(money)``; a JSON number by ``number`` (``52.8``).
+
+Amounts travel through the service as ``Decimal`` beside a currency code (rows, offers, bookings);
+the module-level functions serve them, and ``Money`` pairs the two where a value crosses a rule.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from functools import cache
+
+from iso4217 import Currency
+
+# The most decimals any currency has (ISO 4217's largest minor unit), and so what a money column
+# stores exactly (db/types.py: NUMERIC(18, 4) on PostgreSQL, the amount x 10^4 on SQLite).
+STORED_PLACES = 4
+# Integer digits a money column holds: NUMERIC(18, 4) leaves 14.
+MAX_INTEGER_DIGITS = 14
+# A parsed text longer than this is refused before Decimal sees it (a sign, 14 digits, a point, 4 decimals
+# and room for leading zeros).
+_MAX_CHARS = 40
+# ASCII digits only: str.isdigit and Decimal accept other scripts' digits ("١٢"), which nobody types as money.
+_PLAIN = re.compile(r"\A[+-]?[0-9]+(\.[0-9]+)?\Z")
+_ZERO = Decimal(0)
+
+
+class MoneyError(ValueError):
+    """An amount or a currency that is not money: the message says what is wrong, in words."""
+
+
+class UnknownCurrency(MoneyError):
+    """Not an active ISO 4217 code with a minor unit (upper case only: ``eur`` is unknown)."""
+
+
+@cache
+def places(currency: str) -> int:
+    """The currency's ISO 4217 minor unit: how many decimals its amounts have."""
+    if not isinstance(currency, str) or not currency.isascii() or not currency.isupper():
+        raise UnknownCurrency(f"{str(currency)[:10]!r} is not an ISO 4217 currency code")
+    try:
+        exponent = Currency(currency).exponent
+    except ValueError:
+        raise UnknownCurrency(f"{currency[:10]!r} is not an ISO 4217 currency code") from None
+    if exponent is None:  # gold, SDRs, testing codes: no amounts of money in them
+        raise UnknownCurrency(f"{currency} has no minor unit: it is not a currency amounts are paid in")
+    return int(exponent)
+
+
+def quantum(currency: str) -> Decimal:
+    """The currency's smallest unit as a Decimal exponent (EUR ``0.01``, JPY ``1``, KWD ``0.001``)."""
+    q = _QUANTA.get(currency)
+    if q is None:
+        q = _QUANTA[currency] = Decimal(1).scaleb(-places(currency))
+    return q
+
+
+# Each currency's quantum once computed, read with a dict lookup: ``text`` runs per amount written.
+_QUANTA: dict[str, Decimal] = {}
+
+
+def _decimals_word(currency: str) -> str:
+    n = places(currency)
+    return "no decimals" if n == 0 else "one decimal" if n == 1 else f"at most {n} decimals"
+
+
+def exact(amount: Decimal, currency: str) -> Decimal:
+    """``amount`` with exactly the currency's decimals (45.1 -> 45.10), or ``MoneyError`` if it has
+    more (45.105 in EUR): an amount is never rounded on its way in or out."""
+    q = quantum(currency)
+    try:
+        shown = amount.quantize(q)
+    except InvalidOperation:  # NaN, infinity, or more digits than the context's precision
+        raise MoneyError(f"{amount} is not an amount of {currency}") from None
+    if shown != amount:
+        raise MoneyError(f"{currency} amounts have {_decimals_word(currency)}: {amount} is refused, not rounded")
+    return shown if shown else abs(shown)  # -0.00 is 0.00
+
+
+def round_half_up(amount: Decimal, currency: str) -> Decimal:
+    """A computed amount (a markup, a fee's percentage, a share) rounded half-up to the currency's
+    decimals: the one rounding rule (docs/architecture/money.md#rounding)."""
+    shown = amount.quantize(quantum(currency), rounding=ROUND_HALF_UP)
+    return shown if shown else abs(shown)
+
+
+def text(amount: Decimal, currency: str) -> str:
+    """The amount as the service writes it, everywhere (API strings, CSV, pages, CLI, notes): exactly
+    the currency's decimals, a point, no grouping, no exponent ("52.80", "10010", "20.475")."""
+    return format(exact(amount, currency), "f")
+
+
+def number(amount: Decimal) -> float:
+    """The amount as a JSON number (search prices): the float whose shortest repr is the amount
+    (45.10 -> 45.1, 10010 -> 10010.0, 20.475 -> 20.475). Exact for every amount a money column holds
+    (at most 18 significant digits is more than a double keeps, so the value is checked)."""
+    value = float(amount) or 0.0  # -0.00 is 0
+    if len(amount.as_tuple().digits) > 15 and Decimal(repr(value)) != amount:
+        raise MoneyError(f"{amount} has more digits than a JSON number keeps")
+    return value
+
+
+def stored_text(stored: str, currency: str) -> str:
+    """``text`` of a money column's own text as PostgreSQL writes it (NUMERIC(18, 4): "45.1000"),
+    for the paths that read amounts as text (accounting's CSV): the unused trailing places cut, or
+    ``MoneyError`` if they are not zeros (the amount has more decimals than its currency)."""
+    point = stored.find(".")
+    if point < 0:
+        return text(Decimal(stored), currency)
+    keep = places(currency)
+    cut = stored[point + 1 + keep :]
+    if cut.strip("0"):
+        raise MoneyError(f"{currency} amounts have {_decimals_word(currency)}: {stored} is refused, not rounded")
+    shown = stored[: point + 1 + keep] if keep else stored[:point]
+    return shown[1:] if shown.startswith("-") and not shown.strip("-0.") else shown
+
+
+def parse(value: object, currency: str) -> Decimal:
+    """A strict amount of ``currency`` from a text, an int or a JSON number (a float), with at most the
+    currency's decimals; signed (callers say whether negative or zero make sense). ``MoneyError`` says
+    what is wrong. ``"1e3"``, ``"NaN"``, ``"Infinity"``, booleans, ``None``, non-ASCII digits, texts
+    longer than 40 characters and amounts a money column cannot hold are refused; ``"-0"`` is 0."""
+    n = places(currency)
+    if isinstance(value, bool) or value is None:
+        raise MoneyError(f"{value!r} is not an amount")
+    if isinstance(value, int):
+        typed = str(value)
+    elif isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise MoneyError(f"{value!r} is not an amount")
+        typed = repr(value)  # the shortest text that is this float: 45.1, 1e+16 (refused below)
+        if typed.endswith(".0"):
+            typed = typed[:-2]
+    elif isinstance(value, Decimal):
+        if not value.is_finite():
+            raise MoneyError(f"{value} is not an amount")
+        typed = format(value, "f")
+    elif isinstance(value, str):
+        typed = value
+    else:
+        raise MoneyError(f"an amount is a number or a decimal text, not {type(value).__name__}")
+    if len(typed) > _MAX_CHARS or not _PLAIN.match(typed):
+        raise MoneyError(f"{typed[:_MAX_CHARS]!r} is not an amount in digits, like {text(Decimal(52), currency)}")
+    amount = Decimal(typed)
+    whole, _, decimals = typed.lstrip("+-").partition(".")
+    if len(decimals.rstrip("0")) > n:
+        raise MoneyError(f"{currency} amounts have {_decimals_word(currency)}: {typed} is refused, not rounded")
+    if len(whole.lstrip("0")) > MAX_INTEGER_DIGITS:
+        raise MoneyError(f"{typed[:_MAX_CHARS]} is more than an amount can be")
+    return exact(amount.quantize(quantum(currency)), currency)
+
+
+@dataclass(frozen=True, slots=True)
+class Money:
+    """An amount in one currency, held with exactly its currency's decimals. Built from an exact amount
+    (more decimals raise ``MoneyError``); ``Money.parse`` for outside input, ``Money.rounded`` for what a
+    rule computes. Adds, subtracts and compares only with the same currency."""
+
+    amount: Decimal
+    currency: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.amount, Decimal):
+            raise MoneyError(f"a Money amount is a Decimal, not {type(self.amount).__name__}")
+        object.__setattr__(self, "amount", exact(self.amount, self.currency))
+
+    @classmethod
+    def parse(cls, value: object, currency: str) -> Money:
+        return cls(parse(value, currency), currency)
+
+    @classmethod
+    def rounded(cls, value: Decimal, currency: str) -> Money:
+        return cls(round_half_up(value, currency), currency)
+
+    @classmethod
+    def zero(cls, currency: str) -> Money:
+        return cls(_ZERO, currency)
+
+    @property
+    def text(self) -> str:
+        return format(self.amount, "f")
+
+    @property
+    def number(self) -> float:
+        return number(self.amount)
+
+    def __str__(self) -> str:
+        return format(self.amount, "f")
+
+    def _same(self, other: object) -> Money:
+        if not isinstance(other, Money):
+            raise TypeError(f"Money combines with Money, not {type(other).__name__}")
+        if other.currency != self.currency:
+            raise MoneyError(f"{self.currency} and {other.currency} amounts do not mix; convert first")
+        return other
+
+    def __add__(self, other: Money) -> Money:
+        return Money(self.amount + self._same(other).amount, self.currency)
+
+    def __sub__(self, other: Money) -> Money:
+        return Money(self.amount - self._same(other).amount, self.currency)
+
+    def __neg__(self) -> Money:
+        return Money(-self.amount, self.currency)
+
+    def times(self, count: int) -> Money:
+        """``count`` of this (a ``PER_ITEM`` extra's units): exact, no rounding."""
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise TypeError("Money.times takes an int count")
+        return Money(self.amount * count, self.currency)
+
+    def __lt__(self, other: Money) -> bool:
+        return self.amount < self._same(other).amount
+
+    def __le__(self, other: Money) -> bool:
+        return self.amount <= self._same(other).amount
+
+    def __gt__(self, other: Money) -> bool:
+        return self.amount > self._same(other).amount
+
+    def __ge__(self, other: Money) -> bool:
+        return self.amount >= self._same(other).amount
+
+    def __bool__(self) -> bool:
+        return bool(self.amount)
