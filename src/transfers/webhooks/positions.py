@@ -3,11 +3,12 @@
 type (never through "*").
 
 A position is news for seconds, so it is not a client event (no row in ``client_events``, no
-``sequence``, no retries): the positions use case writes one delivery per endpoint naming the type,
-with its own webhook-id and body (``client_events/positions_repository.push``), coalesced (a newer position
-replaces a pending older one) and due at most every 15 s per booking. The kind is registered with
-``once=True``: tried once, dropped unsent when stale, claimed ahead of every retry. It is sent
-through the table's one ``WebhookSender``, signed like every webhook, over kept-alive connections.
+``sequence``, no retries): the positions use case (``ride/service.py``) writes one delivery per
+endpoint naming the type, with its own webhook-id and body (``client_events/positions_repository``),
+coalesced (a newer position replaces a pending older one) and due at most every 15 s per booking.
+The kind is registered with ``once=True``: tried once, dropped unsent when stale, claimed ahead of
+every retry. It is sent through the table's one ``WebhookSender``, signed like every webhook, over
+kept-alive connections.
 """
 
 from __future__ import annotations

@@ -16,12 +16,12 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from transfers.bookings import partner_updates, reverse
-from transfers.bookings.incidents import service as incidents
-from transfers.bookings.incidents.models import Incident
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import could_exist
 from transfers.hosted import repository as repo
+from transfers.incidents import service as incidents
+from transfers.incidents.models import Incident
 from transfers.partners.wire import WireDriver
 from transfers.portal.auth import PREFIX, PageNotFound, PartnerViewer, Signed, services
 from transfers.portal.render import page
