@@ -17,7 +17,7 @@ from typing import Protocol
 import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import amending, fast_paths, partner_updates
+from transfers.bookings import amend, fast_paths, partner_updates
 from transfers.bookings import repository as booking_repo
 from transfers.bookings.lifecycle import lock_booking
 from transfers.bookings.models import Booking
@@ -94,10 +94,10 @@ async def _amend_answered(
 ) -> Booking | None:
     """An amendment (``"status": "AMENDED"``): the partner's Success applies it; an ``Error``, another
     4xx, or no answer until the deadline rejects it, with the partner's message (issue 15)."""
-    if ending is Ending.ANSWERED and amending.accepted(answer):
-        return await amending.settle(conn, message, accepted=True, partner_message=None, actor=ACTOR, now=now)
-    reason = amending.EXPIRED_MESSAGE if ending is Ending.EXPIRED else (error or "refused by the partner")
-    return await amending.settle(conn, message, accepted=False, partner_message=reason, actor=ACTOR, now=now)
+    if ending is Ending.ANSWERED and amend.accepted(answer):
+        return await amend.settle(conn, message, accepted=True, partner_message=None, actor=ACTOR, now=now)
+    reason = amend.EXPIRED_MESSAGE if ending is Ending.EXPIRED else (error or "refused by the partner")
+    return await amend.settle(conn, message, accepted=False, partner_message=reason, actor=ACTOR, now=now)
 
 
 async def _flight_answered(
@@ -106,7 +106,7 @@ async def _flight_answered(
     """A flight notice (docs/rules/flights.md#pickup-moves) cannot be refused: the pickup moved when it was
     written. A refusal or no answer is recorded in the booking's story (the attempts are the engine's) and
     undoes nothing."""
-    if ending is Ending.ANSWERED and amending.accepted(answer):
+    if ending is Ending.ANSWERED and amend.accepted(answer):
         return None
     booking = await lock_booking(conn, message.booking)
     if booking is None:

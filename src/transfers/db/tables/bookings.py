@@ -187,7 +187,7 @@ bookings.append_column(Column("cancellation_fee", Money, nullable=True))  # kept
 bookings.append_column(Column("cancellation_refund", Money, nullable=True))  # fee + refund = total
 bookings.append_column(Column("cancelled_at", UTCDateTime, nullable=True))
 bookings.append_column(Column("cancelled_by", String(16), nullable=True))  # client | partner | operator
-# The latest amendment: {"status", "changes", "message", "requested_at", "decided_at"} (amendments.py).
+# The latest amendment: {"status", "changes", "message", "requested_at", "decided_at"} (bookings/amend_rules.py).
 bookings.append_column(Column("amendment", JSON, nullable=True))
 bookings_created = Index("ix_bookings_created", bookings.c.created_at, bookings.c.id)
 bookings_partner_created = Index(

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import partner_payloads
-from transfers.bookings.amendments import (
+from transfers.bookings.amend_rules import (
     AmendmentStatus,
     Changes,
     columns_of,
@@ -32,9 +32,9 @@ from transfers.bookings.amendments import (
     requested,
 )
 from transfers.bookings.cancelling import quote
+from transfers.bookings.client_queries import client_booking
 from transfers.bookings.hooks import HOOKS
 from transfers.bookings.lifecycle import lock_booking, update_details
-from transfers.bookings.lookup import client_booking
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal, Permission
