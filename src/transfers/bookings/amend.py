@@ -160,7 +160,7 @@ async def settle(
     """The partner's verdict on an amendment message: applied, or rejected with its message. None
     when nothing changed: the booking's amendment is not this message's any more (rejected by a
     cancellation meanwhile), or the booking is gone."""
-    booking = await lock_booking(conn, message.booking_id)
+    booking = await lock_booking(conn, message.booking)
     amendment = booking.amendment if booking is not None else None
     if (
         booking is None

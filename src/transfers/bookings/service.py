@@ -77,9 +77,10 @@ async def create_booking(
     stored = None
     if dispatcher is not None:
         # The partner's answer, applied, comes back as the booking row: no re-read needed then.
-        stored = await dispatcher.deliver_leased(
+        answer = await dispatcher.deliver_leased(
             created.message, created.endpoint, budget=svc.settings.partner_create_budget_seconds
         )
+        stored = answer if isinstance(answer, Booking) else None
     if stored is None:  # nothing applied (partner unreachable, slow, ...): read what the booking is now
         async with svc.db.read() as conn:
             stored = await repo.get_by_id(conn, created.booking_id)

@@ -140,9 +140,12 @@ outbox = Table(
     "outbox",
     metadata,
     Column("id", PK, primary_key=True, autoincrement=True),
-    Column("booking_id", ForeignKey("bookings.id"), nullable=False, index=True),
-    Column("partner_id", ForeignKey("partners.id"), nullable=False),
-    Column("kind", String(32), nullable=False),  # booking.create | booking.update
+    # A message is for its recipient ("partner:12" for a partner call, or what its kind names); the
+    # booking it is about and the partner it goes to are optional (migration 0022).
+    Column("booking_id", ForeignKey("bookings.id"), nullable=True, index=True),
+    Column("partner_id", ForeignKey("partners.id"), nullable=True),
+    Column("recipient", String(100), nullable=False),
+    Column("kind", String(32), nullable=False),  # a delivery kind's name: booking.create, booking.update, ...
     Column("webhook_id", String(64), nullable=False, unique=True),
     Column("payload", JSON, nullable=False),
     # pending | delivered | failed (permanent error) | expired (deadline passed)
