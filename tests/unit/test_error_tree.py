@@ -57,6 +57,9 @@ NOT_DOMAIN = {
     ("rows", "TypeError"): "a row type built with fields it has not: a bug, as a dataclass says it",
     ("delivery.kinds", "ValueError"): "a bug at start-up: one delivery kind registered twice",
     ("delivery.kinds", "UnknownKind"): "a stored message of a kind no one registered: the engine parks it",
+    ("deliveries", "ValueError"): "a bug at start-up: one delivery kind name registered in two queues",
+    ("delivery.models", "ValueError"): "a bug's guard: a partner call's message without its booking or partner",
+    ("delivery.repository", "ValueError"): "a bug's guard: a message written for no recipient",
     ("partners.calls", "ValueError"): "a stored message kind this code does not know",
     # SharedDeadline: a call past its deadline sees TimeoutError, as under asyncio.timeout
     ("partners.client", "TimeoutError"): "the client turns it into the timeout outcome; nothing outside sees it",
