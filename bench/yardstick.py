@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -200,9 +201,14 @@ class Yardstick:
             self.env(),
             f"http://127.0.0.1:{self.good[0]}/healthz",
         )
-        subprocess.run(
-            ["createdb", "-h", self.a.pghost, "-U", self.a.pguser, self.pg_db], check=True, capture_output=True
+        made = subprocess.run(
+            ["createdb", "-h", self.a.pghost, "-U", self.a.pguser, self.pg_db],
+            capture_output=True,
+            text=True,
+            check=False,
         )
+        if made.returncode != 0:
+            raise RuntimeError(f"createdb {self.pg_db} failed: {made.stderr.strip()}")
         self.pg_created = True
         urls = {"SQLite": f"sqlite:///{self.work / 'yardstick.sqlite3'}", "PostgreSQL": self.pg_url()}
         for target, url in urls.items():
@@ -410,6 +416,8 @@ def main() -> None:
         args.runs, args.duration, args.warmup, args.hanging_warmup = 1, 3.0, 1.0, 0.0
     if args.runs < 1 or args.duration <= 0:
         parser.error("--runs must be >= 1 and --duration > 0")
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is not installed: apt-get install wrk (bench/run.sh does)")
     started = time.monotonic()
     # SIGTERM ends the run like Ctrl-C: through ``run``'s ``finally``, which stops what it started.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
