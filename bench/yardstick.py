@@ -282,11 +282,14 @@ class Yardstick:
         self.holds()  # forget the warm-up's
         pid = proc.api_pids()[0]
         before = cpu_seconds(pid)
-        result = wrk(base, path, threads=2, connections=self.a.connections, duration=self.a.duration)
+        result = wrk(base, path, threads=2, connections=self.a.connections, duration=self.a.duration, count=True)
         spent = cpu_seconds(pid) - before
         held = self.holds()
         if result.errors or not result.requests:
-            raise RuntimeError(f"{target} {case}: {result.errors} errors: {result.raw}")
+            raise RuntimeError(
+                f"{target} {case}: {result.errors} errors ({result.raw.get('s4xx')} 4xx, {result.raw.get('s5xx')} 5xx;"
+                f" its log: {proc.log}): {result.raw}"
+            )
         figure = Window(
             target,
             case,
