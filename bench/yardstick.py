@@ -177,8 +177,11 @@ class Yardstick:
         return f"postgresql://{self.a.pguser}@{self.a.pghost}/{self.pg_db}"
 
     def run(self) -> int:
+        done = False
         try:
-            return self._run()
+            code = self._run()
+            done = True
+            return code
         finally:
             for proc in reversed(self.procs):
                 proc.stop()
@@ -188,6 +191,10 @@ class Yardstick:
                     check=False,
                     capture_output=True,
                 )
+            if done:
+                shutil.rmtree(self.work, ignore_errors=True)
+            else:
+                log(f"yardstick: stopped early; the processes' logs stay in {self.work}")
 
     def _start_all(self) -> None:
         ports = ",".join(map(str, self.good))
