@@ -131,7 +131,7 @@ def test_refused_amounts(value: object, currency: str) -> None:
 
 
 def test_extra_decimals_are_named_in_the_error() -> None:
-    with pytest.raises(MoneyError, match=r"EUR amounts have at most 2 decimals: 10\.005"):
+    with pytest.raises(MoneyError, match=r"EUR amounts have at most two decimals: 10\.005"):
         money.parse("10.005", "EUR")
     with pytest.raises(MoneyError, match="JPY amounts have no decimals"):
         money.parse("1.5", "JPY")

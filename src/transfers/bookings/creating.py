@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers import money
 from transfers.bookings import flight_repository, flight_watch, hosted_capacity, tracking
 from transfers.bookings import repository as repo
 from transfers.bookings.models import Booking
@@ -129,7 +130,7 @@ def booking_values(
                 "partner_extra_id": c.extra.partner_extra_id,
                 "name": c.extra.name,
                 "quantity": c.quantity,
-                "price": str(c.extra.price),
+                "price": money.text(c.extra.price, offer.currency),
                 "label": c.label,
             }
             for c in request.extras

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from transfers import money
 from transfers.bookings import queries
 from transfers.bookings.models import Booking, ListedBooking
 from transfers.bookings.state import BookingStatus
@@ -45,7 +46,11 @@ def _policy_lines(b: Booking) -> list[tuple[str, Any]]:
                 "cancellation",
                 f"by {b.cancelled_by} at {cell(b.cancelled_at)}: fee "
                 f"{cell(b.cancellation_fee)}, refund {cell(cancel_refund(b))}"
-                + (f" (the incidents refunded {b.incident_refunded:.2f} before)" if b.incident_refunded else ""),
+                + (
+                    f" (the incidents refunded {money.text(b.incident_refunded, b.currency)} before)"
+                    if b.incident_refunded
+                    else ""
+                ),
             )
         )
     amendment = b.amendment

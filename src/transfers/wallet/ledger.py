@@ -9,8 +9,8 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from transfers import money
 from transfers.accounting.journal import PLATFORM, WORLD, Account
-from transfers.db.types import CENT
 from transfers.errors import Refused
 from transfers.rows import row_type
 
@@ -72,9 +72,9 @@ def signed_amount(kind: LedgerKind, amount: Decimal) -> Decimal:
         raise ValueError("ledger amounts are finite numbers")
     if amount <= 0:
         raise ValueError("ledger amounts are positive; the kind gives the sign")
-    if amount != amount.quantize(CENT):
-        raise ValueError("ledger amounts have at most two decimals")
-    return amount * kind.sign
+    # What a money column holds exactly (MoneyError is a ValueError); the currency's own decimals are
+    # checked by the journal entry every wallet move writes (accounting.journal.NewEntry).
+    return money.stored(amount) * kind.sign
 
 
 @row_type
