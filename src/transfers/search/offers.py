@@ -160,12 +160,12 @@ class Offer:
         """The vehicle as the search answer shows it (docs/rules/search.md#answer); ``company`` is the partner's
         name, ``cancellation_policy`` its policy's view (``cancellation.views.policy_view``), last when given.
 
-        ``floats``: the search's prices as JSON numbers, ``float(price)`` remembered per price (a
+        ``floats``: the search's prices as JSON numbers, ``money.number(price)`` remembered per price (a
         conversion costs as much as four lookups, and partners quote the same few); a zero is converted
         each time, as -0.00 and 0.00 are one key. Given, the prices are those floats, so that orjson
         writes them itself rather than calling ``api.responses``' default back once per price (~2 k
         instructions each, 60 to a 10-partner search, issue 26): the same bytes, as that default is
-        ``float(price)`` too (45.1, 45.0). Not given: the Decimals.
+        ``money.number(price)`` too (45.1, 45.0). Not given: the Decimals.
         """
         price: Decimal | float = self.sell_price
         extras: list[dict[str, Any]] = []
@@ -175,11 +175,11 @@ class Offer:
         else:
             price = floats.get(self.sell_price, 0.0)
             if not price:
-                price = floats[self.sell_price] = float(self.sell_price)
+                price = floats[self.sell_price] = money.number(self.sell_price)
             for e in self.extras:
                 shown = floats.get(e.price, 0.0)
                 if not shown:
-                    shown = floats[e.price] = float(e.price)
+                    shown = floats[e.price] = money.number(e.price)
                 extras.append({"id": e.id, "name": e.name, "price": shown, "pricing_type": e.pricing_type})
         public: dict[str, Any] = {
             "vehicle_id": _TEXTS.get(self.vehicle_no) or str(self.vehicle_no),
