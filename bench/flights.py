@@ -27,12 +27,12 @@ from typing import Any
 
 from sqlalchemy import event, insert, select
 
-from transfers.bookings import flight_watch
 from transfers.clients import service as client_service
 from transfers.clients.models import NewClient
 from transfers.config import Settings
 from transfers.db.migrate import upgrade
 from transfers.db.tables import bookings, flight_watches
+from transfers.flights import watch as flight_watch
 from transfers.flights.sandbox import SandboxProvider
 from transfers.partners.service import register_partner
 from transfers.services import Services

@@ -139,6 +139,18 @@ async def service(settings: Settings, clock: ShiftedClock) -> AsyncIterator[Live
 
 
 @pytest.fixture(autouse=True)
+def _features(request: pytest.FixtureRequest) -> None:
+    """The feature packages registered with the bookings (``transfers/features.py``), as ``create_app`` and
+    the CLI do at start-up, for the tests that build their own ``Services`` and call the use cases directly.
+    Not for tests/unit (the pure tests import no feature); registering again is a no-op."""
+    if "/unit/" in str(request.node.path):
+        return
+    from transfers import features
+
+    features.register()
+
+
+@pytest.fixture(autouse=True)
 def _reset_clock(clock: ShiftedClock) -> Iterator[None]:
     yield
     clock.offset = type(clock.offset)()

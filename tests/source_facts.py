@@ -1,31 +1,26 @@
-"""Facts about Python source (imports, ``assert`` statements, writes of ``bookings.status``), read by
-parsing it in a fresh interpreter.
+"""Facts about Python source (imports, ``assert`` statements, writes of ``bookings.status``, return
+annotations), read by parsing it: the source scans (tests/unit/test_sql_homes.py, test_repository_rows.py,
+test_status_writers.py, test_error_tree.py, test_packaging.py, ...) read code through ``files_under`` /
+``file_facts`` / ``snippet_facts`` here, never by calling ``ast.parse`` themselves.
 
-Why a subprocess: CPython 3.11.7 sometimes fails ``ast.parse`` of a large module with "SystemError:
-AST constructor recursion depth mismatch" once a process has run many other tests (seen on
-``db/tables.py`` after the API tests on PostgreSQL); a new interpreter parses it cleanly. So the
-tests that check where code lives (tests/unit/test_sql_homes.py, test_packaging.py,
-test_sdk_package.py, test_status_writers.py, test_no_runtime_asserts.py) never call ``ast.parse``
-themselves: they call ``files_under`` / ``file_facts`` / ``snippet_facts`` here, which run this file
-as a script (stdlib only) and read its JSON answer.
-
-Run as a script it reads ``{"paths": [...], "sources": [...]}`` on stdin and prints one object per
-path, then per source, in that order.
+They parse in the test's own process (pure, so they run in ``make test-fast`` and before every landing:
+all of src/transfers in about a quarter of a second) through ``parse``, which works around a CPython
+3.11.7 bug: ``ast.parse`` can fail with "SystemError: AST constructor recursion depth mismatch" when
+another thread builds an AST at the same moment (the converter's depth counter is shared by the
+interpreter's threads; https://github.com/python/cpython/issues/106905, fixed in 3.11.8). Parsing is
+deterministic, so a parse that fails that way is simply parsed again.
 """
 
 from __future__ import annotations
 
 import ast
-import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-TIMEOUT_SECONDS = 120
+PARSE_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -34,6 +29,8 @@ class Import:
     module: str  # "a.b" of ``import a.b`` or ``from a.b import c``; "" for ``from . import c``
     level: int  # 0: absolute; 1 for ``from .x import y``, ...
     from_import: bool  # ``from ... import ...`` (else ``import ...``)
+    names: tuple[str, ...] = ()  # what ``from ... import`` takes (``c`` of ``from a.b import c as d``)
+    type_checking: bool = False  # under ``if TYPE_CHECKING:`` (no import at run time)
 
     @property
     def top(self) -> str:
@@ -50,62 +47,68 @@ class Facts:
     calls: tuple[tuple[int, str], ...] = ()
     # ``(line, name, annotation)`` of every module-level function's return annotation, as written
     returns: tuple[tuple[int, str, str], ...] = ()
+    # lines of string constants that are SQL text, as this code base writes it (``SQL_TEXT``)
+    sql_texts: tuple[int, ...] = ()
+    # ``(line, what)`` of every ``raise X`` / ``raise X(...)``: ``what`` is ``X`` as written (the
+    # called expression of a call); a bare ``raise`` is not listed
+    raises: tuple[tuple[int, str], ...] = ()
+
+
+def parse(source: str, name: str = "<source>") -> ast.Module:
+    """``ast.parse``, parsed again when CPython 3.11.7's spurious SystemError strikes (module docstring)."""
+    for attempt in range(PARSE_ATTEMPTS):
+        try:
+            return ast.parse(source, name)
+        except SystemError as error:
+            if "recursion depth mismatch" not in str(error) or attempt == PARSE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def file_facts(paths: Sequence[Path]) -> list[Facts]:
     """The facts of each file, in the order given."""
-    return _run([str(p) for p in paths], [])
+    return [_file_facts(path, path.stat().st_mtime_ns) for path in paths]
 
 
 @cache
+def _file_facts(path: Path, _mtime_ns: int) -> Facts:
+    return _facts(str(path), path.read_text(encoding="utf-8"))
+
+
 def files_under(root: Path) -> tuple[tuple[Path, Facts], ...]:
-    """Every ``*.py`` under ``root`` (sorted) with its facts; one subprocess per root and test process."""
+    """Every ``*.py`` under ``root`` (sorted) with its facts (each file parsed once per process)."""
     paths = sorted(root.rglob("*.py"))
     return tuple(zip(paths, file_facts(paths), strict=True))
 
 
 def snippet_facts(sources: Iterable[str]) -> list[Facts]:
     """The facts of source strings (the scanners' own tests)."""
-    return _run([], list(sources))
+    return [_facts(f"<source {i}>", source) for i, source in enumerate(sources)]
 
 
-def _run(paths: list[str], sources: list[str]) -> list[Facts]:
-    done = subprocess.run(  # noqa: S603
-        [sys.executable, __file__],
-        input=json.dumps({"paths": paths, "sources": sources}),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=TIMEOUT_SECONDS,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"tests/source_facts.py failed ({done.returncode}): {done.stderr[-2000:]}")
-    return [
-        Facts(
-            f["name"],
-            tuple(Import(**i) for i in f["imports"]),
-            tuple(f["asserts"]),
-            tuple(f["status_writes"]),
-            tuple((line, name) for line, name in f["calls"]),
-            tuple((line, name, returns) for line, name, returns in f["returns"]),
-        )
-        for f in json.loads(done.stdout)
-    ]
+# --- the facts ---------------------------------------------------------------------------------------
 
 
-# --- in the subprocess ---------------------------------------------------------------------------------
+def _type_checking_lines(nodes: list[ast.AST]) -> set[int]:
+    """The lines of the ``if TYPE_CHECKING:`` blocks (their imports do not run)."""
+    lines: set[int] = set()
+    for node in nodes:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
 
 
-def _imports(tree: ast.AST) -> list[dict[str, object]]:
-    found: list[dict[str, object]] = []
-    for node in ast.walk(tree):
+def _imports(nodes: list[ast.AST]) -> list[Import]:
+    guarded = _type_checking_lines(nodes)
+    found: list[Import] = []
+    for node in nodes:
         if isinstance(node, ast.Import):
-            found += [
-                {"line": node.lineno, "module": alias.name, "level": 0, "from_import": False} for alias in node.names
-            ]
+            found += [Import(node.lineno, alias.name, 0, False, (), node.lineno in guarded) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            found.append({"line": node.lineno, "module": node.module or "", "level": node.level, "from_import": True})
-    return found
+            names = tuple(alias.name for alias in node.names)
+            found.append(Import(node.lineno, node.module or "", node.level, True, names, node.lineno in guarded))
+    return sorted(found, key=lambda i: i.line)
 
 
 # ``bookings.status`` writes (tests/unit/test_status_writers.py): ``insert(bookings)``; an
@@ -143,9 +146,9 @@ def _sets_status(values: ast.Call) -> bool:
     return False
 
 
-def _status_writes(tree: ast.AST) -> list[int]:
+def _status_writes(nodes: list[ast.AST]) -> list[int]:
     found: list[int] = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and _RAW.search(node.value):
             found.append(node.lineno)
         if _dml_on_bookings(node) == "insert":
@@ -168,9 +171,9 @@ def _status_writes(tree: ast.AST) -> list[int]:
 WATCHED_CALLS = frozenset({"write_one", "write_all", "fast_pieces", "fast_params"})
 
 
-def _calls(tree: ast.AST) -> list[tuple[int, str]]:
+def _calls(nodes: list[ast.AST]) -> list[tuple[int, str]]:
     found = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
@@ -187,24 +190,39 @@ def _returns(tree: ast.Module) -> list[tuple[int, str, str]]:
     ]
 
 
-def _facts(name: str, source: str) -> dict[str, object]:
-    tree = ast.parse(source, name)
-    return {
-        "name": name,
-        "imports": _imports(tree),
-        "asserts": sorted(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Assert)),
-        "status_writes": _status_writes(tree),
-        "calls": _calls(tree),
-        "returns": _returns(tree),
-    }
+# SQL text starts with a statement's keywords in capitals (tests/unit/test_sql_homes.py); prose does not.
+SQL_TEXT = re.compile(r"^\s*(SELECT\b|INSERT\s+INTO\b|UPDATE\s+\w+\s+SET\b|DELETE\s+FROM\b|WITH\s+\w+\s+AS\b)")
 
 
-def _main() -> None:
-    request = json.load(sys.stdin)
-    answer = [_facts(path, Path(path).read_text(encoding="utf-8")) for path in request["paths"]]
-    answer += [_facts(f"<source {i}>", source) for i, source in enumerate(request["sources"])]
-    json.dump(answer, sys.stdout)
+def _sql_texts(nodes: list[ast.AST]) -> list[int]:
+    return sorted(
+        {
+            node.lineno
+            for node in nodes
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL_TEXT.match(node.value)
+        }
+    )
 
 
-if __name__ == "__main__":
-    _main()
+def _raises(nodes: list[ast.AST]) -> list[tuple[int, str]]:
+    found = []
+    for node in nodes:
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            found.append((node.lineno, ast.unparse(target)))
+    return sorted(found)
+
+
+def _facts(name: str, source: str) -> Facts:
+    tree = parse(source, name)
+    nodes = list(ast.walk(tree))  # walked once: each fact reads the list
+    return Facts(
+        name,
+        tuple(_imports(nodes)),
+        tuple(sorted(n.lineno for n in nodes if isinstance(n, ast.Assert))),
+        tuple(_status_writes(nodes)),
+        tuple(_calls(nodes)),
+        tuple(_returns(tree)),
+        tuple(_sql_texts(nodes)),
+        tuple(_raises(nodes)),
+    )

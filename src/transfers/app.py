@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from transfers import __version__, runtime
+from transfers import __version__, features, runtime
 from transfers.agency.app import build_agency
 from transfers.api.direct_routes import DirectApp, install_direct_routes
 from transfers.api.docs_page import install_docs
@@ -44,6 +44,7 @@ def create_app(
     if configure_logs:
         configure_logging(settings.log_level, settings.log_format)
     svc = Services.build(settings, clock=clock, db=db)
+    features.register()  # the feature packages' handlers for the bookings' moments (features.py)
     rate_limiter = RateLimiter.from_settings(settings)  # hardening: per-key limits (api/ratelimit.py)
 
     @asynccontextmanager

@@ -15,10 +15,10 @@ from tests.browser.conftest import ConsoleAs
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.helpers import booking_body, search_body
 from tests.servers import LiveServer
-from transfers.bookings import flight_watch
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import partners
+from transfers.flights import watch as flight_watch
 from transfers.flights.sandbox import SandboxProvider
 
 SEARCH = "/api/v1/booking-api/search"

@@ -16,7 +16,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from tests.conftest import ClientFactory, PartnerFactory, make_settings
 from tests.integration.test_outbox_and_jobs import book
 from transfers import deliveries
-from transfers.bookings.riding import DRIVER_POSITION_KIND
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, outbox
@@ -29,6 +28,7 @@ from transfers.delivery.policy import Ending, Verdict
 from transfers.delivery.transport import CallResult, Receiver
 from transfers.hosted.mail import PARTNER_EMAIL
 from transfers.partners.calls import MessageKind
+from transfers.ride.service import DRIVER_POSITION_KIND
 from transfers.services import Services
 from transfers.webhooks.kind import CLIENT_WEBHOOK
 

@@ -36,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tests.conftest import ClientFactory, PartnerFactory
 from tests.helpers import booking_row
-from transfers.bookings import fast_paths, flight_repository, partner_updates
+from transfers.bookings import fast_paths, partner_updates
 from transfers.bookings import repository as booking_repo
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import new_reservation_no
@@ -46,6 +46,7 @@ from transfers.db.engine import Database
 from transfers.db.tables import metadata
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery.models import OutboxMessage
+from transfers.flights import repository as flight_repository
 from transfers.partners.calls import MessageKind
 from transfers.wallet.ledger import InsufficientBalance
 
@@ -283,7 +284,7 @@ async def test_a_third_partys_one_statement_create_journals_its_payment_as_the_g
 def pair_values(
     client_id: int, partner_id: int, numbers: tuple[str, str], trip_id: str, watch_id: int, now: datetime
 ) -> list[dict[str, Any]]:
-    """A return trip's two legs as ``bookings/return_trip.create_trip`` gives them: the trip's columns,
+    """A return trip's two legs as ``returns/service.create_trip`` gives them: the trip's columns,
     the way out's flight watch (the way back has none: its key is missing, as when its pickup is no
     airport), the way back later and from the way out's dropoff."""
     out = create_values(client_id, partner_id, numbers[0], now)

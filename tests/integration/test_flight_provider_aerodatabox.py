@@ -19,8 +19,9 @@ from tests.servers import serving
 from transfers.config import Settings
 from transfers.flights.aerodatabox import MAX_BODY_BYTES, AeroDataBoxProvider
 from transfers.flights.providers import ProviderError
-from transfers.flights.rules import NO_DATA, FlightReport, FlightStatus
+from transfers.flights.rules import NO_DATA, FlightReport
 from transfers.ops.doctor import flight_provider_row
+from transfers.reference.flights import FlightStatus
 
 
 @pytest.fixture

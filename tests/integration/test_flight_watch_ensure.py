@@ -13,9 +13,9 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from transfers.bookings import flight_repository
 from transfers.db.engine import Database
 from transfers.db.tables import flight_watches
+from transfers.flights import repository as flight_repository
 
 W = flight_watches.c
 

@@ -6,9 +6,9 @@ marked ``process`` runs, a Python audit hook refuses to start a process, to open
 connection or an SQLite file, and the test fails saying which. A unit test that needs one of these
 is marked ``process`` (and then runs in ``make test`` only), or belongs in tests/integration.
 
-The source scans (where SQL lives, who writes ``bookings.status``, imports, asserts) parse code in a
-child interpreter (tests/source_facts.py says why): a module that uses ``tests.source_facts`` is
-marked ``process`` here, so a new scan needs no marker of its own.
+The source scans (where SQL lives, who writes ``bookings.status``, imports, asserts, the error tree)
+are pure: they parse and import code in this process (tests/source_facts.py), so they run before every
+landing.
 """
 
 from __future__ import annotations
@@ -54,26 +54,12 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 sys.addaudithook(_audit)  # hooks cannot be removed; _guarded switches it on per test
 
 
-def _uses_source_facts(item: pytest.Item) -> bool:
-    module = getattr(item, "module", None)
-    return module is not None and any(
-        "tests.source_facts" in (getattr(value, "__module__", None), getattr(value, "__name__", None))
-        for value in vars(module).values()
-    )
-
-
 UNIT = Path(__file__).resolve().parent
 
 
 def _is_unit(item: pytest.Item) -> bool:
     # This conftest's hooks see the items of the whole session, not only tests/unit's.
     return item.path.resolve().is_relative_to(UNIT)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if _is_unit(item) and _uses_source_facts(item):
-            item.add_marker("process")
 
 
 @pytest.hookimpl(wrapper=True)

@@ -9,18 +9,17 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from transfers.flights.numbers import is_trackable, normalise
 from transfers.flights.rules import (
     NO_DATA,
     Decision,
     FlightReport,
-    FlightStatus,
     Outcome,
     Watched,
     decide,
     delay_minutes,
     next_check,
 )
+from transfers.reference.flights import FlightStatus, is_trackable, normalise
 
 T0 = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 M = timedelta(minutes=1)

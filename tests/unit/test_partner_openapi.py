@@ -317,8 +317,8 @@ def test_the_flight_notice_the_service_sends_matches_the_document() -> None:
     from datetime import UTC, datetime
 
     from tests.helpers import booking_row
-    from transfers.bookings.flight_watch import notice_payload
     from transfers.bookings.models import Booking
+    from transfers.flights.watch import notice_payload
 
     booking = Booking.from_row(
         booking_row(

@@ -9,6 +9,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 import transfers_sdk
 from tests.source_facts import file_facts
 from transfers.bookings.state import BookingStatus as ServerStatus
@@ -29,6 +31,7 @@ def test_httpx_is_the_only_dependency_and_pinned_like_the_server() -> None:
     assert sdk["dependencies"] == [d for d in server["dependencies"] if d.startswith("httpx==")]
 
 
+@pytest.mark.process  # starts a fresh interpreter to see what importing the SDK loads
 def test_the_sdk_imports_nothing_of_the_server() -> None:
     assert SDK_SOURCES
     for source, facts in zip(SDK_SOURCES, file_facts(SDK_SOURCES), strict=True):

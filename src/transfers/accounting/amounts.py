@@ -34,14 +34,13 @@ def parse_adjustment(text: object, currency: str) -> Decimal:
     if not _DIGITS.match(typed):
         raise InvalidAmount("Enter an amount in digits, like 12.50 or -12.50.")
     amount = Decimal(typed)
+    limits = f"The amount can have {money.decimals_in_words(currency)} and be at most {MAX_AMOUNT}."
+    if abs(amount) > MAX_AMOUNT:
+        raise InvalidAmount(limits)
     try:
-        if abs(amount) > MAX_AMOUNT:
-            raise money.MoneyError("too large")
         amount = money.exact(amount, currency)
     except money.MoneyError:
-        raise InvalidAmount(
-            f"The amount can have {money.decimals_in_words(currency)} and be at most {MAX_AMOUNT}."
-        ) from None
+        raise InvalidAmount(limits) from None
     if amount == 0:
         raise InvalidAmount(f"The amount cannot be {money.text(Decimal(0), currency)}.")
     return amount

@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import flight_watch, partner_payloads
+from transfers.bookings import partner_payloads
 from transfers.bookings.amendments import (
     AmendmentStatus,
     Changes,
@@ -32,6 +32,7 @@ from transfers.bookings.amendments import (
     requested,
 )
 from transfers.bookings.cancelling import quote
+from transfers.bookings.hooks import HOOKS
 from transfers.bookings.lifecycle import lock_booking, update_details
 from transfers.bookings.lookup import client_booking
 from transfers.bookings.models import Booking
@@ -173,7 +174,8 @@ async def settle(
             **columns_of(amendment["changes"]),
             "amendment": decided(amendment, AmendmentStatus.APPLIED, partner_message or None, now),
         }
-        fields.update(await _watch_again(conn, booking, fields, now))
+        # what the features change with it, in this transaction (the flight's watch restarts: flights/enrolment.py)
+        fields.update(await HOOKS.amended(conn, booking, fields, now))
         return await update_details(conn, booking, fields, actor=actor, reason="amendment applied", now=now)
     reason = partner_message or "refused by the partner"
     return await update_details(
@@ -184,20 +186,6 @@ async def settle(
         reason=f"amendment rejected: {reason}",
         now=now,
     )
-
-
-async def _watch_again(
-    conn: AsyncConnection, booking: Booking, fields: dict[str, Any], now: datetime
-) -> dict[str, Any]:
-    """An amended pickup is the new booked pickup, and an amended flight number or pickup restarts the flight
-    watch (docs/rules/flights.md#booking-fields): the booking joins its new flight's watch, due now."""
-    if "pickup_at" not in fields and "flight_number" not in fields:
-        return {}
-    restarted: dict[str, Any] = {"flight_state": None}
-    if "pickup_at" in fields:
-        restarted["original_pickup_at"] = fields["pickup_at"]
-    restarted["flight_watch_id"] = await flight_watch.enrol(conn, booking.moved({**fields, **restarted}), now)
-    return restarted
 
 
 def accepted(answer: Any) -> bool:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from transfers import money
+from transfers.bookings import ride_field
 from transfers.bookings.models import Booking
 from transfers.bookings.resource import flight_view
 from transfers.bookings.state import BookingStatus
 from transfers.bookings.trip import Trip
-from transfers.ride import model as ride_model
 
 
 def create_payload(booking: Booking) -> dict[str, Any]:
@@ -91,5 +91,5 @@ def partner_view(booking: Booking) -> dict[str, Any]:
         },
         "passenger_info": trip.passenger.contact(),
         # docs/rules/ride.md#ride-field: the ride at the top level, as the client sees it
-        "ride": ride_model.view(trip.ride, approved=booking.status is BookingStatus.APPROVED),
+        "ride": ride_field.view(trip.ride, approved=booking.status is BookingStatus.APPROVED),
     }

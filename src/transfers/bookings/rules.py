@@ -9,7 +9,7 @@ in as ``offer``; everything after it is decided here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -17,7 +17,7 @@ import phonenumbers
 from email_validator import EmailNotValidError, validate_email
 
 from transfers.errors import Code, Invalid, NotFound
-from transfers.flights.numbers import normalise
+from transfers.reference.flights import normalise
 from transfers.search.offers import Offer, OfferedExtra
 from transfers.search.rules import is_int
 
@@ -193,39 +193,8 @@ def _extras(value: Any, offer: Offer) -> list[ChosenExtra]:
     return chosen
 
 
-def return_details(value: Any, out: BookingRequest, offer: Offer) -> BookingRequest:
-    """The way back's request (docs/rules/return-trips.md#create): the same passenger and luggage as the way
-    out, its own ``return_travel_details`` (``flight_number`` of the departing flight, ``extra_requests``;
-    optional, null is absent) and no extras. A flight is never copied from the way out: without one the
-    leg's flight number is empty (shown as null everywhere); with one it is normalised as the way out's.
-    Its luggage must fit the return vehicle (1015, 1017),
-    and a malformed ``return_travel_details`` answers the codes of ``travel_details`` (1012, 1013)."""
-    flight, extra_requests = "", None
-    if value is not None:
-        if not isinstance(value, dict):
-            raise Invalid(Code.TRAVEL_DETAILS_REQUIRED)
-        extra = value.get("extra_requests")
-        if extra is not None and (not isinstance(extra, str) or len(extra) > MAX_EXTRA_REQUESTS or "\x00" in extra):
-            raise Invalid(Code.TRAVEL_DETAILS_REQUIRED)
-        extra_requests = extra.strip() or None if isinstance(extra, str) else None
-        if value.get("flight_number") is not None:
-            # stored normalised like the way out's (docs/rules/flights.md#flight-number)
-            flight = stored_flight_number(_text(value.get("flight_number"), Code.FLIGHT_NUMBER_REQUIRED, MAX_FLIGHT))
-    if out.suitcase > offer.suitcases:
-        raise Invalid(Code.SUITCASE_INVALID)
-    if out.small_bags > offer.small_bags:
-        raise Invalid(Code.SMALL_BAGS_INVALID)
-    return replace(
-        out,
-        flight_number=flight,
-        extra_requests=extra_requests,
-        extras=[],
-        total=offer.sell_price,
-        net_total=offer.net_price,
-    )
-
-
-# The field checks, by name, for the amendment rules (``bookings/amendments.py``).
+# The field checks, by name, for the amendment rules (``bookings/amendments.py``) and the way back's
+# (``returns/rules.py``).
 required_text = _text
 phone_number = _phone
 email_address = _email

@@ -9,18 +9,18 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from transfers import failpoints, money
-from transfers.bookings import fast_paths, partner_payloads, return_trip
+from transfers.bookings import fast_paths, partner_payloads
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
 from transfers.bookings.cancelling import quote
 from transfers.bookings.creating import (
     VehicleFull,
     booking_values,
-    flight_fields,
     reservation_clash,
     seat_claim,
-    start_flight_check,
 )
+from transfers.bookings.hooks import HOOKS, AfterCreate
+from transfers.bookings.hooks import created as created_hooks
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
 from transfers.bookings.lookup import client_booking
 from transfers.bookings.models import UNASSIGNED_ID, Booking
@@ -47,15 +47,6 @@ from transfers.reference.airports import local_time
 from transfers.reference.repository import find_active_reason
 from transfers.services import Services
 from transfers.wallet.ledger import InsufficientBalance
-
-
-async def create_trip(
-    svc: Services, client: ClientPrincipal, body: dict[str, Any], idempotency_key: str | None = None
-) -> tuple[Booking, Booking]:
-    """``POST /booking`` with ``return_vehicle_id`` (docs/rules/return-trips.md#create): both legs."""
-    if not client.may(Permission.BOOKING_CREATE):
-        raise Refused(Code.CREATION_PERMISSION_DENIED)
-    return await return_trip.create_trip(svc, client, body, check_search_id(body), idempotency_key)
 
 
 async def create_booking(
@@ -94,7 +85,7 @@ async def create_booking(
             stored = await repo.get_by_id(conn, created.booking_id)
     if stored is None:  # bookings are never deleted: only a database changed under us gets here (500)
         raise LookupError(f"booking {created.booking_id} is gone right after its creation")
-    start_flight_check(svc, stored, created.check_flight)
+    created_hooks(created.after, stored)
     failpoints.hit("booking.before_response")
     return stored
 
@@ -103,7 +94,7 @@ async def create_booking(
 class _Created:
     booking_id: int
     message: OutboxMessage  # the partner's POST /booking/create in the outbox
-    check_flight: bool  # start the flight's check at creation (``creating.flight_fields``)
+    after: list[AfterCreate]  # what the features run once it is stored (``bookings/hooks.py``)
     endpoint: PartnerEndpoint
 
 
@@ -141,7 +132,8 @@ async def _store_and_charge(
     if offer is None or source is None:
         raise Invalid(Code.VEHICLE_ID_INVALID)
     values = booking_values(client, search, offer, source.search_vehicle_id, request, now, idempotency_key)
-    check_flight = await flight_fields(svc, values, source, now)
+    values["free_wait_minutes"] = source.free_wait_minutes  # docs/rules/flights.md#partner-policy, as sold
+    after = await HOOKS.prepare_new(svc, values, now)  # the features' columns (the flight's watch)
     deadline = delivery_deadline(
         now,
         values["pickup_at"],
@@ -184,7 +176,7 @@ async def _store_and_charge(
         return _Created(
             booking_id,
             stored,
-            check_flight,
+            after,
             endpoint_of(
                 source.partner_id,
                 source.partner_name,

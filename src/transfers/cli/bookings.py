@@ -12,13 +12,13 @@ from transfers import money
 from transfers.bookings import queries
 from transfers.bookings.models import Booking, ListedBooking
 from transfers.bookings.state import BookingStatus
-from transfers.bookings.story import BookingDetail, load_detail
 from transfers.cancellation.views import cancel_refund, stored_policy
 from transfers.cli.common import fail, print_json, with_db
 from transfers.cli.tables import cell, jsonable, render, render_pairs, safe
 from transfers.clock import SystemClock
 from transfers.db.engine import Database
 from transfers.delivery import repository as outbox_repo
+from transfers.operators.booking_story import BookingDetail, load_detail
 
 STORED_STATUSES = [s.value for s in BookingStatus if s is not BookingStatus.DEFAULT]
 MAX_RESERVATION_NO = 64

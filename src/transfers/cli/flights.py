@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from transfers.bookings import flight_watch
 from transfers.cli.common import print_json, settings, with_db
 from transfers.clock import SystemClock
 from transfers.db.engine import Database
+from transfers.flights import watch as flight_watch
 from transfers.flights.providers import build_provider
 
 

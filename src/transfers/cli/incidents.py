@@ -7,10 +7,10 @@ from decimal import Decimal
 import click
 
 from transfers import money
-from transfers.bookings.incidents import service
-from transfers.bookings.incidents.models import Incident
 from transfers.cli.common import actor, print_json, with_db
 from transfers.cli.tables import render
+from transfers.incidents import service
+from transfers.incidents.models import Incident
 
 LIST_COLUMNS = ["id", "reservation_no", "type", "status", "reported_by", "created", "responsible", "refund"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from transfers import features
 from transfers.cli.agency import agency_users_group
 from transfers.cli.bookings import bookings_group
 from transfers.cli.clients import clients_group, keys_group, wallet_group
@@ -30,6 +31,7 @@ def cli() -> None:
     Exit codes: 0 done, 1 refused or failed, 2 bad usage or settings, 69 PostgreSQL or Redis unusable,
     or serve's port in use.
     """
+    features.register()  # every command's bookings tell the feature packages (transfers/features.py)
 
 
 cli.add_command(serve)

@@ -71,8 +71,12 @@ async def revoke_key(conn: AsyncConnection, prefix: str, now: datetime) -> bool:
     )
     if result.rowcount == 1:
         return True
-    exists = (await conn.execute(select(api_keys.c.id).where(api_keys.c.prefix == prefix))).first()
-    return exists is not None
+    return await key_exists(conn, prefix)
+
+
+async def key_exists(conn: AsyncConnection, prefix: str) -> bool:
+    """Whether a key (revoked or not) has this prefix."""
+    return (await conn.execute(select(api_keys.c.id).where(api_keys.c.prefix == prefix))).first() is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,8 +26,9 @@ from urllib.parse import quote
 import httpx
 
 from transfers.flights.providers import ProviderError
-from transfers.flights.rules import NO_DATA, FlightReport, FlightStatus
+from transfers.flights.rules import NO_DATA, FlightReport
 from transfers.reference.airports import local_time
+from transfers.reference.flights import FlightStatus
 
 MAX_BODY_BYTES = 1_048_576  # a day's flights for one number are a few kB
 MAX_RETRY_AFTER_SECONDS = 3600.0

@@ -13,11 +13,14 @@ from typing import Protocol
 
 from transfers.clock import Clock
 from transfers.config import Settings
+from transfers.errors import Unavailable
 from transfers.flights.rules import NO_DATA, FlightReport
 
 
-class ProviderError(Exception):
-    """The provider could not answer this time (network, 401, 429, 5xx, garbage, too large, too slow).
+class ProviderError(Unavailable):
+    """The provider could not answer this time (network, 401, 429, 5xx, garbage, too large, too slow):
+    something the service needs cannot serve now, so a failure no caller catches renders as any
+    ``Unavailable`` does (the flight watch catches it: logged, retried at the next slot).
 
     ``retry_after``: seconds the provider asked us to wait (429's Retry-After), when it said so."""
 

@@ -12,18 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-
-class FlightStatus(StrEnum):
-    """The ``flight.status`` of a BookingResource (docs/rules/flights.md#booking-fields)."""
-
-    UNTRACKED = "UNTRACKED"
-    SCHEDULED = "SCHEDULED"
-    EN_ROUTE = "EN_ROUTE"
-    LANDED = "LANDED"
-    CANCELLED = "CANCELLED"
-    DIVERTED = "DIVERTED"
-    UNKNOWN = "UNKNOWN"
-
+from transfers.reference.flights import FlightStatus
 
 FINAL = frozenset({FlightStatus.LANDED, FlightStatus.CANCELLED, FlightStatus.DIVERTED})
 # docs/rules/flights.md#pickup-moves: a change smaller than this moves nothing.

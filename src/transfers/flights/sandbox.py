@@ -12,7 +12,8 @@ import re
 from datetime import datetime, timedelta
 
 from transfers.clock import Clock
-from transfers.flights.rules import NO_DATA, FlightReport, FlightStatus
+from transfers.flights.rules import NO_DATA, FlightReport
+from transfers.reference.flights import FlightStatus
 
 _SCENARIO = re.compile(r"^ZZ([12])(\d{3})$")
 

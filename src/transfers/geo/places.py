@@ -14,6 +14,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from transfers.errors import Unavailable
+
 PlaceKind = Literal["city", "airport", "place"]
 MAX_QUERY_CHARS = 200
 DEFAULT_LIMIT = 8
@@ -49,8 +51,10 @@ class Place:
         }
 
 
-class GeocoderUnavailable(Exception):
-    """The geocoder could not answer now; ``str()`` says why in words (no stack, no URL secrets)."""
+class GeocoderUnavailable(Unavailable):
+    """The geocoder could not answer now; ``str()`` says why in words (no stack, no URL secrets). An
+    ``Unavailable`` of the one error tree, so a caller that does not offer coordinates instead
+    renders it as any other."""
 
 
 class Geocoder(Protocol):

@@ -19,12 +19,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from transfers.bookings.repository import release_idempotency_key
-from transfers.db.tables import idempotency_keys
 from transfers.errors import Conflict, ErrorCode, Invalid
+from transfers.idempotency import repository as repo
 from transfers.idempotency.fingerprint import Fingerprint
 from transfers.services import Services
 
@@ -48,27 +47,25 @@ async def run_idempotent(
     svc: Services, client_id: int, key: str, request: Fingerprint, work: Callable[[], Awaitable[tuple[int, bytes]]]
 ) -> StoredAnswer:
     now = svc.clock.now()
-    t = idempotency_keys
+    lock = timedelta(seconds=svc.settings.idempotency_lock_seconds)
     async with svc.db.write() as conn:
-        row = (await conn.execute(select(t).where(t.c.client_id == client_id, t.c.key == key))).mappings().first()
+        row = await repo.find(conn, client_id, key)
         stale_before = now - timedelta(seconds=svc.settings.idempotency_ttl_seconds)
-        if row is not None and row["expires_at"] <= now:
-            stale_before = max(stale_before, row["expires_at"])
-            await conn.execute(delete(t).where(t.c.id == row["id"]))
+        if row is not None and row.expires_at <= now:
+            stale_before = max(stale_before, row.expires_at)
+            await repo.delete_by_id(conn, row.id)
             row = None
         if row is None:
             try:
                 async with conn.begin_nested():
-                    await conn.execute(
-                        insert(t).values(
-                            client_id=client_id,
-                            key=key,
-                            request_hash=request.canonical,
-                            state="in_progress",
-                            locked_until=now + timedelta(seconds=svc.settings.idempotency_lock_seconds),
-                            created_at=now,
-                            expires_at=now + timedelta(seconds=svc.settings.idempotency_ttl_seconds),
-                        )
+                    await repo.claim(
+                        conn,
+                        client_id,
+                        key,
+                        request.canonical,
+                        now=now,
+                        locked_until=now + lock,
+                        expires_at=now + timedelta(seconds=svc.settings.idempotency_ttl_seconds),
                     )
             except IntegrityError:
                 raise _in_use() from None
@@ -76,18 +73,15 @@ async def run_idempotent(
             # of booking twice); once the key's 24 h are over the key is new again, so a booking from an
             # earlier window lets go of it.
             await release_idempotency_key(conn, client_id, key, created_before=stale_before)
-        elif not request.matches(row["request_hash"]):
+        elif not request.matches(row.request_hash):
             raise Invalid(ErrorCode.IDEMPOTENCY_KEY_REUSED)
-        elif row["state"] == "done":
-            return StoredAnswer(row["response_status"], (row["response_body"] or "").encode(), True)
-        elif row["locked_until"] > now:
+        elif row.state == "done":
+            # a done row holds its answer (store_answer writes status and body together)
+            return StoredAnswer(row.response_status or 0, (row.response_body or "").encode(), True)
+        elif row.locked_until > now:
             raise _in_use()
         else:  # the first run died holding the lock: take it over
-            await conn.execute(
-                update(t)
-                .where(t.c.id == row["id"])
-                .values(locked_until=now + timedelta(seconds=svc.settings.idempotency_lock_seconds))
-            )
+            await repo.lock_again(conn, row.id, now + lock)
     try:
         status, body = await work()
     except BaseException:
@@ -97,19 +91,13 @@ async def run_idempotent(
         await _forget(svc, client_id, key)
     else:
         async with svc.db.write() as conn:
-            await conn.execute(
-                update(t)
-                .where(t.c.client_id == client_id, t.c.key == key)
-                .values(state="done", response_status=status, response_body=body.decode())
-            )
+            await repo.store_answer(conn, client_id, key, status, body.decode())
     return StoredAnswer(status, body, False)
 
 
 async def _forget(svc: Services, client_id: int, key: str) -> None:
     async with svc.db.write() as conn:
-        await conn.execute(
-            delete(idempotency_keys).where(idempotency_keys.c.client_id == client_id, idempotency_keys.c.key == key)
-        )
+        await repo.forget(conn, client_id, key)
 
 
 def _in_use() -> Conflict:

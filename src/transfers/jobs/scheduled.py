@@ -13,17 +13,19 @@ from typing import Any
 import structlog
 
 from transfers.accounting import service as books
-from transfers.bookings import flight_watch, operator_actions, partner_updates, riding
+from transfers.bookings import operator_actions, partner_updates
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.state import BookingStatus
 from transfers.deliveries import Dispatcher, send_partner_emails
 from transfers.delivery import repository as outbox_repo
+from transfers.flights import watch as flight_watch
 from transfers.flights.providers import build_provider
 from transfers.hosted import jobs as hosted_jobs
 from transfers.partners import health_repository
 from transfers.requestlog import repository as request_log_repo
 from transfers.ride import repository as ride_repo
+from transfers.ride import service as riding
 from transfers.services import Services
 from transfers.webauth import sessions as web_sessions
 from transfers.webhooks import repository as webhooks_repo
@@ -124,7 +126,7 @@ async def prune_ride_positions(svc: Services) -> int:
 async def watch_flights(svc: Services) -> int:
     """docs/rules/flights.md#watching: the due flights checked (one provider call per flight and date, within
     ``TRANSFERS_FLIGHT_PROVIDER_MAX_CALLS_PER_MINUTE``), their bookings' pickups moved or marked disrupted.
-    A provider's failure is logged and retried at the next slot (``bookings/flight_watch.py``): it never fails
+    A provider's failure is logged and retried at the next slot (``flights/watch.py``): it never fails
     this job, nor the jobs after it."""
     provider = build_provider(svc.settings, svc.clock)
     try:

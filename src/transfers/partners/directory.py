@@ -39,14 +39,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
-from sqlalchemy import ColumnElement, String, Table, func, literal_column, select
 
 from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
-from transfers.db.tables import partners, rate_cards, vehicle_types
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.models import PartnerRecord
-from transfers.partners.repository import enabled_with_secrets
+from transfers.partners.repository import PG_MARK, SQLITE_MARK, enabled_with_secrets
 from transfers.partners.secrets_box import SecretBox
 from transfers.partners.service import endpoint
 from transfers.ratecards import repository as cards_repo
@@ -90,48 +88,6 @@ class Snapshot:
         return self._serving(iata)[1]
 
 
-# The mark of everything a snapshot is built from (see the module's docstring). PostgreSQL: the
-# SHA-256 of every row as PostgreSQL writes it out as text; the arrays keep rows and tables apart without a
-# separator to escape.
-_PG_MARK = DirectStatement(
-    select(
-        literal_column(
-            "encode(sha256(convert_to(ROW(ARRAY(SELECT p FROM partners AS p ORDER BY p.id), "
-            "ARRAY(SELECT t FROM vehicle_types AS t ORDER BY t.id), "
-            "ARRAY(SELECT c FROM rate_cards AS c ORDER BY c.partner_id))::text, 'UTF8')), 'hex')",
-            String,
-        ).label("mark")
-    )
-)
-
-
-def _sqlite_rows(table: Table, order: ColumnElement[Any]) -> ColumnElement[str]:
-    """Every row of ``table`` as text, one a line: each column (all of the table's, so a column added
-    later counts too) as SQLite's ``quote()`` writes it (strings quoted, their quotes doubled: the
-    commas between columns cannot be mistaken)."""
-    first, *rest = (func.quote(column, type_=String) for column in table.c)
-    row: ColumnElement[str] = first
-    for quoted in rest:
-        row = row + literal_column("','", String) + quoted
-    rows = select(row.label("r")).order_by(order).subquery()
-    every = select(func.group_concat(rows.c.r, literal_column("char(10)"), type_=String)).scalar_subquery()
-    return func.coalesce(every, literal_column("''", String), type_=String)
-
-
-# SQLite has no hash function: its mark is the rows' text itself (tens of kB for fifty partners).
-_SQLITE_MARK = DirectStatement(
-    select(
-        (
-            _sqlite_rows(partners, partners.c.id)
-            + literal_column("char(30)", String)
-            + _sqlite_rows(vehicle_types, vehicle_types.c.id)
-            + literal_column("char(30)", String)
-            + _sqlite_rows(rate_cards, rate_cards.c.partner_id)
-        ).label("mark")
-    )
-)
-
-
 # The part of the TTL, at its end, in which a search starts a refresh in the background. Under load a
 # snapshot is then read about every (1 - REFRESH_AHEAD) x TTL instead of every TTL: the price of
 # never making a search wait (on SQLite every refresh is a full read, so kept small).
@@ -163,7 +119,7 @@ class PartnerDirectory:
 
     @property
     def _marking(self) -> DirectStatement:
-        return _SQLITE_MARK if self._db.is_sqlite else _PG_MARK
+        return SQLITE_MARK if self._db.is_sqlite else PG_MARK
 
     def _refreshing(self) -> asyncio.Task[Snapshot]:
         """The refresh under way (on this loop), or a new one."""

@@ -6,12 +6,22 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import ColumnElement, String, Table, func, insert, literal_column, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.cancellation.policy import from_json
-from transfers.db.tables import partners
+from transfers.db.direct import DirectStatement
+from transfers.db.tables import partners, rate_cards, vehicle_types
 from transfers.partners.models import PartnerRecord
+
+# Any number will do, as long as nothing else takes this lock: the sandbox partner's registration.
+_SANDBOX_REGISTRATION_LOCK = text("SELECT pg_advisory_xact_lock(727001)")
+
+
+async def lock_sandbox_registration(conn: AsyncConnection) -> None:
+    """PostgreSQL: hold the sandbox partner's registration lock to the end of the transaction, so API
+    processes starting at once register it one after the other (SQLite's writes are serial anyway)."""
+    await conn.execute(_SANDBOX_REGISTRATION_LOCK)
 
 
 def _record(row: Any) -> PartnerRecord:
@@ -129,3 +139,46 @@ async def flight_policy(conn: AsyncConnection, partner_id: int) -> dict[str, int
     if row is None:
         return None
     return {"follow_flight_minutes": int(row[0]), "free_wait_minutes": int(row[1])}
+
+
+# The mark of everything the partner directory's snapshot is built from (partners/directory.py says
+# why and how it is used). PostgreSQL: the
+# SHA-256 of every row as PostgreSQL writes it out as text; the arrays keep rows and tables apart without a
+# separator to escape.
+PG_MARK = DirectStatement(
+    select(
+        literal_column(
+            "encode(sha256(convert_to(ROW(ARRAY(SELECT p FROM partners AS p ORDER BY p.id), "
+            "ARRAY(SELECT t FROM vehicle_types AS t ORDER BY t.id), "
+            "ARRAY(SELECT c FROM rate_cards AS c ORDER BY c.partner_id))::text, 'UTF8')), 'hex')",
+            String,
+        ).label("mark")
+    )
+)
+
+
+def _sqlite_rows(table: Table, order: ColumnElement[Any]) -> ColumnElement[str]:
+    """Every row of ``table`` as text, one a line: each column (all of the table's, so a column added
+    later counts too) as SQLite's ``quote()`` writes it (strings quoted, their quotes doubled: the
+    commas between columns cannot be mistaken)."""
+    first, *rest = (func.quote(column, type_=String) for column in table.c)
+    row: ColumnElement[str] = first
+    for quoted in rest:
+        row = row + literal_column("','", String) + quoted
+    rows = select(row.label("r")).order_by(order).subquery()
+    every = select(func.group_concat(rows.c.r, literal_column("char(10)"), type_=String)).scalar_subquery()
+    return func.coalesce(every, literal_column("''", String), type_=String)
+
+
+# SQLite has no hash function: its mark is the rows' text itself (tens of kB for fifty partners).
+SQLITE_MARK = DirectStatement(
+    select(
+        (
+            _sqlite_rows(partners, partners.c.id)
+            + literal_column("char(30)", String)
+            + _sqlite_rows(vehicle_types, vehicle_types.c.id)
+            + literal_column("char(30)", String)
+            + _sqlite_rows(rate_cards, rate_cards.c.partner_id)
+        ).label("mark")
+    )
+)

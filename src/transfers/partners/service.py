@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
 
-from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 
 from transfers.auth.keys import IssuedKey, hash_key, issue_key, parse_key
@@ -17,7 +16,6 @@ from transfers.cancellation.policy import Policy
 from transfers.clients import repository as clients_repo
 from transfers.clock import Clock
 from transfers.db.engine import Database
-from transfers.db.tables import api_keys
 from transfers.errors import Invalid, NotFound
 from transfers.partners import repository as repo
 from transfers.partners.client import PartnerEndpoint
@@ -170,7 +168,7 @@ async def ensure_sandbox_partner(db: Database, clock: Clock, box: SecretBox, bas
     now = clock.now()
     async with db.write() as conn:
         if not db.is_sqlite:
-            await conn.execute(text("SELECT pg_advisory_xact_lock(727001)"))
+            await repo.lock_sandbox_registration(conn)
         row = await repo.sandbox_partner_row(conn)
         if row is None:
             partner_id = await repo.insert_partner(
@@ -199,8 +197,7 @@ async def ensure_sandbox_partner(db: Database, clock: Clock, box: SecretBox, bas
         parsed = parse_key(creds.api_key)
         assert parsed is not None, "derived sandbox keys are well-formed"
         prefix = parsed[1]
-        existing = (await conn.execute(select(api_keys.c.id).where(api_keys.c.prefix == prefix))).first()
-        if existing is None:
+        if not await clients_repo.key_exists(conn, prefix):
             try:
                 async with conn.begin_nested():
                     await clients_repo.insert_api_key(

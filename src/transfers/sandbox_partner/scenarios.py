@@ -5,7 +5,7 @@ can take without waiting for one to fail.
 ``SCENARIOS`` is the one table; PARTNER_API.md and the tests list it. Matching is
 case-insensitive on the trimmed value. A flight number reaches the partner normalised
 (docs/rules/flights.md#flight-number: ``XX0000`` arrives as ``XX0``), so flight triggers compare both
-sides normalised the same way (``flights.numbers.normalise``).
+sides normalised the same way (``reference.flights.normalise``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from transfers.flights.numbers import normalise
+from transfers.reference.flights import normalise
 
 
 class Scenario(StrEnum):

@@ -6,7 +6,7 @@ pays in, are left out. What remains is sorted by price and numbered: ``vehicle_n
 extra-service ids unique within the search.
 
 ``Offer`` is a ``search_vehicles`` row: the search stores it (``search/repository.py``) and the
-booking create reads the same frozen dataclass back (``bookings/repository.find_offer``), so what a
+booking create reads the same row type back (``bookings/repository.find_offer``), so what a
 client was offered and what it is charged cannot drift apart through two shapes of one row.
 ``SearchedTrip`` is the part of a ``searches`` row the booking copies. tests/unit/test_typed_rows.py
 pins both to the table columns. Pure: no SQL.
@@ -25,14 +25,14 @@ from transfers.cancellation.policy import FREE_UNTIL_PICKUP, Policy, from_json
 from transfers.money import MoneyError
 from transfers.partners.models import PartnerRecord, sell_price
 from transfers.partners.wire import WireVehicle
-from transfers.rows import maker
+from transfers.rows import row_type
 
 # The answer shows counts and vehicle numbers as text: the small ones made once (a str(int) costs ~900
 # instructions, four per vehicle; capacities are at most 100 on the wire, vehicle numbers rarely past 1000).
 _TEXTS = {n: str(n) for n in range(1024)}
 
 
-@dataclass(frozen=True, slots=True)
+@row_type
 class OfferedExtra:
     """One extra service of an offer; stored as an item of ``search_vehicles.extras`` (money as text)."""
 
@@ -65,7 +65,7 @@ class OfferedExtra:
 
     @classmethod
     def from_stored(cls, item: Mapping[str, Any]) -> OfferedExtra:
-        return _extra(
+        return cls(
             int(item["id"]),
             item["partner_extra_id"],
             item["name"],
@@ -75,7 +75,7 @@ class OfferedExtra:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@row_type
 class Offer:
     """One vehicle of a search as stored: every field is the ``search_vehicles`` column of that name
     (all but ``id`` and ``search_pk``, which only the database knows)."""
@@ -133,7 +133,7 @@ class Offer:
     def from_row(cls, row: Mapping[str, Any], prefix: str = "") -> Offer:
         """From a row read back, its columns named ``prefix + column``: no validation (the service
         wrote it, and the create path reads one per request)."""
-        return _offer(
+        return cls(
             row[prefix + "vehicle_no"],
             row[prefix + "partner_id"],
             row[prefix + "partner_vehicle_id"],
@@ -232,10 +232,6 @@ class SearchedTrip:
 
 
 OFFER_FIELDS = tuple(f.name for f in fields(Offer))
-# ``Offer(...)`` and ``OfferedExtra(...)`` without the frozen dataclass's __init__ (``rows.maker``): every
-# field, in order. A search builds ~40 of them, the booking create reads one back.
-_offer = maker(Offer)
-_extra = maker(OfferedExtra)
 SEARCHED_TRIP_FIELDS = tuple(f.name for f in fields(SearchedTrip))
 
 
@@ -276,11 +272,11 @@ def build_offers(
         extras = []
         for extra, sell in zip(q["extras"], sells, strict=True):
             x = extra.__dict__
-            extras.append(_extra(next_extra_id, x["id"], x["name"], x["pricing_type"], x["price"], sell))
+            extras.append(OfferedExtra(next_extra_id, x["id"], x["name"], x["pricing_type"], x["price"], sell))
             next_extra_id += 1
         capacity = q["capacity"].__dict__
         offers.append(
-            _offer(
+            Offer(
                 number,
                 partner.partner_id,
                 q["id"],

@@ -2,7 +2,7 @@
 position, pushed to the client's endpoints that name that type (never through "*").
 
 A position is news for seconds, so it is not a client event (no row in ``client_events``, no
-``sequence``, no retries): the positions use case (``bookings/riding.py``) writes an ``outbox``
+``sequence``, no retries): the positions use case (``ride/service.py``) writes an ``outbox``
 message of the ``client.driver_position`` kind, registered with ``once=True``: coalesced (a newer
 position replaces a pending older one, ``delivery.repository.enqueue_latest``), due at most every
 15 s per booking, tried once, dropped unsent when stale, claimed ahead of every retry. The delivery
@@ -16,12 +16,12 @@ from typing import Any
 
 import orjson
 
-from transfers.bookings.riding import DRIVER_POSITION_KIND
 from transfers.client_events.events import EventType
 from transfers.delivery.kinds import DeliveryKind, Judged
 from transfers.delivery.models import OutboxMessage
 from transfers.delivery.policy import Verdict
 from transfers.delivery.transport import CallResult, Receiver
+from transfers.ride.service import DRIVER_POSITION_KIND
 from transfers.services import Services
 from transfers.webhooks import repository as repo
 from transfers.webhooks.models import SigningTarget

@@ -24,12 +24,12 @@ from transfers.agency.render import page
 from transfers.bookings import amending
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings import service as bookings
-from transfers.bookings.incidents import service as incidents
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.resource import booking_resource
 from transfers.clients.repository import record_admin_action
 from transfers.errors import DomainError, ErrorCode, Invalid
+from transfers.incidents import service as incidents
 from transfers.reference.airports import find_airport
 from transfers.reference.repository import active_cancellation_reasons
 

@@ -21,6 +21,7 @@ from transfers.clients.models import ClientPrincipal, Permission
 from transfers.errors import Code, DomainError, ErrorCode, Refused
 from transfers.idempotency.fingerprint import fingerprint
 from transfers.idempotency.service import check_key, run_idempotent
+from transfers.returns import service as returns
 
 CANCELLED_BODY = {"status": "Success", "message": "Booking cancelled successfully.", "data": []}
 router = APIRouter(prefix="/api/v1/booking-api", tags=["Booking API"])
@@ -114,7 +115,7 @@ async def create_booking(request: Request) -> Response:
             raise Refused(Code.CREATION_PERMISSION_DENIED)
         body = await json_object(request)
         if body.get("return_vehicle_id") is not None:  # docs/rules/return-trips.md#create: null is absent
-            out, back = await service.create_trip(services(request), client, body, key)
+            out, back = await returns.create_trip(services(request), client, body, key)
             request.state.reservation_no = out.reservation_no
             now = services(request).clock.now()
             return {

@@ -15,11 +15,8 @@ from starlette.responses import RedirectResponse, Response
 from transfers import money
 from transfers.bookings import operator_actions as actions
 from transfers.bookings.cancelling import refund_due
-from transfers.bookings.incidents import service as incidents
-from transfers.bookings.incidents.rules import InvalidResolution, unrefunded
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.state import BookingStatus, can_transition
-from transfers.bookings.story import load_detail
 from transfers.cancellation.views import cancel_refund
 from transfers.console import queries
 from transfers.console.auth import PREFIX, PageNotFound, Signed, Viewer, services
@@ -35,6 +32,9 @@ from transfers.console.forms import (
 )
 from transfers.console.render import page
 from transfers.console.rows import BookingLine
+from transfers.incidents import service as incidents
+from transfers.incidents.rules import InvalidResolution, unrefunded
+from transfers.operators.booking_story import load_detail
 from transfers.operators.models import Capability
 
 router = APIRouter()

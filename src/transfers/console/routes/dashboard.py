@@ -12,11 +12,11 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from transfers.bookings import flight_repository
 from transfers.bookings.state import BookingStatus
 from transfers.console import delivery_queries, queries
 from transfers.console.auth import Signed, services
 from transfers.console.render import page
+from transfers.flights import repository as flight_repository
 from transfers.partners import health_repository
 
 router = APIRouter()

@@ -65,7 +65,7 @@ class UpdateChecks(CheckSession):
         self.record(name, "PUT", path, result, deadline, problems, note if not problems else None)
 
     def flight_notice_payload(self, booking: Booking) -> dict[str, Any]:
-        """A flight notice as ``bookings.flight_watch`` sends it (docs/rules/flights.md#pickup-moves): the
+        """A flight notice as ``flights.watch`` sends it (docs/rules/flights.md#pickup-moves): the
         pickup followed a 45-minute delay; the rest is the booked trip."""
         created = booking.payload
         trip = dict(created["trip"])

@@ -18,7 +18,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from transfers import money
-from transfers.console.forms import text
 from transfers.geo import GeocoderUnavailable, Place
 from transfers.partners.models import sell_price
 from transfers.portal import card_form
@@ -28,6 +27,7 @@ from transfers.ratecards import card as cards
 from transfers.ratecards import pricing
 from transfers.ratecards import repository as repo
 from transfers.reference.airports import Airport, find_airport, great_circle_km
+from transfers.webauth.forms import text
 
 router = APIRouter()
 NOON = time(12, 0)

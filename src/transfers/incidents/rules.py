@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
@@ -99,14 +99,13 @@ def parse_refund(raw: object, unrefunded: Decimal, currency: str) -> Decimal:
     if text.startswith("-"):
         raise InvalidResolution("Refund cannot be negative.")
     example = money.text(Decimal("12.5"), currency) if money.places(currency) else money.text(Decimal(12), currency)
+    shape = f"Refund must be an amount with {money.decimals_in_words(currency)}, like {example}."
+    if not _MONEY.fullmatch(text):
+        raise InvalidResolution(shape)
     try:
-        if not _MONEY.fullmatch(text):
-            raise money.MoneyError(text)
-        amount = money.exact(Decimal(text), currency)
-    except (money.MoneyError, InvalidOperation):
-        raise InvalidResolution(
-            f"Refund must be an amount with {money.decimals_in_words(currency)}, like {example}."
-        ) from None
+        amount = money.parse(text, currency)
+    except money.MoneyError:
+        raise InvalidResolution(shape) from None
     if amount > unrefunded:
         raise InvalidResolution(f"Refund cannot exceed what is still unrefunded ({money.text(unrefunded, currency)}).")
     return amount

@@ -1,5 +1,8 @@
-"""Flight numbers as the watch reads them (docs/rules/flights.md#flight-number).
+"""The flight vocabulary a booking carries (docs/rules/flights.md): its flight number as stored and
+as the watch reads it (docs/rules/flights.md#flight-number), and the statuses of its ``flight``.
 
+Below the bookings, which validate the number and show the ``flight`` field, and the sandbox
+partner; the flight watch itself (``flights/``) sits above the bookings and imports it from here.
 A value that does not normalise to a trackable number is still accepted by the booking API: the
 traveller may have typed something odd, the partner still gets it, it is just never tracked.
 """
@@ -7,6 +10,7 @@ traveller may have typed something odd, the partner still gets it, it is just ne
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 
 # docs/rules/flights.md#flight-number: what a trackable flight number looks like once normalised.
 TRACKABLE = re.compile(r"^[A-Z0-9]{2}[A-Z]?[0-9]{1,4}[A-Z]?$")
@@ -32,3 +36,15 @@ def normalise(raw: str | None) -> str | None:
 def is_trackable(number: str | None) -> bool:
     """Whether a normalised number can be asked of a provider."""
     return number is not None and TRACKABLE.fullmatch(number) is not None
+
+
+class FlightStatus(StrEnum):
+    """The ``flight.status`` of a BookingResource (docs/rules/flights.md#booking-fields)."""
+
+    UNTRACKED = "UNTRACKED"
+    SCHEDULED = "SCHEDULED"
+    EN_ROUTE = "EN_ROUTE"
+    LANDED = "LANDED"
+    CANCELLED = "CANCELLED"
+    DIVERTED = "DIVERTED"
+    UNKNOWN = "UNKNOWN"

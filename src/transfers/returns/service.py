@@ -6,8 +6,9 @@ How the pair is written (``fast_paths.store_created_many``; bench/README.md, "Re
 * on PostgreSQL, no hosted leg: the single create's one statement (``fast_paths``, frozen SQL) once
   per leg, in ONE transaction on a direct connection (BEGIN, leg 1, leg 2, COMMIT; ROLLBACK and 1101
   when the second debit does not fit after the first, i.e. when their sum does not). Each leg's
-  flight watch is taken as the single create takes its own (``creating.flight_fields``: read
-  outside any transaction, made when missing, made due when due later). Why: through the general
+  flight watch is taken as the single create takes its own (the ``new_booking`` hook of
+  ``bookings/hooks.py`` outside any transaction: ``flights/enrolment.py`` reads it, makes it when
+  missing, makes it due when due later). Why: through the general
   path below the pair cost 2.87x one create's CPU (8.08 / 2.82 ms, target 1.6x).
 * on SQLite, or with a hosted leg (its seat's counter row must be locked until the bookings commit,
   as for a single hosted create): the general path, ``lifecycle.create_many`` in one
@@ -17,7 +18,8 @@ How the pair is written (``fast_paths.store_created_many``; bench/README.md, "Re
 Either way one SELECT reads the search and both legs' offers and partners first, and the two
 partner creates are sent at once, each accepting answer recorded by the dispatcher's own path, as
 for a single create. Then each leg's flight gets its check at creation as a single create's does
-(``creating.start_flight_check``; docs/rules/flights.md#watching: every new booking with a tracked
+(what the hook answered: ``flights/enrolment.start_check``; docs/rules/flights.md#watching: every new
+booking with a tracked
 flight is checked at creation, a return trip's legs included).
 """
 
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -37,17 +39,15 @@ from transfers.bookings import repository as repo
 from transfers.bookings.creating import (
     VehicleFull,
     booking_values,
-    flight_fields,
     reservation_clash,
     seat_claim,
-    start_flight_check,
-    watch_flight,
 )
+from transfers.bookings.hooks import HOOKS, AfterCreate, created
 from transfers.bookings.models import UNASSIGNED_ID, Booking
 from transfers.bookings.repository import OfferSource
 from transfers.bookings.reservation import ALPHABET, LENGTH, new_reservation_no
-from transfers.bookings.rules import return_details, validate_create, vehicle_number
-from transfers.clients.models import ClientPrincipal
+from transfers.bookings.rules import check_search_id, validate_create, vehicle_number
+from transfers.clients.models import ClientPrincipal, Permission
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery.models import NewMessage, OutboxMessage
 from transfers.delivery.policy import delivery_deadline
@@ -56,6 +56,7 @@ from transfers.observability import metrics
 from transfers.partners.calls import MessageKind
 from transfers.partners.client import PartnerEndpoint
 from transfers.partners.service import endpoint_of
+from transfers.returns.rules import return_details
 from transfers.search.offers import SearchedTrip
 from transfers.services import Services
 from transfers.wallet.ledger import InsufficientBalance
@@ -66,21 +67,22 @@ def new_trip_id() -> str:
     return "TR-" + "".join(secrets.choice(ALPHABET) for _ in range(LENGTH))
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Leg:
     values: dict[str, Any]
     source: OfferSource
+    after: list[AfterCreate] = field(default_factory=list)  # the features' (``bookings/hooks.py``)
 
 
 async def create_trip(
-    svc: Services,
-    client: ClientPrincipal,
-    body: dict[str, Any],
-    search_id: str,
-    idempotency_key: str | None,
+    svc: Services, client: ClientPrincipal, body: dict[str, Any], idempotency_key: str | None = None
 ) -> tuple[Booking, Booking]:
-    """``POST /booking`` with ``return_vehicle_id``: (the way out, the way back) as stored, with the
-    partners' answers when they came in time; also the pair this Idempotency-Key created before."""
+    """``POST /booking`` with ``return_vehicle_id`` (docs/rules/return-trips.md#create): (the way out, the
+    way back) as stored, with the partners' answers when they came in time; also the pair this
+    Idempotency-Key created before."""
+    if not client.may(Permission.BOOKING_CREATE):
+        raise Refused(Code.CREATION_PERMISSION_DENIED)
+    search_id = check_search_id(body)
     now = svc.clock.now()
     back_no = vehicle_number(body.get("return_vehicle_id"))
     search, (offer, source), (back_offer, back_source) = await repo.find_offers(
@@ -120,13 +122,12 @@ async def create_trip(
     actor = f"client:{client.client_id}"
     leased = svc.dispatcher is not None
     general = svc.db.is_sqlite or any(leg.source.hosted for leg in legs)
-    # Whether each leg's flight gets its check at creation. The general path takes the watches in its
-    # transaction (``_write``) and always asks for the check: the claim itself leaves a flight the
-    # provider answered for within the minute to the worker's pass (``flight_watch.check_new``).
-    checks = [True, True]
+    # What the features add to each leg (``bookings/hooks.py``: the flight's watch) and run once it is
+    # stored (the flight's check at creation). The general path asks them in its transaction (``_write``);
+    # the one-statement pair first, as the single create does.
     if not general:
-        # the flights' watches as the single create takes its own
-        checks = [await flight_fields(svc, leg.values, leg.source, now) for leg in legs]
+        for leg in legs:
+            leg.after = await HOOKS.prepare_new(svc, leg.values, now)
     for _ in range(5):
         numbers = (new_reservation_no(), new_reservation_no())
         for leg, own, other in zip(legs, numbers, reversed(numbers), strict=True):
@@ -150,8 +151,8 @@ async def create_trip(
             return existing
         metrics.BOOKINGS_CREATED.inc(2)
         pair = await _deliver(svc, legs, stored)
-        for booking, check in zip(pair, checks, strict=True):
-            start_flight_check(svc, booking, check)
+        for booking, leg in zip(pair, legs, strict=True):
+            created(leg.after, booking)
         return pair
     raise RuntimeError("could not draw free reservation numbers")  # 2^49 space: practically unreachable
 
@@ -200,7 +201,7 @@ async def _write(
         for leg in legs:
             if leg.source.hosted:
                 await seat_claim(leg.values)(conn)
-            await watch_flight(conn, leg.values, now)
+            leg.after = await HOOKS.prepare_new(svc, leg.values, now, conn)
 
     return await fast_paths.store_created_many(svc.db, rows, actor=actor, before=before)
 

@@ -17,14 +17,14 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import repository as repo
-from transfers.bookings.incidents import service as incidents
 from transfers.bookings.lifecycle import lock_booking, retry_concurrent, transition, update_details
 from transfers.bookings.models import Booking
 from transfers.bookings.reverse import BookingNotFound
+from transfers.bookings.ride_field import Milestone, Position, RideEventType
 from transfers.bookings.state import BookingStatus
 from transfers.delivery import repository as outbox_repo
 from transfers.ride import repository as ride_repo
-from transfers.ride.model import Milestone, Position, RideEventType
+from transfers.ride.hooks import RIDE_HOOKS
 from transfers.ride.rules import (
     BookingFacts,
     EventReport,
@@ -92,10 +92,10 @@ async def record_event(
             )
             if ends_ride(report.type) and moved.status is S.APPROVED:
                 # docs/rules/ride.md#event-effects: nothing is refunded; the pickup + 12 h job stays the fallback.
-                # docs/rules/incidents.md#customer-no-show: a no-show's incident is opened here, in this transaction.
+                # docs/rules/incidents.md#customer-no-show: a no-show's incident is opened below, in this transaction.
                 moved = await transition(conn, moved, S.COMPLETED, actor=by, reason=_ENDED_BY[report.type], now=now)
             if report.type is RideEventType.CUSTOMER_NO_SHOW:
-                await incidents.open_customer_no_show(conn, moved, now=now)
+                await RIDE_HOOKS.no_show(conn, moved, now)  # the incidents' (ride/hooks.py), in this transaction
             return EventRecorded(True, moved)
 
     return await retry_concurrent(attempt)

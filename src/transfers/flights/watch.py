@@ -19,9 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import structlog
-from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import flight_repository as repo
 from transfers.bookings import partner_payloads
 from transfers.bookings import repository as booking_repo
 from transfers.bookings.lifecycle import DetailChange, update_details_many
@@ -33,11 +31,10 @@ from transfers.db.engine import Database
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery.policy import delivery_deadline
 from transfers.errors import NotFound, Unavailable
-from transfers.flights.numbers import is_trackable
+from transfers.flights import repository as repo
 from transfers.flights.providers import FlightProvider, build_provider
 from transfers.flights.rules import (
     FlightReport,
-    FlightStatus,
     Outcome,
     Watched,
     decide,
@@ -46,6 +43,7 @@ from transfers.flights.rules import (
 )
 from transfers.partners.calls import MessageKind
 from transfers.reference.airports import local_time
+from transfers.reference.flights import FlightStatus
 
 log = structlog.get_logger("transfers.flights")
 ACTOR = "system:flights"
@@ -67,21 +65,6 @@ class PassResult:
     disrupted: int = 0
     bookings: int = 0
     reservations: list[str] = field(default_factory=list)
-
-
-def watches(pickup: dict[str, Any], number: str | None) -> bool:
-    """Whether a booking's flight is watched: an airport pickup and a trackable number."""
-    return pickup.get("type") == "AIRPORT" and is_trackable(number)
-
-
-async def enrol(conn: AsyncConnection, booking: Booking, now: datetime) -> int | None:
-    """Join ``booking`` to the watch of its flight (created if needed, due now) and return its id; None when
-    the booking is not watched (not an airport pickup, an untrackable number). Amending the flight number or
-    the pickup enrols the booking again: the watch restarts (docs/rules/flights.md#booking-fields)."""
-    if not watches(booking.pickup_location, booking.flight_number):
-        return None
-    scheduled = booking.original_pickup_at or booking.pickup_at
-    return await repo.ensure_watch(conn, booking.flight_number, booking.airport_iata, scheduled, now)
 
 
 async def watch_pass(

@@ -26,21 +26,23 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers import money
 from transfers.accounting import repository as journal_repo
 from transfers.accounting.journal import PLATFORM, THIRD_PARTY_REFUND, WORLD, transfer
+from transfers.bookings import repository as booking_repo
 from transfers.bookings.earnings import recover_partner_share
 from transfers.bookings.event_effects import write_incident_event
-from transfers.bookings.incidents import evidence, rules
-from transfers.bookings.incidents import repository as repo
-from transfers.bookings.incidents.models import Incident, new_public_id
-from transfers.bookings.incidents.rules import IncidentType, Reporter, Responsible
 from transfers.bookings.lifecycle import lock_booking, transition, update_details
 from transfers.bookings.lookup import client_booking
 from transfers.bookings.models import Booking
+from transfers.bookings.reverse import BookingNotFound, partner_view
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import REVERSE_API_PAY_TYPE, ClientPrincipal
 from transfers.clients.repository import record_admin_action
 from transfers.clock import Clock
 from transfers.db.engine import Database
 from transfers.errors import Code, Conflict, ErrorCode, NotFound
+from transfers.incidents import evidence, rules
+from transfers.incidents import repository as repo
+from transfers.incidents.models import Incident, new_public_id
+from transfers.incidents.rules import IncidentType, Reporter, Responsible
 from transfers.services import Services
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import incident_refund_kind
@@ -125,10 +127,11 @@ async def of_booking(conn: AsyncConnection, booking_id: int) -> list[Incident]:
 # --- the partner's customer no-show ------------------------------------------------------------------
 
 
-async def open_customer_no_show(conn: AsyncConnection, booking: Booking, *, now: datetime) -> Incident | None:
+async def open_customer_no_show(conn: AsyncConnection, booking: Booking, now: datetime) -> Incident | None:
     """docs/rules/incidents.md#customer-no-show: the partner's CUSTOMER_NO_SHOW event opens a
     CUSTOMER_NO_SHOW incident resolved at once (responsible client, refund 0.00), in the ride's
-    transaction (``booking`` locked by it). None when the booking has one already (an event repeated)."""
+    transaction (``booking`` locked by it): the ride's ``customer_no_show`` moment (``ride/hooks.py``),
+    registered by ``transfers/features.py``. None when the booking has one already (an event repeated)."""
     if await repo.type_exists(conn, booking.id, IncidentType.CUSTOMER_NO_SHOW.value):
         return None
     incident = await _open(
@@ -290,3 +293,17 @@ async def _refund(
         # docs/rules/statements.md#earnings: the journal decides whether the booking earned (or will earn) its ride
         await recover_partner_share(conn, moved, decision.refund, now=now, note=note)
     return moved
+
+
+# --- the partner's view ----------------------------------------------------------------------------
+
+
+async def booking_for_partner(svc: Services, partner_id: int, reservation_no: str) -> dict[str, Any]:
+    """The partner's view of a booking it holds (``bookings/reverse.partner_view``) with its ``incidents``
+    (docs/rules/incidents.md#resolve: the partner sees them and their resolutions). Raises BookingNotFound."""
+    async with svc.db.read() as conn:
+        booking = await booking_repo.get_for_partner(conn, partner_id, reservation_no)
+        if booking is None:
+            raise BookingNotFound()
+        found = await repo.of_booking(conn, booking.id)
+    return {**partner_view(booking), "incidents": [incident.resource() for incident in found]}
