@@ -204,6 +204,12 @@ def test_the_writer_refuses_rather_than_rounds(amount: Decimal, currency: str) -
         Money(amount, currency)
 
 
+@pytest.mark.parametrize("amount", [D("NaN"), D("Infinity"), D("-Infinity"), D("1234567890123456.78")])
+def test_a_json_number_is_refused_for_what_it_cannot_hold(amount: Decimal) -> None:
+    with pytest.raises(MoneyError):
+        money.number(amount)
+
+
 @pytest.mark.parametrize(
     ("stored", "currency", "written"),
     [
