@@ -20,6 +20,7 @@ from fastapi import FastAPI
 from pydantic_core import SchemaValidator, core_schema
 from sqlalchemy import column, select, table
 from sqlalchemy.dialects import postgresql, sqlite
+from starlette.requests import Request
 
 from transfers.partners.wire import NUL_FREE_SEARCH_ANSWER, WireSearchAnswer, WireVehicle
 
@@ -56,7 +57,7 @@ def test_pydantic_core_schema_validator_takes_use_prebuilt() -> None:
     """partners/wire.py: ``SchemaValidator(schema, _use_prebuilt=False)`` builds the NUL-free search-answer
     validator from the model's core schema without reusing the nested models' own validators."""
     try:
-        validator = SchemaValidator(core_schema.str_schema(), _use_prebuilt=False)  # type: ignore[call-arg]
+        validator = SchemaValidator(core_schema.str_schema(), _use_prebuilt=False)
     except TypeError as exc:
         pytest.fail(
             _gone(
@@ -128,7 +129,7 @@ async def test_aiosqlite_runs_a_function_on_its_thread_with_its_connection() -> 
             seen.append(db)
             return int(db.execute("SELECT 41 + 1").fetchone()[0])
 
-        assert await driver._execute(work) == 42, _gone(
+        assert await driver._execute(work) == 42, _gone(  # type: ignore[no-untyped-call]
             "aiosqlite", "Connection._execute(fn) returning fn()", "Database.sqlite_write", "see above"
         )
         assert isinstance(seen[0], sqlite3.Connection)
@@ -153,7 +154,7 @@ def test_fastapi_has_its_native_telemetry_switch() -> None:
     assert enabled() is False  # no OpenTelemetry provider configured in the tests
 
 
-@pytest.mark.parametrize("dialect", [postgresql.asyncpg.dialect(), sqlite.pysqlite.dialect()])  # type: ignore[attr-defined]
+@pytest.mark.parametrize("dialect", [postgresql.asyncpg.dialect(), sqlite.pysqlite.dialect()])  # type: ignore[no-untyped-call]
 def test_sqlalchemy_compiled_statement_gives_its_parameter_order_and_binds(dialect: Any) -> None:
     """db/direct.py ``DirectStatement.compiled``: the compiled statement's ``string``, ``positiontup`` (the
     parameters' order), ``binds`` and each bind's ``required`` / ``effective_value``: the SQL and parameters
@@ -175,3 +176,24 @@ def test_sqlalchemy_compiled_statement_gives_its_parameter_order_and_binds(diale
     assert [binds[name].effective_value for name in order] == [1, 2]
     assert not any(binds[name].required for name in order)
     assert isinstance(compiled.string, str) and "FROM t" in compiled.string
+
+
+def test_starlette_keeps_request_state_in_the_scope_s_state_dict() -> None:
+    """api/deps.py, api/ratelimit.py, api/middleware.py: ``request.state.x = v`` and
+    ``scope.setdefault("state", {})["x"] = v`` are one write (the plumbing reads the client, partner and
+    reservation, the rate limiter its decision, straight from the scope's ``"state"`` dict, without a
+    ``Request`` or a ``State`` per request)."""
+    scope: dict[str, Any] = {"type": "http", "headers": []}
+    request = Request(scope)
+    request.state.partner_id = 7
+    scope.setdefault("state", {})["client_id"] = 3
+    if scope.get("state", {}).get("partner_id") != 7 or getattr(request.state, "client_id", None) != 3:
+        pytest.fail(
+            _gone(
+                "starlette",
+                "request.state stored in the scope's 'state' dict",
+                "api/deps.py, api/ratelimit.py and api/middleware.py",
+                "set and read those values through request.state (a Request built from the scope where the "
+                "plumbing has none)",
+            )
+        )

@@ -9,7 +9,7 @@ Who cancels decides the fee:
 * an operator (console, support acting for the service): no fee. An operator who means to keep a
   fee cancels on the client's behalf (``by=CLIENT``).
 
-A pending amendment is rejected by any cancellation (``amendments.rejected_by_cancel``).
+A pending amendment is rejected by any cancellation (``amend_rules.rejected_by_cancel``).
 
 DECLINED and FAILED bookings were never cancelled: they have no ``cancellation`` and are refunded
 in full by ``lifecycle.ledger_move``.
@@ -24,7 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from transfers import money
-from transfers.bookings.amendments import rejected_by_cancel
+from transfers.bookings.amend_rules import rejected_by_cancel
 from transfers.bookings.models import Booking
 from transfers.cancellation.policy import Quote
 from transfers.cancellation.views import cancel_refund, net_of_incidents, stored_policy

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from transfers import money
-from transfers.bookings import hosted_capacity, tracking
+from transfers.bookings import hosted_capacity, tracking_link
 from transfers.bookings.rules import BookingRequest
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal
@@ -97,5 +97,5 @@ def booking_values(
         # docs/rules/cancellation.md: sold with the policy the search showed for this vehicle
         "cancellation_policy": offer.cancellation_policy.public(),
         "event_sequence": 1,  # issue 14: booking.created is the booking's first client event
-        "tracking_token": tracking.new_token(),  # docs/rules/ride.md#tracking-page: issued with the booking
+        "tracking_token": tracking_link.new_token(),  # docs/rules/ride.md#tracking-page: issued with the booking
     }

@@ -12,7 +12,7 @@ from transfers import money
 from transfers.bookings import ride_field
 from transfers.bookings.models import VIEW_FIELDS, Booking, BookingView
 from transfers.bookings.state import DRIVER_VISIBLE, BookingStatus, is_cancelable
-from transfers.bookings.tracking import tracking_url
+from transfers.bookings.tracking_link import tracking_url
 from transfers.bookings.trip import Place, Trip
 from transfers.cancellation.views import amendment_view, cancellation_view, policy_view, stored_policy
 from transfers.reference.airports import local_time

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from transfers import money
-from transfers.bookings import queries
+from transfers.bookings import operator_queries
 from transfers.bookings.models import Booking, ListedBooking
 from transfers.bookings.state import BookingStatus
 from transfers.cancellation.views import cancel_refund, stored_policy
@@ -204,7 +204,7 @@ def bookings_list(status: str | None, client_id: int | None, partner_id: int | N
 
     async def load(db: Database, _clock: SystemClock) -> list[ListedBooking]:
         async with db.read() as conn:
-            return await queries.operator_list(
+            return await operator_queries.operator_list(
                 conn,
                 status=None if status is None else status.upper(),
                 client_id=client_id,

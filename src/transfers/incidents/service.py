@@ -27,10 +27,10 @@ from transfers import money
 from transfers.accounting import repository as journal_repo
 from transfers.accounting.journal import PLATFORM, THIRD_PARTY_REFUND, WORLD, transfer
 from transfers.bookings import repository as booking_repo
+from transfers.bookings.client_queries import client_booking
 from transfers.bookings.earnings import recover_partner_share
 from transfers.bookings.event_effects import write_incident_event
 from transfers.bookings.lifecycle import lock_booking, transition, update_details
-from transfers.bookings.lookup import client_booking
 from transfers.bookings.models import Booking
 from transfers.bookings.reverse import BookingNotFound, partner_view
 from transfers.bookings.state import BookingStatus

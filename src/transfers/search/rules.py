@@ -196,7 +196,7 @@ def _return_at(
     return back
 
 
-# 1316/1317 and 1317's window for a booking's new pickup time (``bookings/amendments.py``).
+# 1316/1317 and 1317's window for a booking's new pickup time (``bookings/amend_rules.py``).
 pickup_instant = _pickup_at
 
 
