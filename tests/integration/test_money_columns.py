@@ -1,6 +1,6 @@
 """Money columns store amounts exactly, in every currency's decimals (docs/architecture/money.md#storing):
 KWD 20.465 and JPY 10010 read back as written, a sum is exact, a value with more decimals than the
-column holds is refused (never rounded), and migration 0022 converts the amounts stored before it."""
+column holds is refused (never rounded), and migration 0023 converts the amounts stored before it."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ async def fresh_url(tmp_path: Path) -> AsyncIterator[str]:
 
 
 _NOW = "2026-11-22 10:00:00"
-# Rows as revision 0021 stored them: on SQLite integer cents, on PostgreSQL NUMERIC(14, 2).
+# Rows as revision 0022 stored them: on SQLite integer cents, on PostgreSQL NUMERIC(14, 2).
 _OLD_ROWS = [
     "INSERT INTO clients (id, name, pay_type, created_at) VALUES (1, 'c', 'PREPAID', '{now}')",
     "INSERT INTO wallets (client_id, currency, balance, updated_at) VALUES (1, 'EUR', {balance}, '{now}')",
@@ -141,10 +141,10 @@ async def _execute(url: str, *statements: str) -> None:
         await db.dispose()
 
 
-async def test_0022_converts_the_amounts_stored_before_it_and_back(fresh_url: str) -> None:
+async def test_0023_converts_the_amounts_stored_before_it_and_back(fresh_url: str) -> None:
     cents = {"balance": 4510, "net": 100, "sell": 12345} if not ON_POSTGRES else {}
     decimals = {"balance": "45.10", "net": "1.00", "sell": "123.45"}
-    await asyncio.to_thread(upgrade, fresh_url, "0021")
+    await asyncio.to_thread(upgrade, fresh_url, "0022")
     await _execute(fresh_url, *(row.format(now=_NOW, **(cents or decimals)) for row in _OLD_ROWS))
     await asyncio.to_thread(upgrade, fresh_url)
     balance, net, sell, raw = await _read(fresh_url)
@@ -152,7 +152,7 @@ async def test_0022_converts_the_amounts_stored_before_it_and_back(fresh_url: st
     assert raw == (451000 if not ON_POSTGRES else D("45.1000"))
     assert money.text(balance, "EUR") == "45.10"
 
-    await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "0021")
+    await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "0022")
     *_, raw = await _read(fresh_url)
     assert raw == (4510 if not ON_POSTGRES else D("45.10"))
 
@@ -161,6 +161,6 @@ async def test_0022_converts_the_amounts_stored_before_it_and_back(fresh_url: st
         fresh_url, "UPDATE wallets SET balance = 204650" if not ON_POSTGRES else "UPDATE wallets SET balance = 20.465"
     )
     with pytest.raises(RuntimeError, match="more than two decimals"):  # the downgrade would have to round
-        await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "0021")
+        await asyncio.to_thread(command.downgrade, alembic_config(fresh_url), "0022")
     balance, *_ = await _read(fresh_url)
     assert balance == D("20.465")
