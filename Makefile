@@ -3,12 +3,17 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-suite test-fast check docs install install-test chromium bench clean
+.PHONY: help run test test-suite test-fast check docs install install-test chromium bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip==26.3
 
+## help: the targets, from the `## target:` comments of this Makefile
+help:
+	@awk '/^## [a-z-]+: / { sub(/^## /, ""); n = index($$0, ": "); printf "  %-13s %s\n", substr($$0, 1, n - 1), substr($$0, n + 2) }' $(firstword $(MAKEFILE_LIST))
+
+## install: the server alone into ./.venv (what `make run` needs)
 install: $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 
@@ -20,8 +25,8 @@ $(VENV)/.installed-test: $(BIN)/python pyproject.toml sdk/pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]' -e ./sdk
 	touch $@
 
-## chromium: the browser the console and portal tests drive (Debian's package; Playwright's own download
-## cannot be used here). Installed only when missing; needs root or sudo on a fresh machine.
+## chromium: the browser the console and portal tests drive, from Debian's packages when it is missing
+## (Playwright's own download cannot be used here); needs root or sudo on a fresh machine.
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
@@ -50,14 +55,16 @@ test: check test-suite
 test-suite: install-test
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-## test-fast: the inner loop, the pure tests only (tests/unit not marked `process`: no database, server, browser
-## or child process; tests/unit/conftest.py enforces it), in seconds. PYTEST_ARGS=-x (or -k ...) passes through.
-## Hypothesis' pytest plugin is not needed there and costs seconds to import.
+## test-fast: the inner loop: the pure tests only, in seconds (PYTEST_ARGS=-x or -k ... passes through)
+## (tests/unit not marked `process`: no database, server, browser or child process; tests/unit/conftest.py
+## enforces it). Hypothesis' pytest plugin is not needed there and costs seconds to import.
 test-fast: install-test
 	$(BIN)/pytest tests/unit -m "not process" -q -p no:hypothesispytest $(PYTEST_ARGS)
 
+## bench: every benchmark, one table and figures (bench/README.md; docs/operations/performance.md reads them)
 bench: install-test
 	bash bench/run.sh
 
+## clean: remove the venv, the SQLite data under ./var, the built site and the tool caches
 clean:
 	rm -rf $(VENV) var site .pytest_cache .mypy_cache .ruff_cache

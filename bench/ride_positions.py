@@ -35,12 +35,12 @@ from bench.procs import Proc
 from bench.tracking_page import COMPANY, SECRET, free_port
 from bench.tracking_page import seed as seed_tracking
 from bench.wrkrun import Request, write_requests, wrk
-from transfers.bookings import riding
+from transfers.bookings.ride_field import RideEventType
 from transfers.config import Settings
 from transfers.db.migrate import upgrade
 from transfers.db.tables import bookings as bookings_table
 from transfers.db.tables import partners as partners_table
-from transfers.ride.model import RideEventType
+from transfers.ride import service as riding
 from transfers.ride.rules import EventReport
 from transfers.services import Services
 

@@ -61,6 +61,12 @@ createdb -h "$PGHOST" -U "$PGUSER" "${DB}_search"
 # shellcheck disable=SC2086
 "$PY" -m bench.search --dsn "postgresql://$PGUSER@$PGHOST/${DB}_search" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"
 
+# The yardstick: the search's overhead against a plain FastAPI + aiohttp fan-out to the same partners,
+# loaded in the same run, on SQLite and on PostgreSQL (its own throwaway database, dropped by itself);
+# docs/operations/performance.md#yardstick.
+# shellcheck disable=SC2086
+"$PY" -m bench.yardstick --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"
+
 # Issue 16: the CPU one hosted partner (rate card, in-process) adds to a search among 10 server partners.
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_hosted"
 # shellcheck disable=SC2086

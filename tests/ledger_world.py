@@ -12,15 +12,15 @@ from typing import Any
 from tests.helpers import booking_row
 from transfers.bookings import fast_paths, lifecycle
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
-from transfers.bookings.incidents import service as incidents
-from transfers.bookings.incidents.models import Incident
-from transfers.bookings.incidents.rules import IncidentType, Reporter
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import new_reservation_no
 from transfers.bookings.state import BookingStatus
 from transfers.clock import Clock
 from transfers.db.engine import Database
 from transfers.delivery import repository as outbox_repo
+from transfers.incidents import service as incidents
+from transfers.incidents.models import Incident
+from transfers.incidents.rules import IncidentType, Reporter
 from transfers.partners.calls import MessageKind
 
 S = BookingStatus

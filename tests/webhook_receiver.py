@@ -26,6 +26,7 @@ class Delivery:
     body: dict[str, Any]
     raw: bytes
     signed_by: list[str]  # the secrets (of ``receiver.secrets``) whose v1 signature is present
+    peer: tuple[str, int] | None = None  # the sender's address and port: one port, one kept-alive connection
 
 
 @dataclass
@@ -55,7 +56,8 @@ class Receiver:
             if sign(secret, headers.get("webhook-id", ""), int(headers.get("webhook-timestamp", "0")), raw)
             in signatures
         ]
-        self.received.append(Delivery(headers, orjson.loads(raw), raw, signed_by))
+        peer = (request.client.host, request.client.port) if request.client else None
+        self.received.append(Delivery(headers, orjson.loads(raw), raw, signed_by, peer))
         if self.hang:
             await asyncio.sleep(3600)
         if self.delay:

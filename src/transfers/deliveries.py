@@ -1,17 +1,18 @@
-"""The application's deliveries: every kind the delivery engine (``transfers/delivery/``) carries
-is registered here, in ``registry``, and every engine is built here from that one registry
-(``transfers/worker.py`` runs them beside the scheduled jobs). An engine delivers the kinds stored
-in its own queue (``DeliveryKind.queue``):
+"""The application's deliveries: every kind the delivery engine (``transfers/delivery/``) carries is
+registered here, at start-up, in the registry of the queue that stores its messages, and every engine
+is built here from its registry (``transfers/worker.py`` runs them beside the scheduled jobs). One
+kind is one module that builds it; adding one is docs/architecture/deliveries.md, "Add a kind of
+delivery":
 
-* the ``outbox`` (``Dispatcher``): partner calls (``partners/calls.MessageKind``): a partner with a
-  server is called over HTTP (``partners/calls.PartnerHttp``), a hosted partner answers in-process
-  (``hosted/inprocess``) and its users get an e-mail once a message is delivered; what the answer
-  means for the booking is ``bookings/partner_answers``; and the client's driver positions, the
+* the ``outbox`` (``Dispatcher``, ``outbox_kinds``): partner calls (``partners/calls.MessageKind``):
+  a partner with a server is called over HTTP (``partners/calls.PartnerHttp``), a hosted partner
+  answers in-process (``hosted/inprocess``) and its users get an e-mail once a message is
+  delivered; what the answer means for the booking is ``bookings/partner_answers``;
+* ``webhook_deliveries`` (``webhook_dispatcher``, ``webhook_kinds``): the ``client.webhook`` kind
+  (``webhooks/kind.py``), every client event, and the client's driver positions, the
   ``client.driver_position`` kind (``webhooks/positions.py``), tried once
-  (docs/rules/ride.md#client-events);
-* ``webhook_deliveries`` (``webhook_dispatcher``): the ``client.webhook`` kind
-  (``webhooks/kind.client_webhook_kind``), every client event, with the fan-out and the
-  per-endpoint fairness around it (``webhooks/delivery.WebhookDispatcher``);
+  (docs/rules/ride.md#client-events); both through one ``WebhookSender``, with the fan-out and the
+  per-endpoint fairness around them (``webhooks/delivery.WebhookDispatcher``);
 * ``partner_emails`` (``send_partner_emails``, the scheduled ``partner_emails`` job): the
   ``partner.email`` kind (``hosted/mail.partner_email_kind``).
 
@@ -20,14 +21,15 @@ This module is the only place that knows them all (the engine imports none of th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 from transfers.bookings import partner_answers
 from transfers.bookings.lifecycle import ConcurrentChange, retry_concurrent
 from transfers.delivery.engine import Engine
 from transfers.delivery.kinds import DeliveryKind, Registry, Router
 from transfers.delivery.models import OutboxMessage
+from transfers.delivery.repository import OutboxQueue
 from transfers.delivery.transport import CallResult, Receiver
 from transfers.hosted import inprocess as hosted
 from transfers.hosted import mail
@@ -39,74 +41,106 @@ from transfers.services import Services
 from transfers.webhooks import positions
 from transfers.webhooks.delivery import WebhookDispatcher
 from transfers.webhooks.kind import client_webhook_kind
+from transfers.webhooks.models import WebhookDelivery
+from transfers.webhooks.sender import WebhookSender
 
 _HOSTED = hosted.HostedPartner()
 _UNREACHABLE = calls.Unreachable()
 
 
-def _observe(name: str, kind: DeliveryKind, result: CallResult) -> None:
-    spec: calls.MessageKind = kind.spec
-    observe_partner_call(name, spec.path, result.outcome, result.duration_ms)
+def _observe(name: str, kind: str, result: CallResult) -> None:
+    observe_partner_call(name, calls.MessageKind.of(kind).path, result.outcome, result.duration_ms)
 
 
-def partner_router(svc: Services) -> Router:
+def partner_router(svc: Services) -> Router[OutboxMessage]:
     """A partner call's receiver: the partner's server, the hosted partner's portal, or nobody."""
     http = calls.PartnerHttp(svc.partner_client)
 
-    async def route(message: OutboxMessage, hint: Any) -> Receiver:
-        endpoint: PartnerEndpoint | None = hint
+    async def route(message: OutboxMessage, hint: object) -> Receiver[OutboxMessage]:
+        endpoint = hint if isinstance(hint, PartnerEndpoint) else None
         if endpoint is None:
-            endpoint = await endpoint_for(svc.db, svc.box, message.partner_id)
+            endpoint = await endpoint_for(svc.db, svc.box, message.partner)
         if endpoint is None:
             return Receiver(_UNREACHABLE)
-        if endpoint.hosted:  # issue 16: no server to call; the portal is where it answers
+        if endpoint.hosted:  # no server to call; the portal is where it answers
             return Receiver(_HOSTED, in_process=True, after_delivery=hosted.email_users)
         return Receiver(http, target=endpoint, name=endpoint.name, observe=partial(_observe, endpoint.name))
 
     return route
 
 
-def partner_call_kinds(svc: Services) -> tuple[DeliveryKind, ...]:
+def partner_call_kinds(svc: Services) -> tuple[DeliveryKind[OutboxMessage], ...]:
+    """Every partner call (``partners/calls.MessageKind``), one kind each."""
     router = partner_router(svc)
     fast = partner_answers.acknowledge_fast(svc.db)
     return tuple(
         DeliveryKind(
             name=kind.value,
             router=router,
-            judge=calls.judge,
+            judge=partial(calls.judge, kind),
             effect=partner_answers.effect_of(kind),
             fast_finish=fast if kind is calls.MessageKind.CREATE else None,
             retrying=retry_concurrent,
             unapplied=(ConcurrentChange,),
-            spec=kind,
         )
         for kind in calls.MessageKind
     )
 
 
-def registry(svc: Services) -> Registry:
-    """Every kind this process delivers, of every queue: the partner calls, the client's driver
-    positions (tried once, claimed first: docs/rules/ride.md#client-events), the client webhooks and
-    the partner e-mails. Each engine is built from a registry of its own (a kind's transport, such as
-    the webhooks' HTTP session, lives as long as its engine)."""
-    return Registry(
-        (
-            *partner_call_kinds(svc),
-            positions.driver_position_kind(svc),
-            client_webhook_kind(svc),
-            mail.partner_email_kind(svc),
-        )
+def outbox_kinds(svc: Services) -> Registry[OutboxMessage]:
+    """The kinds stored in the ``outbox``: the partner calls."""
+    return Registry(partner_call_kinds(svc))
+
+
+def webhook_kinds(svc: Services, sender: WebhookSender) -> Registry[WebhookDelivery]:
+    """The kinds stored in ``webhook_deliveries``, all sent through ``sender``: client events and the
+    client's driver positions (tried once, claimed first: docs/rules/ride.md#client-events)."""
+    return Registry((client_webhook_kind(svc.db, sender), positions.driver_position_kind(svc.db, sender)))
+
+
+def webhook_sender(svc: Services) -> WebhookSender:
+    """The one sender (one HTTP session, kept-alive connections) of every client-endpoint delivery."""
+    settings = svc.settings
+    return WebhookSender(
+        allow_private=settings.private_partner_urls_allowed,
+        per_host=settings.webhook_per_endpoint * 2,
+        box=svc.box,
+        clock=svc.clock,
     )
 
 
-class Dispatcher(Engine):
+@dataclass(frozen=True)
+class Kinds:
+    """Every kind this process delivers, by the queue that stores it; a name is taken once across them."""
+
+    outbox: Registry[OutboxMessage]
+    webhooks: Registry[WebhookDelivery]
+    partner_emails: Registry[mail.PartnerEmail]
+
+    def __post_init__(self) -> None:
+        names = self.names()
+        if len(names) != len(set(names)):
+            raise ValueError(f"a delivery kind is registered in two queues: {sorted(names)}")
+
+    def names(self) -> list[str]:
+        return [*self.outbox.names(), *self.webhooks.names(), *self.partner_emails.names()]
+
+
+def registry(svc: Services) -> Kinds:
+    """Every kind of every queue (each engine builds only its own registry: a kind's transport, such
+    as the webhooks' HTTP session, lives as long as its engine)."""
+    return Kinds(outbox_kinds(svc), webhook_kinds(svc, webhook_sender(svc)), mail.partner_email_kinds(svc))
+
+
+class Dispatcher(Engine[OutboxMessage]):
     """The engine over the ``outbox`` table, with the application's kinds registered."""
 
     def __init__(self, svc: Services, *, concurrency: int = 16) -> None:
         super().__init__(
             svc.db,
             svc.clock,
-            registry(svc),
+            outbox_kinds(svc),
+            queue=OutboxQueue(),
             lease_seconds=svc.settings.outbox_lease_seconds,
             timeout=svc.settings.partner_timeout_seconds,
             concurrency=concurrency,
@@ -114,10 +148,12 @@ class Dispatcher(Engine):
 
 
 def webhook_dispatcher(svc: Services) -> WebhookDispatcher:
-    """The engine over ``webhook_deliveries`` with its fan-out; ``aclose`` it when done (``run`` does)."""
-    return WebhookDispatcher(svc, registry(svc))
+    """The engine over ``webhook_deliveries`` with its fan-out and its one sender; ``aclose`` it when
+    done (``run`` does)."""
+    sender = webhook_sender(svc)
+    return WebhookDispatcher(svc, webhook_kinds(svc, sender), sender)
 
 
 async def send_partner_emails(svc: Services) -> int:
     """The due partner e-mails sent (or logged): the scheduled ``partner_emails`` job."""
-    return await mail.send_due(svc, registry(svc))
+    return await mail.send_due(svc, mail.partner_email_kinds(svc))

@@ -12,11 +12,16 @@ from __future__ import annotations
 
 from transfers.bookings.hooks import HOOKS, Hooks
 from transfers.flights import enrolment as flights
+from transfers.incidents import service as incidents
+from transfers.ride.hooks import RIDE_HOOKS, RideHooks
 
 
-def register(hooks: Hooks = HOOKS) -> Hooks:
-    """Every feature's handlers, in the order they run; answers ``hooks``."""
+def register(hooks: Hooks = HOOKS, ride: RideHooks = RIDE_HOOKS) -> Hooks:
+    """Every feature's handlers, in the order they run; answers ``hooks``. The ride's own moments
+    (``ride/hooks.py``) are registered the same way: a feature above the ride hears of its reports."""
     # flights/: a new or amended booking's flight joins its watch (docs/rules/flights.md#watching)
     hooks.on_new_booking(flights.on_new_booking)
     hooks.on_amendment_applied(flights.on_amendment_applied)
+    # incidents/: a customer's no-show opens its incident, resolved at once (docs/rules/incidents.md#customer-no-show)
+    ride.on_customer_no_show(incidents.open_customer_no_show)
     return hooks

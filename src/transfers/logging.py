@@ -1,11 +1,10 @@
 """Structured logging: one JSON object per line on stdout, with the request id bound in.
 
-The access line (``log_request``, one per HTTP request, on the hottest path) is rendered without
-structlog's per-call machinery while ``configure_logging``'s JSON configuration is the one in force:
-the same event dictionary, keys in the same order, through the same time stamper, renderer and
-writer, so the same line, byte for byte (tests/unit/test_access_line.py). Any other configuration
-(the console format, ``structlog.testing.capture_logs``, a bound context variable) gets the line
-from structlog itself.
+The access line (``log_request``, one per HTTP request, on the hottest path) goes through a logger of
+its own that ``configure_logging`` builds once with structlog's public ``wrap_logger``: the same
+processors (the same list object), level filter and output file as the configured loggers, so the
+same line, byte for byte (tests/unit/test_access_line.py), without ``structlog.get_logger``'s lazy
+proxy looking the global configuration up on every call.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from typing import Any
 import orjson
 import structlog
 import structlog.contextvars
-from structlog._config import _CONFIG
 
 from transfers.context import request_id_var
 
@@ -67,39 +65,13 @@ def standalone_logger(fmt: str = "json", name: str = "transfers") -> Any:
     return structlog.wrap_logger(structlog.PrintLogger(sys.stdout), processors=_processors(fmt), logger_name=name)
 
 
-class _JsonLines:
-    """What ``configure_logging`` set up for JSON, to write the access line as structlog would."""
-
-    __slots__ = ("factory", "info", "processors", "renderer", "snapshot", "stamper", "wrapper", "writer")
-
-    def __init__(self, processors: list[Any], wrapper: Any, factory: Any, out: Any, numeric: int) -> None:
-        self.processors = processors
-        self.snapshot = tuple(processors)
-        self.wrapper = wrapper
-        self.factory = factory
-        self.stamper = processors[2]  # TimeStamper
-        self.renderer = processors[-1]  # JSONRenderer
-        self.writer = structlog.WriteLogger(out)  # the factory's own kind, on the same file (and its lock)
-        self.info = numeric <= logging.INFO  # the filtering bound logger drops info below its level
-
-    def in_force(self) -> bool:
-        # structlog.get_config()'s values, read where it reads them (it builds a new dict per call)
-        config = _CONFIG
-        return (
-            config.default_processors is self.processors
-            and tuple(self.processors) == self.snapshot  # capture_logs edits the list in place
-            and config.default_wrapper_class is self.wrapper
-            and config.logger_factory is self.factory
-            and config.default_context_class is dict
-            and not structlog.contextvars._CONTEXT_VARS  # none ever bound: merge_contextvars adds nothing
-        )
-
-
-_json_lines: _JsonLines | None = None
+# The access line's own logger (``configure_logging``): built once on the configuration's processors and
+# file, so a request's line skips structlog's lazy proxy and its per-call lookup of the global configuration.
+_access: Any = None
+_unconfigured = structlog.get_logger("transfers.http")  # before ``configure_logging`` (a bare test app)
 
 
 def log_request(
-    logger: Any,
     method: str,
     path: str,
     status: int,
@@ -108,44 +80,22 @@ def log_request(
     partner_id: int | None,
     reservation_no: str | None,
 ) -> None:
-    """The access line: ``logger.info("request", method=..., ..., reservation_no=...)``, as structlog
-    writes it (module docstring). ``logger`` is an unbound structlog logger (no context of its own)."""
-    lines = _json_lines
-    if lines is None or not lines.in_force():
-        logger.info(
-            "request",
-            method=method,
-            path=path,
-            status=status,
-            duration_ms=duration_ms,
-            client_id=client_id,
-            partner_id=partner_id,
-            reservation_no=reservation_no,
-        )
-        return
-    if not lines.info:
-        return
-    # the keywords in order, then what the processors add: event, level, timestamp, request id
-    event: dict[str, Any] = {
-        "method": method,
-        "path": path,
-        "status": status,
-        "duration_ms": duration_ms,
-        "client_id": client_id,
-        "partner_id": partner_id,
-        "reservation_no": reservation_no,
-        "event": "request",
-        "level": "info",
-    }
-    lines.stamper(None, "info", event)
-    request_id = request_id_var.get()
-    if request_id:
-        event["request_id"] = request_id
-    lines.writer.msg(lines.renderer(None, "info", event))
+    """The access line, one per HTTP request: ``info("request", method=..., ..., reservation_no=...)``
+    on the access logger (module docstring)."""
+    (_access or _unconfigured).info(
+        "request",
+        method=method,
+        path=path,
+        status=status,
+        duration_ms=duration_ms,
+        client_id=client_id,
+        partner_id=partner_id,
+        reservation_no=reservation_no,
+    )
 
 
 def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
-    global _json_lines
+    global _access
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         numeric = logging.INFO
@@ -161,7 +111,12 @@ def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
         logger_factory=factory,
         cache_logger_on_first_use=True,
     )
-    _json_lines = _JsonLines(processors, wrapper, factory, out, numeric) if fmt == "json" else None
+    # The access logger: its own structlog logger, built here through structlog's public API on the same
+    # processors list (so ``structlog.testing.capture_logs``, which edits that list in place, sees its lines
+    # too), level filter and file as every other logger.
+    _access = structlog.wrap_logger(
+        structlog.WriteLogger(out), processors=processors, wrapper_class=wrapper, context_class=dict
+    ).bind()
     logging.basicConfig(level=numeric, stream=sys.stdout, format="%(message)s")
     for noisy in ("uvicorn.access",):
         logging.getLogger(noisy).setLevel(logging.WARNING)

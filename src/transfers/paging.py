@@ -2,7 +2,7 @@
 the wallet statement, the webhook delivery log).
 
 Every cursor the service issues is sealed here (``seal``/``unseal``; the booking list's
-``(created_at, id)`` cursor in ``bookings/listing.py`` too): base64url of the position with an HMAC
+``(created_at, id)`` cursor in ``bookings/client_queries.py`` too): base64url of the position with an HMAC
 tag keyed by the deployment's secret, so an edited, truncated, foreign or other-list cursor is
 refused with ``INVALID_CURSOR`` instead of silently starting somewhere else. The ``limit`` rule
 (1..100, default 20) is shared the same way. Pages are newest first by id; the next page starts

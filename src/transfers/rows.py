@@ -10,7 +10,6 @@ so code changes a row only by making a new one (``dataclasses.replace``, ``Booki
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, TypeVar, cast, dataclass_transform
 
@@ -61,31 +60,3 @@ def frozen_value(cls: type[T]) -> type[T]:
     init.__module__ = made.__module__
     made.__init__ = init
     return cast(type[T], made)
-
-
-def maker(cls: type[T]) -> Callable[..., T]:
-    """A constructor of ``cls`` (a frozen slotted dataclass) for hot paths: positional arguments in
-    field order, every field given, no defaults; the same instance ``cls(...)`` would make.
-
-    Why: a frozen dataclass's ``__init__`` must set each slot through ``object.__setattr__``
-    (``frozen_value``'s setters are cheaper, still a C call per field): ~12 k instructions for a
-    15-field ``Offer``, built 20 to the 10-partner search (issue 26). This builds the instance as a plain
-    slotted twin of ``cls`` (the same slots, so the same layout; ordinary attribute stores), then
-    makes it a ``cls`` by assigning ``__class__`` (Python allows that between such layouts): ~4 k.
-    What comes out is a ``cls`` like any other: frozen, equal, hashed and printed as ``cls``'s own."""
-    names = tuple(f.name for f in fields(cast(Any, cls)))
-    slots = getattr(cls, "__slots__", None)
-    if slots is None or tuple(slots) != names:
-        raise TypeError(f"{cls.__name__}: maker takes a slotted dataclass")
-    twin = type(f"_{cls.__name__}Maker", (), {"__slots__": names})
-    env: dict[str, Any] = {"_new": object.__new__, "_twin": twin, "_cls": cls}
-    body = "".join(f"    self.{name} = {name}\n" for name in names)
-    source = (
-        f"def make({', '.join(names)}):\n    self = _new(_twin)\n{body}    self.__class__ = _cls\n    return self\n"
-    )
-    made: dict[str, Any] = {}
-    exec(source, env, made)  # noqa: S102  # from the field names only, as dataclasses builds its __init__
-    make: Callable[..., T] = made["make"]
-    make.__qualname__ = make.__name__ = f"make_{cls.__name__}"
-    make.__module__ = cls.__module__
-    return make

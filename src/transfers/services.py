@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the engine is built from this module (deliveries.py); no HT
     from starlette.applications import Starlette
 
     from transfers.delivery.engine import Engine
+    from transfers.delivery.models import OutboxMessage
 
 
 @dataclass
@@ -36,7 +37,7 @@ class Services:
     box: SecretBox
     partner_client: PartnerClient
     partners: PartnerDirectory
-    dispatcher: Engine | None = None
+    dispatcher: Engine[OutboxMessage] | None = None
     """Set by ``runtime.start``: create-booking's own delivery attempt uses it (None: no attempt)."""
     sandbox_partner_app: Starlette | None = None
     """The reference partner mounted at /sandbox-partner (sandbox only), registered at start-up."""

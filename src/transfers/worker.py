@@ -13,6 +13,7 @@ import structlog
 
 from transfers.deliveries import webhook_dispatcher
 from transfers.delivery.engine import Engine
+from transfers.delivery.models import OutboxMessage
 from transfers.delivery.worker import DeliveryLoop
 from transfers.jobs import scheduled
 from transfers.services import Services
@@ -22,7 +23,7 @@ DELIVERY_JOB = "outbox_delivery"  # the job name a failed delivery cycle is logg
 
 
 class Worker:
-    def __init__(self, svc: Services, dispatcher: Engine, *, max_cycles: int | None = None) -> None:
+    def __init__(self, svc: Services, dispatcher: Engine[OutboxMessage], *, max_cycles: int | None = None) -> None:
         self.svc = svc
         self.dispatcher = dispatcher
         self.stopping = asyncio.Event()

@@ -19,7 +19,7 @@ from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.fake_partner import FakePartner, default_vehicles
 from tests.helpers import booking_body, row_of, search_body
 from tests.servers import LiveServer
-from transfers.bookings.amending import EXPIRED_MESSAGE
+from transfers.bookings.amend import EXPIRED_MESSAGE
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, outbox

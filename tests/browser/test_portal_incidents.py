@@ -13,10 +13,10 @@ from playwright.async_api import Browser, expect
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.incidents.helpers import approved_ride, at, report
 from tests.servers import LiveServer
-from transfers.bookings.incidents import service as incidents
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.hosted.users import create_partner_user
+from transfers.incidents import service as incidents
 
 PASSWORD = "correct horse battery staple 24"
 

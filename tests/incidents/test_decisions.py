@@ -15,11 +15,11 @@ from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.helpers import ledger_of, row_of
 from tests.incidents.helpers import INCIDENTS, PRICE, approved_booking, at, counts, report
 from transfers.accounting.check import first_difference
-from transfers.bookings.incidents import service
-from transfers.bookings.incidents.rules import InvalidResolution
-from transfers.bookings.incidents.service import AlreadyResolved, NoSuchIncident
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
+from transfers.incidents import service
+from transfers.incidents.rules import InvalidResolution
+from transfers.incidents.service import AlreadyResolved, NoSuchIncident
 
 WALLET = "/api/v1/booking-api/wallet"
 

@@ -15,10 +15,10 @@ from tests.conftest import ClientFactory, PartnerFactory
 from tests.incidents.helpers import approved_booking, at, report
 from tests.servers import LiveServer
 from tests.webhook_receiver import Receiver
-from transfers.bookings.incidents import service as incidents
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.deliveries import webhook_dispatcher
+from transfers.incidents import service as incidents
 from transfers.services import Services
 from transfers.webhooks.delivery import WebhookDispatcher
 from transfers_sdk import AsyncTransfersClient, Incident, InvalidRequest

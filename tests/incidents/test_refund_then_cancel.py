@@ -21,12 +21,12 @@ from tests.helpers import ledger_of, row_of
 from tests.incidents.helpers import at, report
 from transfers.accounting import service as accounting
 from transfers.accounting.check import first_difference
-from transfers.bookings.incidents import service
 from transfers.bookings.lifecycle import lock_booking, update_details
 from transfers.cancellation.policy import parse_spec
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import journal_entries, journal_lines
+from transfers.incidents import service
 from transfers.partners.service import set_cancellation_policy
 
 WALLET = "/api/v1/booking-api/wallet"

@@ -22,14 +22,14 @@ from tests.incidents.helpers import at, report
 from tests.servers import LiveServer
 from tests.webhook_receiver import Receiver
 from transfers.bookings import operator_actions
-from transfers.bookings.incidents import service as incidents
 from transfers.bookings.lifecycle import lock_booking, update_details
-from transfers.bookings.story import load_detail
 from transfers.cancellation.policy import parse_spec
 from transfers.cli.bookings import _policy_lines
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.deliveries import webhook_dispatcher
+from transfers.incidents import service as incidents
+from transfers.operators.booking_story import load_detail
 from transfers.partners.service import set_cancellation_policy
 from transfers.services import Services
 from transfers.webhooks.delivery import WebhookDispatcher

@@ -12,10 +12,10 @@ import httpx
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.helpers import ledger_of, row_of
 from tests.incidents.helpers import INCIDENTS, approved_ride, at, driver_event, report
-from transfers.bookings.incidents import evidence
 from transfers.bookings.lifecycle import lock_booking
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
+from transfers.incidents import evidence
 
 
 async def test_an_arrival_on_record_leaves_a_driver_no_show_open(

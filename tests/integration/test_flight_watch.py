@@ -23,7 +23,6 @@ from tests.fake_flight_provider import FakeAeroDataBox
 from tests.helpers import booking_body, future_local, search_body
 from tests.servers import LiveServer
 from tests.webhook_receiver import Receiver
-from transfers.bookings.story import load_detail
 from transfers.clock import ShiftedClock
 from transfers.config import Settings
 from transfers.db.engine import Database
@@ -34,6 +33,7 @@ from transfers.flights import repository as flight_repository
 from transfers.flights import watch as flight_watch
 from transfers.flights.aerodatabox import AeroDataBoxProvider
 from transfers.flights.sandbox import SandboxProvider
+from transfers.operators.booking_story import load_detail
 from transfers.services import Services
 from transfers.webhooks.delivery import WebhookDispatcher
 from transfers_sdk import Booking as SdkBooking

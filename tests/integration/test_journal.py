@@ -15,12 +15,12 @@ from transfers.accounting import check
 from transfers.accounting.journal import PLATFORM, WORLD, Leg, NewEntry, Unbalanced
 from transfers.bookings.cancel import Actor
 from transfers.bookings.earnings import recover_partner_share
-from transfers.bookings.incidents.rules import IncidentType
 from transfers.bookings.state import BookingStatus
 from transfers.clients import service as client_service
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, journal_entries, journal_lines, wallets
+from transfers.incidents.rules import IncidentType
 from transfers.wallet.ledger import InsufficientBalance
 
 S = BookingStatus

@@ -4,6 +4,7 @@ upgrading again changes nothing, and ``transfers db upgrade`` builds a fresh SQL
 from __future__ import annotations
 
 import asyncio
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -268,3 +269,113 @@ async def test_0005_widens_vehicle_make_and_model_and_its_downgrade_cuts_long_va
     assert conn.execute("SELECT count(*) FROM searches").fetchone() == (1,)  # the copy kept its parents
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     conn.close()
+
+
+async def test_0022_keys_the_outbox_by_recipient_and_keeps_its_rows(tmp_path: Path) -> None:
+    """Migration 0022 on a database with a partner call and an old driver-position push in the outbox
+    (both databases): the partner call gets ``partner:<id>`` as its recipient and keeps everything
+    else, the position goes (with its attempt), booking and partner become optional, and client
+    webhook deliveries become ``client.webhook``; its downgrade takes the schema back."""
+    import secrets as random_names
+    from datetime import timedelta
+
+    import asyncpg
+    from alembic import command
+    from sqlalchemy import text
+
+    from tests import ledger_world as world
+    from tests.conftest import ON_POSTGRES, PG_URL, ClientFactory
+    from transfers.clock import ShiftedClock
+    from transfers.config import Settings
+    from transfers.partners.secrets_box import SecretBox
+    from transfers.partners.service import register_partner
+
+    name = f"tx_0022_{random_names.token_hex(4)}"
+    if ON_POSTGRES:
+        admin = await asyncpg.connect(PG_URL, timeout=10)
+        try:
+            await admin.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            await admin.close()
+        url = Settings(database_url=PG_URL.rsplit("/", 1)[0] + "/" + name).resolved_database_url
+    else:
+        url = f"sqlite+aiosqlite:///{tmp_path / 'recipient.sqlite3'}"
+    await asyncio.to_thread(upgrade, url)
+    database = Database(url)
+    try:
+        clock = ShiftedClock()
+        box = SecretBox(Settings(database_url="sqlite+aiosqlite:///x").secret_key)
+        partner = await register_partner(
+            database,
+            clock,
+            box,
+            name="Recipient partner",
+            base_url="http://127.0.0.1:9",
+            airports=("LHR",),
+            markup_percent=Decimal("0"),
+            allow_private=True,
+            actor="tests",
+        )
+        client_id, _ = await ClientFactory(database, clock)(balance="100.00")
+        now = clock.now()
+        booking_id = await world.book(
+            database, world.values(client_id, partner.partner_id, now, total="10.00", net="9.00"), now
+        )
+        await database.dispose()
+        await asyncio.to_thread(command.downgrade, alembic_config(url), "0021")
+        database = Database(url)
+        async with database.write() as conn:
+            position = (
+                await conn.execute(
+                    text(
+                        "INSERT INTO outbox (booking_id, partner_id, kind, webhook_id, payload, status, attempts,"
+                        " next_attempt_at, deadline_at, created_at) VALUES (:b, :p, 'client.driver_position',"
+                        " 'msg_old_position', '{}', 'delivered', 1, :now, :later, :now) RETURNING id"
+                    ),
+                    {"b": booking_id, "p": partner.partner_id, "now": now, "later": now + timedelta(seconds=15)},
+                )
+            ).scalar_one()
+            await conn.execute(
+                text(
+                    "INSERT INTO delivery_attempts (outbox_id, attempt_no, started_at, duration_ms, outcome)"
+                    " VALUES (:o, 1, :now, 3, 'done:ok')"
+                ),
+                {"o": position, "now": now},
+            )
+        await database.dispose()
+        await asyncio.to_thread(upgrade, url)
+        database = Database(url)
+        async with database.read() as conn:
+            rows = [
+                tuple(r)
+                for r in await conn.execute(text("SELECT booking_id, partner_id, recipient, kind, status FROM outbox"))
+            ]
+            attempts = (await conn.execute(text("SELECT count(*) FROM delivery_attempts"))).scalar_one()
+        assert rows == [
+            (booking_id, partner.partner_id, f"partner:{partner.partner_id}", "booking.create", "delivered")
+        ]
+        assert attempts == 0  # the position's attempt went with it; the create's was never recorded
+        async with database.write() as conn:  # a message about no booking, to no partner
+            await conn.execute(
+                text(
+                    "INSERT INTO outbox (recipient, kind, webhook_id, payload, status, attempts, next_attempt_at,"
+                    " deadline_at, created_at) VALUES ('traveller:1:email', 'test.kind', 'msg_t', '{}', 'pending',"
+                    " 0, :now, :now, :now)"
+                ),
+                {"now": now},
+            )
+        assert await schema_differences(database) == []
+        await database.dispose()
+        await asyncio.to_thread(command.downgrade, alembic_config(url), "0021")
+        database = Database(url)
+        async with database.read() as conn:
+            kept = [tuple(r) for r in await conn.execute(text("SELECT booking_id, kind FROM outbox"))]
+        assert kept == [(booking_id, "booking.create")]  # the message to no partner could not stay
+    finally:
+        await database.dispose()
+        if ON_POSTGRES:
+            admin = await asyncpg.connect(PG_URL, timeout=10)
+            try:
+                await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            finally:
+                await admin.close()

@@ -66,7 +66,7 @@ async def batch_of(client: PartnerClient, endpoints: list[PartnerEndpoint], time
 
 
 def pool(client: PartnerClient) -> Http11Client:
-    return client._http()
+    return client.transport()
 
 
 def idle(client: PartnerClient, partner: PartnerEndpoint) -> int:

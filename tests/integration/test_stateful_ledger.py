@@ -35,12 +35,12 @@ from tests.conftest import ClientFactory
 from transfers.accounting import service as books
 from transfers.accounting.statements import Figures
 from transfers.bookings.cancel import Actor, CancelRefused
-from transfers.bookings.incidents.rules import IncidentType
 from transfers.bookings.state import BookingStatus
 from transfers.clients import service as client_service
 from transfers.clock import ShiftedClock
 from transfers.config import Settings
 from transfers.db.engine import Database
+from transfers.incidents.rules import IncidentType
 from transfers.partners import repository as partners_repo
 from transfers.partners.secrets_box import SecretBox
 from transfers.partners.service import register_partner

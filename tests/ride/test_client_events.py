@@ -1,6 +1,7 @@
 """The client's ride events at a real webhook receiver (docs/rules/ride.md#client-events):
 ``booking.driver_event`` in the booking's ``sequence`` like every event, ``booking.driver_position``
-only to endpoints naming it, coalesced, at most every 15 s, tried once, dropped when stale."""
+only to endpoints naming it, coalesced, at most every 15 s, tried once, dropped when stale; both
+delivered by the webhook dispatcher through its one sender (kept-alive connections)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ from tests.ride.conftest import Ride
 from tests.servers import LiveServer
 from tests.webhook_receiver import Receiver
 from transfers.db.engine import Database
-from transfers.db.tables import bookings, outbox
+from transfers.db.tables import bookings, webhook_deliveries
 from transfers.deliveries import webhook_dispatcher
 from transfers.services import Services
+from transfers.webhooks.delivery import WebhookDispatcher
 from transfers_sdk import BookingEvent, DriverPositionEvent, parse_event
 
 ENDPOINTS = "/api/v1/booking-api/webhook-endpoints"
@@ -53,13 +55,24 @@ async def receiver_for(
     return receiver
 
 
+@pytest.fixture
+async def hooks(svc: Services) -> AsyncIterator[WebhookDispatcher]:
+    """The worker's webhook dispatcher: client events and driver positions, one sender."""
+    dispatcher = webhook_dispatcher(svc)
+    try:
+        yield dispatcher
+    finally:
+        await dispatcher.aclose()
+
+
 async def position_messages(db: Database, reservation_no: str) -> list[tuple[str, str | None]]:
+    D = webhook_deliveries.c
     async with db.read() as conn:
         rows = await conn.execute(
-            select(outbox.c.status, outbox.c.last_error)
-            .join(bookings, bookings.c.id == outbox.c.booking_id)
-            .where(bookings.c.reservation_no == reservation_no, outbox.c.kind == POSITION_KIND)
-            .order_by(outbox.c.id)
+            select(D.status, D.last_error)
+            .join(bookings, bookings.c.id == D.booking_id)
+            .where(bookings.c.reservation_no == reservation_no, D.kind == POSITION_KIND)
+            .order_by(D.id)
         )
         return [(r.status, r.last_error) for r in rows]
 
@@ -78,7 +91,6 @@ async def test_driver_events_arrive_in_sequence_and_positions_never_through_ever
         assert (await ride.event("DRIVER_ARRIVED_AT_DROPOFF")).status_code == 200
         for _ in range(5):
             await dispatcher.run_once()
-        await svc.dispatcher.run_once()
     finally:
         await dispatcher.aclose()
     mine = [d for d in every.received if d.body["data"].get("booking", {}).get("reservation_no") == ride.reservation_no]
@@ -103,7 +115,7 @@ async def test_driver_events_arrive_in_sequence_and_positions_never_through_ever
 
 
 async def test_positions_reach_only_endpoints_naming_them_coalesced_every_15_s(
-    ride: Ride, svc: Services, receivers: list[LiveServer], db: Database
+    ride: Ride, svc: Services, receivers: list[LiveServer], db: Database, hooks: WebhookDispatcher
 ) -> None:
     named = await receiver_for(receivers, ride.http, ride.client_key, ["booking.driver_position"])
     other = await receiver_for(receivers, ride.http, ride.client_key, ["booking.driver_event", "booking.created"])
@@ -112,7 +124,7 @@ async def test_positions_reach_only_endpoints_naming_them_coalesced_every_15_s(
         assert (await ride.positions(ride.position(51.4 + i / 100, -0.45, ago=5 - i))).status_code == 200
     statuses = await position_messages(db, ride.reservation_no)
     assert [s for s, _ in statuses].count("pending") == 1 and len(statuses) == 5
-    await svc.dispatcher.run_once()
+    await hooks.run_once()
     (first,) = [d for d in named.received if d.body["type"] == "booking.driver_position"]
     assert first.signed_by == named.secrets
     assert first.body["data"]["reservation_no"] == ride.reservation_no
@@ -125,46 +137,47 @@ async def test_positions_reach_only_endpoints_naming_them_coalesced_every_15_s(
     # Within 15 s of the last one: due only when the 15 s are up.
     ride.clock.advance(timedelta(seconds=5))
     assert (await ride.positions(ride.position(51.5, -0.4))).status_code == 200
-    await svc.dispatcher.run_once()
+    await hooks.run_once()
     assert len([d for d in named.received if d.body["type"] == "booking.driver_position"]) == 1
     ride.clock.advance(timedelta(seconds=10))
-    await svc.dispatcher.run_once()
+    await hooks.run_once()
     pushed = [d for d in named.received if d.body["type"] == "booking.driver_position"]
     assert len(pushed) == 2 and pushed[1].body["data"]["position"]["lat"] == 51.5
     assert pushed[0].headers["webhook-id"] != pushed[1].headers["webhook-id"]
+    assert pushed[0].peer is not None and pushed[0].peer == pushed[1].peer  # one sender, the connection kept alive
 
 
 async def test_a_position_is_tried_once_and_a_stale_one_is_dropped(
-    ride: Ride, svc: Services, receivers: list[LiveServer], db: Database
+    ride: Ride, svc: Services, receivers: list[LiveServer], db: Database, hooks: WebhookDispatcher
 ) -> None:
     failing = await receiver_for(receivers, ride.http, ride.client_key, ["booking.driver_position"], status=500)
     assert (await ride.event("DRIVER_DEPARTED_TO_PICKUP")).status_code == 200
     assert (await ride.positions(ride.position())).status_code == 200
-    await svc.dispatcher.run_once()
+    await hooks.run_once()
     assert len(failing.received) == 1
     ride.clock.advance(timedelta(minutes=10))
-    await svc.dispatcher.run_once()
+    await hooks.run_once()
     assert len(failing.received) == 1  # never retried
-    assert [s for s, _ in await position_messages(db, ride.reservation_no)] == ["expired"]
+    assert [s for s, _ in await position_messages(db, ride.reservation_no)] == ["failed"]
 
     # A position claimed after its deadline is dropped unsent.
     assert (await ride.positions(ride.position())).status_code == 200
     ride.clock.advance(timedelta(seconds=40))
-    await svc.dispatcher.run_once()
+    await hooks.run_once()
     assert len(failing.received) == 1
     (_, stale) = await position_messages(db, ride.reservation_no)
-    assert stale[0] == "expired" and "stale" in (stale[1] or "")
+    assert stale[0] == "failed" and "stale" in (stale[1] or "")
 
 
 async def test_sent_position_pushes_go_a_day_later(
-    ride: Ride, svc: Services, receivers: list[LiveServer], db: Database
+    ride: Ride, svc: Services, receivers: list[LiveServer], db: Database, hooks: WebhookDispatcher
 ) -> None:
     from transfers.jobs import scheduled
 
     await receiver_for(receivers, ride.http, ride.client_key, ["booking.driver_position"])
     assert (await ride.event("DRIVER_DEPARTED_TO_PICKUP")).status_code == 200
     assert (await ride.positions(ride.position())).status_code == 200
-    await svc.dispatcher.run_once()
+    await hooks.run_once()
     assert [s for s, _ in await position_messages(db, ride.reservation_no)] == ["delivered"]
     ride.clock.advance(timedelta(hours=23))
     await scheduled.prune_ride_positions(svc)

@@ -133,8 +133,8 @@ async def test_two_identical_events_at_once_are_recorded_once(ride: Ride, db: Da
 
 async def test_the_database_refuses_a_second_row_of_a_type(ride: Ride, db: Database) -> None:
     """The UNIQUE constraint itself, below the use case's own check: a second insert writes nothing."""
+    from transfers.bookings.ride_field import Milestone, RideEventType
     from transfers.ride import repository as ride_repo
-    from transfers.ride.model import Milestone, RideEventType
 
     assert (await ride.event("DRIVER_DEPARTED_TO_PICKUP")).json() == SUCCESS
     async with db.write() as conn:

@@ -20,6 +20,7 @@ from transfers.deliveries import webhook_dispatcher
 from transfers.sandbox_partner.reverse import ReverseApi
 from transfers.sandbox_partner.ride import RideDriver
 from transfers.services import Services
+from transfers.webhooks.delivery import WebhookDispatcher
 
 
 @pytest.fixture
@@ -35,16 +36,17 @@ async def as_sandbox(db: Database, partner_id: int) -> None:
 
 
 async def driver_of(
-    ride: Ride, service: LiveServer, svc: Services, *, deliver: bool = False
+    ride: Ride, service: LiveServer, svc: Services, *, deliver: WebhookDispatcher | None = None
 ) -> tuple[RideDriver, ReverseApi]:
-    """The sandbox driver on the test's clock. With ``deliver``, every wait first lets the outbox deliver
-    what is due, as the worker does between the driver's reports: a position is tried before the clock
-    moves past its deadline (it is tried once and dropped when stale), whatever the machine's load."""
+    """The sandbox driver on the test's clock. With ``deliver`` (the webhook dispatcher), every wait first
+    lets it deliver what is due, as the worker does between the driver's reports: a position is tried
+    before the clock moves past its deadline (it is tried once and dropped when stale), whatever the
+    machine's load."""
     reverse = ReverseApi(service.url, ride.partner_key, retry_delays=(), timeout_seconds=10)
 
     async def sleep(seconds: float) -> None:
-        if deliver:
-            await svc.dispatcher.run_once()
+        if deliver is not None:
+            await deliver.run_once()
         ride.clock.advance(timedelta(seconds=seconds))
         await asyncio.sleep(0)
 
@@ -62,11 +64,10 @@ async def test_ride_plays_the_whole_ride_days_before_the_pickup(
     ride.at(-timedelta(days=3))  # the compressed clock: the pickup may be days away
     await as_sandbox(db, ride.partner_id)
     hook = await receiver_for(receivers, ride.http, ride.client_key, ["*", "booking.driver_position"])
-    driver, reverse = await driver_of(ride, service, svc, deliver=True)
     dispatcher = webhook_dispatcher(svc)
+    driver, reverse = await driver_of(ride, service, svc, deliver=dispatcher)
     try:
         await driver.ride()
-        await svc.dispatcher.run_once()
         for _ in range(5):
             await dispatcher.run_once()
     finally:

@@ -15,11 +15,11 @@ from tests.conftest import ClientFactory
 from tests.hosted.conftest import HostedFactory
 from tests.ride_pages.helpers import Ride, accept, book_hosted, services_of
 from tests.servers import LiveServer
-from transfers.bookings.tracking import looks_like_token
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import bookings
 from transfers.tracking import repository as repo
+from transfers.tracking.rules import looks_like_token
 
 
 @pytest.fixture

@@ -16,11 +16,11 @@ from tests.hosted.conftest import HostedFactory
 from tests.ride_pages.helpers import BOOKING, DRIVER, Ride, accept, book_hosted, services_of
 from tests.ride_pages.test_driver_link import booking_id
 from tests.servers import LiveServer
-from transfers.bookings.tracking import driver_url
 from transfers.clock import ShiftedClock
 from transfers.config import Settings
 from transfers.db.engine import Database
 from transfers.tracking import repository as links
+from transfers.tracking.rules import driver_url
 
 GLA = (55.8719, -4.4331)
 

@@ -25,9 +25,9 @@ from tests.ride_pages.helpers import (
     services_of,
 )
 from tests.servers import LiveServer
-from transfers.bookings.tracking import looks_like_token
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
+from transfers.tracking.rules import looks_like_token
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""transfers.logging.log_request: the access line written without structlog's per-call machinery is the
-line structlog writes, byte for byte, and structlog writes it whenever another configuration is in force."""
+"""transfers.logging.log_request: the access line, written by the access logger ``configure_logging`` builds
+(structlog's public ``wrap_logger``), is the line the configured structlog loggers write, byte for byte, in
+every format, level, ``capture_logs`` and bound context variable."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def out(monkeypatch: pytest.MonkeyPatch) -> Iterator[io.StringIO]:
         yield buffer
     finally:
         structlog.configure(**saved)
-        transfers_logging._json_lines = None
+        transfers_logging._access = None
 
 
 def configure(buffer: io.StringIO, level: str, fmt: str) -> None:
@@ -64,7 +65,7 @@ def configure(buffer: io.StringIO, level: str, fmt: str) -> None:
 def both(buffer: io.StringIO, *fields: Any) -> tuple[str, str]:
     """The line log_request writes and the one structlog writes for the same fields."""
     start = buffer.tell()
-    log_request(structlog.get_logger("transfers.http"), *fields)
+    log_request(*fields)
     mine = buffer.getvalue()[start:]
     method, path, status, duration_ms, client_id, partner_id, reservation_no = fields
     structlog.get_logger("transfers.http").info(
@@ -84,8 +85,7 @@ def both(buffer: io.StringIO, *fields: Any) -> tuple[str, str]:
 def test_the_access_line_is_structlogs_byte_for_byte(out: io.StringIO, microsecond: int) -> None:
     _FrozenDatetime.moment = _FrozenDatetime.moment.replace(microsecond=microsecond)
     configure(out, "INFO", "json")
-    lines = transfers_logging._json_lines
-    assert lines is not None and lines.in_force()  # the fast path is the one taken
+    assert transfers_logging._access is not None  # the access logger is the one writing
     for request_id in (None, "trace-1"):
         token = request_id_var.set(request_id)
         try:
@@ -108,14 +108,13 @@ def test_below_its_level_no_access_line(out: io.StringIO) -> None:
     assert mine == structlogs == ""
 
 
-def test_another_configuration_gets_structlogs_own_line(out: io.StringIO) -> None:
+def test_the_console_format_and_capture_logs_see_the_access_line(out: io.StringIO) -> None:
     configure(out, "INFO", "console")
-    assert transfers_logging._json_lines is None
     mine, structlogs = both(out, *LINES[0])
     assert mine == structlogs != "" and not mine.startswith("{")
     configure(out, "INFO", "json")
     with capture_logs() as captured:
-        log_request(structlog.get_logger("transfers.http"), *LINES[1])
+        log_request(*LINES[1])
     assert captured == [
         {
             "method": "GET",
@@ -129,12 +128,11 @@ def test_another_configuration_gets_structlogs_own_line(out: io.StringIO) -> Non
             "log_level": "info",
         }
     ]
-    assert transfers_logging._json_lines is not None and transfers_logging._json_lines.in_force()  # restored
 
 
-def test_a_bound_context_variable_is_in_the_line(out: io.StringIO, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bound_context_variable_is_in_the_line(out: io.StringIO) -> None:
     configure(out, "INFO", "json")
-    monkeypatch.setattr(structlog.contextvars, "_CONTEXT_VARS", {})  # this test's bindings only
+    structlog.contextvars.clear_contextvars()  # this test's bindings only
     with structlog.contextvars.bound_contextvars(tenant="acme"):
         mine, structlogs = both(out, *LINES[0])
     assert mine == structlogs and '"event":"request","tenant":"acme","level":"info"' in mine

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from transfers.delivery.kinds import DeliveryKind
 from transfers.delivery.policy import STANDARD, Ending, RetrySchedule, Verdict, settle
-from transfers.delivery.transport import CallResult, Outcome, Receiver
+from transfers.delivery.transport import CallResult, Outcome
 from transfers.partners import calls
 from transfers.webhooks import kind as webhooks
+from transfers.webhooks import positions
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 
@@ -45,13 +45,6 @@ def test_a_kind_may_have_its_own_schedule() -> None:
     assert settled.retry_at is not None and settled.retry_at <= NOW + timedelta(seconds=2.4)
 
 
-def _kind(judge: object, spec: object = None) -> DeliveryKind:
-    async def route(message: object, hint: object) -> Receiver:
-        raise AssertionError("not routed in a pure test")
-
-    return DeliveryKind("test.kind", route, judge, spec=spec)  # type: ignore[arg-type]
-
-
 @pytest.mark.parametrize(
     ("result", "verdict"),
     [
@@ -65,7 +58,7 @@ def _kind(judge: object, spec: object = None) -> DeliveryKind:
     ],
 )
 def test_a_partner_calls_answer_is_judged_by_its_answer_model(result: CallResult, verdict: Verdict) -> None:
-    judged = calls.judge(_kind(calls.judge, calls.MessageKind.UPDATE), result)
+    judged = calls.judge(calls.MessageKind.UPDATE, result)
     assert judged.verdict is verdict
     if verdict is Verdict.PERMANENT and result.body:
         assert judged.error == "no such booking"  # the partner's own words
@@ -79,4 +72,14 @@ def test_a_partner_calls_answer_is_judged_by_its_answer_model(result: CallResult
 def test_a_client_webhook_is_given_up_only_on_410(status: int, verdict: Verdict) -> None:
     outcome: Outcome = "ok" if status < 300 else "http_error"
     result = CallResult(outcome, status, None, None if status < 300 else f"HTTP {status}", 1.0)
-    assert webhooks.judge(_kind(webhooks.judge), result).verdict is verdict
+    assert webhooks.judge(result).verdict is verdict
+
+
+@pytest.mark.parametrize(("status", "verdict"), [(200, Verdict.DONE), (410, Verdict.RETRY), (500, Verdict.RETRY)])
+def test_a_driver_position_is_answered_or_not_and_never_disables_an_endpoint(status: int, verdict: Verdict) -> None:
+    """Tried once: any failure, a 410 too, just ends the push (``once`` turns a retry into expired)."""
+    outcome: Outcome = "ok" if status < 300 else "http_error"
+    result = CallResult(outcome, status, None, None if status < 300 else f"HTTP {status}", 1.0)
+    assert positions.judge(result).verdict is verdict
+    settled = settle(verdict, attempts_done=1, now=NOW, deadline=NOW + timedelta(seconds=15), once=True)
+    assert settled.retry_at is None and settled.status == ("delivered" if status == 200 else "expired")

@@ -1,7 +1,7 @@
-"""The per-call bookkeeping of a search's fan-out made cheaper (issue 26, bench/README.md "Seventh pass")
-gives what the general code gives: signatures equal to ``hmac.new``'s, webhook ids drawn in bulk shaped
-as one drawn alone, partner-call metrics equal to prometheus_client's own ``inc``/``observe``, and a
-health tally equal to ``Tally.add``'s."""
+"""The per-call bookkeeping of a search's fan-out gives what the general code gives: signatures equal to
+``hmac.new``'s, webhook ids drawn in bulk shaped as one drawn alone, partner-call metrics equal to
+prometheus_client's own ``inc``/``observe`` on fresh metrics, a health tally equal to ``Tally.add``'s,
+and a prepared call's header lines equal to its headers written out."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 from transfers.context import request_id_var
 from transfers.db.tables import SEARCH_OUTCOMES
 from transfers.delivery.transport import CallResult
-from transfers.observability.metrics import PARTNER_DURATION, count_partner_call, observe_partner_call
+from transfers.observability.metrics import PARTNER_BUCKETS, count_partner_call, observe_partner_call
 from transfers.partners.client import PartnerClient, PartnerEndpoint
 from transfers.partners.health import HealthBuffer, Tally, minute_of
 from transfers.partners.http11 import UnusableRequest, header_lines
@@ -61,8 +61,9 @@ def test_partner_call_metrics_are_the_library_s_own_counts_and_buckets() -> None
     every bucket bound, between bounds, past the last, at zero, below zero and for NaN."""
     registry = CollectorRegistry()
     calls = Counter("partner_calls", "", ["partner", "call", "outcome"], registry=registry)
-    bounds = PARTNER_DURATION._upper_bounds  # the service's buckets (ending with +Inf)
-    durations = Histogram("partner_call_duration_seconds", "", ["partner", "call"], registry=registry, buckets=bounds)
+    durations = Histogram(
+        "partner_call_duration_seconds", "", ["partner", "call"], registry=registry, buckets=PARTNER_BUCKETS
+    )
     partner = "counting-partner"
     cases = [0.0, -3.0, 49.99, 50.0, 50.01, 100.0, 250.0, 999.99, 1000.0, 1000.01, 30000.0, 30000.5, 1e9, 12.34]
     outcomes = ["ok", "timeout", "ok", "invalid"]
@@ -112,23 +113,26 @@ def _endpoint(outbound: str = "ot_abc", previous: bool = False) -> PartnerEndpoi
 @pytest.mark.parametrize("request_id", ["", "req_123", "r" * 200])
 @pytest.mark.parametrize("has_payload", [True, False])
 @pytest.mark.parametrize("previous", [False, True])
-def test_a_batch_call_s_header_lines_are_the_general_path_s_headers_written_out(
+def test_a_prepared_call_s_header_lines_are_its_headers_written_out(
     request_id: str, has_payload: bool, previous: bool
 ) -> None:
-    """``PartnerClient._header_lines`` (a search's batch) writes exactly what ``header_lines`` writes
-    for ``_headers_of`` (every other call): names, values, order; the signature made once."""
+    """``PreparedCall.head_lines`` (a search's batch) writes exactly what ``header_lines`` writes for
+    ``PreparedCall.headers`` (every other call, ``PartnerClient.send``): names, values, order; the
+    signature made once, by ``prepare``."""
     partner = _endpoint(previous=previous)
     token = request_id_var.set(request_id)
     try:
-        signature = PartnerClient._signature(partner, b'{"a":1}', "msg_" + "0" * 32)
-        lines = PartnerClient._header_lines(partner, has_payload, signature)
-        headers = PartnerClient._headers_of(partner, has_payload, signature)
+        prepared = PartnerClient.prepare(
+            partner, "POST", "/booking/search", b'{"a":1}', has_payload=has_payload, webhook_id="msg_" + "0" * 32
+        )
+        assert prepared.url == "http://127.0.0.1:9/booking/search" and prepared.body == b'{"a":1}'
+        lines, headers = prepared.head_lines(), prepared.headers()
         assert lines == header_lines(headers)
         assert list(headers)[:5] == ["Authorization", "Accept", "webhook-id", "webhook-timestamp", "webhook-signature"]
+        assert headers["Authorization"] == "Bearer ot_abc" and headers["webhook-id"] == "msg_" + "0" * 32
         assert ("Content-Type" in headers) is has_payload and ("X-Request-ID" in headers) is bool(request_id)
-        assert len(signature[2].split()) == (2 if previous else 1)
-        general = PartnerClient._headers(partner, {"a": 1} if has_payload else None, b'{"a":1}', "msg_" + "0" * 32)
-        assert list(general) == list(headers) and general["Authorization"] == headers["Authorization"]
+        assert len(prepared.signature[2].split()) == (2 if previous else 1)
+        assert prepared.headers() == headers  # signed once: the same signature every time it is asked
     finally:
         request_id_var.reset(token)
 
@@ -138,10 +142,10 @@ def test_a_line_break_leaves_the_batch_s_lines_to_the_transport_s_refusal(token:
     partner = _endpoint(token)
     reset = request_id_var.set(request_id)
     try:
-        signature = PartnerClient._signature(partner, b"{}", None)
-        assert PartnerClient._header_lines(partner, True, signature) is None
+        prepared = PartnerClient.prepare(partner, "POST", "/booking/search", b"{}")
+        assert prepared.head_lines() is None
         with pytest.raises(UnusableRequest, match="line break in a header value"):
-            header_lines(PartnerClient._headers_of(partner, True, signature))
+            header_lines(prepared.headers())
     finally:
         request_id_var.reset(reset)
 

@@ -271,8 +271,8 @@ def test_the_amended_update_the_service_sends_matches_the_document() -> None:
     from datetime import UTC, datetime
 
     from tests.helpers import booking_row
-    from transfers.bookings.amending import amended_payload
-    from transfers.bookings.amendments import Changes
+    from transfers.bookings.amend import amended_payload
+    from transfers.bookings.amend_rules import Changes
     from transfers.bookings.models import Booking
 
     booking = Booking.from_row(

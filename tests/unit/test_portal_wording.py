@@ -7,7 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from transfers.portal.wording import accept_by, counted, percent, status_words
+from transfers.portal.wording import accept_by, percent, status_words
+from transfers.webauth.formats import counted
 
 
 @pytest.mark.parametrize(

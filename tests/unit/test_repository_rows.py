@@ -1,4 +1,4 @@
-"""Repositories answer typed rows (docs/architecture/index.md#layout): in every package of
+"""Repositories answer typed rows (docs/architecture/index.md#source-scans): in every package of
 ``src/transfers`` (found by walking the source: a package added tomorrow is scanned without editing
 this file), no public function of a repository module (``repository.py``, ``*_repository.py``,
 ``queries.py``, ``*_queries.py``: the SQL homes of tests/unit/test_sql_homes.py), nor of any other
@@ -29,7 +29,7 @@ EXEMPT = {
     ("ratecards/repository.py", "cards_of"): "the rate cards, JSON documents as stored",
     # The frozen fast statements' bind parameters, by the statements' names (docs/architecture/reliability.md)
     ("*", "*_params"): "a frozen fast statement's bind parameters, by its names: not a row",
-    ("bookings/listing.py", "list_bookings"): "the use case's answer: the API's JSON page (data, next_cursor)",
+    ("bookings/client_queries.py", "list_bookings"): "the use case's answer: the API's JSON page (data, next_cursor)",
     ("partners/health_repository.py", "minute_rows"): "the minute's counters, one column per outcome and "
     "latency bound (db/tables/health.py makes them from lists): read by tests and diagnostics only",
     # Left for later (larger: the routes and templates read these rows by key):

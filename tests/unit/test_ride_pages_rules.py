@@ -9,16 +9,17 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.helpers import booking_row
-from transfers.bookings import tracking
+from transfers.bookings import tracking_link
 from transfers.bookings.models import Booking
 from transfers.tracking import driver
+from transfers.tracking import rules as tracking
 from transfers.tracking.facts import RideNow, Spot, bearing, distance_words, first_name, traveller_facts
 
 PICKUP = datetime(2030, 5, 3, 9, 30, tzinfo=UTC)
 
 
 def test_tokens_are_128_bit_and_unique() -> None:
-    tokens = {tracking.new_token() for _ in range(2000)}
+    tokens = {tracking_link.new_token() for _ in range(2000)}
     assert len(tokens) == 2000
     assert all(len(t) == 22 and tracking.looks_like_token(t) for t in tokens)
 
@@ -43,8 +44,8 @@ def test_the_windows() -> None:
 
 
 def test_urls() -> None:
-    assert tracking.tracking_url("abc", "https://t.example/") == "https://t.example/t/abc"
-    assert tracking.tracking_url(None, "https://t.example") is None
+    assert tracking_link.tracking_url("abc", "https://t.example/") == "https://t.example/t/abc"
+    assert tracking_link.tracking_url(None, "https://t.example") is None
     assert tracking.driver_url("https://t.example/", "xyz") == "https://t.example/d/xyz"
 
 

@@ -1,4 +1,4 @@
-"""A search answer's bytes, judged as the fan-out judges them (``PartnerClient._judge`` parses with
+"""A search answer's bytes, judged as the fan-out judges them (``PartnerClient.judge_answer`` parses with
 orjson, ``fanout.validated`` checks the contract): pinned at the edges where pydantic's own JSON
 parser (``model_validate_json``, measured and not adopted for issue 26: bench/README.md) and orjson
 differ, so that a faster path must keep the same answers, the same "answer is not JSON" and the same
@@ -12,7 +12,7 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
-from transfers.partners.client import PartnerClient, PartnerEndpoint
+from transfers.partners.client import PartnerClient, PartnerEndpoint, PreparedCall
 from transfers.partners.wire import WireSearchAnswer
 from transfers.search.fanout import SEARCH_PATH, validated
 
@@ -131,7 +131,8 @@ def old_judgement(raw: bytes) -> tuple[str, Any]:
 
 
 def new_judgement(raw: bytes) -> tuple[str, Any]:
-    result = PartnerClient()._judge(200, raw, 1.0, PARTNER, SEARCH_PATH)
+    call = PreparedCall(PARTNER, "POST", SEARCH_PATH, "http://x" + SEARCH_PATH, b"{}", True, ("", "", ""))
+    result = PartnerClient.judge_answer(call, 200, raw, 1.0)
     if not result.ok:
         assert (result.outcome, result.error) == ("invalid", "answer is not JSON")
         return "not JSON", None

@@ -1,4 +1,4 @@
-"""The search's time arithmetic with fewer conversions (issue 26, bench/README.md "Eighth pass") gives
+"""The search's time arithmetic with fewer conversions (one pickup-window rule, ``now`` made UTC once) gives
 what the plain computation gave: the pickup's local time and refusals across DST changes (spring-forward
 gaps, autumn overlaps, Lord Howe's 30-minute shift, Kathmandu's +05:45), the lead-time and days-ahead
 window to the microsecond, and the cancellation views' free-until instants and their text."""
@@ -121,13 +121,27 @@ def test_gaps_refused_and_overlaps_read_as_the_first_occurrence(zone: str, wall:
     assert got.fold == 0 and got.utcoffset() == when.replace(fold=0).utcoffset() != when.replace(fold=1).utcoffset()
 
 
-def test_a_now_outside_utc_still_takes_the_plain_rule() -> None:
+def test_a_now_outside_utc_gives_the_plain_rule_s_answers() -> None:
     airport = _airport("LHR")
-    now = datetime(2026, 10, 24, 12, tzinfo=ZoneInfo("Europe/Paris"))
-    for text in ("2026-10-25T01:30", "2026-10-25T01:30+00:00", "2026-10-24T13:59", "2026-10-24T14:00"):
-        assert _outcome(_pickup_at, text, airport, now, LIMITS) == _outcome(
-            _plain_pickup_at, text, airport, now, LIMITS
-        )
+    for now in (
+        datetime(2026, 10, 24, 12, tzinfo=ZoneInfo("Europe/Paris")),
+        datetime(2026, 10, 24, 7, tzinfo=timezone(timedelta(hours=-5))),
+    ):
+        for text in ("2026-10-25T01:30", "2026-10-25T01:30+00:00", "2026-10-24T13:59", "2026-10-24T14:00"):
+            assert _outcome(_pickup_at, text, airport, now, LIMITS) == _outcome(
+                _plain_pickup_at, text, airport, now, LIMITS
+            )
+
+
+def test_without_an_airport_the_time_is_read_in_now_s_zone() -> None:
+    """A search without an airport is refused later (1323); until then its time is read as the plain rule
+    reads it, in ``now``'s zone."""
+    for now in (
+        datetime(2026, 10, 24, 12, tzinfo=UTC),
+        datetime(2026, 10, 24, 12, tzinfo=timezone(timedelta(hours=3))),
+    ):
+        for text in ("2026-10-25T01:30", "2026-10-25T01:30+00:00", "2026-10-24T13:59", "2026-10-24T15:00"):
+            assert _outcome(_pickup_at, text, None, now, LIMITS) == _outcome(_plain_pickup_at, text, None, now, LIMITS)
 
 
 POLICIES = [

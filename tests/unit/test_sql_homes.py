@@ -1,4 +1,4 @@
-"""SQL lives in repositories (docs/architecture/index.md#sql-homes): in every package of
+"""SQL lives in repositories (docs/architecture/index.md#source-scans): in every package of
 ``src/transfers`` (found by walking the source: a package added tomorrow is scanned without
 editing this file), a module that builds a statement is a repository, named so a reader finds it:
 ``repository.py``, ``*_repository.py``, ``queries.py`` or ``*_queries.py``. A column change is then
@@ -42,7 +42,6 @@ EXEMPT = {
     "bookings/fast_rows.py": "the side effects' rows as CTEs of the frozen fast statements, bound as parameters",
     "delivery/statement_pieces.py": "the outbox's fragments of the frozen fast statements",
     # Larger moves, left for now (each is a module of queries by another name):
-    "bookings/listing.py": "the client's keyset-paged list: its filters and page query, one use case",
     "delivery/operators.py": "the operators' queries and retries of the delivery queue",
     "webhooks/operators.py": "the operators' queries and retries of the webhook deliveries",
     "accounting/check.py": "`transfers ledger check`: each of the books' invariants is one aggregate query",

@@ -2,7 +2,7 @@
 first, found by what a support desk is told on the phone (a reservation number, the passenger's
 surname, a flight number) and filtered by status and pickup day.
 
-Paged by keyset like the API's list (``bookings/listing.py``, whose cursor it uses: sealed, bound
+Paged by keyset like the API's list (``bookings/client_queries.py``, whose cursor it uses: sealed, bound
 to the client): every page is one range scan of ``ix_bookings_client_created (client_id,
 created_at, id)``, however many bookings the agency has (bench/agency_bench.py). A search narrows
 that scan: the reservation number is unique; the surname is compared in lower case by prefix; the
@@ -18,7 +18,7 @@ from sqlalchemy import and_, func, literal_column, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
-from transfers.bookings.listing import Position
+from transfers.bookings.client_queries import Position
 from transfers.db.tables import bookings, client_events, webhook_deliveries, webhook_endpoints
 
 MAX_SEARCH_CHARS = 200

@@ -16,8 +16,7 @@ from starlette.responses import HTMLResponse
 
 from transfers.agency.auth import AgencyViewer
 from transfers.agency.wording import at_airport, flattened, money, policy_words, status_words
-from transfers.console.render import airport_local, excerpt, utc, utc_seconds
-from transfers.portal.wording import counted
+from transfers.webauth.formats import airport_local, counted, excerpt, utc, utc_seconds
 from transfers.webauth.layout import Link, Site, environment, render_page
 
 

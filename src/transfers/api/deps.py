@@ -7,7 +7,6 @@ from urllib.parse import parse_qsl
 
 import orjson
 from fastapi import Request
-from starlette.requests import ClientDisconnect
 
 from transfers.api.ratelimit import enforce as enforce_rate_limit
 from transfers.auth.service import AuthFailure, PartnerPrincipal
@@ -59,8 +58,10 @@ async def current_partner(request: Request) -> PartnerPrincipal:
 
 
 async def json_object(request: Request) -> dict[str, Any]:
-    """The body as a JSON object, or 400 MALFORMED_JSON (not JSON, invalid UTF-8, NaN, an array)."""
-    raw = await request_body(request)
+    """The body as a JSON object, or 400 MALFORMED_JSON (not JSON, invalid UTF-8, NaN, an array). Read by
+    Starlette (``Request.body``): a client gone mid-body raises its ``ClientDisconnect``, and a body over
+    the limit the ``BodyTooLarge`` of the plumbing's wrapped ``receive`` (``api/middleware.py``)."""
+    raw = await request.body()
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -68,31 +69,6 @@ async def json_object(request: Request) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise malformed_json("The request body must be a JSON object.")
     return value
-
-
-async def request_body(request: Request) -> bytes:
-    """``await request.body()`` without Starlette's ``stream()`` async generator and its ``aclosing``
-    (one generator per request): the same ``receive`` messages read in the same way, the same
-    ``ClientDisconnect``, the same state left on the request (``_body``, ``_stream_consumed``,
-    ``_is_disconnected``), so a later ``body()`` or ``stream()`` answers as Starlette's would. A body
-    already read, or a stream already taken, is Starlette's own case."""
-    if hasattr(request, "_body") or request._stream_consumed:
-        return await request.body()
-    chunks: list[bytes] = []
-    receive = request.receive
-    while not request._stream_consumed:
-        message = await receive()
-        if message["type"] == "http.request":
-            body = message.get("body", b"")
-            if not message.get("more_body", False):
-                request._stream_consumed = True
-            if body:
-                chunks.append(body)
-        elif message["type"] == "http.disconnect":
-            request._is_disconnected = True
-            raise ClientDisconnect()
-    request._body = body = b"".join(chunks)
-    return body
 
 
 def query_value(request: Request, name: str) -> str | None:

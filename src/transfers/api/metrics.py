@@ -21,7 +21,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 from starlette.types import Message, Scope
 
-from transfers.bookings import queries as booking_queries
+from transfers.bookings import operator_queries as booking_queries
 from transfers.bookings.state import BookingStatus
 from transfers.delivery import operators as outbox_views
 from transfers.observability import metrics

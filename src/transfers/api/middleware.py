@@ -171,7 +171,6 @@ class Plumbing:
                 seconds,
             )
         log_request(
-            log,
             scope["method"],
             scope["path"],
             seen.status,

@@ -16,7 +16,7 @@ OPERATOR       the state table (the        refused                none (refund a
                pickup may be past)
 =============  ==========================  =====================  ===================  =================
 
-Each cancel rejects a pending amendment and withdraws its unsent message (``amending.withdraw``),
+Each cancel rejects a pending amendment and withdraws its unsent message (``amend.withdraw``),
 moves the booking through ``lifecycle.transition`` (whose ledger effect refunds
 ``cancellation_refund``: ``cancelling.refund_due``) and records who cancelled in
 ``cancelled_by``. The caller keeps what is its own: permissions, input checks, an audit row, and
@@ -33,7 +33,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import amending
+from transfers.bookings import amend
 from transfers.bookings.cancelling import Canceller, cancellation_fields
 from transfers.bookings.lifecycle import transition
 from transfers.bookings.models import Booking
@@ -118,7 +118,7 @@ async def cancel_locked(conn: AsyncConnection, booking: Booking, request: Cancel
         return Cancelled(booking, repeated=True)
     if not may_cancel(booking, request.actor, now):
         raise CancelRefused(booking, request.actor)
-    await amending.withdraw(conn, booking, now)  # a pending amendment is rejected with the booking
+    await amend.withdraw(conn, booking, now)  # a pending amendment is rejected with the booking
     fields: dict[str, Any] = {"cancel_note": request.note}
     if request.actor is Actor.CLIENT:
         fields.update(cancellation_reason_id=request.reason_id, cancel_idempotency_key=request.idempotency_key)

@@ -10,7 +10,8 @@ from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
-from transfers.bookings import hosted_capacity, tracking
+from transfers import money
+from transfers.bookings import hosted_capacity, tracking_link
 from transfers.bookings.rules import BookingRequest
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal
@@ -85,7 +86,7 @@ def booking_values(
                 "partner_extra_id": c.extra.partner_extra_id,
                 "name": c.extra.name,
                 "quantity": c.quantity,
-                "price": str(c.extra.price),
+                "price": money.text(c.extra.price, offer.currency),
                 "label": c.label,
             }
             for c in request.extras
@@ -96,5 +97,5 @@ def booking_values(
         # docs/rules/cancellation.md: sold with the policy the search showed for this vehicle
         "cancellation_policy": offer.cancellation_policy.public(),
         "event_sequence": 1,  # issue 14: booking.created is the booking's first client event
-        "tracking_token": tracking.new_token(),  # docs/rules/ride.md#tracking-page: issued with the booking
+        "tracking_token": tracking_link.new_token(),  # docs/rules/ride.md#tracking-page: issued with the booking
     }

@@ -31,7 +31,7 @@ from transfers.bookings.effect_rows import (
 )
 from transfers.db.tables import metadata
 from transfers.wallet import repository as wallet_repo
-from transfers.wallet.ledger import InsufficientBalance
+from transfers.wallet.ledger import InsufficientBalance, in_currency
 
 if TYPE_CHECKING:
     from transfers.bookings.effects import Change
@@ -150,6 +150,8 @@ async def _move_wallets(
         ).first()
         if row is None:
             raise InsufficientBalance()
+        for step, _ in moves:  # as ``wallet_repo`` checks every move once the UPDATE named the currency
+            in_currency(step.delta, str(row.currency))
         balance = Decimal(row.balance) - total
         for step, m in moves:
             balance += step.delta

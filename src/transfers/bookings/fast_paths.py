@@ -51,6 +51,7 @@ from transfers.db.tables import bookings, outbox
 from transfers.delivery import repository as outbox_repo
 from transfers.delivery import statement_pieces
 from transfers.delivery.models import NewMessage, OutboxMessage
+from transfers.delivery.queue import Attempt
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import InsufficientBalance
 
@@ -267,7 +268,7 @@ async def finish_acknowledged(
     db: Database,
     message: OutboxMessage,
     *,
-    attempt: dict[str, Any],
+    attempt: Attempt,
     partner_reference: str | None,
     actor: str,
     now: datetime,

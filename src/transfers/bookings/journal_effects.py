@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers import money
 from transfers.accounting import earnings
 from transfers.accounting import repository as journal_repo
 from transfers.accounting.journal import (
@@ -101,7 +102,7 @@ def planned_entries(change: Change) -> list[NewEntry]:
         )
     fee = booking.cancellation_fee
     if change.to_status is S.CANCELLED and fee is not None and fee > 0:
-        share = earnings.cancellation_fee(fee, booking.net_total, booking.total)
+        share = earnings.cancellation_fee(fee, booking.net_total, booking.total, booking.currency)
         if share != 0:
             entries.append(
                 transfer(
@@ -111,7 +112,7 @@ def planned_entries(change: Change) -> list[NewEntry]:
                     account,
                     share,
                     booking_id=booking.id,
-                    note=f"fee {fee:.2f} of {booking.total:.2f}",
+                    note=f"fee {money.text(fee, booking.currency)} of {money.text(booking.total, booking.currency)}",
                 )
             )
     return entries
@@ -218,7 +219,11 @@ async def _give_back_recoveries(conn: AsyncConnection, booking: Booking, change:
         kept - recovered,
         booking_id=booking.id,
         note="recovery given back: the booking ended without its ride"
-        + (f" (kept {-kept:.2f}: the partner's incidents refunded part of the kept fee)" if kept else ""),
+        + (
+            f" (kept {money.text(-kept, booking.currency)}: the partner's incidents refunded part of the kept fee)"
+            if kept
+            else ""
+        ),
     )
     return entry_steps(entry, change.now)
 
@@ -240,4 +245,4 @@ async def _recovery_kept(conn: AsyncConnection, booking: Booking, change: Change
     theirs = await incidents_repo.partner_refunds(conn, booking.id)
     if theirs <= 0:
         return ZERO
-    return earnings.recovery(taken * theirs / refunded, booking.net_total, booking.total)
+    return earnings.recovery(taken * theirs / refunded, booking.net_total, booking.total, booking.currency)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import amending, fast_paths, partner_updates
+from transfers.bookings import amend, fast_paths, partner_updates
 from transfers.bookings import repository as booking_repo
 from transfers.bookings.lifecycle import lock_booking
 from transfers.bookings.models import Booking
@@ -25,6 +25,7 @@ from transfers.db.engine import Database
 from transfers.delivery.kinds import Effect, FastFinish, Judged
 from transfers.delivery.models import OutboxMessage
 from transfers.delivery.policy import Ending, Verdict
+from transfers.delivery.queue import Attempt
 from transfers.partners.calls import MessageKind
 from transfers.partners.wire import WireCreateAnswer
 
@@ -40,11 +41,13 @@ class _Closing(Protocol):
     ) -> Booking: ...
 
 
-PartnerEffect = Callable[[AsyncConnection, OutboxMessage, Ending, Any, str | None, datetime], Awaitable[Booking | None]]
+PartnerEffect = Callable[
+    [AsyncConnection, OutboxMessage, Ending, object, str | None, datetime], Awaitable[Booking | None]
+]
 
 
 async def _create_answered(
-    conn: AsyncConnection, message: OutboxMessage, ending: Ending, answer: Any, error: str | None, now: datetime
+    conn: AsyncConnection, message: OutboxMessage, ending: Ending, answer: object, error: str | None, now: datetime
 ) -> Booking | None:
     """A create the partner answered, refused or never answered: the booking acknowledged (and
     approved, with a driver), declined, or failed (refunded)."""
@@ -62,10 +65,10 @@ async def _create_answered(
         return await _booking_to(conn, message, partner_updates.decline, answer.message or "declined by partner", now)
     # Usually the booking is still PENDING: acknowledge it without reading it first.
     booking = await partner_updates.acknowledge_pending(
-        conn, message.booking_id, actor=ACTOR, now=now, partner_reference=answer.reservation_no
+        conn, message.booking, actor=ACTOR, now=now, partner_reference=answer.reservation_no
     )
     if booking is None:
-        booking = await lock_booking(conn, message.booking_id)
+        booking = await lock_booking(conn, message.booking)
         if booking is None:
             return None
         booking = await partner_updates.acknowledge(
@@ -79,7 +82,7 @@ async def _create_answered(
 
 
 async def _update_answered(
-    conn: AsyncConnection, message: OutboxMessage, ending: Ending, answer: Any, error: str | None, now: datetime
+    conn: AsyncConnection, message: OutboxMessage, ending: Ending, answer: object, error: str | None, now: datetime
 ) -> Booking | None:
     """A status update (a client's cancellation) changes nothing more on our side, whatever the
     partner answered: the booking changed when the message was written."""
@@ -87,25 +90,25 @@ async def _update_answered(
 
 
 async def _amend_answered(
-    conn: AsyncConnection, message: OutboxMessage, ending: Ending, answer: Any, error: str | None, now: datetime
+    conn: AsyncConnection, message: OutboxMessage, ending: Ending, answer: object, error: str | None, now: datetime
 ) -> Booking | None:
     """An amendment (``"status": "AMENDED"``): the partner's Success applies it; an ``Error``, another
     4xx, or no answer until the deadline rejects it, with the partner's message (issue 15)."""
-    if ending is Ending.ANSWERED and amending.accepted(answer):
-        return await amending.settle(conn, message, accepted=True, partner_message=None, actor=ACTOR, now=now)
-    reason = amending.EXPIRED_MESSAGE if ending is Ending.EXPIRED else (error or "refused by the partner")
-    return await amending.settle(conn, message, accepted=False, partner_message=reason, actor=ACTOR, now=now)
+    if ending is Ending.ANSWERED and amend.accepted(answer):
+        return await amend.settle(conn, message, accepted=True, partner_message=None, actor=ACTOR, now=now)
+    reason = amend.EXPIRED_MESSAGE if ending is Ending.EXPIRED else (error or "refused by the partner")
+    return await amend.settle(conn, message, accepted=False, partner_message=reason, actor=ACTOR, now=now)
 
 
 async def _flight_answered(
-    conn: AsyncConnection, message: OutboxMessage, ending: Ending, answer: Any, error: str | None, now: datetime
+    conn: AsyncConnection, message: OutboxMessage, ending: Ending, answer: object, error: str | None, now: datetime
 ) -> Booking | None:
     """A flight notice (docs/rules/flights.md#pickup-moves) cannot be refused: the pickup moved when it was
     written. A refusal or no answer is recorded in the booking's story (the attempts are the engine's) and
     undoes nothing."""
-    if ending is Ending.ANSWERED and amending.accepted(answer):
+    if ending is Ending.ANSWERED and amend.accepted(answer):
         return None
-    booking = await lock_booking(conn, message.booking_id)
+    booking = await lock_booking(conn, message.booking)
     if booking is None:
         return None
     said = "no answer before the deadline" if ending is Ending.EXPIRED else (error or "refused")
@@ -129,11 +132,11 @@ EFFECTS: dict[MessageKind, PartnerEffect] = {
 }
 
 
-def effect_of(kind: MessageKind) -> Effect:
+def effect_of(kind: MessageKind) -> Effect[OutboxMessage]:
     """The kind's effect as the engine runs it (looked up in ``EFFECTS`` at each call)."""
 
     async def effect(
-        conn: AsyncConnection, message: OutboxMessage, ending: Ending, answer: Any, error: str | None, now: datetime
+        conn: AsyncConnection, message: OutboxMessage, ending: Ending, answer: object, error: str | None, now: datetime
     ) -> Booking | None:
         try:
             return await EFFECTS[kind](conn, message, ending, answer, error, now)
@@ -153,7 +156,7 @@ async def _booking_to(
     conn: AsyncConnection, message: OutboxMessage, change: _Closing, reason: str, now: datetime
 ) -> Booking | None:
     """The message's booking, read under its row lock, moved by ``change`` (decline, fail)."""
-    booking = await lock_booking(conn, message.booking_id)
+    booking = await lock_booking(conn, message.booking)
     return None if booking is None else await change(conn, booking, reason, actor=ACTOR, now=now)
 
 
@@ -168,12 +171,12 @@ def acknowledges_only(judged: Judged) -> bool:
     )
 
 
-def acknowledge_fast(db: Database) -> FastFinish:
+def acknowledge_fast(db: Database) -> FastFinish[OutboxMessage]:
     """The usual answer to a create, written by ``bookings.fast_paths.finish_acknowledged`` in one
     all-or-nothing statement (PostgreSQL, autocommit). It writes nothing when the booking is not
     PENDING any more; the engine then records and applies the answer the general way."""
 
-    async def finish(message: OutboxMessage, attempt: dict[str, Any], judged: Judged, now: datetime) -> Any:
+    async def finish(message: OutboxMessage, attempt: Attempt, judged: Judged, now: datetime) -> object:
         if not acknowledges_only(judged):
             return None
         answer = judged.answer

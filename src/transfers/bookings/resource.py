@@ -8,14 +8,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from transfers import money
+from transfers.bookings import ride_field
 from transfers.bookings.models import VIEW_FIELDS, Booking, BookingView
 from transfers.bookings.state import DRIVER_VISIBLE, BookingStatus, is_cancelable
-from transfers.bookings.tracking import tracking_url
+from transfers.bookings.tracking_link import tracking_url
 from transfers.bookings.trip import Place, Trip
 from transfers.cancellation.views import amendment_view, cancellation_view, policy_view, stored_policy
 from transfers.reference.airports import local_time
 from transfers.reference.flights import FlightStatus, is_trackable
-from transfers.ride import model as ride_model
 
 # The stored fields the resource is built from (``BookingView``'s): GET booking reads only these.
 RESOURCE_FIELDS = VIEW_FIELDS
@@ -45,7 +46,7 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "passengers": trip.party.passengers(),
         "passenger": trip.passenger.contact(),
         "vehicle": trip.vehicle.public(),
-        "price": {"total": f"{b.total:.2f}", "currency": b.currency},
+        "price": {"total": money.text(b.total, b.currency), "currency": b.currency},
         "distance_km": trip.route.distance_km if trip.route.distance_km is not None else 0,
         "booking_type": trip.booking_type,
         "is_cancelable": is_cancelable(status, b.pickup_at, now),
@@ -64,7 +65,7 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "free_wait_until": local_time(b.airport_iata, trip.free_wait_until).isoformat(),
         "flight": flight_view(trip),
         # docs/rules/ride.md#ride-field, docs/rules/ride.md#tracking-page: the ride and the traveller's page
-        "ride": ride_model.view(
+        "ride": ride_field.view(
             trip.ride, approved=status is BookingStatus.APPROVED, tracking_url=tracking_url(b.tracking_token)
         ),
         # docs/rules/return-trips.md#legs: the return trip this booking is a leg of, or null

@@ -13,7 +13,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.bookings import partner_payloads, partner_updates
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor
-from transfers.bookings.incidents import repository as incident_repo
 from transfers.bookings.lifecycle import lock_booking, retry_concurrent
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus
@@ -131,17 +130,6 @@ async def _locked_for_partner(conn: AsyncConnection, partner_id: int, reservatio
     if booking is None:
         raise BookingNotFound()
     return booking
-
-
-async def booking_for_partner(svc: Services, partner_id: int, reservation_no: str) -> dict[str, Any]:
-    """The partner's view of a booking it holds (``partner_view``) with its ``incidents``
-    (docs/rules/incidents.md#resolve: the partner sees them and their resolutions). Raises BookingNotFound."""
-    async with svc.db.read() as conn:
-        booking = await repo.get_for_partner(conn, partner_id, reservation_no)
-        if booking is None:
-            raise BookingNotFound()
-        found = await incident_repo.of_booking(conn, booking.id)
-    return {**partner_view(booking), "incidents": [incident.resource() for incident in found]}
 
 
 def partner_view(booking: Booking) -> dict[str, Any]:

@@ -193,7 +193,7 @@ def _extras(value: Any, offer: Offer) -> list[ChosenExtra]:
     return chosen
 
 
-# The field checks, by name, for the amendment rules (``bookings/amendments.py``) and the way back's
+# The field checks, by name, for the amendment rules (``bookings/amend_rules.py``) and the way back's
 # (``returns/rules.py``).
 required_text = _text
 phone_number = _phone

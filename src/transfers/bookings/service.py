@@ -8,11 +8,12 @@ from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
-from transfers import failpoints
+from transfers import failpoints, money
 from transfers.bookings import fast_paths, partner_payloads
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
 from transfers.bookings.cancelling import quote
+from transfers.bookings.client_queries import client_booking
 from transfers.bookings.creating import (
     VehicleFull,
     booking_values,
@@ -22,7 +23,6 @@ from transfers.bookings.creating import (
 from transfers.bookings.hooks import HOOKS, AfterCreate
 from transfers.bookings.hooks import created as created_hooks
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking
-from transfers.bookings.lookup import client_booking
 from transfers.bookings.models import UNASSIGNED_ID, Booking
 from transfers.bookings.reservation import could_exist, new_reservation_no
 from transfers.bookings.resource import booking_resource
@@ -77,9 +77,10 @@ async def create_booking(
     stored = None
     if dispatcher is not None:
         # The partner's answer, applied, comes back as the booking row: no re-read needed then.
-        stored = await dispatcher.deliver_leased(
+        answer = await dispatcher.deliver_leased(
             created.message, created.endpoint, budget=svc.settings.partner_create_budget_seconds
         )
+        stored = answer if isinstance(answer, Booking) else None
     if stored is None:  # nothing applied (partner unreachable, slow, ...): read what the booking is now
         async with svc.db.read() as conn:
             stored = await repo.get_by_id(conn, created.booking_id)
@@ -277,8 +278,8 @@ async def cancellation_quote(svc: Services, client: ClientPrincipal, reservation
         priced = quote(booking, now)
         answer.update(
             cancelable=True,
-            fee=f"{priced.fee:.2f}",
-            refund=f"{priced.refund:.2f}",
+            fee=money.text(priced.fee, booking.currency),
+            refund=money.text(priced.refund, booking.currency),
             valid_until=None
             if priced.valid_until is None
             else local_time(booking.airport_iata, priced.valid_until).isoformat(),

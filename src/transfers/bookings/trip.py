@@ -10,7 +10,7 @@ the stored form, the trip is how code reads them.
 Flight tracking (docs/rules/flights.md) gave ``Trip.original_pickup_at`` (the pickup as booked; ``pickup_at``
 is the current one), ``Flight.state`` (the flight as last checked) and ``Flight.disrupted_at``, and made
 ``free_wait_minutes`` the partner's at airports (``Trip.free_wait_until``, where the ride and the flights
-meet). The ride (docs/rules/ride.md) gave ``Trip.ride`` (``ride/model.py``: the driver's events and latest
+meet). The ride (docs/rules/ride.md) gave ``Trip.ride`` (``bookings/ride_field.py``: the driver's events and latest
 position). A return trip gave ``Trip.leg`` (``Leg``: the trip's id, which leg, the other leg's
 reservation; None for a single booking: docs/rules/return-trips.md#legs). Room for what comes next, one
 field each: add the field here and in ``trip_of``, then to the views that show it.
@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from transfers.bookings.ride_field import Ride
 from transfers.reference.airports import local_time
-from transfers.ride.model import Ride
 from transfers.rows import frozen_value
 
 if TYPE_CHECKING:

@@ -6,10 +6,11 @@ from decimal import Decimal
 
 import click
 
-from transfers.bookings.incidents import service
-from transfers.bookings.incidents.models import Incident
+from transfers import money
 from transfers.cli.common import actor, print_json, with_db
 from transfers.cli.tables import render
+from transfers.incidents import service
+from transfers.incidents.models import Incident
 
 LIST_COLUMNS = ["id", "reservation_no", "type", "status", "reported_by", "created", "responsible", "refund"]
 
@@ -37,7 +38,7 @@ def incidents_list(open_only: bool, as_json: bool) -> None:
             i.reported_by,
             i.created_at,
             i.responsible,
-            None if i.refund is None else f"{i.refund:.2f}",
+            None if i.refund is None else money.text(i.refund, i.currency),
         ]
         for i in found
     ]

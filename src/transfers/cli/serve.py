@@ -5,15 +5,17 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import signal
 import socket
 import sys
+from types import FrameType
+from typing import Any
 
 import click
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
 from transfers.cli.common import settings
-from transfers.cli.http_protocol import CoalescingHttpToolsProtocol
 from transfers.config import get_settings
 from transfers.logging import configure_logging
 from transfers.ops.errors import EX_SETTINGS, EX_UNAVAILABLE, OperatorError
@@ -23,22 +25,51 @@ GRACEFUL_SHUTDOWN_SECONDS = 30
 STARTUP_FAILURE = 3  # uvicorn's exit code when the app never started
 
 
-class _GracefulServer(uvicorn.Server):
-    """uvicorn, except that a SIGTERM/SIGINT it has handled gracefully ends the process with 0.
+def _announce(host: str, port: int) -> None:
+    """uvicorn's "running on" line, which it logs only for a socket it bound itself (here: ``claim_address``)."""
+    logging.getLogger("uvicorn.error").info("Uvicorn running on http://%s:%d (Press CTRL+C to quit)", host, port)
 
-    After a graceful shutdown uvicorn re-raises the signal it stopped on, so a clean drain would
-    end as "killed by SIGTERM" (exit -15/143) and supervisors would report a failure. Here the
-    signal is considered handled once the shutdown (requests drained, lifespan closed) is done.
-    """
+
+class _AnnouncingServer(uvicorn.Server):
+    """uvicorn's ``Server``, saying where it listens once it has started on the socket given to it."""
+
+    def __init__(self, config: uvicorn.Config, host: str, port: int) -> None:
+        super().__init__(config)
+        self.address = (host, port)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
-        if sockets is not None and self.started:  # uvicorn logs the address only when it bound it
-            self._log_started_message(sockets)
+        if sockets is not None and self.started:
+            _announce(*self.address)
 
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().shutdown(sockets=sockets)
-        self._captured_signals.clear()
+
+def _run_gracefully(server: uvicorn.Server, listener: socket.socket) -> None:
+    """``server.run``, except that a SIGTERM/SIGINT it has handled gracefully ends the process with 0.
+
+    After a graceful shutdown uvicorn re-raises the signal it stopped on into the handler that was in place
+    before it started, so a clean drain would end as "killed by SIGTERM" (exit -15/143) and supervisors would
+    report a failure. That handler is this one: a signal uvicorn has already acted on (its public
+    ``should_exit`` is set) is done with; any other (before uvicorn listens, after it has finished) is
+    handled as it would have been without us."""
+    previous: dict[int, Any] = {}
+
+    def handled(sig: int, frame: FrameType | None) -> None:
+        if server.should_exit:
+            return
+        before = previous[sig]
+        if callable(before):
+            before(sig, frame)
+        elif before != signal.SIG_IGN:
+            signal.signal(sig, signal.SIG_DFL)
+            signal.raise_signal(sig)
+
+    for each in (signal.SIGINT, signal.SIGTERM):
+        previous[each] = signal.signal(each, handled)
+    try:
+        server.run(sockets=[listener])
+    finally:
+        for number, before in previous.items():
+            signal.signal(number, before)
 
 
 @click.command("serve")
@@ -88,17 +119,15 @@ def serve(host: str, port: int, workers: int, no_worker: bool, wait_for_db: floa
         # The forwarded headers of a trusted proxy are the app's to apply (create_served_app): uvicorn's
         # middleware for them would be one more layer around the direct routes (api/direct_routes.py).
         proxy_headers=False,
-        # httptools' protocol, each answer's head and body written as one send (cli/http_protocol.py)
-        http=CoalescingHttpToolsProtocol,
     )
     if config.workers > 1:
         # uvicorn's supervisor (what uvicorn.run does): it passes the signal on to the API processes,
         # waits for them to finish and exits 0.
-        logging.getLogger("uvicorn.error").info("Uvicorn running on http://%s:%d (Press CTRL+C to quit)", host, port)
+        _announce(host, port)
         Multiprocess(config, sockets=[listener]).run()
         return
-    server = _GracefulServer(config)
-    server.run(sockets=[listener])
+    server = _AnnouncingServer(config, host, port)
+    _run_gracefully(server, listener)
     if not server.started:
         sys.exit(STARTUP_FAILURE)
 

@@ -8,17 +8,12 @@ import base64
 import binascii
 from datetime import UTC, date, datetime, timedelta
 
+from transfers.webauth.forms import text
+
+__all__ = ["MAX_SEARCH_CHARS", "day", "decode_cursor", "encode_cursor", "positive_id", "text"]
+
 MAX_SEARCH_CHARS = 200
 MAX_ID = 2**62
-
-
-def text(value: object, *, limit: int) -> tuple[str, str | None]:
-    """(the value trimmed, an error or None); non-strings count as empty. NUL characters are dropped:
-    no field holds one, and PostgreSQL refuses them in text."""
-    typed = value.replace("\x00", "").strip() if isinstance(value, str) else ""
-    if len(typed) > limit:
-        return typed[:limit], f"At most {limit} characters."
-    return typed, None
 
 
 def positive_id(value: object) -> tuple[int | None, str | None]:

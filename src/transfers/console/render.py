@@ -5,7 +5,6 @@ with what the layout needs: the operator, the CSRF token for its forms, the navi
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from jinja2 import Environment
@@ -15,10 +14,9 @@ from starlette.responses import HTMLResponse
 from transfers.console.auth import Viewer
 from transfers.console.wording import in_words
 from transfers.operators.models import Capability
-from transfers.reference.airports import find_airport
 from transfers.wallet.ledger import API_KINDS
+from transfers.webauth.formats import airport_local, excerpt, utc, utc_seconds
 from transfers.webauth.layout import Site, environment, render_page
-from transfers.webauth.login_routes import utc
 
 __all__ = ["NAVIGATION", "TEMPLATES", "airport_local", "excerpt", "page", "utc"]
 
@@ -39,34 +37,9 @@ SITE = Site(
 )
 
 
-def airport_local(value: datetime | None, iata: str | None) -> str:
-    """The same instant at the airport: ``2026-11-23 18:30 (Europe/Paris, +01:00)``."""
-    if value is None or not iata:
-        return "—"
-    airport = find_airport(iata)
-    if airport is None:
-        return "—"
-    local = value.astimezone(airport.tz)
-    offset = local.strftime("%z")
-    return f"{local:%Y-%m-%d %H:%M} {airport.iata} local ({airport.tz.key}, {offset[:3]}:{offset[3:]})"
-
-
-def utc_seconds(value: datetime | None) -> str:
-    """An instant to the second (``2026-11-23 17:30:05 UTC``): a booking's story, where events
-    within one minute (created, sent, approved) must read in order (issue 28)."""
-    if value is None:
-        return "—"
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
 def ledger_kind(kind: str) -> str:
     """A ledger entry's kind by the name the wallet API gives it (``debit``, not ``debit_booking``)."""
     return API_KINDS.get(kind, kind)
-
-
-def excerpt(value: object, limit: int = 300) -> str:
-    text = "" if value is None else str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _environment() -> Environment:

@@ -176,6 +176,7 @@ class DeliveryLine:
     created_at: datetime
     finished_at: datetime | None
     partner_id: int
+    recipient: str
     webhook_id: str
     partner_name: str
     reservation_no: str

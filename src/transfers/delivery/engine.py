@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import Generic, TypeVar
 
 import structlog
 
@@ -32,34 +32,34 @@ from transfers.clock import Clock
 from transfers.db.engine import Database
 from transfers.delivery.kinds import DeliveryKind, Judged, Registry
 from transfers.delivery.policy import Ending, settle
-from transfers.delivery.queue import Message, Queue
-from transfers.delivery.repository import OutboxQueue
+from transfers.delivery.queue import Attempt, Message, Queue
 from transfers.delivery.transport import CallResult, Receiver
 
 log = structlog.get_logger("transfers.outbox")
 UNAPPLIED = "the booking kept changing concurrently; the answer is applied on the next delivery"
 STALE = "stale: tried once, dropped unsent after its deadline"
+M = TypeVar("M", bound=Message)
 
 
-class Engine:
-    """Delivers the messages of one ``Queue`` (the ``outbox`` table unless told otherwise) for the
-    kinds of ``registry`` stored in it (``DeliveryKind.queue``)."""
+class Engine(Generic[M]):
+    """Delivers the messages ``M`` of one ``Queue`` for the kinds of ``registry`` (the kinds stored
+    in that queue)."""
 
     def __init__(
         self,
         db: Database,
         clock: Clock,
-        registry: Registry,
+        registry: Registry[M],
         *,
+        queue: Queue[M],
         lease_seconds: float,
         timeout: float,
         concurrency: int = 16,
-        queue: Queue | None = None,
     ) -> None:
         self.db = db
         self.clock = clock
-        self.queue: Queue = queue or OutboxQueue()
-        self.registry = registry.stored_in(self.queue.name)
+        self.queue = queue
+        self.registry = registry
         self.lease_seconds = lease_seconds
         self.timeout = timeout
         self._slots = asyncio.Semaphore(concurrency)
@@ -73,21 +73,13 @@ class Engine:
         await asyncio.gather(*(self.deliver(m) for m in messages))
         return len(messages)
 
-    async def claim(self, limit: int) -> list[Message]:
+    async def claim(self, limit: int) -> list[M]:
         """Lease up to ``limit`` due messages (kinds tried once first), in one transaction."""
         now = self.clock.now()
         lease = now + timedelta(seconds=self.lease_seconds)
-        first = self.registry.once_names()
-        known = self.registry.names()
+        first, known = self.registry.once_names(), self.registry.names()
         async with self.db.write() as conn:
-            messages = (
-                await self.queue.claim(conn, now=now, lease_until=lease, limit=limit, kinds=first) if first else []
-            )
-            if len(messages) < limit:
-                messages += await self.queue.claim(
-                    conn, now=now, lease_until=lease, limit=limit - len(messages), kinds=known
-                )
-        return messages
+            return await self.queue.claim(conn, now=now, lease_until=lease, limit=limit, kinds=known, first=first)
 
     async def aclose(self) -> None:
         """Release what this engine's kinds hold (their HTTP sessions); the engine is not used after."""
@@ -95,11 +87,11 @@ class Engine:
             if kind.aclose is not None:
                 await kind.aclose()
 
-    async def deliver(self, message: Message) -> Any:
+    async def deliver(self, message: M) -> object:
         """One attempt at a claimed message, with the engine's timeout."""
         return await self._deliver(message, self.timeout)
 
-    async def deliver_leased(self, message: Message, hint: Any = None, *, budget: float) -> Any:
+    async def deliver_leased(self, message: M, hint: object = None, *, budget: float) -> object:
         """Deliver a message written already leased to the caller (``lease_until`` set when it was
         inserted, so no worker claims it meanwhile), with no claim transaction. ``hint``: what the
         caller knows of the receiver already (a partner's endpoint). Answers what the kind's effect
@@ -116,7 +108,7 @@ class Engine:
                 await self.registry[message.kind].effect(conn, message, Ending.EXPIRED, None, None, now)
         return len(expired)
 
-    async def _deliver(self, message: Message, timeout: float, hint: Any = None) -> Any:
+    async def _deliver(self, message: M, timeout: float, hint: object = None) -> object:
         kind = self.registry[message.kind]
         async with self._slots:
             started = self.clock.now()
@@ -124,7 +116,7 @@ class Engine:
                 await self._drop_stale(message)
                 return None
             receiver = await kind.router(message, hint)
-            result = await receiver.transport.send(kind, message, timeout=timeout, target=receiver.target)
+            result = await receiver.transport.send(kind.name, message, timeout=timeout, target=receiver.target)
             if not receiver.in_process:
                 failpoints.hit(f"{self.queue.name}.after_send")
             try:
@@ -134,16 +126,16 @@ class Engine:
                 return None
 
     async def _record(
-        self, message: Message, kind: DeliveryKind, receiver: Receiver, result: CallResult, started: datetime
-    ) -> Any:
+        self, message: M, kind: DeliveryKind[M], receiver: Receiver[M], result: CallResult, started: datetime
+    ) -> object:
         """The attempt, the message's new state and its kind's effect, in one transaction; returns
         what the effect returned (None when the message is still pending or nothing changed)."""
         now = self.clock.now()
-        judged = kind.judge(kind, result)
+        judged = kind.judge(result)
         result = judged.result
         if receiver.observe is not None:  # metrics: the call's final outcome (a contract breach counts as "invalid")
-            receiver.observe(kind, result)
-        attempt = {
+            receiver.observe(kind.name, result)
+        attempt: Attempt = {
             "attempt_no": message.attempts + 1,
             "started_at": started,
             "duration_ms": result.duration_ms,
@@ -152,7 +144,7 @@ class Engine:
             "error": judged.error,
             "answer_excerpt": result.excerpt,
         }
-        applied = None
+        applied: object = None
         if kind.fast_finish is not None and not receiver.in_process and not self.db.is_sqlite:
             # A kind's usual answer written in one all-or-nothing statement (PostgreSQL), run in
             # autocommit; None when it wrote nothing, and the general way below runs.
@@ -177,13 +169,13 @@ class Engine:
 
     async def _apply(
         self,
-        message: Message,
-        kind: DeliveryKind,
-        receiver: Receiver,
-        attempt: dict[str, Any],
+        message: M,
+        kind: DeliveryKind[M],
+        receiver: Receiver[M],
+        attempt: Attempt,
         judged: Judged,
         now: datetime,
-    ) -> Any:
+    ) -> object:
         """One write transaction: the attempt, the message rescheduled or finished and, once
         finished, the receiver's follow-up and the kind's effect."""
         async with self.db.write() as conn:
@@ -206,16 +198,16 @@ class Engine:
             ):
                 return None  # another worker owns this message now
             if settled.ending is Ending.ANSWERED and receiver.after_delivery is not None:
-                await receiver.after_delivery(conn, kind, message, now)
+                await receiver.after_delivery(conn, kind.name, message, now)
             return await kind.effect(conn, message, settled.ending, judged.answer, judged.error, now)
 
-    async def _unapplied(self, message: Message, kind: DeliveryKind, attempt: dict[str, Any], now: datetime) -> None:
+    async def _unapplied(self, message: M, kind: DeliveryKind[M], attempt: Attempt, now: datetime) -> None:
         """Every try of ``_apply`` met a concurrent change: record the attempt with the reason and
         leave the message pending for the next claim (after the usual backoff), so the answer is
         applied on its next delivery (same webhook-id) rather than dropped."""
         when = kind.schedule.next_attempt(message.attempts + 1, now)
         async with self.db.write() as conn:
-            unapplied = {**attempt, "error": UNAPPLIED}
+            unapplied: Attempt = {**attempt, "error": UNAPPLIED}
             await self.queue.record_attempt(conn, message, unapplied)
             kept = await self.queue.reschedule(conn, message, next_attempt_at=when, error=UNAPPLIED, attempt=unapplied)
         log.error(
@@ -226,7 +218,7 @@ class Engine:
             **message.log_fields(),
         )
 
-    async def _drop_stale(self, message: Message) -> None:
+    async def _drop_stale(self, message: M) -> None:
         """A kind tried once, claimed past its deadline: expired without an attempt (its news is old)."""
         async with self.db.write() as conn:
             dropped = await self.queue.drop(conn, message, now=self.clock.now(), reason=STALE)

@@ -1,11 +1,12 @@
-"""Delivery kinds and the one registry the application fills at start-up (``transfers/deliveries.py``).
+"""Delivery kinds and the registries the application fills at start-up (``transfers/deliveries.py``).
 
 A kind is everything the engine needs to deliver one sort of message and nothing it must know
 about the consumer: how to reach the receiver (``router``), what an answer means (``judge``:
 answered / retry / give up), what a finished message does (``effect``, run in the transaction that
-finishes it), the retry schedule, whether it is tried once and dropped when stale (``once``), and
-the table its messages are stored in (``queue``: an engine delivers the registered kinds of its own
-queue). The consumer keeps its own description in ``spec`` (a partner call's method, path and answer model).
+finishes it), the retry schedule and whether it is tried once and dropped when stale (``once``).
+A kind is typed by the message it delivers (``DeliveryKind[M]``: an ``OutboxMessage``, a
+``WebhookDelivery``, ...) and registered in the ``Registry[M]`` of the queue that stores such
+messages; the engine over that queue delivers it.
 """
 
 from __future__ import annotations
@@ -13,92 +14,98 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.delivery.policy import STANDARD, Ending, RetrySchedule, Verdict
-from transfers.delivery.queue import OUTBOX
+from transfers.delivery.queue import Attempt
 from transfers.delivery.transport import CallResult, Receiver
 
 T = TypeVar("T")
+M = TypeVar("M")
+M_contra = TypeVar("M_contra", contravariant=True)
 
 
 @dataclass(frozen=True)
 class Judged:
     """An attempt's result as its kind reads it: the verdict, the answer (the kind's model, when one
-    was read), the error worth showing operators, and the result (replaced when the answer broke the
-    contract, so the attempt log says ``invalid``)."""
+    was read: the effect narrows it), the error worth showing operators, and the result (replaced
+    when the answer broke the contract, so the attempt log says ``invalid``)."""
 
     verdict: Verdict
-    answer: Any
+    answer: object
     error: str | None
     result: CallResult
 
 
-class Router(Protocol):
-    """The receiver of ``message`` (the queue's row: an ``OutboxMessage``, a webhook delivery); ``hint``:
-    what the caller already knows (a partner's endpoint)."""
-
-    async def __call__(self, message: Any, hint: Any) -> Receiver: ...
+Judge = Callable[[CallResult], Judged]
+"""What an attempt's result means for a kind (a partner call's binds its answer model)."""
 
 
-class Effect(Protocol):
+class Router(Protocol[M_contra]):
+    """The receiver of ``message``; ``hint``: what the caller already knows of it (a partner's
+    endpoint, for the create's own attempt), None from the worker."""
+
+    async def __call__(self, message: M_contra, hint: object, /) -> Receiver[M_contra]: ...
+
+
+class Effect(Protocol[M_contra]):
     """What a finished message does, in the transaction that finishes it; its return value is handed
     back to whoever delivered (the create request gets the booking as the answer left it)."""
 
     async def __call__(
         self,
         conn: AsyncConnection,
-        message: Any,
+        message: M_contra,
         ending: Ending,
-        answer: Any,
+        answer: object,
         error: str | None,
         now: datetime,
-    ) -> Any: ...
+        /,
+    ) -> object: ...
 
 
-class FastFinish(Protocol):
+class FastFinish(Protocol[M_contra]):
     """A kind's one-statement way to record and apply an answer (PostgreSQL); None when it wrote
     nothing and the general way must run."""
 
-    async def __call__(self, message: Any, attempt: dict[str, Any], judged: Judged, now: datetime) -> Any: ...
+    async def __call__(self, message: M_contra, attempt: Attempt, judged: Judged, now: datetime, /) -> object: ...
 
 
-Retrying = Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]
+Retrying = Callable[[Callable[[], Awaitable[object]]], Awaitable[object]]
 
 
 async def _once(work: Callable[[], Awaitable[T]]) -> T:
     return await work()
 
 
-async def _nothing(
-    conn: AsyncConnection, message: Any, ending: Ending, answer: Any, error: str | None, now: datetime
+async def nothing(
+    conn: AsyncConnection, message: object, ending: Ending, answer: object, error: str | None, now: datetime
 ) -> None:
+    """The effect of a kind whose finished messages change nothing."""
     return None
 
 
 @dataclass(frozen=True)
-class DeliveryKind:
-    name: str  # what ``outbox.kind`` stores
-    router: Router
-    judge: Callable[[DeliveryKind, CallResult], Judged]
-    effect: Effect = _nothing
+class DeliveryKind(Generic[M_contra]):
+    """One sort of message ``M`` (what its queue's claim answers) and how it is delivered."""
+
+    name: str  # what the queue's ``kind`` column stores
+    router: Router[M_contra]
+    judge: Judge
+    effect: Effect[M_contra] = nothing
     schedule: RetrySchedule = STANDARD
     once: bool = False
     """Try once, drop when stale: never retried (a failed attempt expires the message), dropped
     unsent when claimed past its deadline, claimed ahead of other kinds' due retries, and written
-    with ``repository.enqueue_latest`` so a newer message replaces a pending older one."""
-    fast_finish: FastFinish | None = None
+    so that a newer message replaces a pending older one (``repository.enqueue_latest``)."""
+    fast_finish: FastFinish[M_contra] | None = None
     retrying: Retrying = _once
     """Runs the finishing transaction, again when it meets a concurrent change (the bookings' own
     retry); raising one of ``unapplied`` means it never got through: the attempt is recorded and the
     message stays pending for a later claim."""
     unapplied: tuple[type[Exception], ...] = ()
-    spec: Any = None
-    queue: str = OUTBOX
-    """The ``name`` of the ``Queue`` (table) its messages are stored in: the engine over that queue
-    delivers it, the others ignore it."""
     aclose: Callable[[], Awaitable[None]] | None = None
     """Releases what the kind holds for its engine's life (an HTTP session): ``Engine.aclose``."""
 
@@ -107,21 +114,22 @@ class UnknownKind(LookupError):
     """A stored message's kind that no one registered."""
 
 
-class Registry:
-    """The kinds this process delivers, by name. Filled once at start-up; a name is taken once."""
+class Registry(Generic[M]):
+    """The kinds of one queue this process delivers, by name. Filled once at start-up; a name is
+    taken once."""
 
-    def __init__(self, kinds: tuple[DeliveryKind, ...] = ()) -> None:
-        self._kinds: dict[str, DeliveryKind] = {}
+    def __init__(self, kinds: tuple[DeliveryKind[M], ...] = ()) -> None:
+        self._kinds: dict[str, DeliveryKind[M]] = {}
         for kind in kinds:
             self.register(kind)
 
-    def register(self, kind: DeliveryKind) -> DeliveryKind:
+    def register(self, kind: DeliveryKind[M]) -> DeliveryKind[M]:
         if kind.name in self._kinds:
             raise ValueError(f"delivery kind {kind.name!r} is registered already")
         self._kinds[kind.name] = kind
         return kind
 
-    def __getitem__(self, name: str) -> DeliveryKind:
+    def __getitem__(self, name: str) -> DeliveryKind[M]:
         try:
             return self._kinds[name]
         except KeyError:
@@ -130,7 +138,7 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self._kinds
 
-    def __iter__(self) -> Iterator[DeliveryKind]:
+    def __iter__(self) -> Iterator[DeliveryKind[M]]:
         return iter(self._kinds.values())
 
     def names(self) -> list[str]:
@@ -139,7 +147,3 @@ class Registry:
     def once_names(self) -> list[str]:
         """The kinds tried once (claimed first)."""
         return [k.name for k in self._kinds.values() if k.once]
-
-    def stored_in(self, queue: str) -> Registry:
-        """The kinds whose messages ``queue`` stores: what an engine over that queue delivers."""
-        return Registry(tuple(k for k in self._kinds.values() if k.queue == queue))

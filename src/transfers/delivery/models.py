@@ -4,6 +4,10 @@
 Every field is the ``outbox`` column of that name (tests/unit/test_typed_rows.py pins them).
 ``from_row`` takes a row mapping by a fixed field list and validates nothing: the service wrote
 the row, and the worker reads many of them.
+
+A message is for its ``recipient`` (``partner:12``; a kind names its own, docs/architecture/deliveries.md);
+its booking and partner are optional: a partner call names both, a message to someone else may name
+neither (``OutboxMessage.booking`` and ``.partner`` answer them where a kind needs them).
 """
 
 from __future__ import annotations
@@ -18,6 +22,11 @@ from transfers.rows import row_type
 PENDING, DELIVERED, FAILED, EXPIRED = "pending", "delivered", "failed", "expired"
 
 
+def partner_recipient(partner_id: int) -> str:
+    """The recipient of a partner's messages (its calls)."""
+    return f"partner:{partner_id}"
+
+
 @dataclass(frozen=True, slots=True)
 class NewMessage:
     """A message to write with a booking change (``outbox.repository.new_message``): every column
@@ -25,8 +34,9 @@ class NewMessage:
     comes from the booking's own INSERT) and the ones only delivery sets (``last_error``,
     ``finished_at``)."""
 
-    partner_id: int
-    kind: str  # a ``MessageKind`` value
+    partner_id: int | None
+    recipient: str  # who it is for: ``partner:12``, or what its kind names
+    kind: str  # a registered kind's name (a ``MessageKind`` value for a partner call)
     webhook_id: str  # sent on every attempt: partners dedupe on it
     payload: dict[str, Any]
     status: str
@@ -40,12 +50,13 @@ class NewMessage:
         """The columns it sets, by name."""
         return {name: getattr(self, name) for name in NEW_MESSAGE_FIELDS}
 
-    def stored(self, message_id: int, booking_id: int) -> OutboxMessage:
+    def stored(self, message_id: int, booking_id: int | None) -> OutboxMessage:
         """The row as written under ``message_id`` for ``booking_id``."""
         return OutboxMessage(
             message_id,
             booking_id,
             self.partner_id,
+            self.recipient,
             self.kind,
             self.webhook_id,
             self.payload,
@@ -62,12 +73,13 @@ class NewMessage:
 
 @row_type
 class OutboxMessage:
-    """One partner call to deliver at least once (``outbox`` row)."""
+    """One message to deliver at least once (``outbox`` row): a partner call, or a registered kind's."""
 
     id: int
-    booking_id: int
-    partner_id: int
-    kind: str  # a ``MessageKind`` value (``MessageKind.of``)
+    booking_id: int | None  # None: a message about no booking
+    partner_id: int | None  # None: a message to no partner
+    recipient: str
+    kind: str  # a registered kind's name (``MessageKind.of`` for a partner call)
     webhook_id: str
     payload: dict[str, Any]
     status: str  # pending | delivered | failed | expired
@@ -85,6 +97,7 @@ class OutboxMessage:
             row["id"],
             row["booking_id"],
             row["partner_id"],
+            row["recipient"],
             row["kind"],
             row["webhook_id"],
             row["payload"],
@@ -102,9 +115,28 @@ class OutboxMessage:
         """Every column by name (the CLI's JSON)."""
         return {name: getattr(self, name) for name in OUTBOX_MESSAGE_FIELDS}
 
-    def log_fields(self) -> dict[str, Any]:
+    def log_fields(self) -> dict[str, object]:
         """What a delivery's log line carries."""
-        return {"outbox_id": self.id, "reservation_no": self.reservation_no, "partner_id": self.partner_id}
+        return {
+            "outbox_id": self.id,
+            "reservation_no": self.reservation_no,
+            "partner_id": self.partner_id,
+            "recipient": self.recipient,
+        }
+
+    @property
+    def booking(self) -> int:
+        """The booking it is about, for a kind whose messages always name one (a partner call)."""
+        if self.booking_id is None:
+            raise ValueError(f"outbox message {self.id} ({self.kind}) names no booking")
+        return self.booking_id
+
+    @property
+    def partner(self) -> int:
+        """The partner it goes to, for a kind whose messages always name one (a partner call)."""
+        if self.partner_id is None:
+            raise ValueError(f"outbox message {self.id} ({self.kind}) names no partner")
+        return self.partner_id
 
     @property
     def reservation_no(self) -> str | None:
@@ -118,8 +150,8 @@ class ListedMessage:
     """A message as the operator's list shows it: with its booking's number and its partner's name."""
 
     message: OutboxMessage
-    reservation_no: str
-    partner_name: str
+    reservation_no: str | None  # None: a message about no booking
+    partner_name: str | None  # None: a message to no partner
 
     def as_dict(self) -> dict[str, Any]:
         """The list's JSON: every column but the payload (``bookings show --json`` has it)."""
@@ -130,6 +162,7 @@ class ListedMessage:
             "reservation_no": self.reservation_no,
             "partner_id": m.partner_id,
             "partner_name": self.partner_name,
+            "recipient": m.recipient,
             "kind": m.kind,
             "webhook_id": m.webhook_id,
             "status": m.status,

@@ -30,12 +30,12 @@ GAVE_UP = (FAILED, EXPIRED)  # delivery stopped: a permanent refusal, or the dea
 async def list_messages(
     conn: AsyncConnection, *, statuses: Sequence[str] | None = None, limit: int = 50
 ) -> list[ListedMessage]:
-    """Newest first, with the booking's reservation number and the partner's name; all statuses when
-    ``statuses`` is None."""
+    """Newest first, with the booking's reservation number and the partner's name (None for a message
+    about no booking, or to no partner); all statuses when ``statuses`` is None."""
     query = (
         select(*outbox.c, bookings.c.reservation_no.label("l_reservation_no"), partners.c.name.label("l_partner_name"))
         .select_from(
-            outbox.join(bookings, bookings.c.id == outbox.c.booking_id).join(
+            outbox.outerjoin(bookings, bookings.c.id == outbox.c.booking_id).outerjoin(
                 partners, partners.c.id == outbox.c.partner_id
             )
         )

@@ -5,6 +5,9 @@ PostgreSQL the candidate rows are picked with ``FOR UPDATE SKIP LOCKED`` so conc
 never take the same message at the same time (SQLite's write lock gives the same guarantee).
 A worker that dies mid-delivery leaves a lease that simply expires: the message is delivered
 again later with the same ``webhook-id``, which partners use to dedupe.
+
+A row is for its ``recipient`` (``partner:12`` for a partner call); its booking and partner are
+optional. A kind tried once coalesces per recipient (``enqueue_latest``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, insert, or_, select, update
+from sqlalchemy import ColumnElement, and_, bindparam, delete, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import delivery_attempts, outbox
@@ -22,8 +25,8 @@ from transfers.delivery.models import DELIVERED as DELIVERED  # the statuses, re
 from transfers.delivery.models import EXPIRED as EXPIRED
 from transfers.delivery.models import FAILED as FAILED
 from transfers.delivery.models import PENDING as PENDING
-from transfers.delivery.models import NewMessage, OutboxMessage
-from transfers.delivery.queue import OUTBOX
+from transfers.delivery.models import NewMessage, OutboxMessage, partner_recipient
+from transfers.delivery.queue import OUTBOX, Attempt
 
 # Built once: every create runs them (bench/README.md, "Profile"). WHERE binds carry an ``m_`` prefix
 # so they never collide with the column names an UPDATE takes its SET clause from.
@@ -35,26 +38,28 @@ _HELD = (
     .values(attempts=outbox.c.attempts + 1, lease_until=None)
 )
 
-# The outbox's partner calls, as operators' views and gauges count them: the client's live driver
-# positions (``client.driver_position``, tried once, a stale one dropped by design) are not a
-# partner's delivery and never anyone's backlog (docs/rules/ride.md#client-events).
-PARTNER_CALLS = outbox.c.kind.notlike("client.%")
+# The outbox's partner calls, as operators' views and gauges count them: a message to anyone else
+# (a recipient other than a partner) is not a partner's backlog.
+PARTNER_CALLS = outbox.c.recipient.like("partner:%")
 
 
 async def enqueue(
     conn: AsyncConnection,
     *,
-    booking_id: int,
-    partner_id: int,
     kind: str,
     payload: dict[str, Any],
     now: datetime,
     deadline: datetime,
+    booking_id: int | None = None,
+    partner_id: int | None = None,
+    recipient: str | None = None,
     not_before: datetime | None = None,
 ) -> OutboxMessage:
-    """``not_before`` keeps workers off a message until then."""
+    """A message for ``recipient`` (by default the partner's: ``partner:<id>``), about ``booking_id``
+    when it is about a booking; ``not_before`` keeps workers off it until then."""
     message = new_message(
         partner_id=partner_id,
+        recipient=recipient,
         kind=kind,
         payload=payload,
         now=now,
@@ -65,7 +70,7 @@ async def enqueue(
     return await insert_message(conn, message, booking_id=booking_id)
 
 
-async def insert_message(conn: AsyncConnection, message: NewMessage, *, booking_id: int) -> OutboxMessage:
+async def insert_message(conn: AsyncConnection, message: NewMessage, *, booking_id: int | None) -> OutboxMessage:
     """Write ``message`` for ``booking_id``; answers the stored row."""
     message_id = int((await conn.execute(_INSERT, {**message.values(), "booking_id": booking_id})).scalar_one())
     return message.stored(message_id, booking_id)
@@ -78,7 +83,7 @@ _INSERT_MANY = insert(outbox).returning(outbox.c.webhook_id, outbox.c.id)
 BATCH_ROWS = 500
 
 
-async def insert_messages(conn: AsyncConnection, messages: Sequence[tuple[NewMessage, int]]) -> dict[str, int]:
+async def insert_messages(conn: AsyncConnection, messages: Sequence[tuple[NewMessage, int | None]]) -> dict[str, int]:
     """Several ``insert_message`` rows ((message, booking id) pairs: a return trip's two creates, a flight
     watch pass's notices), ``BATCH_ROWS`` per executemany; answers their ids by webhook id."""
     rows = [{**message.values(), "booking_id": booking_id} for message, booking_id in messages]
@@ -91,19 +96,35 @@ async def insert_messages(conn: AsyncConnection, messages: Sequence[tuple[NewMes
 
 def new_message(
     *,
-    partner_id: int,
     kind: str,
     payload: dict[str, Any],
     now: datetime,
     deadline: datetime,
     not_before: datetime | None,
     lease_until: datetime | None,
+    partner_id: int | None = None,
+    recipient: str | None = None,
 ) -> NewMessage:
     """A new pending message with a fresh ``webhook_id``, for ``insert_message`` or a statement that
     writes it with its booking (``bookings/fast_paths.py``); ``not_before`` keeps workers off it
-    until then, ``lease_until`` holds it for the writer's own attempt."""
+    until then, ``lease_until`` holds it for the writer's own attempt. ``recipient``: who it is for,
+    the partner's (``partner:<id>``) unless given."""
+    if recipient is None:
+        if partner_id is None:
+            raise ValueError("a message names its recipient, or the partner it goes to")
+        recipient = partner_recipient(partner_id)
     return NewMessage(
-        partner_id, kind, f"msg_{uuid.uuid4().hex}", payload, PENDING, 0, not_before or now, deadline, lease_until, now
+        partner_id,
+        recipient,
+        kind,
+        f"msg_{uuid.uuid4().hex}",
+        payload,
+        PENDING,
+        0,
+        not_before or now,
+        deadline,
+        lease_until,
+        now,
     )
 
 
@@ -116,7 +137,7 @@ async def id_of(conn: AsyncConnection, webhook_id: str) -> int:
     return int((await conn.execute(_ID_OF, {"m_webhook_id": webhook_id})).scalar_one())
 
 
-def _claimable(now: datetime) -> Any:
+def _claimable(now: datetime) -> ColumnElement[bool]:
     return and_(outbox.c.status == PENDING, or_(outbox.c.lease_until.is_(None), outbox.c.lease_until < now))
 
 
@@ -248,28 +269,30 @@ SUPERSEDED = "superseded by a newer message of the same kind"
 async def enqueue_latest(
     conn: AsyncConnection,
     *,
-    booking_id: int,
-    partner_id: int,
+    recipient: str,
     kind: str,
     payload: dict[str, Any],
     now: datetime,
     deadline: datetime,
+    booking_id: int | None = None,
+    partner_id: int | None = None,
     not_before: datetime | None = None,
 ) -> OutboxMessage:
-    """Write a message of a kind tried once (``DeliveryKind.once``, e.g. a driver's position): the
-    booking's pending, unleased messages of that kind are expired as superseded first, so only the
-    newest one is ever sent (coalesced). One being sent right now is left to finish. ``not_before``:
-    when it is due (a writer that sends at most every so often keeps the slot it computed with
-    ``latest_due``)."""
+    """Write a message of a kind tried once (``DeliveryKind.once``): the recipient's pending,
+    unleased messages of that kind are expired as superseded first, so only the newest one is ever
+    sent (coalesced). One being sent right now is left to finish. ``not_before``: when it is due (a
+    writer that sends at most every so often keeps the slot it computed with ``latest_due``). The
+    outbox has no index by recipient: a kind that writes often adds one (``(recipient, kind)``)."""
     await conn.execute(
         update(outbox)
-        .where(outbox.c.booking_id == booking_id, outbox.c.kind == kind, _claimable(now))
+        .where(outbox.c.recipient == recipient, outbox.c.kind == kind, _claimable(now))
         .values(status=EXPIRED, finished_at=now, last_error=SUPERSEDED)
     )
     return await enqueue(
         conn,
         booking_id=booking_id,
         partner_id=partner_id,
+        recipient=recipient,
         kind=kind,
         payload=payload,
         now=now,
@@ -279,15 +302,15 @@ async def enqueue_latest(
 
 
 async def latest_due(
-    conn: AsyncConnection, booking_id: int, kind: str, *, now: datetime
+    conn: AsyncConnection, recipient: str, kind: str, *, now: datetime
 ) -> tuple[datetime, bool] | None:
-    """The booking's latest message of ``kind``: when it was (or is) due, and whether it still waits
+    """The recipient's latest message of ``kind``: when it was (or is) due, and whether it still waits
     (pending and not being sent, so a newer message replaces it in its slot); None when there is none.
     A writer of a kind sent at most every so often schedules the next one from it."""
     found = (
         await conn.execute(
             select(outbox.c.next_attempt_at, _claimable(now).label("waiting"))
-            .where(outbox.c.booking_id == booking_id, outbox.c.kind == kind)
+            .where(outbox.c.recipient == recipient, outbox.c.kind == kind)
             .order_by(outbox.c.id.desc())
             .limit(1)
         )
@@ -321,11 +344,23 @@ class OutboxQueue:
     log_event = "outbox_delivery"
 
     async def claim(
-        self, conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int, kinds: Sequence[str] | None
+        self,
+        conn: AsyncConnection,
+        *,
+        now: datetime,
+        lease_until: datetime,
+        limit: int,
+        kinds: Sequence[str],
+        first: Sequence[str],
     ) -> list[OutboxMessage]:
-        return await claim_due(conn, now=now, lease_until=lease_until, limit=limit, kinds=kinds)
+        messages = await claim_due(conn, now=now, lease_until=lease_until, limit=limit, kinds=first) if first else []
+        if len(messages) < limit:
+            messages += await claim_due(
+                conn, now=now, lease_until=lease_until, limit=limit - len(messages), kinds=kinds
+            )
+        return messages
 
-    async def record_attempt(self, conn: AsyncConnection, message: OutboxMessage, attempt: dict[str, Any]) -> None:
+    async def record_attempt(self, conn: AsyncConnection, message: OutboxMessage, attempt: Attempt) -> None:
         await record_attempt(conn, outbox_id=message.id, **attempt)
 
     async def reschedule(
@@ -335,7 +370,7 @@ class OutboxQueue:
         *,
         next_attempt_at: datetime,
         error: str | None,
-        attempt: dict[str, Any],
+        attempt: Attempt,
     ) -> bool:
         return await reschedule(conn, message, next_attempt_at=next_attempt_at, error=error)
 
@@ -347,7 +382,7 @@ class OutboxQueue:
         status: str,
         now: datetime,
         error: str | None,
-        attempt: dict[str, Any],
+        attempt: Attempt,
     ) -> bool:
         return await finish(conn, message, status=status, now=now, error=error)
 

@@ -12,6 +12,7 @@ from sqlalchemy import CTE, ColumnElement, and_, bindparam, exists, insert, sele
 
 from transfers.db.tables import delivery_attempts, outbox
 from transfers.delivery.models import DELIVERED, PENDING
+from transfers.delivery.queue import Attempt
 
 
 def held_by_caller() -> ColumnElement[bool]:
@@ -58,7 +59,7 @@ def attempt_fragment(gate: CTE) -> CTE:
     )
 
 
-def attempt_params(attempt: dict[str, Any]) -> dict[str, Any]:
+def attempt_params(attempt: Attempt) -> dict[str, object]:
     return {
         "a_no": attempt["attempt_no"],
         "a_started": attempt["started_at"],
@@ -66,5 +67,5 @@ def attempt_params(attempt: dict[str, Any]) -> dict[str, Any]:
         "a_outcome": attempt["outcome"],
         "a_http": attempt["http_status"],
         "a_error": (attempt["error"] or "")[:1000] or None,
-        "a_excerpt": attempt.get("answer_excerpt"),
+        "a_excerpt": attempt["answer_excerpt"],
     }

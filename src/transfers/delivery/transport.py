@@ -14,14 +14,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Generic, Literal, Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.rows import frozen_value
 
-if TYPE_CHECKING:
-    from transfers.delivery.kinds import DeliveryKind
+M_contra = TypeVar("M_contra", contravariant=True)  # the message type a transport or receiver takes
 
 Outcome = Literal["ok", "timeout", "connect_error", "http_error", "invalid", "too_large", "redirect", "blocked"]
 
@@ -30,7 +29,7 @@ Outcome = Literal["ok", "timeout", "connect_error", "http_error", "invalid", "to
 class CallResult:
     outcome: Outcome
     http_status: int | None
-    body: Any
+    body: object  # the answer as read (parsed JSON, a kind's own value), for the kind's ``judge``
     error: str | None
     duration_ms: float
     raw: bytes | None = field(default=None, repr=False)
@@ -68,30 +67,33 @@ def answer_excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
         size *= 4
 
 
-class Transport(Protocol):
+class Transport(Protocol[M_contra]):
     """One way to reach a receiver. ``send`` never raises for the receiver's failures: it answers a
-    ``CallResult`` saying what happened (the engine judges it with the kind's ``judge``)."""
+    ``CallResult`` saying what happened (the engine judges it with the kind's ``judge``). ``kind``:
+    the message's kind's name; ``target``: what the router found (``Receiver.target``)."""
 
-    async def send(self, kind: DeliveryKind, message: Any, *, timeout: float, target: Any) -> CallResult: ...
+    async def send(self, kind: str, message: M_contra, /, *, timeout: float, target: object) -> CallResult: ...
 
 
 @dataclass(frozen=True)
-class Receiver:
+class Receiver(Generic[M_contra]):
     """Where one message goes: the transport, what it needs (``target``: a partner's endpoint, ...),
     a name for metrics (None: not observed) and what to do once a message was delivered to it."""
 
-    transport: Transport
-    target: Any = None
+    transport: Transport[M_contra]
+    target: object = None
     name: str | None = None
     in_process: bool = False
     """True when no network was involved (a hosted partner): the one-statement fast paths, which
     exist for network answers, are not taken."""
 
-    after_delivery: AfterDelivery | None = None
+    after_delivery: AfterDelivery[M_contra] | None = None
     """Run in the transaction that marks a message delivered (a hosted partner's e-mail)."""
-    observe: Callable[[DeliveryKind, CallResult], None] | None = None
-    """Told every attempt's final result (the partner-call metrics)."""
+    observe: Callable[[str, CallResult], None] | None = None
+    """Told every attempt's final result with the kind's name (the partner-call metrics)."""
 
 
-class AfterDelivery(Protocol):
-    async def __call__(self, conn: AsyncConnection, kind: DeliveryKind, message: Any, now: datetime) -> None: ...
+class AfterDelivery(Protocol[M_contra]):
+    """Run in the transaction that marks a message of kind ``kind`` (its name) delivered."""
+
+    async def __call__(self, conn: AsyncConnection, kind: str, message: M_contra, now: datetime, /) -> None: ...

@@ -13,18 +13,23 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Protocol
 
 import structlog
-
-from transfers.delivery.engine import Engine
 
 log = structlog.get_logger("transfers.worker")
 MAX_CYCLES = 4
 CYCLE_BATCH = 8
 
 
+class Claims(Protocol):
+    """What the loop runs: an ``Engine`` of any message type."""
+
+    async def run_once(self, limit: int = ...) -> int: ...
+
+
 class DeliveryLoop:
-    def __init__(self, engine: Engine, *, poll_seconds: float, job_name: str, max_cycles: int | None = None) -> None:
+    def __init__(self, engine: Claims, *, poll_seconds: float, job_name: str, max_cycles: int | None = None) -> None:
         self.engine = engine
         self.poll = poll_seconds
         self.job_name = job_name  # what a failed cycle is logged under (``job_failed``)

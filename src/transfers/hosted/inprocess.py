@@ -15,7 +15,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.delivery.kinds import DeliveryKind
 from transfers.delivery.models import OutboxMessage
 from transfers.delivery.transport import CallResult
 from transfers.hosted import mail
@@ -58,12 +57,12 @@ def mail_kind(kind: str, payload: dict[str, Any]) -> str | None:
 class HostedPartner:
     """The transport to a hosted partner: the answer above, no network."""
 
-    async def send(self, kind: DeliveryKind, message: OutboxMessage, *, timeout: float, target: Any) -> CallResult:
-        return answer(kind.name, message.payload)
+    async def send(self, kind: str, message: OutboxMessage, *, timeout: float, target: object) -> CallResult:
+        return answer(kind, message.payload)
 
 
-async def email_users(conn: AsyncConnection, kind: DeliveryKind, message: OutboxMessage, now: datetime) -> None:
+async def email_users(conn: AsyncConnection, kind: str, message: OutboxMessage, now: datetime) -> None:
     """A delivered message's e-mail to the partner's users, in the transaction that finishes it."""
-    kind_of_mail = mail_kind(kind.name, message.payload)
+    kind_of_mail = mail_kind(kind, message.payload)
     if kind_of_mail is not None:
         await mail.enqueue(conn, message, kind_of_mail, now)

@@ -5,7 +5,7 @@ Written as a ``partner_emails`` row in the transaction of the delivery that repo
 job), never inside a request. A row per (kind, booking): the unique ``dedupe_key`` keeps a
 re-delivered message from mailing twice. Each row is a message of the delivery engine's
 ``partner.email`` kind (``partner_email_kind``, registered with every other kind in
-``transfers/deliveries.registry``; ``EmailQueue`` is the table as its queue,
+``transfers/deliveries.py``; ``EmailQueue`` is the table as its queue,
 ``SmtpMailer`` its transport): the lease keeps two workers off one row; a row is marked sent only
 after the SMTP server took the message, and retried on the standard schedule while the server is
 down (until ``EMAIL_GIVE_UP``, then ``failed``). Without ``TRANSFERS_SMTP_URL``
@@ -21,17 +21,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers import money
 from transfers.bookings.models import Booking
 from transfers.delivery.engine import Engine
 from transfers.delivery.kinds import DeliveryKind, Judged, Registry
-from transfers.delivery.models import DELIVERED, OutboxMessage
+from transfers.delivery.models import DELIVERED, OutboxMessage, partner_recipient
 from transfers.delivery.policy import Ending, Verdict
+from transfers.delivery.queue import Attempt
 from transfers.delivery.transport import CallResult, Receiver
 from transfers.hosted import mail_repository as mail_repo
 from transfers.services import Services
@@ -54,9 +55,7 @@ OPENINGS = {
 
 async def enqueue(conn: AsyncConnection, message: OutboxMessage, kind: str, now: datetime) -> None:
     """The e-mail ``kind`` about ``message``'s booking, in the caller's transaction."""
-    await mail_repo.enqueue_email(
-        conn, partner_id=message.partner_id, booking_id=message.booking_id, kind=kind, now=now
-    )
+    await mail_repo.enqueue_email(conn, partner_id=message.partner, booking_id=message.booking, kind=kind, now=now)
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ def compose(kind: str, booking: Booking, recipients: list[str], *, partner_name:
         f"Passengers: {trip.party.adult} adults, {trip.party.children} children, {trip.party.infant} infants",
         # docs/rules/return-trips.md#create: a way back booked without the departing flight has none
         f"Flight:     {trip.flight.number or 'none given'}",
-        f"Your price: {booking.net_total:.2f} {booking.currency}",
+        f"Your price: {money.text(booking.net_total, booking.currency)} {booking.currency}",
         "",
         f"{portal_url}/partner/bookings/{no}",
     ]
@@ -138,7 +137,11 @@ class PartnerEmail:
     def deadline_at(self) -> datetime:
         return self.created_at + EMAIL_GIVE_UP
 
-    def log_fields(self) -> dict[str, Any]:
+    @property
+    def recipient(self) -> str:
+        return partner_recipient(self.partner_id)
+
+    def log_fields(self) -> dict[str, object]:
         return {"email_id": self.id, "mail_kind": self.mail_kind, "partner_id": self.partner_id}
 
 
@@ -150,8 +153,7 @@ class SmtpMailer:
     def __init__(self, svc: Services) -> None:
         self.svc = svc
 
-    async def send(self, kind: DeliveryKind, message: Any, *, timeout: float, target: Any) -> CallResult:
-        email: PartnerEmail = message
+    async def send(self, kind: str, email: PartnerEmail, *, timeout: float, target: object) -> CallResult:
         settings = self.svc.settings
         async with self.svc.db.read() as conn:
             booking, recipients, partner_name = await mail_repo.email_context(
@@ -191,7 +193,7 @@ class SmtpMailer:
         return CallResult("ok", None, {"status": SENT, "recipients": recipients, "error": None}, None, 0.0)
 
 
-def judge(kind: DeliveryKind, result: CallResult) -> Judged:
+def judge(result: CallResult) -> Judged:
     """Taken by the SMTP server (or logged): answered; anything else: tried again."""
     if result.ok:
         return Judged(Verdict.DONE, result.body, None, result)
@@ -199,11 +201,10 @@ def judge(kind: DeliveryKind, result: CallResult) -> Judged:
 
 
 async def _closed(
-    conn: AsyncConnection, message: Any, ending: Ending, answer: Any, error: str | None, now: datetime
+    conn: AsyncConnection, email: PartnerEmail, ending: Ending, answer: object, error: str | None, now: datetime
 ) -> None:
     """An answered e-mail: how it went (``sent`` or ``logged``) and to whom, on its row."""
     if ending is Ending.ANSWERED and isinstance(answer, dict):
-        email: PartnerEmail = message
         await mail_repo.close_email(
             conn, email.id, status=answer["status"], recipients=answer["recipients"], error=answer["error"]
         )
@@ -217,24 +218,30 @@ class EmailQueue:
     log_event = "partner_email_delivery"
 
     async def claim(
-        self, conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int, kinds: Sequence[str] | None
+        self,
+        conn: AsyncConnection,
+        *,
+        now: datetime,
+        lease_until: datetime,
+        limit: int,
+        kinds: Sequence[str],
+        first: Sequence[str],
     ) -> list[PartnerEmail]:
         rows = await mail_repo.claim_due_emails(conn, now=now, lease_until=lease_until, limit=limit)
         return [PartnerEmail.from_row(row) for row in rows]
 
-    async def record_attempt(self, conn: AsyncConnection, message: Any, attempt: dict[str, Any]) -> None:
+    async def record_attempt(self, conn: AsyncConnection, message: PartnerEmail, attempt: Attempt) -> None:
         return None
 
     async def reschedule(
         self,
         conn: AsyncConnection,
-        message: Any,
+        email: PartnerEmail,
         *,
         next_attempt_at: datetime,
         error: str | None,
-        attempt: dict[str, Any],
+        attempt: Attempt,
     ) -> bool:
-        email: PartnerEmail = message
         await mail_repo.retry_email(
             conn, email.id, email.lease_until, next_attempt_at=next_attempt_at, error=error or "not sent"
         )
@@ -243,47 +250,48 @@ class EmailQueue:
     async def finish(
         self,
         conn: AsyncConnection,
-        message: Any,
+        email: PartnerEmail,
         *,
         status: str,
         now: datetime,
         error: str | None,
-        attempt: dict[str, Any],
+        attempt: Attempt,
     ) -> bool:
-        email: PartnerEmail = message
         stored = SENT if status == DELIVERED else "failed"  # refused or past EMAIL_GIVE_UP
         return await mail_repo.finish_email(conn, email.id, email.lease_until, status=stored, now=now, error=error)
 
-    async def drop(self, conn: AsyncConnection, message: Any, *, now: datetime, reason: str) -> bool:
-        email: PartnerEmail = message
+    async def drop(self, conn: AsyncConnection, email: PartnerEmail, *, now: datetime, reason: str) -> bool:
         return await mail_repo.finish_email(conn, email.id, email.lease_until, status="failed", now=now, error=reason)
 
-    async def expire_overdue(self, conn: AsyncConnection, *, now: datetime, limit: int) -> list[Any]:
+    async def expire_overdue(self, conn: AsyncConnection, *, now: datetime, limit: int) -> list[PartnerEmail]:
         return []  # an e-mail gives up at the attempt whose next one would fall past its deadline
 
 
-def partner_email_kind(svc: Services) -> DeliveryKind:
+def partner_email_kind(svc: Services) -> DeliveryKind[PartnerEmail]:
     """The ``partner.email`` kind: SMTP, the standard schedule, until 24 h after it was written."""
-    mailer = SmtpMailer(svc)
-    receiver = Receiver(mailer, in_process=True)  # no fast path: an e-mail is rare
+    receiver: Receiver[PartnerEmail] = Receiver(SmtpMailer(svc), in_process=True)  # no fast path: an e-mail is rare
 
-    async def route(message: Any, hint: Any) -> Receiver:
+    async def route(message: PartnerEmail, hint: object) -> Receiver[PartnerEmail]:
         return receiver
 
-    return DeliveryKind(PARTNER_EMAIL, route, judge, _closed, queue=EmailQueue.name)
+    return DeliveryKind(PARTNER_EMAIL, route, judge, _closed)
 
 
-async def send_due(svc: Services, kinds: Registry) -> int:
+def partner_email_kinds(svc: Services) -> Registry[PartnerEmail]:
+    """The kinds stored in ``partner_emails`` (registered by ``transfers/deliveries.py``)."""
+    return Registry((partner_email_kind(svc),))
+
+
+async def send_due(svc: Services, kinds: Registry[PartnerEmail]) -> int:
     """Send (or log) the due e-mails, one at a time, through the delivery engine; returns how many
-    rows were handled (the scheduled ``partner_emails`` job, ``deliveries.send_partner_emails``).
-    ``kinds``: the process's one registry; the engine keeps the ``partner.email`` kind."""
+    rows were handled (the scheduled ``partner_emails`` job, ``deliveries.send_partner_emails``)."""
     engine = Engine(
         svc.db,
         svc.clock,
         kinds,
+        queue=EmailQueue(),
         lease_seconds=LEASE.total_seconds(),
         timeout=svc.settings.smtp_timeout_seconds,
         concurrency=1,
-        queue=EmailQueue(),
     )
     return await engine.run_once(limit=BATCH)

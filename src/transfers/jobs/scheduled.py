@@ -13,12 +13,12 @@ from typing import Any
 import structlog
 
 from transfers.accounting import service as books
-from transfers.bookings import operator_actions, partner_updates, riding
+from transfers.bookings import operator_actions, partner_updates
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.state import BookingStatus
+from transfers.client_events.positions_repository import DRIVER_POSITION_KIND
 from transfers.deliveries import Dispatcher, send_partner_emails
-from transfers.delivery import repository as outbox_repo
 from transfers.flights import watch as flight_watch
 from transfers.flights.providers import build_provider
 from transfers.hosted import jobs as hosted_jobs
@@ -114,10 +114,10 @@ async def prune_ride_positions(svc: Services) -> int:
         pruned = await ride_repo.prune_positions(
             conn, picked_up_before=now - ride_repo.POSITIONS_KEPT, limit=ride_repo.PRUNE_BATCH
         )
-        # The client pushes of positions (``client.driver_position``, tried once) are kept a day for
-        # the console and then go: a ride writes one every 15 s.
-        pruned += await outbox_repo.prune_finished(
-            conn, riding.DRIVER_POSITION_KIND, finished_before=now - timedelta(days=1), limit=ride_repo.PRUNE_BATCH
+        # The client pushes of positions (``client.driver_position``, tried once) are kept a day and
+        # then go: a ride writes one per endpoint every 15 s.
+        pruned += await webhooks_repo.prune_finished_of_kind(
+            conn, DRIVER_POSITION_KIND, finished_before=now - timedelta(days=1), limit=ride_repo.PRUNE_BATCH
         )
     return pruned
 

@@ -88,7 +88,7 @@ async def retry_message(
             )
         if status not in repo.GAVE_UP:
             raise RetryRefused(f"outbox message {outbox_id} has the unexpected status {status!r}")
-        booking = await bookings_repo.get_by_id(conn, message.booking_id)
+        booking = None if message.booking_id is None else await bookings_repo.get_by_id(conn, message.booking_id)
         deadline = now + RETRY_WINDOW
         if message.kind == MessageKind.CREATE and booking is not None:
             if booking.status in TERMINAL:

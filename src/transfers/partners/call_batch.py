@@ -1,8 +1,8 @@
 """A search's fan-out as one batch of partner calls under one deadline (issue 26; docs/operations/performance.md).
 
-``CallBatch`` is ``PartnerClient``'s companion for calls made together: it uses the client's own
-steps (its transport, headers, judgement and failure texts), so a call in a batch ends exactly as
-``PartnerClient.call`` would end it, and only the waiting differs. It lives apart from the client
+``CallBatch`` is ``PartnerClient``'s companion for calls made together: it uses the client's public
+steps (``prepare``, ``transport``, ``send``, ``judge_answer``, ``judge_failure``), so a call in a batch
+ends exactly as ``PartnerClient.call`` would end it, and only the waiting differs. It lives apart from the client
 because the client is the one path every other partner call takes (create, info, updates, outbox).
 """
 
@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from transfers.delivery.transport import CallResult
-from transfers.partners.client import PartnerClient, PartnerEndpoint, SharedDeadline, _ms
+from transfers.partners.client import PartnerClient, PartnerEndpoint, PreparedCall, SharedDeadline, elapsed_ms
 from transfers.partners.http11 import Exchange, PartnerTransportError, UnusableRequest
 from transfers.partners.signing import webhook_ids
 
@@ -25,12 +25,11 @@ class _BatchCall:
     the exchange brought is copied at its end: the connection may serve another call before the
     batch's caller wakes."""
 
-    __slots__ = ("answer", "batch", "ended", "error", "exchange", "partner", "path", "result", "started", "task")
+    __slots__ = ("answer", "batch", "ended", "error", "exchange", "prepared", "result", "started", "task")
 
-    def __init__(self, batch: CallBatch, partner: PartnerEndpoint, path: str) -> None:
+    def __init__(self, batch: CallBatch, prepared: PreparedCall) -> None:
         self.batch = batch
-        self.partner = partner
-        self.path = path
+        self.prepared = prepared
         self.started = 0.0
         self.ended = 0.0
         self.exchange: Exchange | None = None
@@ -43,12 +42,12 @@ class _BatchCall:
         """The exchange's listener: called by the connection when the answer is whole or failed."""
         self.answer, self.error, self.ended = exchange.answer, exchange.error, exchange.ended
         self.exchange = None
-        self.batch._one_done()
+        self.batch.one_done()
 
     def task_over(self, task: asyncio.Task[CallResult]) -> None:
         if not task.cancelled() and task.exception() is None:
             self.result = task.result()
-        self.batch._one_done()
+        self.batch.one_done()
 
 
 class CallBatch:
@@ -69,7 +68,7 @@ class CallBatch:
     def __init__(self, client: PartnerClient, timeout: float) -> None:
         self._client = client
         self._timeout = timeout
-        self._http = client._http()
+        self._http = client.transport()
         self._loop = asyncio.get_running_loop()
         self._when = self._loop.time() + timeout
         self._calls: list[_BatchCall] = []
@@ -81,48 +80,34 @@ class CallBatch:
 
     def call(self, partner: PartnerEndpoint, path: str, payload: dict[str, Any], body: bytes) -> None:
         """Start ``POST path`` with ``body`` (``payload`` serialised)."""
-        call = _BatchCall(self, partner, path)
-        self._calls.append(call)
-        url = partner.base_url.rstrip("/") + path
         if not self._ids:
             self._ids = webhook_ids(IDS_AT_ONCE)
-        client, has_payload = self._client, payload is not None
-        signature = client._signature(partner, body, self._ids.pop())
+        client = self._client
+        prepared = client.prepare(
+            partner, "POST", path, body, has_payload=payload is not None, webhook_id=self._ids.pop()
+        )
+        call = _BatchCall(self, prepared)
+        self._calls.append(call)
         # The headers written out in one format (a line break in one: the dict, which the transport refuses)
-        lines = client._header_lines(partner, has_payload, signature)
+        lines = prepared.head_lines()
         call.started = time.perf_counter()
         try:
             call.exchange = self._http.start(
-                "POST",
-                url,
-                lines if lines is not None else client._headers_of(partner, has_payload, signature),
-                body,
-                call.over,
+                "POST", prepared.url, lines if lines is not None else prepared.headers(), body, call.over
             )
         except (PartnerTransportError, UnusableRequest, OSError) as exc:
-            call.result = client._failed(exc, self._timeout, _ms(call.started, time.perf_counter()), partner, path)
+            duration = elapsed_ms(call.started, time.perf_counter())
+            call.result = client.judge_failure(prepared, exc, self._timeout, duration)
             return
         if call.exchange is None:  # a new connection is needed: connect (and resolve) in a task
             if self._deadline is None:
                 self._deadline = SharedDeadline(self._timeout)
-            headers = client._headers_of(partner, has_payload, signature)  # the same signature, not signed again
-            call.task = self._loop.create_task(
-                self._client._call(
-                    partner,
-                    "POST",
-                    path,
-                    payload,
-                    timeout=self._timeout,
-                    webhook_id=None,
-                    body=body,
-                    deadline=self._deadline,
-                    headers=headers,
-                )
-            )
+            # the same signature, not signed again
+            call.task = self._loop.create_task(client.send(prepared, timeout=self._timeout, deadline=self._deadline))
             call.task.add_done_callback(call.task_over)
         self._left += 1
 
-    def _one_done(self) -> None:
+    def one_done(self) -> None:
         """A call is over; the last one wakes ``results``."""
         self._left -= 1
         waiter = self._waiter
@@ -138,7 +123,7 @@ class CallBatch:
                 call.exchange = None
                 call.error = TimeoutError()
                 call.ended = ended
-                self._one_done()
+                self.one_done()
 
     async def results(self) -> list[CallResult]:
         """Every call's result, in the order of the calls, once the last is over or the deadline passed."""
@@ -175,10 +160,9 @@ class CallBatch:
             return call.result
         if call.task is not None:
             return call.task.result()  # a task that ended otherwise raises what it raised, as before
-        client, partner, path = self._client, call.partner, call.path
-        duration = _ms(call.started, call.ended)
+        duration = elapsed_ms(call.started, call.ended)
         if call.answer is not None:
             status, raw = call.answer
-            return client._judge(status, raw, duration, partner, path)
+            return self._client.judge_answer(call.prepared, status, raw, duration)
         error = call.error or PartnerTransportError("exchange ended without an answer")
-        return client._failed(error, self._timeout, duration, partner, path)
+        return self._client.judge_failure(call.prepared, error, self._timeout, duration)

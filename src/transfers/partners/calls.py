@@ -8,11 +8,10 @@ page of the documentation (docs/architecture), "Add a partner call".
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from transfers.delivery.kinds import DeliveryKind, Judged
+from transfers.delivery.kinds import Judged
 from transfers.delivery.models import OutboxMessage
 from transfers.delivery.policy import Verdict
 from transfers.delivery.transport import CallResult
@@ -68,10 +67,10 @@ def verdict(result: CallResult) -> Verdict:
     return Verdict.RETRY
 
 
-def judge(kind: DeliveryKind, result: CallResult) -> Judged:
-    """A partner's answer read by the call's answer model: one that breaks the contract is retried
-    (recorded as ``invalid``), an ``"status": "Error"`` body is a refusal with the partner's words."""
-    spec: MessageKind = kind.spec
+def judge(spec: MessageKind, result: CallResult) -> Judged:
+    """A partner's answer read by the call's answer model (``spec``'s: each kind binds its own): one
+    that breaks the contract is retried (recorded as ``invalid``), an ``"status": "Error"`` body is a
+    refusal with the partner's words."""
     outcome = verdict(result)
     answer: BaseModel | None = None
     if outcome is Verdict.DONE:
@@ -97,7 +96,7 @@ def judge(kind: DeliveryKind, result: CallResult) -> Judged:
     return Judged(outcome, answer, error, result)
 
 
-def refusal_message(body: Any) -> str | None:
+def refusal_message(body: object) -> str | None:
     """The ``message`` of a partner's ``{"status": "Error", "message": ...}`` answer (shown to
     clients as an amendment's rejection, recorded on declines), bounded; None when it has none."""
     message = body.get("message") if isinstance(body, dict) else None
@@ -112,9 +111,10 @@ class PartnerHttp:
     def __init__(self, client: PartnerClient) -> None:
         self.client = client
 
-    async def send(self, kind: DeliveryKind, message: OutboxMessage, *, timeout: float, target: Any) -> CallResult:
-        spec: MessageKind = kind.spec
-        endpoint: PartnerEndpoint = target
+    async def send(self, kind: str, message: OutboxMessage, *, timeout: float, target: object) -> CallResult:
+        if not isinstance(target, PartnerEndpoint):  # the router always names one (``deliveries.partner_router``)
+            return CallResult("connect_error", None, None, "no partner endpoint to call", 0.0)
+        spec, endpoint = MessageKind.of(kind), target
         return await self.client.call(
             endpoint,
             spec.method,
@@ -129,5 +129,5 @@ class PartnerHttp:
 class Unreachable:
     """A partner that no longer exists: every attempt a connection error (retried to the deadline)."""
 
-    async def send(self, kind: DeliveryKind, message: OutboxMessage, *, timeout: float, target: Any) -> CallResult:
+    async def send(self, kind: str, message: OutboxMessage, *, timeout: float, target: object) -> CallResult:
         return CallResult("connect_error", None, None, "partner not found", 0.0)

@@ -36,6 +36,7 @@ from transfers.observability.metrics import observe_partner_call
 from transfers.partners.http11 import AnswerTooLarge, Http11Client, PartnerTransportError, UnusableRequest
 from transfers.partners.signing import signed
 from transfers.partners.ssrf import BlockedDestination, Resolver, system_resolver
+from transfers.rows import row_type
 
 log = structlog.get_logger("transfers.partners")
 T = TypeVar("T")
@@ -133,9 +134,70 @@ class SharedDeadline:
             self._fired.discard(task)
 
 
+@row_type
+class PreparedCall:
+    """A partner call made ready to send (``PartnerClient.prepare``): where it goes, its body and its
+    signature, made once. ``headers()`` and ``head_lines()`` are its headers in the two forms the
+    transport takes: a dict (``Http11Client.request``) or the request's header lines
+    (``Http11Client.start``, what a search's batch writes on a kept-alive connection)."""
+
+    partner: PartnerEndpoint
+    method: str
+    path: str
+    url: str
+    body: bytes
+    has_payload: bool  # a JSON body (``Content-Type`` sent), even an empty one
+    signature: tuple[str, str, str]  # ``webhook-id``, ``webhook-timestamp``, ``webhook-signature``
+
+    def headers(self) -> dict[str, str]:
+        """The call's headers, in the order they are sent (``head_lines`` writes the same ones)."""
+        wid, timestamp, signatures = self.signature
+        headers = {
+            "Authorization": self.partner.authorization,
+            "Accept": "application/json",
+            "webhook-id": wid,
+            "webhook-timestamp": timestamp,
+            "webhook-signature": signatures,
+        }
+        if self.has_payload:
+            headers["Content-Type"] = "application/json"
+        request_id = request_id_var.get()
+        if request_id:
+            headers["X-Request-ID"] = request_id
+        return headers
+
+    def head_lines(self) -> str | None:
+        """``headers()`` as ``Http11Client.header_lines`` writes them (``Name: value\\r\\n`` each, same
+        order), in one format instead of a dict and a loop over it: a search's batch writes ten
+        (bench/README.md, "Seventh pass"; tests/unit/test_partner_call_counting.py compares the two).
+        ``None`` when the token or the request id holds a line break: the caller then takes
+        ``headers()`` and the transport refuses it as it refuses any such header."""
+        wid, timestamp, signatures = self.signature
+        authorization = self.partner.authorization
+        request_id = request_id_var.get()
+        if "\n" in authorization or "\r" in authorization:
+            return None
+        lines = (
+            f"Authorization: {authorization}\r\nAccept: application/json\r\nwebhook-id: {wid}\r\n"
+            f"webhook-timestamp: {timestamp}\r\nwebhook-signature: {signatures}\r\n"
+        )
+        if self.has_payload:
+            lines += "Content-Type: application/json\r\n"
+        if request_id:
+            if "\n" in request_id or "\r" in request_id:
+                return None
+            lines += f"X-Request-ID: {request_id}\r\n"
+        return lines
+
+
 class PartnerClient:
     """Partner calls over kept-alive connections (``partners/http11.py``), made lazily inside the
-    running event loop (``Services`` builds this client before there is one)."""
+    running event loop (``Services`` builds this client before there is one).
+
+    ``call`` is the whole of a call. Calls made together (a search's fan-out, ``call_batch.CallBatch``)
+    use its steps: ``prepare`` (sign once), ``transport`` (write it on an idle connection), ``send``
+    (the rest of ``call`` for one that needs a new connection), ``judge_answer`` and ``judge_failure``
+    (the outcome and its log, as ``call`` gives them)."""
 
     def __init__(
         self, *, max_response_bytes: int = 1_048_576, allow_private: bool = True, resolver: Resolver = system_resolver
@@ -146,7 +208,8 @@ class PartnerClient:
         self._transport: Http11Client | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def _http(self) -> Http11Client:
+    def transport(self) -> Http11Client:
+        """The transport of the running event loop (made on first use in it)."""
         loop = asyncio.get_running_loop()
         transport = self._transport
         if transport is not None and self._loop is loop:
@@ -190,40 +253,41 @@ class PartnerClient:
         serialises it once); ``payload`` is then only its ``None``-ness. ``deadline``: the one
         deadline of calls made together (a search's fan-out), instead of a timer per call;
         ``timeout`` is then what the timeout outcome's error says."""
-        result = await self._call(
-            partner, method, path, payload, timeout=timeout, webhook_id=webhook_id, body=body, deadline=deadline
-        )
+        if body is None:
+            body = b"" if payload is None else orjson.dumps(payload)
+        prepared = self.prepare(partner, method, path, body, has_payload=payload is not None, webhook_id=webhook_id)
+        result = await self.send(prepared, timeout=timeout, deadline=deadline)
         if observe:  # hardening: partner_calls_total / partner_call_duration_seconds
             observe_partner_call(partner.name, path, result.outcome, result.duration_ms)
         return result
 
-    async def _call(
-        self,
+    @staticmethod
+    def prepare(
         partner: PartnerEndpoint,
         method: str,
         path: str,
-        payload: dict[str, Any] | None,
+        body: bytes,
         *,
-        timeout: float,
-        webhook_id: str | None,
-        body: bytes | None = None,
-        deadline: SharedDeadline | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> CallResult:
-        """``headers``: the call's headers already made (and signed) for ``body`` (a ``CallBatch`` call
-        that fell back to a new connection), instead of signing the same body again."""
-        url = partner.base_url.rstrip("/") + path
-        if body is None:
-            body = b"" if payload is None else orjson.dumps(payload)
-        if headers is None:
-            headers = self._headers(partner, payload, body, webhook_id)
+        has_payload: bool = True,
+        webhook_id: str | None = None,
+    ) -> PreparedCall:
+        """The call ``method path`` with ``body``, signed (Standard Webhooks; with the previous secret too
+        during a rotation). ``webhook_id``: the id to sign under (an outbox message's); None: a new one."""
+        also = partner.extra_secrets(datetime.now(UTC)) if partner.previous_signing_secret else ()
+        signature = signed(partner.signing_secret, body, webhook_id, also=also)
+        return PreparedCall(partner, method, path, partner.base_url.rstrip("/") + path, body, has_payload, signature)
+
+    async def send(self, call: PreparedCall, *, timeout: float, deadline: SharedDeadline | None = None) -> CallResult:
+        """The exchange of a prepared call, judged (not observed in the metrics: ``call`` does that). The
+        deadline is ``timeout`` (``asyncio.timeout``) or, when given, ``deadline``'s."""
+        headers = call.headers()
         started = time.perf_counter()
         try:
             if deadline is None:
                 async with asyncio.timeout(timeout):
-                    status, raw = await self._exchange(method, url, headers, body)
+                    status, raw = await self.transport().request(call.method, call.url, headers, call.body)
             else:
-                status, raw = await deadline.bound(self._exchange(method, url, headers, body))
+                status, raw = await deadline.bound(self.transport().request(call.method, call.url, headers, call.body))
         except (
             TimeoutError,
             AnswerTooLarge,
@@ -232,121 +296,61 @@ class PartnerClient:
             UnusableRequest,
             OSError,
         ) as exc:
-            return self._failed(exc, timeout, _ms(started, time.perf_counter()), partner, path)
-        return self._judge(status, raw, _ms(started, time.perf_counter()), partner, path)
+            return self.judge_failure(call, exc, timeout, elapsed_ms(started, time.perf_counter()))
+        return self.judge_answer(call, status, raw, elapsed_ms(started, time.perf_counter()))
 
-    @staticmethod
-    def _headers(
-        partner: PartnerEndpoint, payload: dict[str, Any] | None, body: bytes, webhook_id: str | None
-    ) -> dict[str, str]:
-        return PartnerClient._headers_of(
-            partner, payload is not None, PartnerClient._signature(partner, body, webhook_id)
-        )
-
-    @staticmethod
-    def _signature(partner: PartnerEndpoint, body: bytes, webhook_id: str | None) -> tuple[str, str, str]:
-        """``webhook-id``, ``webhook-timestamp`` and ``webhook-signature`` of a call to ``partner``."""
-        also = partner.extra_secrets(datetime.now(UTC)) if partner.previous_signing_secret else ()
-        return signed(partner.signing_secret, body, webhook_id, also=also)
-
-    @staticmethod
-    def _headers_of(partner: PartnerEndpoint, has_payload: bool, signature: tuple[str, str, str]) -> dict[str, str]:
-        """A call's headers, in the order they are sent (``_header_lines`` writes the same ones)."""
-        wid, timestamp, signatures = signature
-        headers = {
-            "Authorization": partner.authorization,
-            "Accept": "application/json",
-            "webhook-id": wid,
-            "webhook-timestamp": timestamp,
-            "webhook-signature": signatures,
-        }
-        if has_payload:
-            headers["Content-Type"] = "application/json"
-        request_id = request_id_var.get()
-        if request_id:
-            headers["X-Request-ID"] = request_id
-        return headers
-
-    @staticmethod
-    def _header_lines(partner: PartnerEndpoint, has_payload: bool, signature: tuple[str, str, str]) -> str | None:
-        """``_headers_of``'s headers as ``Http11Client.header_lines`` writes them (``Name: value\\r\\n``
-        each, same order), in one format instead of a dict and a loop over it: a search's batch
-        writes ten (bench/README.md, "Seventh pass"; tests/unit/test_partner_call_counting.py
-        compares the two). ``None`` when the token or the request id holds a line break: the
-        caller then takes ``_headers_of`` and the transport refuses it as it refuses any such header."""
-        wid, timestamp, signatures = signature
-        authorization = partner.authorization
-        request_id = request_id_var.get()
-        if "\n" in authorization or "\r" in authorization:
-            return None
-        lines = (
-            f"Authorization: {authorization}\r\nAccept: application/json\r\nwebhook-id: {wid}\r\n"
-            f"webhook-timestamp: {timestamp}\r\nwebhook-signature: {signatures}\r\n"
-        )
-        if has_payload:
-            lines += "Content-Type: application/json\r\n"
-        if request_id:
-            if "\n" in request_id or "\r" in request_id:
-                return None
-            lines += f"X-Request-ID: {request_id}\r\n"
-        return lines
-
-    def _failed(
-        self, exc: BaseException, timeout: float, duration: float, partner: PartnerEndpoint, path: str
-    ) -> CallResult:
-        """An exchange that brought no answer, as the outcome it is counted under."""
+    def judge_failure(self, call: PreparedCall, exc: BaseException, timeout: float, duration: float) -> CallResult:
+        """An exchange that brought no answer (``exc``), as the outcome it is counted under, logged."""
         if isinstance(exc, TimeoutError):
-            return self._result("timeout", None, None, f"no answer within {timeout:g}s", duration, partner, path)
+            return _result("timeout", None, None, f"no answer within {timeout:g}s", duration, call)
         if isinstance(exc, AnswerTooLarge):
-            return self._result("too_large", None, None, f"answer over {self._max} bytes", duration, partner, path)
+            return _result("too_large", None, None, f"answer over {self._max} bytes", duration, call)
         if isinstance(exc, BlockedDestination):
-            return self._result("blocked", None, None, f"SSRF guard: {exc}", duration, partner, path)
-        return self._result("connect_error", None, None, transport_error_name(exc), duration, partner, path)
+            return _result("blocked", None, None, f"SSRF guard: {exc}", duration, call)
+        return _result("connect_error", None, None, transport_error_name(exc), duration, call)
 
-    def _judge(self, status: int, raw: bytes, duration: float, partner: PartnerEndpoint, path: str) -> CallResult:
-        """An answer, as the outcome it is counted under."""
+    @staticmethod
+    def judge_answer(call: PreparedCall, status: int, raw: bytes, duration: float) -> CallResult:
+        """An answer, as the outcome it is counted under (a failed one logged)."""
         if 300 <= status < 400:
-            return self._result("redirect", status, None, "redirects are not followed", duration, partner, path, raw)
+            return _result("redirect", status, None, "redirects are not followed", duration, call, raw)
         parsed: Any = None
         if raw:
             try:
                 parsed = orjson.loads(raw)
             except orjson.JSONDecodeError:
                 outcome: Outcome = "http_error" if status >= 400 else "invalid"
-                return self._result(outcome, status, None, "answer is not JSON", duration, partner, path, raw)
+                return _result(outcome, status, None, "answer is not JSON", duration, call, raw)
         if status >= 400:
-            return self._result("http_error", status, parsed, f"HTTP {status}", duration, partner, path, raw)
+            return _result("http_error", status, parsed, f"HTTP {status}", duration, call, raw)
         return CallResult("ok", status, parsed, None, duration, raw)  # ``_result``'s, with nothing to log
 
-    async def _exchange(self, method: str, url: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
-        return await self._http().request(method, url, headers, body)
 
-    @staticmethod
-    def _result(
-        outcome: Outcome,
-        status: int | None,
-        body: Any,
-        error: str | None,
-        duration: float,
-        partner: PartnerEndpoint,
-        path: str,
-        raw: bytes | None = None,
-    ) -> CallResult:
-        if outcome != "ok":
-            log.warning(
-                "partner_call_failed",
-                partner=partner.name,
-                partner_id=partner.partner_id,
-                path=path,
-                outcome=outcome,
-                http_status=status,
-                error=error,
-                duration_ms=duration,
-            )
-        return CallResult(outcome, status, body, error, duration, raw)
+def _result(
+    outcome: Outcome,
+    status: int | None,
+    body: Any,
+    error: str | None,
+    duration: float,
+    call: PreparedCall,
+    raw: bytes | None = None,
+) -> CallResult:
+    if outcome != "ok":
+        log.warning(
+            "partner_call_failed",
+            partner=call.partner.name,
+            partner_id=call.partner.partner_id,
+            path=call.path,
+            outcome=outcome,
+            http_status=status,
+            error=error,
+            duration_ms=duration,
+        )
+    return CallResult(outcome, status, body, error, duration, raw)
 
 
-def _ms(started: float, ended: float) -> float:
+def elapsed_ms(started: float, ended: float) -> float:
+    """A call's duration as reported: milliseconds between two ``time.perf_counter()`` readings, to 0.01."""
     return round((ended - started) * 1000, 2)
 
 

@@ -155,7 +155,7 @@ class Http11Client:
         self._slots: dict[tuple[bool, str, int], _Slots] = {}
         self._open: set[_Connection] = set()
         self._tls: ssl.SSLContext | None = None
-        self._loop = asyncio.get_running_loop()  # made inside the loop it serves (client.PartnerClient._http)
+        self._loop = asyncio.get_running_loop()  # made inside the loop it serves (client.PartnerClient.transport)
 
     def _encode(self, method: str, where: Target, headers: dict[str, str] | str, body: bytes) -> bytes:
         """The request's bytes; ``headers`` as a dict, or as ``header_lines`` of one (already checked)."""

@@ -9,9 +9,9 @@ from jinja2 import Environment
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from transfers.console.render import airport_local, excerpt, utc
 from transfers.portal.auth import PartnerViewer
-from transfers.portal.wording import counted, percent, status_words
+from transfers.portal.wording import percent, status_words
+from transfers.webauth.formats import airport_local, counted, excerpt, utc
 from transfers.webauth.layout import Link, Site, environment, render_page
 
 NAVIGATION = (("New", "/partner/new"), ("Upcoming", "/partner/upcoming"), ("Past", "/partner/past"))

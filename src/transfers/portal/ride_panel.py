@@ -9,11 +9,11 @@ from datetime import datetime
 from starlette.requests import Request
 
 from transfers.bookings.models import Booking
-from transfers.bookings.tracking import DRIVER_LINK_AFTER_PICKUP, DRIVER_LINK_BEFORE_PICKUP, driver_url
 from transfers.portal.auth import PartnerViewer, services
 from transfers.tracking import driver as steps
 from transfers.tracking import repository as links
 from transfers.tracking.repository import DriverLink
+from transfers.tracking.rules import DRIVER_LINK_AFTER_PICKUP, DRIVER_LINK_BEFORE_PICKUP, driver_url
 
 # Bookings that show the ride: accepted, or finished (late events are accepted for 24 h).
 LINKABLE = frozenset({"APPROVED", "COMPLETED"})

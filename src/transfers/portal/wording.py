@@ -1,14 +1,12 @@
-"""How the portal says things to a transport company's dispatcher (issue 28): counts with the right
-plural ("1 suitcase"), percentages as people write them ("10 %", not "10.000 %"), statuses in words
-rather than ``PENDING_APPROVAL``, and the time by which a waiting booking must be accepted. Pure."""
+"""How the portal says things to a transport company's dispatcher (issue 28): percentages as people
+write them ("10 %", not "10.000 %"), statuses in words rather than ``PENDING_APPROVAL``, and the time
+by which a waiting booking must be accepted (counts with the right plural, "1 suitcase", are
+``webauth/formats.counted``, shared with the agency). Pure."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from decimal import Decimal
-
-# The plural of the nouns the portal counts; others take an "s".
-_PLURALS = {"child": "children", "small bag": "small bags", "person": "people"}
 
 STATUS_WORDS = {
     "PENDING": "Waiting for you to accept",
@@ -20,11 +18,6 @@ STATUS_WORDS = {
     "COMPLETED": "Completed",
     "REFUNDED": "Refunded",
 }
-
-
-def counted(count: int, noun: str) -> str:
-    """``counted(1, "suitcase")`` is "1 suitcase"; ``counted(2, "child")`` is "2 children"."""
-    return f"{count} {noun if count == 1 else _PLURALS.get(noun, noun + 's')}"
 
 
 def percent(value: Decimal | int | float | str) -> str:

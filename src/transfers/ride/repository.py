@@ -16,8 +16,8 @@ from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers.bookings.ride_field import FOUR_MILESTONES, Milestone, Position, RideEventType
 from transfers.db.tables import bookings, partners, ride_events, ride_positions, webhook_endpoints
-from transfers.ride.model import FOUR_MILESTONES, Milestone, Position, RideEventType
 
 R, P = ride_events.c, ride_positions.c
 _INSERT_POSITIONS = insert(ride_positions)

@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
+from transfers.bookings.ride_field import DROPOFF_SIDE, ENDING, Position, RideEventType
 from transfers.errors import Invalid, Refused
-from transfers.ride.model import DROPOFF_SIDE, ENDING, Position, RideEventType
 
 E = RideEventType
 

@@ -160,38 +160,20 @@ def _pickup_at(value: Any, airport: Airport | None, now: datetime, limits: Searc
         parsed = datetime.fromisoformat(value)
     except ValueError:
         raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID) from None
-    if airport is None or now.tzinfo is not UTC:
-        return _plain_window(parsed, airport, now, limits)
-    # The clock's UTC ``now`` and an airport (every search that gets this far): ``_plain_window``'s rule with
-    # fewer conversions, the same answers (tests/unit/test_search_time_fast.py compares them across DST
-    # changes). The round trip's result has the airport's zone, as ``local`` has, so ``!=`` compares their
-    # wall clocks (fold ignored, as the naive comparison did); the window is checked on the UTC instant,
-    # which is what the mixed-zone comparison worked out through ``local.utcoffset()``.
-    zone = airport.tz
+    # Local to the airport when the text has no offset (to ``now``'s zone without an airport: a search refused
+    # later with 1323); the window is checked on instants, against ``now`` made UTC once.
+    zone = airport.tz if airport is not None else now.tzinfo
+    if now.tzinfo is not UTC:
+        now = now.astimezone(UTC)
     if parsed.tzinfo is None:
         local = parsed.replace(tzinfo=zone)
         instant = local.astimezone(UTC)
-        # A wall-clock time skipped by a daylight-saving change does not exist at the airport.
+        # A wall-clock time skipped by a daylight-saving change does not exist at the airport: its round trip
+        # through UTC comes back another wall-clock time (both in ``zone``, so ``!=`` compares wall clocks).
         if instant.astimezone(zone) != local or not now + limits.min_lead <= instant <= now + limits.max_ahead:
             raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID)
         return local
     local = parsed.astimezone(zone)
-    if not now + limits.min_lead <= local <= now + limits.max_ahead:
-        raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID)
-    return local
-
-
-def _plain_window(parsed: datetime, airport: Airport | None, now: datetime, limits: SearchLimits) -> datetime:
-    """The pickup's local time and its window checks for any ``now``: local to the airport when the text
-    has no offset (or to ``now``'s zone without an airport, a search refused later with 1323)."""
-    zone = airport.tz if airport is not None else now.tzinfo
-    if parsed.tzinfo is None:
-        local = parsed.replace(tzinfo=zone)
-        # A wall-clock time skipped by a daylight-saving change does not exist at the airport.
-        if local.astimezone(now.tzinfo).astimezone(zone).replace(tzinfo=None) != parsed:
-            raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID)
-    else:
-        local = parsed.astimezone(zone)
     if not now + limits.min_lead <= local <= now + limits.max_ahead:
         raise Invalid(Code.SEARCH_PICKUP_DATETIME_INVALID)
     return local
@@ -214,7 +196,7 @@ def _return_at(
     return back
 
 
-# 1316/1317 and 1317's window for a booking's new pickup time (``bookings/amendments.py``).
+# 1316/1317 and 1317's window for a booking's new pickup time (``bookings/amend_rules.py``).
 pickup_instant = _pickup_at
 
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from transfers.bookings.models import Booking
 from transfers.bookings.resource import flight_view
-from transfers.bookings.tracking import phone_visible
 from transfers.bookings.trip import Place, Trip
 from transfers.reference.airports import find_airport, great_circle_km
+from transfers.tracking.rules import phone_visible
 
 REFRESH_SECONDS = 30
 # docs/rules/ride.md#ride-field: the stages during which the ride is on (the position is shown).

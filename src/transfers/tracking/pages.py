@@ -22,12 +22,6 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.models import Booking
 from transfers.bookings.reverse import BookingNotFound
-from transfers.bookings.tracking import (
-    PHONE_BEFORE_PICKUP,
-    driver_link_open,
-    looks_like_token,
-    traveller_page_gone,
-)
 from transfers.bookings.trip import Place
 from transfers.errors import DomainError
 from transfers.reference.airports import find_airport, local_time
@@ -36,6 +30,12 @@ from transfers.tracking import driver as steps
 from transfers.tracking import repository as repo
 from transfers.tracking.facts import RIDE_OVER, RideNow, place_point, traveller_facts
 from transfers.tracking.rides import driver_actor, report_event, report_position, ride_now
+from transfers.tracking.rules import (
+    PHONE_BEFORE_PICKUP,
+    driver_link_open,
+    looks_like_token,
+    traveller_page_gone,
+)
 
 router = APIRouter(include_in_schema=False)
 

@@ -12,7 +12,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.models import Booking
-from transfers.bookings.tracking import new_token
+from transfers.bookings.tracking_link import new_token
 from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, driver_links

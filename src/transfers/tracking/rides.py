@@ -1,13 +1,13 @@
 """The ride as the pages read it, from the booking row (``Trip.ride``: docs/rules/ride.md#ride-field), and
-the driver page's reports through the ride's own use cases (``bookings/riding.py``): the same rules and
+the driver page's reports through the ride's own use cases (``ride/service.py``): the same rules and
 refusals as the reverse API, never a second implementation."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from transfers.bookings import riding
 from transfers.bookings.models import Booking
+from transfers.ride import service as riding
 from transfers.ride.rules import parse_event, parse_positions
 from transfers.services import Services
 from transfers.tracking.facts import RideNow, Spot

@@ -3,12 +3,13 @@
 The worker runs ``WebhookDispatcher.run`` beside the partner outbox, with its own HTTP session and
 its own concurrency, so client endpoints never hold partner deliveries up (and bookings never wait
 on either: events are rows written with the change, delivered later). Each delivery is a message of
-the delivery engine's ``client.webhook`` kind (``webhooks/kind.client_webhook_kind``, registered with
-every other kind in ``transfers/deliveries.registry``): the engine claims, sends
-through ``WebhookSender`` (its ``Transport``, ``webhooks/sender.py``), judges, settles on the standard
-schedule and records; ``WebhookQueue`` is the ``webhook_deliveries`` table as its queue (both in
-``webhooks/kind.py``); this module adds the fan-out, the per-endpoint fairness and the loop that
-keeps the slots full.
+the delivery engine's ``client.webhook`` kind (``webhooks/kind.client_webhook_kind``) or, for a
+driver's position, of ``client.driver_position`` (``webhooks/positions.py``, tried once), both
+registered by ``transfers/deliveries.py``: the engine claims, sends through the one ``WebhookSender``
+(their ``Transport``, ``webhooks/sender.py``: one HTTP session, opened when the dispatcher starts and
+closed when it stops), judges, settles and records; ``WebhookQueue`` is the ``webhook_deliveries``
+table as its queue (``webhooks/kind.py``); this module adds the fan-out, the per-endpoint fairness
+and the loop that keeps the slots full.
 
 1. **Fan-out** (one transaction per batch): events not yet fanned out get one delivery row per
    enabled endpoint of the client that subscribes to their type and existed when the event
@@ -33,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import cast
 
 import structlog
 
@@ -47,6 +47,7 @@ from transfers.webhooks import repository as repo
 from transfers.webhooks.endpoints import new_delivery
 from transfers.webhooks.kind import WebhookQueue
 from transfers.webhooks.models import ClientEvent, WebhookDelivery
+from transfers.webhooks.sender import WebhookSender
 
 log = structlog.get_logger("transfers.webhooks")
 FAN_OUT_BATCH = 200
@@ -54,12 +55,13 @@ REFILL_PAUSE = 0.02  # after a delivery finishes, before claiming: one claim ref
 
 
 class WebhookDispatcher:
-    """The engine over ``webhook_deliveries``, with the fan-out before it. ``kinds``: the process's
-    one registry (``transfers/deliveries.registry``; ``deliveries.webhook_dispatcher`` builds this);
-    the engine keeps the ``client.webhook`` kind, whose sender ``aclose`` closes."""
+    """The engine over ``webhook_deliveries``, with the fan-out before it. ``kinds``: the table's
+    kinds, all sent through ``sender`` (``deliveries.webhook_dispatcher`` builds this); ``aclose``
+    closes the sender's session."""
 
-    def __init__(self, svc: Services, kinds: Registry) -> None:
+    def __init__(self, svc: Services, kinds: Registry[WebhookDelivery], sender: WebhookSender) -> None:
         self.svc = svc
+        self.sender = sender
         settings = svc.settings
         self.concurrency = settings.webhook_concurrency
         self.per_endpoint = settings.webhook_per_endpoint
@@ -68,15 +70,16 @@ class WebhookDispatcher:
             svc.db,
             svc.clock,
             kinds,
+            queue=WebhookQueue(self),
             lease_seconds=self._lease_seconds(),
             timeout=settings.webhook_timeout_seconds,
             concurrency=self.concurrency,
-            queue=WebhookQueue(self),
         )
 
     async def aclose(self) -> None:
         """Close the HTTP session of client endpoints (``run`` does when it stops)."""
         await self.engine.aclose()
+        await self.sender.aclose()
 
     # --- fan-out ---------------------------------------------------------------------------------------
 
@@ -121,7 +124,7 @@ class WebhookDispatcher:
     # --- claim, send, record: the delivery engine ------------------------------------------------------
 
     async def claim(self, limit: int) -> list[WebhookDelivery]:
-        return cast(list[WebhookDelivery], await self.engine.claim(limit))
+        return await self.engine.claim(limit)
 
     def _lease_seconds(self) -> float:
         # The outbox's lease (TRANSFERS_OUTBOX_LEASE_SECONDS), and never shorter than two attempts'
@@ -158,6 +161,7 @@ class WebhookDispatcher:
         """Until ``stopping``: fan out, claim into free slots, deliver without waiting for each other.
         On stop, deliveries in flight finish; nothing new is claimed."""
         poll = self.svc.settings.outbox_poll_seconds
+        self.sender.start()  # one session for every push of this dispatcher's life
         tasks: set[asyncio.Task[None]] = set()
         stop = asyncio.create_task(stopping.wait())
         next_fan_out = next_claim = 0.0

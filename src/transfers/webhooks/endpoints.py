@@ -30,7 +30,7 @@ from transfers.partners.models import InvalidPartnerUrl, check_base_url
 from transfers.partners.signing import new_signing_secret
 from transfers.services import Services
 from transfers.webhooks import repository as repo
-from transfers.webhooks.models import Endpoint, LoggedDelivery
+from transfers.webhooks.models import CLIENT_WEBHOOK, Endpoint, LoggedDelivery
 
 MAX_ENDPOINTS = 10
 MAX_URL_CHARS = 2000
@@ -327,6 +327,7 @@ def new_delivery(event_pk: int, endpoint_id: int, now: datetime) -> dict[str, An
     return {
         "event_pk": event_pk,
         "endpoint_id": endpoint_id,
+        "kind": CLIENT_WEBHOOK,
         "status": repo.PENDING,
         "attempts": 0,
         "next_attempt_at": now,

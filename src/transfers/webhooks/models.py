@@ -12,7 +12,7 @@ from typing import Any
 
 from transfers.rows import row_type
 
-CLIENT_WEBHOOK = "client.webhook"  # the delivery engine's kind of every webhook_deliveries row
+CLIENT_WEBHOOK = "client.webhook"  # the delivery engine's kind of a client event's delivery
 
 
 @row_type
@@ -79,25 +79,30 @@ class ClientEvent:
 
 @row_type
 class WebhookDelivery:
-    """A claimed ``webhook_deliveries`` row with its event and endpoint: a message of the engine's
-    ``client.webhook`` kind (``webhooks/repository.claim_due``)."""
+    """A claimed ``webhook_deliveries`` row with its event (or its own id and body) and endpoint: a
+    message of the engine's ``client.webhook`` kind, or of ``client.driver_position``
+    (``webhooks/repository.claim_due``)."""
 
     id: int
     endpoint_id: int
+    kind: str
     attempts: int
     lease_until: datetime | None
     deadline_at: datetime
     created_at: datetime
-    event_id: str
-    type: str
+    event_id: str  # the webhook-id: the event's, or the delivery's own
+    type: str  # the event's type; the kind's name for a delivery that is no event
     body: str
     url: str
     secret_enc: str
     old_secret_enc: str | None
     old_secret_until: datetime | None
-    kind: str = CLIENT_WEBHOOK
 
-    def log_fields(self) -> dict[str, Any]:
+    @property
+    def recipient(self) -> str:
+        return f"endpoint:{self.endpoint_id}"
+
+    def log_fields(self) -> dict[str, object]:
         return {"delivery_id": self.id, "event_id": self.event_id, "type": self.type}
 
 
@@ -163,7 +168,7 @@ class RetryTarget:
 
 def names(row: type) -> tuple[str, ...]:
     """A row type's field names, in order (its statement's select list)."""
-    return tuple(f.name for f in fields(row) if f.default is MISSING)  # not a default (the kind)
+    return tuple(f.name for f in fields(row) if f.default is MISSING)
 
 
 OPERATOR_DELIVERY_FIELDS = names(OperatorDelivery)

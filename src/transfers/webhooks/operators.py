@@ -14,7 +14,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import bookings, client_events, webhook_deliveries, webhook_endpoints
-from transfers.webhooks.models import OperatorDelivery, RetryTarget
+from transfers.webhooks.models import CLIENT_WEBHOOK, OperatorDelivery, RetryTarget
 from transfers.webhooks.repository import FAILED, PENDING
 
 E, D, W = client_events.c, webhook_deliveries.c, webhook_endpoints.c
@@ -70,7 +70,12 @@ async def retry(conn: AsyncConnection, delivery_id: int, *, now: datetime, deadl
 
 
 async def pending_summary(conn: AsyncConnection) -> tuple[int, datetime | None]:
-    count, oldest = (await conn.execute(select(func.count(), func.min(D.created_at)).where(D.status == PENDING))).one()
+    # Client events only: a pending driver position (tried once, dropped when stale) is nobody's backlog.
+    count, oldest = (
+        await conn.execute(
+            select(func.count(), func.min(D.created_at)).where(D.status == PENDING, D.kind == CLIENT_WEBHOOK)
+        )
+    ).one()
     return int(count), oldest
 
 

@@ -157,17 +157,19 @@ def _claimable(now: datetime) -> Any:
     return and_(D.status == PENDING, or_(D.lease_until.is_(None), D.lease_until < now))
 
 
-# What a claimed delivery reads: ``models.WebhookDelivery``'s fields, in order.
+# What a claimed delivery reads: ``models.WebhookDelivery``'s fields, in order. A delivery that is
+# no client event (a driver position) has its own webhook-id and body, and its kind for a type.
 _CLAIMED: tuple[Any, ...] = (
     D.id,
     D.endpoint_id,
+    D.kind,
     D.attempts,
     D.lease_until,
     D.deadline_at,
     D.created_at,
-    E.event_id,
-    E.type,
-    E.body,
+    func.coalesce(D.webhook_id, E.event_id).label("event_id"),
+    func.coalesce(E.type, D.kind).label("type"),
+    func.coalesce(D.body, E.body).label("body"),
     W.url,
     W.secret_enc,
     W.old_secret_enc,
@@ -183,9 +185,13 @@ async def claim_due(
     limit: int,
     per_endpoint: int,
     busy: Iterable[int] = (),
+    kinds: Sequence[str] | None = None,
+    taken: dict[int, int] | None = None,
 ) -> list[WebhookDelivery]:
     """Lease up to ``limit`` due deliveries to enabled endpoints, at most ``per_endpoint`` of any one
-    endpoint and none of ``busy`` ones; answers each with its event and endpoint."""
+    endpoint and none of ``busy`` ones; answers each with its event and endpoint. ``kinds``: only
+    those kinds; ``taken``: how many each endpoint has from an earlier claim in this transaction
+    (updated), so two claims together keep the cap."""
     # The oldest due candidates (one range scan of ix_webhook_deliveries_status_next), a few times the
     # batch so that an endpoint's backlog at the head leaves room for the others; capped per endpoint
     # here. Row-locked, skipping rows another worker is claiming (PostgreSQL).
@@ -200,7 +206,9 @@ async def claim_due(
     skip = sorted(set(busy))
     if skip:
         candidates = candidates.where(D.endpoint_id.not_in(skip))
-    taken: dict[int, int] = {}
+    if kinds is not None:
+        candidates = candidates.where(D.kind.in_(list(kinds)))
+    taken = {} if taken is None else taken
     chosen: list[int] = []
     for delivery_id, endpoint_id in (await conn.execute(candidates)).all():
         if taken.get(endpoint_id, 0) < per_endpoint:
@@ -226,7 +234,9 @@ async def claim_due(
     query = (
         select(*_CLAIMED)
         .select_from(
-            webhook_deliveries.join(client_events, E.id == D.event_pk).join(webhook_endpoints, W.id == D.endpoint_id)
+            webhook_deliveries.outerjoin(client_events, E.id == D.event_pk).join(
+                webhook_endpoints, W.id == D.endpoint_id
+            )
         )
         .where(D.id.in_(ids))
         .order_by(D.next_attempt_at, D.id)
@@ -353,3 +363,19 @@ async def prune_before(conn: AsyncConnection, cutoff: datetime, *, limit: int) -
         await conn.execute(delete(webhook_deliveries).where(D.event_pk.in_(ids)))
         await conn.execute(delete(client_events).where(E.id.in_(ids)))
     return len(ids)
+
+
+async def prune_finished_of_kind(conn: AsyncConnection, kind: str, *, finished_before: datetime, limit: int) -> int:
+    """Up to ``limit`` finished deliveries of ``kind`` (one that is no client event: a driver
+    position) finished before ``finished_before``, deleted; answers how many."""
+    doomed = [
+        int(i)
+        for i in (
+            await conn.execute(
+                select(D.id).where(D.kind == kind, D.status != PENDING, D.finished_at < finished_before).limit(limit)
+            )
+        ).scalars()
+    ]
+    if doomed:
+        await conn.execute(delete(webhook_deliveries).where(D.id.in_(doomed)))
+    return len(doomed)

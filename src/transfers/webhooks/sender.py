@@ -1,5 +1,6 @@
-"""The signed POST to a client's endpoint (docs/rules/webhooks.md): the ``client.webhook`` kind's
-``Transport`` and the driver positions' (``webhooks/positions.py``).
+"""The signed POST to a client's endpoint (docs/rules/webhooks.md): the ``Transport`` of every kind of
+``webhook_deliveries`` (client events, ``webhooks/kind.py``; driver positions, ``webhooks/positions.py``),
+one sender and one HTTP session for all of them, kept alive between deliveries.
 
 Standard Webhooks headers (``webhook-id`` = the event id on every attempt, ``webhook-timestamp``,
 ``webhook-signature``: ``v1,<sig>`` and, for 24 h after a rotation, a second ``v1,<sig>`` by the
@@ -13,26 +14,26 @@ from __future__ import annotations
 import asyncio
 import time
 from datetime import datetime
-from typing import Any
 
 import aiohttp
 from aiohttp import hdrs
 from yarl import URL
 
 from transfers.clock import Clock
-from transfers.delivery.kinds import DeliveryKind
 from transfers.delivery.transport import CallResult
 from transfers.partners.secrets_box import SecretBox
 from transfers.partners.signing import sign
 from transfers.partners.ssrf import BlockedDestination, GuardedResolver, refuse_literal_host
+from transfers.webhooks.models import WebhookDelivery
 
 USER_AGENT = "transfers/0.1 (+client webhooks)"
 _MAX_ANSWER_BYTES = 64 * 1024  # the answer is not used: read a little, so the connection can be reused
 
 
 class WebhookSender:
-    """The one HTTP session for client endpoints (made lazily inside the running loop): the
-    ``client.webhook`` kind's ``Transport``, a signed POST."""
+    """The one HTTP session for client endpoints (``start``: opened in the running loop when the
+    webhook dispatcher starts, or at its first use; ``aclose`` when it stops): the ``Transport`` of
+    every kind of ``webhook_deliveries``, a signed POST."""
 
     def __init__(self, *, allow_private: bool, per_host: int, box: SecretBox, clock: Clock) -> None:
         self._allow_private = allow_private
@@ -63,6 +64,10 @@ class WebhookSender:
         self._loop = loop
         return self._session
 
+    def start(self) -> None:
+        """Open the session now (in the running loop), so the first delivery finds it ready."""
+        self._http()
+
     async def aclose(self) -> None:
         session, self._session = self._session, None
         if session is not None and not session.closed and self._loop is asyncio.get_running_loop():
@@ -76,8 +81,9 @@ class WebhookSender:
             opened = self._opened[sealed] = self._box.open(sealed)
         return opened
 
-    async def send(self, kind: DeliveryKind, message: Any, *, timeout: float, target: Any) -> CallResult:
-        """Sign and POST the event's fixed body: ``webhook-id`` is the event id on every attempt."""
+    async def send(self, kind: str, message: WebhookDelivery, *, timeout: float, target: object) -> CallResult:
+        """Sign and POST the delivery's fixed body: ``webhook-id`` is the event's id (or the
+        delivery's own) on every attempt."""
         return await self.signed_post(
             message.url,
             message.body.encode(),

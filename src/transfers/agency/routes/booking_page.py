@@ -21,15 +21,15 @@ from transfers.agency.messages import GENERAL, field_error
 from transfers.agency.once import fresh_key, refused_status, submit_once
 from transfers.agency.queries import events_of_booking
 from transfers.agency.render import page
-from transfers.bookings import amending
+from transfers.bookings import amend
 from transfers.bookings import repository as bookings_repo
 from transfers.bookings import service as bookings
-from transfers.bookings.incidents import service as incidents
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.resource import booking_resource
 from transfers.clients.repository import record_admin_action
 from transfers.errors import DomainError, ErrorCode, Invalid
+from transfers.incidents import service as incidents
 from transfers.reference.airports import find_airport
 from transfers.reference.repository import active_cancellation_reasons
 
@@ -112,7 +112,7 @@ async def booking_page(request: Request, reservation_no: str, viewer: Signed) ->
 def _amendable(booking: Booking, now: Any) -> str:
     """ "" when a change may be asked now, else why not (the API's own check, read-only)."""
     try:
-        amending.check_amendable(booking, now)
+        amend.check_amendable(booking, now)
     except DomainError as exc:
         return exc.message
     return ""
@@ -259,7 +259,7 @@ async def change(request: Request, reservation_no: str, viewer: Signed) -> Respo
     async def amend_once() -> str:
         if not body:  # checked here, so a repeat of a change already applied is its first answer again
             raise Invalid(ErrorCode.AMENDMENT_EMPTY, "Nothing was changed: edit a field first.")
-        await amending.request_amendment(services(request), viewer.client, booking.reservation_no, body)
+        await amend.request_amendment(services(request), viewer.client, booking.reservation_no, body)
         await audit(request, viewer, "amend", booking.reservation_no, fields=sorted(body))
         return f"/agency/bookings/{booking.reservation_no}?changed=1"
 

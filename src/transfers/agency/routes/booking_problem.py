@@ -19,9 +19,9 @@ from transfers.agency.messages import GENERAL, api_words
 from transfers.agency.once import fresh_key, refused_status, submit_once
 from transfers.agency.render import page
 from transfers.agency.routes.booking_page import audit, client_booking_or_404
-from transfers.bookings.incidents import service as incidents
 from transfers.bookings.models import Booking
 from transfers.errors import DomainError, ErrorCode
+from transfers.incidents import service as incidents
 
 router = APIRouter()
 PROBLEMS = (

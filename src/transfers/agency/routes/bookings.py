@@ -16,7 +16,7 @@ from transfers.agency.auth import Signed, services
 from transfers.agency.queries import MAX_SEARCH_CHARS, BookingQuery, agency_bookings
 from transfers.agency.render import page
 from transfers.agency.wording import STATUS_WORDS
-from transfers.bookings.listing import Position, decode_cursor, encode_cursor
+from transfers.bookings.client_queries import Position, decode_cursor, encode_cursor
 from transfers.errors import DomainError
 
 router = APIRouter()

@@ -10,7 +10,7 @@ from transfers.api import schemas
 from transfers.api.deps import current_client, services
 from transfers.api.openapi import register_query_types
 from transfers.api.responses import JSONBody
-from transfers.bookings import listing
+from transfers.bookings import client_queries
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal
 
@@ -80,7 +80,7 @@ async def list_bookings(
     client: ClientPrincipal = Depends(current_client),
 ) -> Response:
     svc = services(request)
-    wanted = listing.parse_filter(
+    wanted = client_queries.parse_filter(
         svc,
         client,
         statuses=status or [],
@@ -92,4 +92,4 @@ async def list_bookings(
         cursor=cursor,
         trip_id=trip_id,
     )
-    return JSONBody(await listing.list_bookings(svc, client, wanted))
+    return JSONBody(await client_queries.list_bookings(svc, client, wanted))

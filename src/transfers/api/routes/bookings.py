@@ -14,7 +14,7 @@ from transfers.api.deps import current_client, json_object, query_value, service
 from transfers.api.errors import render
 from transfers.api.openapi import register_body, register_query_types
 from transfers.api.responses import JSONBody, dumps
-from transfers.bookings import amending, service
+from transfers.bookings import amend, service
 from transfers.bookings.models import Booking
 from transfers.bookings.resource import booking_resource
 from transfers.clients.models import ClientPrincipal, Permission
@@ -245,6 +245,6 @@ async def amend_booking(request: Request, client: ClientPrincipal = Depends(curr
         if not client.may(Permission.BOOKING_CREATE):  # before the body, as on create
             raise Refused(Code.CREATION_PERMISSION_DENIED)
         body = await json_object(request)
-        return _booking_body(request, await amending.request_amendment(services(request), client, reservation_no, body))
+        return _booking_body(request, await amend.request_amendment(services(request), client, reservation_no, body))
 
     return await _idempotent(request, client, work, success=202)

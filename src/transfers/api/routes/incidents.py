@@ -9,8 +9,8 @@ from transfers.api import incident_schemas as schemas
 from transfers.api.deps import current_client, json_object, services
 from transfers.api.openapi import register_body, register_query_types
 from transfers.api.responses import JSONBody
-from transfers.bookings.incidents import service
 from transfers.clients.models import ClientPrincipal
+from transfers.incidents import service
 
 router = APIRouter(prefix="/api/v1/booking-api", tags=["Incidents"])
 register_body("report_incident", schemas.ReportIncidentRequest)

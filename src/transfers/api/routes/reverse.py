@@ -14,11 +14,13 @@ from transfers.api.errors import REVERSE_PREFIX
 from transfers.api.openapi import register_body
 from transfers.api.responses import JSONBody
 from transfers.auth.service import PartnerPrincipal
-from transfers.bookings import reverse, riding
+from transfers.bookings import reverse
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.reverse import ReverseUpdate
 from transfers.errors import ErrorCode, Invalid
+from transfers.incidents import service as incidents
 from transfers.ride import rules as ride_rules
+from transfers.ride import service as riding
 
 router = APIRouter(prefix=REVERSE_PREFIX, tags=["Reverse API (partners)"])
 register_body("reverse_update_booking", ReverseUpdate)
@@ -66,7 +68,7 @@ async def booking_info(
     request.state.reservation_no = reservation_no
     if not could_exist(reservation_no):
         raise reverse.BookingNotFound()
-    view = await reverse.booking_for_partner(services(request), partner.partner_id, reservation_no)
+    view = await incidents.booking_for_partner(services(request), partner.partner_id, reservation_no)
     return JSONBody(view)
 
 

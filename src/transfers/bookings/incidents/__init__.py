@@ -1,7 +1,0 @@
-"""Incidents (issue 24, docs/rules/incidents.md): who pays when a ride went wrong.
-
-``rules`` is pure (types, the 72 h window, what a report and a resolution may say); ``models`` the
-typed row and its JSON; ``repository`` the SQL; ``service`` the use cases (a client's report, the
-partner's customer no-show, an operator's resolution), each in one transaction with the booking's
-row locked, so a refund, the booking's status and the client events commit together or not at all.
-"""

@@ -140,9 +140,12 @@ outbox = Table(
     "outbox",
     metadata,
     Column("id", PK, primary_key=True, autoincrement=True),
-    Column("booking_id", ForeignKey("bookings.id"), nullable=False, index=True),
-    Column("partner_id", ForeignKey("partners.id"), nullable=False),
-    Column("kind", String(32), nullable=False),  # booking.create | booking.update
+    # A message is for its recipient ("partner:12" for a partner call, or what its kind names); the
+    # booking it is about and the partner it goes to are optional (migration 0022).
+    Column("booking_id", ForeignKey("bookings.id"), nullable=True, index=True),
+    Column("partner_id", ForeignKey("partners.id"), nullable=True),
+    Column("recipient", String(100), nullable=False),
+    Column("kind", String(32), nullable=False),  # a delivery kind's name: booking.create, booking.update, ...
     Column("webhook_id", String(64), nullable=False, unique=True),
     Column("payload", JSON, nullable=False),
     # pending | delivered | failed (permanent error) | expired (deadline passed)
@@ -184,7 +187,7 @@ bookings.append_column(Column("cancellation_fee", Money, nullable=True))  # kept
 bookings.append_column(Column("cancellation_refund", Money, nullable=True))  # fee + refund = total
 bookings.append_column(Column("cancelled_at", UTCDateTime, nullable=True))
 bookings.append_column(Column("cancelled_by", String(16), nullable=True))  # client | partner | operator
-# The latest amendment: {"status", "changes", "message", "requested_at", "decided_at"} (amendments.py).
+# The latest amendment: {"status", "changes", "message", "requested_at", "decided_at"} (bookings/amend_rules.py).
 bookings.append_column(Column("amendment", JSON, nullable=True))
 bookings_created = Index("ix_bookings_created", bookings.c.created_at, bookings.c.id)
 bookings_partner_created = Index(

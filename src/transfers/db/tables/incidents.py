@@ -4,7 +4,7 @@ pays for it.
 The database holds the rules that must survive any race: one incident per booking and type
 (``UNIQUE (booking_id, type)``: two reports sent at once record one, the other answers
 ``INCIDENT_EXISTS``), the closed vocabularies (CHECKs), a refund that is never negative, and a
-resolution written once (a compare-and-set on ``status = 'OPEN'``, ``bookings/incidents/repository.py``,
+resolution written once (a compare-and-set on ``status = 'OPEN'``, ``incidents/repository.py``,
 under the booking's row lock, so the refunds of a booking's incidents are decided one at a time).
 Each refund's wallet entry is its own ledger kind per incident type, so ``UNIQUE (booking_id, kind)``
 of ``ledger_entries`` also holds "at most one refund per incident" (``wallet/ledger.py``).

@@ -2,7 +2,7 @@
 migration 0014): the booking's tracking token and the hosted partners' driver links.
 
 Both are capability URLs: the token is the only thing that opens the page, so each is stored with a
-unique index (the page's lookup) and at least 128 random bits (``bookings/tracking.py``).
+unique index (the page's lookup) and at least 128 random bits (``bookings/tracking_link.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from transfers.db.tables._base import PK, metadata
 from transfers.db.tables.bookings import bookings
 from transfers.db.types import UTCDateTime
 
-# Issued with the booking (in its INSERT: ``bookings/service.py``, ``bookings/tracking.py``); the column's
+# Issued with the booking (in its INSERT: ``bookings/creating.py``, ``bookings/tracking_link.py``); the column's
 # default gives one to a row inserted any other way. NULL only for rows older than the migration's backfill.
 bookings.append_column(Column("tracking_token", String(32), nullable=True, default=lambda: secrets.token_urlsafe(16)))
 bookings_tracking_token = Index("ix_bookings_tracking_token", bookings.c.tracking_token, unique=True)

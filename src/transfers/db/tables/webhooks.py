@@ -64,12 +64,20 @@ client_events = Table(
     Index("ix_client_events_fan_out", "fanned_out_at", "id"),
 )
 
+# A delivery to a client's endpoint (its recipient, ``endpoint:<id>``): a client event's
+# (``kind`` client.webhook, ``event_pk`` set, the body the event's), or a message of another kind
+# with its own ``webhook_id`` and ``body`` and no event (client.driver_position: ``booking_id`` set,
+# docs/rules/ride.md#client-events; migration 0022).
 webhook_deliveries = Table(
     "webhook_deliveries",
     metadata,
     Column("id", PK, primary_key=True, autoincrement=True),
-    Column("event_pk", ForeignKey("client_events.id"), nullable=False),
+    Column("event_pk", ForeignKey("client_events.id"), nullable=True),
     Column("endpoint_id", ForeignKey("webhook_endpoints.id"), nullable=False),
+    Column("kind", String(32), nullable=False, server_default="client.webhook"),
+    Column("booking_id", ForeignKey("bookings.id"), nullable=True),
+    Column("webhook_id", String(64), nullable=True),  # without an event: the webhook-id every attempt sends
+    Column("body", Text, nullable=True),  # without an event: the exact bytes every attempt sends
     Column("status", String(16), nullable=False),  # pending | delivered | failed
     Column("attempts", Integer, nullable=False, server_default="0"),
     Column("next_attempt_at", UTCDateTime, nullable=False),
@@ -83,4 +91,6 @@ webhook_deliveries = Table(
     UniqueConstraint("event_pk", "endpoint_id"),
     Index("ix_webhook_deliveries_status_next", "status", "next_attempt_at"),
     Index("ix_webhook_deliveries_endpoint", "endpoint_id", "id"),
+    Index("ix_webhook_deliveries_kind_next", "kind", "status", "next_attempt_at"),  # a claim's kinds tried once
+    Index("ix_webhook_deliveries_booking", "booking_id", "kind"),  # a booking's latest position
 )

@@ -30,7 +30,7 @@ BATCH = 500
 
 def upgrade() -> None:
     op.add_column("bookings", sa.Column("tracking_token", sa.String(length=32), nullable=True))
-    # Every existing booking gets its own token (128 random bits, as bookings/tracking.py issues them).
+    # Every existing booking gets its own token (128 random bits, as bookings/tracking_link.py issues them).
     bind = op.get_bind()
     bookings = sa.table("bookings", sa.column("id", PK), sa.column("tracking_token", sa.String))
     while True:

@@ -33,7 +33,7 @@ def success(body: Any) -> list[str]:
 
 class UpdateChecks(CheckSession):
     def amended_payload(self, booking: Booking) -> dict[str, Any]:
-        """An ``AMENDED`` update as ``bookings.amending.amended_payload`` builds it (PARTNER_API.md
+        """An ``AMENDED`` update as ``bookings.amend.amended_payload`` builds it (PARTNER_API.md
         3.5): the flight number and the extra requests change, the rest is the booked trip."""
         flight = {"flight_number": "BA119", "extra_requests": "Amended by `transfers partners check`."}
         created = booking.payload

@@ -16,13 +16,12 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from transfers.bookings import partner_updates, reverse
-from transfers.bookings.incidents import service as incidents
-from transfers.bookings.incidents.models import Incident
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import could_exist
-from transfers.console.forms import text
 from transfers.hosted import repository as repo
+from transfers.incidents import service as incidents
+from transfers.incidents.models import Incident
 from transfers.partners.wire import WireDriver
 from transfers.portal.auth import PREFIX, PageNotFound, PartnerViewer, Signed, services
 from transfers.portal.render import page
@@ -30,6 +29,7 @@ from transfers.portal.ride_panel import ride_panel
 from transfers.portal.wording import accept_by
 from transfers.services import Services
 from transfers.tracking.driver import EVENT_LABELS, STAGE_LABELS
+from transfers.webauth.forms import text
 
 router = APIRouter()
 LIMIT = 200

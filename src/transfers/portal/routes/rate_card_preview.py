@@ -17,7 +17,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from transfers.console.forms import text
+from transfers import money
 from transfers.geo import GeocoderUnavailable, Place
 from transfers.partners.models import sell_price
 from transfers.portal import card_form
@@ -27,6 +27,7 @@ from transfers.ratecards import card as cards
 from transfers.ratecards import pricing
 from transfers.ratecards import repository as repo
 from transfers.reference.airports import Airport, find_airport, great_circle_km
+from transfers.webauth.forms import text
 
 router = APIRouter()
 NOON = time(12, 0)
@@ -137,8 +138,10 @@ async def rate_card_preview(request: Request, viewer: Signed) -> Response:
             preview["rows"].append(
                 {
                     "vehicle": vehicle,
-                    "net": quote.net_price if quote else None,
-                    "sell": sell_price(quote.net_price, markup) if quote else None,
+                    "net": money.text(quote.net_price, card.currency) if quote else None,
+                    "sell": money.text(sell_price(quote.net_price, markup, card.currency), card.currency)
+                    if quote
+                    else None,
                     "currency": card.currency,
                     "booked": booked.get(vehicle.id, 0),
                 }

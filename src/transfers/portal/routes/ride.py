@@ -1,7 +1,7 @@
 """The ride on a hosted partner's booking page (docs/rules/ride.md#driver-page): the driver link
 (``/d/{token}``: created, shown, revoked) and the five driver-event buttons.
 
-The buttons are the reverse API's own use case (``bookings/riding.record_event``) with the partner
+The buttons are the reverse API's own use case (``ride/service.record_event``) with the partner
 user as the actor: the same rules, the same refusals in the same words, never a second implementation."""
 
 from __future__ import annotations

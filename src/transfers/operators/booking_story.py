@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from transfers.bookings import queries
+from transfers.bookings import operator_queries
 from transfers.bookings import repository as repo
 from transfers.bookings.models import Booking, Transition
 from transfers.db.engine import Database
@@ -47,7 +47,7 @@ async def load_detail(db: Database, reservation_no: str) -> BookingDetail | None
                     "delivery_attempts": [a.as_dict() for a in await outbox_views.attempts_of(conn, message.id)],
                 }
             )
-        client_name, partner_name = await queries.party_names(conn, booking.id)
+        client_name, partner_name = await operator_queries.party_names(conn, booking.id)
         return BookingDetail(
             booking=booking,
             client_name=client_name,

@@ -14,10 +14,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.models import Booking
 from transfers.bookings.resource import flight_view
+from transfers.bookings.ride_field import Position, RideEventType
 from transfers.bookings.trip import Place
 from transfers.reference.airports import find_airport, great_circle_km
 from transfers.ride import repository as ride_repo
-from transfers.ride.model import Position, RideEventType
 from transfers.ride.repository import RecordedEvent
 
 # The positions an operator weighs: from an hour before the pickup time until two hours after it

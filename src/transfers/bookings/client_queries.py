@@ -1,4 +1,15 @@
-"""The caller's bookings, newest first, one page at a time (beyond the original booking API: an integrator's list).
+"""A client's reads of its own bookings: one booking by its number (``client_booking``) and the list,
+newest first, one page at a time (``list_bookings``, its filter and cursor).
+
+``client_booking``: the client's own booking named by a ``reservation_no`` query parameter, as the
+endpoints that change or price one (cancel, cancellation quote, amend) resolve it before doing
+anything else. One place so the rule cannot drift between them: a missing number is the endpoint's
+"required" code, and a number that cannot exist, does not exist or belongs to another client is its
+"not found" code alike (a foreign booking answers byte-identically to a missing one, so numbers
+cannot be probed). The read is outside any write transaction; callers lock the row themselves before
+a change (``lifecycle.lock_booking``).
+
+The list (beyond the original booking API: an integrator's list):
 
 Order is ``created_at DESC, id DESC``, a total order, and pages are cut by keyset, never by
 OFFSET: the cursor names the last booking a page showed and the next page starts strictly after
@@ -28,12 +39,14 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from transfers import paging
+from transfers.bookings import repository as repo
 from transfers.bookings.models import Booking
+from transfers.bookings.reservation import could_exist
 from transfers.bookings.resource import booking_resource
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal
 from transfers.db.tables import bookings
-from transfers.errors import ErrorCode, Invalid
+from transfers.errors import Code, ErrorCode, Invalid, NotFound
 from transfers.paging import DEFAULT_LIMIT, invalid_filter, parse_instant, parse_limit
 from transfers.services import Services
 
@@ -191,3 +204,18 @@ async def list_bookings(svc: Services, client: ClientPrincipal, wanted: BookingF
         last = page[-1]
         next_cursor = encode_cursor(svc, client, Position(last.created_at, last.id))
     return {"data": [booking_resource(row, now) for row in page], "next_cursor": next_cursor}
+
+
+async def client_booking(
+    svc: Services, client: ClientPrincipal, reservation_no: str | None, *, required: Code, not_found: Code
+) -> Booking:
+    """The client's own booking ``reservation_no`` (see the module's docstring for the codes)."""
+    if not reservation_no:
+        raise Invalid(required)
+    if not could_exist(reservation_no):
+        raise NotFound(not_found)
+    async with svc.db.read() as conn:
+        booking = await repo.get_for_client(conn, client.client_id, reservation_no)
+    if booking is None:
+        raise NotFound(not_found)
+    return booking

@@ -23,23 +23,26 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers import money
 from transfers.accounting import repository as journal_repo
 from transfers.accounting.journal import PLATFORM, THIRD_PARTY_REFUND, WORLD, transfer
+from transfers.bookings import repository as booking_repo
+from transfers.bookings.client_queries import client_booking
 from transfers.bookings.earnings import recover_partner_share
 from transfers.bookings.event_effects import write_incident_event
-from transfers.bookings.incidents import evidence, rules
-from transfers.bookings.incidents import repository as repo
-from transfers.bookings.incidents.models import Incident, new_public_id
-from transfers.bookings.incidents.rules import IncidentType, Reporter, Responsible
 from transfers.bookings.lifecycle import lock_booking, transition, update_details
-from transfers.bookings.lookup import client_booking
 from transfers.bookings.models import Booking
+from transfers.bookings.reverse import BookingNotFound, partner_view
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import REVERSE_API_PAY_TYPE, ClientPrincipal
 from transfers.clients.repository import record_admin_action
 from transfers.clock import Clock
 from transfers.db.engine import Database
 from transfers.errors import Code, Conflict, ErrorCode, NotFound
+from transfers.incidents import evidence, rules
+from transfers.incidents import repository as repo
+from transfers.incidents.models import Incident, new_public_id
+from transfers.incidents.rules import IncidentType, Reporter, Responsible
 from transfers.services import Services
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import incident_refund_kind
@@ -124,10 +127,11 @@ async def of_booking(conn: AsyncConnection, booking_id: int) -> list[Incident]:
 # --- the partner's customer no-show ------------------------------------------------------------------
 
 
-async def open_customer_no_show(conn: AsyncConnection, booking: Booking, *, now: datetime) -> Incident | None:
+async def open_customer_no_show(conn: AsyncConnection, booking: Booking, now: datetime) -> Incident | None:
     """docs/rules/incidents.md#customer-no-show: the partner's CUSTOMER_NO_SHOW event opens a
     CUSTOMER_NO_SHOW incident resolved at once (responsible client, refund 0.00), in the ride's
-    transaction (``booking`` locked by it). None when the booking has one already (an event repeated)."""
+    transaction (``booking`` locked by it): the ride's ``customer_no_show`` moment (``ride/hooks.py``),
+    registered by ``transfers/features.py``. None when the booking has one already (an event repeated)."""
     if await repo.type_exists(conn, booking.id, IncidentType.CUSTOMER_NO_SHOW.value):
         return None
     incident = await _open(
@@ -159,7 +163,9 @@ async def resolve(
             raise NoSuchIncident()
         if incident.status != rules.IncidentStatus.OPEN:
             raise AlreadyResolved()
-        amount = rules.parse_refund(refund, rules.unrefunded(booking.status, booking.total, booking.incident_refunded))
+        amount = rules.parse_refund(
+            refund, rules.unrefunded(booking.status, booking.total, booking.incident_refunded), booking.currency
+        )
         now = clock.now()
         resolved = await _resolve_locked(conn, booking, incident, Resolution(who, amount, text), now=now, by=actor)
         await record_admin_action(
@@ -171,7 +177,7 @@ async def resolve(
                 "incident": public_id,
                 "type": incident.type,
                 "responsible": who.value,
-                "refund": f"{amount:.2f}",
+                "refund": money.text(amount, booking.currency),
                 "currency": booking.currency,
                 "note": text,
             },
@@ -256,7 +262,7 @@ async def _refund(
     client paid elsewhere: recorded on the booking, nothing moves); the refund that completes the
     price moves the booking to REFUNDED; the partner's share is recovered when it is responsible."""
     refunded = (booking.incident_refunded or rules.ZERO) + decision.refund
-    reason = f"incident {incident.public_id} ({incident.type}): refund {decision.refund:.2f}"
+    reason = f"incident {incident.public_id} ({incident.type}): refund {money.text(decision.refund, booking.currency)}"
     fields = {"incident_refunded": refunded}
     if refunded == booking.total and booking.status in (BookingStatus.APPROVED, BookingStatus.COMPLETED):
         moved = await transition(conn, booking, BookingStatus.REFUNDED, actor=by, reason=reason, now=now, fields=fields)
@@ -287,3 +293,17 @@ async def _refund(
         # docs/rules/statements.md#earnings: the journal decides whether the booking earned (or will earn) its ride
         await recover_partner_share(conn, moved, decision.refund, now=now, note=note)
     return moved
+
+
+# --- the partner's view ----------------------------------------------------------------------------
+
+
+async def booking_for_partner(svc: Services, partner_id: int, reservation_no: str) -> dict[str, Any]:
+    """The partner's view of a booking it holds (``bookings/reverse.partner_view``) with its ``incidents``
+    (docs/rules/incidents.md#resolve: the partner sees them and their resolutions). Raises BookingNotFound."""
+    async with svc.db.read() as conn:
+        booking = await booking_repo.get_for_partner(conn, partner_id, reservation_no)
+        if booking is None:
+            raise BookingNotFound()
+        found = await repo.of_booking(conn, booking.id)
+    return {**partner_view(booking), "incidents": [incident.resource() for incident in found]}

@@ -12,19 +12,19 @@ events are written by ``bookings/effects.py``), and the completion a drop-off or
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import repository as repo
-from transfers.bookings.incidents import service as incidents
 from transfers.bookings.lifecycle import lock_booking, retry_concurrent, transition, update_details
 from transfers.bookings.models import Booking
 from transfers.bookings.reverse import BookingNotFound
+from transfers.bookings.ride_field import Milestone, Position, RideEventType
 from transfers.bookings.state import BookingStatus
-from transfers.delivery import repository as outbox_repo
+from transfers.client_events import positions_repository as position_pushes
 from transfers.ride import repository as ride_repo
-from transfers.ride.model import Milestone, Position, RideEventType
+from transfers.ride.hooks import RIDE_HOOKS
 from transfers.ride.rules import (
     BookingFacts,
     EventReport,
@@ -39,11 +39,6 @@ from transfers.ride.rules import (
 from transfers.services import Services
 
 S = BookingStatus
-# docs/rules/ride.md#client-events: the delivery kind of a client's ``booking.driver_position``
-# (``webhooks/positions.py`` delivers it; registered with ``once=True``).
-DRIVER_POSITION_KIND = "client.driver_position"
-POSITION_EVERY = timedelta(seconds=15)  # at most one position per booking and endpoint this often
-POSITION_FRESH_FOR = timedelta(seconds=15)  # a position not sent by then is stale: dropped unsent
 
 _ENDED_BY = {
     RideEventType.DRIVER_ARRIVED_AT_DROPOFF: "the driver arrived at the drop-off",
@@ -92,10 +87,10 @@ async def record_event(
             )
             if ends_ride(report.type) and moved.status is S.APPROVED:
                 # docs/rules/ride.md#event-effects: nothing is refunded; the pickup + 12 h job stays the fallback.
-                # docs/rules/incidents.md#customer-no-show: a no-show's incident is opened here, in this transaction.
+                # docs/rules/incidents.md#customer-no-show: a no-show's incident is opened below, in this transaction.
                 moved = await transition(conn, moved, S.COMPLETED, actor=by, reason=_ENDED_BY[report.type], now=now)
             if report.type is RideEventType.CUSTOMER_NO_SHOW:
-                await incidents.open_customer_no_show(conn, moved, now=now)
+                await RIDE_HOOKS.no_show(conn, moved, now)  # the incidents' (ride/hooks.py), in this transaction
             return EventRecorded(True, moved)
 
     return await retry_concurrent(attempt)
@@ -127,28 +122,17 @@ async def record_positions(svc: Services, partner_id: int, report: PositionsRepo
 
 
 async def _push_position(conn: AsyncConnection, booking: Booking, position: Position, now: datetime) -> None:
-    """The client's ``booking.driver_position``: a message of a kind tried once, coalesced (a newer
-    position replaces a pending older one) and due at most every 15 s per booking, so a burst of
-    positions costs the client one request per 15 s and never waits behind retries."""
-    last = await outbox_repo.latest_due(conn, booking.id, DRIVER_POSITION_KIND, now=now)
-    if last is None:
-        due = now
-    else:  # a waiting message keeps its slot (the newer position replaces it); else 15 s after the last one
-        last_due, waiting = last
-        due = last_due if waiting else max(now, last_due + POSITION_EVERY)
-    await outbox_repo.enqueue_latest(
+    """The client's ``booking.driver_position`` (``client_events/positions_repository.push``): a delivery per
+    endpoint naming the type, tried once, coalesced (a newer position replaces a pending older one)
+    and due at most every 15 s per booking, so a burst of positions costs the client one request per
+    15 s and never waits behind retries."""
+    await position_pushes.push(
         conn,
         booking_id=booking.id,
-        partner_id=booking.partner_id,
-        kind=DRIVER_POSITION_KIND,
-        payload={
-            "client_id": booking.client_id,
-            "reservation_no": booking.reservation_no,
-            "position": position.stored(),
-        },
+        client_id=booking.client_id,
+        reservation_no=booking.reservation_no,
+        position=position.stored(),
         now=now,
-        not_before=due,
-        deadline=due + POSITION_FRESH_FOR,
     )
 
 

@@ -1,8 +1,10 @@
-"""The ride's vocabulary and the ride as one value (docs/rules/ride.md). Pure: no HTTP, no SQL.
+"""The booking's ``ride`` field: the ride's vocabulary and the ride as one value (docs/rules/ride.md),
+read from the booking's own columns and shown in its resource. Pure: no HTTP, no SQL. The ride's
+package (``ride/``: its rules, use cases and event tables) sits above the bookings and uses it.
 
 The event names are those of the marketplaces' supplier APIs (docs/rules/ride.md#events), so a
 partner sends what it sends elsewhere. A booking's ride is read from its stored columns
-(``bookings.ride_milestones``, ``ride_position``), which the use cases of ``bookings/riding.py``
+(``bookings.ride_milestones``, ``ride_position``), which the use cases of ``ride/service.py``
 write in the transaction that records a report.
 """
 

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import partner_payloads
-from transfers.bookings.amendments import (
+from transfers.bookings.amend_rules import (
     AmendmentStatus,
     Changes,
     columns_of,
@@ -32,9 +32,9 @@ from transfers.bookings.amendments import (
     requested,
 )
 from transfers.bookings.cancelling import quote
+from transfers.bookings.client_queries import client_booking
 from transfers.bookings.hooks import HOOKS
 from transfers.bookings.lifecycle import lock_booking, update_details
-from transfers.bookings.lookup import client_booking
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal, Permission
@@ -160,7 +160,7 @@ async def settle(
     """The partner's verdict on an amendment message: applied, or rejected with its message. None
     when nothing changed: the booking's amendment is not this message's any more (rejected by a
     cancellation meanwhile), or the booking is gone."""
-    booking = await lock_booking(conn, message.booking_id)
+    booking = await lock_booking(conn, message.booking)
     amendment = booking.amendment if booking is not None else None
     if (
         booking is None

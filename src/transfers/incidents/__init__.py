@@ -1,0 +1,12 @@
+"""Incidents (issue 24, docs/rules/incidents.md): who pays when a ride went wrong.
+
+``rules`` is pure (types, the 72 h window, what a report and a resolution may say); ``models`` the
+typed row and its JSON; ``repository`` the SQL; ``service`` the use cases (a client's report, the
+partner's customer no-show, an operator's resolution), each in one transaction with the booking's
+row locked, so a refund, the booking's status and the client events commit together or not at all;
+``evidence`` what the ride recorded (``ride/``), read for an incident. A package above ``bookings/``
+and ``ride/``: a customer's no-show reaches it through the ride's moment (``ride/hooks.py``),
+registered at start-up (``transfers/features.py``). Its table is ``db/tables/incidents.py`` (keyed by
+booking id); the one read of it the bookings make (the refunds a cancel's journal entries need) is
+``bookings/incidents/repository.py`` until the journal's effects take it through a hook.
+"""
