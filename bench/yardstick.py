@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -176,8 +177,11 @@ class Yardstick:
         return f"postgresql://{self.a.pguser}@{self.a.pghost}/{self.pg_db}"
 
     def run(self) -> int:
+        done = False
         try:
-            return self._run()
+            code = self._run()
+            done = True
+            return code
         finally:
             for proc in reversed(self.procs):
                 proc.stop()
@@ -187,6 +191,10 @@ class Yardstick:
                     check=False,
                     capture_output=True,
                 )
+            if done:
+                shutil.rmtree(self.work, ignore_errors=True)
+            else:
+                log(f"yardstick: stopped early; the processes' logs stay in {self.work}")
 
     def _start_all(self) -> None:
         ports = ",".join(map(str, self.good))
@@ -200,9 +208,14 @@ class Yardstick:
             self.env(),
             f"http://127.0.0.1:{self.good[0]}/healthz",
         )
-        subprocess.run(
-            ["createdb", "-h", self.a.pghost, "-U", self.a.pguser, self.pg_db], check=True, capture_output=True
+        made = subprocess.run(
+            ["createdb", "-h", self.a.pghost, "-U", self.a.pguser, self.pg_db],
+            capture_output=True,
+            text=True,
+            check=False,
         )
+        if made.returncode != 0:
+            raise RuntimeError(f"createdb {self.pg_db} failed: {made.stderr.strip()}")
         self.pg_created = True
         urls = {"SQLite": f"sqlite:///{self.work / 'yardstick.sqlite3'}", "PostgreSQL": self.pg_url()}
         for target, url in urls.items():
@@ -276,11 +289,14 @@ class Yardstick:
         self.holds()  # forget the warm-up's
         pid = proc.api_pids()[0]
         before = cpu_seconds(pid)
-        result = wrk(base, path, threads=2, connections=self.a.connections, duration=self.a.duration)
+        result = wrk(base, path, threads=2, connections=self.a.connections, duration=self.a.duration, count=True)
         spent = cpu_seconds(pid) - before
         held = self.holds()
         if result.errors or not result.requests:
-            raise RuntimeError(f"{target} {case}: {result.errors} errors: {result.raw}")
+            raise RuntimeError(
+                f"{target} {case}: {result.errors} errors ({result.raw.get('s4xx')} 4xx, {result.raw.get('s5xx')} 5xx;"
+                f" its log: {proc.log}): {result.raw}"
+            )
         figure = Window(
             target,
             case,
@@ -410,6 +426,8 @@ def main() -> None:
         args.runs, args.duration, args.warmup, args.hanging_warmup = 1, 3.0, 1.0, 0.0
     if args.runs < 1 or args.duration <= 0:
         parser.error("--runs must be >= 1 and --duration > 0")
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is not installed: apt-get install wrk (bench/run.sh does)")
     started = time.monotonic()
     # SIGTERM ends the run like Ctrl-C: through ``run``'s ``finally``, which stops what it started.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
