@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Context, Decimal, Inexact, InvalidOperation
 from functools import cache
 
 from iso4217 import Currency
@@ -60,6 +60,15 @@ def places(currency: str) -> int:
     return int(exponent)
 
 
+def is_currency(code: str) -> bool:
+    """Whether ``code`` is a currency amounts can be held in (``places`` answers for it)."""
+    try:
+        places(code)
+    except UnknownCurrency:
+        return False
+    return True
+
+
 def quantum(currency: str) -> Decimal:
     """The currency's smallest unit as a Decimal exponent (EUR ``0.01``, JPY ``1``, KWD ``0.001``)."""
     q = _QUANTA.get(currency)
@@ -72,44 +81,84 @@ def quantum(currency: str) -> Decimal:
 _QUANTA: dict[str, Decimal] = {}
 
 
-def _decimals_word(currency: str) -> str:
+_NUMBERS = ("no", "one", "two", "three", "four")
+
+
+def decimals_in_words(currency: str) -> str:
+    """How many decimals the currency's amounts may have, for a message: "at most two decimals"
+    (EUR), "no decimals" (JPY), "at most three decimals" (KWD)."""
     n = places(currency)
-    return "no decimals" if n == 0 else "one decimal" if n == 1 else f"at most {n} decimals"
+    return "no decimals" if n == 0 else "at most one decimal" if n == 1 else f"at most {_NUMBERS[n]} decimals"
+
+
+# Quantizing in this context raises instead of rounding: ``Inexact`` when non-zero digits would be
+# dropped (45.105 to cents), ``InvalidOperation`` for NaN, infinities and more than 28 digits. One C call
+# checks and pads an amount (``text`` runs per amount written: a search writes ~40).
+_EXACT = Context(traps=[Inexact, InvalidOperation])
 
 
 def exact(amount: Decimal, currency: str) -> Decimal:
     """``amount`` with exactly the currency's decimals (45.1 -> 45.10), or ``MoneyError`` if it has
     more (45.105 in EUR): an amount is never rounded on its way in or out."""
-    q = quantum(currency)
     try:
-        shown = amount.quantize(q)
-    except InvalidOperation:  # NaN, infinity, or more digits than the context's precision
+        shown = amount.quantize(_QUANTA.get(currency) or quantum(currency), context=_EXACT)
+    except Inexact:
+        raise MoneyError(
+            f"{currency} amounts have {decimals_in_words(currency)}: {amount} is refused, not rounded"
+        ) from None
+    except InvalidOperation:
         raise MoneyError(f"{amount} is not an amount of {currency}") from None
-    if shown != amount:
-        raise MoneyError(f"{currency} amounts have {_decimals_word(currency)}: {amount} is refused, not rounded")
+    if shown.is_nan():  # a quiet NaN quantizes to itself, signalling nothing
+        raise MoneyError(f"{amount} is not an amount of {currency}")
     return shown if shown else abs(shown)  # -0.00 is 0.00
 
 
 def round_half_up(amount: Decimal, currency: str) -> Decimal:
     """A computed amount (a markup, a fee's percentage, a share) rounded half-up to the currency's
     decimals: the one rounding rule (docs/architecture/money.md#rounding)."""
-    shown = amount.quantize(quantum(currency), rounding=ROUND_HALF_UP)
+    shown = amount.quantize(_QUANTA.get(currency) or quantum(currency), rounding=ROUND_HALF_UP)
     return shown if shown else abs(shown)
 
 
 def text(amount: Decimal, currency: str) -> str:
     """The amount as the service writes it, everywhere (API strings, CSV, pages, CLI, notes): exactly
     the currency's decimals, a point, no grouping, no exponent ("52.80", "10010", "20.475")."""
-    return format(exact(amount, currency), "f")
+    # ``exact``'s work inlined for the common case (a search writes ~40 amounts): a non-zero amount that
+    # quantizes to itself. str() of a Decimal quantized to at most four places is plain notation.
+    try:
+        shown = amount.quantize(_QUANTA.get(currency) or quantum(currency))
+    except InvalidOperation:  # infinity, or more digits than the context holds
+        return str(exact(amount, currency))
+    if shown != amount or not shown:  # more decimals, NaN, or a zero (-0.00 is written 0.00)
+        return str(exact(amount, currency))
+    return str(shown)
+
+
+def diagnostic(amount: Decimal, currency: str) -> str:
+    """``text``, or for an amount that breaks its currency's rule (what a check of the books reports)
+    or an unknown currency, the digits as they are: a report must never fail on the data it reports."""
+    try:
+        return text(amount, currency)
+    except MoneyError:
+        return format(amount, "f")
+
+
+def for_people(amount: Decimal, currency: str) -> str:
+    """The amount as pages show it to people: ``text`` with thousands grouped, then the code
+    ("1,234.50 EUR", "10,010 JPY")."""
+    return f"{format(exact(amount, currency), ',f')} {currency}"
 
 
 def number(amount: Decimal) -> float:
     """The amount as a JSON number (search prices): the float whose shortest repr is the amount
-    (45.10 -> 45.1, 10010 -> 10010.0, 20.475 -> 20.475). Exact for every amount a money column holds
-    (at most 18 significant digits is more than a double keeps, so the value is checked)."""
-    value = float(amount) or 0.0  # -0.00 is 0
-    if len(amount.as_tuple().digits) > 15 and Decimal(repr(value)) != amount:
-        raise MoneyError(f"{amount} has more digits than a JSON number keeps")
+    (45.10 -> 45.1, 10010 -> 10010.0, 20.475 -> 20.475). An amount of at most four decimals below
+    10^11 has at most 15 significant digits, which a double keeps exactly; a larger one is checked
+    (a money column holds 18 digits, more than a double keeps)."""
+    value = float(amount)
+    if -1e11 < value < 1e11:
+        return value or 0.0  # -0.00 is 0
+    if not amount.is_finite() or Decimal(repr(value)) != amount:
+        raise MoneyError(f"{amount} has more digits than a JSON number keeps, or is no number")
     return value
 
 
@@ -123,9 +172,29 @@ def stored_text(stored: str, currency: str) -> str:
     keep = places(currency)
     cut = stored[point + 1 + keep :]
     if cut.strip("0"):
-        raise MoneyError(f"{currency} amounts have {_decimals_word(currency)}: {stored} is refused, not rounded")
+        raise MoneyError(f"{currency} amounts have {decimals_in_words(currency)}: {stored} is refused, not rounded")
     shown = stored[: point + 1 + keep] if keep else stored[:point]
     return shown[1:] if shown.startswith("-") and not shown.strip("-0.") else shown
+
+
+_STORED = Decimal(1).scaleb(-STORED_PLACES)
+_LIMIT = Decimal(10) ** MAX_INTEGER_DIGITS
+
+
+def stored(value: object) -> Decimal:
+    """``value`` as a money column holds it (any currency: four decimals, 14 integer digits), unchanged,
+    or ``MoneyError``: an amount is never rounded on its way to the database. Takes a Decimal, an int or
+    a decimal text; a float, a bool or NaN is refused."""
+    if isinstance(value, bool) or not isinstance(value, Decimal | int | str):
+        raise MoneyError(f"a money column takes a Decimal, not {type(value).__name__}")
+    try:
+        amount = Decimal(value)
+        held = amount.quantize(_STORED)
+    except ArithmeticError:
+        raise MoneyError(f"{str(value)[:_MAX_CHARS]!r} is not an amount a money column holds") from None
+    if held != amount or not -_LIMIT < held < _LIMIT:
+        raise MoneyError(f"{value} is not an amount a money column holds exactly (4 decimals, 14 digits)")
+    return held
 
 
 def parse(value: object, currency: str) -> Decimal:
@@ -157,7 +226,7 @@ def parse(value: object, currency: str) -> Decimal:
     amount = Decimal(typed)
     whole, _, decimals = typed.lstrip("+-").partition(".")
     if len(decimals.rstrip("0")) > n:
-        raise MoneyError(f"{currency} amounts have {_decimals_word(currency)}: {typed} is refused, not rounded")
+        raise MoneyError(f"{currency} amounts have {decimals_in_words(currency)}: {typed} is refused, not rounded")
     if len(whole.lstrip("0")) > MAX_INTEGER_DIGITS:
         raise MoneyError(f"{typed[:_MAX_CHARS]} is more than an amount can be")
     return exact(amount.quantize(quantum(currency)), currency)

@@ -274,7 +274,7 @@ async def test_a_third_partys_one_statement_create_journals_its_payment_as_the_g
     fast_rows, general_rows = await both_ways(db, fast, general)
     assert "wallets" not in fast_rows and "ledger_entries" not in fast_rows
     lines = sorted((line["account"], line["amount"]) for line in fast_rows["journal_lines"][0])
-    assert lines == [("platform", "44.00"), ("world", "-44.00")]
+    assert lines == [("platform", "44.0000"), ("world", "-44.0000")]  # the money column's own four places
     assert [e["kind"] for e in fast_rows["journal_entries"][0]] == ["third_party_payment"]
     assert normalised(fast_rows, {fast_client: "client", fast_no: "<reservation>"}) == normalised(
         general_rows, {general_client: "client", general_no: "<reservation>"}
@@ -330,7 +330,7 @@ async def test_a_return_trips_pair_by_the_create_statement_writes_what_the_gener
     assert set(fast_rows) >= CREATE_WRITES
     assert len(fast_rows["bookings"][0]) == 2 and len(fast_rows["ledger_entries"][0]) == 2
     # each debit's balance after it, as if posted one by one: 100.00 - 44.00, then - 51.00
-    assert sorted(e["balance_after"] for e in fast_rows["ledger_entries"][0]) == ["5.00", "56.00"]
+    assert sorted(e["balance_after"] for e in fast_rows["ledger_entries"][0]) == ["5.0000", "56.0000"]
     for way in ("fast", "general"):  # each leg's message as stored, with its booking's and its own id
         async with db.read() as conn:
             for booking_id, message in stored[way]:

@@ -28,9 +28,9 @@ D = Decimal
     ],
 )
 def test_partner_share_is_half_up_to_the_cent(amount: str, net: str, total: str, share: str) -> None:
-    assert earnings.partner_share(D(amount), D(net), D(total)) == D(share)
-    assert earnings.cancellation_fee(D(amount), D(net), D(total)) == D(share)
-    assert earnings.recovery(D(amount), D(net), D(total)) == -D(share)
+    assert earnings.partner_share(D(amount), D(net), D(total), "EUR") == D(share)
+    assert earnings.cancellation_fee(D(amount), D(net), D(total), "EUR") == D(share)
+    assert earnings.recovery(D(amount), D(net), D(total), "EUR") == -D(share)
 
 
 def test_periods_are_utc_months() -> None:
@@ -85,13 +85,13 @@ def test_statements_chain_closing_to_opening_and_keep_closed_ones_frozen() -> No
 )
 def test_an_adjustment_is_a_signed_non_zero_amount_of_cents(bad: object) -> None:
     with pytest.raises(amounts.InvalidAmount):
-        amounts.parse_adjustment(bad)
+        amounts.parse_adjustment(bad, "EUR")
 
 
 def test_good_adjustments() -> None:
-    assert amounts.parse_adjustment(" -12.5 ") == D("-12.50")
-    assert amounts.parse_adjustment("+3") == D("3.00")
-    assert amounts.parse_adjustment("999999999999.99") == D("999999999999.99")
+    assert amounts.parse_adjustment(" -12.5 ", "EUR") == D("-12.50")
+    assert amounts.parse_adjustment("+3", "EUR") == D("3.00")
+    assert amounts.parse_adjustment("999999999999.99", "EUR") == D("999999999999.99")
     with pytest.raises(amounts.InvalidNote):
         amounts.clean_text(" \x00 ", what="note", limit=10)
     with pytest.raises(amounts.InvalidNote):

@@ -46,19 +46,22 @@ def test_fee_percent_at_each_boundary(spec: str, left: timedelta, percent: Any) 
 
 
 @pytest.mark.parametrize(
-    ("total", "percent", "fee"),
+    ("total", "percent", "currency", "fee"),
     [
-        ("56.05", "50", "28.03"),  # 28.025 rounds half-up
-        ("56.05", "0", "0.00"),
-        ("56.05", "100", "56.05"),
-        ("10.00", "33.33", "3.33"),
-        ("0.01", "50", "0.01"),
-        ("99999.99", "0.01", "10.00"),
+        ("56.05", "50", "EUR", "28.03"),  # 28.025 rounds half-up
+        ("56.05", "0", "EUR", "0.00"),
+        ("56.05", "100", "EUR", "56.05"),
+        ("10.00", "33.33", "EUR", "3.33"),
+        ("0.01", "50", "EUR", "0.01"),
+        ("99999.99", "0.01", "EUR", "10.00"),
+        ("10011", "50", "JPY", "5006"),  # 5005.5 rounds half-up to the yen
+        ("20.465", "50", "KWD", "10.233"),  # 10.2325 to the fils
     ],
 )
-def test_fee_rounds_half_up_and_fee_plus_refund_is_total(total: str, percent: str, fee: str) -> None:
-    assert fee_for(Decimal(total), Decimal(percent)) == Decimal(fee)
-    quote = parse_spec(f"0:{percent}").quote(Decimal(total), PICKUP, PICKUP - timedelta(hours=1))
+def test_fee_rounds_half_up_and_fee_plus_refund_is_total(total: str, percent: str, currency: str, fee: str) -> None:
+    assert fee_for(Decimal(total), Decimal(percent), currency) == Decimal(fee)
+    assert fee_for(Decimal(total), Decimal(percent), currency).as_tuple().exponent == -len(fee.partition(".")[2])
+    quote = parse_spec(f"0:{percent}").quote(Decimal(total), PICKUP, PICKUP - timedelta(hours=1), currency)
     assert quote.fee == Decimal(fee)
     assert quote.fee + quote.refund == Decimal(total)
 
@@ -66,11 +69,11 @@ def test_fee_rounds_half_up_and_fee_plus_refund_is_total(total: str, percent: st
 def test_quote_valid_until_is_the_last_instant_of_the_tier() -> None:
     policy = parse_spec(LUXURY)
     total = Decimal("100.00")
-    early = policy.quote(total, PICKUP, PICKUP - timedelta(hours=60))
+    early = policy.quote(total, PICKUP, PICKUP - timedelta(hours=60), "EUR")
     assert (early.fee, early.refund, early.valid_until) == (Decimal("0.00"), total, PICKUP - timedelta(hours=48))
-    middle = policy.quote(total, PICKUP, PICKUP - timedelta(hours=30))
+    middle = policy.quote(total, PICKUP, PICKUP - timedelta(hours=30), "EUR")
     assert (middle.fee, middle.valid_until) == (Decimal("50.00"), PICKUP - timedelta(hours=24))
-    last = policy.quote(total, PICKUP, PICKUP - timedelta(hours=2))
+    last = policy.quote(total, PICKUP, PICKUP - timedelta(hours=2), "EUR")
     assert (last.fee, last.valid_until) == (total, None)
 
 

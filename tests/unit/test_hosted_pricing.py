@@ -80,20 +80,20 @@ FIXED = [
 )
 def test_vehicle_price(prices: dict[str, Any], the_trip: Trip, expected: str) -> None:
     card = card_with(**prices)
-    assert vehicle_price(card.vehicles[0], the_trip) == Decimal(expected)
+    assert vehicle_price(card.vehicles[0], the_trip, card.currency) == Decimal(expected)
 
 
 def test_night_window_is_the_airport_local_time_not_utc() -> None:
     card = card_with(night=NIGHT)
     # 23:30 in Tokyo is 14:30 UTC: surcharged, because the window is the airport's local time.
     tokyo_night = Trip("NRT", TOKYO, datetime(2027, 3, 1, 14, 30, tzinfo=UTC), 50, datetime(2027, 2, 1, tzinfo=UTC))
-    assert vehicle_price(card.vehicles[0], tokyo_night) == Decimal("84.00")
+    assert vehicle_price(card.vehicles[0], tokyo_night, card.currency) == Decimal("84.00")
     # 23:30 UTC is 08:30 in Tokyo: no surcharge.
     tokyo_morning = Trip("NRT", TOKYO, datetime(2027, 3, 1, 23, 30, tzinfo=UTC), 50, datetime(2027, 2, 1, tzinfo=UTC))
-    assert vehicle_price(card.vehicles[0], tokyo_morning) == Decimal("70.00")
+    assert vehicle_price(card.vehicles[0], tokyo_morning, card.currency) == Decimal("70.00")
     # Summer time in London: 22:30 BST is 21:30 UTC, still in the window.
     bst = Trip("LHR", LONDON, datetime(2027, 7, 1, 21, 30, tzinfo=UTC), 50, datetime(2027, 6, 1, tzinfo=UTC))
-    assert vehicle_price(card.vehicles[0], bst) == Decimal("84.00")
+    assert vehicle_price(card.vehicles[0], bst, card.currency) == Decimal("84.00")
 
 
 @pytest.mark.parametrize(

@@ -131,7 +131,7 @@ def test_refused_amounts(value: object, currency: str) -> None:
 
 
 def test_extra_decimals_are_named_in_the_error() -> None:
-    with pytest.raises(MoneyError, match=r"EUR amounts have at most 2 decimals: 10\.005"):
+    with pytest.raises(MoneyError, match=r"EUR amounts have at most two decimals: 10\.005"):
         money.parse("10.005", "EUR")
     with pytest.raises(MoneyError, match="JPY amounts have no decimals"):
         money.parse("1.5", "JPY")
@@ -202,6 +202,12 @@ def test_the_writer_refuses_rather_than_rounds(amount: Decimal, currency: str) -
         money.text(amount, currency)
     with pytest.raises(MoneyError):
         Money(amount, currency)
+
+
+@pytest.mark.parametrize("amount", [D("NaN"), D("Infinity"), D("-Infinity"), D("1234567890123456.78")])
+def test_a_json_number_is_refused_for_what_it_cannot_hold(amount: Decimal) -> None:
+    with pytest.raises(MoneyError):
+        money.number(amount)
 
 
 @pytest.mark.parametrize(

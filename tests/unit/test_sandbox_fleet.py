@@ -34,12 +34,12 @@ def test_fleet_uses_reference_types_and_covers_the_required_ones() -> None:
 
 def test_fares_are_base_plus_per_km_in_cents_and_grow_with_distance() -> None:
     sedan = fleet.FLEET_BY_ID["sedan"]
-    assert sedan.fare(20) == sedan.base_fare + 20 * sedan.per_km
+    assert sedan.fare(20, "EUR") == sedan.base_fare + 20 * sedan.per_km
     for vehicle in fleet.FLEET:
-        fares = [vehicle.fare(d) for d in (1, 5, 25, 60, 250)]
+        fares = [vehicle.fare(d, "EUR") for d in (1, 5, 25, 60, 250)]
         assert fares == sorted(fares) and len(set(fares)) == len(fares)
         assert all(f == f.quantize(Decimal("0.01")) and f > 0 for f in fares)
-    assert sedan.fare(0) == sedan.fare(1)  # a minimum fare, never a free ride
+    assert sedan.fare(0, "EUR") == sedan.fare(1, "EUR")  # a minimum fare, never a free ride
 
 
 def test_quote_validates_on_the_wire_and_seats_the_party() -> None:

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
+import pytest
 from prometheus_client import REGISTRY
 
 from tests.unit.test_typed_rows import OFFER
-from transfers.db.types import CENT
+from transfers.money import MoneyError
 from transfers.observability.metrics import observe_partner_call
 from transfers.partners.models import sell_price
 
 
-def _formula(net: Decimal, markup: Decimal) -> Decimal:
-    return (net * (Decimal(100) + markup) / Decimal(100)).quantize(CENT, rounding=ROUND_HALF_UP)
+def _formula(net: Decimal, markup: Decimal, places: int) -> Decimal:
+    """docs/rules/search.md's rule written out again, independently of money.py."""
+    shown = (net * (Decimal(100) + markup) / Decimal(100)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    return shown if shown else abs(shown)
 
 
 def test_a_remembered_sell_price_is_the_formula_s_whatever_the_order_of_calls() -> None:
@@ -28,13 +31,22 @@ def test_a_remembered_sell_price_is_the_formula_s_whatever_the_order_of_calls() 
         ("0.01", "-50"),
         ("999999.99", "33.333"),
         ("0", "10"),
-        ("-0", "10"),  # zero keeps its sign: never answered from 0's entry
+        ("-0", "10"),  # zero is 0.00 whatever its sign
     ]
     for _ in range(2):  # the second time from the cache
-        for net, markup in cases:
-            got, want = sell_price(Decimal(net), Decimal(markup)), _formula(Decimal(net), Decimal(markup))
-            assert got == want and str(got) == str(want), (net, markup)
-    assert str(sell_price(Decimal("-0"), Decimal(10))) == "-0.00" and str(sell_price(Decimal(0), Decimal(10))) == "0.00"
+        for currency, places in (("EUR", 2), ("KWD", 3), ("JPY", 0)):
+            for net, markup in cases:
+                if Decimal(net) != Decimal(net).quantize(Decimal(1).scaleb(-places)):
+                    continue  # more decimals than the currency has: refused (below)
+                got = sell_price(Decimal(net), Decimal(markup), currency)
+                want = _formula(Decimal(net), Decimal(markup), places)
+                assert got == want and str(got) == str(want), (net, markup, currency)
+    assert (
+        str(sell_price(Decimal("-0"), Decimal(10), "EUR")) == "0.00" == str(sell_price(Decimal(0), Decimal(10), "EUR"))
+    )
+    assert str(sell_price(Decimal("10010"), Decimal("7.5"), "JPY")) == "10761"
+    with pytest.raises(MoneyError):
+        sell_price(Decimal("45.1"), Decimal(10), "JPY")
 
 
 def test_the_answer_s_vehicle_ends_with_its_policy_when_given() -> None:

@@ -13,10 +13,10 @@ import pytest
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.unit.test_typed_rows import OFFER
+from transfers import money
 from transfers.api.responses import dumps
 from transfers.cancellation.policy import FREE_UNTIL_PICKUP, parse_spec
 from transfers.db.engine import _json_dumps
-from transfers.db.types import CENT
 from transfers.partners.models import PartnerRecord
 from transfers.partners.wire import WireSearchAnswer, WireVehicle
 from transfers.search import repository
@@ -82,7 +82,7 @@ def _offers() -> list[Offer]:
     """Offers sharing price objects and a policy, as a search's do, and some that do not."""
     shared, policy = Decimal("40.00"), parse_spec("24:0,0:100")
     offers = []
-    for no, net in enumerate(["40.00", "40.0", "-0.00", "0.00", "12.345", "70.00", "40.00"], start=1):
+    for no, net in enumerate(["40.00", "40.0", "-0.00", "0.00", "12.3", "70.00", "40.00"], start=1):
         price = shared if no % 2 else Decimal(net)
         offers.append(
             dataclasses.replace(
@@ -147,15 +147,15 @@ async def _store(db: _Captured, offers: list[Offer]) -> None:
     )
 
 
-async def test_postgresql_gets_each_price_as_its_own_two_place_text() -> None:
+async def test_postgresql_gets_each_price_as_money_writes_it() -> None:
     offers = _offers()
     db = _Captured(sqlite=False)
     await _store(db, offers)
     sent = db.params["offers"]
     assert [(v["net_price"], v["sell_price"]) for v in sent] == [
-        (str(o.net_price.quantize(CENT)), str(o.sell_price.quantize(CENT))) for o in offers
+        (money.text(o.net_price, o.currency), money.text(o.sell_price, o.currency)) for o in offers
     ]
-    assert ("-0.00", "40.00") in [(v["net_price"], v["sell_price"]) for v in sent]
+    assert ("0.00", "40.00") in [(v["net_price"], v["sell_price"]) for v in sent]  # -0 is written 0.00
     assert [{**v, "net_price": o.net_price, "sell_price": o.sell_price} for v, o in zip(sent, offers, strict=True)] == [
         o.stored() for o in offers
     ]

@@ -11,10 +11,12 @@ from decimal import Decimal
 import pytest
 
 from tests.helpers import booking_row
+from transfers import money
 from transfers.api.schemas import BookingResource
 from transfers.bookings.models import (
     BOOKING_FIELDS,
     LISTED_FIELDS,
+    MONEY_FIELDS,
     VIEW_FIELDS,
     Booking,
     BookingView,
@@ -153,7 +155,8 @@ def test_a_booking_is_a_bookings_row() -> None:
 def test_a_booking_reads_back_typed_and_moves_without_changing_in_place() -> None:
     booking = Booking.from_row(booking_row())
     assert booking.status is BookingStatus.APPROVED
-    assert booking.as_dict() == {**booking_row(), "status": BookingStatus.APPROVED}
+    amounts = {k: money.text(v, "EUR") for k, v in booking_row().items() if k in MONEY_FIELDS and v is not None}
+    assert booking.as_dict() == {**booking_row(), "status": BookingStatus.APPROVED, **amounts}
     moved = booking.moved({"status": "CANCELLED", "cancel_note": "flight cancelled"})
     assert (moved.status, moved.cancel_note) == (BookingStatus.CANCELLED, "flight cancelled")
     assert (booking.status, booking.cancel_note) == (BookingStatus.APPROVED, None)
@@ -184,7 +187,8 @@ def test_an_operator_list_line_holds_bookings_columns_and_the_parties_names() ->
     assert set(LISTED_FIELDS) - {"client_name", "partner_name"} <= columns(bookings)
     row = {**booking_row(), "client_name": "Acme Travel", "partner_name": "Acme Cars"}
     listed = ListedBooking.from_row(row)
-    assert listed.as_dict() == {name: row[name] for name in LISTED_FIELDS}
+    amounts = {"total": money.text(row["total"], "EUR"), "net_total": money.text(row["net_total"], "EUR")}
+    assert listed.as_dict() == {**{name: row[name] for name in LISTED_FIELDS}, **amounts}
 
 
 # --- issue 21: the other repositories' rows, and the trip -----------------------------------------

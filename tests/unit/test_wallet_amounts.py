@@ -21,7 +21,7 @@ from transfers.wallet.amounts import MAX_AMOUNT, parse_credit
     ],
 )
 def test_amounts_accepted(typed: str, amount: Decimal) -> None:
-    assert parse_credit(typed) == amount and parse_credit(typed).as_tuple().exponent == -2
+    assert parse_credit(typed, "EUR") == amount and parse_credit(typed, "EUR").as_tuple().exponent == -2
 
 
 @pytest.mark.parametrize(
@@ -50,10 +50,32 @@ def test_amounts_accepted(typed: str, amount: Decimal) -> None:
 )
 def test_amounts_refused(typed: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        parse_credit(typed)
+        parse_credit(typed, "EUR")
 
 
 def test_zero_only_where_allowed() -> None:
-    assert parse_credit("0", allow_zero=True) == Decimal("0.00")
+    assert parse_credit("0", "EUR", allow_zero=True) == Decimal("0.00")
     with pytest.raises(ValueError, match="negative"):
-        parse_credit("-1", allow_zero=True)
+        parse_credit("-1", "EUR", allow_zero=True)
+
+
+@pytest.mark.parametrize(
+    ("typed", "currency", "amount"),
+    [("10010", "JPY", Decimal("10010")), ("20.465", "KWD", Decimal("20.465")), ("7.5", "KWD", Decimal("7.500"))],
+)
+def test_the_wallet_currency_gives_the_decimals(typed: str, currency: str, amount: Decimal) -> None:
+    assert parse_credit(typed, currency) == amount
+    assert parse_credit(typed, currency).as_tuple().exponent == -len(str(amount).partition(".")[2])
+
+
+@pytest.mark.parametrize(
+    ("typed", "currency", "message"),
+    [
+        ("10010.5", "JPY", "can have no decimals"),
+        ("20.4651", "KWD", "at most three decimals"),
+        ("", "JPY", r"like 50\."),
+    ],
+)
+def test_more_decimals_than_the_currency_has_are_refused(typed: str, currency: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_credit(typed, currency)

@@ -19,6 +19,7 @@ from decimal import Decimal
 from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers import money
 from transfers.accounting.journal import AccountKind
 from transfers.accounting.statements import Figures, figures_of
 from transfers.db.tables import journal_entries, journal_lines, ledger_entries, partner_statements, wallets
@@ -39,9 +40,9 @@ async def _entries_balance(conn: AsyncConnection) -> str | None:
     line = journal_lines.c
     row = (
         await conn.execute(
-            select(journal_entries.c.id, func.count(line.id), func.sum(line.amount))
+            select(journal_entries.c.id, func.count(line.id), func.sum(line.amount), journal_entries.c.currency)
             .select_from(journal_entries.outerjoin(journal_lines, line.entry_id == journal_entries.c.id))
-            .group_by(journal_entries.c.id)
+            .group_by(journal_entries.c.id, journal_entries.c.currency)
             .having((func.count(line.id) < 2) | (func.coalesce(func.sum(line.amount), 0) != 0))
             .order_by(journal_entries.c.id)
             .limit(1)
@@ -49,7 +50,8 @@ async def _entries_balance(conn: AsyncConnection) -> str | None:
     ).first()
     if row is None:
         return None
-    return f"journal entry {row[0]} does not balance: {row[1]} lines adding up to {_money(row[2])}"
+    total = money.diagnostic(_money(row[2]), row[3])
+    return f"journal entry {row[0]} does not balance: {row[1]} lines adding up to {total}"
 
 
 async def _accounts_sum_to_zero(conn: AsyncConnection) -> str | None:
@@ -63,7 +65,10 @@ async def _accounts_sum_to_zero(conn: AsyncConnection) -> str | None:
             .limit(1)
         )
     ).first()
-    return None if row is None else f"the accounts in {row[0]} add up to {_money(row[1])}, not 0.00"
+    if row is None:
+        return None
+    zero = money.diagnostic(ZERO, row[0])
+    return f"the accounts in {row[0]} add up to {money.diagnostic(_money(row[1]), row[0])}, not {zero}"
 
 
 async def _wallets_equal_accounts(conn: AsyncConnection) -> str | None:
@@ -75,7 +80,7 @@ async def _wallets_equal_accounts(conn: AsyncConnection) -> str | None:
         .subquery()
     )
     rows = await conn.execute(
-        select(wallets.c.id, wallets.c.balance, account.c.total)
+        select(wallets.c.id, wallets.c.balance, account.c.total, wallets.c.currency)
         .select_from(
             wallets.outerjoin(
                 account, and_(account.c.owner_id == wallets.c.id, account.c.currency == wallets.c.currency)
@@ -83,9 +88,10 @@ async def _wallets_equal_accounts(conn: AsyncConnection) -> str | None:
         )
         .order_by(wallets.c.id)
     )
-    for wallet_id, balance, total in rows:
+    for wallet_id, balance, total, currency in rows:
         if _money(total) != _money(balance):
-            return f"wallet {wallet_id}: balance {_money(balance)}, its account {_money(total)}"
+            shown = money.diagnostic(_money(balance), currency), money.diagnostic(_money(total), currency)
+            return f"wallet {wallet_id}: balance {shown[0]}, its account {shown[1]}"
     stray = (
         await conn.execute(
             select(line.owner_id, line.currency)
@@ -118,7 +124,7 @@ async def _refunds_within_paid(conn: AsyncConnection) -> str | None:
     line, entry = journal_lines.c, journal_entries.c
     row = (
         await conn.execute(
-            select(entry.booking_id, func.sum(line.amount))
+            select(entry.booking_id, func.sum(line.amount), func.min(entry.currency))
             .select_from(journal_lines.join(journal_entries, entry.id == line.entry_id))
             .where(
                 entry.booking_id.is_not(None),
@@ -132,7 +138,7 @@ async def _refunds_within_paid(conn: AsyncConnection) -> str | None:
     ).first()
     if row is None:
         return None
-    return f"booking {row[0]}: its payer got back {_money(row[1])} more than it paid"
+    return f"booking {row[0]}: its payer got back {money.diagnostic(_money(row[1]), row[2])} more than it paid"
 
 
 async def _statements(conn: AsyncConnection) -> str | None:
@@ -163,15 +169,19 @@ async def _statements(conn: AsyncConnection) -> str | None:
             _money(statement["closing_balance"]),
         )
         if frozen[4] != frozen[0] + frozen[1] + frozen[2] + frozen[3]:
-            return f"{name}: closing {frozen[4]} is not opening + earned + recovered + paid"
+            return f"{name}: closing {money.diagnostic(frozen[4], key[1])} is not opening + earned + recovered + paid"
         expected = (lines.opening, lines.earned, lines.recovered, lines.paid, lines.closing)
         if frozen != expected:
             return (
-                f"{name}: (opening, earned, recovered, paid, closing) is {tuple(map(str, frozen))}, "
-                f"the partner's account says {tuple(map(str, expected))}"
+                f"{name}: (opening, earned, recovered, paid, closing) is {_texts(frozen, key[1])}, "
+                f"the partner's account says {_texts(expected, key[1])}"
             )
     return None
 
 
+def _texts(amounts: tuple[Decimal, ...], currency: str) -> tuple[str, ...]:
+    return tuple(money.diagnostic(amount, currency) for amount in amounts)
+
+
 def _money(value: object) -> Decimal:
-    return ZERO if value is None else Decimal(str(value)).quantize(Decimal("0.01"))
+    return ZERO if value is None else Decimal(str(value))

@@ -2,24 +2,25 @@
 
 A booking's ``net`` is the partner's own price (extras at net); the platform keeps ``total - net``.
 Shares of an amount of the client's money (a kept fee, an incident's refund) are in proportion
-``net / total``, rounded half-up to the cent, so the partner's and the platform's parts always add
+``net / total``, rounded half-up to the currency's decimals (``money.round_half_up``),
+so the partner's and the platform's parts always add
 up to the amount.
 """
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
-from transfers.db.types import CENT
+from transfers import money
 
-ZERO = Decimal("0.00")
+ZERO = Decimal(0)
 
 
-def partner_share(amount: Decimal, net: Decimal, total: Decimal) -> Decimal:
-    """``amount x net / total``, half-up to the cent (0.00 for a free booking)."""
+def partner_share(amount: Decimal, net: Decimal, total: Decimal, currency: str) -> Decimal:
+    """``amount x net / total``, half-up to the currency's decimals (0 for a free booking)."""
     if total <= 0:
-        return ZERO
-    return (amount * net / total).quantize(CENT, rounding=ROUND_HALF_UP)
+        return money.round_half_up(ZERO, currency)
+    return money.round_half_up(amount * net / total, currency)
 
 
 def ride(net: Decimal) -> Decimal:
@@ -27,11 +28,11 @@ def ride(net: Decimal) -> Decimal:
     return net
 
 
-def cancellation_fee(fee: Decimal, net: Decimal, total: Decimal) -> Decimal:
+def cancellation_fee(fee: Decimal, net: Decimal, total: Decimal, currency: str) -> Decimal:
     """``CANCELLATION_FEE``: the partner's share of the fee a client's cancel kept."""
-    return partner_share(fee, net, total)
+    return partner_share(fee, net, total, currency)
 
 
-def recovery(refund: Decimal, net: Decimal, total: Decimal) -> Decimal:
+def recovery(refund: Decimal, net: Decimal, total: Decimal, currency: str) -> Decimal:
     """``RECOVERY``: minus the partner's share of an incident's refund it is responsible for."""
-    return -partner_share(refund, net, total)
+    return -partner_share(refund, net, total, currency)

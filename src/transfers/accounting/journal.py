@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 
-from transfers.db.types import CENT
+from transfers import money
 
 
 class AccountKind(StrEnum):
@@ -90,8 +90,10 @@ class NewEntry:
         if len(self.legs) < 2:
             raise Unbalanced("an entry has at least two legs")
         for leg in self.legs:
-            if not leg.amount.is_finite() or leg.amount != leg.amount.quantize(CENT):
-                raise Unbalanced(f"{leg.account}: {leg.amount} is not an amount of cents")
+            try:
+                money.exact(leg.amount, self.currency)
+            except money.MoneyError:
+                raise Unbalanced(f"{leg.account}: {leg.amount} is not an amount of {self.currency}") from None
         if sum((leg.amount for leg in self.legs), Decimal("0")) != 0:
             raise Unbalanced(f"{self.kind}: legs add up to {sum(leg.amount for leg in self.legs)}")
 

@@ -161,7 +161,7 @@ async def month_sums(conn: AsyncConnection, partner_id: int) -> list[tuple[str, 
 def lines_query(partner_id: Any, currency: Any, period: Any, *, as_text: bool = False) -> Select[Any]:
     """A statement's lines, oldest first: date, reservation number, kind, retail, net, amount, note.
     ``as_text`` (PostgreSQL only): the date as ``YYYY-MM-DD`` in UTC and the amounts as the NUMERIC's
-    own two-place text, so the driver decodes strings instead of datetimes and Decimals."""
+    own text (``money.stored_text`` writes it), so the driver decodes strings instead of datetimes and Decimals."""
     line, entry, b = journal_lines.c, journal_entries.c, bookings.c
     columns: list[Any] = [line.created_at, b.reservation_no, entry.kind, b.total, b.net_total, line.amount]
     if as_text:

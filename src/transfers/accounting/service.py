@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers import money
 from transfers.accounting import amounts, check
 from transfers.accounting import repository as repo
 from transfers.accounting.journal import PLATFORM, WORLD, PartnerLine, partner, transfer
@@ -65,8 +66,10 @@ async def statement(db: Database, partner_id: int, period: object, currency: obj
     return found[0]
 
 
-def line_dict(row: Any) -> dict[str, Any]:
-    """One statement line as the API shows it (docs/rules/statements.md#partner-api)."""
+def line_dict(row: Any, currency: str) -> dict[str, Any]:
+    """One statement line as the API shows it (docs/rules/statements.md#partner-api); its amounts in
+    ``currency``, the statement's (a booking's ``retail`` and ``net`` too: a partner's lines are in the
+    currency of the bookings they come from)."""
     created_at, reservation_no, kind, retail, net, amount, note, reference = row
     is_booking = reservation_no is not None
     shown_note = (
@@ -76,16 +79,17 @@ def line_dict(row: Any) -> dict[str, Any]:
         "date": created_at.date().isoformat(),
         "reservation_no": reservation_no,
         "kind": kind,
-        "retail": f"{retail:.2f}" if is_booking and retail is not None else None,
-        "net": f"{net:.2f}" if is_booking and net is not None else None,
-        "amount": f"{amount:.2f}",
+        "retail": money.text(retail, currency) if is_booking and retail is not None else None,
+        "net": money.text(net, currency) if is_booking and net is not None else None,
+        "amount": money.text(amount, currency),
         "note": shown_note,
     }
 
 
-def text_line_dict(row: Any) -> dict[str, Any]:
+def text_line_dict(row: Any, currency: str) -> dict[str, Any]:
     """``line_dict`` for a row of ``repo.LINES_AS_TEXT``: the date already ``YYYY-MM-DD`` (UTC) and
-    the amounts already the NUMERIC(14, 2)'s two-place text, which is what ``f"{x:.2f}"`` gives."""
+    the amounts the NUMERIC(18, 4)'s own text ("45.1000"), written by ``money.stored_text`` as
+    ``money.text`` writes the typed values ("45.10")."""
     day, reservation_no, kind, retail, net, amount, note, reference = row
     is_booking = reservation_no is not None
     shown_note = (
@@ -95,9 +99,9 @@ def text_line_dict(row: Any) -> dict[str, Any]:
         "date": day,
         "reservation_no": reservation_no,
         "kind": kind,
-        "retail": retail if is_booking else None,
-        "net": net if is_booking else None,
-        "amount": amount,
+        "retail": money.stored_text(retail, currency) if is_booking and retail is not None else None,
+        "net": money.stored_text(net, currency) if is_booking and net is not None else None,
+        "amount": money.stored_text(amount, currency),
         "note": shown_note,
     }
 
@@ -111,13 +115,13 @@ async def statement_lines(db: Database, found: Statement, *, limit: int | None =
             repo.LINES_AS_TEXT, partner_id=found.partner_id, currency=found.currency, period=found.period
         )
         if raw is not None:
-            return [text_line_dict(r) for r in raw]
+            return [text_line_dict(r, found.currency) for r in raw]
     query = repo.lines_query(found.partner_id, found.currency, found.period)
     if limit is not None:
         query = query.limit(limit)
     async with db.read() as conn:
         rows = await conn.execute(query)
-        return [line_dict(r) for r in rows]
+        return [line_dict(r, found.currency) for r in rows]
 
 
 async def stream_lines(db: Database, found: Statement, *, chunk: int = 2000) -> AsyncIterator[dict[str, Any]]:
@@ -129,7 +133,7 @@ async def stream_lines(db: Database, found: Statement, *, chunk: int = 2000) -> 
             repo.lines_query(found.partner_id, found.currency, found.period).execution_options(yield_per=chunk)
         )
         async for row in result:
-            yield line_dict(row)
+            yield line_dict(row, found.currency)
 
 
 async def close_ended(db: Database, now: datetime) -> int:
@@ -217,7 +221,9 @@ async def mark_paid(
         if row.status is StatementStatus.PAID:
             raise AlreadyPaid(f"The statement {month} is already paid (reference {row.paid_reference}).")
         if row.figures.closing <= 0:
-            raise StatementNotPayable(f"Nothing to pay: the closing balance of {month} is {row.figures.closing:.2f}.")
+            raise StatementNotPayable(
+                f"Nothing to pay: the closing balance of {month} is {money.text(row.figures.closing, currency)}."
+            )
         marked = await repo.mark_paid(conn, row.id, reference=ref, now=now)
         if marked is None:
             raise AlreadyPaid(f"The statement {month} was marked paid meanwhile.")
@@ -239,7 +245,7 @@ async def mark_paid(
             actor=actor,
             action="statement.mark_paid",
             subject=f"partner:{partner_id}",
-            details={"period": month, "currency": currency, "amount": f"{amount:.2f}", "reference": ref},
+            details={"period": month, "currency": currency, "amount": money.text(amount, currency), "reference": ref},
             now=now,
         )
     return amount
@@ -249,10 +255,10 @@ async def adjust(
     db: Database, partner_id: int, currency: object, amount: object, note: object, *, actor: str, now: datetime
 ) -> Decimal:
     """An ``ADJUSTMENT`` of the partner's account, either way, in the open month (admin, audited)."""
-    value = amounts.parse_adjustment(amount)
+    if not isinstance(currency, str) or not money.is_currency(currency):
+        raise CurrencyNeeded("Say which currency (an ISO 4217 code in capital letters, like EUR).")
+    value = amounts.parse_adjustment(amount, currency)
     text = amounts.clean_text(note, what="note", limit=amounts.MAX_NOTE)
-    if not isinstance(currency, str) or len(currency) != 3 or not currency.isalpha() or not currency.isupper():
-        raise CurrencyNeeded("Say which currency (three capital letters, like EUR).")
     entry = transfer(
         PartnerLine.ADJUSTMENT.value, currency, PLATFORM, partner(partner_id), value, note=text, actor=actor
     )
@@ -263,7 +269,7 @@ async def adjust(
             actor=actor,
             action="partner.adjust",
             subject=f"partner:{partner_id}",
-            details={"currency": currency, "amount": f"{value:.2f}", "note": text},
+            details={"currency": currency, "amount": money.text(value, currency), "note": text},
             now=now,
         )
     return value

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 
+from transfers import money
 from transfers.accounting.journal import PartnerLine
 
 ZERO = Decimal("0.00")
@@ -64,11 +65,11 @@ class Statement:
             "period": self.period,
             "currency": self.currency,
             "status": self.status.value,
-            "opening_balance": f"{f.opening:.2f}",
-            "earned": f"{f.earned:.2f}",
-            "recovered": f"{f.recovered:.2f}",
-            "paid": f"{f.paid:.2f}",
-            "closing_balance": f"{f.closing:.2f}",
+            "opening_balance": money.text(f.opening, self.currency),
+            "earned": money.text(f.earned, self.currency),
+            "recovered": money.text(f.recovered, self.currency),
+            "paid": money.text(f.paid, self.currency),
+            "closing_balance": money.text(f.closing, self.currency),
         }
 
 

@@ -8,6 +8,7 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from transfers import money as amounts
 from transfers.reference.airports import find_airport
 
 STATUS_WORDS = {
@@ -27,15 +28,14 @@ def status_words(status: object) -> str:
     return STATUS_WORDS.get(text, text.replace("_", " ").capitalize())
 
 
-def money(amount: object, currency: object = "") -> str:
-    """``money(Decimal("45"), "EUR")`` is "45.00 EUR"; a missing amount is "—"."""
+def money(amount: object, currency: object) -> str:
+    """``money(Decimal("45"), "EUR")`` is "45.00 EUR" (``money.for_people``); a missing amount is "—"."""
     if amount is None or amount == "":
         return "—"
     try:
-        value = Decimal(str(amount)).quantize(Decimal("0.01"))
-    except InvalidOperation:
+        return amounts.for_people(Decimal(str(amount)), str(currency))
+    except (InvalidOperation, amounts.MoneyError):
         return str(amount)
-    return f"{value:,.2f} {currency or ''}".strip()
 
 
 def at_airport(value: datetime | None, iata: object) -> str:

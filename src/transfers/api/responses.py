@@ -10,13 +10,14 @@ import orjson
 from starlette.background import BackgroundTask
 from starlette.responses import Response
 
+from transfers import money
 from transfers.errors import ErrorCode
 
 
 def _default(value: Any) -> Any:
     if isinstance(value, Decimal):
-        # Money in JSON numbers (search prices): two-decimal Decimals render as 45.1 / 45.0.
-        return float(value)
+        # Money in JSON numbers (search prices): money.number, 45.10 renders as 45.1, 45.00 as 45.0.
+        return money.number(value)
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 

@@ -23,6 +23,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from transfers import money
 from transfers.bookings.amend_rules import rejected_by_cancel
 from transfers.bookings.models import Booking
 from transfers.cancellation.policy import Quote
@@ -42,7 +43,7 @@ class Canceller(StrEnum):
 def quote(booking: Booking, now: datetime) -> Quote:
     """What the client would pay to cancel ``booking`` at ``now``, under the policy it was sold with, counted
     from the current pickup; nothing once its flight is disrupted (docs/rules/flights.md#disruption)."""
-    priced = stored_policy(booking.cancellation_policy).quote(booking.total, booking.pickup_at, now)
+    priced = stored_policy(booking.cancellation_policy).quote(booking.total, booking.pickup_at, now, booking.currency)
     if booking.flight_disrupted_at is not None and booking.flight_disrupted_at <= now:
         priced = Quote(priced.tier, ZERO, booking.total, None)
     # the refund a cancel would give: less what the incidents refunded already (incidents.md#refund-then-cancel)
@@ -81,8 +82,9 @@ def ledger_note(booking: Booking, reason: str | None) -> str:
     note = f"cancelled: {reason or ''}"
     fee, refund = booking.cancellation_fee, cancel_refund(booking)
     if fee and refund is not None:
-        note += f"; cancellation fee {fee:.2f} kept of {booking.total:.2f}"
+        c = booking.currency
+        note += f"; cancellation fee {money.text(fee, c)} kept of {money.text(booking.total, c)}"
         if booking.incident_refunded:
-            note += f", incidents refunded {booking.incident_refunded:.2f} before"
-        note += f" (refund {refund:.2f})"
+            note += f", incidents refunded {money.text(booking.incident_refunded, c)} before"
+        note += f" (refund {money.text(refund, c)})"
     return note

@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
+from transfers import money
 from transfers.bookings import hosted_capacity, tracking_link
 from transfers.bookings.rules import BookingRequest
 from transfers.bookings.state import BookingStatus
@@ -85,7 +86,7 @@ def booking_values(
                 "partner_extra_id": c.extra.partner_extra_id,
                 "name": c.extra.name,
                 "quantity": c.quantity,
-                "price": str(c.extra.price),
+                "price": money.text(c.extra.price, offer.currency),
                 "label": c.label,
             }
             for c in request.extras

@@ -31,7 +31,7 @@ async def recover_partner_share(
     ending without its ride, the journal effect gives that recovery back."""
     if refund <= 0:
         return ZERO
-    amount = earnings.recovery(refund, booking.net_total, booking.total)
+    amount = earnings.recovery(refund, booking.net_total, booking.total, booking.currency)
     if amount == 0:
         return ZERO
     rode = await journal_repo.booking_kind_total(conn, booking.id, PartnerLine.RIDE.value, booking.partner_id)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import CTE, ColumnElement, FromClause, bindparam, cast, insert, literal, null, select, true, union_all
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers import money
 from transfers.accounting import earnings
 from transfers.accounting import repository as journal_repo
 from transfers.accounting.journal import (
@@ -99,7 +100,7 @@ def planned_entries(change: Change) -> list[NewEntry]:
         )
     fee = booking.cancellation_fee
     if moved_status and change.to_status is S.CANCELLED and fee is not None and fee > 0:
-        share = earnings.cancellation_fee(fee, booking.net_total, booking.total)
+        share = earnings.cancellation_fee(fee, booking.net_total, booking.total, booking.currency)
         if share != 0:
             entries.append(
                 transfer(
@@ -109,7 +110,7 @@ def planned_entries(change: Change) -> list[NewEntry]:
                     account,
                     share,
                     booking_id=booking.id,
-                    note=f"fee {fee:.2f} of {booking.total:.2f}",
+                    note=f"fee {money.text(fee, booking.currency)} of {money.text(booking.total, booking.currency)}",
                 )
             )
     return entries
@@ -160,7 +161,11 @@ async def _give_back_recoveries(conn: AsyncConnection, booking: Booking, change:
         kept - recovered,
         booking_id=booking.id,
         note="recovery given back: the booking ended without its ride"
-        + (f" (kept {-kept:.2f}: the partner's incidents refunded part of the kept fee)" if kept else ""),
+        + (
+            f" (kept {money.text(-kept, booking.currency)}: the partner's incidents refunded part of the kept fee)"
+            if kept
+            else ""
+        ),
     )
     await journal_repo.post(conn, entry, change.now)
 
@@ -182,7 +187,7 @@ async def _recovery_kept(conn: AsyncConnection, booking: Booking, change: Change
     theirs = await incidents_repo.partner_refunds(conn, booking.id)
     if theirs <= 0:
         return ZERO
-    return earnings.recovery(taken * theirs / refunded, booking.net_total, booking.total)
+    return earnings.recovery(taken * theirs / refunded, booking.net_total, booking.total, booking.currency)
 
 
 # --- the fast statements (PostgreSQL) ----------------------------------------------------------------

@@ -22,6 +22,7 @@ from decimal import Decimal
 from operator import itemgetter
 from typing import Any
 
+from transfers import money
 from transfers.bookings.state import BookingStatus
 from transfers.bookings.trip import Trip, trip_of
 from transfers.rows import row_type
@@ -130,8 +131,12 @@ class Booking:
         return replace(self, **values)
 
     def as_dict(self) -> dict[str, Any]:
-        """Every column by name (the operator CLI's JSON)."""
-        return {name: getattr(self, name) for name in BOOKING_FIELDS}
+        """Every column by name (the operator CLI's JSON), the amounts as ``money.text`` writes them."""
+        values = {name: getattr(self, name) for name in BOOKING_FIELDS}
+        for name in MONEY_FIELDS:
+            if values[name] is not None:
+                values[name] = money.text(values[name], self.currency)
+        return values
 
 
 @row_type
@@ -224,7 +229,13 @@ class ListedBooking:
         return cls(*[row[name] for name in LISTED_FIELDS])
 
     def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in LISTED_FIELDS}
+        """The line by name (``transfers bookings list --json``), the amounts as ``money.text`` writes them."""
+        values = {name: getattr(self, name) for name in LISTED_FIELDS}
+        return {
+            **values,
+            "total": money.text(self.total, self.currency),
+            "net_total": money.text(self.net_total, self.currency),
+        }
 
 
 @row_type
@@ -250,6 +261,8 @@ class Transition:
 
 
 BOOKING_FIELDS = tuple(f.name for f in fields(Booking))
+# The booking's amounts, all in its ``currency``.
+MONEY_FIELDS = ("total", "net_total", "cancellation_fee", "cancellation_refund", "incident_refunded")
 TRANSITION_FIELDS = tuple(f.name for f in fields(Transition))
 VIEW_FIELDS = tuple(f.name for f in fields(BookingView))
 LISTED_FIELDS = tuple(f.name for f in fields(ListedBooking))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from transfers import money
 from transfers.bookings import ride_field
 from transfers.bookings.models import Booking
 from transfers.bookings.resource import flight_view
@@ -26,7 +27,7 @@ def create_payload(booking: Booking) -> dict[str, Any]:
         "flight_info": flight_info(trip),
         "trip": trip_payload(trip),
         "extras": extras_payload(booking),
-        "price": {"total": f"{booking.net_total:.2f}", "currency": booking.currency},
+        "price": {"total": money.text(booking.net_total, booking.currency), "currency": booking.currency},
     }
 
 
@@ -78,7 +79,7 @@ def partner_view(booking: Booking) -> dict[str, Any]:
             "extras": [
                 {"id": e["partner_extra_id"], "name": e["name"], "quantity": e["quantity"]} for e in booking.extras
             ],
-            "price": {"total": f"{booking.net_total:.2f}", "currency": booking.currency},
+            "price": {"total": money.text(booking.net_total, booking.currency), "currency": booking.currency},
             "driver_info": trip.driver.public() if trip.driver is not None else None,
             "meeting_point": trip.meeting_point,
             # docs/rules/flights.md#disruption: the pickup as booked, the free wait and the flight as watched

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from transfers import money
 from transfers.bookings import ride_field
 from transfers.bookings.models import VIEW_FIELDS, Booking, BookingView
 from transfers.bookings.state import DRIVER_VISIBLE, BookingStatus, is_cancelable
@@ -45,7 +46,7 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "passengers": trip.party.passengers(),
         "passenger": trip.passenger.contact(),
         "vehicle": trip.vehicle.public(),
-        "price": {"total": f"{b.total:.2f}", "currency": b.currency},
+        "price": {"total": money.text(b.total, b.currency), "currency": b.currency},
         "distance_km": trip.route.distance_km if trip.route.distance_km is not None else 0,
         "booking_type": trip.booking_type,
         "is_cancelable": is_cancelable(status, b.pickup_at, now),

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
-from transfers import failpoints
+from transfers import failpoints, money
 from transfers.bookings import fast_paths, partner_payloads
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
@@ -278,8 +278,8 @@ async def cancellation_quote(svc: Services, client: ClientPrincipal, reservation
         priced = quote(booking, now)
         answer.update(
             cancelable=True,
-            fee=f"{priced.fee:.2f}",
-            refund=f"{priced.refund:.2f}",
+            fee=money.text(priced.fee, booking.currency),
+            refund=money.text(priced.refund, booking.currency),
             valid_until=None
             if priced.valid_until is None
             else local_time(booking.airport_iata, priced.valid_until).isoformat(),

@@ -27,13 +27,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation
 from itertools import pairwise
 from typing import Any, cast
 
+from transfers import money
 from transfers.errors import Invalid
 
-CENT = Decimal("0.01")
 HUNDRED = Decimal(100)
 MAX_TIERS = 10
 MAX_HOURS = 8760
@@ -109,9 +109,9 @@ class Policy:
                 return tier
         return self.tiers[-1]  # past pickup: the last tier (callers refuse such cancellations anyway)
 
-    def quote(self, total: Decimal, pickup_at: datetime, now: datetime) -> Quote:
+    def quote(self, total: Decimal, pickup_at: datetime, now: datetime, currency: str) -> Quote:
         tier = self.tier_at(pickup_at, now)
-        fee = fee_for(total, tier.fee_percent)
+        fee = fee_for(total, tier.fee_percent, currency)
         index = self.tiers.index(tier)
         last = index == len(self.tiers) - 1
         valid_until = None if last else _utc(pickup_at) - timedelta(hours=tier.hours_before_pickup)
@@ -141,9 +141,9 @@ def _utc(moment: datetime) -> datetime:
 FREE_UNTIL_PICKUP = Policy((Tier(0, Decimal(0)),))
 
 
-def fee_for(total: Decimal, percent: Decimal) -> Decimal:
-    """total x percent / 100, rounded half-up to cents (docs/rules/cancellation.md)."""
-    return (total * percent / HUNDRED).quantize(CENT, rounding=ROUND_HALF_UP)
+def fee_for(total: Decimal, percent: Decimal, currency: str) -> Decimal:
+    """total x percent / 100, rounded half-up to the currency's decimals (docs/rules/cancellation.md)."""
+    return money.round_half_up(total * percent / HUNDRED, currency)
 
 
 def _hours(value: Any, where: str) -> int:

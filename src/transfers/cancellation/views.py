@@ -11,6 +11,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Protocol
 
+from transfers import money
 from transfers.cancellation.policy import FREE_UNTIL_PICKUP, Policy, from_json
 from transfers.reference.airports import find_airport
 
@@ -19,6 +20,8 @@ class CancellableFacts(Protocol):
     """What these views read of a booking (``bookings.models.Booking`` and ``BookingView`` have it): named
     here so the cancellation rules sit below the bookings and never import them."""
 
+    @property
+    def currency(self) -> str: ...
     @property
     def cancellation_fee(self) -> Decimal | None: ...
     @property
@@ -52,10 +55,6 @@ def policy_view(policy: Policy, *, pickup_at: datetime, now: datetime, iata: str
     }
 
 
-def money(amount: Decimal) -> str:
-    return f"{amount:.2f}"
-
-
 ZERO = Decimal("0.00")
 
 
@@ -82,8 +81,8 @@ def cancellation_view(b: CancellableFacts) -> dict[str, Any] | None:
     if b.cancelled_at is None or b.cancellation_fee is None or refund is None:
         return None
     return {
-        "fee": money(b.cancellation_fee),
-        "refund": money(refund),
+        "fee": money.text(b.cancellation_fee, b.currency),
+        "refund": money.text(refund, b.currency),
         "cancelled_at": b.cancelled_at.isoformat(),
         "by": b.cancelled_by,
     }

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 import click
 
+from transfers import money
 from transfers.bookings import operator_queries
 from transfers.bookings.models import Booking, ListedBooking
 from transfers.bookings.state import BookingStatus
@@ -22,12 +24,16 @@ STORED_STATUSES = [s.value for s in BookingStatus if s is not BookingStatus.DEFA
 MAX_RESERVATION_NO = 64
 
 
+def _amount(amount: Decimal | None, currency: str) -> str:
+    return cell(None) if amount is None else money.text(amount, currency)
+
+
 def detail_json(detail: BookingDetail) -> dict[str, Any]:
     return {
         "booking": jsonable(
             {**detail.booking.as_dict(), "client_name": detail.client_name, "partner_name": detail.partner_name}
         ),
-        "ledger": jsonable([e.as_dict() for e in detail.ledger]),
+        "ledger": jsonable([e.as_dict(detail.booking.currency) for e in detail.ledger]),
         "transitions": jsonable([t.as_dict() for t in detail.transitions]),
         "deliveries": jsonable(detail.deliveries),
     }
@@ -44,8 +50,12 @@ def _policy_lines(b: Booking) -> list[tuple[str, Any]]:
             (
                 "cancellation",
                 f"by {b.cancelled_by} at {cell(b.cancelled_at)}: fee "
-                f"{cell(b.cancellation_fee)}, refund {cell(cancel_refund(b))}"
-                + (f" (the incidents refunded {b.incident_refunded:.2f} before)" if b.incident_refunded else ""),
+                f"{_amount(b.cancellation_fee, b.currency)}, refund {_amount(cancel_refund(b), b.currency)}"
+                + (
+                    f" (the incidents refunded {money.text(b.incident_refunded, b.currency)} before)"
+                    if b.incident_refunded
+                    else ""
+                ),
             )
         )
     amendment = b.amendment
@@ -75,7 +85,11 @@ def render_detail(detail: BookingDetail) -> str:
             ("pickup", f"{cell(t.pickup_at)} at {t.route.airport_iata}, flight {t.flight.number or 'none given'}"),
             ("route", f"{t.route.pickup.label} → {t.route.dropoff.label}"),
             ("vehicle", f"{t.vehicle.make} {t.vehicle.model} ({t.vehicle.type})"),
-            ("price", f"total {cell(b.total)} {b.currency}, net {cell(b.net_total)} {b.currency}"),
+            (
+                "price",
+                f"total {money.text(b.total, b.currency)} {b.currency},"
+                f" net {money.text(b.net_total, b.currency)} {b.currency}",
+            ),
             ("passenger", passenger),
             ("driver", driver),
             ("meeting_point", t.meeting_point),
@@ -90,7 +104,7 @@ def render_detail(detail: BookingDetail) -> str:
     sections.append(
         render(
             ["id", "time", "kind", "amount", "note"],
-            [[e.id, e.created_at, e.kind, e.amount, e.note] for e in detail.ledger],
+            [[e.id, e.created_at, e.kind, money.text(e.amount, b.currency), e.note] for e in detail.ledger],
             right={"id", "amount"},
             max_width={"note": 60},
             indent="  ",
@@ -213,7 +227,7 @@ def bookings_list(status: str | None, client_id: int | None, partner_id: int | N
                     f"{r.partner_id} {r.partner_name}",
                     r.airport_iata,
                     r.pickup_at,
-                    r.total,
+                    money.text(r.total, r.currency),
                     r.currency,
                     r.created_at,
                 ]

@@ -8,26 +8,31 @@ from decimal import Decimal, InvalidOperation
 
 import click
 
+from transfers import money
 from transfers.cli.common import T, actor, fail, print_json, settings, with_db
 from transfers.clients import service
 from transfers.clients.models import ClientStatus, NewClient, Permission
 from transfers.clock import SystemClock
 from transfers.db.engine import Database
 
-# The largest amount a Money column (NUMERIC(14,2)) holds; PostgreSQL refuses more, SQLite would not.
+# The largest amount an operator credits at once (wallet.amounts).
 MAX_AMOUNT = Decimal("999999999999.99")
 
 
-def _money(value: str) -> Decimal:
+def _money(value: str, currency: str) -> Decimal:
+    """A non-negative amount with at most the currency's decimals, written back with exactly them."""
     try:
         amount = Decimal(value)
     except InvalidOperation:
-        raise click.BadParameter(f"{value!r} is not an amount like 100.00") from None
-    if not amount.is_finite() or amount < 0 or amount != amount.quantize(Decimal("0.01")):
-        raise click.BadParameter(f"{value!r}: a non-negative amount with at most two decimals")
+        raise click.BadParameter(f"{value!r} is not an amount like {money.text(Decimal(100), currency)}") from None
+    if not amount.is_finite() or amount < 0:
+        raise click.BadParameter(f"{value!r}: a non-negative amount with {money.decimals_in_words(currency)}")
     if amount > MAX_AMOUNT:
         raise click.BadParameter(f"{value!r}: at most {MAX_AMOUNT}")
-    return amount.quantize(Decimal("0.01"))  # "0.1" and "1E+1" print as 0.10 and 10.00
+    try:
+        return money.exact(amount, currency)  # "0.1" and "1E+1" print as 0.10 and 10.00 in EUR
+    except money.MoneyError:
+        raise click.BadParameter(f"{value!r}: a non-negative amount with {money.decimals_in_words(currency)}") from None
 
 
 def _found(work: Callable[[Database, SystemClock], Awaitable[T]]) -> T:
@@ -60,13 +65,13 @@ def clients_create(name: str, pay_type: str, balance: str, currency: str | None,
     if not name or len(name) > 200:
         fail("--name must be 1..200 characters")
     cur = (settings().default_currency if currency is None else currency).upper()
-    if not re.fullmatch(r"[A-Z]{3}", cur):
+    if not re.fullmatch(r"[A-Z]{3}", cur) or not money.is_currency(cur):
         fail("--currency must be a three-letter ISO 4217 code")
     new = NewClient(
         name=name,
         pay_type=pay_type,
         currency=cur,
-        opening_balance=_money(balance),
+        opening_balance=_money(balance, cur),
         can_create=Permission.BOOKING_CREATE.value not in denied,
         can_cancel=Permission.BOOKING_CANCEL.value not in denied,
     )
@@ -124,8 +129,11 @@ def wallet_group() -> None:
 @click.option("--amount", required=True)
 def wallet_top_up(client_id: int, amount: str) -> None:
     """Credit a client's wallet (a ledger entry)."""
-    value = _money(amount)
+    currency = _found(lambda db, _clock: service.wallet_currency(db, client_id))
+    value = _money(amount, currency)
     if value <= 0:
         fail("--amount must be positive")
     balance = _found(lambda db, clock: service.top_up(db, clock, client_id, value, actor=actor()))
-    print_json({"client_id": client_id, "amount": str(value), "balance": str(balance)})
+    print_json(
+        {"client_id": client_id, "amount": money.text(value, currency), "balance": money.text(balance, currency)}
+    )

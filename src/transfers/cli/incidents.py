@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import click
 
+from transfers import money
 from transfers.cli.common import actor, print_json, with_db
 from transfers.cli.tables import render
 from transfers.incidents import service
@@ -37,7 +38,7 @@ def incidents_list(open_only: bool, as_json: bool) -> None:
             i.reported_by,
             i.created_at,
             i.responsible,
-            None if i.refund is None else f"{i.refund:.2f}",
+            None if i.refund is None else money.text(i.refund, i.currency),
         ]
         for i in found
     ]

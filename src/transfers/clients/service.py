@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from transfers import money
 from transfers.auth.keys import issue_key
 from transfers.clients import repository as repo
 from transfers.clients.models import ClientStatus, NewClient
@@ -53,7 +54,7 @@ async def create_client(db: Database, clock: Clock, new: NewClient, *, actor: st
                 "name": new.name,
                 "pay_type": new.pay_type,
                 "currency": new.currency,
-                "opening_balance": str(new.opening_balance),
+                "opening_balance": money.text(new.opening_balance, new.currency),
                 "key_prefix": issued.prefix,
                 "can_create": new.can_create,
                 "can_cancel": new.can_cancel,
@@ -81,6 +82,15 @@ async def issue_client_key(db: Database, clock: Clock, client_id: int, *, actor:
     return CreatedClient(client_id=client_id, api_key=issued.key, key_prefix=issued.prefix)
 
 
+async def wallet_currency(db: Database, client_id: int) -> str:
+    """The currency of the client's wallet: what a typed top-up is parsed in (``wallet.amounts``)."""
+    async with db.read() as conn:
+        wallet = await wallet_repo.wallet_of_client(conn, client_id)
+    if wallet is None:
+        raise ClientNotFound(f"no client {client_id}")
+    return str(wallet[1])
+
+
 async def top_up(db: Database, clock: Clock, client_id: int, amount: Decimal, *, actor: str) -> Decimal:
     now = clock.now()
     async with db.write() as conn:
@@ -100,7 +110,7 @@ async def top_up(db: Database, clock: Clock, client_id: int, amount: Decimal, *,
             actor=actor,
             action="wallet.top_up",
             subject=f"client:{client_id}",
-            details={"amount": str(amount), "balance": str(balance)},
+            details={"amount": money.text(amount, wallet[1]), "balance": money.text(balance, wallet[1])},
             now=now,
         )
     return balance

@@ -26,6 +26,7 @@ from urllib.parse import unquote, urlsplit
 import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers import money
 from transfers.bookings.models import Booking
 from transfers.delivery.engine import Engine
 from transfers.delivery.kinds import DeliveryKind, Judged, Registry
@@ -81,7 +82,7 @@ def compose(kind: str, booking: Booking, recipients: list[str], *, partner_name:
         f"Passengers: {trip.party.adult} adults, {trip.party.children} children, {trip.party.infant} infants",
         # docs/rules/return-trips.md#create: a way back booked without the departing flight has none
         f"Flight:     {trip.flight.number or 'none given'}",
-        f"Your price: {booking.net_total:.2f} {booking.currency}",
+        f"Your price: {money.text(booking.net_total, booking.currency)} {booking.currency}",
         "",
         f"{portal_url}/partner/bookings/{no}",
     ]

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from transfers import money
 from transfers.rows import row_type
 
 
@@ -21,6 +22,7 @@ class Incident:
     public_id: str
     booking_id: int
     reservation_no: str
+    currency: str  # the booking's: the refund is in it
     type: str
     status: str
     reported_by: str
@@ -42,7 +44,7 @@ class Incident:
         if self.status == "RESOLVED":
             resolution = {
                 "responsible": self.responsible,
-                "refund": f"{self.refund or Decimal('0.00'):.2f}",
+                "refund": money.text(self.refund or Decimal(0), self.currency),
                 "note": self.note,
                 "resolved_at": _iso(self.resolved_at),
                 "by": self.resolved_by,

@@ -20,6 +20,7 @@ _SELECT: Select[Any] = select(
     T.public_id,
     T.booking_id,
     bookings.c.reservation_no,
+    bookings.c.currency,
     T.type,
     T.status,
     T.reported_by,

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from transfers import money
 from transfers.bookings.state import REFUNDING, BookingStatus
 from transfers.errors import ErrorCode, Invalid, Refused
 
@@ -51,7 +52,7 @@ class Responsible(StrEnum):
 CLIENT_TYPES = (IncidentType.DRIVER_NO_SHOW, IncidentType.DRIVER_LATE, IncidentType.WRONG_VEHICLE, IncidentType.OTHER)
 REPORTABLE = frozenset({BookingStatus.APPROVED, BookingStatus.COMPLETED})
 _REPORT_KEYS = frozenset({"type", "description"})
-_MONEY = re.compile(r"[0-9]{1,9}(\.[0-9]{1,2})?")  # ASCII digits only: \d takes any script's
+_MONEY = re.compile(r"[0-9]{1,9}(\.[0-9]+)?")  # ASCII digits only: \d takes any script's
 
 
 class InvalidResolution(Invalid):
@@ -86,8 +87,8 @@ def check_reportable(status: BookingStatus, pickup_at: datetime, now: datetime) 
         raise Refused(ErrorCode.INCIDENT_NOT_ALLOWED)
 
 
-def parse_refund(raw: object, unrefunded: Decimal) -> Decimal:
-    """An operator's refund: a plain decimal with at most two places, 0 .. ``unrefunded``
+def parse_refund(raw: object, unrefunded: Decimal, currency: str) -> Decimal:
+    """An operator's refund: a plain decimal with at most the currency's decimals, 0 .. ``unrefunded``
     (docs/rules/incidents.md#resolve). Strings and Decimals only: a float would not be exact."""
     if isinstance(raw, Decimal):
         text = str(raw)
@@ -97,14 +98,16 @@ def parse_refund(raw: object, unrefunded: Decimal) -> Decimal:
         raise InvalidResolution("Refund must be an amount like 12.50.")
     if text.startswith("-"):
         raise InvalidResolution("Refund cannot be negative.")
+    example = money.text(Decimal("12.5"), currency) if money.places(currency) else money.text(Decimal(12), currency)
+    shape = f"Refund must be an amount with {money.decimals_in_words(currency)}, like {example}."
     if not _MONEY.fullmatch(text):
-        raise InvalidResolution("Refund must be an amount with at most two decimals, like 12.50.")
+        raise InvalidResolution(shape)
     try:
-        amount = Decimal(text).quantize(Decimal("0.01"))
-    except InvalidOperation:  # pragma: no cover - the pattern admits only plain decimals
-        raise InvalidResolution("Refund must be an amount like 12.50.") from None
+        amount = money.parse(text, currency)
+    except money.MoneyError:
+        raise InvalidResolution(shape) from None
     if amount > unrefunded:
-        raise InvalidResolution(f"Refund cannot exceed what is still unrefunded ({unrefunded:.2f}).")
+        raise InvalidResolution(f"Refund cannot exceed what is still unrefunded ({money.text(unrefunded, currency)}).")
     return amount
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from transfers import money
 from transfers.accounting import repository as journal_repo
 from transfers.accounting.journal import PLATFORM, THIRD_PARTY_REFUND, WORLD, transfer
 from transfers.bookings import repository as booking_repo
@@ -162,7 +163,9 @@ async def resolve(
             raise NoSuchIncident()
         if incident.status != rules.IncidentStatus.OPEN:
             raise AlreadyResolved()
-        amount = rules.parse_refund(refund, rules.unrefunded(booking.status, booking.total, booking.incident_refunded))
+        amount = rules.parse_refund(
+            refund, rules.unrefunded(booking.status, booking.total, booking.incident_refunded), booking.currency
+        )
         now = clock.now()
         resolved = await _resolve_locked(conn, booking, incident, Resolution(who, amount, text), now=now, by=actor)
         await record_admin_action(
@@ -174,7 +177,7 @@ async def resolve(
                 "incident": public_id,
                 "type": incident.type,
                 "responsible": who.value,
-                "refund": f"{amount:.2f}",
+                "refund": money.text(amount, booking.currency),
                 "currency": booking.currency,
                 "note": text,
             },
@@ -259,7 +262,7 @@ async def _refund(
     client paid elsewhere: recorded on the booking, nothing moves); the refund that completes the
     price moves the booking to REFUNDED; the partner's share is recovered when it is responsible."""
     refunded = (booking.incident_refunded or rules.ZERO) + decision.refund
-    reason = f"incident {incident.public_id} ({incident.type}): refund {decision.refund:.2f}"
+    reason = f"incident {incident.public_id} ({incident.type}): refund {money.text(decision.refund, booking.currency)}"
     fields = {"incident_refunded": refunded}
     if refunded == booking.total and booking.status in (BookingStatus.APPROVED, BookingStatus.COMPLETED):
         moved = await transition(conn, booking, BookingStatus.REFUNDED, actor=by, reason=reason, now=now, fields=fields)

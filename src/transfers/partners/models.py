@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+from transfers import money
 from transfers.cancellation.policy import Policy
-from transfers.db.types import CENT
 from transfers.errors import Invalid
 from transfers.partners import ssrf
 
@@ -31,22 +31,22 @@ class PartnerRecord:
         return EVERY_AIRPORT in self.airports or iata in self.airports
 
 
-def sell_price(net: Decimal, markup_percent: Decimal) -> Decimal:
-    """Partner net price plus markup, rounded half-up to cents (docs/rules/search.md)."""
-    if not net:  # zero keeps its sign (-0 and 0 are one key to a cache)
-        return _sell_price(net, markup_percent)
-    return _remembered_sell_price(net, markup_percent)
+def sell_price(net: Decimal, markup_percent: Decimal, currency: str) -> Decimal:
+    """Partner net price plus markup, rounded half-up to the currency's decimals (docs/rules/search.md).
+    ``money.MoneyError`` when ``net`` has more decimals than its currency (a JPY quote of 45.5)."""
+    return _remembered_sell_price(net, markup_percent, currency)
 
 
-def _sell_price(net: Decimal, markup_percent: Decimal) -> Decimal:
-    return (net * (_HUNDRED + markup_percent) / _HUNDRED).quantize(CENT, rounding=ROUND_HALF_UP)
+def _sell_price(net: Decimal, markup_percent: Decimal, currency: str) -> Decimal:
+    return money.round_half_up(money.exact(net, currency) * (_HUNDRED + markup_percent) / _HUNDRED, currency)
 
 
 _HUNDRED = Decimal(100)
 # A search prices every vehicle and extra of every answer (~40 per 10-partner search), and partners
 # quote the same few prices at the same markup again and again (issue 26). Exact: the result is
-# quantised to cents, so it depends only on the values, never on the exponents of equal keys
-# (45.1 and 45.10); a Decimal is immutable, so sharing one is safe; errors are not cached.
+# rounded to the currency's decimals, so it depends only on the values, never on the exponents of
+# equal keys (45.1 and 45.10) or the sign of a zero; a Decimal is immutable, so sharing one is safe;
+# errors are not cached.
 _remembered_sell_price = lru_cache(maxsize=4096)(_sell_price)
 
 

@@ -17,7 +17,6 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 from pydantic_core import SchemaValidator, core_schema
 
 from transfers.cancellation import policy
-from transfers.db.types import CENT
 
 BOOKING_TYPE = "ONEWAY"
 _DECIMAL_TEXT = re.compile(r"^\d{1,9}(\.\d{1,2})?$")
@@ -25,7 +24,9 @@ MAX_PRICE = Decimal("1000000")
 
 
 def _parse_price(value: Any) -> Decimal:
-    """A positive amount with at most two decimals, from a JSON number or a decimal string."""
+    """A positive amount with at most two decimals (the partner API's rule, docs/partners/index.md), from a
+    JSON number or a decimal string; kept as given (45.1 stays 45.1): the offer checks it against its
+    currency's decimals and ``money.text`` writes it (``search.offers.build_offers``)."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ValueError("price must be a number or a decimal string")
     return _price(value)
@@ -50,7 +51,7 @@ def _price(value: int | float | str) -> Decimal:
         raise ValueError("price is not a decimal") from None
     if amount <= 0 or amount > MAX_PRICE:
         raise ValueError("price must be positive and below 1,000,000")
-    return amount.quantize(CENT)
+    return amount
 
 
 Price = Annotated[Decimal, BeforeValidator(_parse_price)]

@@ -2,7 +2,8 @@
 
 Net price of a vehicle: the fixed price of the smallest radius that holds the trip (same airport,
 ``distance_km`` <= ``radius_km``), else ``max(minimum, base + per_km x distance_km)``; then the
-night surcharge when the pickup's local time is in the window. Rounded half-up to cents at each
+night surcharge when the pickup's local time is in the window. Rounded half-up to the card currency's
+decimals (``money.round_half_up``) at each
 step a partner would print (the distance price, the surcharged price). The partner's markup is
 not applied here: the search adds it as for any partner (``search/offers.py``).
 
@@ -16,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
+from transfers import money
 from transfers.ratecards.card import CardExtra, CardVehicle, RateCard
 
-CENT = Decimal("0.01")
 HUNDRED = Decimal(100)
 
 
@@ -50,10 +51,6 @@ class Quote:
     extras: tuple[CardExtra, ...]
 
 
-def _cents(amount: Decimal) -> Decimal:
-    return amount.quantize(CENT, rounding=ROUND_HALF_UP)
-
-
 def refusal(card: RateCard, trip: Trip) -> str | None:
     """Why the card offers nothing at all for this trip, or None."""
     if trip.pickup_at - trip.searched_at < timedelta(hours=card.min_lead_hours):
@@ -63,8 +60,8 @@ def refusal(card: RateCard, trip: Trip) -> str | None:
     return None
 
 
-def vehicle_price(vehicle: CardVehicle, trip: Trip) -> Decimal:
-    """The vehicle's net price for the trip (before the partner's markup)."""
+def vehicle_price(vehicle: CardVehicle, trip: Trip, currency: str) -> Decimal:
+    """The vehicle's net price for the trip (before the partner's markup), in the card's ``currency``."""
     prices = vehicle.prices
     fixed = next(
         (
@@ -74,10 +71,14 @@ def vehicle_price(vehicle: CardVehicle, trip: Trip) -> Decimal:
         ),
         None,
     )
-    price = fixed if fixed is not None else max(prices.minimum, _cents(prices.base + prices.per_km * trip.distance_km))
+    price = (
+        fixed
+        if fixed is not None
+        else max(prices.minimum, money.round_half_up(prices.base + prices.per_km * trip.distance_km, currency))
+    )
     night = prices.night
     if night is not None and night.covers(trip.local_pickup.time().replace(tzinfo=None)):
-        price = _cents(price * (HUNDRED + night.percent) / HUNDRED)
+        price = money.round_half_up(price * (HUNDRED + night.percent) / HUNDRED, currency)
     return price
 
 
@@ -94,7 +95,7 @@ def quote(card: RateCard, trip: Trip, booked: Mapping[str, int] | None = None) -
         return []
     counts = booked or {}
     return [
-        Quote(vehicle, vehicle_price(vehicle, trip), card.currency, card.extras)
+        Quote(vehicle, vehicle_price(vehicle, trip, card.currency), card.currency, card.extras)
         for vehicle in card.vehicles
         if has_room(vehicle, counts.get(vehicle.id, 0))
     ]

@@ -9,12 +9,11 @@ longer trips costing more. Vehicle types are names from the service's reference 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
+from transfers import money
 from transfers.reference.airports import dataset, great_circle_km
-
-CENT = Decimal("0.01")
 
 
 @dataclass(frozen=True)
@@ -24,8 +23,13 @@ class Extra:
     price: Decimal
     pricing_type: str  # PER_ITEM (price x quantity) or PER_BOOKING (charged once)
 
-    def wire(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "price": money(self.price), "pricing_type": self.pricing_type}
+    def wire(self, currency: str) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "price": price_text(self.price, currency),
+            "pricing_type": self.pricing_type,
+        }
 
     def charge(self, quantity: int) -> Decimal:
         return self.price * quantity if self.pricing_type == "PER_ITEM" else self.price
@@ -43,8 +47,8 @@ class Vehicle:
     base_fare: Decimal
     per_km: Decimal
 
-    def fare(self, distance_km: int) -> Decimal:
-        return (self.base_fare + self.per_km * max(distance_km, 1)).quantize(CENT, rounding=ROUND_HALF_UP)
+    def fare(self, distance_km: int, currency: str) -> Decimal:
+        return money.round_half_up(self.base_fare + self.per_km * max(distance_km, 1), currency)
 
     def summary(self) -> dict[str, Any]:
         return {"id": self.id, "make": self.make, "model": self.model, "type": self.type}
@@ -68,9 +72,10 @@ FLEET: tuple[Vehicle, ...] = (
 FLEET_BY_ID = {v.id: v for v in FLEET}
 
 
-def money(amount: Decimal) -> str:
-    """Two decimals as a string: the wire form of every price the partner sends."""
-    return str(amount.quantize(CENT, rounding=ROUND_HALF_UP))
+def price_text(amount: Decimal, currency: str) -> str:
+    """The wire form of every price the partner sends: the currency's decimals as a string. A fleet price
+    with more decimals than the currency has (45.10 in JPY) is rounded half-up, as a partner prices."""
+    return money.text(money.round_half_up(amount, currency), currency)
 
 
 def coordinates(location: dict[str, Any]) -> tuple[float, float] | None:
@@ -96,14 +101,14 @@ def distance_km(origin: dict[str, Any], destination: dict[str, Any]) -> int | No
 def quote(distance: int, party: int, currency: str) -> list[dict[str, Any]]:
     """The search answer's vehicles: every vehicle that seats the party, cheapest first."""
     offers = [v for v in FLEET if v.passengers >= party]
-    offers.sort(key=lambda v: v.fare(distance))
+    offers.sort(key=lambda v: v.fare(distance, currency))
     return [
         {
             **v.summary(),
-            "price": money(v.fare(distance)),
+            "price": price_text(v.fare(distance, currency), currency),
             "currency": currency,
             "capacity": {"passengers": v.passengers, "suitcases": v.suitcases, "small_bags": v.small_bags},
-            "extras": [e.wire() for e in EXTRAS],
+            "extras": [e.wire(currency) for e in EXTRAS],
             "cancellation_policy": LUXURY_POLICY if v.type == "LUXURY" else STANDARD_POLICY,
         }
         for v in offers

@@ -155,7 +155,7 @@ class SandboxPartner:
         distance = fleet.distance_km(origin, destination)
         if distance is None:
             return error(422, "Unknown location: the airport code is not known to this partner")
-        total = vehicle.fare(distance)
+        total = vehicle.fare(distance, self.config.currency)
         booked_extras = []
         for item in req.extras or []:
             extra = fleet.EXTRAS_BY_ID.get(item.id)
@@ -164,13 +164,18 @@ class SandboxPartner:
             quantity = item.quantity or 1
             total += extra.charge(quantity)
             booked_extras.append(
-                {"id": extra.id, "name": extra.name, "quantity": quantity, "price": fleet.money(extra.charge(quantity))}
+                {
+                    "id": extra.id,
+                    "name": extra.name,
+                    "quantity": quantity,
+                    "price": fleet.price_text(extra.charge(quantity), self.config.currency),
+                }
             )
         if req.price is not None and (req.price.total != total or req.price.currency != self.config.currency):
             log.warning(
                 "sandbox_price_mismatch",
                 reservation_no=req.reservation_no,
-                ours=fleet.money(total),
+                ours=fleet.price_text(total, self.config.currency),
                 theirs=str(req.price.total),
                 currency=req.price.currency,
             )
@@ -190,7 +195,7 @@ class SandboxPartner:
             # docs/rules/return-trips.md#create: each leg is a booking of its own; the trip only ties them
             "trip": {"id": trip.id, "leg": trip.leg},
             "extras": booked_extras,
-            "price": {"total": fleet.money(total), "currency": self.config.currency},
+            "price": {"total": fleet.price_text(total, self.config.currency), "currency": self.config.currency},
             "distance_km": distance,
         }
         decline = None

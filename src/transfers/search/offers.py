@@ -20,7 +20,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from transfers import money
 from transfers.cancellation.policy import FREE_UNTIL_PICKUP, Policy, from_json
+from transfers.money import MoneyError
 from transfers.partners.models import PartnerRecord, sell_price
 from transfers.partners.wire import WireVehicle
 from transfers.rows import row_type
@@ -41,16 +43,17 @@ class OfferedExtra:
     net_price: Decimal
     price: Decimal
 
-    def stored(self, texts: dict[int, str] | None = None) -> dict[str, Any]:
-        """The item as ``search_vehicles.extras`` keeps it. ``texts``: each price's ``str`` remembered by
-        the price object's identity (the objects alive as long as ``texts``): a search's store shares a few
-        prices among many extras, and a ``str`` of a Decimal costs ~1-2 k instructions (issue 26)."""
+    def stored(self, currency: str, texts: dict[int, str] | None = None) -> dict[str, Any]:
+        """The item as ``search_vehicles.extras`` keeps it, its prices as ``money.text`` writes them in the
+        offer's ``currency``. ``texts``: each price's text remembered by the price object's identity (the
+        objects alive as long as ``texts``): a search's store shares a few prices among many extras, and
+        writing a Decimal costs ~1-2 k instructions (issue 26)."""
         if texts is None:
-            net_price, price = str(self.net_price), str(self.price)
+            net_price, price = money.text(self.net_price, currency), money.text(self.price, currency)
         else:
             net, sell = self.net_price, self.price
-            net_price = texts.get(id(net)) or texts.setdefault(id(net), str(net))
-            price = texts.get(id(sell)) or texts.setdefault(id(sell), str(sell))
+            net_price = texts.get(id(net)) or texts.setdefault(id(net), money.text(net, currency))
+            price = texts.get(id(sell)) or texts.setdefault(id(sell), money.text(sell, currency))
         return {
             "id": self.id,
             "partner_extra_id": self.partner_extra_id,
@@ -121,7 +124,7 @@ class Offer:
             "net_price": self.net_price,
             "sell_price": self.sell_price,
             "currency": self.currency,
-            "extras": [e.stored(texts) for e in self.extras],
+            "extras": [e.stored(self.currency, texts) for e in self.extras],
             "cancellation_policy": self.cancellation_policy.public() if policy is None else policy,
             "leg": self.leg,
         }
@@ -157,12 +160,12 @@ class Offer:
         """The vehicle as the search answer shows it (docs/rules/search.md#answer); ``company`` is the partner's
         name, ``cancellation_policy`` its policy's view (``cancellation.views.policy_view``), last when given.
 
-        ``floats``: the search's prices as JSON numbers, ``float(price)`` remembered per price (a
+        ``floats``: the search's prices as JSON numbers, ``money.number(price)`` remembered per price (a
         conversion costs as much as four lookups, and partners quote the same few); a zero is converted
         each time, as -0.00 and 0.00 are one key. Given, the prices are those floats, so that orjson
         writes them itself rather than calling ``api.responses``' default back once per price (~2 k
         instructions each, 60 to a 10-partner search, issue 26): the same bytes, as that default is
-        ``float(price)`` too (45.1, 45.0). Not given: the Decimals.
+        ``money.number(price)`` too (45.1, 45.0). Not given: the Decimals.
         """
         price: Decimal | float = self.sell_price
         extras: list[dict[str, Any]] = []
@@ -172,11 +175,11 @@ class Offer:
         else:
             price = floats.get(self.sell_price, 0.0)
             if not price:
-                price = floats[self.sell_price] = float(self.sell_price)
+                price = floats[self.sell_price] = money.number(self.sell_price)
             for e in self.extras:
                 shown = floats.get(e.price, 0.0)
                 if not shown:
-                    shown = floats[e.price] = float(e.price)
+                    shown = floats[e.price] = money.number(e.price)
                 extras.append({"id": e.id, "name": e.name, "price": shown, "pricing_type": e.pricing_type})
         public: dict[str, Any] = {
             "vehicle_id": _TEXTS.get(self.vehicle_no) or str(self.vehicle_no),
@@ -251,23 +254,25 @@ def build_offers(
     for index, (partner, quote) in enumerate(quotes):
         q = quote.__dict__
         if q["capacity"].__dict__["passengers"] >= party_size and (currency is None or q["currency"] == currency):
+            markup, quoted_in = partner.markup_percent, q["currency"]
+            try:
+                price = sell_price(q["price"], markup, quoted_in)
+                sells = [sell_price(x.__dict__["price"], markup, quoted_in) for x in q["extras"]]
+            except MoneyError:  # a price with more decimals than its currency has: the vehicle is left out
+                continue
             # sorted by price, partner name, vehicle id; the index keeps equal ones in the order given
-            eligible.append((sell_price(q["price"], partner.markup_percent), partner.name, q["id"], index, partner, q))
+            eligible.append((price, partner.name, q["id"], index, partner, q, sells))
     eligible.sort()
     offers: list[Offer] = []
     next_extra_id, first_no, leg = 1, 1, 1
     if after is not None:
         next_extra_id = 1 + max((e.id for o in after for e in o.extras), default=0)
         first_no, leg = len(after) + 1, 2
-    for number, (price, _, _, _, partner, q) in enumerate(eligible, start=first_no):
+    for number, (price, _, _, _, partner, q, sells) in enumerate(eligible, start=first_no):
         extras = []
-        markup = partner.markup_percent
-        for extra in q["extras"]:
+        for extra, sell in zip(q["extras"], sells, strict=True):
             x = extra.__dict__
-            net = x["price"]
-            extras.append(
-                OfferedExtra(next_extra_id, x["id"], x["name"], x["pricing_type"], net, sell_price(net, markup))
-            )
+            extras.append(OfferedExtra(next_extra_id, x["id"], x["name"], x["pricing_type"], x["price"], sell))
             next_extra_id += 1
         capacity = q["capacity"].__dict__
         offers.append(

@@ -9,8 +9,8 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from transfers import money
 from transfers.accounting.journal import PLATFORM, WORLD, Account
-from transfers.db.types import CENT
 from transfers.errors import Refused
 from transfers.rows import row_type
 
@@ -72,9 +72,19 @@ def signed_amount(kind: LedgerKind, amount: Decimal) -> Decimal:
         raise ValueError("ledger amounts are finite numbers")
     if amount <= 0:
         raise ValueError("ledger amounts are positive; the kind gives the sign")
-    if amount != amount.quantize(CENT):
-        raise ValueError("ledger amounts have at most two decimals")
-    return amount * kind.sign
+    try:  # what a money column holds exactly; the wallet currency's decimals: ``in_currency``
+        return money.stored(amount) * kind.sign
+    except money.MoneyError:
+        raise ValueError(f"ledger amounts are exact decimals a money column holds, not {amount}") from None
+
+
+def in_currency(delta: Decimal, currency: str) -> Decimal:
+    """``delta`` if it has at most the wallet currency's decimals, else ``ValueError`` (checked once the
+    wallet's UPDATE named its currency; the caller's transaction is then rolled back, writing nothing)."""
+    try:
+        return money.exact(delta, currency)
+    except money.MoneyError:
+        raise ValueError(f"ledger amounts in {currency} have {money.decimals_in_words(currency)}") from None
 
 
 @row_type
@@ -94,9 +104,15 @@ class LedgerEntry:
     def from_row(cls, row: Mapping[Any, Any]) -> LedgerEntry:
         return cls(*[row[name] for name in LEDGER_ENTRY_FIELDS])
 
-    def as_dict(self) -> dict[str, Any]:
-        """Every column by name (the operator CLI's JSON)."""
-        return {name: getattr(self, name) for name in LEDGER_ENTRY_FIELDS}
+    def as_dict(self, currency: str) -> dict[str, Any]:
+        """Every column by name (the operator CLI's JSON), the amounts in the wallet's ``currency`` as
+        ``money.text`` writes them."""
+        values = {name: getattr(self, name) for name in LEDGER_ENTRY_FIELDS}
+        return {
+            **values,
+            "amount": money.text(self.amount, currency),
+            "balance_after": money.text(self.balance_after, currency),
+        }
 
 
 LEDGER_ENTRY_FIELDS = tuple(f.name for f in fields(LedgerEntry))

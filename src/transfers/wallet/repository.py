@@ -13,7 +13,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.accounting import repository as journal_repo
 from transfers.accounting.journal import wallet_entry
 from transfers.db.tables import bookings, ledger_entries, wallets
-from transfers.wallet.ledger import InsufficientBalance, LedgerEntry, LedgerKind, StatementLine, signed_amount
+from transfers.wallet.ledger import (
+    InsufficientBalance,
+    LedgerEntry,
+    LedgerKind,
+    StatementLine,
+    in_currency,
+    signed_amount,
+)
 
 # Built once (every create and refund runs them): building the statements per call was a visible
 # share of a create (bench/README.md, "Profile"). ``w_delta`` appears twice: same name, same value.
@@ -98,6 +105,7 @@ async def post_entries_for_client(
     ).first()
     if moved is None:
         raise InsufficientBalance()
+    deltas = [in_currency(delta, str(moved.currency)) for delta in deltas]
     balance = Decimal(moved.balance) - sum(deltas)
     rows = []
     for move, delta in zip(moves, deltas, strict=True):
@@ -145,6 +153,7 @@ async def _post(
     moved = (await conn.execute(statement, {**key, "w_delta": delta, "updated_at": now})).first()
     if moved is None:
         raise InsufficientBalance()
+    delta = in_currency(delta, str(moved.currency))
     entry_id = (
         await conn.execute(
             _INSERT_ENTRY,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from transfers import paging
+from transfers import money, paging
 from transfers.auth.principals import ClientPrincipal
 from transfers.db.engine import Database
 from transfers.errors import ErrorCode, NotFound
@@ -40,7 +40,7 @@ async def summary(svc: Sources, client: ClientPrincipal) -> dict[str, Any]:
         wallet = await repo.wallet_of_client(conn, client.client_id)
     if wallet is None:  # every wallet client has one; a missing row is a broken account, not "0.00"
         raise NotFound(ErrorCode.INTERNAL_ERROR, "This client has no wallet.")
-    return {"pay_type": "wallet", "currency": wallet[1], "balance": f"{wallet[2]:.2f}"}
+    return {"pay_type": "wallet", "currency": wallet[1], "balance": money.text(wallet[2], wallet[1])}
 
 
 async def entries(
@@ -74,8 +74,8 @@ def _entry(row: StatementLine, currency: str | None) -> dict[str, Any]:
     return {
         "id": str(row.id),
         "kind": API_KINDS.get(row.kind, "adjustment"),
-        "amount": f"{row.amount:.2f}",
-        "balance_after": f"{row.balance_after:.2f}",
+        "amount": money.text(row.amount, currency or ""),
+        "balance_after": money.text(row.balance_after, currency or ""),
         "currency": currency,
         "reservation_no": row.reservation_no,
         "note": row.note,

@@ -13,6 +13,7 @@ from jinja2 import ChoiceLoader, Environment, PackageLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from transfers import money
 from transfers.webauth.sessions import Session
 
 Link = tuple[str, str]  # (label, href)
@@ -43,6 +44,8 @@ def environment(package: str, site: Site) -> Environment:
         lstrip_blocks=True,
     )
     env.globals["SITE"] = site
+    # ``{{ b.total|amount(b.currency) }}``: every amount on a page written by ``money.text``
+    env.filters["amount"] = money.text
     return env
 
 

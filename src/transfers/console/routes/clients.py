@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from decimal import Decimal
 
 from fastapi import APIRouter
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from transfers import money
 from transfers.clients import service
 from transfers.clients.models import REVERSE_API_PAY_TYPE, ClientStatus, NewClient
 from transfers.console.admin_queries import client_detail, client_keys, key_owner, list_clients
@@ -88,12 +90,14 @@ async def create_client(request: Request, viewer: Signed) -> Response:
     if typed["pay_type"] not in PAY_TYPES:
         errors["pay_type"] = "Choose how the client pays."
     currency = typed["currency"].strip().upper()
-    if not _CURRENCY.fullmatch(currency):
+    opening = Decimal(0)
+    if not _CURRENCY.fullmatch(currency) or not money.is_currency(currency):
         errors["currency"] = "Currency must be a three-letter ISO 4217 code, like EUR."
-    try:
-        opening = parse_credit(typed["balance"] or "0", allow_zero=True)
-    except ValueError as exc:
-        errors["balance"] = str(exc)
+    else:
+        try:
+            opening = parse_credit(typed["balance"] or "0", currency, allow_zero=True)
+        except ValueError as exc:
+            errors["balance"] = str(exc)
     if errors:
         return _new_form(request, viewer, errors, typed, status_code=422)
     if opening > 0:
@@ -183,13 +187,15 @@ async def top_up(request: Request, client_id: str, viewer: Signed) -> Response:
     form = await viewer.form(request)
     number = path_id(client_id, "client")
     typed = _typed(form, "amount", 40)
+    svc = services(request)
     try:
-        amount = parse_credit(typed)
+        amount = parse_credit(typed, await service.wallet_currency(svc.db, number))
+    except service.ClientNotFound:
+        raise PageNotFound(f"There is no client {number}.") from None
     except ValueError as exc:
         return await _client_page(
             request, viewer, number, status_code=422, errors={"amount": str(exc)}, typed={"amount": typed}
         )
-    svc = services(request)
     try:
         await service.top_up(svc.db, svc.clock, number, amount, actor=viewer.actor)
     except service.ClientNotFound:

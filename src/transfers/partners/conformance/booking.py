@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from transfers import money
 from transfers.partners.client import CallResult, info_path
 from transfers.partners.conformance.judging import late, parsed, transport_problem
 from transfers.partners.conformance.session import CheckSession
@@ -92,7 +93,7 @@ class BookingChecks(CheckSession):
                 "leg": None,
             },
             "extras": [],
-            "price": {"total": f"{vehicle.price:.2f}", "currency": vehicle.currency},
+            "price": {"total": money.text(vehicle.price, vehicle.currency), "currency": vehicle.currency},
         }
 
     async def check_create(self, vehicle: WireVehicle | None, search: dict[str, Any]) -> Booking | None:

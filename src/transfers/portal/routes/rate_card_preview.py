@@ -17,6 +17,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from transfers import money
 from transfers.geo import GeocoderUnavailable, Place
 from transfers.partners.models import sell_price
 from transfers.portal import card_form
@@ -137,8 +138,10 @@ async def rate_card_preview(request: Request, viewer: Signed) -> Response:
             preview["rows"].append(
                 {
                     "vehicle": vehicle,
-                    "net": quote.net_price if quote else None,
-                    "sell": sell_price(quote.net_price, markup) if quote else None,
+                    "net": money.text(quote.net_price, card.currency) if quote else None,
+                    "sell": money.text(sell_price(quote.net_price, markup, card.currency), card.currency)
+                    if quote
+                    else None,
                     "currency": card.currency,
                     "booked": booked.get(vehicle.id, 0),
                 }
