@@ -258,8 +258,8 @@ async def measure_create_cancel(dsn: str, client_id: int, partner_id: int, round
     async def no_post(*_: Any, **__: Any) -> int:
         return 0
 
-    async def no_write(*_: Any, **__: Any) -> None:
-        return None
+    def no_rows(*_: Any, **__: Any) -> list[Any]:
+        return []
 
     async def one_round(journal: bool) -> float:
         journal_repo.post = real_post if journal else no_post
@@ -280,9 +280,9 @@ async def measure_create_cancel(dsn: str, client_id: int, partner_id: int, round
         await one_round(True)  # warm
         for n in range(rounds):
             for journal in (True, False) if n % 2 == 0 else (False, True):
-                if not journal:  # the journal effect's general-path write off; its fast-path CTEs stay
+                if not journal:  # the journal effect off (its rows: none, on either path)
                     effects.EFFECTS = tuple(
-                        dataclasses.replace(e, write=no_write) if e.name == "journal" else e for e in effects_list
+                        dataclasses.replace(e, rows=no_rows) if e.name == "journal" else e for e in effects_list
                     )
                 results[journal].append(await one_round(journal))
                 effects.EFFECTS = effects_list

@@ -166,9 +166,9 @@ def _status_writes(nodes: list[ast.AST]) -> list[int]:
 
 
 # The calls that make a PostgreSQL fast statement (tests/unit/test_fast_paths_frozen.py): running one
-# statement in autocommit or several in one direct transaction, and composing the status change's
-# side effects into one.
-WATCHED_CALLS = frozenset({"write_one", "write_all", "fast_pieces", "fast_params"})
+# statement in autocommit or several in one direct transaction, and turning the status change's
+# side effects into a statement's rows (``bookings/fast_rows.py``).
+WATCHED_CALLS = frozenset({"write_one", "write_all", "fast_plan", "step_ctes"})
 
 
 def _calls(nodes: list[ast.AST]) -> list[tuple[int, str]]:

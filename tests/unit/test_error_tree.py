@@ -39,14 +39,10 @@ NOT_SCANNED = {
 
 # (module below ``transfers``, exception) -> why that raise is no failure a surface has to render.
 NOT_DOMAIN = {
-    ("bookings.effects", "ValueError"): "a bug's guard: a statement and its change disagree",
-    ("bookings.effects", "NotImplementedError"): "a bug's guard: a fast statement ending a booking",
-    ("bookings.event_effects", "ValueError"): "a bug's guard: a batch of changes names one booking twice",
-    ("bookings.event_effects", "NotImplementedError"): "a bug's guard: a fast statement changes the status",
+    ("bookings.effects", "ValueError"): "a bug's guard: a fast acknowledgement's change asked for its booking",
+    ("bookings.effects_repository", "ValueError"): "a bug's guard: a batch of changes names one booking twice",
+    ("bookings.fast_rows", "ValueError"): "a bug's guard: a wallet move's shape built without the wallet's CTE",
     ("bookings.lifecycle", "ValueError"): "a bug's guard: update_details_many given one booking twice",
-    ("bookings.journal_effects", "NotImplementedError"): "a bug's guard: no fast path completes or ends a booking",
-    ("bookings.ledger_effects", "ValueError"): "a bug's guard: statement and change disagree",
-    ("bookings.ledger_effects", "NotImplementedError"): "a bug's guard: there is no fast refund",
     ("returns.service", "LookupError"): "a broken database: a leg gone right after its write",
     ("returns.service", "RuntimeError"): "a broken database: no free reservation numbers",
     ("bookings.service", "LookupError"): "a broken database: a booking gone right after its creation",

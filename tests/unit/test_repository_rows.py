@@ -29,7 +29,6 @@ EXEMPT = {
     ("ratecards/repository.py", "cards_of"): "the rate cards, JSON documents as stored",
     # The frozen fast statements' bind parameters, by the statements' names (docs/architecture/reliability.md)
     ("*", "*_params"): "a frozen fast statement's bind parameters, by its names: not a row",
-    ("bookings/effects.py", "status_values"): "the values a status change writes, bound by name: not a row",
     ("bookings/client_queries.py", "list_bookings"): "the use case's answer: the API's JSON page (data, next_cursor)",
     ("partners/health_repository.py", "minute_rows"): "the minute's counters, one column per outcome and "
     "latency bound (db/tables/health.py makes them from lists): read by tests and diagnostics only",

@@ -35,10 +35,11 @@ SQL_PACKAGES = {
 }
 # Modules (paths below src/transfers, or a glob of them) that build statements outside a repository.
 EXEMPT = {
-    # The frozen PostgreSQL fast statements are composed from each side effect's SQL fragment, kept
-    # beside its Python form so the two are read together (docs/architecture/reliability.md).
-    "bookings/*effects.py": "each side effect's fragment of the frozen fast statements",
-    "bookings/fast_paths.py": "the frozen fast statements, composed from the effects' fragments",
+    # The frozen PostgreSQL fast statements (docs/architecture/reliability.md): the booking row's
+    # INSERT or UPDATE, and the side effects' rows (computed in Python, bookings/effect_rows.py) bound
+    # as parameters of the same statement.
+    "bookings/fast_paths.py": "the frozen fast statements: the booking row's INSERT or UPDATE and its gating",
+    "bookings/fast_rows.py": "the side effects' rows as CTEs of the frozen fast statements, bound as parameters",
     "delivery/statement_pieces.py": "the outbox's fragments of the frozen fast statements",
     # Larger moves, left for now (each is a module of queries by another name):
     "delivery/operators.py": "the operators' queries and retries of the delivery queue",

@@ -23,10 +23,10 @@ resolution calls.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import CTE, ColumnElement, FromClause, bindparam, cast, insert, literal, null, select, true, union_all
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers import money
@@ -45,14 +45,14 @@ from transfers.accounting.journal import (
 )
 from transfers.accounting.periods import period_of
 from transfers.bookings import cancelling
+from transfers.bookings.effect_rows import BOOKING_ID, NOW, Call, Insert, Of, OpenPeriod, Step
 from transfers.bookings.incidents import repository as incidents_repo
 from transfers.bookings.models import Booking
 from transfers.bookings.state import REFUNDING, BookingStatus
 from transfers.clients.models import REVERSE_API_PAY_TYPE
-from transfers.db.tables import journal_entries, journal_lines
 
 if TYPE_CHECKING:
-    from transfers.bookings.effects import Change, FastContext, FastShape
+    from transfers.bookings.effects import Change
 
 S = BookingStatus
 ZERO = Decimal("0.00")
@@ -86,8 +86,10 @@ def planned_entries(change: Change) -> list[NewEntry]:
                     THIRD_PARTY_REFUND, booking.currency, PLATFORM, WORLD, refund, booking_id=booking.id, note=note
                 )
             )
+    if change.from_status is None or not moved_status:
+        return entries  # a creation, or a change of details: no partner line
     account = partner(booking.partner_id)
-    if change.from_status is not None and moved_status and change.to_status is S.COMPLETED:
+    if change.to_status is S.COMPLETED:
         entries.append(
             transfer(
                 PartnerLine.RIDE.value,
@@ -99,7 +101,7 @@ def planned_entries(change: Change) -> list[NewEntry]:
             )
         )
     fee = booking.cancellation_fee
-    if moved_status and change.to_status is S.CANCELLED and fee is not None and fee > 0:
+    if change.to_status is S.CANCELLED and fee is not None and fee > 0:
         share = earnings.cancellation_fee(fee, booking.net_total, booking.total, booking.currency)
         if share != 0:
             entries.append(
@@ -116,21 +118,13 @@ def planned_entries(change: Change) -> list[NewEntry]:
     return entries
 
 
-async def journal_write(conn: AsyncConnection, change: Change) -> None:
-    await journal_repo.post_many(conn, planned_entries(change), change.now)
-    await _recoveries(conn, change)
-
-
-async def journal_write_many(conn: AsyncConnection, changes: Sequence[Change]) -> None:
-    """``journal_write`` of several changes (all at the same ``now``), their planned entries in one post."""
-    await journal_repo.post_many(
-        conn, [entry for change in changes for entry in planned_entries(change)], changes[0].now
-    )
-    for change in changes:
-        await _recoveries(conn, change)
-
-
-async def _recoveries(conn: AsyncConnection, change: Change) -> None:
+def journal_rows(change: Change) -> list[Step]:
+    """The change's journal entries (``planned_entries``) and, for a booking that ends refunded or
+    cancelled from APPROVED or COMPLETED, the recoveries it gives back, which read the journal first
+    (a ``Call``: no fast statement ends a booking)."""
+    steps = [
+        step for entry in planned_entries(change) for step in entry_steps(entry, change.now, booking_id=BOOKING_ID)
+    ]
     booking = change.booking
     if (
         booking is not None
@@ -138,21 +132,85 @@ async def _recoveries(conn: AsyncConnection, change: Change) -> None:
         and change.from_status is not change.to_status
         and change.to_status in REFUNDING
     ):
-        await _give_back_recoveries(conn, booking, change)
+        steps.append(Call(lambda conn: _give_back_recoveries(conn, booking, change)))
+    return steps
 
 
-async def _give_back_recoveries(conn: AsyncConnection, booking: Booking, change: Change) -> None:
+def entry_steps(entry: NewEntry, now: datetime, *, booking_id: Any = None) -> list[Step]:
+    """``entry`` as the rows ``journal_repo.post`` writes (``booking_id``: instead of the entry's own)."""
+    return entry_rows(
+        entry.kind,
+        entry.currency,
+        [(leg.account.kind, leg.account.owner_id, leg.amount) for leg in entry.legs],
+        booking_id=entry.booking_id if booking_id is None else booking_id,
+        ledger_entry_id=entry.ledger_entry_id,
+        note=entry.note,
+        reference=entry.reference,
+        actor=entry.actor,
+        now=now,
+    )
+
+
+def entry_rows(
+    kind: str,
+    currency: Any,
+    legs: Sequence[tuple[AccountKind, Any, Decimal]],
+    *,
+    booking_id: Any,
+    now: datetime,
+    ledger_entry_id: Any = None,
+    note: str | None = None,
+    reference: str | None = None,
+    actor: str | None = None,
+) -> list[Step]:
+    """One journal entry and its lines (balanced: ``journal.NewEntry`` checks it for a plain entry)
+    as ``journal_repo.post_many`` writes them; ``currency``, an owner, the booking's and the ledger
+    entry's id may be values the write makes (``Of``: a wallet move's). A partner's line counts in
+    its open month (``OpenPeriod``, read: the general path only), the others in ``now``'s."""
+    known: dict[str, Any] = {"kind": kind, "note": note, "reference": reference, "actor": actor}
+    made: dict[str, Of] = {"created_at": NOW}
+    for column, value in (("currency", currency), ("booking_id", booking_id), ("ledger_entry_id", ledger_entry_id)):
+        if type(value) is Of:
+            made[column] = value
+        else:
+            known[column] = value
+    entry = Insert("journal_entries", known, made)
+    steps: list[Step] = [entry]
+    month = period_of(now)
+    entry_id = Of(entry, "id")
+    for account, owner_id, amount in legs:
+        line: dict[str, Any] = {"account": account.value, "amount": amount}
+        line_made: dict[str, Of] = {"entry_id": entry_id, "created_at": NOW}
+        if type(owner_id) is Of:
+            line_made["owner_id"] = owner_id
+        else:
+            line["owner_id"] = owner_id
+        if type(currency) is Of:
+            line_made["currency"] = currency
+        else:
+            line["currency"] = currency
+        if account is AccountKind.PARTNER:
+            opened = OpenPeriod(owner_id, currency)
+            steps.insert(0, opened)
+            line_made["period"] = Of(opened, "period")
+        else:
+            line["period"] = month
+        steps.append(Insert("journal_lines", line, line_made))
+    return steps
+
+
+async def _give_back_recoveries(conn: AsyncConnection, booking: Booking, change: Change) -> list[Step]:
     """A booking that ends without its RIDE keeps no RECOVERY (docs/rules/statements.md#earnings), but for
     the part of a client's kept fee that the partner's incident refunds took back
     (docs/rules/incidents.md#refund-then-cancel)."""
     if await journal_repo.booking_kind_total(conn, booking.id, PartnerLine.RIDE.value, booking.partner_id) is not None:
-        return
+        return []
     recovered = await journal_repo.booking_kind_total(conn, booking.id, PartnerLine.RECOVERY.value, booking.partner_id)
     if recovered is None or recovered == 0:
-        return
+        return []
     kept = max(recovered, await _recovery_kept(conn, booking, change))  # both <= 0: never keep more than taken
     if kept == recovered:
-        return
+        return []
     entry = transfer(
         PartnerLine.RECOVERY.value,
         booking.currency,
@@ -167,7 +225,7 @@ async def _give_back_recoveries(conn: AsyncConnection, booking: Booking, change:
             else ""
         ),
     )
-    await journal_repo.post(conn, entry, change.now)
+    return entry_steps(entry, change.now)
 
 
 async def _recovery_kept(conn: AsyncConnection, booking: Booking, change: Change) -> Decimal:
@@ -188,82 +246,3 @@ async def _recovery_kept(conn: AsyncConnection, booking: Booking, change: Change
     if theirs <= 0:
         return ZERO
     return earnings.recovery(taken * theirs / refunded, booking.net_total, booking.total, booking.currency)
-
-
-# --- the fast statements (PostgreSQL) ----------------------------------------------------------------
-
-
-def entry_fragment(
-    name: str,
-    *,
-    values: tuple[ColumnElement[Any], ...],
-    over: FromClause,
-    now: ColumnElement[Any],
-    legs: list[tuple[AccountKind, ColumnElement[Any], ColumnElement[Any]]],
-) -> dict[str, CTE]:
-    """A journal entry and its lines as two CTEs (``name``, ``name + "l"``) of a fast statement.
-
-    ``values``: the entry's kind, currency, booking id, ledger entry id and note, read over
-    ``over`` (one row: the CTEs they name, joined); each leg is (account kind, owner id, signed
-    amount), also read over ``over``. The lines' ``period`` is the bind ``jr_period`` (``fast_params``)."""
-    entry = (
-        insert(journal_entries)
-        .from_select(
-            ["kind", "currency", "booking_id", "ledger_entry_id", "note", "created_at"],
-            select(*values, now).select_from(over),
-        )
-        .returning(journal_entries.c.id, journal_entries.c.currency)
-        .cte(name)
-    )
-    period = bindparam("jr_period", type_=journal_lines.c.period.type)
-    account_type, owner_type = journal_lines.c.account.type, journal_lines.c.owner_id.type
-    rows = [
-        select(
-            entry.c.id,
-            literal(account.value, account_type),
-            cast(owner, owner_type),
-            entry.c.currency,
-            cast(amount, journal_lines.c.amount.type),
-            period,
-            now,
-        ).select_from(entry.join(over, true()))
-        for account, owner, amount in legs
-    ]
-    lines = (
-        insert(journal_lines)
-        .from_select(
-            ["entry_id", "account", "owner_id", "currency", "amount", "period", "created_at"], union_all(*rows)
-        )
-        .cte(f"{name}l")
-    )
-    return {name: entry, f"{name}l": lines}
-
-
-def journal_fragment(ctx: FastContext) -> dict[str, CTE]:
-    """A fast creation of a third party's booking: its payment, world -> platform. (A wallet
-    payer's debit is journaled with its wallet move, ``ledger_effects.ledger_fragment``.) No fast statement
-    completes or ends a booking, so no partner line is ever due here."""
-    shape = ctx.shape
-    if shape.to_status is S.COMPLETED or shape.to_status in REFUNDING:
-        raise NotImplementedError("no fast path completes or ends a booking: use the general path")
-    if shape.from_status is not None or shape.wallet:
-        return {}
-    moved, types = ctx.moved.c, journal_entries.c
-    return entry_fragment(
-        "jt",
-        values=(
-            literal(THIRD_PARTY_PAYMENT, types.kind.type),
-            moved.currency,
-            moved.id,
-            null(),
-            null(),
-        ),
-        over=ctx.moved,
-        now=ctx.now,
-        legs=[(AccountKind.WORLD, literal(0), -moved.total), (AccountKind.PLATFORM, literal(0), moved.total)],
-    )
-
-
-def journal_params(change: Change, shape: FastShape) -> dict[str, Any]:
-    """The lines' month, for the journal CTEs of a fast creation (this effect's or the wallet's)."""
-    return {"jr_period": period_of(change.now)} if shape.from_status is None else {}

@@ -15,9 +15,10 @@ Two kinds of path write them, and both take them from here:
   compare-and-set and call ``write_effects``, which runs each effect's ``write``;
 * the PostgreSQL fast paths (``bookings/fast_paths.py``: the create, the partner's acknowledgement),
   one all-or-nothing statement of data-modifying CTEs each: the statement builds the row's INSERT or
-  UPDATE ``... RETURNING *`` as a CTE (with ``status_values`` for the SET clause) and adds
-  ``fast_pieces`` (each effect's ``fragment`` over that CTE); at run time ``fast_params`` gives
-  the fragments' bind values.
+  UPDATE ``... RETURNING *`` as a CTE (with ``status_values`` for the SET clause) and inserts the
+  rows of ``effect_steps`` (every effect's rows for the change, computed by the same functions) from
+  it, bound as parameters (``bookings/fast_rows.py``). A change with a step that has no SQL form
+  takes the general path instead.
 
 The effects themselves, and how to add one, are in ``bookings/effects.py``.
 """
@@ -36,10 +37,7 @@ from transfers.bookings.effects import (
     EFFECTS,
     UPDATE_DEADLINE,
     Change,
-    FastContext,
-    FastShape,
-    fast_params,
-    fast_pieces,
+    effect_steps,
     status_values,
     update_message,
     write_effects,
@@ -245,13 +243,10 @@ __all__ = [
     "Change",
     "ConcurrentChange",
     "DetailChange",
-    "FastContext",
-    "FastShape",
     "create",
     "create_many",
     "driver_fields",
-    "fast_params",
-    "fast_pieces",
+    "effect_steps",
     "ledger_move",
     "lock_booking",
     "retry_concurrent",

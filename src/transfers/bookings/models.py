@@ -271,6 +271,6 @@ _GET_BOOKING = itemgetter(*BOOKING_FIELDS)
 _GET_VIEW = itemgetter(*VIEW_FIELDS)
 _STATUS_AT = BOOKING_FIELDS.index("status")
 _UNSET: dict[str, Any] = dict.fromkeys(BOOKING_FIELDS)
-# A fast creation's ``Change`` is built before its statement's INSERT assigns the id (no fragment reads it).
+# A fast creation's ``Change`` is built before its statement's INSERT assigns the id (its rows name it BOOKING_ID).
 UNASSIGNED_ID = 0
 _VIEW_STATUS_AT = VIEW_FIELDS.index("status")

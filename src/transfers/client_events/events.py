@@ -93,17 +93,18 @@ class ChangedBooking(Protocol):
 
 
 def events_of(
-    booking: ChangedBooking, from_status: str | None, to_status: str, previous: ChangedBooking | None
+    booking: ChangedBooking | None, from_status: str | None, to_status: str, previous: ChangedBooking | None
 ) -> list[EventSpec]:
     """The events of one change of ``booking`` (as moved) from ``from_status`` (None: created) to
     ``to_status``; ``previous`` is the booking before the change, when the path read it (without
-    it only the status part is known: the one-statement paths change nothing else)."""
+    it only the status part is known: the one-statement paths change nothing else; the
+    acknowledgement's reads not even ``booking``, None)."""
     if from_status is None:
         return [EventSpec(EventType.BOOKING_CREATED)]
     found = []
     if from_status != to_status:
         found.append(EventSpec(EventType.BOOKING_STATUS_CHANGED, from_status))
-    if previous is not None:
+    if previous is not None and booking is not None:
         if booking.driver_name and any(getattr(booking, k) != getattr(previous, k) for k in DRIVER_KEYS):
             found.append(EventSpec(EventType.BOOKING_DRIVER_UPDATED))
         settled = _amendment_status(booking)

@@ -18,7 +18,7 @@ _INSERT_EVENT = insert(client_events)
 
 
 async def insert_events(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
-    """Several events in one statement (their columns: ``bookings/event_effects._row``)."""
+    """Several events in one statement (their columns: ``bookings/event_effects._event`` and the booking's)."""
     if rows:
         await conn.execute(_INSERT_EVENT, list(rows))
 

@@ -14,8 +14,9 @@ change (the kind's ``unapplied`` errors) is not dropped: the attempt and the rea
 on the message, which stays pending for a later claim, and ``outbox_answer_unapplied`` is logged.
 
 The engine knows no consumer: kinds are registered by the application (``transfers/deliveries.py``,
-one registry for every queue; each engine keeps the kinds of its own queue);
-``import-linter`` keeps this package from importing bookings, partners, hosted, webhooks or mail.
+in the registry of the queue that stores their messages), and the engine is typed by that message
+(``Engine[M]``: an ``OutboxMessage``, a ``WebhookDelivery``, ...); ``import-linter`` keeps this
+package from importing bookings, partners, hosted, webhooks or mail.
 """
 
 from __future__ import annotations

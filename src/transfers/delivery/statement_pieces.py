@@ -1,7 +1,7 @@
-"""Pieces of the one-statement acknowledgement on PostgreSQL (``bookings/fast_paths.py``, and the
-outbox rows ``bookings/effects.py`` writes inside a status change's statement): the same rows the
-general path writes through ``repository.py`` (``finish``, ``record_attempt``, ``insert_message``),
-as CTEs that take part in one statement; ``tests/integration/test_fast_paths_equal.py`` compares them.
+"""Pieces of the one-statement acknowledgement on PostgreSQL (``bookings/fast_paths.py``): the same
+rows the general path writes through ``repository.py`` (``finish``, ``record_attempt``), as CTEs that
+take part in one statement; ``tests/integration/test_fast_paths_equal.py`` compares them. (A status
+change's outbox messages are rows of its ``messages`` side effect, ``bookings/effects.py``.)
 """
 
 from __future__ import annotations
@@ -11,10 +11,8 @@ from typing import Any
 from sqlalchemy import CTE, ColumnElement, and_, bindparam, exists, insert, select, update
 
 from transfers.db.tables import delivery_attempts, outbox
-from transfers.delivery.models import DELIVERED, NEW_MESSAGE_FIELDS, PENDING
+from transfers.delivery.models import DELIVERED, PENDING
 from transfers.delivery.queue import Attempt
-
-MESSAGE_KEYS = NEW_MESSAGE_FIELDS  # the columns a ``NewMessage`` sets; ``booking_id`` comes from the statement
 
 
 def held_by_caller() -> ColumnElement[bool]:
