@@ -1,4 +1,4 @@
-"""The per-search and per-partner-call work made cheaper for issue 26 gives what it gave before:
+"""The per-search and per-partner-call work made cheaper gives what it gave before:
 remembered sell prices, the answer's vehicle built with its policy in one dict, partner-call metrics
 counted through remembered series."""
 

@@ -48,7 +48,7 @@ class OfferedExtra:
         ``Decimal``, never shown: what people and partners read is written by ``money.text``). ``texts``:
         each price's ``str`` remembered by the price object's identity (the objects alive as long as
         ``texts``): a search's store shares a few prices among many extras, and a ``str`` of a Decimal
-        costs ~1-2 k instructions (issue 26)."""
+        costs ~1-2 k instructions."""
         if texts is None:
             net_price, price = str(self.net_price), str(self.price)
         else:
@@ -165,7 +165,7 @@ class Offer:
         conversion costs as much as four lookups, and partners quote the same few); a zero is converted
         each time, as -0.00 and 0.00 are one key. Given, the prices are those floats, so that orjson
         writes them itself rather than calling ``api.responses``' default back once per price (~2 k
-        instructions each, 60 to a 10-partner search, issue 26): the same bytes, as that default is
+        instructions each, 60 to a 10-partner search): the same bytes, as that default is
         ``money.number(price)`` too (45.1, 45.0). Not given: the Decimals.
         """
         price: Decimal | float = self.sell_price
@@ -250,7 +250,7 @@ def build_offers(
     gives two offers, or two extras, the same id."""
     # A wire model keeps its fields in its ``__dict__`` (pydantic): read there, once per vehicle and
     # extra, rather than through pydantic's ``__getattr__`` hook, which makes every ``quote.x`` a slow
-    # lookup (~470 instructions against ~190; ~25 reads per vehicle, issue 26).
+    # lookup (~470 instructions against ~190; ~25 reads per vehicle).
     eligible = []
     for index, (partner, quote) in enumerate(quotes):
         q = quote.__dict__

@@ -2,7 +2,7 @@
 
 Statements are built once at import and executed with parameters: building ``insert(t).values(...)``
 or ``select(...).where(...)`` per call, and SQLAlchemy deriving its cache key from it, cost more
-CPU than executing the statement (bench/README.md, "Profile"). The SQL sent is the same.
+CPU than executing the statement (docs/operations/performance-history.md#profile). The SQL sent is the same.
 
 On PostgreSQL a search and all its offers are one statement (``_STORE``): the search row is
 inserted in a data-modifying CTE and the offers from one JSON array parameter unpacked by
@@ -15,7 +15,7 @@ and its offers are one transaction in one trip to aiosqlite's thread (``Database
 
 Either way the record is committed before the search is answered, so a booking that sends the
 ``search_id`` finds it from any process; what a PostgreSQL crash can lose is said at
-``Database.write_one_unflushed`` and in bench/README.md ("Search fan-out alone").
+``Database.write_one_unflushed`` and in (docs/operations/performance-history.md#search-fan-out).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ class _SqliteInsert:
         ``cancellation_policy`` in their stored form, a policy shared by many offers (their partner's
         default) rendered once. A value object met again is not processed again: the offers of a
         search share a few prices and their partner's policy, and the processors (money to integers,
-        JSON to text) cost ~2-4 k instructions a value (issue 26). By identity, so each result is that
+        JSON to text) cost ~2-4 k instructions a value. By identity, so each result is that
         value's own processing (every value remembered is held by the offers or here until the end, so
         no identity is reused)."""
         at = self.names.index("search_pk")
@@ -192,7 +192,7 @@ def _postgres_rows(offers: list[Offer]) -> list[dict[str, Any]]:
     the way. What the offers share is made once per store: a policy shared by many offers (their
     partner's default) rendered once; each price object's text made once, the offers' and the extras'
     own ``str`` (the partners' quotes and their prices are remembered, ``wire._price``,
-    ``models.sell_price``, and a quantize or a str costs ~1-2 k instructions; issue 26). By identity, not
+    ``models.sell_price``, and a quantize or a str costs ~1-2 k instructions). By identity, not
     value: 45.1 and 45.10 are equal keys, and every object here is alive until the end (held by the offers)."""
     policies: dict[int, list[dict[str, Any]]] = {}
     texts: dict[int, str] = {}  # a price's exact ``str``
