@@ -171,7 +171,7 @@ async def wait_for_amendment(
 
 
 async def test_amendments_are_accepted_except_for_noamend(http: httpx.AsyncClient, make_client: ClientFactory) -> None:
-    """the sandbox partner accepts amendments (the worker delivers the AMENDED update),
+    """The sandbox partner accepts amendments (the worker delivers the AMENDED update),
     and refuses every amendment of a booking whose passenger surname is NOAMEND."""
     _, key = await make_client(balance=str(START))
     accepted, _ = await book(http, key)

@@ -176,7 +176,7 @@ async def test_json_output_and_what_the_partner_was_left_with(sandbox: Sandbox) 
 
 
 async def test_the_way_back_of_a_return_trip_is_created_and_cancelled(sandbox: Sandbox) -> None:
-    """the check sends a return trip's way back as the service does (docs/rules/return-trips.md#create):
+    """The check sends a return trip's way back as the service does (docs/rules/return-trips.md#create):
     its own create with ``trip`` {id TR-..., leg 2}, the route reversed, on a later day, no flight; then cancels it."""
     code, report = await check_json(sandbox.url)
     assert code == 0, report
