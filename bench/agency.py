@@ -1,5 +1,5 @@
 """The agency portal's ``Bookings`` page for an agency with 100 000 bookings, on PostgreSQL: how
-long the server takes to answer it (issue 27: target under 300 ms).
+long the server takes to answer it (target under 300 ms).
 
     .venv/bin/python -m bench.agency --dsn postgresql://postgres@127.0.0.1/EMPTY_DB [--bookings 100000]
 

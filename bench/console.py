@@ -7,7 +7,7 @@ the bookings with ``INSERT ... SELECT ... FROM generate_series`` (50 000 a state
 back from now, 8 statuses, 50 000 surnames, 3 clients, 3 partners), VACUUMs and ANALYZEs, creates an operator
 and signs in, then requests each page ``--rounds`` times through the whole app (middleware, session
 and CSRF checks, queries, Jinja rendering) in-process over ASGI, so the time measured is the
-server's own. Prints p50/p95/max per page, whether p95 is under the 50 ms target (issue 13), and the
+server's own. Prints p50/p95/max per page, whether p95 is under the 50 ms target (docs/rules/console.md), and the
 service's own CPU per page (p50; PostgreSQL's is not in it), which a busy machine inflates far less
 than the wall-clock figures.
 """

@@ -1,4 +1,4 @@
-"""CPU and instructions per create (``POST /booking`` on PostgreSQL), in-process (issue 21).
+"""CPU and instructions per create (``POST /booking`` on PostgreSQL), in-process.
 
     .venv/bin/python -m bench.create_cpu --dsn postgresql://postgres@127.0.0.1/EMPTY_DB [--src DIR]
         [--warmup 600] [--creates 1000] [--flights 500] [--concurrency 4] [--callgrind]

@@ -1,4 +1,4 @@
-"""One flight-watch pass over 10,000 watched bookings (issue 23, docs/rules/flights.md#watching), on PostgreSQL.
+"""One flight-watch pass over 10,000 watched bookings (docs/rules/flights.md#watching), on PostgreSQL.
 
     .venv/bin/python -m bench.flights --dsn postgresql://postgres@127.0.0.1/EMPTY_DB [--bookings 10000]
         [--flights 1000] [--quick]
@@ -86,7 +86,7 @@ def booking_values(
         "updated_at": now,
         "event_sequence": 1,
     }
-    if "tracking_token" in bookings.c:  # issue 22's column, unique per booking
+    if "tracking_token" in bookings.c:  # the traveller's page's token, unique per booking
         values["tracking_token"] = secrets.token_urlsafe(16)
     return values
 

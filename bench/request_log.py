@@ -1,4 +1,4 @@
-"""The request log's cost (issue 27, docs/rules/agency-portal.md#request-log): GET booking throughput with
+"""The request log's cost (docs/rules/agency-portal.md#request-log): GET booking throughput with
 the request log on and off (target: it costs less than 5 %).
 
     .venv/bin/python -m bench.request_log --dsn postgresql://postgres@127.0.0.1/EMPTY_DB [--rounds 5] [--duration 8]
@@ -133,7 +133,7 @@ async def logged_rows(dsn: str, client_id: int) -> int:
 
 def batches_written(url: str) -> tuple[float, float]:
     """(batches, requests) the process has written so far, from its ``/metrics``: their ratio is the
-    mean batch (issue 27's cause was a writer that wrote ~25 requests per transaction, not 500)."""
+    mean batch (the first writer's cost was a writer that wrote ~25 requests per transaction, not 500)."""
     import urllib.request
 
     found = {"request_log_batches_total": 0.0, "request_log_written_total": 0.0}

@@ -1,4 +1,4 @@
-"""Return trips (issue 25, docs/rules/return-trips.md): what a return costs against the one-way call.
+"""Return trips (docs/rules/return-trips.md): what a return costs against the one-way call.
 
 * a return search (``return_datetime``: both directions in one fan-out) against a one-way search with
   the same 10 partners: CPU of the API process per search (target <= 2x);

@@ -1,4 +1,4 @@
-"""Driver positions ingested (issue 22, docs/rules/ride.md#positions): positions per second one API
+"""Driver positions ingested (docs/rules/ride.md#positions): positions per second one API
 process records through ``POST /api/v1/reverse/booking/positions``, on PostgreSQL, in batches of 10
 and of 1.
 

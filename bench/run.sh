@@ -55,7 +55,7 @@ SUITE_PID=$!
 wait "$SUITE_PID"
 SUITE_PID=""
 
-# Issue 26: the search fan-out alone, on PostgreSQL and SQLite, 4 searches at a time: 10 partners, 50
+# The search fan-out alone, on PostgreSQL and SQLite, 4 searches at a time: 10 partners, 50
 # partners, 9 + 1 hanging (CPU of the API process per search, overhead over the slowest partner).
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_search"
 # shellcheck disable=SC2086
@@ -67,34 +67,34 @@ createdb -h "$PGHOST" -U "$PGUSER" "${DB}_search"
 # shellcheck disable=SC2086
 "$PY" -m bench.yardstick --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"
 
-# Issue 16: the CPU one hosted partner (rate card, in-process) adds to a search among 10 server partners.
+# The CPU one hosted partner (rate card, in-process) adds to a search among 10 server partners.
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_hosted"
 # shellcheck disable=SC2086
 "$PY" -m bench.hosted --dsn "postgresql://$PGUSER@$PGHOST/${DB}_hosted" ${BENCH_ARGS:-} "$@"
 
-# Issue 13: the operator console's pages with a million bookings (server time, p50/p95; target < 50 ms).
+# The operator console's pages with a million bookings (server time, p50/p95; target < 50 ms).
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_console"
 # shellcheck disable=SC2086
 "$PY" -m bench.console --dsn "postgresql://$PGUSER@$PGHOST/${DB}_console" ${BENCH_ARGS:-} "$@"
 
-# Issue 14: client webhooks: a create with 3 subscribed endpoints against none (target within 5 %), and
+# Client webhooks: a create with 3 subscribed endpoints against none (target within 5 %), and
 # one worker's delivery rate to a fast local receiver (target >= 300 events/s).
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_webhooks"
 # shellcheck disable=SC2086
 "$PY" -m bench.webhooks --dsn "postgresql://$PGUSER@$PGHOST/${DB}_webhooks" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"
 
-# Issue 22: the traveller's page /t/{token} (HTML and JSON), one API process (target >= 500 req/s).
+# The traveller's page /t/{token} (HTML and JSON), one API process (target >= 500 req/s).
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_tracking"
 # shellcheck disable=SC2086
 "$PY" -m bench.tracking_page --dsn "postgresql://$PGUSER@$PGHOST/${DB}_tracking" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"
 
-# Issue 27: the agency portal's Bookings page (search, filters, pages) for an agency with 100 000 bookings
+# The agency portal's Bookings page (search, filters, pages) for an agency with 100 000 bookings
 # among 300 000 (server time, p50/p95; target < 300 ms).
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_agency"
 # shellcheck disable=SC2086
 "$PY" -m bench.agency --dsn "postgresql://$PGUSER@$PGHOST/${DB}_agency" ${BENCH_ARGS:-} "$@"
 
-# Issue 23: one flight-watch pass over 10,000 watched bookings (1,000 flights), sandbox provider (target <= 5 s,
+# One flight-watch pass over 10,000 watched bookings (1,000 flights), sandbox provider (target <= 5 s,
 # provider calls == distinct flights): every flight on time, then 15 % of them late (1,500 pickups moved).
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_flights"
 # shellcheck disable=SC2086
@@ -103,25 +103,25 @@ createdb -h "$PGHOST" -U "$PGUSER" "${DB}_flights_late"
 # shellcheck disable=SC2086
 "$PY" -m bench.flights --dsn "postgresql://$PGUSER@$PGHOST/${DB}_flights_late" --late-percent 15 ${BENCH_ARGS:-} "$@"
 
-# Issue 27: the request log's cost to GET booking (on vs off, interleaved rounds; target < 5 %), with
+# The request log's cost to GET booking (on vs off, interleaved rounds; target < 5 %), with
 # the parts measured alone (record per request, the batch write per row).
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_requestlog"
 # shellcheck disable=SC2086
 "$PY" -m bench.request_log --dsn "postgresql://$PGUSER@$PGHOST/${DB}_requestlog" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"
 
-# Issue 22: driver positions ingested through the reverse API by one API process, batches of 10 and of 1
+# Driver positions ingested through the reverse API by one API process, batches of 10 and of 1
 # (target >= 1,000 positions/s in batches of 10).
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_positions"
 # shellcheck disable=SC2086
 "$PY" -m bench.ride_positions --dsn "postgresql://$PGUSER@$PGHOST/${DB}_positions" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"
 
-# Issue 25: return trips: a return search's CPU against a one-way search with the same 10 partners (target
+# Return trips: a return search's CPU against a one-way search with the same 10 partners (target
 # <= 2x), creating a pair against one create (target <= 1.6x); API process CPU per call, interleaved rounds.
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_returns"
 # shellcheck disable=SC2086
 "$PY" -m bench.return_trips --dsn "postgresql://$PGUSER@$PGHOST/${DB}_returns" --pidfile "$PIDFILE" ${BENCH_ARGS:-} "$@"
 
-# Issue 24: a partner statement of 100,000 lines as JSON (target <= 2 s) and streamed as CSV (the API
+# A partner statement of 100,000 lines as JSON (target <= 2 s) and streamed as CSV (the API
 # process growing < 50 MiB), a month close over 1,000 partners (target <= 10 s), create + cancel with the journal.
 createdb -h "$PGHOST" -U "$PGUSER" "${DB}_statements"
 # shellcheck disable=SC2086

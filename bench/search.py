@@ -1,4 +1,4 @@
-"""The search fan-out alone, on both databases (issue 26): 10 partners, 50 partners, 9 + 1 hanging.
+"""The search fan-out alone, on both databases: 10 partners, 50 partners, 9 + 1 hanging.
 
 Part of ``make bench`` (after the suite); alone, in ~4 minutes:
 

@@ -1,4 +1,4 @@
-"""Instructions per search, in-process, for callgrind (issue 26, bench/README.md "Fifth pass").
+"""Instructions per search, in-process, for callgrind (docs/operations/performance-history.md#search-fifth-pass).
 
 Wall-clock CPU per search moves by 20-40 % between rounds on a shared machine; instruction counts
 move by ~1 %. This drives the whole ASGI app in-process (no uvicorn, no client socket; the partner

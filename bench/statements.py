@@ -1,4 +1,4 @@
-"""Partner statements and the journal (issue 24, docs/rules/statements.md): a 100,000-line statement
+"""Partner statements and the journal (docs/rules/statements.md): a 100,000-line statement
 answered as JSON (target <= 2 s) and streamed as CSV (the API process's memory growing < 50 MiB), a
 month close over 1,000 partners (target <= 10 s on PostgreSQL), and what the journal costs a booking's
 create and cancel.

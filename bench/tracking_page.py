@@ -1,4 +1,4 @@
-"""The traveller's page (issue 22, docs/rules/ride.md#tracking-page): requests per second one API process
+"""The traveller's page (docs/rules/ride.md#tracking-page): requests per second one API process
 serves for ``GET /t/{token}`` (the HTML) and ``GET /t/{token}.json``, on PostgreSQL.
 
     .venv/bin/python -m bench.tracking_page --dsn postgresql://postgres@127.0.0.1/EMPTY_DB [--bookings 300] [--quick]

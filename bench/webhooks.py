@@ -1,4 +1,4 @@
-"""Client webhooks (issue 14, docs/rules/webhooks.md): what subscribed endpoints cost a create, and how fast
+"""Client webhooks (docs/rules/webhooks.md): what subscribed endpoints cost a create, and how fast
 one worker delivers.
 
     .venv/bin/python -m bench.webhooks --dsn postgresql://postgres@127.0.0.1/EMPTY_DB [--creates 400] [--events 3000]

@@ -326,11 +326,11 @@ async def _checked_invariants(db: Database) -> AsyncIterator[None]:
     await check_booking_invariants(db)
     from transfers.accounting import service as books
 
-    # issue 24: the journal reconciles after every test (docs/rules/statements.md#operators)
+    # the journal reconciles after every test (docs/rules/statements.md#operators)
     assert await books.ledger_check(db) is None
 
 
-# --- issue 16: hosted partners (tests/hosted/conftest.py: HostedFactory) ------------------------------
+# --- hosted partners (tests/hosted/conftest.py: HostedFactory) ------------------------------
 
 
 @pytest.fixture

@@ -80,7 +80,8 @@ class FakePartner:
     token: str = ""
     requests: list[Recorded] = field(default_factory=list)
     url: str = ""
-    # What an ``"status": "AMENDED"`` update answers (issue 15): ``{"status": amend_status, "message": ...}``
+    # What an ``"status": "AMENDED"`` update answers (docs/rules/cancellation.md):
+    # ``{"status": amend_status, "message": ...}``
     amend_status: str = "Success"
     amend_message: str = "ok"
     create_message: str | None = None

@@ -154,7 +154,7 @@ def booking_row(**changes: Any) -> dict[str, Any]:
         "ride_milestones": None,
         "ride_position": None,
         "ride_position_at": None,
-        # issue 23 (docs/rules/flights.md)
+        # docs/rules/flights.md
         "original_pickup_at": now + timedelta(days=2),
         "flight_state": None,
         "flight_disrupted_at": None,

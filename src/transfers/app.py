@@ -84,19 +84,19 @@ def create_app(
     app.include_router(reference.booking_api)
     app.include_router(booking_list.router)
     app.include_router(reverse.router)
-    app.include_router(statement_routes.router)  # issue 24: docs/rules/statements.md#partner-api
-    install_docs(app)  # issue 28: /docs works offline (api/docs_page.py)
-    app.include_router(landing_router)  # issue 28: GET / links the docs, the console and the portal
-    app.include_router(wallet_routes.router)  # issue 14: docs/rules/wallet.md
-    app.include_router(webhook_routes.router)  # issue 14: docs/rules/webhooks.md
-    app.include_router(incident_routes.router)  # issue 24: docs/rules/incidents.md
-    app.include_router(ride_pages.router)  # issue 22: /t/{token} and /d/{token} (docs/rules/ride.md#tracking-page)
+    app.include_router(statement_routes.router)  # docs/rules/statements.md#partner-api
+    install_docs(app)  # /docs works offline (api/docs_page.py)
+    app.include_router(landing_router)  # GET / links the docs, the console and the portal
+    app.include_router(wallet_routes.router)  # docs/rules/wallet.md
+    app.include_router(webhook_routes.router)  # docs/rules/webhooks.md
+    app.include_router(incident_routes.router)  # docs/rules/incidents.md
+    app.include_router(ride_pages.router)  # /t/{token} and /d/{token} (docs/rules/ride.md#tracking-page)
     webhook_routes.document_events(app)  # the events clients receive, in the document's "webhooks"
     if settings.sandbox_partner_enabled:
         runtime.mount_sandbox_partner(app, svc)
-    app.mount("/console", build_console(svc))  # issue 13: the operator console (console/app.py)
-    app.mount("/partner", build_portal(svc))  # issue 16: the partner portal (portal/app.py)
-    app.mount("/agency", build_agency(svc))  # issue 27: the agency portal (agency/app.py)
+    app.mount("/console", build_console(svc))  # the operator console (console/app.py)
+    app.mount("/partner", build_portal(svc))  # the partner portal (portal/app.py)
+    app.mount("/agency", build_agency(svc))  # the agency portal (agency/app.py)
     # Outermost inside FastAPI: request id, body limit, error envelope, RateLimit-* headers, metrics, access log.
     app.add_middleware(RequestPlumbing, max_body_bytes=settings.max_body_bytes, request_log=svc.request_log)
     # Before all of FastAPI's layers: POST search, GET booking and POST booking, through the same plumbing

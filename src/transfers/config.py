@@ -59,7 +59,7 @@ class Settings(BaseSettings):
     partner_max_response_bytes: int = Field(default=1_048_576, ge=1)
     partner_max_vehicles: int = Field(default=200, ge=1)
 
-    # issue 28: GET booking answers `Retry-After: N` while the booking waits for its partner, so a
+    # GET booking answers `Retry-After: N` while the booking waits for its partner, so a
     # polling client (the SDK's wait_until_approved) asks again when it is worth it. None: a few
     # seconds in sandbox (the built-in partner approves in TRANSFERS_SANDBOX_APPROVE_AFTER_SECONDS),
     # 600 in live (docs/rules/states.md#polling: every 10 minutes).
@@ -93,7 +93,7 @@ class Settings(BaseSettings):
 
     default_currency: str = "EUR"
     default_markup_percent: Decimal = Field(default=Decimal("0"), ge=0, le=100)
-    # issue 16 (docs/rules/hosted-partners.md): hosted partners' bookings not accepted within this many hours of their
+    # docs/rules/hosted-partners.md: hosted partners' bookings not accepted within this many hours of their
     # creation, or by this many hours before pickup, are declined and refunded; their e-mails.
     hosted_accept_hours: float = Field(default=4.0, gt=0)
     hosted_accept_before_pickup_hours: float = Field(default=2.0, ge=0)
@@ -101,26 +101,26 @@ class Settings(BaseSettings):
     smtp_from: str = "transfers@localhost"
     smtp_timeout_seconds: float = Field(default=10.0, gt=0)
 
-    # Issue 13: partner health per minute (partners/health.py) and signing-secret rotation.
+    # Partner health per minute (partners/health.py) and signing-secret rotation.
     partner_health_flush_seconds: float = Field(default=5.0, gt=0, le=300)
     partner_health_retention_days: int = Field(default=30, ge=1, le=3650)
     partner_secret_overlap_hours: float = Field(default=24.0, ge=0, le=720)
-    # issue 14 (docs/rules/webhooks.md): webhooks to clients
+    # docs/rules/webhooks.md: webhooks to clients
     webhook_timeout_seconds: float = Field(default=5.0, gt=0, le=60)
     webhook_concurrency: int = Field(default=256, ge=1, le=5000)
     webhook_per_endpoint: int = Field(default=16, ge=1, le=500)
     webhook_retention_days: int = Field(default=30, ge=1, le=3650)
-    # Issue 27, docs/rules/agency-portal.md#request-log: the client requests' log (requestlog/), written in
+    # docs/rules/agency-portal.md#request-log: the client requests' log (requestlog/), written in
     # batches from a bounded in-process buffer; off: nothing recorded (the bench compares both).
     request_log: bool = True
     request_log_buffer: int = Field(default=10_000, ge=1, le=1_000_000)
     request_log_flush_seconds: float = Field(default=1.0, gt=0, le=60)
-    # Issue 28, docs/rules/agency-portal.md#geocoder: where typed places come from (transfers/geo/): the
+    # docs/rules/agency-portal.md#geocoder: where typed places come from (transfers/geo/): the
     # offline gazetteer, or a Nominatim-compatible search API at geocoder_url.
     geocoder: Literal["builtin", "nominatim"] = "builtin"
     geocoder_url: str = Field(default="", validate_default=True)
     geocoder_timeout_seconds: float = Field(default=3.0, gt=0, le=30)
-    # Issue 23, docs/rules/flights.md#provider: where flight status comes from (transfers/flights/). None: the
+    # docs/rules/flights.md#provider: where flight status comes from (transfers/flights/). None: the
     # sandbox provider in sandbox, none in live.
     flight_provider: Literal["sandbox", "none", "aerodatabox"] | None = None
     flight_provider_url: str = ""
@@ -269,7 +269,7 @@ def unknown_variables(environ: Mapping[str, str] | None = None, *, env_file: str
     """One line per ``TRANSFERS_*`` variable no setting reads, naming the closest known one.
 
     Why: pydantic-settings ignores unknown variables (``extra="ignore"``), so a misspelled
-    ``TRANSFERS_DATABSE_URL`` silently leaves the default in force (issue 28). Names are compared in
+    ``TRANSFERS_DATABSE_URL`` silently leaves the default in force. Names are compared in
     capitals because the settings read them case-insensitively. ``env_file``: the same ``.env``
     Settings reads, when present."""
     names = dict(os.environ if environ is None else environ)

@@ -108,8 +108,8 @@ class ErrorCode(StrEnum):
 
     Every ``DomainError`` that names a string code is built from a member, the served OpenAPI document lists the members
     (``api/schemas.py``), and ``tests/unit/test_error_codes.py`` checks that the SDK's error mapping
-    and docs/integrators/errors.md name exactly these codes. Adding a code (issues 13-16 add e.g.
-    ``WEBHOOK_ENDPOINT_LIMIT``, ``INVALID_WEBHOOK_URL``, ``AMENDMENT_NOT_ALLOWED``) is three lines:
+    and docs/integrators/errors.md name exactly these codes. Adding a code (the console, webhooks, amendments and hosted
+    partners added e.g. ``WEBHOOK_ENDPOINT_LIMIT``, ``INVALID_WEBHOOK_URL``, ``AMENDMENT_NOT_ALLOWED``) is three lines:
 
     1. a member here: ``NAME = "NAME", <http status>, "<default message>"``;
     2. its exception class in ``ERROR_CLASSES`` of ``sdk/src/transfers_sdk/errors.py``;
@@ -143,13 +143,13 @@ class ErrorCode(StrEnum):
     UNAVAILABLE = "UNAVAILABLE", 503, "The service cannot reach its database; retry shortly."
     # Any other status the web framework raises itself (none is known today); rendered with that status.
     HTTP_ERROR = "HTTP_ERROR", 400, "The request was refused."
-    # issue 16: the last seat of a hosted partner's vehicle on that local date went to another booking.
+    # the last seat of a hosted partner's vehicle on that local date went to another booking.
     VEHICLE_UNAVAILABLE = (
         "VEHICLE_UNAVAILABLE",
         409,
         "This vehicle is no longer available for that day; search again.",
     )
-    # issue 15, docs/rules/cancellation.md: amendments
+    # docs/rules/cancellation.md: amendments
     AMENDMENT_NOT_ALLOWED = (
         "AMENDMENT_NOT_ALLOWED",
         422,
@@ -166,7 +166,7 @@ class ErrorCode(StrEnum):
         "Route, party, vehicle, luggage and extras cannot be amended: cancel and book again.",
     )
     AMENDMENT_EMPTY = "AMENDMENT_EMPTY", 422, "The amendment changes nothing."
-    # issue 14, docs/rules/webhooks.md: webhook endpoints
+    # docs/rules/webhooks.md: webhook endpoints
     WEBHOOK_ENDPOINT_LIMIT = (
         "WEBHOOK_ENDPOINT_LIMIT",
         422,
@@ -179,7 +179,7 @@ class ErrorCode(StrEnum):
         'events must be ["*"] or a non-empty list of known event types.',
     )
     INVALID_WEBHOOK_ENDPOINT = ("INVALID_WEBHOOK_ENDPOINT", 422, "A field of the webhook endpoint is invalid.")
-    # issue 24, docs/rules/incidents.md: incidents
+    # docs/rules/incidents.md: incidents
     INCIDENT_NOT_ALLOWED = (
         "INCIDENT_NOT_ALLOWED",
         422,

@@ -38,7 +38,7 @@ def _drop_secrets(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMa
 
 def _orjson_text(event: Any, **kwargs: Any) -> str:
     """orjson instead of the standard library's json: one access line per request is on the
-    hottest path (bench/README.md, "Profile"). ``default`` (structlog's fallback, ``repr``-like)
+    hottest path (docs/operations/performance-history.md#profile). ``default`` (structlog's fallback, ``repr``-like)
     still handles values orjson cannot encode."""
     return orjson.dumps(event, default=kwargs.get("default")).decode()
 

@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal, Inexact, InvalidOperation
 from functools import cache
 
-from iso4217 import Currency
-
 # The most decimals any currency has (ISO 4217's largest minor unit), and so what a money column
 # stores exactly (db/types.py: NUMERIC(18, 4) on PostgreSQL, the amount x 10^4 on SQLite).
 STORED_PLACES = 4
@@ -49,6 +47,10 @@ class UnknownCurrency(MoneyError):
 @cache
 def places(currency: str) -> int:
     """The currency's ISO 4217 minor unit: how many decimals its amounts have."""
+    # Imported on first use: the package parses ISO's XML table at import (~25 ms), which a process
+    # that never meets an amount (most CLI commands) need not pay.
+    from iso4217 import Currency
+
     if not isinstance(currency, str) or not currency.isascii() or not currency.isupper():
         raise UnknownCurrency(f"{str(currency)[:10]!r} is not an ISO 4217 currency code")
     try:

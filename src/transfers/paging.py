@@ -1,5 +1,5 @@
-"""Opaque keyset cursors over one row id, bound to the client and to the list they page (issue 14:
-the wallet statement, the webhook delivery log).
+"""Opaque keyset cursors over one row id, bound to the client and to the list they page (the
+wallet statement, the webhook delivery log: docs/rules/wallet.md, docs/rules/webhooks.md).
 
 Every cursor the service issues is sealed here (``seal``/``unseal``; the booking list's
 ``(created_at, id)`` cursor in ``bookings/client_queries.py`` too): base64url of the position with an HMAC

@@ -30,7 +30,7 @@ def frozen_value(cls: type[T]) -> type[T]:
     partner payload, its client event and its answer, and for every GET booking. The frozen
     dataclass's generated ``__init__`` sets each field by ``object.__setattr__`` (a lookup of
     ``object``, then a wrapper call that looks the slot up by name): ~27 k instructions per trip
-    (bench/README.md, "GET booking after issues 21-27"). This one calls each slot's own setter
+    (docs/operations/performance-history.md#get-booking). This one calls each slot's own setter
     (its member descriptor's ``__set__``, bound once here), which is what ``object.__setattr__``
     ends in: the same fields, the same positional/keyword signature and defaults, the same objects.
     Everything else (``__setattr__``/``__delattr__`` refusing, ``__eq__``, ``__hash__``, ``__repr__``,

@@ -118,7 +118,7 @@ def start_request_log_writer(svc: Services, buffer: RequestLogBuffer) -> Stop:
 # Allocations (minus deallocations) of tracked objects between two young-generation collections;
 # CPython's default is 700. A request allocates thousands of short-lived containers that reference
 # counting frees anyway, so at 700 the collector ran several times per search and walked objects that
-# were about to die (bench/README.md, "The garbage collector's threshold").
+# were about to die (docs/operations/performance-history.md#gc-threshold).
 GEN0_THRESHOLD = 10_000
 
 
@@ -129,8 +129,8 @@ def settle_heap() -> None:
     Why: the process starts with ~120 000 long-lived objects (the airport dataset, routes, models,
     SQLAlchemy's tables), and every full (generation 2) collection walks all of them: ~65 ms on this
     machine, a pause that lands on whichever requests are in flight (the search p99 in
-    bench/README.md). Frozen objects are still freed by reference counting; only cycles among them
-    would never be collected, and start-up objects live as long as the process anyway."""
+    docs/operations/performance-history.md#profile, change 15). Frozen objects are still freed by reference counting;
+    only cycles among them would never be collected, and start-up objects live as long as the process anyway."""
     find_airport("LHR")  # the dataset is loaded on first use otherwise
     gc.collect()
     gc.freeze()

@@ -30,7 +30,7 @@ class Worker:
         self.loop = DeliveryLoop(
             dispatcher, poll_seconds=svc.settings.outbox_poll_seconds, job_name=DELIVERY_JOB, max_cycles=max_cycles
         )
-        self.webhooks = webhook_dispatcher(svc)  # issue 14: client webhooks, beside partner deliveries
+        self.webhooks = webhook_dispatcher(svc)  # client webhooks, beside partner deliveries
 
     async def run(self) -> None:
         log.info("worker_started")

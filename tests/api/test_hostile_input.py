@@ -309,7 +309,7 @@ async def test_unknown_path_is_404(http: httpx.AsyncClient, path: str) -> None:
 
 
 async def test_the_root_is_the_landing_page_and_only_read(http: httpx.AsyncClient) -> None:
-    """Issue 28: ``GET /`` was a 404; it is the landing page now (tests/browser/test_narrow_screens_and_landing.py).
+    """``GET /`` was a 404; it is the landing page now (tests/browser/test_narrow_screens_and_landing.py).
     Other methods there answer 405 in the error envelope, like every known path."""
     page = await http.get("/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")

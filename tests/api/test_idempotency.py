@@ -380,7 +380,7 @@ def reordered(value: Any) -> Any:
 
 
 def legacy_fingerprint(method: str, path: str, query: str, body: bytes) -> str:
-    """What the code before issue 12 stored in request_hash (SHA-256 over the raw bytes), written out
+    """What the code before the SDK's release stored in request_hash (SHA-256 over the raw bytes), written out
     here on purpose: the upgrade test must not take it from the code under test."""
     digest = hashlib.sha256()
     for part in (method.encode(), path.encode(), query.encode(), body):

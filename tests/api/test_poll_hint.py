@@ -1,4 +1,4 @@
-"""Issue 28 item 9: GET booking tells a poller when to ask again (``Retry-After``) while the booking
+"""GET booking tells a poller when to ask again (``Retry-After``) while the booking
 waits for its partner, and says nothing once it is settled; documented in the OpenAPI document."""
 
 from __future__ import annotations

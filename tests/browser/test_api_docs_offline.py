@@ -1,6 +1,6 @@
 """``/docs`` renders the booking API's Swagger UI with every script, stylesheet and image from the
 service itself: Chromium is let reach the service's own host only, and any request elsewhere is
-aborted and recorded (issue 28: the page was blank without internet access)."""
+aborted and recorded (the page was blank without internet access)."""
 
 from __future__ import annotations
 

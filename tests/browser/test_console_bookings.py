@@ -1,4 +1,4 @@
-"""The console's Bookings pages in a real browser (docs/rules/console.md, issue 13 "How it is checked"): a
+"""The console's Bookings pages in a real browser (docs/rules/console.md): a
 booking found by surname and cancelled from its page (wallet refunded, the partner told through the
 outbox), a COMPLETED booking refunded, a support operator who neither sees nor may post admin
 actions, the audit log listing it all, and bad input that changes nothing and never answers 500."""
@@ -128,7 +128,7 @@ async def test_a_booking_found_by_surname_is_cancelled_from_its_page(
     )
     policy = page.locator("tr", has=page.get_by_role("rowheader", name="Cancellation policy"))
     await expect(policy.locator("td")).to_have_text("free until pickup")
-    # issue 28: the story to the second, and the ledger kinds by the wallet API's names
+    # the story to the second, and the ledger kinds by the wallet API's names
     story = page.locator("#h-story + table tbody tr")
     await expect(story.first.locator("td").first).to_have_text(re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$"))
     kinds = page.locator("#h-ledger + table tbody tr td:nth-child(2)")

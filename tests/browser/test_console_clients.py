@@ -1,4 +1,4 @@
-"""The console's ``Clients`` and ``Deliveries`` pages in a real browser (issue 13): a client created
+"""The console's ``Clients`` and ``Deliveries`` pages in a real browser (docs/rules/console.md): a client created
 (key shown once) and topped up, bad amounts refused beside the field with the typed value kept and
 nothing changed, keys and suspension, a failed delivery retried by a support operator, and a
 support operator who neither sees nor can post the admin actions (forged POSTs refused)."""

@@ -1,4 +1,4 @@
-"""Issue 28 item 6: the Deliveries page groups failing deliveries by partner and by client webhook
+"""The Deliveries page groups failing deliveries by partner and by client webhook
 endpoint (one dead endpoint is one line with its count, not a row per delivery), says what went wrong
 in words ("connection refused", not ``ClientConnectorError``), names clients, and lets an admin
 disable a client's endpoint there: CSRF-checked, audited, its pending deliveries stopped; support

@@ -1,4 +1,4 @@
-"""The console's ``Partners`` pages in a real browser (issue 13): a partner created (credentials shown
+"""The console's ``Partners`` pages in a real browser (docs/rules/console.md): a partner created (credentials shown
 once), its conformance check run against its own server (the reference sandbox partner, started on
 loopback with the credentials just shown) and the table shown, its health over the last hour from
 the database, an edit refused beside the field with the typed value kept, the signing secret

@@ -1,4 +1,4 @@
-"""Client webhook deliveries on the console's ``Deliveries`` page (issue 13 with docs/rules/webhooks.md): a
+"""Client webhook deliveries on the console's ``Deliveries`` page (docs/rules/console.md, docs/rules/webhooks.md): a
 delivery that failed (its receiver answered 500 for 24 h) listed with its reservation number and
 retried by a support operator through ``webhooks/retry.py``, the use case of ``transfers outbox
 retry --webhook``; the CLI refuses what the page refuses."""

@@ -1,4 +1,4 @@
-"""Issue 28 item 10: ``GET /`` is a small page linking the API docs, the console and the partner
+"""``GET /`` is a small page linking the API docs, the console and the partner
 portal, loading nothing from another host; and the console is readable on a 390 px wide phone: no
 main page scrolls sideways (wide tables scroll inside their own box)."""
 

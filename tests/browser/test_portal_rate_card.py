@@ -1,4 +1,4 @@
-"""The rate card as a form in the partner portal (issue 28 item 3), in a real browser with
+"""The rate card as a form in the partner portal (docs/partners/hosted.md), in a real browser with
 JavaScript off (every step by a page load: add a row, search a place then pick it, save) and on
 (place suggestions as typed, a live preview): the saved card is what the next search prices, bad
 input is shown beside its field with what was typed kept, and a refused card changes nothing.

@@ -1,4 +1,4 @@
-"""Issue 28 item 10, the partner portal: statuses in words with the accept-by time, counts with the
+"""The partner portal (docs/console/portal.md): statuses in words with the accept-by time, counts with the
 right plural ("1 suitcase"), the markup as "10 %", and the drivers a partner used before offered
 when it accepts the next booking (chosen from the list, nothing retyped)."""
 

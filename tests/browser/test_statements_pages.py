@@ -1,4 +1,4 @@
-"""Statements in a real browser (issue 24, docs/rules/statements.md): the console's partner
+"""Statements in a real browser (docs/rules/statements.md): the console's partner
 statements with ``Mark paid`` (field ``Reference``) and ``Adjust`` (``Amount``, ``Note``), admin
 only and audited, bad input refused beside the form with nothing written; the portal's
 ``Statements`` with a month's lines and its CSV download, with JavaScript on and off."""

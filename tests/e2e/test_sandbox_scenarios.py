@@ -1,4 +1,4 @@
-"""Scenario triggers of the sandbox (issue 6): magic passenger surnames and flight numbers make the
+"""Scenario triggers of the sandbox: magic passenger surnames and flight numbers make the
 built-in partner take every path a real partner can take. Each is driven end to end through the
 service, with the embedded worker, and checked from the client's side (status and wallet)."""
 
@@ -171,7 +171,7 @@ async def wait_for_amendment(
 
 
 async def test_amendments_are_accepted_except_for_noamend(http: httpx.AsyncClient, make_client: ClientFactory) -> None:
-    """issue 15: the sandbox partner accepts amendments (the worker delivers the AMENDED update),
+    """The sandbox partner accepts amendments (the worker delivers the AMENDED update),
     and refuses every amendment of a booking whose passenger surname is NOAMEND."""
     _, key = await make_client(balance=str(START))
     accepted, _ = await book(http, key)

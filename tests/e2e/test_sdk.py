@@ -566,7 +566,7 @@ async def test_wait_until_approved_follows_the_services_retry_after(
     make_client: ClientFactory,
     make_partner: PartnerFactory,
 ) -> None:
-    """Issue 28 item 9: without an ``interval`` the SDK waits what GET booking's ``Retry-After`` says
+    """Without an ``interval`` the SDK waits what GET booking's ``Retry-After`` says
     (2 s in sandbox), not the 600 s it used to. The injected ``sleep`` records each pause and lets the
     partner approve during the second one: no real waiting."""
     _, key = await make_client()

@@ -1,4 +1,4 @@
-"""The SDK is its own distribution (issue 12): ``pip install ./sdk`` into an empty virtualenv brings
+"""The SDK is its own distribution: ``pip install ./sdk`` into an empty virtualenv brings
 ``transfers_sdk`` and ``httpx``, nothing of the server, and the SDK so installed talks to the service.
 
 Slow (a virtualenv and an install, ~25 s): it may fetch httpx and the build backend from the

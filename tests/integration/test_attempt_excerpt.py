@@ -1,5 +1,5 @@
-"""Every partner delivery attempt that got an HTTP answer keeps a bounded excerpt of it (issue 13:
-"partner deliveries with every attempt, the answer's status and a bounded excerpt"), on both
+"""Every partner delivery attempt that got an HTTP answer keeps a bounded excerpt of it
+(docs/rules/console.md: "partner deliveries with every attempt, the answer's status and a bounded excerpt"), on both
 databases: an accepting create answer (on PostgreSQL written by the one-statement acknowledgement,
 ``bookings/fast_paths.py``), a refusal, and ``transfers bookings show`` printing it. Partners here
 serve KRK and GVA only, so no other test's search reaches them."""

@@ -1,5 +1,5 @@
 """The feature packages register with the bookings at start-up (``transfers/features.py``,
-``bookings/hooks.py``; docs/architecture/how-to-add.md#a-feature-package): every process that runs a
+``bookings/hooks.py``; docs/architecture/how-to-add.md, "A feature package"): every process that runs a
 booking's use cases (the API's ``create_app``, the CLI's every command) registers them, once. That the
 registered handlers act, on both databases, is shown by the features' own tests: amending a flight
 number re-enrols the flight watch (tests/integration/test_flight_watch.py,

@@ -1,4 +1,4 @@
-"""Each PostgreSQL fast statement writes exactly what the general path writes (issue 21).
+"""Each PostgreSQL fast statement writes exactly what the general path writes.
 
 One test per fast statement (``bookings/fast_paths.py``; tests/unit/test_fast_paths_frozen.py keeps
 them at two), and one of a return trip's pair (the create statement once per leg, in one

@@ -1,5 +1,5 @@
 """A failing scheduled job or delivery cycle is logged as ``job_failed`` with the job's name
-(issue 12, item 6), so an alert can tell which job broke. The failure is real: a database
+(item 6), so an alert can tell which job broke. The failure is real: a database
 without the schema (never migrated), where the first statement of each job fails."""
 
 from __future__ import annotations

@@ -40,11 +40,11 @@ ALL_CHECKS = [
     "search",
     "create",
     "create retry, same webhook-id",
-    "create, way back (trip leg 2)",  # issue 25: the way back of a return trip, its own create
+    "create, way back (trip leg 2)",  # the way back of a return trip, its own create
     "info",
     "info, unknown booking",
     "update AMENDED",
-    "update AMENDED FLIGHT_UPDATE",  # issue 23: the pickup followed the flight (a notice)
+    "update AMENDED FLIGHT_UPDATE",  # the pickup followed the flight (a notice)
     "update CANCELLED",
     "update CANCELLED again",
     "update CANCELLED, way back",
@@ -176,7 +176,7 @@ async def test_json_output_and_what_the_partner_was_left_with(sandbox: Sandbox) 
 
 
 async def test_the_way_back_of_a_return_trip_is_created_and_cancelled(sandbox: Sandbox) -> None:
-    """issue 25: the check sends a return trip's way back as the service does (docs/rules/return-trips.md#create):
+    """The check sends a return trip's way back as the service does (docs/rules/return-trips.md#create):
     its own create with ``trip`` {id TR-..., leg 2}, the route reversed, on a later day, no flight; then cancels it."""
     code, report = await check_json(sandbox.url)
     assert code == 0, report
@@ -474,7 +474,7 @@ async def test_without_jsonschema_the_wire_checks_still_run(sandbox: Sandbox, mo
     assert report["warnings"] == [schemas.unavailable]
 
 
-# -- issue 15: the AMENDED update ---------------------------------------------------------------------
+# -- the AMENDED update ---------------------------------------------------------------------
 
 
 async def test_an_amendment_must_be_answered_and_a_refusal_must_say_why() -> None:

@@ -204,7 +204,7 @@ async def test_a_hosted_partner_is_edited_without_a_base_url_and_never_checked_o
     clock: ShiftedClock,
     settings: Settings,
 ) -> None:
-    """Issue 16's hosted partners run no server: their (empty) base URL stays, and there is nothing
+    """Hosted partners run no server: their (empty) base URL stays, and there is nothing
     to check or sign for them; both refusals write nothing."""
     from datetime import timedelta
 

@@ -1,4 +1,4 @@
-"""Partner health from the database (issue 13, docs/rules/console.md) on both databases: search calls counted
+"""Partner health from the database (docs/rules/console.md) on both databases: search calls counted
 per partner and minute by outcome with a latency summary, added to by any process, kept across a
 restart, summed over the last hour with the partner's deliveries, and pruned after 30 days."""
 

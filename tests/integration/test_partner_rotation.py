@@ -1,4 +1,4 @@
-"""Signing-secret rotation with an overlap (issue 13, docs/rules/console.md): ``transfers partners
+"""Signing-secret rotation with an overlap (docs/rules/console.md): ``transfers partners
 rotate-secret ID`` prints the new secret once; during the overlap every call to the partner (a
 search, a create's own attempt, a worker's delivery) carries both signatures, checked by a
 recording partner over real HTTP; afterwards only the new one."""

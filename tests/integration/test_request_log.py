@@ -1,4 +1,4 @@
-"""The request log (issue 27, docs/rules/agency-portal.md#request-log) on both databases: what a client's
+"""The request log (docs/rules/agency-portal.md#request-log) on both databases: what a client's
 API request leaves (time, client, method, path, status, request id, idempotency key, duration) and
 what it never does (a body, a key, a query string, another header); nothing for requests without a
 client; the buffer's bound (full: dropped and counted, never waited for); a database that is down

@@ -1,7 +1,7 @@
-"""How the request log's writer batches (issue 27, docs/rules/agency-portal.md#request-log), on both
+"""How the request log's writer batches (docs/rules/agency-portal.md#request-log), on both
 databases: a round writes what was buffered when it began and never chases the requests that arrive
 while it writes (the first version did, and under steady traffic wrote ~25 requests per transaction
-instead of 500: bench/README.md, "The request log"); between intervals only full batches are
+instead of 500: docs/operations/performance-history.md#request-log); between intervals only full batches are
 written; a database found unreachable is not tried again before the next interval; ``stop`` writes
 the rest."""
 

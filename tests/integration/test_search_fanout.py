@@ -1,4 +1,4 @@
-"""A search's fan-out as one ``CallBatch`` (issue 26): calls on idle kept-alive connections written at
+"""A search's fan-out as one ``CallBatch``: calls on idle kept-alive connections written at
 once without a task, one deadline timer, each call judged and timed by itself, nothing left behind
 by a deadline or a cancelled search. Partners are bare HTTP/1.1 servers on loopback."""
 

@@ -1,4 +1,4 @@
-"""Hypothesis stateful model of the books (issue 24, docs/rules/statements.md): random programs of
+"""Hypothesis stateful model of the books (docs/rules/statements.md): random programs of
 bookings, approvals, completions, client cancels keeping a 20 % fee, partner cancels, incidents
 resolved with partial and whole refunds for each responsibility (partner: RECOVERY; client; none),
 top-ups, payouts of closed months, adjustments either way and month ends run against the real domain code

@@ -204,7 +204,7 @@ class BookingModel(RuleBasedStateMachine):
 
     @rule()
     def partner_declines_a_booking(self) -> None:
-        """Issue 14: a declined booking is debited and refunded in the same run of the create."""
+        """A declined booking is debited and refunded in the same run of the create."""
         self.stack.partner.create_status = "DECLINED"
         try:
             answer = self.http.post(
@@ -255,9 +255,9 @@ class BookingModel(RuleBasedStateMachine):
 
         balance, ledger = s.run(read())
         assert balance == ledger == self.balance
-        assert s.run(books.ledger_check(s.db)) is None  # issue 24: the journal reconciles (docs/rules/statements.md)
+        assert s.run(books.ledger_check(s.db)) is None  # the journal reconciles (docs/rules/statements.md)
         assert balance >= 0
-        # Issue 14: the same through the API (docs/rules/wallet.md): GET /wallet, and the statement paged
+        # The same through the API (docs/rules/wallet.md): GET /wallet, and the statement paged
         # through sums to it, its newest balance_after is it, one debit and at most one refund each.
         shown = self.http.get("/api/v1/booking-api/wallet", headers=self._auth()).json()
         assert shown == {"pay_type": "wallet", "currency": "EUR", "balance": f"{self.balance:.2f}"}

@@ -109,7 +109,7 @@ async def test_doctor_fails_on_redis_and_a_database_it_cannot_reach(fresh_db: Fr
 async def test_doctor_judges_a_hosted_partner_by_its_rate_card_and_users(
     fresh_db: FreshDatabase, tmp_path: Path
 ) -> None:
-    """Issue 28 item 2: a hosted partner made as the README says has no server; doctor must not
+    """A hosted partner made as the README says has no server; doctor must not
     probe its empty base URL. It fails while the partner has no card and no user (saying what to run),
     and passes once both exist."""
     env = operator_env(fresh_db.url)
@@ -144,7 +144,7 @@ async def test_doctor_judges_a_hosted_partner_by_its_rate_card_and_users(
 async def test_a_misspelled_setting_is_a_warning_at_start_and_in_doctor(
     fresh_db: FreshDatabase, tmp_path: Path
 ) -> None:
-    """Issue 28 item 7: TRANSFERS_DATABSE_URL was silently ignored; now every command warns at start
+    """A misspelt variable (TRANSFERS_DATABSE_URL) was silently ignored; now every command warns at start
     (and runs on) and doctor has a WARN row, both naming TRANSFERS_DATABASE_URL."""
     env = {**operator_env(fresh_db.url), "TRANSFERS_DATABSE_URL": "postgresql://typo@127.0.0.1/typo"}
     listed = await transfers("partners", "list", env=env, cwd=tmp_path)

@@ -1,4 +1,4 @@
-"""SIGKILL of the API during a burst of driver events (issue 22, "Bad input and faults"): every event
+"""SIGKILL of the API during a burst of driver events ("Bad input and faults"): every event
 the API answered Success is there after the restart, and the events cut off by the kill, sent again
 (repeats are harmless), are recorded exactly once each."""
 

@@ -269,7 +269,7 @@ async def test_wrong_password(password_cluster: PrivateCluster, tmp_path: Path) 
 async def test_a_busy_port_is_one_line_before_anything_starts(
     fresh_db: FreshDatabase, procs: Processes, tmp_path: Path
 ) -> None:
-    """Issue 28 item 8: a second ``transfers serve`` (``make run``) on the port the first one serves
+    """A second ``transfers serve`` (``make run``) on the port the first one serves
     says so in one line, exit 69, before it migrates, starts a worker or reports a startup; an
     address this machine does not have is a usage error (exit 2)."""
     first = await procs.serve("first", operator_env(fresh_db.url))

@@ -1,4 +1,4 @@
-"""The plain 200 ``JSONBody`` made without Starlette's ``__init__`` (issue 26): the same bytes and headers."""
+"""The plain 200 ``JSONBody`` made without Starlette's ``__init__``: the same bytes and headers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 28 item 6: delivery errors in words, never a bare exception class name."""
+"""Delivery errors in words, never a bare exception class name."""
 
 from __future__ import annotations
 

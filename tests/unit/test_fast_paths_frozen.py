@@ -1,14 +1,14 @@
-"""The PostgreSQL fast paths are frozen at the two statements that were measured (issue 21):
+"""The PostgreSQL fast paths are frozen at the two statements that were measured:
 ``fast_paths.store_created`` (the create) and ``fast_paths.finish_acknowledged`` (the partner's
-usual answer), bench/README.md change 13. A source scan, not behaviour: it fails when a third
-statement runs by ``Database.write_one`` (one statement in autocommit) or ``Database.write_all``
+usual answer), docs/operations/performance-history.md#profile change 13. A source scan, not behaviour: it fails when a
+third statement runs by ``Database.write_one`` (one statement in autocommit) or ``Database.write_all``
 (several in one transaction on a direct connection) or composes the status change's side effects
 into a statement's rows (``fast_rows.fast_plan`` / ``fast_rows.step_ctes``) anywhere but there.
 
 The create statement also runs once per leg of a return trip, in one transaction
-(``fast_paths.store_created_many``, the one ``write_all``; issue 25): the same frozen SQL, no third
+(``fast_paths.store_created_many``, the one ``write_all``): the same frozen SQL, no third
 statement. Why: the pair through the general path cost 2.87x one create's CPU (8.08 / 2.82 ms,
-target 1.6x, bench/README.md "Return trips"); the pair written both ways has its own equivalence
+target 1.6x, docs/operations/performance-history.md#return-trips); the pair written both ways has its own equivalence
 test.
 
 Why frozen: the side effects' rows are computed once, in Python, for both paths

@@ -1,4 +1,4 @@
-"""Idempotency fingerprints compare meaning, not bytes (issue 12, docs/rules/reliability.md#idempotency)."""
+"""Idempotency fingerprints compare meaning, not bytes (docs/rules/reliability.md#idempotency)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ def test_stored_kinds_keep_their_values() -> None:
     assert [(k.value, k.method, k.path, k.answer) for k in MessageKind] == [
         ("booking.create", "POST", "/booking/create", WireCreateAnswer),
         ("booking.update", "PUT", "/booking/update", WireResult),
-        ("booking.amend", "PUT", "/booking/update", WireResult),  # issue 15: "status": "AMENDED"
-        ("booking.flight_update", "PUT", "/booking/update", WireResult),  # issue 23: reason FLIGHT_UPDATE
+        ("booking.amend", "PUT", "/booking/update", WireResult),  # "status": "AMENDED"
+        ("booking.flight_update", "PUT", "/booking/update", WireResult),  # reason FLIGHT_UPDATE
     ]
     assert MessageKind.of("booking.update") is MessageKind.UPDATE

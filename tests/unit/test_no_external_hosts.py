@@ -1,4 +1,4 @@
-"""No page the service serves loads anything from another host (issue 28: /docs was blank offline).
+"""No page the service serves loads anything from another host (/docs was blank offline).
 
 Templates and static files of the console, the portal and the sign-in pages, and the HTML of
 ``/docs``, are scanned for a script, stylesheet, image, font or frame whose address names a host

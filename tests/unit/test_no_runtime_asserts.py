@@ -1,6 +1,6 @@
 """No ``assert`` guards a request path in src/: ``python -O`` strips them, and a failed one is an
 AssertionError with no message for the operator. The code raises a specific error or handles the
-None instead (issue 12, item 7). The files below still have some, each for the reason given."""
+None instead (item 7). The files below still have some, each for the reason given."""
 
 from __future__ import annotations
 

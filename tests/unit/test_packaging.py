@@ -1,5 +1,5 @@
 """Every third-party package src/transfers imports is declared in pyproject.toml, and the airport
-dataset has one loader (issue 12, items 6 and 7).
+dataset has one loader (items 6 and 7).
 
 A package that only arrives as another one's dependency can disappear with that one's next
 release (PyYAML came with schemathesis, referencing with jsonschema), and the service then fails

@@ -79,7 +79,7 @@ def test_document_structure() -> None:
         ("/api/v1/reverse/booking/info/{reservation_no}", "get"),
         ("/api/v1/reverse/booking/events", "post"),
         ("/api/v1/reverse/booking/positions", "post"),
-        ("/api/v1/reverse/statements", "get"),  # issue 24
+        ("/api/v1/reverse/statements", "get"),  # docs/rules/statements.md
         ("/api/v1/reverse/statements/{period}", "get"),
     }
     for path, item in DOC["paths"].items():
@@ -228,7 +228,7 @@ def test_document_and_wire_validator_agree(changes: dict[str, Any], valid: bool)
     assert not validator("SearchAnswer").is_valid(_answer(type="SPACESHIP"))  # refused by the search fan-out
 
 
-# --- issue 15: cancellation policies in search answers, the AMENDED update ---------------------------
+# --- cancellation policies in search answers, the AMENDED update ---------------------------
 
 LUXURY = [
     {"hours_before_pickup": 48, "fee_percent": 0},

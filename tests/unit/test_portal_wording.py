@@ -1,4 +1,4 @@
-"""Issue 28 item 10: the portal's counts, percentages, statuses and accept-by time."""
+"""The portal's counts, percentages, statuses and accept-by time."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The search's request path around the fan-out, done without Starlette's or the standard library's
-general helpers (bench/README.md, "Seventh pass ... branch path"): each shortcut gives what the helper
+general helpers (docs/operations/performance-history.md#search-seventh-pass): each shortcut gives what the helper
 it replaces gives (``Headers.get``, ``secrets.token_urlsafe``, the rate limiter's ``check``, the two
 metric series of a request); the body is Starlette's own ``Request.body``, read once by ``json_object``."""
 

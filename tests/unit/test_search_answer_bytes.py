@@ -1,7 +1,7 @@
 """A search answer's bytes, judged as the fan-out judges them (``PartnerClient.judge_answer`` parses with
 orjson, ``fanout.validated`` checks the contract): pinned at the edges where pydantic's own JSON
-parser (``model_validate_json``, measured and not adopted for issue 26: bench/README.md) and orjson
-differ, so that a faster path must keep the same answers, the same "answer is not JSON" and the same
+parser (``model_validate_json``, measured and not adopted, docs/operations/performance-history.md#search-sixth-pass) and
+orjson differ, so that a faster path must keep the same answers, the same "answer is not JSON" and the same
 "answer breaks the contract: <loc> <msg>" texts."""
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ CASES: dict[str, bytes] = {
 
 
 def old_judgement(raw: bytes) -> tuple[str, Any]:
-    """What the fan-out did before issue 26: ``PartnerClient`` parsed with orjson, then the model."""
+    """What the fan-out did before ``PartnerClient`` parsed with orjson, then the model."""
     parsed = None
     if raw:
         try:

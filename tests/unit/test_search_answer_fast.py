@@ -1,5 +1,5 @@
-"""``wire.NUL_FREE_SEARCH_ANSWER`` (the fan-out's validator for an answer whose bytes hold no ``\\u0000``,
-issue 26) against ``WireSearchAnswer`` itself: for every value orjson can give a field, the same
+"""``wire.NUL_FREE_SEARCH_ANSWER`` (the fan-out's validator for an answer whose bytes hold no ``\\u0000``)
+against ``WireSearchAnswer`` itself: for every value orjson can give a field, the same
 instances or the same errors (type, place, text, input, context), so the judgement and the logged
 reason cannot tell them apart. A NUL is the one thing it does not check: ``fanout.validated`` sends
 those answers to the model, which refuses them as before."""

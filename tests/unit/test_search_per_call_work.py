@@ -1,4 +1,4 @@
-"""The per-search and per-partner-call work made cheaper for issue 26 gives what it gave before:
+"""The per-search and per-partner-call work made cheaper gives what it gave before:
 remembered sell prices, the answer's vehicle built with its policy in one dict, partner-call metrics
 counted through remembered series."""
 
@@ -12,7 +12,9 @@ from prometheus_client import REGISTRY
 from tests.unit.test_typed_rows import OFFER
 from transfers.money import MoneyError
 from transfers.observability.metrics import observe_partner_call
-from transfers.partners.models import sell_price
+from transfers.partners.models import PartnerRecord, sell_price
+from transfers.partners.wire import WireSearchAnswer, WireVehicle
+from transfers.search.offers import build_offers
 
 
 def _formula(net: Decimal, markup: Decimal, places: int) -> Decimal:
@@ -81,3 +83,36 @@ def test_partner_calls_are_counted_per_partner_call_and_outcome() -> None:
     assert _sample("partner_call_duration_seconds_bucket", **search, le="0.25") == 2
     assert _sample("partner_call_duration_seconds_bucket", **search, le="1.0") == 3
     assert _sample("partner_call_duration_seconds_count", partner=partner, call="info") == 2
+
+
+def _quote(price: object, currency: str, extra_price: object) -> WireVehicle:
+    vehicle = {
+        "id": "v1",
+        "make": "Toyota",
+        "model": "Corolla",
+        "type": "SEDAN",
+        "price": price,
+        "currency": currency,
+        "capacity": {"passengers": 3, "suitcases": 2, "small_bags": 2},
+        "extras": [{"id": "seat", "name": "Child seat", "price": extra_price, "pricing_type": "PER_ITEM"}],
+    }
+    return WireSearchAnswer.model_validate({"vehicles": [vehicle]}).vehicles[0]
+
+
+def test_a_quote_with_more_decimals_than_its_currency_is_left_out_never_rounded() -> None:
+    """docs/rules/search.md#price: a JPY price of 45.5 leaves its vehicle out, a JPY extra of 8.5 its extra."""
+    partner = PartnerRecord(1, "P", "http://127.0.0.1:9", ("LHR",), Decimal(10), "ACTIVE", False)
+    offers = build_offers(
+        [
+            (partner, _quote(45.5, "JPY", 8)),
+            (partner, _quote(4500, "JPY", "8.5")),
+            (partner, _quote("20.46", "KWD", 8)),  # the partner API takes two decimals at most (for now)
+        ],
+        party_size=1,
+        currency=None,
+    )
+    assert [(o.net_price, o.sell_price, o.currency) for o in offers] == [
+        (Decimal("20.46"), Decimal("22.506"), "KWD"),  # to the fils
+        (Decimal(4500), Decimal(4950), "JPY"),
+    ]
+    assert [len(o.extras) for o in offers] == [1, 0]  # the JPY extra of 8.5 is left out, its vehicle kept

@@ -1,5 +1,5 @@
 """``SharedDeadline``: one timer for a fan-out's calls, each call timing out as under its own
-``asyncio.timeout`` (partners/client.py; bench/README.md, "Fifth pass")."""
+``asyncio.timeout`` (partners/client.py; docs/operations/performance-history.md#search-fifth-pass)."""
 
 from __future__ import annotations
 

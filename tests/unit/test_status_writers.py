@@ -1,4 +1,4 @@
-"""``bookings.status`` is written under ``src/transfers/bookings/`` only (issue 12: lifecycle is the
+"""``bookings.status`` is written under ``src/transfers/bookings/`` only (lifecycle is the
 only status writer, in fact). A scan of the source, not of behaviour: it fails on
 
 * ``insert(bookings)`` anywhere else (a new row has a status);

@@ -189,7 +189,7 @@ def test_an_operator_list_line_holds_bookings_columns_and_the_parties_names() ->
     assert listed.as_dict() == {**{name: row[name] for name in LISTED_FIELDS}, **amounts}
 
 
-# --- issue 21: the other repositories' rows, and the trip -----------------------------------------
+# --- the other repositories' rows, and the trip -----------------------------------------
 
 
 def test_the_other_repository_rows_are_their_tables_columns() -> None:

@@ -1,4 +1,4 @@
-"""Issue 28 item 7: a ``TRANSFERS_*`` variable no setting reads is named, with the closest known one."""
+"""A ``TRANSFERS_*`` variable no setting reads is named, with the closest known one."""
 
 from __future__ import annotations
 

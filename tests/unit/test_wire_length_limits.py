@@ -1,4 +1,4 @@
-"""The partner wire models check lengths in pydantic-core, not in Python callbacks (issue 26).
+"""The partner wire models check lengths in pydantic-core, not in Python callbacks.
 
 Why it matters: a limit written after a ``BeforeValidator`` in an ``Annotated`` becomes two Python
 callbacks per field (pydantic's generic ``min_length_validator``/``max_length_validator``), about

@@ -1,3 +1,3 @@
-"""The double-entry journal, what partners earn and their monthly statements (issue 24,
-docs/rules/statements.md). ``journal``, ``earnings`` and ``periods`` are pure; ``repository``
+"""The double-entry journal, what partners earn and their monthly statements
+(docs/rules/statements.md). ``journal``, ``earnings`` and ``periods`` are pure; ``repository``
 reads and writes the tables; ``service`` holds the use cases (payout, adjustment, close, check)."""

@@ -58,7 +58,7 @@ async def post(conn: AsyncConnection, entry: NewEntry, now: datetime) -> int:
 
 
 # Several entries in one round trip each for the entries and their lines (a return trip's two
-# debits, bench/README.md "Return trips"): ids answered in the order of the entries.
+# debits, docs/operations/performance-history.md#return-trips): ids answered in the order of the entries.
 _INSERT_ENTRIES = insert(journal_entries).returning(journal_entries.c.id, sort_by_parameter_order=True)
 
 
@@ -190,7 +190,8 @@ def lines_query(partner_id: Any, currency: Any, period: Any, *, as_text: bool = 
 
 # The same query with bind parameters and text columns, compiled once for the direct path
 # (PostgreSQL): a 100,000-line statement is read without SQLAlchemy's per-row processing and
-# without decoding 400,000 datetimes and Decimals (~0.6 s of the JSON's time; bench/README.md).
+# without decoding 400,000 datetimes and Decimals (~0.6 s of the JSON's time;
+# docs/operations/performance-history.md#statements).
 LINES_AS_TEXT = DirectStatement(
     lines_query(bindparam("partner_id"), bindparam("currency"), bindparam("period"), as_text=True)
 )

@@ -1,4 +1,4 @@
-"""Published shapes of the wallet and webhook-endpoint APIs (issue 14, docs/rules/wallet.md, docs/rules/webhooks.md).
+"""Published shapes of the wallet and webhook-endpoint APIs (docs/rules/wallet.md, docs/rules/webhooks.md).
 
 Kept apart from ``api/schemas.py`` (the original booking API's shapes); the tests check real answers against
 these models.

@@ -8,8 +8,8 @@ request log, access line) calling that route's function; everything else goes on
 before: forwarded headers (``trust_forwarded``, what uvicorn's ``ProxyHeadersMiddleware`` did),
 FastAPI's and Starlette's ``__call__``, ``ServerErrorMiddleware``, the telemetry and body-limit
 middlewares, ``RequestPlumbing``, the exception middleware, exit stack, router, included-router
-dispatch and request handler (bench/README.md, "Search fan-out alone", "GET booking after issues
-21-27", issue 21's "The create's CPU" and "The served request path").
+dispatch and request handler (docs/operations/performance-history.md#search-third-pass, #get-booking, #create-cpu and
+#served-request-path).
 
 What the skipped layers did for these routes is done here the same way, and nothing else is skipped:
 

@@ -1,4 +1,4 @@
-"""``GET /``: a small page saying what this service is and where its parts are (issue 28: the root
+"""``GET /``: a small page saying what this service is and where its parts are (the root
 answered a JSON 404 to the first thing a new user opens). Self-contained: inline style, no script,
 no request to another host."""
 

@@ -16,7 +16,7 @@ Two entries, one plumbing: ``__call__`` is the middleware every request FastAPI 
 through; ``direct`` does the same for a direct route (``api/direct_routes.py``), called by the app
 itself before any of FastAPI's layers, with the route's function in place of the app and its answer
 sent with the headers added, without a send wrapper. Each ASGI layer costs every request a call
-frame per message (bench/README.md, "Profile" and "The served request path").
+frame per message (docs/operations/performance-history.md#profile and #served-request-path).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ def install_openapi(app: FastAPI) -> None:
             version=app.version,
             description=app.description,
             routes=app.routes,
-            webhooks=app.webhooks.routes,  # issue 14: the events POSTed to client endpoints
+            webhooks=app.webhooks.routes,  # the events POSTed to client endpoints
         )
         components = doc.setdefault("components", {})
         models = list(REQUEST_BODIES.values())

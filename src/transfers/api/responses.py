@@ -39,7 +39,7 @@ class JSONBody(Response):
         media_type: str | None = None,
         background: BackgroundTask | None = None,
     ) -> None:
-        """A plain 200 answer (the search's, issue 26) is made here rather than by Starlette's
+        """A plain 200 answer (the search's) is made here rather than by Starlette's
         ``__init__`` and ``init_headers`` (two Python calls and their branches per answer): the same
         attributes and the same ``raw_headers``, ``content-length`` then ``content-type``. Any other
         status, headers or media type: Starlette's own."""

@@ -41,7 +41,8 @@ class KeyOwner:
 KEY_OWNER_FIELDS = tuple(f.name for f in fields(KeyOwner))
 
 # By the direct path (db/direct.py): with many keys in use each one misses the 1 s cache about once a
-# second, and through the engine those lookups were ~10 % of a create's CPU (bench/README.md, "Profile").
+# second, and through the engine those lookups were ~10 % of a create's CPU
+# (docs/operations/performance-history.md#profile).
 _LOOKUP = DirectStatement(
     select(
         api_keys.c.key_hash,

@@ -4,10 +4,10 @@ A verified principal is cached in-process for ``auth_cache_seconds`` (default 1 
 key's hash: the hot read path then costs no auth query, and a revocation or suspension takes
 effect everywhere within that bound (docs/architecture/reliability.md). Concurrent requests that miss the cache
 for the same key share one lookup instead of each running its own (when an entry expires under
-load every request in flight would otherwise query at once: bench/README.md, "Profile"). A cached
+load every request in flight would otherwise query at once: docs/operations/performance-history.md#profile). A cached
 principal is also found by the ``Authorization`` header it was last presented in, with the same
-expiry, so a repeated header costs neither the key's parsing nor its hash (bench/README.md, "The
-served request path").
+expiry, so a repeated header costs neither the key's parsing nor its hash
+(docs/operations/performance-history.md#served-request-path).
 """
 
 from __future__ import annotations

@@ -96,6 +96,6 @@ def booking_values(
         "idempotency_key": idempotency_key,
         # docs/rules/cancellation.md: sold with the policy the search showed for this vehicle
         "cancellation_policy": offer.cancellation_policy.public(),
-        "event_sequence": 1,  # issue 14: booking.created is the booking's first client event
+        "event_sequence": 1,  # booking.created is the booking's first client event
         "tracking_token": tracking_link.new_token(),  # docs/rules/ride.md#tracking-page: issued with the booking
     }

@@ -1,4 +1,4 @@
-"""The client events of every status change (issue 14, docs/rules/webhooks.md), the ``events`` entry
+"""The client events of every status change (docs/rules/webhooks.md), the ``events`` entry
 of ``effects.EFFECTS``, and the events of a booking that are not a change of its row (an incident's).
 
 Each change's webhook events (``client_events/events.py`` decides which), with the booking's next

@@ -14,19 +14,19 @@ Each statement is all-or-nothing by itself, so it runs in autocommit on the dire
 statement once per leg, unchanged, in ONE transaction on a direct connection (``Database.write_all``:
 BEGIN, leg 1, leg 2, COMMIT; ROLLBACK when a leg's debit does not fit, so 1101 is decided on the
 sum): through the general path the pair cost 2.87x one create's CPU (8.08 / 2.82 ms, target 1.6x,
-bench/README.md "Return trips"), and reusing the frozen SQL adds no statement to keep equal
+docs/operations/performance-history.md#return-trips), and reusing the frozen SQL adds no statement to keep equal
 (tests/integration/test_fast_paths_equal.py compares a pair written both ways too). The side
 effects are not written here: each statement binds the rows ``lifecycle.effect_steps`` gives (every
 effect's own function, ``bookings/effects.py``) and takes from its CTEs only what it makes itself
 (``bookings/fast_rows.py``), so a side effect added to ``EFFECTS`` is written by these statements
 too, or makes them step aside for a change it has no SQL form for (the general path then).
 
-FROZEN at these two statements (issue 21; the pair runs the first of them once per leg). A new
+FROZEN at these two statements (the pair runs the first of them once per leg). A new
 booking write, however hot, takes the general path (``lifecycle.transition`` & co. in a
 ``Database.write()`` transaction). Why: each statement here is a second way to write the booking
 row and to gate its side effects on it; keeping it equal to the general path costs a PostgreSQL
 test per statement that compares every row both paths write (tests/integration/test_fast_paths_equal.py),
-and these two were measured to matter (bench/README.md, "Profile", change 13: a create went from
+and these two were measured to matter (docs/operations/performance-history.md#profile, change 13: a create went from
 ~29 round trips to 5).
 tests/unit/test_fast_paths_frozen.py fails when a third one appears, or another caller of them.
 """
@@ -118,7 +118,7 @@ async def store_created_many(
     first on the same wallet, so "each fits in turn" is exactly "their sum fits" (1101 on the sum,
     docs/rules/return-trips.md#create), and each ledger entry's ``balance_after`` is the balance
     after it. Why not the general path there: it cost 2.87x one create's CPU (8.08 / 2.82 ms,
-    ~10 statements through the engine; bench/README.md "Return trips", target 1.6x).
+    ~10 statements through the engine; docs/operations/performance-history.md#return-trips, target 1.6x).
 
     SQLite, or with ``before`` (the flight watches and a hosted leg's seats, which must commit with
     the bookings), runs ``lifecycle.create_many`` in one write transaction, as the single create's

@@ -5,9 +5,9 @@ of the operator's list).
 Every field is the ``bookings`` column of that name (tests/unit/test_typed_rows.py pins them, and
 that the resource reads nothing else). ``from_row`` takes a row mapping by a fixed field list and
 validates nothing beyond naming the status: the rows were written by this service, and GET booking
-builds one per request (bench/README.md). The rows are read-only (``transfers/rows.row_type``: frozen
-to the type checker, a plain slotted dataclass's cheap constructor at run time): a status change
-answers a new ``Booking`` (``moved``), so a caller never holds a row that silently differs from what
+builds one per request (docs/operations/performance-history.md#get-booking). The rows are read-only
+(``transfers/rows.row_type``: frozen to the type checker, a plain slotted dataclass's cheap constructor at run time): a
+status change answers a new ``Booking`` (``moved``), so a caller never holds a row that silently differs from what
 was written.
 
 How to add a field to the BookingResource: docs/architecture/how-to-add.md, "A field of the BookingResource".
@@ -76,8 +76,8 @@ class Booking:
     idempotency_key: str | None
     synced_at: datetime | None
     cancel_idempotency_key: str | None
-    event_sequence: int  # the ``sequence`` of the booking's last client event (issue 14, docs/rules/webhooks.md)
-    # docs/rules/cancellation.md (issue 15): the policy it was sold with (JSON tiers; None: free until pickup), what a
+    event_sequence: int  # the ``sequence`` of the booking's last client event (docs/rules/webhooks.md)
+    # docs/rules/cancellation.md: the policy it was sold with (JSON tiers; None: free until pickup), what a
     # cancellation cost and who made it, the latest amendment
     cancellation_policy: Any
     cancellation_fee: Decimal | None
@@ -85,15 +85,15 @@ class Booking:
     cancelled_at: datetime | None
     cancelled_by: str | None
     amendment: dict[str, Any] | None
-    # docs/rules/ride.md#ride-field (issue 22): the recorded driver events by occurred_at, the latest position
+    # docs/rules/ride.md#ride-field: the recorded driver events by occurred_at, the latest position
     ride_milestones: list[dict[str, Any]] | None
     ride_position: dict[str, Any] | None
     ride_position_at: datetime | None
-    # docs/rules/ride.md#tracking-page: the traveller's page token (issue 22), issued in the booking's INSERT
+    # docs/rules/ride.md#tracking-page: the traveller's page token, issued in the booking's INSERT
     tracking_token: str | None
     # docs/rules/incidents.md#resolve: the part of the price incidents refunded so far (None: nothing)
     incident_refunded: Decimal | None
-    # docs/rules/flights.md (issue 23): the pickup as booked, the flight as last checked, the disruption mark, the
+    # docs/rules/flights.md: the pickup as booked, the flight as last checked, the disruption mark, the
     # partner's free wait as sold (None: the default), the flight watch it shares (None: not watched)
     original_pickup_at: datetime | None
     flight_state: dict[str, Any] | None

@@ -93,7 +93,7 @@ async def _amend_answered(
     conn: AsyncConnection, message: OutboxMessage, ending: Ending, answer: object, error: str | None, now: datetime
 ) -> Booking | None:
     """An amendment (``"status": "AMENDED"``): the partner's Success applies it; an ``Error``, another
-    4xx, or no answer until the deadline rejects it, with the partner's message (issue 15)."""
+    4xx, or no answer until the deadline rejects it, with the partner's message (docs/rules/cancellation.md)."""
     if ending is Ending.ANSWERED and amend.accepted(answer):
         return await amend.settle(conn, message, accepted=True, partner_message=None, actor=ACTOR, now=now)
     reason = amend.EXPIRED_MESSAGE if ending is Ending.EXPIRED else (error or "refused by the partner")
@@ -128,7 +128,7 @@ EFFECTS: dict[MessageKind, PartnerEffect] = {
     MessageKind.CREATE: _create_answered,
     MessageKind.UPDATE: _update_answered,
     MessageKind.AMEND: _amend_answered,
-    MessageKind.FLIGHT: _flight_answered,  # issue 23
+    MessageKind.FLIGHT: _flight_answered,  # docs/rules/flights.md
 }
 
 

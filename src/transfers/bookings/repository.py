@@ -30,7 +30,7 @@ from transfers.search.offers import SEARCHED_TRIP_FIELDS, Offer, SearchedTrip
 
 # The create path's statements are built once and run with parameter dicts: building them per call
 # (``insert(...).values(**values)``) and generating their cache keys was ~13 % of a create
-# (bench/README.md, "Profile"). Bind names in WHERE clauses carry a ``b_`` prefix so they never
+# (docs/operations/performance-history.md#profile). Bind names in WHERE clauses carry a ``b_`` prefix so they never
 # collide with the column names an UPDATE takes its SET clause from.
 _INSERT_BOOKING = insert(bookings).returning(bookings.c.id)
 _INSERT_TRANSITION = insert(booking_transitions)
@@ -50,10 +50,10 @@ def _partner_columns(table: FromClause, prefix: str) -> list[Any]:
         table.c.base_url.label(f"{prefix}base_url"),
         table.c.outbound_token_enc.label(f"{prefix}token_enc"),
         table.c.signing_secret_enc.label(f"{prefix}secret_enc"),
-        table.c.previous_signing_secret_enc.label(f"{prefix}previous_secret_enc"),  # issue 13: rotation overlap
+        table.c.previous_signing_secret_enc.label(f"{prefix}previous_secret_enc"),  # rotation overlap
         table.c.previous_secret_until.label(f"{prefix}previous_until"),
         table.c.hosted.label(f"{prefix}hosted"),
-        table.c.free_wait_minutes.label(f"{prefix}free_wait_minutes"),  # issue 23: sold with the partner's free wait
+        table.c.free_wait_minutes.label(f"{prefix}free_wait_minutes"),  # sold with the partner's free wait
     ]
 
 
@@ -93,10 +93,10 @@ class OfferSource:
     base_url: str
     token_enc: str
     secret_enc: str
-    previous_secret_enc: str | None = None  # issue 13: the signing secret a rotation replaced
+    previous_secret_enc: str | None = None  # the signing secret a rotation replaced
     previous_until: datetime | None = None  # ... sent as a second signature until then
-    hosted: bool = False  # issue 16: a hosted partner's vehicle holds a seat of its daily capacity
-    free_wait_minutes: int | None = None  # issue 23: the partner's free wait at airports
+    hosted: bool = False  # a hosted partner's vehicle holds a seat of its daily capacity
+    free_wait_minutes: int | None = None  # the partner's free wait at airports
 
 
 # A return trip's create (docs/rules/return-trips.md#create): the search, the way out's offer
@@ -198,7 +198,7 @@ async def insert_bookings(conn: AsyncConnection, rows: Sequence[dict[str, Any]])
 
 
 # Built once: GET and cancel run it on every request, and building the expression and its cache key
-# each time was ~6 % of a GET booking (bench/README.md, "Profile").
+# each time was ~6 % of a GET booking (docs/operations/performance-history.md#profile).
 _FOR_CLIENT = select(bookings).where(
     bookings.c.reservation_no == bindparam("reservation_no"), bookings.c.client_id == bindparam("client_id")
 )
@@ -297,7 +297,7 @@ async def bump_event_sequences(conn: AsyncConnection, counts: Mapping[int, int])
 
 
 async def bump_event_sequence(conn: AsyncConnection, booking_id: int, count: int) -> int:
-    """Take ``count`` sequence numbers for the booking's client events (issue 14) on the row this
+    """Take ``count`` sequence numbers for the booking's client events (docs/rules/webhooks.md) on the row this
     transaction has already locked by moving it; returns the last one taken."""
     return int(
         (

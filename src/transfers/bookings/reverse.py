@@ -58,7 +58,7 @@ async def apply_update(
     booking first). Raises BookingNotFound, ``partner_updates.UpdateRefused`` (the state machine
     refuses it) or, when every attempt met a concurrent change, ``lifecycle.ConcurrentChange``.
 
-    ``user``: the partner portal's user doing it (issue 16: Accept and Cancel are this same use
+    ``user``: the partner portal's user doing it (Accept and Cancel are this same use
     case): the change is recorded with that user as its actor, plus an ``admin_audit`` row in the
     same transaction. ``expect``: the statuses the portal's button was shown for; another one
     (changed meanwhile) is refused rather than applied."""
@@ -94,7 +94,7 @@ async def apply_update(
 
 
 async def decline_new(svc: Services, partner_id: int, reservation_no: str, reason: str, *, user: PortalUser) -> None:
-    """The portal's ``Decline`` (issue 16): a new booking (PENDING or PENDING_APPROVAL) the partner
+    """The portal's ``Decline`` (docs/rules/hosted-partners.md): a new booking (PENDING or PENDING_APPROVAL) the partner
     will not drive becomes DECLINED and the client is refunded in full, in one transaction with the
     audit row. Raises BookingNotFound, ``UpdateRefused`` (not a new booking any more) or
     ``ConcurrentChange``."""

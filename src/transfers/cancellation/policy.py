@@ -74,7 +74,7 @@ _UNSET: Any = object()
 class Policy:
     tiers: tuple[Tier, ...]  # by hours_before_pickup, descending; the last one at 0 hours
     # Derived from ``tiers`` on first use and kept: a partner's default policy is the same object search
-    # after search, and each search renders it (issue 26). Not part of the value: ==, hash and repr ignore them.
+    # after search, and each search renders it. Not part of the value: ==, hash and repr ignore them.
     _free_span: Any = field(default=_UNSET, init=False, repr=False, compare=False)
     _public_pairs: Any = field(default=_UNSET, init=False, repr=False, compare=False)
 

@@ -45,14 +45,14 @@ cli.add_command(worker)
 cli.add_command(bookings_group)
 cli.add_command(outbox_group)
 cli.add_command(doctor)
-partners_group.add_command(rate_card_group)  # issue 16
-partners_group.add_command(users_group)  # issue 16
-clients_group.add_command(agency_users_group)  # issue 27: transfers clients users create
-cli.add_command(operators_group)  # issue 13
-cli.add_command(incidents_group)  # issue 24: docs/rules/incidents.md#resolve
-cli.add_command(flights_group)  # issue 23
-cli.add_command(statements_group)  # issue 24
-cli.add_command(ledger_group)  # issue 24
+partners_group.add_command(rate_card_group)  # docs/rules/hosted-partners.md
+partners_group.add_command(users_group)  # docs/rules/hosted-partners.md
+clients_group.add_command(agency_users_group)  # transfers clients users create
+cli.add_command(operators_group)  # docs/rules/console.md
+cli.add_command(incidents_group)  # docs/rules/incidents.md#resolve
+cli.add_command(flights_group)  # docs/rules/flights.md
+cli.add_command(statements_group)  # docs/rules/statements.md
+cli.add_command(ledger_group)  # docs/rules/statements.md
 prepare_commands(cli)
 
 

@@ -44,7 +44,7 @@ def outbox_group() -> None:
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--json", "as_json", is_flag=True, help="one JSON array instead of a table")
 def outbox_list(failed: bool, pending: bool, limit: int, as_json: bool) -> None:
-    """Partner messages and client webhook deliveries (issue 14), newest first (every status unless
+    """Partner messages and client webhook deliveries (docs/rules/webhooks.md), newest first (every status unless
     --failed and/or --pending). A webhook delivery's ID is shown as ``w<id>`` and its KIND as
     ``webhook:<event type>``, its PARTNER column names the client; retry it with ``outbox retry w<id>``.
     Times are UTC."""

@@ -95,7 +95,7 @@ def serve(host: str, port: int, workers: int, no_worker: bool, wait_for_db: floa
     """
     cfg = settings()
     # The address first: a second `make run` must say the port is taken before it migrates, starts a
-    # worker or prints "Application startup complete" (issue 28). The socket bound here is the one
+    # worker or prints "Application startup complete". The socket bound here is the one
     # uvicorn serves on, so nothing can take the port between the check and the start.
     listener = claim_address(host, port)
     configure_logging(cfg.log_level, cfg.log_format)

@@ -61,7 +61,7 @@ async def _run(svc: Services, *, once: bool) -> dict[str, Any] | None:
         if once:
             attempted = await dispatcher.run_once()
             counts = await scheduled.run_all(svc)
-            webhooks = webhook_dispatcher(svc)  # issue 14: client webhook deliveries too
+            webhooks = webhook_dispatcher(svc)  # client webhook deliveries too
             try:
                 webhooks_attempted = await webhooks.run_once()
             finally:

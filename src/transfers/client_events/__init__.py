@@ -1,4 +1,4 @@
-"""Client events (issue 14, docs/rules/webhooks.md): which events a booking change produces and the body
+"""Client events (docs/rules/webhooks.md): which events a booking change produces and the body
 every delivery of one sends (events.py, pure), and their inserts (repository.py).
 
 A package of its own, below ``bookings``, because a booking change decides and writes its events

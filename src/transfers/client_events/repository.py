@@ -1,4 +1,4 @@
-"""The inserts of client events (issue 14, docs/rules/webhooks.md): every row of ``client_events`` is
+"""The inserts of client events (docs/rules/webhooks.md): every row of ``client_events`` is
 written here, a booking change's in the change's own transaction (``bookings/event_effects.py``), an
 endpoint's ping by the webhooks' use case. The fan-out, the deliveries and every read of the table
 are the webhooks' (``webhooks/repository.py``).

@@ -1,4 +1,4 @@
-"""The operator console (issue 13, docs/rules/console.md): server-rendered pages under ``/console/``.
+"""The operator console (docs/rules/console.md): server-rendered pages under ``/console/``.
 
     app.py        build_console(svc): the mounted sub-application, its error pages and security headers
     auth.py       Signed (the signed-in Viewer), Viewer.require(capability), Viewer.form(request) (CSRF)

@@ -1,4 +1,4 @@
-"""The read-only SQL of the console's ``Clients``, ``Partners`` and ``Deliveries`` pages (issue 13).
+"""The read-only SQL of the console's ``Clients``, ``Partners`` and ``Deliveries`` pages (docs/rules/console.md).
 Not scoped by owner: operators see every client's and partner's rows, and nothing here is reachable
 from a client's or partner's request. Writes go through the services the CLI uses, never here."""
 
@@ -76,8 +76,8 @@ async def key_owner(conn: AsyncConnection, prefix: str) -> int | None:
 
 
 async def partner_row(conn: AsyncConnection, partner_id: int) -> ConsolePartner | None:
-    """The partner's public columns (no sealed secrets), its flight policy (issue 23,
-    docs/rules/flights.md#partner-policy) and until when a previous signing secret is still sent."""
+    """The partner's public columns (no sealed secrets), its flight policy
+    (docs/rules/flights.md#partner-policy) and until when a previous signing secret is still sent."""
     row = (
         await conn.execute(
             select(*(partners.c[name] for name in names(ConsolePartner))).where(partners.c.id == partner_id)

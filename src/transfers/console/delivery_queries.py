@@ -1,4 +1,4 @@
-"""The Deliveries page's and the dashboard's grouped reads (issue 28): one row per partner and per
+"""The Deliveries page's and the dashboard's grouped reads: one row per partner and per
 client webhook endpoint with its failed and pending counts and its latest error, so one dead endpoint
 is one line with a count rather than a page of rows. Read-only; operators see every owner's rows."""
 

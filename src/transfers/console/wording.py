@@ -1,4 +1,4 @@
-"""Delivery errors in words for the console (issue 28): a stored error is an exception class name
+"""Delivery errors in words for the console: a stored error is an exception class name
 (``ClientConnectorError``, ``ConnectError``, ``ReadTimeout``), ``HTTP 500``, ``no answer within 5s`` or
 a sentence already; an operator reads "connection refused", "timed out after 5 s", "answered HTTP 500
 (Internal Server Error)". Pure: the pages call ``in_words`` on what the delivery engine stored."""

@@ -2,7 +2,7 @@
 
 Why this exists: a statement through the async engine costs ~0.5 ms of Python on top of the query
 (pool checkout and return, greenlet hops, parameter and result processing), which was most of a
-GET booking's CPU and a third of a create's (bench/README.md, "Profile"). Here a statement is still
+GET booking's CPU and a third of a create's (docs/operations/performance-history.md#profile). Here a statement is still
 written as a SQLAlchemy ``Select`` (one schema, one place; data-modifying CTEs included), but it is
 compiled once per dialect into its SQL text, its parameter order with the parameters' bind
 processors and literal values, and the result processors of its columns, and then run:
@@ -26,7 +26,7 @@ The durable writes that come this way are frozen at the two booking statements t
 autocommit (``Database.write_one``), and the create statement once per leg of a return trip in one
 transaction (``Database.write_all``, ``PostgresDirect.all_or_nothing``: BEGIN, each leg's statement,
 COMMIT, or ROLLBACK when a leg's debit does not fit). Why the pair: through the engine's general
-transaction it cost 2.87x one create's CPU (8.08 / 2.82 ms, bench/README.md "Return trips"; target
+transaction it cost 2.87x one create's CPU (8.08 / 2.82 ms, docs/operations/performance-history.md#return-trips; target
 1.6x), and the same frozen SQL twice writes it with no new statement to keep equal. New writes use
 the engine's general transaction path: a write here is a second copy of what the general path
 writes, kept equal only by a PostgreSQL test of its own (tests/unit/test_fast_paths_frozen.py fails
@@ -252,7 +252,7 @@ class PostgresDirect:
         no row, ROLLBACK and answer None: nothing of any step stays written. Consecutive steps of the
         same statement go in one round trip (asyncpg's ``fetchmany``: a return trip's two legs when
         their columns are the same), since on this machine a round trip costs about as much of the
-        API's CPU as a create statement's own execution (bench/README.md, "Return trips").
+        API's CPU as a create statement's own execution (docs/operations/performance-history.md#return-trips).
 
         For several statements that are each all-or-nothing by themselves (a create statement per
         leg of a return trip, whose debit matches no row when it does not fit) and must also be
@@ -317,7 +317,7 @@ class PostgresDirect:
     async def all_raw(self, statement: CompiledStatement, params: dict[str, Any]) -> list[Any]:
         """Every row of a read as asyncpg's records, without the columns' result processors: for a
         caller that formats the driver's own values (a long statement's lines, where SQLAlchemy's
-        per-value processing cost ~0.3 s per 100,000 rows; bench/README.md)."""
+        per-value processing cost ~0.3 s per 100,000 rows; docs/operations/performance-history.md#statements)."""
         slots = await self._slot()
         try:
             rows: list[Any] = await self._fetch(statement, statement.arguments(params), False, many=True)

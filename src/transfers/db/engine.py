@@ -6,7 +6,7 @@ when the block ends normally and roll back on any exception. On SQLite, ``write(
 second waits (busy timeout) instead of failing with "database is locked" half-way through.
 PostgreSQL uses READ COMMITTED plus explicit row locks or single-statement conditional updates.
 
-Round trips are the cost of a request on PostgreSQL (bench/README.md, "Profile"), so on it:
+Round trips are the cost of a request on PostgreSQL (docs/operations/performance-history.md#profile), so on it:
 ``read()`` runs without BEGIN/COMMIT (autocommit: under READ COMMITTED every statement takes its
 own snapshot inside a transaction too, so a read-only block sees exactly the same rows), and the
 pool pings a connection only after it sat idle (``_ping_after_idle``), with one ``;`` instead of the
@@ -60,7 +60,7 @@ class Database:
             # All kept open, no overflow: an overflow connection is closed as soon as it is returned,
             # so under load every burst above the pool size opened new ones (a TLS attempt, the
             # dialect's set-up queries, statements prepared again): ~10 % of a create's CPU, and
-            # creates went 140 -> 207 req/s without it (bench/README.md, "Profile").
+            # creates went 140 -> 207 req/s without it (docs/operations/performance-history.md#profile).
             kwargs.update(
                 pool_size=2 * pool_size,
                 max_overflow=0,
@@ -153,8 +153,9 @@ class Database:
         COMMIT; never retried), elsewhere in a ``write()`` transaction. Answers each statement's row.
 
         Why: a return trip's pair is the one-statement create (``bookings/fast_paths.py``) once per
-        leg; through the engine's general transaction it cost 2.87x one create's CPU (bench/README.md,
-        "Return trips"). Frozen with ``write_one``: that create statement is its only step."""
+        leg; through the engine's general transaction it cost 2.87x one create's CPU
+        (docs/operations/performance-history.md#return-trips). Frozen with ``write_one``: that create statement is its
+        only step."""
         if isinstance(self._direct, PostgresDirect):
             dialect = self.engine.dialect
             return await self._direct.all_or_nothing([(s.compiled(dialect), params) for s, params in steps])
@@ -176,7 +177,7 @@ class Database:
         connections of their own, so the setting can never reach a booking or a wallet write).
 
         Why: that flush is most of a search's store time and all of its outliers on this disk
-        (commits stalled 40-360 ms together, bench/README.md, "Profile"). What it risks: after a
+        (commits stalled 40-360 ms together, docs/operations/performance-history.md#profile). What it risks: after a
         PostgreSQL crash, not an API crash, the last ~0.6 s of such commits (3 x wal_writer_delay) may
         be gone. A row written later and committed durably (a booking of that search) flushes
         everything before it in the WAL, so nothing durable can ever refer to a lost row.
@@ -202,7 +203,7 @@ class Database:
         Why: through the engine every statement of a transaction is a hop to that thread and back
         (a queue put, a thread wake-up, a callback on the loop) plus SQLAlchemy's execution
         context; storing a search (BEGIN, INSERT, executemany, COMMIT) paid that four times
-        (bench/README.md, "Profile"). ``work`` gets plain DB-API values: the caller processes its
+        (docs/operations/performance-history.md#profile). ``work`` gets plain DB-API values: the caller processes its
         parameters as the engine would (``db/direct.py``'s compiled statements). Same locking as
         ``write()``: the write lock is taken up front and waited for on the worker thread, never on
         the event loop's."""
@@ -222,7 +223,7 @@ class Database:
         return await driver._execute(transaction)  # type: ignore[no-any-return]
 
     async def _pin_writer(self) -> Any:
-        """The connection ``sqlite_write`` uses, checked out of the pool once and kept (issue 26):
+        """The connection ``sqlite_write`` uses, checked out of the pool once and kept:
         checking one out per write cost a greenlet hop and a pool checkout, and its return a ROLLBACK,
         one more trip to aiosqlite's thread on the search's path, after the COMMIT. Writes through it
         queue on its one worker thread, each a whole BEGIN IMMEDIATE ... COMMIT; SQLite serialises
@@ -255,7 +256,7 @@ def _ping_after_idle(engine: AsyncEngine) -> None:
     """Check a pooled connection before use only when it sat idle for ``PING_AFTER_IDLE_SECONDS``.
 
     SQLAlchemy's ``pool_pre_ping`` pings on every checkout: one round trip per read block and per
-    transaction, 6-8 % of a create or a search under load (bench/README.md, "Profile"). A
+    transaction, 6-8 % of a create or a search under load (docs/operations/performance-history.md#profile). A
     connection that was in use a moment ago is almost surely alive; if it is not (the server
     restarted within that second), its first statement fails as a disconnect, SQLAlchemy
     invalidates the whole pool and the request gets 503 UNAVAILABLE with nothing written, as when

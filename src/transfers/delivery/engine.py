@@ -82,12 +82,6 @@ class Engine(Generic[M]):
         async with self.db.write() as conn:
             return await self.queue.claim(conn, now=now, lease_until=lease, limit=limit, kinds=known, first=first)
 
-    async def aclose(self) -> None:
-        """Release what this engine's kinds hold (their HTTP sessions); the engine is not used after."""
-        for kind in self.registry:
-            if kind.aclose is not None:
-                await kind.aclose()
-
     async def deliver(self, message: M) -> object:
         """One attempt at a claimed message, with the engine's timeout."""
         return await self._deliver(message, self.timeout)

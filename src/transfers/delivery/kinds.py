@@ -106,8 +106,6 @@ class DeliveryKind(Generic[M_contra]):
     retry); raising one of ``unapplied`` means it never got through: the attempt is recorded and the
     message stays pending for a later claim."""
     unapplied: tuple[type[Exception], ...] = ()
-    aclose: Callable[[], Awaitable[None]] | None = None
-    """Releases what the kind holds for its engine's life (an HTTP session): ``Engine.aclose``."""
 
 
 class UnknownKind(LookupError):

@@ -28,8 +28,8 @@ from transfers.delivery.models import PENDING as PENDING
 from transfers.delivery.models import NewMessage, OutboxMessage, partner_recipient
 from transfers.delivery.queue import OUTBOX, Attempt
 
-# Built once: every create runs them (bench/README.md, "Profile"). WHERE binds carry an ``m_`` prefix
-# so they never collide with the column names an UPDATE takes its SET clause from.
+# Built once: every create runs them (docs/operations/performance-history.md#profile). WHERE binds carry an ``m_``
+# prefix so they never collide with the column names an UPDATE takes its SET clause from.
 _INSERT = insert(outbox).returning(outbox.c.id)
 _INSERT_ATTEMPT = insert(delivery_attempts)
 _HELD = (
@@ -77,8 +77,9 @@ async def insert_message(conn: AsyncConnection, message: NewMessage, *, booking_
 
 
 # RETURNING the ids by webhook id (unique): the caller learns them from the INSERT itself, not from a
-# SELECT after it (a return trip's pair: one round trip of the general path less, bench/README.md
-# "Return trips"). No ordering asked of the batch: the rows are matched by webhook id.
+# SELECT after it (a return trip's pair: one round trip of the general path less,
+# docs/operations/performance-history.md#return-trips). No ordering asked of the batch: the rows are matched by webhook
+# id.
 _INSERT_MANY = insert(outbox).returning(outbox.c.webhook_id, outbox.c.id)
 BATCH_ROWS = 500
 
@@ -244,7 +245,7 @@ async def expire_overdue(conn: AsyncConnection, *, now: datetime, limit: int = 1
     return [OutboxMessage.from_row(r) for r in rows.mappings()]
 
 
-# --- issue 15: an amendment overtaken by a cancellation ------------------------------------------
+# --- an amendment overtaken by a cancellation ------------------------------------------
 
 
 async def withdraw_pending(conn: AsyncConnection, booking_id: int, kind: str, *, now: datetime, reason: str) -> int:

@@ -103,9 +103,9 @@ async def ensure_watch(
 
     A watch already due is left as it is, not rewritten: every booking of a flight made until its next check
     would otherwise update the same row, one after the other under its row lock (``make bench``'s creates,
-    all on one flight, queued on it: 533 -> 184 creates/s, bench/README.md "The create and the flight watch").
-    A new watch is one ``INSERT ... ON CONFLICT DO NOTHING`` (no savepoint for the race with another create
-    of the same flight: the loser finds the winner's row)."""
+    all on one flight, queued on it: 533 -> 184 creates/s,
+    docs/operations/performance-history.md#create-and-flight-watch). A new watch is one ``INSERT ... ON CONFLICT DO
+    NOTHING`` (no savepoint for the race with another create of the same flight: the loser finds the winner's row)."""
     if known is None:
         values = _new_values(number, airport_iata, scheduled_arrival, now)
         made = _dialect_insert(conn).values(values).on_conflict_do_nothing(index_elements=_KEY).returning(W.id)
@@ -145,7 +145,7 @@ async def make_due(db: Database, known: int, now: datetime) -> None:
 
     On PostgreSQL its one UPDATE in autocommit by the direct path, not waiting for the WAL flush, as
     ``new_watch``, instead of a write transaction through the engine (BEGIN, UPDATE, COMMIT: three round
-    trips; bench/README.md, issue 21, "The create's CPU"). The booking that follows commits durably and so
+    trips; docs/operations/performance-history.md#create-cpu). The booking that follows commits durably and so
     flushes it; lost in a crash, the watch is checked at its previous slot. On SQLite the general path
     (tests/integration/test_flight_watch_ensure.py compares both with ``ensure_watch``)."""
     if db.is_sqlite:
@@ -190,9 +190,9 @@ async def new_watch(db: Database, number: str, airport_iata: str, scheduled_arri
 
     On PostgreSQL one statement in autocommit by the direct path, not waiting for the WAL flush: most
     bookings are the first of their flight, and the write transaction it replaces (BEGIN, INSERT, COMMIT
-    through the engine) was a third of a create's CPU in a profile of ``make bench`` (bench/README.md,
-    "The create and the flight watch"). Losing it in a PostgreSQL crash loses nothing: the booking that
-    takes it commits durably after it, which flushes it too; a watch whose create failed has no booking
+    through the engine) was a third of a create's CPU in a profile of ``make bench``
+    (docs/operations/performance-history.md#create-and-flight-watch). Losing it in a PostgreSQL crash loses nothing: the
+    booking that takes it commits durably after it, which flushes it too; a watch whose create failed has no booking
     and ends at its first check. The statement is ``ensure_watch``'s own insert, not a second copy of a
     booking write (the frozen fast paths, ``bookings/fast_paths.py``, are the booking's). When another
     create inserted it first, or on SQLite, the general path (``ensure_watch``)."""

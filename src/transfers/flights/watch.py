@@ -85,7 +85,7 @@ async def watch_pass(
     # The budget read first, outside any transaction: when it is spent, nothing would be claimed, so no
     # write transaction is opened for nothing (BEGIN, count, COMMIT through the engine). That is most checks
     # at creation under load: the provider's budget (60 calls a minute by default) is spent within a second
-    # of creates on new flights (bench/README.md, issue 21, "The create's CPU"). The count is not locked in
+    # of creates on new flights (docs/operations/performance-history.md#create-cpu). The count is not locked in
     # the transaction either: reading it a moment earlier is the same race with other workers.
     spent = await repo.calls_read(db, now - BUDGET_WINDOW, now)
     if min(limit, settings.flight_provider_max_calls_per_minute - spent) <= 0:

@@ -1,1 +1,1 @@
-"""Hosted partners (issue 16): partners without a server, answering in the portal."""
+"""Hosted partners (docs/rules/hosted-partners.md): partners without a server, answering in the portal."""

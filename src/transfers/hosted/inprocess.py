@@ -24,10 +24,10 @@ from transfers.hosted import mail
 _ANSWERS: dict[str, dict[str, Any]] = {
     "booking.create": {"status": "PENDING", "reservation_no": None},
     "booking.update": {"status": "Success", "message": "noted for the partner's portal"},
-    # issue 15: an amendment is accepted (the portal shows the booking as amended); a hosted
+    # an amendment is accepted (the portal shows the booking as amended); a hosted
     # partner that cannot serve the new trip cancels it in the portal, refunding the client in full
     "booking.amend": {"status": "Success", "message": "amendment noted for the partner's portal"},
-    # issue 23: the pickup followed the flight; the portal shows the current pickup
+    # the pickup followed the flight; the portal shows the current pickup
     "booking.flight_update": {"status": "Success", "message": "new pickup time noted for the partner's portal"},
 }
 

@@ -214,7 +214,7 @@ async def partner_record(conn: AsyncConnection, partner_id: int) -> PortalPartne
 
 
 async def drivers_used(conn: AsyncConnection, partner_id: int, *, limit: int = 30) -> list[UsedDriver]:
-    """The drivers this partner named on its bookings, most recently used first (issue 28: the
+    """The drivers this partner named on its bookings, most recently used first (the
     approve form suggests them instead of making the dispatcher retype one for every booking).
     Remembered by the bookings themselves, so nothing to keep in step; scoped to the partner."""
     latest = func.max(bookings.c.id).label("latest")

@@ -36,7 +36,7 @@ _VERSION = b"transfers-idempotency-v2"
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
     canonical: str  # stored for new rows
-    legacy: str  # what the code before issue 12 stored: matched against rows written before the deploy
+    legacy: str  # what the code before the SDK's release stored: matched against rows written before the deploy
 
     def matches(self, stored: str) -> bool:
         return stored in (self.canonical, self.legacy)

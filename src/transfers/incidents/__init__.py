@@ -1,4 +1,4 @@
-"""Incidents (issue 24, docs/rules/incidents.md): who pays when a ride went wrong.
+"""Incidents (docs/rules/incidents.md): who pays when a ride went wrong.
 
 ``rules`` is pure (types, the 72 h window, what a report and a resolution may say); ``models`` the
 typed row and its JSON; ``repository`` the SQL; ``service`` the use cases (a client's report, the

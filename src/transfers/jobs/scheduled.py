@@ -83,21 +83,21 @@ async def prune_partner_health(svc: Services) -> int:
 
 
 async def prune_web_sessions(svc: Services) -> int:
-    """Ended console and portal sessions, and sign-in failures older than a day (issue 13)."""
+    """Ended console and portal sessions, and sign-in failures older than a day (docs/rules/console.md)."""
     async with svc.db.write() as conn:
         return await web_sessions.prune(conn, svc.clock.now(), limit=BATCH)
 
 
 async def prune_client_events(svc: Services) -> int:
     """Client events (and their deliveries) older than ``TRANSFERS_WEBHOOK_RETENTION_DAYS`` (30) with
-    nothing pending any more (issue 14): the delivery log looks back that far."""
+    nothing pending any more (docs/rules/webhooks.md): the delivery log looks back that far."""
     cutoff = svc.clock.now() - timedelta(days=svc.settings.webhook_retention_days)
     async with svc.db.write() as conn:
         return await webhooks_repo.prune_before(conn, cutoff, limit=BATCH)
 
 
 async def prune_request_log(svc: Services) -> int:
-    """Client API requests older than 7 days (issue 27, docs/rules/agency-portal.md#request-log), up to
+    """Client API requests older than 7 days (docs/rules/agency-portal.md#request-log), up to
     ``requestlog.repository.PRUNE_BATCH`` per statement: a busy API writes far more than ``BATCH``
     rows a minute."""
     cutoff = svc.clock.now() - request_log_repo.RETENTION
@@ -106,7 +106,7 @@ async def prune_request_log(svc: Services) -> int:
 
 
 async def prune_ride_positions(svc: Services) -> int:
-    """Driver positions 30 days after the ride (issue 22, docs/rules/ride.md#positions): those of
+    """Driver positions 30 days after the ride (docs/rules/ride.md#positions): those of
     bookings picked up more than 30 days and 12 hours ago (the ride is over by pickup + 12 h, when
     the booking completes at the latest). The ride's events are kept as long as the booking."""
     now = svc.clock.now()
@@ -165,15 +165,15 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     ("complete_rides", "completed", complete_rides),
     ("reconcile", "reconciled", reconcile),
     ("prune_partner_health", "health_pruned", prune_partner_health),
-    # issue 16: hosted partners' unaccepted bookings declined; e-mails to partner users sent
+    # hosted partners' unaccepted bookings declined; e-mails to partner users sent
     ("auto_decline_hosted", "auto_declined", hosted_jobs.auto_decline),
     ("partner_emails", "emailed", send_partner_emails),
-    ("prune_web_sessions", "sessions_pruned", prune_web_sessions),  # issue 13
-    ("prune_client_events", "events_pruned", prune_client_events),  # issue 14
-    ("prune_request_log", "requests_pruned", prune_request_log),  # issue 27
-    ("watch_flights", "flights_checked", watch_flights),  # issue 23
-    ("close_statements", "statements_closed", close_statements),  # issue 24
-    ("prune_ride_positions", "positions_pruned", prune_ride_positions),  # issue 22
+    ("prune_web_sessions", "sessions_pruned", prune_web_sessions),  # docs/rules/console.md
+    ("prune_client_events", "events_pruned", prune_client_events),  # docs/rules/webhooks.md
+    ("prune_request_log", "requests_pruned", prune_request_log),  # docs/rules/agency-portal.md
+    ("watch_flights", "flights_checked", watch_flights),  # docs/rules/flights.md
+    ("close_statements", "statements_closed", close_statements),  # docs/rules/statements.md
+    ("prune_ride_positions", "positions_pruned", prune_ride_positions),  # docs/rules/ride.md
 )
 
 

@@ -67,7 +67,7 @@ REQUEST_LOG_DROPPED = Counter(
 REQUEST_LOG_BATCHES = Counter(
     "request_log_batches_total",
     "Batches of the request log written to the database (one transaction each): with "
-    "request_log_written_total, the mean batch (up to 500; issue 27).",
+    "request_log_written_total, the mean batch (up to 500).",
 )
 REQUEST_LOG_WRITTEN = Counter("request_log_written_total", "Client API requests written to the request log.")
 
@@ -87,7 +87,7 @@ _SERIES: dict[tuple[Counter | Histogram, tuple[str, ...]], Any] = {}
 
 def series(metric: Counter | Histogram, *values: str) -> Any:
     """``metric.labels(*values)``, looked up once: ``labels()`` validates and takes a lock on every
-    call, a few per request (bench/README.md, "Profile")."""
+    call, a few per request (docs/operations/performance-history.md#profile)."""
     key = (metric, values)
     child = _SERIES.get(key)
     if child is None:
@@ -187,7 +187,7 @@ def database_families(
     for status in sorted({*statuses, *bookings_by_status}):
         by_status.add_metric([status], bookings_by_status.get(status, 0))
     families.append(by_status)
-    # issue 14: client webhook deliveries waiting (a dead endpoint keeps its deliveries here for 24 h)
+    # client webhook deliveries waiting (a dead endpoint keeps its deliveries here for 24 h)
     families.append(
         GaugeMetricFamily(
             "webhook_deliveries_pending",

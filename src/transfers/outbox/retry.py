@@ -1,5 +1,5 @@
 """Sending a given-up partner delivery again: the one use case behind ``transfers outbox retry`` and
-the console's ``Retry`` button (issue 13), so both refuse the same things and audit the same way.
+the console's ``Retry`` button (docs/rules/console.md), so both refuse the same things and audit the same way.
 
 A failed (refused) or expired message goes back to pending, due now, with a new deadline (now +
 24 h; for a ``booking.create`` also no later than the pickup's delivery cut-off) and the same
@@ -7,7 +7,7 @@ A failed (refused) or expired message goes back to pending, due now, with a new 
 and still-pending messages are refused, and so is a ``booking.create`` whose booking already ended:
 re-sending it would ask the partner for a ride the booking no longer pays for (a retry never
 revives a booking). ``booking.update`` messages can always be retried; ``booking.amend`` messages
-never (issue 15: a given-up amendment was rejected; the client asks again).
+never (a given-up amendment was rejected; the client asks again).
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ async def retry_message(
                 )
         if message.kind == MessageKind.AMEND and booking is not None:
             amendment = booking.amendment or {}
-            # issue 15: the amendment was settled (rejected) when this message gave up; sending it
+            # the amendment was settled (rejected) when this message gave up; sending it
             # now could make the partner apply changes the booking no longer asks for
             raise RetryRefused(
                 f"outbox message {outbox_id} is an amendment of booking {booking.reservation_no}, which "

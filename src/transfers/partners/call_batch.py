@@ -1,4 +1,4 @@
-"""A search's fan-out as one batch of partner calls under one deadline (issue 26; docs/operations/performance.md).
+"""A search's fan-out as one batch of partner calls under one deadline (docs/operations/performance.md).
 
 ``CallBatch`` is ``PartnerClient``'s companion for calls made together: it uses the client's public
 steps (``prepare``, ``transport``, ``send``, ``judge_answer``, ``judge_failure``), so a call in a batch
@@ -51,7 +51,7 @@ class _BatchCall:
 
 
 class CallBatch:
-    """Calls made together under one deadline (a search's fan-out, issue 26), without a task, a
+    """Calls made together under one deadline (a search's fan-out), without a task, a
     timer or an awaited semaphore per call. A call to a partner with an idle kept-alive connection
     is written at once (``Http11Client.start``) and ends when its connection says so, its duration
     measured then; only a call that needs a new connection (connect, SSRF-guarded resolve) runs in a

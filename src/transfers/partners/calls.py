@@ -28,9 +28,9 @@ class MessageKind(StrEnum):
 
     CREATE = "booking.create", "POST", "/booking/create", WireCreateAnswer
     UPDATE = "booking.update", "PUT", "/booking/update", WireResult
-    # issue 15: an amendment (``"status": "AMENDED"``) the partner accepts (Success) or refuses (Error)
+    # an amendment (``"status": "AMENDED"``) the partner accepts (Success) or refuses (Error)
     AMEND = "booking.amend", "PUT", "/booking/update", WireResult
-    # issue 23: the pickup followed the flight (``"status": "AMENDED", "reason": "FLIGHT_UPDATE"``): a notice; an
+    # the pickup followed the flight (``"status": "AMENDED", "reason": "FLIGHT_UPDATE"``): a notice; an
     # Error answer is recorded and changes nothing (docs/rules/flights.md#pickup-moves)
     FLIGHT = "booking.flight_update", "PUT", "/booking/update", WireResult
 

@@ -8,7 +8,7 @@ Transport exceptions never escape: callers get a ``CallResult`` saying what happ
 The transport is ``partners/http11.py``: kept-alive connections on bare asyncio protocols with
 httptools' C parser. First httpx, then aiohttp: a 10-partner search spent about half of its CPU in
 httpx/httpcore/h11/anyio, and aiohttp's request machinery still cost ~0.07 ms of CPU per exchange
-against ~0.015 ms for the bare protocol (bench/README.md, "Search fan-out alone"). httpx remains the
+against ~0.015 ms for the bare protocol (docs/operations/performance-history.md#search-fan-out). httpx remains the
 SDK's and the tests' client.
 """
 
@@ -61,7 +61,7 @@ class PartnerEndpoint:
     """The secret a rotation replaced (partners/rotation.py): calls carry its signature as well
     until ``previous_until``, so a partner still verifying with it keeps accepting them."""
     previous_until: datetime | None = None
-    hosted: bool = False  # issue 16: no server; the outbox answers for it in-process (hosted/inprocess.py)
+    hosted: bool = False  # no server; the outbox answers for it in-process (hosted/inprocess.py)
 
     def extra_secrets(self, now: datetime) -> tuple[str, ...]:
         if self.previous_signing_secret and self.previous_until is not None and now < self.previous_until:
@@ -78,11 +78,11 @@ class PartnerEndpoint:
 class SharedDeadline:
     """One timer for calls made together (in a search's fan-out, the calls that need a new connection and
     so run in a task: ``CallBatch``), where ``asyncio.timeout`` per call
-    armed and cancelled a timer per call (5.5 µs a call against 0.8 µs; bench/README.md, "Fifth pass"). Each call
-    keeps its own deadline, ``seconds`` after it entered ``bound``, as under ``asyncio.timeout``: when
-    the timer fires, the calls whose deadline has passed are cancelled and see ``TimeoutError`` (same
-    outcome, same duration measured by the call), and the timer is set again for the next deadline
-    if a call entered later (calls of one fan-out enter within microseconds of each other, so it
+    armed and cancelled a timer per call (5.5 µs a call against 0.8 µs;
+    docs/operations/performance-history.md#search-fifth-pass). Each call keeps its own deadline, ``seconds`` after it
+    entered ``bound``, as under ``asyncio.timeout``: when the timer fires, the calls whose deadline has passed are
+    cancelled and see ``TimeoutError`` (same outcome, same duration measured by the call), and the timer is set again
+    for the next deadline if a call entered later (calls of one fan-out enter within microseconds of each other, so it
     almost never is). A cancellation from elsewhere (the search's own) still propagates as
     ``CancelledError``, as ``asyncio.timeout`` decides it."""
 
@@ -169,8 +169,8 @@ class PreparedCall:
     def head_lines(self) -> str | None:
         """``headers()`` as ``Http11Client.header_lines`` writes them (``Name: value\\r\\n`` each, same
         order), in one format instead of a dict and a loop over it: a search's batch writes ten
-        (bench/README.md, "Seventh pass"; tests/unit/test_partner_call_counting.py compares the two).
-        ``None`` when the token or the request id holds a line break: the caller then takes
+        (docs/operations/performance-history.md#search-seventh-pass; tests/unit/test_partner_call_counting.py compares
+        the two). ``None`` when the token or the request id holds a line break: the caller then takes
         ``headers()`` and the transport refuses it as it refuses any such header."""
         wid, timestamp, signatures = self.signature
         authorization = self.partner.authorization

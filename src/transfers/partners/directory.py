@@ -2,13 +2,13 @@
 and the vehicle types, read at most once per ``partner_cache_seconds`` per process.
 
 Why: reading them was ~2 ms of every search (two queries and a connection checkout), a fifth of
-the service's own time in a 10-partner search (bench/README.md, "Profile"), for rows that change a
+the service's own time in a 10-partner search (docs/operations/performance-history.md#profile), for rows that change a
 few times a year. The price is a bound, like the auth cache's: a partner enabled, disabled or
 edited (``transfers partners ...``, any process) is seen by searches within that many seconds
 (docs/operations/settings.md). ``0`` reads them on every search. Bookings, deliveries and the
 reverse API never use this snapshot: they read the partner's row when they need it.
 
-How the bound is kept cheaply (issue 26; docs/operations/performance.md#partner-directory):
+How the bound is kept cheaply (docs/operations/performance.md#partner-directory):
 
 * **Staleness.** A snapshot is served while less than the TTL has passed since the read it came
   from *began* (a change committed after that moment is seen by the next read, so no search sees a
@@ -58,7 +58,7 @@ log = structlog.get_logger("transfers.partners")
 class Snapshot:
     partners: tuple[tuple[PartnerRecord, PartnerEndpoint], ...]
     vehicle_types: frozenset[str]
-    # issue 16: hosted partners' rate cards, parsed; a hosted partner without a card is not asked.
+    # hosted partners' rate cards, parsed; a hosted partner without a card is not asked.
     cards: Mapping[int, RateCard] = field(default_factory=dict)
     # Per airport, who serves it: worked out once per snapshot, not per search (a scan of every
     # enabled partner). A snapshot never changes, so neither does the answer.

@@ -1,4 +1,4 @@
-"""Operator use cases on a registered partner beyond create/enable/disable (issue 13, the console's
+"""Operator use cases on a registered partner beyond create/enable/disable (the console's
 ``Partners`` pages): change its service area, markup and base URL, and run the conformance suite
 against its own server with its stored credentials. Each is audited with the operator.
 
@@ -29,13 +29,13 @@ _DETAIL_CHARS = 500  # per check, in the audit row  # a partner serving every ai
 
 
 class NotCalled(Refused):
-    """A hosted partner (issue 16) runs no server: there is nothing to call or check."""
+    """A hosted partner (docs/rules/hosted-partners.md) runs no server: there is nothing to call or check."""
 
 
 @dataclass(frozen=True)
 class PartnerSettings:
     """What an operator may change on a partner (all of it at once: the edit form sends every field).
-    ``base_url`` is ignored for a hosted partner (issue 16: it has no server; it stays empty)."""
+    ``base_url`` is ignored for a hosted partner (it has no server; it stays empty)."""
 
     base_url: str
     airports: tuple[str, ...]

@@ -4,7 +4,7 @@ database so it survives restarts and every process shows the same numbers.
 How it is written, and why this way: a search asks up to ten partners, and an insert per call (or an
 upsert per call on the request path) would add a database write per partner to every search. So a
 call is only counted in this process's memory (``HealthBuffer.record``: a dictionary lookup and a few
-integer additions, ~1 µs, bench/README.md "Partner health"), and a background task
+integer additions, ~1 µs, docs/operations/performance-history.md#partner-health), and a background task
 (``run_flusher``, started by ``runtime.start``) adds what was counted to the minute rows every
 ``TRANSFERS_PARTNER_HEALTH_FLUSH_SECONDS`` and once more when the process stops. The rows are
 *added to* (an upsert that sums), never overwritten, so any number of processes share them. What a

@@ -24,7 +24,7 @@ class PartnerRecord:
     markup_percent: Decimal
     status: str
     is_sandbox: bool
-    hosted: bool = False  # issue 16: answers from its rate card, in-process (hosted/)
+    hosted: bool = False  # answers from its rate card, in-process (hosted/)
     cancellation_policy: Policy | None = None  # the default for its vehicles (docs/rules/cancellation.md)
 
     def serves(self, iata: str) -> bool:
@@ -43,7 +43,7 @@ def _sell_price(net: Decimal, markup_percent: Decimal, currency: str) -> Decimal
 
 _HUNDRED = Decimal(100)
 # A search prices every vehicle and extra of every answer (~40 per 10-partner search), and partners
-# quote the same few prices at the same markup again and again (issue 26). Exact: the result is
+# quote the same few prices at the same markup again and again. Exact: the result is
 # rounded to the currency's decimals, so it depends only on the values, never on the exponents of
 # equal keys (45.1 and 45.10) or the sign of a zero; a Decimal is immutable, so sharing one is safe;
 # errors are not cached.

@@ -11,7 +11,8 @@ the signing secret"). After the overlap only the new secret signs.
 Rotating again during an overlap keeps only the secret being replaced as the previous one (the
 older one stops signing at once): at most two signatures are ever sent. The built-in sandbox
 partner's secret is derived from the deployment's secret key and restored at every start, so it is
-not rotated here (refused), and a hosted partner (issue 16) is never called, so it has none to rotate.
+not rotated here (refused), and a hosted partner (docs/rules/hosted-partners.md) is never called, so it has none to
+rotate.
 """
 
 from __future__ import annotations

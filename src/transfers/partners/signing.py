@@ -28,8 +28,9 @@ def new_signing_secret() -> str:
 def _keyed(secret: str) -> hmac.HMAC:
     """The HMAC keyed with the secret, before any message: built once per secret and copied per
     call. Building it (decoding the key, padding it, hashing the two pads) was most of a signature's
-    cost: 2.9 µs a call, 1.3 µs with the copy (a 10-partner search signs ten calls; bench/README.md,
-    "Fifth pass"). A copy never touches the original, so sharing it is safe."""
+    cost: 2.9 µs a call, 1.3 µs with the copy (a 10-partner search signs ten calls;
+    docs/operations/performance-history.md#search-fifth-pass). A copy never touches the original, so sharing it is
+    safe."""
     return hmac.new(base64.b64decode(secret.removeprefix(SECRET_PREFIX)), digestmod=hashlib.sha256)
 
 
@@ -43,7 +44,7 @@ def sign(secret: str, webhook_id: str, timestamp: int, body: bytes) -> str:
 def webhook_ids(count: int) -> list[str]:
     """``count`` new webhook ids, each as ``signature_headers`` makes one (``msg_`` and 32 random hex
     digits), from one ``os.urandom`` system call instead of one per call (a search's fan-out signs
-    one call per partner; bench/README.md, "Seventh pass")."""
+    one call per partner; docs/operations/performance-history.md#search-seventh-pass)."""
     digits = os.urandom(16 * count).hex()
     return [f"msg_{digits[at : at + 32]}" for at in range(0, 32 * count, 32)]
 

@@ -36,7 +36,7 @@ def _parse_price(value: Any) -> Decimal:
 def _price(value: int | float | str) -> Decimal:
     """``_parse_price``'s work, remembered per value and type (``1``, ``1.0`` and ``"1"`` apart): a
     search validates every vehicle's and extra's price, and partners quote the same prices again and
-    again (issue 26). A refused value raises each time (exceptions are not cached); a Decimal is
+    again. A refused value raises each time (exceptions are not cached); a Decimal is
     immutable, so sharing one is safe."""
     text = value if isinstance(value, str) else repr(value)
     if isinstance(value, float) and not value.is_integer():
@@ -67,7 +67,7 @@ def _no_nul(value: Any) -> Any:
 # Length limits come BEFORE the Python validators in every ``Annotated``: so they sit in the string
 # schema and are checked by pydantic-core itself (errors ``string_too_short`` / ``string_too_long``).
 # Placed after a ``BeforeValidator`` they become two Python callbacks per field, ~240 calls in a
-# 10-partner search (issue 26). The validators still run first, in the same order (outermost first).
+# 10-partner search. The validators still run first, in the same order (outermost first).
 NoNul = BeforeValidator(_no_nul)
 Text = Annotated[str, Field(min_length=1, max_length=200), NoNul]
 Count = Annotated[StrictInt, Field(ge=0, le=100)]
@@ -170,7 +170,7 @@ def search_request(
     }
 
 
-# The search answer's validator for the fan-out (issue 26, bench/README.md "Seventh pass"): the same
+# The search answer's validator for the fan-out (docs/operations/performance-history.md#search-seventh-pass): the same
 # schema as ``WireSearchAnswer``, with its Python callbacks done by pydantic-core where that is exact,
 # and the NUL checks left out, which is only right for an answer whose bytes hold no ``\u0000``
 # (``search.fanout.validated`` checks the bytes and takes the model for any other answer). Measured

@@ -1,4 +1,4 @@
-"""The rate card as a form (issue 28 item 3): what a dispatcher types, row by row, mapped to the
+"""The rate card as a form (docs/partners/hosted.md): what a dispatcher types, row by row, mapped to the
 card document of ``ratecards/card.py`` and back, and every problem of the card mapped to the field
 that caused it (the GOV.UK pattern: a summary linking to each field, the message beside it; the
 messages and their order are ``card_errors.py``).

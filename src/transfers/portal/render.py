@@ -23,7 +23,7 @@ def navigation(viewer: object) -> tuple[Link, ...]:
     return (
         *NAVIGATION,
         *((("Rate card", "/partner/rate-card"),) if hosted else ()),
-        ("Statements", "/partner/statements"),  # issue 24, docs/rules/statements.md#partner-api
+        ("Statements", "/partner/statements"),  # docs/rules/statements.md#partner-api
         ("Account", "/partner/account"),
     )
 

@@ -1,4 +1,4 @@
-"""How the portal says things to a transport company's dispatcher (issue 28): percentages as people
+"""How the portal says things to a transport company's dispatcher: percentages as people
 write them ("10 %", not "10.000 %"), statuses in words rather than ``PENDING_APPROVAL``, and the time
 by which a waiting booking must be accepted (counts with the right plural, "1 suitcase", are
 ``webauth/formats.counted``, shared with the agency). Pure."""

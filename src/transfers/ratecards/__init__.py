@@ -1,4 +1,4 @@
-"""Hosted partners' rate cards (issue 16, docs/rules/hosted-partners.md): the card's schema check and
+"""Hosted partners' rate cards (docs/rules/hosted-partners.md): the card's schema check and
 parsed form (card.py), what it offers at which net price (pricing.py, pure), and the SQL of the
 stored cards and the daily capacity counters (repository.py).
 

@@ -8,10 +8,10 @@ is dropped and counted, never retried forever. ``stop`` writes what is left befo
 ends (``runtime.start`` returns it as one of the lifespan's stops, run before the database is
 disposed of); a process killed outright loses at most one interval.
 
-Why a round writes only what was there when it began (issue 27, bench/README.md "The request
-log"): the first version wrote until the buffer was empty, and under steady traffic it never was,
-since requests keep arriving while a batch is written. The writer then ran back to back, one
-transaction of ~25 requests per round trip instead of 500 (measured: 300 writes for 7,677 requests
+Why a round writes only what was there when it began
+(docs/operations/performance-history.md#request-log): the first version wrote until the buffer was empty, and under
+steady traffic it never was, since requests keep arriving while a batch is written. The writer then ran back to back,
+one transaction of ~25 requests per round trip instead of 500 (measured: 300 writes for 7,677 requests
 in 10 s), and each transaction's fixed cost (the engine's checkout, BEGIN, COPY, COMMIT: a few
 hundred µs of the API's CPU, and a commit for PostgreSQL) was paid 20 times over: +13-15 % CPU per
 GET booking. Requests that arrive during a write now wait for a full batch or the next interval.

@@ -1,4 +1,4 @@
-"""Return trips (issue 25, docs/rules/return-trips.md): a way out and a way back booked in one call, two
+"""Return trips (docs/rules/return-trips.md): a way out and a way back booked in one call, two
 bookings written in one transaction. Above ``bookings/``: ``service.py`` (the pair's create, through
 the bookings' create pieces and ``bookings/hooks.py``'s ``new_booking`` moment for what the features
 add to each leg), ``rules.py`` (the way back's request; pure). Its columns (``trip_id``, ``trip_leg``,

@@ -1,7 +1,7 @@
 """Booking a return trip in one call (docs/rules/return-trips.md#create): two bookings, one per leg,
 written in one transaction (both debits or neither), each then sent to its partner as its own create.
 
-How the pair is written (``fast_paths.store_created_many``; bench/README.md, "Return trips"):
+How the pair is written (``fast_paths.store_created_many``; docs/operations/performance-history.md#return-trips):
 
 * on PostgreSQL, no hosted leg: the single create's one statement (``fast_paths``, frozen SQL) once
   per leg, in ONE transaction on a direct connection (BEGIN, leg 1, leg 2, COMMIT; ROLLBACK and 1101

@@ -1,4 +1,4 @@
-"""The ride (issue 22, docs/rules/ride.md): driver events and positions a partner reports after a
+"""The ride (docs/rules/ride.md): driver events and positions a partner reports after a
 booking is APPROVED. A package above ``bookings/``: it moves bookings through the bookings' lifecycle.
 
 * ``service.py``: the use cases (record a driver event, record positions; any edge, any actor), each

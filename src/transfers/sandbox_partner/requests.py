@@ -116,12 +116,12 @@ class UpdateIn(_In):
     status: Text
     cancel_reason: Annotated[str, Field(max_length=1000)] | None = None
     note: Annotated[str, Field(max_length=2000)] | None = None
-    # An AMENDED update (issue 15): the changes and the whole new trip
+    # An AMENDED update (docs/rules/cancellation.md): the changes and the whole new trip
     changes: dict[str, Any] | None = None
     passenger_info: PassengerInfoIn | None = None
     flight_info: FlightInfoIn | None = None
     trip: TripIn | None = None
-    # issue 23: ``FLIGHT_UPDATE`` on an AMENDED update: the pickup followed the flight (a notice)
+    # ``FLIGHT_UPDATE`` on an AMENDED update: the pickup followed the flight (a notice)
     reason: Annotated[str, Field(max_length=64)] | None = None
 
 

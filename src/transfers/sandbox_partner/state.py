@@ -42,9 +42,9 @@ class Booking:
     cancelled_at: float | None = None  # the service cancelled (PUT /booking/update)
     cancel_reason: str | None = None
     no_amend: bool = False  # NOAMEND: amendments are refused
-    amendments: int = 0  # amendments accepted (issue 15)
-    flight_updates: int = 0  # flight notices received (issue 23)
-    ride: str | None = None  # RIDE or NOSHOW: the driver plays a ride once approved (issue 22)
+    amendments: int = 0  # amendments accepted (docs/rules/cancellation.md)
+    flight_updates: int = 0  # flight notices received (docs/rules/flights.md)
+    ride: str | None = None  # RIDE or NOSHOW: the driver plays a ride once approved (docs/rules/ride.md)
     first_answer: dict[str, Any] = field(default_factory=dict)
 
     def status(self, now: float) -> str:

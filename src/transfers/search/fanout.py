@@ -4,7 +4,7 @@ Latency is the slowest good answer or the deadline, never the sum. A partner tha
 answers an error, or answers something that fails the wire contract (including a vehicle type not
 in the reference data) is left out of this search and logged with the reason.
 
-The calls are one ``call_batch.CallBatch`` (issue 26): no task, timer or semaphore per partner; each
+The calls are one ``call_batch.CallBatch``: no task, timer or semaphore per partner; each
 call judged when all are over or the deadline passed, its duration measured when it ended.
 """
 
@@ -102,9 +102,9 @@ def _judged(
 
 def validated(parsed: Any, raw: bytes | None = None) -> tuple[WireSearchAnswer | None, str | None]:
     """The answer (parsed by orjson in the client), or why it breaks the contract. Validating the
-    bytes with pydantic's own parser (``model_validate_json``) instead was measured (issue 26,
-    bench/README.md): 9 % fewer instructions per answer, but pydantic's parser reads ``NaN``,
-    ``Infinity``, ``1e400`` and integers past ``2**64 - 1`` where orjson refuses them or reads a float,
+    bytes with pydantic's own parser (``model_validate_json``) instead was measured
+    (docs/operations/performance-history.md#search-sixth-pass): 9 % fewer instructions per answer, but pydantic's parser
+    reads ``NaN``, ``Infinity``, ``1e400`` and integers past ``2**64 - 1`` where orjson refuses them or reads a float,
     and a check of the bytes for those cost more than the saving; tests/unit/test_search_answer_bytes.py
     pins the judgement of those edges.
 
@@ -112,8 +112,8 @@ def validated(parsed: Any, raw: bytes | None = None) -> tuple[WireSearchAnswer |
     a NUL (orjson refuses a control character written raw in a string, and ``\\u0000`` is the only way
     to write a NUL), so the texts' NUL checks can only pass: the answer goes through
     ``wire.NUL_FREE_SEARCH_ANSWER``, the model's schema without them and without Python callbacks (a
-    quarter of the instructions, bench/README.md "Seventh pass"). Any other answer (a ``\\u0000``
-    anywhere, even in an ignored field or escaped as text) takes the model itself. The backslash is
+    quarter of the instructions, docs/operations/performance-history.md#search-seventh-pass). Any other answer (a
+    ``\\u0000`` anywhere, even in an ignored field or escaped as text) takes the model itself. The backslash is
     looked for first: a one-byte search, and most answers have none."""
     try:
         if raw is not None and (b"\\" not in raw or b"\\u0000" not in raw):

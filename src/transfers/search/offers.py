@@ -43,17 +43,18 @@ class OfferedExtra:
     net_price: Decimal
     price: Decimal
 
-    def stored(self, currency: str, texts: dict[int, str] | None = None) -> dict[str, Any]:
-        """The item as ``search_vehicles.extras`` keeps it, its prices as ``money.text`` writes them in the
-        offer's ``currency``. ``texts``: each price's text remembered by the price object's identity (the
-        objects alive as long as ``texts``): a search's store shares a few prices among many extras, and
-        writing a Decimal costs ~1-2 k instructions (issue 26)."""
+    def stored(self, texts: dict[int, str] | None = None) -> dict[str, Any]:
+        """The item as ``search_vehicles.extras`` keeps it: its prices as their exact ``str`` (read back by
+        ``Decimal``, never shown: what people and partners read is written by ``money.text``). ``texts``:
+        each price's ``str`` remembered by the price object's identity (the objects alive as long as
+        ``texts``): a search's store shares a few prices among many extras, and a ``str`` of a Decimal
+        costs ~1-2 k instructions."""
         if texts is None:
-            net_price, price = money.text(self.net_price, currency), money.text(self.price, currency)
+            net_price, price = str(self.net_price), str(self.price)
         else:
             net, sell = self.net_price, self.price
-            net_price = texts.get(id(net)) or texts.setdefault(id(net), money.text(net, currency))
-            price = texts.get(id(sell)) or texts.setdefault(id(sell), money.text(sell, currency))
+            net_price = texts.get(id(net)) or texts.setdefault(id(net), str(net))
+            price = texts.get(id(sell)) or texts.setdefault(id(sell), str(sell))
         return {
             "id": self.id,
             "partner_extra_id": self.partner_extra_id,
@@ -124,7 +125,7 @@ class Offer:
             "net_price": self.net_price,
             "sell_price": self.sell_price,
             "currency": self.currency,
-            "extras": [e.stored(self.currency, texts) for e in self.extras],
+            "extras": [e.stored(texts) for e in self.extras],
             "cancellation_policy": self.cancellation_policy.public() if policy is None else policy,
             "leg": self.leg,
         }
@@ -164,7 +165,7 @@ class Offer:
         conversion costs as much as four lookups, and partners quote the same few); a zero is converted
         each time, as -0.00 and 0.00 are one key. Given, the prices are those floats, so that orjson
         writes them itself rather than calling ``api.responses``' default back once per price (~2 k
-        instructions each, 60 to a 10-partner search, issue 26): the same bytes, as that default is
+        instructions each, 60 to a 10-partner search): the same bytes, as that default is
         ``money.number(price)`` too (45.1, 45.0). Not given: the Decimals.
         """
         price: Decimal | float = self.sell_price
@@ -249,30 +250,34 @@ def build_offers(
     gives two offers, or two extras, the same id."""
     # A wire model keeps its fields in its ``__dict__`` (pydantic): read there, once per vehicle and
     # extra, rather than through pydantic's ``__getattr__`` hook, which makes every ``quote.x`` a slow
-    # lookup (~470 instructions against ~190; ~25 reads per vehicle, issue 26).
+    # lookup (~470 instructions against ~190; ~25 reads per vehicle).
     eligible = []
     for index, (partner, quote) in enumerate(quotes):
         q = quote.__dict__
         if q["capacity"].__dict__["passengers"] >= party_size and (currency is None or q["currency"] == currency):
-            markup, quoted_in = partner.markup_percent, q["currency"]
             try:
-                price = sell_price(q["price"], markup, quoted_in)
-                sells = [sell_price(x.__dict__["price"], markup, quoted_in) for x in q["extras"]]
+                price = sell_price(q["price"], partner.markup_percent, q["currency"])
             except MoneyError:  # a price with more decimals than its currency has: the vehicle is left out
                 continue
             # sorted by price, partner name, vehicle id; the index keeps equal ones in the order given
-            eligible.append((price, partner.name, q["id"], index, partner, q, sells))
+            eligible.append((price, partner.name, q["id"], index, partner, q))
     eligible.sort()
     offers: list[Offer] = []
     next_extra_id, first_no, leg = 1, 1, 1
     if after is not None:
         next_extra_id = 1 + max((e.id for o in after for e in o.extras), default=0)
         first_no, leg = len(after) + 1, 2
-    for number, (price, _, _, _, partner, q, sells) in enumerate(eligible, start=first_no):
+    for number, (price, _, _, _, partner, q) in enumerate(eligible, start=first_no):
         extras = []
-        for extra, sell in zip(q["extras"], sells, strict=True):
+        markup, quoted_in = partner.markup_percent, q["currency"]
+        for extra in q["extras"]:
             x = extra.__dict__
-            extras.append(OfferedExtra(next_extra_id, x["id"], x["name"], x["pricing_type"], x["price"], sell))
+            net = x["price"]
+            try:
+                sell = sell_price(net, markup, quoted_in)
+            except MoneyError:  # a price with more decimals than its currency has: the extra is left out
+                continue
+            extras.append(OfferedExtra(next_extra_id, x["id"], x["name"], x["pricing_type"], net, sell))
             next_extra_id += 1
         capacity = q["capacity"].__dict__
         offers.append(

@@ -2,7 +2,7 @@
 
 Statements are built once at import and executed with parameters: building ``insert(t).values(...)``
 or ``select(...).where(...)`` per call, and SQLAlchemy deriving its cache key from it, cost more
-CPU than executing the statement (bench/README.md, "Profile"). The SQL sent is the same.
+CPU than executing the statement (docs/operations/performance-history.md#profile). The SQL sent is the same.
 
 On PostgreSQL a search and all its offers are one statement (``_STORE``): the search row is
 inserted in a data-modifying CTE and the offers from one JSON array parameter unpacked by
@@ -15,7 +15,7 @@ and its offers are one transaction in one trip to aiosqlite's thread (``Database
 
 Either way the record is committed before the search is answered, so a booking that sends the
 ``search_id`` finds it from any process; what a PostgreSQL crash can lose is said at
-``Database.write_one_unflushed`` and in bench/README.md ("Search fan-out alone").
+``Database.write_one_unflushed`` and in (docs/operations/performance-history.md#search-fan-out).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from sqlalchemy import JSON, bindparam, column, func, insert, select, true
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.dml import Insert
 
-from transfers import money
 from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import search_vehicles, searches
@@ -102,7 +101,7 @@ class _SqliteInsert:
         ``cancellation_policy`` in their stored form, a policy shared by many offers (their partner's
         default) rendered once. A value object met again is not processed again: the offers of a
         search share a few prices and their partner's policy, and the processors (money to integers,
-        JSON to text) cost ~2-4 k instructions a value (issue 26). By identity, so each result is that
+        JSON to text) cost ~2-4 k instructions a value. By identity, so each result is that
         value's own processing (every value remembered is held by the offers or here until the end, so
         no identity is reused)."""
         at = self.names.index("search_pk")
@@ -121,7 +120,7 @@ class _SqliteInsert:
         for offer in offers:
             row = list(read(offer))
             row.insert(at, None)
-            row[extras_at] = extras_processor([e.stored(offer.currency, exact) for e in offer.extras])
+            row[extras_at] = extras_processor([e.stored(exact) for e in offer.extras])
             policy = offer.cancellation_policy
             row[policy_at] = policies.get(id(policy)) or policies.setdefault(id(policy), policy.public())
             for i, proc, memo in memos:
@@ -187,16 +186,17 @@ async def insert_search(
 
 
 def _postgres_rows(offers: list[Offer]) -> list[dict[str, Any]]:
-    """The offers as ``json_to_recordset``'s items: ``offer.stored()`` with its money as ``money.text``
-    writes it (the currency's decimals, exact), read by PostgreSQL's numeric input: no float on
+    """The offers as ``json_to_recordset``'s items: ``offer.stored()`` with its money as the Decimal's exact
+    ``str`` (checked against its currency when the offer was priced, ``partners.models.sell_price``),
+    read by PostgreSQL's numeric input, which takes any exponent: no float and no rounding on
     the way. What the offers share is made once per store: a policy shared by many offers (their
-    partner's default) rendered once; each price object's text made once, the offers' two-place texts
-    and the extras' own ``str`` (the partners' quotes and their prices are remembered, ``wire._price``,
-    ``models.sell_price``, and a quantize or a str costs ~1-2 k instructions; issue 26). By identity, not
+    partner's default) rendered once; each price object's text made once, the offers' and the extras'
+    own ``str`` (the partners' quotes and their prices are remembered, ``wire._price``,
+    ``models.sell_price``, and a quantize or a str costs ~1-2 k instructions). By identity, not
     value: 45.1 and 45.10 are equal keys, and every object here is alive until the end (held by the offers)."""
     policies: dict[int, list[dict[str, Any]]] = {}
-    texts: dict[int, str] = {}  # a price's text (``money.text``)
-    exact: dict[int, str] = {}  # an extra's price as OfferedExtra.stored() writes it (``money.text``)
+    texts: dict[int, str] = {}  # a price's exact ``str``
+    exact: dict[int, str] = {}  # an extra's price as ``str``, as OfferedExtra.stored() writes it
     vehicles = []
     for offer in offers:
         policy = offer.cancellation_policy
@@ -205,9 +205,8 @@ def _postgres_rows(offers: list[Offer]) -> list[dict[str, Any]]:
             rendered = policies[id(policy)] = policy.public()
         row = offer.stored(rendered, exact)
         net, sell = offer.net_price, offer.sell_price
-        currency = offer.currency
-        row["net_price"] = texts.get(id(net)) or texts.setdefault(id(net), money.text(net, currency))
-        row["sell_price"] = texts.get(id(sell)) or texts.setdefault(id(sell), money.text(sell, currency))
+        row["net_price"] = texts.get(id(net)) or texts.setdefault(id(net), str(net))
+        row["sell_price"] = texts.get(id(sell)) or texts.setdefault(id(sell), str(sell))
         vehicles.append(row)
     return vehicles
 

@@ -61,7 +61,7 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
         )
         if not hosted:
             return partners
-        # issue 16: hosted partners answer in-process from their rate cards, priced on the service's
+        # hosted partners answer in-process from their rate cards, priced on the service's
         # own distance figure (great-circle), under the same deadline.
         return _joined(
             partners,

@@ -1,5 +1,5 @@
-"""The traveller's page ``/t/{token}`` and the hosted partners' driver page ``/d/{token}`` (issue 22,
-docs/rules/ride.md#tracking-page, docs/rules/ride.md#driver-page), served by the API process from this
+"""The traveller's page ``/t/{token}`` and the hosted partners' driver page ``/d/{token}``
+(docs/rules/ride.md#tracking-page, docs/rules/ride.md#driver-page), served by the API process from this
 package: templates and CSS here, nothing fetched from another host.
 
 * ``facts.py``: what the traveller is shown, as one JSON-able value built from the booking row and the

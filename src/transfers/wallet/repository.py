@@ -23,7 +23,7 @@ from transfers.wallet.ledger import (
 )
 
 # Built once (every create and refund runs them): building the statements per call was a visible
-# share of a create (bench/README.md, "Profile"). ``w_delta`` appears twice: same name, same value.
+# share of a create (docs/operations/performance-history.md#profile). ``w_delta`` appears twice: same name, same value.
 # The one place the "never below zero" move is written: the create statement of
 # ``bookings.repository`` embeds MOVE_BY_CLIENT (and DELTA) as its first step.
 DELTA = bindparam("w_delta", type_=wallets.c.balance.type)

@@ -29,7 +29,7 @@ def airport_local(value: datetime | None, iata: str | None) -> str:
 
 def utc_seconds(value: datetime | None) -> str:
     """An instant to the second (``2026-11-23 17:30:05 UTC``): a booking's story, where events
-    within one minute (created, sent, approved) must read in order (issue 28)."""
+    within one minute (created, sent, approved) must read in order."""
     if value is None:
         return "—"
     return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -78,7 +78,6 @@ class WebhookDispatcher:
 
     async def aclose(self) -> None:
         """Close the HTTP session of client endpoints (``run`` does when it stops)."""
-        await self.engine.aclose()
         await self.sender.aclose()
 
     # --- fan-out ---------------------------------------------------------------------------------------

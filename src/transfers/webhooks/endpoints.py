@@ -353,7 +353,7 @@ async def deliveries(
 
 
 async def disable_for_operator(svc: Services, client_id: int, public_id: str, *, actor: str) -> int | None:
-    """An operator turns a client's endpoint off from the console (issue 28: one dead endpoint made a
+    """An operator turns a client's endpoint off from the console (one dead endpoint made a
     page of failing deliveries): as the client's own ``PATCH status=disabled`` does, its pending
     deliveries stop, in one transaction with the ``webhook_endpoint.disable`` audit row. Returns how
     many deliveries were stopped, or None when there is no such endpoint (or it is off already)."""

@@ -1,5 +1,5 @@
 """Sending a failed client webhook delivery again: the one use case behind ``transfers outbox retry
---webhook ID`` and the console's ``Retry`` on a client webhook delivery (issue 13), the webhook
+--webhook ID`` and the console's ``Retry`` on a client webhook delivery (docs/rules/console.md), the webhook
 twin of ``outbox/retry.py``.
 
 A failed delivery goes back to pending, due now, with a new deadline (now + 24 h, the delivery

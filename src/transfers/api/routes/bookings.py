@@ -151,7 +151,7 @@ async def create_booking(request: Request) -> Response:
 async def get_booking(request: Request) -> Response:
     # The hottest read: its caller and its one parameter are taken here rather than through
     # Depends/Query (the same checks, in the same order), because FastAPI's dependency solving was
-    # ~13 % of its CPU (bench/README.md, "Profile"). The parameter is documented in openapi_extra.
+    # ~13 % of its CPU (docs/operations/performance-history.md#profile). The parameter is documented in openapi_extra.
     # Taking the Request alone also lets api/direct_routes.py call it without FastAPI's layers.
     client = await current_client(request)
     reservation_no = query_value(request, "reservation_no")  # = request.query_params.get(...)
@@ -159,7 +159,7 @@ async def get_booking(request: Request) -> Response:
     svc = services(request)
     resource = await service.get_booking(svc, client, reservation_no)
     if resource["status"] in AWAITING_PARTNER:
-        # A hint for pollers (issue 28): when asking again is worth it. Webhooks spare the polling.
+        # A hint for pollers: when asking again is worth it. Webhooks spare the polling.
         return JSONBody(resource, headers={"Retry-After": str(svc.settings.approval_retry_after)})
     return JSONBody(resource)
 
@@ -188,7 +188,7 @@ async def cancel_booking(
     return await _idempotent(request, client, work)
 
 
-# --- docs/rules/cancellation.md: the cancellation quote and amendments (issue 15) ---------------------------------
+# --- docs/rules/cancellation.md: the cancellation quote and amendments ---------------------------------
 register_query_types("cancellation_quote", {"reservation_no": {"type": "string"}})
 register_body("amend_booking", AmendBookingRequest)
 

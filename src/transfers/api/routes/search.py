@@ -3,7 +3,7 @@
 The route is declared to FastAPI for the OpenAPI document (and serves the request if the direct
 layer is not installed, or the app runs under a ``root_path``), but ``api/direct_routes.py`` answers
 it first: the busiest booking-API call skips FastAPI's exception middleware, exit stack, router and
-request handler (about seven call layers per request, bench/README.md "Search fan-out alone").
+request handler (about seven call layers per request, docs/operations/performance-history.md#search-fan-out).
 Both run the same ``search`` function: auth, rate limit, body, validation, errors in one order.
 """
 

@@ -1,5 +1,5 @@
 """The landing page: bookings by status today (UTC), partner deliveries pending and failed with the
-oldest pending one's age, and the last hour's errors in three tables apart (issue 28: a partner
+oldest pending one's age, and the last hour's errors in three tables apart (a partner
 listed for failed deliveries read "0 of 0" search errors): partner searches that failed (partner
 health, ``partners/health_repository.py``, "3 of 12 calls"), partner delivery attempts that failed,
 and client webhook endpoints whose deliveries failed or are being retried."""

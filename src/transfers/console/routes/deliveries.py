@@ -5,7 +5,7 @@ retry is the use case ``transfers outbox retry`` runs (``outbox/retry.py``: same
 webhook deliveries (docs/rules/webhooks.md) are listed the same way, retried by ``webhooks/retry.py`` (as
 ``transfers outbox retry --webhook``).
 
-Issue 28: the page opens with one line per partner and per client webhook endpoint (counts, the newest
+The page opens with one line per partner and per client webhook endpoint (counts, the newest
 error in words), so one dead endpoint is one line; an admin can disable a client's endpoint there
 (``webhooks/endpoints.disable_for_operator``: its pending deliveries stop, audited); clients are named."""
 

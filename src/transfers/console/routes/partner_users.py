@@ -1,4 +1,4 @@
-"""A partner's portal users in the console (issue 16, docs/rules/hosted-partners.md: "managed in the console"):
+"""A partner's portal users in the console (docs/rules/hosted-partners.md: "managed in the console"):
 ``/console/partners/{id}/users`` lists them; an admin (``MANAGE_PARTNERS``) adds one (``New portal
 user``: the password is shown once) or disables / enables one (disabling ends its portal sessions
 at once). The same use cases as ``transfers partners users create`` (``hosted/users.py``), audited

@@ -256,7 +256,7 @@ async def edit_partner(request: Request, partner_id: str, viewer: Signed) -> Res
     if current is None:
         raise PageNotFound(f"There is no partner {number}.")
     values = _checked(form, errors, with_name=False)
-    # a hosted partner has no server (issue 16): its empty base URL stays as it is
+    # a hosted partner has no server (docs/rules/hosted-partners.md): its empty base URL stays as it is
     url = current.base_url if current.hosted else _check_url(allow_private, form, errors)
     typed = {name: _typed(form, name, MAX_URL_CHARS) for name in FIELDS if name != "name"}
     if errors or url is None:

@@ -1,4 +1,4 @@
-"""A partner's statements in the console (issue 24, docs/rules/statements.md#operators):
+"""A partner's statements in the console (docs/rules/statements.md#operators):
 ``/console/partners/{id}/statements`` lists them (the open month included) with each month's lines
 as CSV; an admin (``MOVE_MONEY``) marks a closed one paid (``Mark paid``, field ``Reference``: a
 ``PAYOUT`` of its closing balance) or adjusts the partner's account (``Adjust``: ``Amount``,

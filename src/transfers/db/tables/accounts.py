@@ -62,8 +62,8 @@ partners = Table(
     Column("signing_secret_enc", Text, nullable=False),
     Column("is_sandbox", Boolean, nullable=False, server_default="0"),
     Column("created_at", UTCDateTime, nullable=False),
-    Column("hosted", Boolean, nullable=False, server_default="0"),  # issue 16: prices from its rate card
-    # Issue 13: the signing secret replaced by the last rotation, still sent (second signature)
+    Column("hosted", Boolean, nullable=False, server_default="0"),  # prices from its rate card
+    # The signing secret replaced by the last rotation, still sent (second signature)
     # until ``previous_secret_until`` (partners/rotation.py).
     Column("previous_signing_secret_enc", Text, nullable=True),
     Column("previous_secret_until", UTCDateTime, nullable=True),
@@ -105,7 +105,7 @@ ledger_entries = Table(
     Column("booking_id", ForeignKey("bookings.id"), nullable=True),
     Column("note", Text, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
-    # The wallet's balance right after this entry (issue 14, docs/rules/wallet.md): written from the balance
+    # The wallet's balance right after this entry (docs/rules/wallet.md): written from the balance
     # UPDATE's RETURNING in the same transaction, so the newest entry's value is the balance.
     Column("balance_after", Money, nullable=False),
     # One debit and at most one refund per booking, whatever races happen above.
@@ -114,7 +114,7 @@ ledger_entries = Table(
         "(kind = 'debit_booking' AND amount < 0) OR (kind <> 'debit_booking' AND amount > 0)",
         name="sign_matches_kind",
     ),
-    Index("ix_ledger_entries_wallet_id_id", "wallet_id", "id"),  # the statement, newest first (issue 14)
+    Index("ix_ledger_entries_wallet_id_id", "wallet_id", "id"),  # the statement, newest first (docs/rules/wallet.md)
 )
 
 idempotency_keys = Table(

@@ -1,4 +1,4 @@
-"""The agency portal (issue 27, docs/rules/agency-portal.md, migration 0018): the people of a client
+"""The agency portal (docs/rules/agency-portal.md, migration 0018): the people of a client
 (a travel agency) who sign in at ``/agency/``. Their sessions and failed sign-ins are rows of the
 shared ``web_sessions`` / ``web_signin_failures`` in the realm ``agency``."""
 

@@ -1,6 +1,6 @@
 """Searches and the offers they stored, bookings, their status transitions, and the partner outbox
-with every delivery attempt; plus the cancellation-policy and amendment columns (issue 15,
-migration 0008) and the indexes the console's booking list needs (migration 0006).
+with every delivery attempt; plus the cancellation-policy and amendment columns
+(docs/rules/cancellation.md, migration 0008) and the indexes the console's booking list needs (migration 0006).
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ bookings = Table(
     Column("idempotency_key", String(255), nullable=True),
     Column("synced_at", UTCDateTime, nullable=True),  # last reconciliation with the partner
     Column("cancel_idempotency_key", String(255), nullable=True),  # the key of the cancelling request
-    # The ``sequence`` of the booking's last client event (issue 14, docs/rules/webhooks.md).
+    # The ``sequence`` of the booking's last client event (docs/rules/webhooks.md).
     Column("event_sequence", Integer, nullable=False, server_default="0"),
     UniqueConstraint("client_id", "idempotency_key"),
     Index("ix_bookings_client_created", "client_id", "created_at", "id"),
@@ -177,7 +177,7 @@ delivery_attempts = Table(
 )
 
 
-# --- issue 15: cancellation policies, fees and amendments (docs/rules/cancellation.md; migration 0008) -------------
+# --- cancellation policies, fees and amendments (docs/rules/cancellation.md; migration 0008) -------------
 # Columns added to existing tables, kept together here so the other issues' blocks never collide.
 # A policy is its JSON tiers (``cancellation/policy.py``); NULL means "free until pickup".
 partners.append_column(Column("cancellation_policy", JSON, nullable=True))  # the partner's default

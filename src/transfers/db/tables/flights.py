@@ -1,4 +1,4 @@
-"""Flight tracking (issue 23, migration 0012, docs/rules/flights.md).
+"""Flight tracking (migration 0012, docs/rules/flights.md).
 
 * ``flight_watches``: one row per flight number, arrival airport and local date, however many bookings
   share it (docs/rules/flights.md#watching: one provider call each): when it is checked next, the lease of

@@ -15,7 +15,7 @@ from sqlalchemy import (
 from transfers.db.tables._base import PK, metadata
 from transfers.db.types import UTCDateTime
 
-# --- issue 13 (part 2): partner health per minute, signing-secret rotation -------------------------
+# --- docs/rules/console.md: partner health per minute, signing-secret rotation -------------------------
 # Latency histogram bounds (milliseconds, each bucket counts durations <= its bound and above the
 # previous one; the last column counts everything slower). Fixed: changing them is a migration.
 LATENCY_BOUNDS_MS = (25, 50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000)

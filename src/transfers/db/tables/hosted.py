@@ -19,7 +19,7 @@ from sqlalchemy import (
 from transfers.db.tables._base import PK, metadata
 from transfers.db.types import UTCDateTime
 
-# --- issue 16: hosted partners, rate cards, partner users, daily capacity, partner e-mails ------------
+# --- hosted partners, rate cards, partner users, daily capacity, partner e-mails ------------
 # (docs/rules/hosted-partners.md; migration 0009). ``partners.hosted`` is added to the partners table there.
 
 rate_cards = Table(

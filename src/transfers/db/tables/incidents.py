@@ -1,4 +1,4 @@
-"""Incidents (issue 24, docs/rules/incidents.md; migration 0016): what went wrong on a ride and who
+"""Incidents (docs/rules/incidents.md; migration 0016): what went wrong on a ride and who
 pays for it.
 
 The database holds the rules that must survive any race: one incident per booking and type

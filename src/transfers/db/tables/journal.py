@@ -1,4 +1,4 @@
-"""The double-entry journal and the partners' monthly statements (issue 24, migration 0015,
+"""The double-entry journal and the partners' monthly statements (migration 0015,
 docs/rules/statements.md).
 
 * ``journal_entries``: one row per money movement, never updated; its ``kind`` says what moved

@@ -1,4 +1,4 @@
-"""The request log (issue 27, docs/rules/agency-portal.md#request-log, migration 0019): one row per
+"""The request log (docs/rules/agency-portal.md#request-log, migration 0019): one row per
 client API request, written in batches by ``requestlog/`` and kept 7 days.
 
 What a row never holds: a body, a header's value other than the request and idempotency ids, an

@@ -1,4 +1,4 @@
-"""Return trips (issue 25, docs/rules/return-trips.md; migration 0017): the return time a search was
+"""Return trips (docs/rules/return-trips.md; migration 0017): the return time a search was
 asked for, which leg each offered vehicle is for, and the trip each booking belongs to.
 
 Columns appended to existing tables, kept together here so the other issues' blocks never collide.

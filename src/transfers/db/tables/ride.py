@@ -1,4 +1,4 @@
-"""The ride (issue 22, docs/rules/ride.md; migration 0013): driver events and positions.
+"""The ride (docs/rules/ride.md; migration 0013): driver events and positions.
 
 ``ride_events`` is the record of what the partner reported, one row per type per booking: its
 ``UNIQUE (booking_id, type)`` is what makes two identical events sent at the same moment recorded

@@ -1,4 +1,4 @@
-"""The traveller's and the driver's pages (issue 22, docs/rules/ride.md#tracking-page and #driver-page;
+"""The traveller's and the driver's pages (docs/rules/ride.md#tracking-page and #driver-page;
 migration 0014): the booking's tracking token and the hosted partners' driver links.
 
 Both are capability URLs: the token is the only thing that opens the page, so each is stored with a

@@ -17,7 +17,7 @@ from sqlalchemy import (
 from transfers.db.tables._base import PK, metadata
 from transfers.db.types import UTCDateTime
 
-# --- issue 13 (operator console, docs/rules/console.md): operators, browser sessions, sign-in throttling --------
+# --- the operator console (docs/rules/console.md): operators, browser sessions, sign-in throttling --------
 # ``web_sessions`` and ``web_signin_failures`` serve every signed-in web area (``realm``: "console"
 # for operators, "partner" for the partner portal's users): ``user_id`` is that realm's user's id.
 

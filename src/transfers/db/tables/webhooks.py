@@ -18,7 +18,7 @@ from sqlalchemy import (
 from transfers.db.tables._base import PK, metadata
 from transfers.db.types import UTCDateTime
 
-# --- issue 14: webhooks to clients (docs/rules/webhooks.md) -------------------------------------------------
+# --- webhooks to clients (docs/rules/webhooks.md) -------------------------------------------------
 
 webhook_endpoints = Table(
     "webhook_endpoints",

@@ -1,4 +1,4 @@
-"""Operator console (issue 13, docs/rules/console.md): operators, browser sessions and sign-in failures
+"""Operator console (docs/rules/console.md): operators, browser sessions and sign-in failures
 (shared by every signed-in web area through their ``realm``), and the indexes the console's
 booking list and audit log page by.
 

@@ -1,4 +1,4 @@
-"""Client wallet statement and webhooks to clients (issue 14, docs/rules/wallet.md, docs/rules/webhooks.md).
+"""Client wallet statement and webhooks to clients (docs/rules/wallet.md, docs/rules/webhooks.md).
 
 * ``ledger_entries.balance_after``: the wallet's balance right after each entry, written by the
   same statement that moves the balance (existing rows: the running sum in ledger order).

@@ -1,4 +1,4 @@
-"""Cancellation policies, fees and amendments (issue 15, docs/rules/cancellation.md).
+"""Cancellation policies, fees and amendments (docs/rules/cancellation.md).
 
 * ``partners.cancellation_policy``: the partner's default policy (JSON tiers; NULL: free until pickup).
 * ``search_vehicles.cancellation_policy``: the policy each offer was quoted with (the vehicle's own,

@@ -1,5 +1,5 @@
-"""Hosted partners, rate cards, partner users, daily capacity and partner e-mails (issue 16,
-docs/rules/hosted-partners.md).
+"""Hosted partners, rate cards, partner users, daily capacity and partner e-mails
+(docs/rules/hosted-partners.md).
 
 Revision ID: 0009
 Revises: 0008

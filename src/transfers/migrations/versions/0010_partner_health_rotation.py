@@ -1,4 +1,4 @@
-"""Partner health per minute and signing-secret rotation with an overlap (issue 13, docs/rules/console.md).
+"""Partner health per minute and signing-secret rotation with an overlap (docs/rules/console.md).
 
 ``partner_search_minutes``: one row per partner and UTC minute with search calls, their outcomes and
 a latency summary (sum, max and a fixed histogram). ``partners`` gains the previous signing secret

@@ -1,4 +1,4 @@
-"""The answer's excerpt on every partner delivery attempt (issue 13, docs/rules/console.md).
+"""The answer's excerpt on every partner delivery attempt (docs/rules/console.md).
 
 ``delivery_attempts.answer_excerpt``: the first 500 characters of the partner's answer body
 (UTF-8, undecodable bytes replaced, control characters other than newline and tab removed), for

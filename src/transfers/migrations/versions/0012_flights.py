@@ -1,4 +1,4 @@
-"""Flights (issue 23, docs/rules/flights.md): the flight watch, the booking's original pickup, flight state
+"""Flights (docs/rules/flights.md): the flight watch, the booking's original pickup, flight state
 and disruption mark, the partner's flight limits, and client events' extra data (``db/tables/flights.py``).
 
 The revision numbers 0012-0019 were laid down together so that the issues built side by side each

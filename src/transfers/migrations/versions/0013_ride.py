@@ -1,4 +1,4 @@
-"""The ride (issue 22, docs/rules/ride.md): driver events and positions.
+"""The ride (docs/rules/ride.md): driver events and positions.
 
 * ``ride_events``: one row per event type per booking (``UNIQUE (booking_id, type)``: two identical
   events sent at once are recorded once).

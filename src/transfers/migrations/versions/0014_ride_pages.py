@@ -1,4 +1,4 @@
-"""The traveller's and the driver's pages (issue 22, docs/rules/ride.md#tracking-page, #driver-page): the
+"""The traveller's and the driver's pages (docs/rules/ride.md#tracking-page, #driver-page): the
 booking's tracking token (backfilled for the bookings made before it) and the hosted partners' driver links.
 
 The revision numbers 0012-0019 were laid down together so that the issues built side by side each

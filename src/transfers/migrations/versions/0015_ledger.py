@@ -1,4 +1,4 @@
-"""The double-entry journal and partner statements (issue 24, docs/rules/statements.md).
+"""The double-entry journal and partner statements (docs/rules/statements.md).
 
 * ``journal_entries`` / ``journal_lines``: every money movement as one balanced entry over the
   accounts (each wallet, each partner's payable, the platform, the world), never updated.

@@ -1,4 +1,4 @@
-"""Incidents (issue 24, docs/rules/incidents.md): the ``incidents`` table and the part of a booking's
+"""Incidents (docs/rules/incidents.md): the ``incidents`` table and the part of a booking's
 price its incidents refunded (``bookings.incident_refunded``).
 
 No existing row changes: a booking without incidents keeps ``incident_refunded`` NULL (nothing

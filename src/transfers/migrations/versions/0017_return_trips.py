@@ -1,4 +1,4 @@
-"""Return trips (issue 25, docs/rules/return-trips.md).
+"""Return trips (docs/rules/return-trips.md).
 
 * ``searches.return_pickup_at``: the return pickup a search priced (NULL: a one-way search).
 * ``search_vehicles.leg``: 1 for an offer of ``vehicles``, 2 for one of ``return_vehicles`` (existing

@@ -1,4 +1,4 @@
-"""The agency portal (issue 27, docs/rules/agency-portal.md): ``agency_users``, the people of a client
+"""The agency portal (docs/rules/agency-portal.md): ``agency_users``, the people of a client
 (a travel agency) who sign in at ``/agency/`` with the role ``admin`` or ``agent``. Their sessions
 and sign-in failures live in the shared ``web_sessions`` / ``web_signin_failures`` (realm
 ``agency``). The agency's ``Bookings`` page pages by the existing ``ix_bookings_client_created``;

@@ -1,4 +1,4 @@
-"""The agency portal's request log (issue 27, docs/rules/agency-portal.md#request-log): ``api_requests``,
+"""The agency portal's request log (docs/rules/agency-portal.md#request-log): ``api_requests``,
 one row per client API request (never a body, a key or a query string), written in batches off the
 request path (``requestlog/``), kept 7 days, indexed by client and time (the portal's page) and by
 time (the retention job).

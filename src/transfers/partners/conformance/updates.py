@@ -49,7 +49,7 @@ class UpdateChecks(CheckSession):
         }
 
     async def check_amend(self, booking: Booking | None) -> None:
-        """An amendment must be answered (issue 15): Success applies it, an Error with a message
+        """An amendment must be answered (docs/rules/cancellation.md): Success applies it, an Error with a message
         rejects it; both are valid answers, anything else is not."""
         path, deadline, name = _PATH, self.deadlines.other, "update AMENDED"
         if booking is None or booking.answer is None:
@@ -85,7 +85,7 @@ class UpdateChecks(CheckSession):
         }
 
     async def check_flight_notice(self, booking: Booking | None) -> None:
-        """A flight notice (issue 23) must be answered; it cannot be refused, so an Error is recorded (a
+        """A flight notice (docs/rules/flights.md) must be answered; it cannot be refused, so an Error is recorded (a
         warning in the note) and is not a failure of the contract."""
         path, deadline, name = _PATH, self.deadlines.other, "update AMENDED FLIGHT_UPDATE"
         if booking is None or booking.answer is None:
