@@ -27,6 +27,7 @@ from typing import Any
 
 from sqlalchemy import event, insert, select
 
+from transfers import features
 from transfers.clients import service as client_service
 from transfers.clients.models import NewClient
 from transfers.config import Settings
@@ -150,6 +151,7 @@ async def run(url: str, count: int, flights: int, late_percent: int) -> dict[str
         flight_provider_max_calls_per_minute=100_000,
     )
     svc = Services.build(settings)
+    features.register()  # the feature packages' handlers, as create_app and the CLI register them
     try:
         distinct = await seed(svc, count, flights, late_percent)
         provider = SandboxProvider(svc.clock)

@@ -28,6 +28,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from transfers import features
 from transfers.clients import service as client_service
 from transfers.clients.models import ClientPrincipal, NewClient
 from transfers.config import Settings
@@ -95,6 +96,7 @@ async def run(url: str, searches: int, rounds: int) -> dict[str, float]:
         partner_timeout_seconds=3,
     )
     svc = Services.build(settings, application_name="bench-hosted")
+    features.register()  # the feature packages' handlers, as create_app and the CLI register them
     try:
         await asyncio.sleep(1.0)  # the partner process binds its ports
         for i, port in enumerate(ports):

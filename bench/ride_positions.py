@@ -35,6 +35,7 @@ from bench.procs import Proc
 from bench.tracking_page import COMPANY, SECRET, free_port
 from bench.tracking_page import seed as seed_tracking
 from bench.wrkrun import Request, write_requests, wrk
+from transfers import features
 from transfers.bookings.ride_field import RideEventType
 from transfers.config import Settings
 from transfers.db.migrate import upgrade
@@ -61,6 +62,7 @@ async def prepare(database_url: str, count: int) -> tuple[list[str], str]:
     await seed_tracking(database_url, count)
     settings = Settings(database_url=database_url, secret_key=SECRET, sandbox_partner=False, embedded_worker=False)
     svc = Services.build(settings)
+    features.register()  # the feature packages' handlers, as create_app and the CLI register them
     try:
         now = svc.clock.now()
         issued = issue_key("pk")

@@ -27,6 +27,7 @@ from sqlalchemy import select
 
 from bench.procs import Proc, cpu_seconds
 from bench.wrkrun import Request, write_requests, wrk
+from transfers import features
 from transfers.bookings import reverse
 from transfers.bookings import service as bookings
 from transfers.clients import service as client_service
@@ -58,6 +59,7 @@ def free_port() -> int:
 async def seed(database_url: str, count: int) -> list[str]:
     settings = Settings(database_url=database_url, secret_key=SECRET, sandbox_partner=False, embedded_worker=False)
     svc = Services.build(settings)
+    features.register()  # the feature packages' handlers, as create_app and the CLI register them
     try:
         partner = await hosted_service.register_hosted_partner(
             svc.db, svc.clock, svc.box, name=COMPANY, airports=("GLA",), markup_percent=Decimal(0), actor="bench"

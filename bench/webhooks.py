@@ -34,6 +34,7 @@ from typing import Any, cast
 from sqlalchemy import func, select
 
 from bench.procs import Proc
+from transfers import features
 from transfers.auth.service import Authenticator
 from transfers.bookings import service as bookings
 from transfers.bookings.resource import booking_resource
@@ -236,6 +237,7 @@ async def main_async(args: argparse.Namespace) -> int:
         partner_cache_seconds=0,
     )
     svc = Services.build(settings, clock=SystemClock())
+    features.register()  # the feature packages' handlers, as create_app and the CLI register them
     svc.dispatcher = Dispatcher(svc)
     worker: Proc | None = None
     try:
