@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from transfers.bookings.hooks import HOOKS, Hooks
 from transfers.flights import enrolment as flights
+from transfers.incidents import repository as incident_repo
 from transfers.incidents import service as incidents
 from transfers.ride.hooks import RIDE_HOOKS, RideHooks
 
@@ -24,4 +25,7 @@ def register(hooks: Hooks = HOOKS, ride: RideHooks = RIDE_HOOKS) -> Hooks:
     hooks.on_amendment_applied(flights.on_amendment_applied)
     # incidents/: a customer's no-show opens its incident, resolved at once (docs/rules/incidents.md#customer-no-show)
     ride.on_customer_no_show(incidents.open_customer_no_show)
+    # incidents/: what they refunded as the partner's, which a fee-keeping cancel's journal entries carry
+    # (docs/rules/incidents.md#refund-then-cancel)
+    hooks.on_partner_refunds(incident_repo.partner_refunds)
     return hooks

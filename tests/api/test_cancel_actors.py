@@ -18,7 +18,7 @@ from tests.api.test_cancellation_policies import book, luxury_vehicles, move_clo
 from tests.conftest import ClientFactory, PartnerFactory
 from tests.helpers import ledger_of, row_of
 from transfers.bookings.cancel import Actor, Cancelled, CancelRefused, CancelRequest, cancel_locked
-from transfers.bookings.cancelling import refund_due
+from transfers.bookings.cancel_rules import refund_due
 from transfers.bookings.lifecycle import lock_booking
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database

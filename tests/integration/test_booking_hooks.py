@@ -27,6 +27,7 @@ from transfers.bookings.models import Booking
 from transfers.config import Settings
 from transfers.db.tables import flight_watches
 from transfers.flights import enrolment
+from transfers.incidents import repository as incident_repo
 from transfers.services import Services
 
 
@@ -36,6 +37,7 @@ def test_register_fills_every_moment_once() -> None:
     features.register(hooks)  # start-up may run twice in a process (the tests' several apps)
     assert hooks.new_booking == [enrolment.on_new_booking]
     assert hooks.amendment_applied == [enrolment.on_amendment_applied]
+    assert hooks.partner_refunds == [incident_repo.partner_refunds]
 
 
 @pytest.fixture
@@ -43,6 +45,7 @@ def empty_hooks(monkeypatch: pytest.MonkeyPatch) -> Hooks:
     """The process's registry as a process starts: nothing registered."""
     monkeypatch.setattr(HOOKS, "new_booking", [])
     monkeypatch.setattr(HOOKS, "amendment_applied", [])
+    monkeypatch.setattr(HOOKS, "partner_refunds", [])
     return HOOKS
 
 

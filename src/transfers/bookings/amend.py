@@ -10,7 +10,7 @@ Nothing about the trip changes yet.
 ``settle`` is the outbox's effect of that message (``bookings/partner_answers.py``): the partner's
 Success applies the changes (``APPLIED``); an ``Error`` body, another 4xx, or no delivery before
 the message's deadline rejects them (``REJECTED``, with the partner's message); the booking is
-then as it was. A cancellation while it is pending rejects it (``cancelling.cancellation_fields``)
+then as it was. A cancellation while it is pending rejects it (``cancel_rules.cancellation_fields``)
 and withdraws the message if it has not gone out yet (``withdraw``).
 """
 
@@ -31,7 +31,7 @@ from transfers.bookings.amend_rules import (
     parse_changes,
     requested,
 )
-from transfers.bookings.cancelling import quote
+from transfers.bookings.cancel_rules import quote
 from transfers.bookings.client_queries import client_booking
 from transfers.bookings.hooks import HOOKS
 from transfers.bookings.lifecycle import lock_booking, update_details

@@ -5,7 +5,7 @@ operator (console) all cancel through ``cancel_locked``, inside their caller's w
 on the locked booking row. What differs is a parameter, ``Actor``; what they share is here once:
 
 =============  ==========================  =====================  ===================  =================
-actor          may cancel                  already CANCELLED      fee (cancelling.py)  partner told
+actor          may cancel                  already CANCELLED      fee (cancel_rules.py) partner told
 =============  ==========================  =====================  ===================  =================
 CLIENT         ``is_cancelable`` (pickup   a no-op for the same   the policy's          yes (outbox)
                ahead, PENDING_APPROVAL or  Idempotency-Key,
@@ -18,7 +18,7 @@ OPERATOR       the state table (the        refused                none (refund a
 
 Each cancel rejects a pending amendment and withdraws its unsent message (``amend.withdraw``),
 moves the booking through ``lifecycle.transition`` (whose ledger effect refunds
-``cancellation_refund``: ``cancelling.refund_due``) and records who cancelled in
+``cancellation_refund``: ``cancel_rules.refund_due``) and records who cancelled in
 ``cancelled_by``. The caller keeps what is its own: permissions, input checks, an audit row, and
 how a refusal reads on its surface (``CancelRefused`` is a ``Refused``; the client's carries
 ``Code.CANCELLATION_FAILED``).
@@ -34,7 +34,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings import amend
-from transfers.bookings.cancelling import Canceller, cancellation_fields
+from transfers.bookings.cancel_rules import Canceller, cancellation_fields
 from transfers.bookings.lifecycle import transition
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus, can_transition, is_cancelable

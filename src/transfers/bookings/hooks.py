@@ -20,12 +20,17 @@ The moments:
 * **an amendment is applied** (``amendment_applied``): the partner confirmed a ``PATCH /booking``; given
   the booking before it and the columns it changes, the handler answers more columns for the same
   update (the flight's watch restarts), in the amendment's transaction.
+* **what the partner refunded** (``partner_refunds``): a read in a change's transaction, how much of
+  a booking the features refunded as the partner's responsibility (the incidents' refunds), which a
+  fee-keeping cancel's journal entries carry (``bookings/journal_effects.py``,
+  docs/rules/incidents.md#refund-then-cancel). The handlers' answers are added up (0 without any).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import datetime
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -46,6 +51,7 @@ class NewBooking(Protocol):
 
 
 AmendmentApplied = Callable[[AsyncConnection, Booking, dict[str, Any], datetime], Awaitable[dict[str, Any]]]
+PartnerRefunds = Callable[[AsyncConnection, int], Awaitable[Decimal]]
 
 
 class Hooks:
@@ -54,12 +60,16 @@ class Hooks:
     def __init__(self) -> None:
         self.new_booking: list[NewBooking] = []
         self.amendment_applied: list[AmendmentApplied] = []
+        self.partner_refunds: list[PartnerRefunds] = []
 
     def on_new_booking(self, handler: NewBooking) -> None:
         _add(self.new_booking, handler)
 
     def on_amendment_applied(self, handler: AmendmentApplied) -> None:
         _add(self.amendment_applied, handler)
+
+    def on_partner_refunds(self, handler: PartnerRefunds) -> None:
+        _add(self.partner_refunds, handler)
 
     async def prepare_new(
         self, svc: Services, values: dict[str, Any], now: datetime, conn: AsyncConnection | None = None
@@ -80,6 +90,13 @@ class Hooks:
         for handler in self.amendment_applied:
             more.update(await handler(conn, booking, {**fields, **more}, now))
         return more
+
+    async def refunded_by_partner(self, conn: AsyncConnection, booking_id: int) -> Decimal:
+        """What the features refunded of booking ``booking_id`` as the partner's responsibility."""
+        total = Decimal(0)
+        for handler in self.partner_refunds:
+            total += await handler(conn, booking_id)
+        return total
 
 
 def created(afters: list[AfterCreate], booking: Booking) -> None:

@@ -8,7 +8,7 @@ wallet moves):
 
 * a ``reverse_api`` booking (a third party pays, docs/rules/accounts.md#payment): the price comes
   from the world into the platform when created, and a refund goes back the same way, amount as a
-  wallet refund would be (``cancelling.refund_due``);
+  wallet refund would be (``cancel_rules.refund_due``);
 * ``RIDE`` = net when the booking becomes COMPLETED (docs/rules/statements.md#earnings);
 * ``CANCELLATION_FEE`` = fee x net / total when a client's cancel keeps a fee;
 * a booking that ends refunded or cancelled without a ``RIDE`` gives back any ``RECOVERY`` taken
@@ -44,9 +44,9 @@ from transfers.accounting.journal import (
     transfer,
 )
 from transfers.accounting.periods import period_of
-from transfers.bookings import cancelling
+from transfers.bookings import cancel_rules
 from transfers.bookings.effect_rows import BOOKING_ID, NOW, Call, Insert, Of, OpenPeriod, Step
-from transfers.bookings.incidents import repository as incidents_repo
+from transfers.bookings.hooks import HOOKS
 from transfers.bookings.models import Booking
 from transfers.bookings.state import REFUNDING, BookingStatus
 from transfers.clients.models import REVERSE_API_PAY_TYPE
@@ -60,7 +60,7 @@ ZERO = Decimal("0.00")
 
 def _third_party_refund(booking: Booking, to_status: BookingStatus) -> Decimal:
     """What a refunding change gives back (0.00: nothing), as ``ledger_effects.ledger_move`` for a wallet."""
-    amount = cancelling.refund_due(booking)
+    amount = cancel_rules.refund_due(booking)
     if to_status is S.CANCELLED and booking.cancellation_refund is not None and amount <= 0:
         return Decimal("0.00")
     return amount
@@ -242,7 +242,7 @@ async def _recovery_kept(conn: AsyncConnection, booking: Booking, change: Change
     taken = fee + refunded - booking.total
     if taken <= 0:
         return ZERO
-    theirs = await incidents_repo.partner_refunds(conn, booking.id)
+    theirs = await HOOKS.refunded_by_partner(conn, booking.id)  # the incidents' (bookings/hooks.py)
     if theirs <= 0:
         return ZERO
     return earnings.recovery(taken * theirs / refunded, booking.net_total, booking.total, booking.currency)

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from transfers.accounting.journal import AccountKind
-from transfers.bookings import cancelling, journal_effects
+from transfers.bookings import cancel_rules, journal_effects
 from transfers.bookings.effect_rows import BOOKING_ID, NOW, Insert, Of, Step, WalletMove
 from transfers.bookings.state import REFUNDING, BookingStatus
 from transfers.clients.models import REVERSE_API_PAY_TYPE
@@ -43,13 +43,13 @@ def ledger_move(change: Change) -> LedgerMove | None:
         return None  # a change that moves no money, a fast acknowledgement (no booking read) among them
     if booking.pay_type == REVERSE_API_PAY_TYPE:
         return None
-    amount: Decimal = booking.total if change.from_status is None else cancelling.refund_due(booking)
+    amount: Decimal = booking.total if change.from_status is None else cancel_rules.refund_due(booking)
     # docs/rules/cancellation.md: a client's cancel keeps the fee; no entry when nothing is refunded
     # (nor when incidents refunded the whole price already: docs/rules/incidents.md#resolve)
     if amount <= 0:
         return None
     if change.to_status is BookingStatus.CANCELLED and booking.cancellation_refund is not None:
-        note = cancelling.ledger_note(booking, change.reason)
+        note = cancel_rules.ledger_note(booking, change.reason)
     return LedgerMove(booking.client_id, kind, amount, note)
 
 

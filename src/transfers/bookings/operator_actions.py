@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.bookings import partner_updates
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor, CancelRefused, CancelRequest, cancel_locked
-from transfers.bookings.cancelling import refund_due
+from transfers.bookings.cancel_rules import refund_due
 from transfers.bookings.lifecycle import ConcurrentChange, lock_booking, transition
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus, TransitionRefused

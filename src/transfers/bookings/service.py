@@ -12,7 +12,7 @@ from transfers import failpoints, money
 from transfers.bookings import fast_paths, partner_payloads
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
-from transfers.bookings.cancelling import quote
+from transfers.bookings.cancel_rules import quote
 from transfers.bookings.client_queries import client_booking
 from transfers.bookings.creating import (
     VehicleFull,

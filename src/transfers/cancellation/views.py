@@ -68,7 +68,7 @@ def cancel_refund(b: CancellableFacts) -> Decimal | None:
     """What the cancellation itself refunded (None: not cancelled): the one figure the BookingResource's
     ``cancellation.refund``, its webhooks, the console, the CLI and the ledger move share. The stored
     ``cancellation_refund`` is the price less the fee (``fee + refund = total``); the incidents' refunds
-    paid before the cancel are taken off it (``bookings.cancelling.refund_due``)."""
+    paid before the cancel are taken off it (``bookings.cancel_rules.refund_due``)."""
     if b.cancellation_refund is None:
         return None
     return net_of_incidents(b.cancellation_refund, b.incident_refunded)

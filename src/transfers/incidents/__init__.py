@@ -6,7 +6,7 @@ partner's customer no-show, an operator's resolution), each in one transaction w
 row locked, so a refund, the booking's status and the client events commit together or not at all;
 ``evidence`` what the ride recorded (``ride/``), read for an incident. A package above ``bookings/``
 and ``ride/``: a customer's no-show reaches it through the ride's moment (``ride/hooks.py``),
-registered at start-up (``transfers/features.py``). Its table is ``db/tables/incidents.py`` (keyed by
-booking id); the one read of it the bookings make (the refunds a cancel's journal entries need) is
-``bookings/incidents/repository.py`` until the journal's effects take it through a hook.
+registered at start-up (``transfers/features.py``), as its refunds reach a cancel's journal entries
+(``bookings/hooks.py``'s ``partner_refunds``). Its table is ``db/tables/incidents.py`` (keyed by
+booking id).
 """

@@ -7,7 +7,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Select, insert, select, update
+from sqlalchemy import Select, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -96,3 +96,15 @@ async def mark_resolved(
         .values(status="RESOLVED", responsible=responsible, refund=refund, note=note, resolved_at=now, resolved_by=by)
     )
     return result.rowcount == 1
+
+
+async def partner_refunds(conn: AsyncConnection, booking_id: int) -> Decimal:
+    """The refunds of the booking's incidents resolved as the partner's responsibility (0.00: none)."""
+    total = (
+        await conn.execute(
+            select(func.sum(incidents.c.refund)).where(
+                incidents.c.booking_id == booking_id, incidents.c.responsible == "partner"
+            )
+        )
+    ).scalar()
+    return Decimal("0.00") if total is None else Decimal(total)

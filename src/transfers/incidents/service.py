@@ -1,7 +1,7 @@
 """The incident use cases (docs/rules/incidents.md), each one write transaction with the booking's row
 locked (``lifecycle.lock_booking``): the incident row, its resolution, the refund (the client's
 wallet, ``wallet.repository``), the booking's move to REFUNDED (``lifecycle.transition``, whose
-ledger effect then refunds nothing more: ``cancelling.refund_due`` subtracts what incidents
+ledger effect then refunds nothing more: ``cancel_rules.refund_due`` subtracts what incidents
 refunded), the partner's recovered share, the audit and the client events commit together or not
 at all.
 

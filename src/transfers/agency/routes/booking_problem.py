@@ -1,5 +1,5 @@
 """``Report a problem`` on a booking's page (docs/rules/agency-portal.md#pages, docs/rules/incidents.md#report):
-the API's incident use case (``bookings.incidents.service.report``) with the agency's client, its
+the API's incident use case (``incidents.service.report``) with the agency's client, its
 rules and messages beside the fields (a type, a description of 1..2000 characters; only an APPROVED
 or COMPLETED booking, from its pickup until 72 h after; one incident per type), audited with the
 agency user. The form carries a one-time key (``once.py``): pressing the button twice reports once.

@@ -14,7 +14,7 @@ from starlette.responses import RedirectResponse, Response
 
 from transfers import money
 from transfers.bookings import operator_actions as actions
-from transfers.bookings.cancelling import refund_due
+from transfers.bookings.cancel_rules import refund_due
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.state import BookingStatus, can_transition
 from transfers.cancellation.views import cancel_refund

@@ -1,4 +1,5 @@
-"""What a cancellation costs and who made it (docs/rules/cancellation.md). Pure: the booking row in, columns out.
+"""The cancel's money rule: what a cancellation costs and who made it (docs/rules/cancellation.md). Pure:
+the booking row in, columns out; the cancel use case, for every actor, is ``cancel.py``.
 
 Who cancels decides the fee:
 
