@@ -165,7 +165,7 @@ def _created_step(
     names = _BOOKING_NAMES.get(keys)
     if names is None:
         names = _BOOKING_NAMES[keys] = tuple(f"bk_{k}" for k in keys)
-    params = dict(zip(names, values.values(), strict=True))
+    params = dict(zip(names, values.values()))  # noqa: B905 (the names are made from these very keys)
     params.update(plan.params)
     message_id = next(column for column, key in plan.keyed if key == message.webhook_id)
     return _created_statement(keys, plan), params, message_id

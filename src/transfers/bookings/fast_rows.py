@@ -47,27 +47,29 @@ def fast_plan(steps: Sequence[Step]) -> FastPlan | None:
 
     This runs on every create, so a row's known values are bound without a look at each (``zip``
     with its bind names, cached by position and columns); only its ``made`` values are read."""
-    index: dict[int, int] = {}
+    index = dict(_MARKERS)  # each step's position by identity; MOVED / CHANGE as their markers
     shape: list[Any] = []
     params: dict[str, Any] = {}
     keyed: list[tuple[str, str]] = []
     wallet, bumped = False, 0
+    names_of = _NAMES
     for i, step in enumerate(steps):
         index[id(step)] = i
         if type(step) is Insert:
             values = step.values
             columns = tuple(values)
-            names = _NAMES.get((i, columns))
+            names = names_of.get((i, columns))
             if names is None:
-                names = _NAMES[(i, columns)] = tuple(f"s{i}_{name}" for name in columns)
-            params.update(zip(names, values.values(), strict=True))
-            made: list[Any] = []
-            for name, of in step.made.items():
-                target = of.step
-                made.append((name, _MARKERS.get(id(target)) or index[id(target)], of.column, of.plus))
-            if step.key is not None:
-                keyed.append((f"s{i}_id", str(values[step.key])))
-            shape.append((step.table, columns, tuple(made), step.key is not None))
+                names = names_of[(i, columns)] = tuple(f"s{i}_{name}" for name in columns)
+            params.update(zip(names, values.values()))  # noqa: B905 (names are made from these very columns)
+            # an ``Of`` is a tuple (step, column, plus): unpacked, not read by attribute
+            made = tuple(
+                [(name, index[id(target)], column, plus) for name, (target, column, plus) in step.made.items()]
+            )
+            key = step.key
+            if key is not None:
+                keyed.append((f"s{i}_id", str(values[key])))
+            shape.append((step.table, columns, made, key is not None))
         elif type(step) is WalletMove:
             if wallet:
                 return None  # one wallet move per statement (its bind names are the repository's)
