@@ -62,14 +62,13 @@ def fast_plan(steps: Sequence[Step]) -> FastPlan | None:
             if names is None:
                 names = names_of[(i, columns)] = tuple(f"s{i}_{name}" for name in columns)
             params.update(zip(names, values.values()))  # noqa: B905 (names are made from these very columns)
-            # an ``Of`` is a tuple (step, column, plus): unpacked, not read by attribute
-            made = tuple(
-                [(name, index[id(target)], column, plus) for name, (target, column, plus) in step.made.items()]
-            )
+            made: list[Any] = []
+            for name, of in step.made.items():
+                made.append((name, index[id(of.step)], of.column, of.plus))
             key = step.key
             if key is not None:
                 keyed.append((f"s{i}_id", str(values[key])))
-            shape.append((step.table, columns, made, key is not None))
+            shape.append((step.table, columns, tuple(made), key is not None))
         elif type(step) is WalletMove:
             if wallet:
                 return None  # one wallet move per statement (its bind names are the repository's)
