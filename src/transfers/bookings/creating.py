@@ -12,11 +12,15 @@ from sqlalchemy.exc import IntegrityError
 
 from transfers import money
 from transfers.bookings import hosted_capacity, tracking_link
+from transfers.bookings.repository import OfferSource
 from transfers.bookings.rules import BookingRequest
 from transfers.bookings.state import BookingStatus
 from transfers.clients.models import ClientPrincipal
+from transfers.partners.client import PartnerEndpoint
+from transfers.partners.service import endpoint_of
 from transfers.partners.wire import BOOKING_TYPE
 from transfers.search.offers import Offer, SearchedTrip
+from transfers.services import Services
 
 # A hosted vehicle's seat for a new booking, on its pickup's own day (``bookings/hosted_capacity.py``), and its refusal:
 # the return trip's pair claims one per hosted leg (docs/rules/return-trips.md#create).
@@ -99,3 +103,19 @@ def booking_values(
         "event_sequence": 1,  # booking.created is the booking's first client event
         "tracking_token": tracking_link.new_token(),  # docs/rules/ride.md#tracking-page: issued with the booking
     }
+
+
+def source_endpoint(svc: Services, source: OfferSource) -> PartnerEndpoint:
+    """The partner endpoint a booking's create call goes to, from the offer's partner as the create read
+    it (the single create and each leg of a return trip)."""
+    return endpoint_of(
+        source.partner_id,
+        source.partner_name,
+        source.base_url,
+        source.token_enc,
+        source.secret_enc,
+        svc.box,
+        previous_secret_enc=source.previous_secret_enc,
+        previous_until=source.previous_until,
+        hosted=source.hosted,
+    )

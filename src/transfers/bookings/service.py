@@ -19,6 +19,7 @@ from transfers.bookings.creating import (
     booking_values,
     reservation_clash,
     seat_claim,
+    source_endpoint,
 )
 from transfers.bookings.hooks import HOOKS, AfterCreate
 from transfers.bookings.hooks import created as created_hooks
@@ -42,7 +43,6 @@ from transfers.errors import Code, Conflict, ErrorCode, Invalid, NotFound, Refus
 from transfers.observability import metrics
 from transfers.partners.calls import MessageKind
 from transfers.partners.client import PartnerEndpoint
-from transfers.partners.service import endpoint_of
 from transfers.reference.airports import local_time
 from transfers.reference.repository import find_active_reason
 from transfers.services import Services
@@ -178,17 +178,7 @@ async def _store_and_charge(
             booking_id,
             stored,
             after,
-            endpoint_of(
-                source.partner_id,
-                source.partner_name,
-                source.base_url,
-                source.token_enc,
-                source.secret_enc,
-                svc.box,
-                previous_secret_enc=source.previous_secret_enc,
-                previous_until=source.previous_until,
-                hosted=source.hosted,
-            ),
+            source_endpoint(svc, source),
         )
     raise RuntimeError("could not draw a free reservation number")  # 2^49 space: practically unreachable
 

@@ -41,6 +41,7 @@ from transfers.bookings.creating import (
     booking_values,
     reservation_clash,
     seat_claim,
+    source_endpoint,
 )
 from transfers.bookings.hooks import HOOKS, AfterCreate, created
 from transfers.bookings.models import UNASSIGNED_ID, Booking
@@ -54,8 +55,6 @@ from transfers.delivery.policy import delivery_deadline
 from transfers.errors import Code, Conflict, ErrorCode, Invalid, NotFound, Refused
 from transfers.observability import metrics
 from transfers.partners.calls import MessageKind
-from transfers.partners.client import PartnerEndpoint
-from transfers.partners.service import endpoint_of
 from transfers.returns.rules import return_details
 from transfers.search.offers import SearchedTrip
 from transfers.services import Services
@@ -218,7 +217,7 @@ async def _deliver(
         answers = await asyncio.gather(
             *(
                 dispatcher.deliver_leased(
-                    message, _endpoint(svc, leg.source), budget=svc.settings.partner_create_budget_seconds
+                    message, source_endpoint(svc, leg.source), budget=svc.settings.partner_create_budget_seconds
                 )
                 for (_, message), leg in zip(written, legs, strict=True)
             )
@@ -233,20 +232,6 @@ async def _deliver(
             raise LookupError(f"booking {booking_id} is gone right after its creation")
         out.append(booking)
     return out[0], out[1]
-
-
-def _endpoint(svc: Services, source: OfferSource) -> PartnerEndpoint:
-    return endpoint_of(
-        source.partner_id,
-        source.partner_name,
-        source.base_url,
-        source.token_enc,
-        source.secret_enc,
-        svc.box,
-        previous_secret_enc=source.previous_secret_enc,
-        previous_until=source.previous_until,
-        hosted=source.hosted,
-    )
 
 
 async def _existing(svc: Services, client: ClientPrincipal, key: str) -> tuple[Booking, Booking] | None:
