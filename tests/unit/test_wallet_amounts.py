@@ -79,3 +79,12 @@ def test_the_wallet_currency_gives_the_decimals(typed: str, currency: str, amoun
 def test_more_decimals_than_the_currency_has_are_refused(typed: str, currency: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_credit(typed, currency)
+
+
+def test_without_a_known_currency_only_what_does_not_depend_on_it_is_checked() -> None:
+    """The console's new-client form: a wrong currency beside a negative balance shows both mistakes."""
+    with pytest.raises(ValueError, match="cannot be negative"):
+        parse_credit("-1", None, allow_zero=True)
+    with pytest.raises(ValueError, match=r"like 50\."):
+        parse_credit("ten", None)
+    assert parse_credit("10.005", None) == Decimal("10.005")  # its decimals are judged once the currency is

@@ -14,10 +14,12 @@ MAX_AMOUNT = Decimal("999999999999.99")
 _MAX_CHARS = 32
 
 
-def parse_credit(text: object, currency: str, *, allow_zero: bool = False) -> Decimal:
-    """The amount, with the currency's decimals, or ``ValueError`` saying what is wrong with ``text``."""
+def parse_credit(text: object, currency: str | None, *, allow_zero: bool = False) -> Decimal:
+    """The amount, with the currency's decimals, or ``ValueError`` saying what is wrong with ``text``.
+    ``currency`` None: the currency typed beside the amount is itself wrong, so only what does not depend
+    on it is checked (a form then shows both mistakes at once); its decimals cannot be judged."""
     typed = text.strip() if isinstance(text, str) else ""
-    example = money.text(Decimal(50), currency)
+    example = money.text(Decimal(50), currency) if currency else "50"
     if not typed:
         raise ValueError(f"Enter an amount, like {example}.")
     if len(typed) > _MAX_CHARS or not all(ch in "0123456789.-+" for ch in typed):  # ASCII digits only
@@ -29,9 +31,11 @@ def parse_credit(text: object, currency: str, *, allow_zero: bool = False) -> De
     if amount < 0:
         raise ValueError("The amount cannot be negative.")
     if amount == 0 and not allow_zero:
-        raise ValueError(f"The amount must be more than {money.text(Decimal(0), currency)}.")
+        raise ValueError(f"The amount must be more than {money.text(Decimal(0), currency) if currency else 0}.")
     if amount > MAX_AMOUNT:
         raise ValueError(f"The amount can be at most {MAX_AMOUNT}.")
+    if currency is None:
+        return amount
     try:
         return money.exact(amount, currency)
     except money.MoneyError:

@@ -91,13 +91,13 @@ async def create_client(request: Request, viewer: Signed) -> Response:
         errors["pay_type"] = "Choose how the client pays."
     currency = typed["currency"].strip().upper()
     opening = Decimal(0)
-    if not _CURRENCY.fullmatch(currency) or not money.is_currency(currency):
+    known = bool(_CURRENCY.fullmatch(currency)) and money.is_currency(currency)
+    if not known:
         errors["currency"] = "Currency must be a three-letter ISO 4217 code, like EUR."
-    else:
-        try:
-            opening = parse_credit(typed["balance"] or "0", currency, allow_zero=True)
-        except ValueError as exc:
-            errors["balance"] = str(exc)
+    try:  # checked either way, so both mistakes show at once; decimals only against a known currency
+        opening = parse_credit(typed["balance"] or "0", currency if known else None, allow_zero=True)
+    except ValueError as exc:
+        errors["balance"] = str(exc)
     if errors:
         return _new_form(request, viewer, errors, typed, status_code=422)
     if opening > 0:
