@@ -103,6 +103,9 @@ def make_settings(database_url: str, workdir: Path, **overrides: Any) -> Setting
         # The flight tests drive the watch's passes themselves; the check at creation is tested on its own
         # (tests/integration/test_flight_check_at_creation.py).
         "flight_check_at_creation": False,
+        # Each app's pools hold up to 3.5 x this on PostgreSQL (docs/operations/scaling.md); the suite keeps
+        # several apps open at once beside the server's max_connections of 100, so a test app's pools are small.
+        "database_pool_size": 4,
     }
     values.update(overrides)
     return Settings(**values)
