@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import copy
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import asyncpg
 from sqlalchemy import select
 
+from transfers.config import Settings
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, ledger_entries
 
@@ -165,3 +171,28 @@ def booking_row(**changes: Any) -> dict[str, Any]:
         "trip_other_reservation_no": None,
     }
     return {**row, **changes}
+
+
+@asynccontextmanager
+async def own_database(tmp_path: Path, stem: str) -> AsyncIterator[str]:
+    """A database of its own for a test that migrates or drops what the session's shares: a SQLite file
+    under ``tmp_path``, or a PostgreSQL database ``tx_<stem>_<random>`` beside the session's, dropped after."""
+    from tests.conftest import ON_POSTGRES, PG_URL
+
+    if not ON_POSTGRES:
+        yield f"sqlite+aiosqlite:///{tmp_path / f'{stem}.sqlite3'}"
+        return
+    name = f"tx_{stem}_{secrets.token_hex(4)}"
+    admin = await asyncpg.connect(PG_URL, timeout=10)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    try:
+        yield Settings(database_url=PG_URL.rsplit("/", 1)[0] + "/" + name).resolved_database_url
+    finally:
+        admin = await asyncpg.connect(PG_URL, timeout=10)
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()

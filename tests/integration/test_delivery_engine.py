@@ -7,21 +7,19 @@ databases."""
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import asyncpg
 import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from tests.conftest import ON_POSTGRES, PG_URL, make_settings
+from tests.conftest import make_settings
+from tests.helpers import own_database
 from transfers import deliveries
 from transfers.client_events.positions_repository import DRIVER_POSITION_KIND
 from transfers.clock import ShiftedClock
-from transfers.config import Settings
 from transfers.db.engine import Database
 from transfers.db.migrate import upgrade
 from transfers.db.tables import outbox
@@ -222,27 +220,9 @@ async def test_a_kind_tried_once_is_claimed_ahead_of_due_retries(
 @pytest.fixture
 async def fresh_url(tmp_path: Path) -> AsyncIterator[str]:
     """A database of its own, migrated: the worker runs every scheduled job on it too."""
-    if not ON_POSTGRES:
-        url = f"sqlite+aiosqlite:///{tmp_path / 'worker.sqlite3'}"
+    async with own_database(tmp_path, "worker") as url:
         await asyncio.to_thread(upgrade, url)
         yield url
-        return
-    name = f"tx_worker_{secrets.token_hex(4)}"
-    admin = await asyncpg.connect(PG_URL, timeout=10)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    try:
-        url = Settings(database_url=PG_URL.rsplit("/", 1)[0] + "/" + name).resolved_database_url
-        await asyncio.to_thread(upgrade, url)
-        yield url
-    finally:
-        admin = await asyncpg.connect(PG_URL, timeout=10)
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
 
 
 async def test_a_kind_with_no_booking_and_no_partner_is_delivered_by_the_worker(

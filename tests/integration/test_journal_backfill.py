@@ -7,7 +7,6 @@ must be exactly what they were."""
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -15,13 +14,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest
 from alembic import command
 from sqlalchemy import select
 
 from tests import ledger_world as world
-from tests.conftest import ON_POSTGRES, PG_URL, ClientFactory
+from tests.conftest import ClientFactory
+from tests.helpers import own_database
 from transfers.accounting import check
 from transfers.bookings.cancel import Actor
 from transfers.bookings.state import BookingStatus
@@ -41,23 +40,8 @@ S = BookingStatus
 @pytest.fixture
 async def fresh_url(tmp_path: Path) -> AsyncIterator[str]:
     """A database of its own (the downgrade drops tables every other test uses)."""
-    if not ON_POSTGRES:
-        yield f"sqlite+aiosqlite:///{tmp_path / 'backfill.sqlite3'}"
-        return
-    name = f"tx_backfill_{secrets.token_hex(4)}"
-    admin = await asyncpg.connect(PG_URL, timeout=10)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    try:
-        yield Settings(database_url=PG_URL.rsplit("/", 1)[0] + "/" + name).resolved_database_url
-    finally:
-        admin = await asyncpg.connect(PG_URL, timeout=10)
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
+    async with own_database(tmp_path, "backfill") as url:
+        yield url
 
 
 async def history(db: Database, clock: ShiftedClock) -> None:

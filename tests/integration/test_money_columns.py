@@ -5,21 +5,19 @@ column holds is refused (never rounded), and migration 0023 converts the amounts
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections.abc import AsyncIterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest
 from alembic import command
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.exc import StatementError
 
-from tests.conftest import ON_POSTGRES, PG_URL
+from tests.conftest import ON_POSTGRES
+from tests.helpers import own_database
 from transfers import money
-from transfers.config import Settings
 from transfers.db.engine import Database
 from transfers.db.migrate import alembic_config, upgrade
 from transfers.db.tables import search_vehicles, wallets
@@ -89,23 +87,8 @@ async def test_an_amount_the_column_cannot_hold_exactly_is_refused(db: Database,
 @pytest.fixture
 async def fresh_url(tmp_path: Path) -> AsyncIterator[str]:
     """A database of its own, migrated step by step."""
-    if not ON_POSTGRES:
-        yield f"sqlite+aiosqlite:///{tmp_path / 'money.sqlite3'}"
-        return
-    name = f"tx_money_{secrets.token_hex(4)}"
-    admin = await asyncpg.connect(PG_URL, timeout=10)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    try:
-        yield Settings(database_url=PG_URL.rsplit("/", 1)[0] + "/" + name).resolved_database_url
-    finally:
-        admin = await asyncpg.connect(PG_URL, timeout=10)
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
+    async with own_database(tmp_path, "money") as url:
+        yield url
 
 
 _NOW = "2026-11-22 10:00:00"
