@@ -79,6 +79,31 @@ async def listing(conn: AsyncConnection, *, open_only: bool, limit: int = 500) -
     return [Incident.from_row(r) for r in (await conn.execute(query)).mappings()]
 
 
+async def open_queue(conn: AsyncConnection, *, limit: int = 200) -> list[tuple[Incident, dict[str, Any]]]:
+    """The console's queue (docs/console/index.md#incidents): open incidents oldest first, each with what the
+    list shows of its booking (status, pickup, airport). ``ix_incidents_status_created`` serves the order."""
+    query = (
+        _SELECT.add_columns(bookings.c.status.label("booking_status"), bookings.c.pickup_at, bookings.c.airport_iata)
+        .where(T.status == "OPEN")
+        .order_by(T.created_at, T.id)
+        .limit(limit)
+    )
+    rows = (await conn.execute(query)).mappings()
+    return [
+        (
+            Incident.from_row(r),
+            {"status": r["booking_status"], "pickup_at": r["pickup_at"], "airport_iata": r["airport_iata"]},
+        )
+        for r in rows
+    ]
+
+
+async def count_open(conn: AsyncConnection) -> int:
+    """How many incidents wait for an operator (the dashboard's count)."""
+    found = await conn.execute(select(func.count()).select_from(incidents).where(T.status == "OPEN"))
+    return int(found.scalar_one())
+
+
 async def mark_resolved(
     conn: AsyncConnection,
     incident_id: int,

@@ -203,6 +203,13 @@ async def listing(db: Database, *, open_only: bool) -> list[Incident]:
         return await repo.listing(conn, open_only=open_only)
 
 
+async def open_queue(db: Database, *, limit: int) -> tuple[list[tuple[Incident, dict[str, Any]]], int]:
+    """The console's incidents queue: the oldest ``limit`` open incidents with their bookings, and how many
+    are open in all (read together, so the count and the list agree)."""
+    async with db.read() as conn:
+        return await repo.open_queue(conn, limit=limit), await repo.count_open(conn)
+
+
 async def for_operator(db: Database, booking: Booking) -> tuple[list[Incident], evidence.Evidence]:
     """The console's booking page: the booking's incidents and the ride's evidence to weigh them by."""
     async with db.read() as conn:
