@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import bookings, incidents
-from transfers.incidents.models import Incident
+from transfers.incidents.models import Incident, QueuedIncident
 
 T = incidents.c
 _SELECT: Select[Any] = select(
@@ -79,7 +79,7 @@ async def listing(conn: AsyncConnection, *, open_only: bool, limit: int = 500) -
     return [Incident.from_row(r) for r in (await conn.execute(query)).mappings()]
 
 
-async def open_queue(conn: AsyncConnection, *, limit: int = 200) -> list[tuple[Incident, dict[str, Any]]]:
+async def open_queue(conn: AsyncConnection, *, limit: int = 200) -> list[QueuedIncident]:
     """The console's queue (docs/console/index.md#incidents): open incidents oldest first, each with what the
     list shows of its booking (status, pickup, airport). ``ix_incidents_status_created`` serves the order."""
     query = (
@@ -89,13 +89,7 @@ async def open_queue(conn: AsyncConnection, *, limit: int = 200) -> list[tuple[I
         .limit(limit)
     )
     rows = (await conn.execute(query)).mappings()
-    return [
-        (
-            Incident.from_row(r),
-            {"status": r["booking_status"], "pickup_at": r["pickup_at"], "airport_iata": r["airport_iata"]},
-        )
-        for r in rows
-    ]
+    return [QueuedIncident(Incident.from_row(r), r["booking_status"], r["pickup_at"], r["airport_iata"]) for r in rows]
 
 
 async def count_open(conn: AsyncConnection) -> int:

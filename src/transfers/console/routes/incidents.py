@@ -28,10 +28,7 @@ async def queue(request: Request, viewer: Signed) -> Response:
         "incidents.html",
         {
             "active": "Incidents",
-            "rows": [
-                {"incident": incident, "booking": booking, "age": age(now, incident.created_at)}
-                for incident, booking in rows
-            ],
+            "rows": [{"queued": queued, "age": age(now, queued.incident.created_at)} for queued in rows],
             "total": total,
         },
         viewer=viewer,
