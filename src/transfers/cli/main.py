@@ -12,6 +12,7 @@ from transfers.cli.db import db_group
 from transfers.cli.doctor import doctor
 from transfers.cli.errors import OperatorGroup, prepare_commands
 from transfers.cli.flights import flights_group
+from transfers.cli.fx import fx_group
 from transfers.cli.hosted import rate_card_group, users_group
 from transfers.cli.incidents import incidents_group
 from transfers.cli.operators import operators_group
@@ -53,6 +54,7 @@ cli.add_command(incidents_group)  # docs/rules/incidents.md#resolve
 cli.add_command(flights_group)  # docs/rules/flights.md
 cli.add_command(statements_group)  # docs/rules/statements.md
 cli.add_command(ledger_group)  # docs/rules/statements.md
+cli.add_command(fx_group)  # docs/rules/fx.md
 prepare_commands(cli)
 
 
