@@ -6,8 +6,8 @@ client's address, so at most 10 a minute per address are checked (before any pas
 nobody locks a person out from elsewhere (rows from before have NULL and count for no address).
 ``driver_links.last_position_at``: when the link's last position was taken (one per 3 s per link).
 
-Revision ID: 0024
-Revises: 0023
+Revision ID: 0025
+Revises: 0024
 Create Date: 2026-11-29
 """
 
@@ -18,8 +18,8 @@ from alembic import op
 
 import transfers.db.types
 
-revision = "0024"
-down_revision = "0023"
+revision = "0025"
+down_revision = "0024"
 branch_labels = None
 depends_on = None
 
