@@ -41,7 +41,7 @@ from transfers.db.engine import Database
 from transfers.errors import Code, Conflict, ErrorCode, NotFound
 from transfers.incidents import evidence, rules
 from transfers.incidents import repository as repo
-from transfers.incidents.models import Incident, new_public_id
+from transfers.incidents.models import Incident, QueuedIncident, new_public_id
 from transfers.incidents.rules import IncidentType, Reporter, Responsible
 from transfers.services import Services
 from transfers.wallet import repository as wallet_repo
@@ -201,6 +201,13 @@ async def resolve(
 async def listing(db: Database, *, open_only: bool) -> list[Incident]:
     async with db.read() as conn:
         return await repo.listing(conn, open_only=open_only)
+
+
+async def open_queue(db: Database, *, limit: int) -> tuple[list[QueuedIncident], int]:
+    """The console's incidents queue: the oldest ``limit`` open incidents with their bookings, and how many
+    are open in all (read together, so the count and the list agree)."""
+    async with db.read() as conn:
+        return await repo.open_queue(conn, limit=limit), await repo.count_open(conn)
 
 
 async def for_operator(db: Database, booking: Booking) -> tuple[list[Incident], evidence.Evidence]:
