@@ -80,12 +80,12 @@ async def run_doctor(*, processes: int = 1) -> Report:
         if problems
         else Row("settings", "PASS", f"environment {cfg.environment}")
     )
+    # One row per unknown variable, each with its own "did you mean": joined into one cell, a long
+    # list was cut at the table's width and the suggestions lost.
     unknown = unknown_variables()
-    rows.append(
-        Row("variables", "WARN", "; ".join(unknown))
-        if unknown
-        else Row("variables", "PASS", "every TRANSFERS_* variable is a setting of this release")
-    )
+    rows += [Row("variables", "WARN", line) for line in unknown] or [
+        Row("variables", "PASS", "every TRANSFERS_* variable is a setting of this release")
+    ]
     database = await _database_rows(cfg, processes)
     rows += database
     rows.append(await _redis_row(cfg))
