@@ -36,6 +36,7 @@ from transfers.db.tables.bookings import (
     searches,
 )
 from transfers.db.tables.flights import flight_watches
+from transfers.db.tables.fx import fx_fetches, fx_rates
 from transfers.db.tables.health import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, SEARCH_OUTCOMES, partner_search_minutes
 from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_users, rate_cards
 from transfers.db.tables.incidents import incidents, incidents_status_created
@@ -74,6 +75,8 @@ __all__ = [
     "delivery_attempts",
     "driver_links",
     "flight_watches",
+    "fx_fetches",
+    "fx_rates",
     "hosted_capacity",
     "idempotency_keys",
     "incidents",
