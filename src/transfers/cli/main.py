@@ -27,6 +27,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "valid rate card and an active user); exit 0 only when nothing failed.",
     ),
     "flights": ("transfers.cli.flights", "flights_group", "The flight watch of airport pickups."),
+    "fx": (
+        "transfers.cli.fx",
+        "fx_group",
+        "Exchange rates: reference rates from EUR (sandbox table, ECB files, manual rates).",
+    ),
     "incidents": (
         "transfers.cli.incidents",
         "incidents_group",
