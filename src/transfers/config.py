@@ -97,6 +97,13 @@ class Settings(BaseSettings):
     jobs_interval_seconds: float = Field(default=30.0, gt=0)
 
     default_currency: str = "EUR"
+    # docs/rules/fx.md: the currencies amounts may be in (comma-separated ISO 4217 codes; empty: every
+    # active one), where rates come from, where the ECB file is fetched and how old a rate may be.
+    currencies: str = ""
+    fx_provider: Literal["sandbox", "ecb"] | None = None  # None: sandbox in sandbox, ecb in live
+    fx_ecb_url: str = ""  # the ECB daily reference-rate XML file's own address; empty: nothing is fetched
+    fx_fetch_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
+    fx_max_age_days: int = Field(default=4, ge=0, le=3650)
     default_markup_percent: Decimal = Field(default=Decimal("0"), ge=0, le=100)
     # docs/rules/hosted-partners.md: hosted partners' bookings not accepted within this many hours of their
     # creation, or by this many hours before pickup, are declined and refunded; their e-mails.
@@ -192,6 +199,26 @@ class Settings(BaseSettings):
             raise ValueError("expected a three-letter ISO 4217 code in capitals, such as EUR")
         return value
 
+    @field_validator("currencies")
+    @classmethod
+    def _currencies(cls, value: str) -> str:
+        from transfers import money
+
+        codes = [code.strip() for code in value.split(",") if code.strip()]
+        wrong = [code for code in codes if not money.is_currency(code)]
+        if wrong:
+            raise ValueError(
+                f"{', '.join(wrong[:5])}: not ISO 4217 currency codes in capitals; expected a list such as EUR,GBP,JPY"
+            )
+        return ",".join(codes)
+
+    @field_validator("fx_ecb_url")
+    @classmethod
+    def _ecb_url(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("expected empty or the http(s) address of the ECB daily reference-rate XML file")
+        return value
+
     def deployment_problems(self) -> list[str]:
         """What a live deployment must not run with, one line each saying what to set.
 
@@ -244,6 +271,18 @@ class Settings(BaseSettings):
         if self.flight_provider is not None:
             return self.flight_provider
         return "sandbox" if self.is_sandbox else "none"
+
+    @property
+    def resolved_fx_provider(self) -> str:
+        """docs/rules/fx.md#sources: the configured rate provider, else sandbox in sandbox and ecb in live."""
+        if self.fx_provider is not None:
+            return self.fx_provider
+        return "sandbox" if self.is_sandbox else "ecb"
+
+    @property
+    def enabled_currencies(self) -> frozenset[str] | None:
+        """TRANSFERS_CURRENCIES as a set; None: every active ISO 4217 currency may be used."""
+        return frozenset(self.currencies.split(",")) if self.currencies else None
 
     @property
     def is_sandbox(self) -> bool:

@@ -22,6 +22,7 @@ __all__ = ["NAVIGATION", "TEMPLATES", "airport_local", "excerpt", "page", "utc"]
 
 NAVIGATION = (
     ("Bookings", "/console/bookings"),
+    ("Incidents", "/console/incidents"),
     ("Clients", "/console/clients"),
     ("Partners", "/console/partners"),
     ("Deliveries", "/console/deliveries"),
