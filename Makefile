@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: help run test test-suite test-fast check docs install install-test chromium bench soak clean
+.PHONY: help run test test-suite test-fast check docs docs-serve install install-docs install-test chromium bench soak clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,13 @@ install-test: $(VENV)/.installed-test chromium
 
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml sdk/pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]' -e ./sdk
+	touch $@
+
+## install-docs: the server and the documentation tools only (what `make docs` needs: no test tools, no browser)
+install-docs: $(VENV)/.installed-docs
+
+$(VENV)/.installed-docs: $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet -e '.[docs]'
 	touch $@
 
 ## chromium: the browser the console and portal tests drive, from Debian's packages when it is missing
@@ -45,8 +52,14 @@ check: install-test
 	$(MAKE) --no-print-directory docs
 
 ## docs: the documentation site (docs/, mkdocs.yml) into ./site; --strict: a broken link or include fails
-docs: install-test
+docs: install-docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+## docs-serve: the site on http://127.0.0.1:8001, rebuilt on every change (search works there; opened
+## from site/ as files, a browser blocks the search index). DOCS_ADDR=0.0.0.0:8001 to change it.
+DOCS_ADDR ?= 127.0.0.1:8001
+docs-serve: install-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr $(DOCS_ADDR)
 
 ## test: lint, types, then the whole suite (TRANSFERS_TEST_DATABASE_URL=postgresql://... for PostgreSQL)
 test: check test-suite

@@ -24,6 +24,7 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DATABASE_SCHEMES = ("postgresql://", "postgres://", "postgresql+asyncpg://", "sqlite:///", "sqlite+aiosqlite:///")
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 SANDBOX_APPROVAL_POLL_SECONDS = 2
+SANDBOX_PARTNER_PATH = "/sandbox-partner"  # where the service mounts the built-in partner (runtime.py)
 LIVE_APPROVAL_POLL_SECONDS = 600
 # TRANSFERS_* variables read outside Settings on purpose: fault injection for the process tests
 # (failpoints.py) and the test suite's own switches. Known, so never reported as misspelled.
@@ -50,7 +51,11 @@ class Settings(BaseSettings):
 
     sandbox_partner: bool | None = None  # None: on in sandbox, off in live
     sandbox_approve_after_seconds: float = Field(default=10.0, ge=0)
-    allow_private_partner_urls: bool | None = None  # None: allowed in sandbox, refused in live
+    # The SSRF guard (docs/rules/partners.md#partner-urls, docs/rules/webhooks.md#private-addresses) is on
+    # in every environment; these lift it (operators' partner URLs; clients' webhook URLs) and live refuses
+    # both. The built-in sandbox partner needs neither: it is trusted by its own URL (sandbox_partner_url).
+    allow_private_partner_urls: bool = False
+    allow_private_webhook_urls: bool = False
     public_base_url: str = ""  # how partners reach this service; default derived from --host/--port
     embedded_worker: bool = True  # `serve` runs the outbox/jobs worker in-process (off: --no-worker)
 
@@ -92,6 +97,13 @@ class Settings(BaseSettings):
     jobs_interval_seconds: float = Field(default=30.0, gt=0)
 
     default_currency: str = "EUR"
+    # docs/rules/fx.md: the currencies amounts may be in (comma-separated ISO 4217 codes; empty: every
+    # active one), where rates come from, where the ECB file is fetched and how old a rate may be.
+    currencies: str = ""
+    fx_provider: Literal["sandbox", "ecb"] | None = None  # None: sandbox in sandbox, ecb in live
+    fx_ecb_url: str = ""  # the ECB daily reference-rate XML file's own address; empty: nothing is fetched
+    fx_fetch_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
+    fx_max_age_days: int = Field(default=4, ge=0, le=3650)
     default_markup_percent: Decimal = Field(default=Decimal("0"), ge=0, le=100)
     # docs/rules/hosted-partners.md: hosted partners' bookings not accepted within this many hours of their
     # creation, or by this many hours before pickup, are declined and refunded; their e-mails.
@@ -187,6 +199,26 @@ class Settings(BaseSettings):
             raise ValueError("expected a three-letter ISO 4217 code in capitals, such as EUR")
         return value
 
+    @field_validator("currencies")
+    @classmethod
+    def _currencies(cls, value: str) -> str:
+        from transfers import money
+
+        codes = [code.strip() for code in value.split(",") if code.strip()]
+        wrong = [code for code in codes if not money.is_currency(code)]
+        if wrong:
+            raise ValueError(
+                f"{', '.join(wrong[:5])}: not ISO 4217 currency codes in capitals; expected a list such as EUR,GBP,JPY"
+            )
+        return ",".join(codes)
+
+    @field_validator("fx_ecb_url")
+    @classmethod
+    def _ecb_url(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("expected empty or the http(s) address of the ECB daily reference-rate XML file")
+        return value
+
     def deployment_problems(self) -> list[str]:
         """What a live deployment must not run with, one line each saying what to set.
 
@@ -205,6 +237,11 @@ class Settings(BaseSettings):
             problems.append(
                 f"{ENV_PREFIX}ALLOW_PRIVATE_PARTNER_URLS=1 turns the SSRF guard off, which live refuses: "
                 "unset it (or set 0)"
+            )
+        if self.allow_private_webhook_urls:
+            problems.append(
+                f"{ENV_PREFIX}ALLOW_PRIVATE_WEBHOOK_URLS=1 lets clients' webhooks reach private and loopback "
+                "addresses, which live refuses: unset it (or set 0)"
             )
         if self.sandbox_partner:
             problems.append(
@@ -236,6 +273,18 @@ class Settings(BaseSettings):
         return "sandbox" if self.is_sandbox else "none"
 
     @property
+    def resolved_fx_provider(self) -> str:
+        """docs/rules/fx.md#sources: the configured rate provider, else sandbox in sandbox and ecb in live."""
+        if self.fx_provider is not None:
+            return self.fx_provider
+        return "sandbox" if self.is_sandbox else "ecb"
+
+    @property
+    def enabled_currencies(self) -> frozenset[str] | None:
+        """TRANSFERS_CURRENCIES as a set; None: every active ISO 4217 currency may be used."""
+        return frozenset(self.currencies.split(",")) if self.currencies else None
+
+    @property
     def is_sandbox(self) -> bool:
         return self.environment == "sandbox"
 
@@ -255,9 +304,20 @@ class Settings(BaseSettings):
 
     @property
     def private_partner_urls_allowed(self) -> bool:
-        if self.allow_private_partner_urls is None:
-            return self.is_sandbox
+        """Operators' partner URLs may name private and loopback addresses (off unless set)."""
         return self.allow_private_partner_urls
+
+    @property
+    def private_webhook_urls_allowed(self) -> bool:
+        """Clients' webhook URLs may name private and loopback addresses (off unless set; the test suite's
+        receivers listen on loopback)."""
+        return self.allow_private_webhook_urls
+
+    @property
+    def sandbox_partner_url(self) -> str | None:
+        """Where the built-in sandbox partner answers: mounted by this service under its own URL. The partner
+        client trusts this URL by identity, with the SSRF guard on (None: no built-in partner here)."""
+        return self.service_url + SANDBOX_PARTNER_PATH if self.sandbox_partner_enabled else None
 
 
 def known_variables() -> frozenset[str]:

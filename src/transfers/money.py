@@ -122,6 +122,13 @@ def round_half_up(amount: Decimal, currency: str) -> Decimal:
     return shown if shown else abs(shown)
 
 
+def round_significant(value: Decimal, digits: int) -> Decimal:
+    """A computed ratio (a derived exchange rate, docs/rules/fx.md#derived) rounded half-up to ``digits``
+    significant digits: the one rounding rule, applied to a number that has no currency."""
+    step = Decimal(1).scaleb(value.adjusted() - (digits - 1))
+    return value.quantize(step, rounding=ROUND_HALF_UP)
+
+
 def text(amount: Decimal, currency: str) -> str:
     """The amount as the service writes it, everywhere (API strings, CSV, pages, CLI, notes): exactly
     the currency's decimals, a point, no grouping, no exponent ("52.80", "10010", "20.475")."""

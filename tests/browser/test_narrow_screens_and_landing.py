@@ -15,7 +15,7 @@ from tests.browser.conftest import MakeOperator, sign_in
 from tests.servers import LiveServer
 
 PHONE = {"width": 390, "height": 844}
-MAIN_PAGES = ("/", "/bookings", "/clients", "/partners", "/deliveries", "/audit", "/operators")
+MAIN_PAGES = ("/", "/bookings", "/incidents", "/clients", "/partners", "/deliveries", "/audit", "/operators")
 
 
 @pytest.fixture

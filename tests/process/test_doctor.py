@@ -157,5 +157,13 @@ async def test_a_misspelled_setting_is_a_warning_at_start_and_in_doctor(
     row = _rows(ran.stdout)["variables"]
     assert row["result"] == "WARN" and "did you mean TRANSFERS_DATABASE_URL?" in row["detail"], row
     assert ran.returncode == 0, ran.show()  # a warning does not fail the run
+    # Several unknown variables: one table line each, each with its own suggestion (joined in one
+    # cell, the table cut the line and the suggestions with it).
+    env["TRANSFERS_PARTNER_TIMEOUT_SECOND"] = "3"
+    table = await transfers("doctor", env=env, cwd=tmp_path)
+    lines = [line for line in table.stdout.splitlines() if line.startswith("variables")]
+    assert len(lines) == 2, table.show()
+    assert lines[0].endswith("did you mean TRANSFERS_DATABASE_URL?"), table.show()
+    assert lines[1].endswith("did you mean TRANSFERS_PARTNER_TIMEOUT_SECONDS?"), table.show()
     clean = _rows((await transfers("doctor", "--json", env=operator_env(fresh_db.url), cwd=tmp_path)).stdout)
     assert clean["variables"]["result"] == "PASS"

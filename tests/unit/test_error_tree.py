@@ -64,6 +64,7 @@ NOT_DOMAIN = {
     ("partners.rotation", "ValueError"): "a bug's guard: a negative overlap (the CLI refuses one first)",
     ("partners.editing", "LookupError"): "a broken dataset: a registered airport missing from the airports",
     ("wallet.ledger", "ValueError"): "a bug's guard: an amount the callers have already checked",
+    ("fx.rates", "ValueError"): "a bug's guard: a rate asked from a currency to itself (no conversion)",
     # pydantic validators (and the form parsers shared with them) must raise ValueError
     ("config", "ValueError"): "pydantic's settings validators must raise ValueError",
     ("bookings.reverse", "ValueError"): "pydantic validators must raise ValueError",

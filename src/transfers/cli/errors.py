@@ -18,16 +18,19 @@ import functools
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from transfers.config import Settings, get_settings, unknown_variables
 from transfers.errors import DomainError, Unavailable
-from transfers.ops.crash import log_unexpected, one_line
-from transfers.ops.database import describe_database_error
 from transfers.ops.errors import EX_FAILURE, EX_UNAVAILABLE, OperatorError, SettingsInvalid
-from transfers.ops.settings_errors import load_settings
+
+if TYPE_CHECKING:
+    from transfers.config import Settings
+
+# The settings (pydantic), the database probes (SQLAlchemy, Alembic) and the crash log (structlog)
+# are imported where they are used, not here: `transfers --help` and `transfers X --help` import this
+# module and should answer at once (tests/unit/test_cli_lazy.py).
 
 DEBUG_KEY = "transfers.debug"
 # Commands that check the settings themselves and report them among other results.
@@ -79,6 +82,9 @@ def prepare_commands(command: click.Command) -> None:
 def _settings_checked(callback: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(callback)
     def checked(*args: Any, **kwargs: Any) -> Any:
+        from transfers.config import unknown_variables
+        from transfers.ops.settings_errors import load_settings
+
         load_settings()
         for line in unknown_variables():  # a misspelled setting would otherwise be silently ignored
             click.echo(f"warning: {line}", err=True)
@@ -88,6 +94,8 @@ def _settings_checked(callback: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _loaded_settings() -> Settings | None:
+    from transfers.config import get_settings
+
     try:
         return get_settings()
     except Exception:
@@ -113,6 +121,9 @@ class OperatorGroup(click.Group):
         except DomainError as exc:
             self._fail(ctx, exc, lines_of(exc), exit_code_for(exc))
         except Exception as exc:
+            from transfers.ops.crash import log_unexpected, one_line
+            from transfers.ops.database import describe_database_error
+
             cfg = _loaded_settings()
             problem = describe_database_error(exc, cfg.resolved_database_url, anywhere=True) if cfg else None
             if problem is not None:

@@ -15,6 +15,7 @@ from transfers.console.routes import (
     clients,
     dashboard,
     deliveries,
+    incidents,
     login,
     operators,
     partner_users,
@@ -26,7 +27,19 @@ from transfers.webauth.site import build_area
 
 
 def build_console(svc: Services) -> FastAPI:
-    modules = (login, dashboard, bookings, audit, clients, partners, deliveries, partner_users, operators, statements)
+    modules = (
+        login,
+        dashboard,
+        bookings,
+        incidents,
+        audit,
+        clients,
+        partners,
+        deliveries,
+        partner_users,
+        operators,
+        statements,
+    )
     return build_area(
         svc,
         console_realm(svc.settings),

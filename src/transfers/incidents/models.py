@@ -64,6 +64,16 @@ class Incident:
 INCIDENT_FIELDS = tuple(f.name for f in fields(Incident))
 
 
+@row_type
+class QueuedIncident:
+    """An open incident as the console's queue lists it: the incident and what the list shows of its booking."""
+
+    incident: Incident
+    booking_status: str
+    pickup_at: datetime
+    airport_iata: str
+
+
 def new_public_id() -> str:
     """``inc_`` and 128 random bits: unguessable, so an id names nothing a caller could not see."""
     return f"inc_{os.urandom(16).hex()}"

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import bookings, incidents
-from transfers.incidents.models import Incident
+from transfers.incidents.models import Incident, QueuedIncident
 
 T = incidents.c
 _SELECT: Select[Any] = select(
@@ -77,6 +77,25 @@ async def listing(conn: AsyncConnection, *, open_only: bool, limit: int = 500) -
     else:
         query = query.order_by(T.created_at.desc(), T.id.desc())
     return [Incident.from_row(r) for r in (await conn.execute(query)).mappings()]
+
+
+async def open_queue(conn: AsyncConnection, *, limit: int = 200) -> list[QueuedIncident]:
+    """The console's queue (docs/console/index.md#incidents): open incidents oldest first, each with what the
+    list shows of its booking (status, pickup, airport). ``ix_incidents_status_created`` serves the order."""
+    query = (
+        _SELECT.add_columns(bookings.c.status.label("booking_status"), bookings.c.pickup_at, bookings.c.airport_iata)
+        .where(T.status == "OPEN")
+        .order_by(T.created_at, T.id)
+        .limit(limit)
+    )
+    rows = (await conn.execute(query)).mappings()
+    return [QueuedIncident(Incident.from_row(r), r["booking_status"], r["pickup_at"], r["airport_iata"]) for r in rows]
+
+
+async def count_open(conn: AsyncConnection) -> int:
+    """How many incidents wait for an operator (the dashboard's count)."""
+    found = await conn.execute(select(func.count()).select_from(incidents).where(T.status == "OPEN"))
+    return int(found.scalar_one())
 
 
 async def mark_resolved(

@@ -81,9 +81,23 @@ def parse_report(body: dict[str, Any]) -> tuple[IncidentType, str]:
     return IncidentType(kind), description
 
 
-def check_reportable(status: BookingStatus, pickup_at: datetime, now: datetime) -> None:
-    """docs/rules/incidents.md#report: APPROVED or COMPLETED, from the pickup time until 72 h after it."""
-    if status not in REPORTABLE or not (pickup_at <= now <= pickup_at + REPORT_WINDOW):
+def report_opens(pickup_at: datetime, completed_at: datetime | None) -> datetime:
+    """When a report becomes possible (docs/rules/incidents.md#report): the pickup time, or the moment the
+    booking became COMPLETED when that was earlier (a ride that ended before its booked pickup, e.g. the
+    sandbox's compressed ride or a driver who came early, can be complained about at once)."""
+    if completed_at is not None and completed_at < pickup_at:
+        return completed_at
+    return pickup_at
+
+
+def check_reportable(
+    status: BookingStatus, pickup_at: datetime, now: datetime, completed_at: datetime | None = None
+) -> None:
+    """docs/rules/incidents.md#report: APPROVED or COMPLETED, from the pickup time (or from the moment it
+    became COMPLETED, when that was earlier) until 72 h after the pickup. ``completed_at`` is when the
+    booking became COMPLETED (None while it is not)."""
+    opens = report_opens(pickup_at, completed_at if status is BookingStatus.COMPLETED else None)
+    if status not in REPORTABLE or not (opens <= now <= pickup_at + REPORT_WINDOW):
         raise Refused(ErrorCode.INCIDENT_NOT_ALLOWED)
 
 

@@ -41,7 +41,7 @@ from transfers.db.engine import Database
 from transfers.errors import Code, Conflict, ErrorCode, NotFound
 from transfers.incidents import evidence, rules
 from transfers.incidents import repository as repo
-from transfers.incidents.models import Incident, new_public_id
+from transfers.incidents.models import Incident, QueuedIncident, new_public_id
 from transfers.incidents.rules import IncidentType, Reporter, Responsible
 from transfers.services import Services
 from transfers.wallet import repository as wallet_repo
@@ -91,7 +91,7 @@ async def report(svc: Services, client: ClientPrincipal, reservation_no: str | N
             if booking is None:
                 raise NotFound(Code.CANCELLATION_RESERVATION_NOT_FOUND)
             now = svc.clock.now()
-            rules.check_reportable(booking.status, booking.pickup_at, now)
+            rules.check_reportable(booking.status, booking.pickup_at, now, await _completed_at(conn, booking))
             if await repo.type_exists(conn, booking.id, incident_type.value):
                 raise Conflict(ErrorCode.INCIDENT_EXISTS)
             incident = await _open(conn, booking, incident_type, Reporter.CLIENT, description, now)
@@ -103,6 +103,18 @@ async def report(svc: Services, client: ClientPrincipal, reservation_no: str | N
     except repo.DuplicateIncident:  # the same type reported at the same moment: the database kept one
         raise Conflict(ErrorCode.INCIDENT_EXISTS) from None
     return incident
+
+
+async def _completed_at(conn: AsyncConnection, booking: Booking) -> datetime | None:
+    """When the booking last became COMPLETED (its transitions), None while it is not COMPLETED."""
+    if booking.status is not BookingStatus.COMPLETED:
+        return None
+    moments = [
+        t.created_at
+        for t in await booking_repo.transitions_of(conn, booking.id)
+        if t.to_status == BookingStatus.COMPLETED.value != t.from_status
+    ]
+    return max(moments, default=None)
 
 
 async def for_client(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> list[Incident]:
@@ -189,6 +201,13 @@ async def resolve(
 async def listing(db: Database, *, open_only: bool) -> list[Incident]:
     async with db.read() as conn:
         return await repo.listing(conn, open_only=open_only)
+
+
+async def open_queue(db: Database, *, limit: int) -> tuple[list[QueuedIncident], int]:
+    """The console's incidents queue: the oldest ``limit`` open incidents with their bookings, and how many
+    are open in all (read together, so the count and the list agree)."""
+    async with db.read() as conn:
+        return await repo.open_queue(conn, limit=limit), await repo.count_open(conn)
 
 
 async def for_operator(db: Database, booking: Booking) -> tuple[list[Incident], evidence.Evidence]:

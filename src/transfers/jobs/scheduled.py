@@ -21,6 +21,7 @@ from transfers.client_events.positions_repository import DRIVER_POSITION_KIND
 from transfers.deliveries import Dispatcher, send_partner_emails
 from transfers.flights import watch as flight_watch
 from transfers.flights.providers import build_provider
+from transfers.fx import service as fx_service
 from transfers.hosted import jobs as hosted_jobs
 from transfers.partners import health_repository
 from transfers.requestlog import repository as request_log_repo
@@ -142,6 +143,12 @@ async def close_statements(svc: Services) -> int:
     return await books.close_due(svc.db, svc.clock.now())
 
 
+async def fetch_fx_rates(svc: Services) -> int:
+    """docs/rules/fx.md#fetch: the ECB's daily file, once a day after 16:00 CET (ecb provider, URL set);
+    a failure is logged and the stored rates stay in use until stale. Never more than one file a run."""
+    return await fx_service.fetch_if_due(svc.db, svc.clock, svc.settings)
+
+
 MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction
 
 
@@ -174,6 +181,7 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     ("watch_flights", "flights_checked", watch_flights),  # docs/rules/flights.md
     ("close_statements", "statements_closed", close_statements),  # docs/rules/statements.md
     ("prune_ride_positions", "positions_pruned", prune_ride_positions),  # docs/rules/ride.md
+    ("fetch_fx_rates", "fx_files_fetched", fetch_fx_rates),  # docs/rules/fx.md
 )
 
 

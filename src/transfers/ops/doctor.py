@@ -21,6 +21,7 @@ from transfers.clock import SystemClock
 from transfers.config import Settings, get_settings, unknown_variables
 from transfers.db.engine import Database
 from transfers.flights.providers import ProviderError, build_provider
+from transfers.fx import service as fx_service
 from transfers.hosted import repository as hosted_repo
 from transfers.ops.database import is_sqlite, read_schema, schema_problem, shown_target
 from transfers.ops.errors import BackendUnavailable
@@ -71,7 +72,7 @@ async def run_doctor(*, processes: int = 1) -> Report:
         cfg = get_settings()
     except ValidationError as exc:
         rows.append(Row("settings", "FAIL", "; ".join(describe_validation_error(exc))))
-        skipped = ("database", "redis", "flight provider", "secret key", "partners")
+        skipped = ("database", "redis", "flight provider", "fx rates", "secret key", "partners")
         rows += [Row(name, "SKIP", "settings invalid") for name in skipped]
         return Report(rows)
     problems = cfg.deployment_problems()
@@ -80,18 +81,53 @@ async def run_doctor(*, processes: int = 1) -> Report:
         if problems
         else Row("settings", "PASS", f"environment {cfg.environment}")
     )
+    # One row per unknown variable, each with its own "did you mean": joined into one cell, a long
+    # list was cut at the table's width and the suggestions lost.
     unknown = unknown_variables()
-    rows.append(
-        Row("variables", "WARN", "; ".join(unknown))
-        if unknown
-        else Row("variables", "PASS", "every TRANSFERS_* variable is a setting of this release")
-    )
+    rows += [Row("variables", "WARN", line) for line in unknown] or [
+        Row("variables", "PASS", "every TRANSFERS_* variable is a setting of this release")
+    ]
     database = await _database_rows(cfg, processes)
     rows += database
     rows.append(await _redis_row(cfg))
     rows.append(await flight_provider_row(cfg))
-    rows += await _secret_and_partner_rows(cfg, database_ok=all(r.result != "FAIL" for r in database[:2]))
+    database_ok = all(r.result != "FAIL" for r in database[:2])
+    rows.append(await fx_row(cfg) if database_ok else Row("fx rates", "SKIP", "database unusable"))
+    rows += await _secret_and_partner_rows(cfg, database_ok=database_ok)
     return Report(rows)
+
+
+async def fx_row(cfg: Settings) -> Row:
+    """docs/rules/fx.md#doctor: how old the rates in use are, and whether the ECB file can be fetched.
+    WARN (never FAIL: the service answers, leaving out the offers a stale rate would price) when a rate
+    is stale, when there are none, when the ECB file is not fetched or its last fetch failed."""
+    db = Database(cfg.resolved_database_url, pool_size=1, application_name="transfers-doctor")
+    try:
+        found = await fx_service.freshness(db, SystemClock(), cfg)
+    finally:
+        await db.dispose()
+    notes: list[str] = []
+    verdict: Verdict = "PASS"
+    if not found.rates:
+        verdict, head = "WARN", f"{found.provider}: no rates: every offer needing a conversion is left out"
+    else:
+        newest = max(r.as_of for r in found.rates.values())
+        head = (
+            f"{found.provider}: {len(found.rates)} rates, newest {newest.isoformat()}, "
+            f"oldest {found.oldest_days} day(s) old (max {cfg.fx_max_age_days})"
+        )
+    if found.stale:
+        verdict = "WARN"
+        notes.append(f"stale, so unused: {', '.join(found.stale[:10])}")
+    if found.provider == "ecb" and not cfg.fx_ecb_url:
+        verdict = "WARN"
+        notes.append("TRANSFERS_FX_ECB_URL is not set: nothing is fetched")
+    if found.fetch.last_error:
+        verdict = "WARN"
+        notes.append(f"last fetch failed: {found.fetch.last_error[:200]}")
+    elif found.fetch.succeeded_at is not None:
+        notes.append(f"last fetched {found.fetch.succeeded_at.isoformat(timespec='seconds')}")
+    return Row("fx rates", verdict, "; ".join([head, *notes]))
 
 
 async def _database_rows(cfg: Settings, processes: int) -> list[Row]:
@@ -295,7 +331,9 @@ async def _partner_rows(
     if not partners:
         return [] if hosted else [Row("partners", "WARN", "no enabled partner: searches find no vehicles")]
     client = PartnerClient(
-        max_response_bytes=cfg.partner_max_response_bytes, allow_private=cfg.private_partner_urls_allowed
+        max_response_bytes=cfg.partner_max_response_bytes,
+        allow_private=cfg.private_partner_urls_allowed,
+        trusted_url=cfg.sandbox_partner_url,
     )
     try:
         verdicts = await asyncio.gather(

@@ -56,6 +56,13 @@ async def prepare_database(
         log.info("database_available", target=shown_target(url), attempts=attempts)
     if migrate and apply and not schema.at_head:
         await apply_migrations(url)
+        # One line for the whole upgrade (Alembic's own per-revision lines are not shown).
+        log.info(
+            "database_migrated",
+            target=shown_target(url),
+            from_revision=",".join(schema.current) or None,
+            to_revision=",".join(schema.heads),
+        )
 
 
 async def apply_migrations(url: str, revision: str = "head") -> None:

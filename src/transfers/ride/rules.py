@@ -22,6 +22,7 @@ E = RideEventType
 
 MAX_AHEAD = timedelta(minutes=5)  # a report's time at most this far ahead of the service's clock
 EARLIEST_BEFORE_PICKUP = timedelta(hours=24)  # an event's time not earlier than this before pickup
+DROPOFF_EARLIEST_BEFORE_PICKUP = timedelta(minutes=60)  # a ride cannot end hours before it starts
 LATE_AFTER_COMPLETED = timedelta(hours=24)  # events still accepted this long after COMPLETED
 POSITIONS_FROM = timedelta(hours=2)  # positions accepted from this long before pickup
 MAX_POSITIONS = 100
@@ -161,8 +162,12 @@ def _instant(value: Any, where: str, now: datetime) -> datetime:
 
 def check_event(facts: BookingFacts, report: EventReport, now: datetime) -> Verdict:
     """docs/rules/ride.md#event-rules, in this order: the booking accepts events at all, the time is
-    within its window, a type recorded already is a harmless repeat, then the order rules of the
-    no-show."""
+    within its window, a type recorded already is a harmless repeat, a drop-off-side event no earlier
+    than 60 min before the pickup, then the order rules of the no-show.
+
+    ``facts.pickup_at`` is the current pickup (it follows the flight); for the sandbox partner it is the
+    compressed one (``compressed``), which is how its rides, played within a minute of booking whatever
+    the pickup, stay exempt from the 60 min rule."""
     if facts.status == "COMPLETED":
         if facts.completed_at is None or now > facts.completed_at + LATE_AFTER_COMPLETED:
             raise RideRefused("events are accepted for APPROVED bookings and until 24 h after one became COMPLETED")
@@ -172,6 +177,11 @@ def check_event(facts: BookingFacts, report: EventReport, now: datetime) -> Verd
         raise RideRefused("occurred_at: must not be earlier than 24 h before the pickup")
     if report.type in facts.recorded:
         return Verdict.REPEAT
+    if report.type in DROPOFF_SIDE and report.occurred_at < facts.pickup_at - DROPOFF_EARLIEST_BEFORE_PICKUP:
+        # docs/rules/ride.md#event-rules: a drop-off hours before the pickup would complete the booking at
+        # once, end the client's right to cancel and book the fare on the partner's statement.
+        pickup = facts.pickup_at.isoformat()
+        raise RideRefused(f"{report.type.value}: occurred_at must not be more than 60 min before the pickup ({pickup})")
     if report.type is E.CUSTOMER_NO_SHOW:
         if E.DRIVER_ARRIVED_AT_PICKUP not in facts.recorded:
             raise RideRefused("CUSTOMER_NO_SHOW needs a recorded DRIVER_ARRIVED_AT_PICKUP")

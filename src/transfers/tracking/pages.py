@@ -32,6 +32,7 @@ from transfers.tracking.facts import RIDE_OVER, RideNow, place_point, traveller_
 from transfers.tracking.rides import driver_actor, report_event, report_position, ride_now
 from transfers.tracking.rules import (
     PHONE_BEFORE_PICKUP,
+    POSITION_EVERY,
     driver_link_open,
     looks_like_token,
     traveller_page_gone,
@@ -310,7 +311,8 @@ async def driver_event(request: Request, token: str) -> Response:
 
 @router.post("/d/{token}/positions")
 async def driver_position(request: Request, token: str) -> Response:
-    """The page's script, every 10 s while the ride is on: one position, under the reverse API's rules."""
+    """The page's script, every 10 s while the ride is on: one position, under the reverse API's rules, and at
+    most one every 3 s per link (429 with ``Retry-After`` otherwise; docs/operations/security.md)."""
     booking, refusal = await _driver_booking(request, token)
     if booking is None or refusal is not None:
         status = refusal.status_code if refusal is not None else 404
@@ -321,8 +323,15 @@ async def driver_position(request: Request, token: str) -> Response:
         body = None
     if not isinstance(body, dict):
         return JSONResponse({"status": "Error", "message": "expected a JSON object: lat, lng, at"}, status_code=422)
+    svc = _services(request)
+    if not await repo.take_position_turn(svc.db, token, svc.clock.now(), POSITION_EVERY):
+        seconds = int(POSITION_EVERY.total_seconds())
+        message = f"One position every {seconds} s per driver link: this one was not recorded."
+        return JSONResponse(
+            {"status": "Error", "message": message}, status_code=429, headers={"Retry-After": str(seconds)}
+        )
     try:
-        accepted = await report_position(_services(request), booking, body)
+        accepted = await report_position(svc, booking, body)
     except BookingNotFound:
         return JSONResponse({"status": "Error", "message": "This driver link is not open."}, status_code=404)
     except DomainError as exc:

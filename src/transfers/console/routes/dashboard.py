@@ -2,7 +2,8 @@
 oldest pending one's age, and the last hour's errors in three tables apart (a partner
 listed for failed deliveries read "0 of 0" search errors): partner searches that failed (partner
 health, ``partners/health_repository.py``, "3 of 12 calls"), partner delivery attempts that failed,
-and client webhook endpoints whose deliveries failed or are being retried."""
+and client webhook endpoints whose deliveries failed or are being retried; how many incidents are open
+(the queue, ``routes/incidents.py``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from transfers.console import delivery_queries, queries
 from transfers.console.auth import Signed, services
 from transfers.console.render import page
 from transfers.flights import repository as flight_repository
+from transfers.incidents import repository as incident_repository
 from transfers.partners import health_repository
 
 router = APIRouter()
@@ -36,6 +38,7 @@ async def dashboard(request: Request, viewer: Signed) -> Response:
         webhook_failures = await delivery_queries.webhook_failures_since(conn, now - timedelta(hours=1))
         # docs/rules/flights.md#disruption: live bookings whose flight is disrupted, picked up in the next 24 h
         disrupted = await flight_repository.disrupted_within(conn, now, now + timedelta(hours=24), limit=200)
+        open_incidents = await incident_repository.count_open(conn)
     searches = sorted(
         (h for h in health if h.errors and h.search_calls),
         key=lambda h: (-h.errors, h.partner_id),
@@ -76,6 +79,7 @@ async def dashboard(request: Request, viewer: Signed) -> Response:
                 for b in disrupted
             ],
             "today": today,
+            "open_incidents": open_incidents,
         },
         viewer=viewer,
         title="Dashboard",

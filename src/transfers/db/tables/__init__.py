@@ -36,6 +36,7 @@ from transfers.db.tables.bookings import (
     searches,
 )
 from transfers.db.tables.flights import flight_watches
+from transfers.db.tables.fx import fx_fetches, fx_rates
 from transfers.db.tables.health import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, SEARCH_OUTCOMES, partner_search_minutes
 from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_users, rate_cards
 from transfers.db.tables.incidents import incidents, incidents_status_created
@@ -45,7 +46,7 @@ from transfers.db.tables.requestlog import api_requests
 from transfers.db.tables.return_trips import bookings_trip
 from transfers.db.tables.ride import ride_events, ride_positions
 from transfers.db.tables.ride_pages import bookings_tracking_token, driver_links
-from transfers.db.tables.web import operators, web_sessions, web_signin_failures
+from transfers.db.tables.web import operators, web_sessions, web_signin_attempts, web_signin_failures
 from transfers.db.tables.webhooks import client_events, webhook_deliveries, webhook_endpoints
 
 __all__ = [
@@ -74,6 +75,8 @@ __all__ = [
     "delivery_attempts",
     "driver_links",
     "flight_watches",
+    "fx_fetches",
+    "fx_rates",
     "hosted_capacity",
     "idempotency_keys",
     "incidents",
@@ -99,6 +102,7 @@ __all__ = [
     "vehicle_types",
     "wallets",
     "web_sessions",
+    "web_signin_attempts",
     "web_signin_failures",
     "webhook_deliveries",
     "webhook_endpoints",

@@ -1,0 +1,1 @@
+"""Exchange rates (docs/rules/fx.md): the rates in use, ECB files, manual rates and conversion."""
