@@ -127,8 +127,9 @@ async def answered_bookings(db: Database, journal: list[Booked], client_ids: lis
 
 async def refunds(db: Database, journal: list[Booked], data: dict[str, Any], fee_partner_id: int) -> Check:
     """The booking invariants (tests/booking_invariants.py) over every booking, and each cancel the
-    client was answered Success for: the booking CANCELLED, one refund at most, and the 25 % fee kept exactly at the partner whose policy says so
-    (by the booking's own partner: a return pair's legs may be at two partners)."""
+    client was answered Success for: the booking CANCELLED, one refund at most, and the 25 % fee kept
+    exactly at the partner whose policy says so (by the booking's own partner: a return pair's legs
+    may be at two partners)."""
     problems = []
     try:
         await check_booking_invariants(db)
