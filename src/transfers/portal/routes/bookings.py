@@ -19,6 +19,7 @@ from transfers.bookings import partner_updates, reverse
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import could_exist
+from transfers.flights.news import flight_news
 from transfers.hosted import repository as repo
 from transfers.incidents import service as incidents
 from transfers.incidents.models import Incident
@@ -155,6 +156,7 @@ async def detail(
         "ride": await ride_panel(request, viewer, booking),  # docs/rules/ride.md#driver-page
         "stage_words": STAGE_LABELS,
         "incidents": await _incidents(svc, booking),  # docs/rules/incidents.md#resolve: the partner sees them
+        "news": flight_news(booking.trip),  # docs/rules/flights.md#in-words: the flight's status, a moved pickup
     }
     return page(
         request, "bookings/detail.html", context, viewer=viewer, status_code=status_code, title=booking.reservation_no
