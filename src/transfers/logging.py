@@ -22,6 +22,34 @@ from transfers.context import request_id_var
 
 _SECRET_FIELDS = {"api_key", "authorization", "outbound_token", "signing_secret", "key", "token"}
 
+# Capability URLs: the token in the path is the whole authorisation (the traveller's page, the driver
+# page, the message opt-out page, the return-trip page), so a log keeps at most its first characters.
+CAPABILITY_PATH_PREFIXES = ("/t/", "/d/", "/m/", "/r/")
+TOKEN_CHARS_KEPT = 4
+_PATH_FIELDS = ("path", "url")
+
+
+def redact_path(path: str) -> str:
+    """``path`` with a capability token cut to its first 4 characters: ``/d/AbCdEf.../events`` is logged as
+    ``/d/AbCd…/events``. Any other path is returned as it is (a slice and a tuple lookup: the access line
+    calls this for every request)."""
+    if path[:3] not in CAPABILITY_PATH_PREFIXES:
+        return path
+    end = path.find("/", 3)
+    end = len(path) if end < 0 else end
+    if end - 3 <= TOKEN_CHARS_KEPT:
+        return path
+    return f"{path[: 3 + TOKEN_CHARS_KEPT]}…{path[end:]}"
+
+
+def redact_url(url: str) -> str:
+    """A URL (or a bare path) with any capability token in its path cut as ``redact_path`` does."""
+    scheme = url.find("://")
+    if scheme < 0:
+        return redact_path(url)
+    slash = url.find("/", scheme + 3)
+    return url if slash < 0 else url[:slash] + redact_path(url[slash:])
+
 
 def _add_request_id(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     request_id = request_id_var.get()
@@ -33,6 +61,10 @@ def _add_request_id(_: Any, __: str, event: MutableMapping[str, Any]) -> Mutable
 def _drop_secrets(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     for name in _SECRET_FIELDS & event.keys():
         event[name] = "[redacted]"
+    for name in _PATH_FIELDS:  # a capability URL's token, in any line that names a path or a URL
+        value = event.get(name)
+        if isinstance(value, str):
+            event[name] = redact_url(value)
     return event
 
 

@@ -103,7 +103,8 @@ async def test_a_whole_ride_from_the_driver_page_without_javascript(
     assert DRIVER.phone not in (await http.get(f"/t/{ride.token}")).text
     done = await http.get(page)
     assert "Ride finished" in done.text and 'class="step"' not in done.text
-    # Once the ride is over, positions are refused (the reverse API's rule).
+    # Once the ride is over, positions are refused (the reverse API's rule), past the link's 3 s pace.
+    clock.offset += timedelta(seconds=3)
     late = await http.post(f"{page}/positions", json={"lat": 55.86, "lng": -4.25, "at": clock.now().isoformat()})
     assert late.status_code == 422
 

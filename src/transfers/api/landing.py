@@ -1,8 +1,12 @@
 """``GET /``: a small page saying what this service is and where its parts are (the root
 answered a JSON 404 to the first thing a new user opens). Self-contained: inline style, no script,
-no request to another host."""
+no request to another host; its Content-Security-Policy allows exactly that style (by its hash) and
+no framing (docs/operations/security.md)."""
 
 from __future__ import annotations
+
+import base64
+import hashlib
 
 from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse
@@ -46,7 +50,18 @@ search, book, read and cancel transfers under <code>/api/v1/booking-api</code>.<
 """
 
 
+_STYLE = _PAGE.split("<style>")[1].split("</style>")[0].replace("{{", "{").replace("}}", "}")
+_STYLE_HASH = base64.b64encode(hashlib.sha256(_STYLE.encode()).digest()).decode()
+HEADERS = {
+    "Content-Security-Policy": (
+        f"default-src 'none'; style-src 'sha256-{_STYLE_HASH}'; base-uri 'none'; form-action 'none'; "
+        "frame-ancestors 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+}
+
+
 @router.get("/", include_in_schema=False)
 async def landing(request: Request) -> HTMLResponse:
     environment = services(request).settings.environment
-    return HTMLResponse(_PAGE.format(version=__version__, environment=environment))
+    return HTMLResponse(_PAGE.format(version=__version__, environment=environment), headers=HEADERS)

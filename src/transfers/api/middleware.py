@@ -6,6 +6,9 @@
 * any exception that escaped the routes becomes 500 ``INTERNAL_ERROR`` (or 503 ``UNAVAILABLE``
   when the database is unreachable), logged with its traceback, never shown to the caller;
 * the ``RateLimit-*`` headers of an allowed request (``api/ratelimit.py``);
+* ``X-Content-Type-Options: nosniff`` on every answer, and on a capability URL's answers (``/t/``,
+  ``/d/``, ``/m/``, ``/r/``: the token in the path is the whole authorisation) ``Referrer-Policy:
+  no-referrer`` and ``Cache-Control: no-store``, whatever the route set (docs/operations/security.md);
 * the HTTP metrics (``api/metrics.py``) and one structured access-log line per request
   (``transfers.logging.log_request``);
 * a client's ``/api/`` request into the request log's buffer (``requestlog/``,
@@ -40,7 +43,7 @@ from transfers.api.responses import dumps, service_error_body
 from transfers.context import request_id_var
 from transfers.db.errors import is_database_unavailable
 from transfers.errors import DomainError, ErrorCode
-from transfers.logging import log_request
+from transfers.logging import CAPABILITY_PATH_PREFIXES, log_request
 from transfers.observability.metrics import CLIENT_CLOSED_REQUEST
 from transfers.requestlog.buffer import RequestLogBuffer
 
@@ -48,6 +51,25 @@ log = structlog.get_logger("transfers.http")
 _SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$").match
 
 Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+NOSNIFF = (b"x-content-type-options", b"nosniff")
+_CAPABILITY_HEADERS = ((b"referrer-policy", b"no-referrer"), (b"cache-control", b"no-store"), NOSNIFF)
+_CAPABILITY_REPLACED = frozenset(name for name, _ in _CAPABILITY_HEADERS)
+
+
+def with_safety_headers(path: str, headers: list[Any]) -> list[Any]:
+    """``headers`` (an answer's raw, lower-case head) with ``nosniff`` added when the route did not
+    set it, and on a capability URL the no-referrer, no-store trio in place of whatever was there."""
+    if path[:3] in CAPABILITY_PATH_PREFIXES:
+        kept = [(k, v) for k, v in headers if k not in _CAPABILITY_REPLACED]
+        kept.extend(_CAPABILITY_HEADERS)
+        return kept
+    for name, _ in headers:
+        if name == b"x-content-type-options":
+            return headers
+    headers.append(NOSNIFF)
+    return headers
 
 
 class BodyTooLarge(Exception):
@@ -95,7 +117,10 @@ class Plumbing:
                 {
                     "type": "http.response.start",
                     "status": status,
-                    "headers": [*response.raw_headers, (b"x-request-id", request_id.encode()), *allowed_headers(scope)],
+                    "headers": with_safety_headers(
+                        scope["path"],
+                        [*response.raw_headers, (b"x-request-id", request_id.encode()), *allowed_headers(scope)],
+                    ),
                 }
             )
             await send({"type": "http.response.body", "body": response.body})
@@ -115,14 +140,17 @@ class Plumbing:
 
     @staticmethod
     def _sender(scope: Scope, send: Send, seen: ResponseSeen, request_id: str) -> Send:
-        """``send`` adding ``X-Request-ID`` and the ``RateLimit-*`` headers to the answer's head, and
+        """``send`` adding ``X-Request-ID``, the ``RateLimit-*`` and the safety headers to the answer's head, and
         noting its status in ``seen``."""
         rid_header = (b"x-request-id", request_id.encode())
+        path = scope["path"]
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
                 seen.start(message)
-                message["headers"] = [*message.get("headers", []), rid_header, *allowed_headers(scope)]
+                message["headers"] = with_safety_headers(
+                    path, [*message.get("headers", []), rid_header, *allowed_headers(scope)]
+                )
             await send(message)
 
         return send_with_id

@@ -28,6 +28,11 @@ def dumps(content: Any) -> bytes:
 _JSON_TYPE = (b"content-type", b"application/json")
 
 
+# An answer that shows a secret once (a webhook endpoint's signing secret): never kept by a cache, a
+# proxy or the browser's history (docs/operations/security.md).
+SHOWN_ONCE = {"Cache-Control": "no-store"}
+
+
 class JSONBody(Response):
     media_type = "application/json"
 

@@ -22,7 +22,6 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.models import Booking
 from transfers.bookings.reverse import BookingNotFound
-from transfers.bookings.trip import Place
 from transfers.errors import DomainError
 from transfers.reference.airports import find_airport, local_time
 from transfers.services import Services
@@ -32,6 +31,7 @@ from transfers.tracking.facts import RIDE_OVER, RideNow, place_point, traveller_
 from transfers.tracking.rides import driver_actor, report_event, report_position, ride_now
 from transfers.tracking.rules import (
     PHONE_BEFORE_PICKUP,
+    POSITION_EVERY,
     driver_link_open,
     looks_like_token,
     traveller_page_gone,
@@ -211,6 +211,8 @@ def driver_page(
     step = steps.next_step(stage) if approved else None
     local = local_time(booking.airport_iata, booking.pickup_at)
     free_wait = local_time(booking.airport_iata, booking.trip.free_wait_until)
+    route = booking.trip.route
+    flight = steps.flight_facts(booking.trip)
     if approved:
         headline = {
             "NOT_STARTED": "Ready to go",
@@ -249,19 +251,15 @@ def driver_page(
             )
             if part
         ),
-        "pickup": _label(booking.trip.route.pickup),
-        "dropoff": _label(booking.trip.route.dropoff),
+        "flight": flight,
+        "pickup": steps.stop(route.pickup, place_point(route.pickup), flight.terminal if flight else None),
+        "dropoff": steps.stop(route.dropoff, place_point(route.dropoff)),
         "events_url": f"/d/{token}/events",
         "positions_url": f"/d/{token}/positions",
         "notice": notice,
         "problem": problem,
     }
     return HTMLResponse(_DRIVER.render(**context), status_code=status, headers=HEADERS)
-
-
-def _label(place: Place) -> str:
-    point = place_point(place)
-    return place.label if point is None or place.name else f"{place.label} ({point[0]:.5f}, {point[1]:.5f})"
 
 
 @router.get("/d/{token}")
@@ -310,7 +308,8 @@ async def driver_event(request: Request, token: str) -> Response:
 
 @router.post("/d/{token}/positions")
 async def driver_position(request: Request, token: str) -> Response:
-    """The page's script, every 10 s while the ride is on: one position, under the reverse API's rules."""
+    """The page's script, every 10 s while the ride is on: one position, under the reverse API's rules, and at
+    most one every 3 s per link (429 with ``Retry-After`` otherwise; docs/operations/security.md)."""
     booking, refusal = await _driver_booking(request, token)
     if booking is None or refusal is not None:
         status = refusal.status_code if refusal is not None else 404
@@ -321,8 +320,15 @@ async def driver_position(request: Request, token: str) -> Response:
         body = None
     if not isinstance(body, dict):
         return JSONResponse({"status": "Error", "message": "expected a JSON object: lat, lng, at"}, status_code=422)
+    svc = _services(request)
+    if not await repo.take_position_turn(svc.db, token, svc.clock.now(), POSITION_EVERY):
+        seconds = int(POSITION_EVERY.total_seconds())
+        message = f"One position every {seconds} s per driver link: this one was not recorded."
+        return JSONResponse(
+            {"status": "Error", "message": message}, status_code=429, headers={"Retry-After": str(seconds)}
+        )
     try:
-        accepted = await report_position(_services(request), booking, body)
+        accepted = await report_position(svc, booking, body)
     except BookingNotFound:
         return JSONResponse({"status": "Error", "message": "This driver link is not open."}, status_code=404)
     except DomainError as exc:

@@ -4,10 +4,10 @@ direct path: it is the page's whole database cost, bench/bench_tracking_page.py)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -83,6 +83,22 @@ async def revoke_driver_link(conn: AsyncConnection, booking_id: int, *, now: dat
         .values(revoked_at=now)
     )
     return bool(result.rowcount == 1)
+
+
+async def take_position_turn(db: Database, token: str, now: datetime, every: timedelta) -> bool:
+    """Whether the link may record a position now: True (and ``now`` noted as its last) when none was
+    taken within ``every``. One conditional UPDATE, so two processes (or two parallel posts) cannot both
+    take the same turn."""
+    async with db.write() as conn:
+        result = await conn.execute(
+            update(driver_links)
+            .where(
+                driver_links.c.token == token,
+                or_(driver_links.c.last_position_at.is_(None), driver_links.c.last_position_at <= now - every),
+            )
+            .values(last_position_at=now)
+        )
+    return int(result.rowcount) > 0
 
 
 def _link(row: Any) -> DriverLink:

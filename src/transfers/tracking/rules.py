@@ -20,6 +20,9 @@ PHONE_BEFORE_PICKUP = timedelta(hours=2)
 DRIVER_LINK_BEFORE_PICKUP = timedelta(hours=24)
 DRIVER_LINK_AFTER_PICKUP = timedelta(hours=24)
 DRIVER_PATH = "/d/"
+# docs/operations/security.md: a driver page takes at most one position per link this often (its script
+# sends one every 10 s; a leaked link cannot flood the booking's positions and the client's webhooks).
+POSITION_EVERY = timedelta(seconds=3)
 
 
 def looks_like_token(value: str) -> bool:

@@ -14,7 +14,7 @@ from transfers.api import client_schemas as cs
 from transfers.api import schemas
 from transfers.api.deps import current_client, json_object, services
 from transfers.api.openapi import register_body, register_query_types
-from transfers.api.responses import JSONBody
+from transfers.api.responses import SHOWN_ONCE, JSONBody
 from transfers.client_events import events
 from transfers.clients.models import ClientPrincipal
 from transfers.errors import ErrorCode
@@ -78,7 +78,7 @@ _LOG_ERRORS = {
 )
 async def create_endpoint(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
     body = await json_object(request)
-    return JSONBody(await endpoints.create(services(request), client, body), status_code=201)
+    return JSONBody(await endpoints.create(services(request), client, body), status_code=201, headers=SHOWN_ONCE)
 
 
 @router.get(
@@ -152,7 +152,7 @@ async def ping_endpoint(request: Request, client: ClientPrincipal = Depends(curr
     openapi_extra=_ID,
 )
 async def rotate_secret(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
-    return JSONBody(await endpoints.rotate_secret(services(request), client, _endpoint_id(request)))
+    return JSONBody(await endpoints.rotate_secret(services(request), client, _endpoint_id(request)), headers=SHOWN_ONCE)
 
 
 @router.get(

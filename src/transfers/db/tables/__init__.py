@@ -46,7 +46,7 @@ from transfers.db.tables.requestlog import api_requests
 from transfers.db.tables.return_trips import bookings_trip
 from transfers.db.tables.ride import ride_events, ride_positions
 from transfers.db.tables.ride_pages import bookings_tracking_token, driver_links
-from transfers.db.tables.web import operators, web_sessions, web_signin_failures
+from transfers.db.tables.web import operators, web_sessions, web_signin_attempts, web_signin_failures
 from transfers.db.tables.webhooks import client_events, webhook_deliveries, webhook_endpoints
 
 __all__ = [
@@ -102,6 +102,7 @@ __all__ = [
     "vehicle_types",
     "wallets",
     "web_sessions",
+    "web_signin_attempts",
     "web_signin_failures",
     "webhook_deliveries",
     "webhook_endpoints",

@@ -30,4 +30,6 @@ driver_links = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Column("created_by", String(200), nullable=False),
     Column("revoked_at", UTCDateTime, nullable=True),
+    # when the page's last position was taken: one per 3 s per link (migration 0025)
+    Column("last_position_at", UTCDateTime, nullable=True),
 )

@@ -56,5 +56,18 @@ web_signin_failures = Table(
     Column("realm", String(16), nullable=False),
     Column("email", String(320), nullable=False),  # as typed, lower-cased, cut to 320
     Column("created_at", UTCDateTime, nullable=False),
+    # the lock-out counts failures per e-mail and client address (migration 0025; NULL before it)
+    Column("client_address", String(64), nullable=True),
     Index("ix_web_signin_failures_realm_email", "realm", "email", "created_at"),
+)
+
+# Sign-in attempts per client address, every realm together (migration 0025): at most 10 a minute are
+# checked, the rest refused before any password hash (webauth/signin.py).
+web_signin_attempts = Table(
+    "web_signin_attempts",
+    metadata,
+    Column("id", PK, primary_key=True, autoincrement=True),
+    Column("client_address", String(64), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_web_signin_attempts_address", "client_address", "created_at"),
 )
