@@ -36,7 +36,7 @@ clients = Table(
     CheckConstraint("status IN ('active', 'suspended')", name="status"),
 )
 
-# One wallet per client and currency (migration 0025, docs/rules/wallet.md#currencies); exactly one of a
+# One wallet per client and currency (migration 0026, docs/rules/wallet.md#currencies); exactly one of a
 # client's wallets is its default (the first, unless ``wallet add --default`` moved it): the partial
 # unique index keeps "at most one" in the database, the use cases "at least one".
 wallets = Table(

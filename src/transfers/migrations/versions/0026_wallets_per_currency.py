@@ -3,8 +3,8 @@ one of them its default. ``wallets.client_id`` is no longer unique; ``(client_id
 ``is_default`` marks the default (at most one per client: a partial unique index). Every existing
 wallet is its client's only one, so it becomes the default.
 
-Revision ID: 0025
-Revises: 0024
+Revision ID: 0026
+Revises: 0025
 Create Date: 2026-11-29
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0025"
-down_revision = "0024"
+revision = "0026"
+down_revision = "0025"
 branch_labels = None
 depends_on = None
 
