@@ -161,6 +161,7 @@ async def soak(options: argparse.Namespace, workdir: Path) -> int:
     print(f"soak: {options.minutes:g} min at {options.rate:g} operations/s; database {database.name}; logs {workdir}")
     try:
         db = await database.create()
+        print(f"  PostgreSQL connections in use before the soak's processes: {await database.server_connections()}")
         receiver = FlakyReceiver(fail_rate=0.1)
         hook = await LiveServer(receiver.app()).start()
         servers.append(hook)

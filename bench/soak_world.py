@@ -52,22 +52,33 @@ class SoakDatabase:
         self.name = f"soak_{secrets.token_hex(5)}"
         self.url = server_url.rsplit("/", 1)[0] + "/" + self.name
         self.db: Database | None = None
+        self._conn: asyncpg.Connection | None = None
+        self._lock = asyncio.Lock()  # one statement at a time on that one connection
 
     @property
     def async_url(self) -> str:
         return "postgresql+asyncpg://" + self.url.split("://", 1)[1]
 
     async def _admin(self, statement: str, *args: Any) -> Any:
-        conn = await asyncpg.connect(self.server_url, timeout=10)
-        try:
-            return await conn.fetch(statement, *args)
-        finally:
-            await conn.close()
+        """On one connection to the server's own database, opened first and kept: on a server other
+        work shares, a fault must not wait for a free connection slot (``too many clients``)."""
+        for attempt in range(30):
+            if self._conn is None or self._conn.is_closed():
+                try:
+                    self._conn = await asyncpg.connect(self.server_url, timeout=10)
+                except asyncpg.TooManyConnectionsError:
+                    if attempt == 29:
+                        raise
+                    await asyncio.sleep(1.0)
+                    continue
+            async with self._lock:
+                return await self._conn.fetch(statement, *args)
+        raise AssertionError("unreachable")
 
     async def create(self) -> Database:
         await self._admin(f'CREATE DATABASE "{self.name}"')
         await asyncio.to_thread(upgrade, self.async_url)
-        self.db = Database(self.async_url, pool_size=2, application_name=CHECKER)
+        self.db = Database(self.async_url, pool_size=1, application_name=CHECKER)
         return self.db
 
     async def terminate_service_backends(self) -> int:
@@ -80,9 +91,10 @@ class SoakDatabase:
         )
         return sum(1 for r in rows if r[0])
 
-    async def connections(self) -> int:
-        rows = await self._admin("SELECT count(*) FROM pg_stat_activity WHERE datname = $1", self.name)
-        return int(rows[0][0])
+    async def server_connections(self) -> str:
+        """How full the server is (other work may share it): "in use / max_connections"."""
+        rows = await self._admin("SELECT count(*), current_setting('max_connections') FROM pg_stat_activity")
+        return f"{rows[0][0]} / {rows[0][1]}"
 
     async def drop(self) -> None:
         if self.db is not None:
@@ -90,6 +102,9 @@ class SoakDatabase:
                 await self.db.dispose()
         with contextlib.suppress(Exception):
             await self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await self._conn.close()
 
 
 # --- processes ------------------------------------------------------------------------------------
