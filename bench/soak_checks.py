@@ -44,8 +44,10 @@ class Window:
     detail: str = ""
 
 
-def in_window(t: float, windows: list[Window]) -> bool:
-    return any(w.start <= t <= w.end + GRACE_SECONDS for w in windows)
+def in_window(t: float, windows: list[Window], took: float = 0.0) -> bool:
+    """Whether the moment ``t`` (or a request sent then and answered ``took`` s later: one in flight
+    when the fault struck is the fault's) falls in a fault window or its grace."""
+    return any(t <= w.end + GRACE_SECONDS and t + took >= w.start for w in windows)
 
 
 async def _rows(db: Database) -> dict[str, Any]:
@@ -319,7 +321,7 @@ def server_errors(attempts: list[Attempt], windows: list[Window]) -> Check:
     for a in attempts:
         if not isinstance(a.status, int) or a.status < 500:
             continue
-        if in_window(a.sent, windows):
+        if in_window(a.sent, windows, a.took):
             inside += 1
             if a.status != 503 or a.code != "UNAVAILABLE":
                 problems.append(f"{a.op} at {a.sent:.1f}s (api-{a.api + 1}): {a.status} {a.code} in a fault window")
