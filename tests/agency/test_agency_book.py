@@ -159,7 +159,7 @@ async def test_an_agent_books_end_to_end_without_javascript(
         ({"lat": "91"}, "lat", "Enter a latitude between -90 and 90"),
         ({"lat": "", "lng": "", "place": ""}, "place", "Enter the destination"),
         ({"place": "x" * 10_000}, "place", "SEARCH_DROPOFF_NAME_REQUIRED, 1315"),
-        ({"lat": "", "lng": "", "place": "Qqqqzzzxxyy"}, "place", "No place called"),
+        ({"lat": "", "lng": "", "place": "Qqqqzzzxxyy"}, "place", "No town or place called"),
     ],
 )
 async def test_search_refusals_show_the_apis_message_beside_the_field(

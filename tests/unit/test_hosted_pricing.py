@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from transfers.ratecards import card as cards
-from transfers.ratecards.pricing import Trip, quote, refusal, vehicle_price
+from transfers.ratecards.pricing import Trip, amendment_refusal, quote, refusal, vehicle_price
 
 EXAMPLE = json.loads((Path(__file__).parents[2] / "examples" / "rate-card.json").read_text())
 LONDON = ZoneInfo("Europe/London")
@@ -157,3 +157,39 @@ def test_quote_carries_currency_extras_and_prices() -> None:
         ("child-seat", Decimal("8.00"), "PER_ITEM"),
         ("meet-greet", Decimal("12.00"), "PER_BOOKING"),
     ]
+
+
+# docs/rules/hosted-partners.md#amendments: the booked trip (14:00 on 1 March 2027, 30 km) moved; the
+# card's sedan takes 5 a day, 2027-01-15 is blacked out, 2 h of lead time, night 22:00-06:00 +20 %.
+NOW = datetime(2027, 1, 10, 12, 0, tzinfo=UTC)
+
+
+def moved(local: str) -> Trip:
+    return trip(local, 30, searched=NOW)
+
+
+@pytest.mark.parametrize(
+    ("to", "taken", "expected"),
+    [
+        ("2027-03-01 16:00", 0, None),  # the same day, the same price
+        ("2027-03-02 09:00", 4, None),  # another day with a seat left
+        ("2027-03-01 18:00", 5, None),  # its own day full: the booking keeps the seat it holds
+        ("2027-03-02 09:00", 5, "the vehicle sedan is fully booked on 2027-03-02 (5 of 5)"),
+        ("2027-01-15 14:00", 0, "2027-01-15 is a blackout date"),
+        ("2027-01-10 13:30", 0, "pickup sooner than 2 h ahead"),
+        (
+            "2027-03-01 23:00",
+            0,
+            "that pickup time is inside the night-surcharge window: the rate card would price it 55.20 EUR, not 46.00",
+        ),
+    ],
+)
+def test_an_amendment_is_judged_by_the_cards_own_checks(to: str, taken: int, expected: str | None) -> None:
+    card = card_with(night=NIGHT)
+    booked = moved("2027-03-01 14:00")
+    assert amendment_refusal(card, "sedan", booked, moved(to), taken) == expected
+
+
+def test_an_amendment_of_a_vehicle_taken_off_the_card_is_refused() -> None:
+    why = amendment_refusal(card_with(), "limousine", moved("2027-03-01 14:00"), moved("2027-03-01 15:00"), 0)
+    assert why == "the vehicle limousine is no longer on the rate card"

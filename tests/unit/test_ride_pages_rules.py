@@ -108,6 +108,6 @@ def test_the_flight_in_words() -> None:
     }
     facts = traveller_facts(booking(flight_state=state), RideNow(), PICKUP - timedelta(hours=1))
     assert facts["flight"]["number"] == "BA117" and facts["flight"]["status"] == "EN_ROUTE"
-    assert facts["flight"]["text"] == "In the air, 35 min late, expected 10:25, terminal 1"  # GLA in May: BST
+    assert facts["flight"]["text"] == "In the air, delayed 35 min; lands 10:25, terminal 1"  # GLA in May: BST
     plain = traveller_facts(booking(), RideNow(), PICKUP - timedelta(hours=1))
-    assert plain["flight"]["number"] == "BA117" and plain["flight"]["text"] == "On schedule"
+    assert plain["flight"]["number"] == "BA117" and plain["flight"]["text"] == "No news yet"

@@ -12,6 +12,7 @@ from transfers.agency.auth import agency_realm
 from transfers.agency.render import page
 from transfers.agency.routes import (
     book,
+    book_passenger,
     booking_page,
     booking_problem,
     bookings,
@@ -19,6 +20,7 @@ from transfers.agency.routes import (
     developers,
     home,
     login,
+    post_only,
     users,
     wallet,
 )
@@ -29,6 +31,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     login.router,
     home.router,
     book.router,
+    book_passenger.router,
     bookings.router,
     booking_page.router,
     booking_problem.router,
@@ -36,6 +39,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     users.router,
     developers.router,  # Developers: keys and the request log
     developer_webhooks.router,  # Developers: webhook endpoints, events, Resend
+    post_only.router,  # last: a GET of a form's action leads back to its page
 )
 
 

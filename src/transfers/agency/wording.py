@@ -4,6 +4,7 @@ airport ("Fri 27 Nov 2026, 14:30 at LHR (Europe/London)"). Pure."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -111,4 +112,24 @@ def flattened(value: object, prefix: str = "") -> list[tuple[str, str]]:
         return [(prefix, "—")]
     if isinstance(value, bool):
         return [(prefix, "yes" if value else "no")]
-    return [(prefix, str(value))]
+    return [(prefix, moment_words(value) if isinstance(value, str) else str(value))]
+
+
+_ISO_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})")
+
+
+def moment_words(text: str) -> str:
+    """An ISO 8601 instant as the API writes it ("2026-11-27T14:30:00+00:00") as a page shows one
+    ("2026-11-27 14:30 UTC", or "2026-11-27 14:30 (UTC+01:00)" in its own offset); any other text as
+    it is."""
+    if not _ISO_MOMENT.fullmatch(text):
+        return text
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    offset = moment.utcoffset()
+    if not offset:
+        return f"{moment:%Y-%m-%d %H:%M} UTC"
+    zone = f"{moment:%z}"
+    return f"{moment:%Y-%m-%d %H:%M} (UTC{zone[:3]}:{zone[3:5]})"

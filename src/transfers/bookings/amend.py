@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.bookings import partner_payloads
+from transfers.bookings import hosted_capacity, partner_payloads
 from transfers.bookings.amend_rules import (
     AmendmentStatus,
     Changes,
@@ -76,6 +76,7 @@ async def request_amendment(
         now = svc.clock.now()
         check_amendable(booking, now)
         changes = parse_changes(body, booking, now, search_limits)  # against the row as locked
+        await check_rate_card(conn, booking, changes.columns.get("pickup_at"), now)
         after = booking.moved(changes.columns)
         deadline = delivery_deadline(
             now,
@@ -121,6 +122,23 @@ def check_amendable(booking: Booking, now: datetime) -> None:
         )
     if is_pending(booking):
         raise Conflict(ErrorCode.AMENDMENT_IN_PROGRESS)
+
+
+async def check_rate_card(
+    conn: AsyncConnection, booking: Booking, new_pickup_at: datetime | None, now: datetime
+) -> None:
+    """docs/rules/hosted-partners.md#amendments: a hosted partner's booking moves only to a pickup its rate
+    card would sell at the booking's price (``hosted_capacity.amendment_refusal``); else 422
+    ``AMENDMENT_NOT_ALLOWED`` with the card's reason. Nothing for other changes or a server partner."""
+    if new_pickup_at is None:
+        return
+    why = await hosted_capacity.amendment_refusal(conn, booking, new_pickup_at, now)
+    if why is not None:
+        raise Refused(
+            ErrorCode.AMENDMENT_NOT_ALLOWED,
+            f"This partner's rate card does not sell the new pickup: {why}. The booking and its price stay "
+            "as they are; choose another time, or cancel and book again.",
+        )
 
 
 def _fields(changes: Changes) -> str:
@@ -169,6 +187,12 @@ async def settle(
         or amendment.get("message_id") != message.webhook_id
     ):
         return None
+    new_pickup_at = columns_of(amendment["changes"]).get("pickup_at")
+    if accepted and new_pickup_at is not None:
+        # checked again as it is applied: the card, the day's seats or the clock may have moved since the request
+        why = await hosted_capacity.amendment_refusal(conn, booking, new_pickup_at, now)
+        if why is not None:
+            accepted, partner_message = False, f"the partner's rate card no longer sells the new pickup: {why}"
     if accepted:
         fields = {
             **columns_of(amendment["changes"]),

@@ -80,7 +80,7 @@ def refund_due(booking: Booking) -> Decimal:
 def ledger_note(booking: Booking, reason: str | None) -> str:
     """The note of a cancellation's refund entry, which explains a kept fee (``booking``: the
     booking as cancelled, ``lifecycle.Change.booking``)."""
-    note = f"cancelled: {reason or ''}"
+    note = refund_note("cancelled", reason)
     fee, refund = booking.cancellation_fee, cancel_refund(booking)
     if fee and refund is not None:
         c = booking.currency
@@ -89,3 +89,13 @@ def ledger_note(booking: Booking, reason: str | None) -> str:
             note += f", incidents refunded {money.text(booking.incident_refunded, c)} before"
         note += f" (refund {money.text(refund, c)})"
     return note
+
+
+def refund_note(status: str, reason: str | None) -> str:
+    """A refund's note as people read it on the statement: "declined: no driver free"; a reason that
+    already says what happened stands alone ("refunded by operator: ...", not "refunded: refunded by
+    operator: ..."), and no reason leaves no dangling colon."""
+    word, text = status.lower(), (reason or "").strip()
+    if not text:
+        return word
+    return text if text.lower().startswith(word) else f"{word}: {text}"

@@ -7,7 +7,9 @@ impossible, from any number of API processes. A seat is given back when the book
 ride (cancelled, declined, failed): ``lifecycle``'s ``capacity`` side effect.
 
 In ``bookings`` (not ``hosted``) because only the booking's own changes claim, move and give back a
-seat, and everything it reads (the card, the counters: ``ratecards``) sits below ``bookings``.
+seat, and everything it reads (the card, the counters: ``ratecards``) sits below ``bookings``. For the
+same reason a client's amendment of a hosted booking is judged against the card here
+(``amendment_refusal``, with the search's own checks of ``ratecards/pricing.py``).
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.bookings.models import Booking
 from transfers.errors import Conflict
+from transfers.ratecards import pricing
 from transfers.ratecards import repository as repo
 from transfers.ratecards.card import load_stored
-from transfers.reference.airports import find_airport
+from transfers.reference.airports import find_airport, great_circle_km
 
 
 class VehicleFull(Conflict):
@@ -78,3 +81,31 @@ async def move(conn: AsyncConnection, booking: Booking, new_pickup_at: datetime)
     partner_id, vehicle_id = booking.partner_id, booking.partner_vehicle_id
     if await repo.release_seat(conn, partner_id=partner_id, vehicle_id=vehicle_id, local_date=old):
         await repo.claim_seat(conn, partner_id=partner_id, vehicle_id=vehicle_id, local_date=new, capacity=None)
+
+
+async def amendment_refusal(
+    conn: AsyncConnection, booking: Booking, new_pickup_at: datetime, now: datetime
+) -> str | None:
+    """docs/rules/hosted-partners.md#amendments: why the partner's rate card would not sell ``booking`` at
+    ``new_pickup_at`` (a blackout date, a full day, inside the lead time, another price), in words, or None.
+    None for a server partner's booking: no card, its own server answers the amendment. Reads the card and,
+    for a move to another local date of a vehicle with a daily capacity, that day's counter, in the
+    caller's transaction."""
+    stored = await repo.get_card(conn, booking.partner_id)
+    airport = find_airport(booking.airport_iata)
+    if stored is None or airport is None:
+        return None
+    card = load_stored(stored)
+    point = next(
+        (p for p in (booking.pickup_location, booking.dropoff_location) if p.get("type") != "AIRPORT"),
+        {"lat": airport.lat, "lng": airport.lng},
+    )
+    # the search's own distance figure: great-circle from the airport to the trip's other end
+    distance = round(great_circle_km(airport.lat, airport.lng, float(point["lat"]), float(point["lng"])))
+    booked = pricing.Trip(airport.iata, airport.tz, booking.pickup_at, distance, now)
+    moved = pricing.Trip(airport.iata, airport.tz, new_pickup_at, distance, now)
+    taken = 0
+    if moved.local_date != booked.local_date:
+        counts = await repo.booked_on(conn, booking.partner_id, moved.local_date)
+        taken = counts.get(booking.partner_vehicle_id, 0)
+    return pricing.amendment_refusal(card, booking.partner_vehicle_id, booked, moved, taken)

@@ -80,7 +80,7 @@ def planned_entries(change: Change) -> list[NewEntry]:
     if change.from_status is not None and moved_status and change.to_status in REFUNDING and third_party:
         refund = _third_party_refund(booking, change.to_status)
         if refund > 0:
-            note = f"{change.to_status.value.lower()}: {change.reason or ''}"
+            note = cancel_rules.refund_note(change.to_status.value, change.reason)
             entries.append(
                 transfer(
                     THIRD_PARTY_REFUND, booking.currency, PLATFORM, WORLD, refund, booking_id=booking.id, note=note

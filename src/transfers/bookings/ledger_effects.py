@@ -38,7 +38,7 @@ def ledger_move(change: Change) -> LedgerMove | None:
         kind, note = LedgerKind.DEBIT_BOOKING, booking.reservation_no
     elif change.to_status in REFUNDING and change.from_status is not change.to_status:
         booking = change.moved
-        kind, note = LedgerKind.CREDIT_REFUND, f"{change.to_status.value.lower()}: {change.reason or ''}"
+        kind, note = LedgerKind.CREDIT_REFUND, cancel_rules.refund_note(change.to_status.value, change.reason)
     else:
         return None  # a change that moves no money, a fast acknowledgement (no booking read) among them
     if booking.pay_type == REVERSE_API_PAY_TYPE:

@@ -77,9 +77,15 @@ def vehicle_price(vehicle: CardVehicle, trip: Trip, currency: str) -> Decimal:
         else max(prices.minimum, money.round_half_up(prices.base + prices.per_km * trip.distance_km, currency))
     )
     night = prices.night
-    if night is not None and night.covers(trip.local_pickup.time().replace(tzinfo=None)):
+    if night is not None and at_night(vehicle, trip):
         price = money.round_half_up(price * (HUNDRED + night.percent) / HUNDRED, currency)
     return price
+
+
+def at_night(vehicle: CardVehicle, trip: Trip) -> bool:
+    """Whether the trip's local pickup time is in the vehicle's night-surcharge window."""
+    night = vehicle.prices.night
+    return night is not None and night.covers(trip.local_pickup.time().replace(tzinfo=None))
 
 
 def has_room(vehicle: CardVehicle, booked: int) -> bool:
@@ -99,3 +105,32 @@ def quote(card: RateCard, trip: Trip, booked: Mapping[str, int] | None = None) -
         for vehicle in card.vehicles
         if has_room(vehicle, counts.get(vehicle.id, 0))
     ]
+
+
+def amendment_refusal(card: RateCard, vehicle_id: str, booked: Trip, moved: Trip, taken: int) -> str | None:
+    """Why the card would not sell a booking of ``vehicle_id`` moved from ``booked`` to ``moved``, in words,
+    or None (docs/rules/hosted-partners.md#amendments). The search's own checks, on the new pickup:
+    ``refusal`` (the lead time, counted from ``moved.searched_at``: now; a blackout date), the vehicle still
+    on the card, ``has_room`` on a new local date (``taken``: the seats held there; on the same date the
+    booking keeps the seat it holds), and the same net price at both times (``vehicle_price``): the price
+    of a booking never changes, so a move the card would price differently (into the night window, say)
+    cannot be sold at the old price."""
+    why = refusal(card, moved)
+    if why is not None:
+        return why
+    vehicle = card.vehicle(vehicle_id)
+    if vehicle is None:
+        return f"the vehicle {vehicle_id} is no longer on the rate card"
+    day = moved.local_date
+    if day != booked.local_date and not has_room(vehicle, taken):
+        return f"the vehicle {vehicle_id} is fully booked on {day.isoformat()} ({taken} of {vehicle.daily_capacity})"
+    was, would_be = vehicle_price(vehicle, booked, card.currency), vehicle_price(vehicle, moved, card.currency)
+    if would_be != was:
+        night = at_night(vehicle, moved)
+        why = "inside" if night else "outside"
+        where = (
+            f"is {why} the night-surcharge window" if night != at_night(vehicle, booked) else "is priced differently"
+        )
+        price, then = money.text(would_be, card.currency), money.text(was, card.currency)
+        return f"that pickup time {where}: the rate card would price it {price} {card.currency}, not {then}"
+    return None

@@ -16,6 +16,7 @@ from typing import Any
 from transfers.bookings.models import Booking
 from transfers.bookings.resource import flight_view
 from transfers.bookings.trip import Place, Trip
+from transfers.flights.news import flight_news
 from transfers.reference.airports import find_airport, great_circle_km
 from transfers.tracking.rules import phone_visible
 
@@ -100,8 +101,11 @@ def distance_words(km: float) -> str:
     return f"about {round(km)} km from the pickup point"
 
 
-def traveller_facts(booking: Booking, ride: RideNow, now: datetime) -> dict[str, Any]:
-    """The page's facts as JSON-able data (``/t/{token}.json`` answers exactly this)."""
+def traveller_facts(
+    booking: Booking, ride: RideNow, now: datetime, *, support_phone: str | None = None
+) -> dict[str, Any]:
+    """The page's facts as JSON-able data (``/t/{token}.json`` answers exactly this). ``support_phone``: the
+    agency's, given to a traveller whose flight is disrupted (never the agency's name)."""
     trip = booking.trip
     local = trip.local_pickup
     airport = find_airport(booking.airport_iata)
@@ -150,6 +154,7 @@ def traveller_facts(booking: Booking, ride: RideNow, now: datetime) -> dict[str,
         },
         "meeting_point": trip.meeting_point if confirmed else None,
         "flight": _flight(trip),
+        "disruption": _disruption(booking, support_phone),
         "position": position,
         "ride_on": status == "APPROVED" and ride.stage in RIDE_ON,
         "refresh_seconds": REFRESH_SECONDS,
@@ -171,26 +176,28 @@ def bearing(origin: tuple[float, float], target: tuple[float, float]) -> float:
     return (math.degrees(math.atan2(x, y)) + 360) % 360
 
 
-FLIGHT_WORDS = {
-    "SCHEDULED": "On schedule",
-    "EN_ROUTE": "In the air",
-    "LANDED": "Landed",
-    "CANCELLED": "Cancelled",
-    "DIVERTED": "Diverted",
-}
-
-
 def _flight(trip: Trip) -> dict[str, Any]:
     """The flight as the booking shows it (docs/rules/flights.md#booking-fields: its status, times in the
-    airport's zone, delay, terminal), plus a line in words; just the number when the pickup is no airport."""
+    airport's zone, delay, terminal), plus what happened in words (docs/rules/flights.md#in-words: "Delayed
+    45 min; lands 15:15") and whether the pickup moved with it; just the number when the pickup is no airport."""
     view = flight_view(trip) or {"number": trip.flight.number, "status": None}
-    words = [FLIGHT_WORDS[view["status"]]] if view.get("status") in FLIGHT_WORDS else []
-    if view.get("delay_minutes"):
-        words.append(f"{view['delay_minutes']} min late")
-    arrival = view.get("actual_arrival") or view.get("estimated_arrival")
-    if arrival:
-        label = "landed" if view.get("actual_arrival") else "expected"
-        words.append(f"{label} {datetime.fromisoformat(arrival):%H:%M}")
-    if view.get("terminal"):
-        words.append(f"terminal {view['terminal']}")
-    return {**view, "text": ", ".join(words)}
+    news = flight_news(trip)
+    if news is None:
+        return {**view, "text": "", "moved_text": ""}
+    return {**view, "text": news.text, "moved_text": news.moved}
+
+
+def _disruption(booking: Booking, support_phone: str | None) -> dict[str, Any] | None:
+    """docs/rules/ride.md#tracking-page: a cancelled, diverted or too-late flight leads the page while the
+    booking waits for its ride: the pickup did not move, call the agency, cancelling is free."""
+    news = flight_news(booking.trip, booking.status.value)
+    if news is None or news.disruption is None:
+        return None
+    local = booking.trip.local_pickup
+    return {
+        "headline": f"Your flight {news.number} {news.disruption.what}",
+        "pickup_text": f"Your pickup has not moved: {local:%H:%M} on {local:%a} {local.day} {local:%b} (local time).",
+        "call_text": "Call your travel agency to arrange a new pickup time or to cancel.",
+        "support_phone": support_phone,
+        "free_text": "Cancelling is now free of charge.",
+    }

@@ -1,13 +1,12 @@
-"""``Book`` (docs/rules/agency-portal.md#pages): airport, destination, pickup date and time (the
-airport's clock), travellers -> the offers (vehicle, capacity, price, the cancellation policy in
-words) -> passenger and flight -> ``Book`` -> the booking's page. Without JavaScript end to end.
+"""``Book``, its first step (docs/rules/agency-portal.md#pages): airport, from it or to it, the place,
+pickup date and time (the airport's clock), the way back (optional), travellers -> the offers
+(vehicle, capacity, price, the cancellation policy in words; with a way back, its offers too, chosen
+as a pair). Without JavaScript end to end. The second step (passenger, flight, extras, ``Book``) is
+``book_passenger.py``.
 
-The two steps are the API's own use cases with the agency's client (``search.service.search``,
-``bookings.service.create_booking``): the same rules, codes and stored search, shown beside the
-fields (``messages.py``). The booking form carries an idempotency key made when the form was shown,
-so pressing ``Book`` twice (or reloading the answer) gives the one booking, as the API's
-``Idempotency-Key`` does (``once.py``; the booking also keeps the key, as the API's create does);
-the booking's creation is also written to the audit log, once, with the agency user as the actor.
+The search is the API's own use case with the agency's client (``search.service.search``, the body
+built by ``trip_form.py``): the same rules, codes and stored search, shown beside the fields
+(``messages.py``).
 
 The destination (docs/rules/agency-portal.md#geocoder): typed coordinates win; otherwise the place
 typed is looked up by the geocoder near the airport, the best match used, and the other matches
@@ -17,19 +16,16 @@ as the name is typed (``GET /agency/book/places``) and fills the coordinates."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from transfers.agency import forms
+from transfers.agency import forms, trip_form
 from transfers.agency.auth import AgencyViewer, Signed, services
 from transfers.agency.messages import GENERAL, field_error
-from transfers.agency.once import fresh_key, refused_status, submit_once
 from transfers.agency.render import page
-from transfers.bookings import repository as bookings_repo
-from transfers.bookings import service as bookings
-from transfers.clients.repository import record_admin_action
 from transfers.errors import DomainError
 from transfers.geo import GeocoderUnavailable, Place
 from transfers.reference.airports import Airport, find_airport
@@ -48,8 +44,10 @@ SEARCH_FIELDS = (
     "adult",
     "children",
     "infant",
+    "direction",
+    "return_date",
+    "return_time",
 )
-PASSENGER_FIELDS = ("name", "surname", "email", "phone", "flight", "suitcase", "small_bags", "notes", "key")
 MAX_FIELD = 10_000  # longer than any rule allows: the API's own rules answer, never a silent cut
 
 
@@ -59,12 +57,6 @@ def _number(value: str, low: float, high: float) -> float | None:
     except ValueError:
         return None
     return number if low <= number <= high else None
-
-
-def _count(value: str) -> int | str:
-    """A count as the API takes it: an integer, or the text as typed (the API refuses it with its code)."""
-    text = value.strip()
-    return int(text) if text.isascii() and text.isdigit() and len(text) < 6 else text
 
 
 def _picked(value: str) -> tuple[float, float, str] | None:
@@ -97,7 +89,7 @@ async def _destination(
         label = typed["place"].strip() or f"{lat:.5f}, {lng:.5f}"
         return lat, lng, label, []
     if not typed["place"].strip():
-        errors["place"] = "Enter the destination: a town or an address, or its coordinates."
+        errors["place"] = "Enter the destination: a town or a known place near the airport, or its coordinates."
         return None
     try:
         matches = await _places(request, typed["place"], airport)
@@ -109,7 +101,8 @@ async def _destination(
         return (*picked, matches)
     if not matches:
         errors["place"] = (
-            f"No place called “{typed['place'][:60]}” was found: check the spelling, or enter coordinates."
+            f"No town or place called “{typed['place'][:60]}” was found near the airport: check the spelling, "
+            "try the town's name (hotels and street addresses are not known), or enter coordinates."
         )
         return None
     best = matches[0]
@@ -140,6 +133,7 @@ def _book_page(
         "found": found,
         "destination": destination,
         "airport": find_airport(typed.get("airport", "").strip().upper()),
+        "to_airport": trip_form.direction(typed) == trip_form.TO_AIRPORT,
     }
     return page(request, "book/search.html", context, viewer=viewer, status_code=status_code, title="Book a transfer")
 
@@ -151,6 +145,7 @@ async def book_form(request: Request, viewer: Signed) -> Response:
     typed["adult"] = typed["adult"] or "2"
     typed["children"] = typed["children"] or "0"
     typed["infant"] = typed["infant"] or "0"
+    typed["direction"] = trip_form.direction(typed)
     return _book_page(request, viewer, typed)
 
 
@@ -164,106 +159,18 @@ async def book_search(request: Request, viewer: Signed) -> Response:
         errors["pickup_date"] = "Enter the pickup date."
     if not typed["pickup_time"].strip():
         errors["pickup_time"] = "Enter the pickup time at the airport, like 14:30."
+    errors.update(trip_form.return_problems(typed))
     destination = await _destination(request, typed, errors)
     if errors or destination is None:
         return _book_page(request, viewer, typed, errors=errors, destination=destination, status_code=422)
     lat, lng, label, _ = destination
-    time_text = typed["pickup_time"].strip()
-    body = {
-        "pickup_datetime": f"{typed['pickup_date'].strip()}T{time_text}{':00' if len(time_text) == 5 else ''}",
-        "pickup_location": {"type": "AIRPORT", "iata_code": typed["airport"].strip().upper()},
-        "dropoff_location": {"type": "POINT", "lat": lat, "lng": lng, "name": label},
-        "travelers": {
-            "adult": _count(typed["adult"]),
-            "children": _count(typed["children"] or "0"),
-            "infant": _count(typed["infant"] or "0"),
-        },
-    }
+    body = trip_form.search_body(typed, lat, lng, label)
     try:
         found = await searching.search(services(request), viewer.client, body)
     except DomainError as exc:
         field, message = field_error(exc, **_limits(request))
         return _book_page(request, viewer, typed, errors={field: message}, destination=destination, status_code=422)
     return _book_page(request, viewer, typed, found=found, destination=destination)
-
-
-async def _offer(request: Request, viewer: AgencyViewer, search_id: str, vehicle_id: str) -> dict[str, Any]:
-    """The chosen offer of the agency's own, unexpired search; anything else: these offers expired."""
-    svc = services(request)
-    number = int(vehicle_id) if vehicle_id.isascii() and vehicle_id.isdigit() and len(vehicle_id) < 6 else None
-    search, offer, _ = await bookings_repo.find_offer(
-        svc.db, client_id=viewer.client_id, search_id=search_id[:64], vehicle_no=number, now=svc.clock.now()
-    )
-    return {"search": search, "offer": offer, "search_id": search_id[:64], "vehicle_id": vehicle_id[:8]}
-
-
-def _passenger_page(
-    request: Request,
-    viewer: AgencyViewer,
-    chosen: dict[str, Any],
-    typed: dict[str, str],
-    *,
-    errors: dict[str, str] | None = None,
-    status_code: int = 200,
-) -> Response:
-    context = {"active": "Book", "typed": typed, "errors": errors or {}, **chosen}
-    return page(request, "book/passenger.html", context, viewer=viewer, status_code=status_code, title="Passenger")
-
-
-@router.get("/book/{search_id}/{vehicle_id}")
-async def passenger_form(request: Request, search_id: str, vehicle_id: str, viewer: Signed) -> Response:
-    chosen = await _offer(request, viewer, search_id, vehicle_id)
-    typed = {name: "" for name in PASSENGER_FIELDS}
-    typed.update(suitcase="1", small_bags="0", key=fresh_key())
-    status = 200 if chosen["offer"] is not None else 410
-    return _passenger_page(request, viewer, chosen, typed, status_code=status)
-
-
-@router.post("/book/{search_id}/{vehicle_id}")
-async def book(request: Request, search_id: str, vehicle_id: str, viewer: Signed) -> Response:
-    form = await viewer.form(request)
-    typed = {name: forms.text(form, name, 1000 if name == "notes" else MAX_FIELD) for name in PASSENGER_FIELDS}
-    viewer.require_active_client()
-    chosen = await _offer(request, viewer, search_id, vehicle_id)
-    key = typed["key"].strip()
-    if not key or len(key) > 64:
-        key = fresh_key()
-        typed["key"] = key
-    body: dict[str, Any] = {
-        "search_id": search_id[:64],
-        "vehicle_id": vehicle_id[:8],
-        "suitcase": _count(typed["suitcase"] or "0"),
-        "small_bags": _count(typed["small_bags"] or "0"),
-        "passenger": {
-            "name": typed["name"].strip(),
-            "surname": typed["surname"].strip(),
-            "phone": typed["phone"].strip(),
-            "email": typed["email"].strip(),
-        },
-        "travel_details": {"flight_number": typed["flight"].strip(), "extra_requests": typed["notes"].strip() or None},
-    }
-    svc = services(request)
-
-    async def book_once() -> str:
-        booked = await bookings.create_booking(svc, viewer.client, body, f"agency:{viewer.user_id}:{key}")
-        async with svc.db.write() as conn:
-            await record_admin_action(
-                conn,
-                actor=viewer.actor,
-                action="agency.booking.create",
-                subject=f"booking:{booked.reservation_no}",
-                details={"client_id": viewer.client_id, "search_id": body["search_id"]},
-                now=svc.clock.now(),
-            )
-        return f"/agency/bookings/{booked.reservation_no}?booked=1"
-
-    try:
-        location = await submit_once(request, viewer, typed, book_once)
-    except DomainError as exc:
-        field, message = field_error(exc)
-        errors = {field: message}
-        return _passenger_page(request, viewer, chosen, typed, errors=errors, status_code=refused_status(exc))
-    return RedirectResponse(location, status_code=303)
 
 
 @router.get("/book/places")
@@ -279,6 +186,18 @@ async def places(request: Request, viewer: Signed) -> Response:
     except GeocoderUnavailable as exc:
         return JSONResponse({"places": [], "problem": str(exc)})
     return JSONResponse({"places": [p.as_dict() for p in found]})
+
+
+@router.get("/book/{search_id}")
+async def choose_pair(request: Request, search_id: str, viewer: Signed) -> Response:
+    """The offers of a search with a way back are one form (a way out and a way back chosen with radio
+    buttons, or the way out alone), sent here; its answer is the passenger step of that choice."""
+    vehicle = forms.text(request.query_params, "vehicle", 8)
+    back = forms.text(request.query_params, "back", 8)
+    target = f"/agency/book/{quote(search_id[:64], safe='')}/{quote(vehicle or '0', safe='')}"
+    if back and back != "none":
+        target += f"?back={quote(back, safe='')}"
+    return RedirectResponse(target, status_code=303)
 
 
 __all__ = ["GENERAL", "router"]
