@@ -261,6 +261,7 @@ def main() -> int:
             "TRANSFERS_ENVIRONMENT": "sandbox",
             "TRANSFERS_SANDBOX_PARTNER": "0",
             "TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS": "1",
+            "TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS": "1",
             "TRANSFERS_PARTNER_TIMEOUT_SECONDS": "30" if args.callgrind else "5",
             "TRANSFERS_PARTNER_CREATE_BUDGET_SECONDS": "30" if args.callgrind else "2",
             "TRANSFERS_RATE_LIMIT_PER_MINUTE": "1000000000",

@@ -309,6 +309,9 @@ def main_sync(args: argparse.Namespace) -> int:
         "TRANSFERS_DATABASE_URL": args.dsn,
         "TRANSFERS_SECRET_KEY": SECRET,
         "TRANSFERS_ENVIRONMENT": "sandbox",
+        # the fake partners and webhook receivers listen on loopback (the SSRF guards are on by default)
+        "TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS": "1",
+        "TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS": "1",
         "TRANSFERS_SANDBOX_PARTNER": "0",
         "TRANSFERS_RATE_LIMIT_PER_MINUTE": "1000000000",
         "TRANSFERS_RATE_LIMIT_BURST": "1000000000",

@@ -132,6 +132,7 @@ class Suite:
                 "TRANSFERS_ENVIRONMENT": "sandbox",
                 "TRANSFERS_SANDBOX_PARTNER": "0",
                 "TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS": "1",
+                "TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS": "1",
                 "TRANSFERS_PARTNER_TIMEOUT_SECONDS": f"{self.o.deadline_s:g}",
                 # The limiter still runs on every request (its cost is measured); it just never refuses.
                 "TRANSFERS_RATE_LIMIT_PER_MINUTE": "1000000000",

@@ -157,6 +157,7 @@ class Yardstick:
                 "TRANSFERS_ENVIRONMENT": "sandbox",
                 "TRANSFERS_SANDBOX_PARTNER": "0",
                 "TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS": "1",
+                "TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS": "1",
                 "TRANSFERS_PARTNER_TIMEOUT_SECONDS": "1",
                 "TRANSFERS_RATE_LIMIT_PER_MINUTE": "1000000000",
                 "TRANSFERS_RATE_LIMIT_BURST": "1000000000",

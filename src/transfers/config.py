@@ -24,6 +24,7 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DATABASE_SCHEMES = ("postgresql://", "postgres://", "postgresql+asyncpg://", "sqlite:///", "sqlite+aiosqlite:///")
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 SANDBOX_APPROVAL_POLL_SECONDS = 2
+SANDBOX_PARTNER_PATH = "/sandbox-partner"  # where the service mounts the built-in partner (runtime.py)
 LIVE_APPROVAL_POLL_SECONDS = 600
 # TRANSFERS_* variables read outside Settings on purpose: fault injection for the process tests
 # (failpoints.py) and the test suite's own switches. Known, so never reported as misspelled.
@@ -50,7 +51,11 @@ class Settings(BaseSettings):
 
     sandbox_partner: bool | None = None  # None: on in sandbox, off in live
     sandbox_approve_after_seconds: float = Field(default=10.0, ge=0)
-    allow_private_partner_urls: bool | None = None  # None: allowed in sandbox, refused in live
+    # The SSRF guard (docs/rules/partners.md#partner-urls, docs/rules/webhooks.md#private-addresses) is on
+    # in every environment; these lift it (operators' partner URLs; clients' webhook URLs) and live refuses
+    # both. The built-in sandbox partner needs neither: it is trusted by its own URL (sandbox_partner_url).
+    allow_private_partner_urls: bool = False
+    allow_private_webhook_urls: bool = False
     # docs/operations/security.md: GET /metrics answers only `Authorization: Bearer <this>`; empty: served
     # openly in sandbox, refused (404) in live.
     metrics_token: str = ""
@@ -239,6 +244,11 @@ class Settings(BaseSettings):
                 f"{ENV_PREFIX}ALLOW_PRIVATE_PARTNER_URLS=1 turns the SSRF guard off, which live refuses: "
                 "unset it (or set 0)"
             )
+        if self.allow_private_webhook_urls:
+            problems.append(
+                f"{ENV_PREFIX}ALLOW_PRIVATE_WEBHOOK_URLS=1 lets clients' webhooks reach private and loopback "
+                "addresses, which live refuses: unset it (or set 0)"
+            )
         if self.sandbox_partner:
             problems.append(
                 f"{ENV_PREFIX}SANDBOX_PARTNER=1 asks for the sandbox partner, which live never runs: "
@@ -300,9 +310,20 @@ class Settings(BaseSettings):
 
     @property
     def private_partner_urls_allowed(self) -> bool:
-        if self.allow_private_partner_urls is None:
-            return self.is_sandbox
+        """Operators' partner URLs may name private and loopback addresses (off unless set)."""
         return self.allow_private_partner_urls
+
+    @property
+    def private_webhook_urls_allowed(self) -> bool:
+        """Clients' webhook URLs may name private and loopback addresses (off unless set; the test suite's
+        receivers listen on loopback)."""
+        return self.allow_private_webhook_urls
+
+    @property
+    def sandbox_partner_url(self) -> str | None:
+        """Where the built-in sandbox partner answers: mounted by this service under its own URL. The partner
+        client trusts this URL by identity, with the SSRF guard on (None: no built-in partner here)."""
+        return self.service_url + SANDBOX_PARTNER_PATH if self.sandbox_partner_enabled else None
 
 
 def known_variables() -> frozenset[str]:

@@ -102,10 +102,11 @@ def webhook_sender(svc: Services) -> WebhookSender:
     """The one sender (one HTTP session, kept-alive connections) of every client-endpoint delivery."""
     settings = svc.settings
     return WebhookSender(
-        allow_private=settings.private_partner_urls_allowed,
+        allow_private=settings.private_webhook_urls_allowed,
         per_host=settings.webhook_per_endpoint * 2,
         box=svc.box,
         clock=svc.clock,
+        resolver=svc.webhook_resolver,
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 import structlog
 from fastapi import FastAPI
 
+from transfers.config import SANDBOX_PARTNER_PATH
 from transfers.deliveries import Dispatcher
 from transfers.reference.airports import find_airport
 from transfers.requestlog.buffer import Entry, RequestLogBuffer
@@ -19,7 +20,7 @@ from transfers.services import Services
 from transfers.worker import Worker
 
 log = structlog.get_logger("transfers.runtime")
-SANDBOX_MOUNT = "/sandbox-partner"
+SANDBOX_MOUNT = SANDBOX_PARTNER_PATH
 Stop = Callable[[], Awaitable[None]]
 
 

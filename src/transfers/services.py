@@ -16,6 +16,7 @@ from transfers.partners.client import PartnerClient
 from transfers.partners.directory import PartnerDirectory
 from transfers.partners.health import HealthBuffer
 from transfers.partners.secrets_box import SecretBox, resolve_secret_key
+from transfers.partners.ssrf import Resolver, system_resolver
 from transfers.requestlog.buffer import RequestLogBuffer
 
 if TYPE_CHECKING:  # the engine is built from this module (deliveries.py); no HTTP import at run time
@@ -47,6 +48,9 @@ class Services:
     """Search calls per partner and minute not yet flushed to the database (partners/health.py)."""
     geocoder: Geocoder = field(default_factory=BuiltinGeocoder)
     """Typed places -> coordinates (``geo/``; ``build`` picks the one ``TRANSFERS_GEOCODER`` names)."""
+    webhook_resolver: Resolver = system_resolver
+    """How clients' webhook hosts are resolved, at creation and before every send, for the SSRF guard
+    (``webhooks/guard.py``): the system's resolver; tests put their own names here (no real DNS)."""
     request_log: RequestLogBuffer | None = None
     """Client API requests not yet written to the request log (``requestlog/``); None: not kept."""
     background: Background = field(default_factory=Background)
@@ -80,7 +84,8 @@ class Services:
             partner_client=PartnerClient(
                 max_response_bytes=settings.partner_max_response_bytes,
                 allow_private=settings.private_partner_urls_allowed,
-            ),  # SSRF guard
+                trusted_url=settings.sandbox_partner_url,
+            ),  # SSRF guard; the built-in sandbox partner trusted by its URL
             geocoder=from_settings(settings),
             request_log=RequestLogBuffer(clock, capacity=settings.request_log_buffer) if settings.request_log else None,
         )

@@ -223,12 +223,20 @@ CASES: list[tuple[str, Any, int]] = [
     ("passenger.phone", ["+447911123456"], 1009),
     ("passenger.phone", "447911123456", 1009),
     ("passenger.phone", "+0447911123456", 1009),
-    ("passenger.phone", "+44 7911 123456", 1009),
-    ("passenger.phone", "+44-7911-123456", 1009),
-    ("passenger.phone", "+44(0)7911123456", 1009),
-    ("passenger.phone", "+447911123456 ", 1009),
-    ("passenger.phone", " +447911123456", 1009),
-    ("passenger.phone", "+447911123456\n", 1009),
+    ("passenger.phone", "07911 123456", 1009),  # no country code: never guessed for a passenger
+    ("passenger.phone", "(0)7911 123456", 1009),
+    ("passenger.phone", "+44 7911 CALLME", 1009),  # letters: never read as a keypad's digits
+    ("passenger.phone", "+44 7911 123456 ext 2", 1009),
+    ("passenger.phone", "+44 7911 123456 x", 1009),
+    ("passenger.phone", "+44 7911 123456" + "-" * 18, 1009),  # 33 characters
+    ("passenger.phone", "+44 +7911 123456", 1009),
+    ("passenger.phone", "0 044 7911 123456", 1009),
+    ("passenger.phone", "000447911123456", 1009),
+    ("passenger.phone", "00", 1009),
+    ("passenger.phone", "() - .", 1009),
+    ("passenger.phone", "+44\u00a07911\u00a0123456", 1009),  # only ASCII spaces inside
+    ("passenger.phone", "+44_7911_123456", 1009),
+    ("passenger.phone", "+44 7911 123456;", 1009),
     ("passenger.phone", "+447911123456\x00", 1009),
     ("passenger.phone", "\u200f+447911123456", 1009),
     ("passenger.phone", "++447911123456", 1009),
@@ -704,6 +712,20 @@ async def test_extras_are_charged_and_named_by_their_pricing_type(
         ("passenger.email", "ü@exämple.com", "ü@exämple.com"),
         ("passenger.phone", "+33612345678", "+33612345678"),
         ("passenger.phone", "+14155552671", "+14155552671"),
+        # as people type them (docs/rules/booking.md#phone-numbers): stored as E.164
+        ("passenger.phone", "+44 7911 123456", "+447911123456"),
+        ("passenger.phone", "0044 (0)7911-123456", "+447911123456"),
+        ("passenger.phone", "+44 (0)7911 123456", "+447911123456"),
+        ("passenger.phone", "+44-7911-123456", "+447911123456"),
+        ("passenger.phone", "+44.7911.123.456", "+447911123456"),
+        ("passenger.phone", "+44(0)7911123456", "+447911123456"),
+        ("passenger.phone", " +447911123456 ", "+447911123456"),
+        ("passenger.phone", "+447911123456\n", "+447911123456"),
+        ("passenger.phone", "+1 (415) 555-2671", "+14155552671"),
+        ("passenger.phone", "0033 6 12 34 56 78", "+33612345678"),
+        ("passenger.phone", "+33 (0)6 12 34 56 78", "+33612345678"),
+        ("passenger.phone", "+39 06 1234 5678", "+390612345678"),  # Italy keeps its 0
+        ("passenger.phone", "+49 30/1234567", "+49301234567"),
         ("travel_details.flight_number", " AF 1234 ", "AF1234"),  # normalised: docs/rules/flights.md#flight-number
         ("travel_details.extra_requests", "  ", None),
         ("travel_details.extra_requests", "Two child seats 👶👶", "Two child seats 👶👶"),

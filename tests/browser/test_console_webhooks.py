@@ -55,6 +55,9 @@ def run_cli(plain_database_url: str, *args: str) -> Result:
         "TRANSFERS_DATABASE_URL": plain_database_url,
         "TRANSFERS_SECRET_KEY": "test-secret-key-not-for-production",
         "TRANSFERS_ENVIRONMENT": "sandbox",
+        # the fake partners and webhook receivers listen on loopback (the SSRF guards are on by default)
+        "TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS": "1",
+        "TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS": "1",
         "TRANSFERS_LOG_LEVEL": "WARNING",
     }
     get_settings.cache_clear()

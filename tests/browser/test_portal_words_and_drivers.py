@@ -39,7 +39,7 @@ async def test_words_deadline_and_a_driver_used_before(
     await expect(accept_by).to_contain_text("declined and refunded to the client if not accepted by then")
     await expect(page.get_by_label("A driver you used before")).to_have_count(0)  # none yet
     await page.get_by_label("Driver name").fill("Morag Campbell")
-    await page.get_by_label("Driver phone").fill("+447700900123")
+    await page.get_by_label("Driver phone").fill("+447400900123")
     await page.get_by_label("Plate").fill("SK21 ABC")
     await page.get_by_role("button", name="Accept").click()
     await expect(page.get_by_role("status")).to_contain_text("Accepted")
@@ -48,13 +48,13 @@ async def test_words_deadline_and_a_driver_used_before(
 
     await page.goto(f"{portal_url}/bookings/{second}")
     used = page.get_by_label("A driver you used before")
-    await expect(used.locator("option")).to_have_text(["— a new driver —", "Morag Campbell, +447700900123, SK21 ABC"])
-    await used.select_option(label="Morag Campbell, +447700900123, SK21 ABC")
+    await expect(used.locator("option")).to_have_text(["— a new driver —", "Morag Campbell, +447400900123, SK21 ABC"])
+    await used.select_option(label="Morag Campbell, +447400900123, SK21 ABC")
     await page.get_by_role("button", name="Accept").click()  # the three fields left empty
     await expect(page.get_by_role("status")).to_contain_text("Accepted")
     seen = await client_view(http, key, second)
     assert seen["status"] == "APPROVED"
-    assert seen["driver"] == {"name": "Morag Campbell", "phone": "+447700900123", "plate": "SK21 ABC"}
+    assert seen["driver"] == {"name": "Morag Campbell", "phone": "+447400900123", "plate": "SK21 ABC"}
 
     await page.goto(f"{portal_url}/account")
     markup = page.locator("tr", has=page.get_by_role("rowheader", name="Markup")).locator("td")

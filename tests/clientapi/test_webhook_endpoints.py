@@ -173,8 +173,8 @@ async def test_unicode_descriptions_and_malformed_bodies(http: httpx.AsyncClient
 
 @pytest.fixture
 async def guarded(database_url: str, workdir: Path) -> AsyncIterator[httpx.AsyncClient]:
-    """The service with the SSRF guard on (as in live)."""
-    settings = make_settings(database_url, workdir, allow_private_partner_urls=False)
+    """The service with the webhooks' SSRF guard on (the default everywhere; the test settings lift it)."""
+    settings = make_settings(database_url, workdir, allow_private_webhook_urls=False)
     server = await LiveServer(create_app(settings, clock=ShiftedClock(), configure_logs=False)).start()
     async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
         yield client
@@ -206,7 +206,7 @@ async def test_private_addresses_are_refused_where_the_guard_is_on(
     refused = await guarded.post(ENDPOINTS, json={"url": url, "events": ["*"]}, headers=bearer(key))
     assert refused.status_code == 422 and refused.json()["code"] == "INVALID_WEBHOOK_URL", refused.text
     assert (await guarded.get(ENDPOINTS, headers=bearer(key))).json() == {"data": []}
-    allowed = await http.post(ENDPOINTS, json={"url": url, "events": ["*"]}, headers=bearer(key))  # sandbox: guard off
+    allowed = await http.post(ENDPOINTS, json={"url": url, "events": ["*"]}, headers=bearer(key))  # guard lifted
     assert allowed.status_code == 201, allowed.text
 
 

@@ -62,6 +62,9 @@ def cli_env(plain_database_url: str) -> dict[str, str]:
         "TRANSFERS_DATABASE_URL": plain_database_url,
         "TRANSFERS_SECRET_KEY": SECRET_KEY,
         "TRANSFERS_ENVIRONMENT": "sandbox",
+        # the fake partners and webhook receivers listen on loopback (the SSRF guards are on by default)
+        "TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS": "1",
+        "TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS": "1",
         "TRANSFERS_LOG_LEVEL": "WARNING",
         "TRANSFERS_PARTNER_TIMEOUT_SECONDS": "2",
     }

@@ -24,6 +24,9 @@ def run(plain_database_url: str) -> Any:
         "TRANSFERS_DATABASE_URL": plain_database_url,
         "TRANSFERS_SECRET_KEY": SECRET_KEY,
         "TRANSFERS_ENVIRONMENT": "sandbox",
+        # the fake partners and webhook receivers listen on loopback (the SSRF guards are on by default)
+        "TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS": "1",
+        "TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS": "1",
         "TRANSFERS_LOG_LEVEL": "WARNING",
     }
 

@@ -17,6 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 from prometheus_client import REGISTRY
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from tests.conftest import ClientFactory, PartnerFactory, bearer, make_settings
 from tests.fake_partner import FakePartner
@@ -24,6 +28,7 @@ from tests.helpers import search_body
 from tests.servers import LiveServer, free_port, serving
 from transfers.app import create_app
 from transfers.clock import ShiftedClock
+from transfers.config import Settings
 from transfers.partners import ssrf
 from transfers.partners.client import CallResult, PartnerClient, PartnerEndpoint
 from transfers.partners.signing import new_signing_secret
@@ -130,20 +135,24 @@ async def test_redirects_are_not_followed_and_big_answers_are_capped() -> None:
         assert capped.outcome == "too_large"
 
 
-async def test_live_deployment_guards_partner_calls_by_default(
+@pytest.mark.parametrize("environment", ["sandbox", "live"])
+async def test_the_guard_is_on_by_default_in_sandbox_and_live(
+    environment: str,
     database_url: str,
     workdir: Path,
     clock: ShiftedClock,
     make_client: ClientFactory,
     make_partner: PartnerFactory,
 ) -> None:
-    """In live (guard on by default) a partner registered on loopback is never called: the search
-    answers without it and the call is counted as blocked."""
-    settings = make_settings(database_url, workdir, environment="live")
-    assert not settings.private_partner_urls_allowed
-    partner, _, _ = await make_partner(airports=("BHX",), name="loopback-in-live")
+    """Unless ``TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS=1`` (the test settings set it; not here), a partner
+    registered on loopback is never called, in the sandbox as in live: the search answers without it and
+    the call is counted as blocked."""
+    assert Settings(environment=environment).private_partner_urls_allowed is False  # type: ignore[arg-type]
+    settings = make_settings(database_url, workdir, environment=environment, allow_private_partner_urls=False)
+    name = f"loopback-in-{environment}"
+    partner, _, _ = await make_partner(airports=("BHX",), name=name)
     _, key = await make_client()
-    before = calls("loopback-in-live", "search", "blocked")
+    before = calls(name, "search", "blocked")
     server = await LiveServer(create_app(settings, clock=clock, configure_logs=False)).start()
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
@@ -154,7 +163,7 @@ async def test_live_deployment_guards_partner_calls_by_default(
     assert response.status_code == 200, response.text
     assert response.json()["vehicles"] == []
     assert partner.requests == []
-    assert calls("loopback-in-live", "search", "blocked") == before + 1
+    assert calls(name, "search", "blocked") == before + 1
 
 
 # -- raw-socket partners: what a Starlette test partner cannot do (chunked floods, drips, gzip bombs) --
@@ -301,3 +310,42 @@ async def test_connections_are_kept_alive_and_failures_are_named_as_before() -> 
         assert refused.outcome == "connect_error" and refused.error == "ConnectError"
     finally:
         await client.aclose()
+
+
+def recording_app(seen: list[str]) -> Starlette:
+    """Answers every POST with an empty JSON object and records its path."""
+
+    async def answer(request: Request) -> Response:
+        seen.append(request.url.path)
+        return JSONResponse({})
+
+    return Starlette(routes=[Route("/{rest:path}", answer, methods=["POST"])])
+
+
+async def test_the_built_in_partners_own_url_is_trusted_with_the_guard_on() -> None:
+    """The sandbox partner lives on this service's own (loopback) address: the guarded client calls it
+    there because its URL is the one the service mounts it at (``trusted_url``), not because the
+    guard is off. Anything else on that host and port, and any other loopback port, is still refused
+    without a connection (docs/rules/partners.md#partner-urls)."""
+    seen: list[str] = []
+    async with serving(recording_app(seen)) as server, serving(recording_app(seen)) as other:
+        trusted = f"{server.url}/sandbox-partner"
+        client = PartnerClient(allow_private=False, trusted_url=trusted)
+        try:
+            ok = await client.call(endpoint(trusted, "trusted"), "POST", "/booking/search", SEARCH_PAYLOAD, timeout=2.0)
+            assert ok.outcome == "ok", ok
+            assert seen == ["/sandbox-partner/booking/search"]
+            beside = (
+                server.url,
+                f"{server.url}/sandbox-partner-not",
+                f"http://localhost:{server.port}/sandbox-partner",
+                f"{other.url}/sandbox-partner",
+            )
+            for url in beside:
+                refused = await client.call(
+                    endpoint(url, "beside"), "POST", "/booking/search", SEARCH_PAYLOAD, timeout=2.0
+                )
+                assert refused.outcome == "blocked", (url, refused)
+            assert seen == ["/sandbox-partner/booking/search"]
+        finally:
+            await client.aclose()

@@ -148,11 +148,13 @@ def test_bad_input_is_refused_with_a_clear_error(run: Any, option: str, value: s
 
 def test_private_urls_follow_the_deployment_setting(run: Any) -> None:
     args = ("partners", "create", "--name", "Loopback Cars", "--base-url", "http://127.0.0.1:8100", "--airports", AREA)
-    refused = run(*args, TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS="0")
+    refused = run(*args)  # the guard is on in sandbox too (the built-in partner is trusted by its URL)
     assert refused.exit_code == 1 and "private, loopback and link-local" in refused.stderr
     live = run(*args, TRANSFERS_ENVIRONMENT="live")
     assert live.exit_code == 1 and "private, loopback and link-local" in live.stderr
-    allowed = run(*args)  # sandbox allows them by default
+    lifted_in_live = run(*args, TRANSFERS_ENVIRONMENT="live", TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS="1")
+    assert lifted_in_live.exit_code == 2 and "ALLOW_PRIVATE_PARTNER_URLS=1" in lifted_in_live.stderr
+    allowed = run(*args, TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS="1")
     assert allowed.exit_code == 0, allowed.stderr
     assert run("partners", "disable", str(json.loads(allowed.stdout)["partner_id"])).exit_code == 0
 

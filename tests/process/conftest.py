@@ -289,6 +289,9 @@ class Processes:
                 "TRANSFERS_SECRET_KEY": SECRET_KEY,
                 "TRANSFERS_SANDBOX_PARTNER": "0",
                 "TRANSFERS_ENVIRONMENT": "sandbox",
+                # the fake partners and webhook receivers listen on loopback (the SSRF guards are on by default)
+                "TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS": "1",
+                "TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS": "1",
                 "TRANSFERS_LOG_LEVEL": "INFO",
                 "TRANSFERS_RATE_LIMIT_PER_MINUTE": "1000000",
                 "TRANSFERS_RATE_LIMIT_BURST": "1000000",

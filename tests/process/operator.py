@@ -39,6 +39,9 @@ def operator_env(database_url: str, **settings: str) -> dict[str, str]:
             "TRANSFERS_DATABASE_URL": database_url,
             "TRANSFERS_SECRET_KEY": SECRET_KEY,
             "TRANSFERS_ENVIRONMENT": "sandbox",
+            # the fake partners and webhook receivers listen on loopback (the SSRF guards are on by default)
+            "TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS": "1",
+            "TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS": "1",
             "TRANSFERS_SANDBOX_PARTNER": "0",
             "TRANSFERS_LOG_LEVEL": "INFO",
         }

@@ -143,6 +143,7 @@ async def test_live_refusals_say_what_to_set(tmp_path: Path) -> None:
         environment="live",
         secret_key="",
         allow_private_partner_urls="1",
+        allow_private_webhook_urls="0",
         sandbox_partner="1",
     )
     ran = await transfers("serve", "--port", str(free_port()), env=env, cwd=tmp_path)
@@ -154,6 +155,12 @@ async def test_live_refusals_say_what_to_set(tmp_path: Path) -> None:
         "TRANSFERS_SANDBOX_PARTNER=1",
     )
     assert len(ran.error_lines) == 3 and stderr.count("unset it") == 2
+    # The webhooks' own guard (docs/rules/webhooks.md#private-addresses) cannot be lifted in live either.
+    env.update(TRANSFERS_SECRET_KEY="k" * 32, TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS="0", TRANSFERS_SANDBOX_PARTNER="0")
+    env["TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS"] = "1"
+    ran = await transfers("serve", "--port", str(free_port()), env=env, cwd=tmp_path)
+    assert_operator_error(ran, 2, "TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS=1")
+    assert len(ran.error_lines) == 1
 
 
 async def test_redis_on_a_closed_port(fresh_db: FreshDatabase, tmp_path: Path) -> None:

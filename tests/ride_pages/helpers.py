@@ -23,7 +23,7 @@ SEARCH = "/api/v1/booking-api/search"
 BOOKING = "/api/v1/booking-api/booking"
 GLASGOW = {"type": "POINT", "lat": 55.8642, "lng": -4.2518, "name": "George Square, Glasgow"}
 PASSENGER = {"name": "Ada", "surname": "Lovelace", "phone": "+447911123456", "email": "ada.secret@example.com"}
-DRIVER = WireDriver(name="Morag Campbell", phone="+447700900123", plate="SK21 ABC")
+DRIVER = WireDriver(name="Morag Campbell", phone="+447400900123", plate="SK21 ABC")
 MEETING_POINT = "Arrivals hall, by the Costa Coffee"
 PARTNER_REFERENCE = "PREF-NEVER-SHOWN-77"
 

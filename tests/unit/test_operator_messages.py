@@ -45,12 +45,14 @@ def test_passwords_in_urls_are_masked() -> None:
 
 
 def test_live_refusals_say_what_to_set() -> None:
-    assert Settings(environment="sandbox", allow_private_partner_urls=True).deployment_problems() == []
+    lifted = {"allow_private_partner_urls": True, "allow_private_webhook_urls": True}
+    assert Settings(environment="sandbox", **lifted).deployment_problems() == []
     assert Settings(environment="live", secret_key="k").deployment_problems() == []
-    problems = Settings(environment="live", allow_private_partner_urls=True, sandbox_partner=True).deployment_problems()
+    problems = Settings(environment="live", sandbox_partner=True, **lifted).deployment_problems()
     assert [p.split(" ", 1)[0] for p in problems] == [
         "TRANSFERS_SECRET_KEY",
         "TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS=1",
+        "TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS=1",
         "TRANSFERS_SANDBOX_PARTNER=1",
     ]
 

@@ -98,6 +98,7 @@ class WebhookDelivery:
     last_http_status: int | None
     next_attempt_at: datetime | None
     created_at: datetime
+    last_outcome: str | None = None  # in words: "delivered", "HTTP 503", "refused: private address", ...
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> WebhookDelivery:
@@ -110,6 +111,7 @@ class WebhookDelivery:
             data["last_http_status"],
             None if nxt is None else _when(nxt),
             _when(data["created_at"]),
+            data.get("last_outcome"),
         )
 
 

@@ -18,6 +18,7 @@ from transfers.agency.auth import AgencyViewer
 from transfers.agency.wording import at_airport, flattened, money, policy_words, status_words
 from transfers.webauth.formats import airport_local, counted, excerpt, utc, utc_seconds
 from transfers.webauth.layout import Link, Site, environment, render_page
+from transfers.webhooks.wording import outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,7 @@ def _environment() -> Environment:
     env.filters["money"] = money
     env.filters["status_words"] = status_words
     env.globals["policy_words"] = policy_words
+    env.globals["delivery_outcome"] = outcome  # webhooks/wording.py: outcomes in words
     env.filters["flattened"] = flattened
     env.filters["counted"] = counted
     return env

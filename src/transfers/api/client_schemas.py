@@ -86,6 +86,11 @@ class WebhookDelivery(_Strict):
     status: Literal["pending", "delivered", "failed"]
     attempts: int
     last_http_status: int | None
+    last_outcome: str = Field(
+        description="how the delivery went, in words: delivered, HTTP 503, no answer within 5 s, "
+        "refused: private address, not sent yet, ... (docs/rules/webhooks.md#delivery-log)",
+        examples=["delivered"],
+    )
     next_attempt_at: str | None
     created_at: str
 

@@ -102,7 +102,16 @@ class SearchResource(_Strict):
 class PassengerIn(_Strict):
     name: str
     surname: str
-    phone: str = Field(pattern=r"^\+[1-9]\d{1,14}$", min_length=6)
+    phone: str = Field(
+        min_length=6,
+        max_length=32,
+        description=(
+            "docs/rules/booking.md#phone-numbers: with its country code (`+` or `00`), as people type it: spaces, "
+            "dashes, dots, brackets and `(0)` are accepted; stored and answered as E.164 (`+447911123456`). "
+            "Without a country code, or not a valid number: 1009."
+        ),
+        examples=["+44 7911 123456"],
+    )
     email: str = Field(json_schema_extra={"format": "email"})
 
 

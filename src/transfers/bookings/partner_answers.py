@@ -76,7 +76,7 @@ async def _create_answered(
         )
     if answer.status == "APPROVED" and answer.driver_info is not None:
         booking = await partner_updates.approve(
-            conn, booking, answer.driver_info, answer.meeting_point, actor=ACTOR, now=now
+            conn, booking, answer.driver_info, answer.meeting_point, actor=ACTOR, now=now, phone_as_sent=True
         )
     return booking
 

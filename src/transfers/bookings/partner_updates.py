@@ -19,6 +19,8 @@ from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus, can_transition
 from transfers.errors import Refused
 from transfers.partners.wire import WireDriver
+from transfers.reference.airports import country_of
+from transfers.reference.phones import PhoneUnreadable, e164
 
 S = BookingStatus
 
@@ -27,11 +29,34 @@ class UpdateRefused(Refused):
     """The partner asked for something the state machine does not allow (answered 422)."""
 
 
+def driver_phone(typed: str, airport_iata: str) -> str:
+    """The driver's phone as a partner typed it, as E.164 (docs/rules/partners.md#driver-phone): without
+    its country code it is read in the pickup airport's country, so the traveller's Call button works
+    from any SIM. Raises ``PhoneUnreadable`` with the reason."""
+    return e164(typed, region=country_of(airport_iata))
+
+
 async def approve(
-    conn: AsyncConnection, booking: Booking, driver: WireDriver, meeting_point: str | None, *, actor: str, now: datetime
+    conn: AsyncConnection,
+    booking: Booking,
+    driver: WireDriver,
+    meeting_point: str | None,
+    *,
+    actor: str,
+    now: datetime,
+    phone_as_sent: bool = False,
 ) -> Booking:
+    """APPROVED with the driver's details, or the details refreshed on an APPROVED booking. The phone is
+    stored as E.164; one that cannot be read refuses the update with the reason (UpdateRefused), except
+    with ``phone_as_sent`` (a partner server's create answer or info sync: the driver is assigned
+    whatever the spelling, and there is no one to tell), where it is kept as sent."""
     current = booking.status
     fields = driver_fields(driver, meeting_point)
+    try:
+        fields["driver_phone"] = driver_phone(driver.phone, booking.airport_iata)
+    except PhoneUnreadable as unreadable:
+        if not phone_as_sent:
+            raise UpdateRefused(f"driver_info.phone: {unreadable.reason}") from None
     if current is S.APPROVED:
         if any(getattr(booking, k) != v for k, v in fields.items()):
             await update_details(conn, booking, fields, actor=actor, reason="driver details updated", now=now)
@@ -118,7 +143,7 @@ async def apply_reported_status(
     """A status the partner reported in a create answer or an info sync (not the reverse API)."""
     if status == "APPROVED" and driver is not None:
         if can_transition(booking.status, S.APPROVED) or booking.status is S.APPROVED:
-            return await approve(conn, booking, driver, meeting_point, actor=actor, now=now)
+            return await approve(conn, booking, driver, meeting_point, actor=actor, now=now, phone_as_sent=True)
         return booking
     if status in ("PENDING", "PENDING_APPROVAL", "APPROVED"):
         return await acknowledge(conn, booking, actor=actor, now=now)

@@ -8,21 +8,18 @@ in as ``offer``; everything after it is decided here.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-import phonenumbers
 from email_validator import EmailNotValidError, validate_email
 
 from transfers.errors import Code, Invalid, NotFound
 from transfers.reference.flights import normalise
+from transfers.reference.phones import PhoneUnreadable, e164
 from transfers.search.offers import Offer, OfferedExtra
 from transfers.search.rules import is_int
 
-# [0-9], not \d: Python's \d also matches non-ASCII digits (Arabic-Indic, full-width); the spec's does not.
-PHONE_PATTERN = re.compile(r"\+[1-9][0-9]{1,14}")
 MAX_TEXT = 200
 MAX_FLIGHT = 64
 MAX_EXTRA_REQUESTS = 1000
@@ -133,17 +130,14 @@ def _text(value: Any, code: Code, limit: int = MAX_TEXT) -> str:
 
 
 def _phone(value: Any) -> str:
+    """The passenger's phone as typed (spaces, dashes, dots, brackets, ``(0)``, a leading ``00``), stored
+    as E.164; it must carry its country code (docs/rules/booking.md#phone-numbers). Else 1009."""
     if value is None or value == "":
         raise Invalid(Code.PASSENGER_PHONE_REQUIRED)
-    if not isinstance(value, str) or len(value) < 6 or not PHONE_PATTERN.fullmatch(value):
-        raise Invalid(Code.PASSENGER_PHONE_INVALID)
     try:
-        number = phonenumbers.parse(value, None)
-    except phonenumbers.NumberParseException:
+        return e164(value)
+    except PhoneUnreadable:
         raise Invalid(Code.PASSENGER_PHONE_INVALID) from None
-    if not phonenumbers.is_valid_number(number):
-        raise Invalid(Code.PASSENGER_PHONE_INVALID)
-    return value
 
 
 def _email(value: Any) -> str:

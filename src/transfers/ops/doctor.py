@@ -331,7 +331,9 @@ async def _partner_rows(
     if not partners:
         return [] if hosted else [Row("partners", "WARN", "no enabled partner: searches find no vehicles")]
     client = PartnerClient(
-        max_response_bytes=cfg.partner_max_response_bytes, allow_private=cfg.private_partner_urls_allowed
+        max_response_bytes=cfg.partner_max_response_bytes,
+        allow_private=cfg.private_partner_urls_allowed,
+        trusted_url=cfg.sandbox_partner_url,
     )
     try:
         verdicts = await asyncio.gather(

@@ -16,6 +16,7 @@ from transfers.delivery.transport import CallResult
 from transfers.partners.client import PartnerClient, PartnerEndpoint, PreparedCall, SharedDeadline, elapsed_ms
 from transfers.partners.http11 import Exchange, PartnerTransportError, UnusableRequest
 from transfers.partners.signing import webhook_ids
+from transfers.partners.ssrf import BlockedDestination
 
 IDS_AT_ONCE = 16  # webhook ids drawn per ``os.urandom`` (``signing.webhook_ids``): a 10-partner search draws once
 
@@ -92,10 +93,11 @@ class CallBatch:
         lines = prepared.head_lines()
         call.started = time.perf_counter()
         try:
+            client.refuse_beside_trusted(prepared.url)
             call.exchange = self._http.start(
                 "POST", prepared.url, lines if lines is not None else prepared.headers(), body, call.over
             )
-        except (PartnerTransportError, UnusableRequest, OSError) as exc:
+        except (PartnerTransportError, UnusableRequest, BlockedDestination, OSError) as exc:
             duration = elapsed_ms(call.started, time.perf_counter())
             call.result = client.judge_failure(prepared, exc, self._timeout, duration)
             return

@@ -33,7 +33,7 @@ from transfers.delivery.transport import CallResult as CallResult
 from transfers.delivery.transport import Outcome as Outcome
 from transfers.delivery.transport import answer_excerpt as answer_excerpt
 from transfers.observability.metrics import observe_partner_call
-from transfers.partners.http11 import AnswerTooLarge, Http11Client, PartnerTransportError, UnusableRequest
+from transfers.partners.http11 import AnswerTooLarge, Http11Client, PartnerTransportError, UnusableRequest, target
 from transfers.partners.signing import signed
 from transfers.partners.ssrf import BlockedDestination, Resolver, system_resolver
 from transfers.rows import row_type
@@ -200,11 +200,22 @@ class PartnerClient:
     (the outcome and its log, as ``call`` gives them)."""
 
     def __init__(
-        self, *, max_response_bytes: int = 1_048_576, allow_private: bool = True, resolver: Resolver = system_resolver
+        self,
+        *,
+        max_response_bytes: int = 1_048_576,
+        allow_private: bool = True,
+        resolver: Resolver = system_resolver,
+        trusted_url: str | None = None,
     ) -> None:
+        """``trusted_url``: the built-in sandbox partner's base URL (``Settings.sandbox_partner_url``), called
+        with the SSRF guard on although it is on this service's own (often loopback) address: it is
+        trusted by that identity, never by turning the guard off. Only URLs under it are; any other
+        URL on the same host and port meets the guard as usual."""
         self._max = max_response_bytes
         self._allow_private = allow_private
         self._resolver = resolver
+        self._trusted_url = trusted_url.rstrip("/") if trusted_url else None
+        self._trusted_origin = target(self._trusted_url).key if self._trusted_url else None
         self._transport: Http11Client | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -226,6 +237,7 @@ class PartnerClient:
             # checked one. Unguarded (sandbox): the loop's own resolver.
             guarded=not self._allow_private,
             resolver=self._resolver,
+            trusted=frozenset() if self._trusted_origin is None else frozenset({self._trusted_origin}),
         )
         self._loop = loop
         return self._transport
@@ -283,6 +295,7 @@ class PartnerClient:
         headers = call.headers()
         started = time.perf_counter()
         try:
+            self.refuse_beside_trusted(call.url)
             if deadline is None:
                 async with asyncio.timeout(timeout):
                     status, raw = await self.transport().request(call.method, call.url, headers, call.body)
@@ -298,6 +311,17 @@ class PartnerClient:
         ) as exc:
             return self.judge_failure(call, exc, timeout, elapsed_ms(started, time.perf_counter()))
         return self.judge_answer(call, status, raw, elapsed_ms(started, time.perf_counter()))
+
+    def refuse_beside_trusted(self, url: str) -> None:
+        """The trusted origin serves the built-in partner under its own path only: a URL elsewhere on that
+        host and port (the service's own API, say) is refused as the guard would refuse it
+        (``BlockedDestination``; nothing when no origin is trusted or the guard is off)."""
+        if self._trusted_origin is None or self._allow_private:
+            return
+        where = target(url)
+        trusted = self._trusted_url or ""
+        if where.key == self._trusted_origin and not (url == trusted or url.startswith(trusted + "/")):
+            raise BlockedDestination(where.host, where.host, "not the built-in sandbox partner's URL")
 
     def judge_failure(self, call: PreparedCall, exc: BaseException, timeout: float, duration: float) -> CallResult:
         """An exchange that brought no answer (``exc``), as the outcome it is counted under, logged."""

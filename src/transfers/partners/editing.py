@@ -54,7 +54,10 @@ async def update_settings(
         if current is None:
             raise PartnerNotFound(f"no partner {partner_id}")
         before = current.record
-        url = before.base_url if before.hosted else check_base_url(wanted.base_url, allow_private=allow_private)
+        # A hosted partner has no server; the built-in sandbox partner's URL is the one this service mounts
+        # it at (set at every start, trusted by that identity): neither URL is the operator's to change.
+        fixed = before.hosted or before.is_sandbox
+        url = before.base_url if fixed else check_base_url(wanted.base_url, allow_private=allow_private)
         changes: dict[str, Any] = {}
         if before.base_url != url:
             changes["base_url"] = [before.base_url, url]

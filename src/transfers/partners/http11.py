@@ -144,6 +144,7 @@ class Http11Client:
         per_host: int,
         guarded: bool,
         resolver: Resolver,
+        trusted: frozenset[tuple[bool, str, int]] = frozenset(),
     ) -> None:
         self._max = max_response_bytes
         self._defaults = f"User-Agent: {user_agent}\r\nAccept-Encoding: gzip, deflate\r\n"
@@ -151,6 +152,9 @@ class Http11Client:
         self._per_host = per_host
         self._guarded = guarded
         self._resolver = resolver
+        # Origins connected to without the guard: the built-in sandbox partner, which this service mounts
+        # under its own URL (``PartnerClient``'s ``trusted_url``), is trusted by that identity.
+        self._trusted = trusted
         self._idle: dict[tuple[bool, str, int], list[_Connection]] = {}
         self._slots: dict[tuple[bool, str, int], _Slots] = {}
         self._open: set[_Connection] = set()
@@ -258,7 +262,7 @@ class Http11Client:
     async def _connect(self, where: Target) -> _Connection:
         loop = asyncio.get_running_loop()
         tls = self._context() if where.tls else None
-        if self._guarded:
+        if self._guarded and where.key not in self._trusted:
             # Resolve, check every address, connect to a checked one (partners/ssrf.py): never to the name.
             try:
                 hosts = [str(a) for a in await checked_addresses(where.host, where.port, self._resolver)]

@@ -48,6 +48,17 @@ def find_airport(code: str) -> Airport | None:
     return Airport(code.upper(), str(row["name"]), float(row["lat"]), float(row["lon"]), tz)
 
 
+@lru_cache(maxsize=4096)
+def country_of(code: str) -> str | None:
+    """The ISO 3166 country of the airport with this three-letter code (any case), or None when unknown:
+    the country a driver's phone typed without its country code is read in (``reference/phones.py``)."""
+    if len(code) != 3 or not code.isascii() or not code.isalpha():
+        return None
+    row = dataset().get(code.upper())
+    country = str(row.get("country") or "") if row is not None else ""
+    return country if len(country) == 2 and country.isalpha() else None
+
+
 def local_time(iata: str, instant: datetime) -> datetime:
     """``instant`` in the airport's own time zone (what clients and partners are shown)."""
     airport = find_airport(iata)

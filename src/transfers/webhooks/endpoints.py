@@ -7,13 +7,13 @@ written on a refusal: unknown fields (``INVALID_WEBHOOK_ENDPOINT``), ``url``
 (``INVALID_WEBHOOK_URL``), ``events`` (``INVALID_WEBHOOK_EVENT``), ``description`` and ``status``
 (``INVALID_WEBHOOK_ENDPOINT``), then the limit of 10 endpoints (``WEBHOOK_ENDPOINT_LIMIT``).
 URLs follow the partner URL rules (``partners.models.check_base_url``: http(s), a host, no
-credentials, query or fragment) and, where the SSRF guard is on, a name must resolve to public
-addresses only (``partners/ssrf.py``); the guard is applied again at every delivery.
+credentials, query or fragment) and the webhooks' own SSRF guard (``webhooks/guard.py``, on unless
+``TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS=1``): the host must be, or resolve only to, public addresses;
+the guard is applied again at every delivery.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 from datetime import datetime, timedelta
 from typing import Any
@@ -25,10 +25,10 @@ from transfers.client_events import repository as events_repo
 from transfers.clients import repository as clients_repo
 from transfers.clients.models import ClientPrincipal
 from transfers.errors import ErrorCode, Invalid, NotFound, Refused
-from transfers.partners import ssrf
 from transfers.partners.models import InvalidPartnerUrl, check_base_url
 from transfers.partners.signing import new_signing_secret
 from transfers.services import Services
+from transfers.webhooks import guard, wording
 from transfers.webhooks import repository as repo
 from transfers.webhooks.models import CLIENT_WEBHOOK, Endpoint, LoggedDelivery
 
@@ -37,7 +37,6 @@ MAX_URL_CHARS = 2000
 MAX_DESCRIPTION_CHARS = 500
 ROTATION_OVERLAP = timedelta(hours=24)
 DELIVERY_WINDOW = timedelta(hours=24)
-RESOLVE_TIMEOUT_SECONDS = 3.0
 SUBSCRIBABLE = frozenset(t.value for t in events.EventType)
 CREATE_FIELDS = frozenset({"url", "events", "description"})
 PATCH_FIELDS = frozenset({"url", "events", "description", "status"})
@@ -74,23 +73,15 @@ async def check_url(svc: Services, value: Any) -> str:
         raise _refuse(
             ErrorCode.INVALID_WEBHOOK_URL, f"url must be an http(s) URL of at most {MAX_URL_CHARS} characters."
         )
-    allow_private = svc.settings.private_partner_urls_allowed
+    allow_private = svc.settings.private_webhook_urls_allowed
     try:
-        check_base_url(value, allow_private=allow_private)
+        check_base_url(value, allow_private=True)  # the shape; the guard below reads every spelling of a host
         parts = urlsplit(value)
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except (InvalidPartnerUrl, ValueError) as exc:
         raise _refuse(ErrorCode.INVALID_WEBHOOK_URL, str(exc).replace("partner", "webhook")) from None
     if not allow_private and parts.hostname:
-        try:
-            async with asyncio.timeout(RESOLVE_TIMEOUT_SECONDS):
-                await ssrf.checked_addresses(parts.hostname, port)
-        except ssrf.BlockedDestination as exc:
-            raise _refuse(
-                ErrorCode.INVALID_WEBHOOK_URL, f"the webhook host resolves to a refused address ({exc.reason})."
-            ) from None
-        except (OSError, TimeoutError):
-            raise _refuse(ErrorCode.INVALID_WEBHOOK_URL, "the webhook host does not resolve.") from None
+        await guard.check_host(parts.hostname, port, svc.webhook_resolver)  # 422 INVALID_WEBHOOK_URL
     return value
 
 
@@ -154,6 +145,7 @@ def _delivery_view(row: LoggedDelivery) -> dict[str, Any]:
         "status": row.status,
         "attempts": row.attempts,
         "last_http_status": row.last_http_status,
+        "last_outcome": wording.outcome(row.status, row.attempts, row.last_http_status, row.last_error),
         "next_attempt_at": row.next_attempt_at.isoformat() if pending else None,
         "created_at": row.created_at.isoformat(),
     }

@@ -118,6 +118,7 @@ class LoggedDelivery:
     created_at: datetime
     event_id: str
     type: str
+    last_error: str | None  # the last attempt's failure, in words (webhooks/wording.py)
 
 
 @row_type

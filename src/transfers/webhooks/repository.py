@@ -334,7 +334,17 @@ async def deliveries_page(
 ) -> list[LoggedDelivery]:
     """An endpoint's delivery log, newest first."""
     query = (
-        select(D.id, D.status, D.attempts, D.last_http_status, D.next_attempt_at, D.created_at, E.event_id, E.type)
+        select(
+            D.id,
+            D.status,
+            D.attempts,
+            D.last_http_status,
+            D.next_attempt_at,
+            D.created_at,
+            E.event_id,
+            E.type,
+            D.last_error,
+        )
         .select_from(webhook_deliveries.join(client_events, E.id == D.event_pk))
         .where(D.endpoint_id == endpoint_id)
         .order_by(D.id.desc())

@@ -4,8 +4,8 @@ one sender and one HTTP session for all of them, kept alive between deliveries.
 
 Standard Webhooks headers (``webhook-id`` = the event id on every attempt, ``webhook-timestamp``,
 ``webhook-signature``: ``v1,<sig>`` and, for 24 h after a rotation, a second ``v1,<sig>`` by the
-previous secret, space separated), one deadline for the whole exchange, no redirects, the SSRF
-guard of partner calls where it is on. The answer's body is not used: a little is read, so the
+previous secret, space separated), one deadline for the whole exchange, no redirects, the webhooks'
+SSRF guard (``webhooks/guard.py``) unless it is lifted. The answer's body is not used: a little is read, so the
 connection can be reused. Transport failures come back as a ``CallResult``, never raised.
 """
 
@@ -16,6 +16,7 @@ import time
 from datetime import datetime
 
 import aiohttp
+import structlog
 from aiohttp import hdrs
 from yarl import URL
 
@@ -23,9 +24,11 @@ from transfers.clock import Clock
 from transfers.delivery.transport import CallResult
 from transfers.partners.secrets_box import SecretBox
 from transfers.partners.signing import sign
-from transfers.partners.ssrf import BlockedDestination, GuardedResolver, refuse_literal_host
+from transfers.partners.ssrf import BlockedDestination, GuardedResolver, Resolver, refuse_literal_host, system_resolver
+from transfers.webhooks.guard import failure_words
 from transfers.webhooks.models import WebhookDelivery
 
+log = structlog.get_logger("transfers.webhooks")
 USER_AGENT = "transfers/0.1 (+client webhooks)"
 _MAX_ANSWER_BYTES = 64 * 1024  # the answer is not used: read a little, so the connection can be reused
 
@@ -35,8 +38,19 @@ class WebhookSender:
     webhook dispatcher starts, or at its first use; ``aclose`` when it stops): the ``Transport`` of
     every kind of ``webhook_deliveries``, a signed POST."""
 
-    def __init__(self, *, allow_private: bool, per_host: int, box: SecretBox, clock: Clock) -> None:
+    def __init__(
+        self,
+        *,
+        allow_private: bool,
+        per_host: int,
+        box: SecretBox,
+        clock: Clock,
+        resolver: Resolver = system_resolver,
+    ) -> None:
+        """``allow_private``: ``TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS`` (the guard off); ``resolver``: how
+        hosts are resolved before the guard checks them (``Services.webhook_resolver``)."""
         self._allow_private = allow_private
+        self._resolver = resolver
         self._per_host = per_host
         self._box = box
         self._clock = clock
@@ -52,7 +66,8 @@ class WebhookSender:
             limit=0,
             limit_per_host=self._per_host,
             keepalive_timeout=4.0,
-            resolver=None if self._allow_private else GuardedResolver(),
+            # The guard (webhooks/guard.py): resolve, check every address, connect to a checked one.
+            resolver=None if self._allow_private else GuardedResolver(self._resolver),
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
@@ -128,12 +143,14 @@ class WebhookSender:
                 async with self._http().post(url, data=body, headers=headers, allow_redirects=False) as answer:
                     await answer.content.read(_MAX_ANSWER_BYTES)
                     status = answer.status
-        except TimeoutError:
-            return CallResult("timeout", None, None, f"no answer within {timeout:g}s", _ms(started))
+        # Outcomes in words (webhooks/guard.py): the delivery log is the client's, never an exception's name.
+        except TimeoutError as exc:
+            return CallResult("timeout", None, None, failure_words(exc, timeout), _ms(started))
         except BlockedDestination as exc:
-            return CallResult("blocked", None, None, f"SSRF guard: {exc}", _ms(started))
+            log.info("webhook_refused", host=exc.host, address=exc.address, reason=exc.reason)
+            return CallResult("blocked", None, None, failure_words(exc, timeout), _ms(started))
         except (aiohttp.ClientError, OSError, ValueError) as exc:
-            return CallResult("connect_error", None, None, type(exc).__name__, _ms(started))
+            return CallResult("connect_error", None, None, failure_words(exc, timeout), _ms(started))
         if 200 <= status < 300:
             return CallResult("ok", status, None, None, _ms(started))
         return CallResult("http_error", status, None, f"HTTP {status}", _ms(started))

@@ -256,8 +256,10 @@ async def edit_partner(request: Request, partner_id: str, viewer: Signed) -> Res
     if current is None:
         raise PageNotFound(f"There is no partner {number}.")
     values = _checked(form, errors, with_name=False)
-    # a hosted partner has no server (docs/rules/hosted-partners.md): its empty base URL stays as it is
-    url = current.base_url if current.hosted else _check_url(allow_private, form, errors)
+    # a hosted partner has no server (docs/rules/hosted-partners.md): its empty base URL stays as it is; the
+    # built-in sandbox partner's is where this service mounts it (docs/rules/partners.md#partner-urls)
+    fixed = current.hosted or current.is_sandbox
+    url = current.base_url if fixed else _check_url(allow_private, form, errors)
     typed = {name: _typed(form, name, MAX_URL_CHARS) for name in FIELDS if name != "name"}
     if errors or url is None:
         return await _partner_page(request, viewer, number, status_code=422, errors=errors, typed=typed)

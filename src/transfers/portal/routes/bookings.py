@@ -27,6 +27,8 @@ from transfers.portal.auth import PREFIX, PageNotFound, PartnerViewer, Signed, s
 from transfers.portal.render import page
 from transfers.portal.ride_panel import ride_panel
 from transfers.portal.wording import accept_by
+from transfers.reference.airports import country_of
+from transfers.reference.phones import PhoneUnreadable, example
 from transfers.services import Services
 from transfers.tracking.driver import EVENT_LABELS, STAGE_LABELS
 from transfers.webauth.forms import text
@@ -155,6 +157,8 @@ async def detail(
         "ride": await ride_panel(request, viewer, booking),  # docs/rules/ride.md#driver-page
         "stage_words": STAGE_LABELS,
         "incidents": await _incidents(svc, booking),  # docs/rules/incidents.md#resolve: the partner sees them
+        # docs/rules/partners.md#driver-phone: as dialled in the pickup airport's country (accepted as typed)
+        "phone_example": example(country_of(booking.airport_iata)),
     }
     return page(
         request, "bookings/detail.html", context, viewer=viewer, status_code=status_code, title=booking.reservation_no
@@ -203,6 +207,11 @@ async def accept(request: Request, reservation_no: str, viewer: Signed) -> Respo
             errors[field] = problem
         elif not typed[field] and field != "meeting_point":
             errors[field] = "Required."
+    if not errors:
+        try:  # the rule approve applies, checked first so its reason stands beside the field
+            partner_updates.driver_phone(typed["driver_phone"], booking.airport_iata)
+        except PhoneUnreadable as unreadable:
+            errors["driver_phone"] = unreadable.reason[:1].upper() + unreadable.reason[1:] + "."
     driver = None
     if not errors:
         try:
