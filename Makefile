@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: help run test test-suite test-fast check docs docs-serve install install-docs install-test chromium bench clean
+.PHONY: help run test test-suite test-fast check docs docs-serve install install-docs install-test chromium bench soak clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +77,11 @@ test-fast: install-test
 ## bench: every benchmark, one table and figures (bench/README.md; docs/operations/performance.md reads them)
 bench: install-test
 	bash bench/run.sh
+
+## soak: a day of traffic under faults on PostgreSQL, then every invariant checked (10 min; SOAK_ARGS="--minutes 2 --rate 6")
+## (docs/operations/reliability.md; needs a local PostgreSQL server, PGHOST/PGPORT/PGUSER, and redis-server)
+soak: install-test
+	$(BIN)/python -m bench.soak $(SOAK_ARGS)
 
 ## clean: remove the venv, the SQLite data under ./var, the built site and the tool caches
 clean:

@@ -5,8 +5,10 @@ types them, pinged after idling, never retried."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
+from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
@@ -296,3 +298,103 @@ async def test_a_parameter_asyncpg_cannot_encode_is_not_a_dead_connection(reader
     finally:
         await reader.close()
         await admin.close()
+
+
+class _LateCloseProxy:
+    """A TCP proxy in front of PostgreSQL that passes the server's bytes at once but its closing of
+    the connection only ``delay`` s later: what a busy machine does between a terminated backend's
+    FATAL message and its socket's end, made certain."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.server: asyncio.Server | None = None
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self, upstream: str) -> str:
+        parts = urlsplit(upstream)
+        self.server = await asyncio.start_server(
+            lambda r, w: self._connection(r, w, parts.hostname or "127.0.0.1", parts.port or 5432), "127.0.0.1", 0
+        )
+        port = self.server.sockets[0].getsockname()[1]
+        return urlunsplit(parts._replace(netloc=f"{parts.username}@127.0.0.1:{port}"))
+
+    async def _connection(
+        self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter, host: str, port: int
+    ) -> None:
+        server_r, server_w = await asyncio.open_connection(host, port)
+
+        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter, late: float) -> None:
+            with contextlib.suppress(OSError):
+                while data := await source.read(65536):
+                    sink.write(data)
+                    await sink.drain()
+            await asyncio.sleep(late)
+            sink.close()
+
+        task = asyncio.ensure_future(
+            asyncio.gather(pipe(client_r, server_w, 0.0), pipe(server_r, client_w, self.delay), return_exceptions=True)
+        )
+        self.tasks.add(task)
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    async def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+@pytest.mark.parametrize("write", [False, True], ids=["read", "write"])
+async def test_an_idle_connection_terminated_before_its_close_is_seen_is_replaced(
+    reader_and_dialect: tuple, write: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``pg_terminate_backend`` of an idle connection: the server's FATAL message is read at once and
+    leaves asyncpg's protocol waiting for the end of an error, but the socket's close may be seen
+    only later (here 1 s, through a proxy; under the soak's load, a few ms). The next statement took
+    that connection and asyncpg refused it ("cannot switch to state 12; another operation (2) is in
+    progress"): a 500 to a partner's driver event in the soak. Now the connection is thrown away and
+    the statement runs on a new one: a read always may, and so may a write here, since nothing of it
+    was sent."""
+    _, dialect = reader_and_dialect
+    monkeypatch.setattr(direct_module, "PING_AFTER_IDLE_SECONDS", 60.0)  # the no-ping second, made long
+    proxy = _LateCloseProxy(delay=1.0)
+    reader = PostgresDirect(await proxy.start(_dsn()), max_size=1, timeout=5.0, application_name=APP)
+    admin = await asyncpg.connect(_dsn())
+    try:
+        await reader.one(REASON.compiled(dialect), {"id": 1})
+        cut = await _backends(admin)
+        assert len(cut) == 1
+        await admin.execute("SELECT pg_terminate_backend($1)", cut[0])
+        await asyncio.sleep(0.2)  # the FATAL message is in; the close is not yet
+        row = await reader.one(REASON.compiled(dialect), {"id": 2}, write=write)
+        assert row is not None and row["id"] == 2
+        assert set(await _backends(admin)).isdisjoint(cut)
+    finally:
+        await reader.close()
+        await admin.close()
+        await proxy.close()
+
+
+async def test_a_transaction_on_an_idle_connection_terminated_before_its_close_is_seen_runs_on_a_new_one(
+    reader_and_dialect: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same for ``all_or_nothing`` (a return trip's two legs): its BEGIN was never sent."""
+    _, dialect = reader_and_dialect
+    monkeypatch.setattr(direct_module, "PING_AFTER_IDLE_SECONDS", 60.0)
+    proxy = _LateCloseProxy(delay=1.0)
+    reader = PostgresDirect(await proxy.start(_dsn()), max_size=1, timeout=5.0, application_name=APP)
+    admin = await asyncpg.connect(_dsn())
+    try:
+        await reader.one(REASON.compiled(dialect), {"id": 1})
+        cut = await _backends(admin)
+        await admin.execute("SELECT pg_terminate_backend($1)", cut[0])
+        await asyncio.sleep(0.2)
+        compiled = REASON.compiled(dialect)
+        rows = await reader.all_or_nothing([(compiled, {"id": 3}), (compiled, {"id": 4})])
+        assert rows is not None and [r["id"] for r in rows] == [3, 4]
+    finally:
+        await reader.close()
+        await admin.close()
+        await proxy.close()

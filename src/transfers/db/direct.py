@@ -9,8 +9,9 @@ processors and literal values, and the result processors of its columns, and the
 
 * on PostgreSQL on a few plain asyncpg connections of its own, in autocommit (prepared statements
   cached by asyncpg). A read that meets a dead connection is retried once on a fresh one, which a
-  read may always be. A write never is (it may have committed before the connection broke): it
-  pings a connection that sat idle first, as the engine does (``PING_AFTER_IDLE_SECONDS``);
+  read may always be. A write never is (it may have committed before the connection broke), unless
+  asyncpg refused to send it at all (``_unsent``); it pings a connection that sat idle first, as the
+  engine does (``PING_AFTER_IDLE_SECONDS``);
 * on a SQLite file, reads only, with one ``sqlite3`` connection on the event loop's thread (a
   primary-key read takes microseconds, less than the thread hop aiosqlite needs; WAL readers never
   wait for writers);
@@ -51,6 +52,8 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeEngine
 
+from transfers.db.errors import UNAVAILABLE_SQLSTATES
+
 Processor = Callable[[Any], Any] | None
 
 # Errors after which the same read, on a new connection, can succeed: the server restarted or the
@@ -61,6 +64,30 @@ _RETRYABLE = (
     asyncpg.exceptions.PostgresConnectionError,
     ConnectionError,
 )
+
+
+def _broken(exc: BaseException) -> bool:
+    """Whether the connection that raised ``exc`` is done for: a client-side connection error, a
+    server error that ends the session (``pg_terminate_backend``'s 57P01, a crash or a shutdown,
+    class 08), or asyncpg's ``InternalClientError``. The last one is what an idle connection whose
+    backend was terminated gives: the server's FATAL message is read at once and leaves the protocol
+    waiting for the end of an error, but the socket's close may be seen only later (a busy machine), so
+    the connection is not ``is_closed()`` yet when the next statement takes it ("cannot switch to state
+    12; another operation (2) is in progress": a 500 in the soak's ``pg_terminate_backend``)."""
+    if isinstance(exc, (*_RETRYABLE, asyncpg.InternalClientError)):
+        return True
+    state = getattr(exc, "sqlstate", None)
+    return (
+        isinstance(exc, asyncpg.PostgresError)
+        and isinstance(state, str)
+        and (state.startswith("08") or state in UNAVAILABLE_SQLSTATES)
+    )
+
+
+def _unsent(exc: BaseException) -> bool:
+    """asyncpg refused to start the statement on a connection still busy with an earlier one (the
+    broken idle connection above): nothing was sent, so even a write may run again elsewhere."""
+    return isinstance(exc, asyncpg.InternalClientError) and str(exc).startswith("cannot switch to state")
 
 
 # A pooled connection idle for longer than this is pinged before a write (db/engine.py does the same).
@@ -204,12 +231,11 @@ class PostgresDirect:
         try:
             await conn.fetchrow(";")  # as SQLAlchemy pings (a simple-protocol ";" breaks asyncpg)
             return conn
-        except _RETRYABLE:
+        except BaseException as exc:
             conn.terminate()
-            self._drop_idle()
-            return None
-        except BaseException:
-            conn.terminate()
+            if _broken(exc):
+                self._drop_idle()
+                return None
             raise
 
     def _drop_idle(self) -> None:
@@ -264,24 +290,34 @@ class PostgresDirect:
         arguments = [statement.arguments(params) for statement, params in steps]
         slots = await self._slot()
         try:
-            conn = await self._idle_connection(write=True)
-            if conn is None:
-                conn = await self._connect()
-            try:
-                rows = await self._transaction(conn, [s for s, _ in steps], arguments)
-            except BaseException as exc:
-                # kept only when the error came from the server and ``_transaction`` rolled it back
-                if isinstance(exc, asyncpg.PostgresError) and not conn.is_closed() and not conn.is_in_transaction():
-                    self._release(conn)
-                else:
-                    conn.terminate()
-                if isinstance(exc, asyncpg.IntegrityConstraintViolationError):
-                    raise sa_exc.IntegrityError(steps[0][0].sql, None, exc) from exc
-                raise
-            self._release(conn)
+            for attempt in (1, 2):
+                conn = await self._idle_connection(write=True)
+                if conn is None:
+                    conn = await self._connect()
+                try:
+                    rows = await self._transaction(conn, [s for s, _ in steps], arguments)
+                except BaseException as exc:
+                    # kept only when the error came from the server and ``_transaction`` rolled it back
+                    if (
+                        isinstance(exc, asyncpg.PostgresError)
+                        and not _broken(exc)
+                        and not conn.is_closed()
+                        and not conn.is_in_transaction()
+                    ):
+                        self._release(conn)
+                    else:
+                        conn.terminate()
+                    if attempt == 1 and _unsent(exc):  # nothing reached the server: try a new connection
+                        self._drop_idle()
+                        continue
+                    if isinstance(exc, asyncpg.IntegrityConstraintViolationError):
+                        raise sa_exc.IntegrityError(steps[0][0].sql, None, exc) from exc
+                    raise
+                self._release(conn)
+                return rows
         finally:
             slots.release()
-        return rows
+        raise AssertionError("unreachable")
 
     @staticmethod
     async def _transaction(
@@ -340,13 +376,13 @@ class PostgresDirect:
                     record = await conn.fetch(statement.sql, *arguments)
                 else:
                     record = await conn.fetchrow(statement.sql, *arguments)
-            except _RETRYABLE:
-                conn.terminate()
-                self._drop_idle()
-                if attempt == 2 or write:
-                    raise
-                continue
             except BaseException as exc:
+                if _broken(exc):
+                    conn.terminate()
+                    self._drop_idle()
+                    if attempt == 2 or not isinstance(exc, Exception) or (write and not _unsent(exc)):
+                        raise
+                    continue
                 # A cancelled statement may leave its connection mid-protocol; a query error (a
                 # parameter asyncpg cannot encode, a statement timeout) leaves it usable.
                 if isinstance(exc, asyncpg.PostgresError) and not conn.is_closed():

@@ -1,5 +1,6 @@
 """The driver page's one large button (docs/rules/ride.md#driver-page): the next step of the ride from its
-stage, in the words a driver reads at a glance. Pure.
+stage, in the words a driver reads at a glance; the flight, the pickup and the drop-off as the driver needs
+them (a link to the phone's maps). Pure.
 
 The no-show is never the large button: it is a second, smaller one at the pickup, because pressing it by
 mistake ends the ride (docs/rules/ride.md#event-effects)."""
@@ -7,6 +8,12 @@ mistake ends the ride (docs/rules/ride.md#event-effects)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+from urllib.parse import urlencode
+
+from transfers.bookings.trip import Place, Trip
+from transfers.flights.news import flight_news
+from transfers.reference.airports import local_time
 
 DEPARTED = "DRIVER_DEPARTED_TO_PICKUP"
 ARRIVED = "DRIVER_ARRIVED_AT_PICKUP"
@@ -79,3 +86,77 @@ _PLURALS = {"child": "children", "small bag": "small bags"}
 def counted(count: int, noun: str) -> str:
     """``counted(1, "suitcase")`` is "1 suitcase"; ``counted(2, "child")`` is "2 children"."""
     return f"{count} {noun if count == 1 else _PLURALS.get(noun, noun + 's')}"
+
+
+# --- what the driver needs to find the passenger and the way (docs/rules/ride.md#driver-page) ---------------
+MAPS_SEARCH = "https://www.google.com/maps/search/"
+
+
+def maps_url(query: str) -> str:
+    """A link that opens the phone's maps at ``query`` (coordinates ``"lat,lng"`` or a place's name).
+
+    Google Maps' documented cross-platform URL (``api=1``): it opens the Google Maps app on Android and on
+    iPhones that have it, and maps in the browser elsewhere. A ``geo:`` URI was not taken: iPhones'
+    browsers do nothing with it. Nothing is loaded until the driver taps it, and the page's no-referrer
+    keeps the link's token from the maps' host."""
+    return f"{MAPS_SEARCH}?{urlencode({'api': '1', 'query': query})}"
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """One end of the ride as the driver page shows it: what to read, and where the maps link points."""
+
+    text: str
+    maps: str
+
+
+def stop(place: Place, point: tuple[float, float] | None, terminal: str | None = None) -> Stop:
+    """An airport by its name (and terminal, when the flight says it): the airport's reference point is
+    often a runway, and a maps search for "Heathrow Terminal 5" finds the terminal. A point by its
+    coordinates, the exact spot that was booked (its name may be a hotel a map does not know)."""
+    if place.type == "AIRPORT":
+        name = place.label + (f", terminal {terminal}" if terminal else "")
+        return Stop(name, maps_url(name))
+    if point is None:
+        return Stop(place.label, maps_url(place.label))
+    coordinates = f"{point[0]:.5f},{point[1]:.5f}"
+    text = place.label if place.name else f"{place.label} ({point[0]:.5f}, {point[1]:.5f})"
+    return Stop(text, maps_url(coordinates))
+
+
+@dataclass(frozen=True, slots=True)
+class FlightFacts:
+    """The flight as a driver needs it: when it is expected and where."""
+
+    number: str | None
+    arrival: str  # "10:45 (expected)", "10:40 (landed)", "10:00 (scheduled)", or "" when not known
+    terminal: str | None
+    news: str  # "Delayed 45 min; lands 10:45", or ""
+
+
+def flight_facts(trip: Trip) -> FlightFacts | None:
+    """None when the pickup is not an airport. The arrival is the best one known: landed, else the
+    airline's estimate, else the timetable's; the times are the airport's clock."""
+    news = flight_news(trip)
+    if news is None:
+        return None
+    state = trip.flight.state or {}
+    arrival = ""
+    for key, word in (
+        ("actual_arrival", "landed"),
+        ("estimated_arrival", "expected"),
+        ("scheduled_arrival", "scheduled"),
+    ):
+        raw = state.get(key)
+        if isinstance(raw, str) and raw:
+            try:
+                moment = datetime.fromisoformat(raw)
+            except ValueError:
+                continue
+            if moment.tzinfo is None:
+                continue
+            local = local_time(trip.route.airport_iata, moment)
+            same_day = local.date() == trip.local_pickup.date()
+            arrival = f"{local:%H:%M}" + ("" if same_day else f" on {local:%a} {local.day} {local:%b}") + f" ({word})"
+            break
+    return FlightFacts(trip.flight.number, arrival, news.terminal, news.line)

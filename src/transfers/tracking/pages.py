@@ -22,7 +22,6 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.models import Booking
 from transfers.bookings.reverse import BookingNotFound
-from transfers.bookings.trip import Place
 from transfers.errors import DomainError
 from transfers.reference.airports import find_airport, local_time
 from transfers.services import Services
@@ -212,6 +211,8 @@ def driver_page(
     step = steps.next_step(stage) if approved else None
     local = local_time(booking.airport_iata, booking.pickup_at)
     free_wait = local_time(booking.airport_iata, booking.trip.free_wait_until)
+    route = booking.trip.route
+    flight = steps.flight_facts(booking.trip)
     if approved:
         headline = {
             "NOT_STARTED": "Ready to go",
@@ -250,19 +251,15 @@ def driver_page(
             )
             if part
         ),
-        "pickup": _label(booking.trip.route.pickup),
-        "dropoff": _label(booking.trip.route.dropoff),
+        "flight": flight,
+        "pickup": steps.stop(route.pickup, place_point(route.pickup), flight.terminal if flight else None),
+        "dropoff": steps.stop(route.dropoff, place_point(route.dropoff)),
         "events_url": f"/d/{token}/events",
         "positions_url": f"/d/{token}/positions",
         "notice": notice,
         "problem": problem,
     }
     return HTMLResponse(_DRIVER.render(**context), status_code=status, headers=HEADERS)
-
-
-def _label(place: Place) -> str:
-    point = place_point(place)
-    return place.label if point is None or place.name else f"{place.label} ({point[0]:.5f}, {point[1]:.5f})"
 
 
 @router.get("/d/{token}")

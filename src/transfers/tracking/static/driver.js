@@ -28,7 +28,12 @@
       .then(function (r) {
         var now = new Date();
         var hhmm = ("0" + now.getHours()).slice(-2) + ":" + ("0" + now.getMinutes()).slice(-2);
-        say(r.ok ? "Position sent at " + hhmm + "." : "Position not accepted (" + r.status + ").");
+        if (r.ok) { say("Position sent at " + hhmm + "."); return; }
+        // The service's own reason ({"status": "Error", "message": ...}), not a bare status code.
+        return r.json().then(function (body) {
+          var why = body && typeof body.message === "string" ? body.message : "";
+          say("Position not accepted at " + hhmm + ": " + (why || "the service refused it (" + r.status + ")") + ".");
+        }, function () { say("Position not accepted at " + hhmm + " (the service answered " + r.status + ")."); });
       })
       .catch(function () { say("No connection: your position will be sent when it is back."); });
   }
