@@ -43,14 +43,17 @@ def answer(kind: str, payload: dict[str, Any]) -> CallResult:
 
 
 def mail_kind(kind: str, payload: dict[str, Any]) -> str | None:
-    """The e-mail a delivered message sends the partner's users: a new booking, or a cancellation
-    (by the client or an operator; the partner's own cancellation is its users' doing)."""
+    """The e-mail a delivered message sends the partner's users: a new booking, a cancellation (by the
+    client or an operator; the partner's own cancellation is its users' doing), an amendment, a pickup
+    that followed the flight."""
     if kind == "booking.create":
         return "booking.new"
     if kind == "booking.update" and payload.get("status") == "CANCELLED":
         return "booking.cancelled"
     if kind == "booking.amend":  # the client changed the trip: the drivers must know
         return "booking.amended"
+    if kind == "booking.flight_update":  # docs/rules/flights.md#pickup-moves: the driver must go later (or earlier)
+        return "booking.pickup_moved"
     return None
 
 

@@ -1,4 +1,5 @@
-"""E-mails to a partner's users: a new booking, a cancellation (docs/rules/hosted-partners.md), an amendment.
+"""E-mails to a partner's users: a new booking, a cancellation (docs/rules/hosted-partners.md), an amendment,
+a pickup that followed the flight (docs/rules/flights.md#pickup-moves).
 
 Written as a ``partner_emails`` row in the transaction of the delivery that reports the change
 (``hosted/inprocess.email_users``, for hosted partners), and sent by the worker (``send_due``, a scheduled
@@ -35,6 +36,7 @@ from transfers.delivery.policy import Ending, Verdict
 from transfers.delivery.queue import Attempt
 from transfers.delivery.transport import CallResult, Receiver
 from transfers.hosted import mail_repository as mail_repo
+from transfers.reference.airports import local_time
 from transfers.services import Services
 
 log = structlog.get_logger("transfers.mail")
@@ -45,17 +47,31 @@ SUBJECTS = {
     "booking.new": "New booking {no}: please accept or decline",
     "booking.cancelled": "Booking {no} was cancelled",
     "booking.amended": "Booking {no} was changed",
+    "booking.pickup_moved": "Booking {no}: the pickup moved to {pickup} (the flight is {why})",
 }
 OPENINGS = {
     "booking.new": "A new booking is waiting for you. Accept it with a driver, or decline it, in the portal:",
     "booking.cancelled": "This booking was cancelled; the ride is off.",
     "booking.amended": "The client changed this booking; here it is as it stands now:",
+    "booking.pickup_moved": "The traveller's flight is {why}: the pickup moved from {before} to {pickup} "
+    "(airport time). Send the driver for the new time; here is the booking as it stands now:",
 }
+# Kinds that may be sent more than once for one booking (the pickup can move again): one e-mail per
+# outbox message instead of one per booking.
+PER_MESSAGE = frozenset({"booking.pickup_moved"})
 
 
 async def enqueue(conn: AsyncConnection, message: OutboxMessage, kind: str, now: datetime) -> None:
-    """The e-mail ``kind`` about ``message``'s booking, in the caller's transaction."""
-    await mail_repo.enqueue_email(conn, partner_id=message.partner, booking_id=message.booking, kind=kind, now=now)
+    """The e-mail ``kind`` about ``message``'s booking, in the caller's transaction: one per (kind, booking),
+    or per outbox message for the kinds that repeat (``PER_MESSAGE``), so a re-delivery never mails twice."""
+    await mail_repo.enqueue_email(
+        conn,
+        partner_id=message.partner,
+        booking_id=message.booking,
+        kind=kind,
+        now=now,
+        dedupe_key=f"{kind}:{message.booking}:{message.id}" if kind in PER_MESSAGE else None,
+    )
 
 
 @dataclass(frozen=True)
@@ -69,10 +85,17 @@ def compose(kind: str, booking: Booking, recipients: list[str], *, partner_name:
     """The e-mail's text: what happened, the trip in the airport's local time, where to act."""
     no, trip = booking.reservation_no, booking.trip
     pickup = trip.local_pickup
+    before = local_time(trip.route.airport_iata, trip.original_pickup_at)
+    words = {
+        "no": no,
+        "pickup": f"{pickup:%H:%M}",
+        "before": f"{before:%H:%M}",
+        "why": "late" if trip.pickup_at >= trip.original_pickup_at else "early",
+    }
     lines = [
         f"Hello {partner_name},",
         "",
-        OPENINGS[kind],
+        OPENINGS[kind].format(**words),
         "",
         f"Booking:    {no}",
         f"Pickup:     {pickup.strftime('%Y-%m-%d %H:%M')} ({trip.route.airport_iata} local time)",
@@ -86,7 +109,7 @@ def compose(kind: str, booking: Booking, recipients: list[str], *, partner_name:
         "",
         f"{portal_url}/partner/bookings/{no}",
     ]
-    return Mail(recipients, SUBJECTS[kind].format(no=no), "\n".join(lines) + "\n")
+    return Mail(recipients, SUBJECTS[kind].format(**words), "\n".join(lines) + "\n")
 
 
 def _send_blocking(smtp_url: str, sender: str, mail: Mail, timeout: float) -> None:

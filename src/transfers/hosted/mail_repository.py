@@ -40,9 +40,17 @@ EMAIL_FIELDS = tuple(f.name for f in fields(EmailRow))
 _EMAIL_COLUMNS = tuple(partner_emails.c[name] for name in EMAIL_FIELDS)
 
 
-async def enqueue_email(conn: AsyncConnection, *, partner_id: int, booking_id: int, kind: str, now: datetime) -> None:
-    """One e-mail per (kind, booking), whatever re-deliveries happen: the unique ``dedupe_key``
-    makes a second enqueue a no-op."""
+async def enqueue_email(
+    conn: AsyncConnection,
+    *,
+    partner_id: int,
+    booking_id: int,
+    kind: str,
+    now: datetime,
+    dedupe_key: str | None = None,
+) -> None:
+    """One e-mail per (kind, booking) (or per ``dedupe_key`` when given), whatever re-deliveries happen:
+    the unique ``dedupe_key`` makes a second enqueue a no-op."""
     dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
     await conn.execute(
         dialect.insert(partner_emails)
@@ -50,7 +58,7 @@ async def enqueue_email(conn: AsyncConnection, *, partner_id: int, booking_id: i
             partner_id=partner_id,
             booking_id=booking_id,
             kind=kind,
-            dedupe_key=f"{kind}:{booking_id}",
+            dedupe_key=dedupe_key or f"{kind}:{booking_id}",
             status="pending",
             attempts=0,
             next_attempt_at=now,

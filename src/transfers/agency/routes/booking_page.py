@@ -29,6 +29,7 @@ from transfers.bookings.reservation import could_exist
 from transfers.bookings.resource import booking_resource
 from transfers.clients.repository import record_admin_action
 from transfers.errors import DomainError, ErrorCode, Invalid
+from transfers.flights.news import flight_news
 from transfers.incidents import service as incidents
 from transfers.reference.airports import find_airport
 from transfers.reference.repository import active_cancellation_reasons
@@ -105,6 +106,8 @@ async def booking_page(request: Request, reservation_no: str, viewer: Signed) ->
         "notice": shown,
         "amendable": _amendable(booking, now),
         "incidents": reported,
+        # docs/rules/flights.md#in-words: what happened to the flight; a disruption leads the page
+        "news": flight_news(booking.trip, booking.status.value),
     }
     return page(request, "bookings/detail.html", context, viewer=viewer, title=booking.reservation_no)
 
@@ -141,6 +144,7 @@ async def _cancel_page(
         "reasons": reasons,
         "typed": typed,
         "errors": errors or {},
+        "news": flight_news(booking.trip, booking.status.value),
     }
     return page(
         request, "bookings/cancel.html", context, viewer=viewer, status_code=status_code, title="Cancel booking"

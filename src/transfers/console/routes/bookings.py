@@ -32,6 +32,7 @@ from transfers.console.forms import (
 )
 from transfers.console.render import page
 from transfers.console.rows import BookingLine
+from transfers.flights.news import flight_news
 from transfers.incidents import service as incidents
 from transfers.incidents.rules import InvalidResolution, unrefunded
 from transfers.operators.booking_story import load_detail
@@ -168,6 +169,7 @@ async def _booking_page(
             "evidence": proof,
             "can_resolve": viewer.may(Capability.MOVE_MONEY),
             "unrefunded": unrefunded(status, booking.total, booking.incident_refunded),
+            "news": flight_news(booking.trip),  # docs/rules/flights.md#in-words
             "errors": errors or {},
             "typed": typed or {},
             "notice": notice,

@@ -63,7 +63,7 @@ partner_emails = Table(
     Column("id", PK, primary_key=True, autoincrement=True),
     Column("partner_id", PK, ForeignKey("partners.id"), nullable=False),
     Column("booking_id", PK, ForeignKey("bookings.id"), nullable=False),
-    Column("kind", String(32), nullable=False),  # booking.new | booking.cancelled | booking.amended
+    Column("kind", String(32), nullable=False),  # booking.new | .cancelled | .amended | .pickup_moved
     Column("dedupe_key", String(100), nullable=False, unique=True),
     Column("status", String(16), nullable=False),  # pending | sent | failed
     Column("attempts", Integer, nullable=False, server_default="0"),

@@ -19,6 +19,7 @@ from transfers.bookings import partner_updates, reverse
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.models import Booking
 from transfers.bookings.reservation import could_exist
+from transfers.flights.news import flight_news
 from transfers.hosted import repository as repo
 from transfers.incidents import service as incidents
 from transfers.incidents.models import Incident
@@ -157,6 +158,7 @@ async def detail(
         "ride": await ride_panel(request, viewer, booking),  # docs/rules/ride.md#driver-page
         "stage_words": STAGE_LABELS,
         "incidents": await _incidents(svc, booking),  # docs/rules/incidents.md#resolve: the partner sees them
+        "news": flight_news(booking.trip),  # docs/rules/flights.md#in-words: the flight's status, a moved pickup
         # docs/rules/partners.md#driver-phone: as dialled in the pickup airport's country (accepted as typed)
         "phone_example": example(country_of(booking.airport_iata)),
     }
