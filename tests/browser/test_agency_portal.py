@@ -121,7 +121,7 @@ async def test_with_javascript_an_agent_picks_the_place_books_and_cancels(
     await page.get_by_role("button", name="Find transfers").click()
     await expect(page.get_by_role("heading", name="Offers")).to_be_visible()
     await expect(page.locator(".policy").first).to_contain_text("Cancel")
-    await shoot(page, "agency-offers")
+    # (the docs' offers and booking pictures: test_agency_book_trips.py, a return trip with extras)
     await page.get_by_role("button", name="Choose").first.click()
     await page.get_by_label("First name").fill("Ada")
     await page.get_by_label("Surname").fill("Lovelace")
@@ -136,7 +136,6 @@ async def test_with_javascript_an_agent_picks_the_place_books_and_cancels(
     await page.get_by_role("button", name="Book", exact=True).click()
     await expect(page.locator("#status")).to_be_visible()
     await expect(page.get_by_text("LHR local time").first).to_be_visible()
-    await shoot(page, "agency-booking")
     await page.get_by_role("link", name="Cancel booking").click()
     await expect(page.locator("#fee")).to_contain_text("EUR")
     await page.get_by_label("Reason").select_option(index=1)
@@ -179,7 +178,7 @@ async def test_without_javascript_on_a_phone_every_page_fits_and_booking_works(
         assert await overflow(page) == 0, (path, await wider_than_screen(page))
     await page.goto(f"{service.url}/agency/bookings?q=lovelace")
     await expect(page.get_by_role("link", name=reservation_no)).to_be_visible()
-    await shoot(page, "agency-bookings-phone")
+    # (the docs' phone list picture: test_phone_lists.py)
     assert hosts == {urlsplit(service.url).netloc}, hosts
 
 
