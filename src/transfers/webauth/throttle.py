@@ -51,7 +51,9 @@ def address_retry_after(attempts: Sequence[datetime], now: datetime, limit: int)
     if len(times) < limit:
         return None
     frees_at = times[len(times) - limit] + ADDRESS_WINDOW
-    return max(1, math.ceil((frees_at - now).total_seconds()))
+    # At most the window: an attempt stamped a moment after ``now`` (a parallel one that took its turn
+    # first, another process's clock) never asks for more than a minute.
+    return max(1, min(math.ceil((frees_at - now).total_seconds()), int(ADDRESS_WINDOW.total_seconds())))
 
 
 def locked_until(realm: Realm, failures: Sequence[datetime], now: datetime) -> datetime | None:
