@@ -234,3 +234,29 @@ async def test_a_hosted_partner_is_edited_without_a_base_url_and_never_checked_o
         assert stored is not None and stored.record.base_url == "" and stored.record.airports == ("BER", "GOH")
     finally:
         await set_partner_status(db, clock, hosted.partner_id, "disabled", actor="tests")
+
+
+async def test_the_built_in_partners_url_stays_as_the_service_set_it(
+    db: Database,
+    clock: ShiftedClock,
+    settings: Settings,
+) -> None:
+    """The sandbox partner's URL is where this service mounts it, on loopback, trusted by that identity
+    with the SSRF guard on (docs/rules/partners.md#partner-urls): its markup can be edited with the guard
+    on, and its URL is not the operator's to change."""
+    from transfers.partners.service import ensure_sandbox_partner
+
+    box = SecretBox(resolve_secret_key(settings))
+    url = "http://127.0.0.1:8000/sandbox-partner"
+    partner_id = await ensure_sandbox_partner(db, clock, box, url)
+    try:
+        wanted = editing.PartnerSettings("https://elsewhere.example.com", ("*",), Decimal("4"))
+        changes = await editing.update_settings(db, clock, partner_id, wanted, allow_private=False, actor="tests")
+        assert changes == {"markup_percent": ["0.000", "4"]}
+        async with db.read() as conn:
+            stored = await partners_repo.get_with_secrets(conn, partner_id)
+        assert stored is not None and stored.record.base_url == url and stored.record.markup_percent == Decimal(4)
+    finally:
+        back = editing.PartnerSettings(url, ("*",), Decimal("0"))
+        await editing.update_settings(db, clock, partner_id, back, allow_private=False, actor="tests")
+        await set_partner_status(db, clock, partner_id, "disabled", actor="tests")
