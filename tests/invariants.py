@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from sqlalchemy import func, select
 
+from transfers import money
 from transfers.db.engine import Database
 from transfers.db.tables import ledger_entries, wallets
 from transfers.wallet.ledger import LedgerKind
@@ -21,7 +22,7 @@ ZERO = Decimal("0.00")
 
 async def check_wallet_invariants(db: Database) -> int:
     """Assert, for every wallet: balance == SUM(its ledger), balance >= 0, and every ledger entry
-    carries the sign of its kind with at most two decimals. Returns how many wallets were checked.
+    carries the sign of its kind with at most its wallet currency's decimals. Returns how many wallets were checked.
 
     One read transaction, so the balances and the sums come from the same snapshot on PostgreSQL
     (REPEATABLE READ is not needed: a single SELECT joins both) and from one consistent read on
@@ -33,7 +34,7 @@ async def check_wallet_invariants(db: Database) -> int:
         .subquery()
     )
     query = (
-        select(wallets.c.id, wallets.c.balance, sums.c.total)
+        select(wallets.c.id, wallets.c.balance, sums.c.total, wallets.c.currency)
         .select_from(wallets.outerjoin(sums, sums.c.wallet_id == wallets.c.id))
         .order_by(wallets.c.id)
     )
@@ -57,13 +58,13 @@ async def check_wallet_invariants(db: Database) -> int:
         ).all()
     mismatched = []
     negative = []
-    for wallet_id, balance, total in rows:
+    for wallet_id, balance, total, currency in rows:
         ledger_total = ZERO if total is None else Decimal(total)
         if Decimal(balance) != ledger_total:
             mismatched.append((wallet_id, balance, ledger_total))
         if Decimal(balance) < 0:
             negative.append((wallet_id, balance))
-        assert Decimal(balance) == Decimal(balance).quantize(Decimal("0.01")), (wallet_id, balance)
+        assert money.exact(Decimal(balance), currency) == Decimal(balance), (wallet_id, balance, currency)
     assert not mismatched, f"wallet balance != sum of its ledger (wallet, balance, ledger sum): {mismatched}"
     assert not negative, f"negative wallet balances: {negative}"
     assert orphans == 0, f"{orphans} ledger entries name no wallet"

@@ -185,6 +185,8 @@ class ErrorCode(StrEnum):
         422,
         "An incident can be reported only for an APPROVED or COMPLETED booking, from its pickup time until 72 h after.",
     )
+    # docs/rules/wallet.md#currencies: a currency the client holds no wallet in
+    WALLET_NOT_FOUND = ("WALLET_NOT_FOUND", 404, "You hold no wallet in this currency.")
     INCIDENT_EXISTS = ("INCIDENT_EXISTS", 409, "An incident of this type was already reported for this booking.")
     INVALID_INCIDENT = (
         "INVALID_INCIDENT",

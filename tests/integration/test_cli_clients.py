@@ -200,7 +200,7 @@ async def test_wallet_top_up_updates_balance_and_ledger(cli_env: dict[str, str],
     created = await create(cli_env, "--balance", "10.00")
     client_id = created["client_id"]
     topped = ok_json(await run_cli(cli_env, "wallet", "top-up", "--client", str(client_id), "--amount", "50.05"))
-    assert topped == {"client_id": client_id, "amount": "50.05", "balance": "60.05"}
+    assert topped == {"client_id": client_id, "currency": "EUR", "amount": "50.05", "balance": "60.05"}
     ok_json(await run_cli(cli_env, "wallet", "top-up", "--client", str(client_id), "--amount", "0.1"))
     row = await client_row(db, client_id)
     assert row["balance"] == Decimal("60.15")

@@ -50,6 +50,7 @@ from transfers_sdk._calls import RetryPolicy
 from transfers_sdk._version import __version__
 from transfers_sdk.accounts import (
     Wallet,
+    WalletBalance,
     WalletEntry,
     WalletEntryPage,
     WebhookDelivery,
@@ -160,6 +161,7 @@ __all__ = [
     "Vehicle",
     "WaitTimedOut",
     "Wallet",
+    "WalletBalance",
     "WalletEntry",
     "WalletEntryPage",
     "WebhookDelivery",

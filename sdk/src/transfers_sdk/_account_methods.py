@@ -8,7 +8,14 @@ from typing import Any, TypeVar
 
 from transfers_sdk import accounts, incidents
 from transfers_sdk._calls import Call, Instant
-from transfers_sdk.accounts import Wallet, WalletEntry, WalletEntryPage, WebhookDeliveryPage, WebhookEndpoint
+from transfers_sdk.accounts import (
+    Wallet,
+    WalletBalance,
+    WalletEntry,
+    WalletEntryPage,
+    WebhookDeliveryPage,
+    WebhookEndpoint,
+)
 from transfers_sdk.incidents import Incident
 
 T = TypeVar("T")
@@ -29,9 +36,14 @@ class AccountMethods:
         """GET /booking/incidents: the booking's incidents, oldest first, with their resolutions."""
         return self._run(incidents.list_incidents(reservation_no))
 
-    def get_wallet(self) -> Wallet:
-        """GET /booking-api/wallet: pay type, currency and balance (None for reverse_api clients)."""
-        return self._run(accounts.get_wallet())
+    def get_wallet(self, currency: str | None = None) -> Wallet:
+        """GET /booking-api/wallet: pay type, currency and balance of the default wallet, or of the one in
+        ``currency`` (``InvalidRequest`` ``WALLET_NOT_FOUND`` when you hold none); None for reverse_api clients."""
+        return self._run(accounts.get_wallet(currency))
+
+    def list_wallets(self) -> list[WalletBalance]:
+        """GET /booking-api/wallets: every wallet you hold, one per currency, the default marked."""
+        return self._run(accounts.list_wallets())
 
     def list_wallet_entries(
         self,
@@ -40,19 +52,28 @@ class AccountMethods:
         cursor: str | None = None,
         created_from: Instant | None = None,
         created_to: Instant | None = None,
+        currency: str | None = None,
     ) -> WalletEntryPage:
-        """GET /booking-api/wallet/entries: one page of the statement, newest first."""
+        """GET /booking-api/wallet/entries: one page of a wallet's statement (the default, or ``currency``'s),
+        newest first."""
         return self._run(
-            accounts.list_wallet_entries(limit=limit, cursor=cursor, created_from=created_from, created_to=created_to)
+            accounts.list_wallet_entries(
+                limit=limit, cursor=cursor, created_from=created_from, created_to=created_to, currency=currency
+            )
         )
 
     def iter_wallet_entries(
-        self, *, created_from: Instant | None = None, created_to: Instant | None = None, page_size: int = 100
+        self,
+        *,
+        created_from: Instant | None = None,
+        created_to: Instant | None = None,
+        page_size: int = 100,
+        currency: str | None = None,
     ) -> Iterator[WalletEntry]:
         cursor: str | None = None
         while True:
             page = self.list_wallet_entries(
-                limit=page_size, cursor=cursor, created_from=created_from, created_to=created_to
+                limit=page_size, cursor=cursor, created_from=created_from, created_to=created_to, currency=currency
             )
             yield from page.entries
             if page.next_cursor is None:
@@ -107,9 +128,14 @@ class AsyncAccountMethods:
         """GET /booking/incidents: the booking's incidents, oldest first, with their resolutions."""
         return await self._run(incidents.list_incidents(reservation_no))
 
-    async def get_wallet(self) -> Wallet:
-        """GET /booking-api/wallet: pay type, currency and balance (None for reverse_api clients)."""
-        return await self._run(accounts.get_wallet())
+    async def get_wallet(self, currency: str | None = None) -> Wallet:
+        """GET /booking-api/wallet: pay type, currency and balance of the default wallet, or of the one in
+        ``currency`` (``InvalidRequest`` ``WALLET_NOT_FOUND`` when you hold none); None for reverse_api clients."""
+        return await self._run(accounts.get_wallet(currency))
+
+    async def list_wallets(self) -> list[WalletBalance]:
+        """GET /booking-api/wallets: every wallet you hold, one per currency, the default marked."""
+        return await self._run(accounts.list_wallets())
 
     async def list_wallet_entries(
         self,
@@ -118,19 +144,28 @@ class AsyncAccountMethods:
         cursor: str | None = None,
         created_from: Instant | None = None,
         created_to: Instant | None = None,
+        currency: str | None = None,
     ) -> WalletEntryPage:
-        """GET /booking-api/wallet/entries: one page of the statement, newest first."""
+        """GET /booking-api/wallet/entries: one page of a wallet's statement (the default, or ``currency``'s),
+        newest first."""
         return await self._run(
-            accounts.list_wallet_entries(limit=limit, cursor=cursor, created_from=created_from, created_to=created_to)
+            accounts.list_wallet_entries(
+                limit=limit, cursor=cursor, created_from=created_from, created_to=created_to, currency=currency
+            )
         )
 
     async def iter_wallet_entries(
-        self, *, created_from: Instant | None = None, created_to: Instant | None = None, page_size: int = 100
+        self,
+        *,
+        created_from: Instant | None = None,
+        created_to: Instant | None = None,
+        page_size: int = 100,
+        currency: str | None = None,
     ) -> AsyncIterator[WalletEntry]:
         cursor: str | None = None
         while True:
             page = await self.list_wallet_entries(
-                limit=page_size, cursor=cursor, created_from=created_from, created_to=created_to
+                limit=page_size, cursor=cursor, created_from=created_from, created_to=created_to, currency=currency
             )
             for entry in page.entries:
                 yield entry

@@ -32,6 +32,23 @@ class Wallet:
 
 
 @dataclass(frozen=True)
+class WalletBalance:
+    """One of the client's wallets (one per currency); ``default``: the one used when no currency is named."""
+
+    currency: str
+    balance: Decimal
+    default: bool
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> WalletBalance:
+        return cls(str(data["currency"]), _money(data["balance"]), bool(data["default"]))
+
+
+def _wallets(data: Mapping[str, Any]) -> list[WalletBalance]:
+    return [WalletBalance.from_json(item) for item in data["data"]]
+
+
+@dataclass(frozen=True)
 class WalletEntry:
     id: str
     kind: str  # top_up | debit | refund | cancellation_fee | adjustment
@@ -134,14 +151,26 @@ def _paging(limit: int | None, cursor: str | None) -> list[tuple[str, str]]:
     return params + ([] if cursor is None else [("cursor", cursor)])
 
 
-def get_wallet() -> Call[Wallet]:
-    return Call("GET", f"{API}/wallet", Wallet.from_json)
+def get_wallet(currency: str | None = None) -> Call[Wallet]:
+    params = () if currency is None else (("currency", currency),)
+    return Call("GET", f"{API}/wallet", Wallet.from_json, params=params)
+
+
+def list_wallets() -> Call[list[WalletBalance]]:
+    return Call("GET", f"{API}/wallets", _wallets)
 
 
 def list_wallet_entries(
-    *, limit: int | None, cursor: str | None, created_from: Instant | None, created_to: Instant | None
+    *,
+    limit: int | None,
+    cursor: str | None,
+    created_from: Instant | None,
+    created_to: Instant | None,
+    currency: str | None = None,
 ) -> Call[WalletEntryPage]:
     params = _paging(limit, cursor)
+    if currency is not None:
+        params.append(("currency", currency))
     for name, value in (("created_from", created_from), ("created_to", created_to)):
         if value is not None:
             params.append((name, _instant(name, value)))

@@ -115,6 +115,7 @@ ERROR_CLASSES: dict[str, type[ApiError]] = {
     "INVALID_WEBHOOK_EVENT": InvalidRequest,
     "INVALID_WEBHOOK_ENDPOINT": InvalidRequest,
     "INCIDENT_NOT_ALLOWED": InvalidRequest,
+    "WALLET_NOT_FOUND": InvalidRequest,
     "INCIDENT_EXISTS": InvalidRequest,
     "INVALID_INCIDENT": InvalidRequest,
 }

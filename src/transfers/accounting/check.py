@@ -3,7 +3,8 @@
 Each check is one aggregate query and names the first difference it finds, so an operator sees
 what is wrong, not only that something is:
 
-1. every entry has at least two lines and they add up to zero;
+1. every entry has at least two lines and they add up to zero in each currency they are in (an entry
+   that moves money between currencies, through the FX accounts, balances in each of them);
 2. all accounts together add up to zero, per currency;
 3. every wallet's balance equals its account (and every wallet ledger row has its journal entry);
 4. a booking's client side (its wallet or third-party lines) never got back more than it paid;
@@ -38,20 +39,32 @@ async def first_difference(conn: AsyncConnection) -> str | None:
 
 async def _entries_balance(conn: AsyncConnection) -> str | None:
     line = journal_lines.c
-    row = (
+    short = (
         await conn.execute(
-            select(journal_entries.c.id, func.count(line.id), func.sum(line.amount), journal_entries.c.currency)
+            select(journal_entries.c.id, func.count(line.id))
             .select_from(journal_entries.outerjoin(journal_lines, line.entry_id == journal_entries.c.id))
-            .group_by(journal_entries.c.id, journal_entries.c.currency)
-            .having((func.count(line.id) < 2) | (func.coalesce(func.sum(line.amount), 0) != 0))
+            .group_by(journal_entries.c.id)
+            .having(func.count(line.id) < 2)
             .order_by(journal_entries.c.id)
             .limit(1)
         )
     ).first()
-    if row is None:
+    unbalanced = (
+        await conn.execute(
+            select(line.entry_id, line.currency, func.count(line.id), func.sum(line.amount))
+            .group_by(line.entry_id, line.currency)
+            .having(func.sum(line.amount) != 0)
+            .order_by(line.entry_id, line.currency)
+            .limit(1)
+        )
+    ).first()
+    if short is not None and (unbalanced is None or short[0] <= unbalanced[0]):
+        return f"journal entry {short[0]} does not balance: {short[1]} lines"
+    if unbalanced is None:
         return None
-    total = money.diagnostic(_money(row[2]), row[3])
-    return f"journal entry {row[0]} does not balance: {row[1]} lines adding up to {total}"
+    entry_id, currency, count, total = unbalanced
+    shown = money.diagnostic(_money(total), currency)
+    return f"journal entry {entry_id} does not balance in {currency}: {count} lines adding up to {shown}"
 
 
 async def _accounts_sum_to_zero(conn: AsyncConnection) -> str | None:
@@ -124,13 +137,13 @@ async def _refunds_within_paid(conn: AsyncConnection) -> str | None:
     line, entry = journal_lines.c, journal_entries.c
     row = (
         await conn.execute(
-            select(entry.booking_id, func.sum(line.amount), func.min(entry.currency))
+            select(entry.booking_id, func.sum(line.amount), line.currency)
             .select_from(journal_lines.join(journal_entries, entry.id == line.entry_id))
             .where(
                 entry.booking_id.is_not(None),
                 line.account.in_([AccountKind.WALLET.value, AccountKind.WORLD.value]),
             )
-            .group_by(entry.booking_id)
+            .group_by(entry.booking_id, line.currency)
             .having(func.sum(line.amount) > 0)
             .order_by(entry.booking_id)
             .limit(1)

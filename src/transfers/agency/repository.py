@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import and_, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.clients.models import ClientPrincipal
@@ -93,7 +93,7 @@ async def client_principal(conn: AsyncConnection, client_id: int) -> ClientPrinc
                 clients.c.can_cancel,
                 wallets.c.currency,
             )
-            .join(wallets, wallets.c.client_id == clients.c.id)
+            .join(wallets, and_(wallets.c.client_id == clients.c.id, wallets.c.is_default.is_(True)))
             .where(clients.c.id == client_id)
         )
     ).first()

@@ -22,13 +22,25 @@ class _Strict(BaseModel):
 class Wallet(_Strict):
     pay_type: str = Field(description='"wallet", or "reverse_api" (then currency and balance are null)')
     currency: str | None = Field(examples=["EUR"])
-    balance: str | None = Field(description="two decimals", examples=["412.50"])
+    balance: str | None = Field(description="with exactly the currency's decimals", examples=["412.50"])
+
+
+class WalletBalance(_Strict):
+    currency: str = Field(examples=["GBP"])
+    balance: str = Field(description="with exactly the currency's decimals", examples=["250.00"])
+    default: bool = Field(description="the wallet a request without `currency` uses")
+
+
+class WalletList(_Strict):
+    """Every wallet of the client (one per currency), in the order they were added."""
+
+    data: list[WalletBalance]
 
 
 class WalletEntry(_Strict):
     id: str
     kind: Literal["top_up", "debit", "refund", "cancellation_fee", "adjustment"]
-    amount: str = Field(description="signed, two decimals", examples=["-56.05"])
+    amount: str = Field(description="signed, with exactly the currency's decimals", examples=["-56.05"])
     balance_after: str = Field(examples=["443.95"])
     currency: str
     reservation_no: str | None
@@ -117,5 +129,6 @@ class WebhookEvent(_Strict):
 
 WALLET_ERRORS: dict[int | str, dict[str, Any]] = {
     **AUTH_ERRORS,
-    **service_errors(ErrorCode.INVALID_FILTER, ErrorCode.INVALID_CURSOR),
+    **service_errors(ErrorCode.WALLET_NOT_FOUND, ErrorCode.INVALID_FILTER, ErrorCode.INVALID_CURSOR),
 }
+ONE_WALLET_ERRORS: dict[int | str, dict[str, Any]] = {**AUTH_ERRORS, **service_errors(ErrorCode.WALLET_NOT_FOUND)}

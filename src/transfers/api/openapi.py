@@ -64,10 +64,23 @@ def install_openapi(app: FastAPI) -> None:
                         param["schema"] = override
                 if op_id not in UNAUTHENTICATED_OPS and not op_id.startswith("reverse_"):
                     operation["security"] = [BEARER]
+                _drop_framework_422(operation)
         app.openapi_schema = doc
         return doc
 
     app.openapi = build  # type: ignore[method-assign]
+
+
+_FRAMEWORK_422 = "#/components/schemas/HTTPValidationError"
+
+
+def _drop_framework_422(operation: dict[str, Any]) -> None:
+    """FastAPI lists its own 422 (``HTTPValidationError``) for every route with a declared parameter; this
+    service answers a framework-level parameter error 400 ``MALFORMED_REQUEST`` (``api/errors.py``), and
+    each route lists the 422 it can answer itself, so FastAPI's is not one of its answers."""
+    schema = operation.get("responses", {}).get("422", {}).get("content", {}).get("application/json", {})
+    if schema.get("schema", {}).get("$ref") == _FRAMEWORK_422:
+        del operation["responses"]["422"]
 
 
 def register_body(operation_id: str, model: type[BaseModel]) -> None:

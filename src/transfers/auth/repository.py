@@ -7,7 +7,7 @@ from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import and_, bindparam, select
 
 from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
@@ -60,7 +60,8 @@ _LOOKUP = DirectStatement(
     )
     .select_from(api_keys)
     .outerjoin(clients, clients.c.id == api_keys.c.client_id)
-    .outerjoin(wallets, wallets.c.client_id == clients.c.id)
+    # the default wallet: the principal's currency (docs/rules/wallet.md#currencies)
+    .outerjoin(wallets, and_(wallets.c.client_id == clients.c.id, wallets.c.is_default.is_(True)))
     .outerjoin(partners, partners.c.id == api_keys.c.partner_id)
     .where(api_keys.c.prefix == bindparam("prefix"))
 )

@@ -81,10 +81,12 @@ class Insert:
 
 @dataclass(eq=False, slots=True)
 class WalletMove:
-    """The client's wallet moved by ``delta`` if its balance stays >= 0 (``wallet_repo.MOVE_BY_CLIENT``,
-    the one "never below zero" move); InsufficientBalance, and nothing written, when it does not fit."""
+    """The client's wallet in ``currency`` (the booking's) moved by ``delta`` if its balance stays >= 0
+    (``wallet_repo.MOVE_BY_CLIENT``, the one "never below zero" move); InsufficientBalance, and nothing
+    written, when it does not fit or the client holds no wallet in that currency."""
 
     client_id: int
+    currency: str
     delta: Decimal
 
 

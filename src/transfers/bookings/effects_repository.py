@@ -135,17 +135,18 @@ async def _bump(conn: AsyncConnection, planned: Sequence[tuple[Change, Sequence[
 async def _move_wallets(
     conn: AsyncConnection, planned: Sequence[tuple[Change, Sequence[Step]]], made: list[_Made], now: datetime | None
 ) -> None:
-    by_client: dict[int, list[tuple[WalletMove, _Made]]] = {}
+    by_wallet: dict[tuple[int, str], list[tuple[WalletMove, _Made]]] = {}
     for (_, steps), m in zip(planned, made, strict=True):
         for step in steps:
             if isinstance(step, WalletMove):
-                by_client.setdefault(step.client_id, []).append((step, m))
+                by_wallet.setdefault((step.client_id, step.currency), []).append((step, m))
     at = now or (planned[0][0].now if planned else None)
-    for client_id, moves in by_client.items():
+    for (client_id, currency), moves in by_wallet.items():
         total = sum((step.delta for step, _ in moves), Decimal(0))
         row = (
             await conn.execute(
-                wallet_repo.MOVE_BY_CLIENT, {"w_client_id": client_id, "w_delta": total, "updated_at": at}
+                wallet_repo.MOVE_BY_CLIENT,
+                {"w_client_id": client_id, "w_currency": currency, "w_delta": total, "updated_at": at},
             )
         ).first()
         if row is None:

@@ -73,7 +73,7 @@ def fast_plan(steps: Sequence[Step]) -> FastPlan | None:
             if wallet:
                 return None  # one wallet move per statement (its bind names are the repository's)
             wallet = True
-            params["w_client_id"], params["w_delta"] = step.client_id, step.delta
+            params["w_client_id"], params["w_currency"], params["w_delta"] = step.client_id, step.currency, step.delta
             shape.append(_WALLET)
         elif type(step) is Bump:
             bumped += step.count

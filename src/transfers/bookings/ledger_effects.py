@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class LedgerMove:
     client_id: int
+    currency: str  # the booking's: the wallet of that currency moves (docs/rules/wallet.md#currencies)
     kind: LedgerKind
     amount: Decimal
     note: str
@@ -50,7 +51,7 @@ def ledger_move(change: Change) -> LedgerMove | None:
         return None
     if change.to_status is BookingStatus.CANCELLED and booking.cancellation_refund is not None:
         note = cancel_rules.ledger_note(booking, change.reason)
-    return LedgerMove(booking.client_id, kind, amount, note)
+    return LedgerMove(booking.client_id, booking.currency, kind, amount, note)
 
 
 def ledger_rows(change: Change) -> list[Step]:
@@ -63,7 +64,7 @@ def ledger_rows(change: Change) -> list[Step]:
     if move is None:
         return []
     delta = signed_amount(move.kind, move.amount)
-    wallet = WalletMove(move.client_id, delta)
+    wallet = WalletMove(move.client_id, move.currency, delta)
     wallet_id = Of(wallet, "id")
     entry = Insert(
         "ledger_entries",

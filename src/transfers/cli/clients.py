@@ -67,6 +67,7 @@ def clients_create(name: str, pay_type: str, balance: str, currency: str | None,
     cur = (settings().default_currency if currency is None else currency).upper()
     if not re.fullmatch(r"[A-Z]{3}", cur) or not money.is_currency(cur):
         fail("--currency must be a three-letter ISO 4217 code")
+    _accepted_currency(cur)
     new = NewClient(
         name=name,
         pay_type=pay_type,
@@ -124,16 +125,60 @@ def wallet_group() -> None:
     """Wallets."""
 
 
+def _accepted_currency(code: str) -> str:
+    """``code`` if amounts may be in it (an active ISO 4217 code in capitals, among TRANSFERS_CURRENCIES
+    when that is set), else exit 2 naming what is wrong."""
+    if not money.is_currency(code):
+        fail(f"--currency {code[:10]!r} is not an ISO 4217 currency code (three capitals, like GBP)", 2)
+    enabled = settings().enabled_currencies
+    if enabled is not None and code not in enabled:
+        fail(f"--currency {code} is not one of the currencies this service accepts (TRANSFERS_CURRENCIES)", 2)
+    return code
+
+
+@wallet_group.command("add")
+@click.option("--client", "client_id", type=int, required=True)
+@click.option("--currency", required=True, help="ISO 4217 code, like GBP: one wallet per client and currency")
+@click.option("--default", "make_default", is_flag=True, help="make it the wallet requests without a currency use")
+def wallet_add(client_id: int, currency: str, make_default: bool) -> None:
+    """Give a client a wallet in another currency (at zero); its first wallet stays the default unless --default."""
+    code = _accepted_currency(currency)
+    added = _found(
+        lambda db, clock: service.add_wallet(db, clock, client_id, code, default=make_default, actor=actor())
+    )
+    print_json({"client_id": client_id, "currency": added.currency, "balance": money.text(added.balance, code),
+                "default": added.is_default})  # fmt: skip
+
+
+@wallet_group.command("list")
+@click.option("--client", "client_id", type=int, required=True)
+def wallet_list(client_id: int) -> None:
+    """Every wallet of a client: {"data": [{"currency", "balance", "default"}]}, as GET /wallets shows it."""
+    found = _found(lambda db, _clock: service.wallets(db, client_id))
+    print_json(
+        {"data": [{"currency": w.currency, "balance": money.text(w.balance, w.currency), "default": w.is_default}
+                  for w in found]}
+    )  # fmt: skip
+
+
 @wallet_group.command("top-up")
 @click.option("--client", "client_id", type=int, required=True)
 @click.option("--amount", required=True)
-def wallet_top_up(client_id: int, amount: str) -> None:
+@click.option("--currency", default=None, help="the wallet's currency [default: the client's default wallet]")
+def wallet_top_up(client_id: int, amount: str, currency: str | None) -> None:
     """Credit a client's wallet (a ledger entry)."""
-    currency = _found(lambda db, _clock: service.wallet_currency(db, client_id))
-    value = _money(amount, currency)
+    if currency is not None and not money.is_currency(currency):
+        fail(f"--currency {currency[:10]!r} is not an ISO 4217 currency code (three capitals, like GBP)", 2)
+    code = _found(lambda db, _clock: service.wallet_currency(db, client_id, currency))
+    value = _money(amount, code)
     if value <= 0:
         fail("--amount must be positive")
-    balance = _found(lambda db, clock: service.top_up(db, clock, client_id, value, actor=actor()))
+    balance = _found(lambda db, clock: service.top_up(db, clock, client_id, value, actor=actor(), currency=code))
     print_json(
-        {"client_id": client_id, "amount": money.text(value, currency), "balance": money.text(balance, currency)}
+        {
+            "client_id": client_id,
+            "currency": code,
+            "amount": money.text(value, code),
+            "balance": money.text(balance, code),
+        }
     )

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import and_, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.auth.keys import IssuedKey
@@ -33,7 +33,7 @@ async def insert_client(conn: AsyncConnection, new: NewClient, now: datetime) ->
     wallet_id = (
         await conn.execute(
             insert(wallets)
-            .values(client_id=client_id, currency=new.currency, balance=0, updated_at=now)
+            .values(client_id=client_id, currency=new.currency, balance=0, updated_at=now, is_default=True)
             .returning(wallets.c.id)
         )
     ).scalar_one()
@@ -119,9 +119,18 @@ async def record_admin_action(
     )
 
 
+async def client_pay_type(conn: AsyncConnection, client_id: int) -> str | None:
+    """The client's pay type, or None when there is no such client."""
+    found = await conn.execute(select(clients.c.pay_type).where(clients.c.id == client_id))
+    value = found.scalar_one_or_none()
+    return None if value is None else str(value)
+
+
 async def client_exists(conn: AsyncConnection, client_id: int) -> bool:
     """Whether the client is there, with its wallet."""
     found = await conn.execute(
-        select(clients.c.id).join(wallets, wallets.c.client_id == clients.c.id).where(clients.c.id == client_id)
+        select(clients.c.id)
+        .join(wallets, and_(wallets.c.client_id == clients.c.id, wallets.c.is_default.is_(True)))
+        .where(clients.c.id == client_id)
     )
     return found.first() is not None

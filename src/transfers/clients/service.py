@@ -8,19 +8,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from transfers import money
 from transfers.auth.keys import issue_key
 from transfers.clients import repository as repo
-from transfers.clients.models import ClientStatus, NewClient
+from transfers.clients.models import REVERSE_API_PAY_TYPE, ClientStatus, NewClient
 from transfers.clock import Clock
 from transfers.db.engine import Database
-from transfers.errors import NotFound
+from transfers.errors import Conflict, NotFound, Refused
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import LedgerKind
 
 
 class ClientNotFound(NotFound):
     """The named client, key or wallet does not exist."""
+
+
+class WalletExists(Conflict):
+    """The client already holds a wallet in that currency (one per client and currency)."""
 
 
 @dataclass(frozen=True)
@@ -82,21 +88,69 @@ async def issue_client_key(db: Database, clock: Clock, client_id: int, *, actor:
     return CreatedClient(client_id=client_id, api_key=issued.key, key_prefix=issued.prefix)
 
 
-async def wallet_currency(db: Database, client_id: int) -> str:
-    """The currency of the client's wallet: what a typed top-up is parsed in (``wallet.amounts``)."""
+async def _missing_wallet(conn: AsyncConnection, client_id: int, currency: str | None) -> str:
+    """What is missing, in words: the client itself, or its wallet in ``currency``."""
+    if currency is None or not await repo.client_exists(conn, client_id):
+        return f"no client {client_id}"
+    return f"client {client_id} holds no {currency[:10]} wallet (transfers wallet add)"
+
+
+async def wallet_currency(db: Database, client_id: int, currency: str | None = None) -> str:
+    """The currency of the client's wallet in ``currency`` (None: its default wallet), checked to exist:
+    what a typed top-up is parsed in (``wallet.amounts``)."""
     async with db.read() as conn:
-        wallet = await wallet_repo.wallet_of_client(conn, client_id)
-    if wallet is None:
-        raise ClientNotFound(f"no client {client_id}")
+        wallet = await wallet_repo.wallet_of_client(conn, client_id, currency)
+        if wallet is None:
+            raise ClientNotFound(await _missing_wallet(conn, client_id, currency))
     return str(wallet[1])
 
 
-async def top_up(db: Database, clock: Clock, client_id: int, amount: Decimal, *, actor: str) -> Decimal:
+async def add_wallet(
+    db: Database, clock: Clock, client_id: int, currency: str, *, default: bool, actor: str
+) -> wallet_repo.WalletRow:
+    """A new wallet at zero for the client in ``currency`` (docs/rules/wallet.md#currencies); with
+    ``default`` it becomes the wallet requests without a currency use. One wallet per client and
+    currency (``WalletExists``); a ``reverse_api`` client pays no wallet and gets none (``Refused``).
+    The caller checked the currency is one the service accepts."""
     now = clock.now()
     async with db.write() as conn:
-        wallet = await wallet_repo.wallet_of_client(conn, client_id)
-        if wallet is None:
+        pay_type = await repo.client_pay_type(conn, client_id)
+        if pay_type is None:
             raise ClientNotFound(f"no client {client_id}")
+        if pay_type == REVERSE_API_PAY_TYPE:
+            raise Refused(f"client {client_id} pays by reverse_api: it holds no wallets")
+        if await wallet_repo.wallet_of_client(conn, client_id, currency) is not None:
+            raise WalletExists(f"client {client_id} already holds a {currency} wallet")
+        wallet_id = await wallet_repo.add_wallet(conn, client_id, currency, default=default, now=now)
+        await repo.record_admin_action(
+            conn,
+            actor=actor,
+            action="wallet.add",
+            subject=f"client:{client_id}",
+            details={"currency": currency, "default": default},
+            now=now,
+        )
+    return wallet_repo.WalletRow(wallet_id, currency, Decimal(0), default)
+
+
+async def wallets(db: Database, client_id: int) -> list[wallet_repo.WalletRow]:
+    """Every wallet of the client, in the order they were added."""
+    async with db.read() as conn:
+        found = await wallet_repo.wallets_of_client(conn, client_id)
+    if not found:
+        raise ClientNotFound(f"no client {client_id}")
+    return found
+
+
+async def top_up(
+    db: Database, clock: Clock, client_id: int, amount: Decimal, *, actor: str, currency: str | None = None
+) -> Decimal:
+    """A credit of the client's wallet in ``currency`` (None: the default one), with its audit row."""
+    now = clock.now()
+    async with db.write() as conn:
+        wallet = await wallet_repo.wallet_of_client(conn, client_id, currency)
+        if wallet is None:
+            raise ClientNotFound(await _missing_wallet(conn, client_id, currency))
         balance = await wallet_repo.post_entry(
             conn,
             wallet_id=wallet[0],
@@ -110,7 +164,11 @@ async def top_up(db: Database, clock: Clock, client_id: int, amount: Decimal, *,
             actor=actor,
             action="wallet.top_up",
             subject=f"client:{client_id}",
-            details={"amount": money.text(amount, wallet[1]), "balance": money.text(balance, wallet[1])},
+            details={
+                "currency": wallet[1],
+                "amount": money.text(amount, wallet[1]),
+                "balance": money.text(balance, wallet[1]),
+            },
             now=now,
         )
     return balance

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.console.rows import (
@@ -27,6 +27,8 @@ PENDING, FAILED, EXPIRED = "pending", "failed", "expired"
 # --- clients -------------------------------------------------------------------------------------------
 
 
+# A client's default wallet (docs/rules/wallet.md#currencies): the one the client list and page show.
+_DEFAULT_WALLET = and_(wallets.c.client_id == clients.c.id, wallets.c.is_default.is_(True))
 _WALLET = {"wallet_id": wallets.c.id.label("wallet_id"), "currency": wallets.c.currency, "balance": wallets.c.balance}
 
 
@@ -38,7 +40,7 @@ async def list_clients(conn: AsyncConnection, *, limit: int = 500) -> list[Clien
     """Every client with its wallet (currency, balance), newest first."""
     rows = await conn.execute(
         select(*_client_columns(ClientLine))
-        .select_from(clients.outerjoin(wallets, wallets.c.client_id == clients.c.id))
+        .select_from(clients.outerjoin(wallets, _DEFAULT_WALLET))
         .order_by(clients.c.id.desc())
         .limit(limit)
     )
@@ -49,7 +51,7 @@ async def client_detail(conn: AsyncConnection, client_id: int) -> ClientDetail |
     row = (
         await conn.execute(
             select(*_client_columns(ClientDetail))
-            .select_from(clients.outerjoin(wallets, wallets.c.client_id == clients.c.id))
+            .select_from(clients.outerjoin(wallets, _DEFAULT_WALLET))
             .where(clients.c.id == client_id)
         )
     ).first()

@@ -302,6 +302,7 @@ async def _refund(
         await wallet_repo.post_entry_for_client(
             conn,
             client_id=booking.client_id,
+            currency=booking.currency,
             kind=incident_refund_kind(incident.type),
             amount=decision.refund,
             now=now,

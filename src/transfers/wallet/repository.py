@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import ColumnElement, Update, bindparam, func, insert, select, update
+from sqlalchemy import ColumnElement, Update, and_, bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.accounting import repository as journal_repo
@@ -39,7 +39,12 @@ def _move(where: ColumnElement[bool]) -> Update:
 
 
 _MOVE_BY_ID = _move(wallets.c.id == bindparam("w_id"))
-MOVE_BY_CLIENT = _move(wallets.c.client_id == bindparam("w_client_id"))
+# The wallet of a client in one currency (``UNIQUE (client_id, currency)``): a booking moves the wallet of
+# its own currency and no other (docs/rules/wallet.md#currencies). No such wallet: no row, as a debit
+# that does not fit.
+MOVE_BY_CLIENT = _move(
+    and_(wallets.c.client_id == bindparam("w_client_id"), wallets.c.currency == bindparam("w_currency"))
+)
 _INSERT_ENTRY = insert(ledger_entries).returning(ledger_entries.c.id)
 
 
@@ -67,16 +72,18 @@ async def post_entry_for_client(
     conn: AsyncConnection,
     *,
     client_id: int,
+    currency: str,
     kind: LedgerKind,
     amount: Decimal,
     now: datetime,
     booking_id: int | None = None,
     note: str | None = None,
 ) -> int:
-    """``post_entry`` on the client's wallet, found by the UPDATE itself (``wallets.client_id`` is
-    unique): no separate wallet lookup. Returns the wallet id. Raises InsufficientBalance (writing
-    nothing) like ``post_entry`` when no row moved; every client has a wallet."""
-    return (await _post(conn, MOVE_BY_CLIENT, {"w_client_id": client_id}, kind, amount, now, booking_id, note))[0]
+    """``post_entry`` on the client's wallet in ``currency``, found by the UPDATE itself (``UNIQUE
+    (client_id, currency)``): no separate wallet lookup. Returns the wallet id. Raises InsufficientBalance
+    (writing nothing) like ``post_entry`` when no row moved."""
+    key = {"w_client_id": client_id, "w_currency": currency}
+    return (await _post(conn, MOVE_BY_CLIENT, key, kind, amount, now, booking_id, note))[0]
 
 
 _INSERT_ENTRIES = insert(ledger_entries).returning(ledger_entries.c.id, sort_by_parameter_order=True)
@@ -93,7 +100,7 @@ class Move:
 
 
 async def post_entries_for_client(
-    conn: AsyncConnection, *, client_id: int, moves: Sequence[Move], now: datetime
+    conn: AsyncConnection, *, client_id: int, currency: str, moves: Sequence[Move], now: datetime
 ) -> int:
     """``post_entry_for_client`` for each of ``moves`` in that order, with ONE wallet UPDATE by their
     sum: all fit or InsufficientBalance and nothing written (a return trip's two debits: 1101 on the
@@ -101,7 +108,10 @@ async def post_entries_for_client(
     after it, as if posted one by one. Returns the wallet id."""
     deltas = [signed_amount(move.kind, move.amount) for move in moves]
     moved = (
-        await conn.execute(MOVE_BY_CLIENT, {"w_client_id": client_id, "w_delta": sum(deltas), "updated_at": now})
+        await conn.execute(
+            MOVE_BY_CLIENT,
+            {"w_client_id": client_id, "w_currency": currency, "w_delta": sum(deltas), "updated_at": now},
+        )
     ).first()
     if moved is None:
         raise InsufficientBalance()
@@ -142,7 +152,7 @@ async def post_entries_for_client(
 async def _post(
     conn: AsyncConnection,
     statement: Update,
-    key: dict[str, int],
+    key: dict[str, object],
     kind: LedgerKind,
     amount: Decimal,
     now: datetime,
@@ -179,13 +189,60 @@ async def _post(
     return int(moved.id), Decimal(moved.balance)
 
 
-async def wallet_of_client(conn: AsyncConnection, client_id: int) -> tuple[int, str, Decimal] | None:
+def _one_wallet(client_id: int, currency: str | None) -> ColumnElement[bool]:
+    """The client's wallet in ``currency``, or its default wallet when ``currency`` is None."""
+    which = wallets.c.is_default.is_(True) if currency is None else wallets.c.currency == currency
+    return and_(wallets.c.client_id == client_id, which)
+
+
+async def wallet_of_client(
+    conn: AsyncConnection, client_id: int, currency: str | None = None
+) -> tuple[int, str, Decimal] | None:
+    """(id, currency, balance) of the client's wallet in ``currency`` (None: its default wallet), or None."""
     row = (
         await conn.execute(
-            select(wallets.c.id, wallets.c.currency, wallets.c.balance).where(wallets.c.client_id == client_id)
+            select(wallets.c.id, wallets.c.currency, wallets.c.balance).where(_one_wallet(client_id, currency))
         )
     ).first()
     return None if row is None else (row.id, row.currency, row.balance)
+
+
+@dataclass(frozen=True, slots=True)
+class WalletRow:
+    """One of a client's wallets, as ``GET /wallets`` and the console list them."""
+
+    id: int
+    currency: str
+    balance: Decimal
+    is_default: bool
+
+
+async def wallets_of_client(conn: AsyncConnection, client_id: int) -> list[WalletRow]:
+    """Every wallet of the client, in the order they were added (the first is the default until moved)."""
+    rows = await conn.execute(
+        select(wallets.c.id, wallets.c.currency, wallets.c.balance, wallets.c.is_default)
+        .where(wallets.c.client_id == client_id)
+        .order_by(wallets.c.id)
+    )
+    return [WalletRow(int(r.id), str(r.currency), Decimal(r.balance), bool(r.is_default)) for r in rows]
+
+
+async def add_wallet(conn: AsyncConnection, client_id: int, currency: str, *, default: bool, now: datetime) -> int:
+    """A new wallet at zero (the caller checked the client holds none in ``currency``); with ``default``
+    it becomes the client's default, the previous default's mark cleared first (the partial unique index
+    allows one). Returns its id."""
+    if default:
+        await conn.execute(
+            update(wallets)
+            .where(wallets.c.client_id == client_id, wallets.c.is_default.is_(True))
+            .values(is_default=False)
+        )
+    inserted = await conn.execute(
+        insert(wallets)
+        .values(client_id=client_id, currency=currency, balance=0, updated_at=now, is_default=default)
+        .returning(wallets.c.id)
+    )
+    return int(inserted.scalar_one())
 
 
 async def ledger_sum(conn: AsyncConnection, wallet_id: int) -> Decimal:
@@ -208,6 +265,7 @@ async def statement_page(
     conn: AsyncConnection,
     client_id: int,
     *,
+    currency: str | None = None,
     created_from: datetime | None,
     created_to: datetime | None,
     below_id: int | None,
@@ -215,9 +273,10 @@ async def statement_page(
 ) -> tuple[str | None, list[StatementLine]]:
     """(the wallet's currency, up to ``limit`` of its entries newest first, i.e. by id descending:
     the order the balance moved in), with the booking's reservation number; entries strictly below
-    ``below_id`` when given. One range scan of ``ix_ledger_entries_wallet_id_id``."""
+    ``below_id`` when given; the wallet in ``currency``, or the default one. (None, []) when the client
+    holds no such wallet. One range scan of ``ix_ledger_entries_wallet_id_id``."""
     wallet = (
-        await conn.execute(select(wallets.c.id, wallets.c.currency).where(wallets.c.client_id == client_id))
+        await conn.execute(select(wallets.c.id, wallets.c.currency).where(_one_wallet(client_id, currency)))
     ).first()
     if wallet is None:
         return None, []

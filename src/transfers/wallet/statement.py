@@ -1,4 +1,9 @@
-"""The client's wallet as the API shows it (docs/rules/wallet.md): the balance and the statement.
+"""The client's wallets as the API shows them (docs/rules/wallet.md): the balances and the statements.
+
+A client holds one wallet per currency, one of them the default (docs/rules/wallet.md#currencies):
+``GET /wallet`` and ``/wallet/entries`` answer the default wallet, or the one of ``?currency=``; a
+currency the client holds no wallet in is 404 ``WALLET_NOT_FOUND``. A statement's cursors are bound to
+its wallet, so a cursor of one wallet's statement is refused by another's.
 
 Every entry carries ``balance_after``, written by the statement that moved the balance (under the
 wallet's row lock), so the statement is consistent at every moment: ``balance`` equals the sum of
@@ -32,15 +37,43 @@ class Sources(Protocol):
     def box(self) -> paging.KeySource: ...
 
 
-async def summary(svc: Sources, client: ClientPrincipal) -> dict[str, Any]:
-    """``{"pay_type", "currency", "balance"}``; a ``reverse_api`` client has no wallet to show."""
+def wallet_not_found(currency: str) -> NotFound:
+    return NotFound(ErrorCode.WALLET_NOT_FOUND, f"You hold no wallet in {currency[:10]!r}.")
+
+
+async def _wallet(conn: Any, client: ClientPrincipal, currency: str | None) -> tuple[int, str, Any]:
+    wallet = await repo.wallet_of_client(conn, client.client_id, currency)
+    if wallet is not None:
+        return wallet
+    if currency is not None:
+        raise wallet_not_found(currency)
+    # every wallet client has a default wallet; a missing row is a broken account, not "0.00"
+    raise NotFound(ErrorCode.INTERNAL_ERROR, "This client has no wallet.")
+
+
+async def summary(svc: Sources, client: ClientPrincipal, currency: str | None = None) -> dict[str, Any]:
+    """``{"pay_type", "currency", "balance"}`` of the default wallet or the one in ``currency``; a
+    ``reverse_api`` client has no wallet to show."""
     if not client.pays_by_wallet:
         return {"pay_type": client.pay_type, "currency": None, "balance": None}
     async with svc.db.read() as conn:
-        wallet = await repo.wallet_of_client(conn, client.client_id)
-    if wallet is None:  # every wallet client has one; a missing row is a broken account, not "0.00"
-        raise NotFound(ErrorCode.INTERNAL_ERROR, "This client has no wallet.")
-    return {"pay_type": "wallet", "currency": wallet[1], "balance": money.text(wallet[2], wallet[1])}
+        _, code, balance = await _wallet(conn, client, currency)
+    return {"pay_type": "wallet", "currency": code, "balance": money.text(balance, code)}
+
+
+async def every_wallet(svc: Sources, client: ClientPrincipal) -> dict[str, Any]:
+    """``{"data": [{"currency", "balance", "default"}]}``, in the order the wallets were added; a
+    ``reverse_api`` client holds none."""
+    if not client.pays_by_wallet:
+        return {"data": []}
+    async with svc.db.read() as conn:
+        rows = await repo.wallets_of_client(conn, client.client_id)
+    return {
+        "data": [
+            {"currency": w.currency, "balance": money.text(w.balance, w.currency), "default": w.is_default}
+            for w in rows
+        ]
+    }
 
 
 async def entries(
@@ -51,23 +84,27 @@ async def entries(
     cursor: str | None,
     created_from: str | None,
     created_to: str | None,
+    currency: str | None = None,
 ) -> dict[str, Any]:
-    """One page of the statement: ``{"data": [entry, ...], "next_cursor"}``. Checks in the order
-    the parameters are documented: the date range, ``limit``, then the cursor."""
+    """One page of the statement of the default wallet or the one in ``currency``: ``{"data": [entry,
+    ...], "next_cursor"}``. Checks in the order the parameters are documented: the date range,
+    ``limit``, the wallet (``WALLET_NOT_FOUND``), then the cursor (bound to that wallet)."""
     low, high = parse_instant("created_from", created_from), parse_instant("created_to", created_to)
     if low is not None and high is not None and low > high:
         raise paging.invalid_filter("created_from is later than created_to.")
     size = paging.parse_limit(limit)
-    below = paging.decode(svc.box, CURSOR_PURPOSE, client.client_id, cursor)
     if not client.pays_by_wallet:
+        paging.decode(svc.box, CURSOR_PURPOSE, client.client_id, cursor)
         return {"data": [], "next_cursor": None}
     async with svc.db.read() as conn:
-        currency, rows = await repo.statement_page(
-            conn, client.client_id, created_from=low, created_to=high, below_id=below, limit=size + 1
+        wallet_id, code, _ = await _wallet(conn, client, currency)
+        below = paging.decode(svc.box, CURSOR_PURPOSE, wallet_id, cursor)
+        _, rows = await repo.statement_page(
+            conn, client.client_id, currency=code, created_from=low, created_to=high, below_id=below, limit=size + 1
         )
     page = rows[:size]
-    next_cursor = paging.encode(svc.box, CURSOR_PURPOSE, client.client_id, page[-1].id) if len(rows) > size else None
-    return {"data": [_entry(row, currency) for row in page], "next_cursor": next_cursor}
+    next_cursor = paging.encode(svc.box, CURSOR_PURPOSE, wallet_id, page[-1].id) if len(rows) > size else None
+    return {"data": [_entry(row, code) for row in page], "next_cursor": next_cursor}
 
 
 def _entry(row: StatementLine, currency: str | None) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""GET /api/v1/booking-api/wallet and /wallet/entries (docs/rules/wallet.md)."""
+"""GET /api/v1/booking-api/wallet, /wallets and /wallet/entries (docs/rules/wallet.md)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,12 @@ from transfers.wallet import statement
 router = APIRouter(prefix="/api/v1/booking-api", tags=["Wallet"])
 
 _DATE_TIME = {"type": "string", "format": "date-time"}
+_CURRENCY = {"type": "string", "minLength": 3, "maxLength": 3, "examples": ["GBP"]}
+register_query_types("get_wallet", {"currency": _CURRENCY})
 register_query_types(
     "list_wallet_entries",
     {
+        "currency": _CURRENCY,
         "created_from": _DATE_TIME,
         "created_to": _DATE_TIME,
         "limit": {"type": "integer", "minimum": 1, "maximum": paging.MAX_LIMIT, "default": paging.DEFAULT_LIMIT},
@@ -31,12 +34,32 @@ register_query_types(
 @router.get(
     "/wallet",
     summary="Your wallet's balance",
+    description="Your default wallet, or with `currency` your wallet in that currency; 404 `WALLET_NOT_FOUND` "
+    "for a currency you hold no wallet in.",
     response_model=cs.Wallet,
-    responses=schemas.AUTH_ERRORS,
+    responses=cs.ONE_WALLET_ERRORS,
     operation_id="get_wallet",
 )
-async def get_wallet(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
-    return JSONBody(await statement.summary(services(request), client))
+async def get_wallet(
+    request: Request,
+    currency: str | None = Query(
+        default=None, description="ISO 4217 code of one of your wallets (default: the default)"
+    ),
+    client: ClientPrincipal = Depends(current_client),
+) -> Response:
+    return JSONBody(await statement.summary(services(request), client, currency))
+
+
+@router.get(
+    "/wallets",
+    summary="Every wallet you hold, one per currency",
+    description="`default` marks the wallet used when a request names no currency.",
+    response_model=cs.WalletList,
+    responses=schemas.AUTH_ERRORS,
+    operation_id="list_wallets",
+)
+async def list_wallets(request: Request, client: ClientPrincipal = Depends(current_client)) -> Response:
+    return JSONBody(await statement.every_wallet(services(request), client))
 
 
 @router.get(
@@ -45,6 +68,7 @@ async def get_wallet(request: Request, client: ClientPrincipal = Depends(current
     description="Every movement of the balance in the order it happened, newest first, each with the "
     "balance right after it. Paged like the booking list: pass `next_cursor` back as "
     "`cursor`; `created_from` inclusive, `created_to` exclusive (ISO 8601 with offset). "
+    "The default wallet's, or with `currency` that wallet's (404 `WALLET_NOT_FOUND` when you hold none). "
     "422 `INVALID_FILTER` / `INVALID_CURSOR` in the string-code shape.",
     response_model=cs.WalletEntryPage,
     responses=cs.WALLET_ERRORS,
@@ -56,10 +80,19 @@ async def list_wallet_entries(
     cursor: str | None = Query(default=None, description="`next_cursor` of the previous page"),
     created_from: str | None = Query(default=None, description="at or after (ISO 8601 with offset)"),
     created_to: str | None = Query(default=None, description="before (ISO 8601 with offset)"),
+    currency: str | None = Query(
+        default=None, description="ISO 4217 code of one of your wallets (default: the default)"
+    ),
     client: ClientPrincipal = Depends(current_client),
 ) -> Response:
     return JSONBody(
         await statement.entries(
-            services(request), client, limit=limit, cursor=cursor, created_from=created_from, created_to=created_to
+            services(request),
+            client,
+            limit=limit,
+            cursor=cursor,
+            created_from=created_from,
+            created_to=created_to,
+            currency=currency,
         )
     )

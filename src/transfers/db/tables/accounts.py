@@ -36,15 +36,28 @@ clients = Table(
     CheckConstraint("status IN ('active', 'suspended')", name="status"),
 )
 
+# One wallet per client and currency (migration 0026, docs/rules/wallet.md#currencies); exactly one of a
+# client's wallets is its default (the first, unless ``wallet add --default`` moved it): the partial
+# unique index keeps "at most one" in the database, the use cases "at least one".
 wallets = Table(
     "wallets",
     metadata,
     Column("id", PK, primary_key=True, autoincrement=True),
-    Column("client_id", ForeignKey("clients.id"), nullable=False, unique=True),
+    Column("client_id", ForeignKey("clients.id"), nullable=False),
     Column("currency", String(3), nullable=False),
     Column("balance", Money, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    Column("is_default", Boolean, nullable=False, server_default="0"),
     CheckConstraint("balance >= 0", name="balance_not_negative"),
+    UniqueConstraint("client_id", "currency"),
+)
+
+wallets_one_default = Index(
+    "ix_wallets_one_default",
+    wallets.c.client_id,
+    unique=True,
+    postgresql_where=wallets.c.is_default,
+    sqlite_where=wallets.c.is_default,
 )
 
 partners = Table(

@@ -1,0 +1,1 @@
+curl -s localhost:8000/api/v1/booking-api/wallets -H "Authorization: Bearer $KEY"
