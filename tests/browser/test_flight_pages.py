@@ -8,7 +8,7 @@ flagged on the partner's and the console's pages."""
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timedelta
 
 import httpx
@@ -72,6 +72,7 @@ async def test_the_agency_page_leads_with_a_cancelled_flight_and_shows_a_late_on
     make_agency: MakeAgency,  # noqa: F811
     make_hosted: HostedFactory,
     clock: ShiftedClock,
+    shoot: Callable[[Page, str], Awaitable[None]],
 ) -> None:
     agency = await make_agency()
     partner_id = await make_hosted(airports=("GLA",), name="Agency Flight Cars")
@@ -89,6 +90,8 @@ async def test_the_agency_page_leads_with_a_cancelled_flight_and_shows_a_late_on
     await expect(lead.get_by_role("link", name="change the pickup")).to_be_visible()
     lead_box = await lead.bounding_box()
     assert lead_box is not None and lead_box["y"] < SIZES["phone"]["height"]  # on the first screen
+    if page.viewport_size == SIZES["phone"]:
+        await shoot(page, "agency-booking-disrupted-phone")
     await expect(page.locator("#policy-disrupted")).to_contain_text("Cancelling is free now")
     await expect(page.get_by_text("Free cancellation until")).to_have_count(0)
     await expect(page.locator("#flight")).to_contain_text("ZZ9001 · Cancelled")

@@ -21,7 +21,8 @@ register_query_types("list_incidents", {"reservation_no": {"type": "string"}})
 @router.post(
     "/booking/incidents",
     summary="Report what went wrong on a ride",
-    description="Allowed for APPROVED and COMPLETED bookings from the pickup time until 72 h after it; one "
+    description="Allowed for APPROVED and COMPLETED bookings from the pickup time (or from the moment the booking "
+    "became COMPLETED, when that was earlier) until 72 h after the pickup; one "
     "incident per booking and type. A DRIVER_NO_SHOW without a recorded arrival of the driver at the pickup "
     "is decided at once: the whole price is refunded and the booking becomes REFUNDED.",
     status_code=201,
