@@ -196,3 +196,27 @@ async def own_database(tmp_path: Path, stem: str) -> AsyncIterator[str]:
             await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         finally:
             await admin.close()
+
+
+# docs/rules/booking.md#text: one sample of each class of character a name or free text may not hold.
+REFUSED_CHARACTERS = {
+    "C0 escape": "Ada\x1b[2JLovelace",
+    "C0 bell": "Ada\x07",
+    "C0 vertical tab": "Ada\x0bLovelace",
+    "DEL": "Ada\x7f",
+    "C1 next line": "Ada\x85Lovelace",
+    "C1 CSI": "Ada\x9b31m",
+    "LRE": "\u202aAda",
+    "RLE": "\u202bAda",
+    "PDF": "Ada\u202c",
+    "LRO": "\u202dAda",
+    "RLO": "Ada\u202eecalevoL",
+    "LRI": "\u2066Ada",
+    "RLI": "\u2067Ada",
+    "FSI": "\u2068Ada",
+    "PDI": "Ada\u2069",
+    "line separator": "Ada\u2028Lovelace",
+    "paragraph separator": "Ada\u2029Lovelace",
+}
+# A one-line value refuses the line breaks and tabs a free text keeps.
+ONE_LINE_ONLY = {"line feed": "Ada\nLovelace", "carriage return": "Ada\rLovelace", "tab": "Ada\tLovelace"}

@@ -21,7 +21,16 @@ from sqlalchemy import func, select
 
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.fake_partner import FakePartner
-from tests.helpers import booking_body, future_local, ledger_of, row_of, search_body, with_path
+from tests.helpers import (
+    ONE_LINE_ONLY,
+    REFUSED_CHARACTERS,
+    booking_body,
+    future_local,
+    ledger_of,
+    row_of,
+    search_body,
+    with_path,
+)
 from transfers.clock import ShiftedClock
 from transfers.config import Settings
 from transfers.db.engine import Database
@@ -144,6 +153,11 @@ def ugly_text(path: str, required: int) -> list[tuple[str, Any, int]]:
     ]
 
 
+def refused_characters(path: str, code: int, *, multiline: bool = False) -> list[tuple[str, Any, int]]:
+    chosen = REFUSED_CHARACTERS if multiline else {**REFUSED_CHARACTERS, **ONE_LINE_ONLY}
+    return [(path, value, code) for value in chosen.values()]
+
+
 # (path in the body, value or DROP, expected code); the rest of the body is valid.
 CASES: list[tuple[str, Any, int]] = [
     # 1001 / 1002: search_id
@@ -212,6 +226,8 @@ CASES: list[tuple[str, Any, int]] = [
     ("passenger.name", "x" * 201, 1006),
     *ugly_text("passenger.surname", 1007),
     ("passenger.surname", "x" * 201, 1007),
+    *refused_characters("passenger.name", 1006),
+    *refused_characters("passenger.surname", 1007),
     # 1008 / 1009: phone
     ("passenger.phone", DROP, 1008),
     ("passenger.phone", None, 1008),
@@ -288,8 +304,10 @@ CASES: list[tuple[str, Any, int]] = [
     ("travel_details.extra_requests", "x" * 1001, 1012),
     ("travel_details.extra_requests", HUGE, 1012),
     ("travel_details.extra_requests", "a\x00b", 1012),
+    *refused_characters("travel_details.extra_requests", 1012, multiline=True),
     *ugly_text("travel_details.flight_number", 1013),
     ("travel_details.flight_number", "x" * 65, 1013),
+    *refused_characters("travel_details.flight_number", 1013),
     # 1014 - 1017: luggage (the sedan takes 2 suitcases and 2 small bags)
     ("suitcase", DROP, 1014),
     ("suitcase", None, 1014),
@@ -707,7 +725,6 @@ async def test_extras_are_charged_and_named_by_their_pricing_type(
         ("passenger.name", "\u05e2\u05d3\u05d4\u200f", "\u05e2\u05d3\u05d4\u200f"),  # Hebrew with an RTL mark
         ("passenger.name", "x" * 200, "x" * 200),
         ("passenger.surname", "O'Brien-Łukasiewicz", "O'Brien-Łukasiewicz"),
-        ("passenger.surname", "\u202eevil", "\u202eevil"),  # kept as data, never interpreted
         ("passenger.email", "ADA@EXAMPLE.COM", "ADA@example.com"),
         ("passenger.email", "ü@exämple.com", "ü@exämple.com"),
         ("passenger.phone", "+33612345678", "+33612345678"),
@@ -730,6 +747,10 @@ async def test_extras_are_charged_and_named_by_their_pricing_type(
         ("travel_details.extra_requests", "  ", None),
         ("travel_details.extra_requests", "Two child seats 👶👶", "Two child seats 👶👶"),
         ("travel_details.extra_requests", "y" * 1000, "y" * 1000),
+        # docs/rules/booking.md#text: a free text keeps its lines and tabs; right-to-left names keep their marks
+        ("travel_details.extra_requests", "Line one\r\nLine two\tend", "Line one\r\nLine two\tend"),
+        ("passenger.surname", "\u05db\u05d4\u05df\u200f", "\u05db\u05d4\u05df\u200f"),
+        ("passenger.name", "\u0639\u0644\u064a\u061c", "\u0639\u0644\u064a\u061c"),
     ],
 )
 async def test_accepted_ugly_but_valid_values(

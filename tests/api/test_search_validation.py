@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from tests.conftest import ClientFactory, bearer
-from tests.helpers import future_local, search_body, with_path
+from tests.helpers import ONE_LINE_ONLY, REFUSED_CHARACTERS, future_local, search_body, with_path
 
 SEARCH = "/api/v1/booking-api/search"
 DROP = object()  # marker: remove the field
@@ -62,6 +62,9 @@ CASES: list[tuple[str, Any, int]] = [
     ("dropoff_location.name", 42, 1315),
     ("dropoff_location.name", "x" * 300, 1315),
     ("dropoff_location.name", "bad\x00name", 1315),
+    # docs/rules/booking.md#text: the address a partner's driver reads (each class of character)
+    *[("dropoff_location.name", value, 1315) for value in REFUSED_CHARACTERS.values()],
+    *[("dropoff_location.name", value, 1315) for value in ONE_LINE_ONLY.values()],
     ("pickup_datetime", DROP, 1316),
     ("pickup_datetime", None, 1316),
     ("pickup_datetime", "", 1316),
@@ -121,6 +124,8 @@ async def test_validation_code(http: httpx.AsyncClient, key: str, path: str, val
         ("pickup_location.lat", None, 1310),
         ("pickup_location.lng", "x", 1311),
         ("pickup_location.name", "", 1312),
+        ("pickup_location.name", "Hotel\u202eInn", 1312),
+        ("pickup_location.name", "Hotel\nInn", 1312),
         ("dropoff_location.iata_code", None, 1308),
         ("dropoff_location.iata_code", "QQQ", 1309),
     ],

@@ -163,7 +163,8 @@ async def test_decline_refunds_and_cancel_of_an_accepted_booking(
     page = portal.page
     await page.goto(f"{portal_url}/bookings/{first['reservation_no']}")
     token = await page.locator("input[name=csrf_token]").first.input_value()
-    for reason in ("", "   ", "x" * 1001):  # the browser asks for a reason; the server checks it anyway
+    # the browser asks for a reason; the server checks it anyway (docs/rules/booking.md#text: no bidi override)
+    for reason in ("", "   ", "x" * 1001, "No driver\u202e free"):
         refused = await page.request.post(
             f"{portal_url}/bookings/{first['reservation_no']}/decline", form={"csrf_token": token, "reason": reason}
         )
@@ -339,6 +340,11 @@ async def test_bad_accept_input_is_refused_field_by_field_and_changes_nothing(
         ("driver_phone", "0740"),
         ("plate", "   "),
         ("plate", "\x00"),
+        # docs/rules/booking.md#text: the reverse API's own rule, in the portal's form
+        ("driver_name", "Se\u00e1n\u202e"),
+        ("driver_phone", "+447700900123\x1b"),
+        ("plate", "AXZ\u20661234"),
+        ("meeting_point", "Arrivals\u202ehall"),
     ):
         # (the console's form reader drops NUL characters, so a plate of only NUL is an empty plate)
         body = urlencode({"csrf_token": token, **good, field: value})

@@ -308,7 +308,10 @@ def test_reason_id_refusals(raw: str, code: Code) -> None:
         ("a" * 1001, "a" * 1000),
         ("é" * 5000, "é" * 1000),
         ("  " + "b" * 1000 + "  ", "b" * 1000),
-        ("😀\u202e", "😀\u202e"),
+        # docs/rules/booking.md#text: cleaned of controls and bidirectional overrides, lines kept
+        ("😀\u202e", "😀"),
+        ("left\u2066right\u2069 \x1b[31m\x85", "leftright [31m"),
+        ("line one\r\nline two\tend", "line one\r\nline two\tend"),
     ],
 )
 def test_clean_note(note: str | None, expected: str | None) -> None:

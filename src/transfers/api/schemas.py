@@ -27,11 +27,19 @@ class AirportLocation(_Strict):
     iata_code: str = Field(description="IATA code of a known airport, case-insensitive", examples=["LHR"])
 
 
+# docs/rules/booking.md#text: what a name or a free text may hold (``transfers/text.py``).
+ONE_LINE = "one line: no control characters or bidirectional overrides (docs/rules/booking.md#text)"
+FREE_TEXT = (
+    "up to 1000 characters; may span lines, no other control characters or bidirectional overrides "
+    "(docs/rules/booking.md#text)"
+)
+
+
 class PointLocation(_Strict):
     type: Literal["POINT"]
     lat: float = Field(ge=-90, le=90)
     lng: float = Field(ge=-180, le=180)
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, description=ONE_LINE)
 
 
 Location = AirportLocation | PointLocation
@@ -100,8 +108,8 @@ class SearchResource(_Strict):
 
 # ---- booking --------------------------------------------------------------------------------
 class PassengerIn(_Strict):
-    name: str
-    surname: str
+    name: str = Field(description=ONE_LINE)
+    surname: str = Field(description=ONE_LINE)
     phone: str = Field(
         min_length=6,
         max_length=32,
@@ -116,13 +124,13 @@ class PassengerIn(_Strict):
 
 
 class TravelDetails(_Strict):
-    flight_number: str
-    extra_requests: str | None = None
+    flight_number: str = Field(description=ONE_LINE)
+    extra_requests: str | None = Field(default=None, description=FREE_TEXT)
 
 
 class ReturnTravelDetails(_Strict):
-    flight_number: str | None = None
-    extra_requests: str | None = None
+    flight_number: str | None = Field(default=None, description=ONE_LINE)
+    extra_requests: str | None = Field(default=None, description=FREE_TEXT)
 
 
 class ExtraServiceRequest(_Strict):

@@ -22,10 +22,10 @@ from typing import Any
 
 from transfers.bookings.models import Booking
 from transfers.bookings.rules import (
-    MAX_EXTRA_REQUESTS,
     MAX_FLIGHT,
     email_address,
     phone_number,
+    requests_text,
     required_text,
     stored_flight_number,
 )
@@ -135,16 +135,8 @@ def parse_changes(body: Mapping[str, Any], booking: Booking, now: datetime, limi
             raise Invalid(Code.TRAVEL_DETAILS_REQUIRED)
         section = public.setdefault("travel_details", {})
         if "extra_requests" in travel:  # a travel_details failure: ahead of 1013 in the table
-            extra = travel["extra_requests"]
-            if extra is not None and (not isinstance(extra, str) or len(extra) > MAX_EXTRA_REQUESTS or "\x00" in extra):
-                raise Invalid(Code.TRAVEL_DETAILS_REQUIRED)
             _change(
-                section,
-                columns,
-                "extra_requests",
-                "extra_requests",
-                extra.strip() or None if isinstance(extra, str) else None,
-                booking,
+                section, columns, "extra_requests", "extra_requests", requests_text(travel["extra_requests"]), booking
             )
         if "flight_number" in travel:
             _change(

@@ -17,7 +17,7 @@ from transfers.bookings.lifecycle import lock_booking, retry_concurrent
 from transfers.bookings.models import Booking
 from transfers.bookings.state import BookingStatus
 from transfers.errors import NotFound
-from transfers.partners.wire import NoNul, WireDriver
+from transfers.partners.wire import FreeText, NoNul, WireDriver
 from transfers.services import Services
 
 
@@ -29,8 +29,9 @@ class ReverseUpdate(BaseModel):
     reservation_no: Annotated[str, NoNul, Field(min_length=1, max_length=255)]
     status: Literal["APPROVED", "CANCELLED"]
     driver_info: WireDriver | None = None
-    meeting_point: Annotated[str, NoNul, Field(max_length=1000)] | None = None
-    cancel_reason: Annotated[str, NoNul, Field(max_length=1000)] | None = None
+    # docs/rules/booking.md#text: shown to the traveller and the client
+    meeting_point: Annotated[str, FreeText, Field(max_length=1000)] | None = None
+    cancel_reason: Annotated[str, FreeText, Field(max_length=1000)] | None = None
 
     @model_validator(mode="after")
     def _driver_for_approval(self) -> ReverseUpdate:

@@ -14,6 +14,7 @@ from typing import Any
 
 from email_validator import EmailNotValidError, validate_email
 
+from transfers import text
 from transfers.errors import Code, Invalid, NotFound
 from transfers.reference.flights import normalise
 from transfers.reference.phones import PhoneUnreadable, e164
@@ -97,11 +98,7 @@ def validate_create(body: dict[str, Any], *, search_found: bool, offer: Offer | 
     travel = body.get("travel_details")
     if not isinstance(travel, dict):
         raise Invalid(Code.TRAVEL_DETAILS_REQUIRED)
-    extra_requests = travel.get("extra_requests")
-    if extra_requests is not None and (
-        not isinstance(extra_requests, str) or len(extra_requests) > MAX_EXTRA_REQUESTS or "\x00" in extra_requests
-    ):
-        raise Invalid(Code.TRAVEL_DETAILS_REQUIRED)  # a travel_details failure: ahead of 1013 in the table
+    extra_requests = requests_text(travel.get("extra_requests"))  # a travel_details failure: ahead of 1013
     flight = stored_flight_number(_text(travel.get("flight_number"), Code.FLIGHT_NUMBER_REQUIRED, MAX_FLIGHT))
     suitcase = _count(body.get("suitcase"), offer.suitcases, Code.SUITCASE_REQUIRED, Code.SUITCASE_INVALID)
     small_bags = _count(body.get("small_bags"), offer.small_bags, Code.SMALL_BAGS_REQUIRED, Code.SMALL_BAGS_INVALID)
@@ -114,7 +111,7 @@ def validate_create(body: dict[str, Any], *, search_found: bool, offer: Offer | 
         phone,
         email,
         flight,
-        extra_requests.strip() or None if isinstance(extra_requests, str) else None,
+        extra_requests,
         suitcase,
         small_bags,
         extras,
@@ -124,9 +121,22 @@ def validate_create(body: dict[str, Any], *, search_found: bool, offer: Offer | 
 
 
 def _text(value: Any, code: Code, limit: int = MAX_TEXT) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > limit or "\x00" in value:
+    """A one-line text (a name, a flight number): 1..``limit`` characters, not only spaces, none that
+    ``transfers.text`` refuses (docs/rules/booking.md#text); else ``code``, the field's own SPEC code."""
+    if not isinstance(value, str) or not value.strip() or len(value) > limit or not text.is_clean(value):
         raise Invalid(code)
     return value.strip()
+
+
+def requests_text(value: Any) -> str | None:
+    """``travel_details.extra_requests`` (the way out's, an amendment's, the way back's): absent, null or a
+    free text of at most 1000 characters that may span lines (docs/rules/booking.md#text); stored
+    stripped, None when empty. Else 1012: a ``travel_details`` failure."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_EXTRA_REQUESTS or not text.is_clean(value, multiline=True):
+        raise Invalid(Code.TRAVEL_DETAILS_REQUIRED)
+    return value.strip() or None
 
 
 def _phone(value: Any) -> str:
@@ -203,10 +213,12 @@ def reason_id(raw: str) -> int:
 
 
 def clean_note(note: str | None) -> str | None:
-    """The optional cancellation note, bounded to 1000 characters (longer notes are cut)."""
+    """The optional cancellation note, bounded to 1000 characters (longer notes are cut). Cleaned, not
+    refused, of what ``transfers.text`` refuses (docs/rules/booking.md#text): a cancel never fails on its
+    optional note, and SPEC has no code for one."""
     if note is None:
         return None
-    note = note.replace("\x00", "").strip()
+    note = text.without_refused(note).strip()
     return note[:MAX_NOTE] or None
 
 

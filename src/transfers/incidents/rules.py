@@ -16,6 +16,7 @@ from typing import Any
 from transfers import money
 from transfers.bookings.state import REFUNDING, BookingStatus
 from transfers.errors import ErrorCode, Invalid, Refused
+from transfers.text import REFUSED, refused_character
 
 REPORT_WINDOW = timedelta(hours=72)  # docs/rules/incidents.md#report: from pickup until 72 h after
 MAX_DESCRIPTION = 2000
@@ -75,7 +76,10 @@ def parse_report(body: dict[str, Any]) -> tuple[IncidentType, str]:
     description = body.get("description")
     if not isinstance(description, str):
         raise Invalid(ErrorCode.INVALID_INCIDENT, "description must be a string of 1..2000 characters.")
-    description = description.replace("\x00", "").strip()
+    found = refused_character(description, multiline=True)
+    if found is not None:  # docs/rules/booking.md#text: the partner reads it in its portal and booking info
+        raise Invalid(ErrorCode.INVALID_INCIDENT, f"description may not contain {REFUSED} ({found}).")
+    description = description.strip()
     if not description or len(description) > MAX_DESCRIPTION:
         raise Invalid(ErrorCode.INVALID_INCIDENT, "description must be a string of 1..2000 characters.")
     return IncidentType(kind), description

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 from pydantic_core import SchemaValidator, core_schema
 
+from transfers import text
 from transfers.cancellation import policy
 
 BOOKING_TYPE = "ONEWAY"
@@ -69,6 +70,30 @@ def _no_nul(value: Any) -> Any:
 # Placed after a ``BeforeValidator`` they become two Python callbacks per field, ~240 calls in a
 # 10-partner search. The validators still run first, in the same order (outermost first).
 NoNul = BeforeValidator(_no_nul)
+
+
+def _clean(value: Any, *, multiline: bool) -> Any:
+    """``value``, or ValueError naming the character ``transfers.text`` refuses (pydantic's validators
+    raise ValueError; its message becomes the reverse API's 422 ``message``)."""
+    found = text.refused_character(value, multiline=multiline) if isinstance(value, str) else None
+    if found is not None:
+        raise ValueError(f"may not contain {text.REFUSED} ({found})")
+    return value
+
+
+def _one_line(value: Any) -> Any:
+    return _clean(value, multiline=False)
+
+
+def _free_text(value: Any) -> Any:
+    return _clean(value, multiline=True)
+
+
+# docs/rules/booking.md#text: what a partner says of its driver reaches the traveller's page, the client
+# and the console; no control characters or bidirectional overrides (``transfers.text``). Not on the
+# search answers' fields: those are priced in bulk, and a partner's vehicle names reach no driver.
+OneLine = BeforeValidator(_one_line)
+FreeText = BeforeValidator(_free_text)
 Text = Annotated[str, Field(min_length=1, max_length=200), NoNul]
 Count = Annotated[StrictInt, Field(ge=0, le=100)]
 
@@ -128,16 +153,16 @@ class WireSearchAnswer(_Answer):
 
 
 class WireDriver(_Answer):
-    name: Text
-    phone: Annotated[str, Field(min_length=3, max_length=32), NoNul]
-    plate: Annotated[str, Field(min_length=1, max_length=32), NoNul]
+    name: Annotated[str, Field(min_length=1, max_length=200), OneLine]
+    phone: Annotated[str, Field(min_length=3, max_length=32), OneLine]
+    plate: Annotated[str, Field(min_length=1, max_length=32), OneLine]
 
 
 class WireCreateAnswer(_Answer):
     reservation_no: IdText | None = None  # the partner's own reference
     status: Literal["PENDING", "APPROVED", "DECLINED"]
     driver_info: WireDriver | None = None
-    meeting_point: Annotated[str, Field(max_length=1000), NoNul] | None = None
+    meeting_point: Annotated[str, Field(max_length=1000), FreeText] | None = None
     message: Annotated[str, Field(max_length=1000), NoNul] | None = None
 
 
@@ -145,7 +170,7 @@ class WireInfoAnswer(_Answer):
     reservation_no: IdText | None = None
     status: Literal["PENDING", "PENDING_APPROVAL", "APPROVED", "CANCELLED", "DECLINED", "COMPLETED"]
     driver_info: WireDriver | None = None
-    meeting_point: Annotated[str, Field(max_length=1000), NoNul] | None = None
+    meeting_point: Annotated[str, Field(max_length=1000), FreeText] | None = None
 
 
 class WireResult(_Answer):

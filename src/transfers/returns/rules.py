@@ -7,9 +7,9 @@ from dataclasses import replace
 from typing import Any
 
 from transfers.bookings.rules import (
-    MAX_EXTRA_REQUESTS,
     MAX_FLIGHT,
     BookingRequest,
+    requests_text,
     required_text,
     stored_flight_number,
 )
@@ -28,10 +28,7 @@ def return_details(value: Any, out: BookingRequest, offer: Offer) -> BookingRequ
     if value is not None:
         if not isinstance(value, dict):
             raise Invalid(Code.TRAVEL_DETAILS_REQUIRED)
-        extra = value.get("extra_requests")
-        if extra is not None and (not isinstance(extra, str) or len(extra) > MAX_EXTRA_REQUESTS or "\x00" in extra):
-            raise Invalid(Code.TRAVEL_DETAILS_REQUIRED)
-        extra_requests = extra.strip() or None if isinstance(extra, str) else None
+        extra_requests = requests_text(value.get("extra_requests"))
         if value.get("flight_number") is not None:
             # stored normalised like the way out's (docs/rules/flights.md#flight-number)
             flight = stored_flight_number(

@@ -15,6 +15,7 @@ from typing import Any, cast
 from transfers.errors import Code, Invalid
 from transfers.reference.airports import Airport, find_airport
 from transfers.rows import frozen_value
+from transfers.text import is_clean
 
 MAX_NAME_LENGTH = 255
 _DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?")
@@ -146,7 +147,8 @@ def _point(location: dict[str, Any], codes: tuple[Code, ...]) -> Point:
         raise Invalid(codes[5])
     if not isinstance(lng, int | float) or not is_number(lng) or not -180 <= lng <= 180:
         raise Invalid(codes[6])
-    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_LENGTH or "\x00" in name:
+    # docs/rules/booking.md#text: the address is sent to the partners and shown to their drivers
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_LENGTH or not is_clean(name):
         raise Invalid(codes[7])
     return Point(float(lat), float(lng), name.strip())
 

@@ -31,6 +31,7 @@ from transfers.portal.wording import accept_by
 from transfers.reference.airports import country_of
 from transfers.reference.phones import PhoneUnreadable, example
 from transfers.services import Services
+from transfers.text import REFUSED, refused_character
 from transfers.tracking.driver import EVENT_LABELS, STAGE_LABELS
 from transfers.webauth.forms import text
 
@@ -214,22 +215,22 @@ async def accept(request: Request, reservation_no: str, viewer: Signed) -> Respo
             partner_updates.driver_phone(typed["driver_phone"], booking.airport_iata)
         except PhoneUnreadable as unreadable:
             errors["driver_phone"] = unreadable.reason[:1].upper() + unreadable.reason[1:] + "."
-    driver = None
+    update = None
     if not errors:
-        try:
+        try:  # the reverse API's own models: the same rules (docs/rules/booking.md#text), the same words
             driver = WireDriver(name=typed["driver_name"], phone=typed["driver_phone"], plate=typed["plate"])
+            update = reverse.ReverseUpdate(
+                reservation_no=reservation_no,
+                status="APPROVED",
+                driver_info=driver,
+                meeting_point=typed["meeting_point"] or None,
+            )
         except ValidationError as exc:
-            names = {"name": "driver_name", "phone": "driver_phone", "plate": "plate"}
+            names = {"name": "driver_name", "phone": "driver_phone", "plate": "plate", "meeting_point": "meeting_point"}
             for error in exc.errors():
-                errors[names.get(str(error["loc"][0]), "driver_name")] = str(error["msg"])
-    if driver is None:
+                errors[names.get(str(error["loc"][0]), "driver_name")] = str(error["msg"]).removeprefix("Value error, ")
+    if update is None:
         return await detail(request, viewer, booking, status_code=422, errors=errors, typed=typed)
-    update = reverse.ReverseUpdate(
-        reservation_no=reservation_no,
-        status="APPROVED",
-        driver_info=driver,
-        meeting_point=typed["meeting_point"] or None,
-    )
     return await _apply(
         request,
         viewer,
@@ -244,6 +245,9 @@ async def _reason(
     request: Request, viewer: PartnerViewer, booking: Booking, form: Any
 ) -> tuple[str | None, Response | None]:
     reason, problem = text(form.get("reason"), limit=MAX_REASON)
+    found = refused_character(reason, multiline=True)  # docs/rules/booking.md#text: the client reads it
+    if found is not None:
+        problem = f"May not contain {REFUSED} ({found})."
     if problem or not reason:
         errors = {"reason": problem or "Say why (the client's agency sees it in the booking's story)."}
         return None, await detail(request, viewer, booking, status_code=422, errors=errors, typed={"reason": reason})
