@@ -34,17 +34,16 @@ from sqlalchemy import func, or_, select, update
 from tests.servers import LiveServer
 
 from bench import soak_checks as checks
+from bench import soak_report
 from bench.soak_faults import Faults
 from bench.soak_load import API, Http
 from bench.soak_ops import Workload
+from bench.soak_partners import FlakyReceiver, SoakPartner, seed
 from bench.soak_world import (
     TRANSFERS_BIN,
-    FlakyReceiver,
     Slot,
     SoakDatabase,
-    SoakPartner,
     free_port,
-    seed,
     service_env,
     wait_http,
     wait_logged,
@@ -93,8 +92,11 @@ async def make_due(db: Database) -> dict[str, int]:
 
 async def drain(db: Database, workload: Workload) -> str:
     started = time.monotonic()
-    if workload.rides:
-        await asyncio.wait(workload.rides, timeout=DRAIN_SECONDS / 2)
+    if workload.rides or workload.approvals:
+        _, pending = await asyncio.wait([*workload.rides, *workload.approvals], timeout=DRAIN_SECONDS / 2)
+        for task in pending:  # bounded: a ride or an approval still going is the soak's failure
+            task.cancel()
+            workload.errors.append(f"still running after {DRAIN_SECONDS / 2:.0f}s of drain: {task.get_coro()}")
     left: dict[str, int] = {}
     while time.monotonic() - started < DRAIN_SECONDS:
         left = await make_due(db)
@@ -159,6 +161,7 @@ async def soak(options: argparse.Namespace, workdir: Path) -> int:
     print(f"soak: {options.minutes:g} min at {options.rate:g} operations/s; database {database.name}; logs {workdir}")
     try:
         db = await database.create()
+        print(f"  PostgreSQL connections in use before the soak's processes: {await database.server_connections()}")
         receiver = FlakyReceiver(fail_rate=0.1)
         hook = await LiveServer(receiver.app()).start()
         servers.append(hook)
@@ -248,7 +251,14 @@ async def soak(options: argparse.Namespace, workdir: Path) -> int:
                 workload.errors + ([f"request cap {options.max_requests} reached"] if http.exhausted else []),
             ),
         ]
-        report(options, faults, http, found, depth, load_end)
+        notes = [
+            f"Delayed flights: {soak_report.delayed_flights(workload.booked, data)}",
+            f"Redis: the API processes noticed it gone {soak_report.redis_outages(watched[:2])} time(s) "
+            "(their rate limiters ran on their own buckets meanwhile)",
+            f"Outbox during the load: at most {depth.most} messages pending at once, the oldest "
+            f"{depth.oldest_seconds:.0f}s old ({depth.samples} samples)",
+        ]
+        report(options, faults, http, found, notes, load_end)
         return 0 if all(c.ok for c in found) else 1
     finally:
         for slot in slots.values():
@@ -265,7 +275,7 @@ def report(
     faults: Faults,
     http: Http,
     found: list[checks.Check],
-    depth: Depth,
+    notes: list[str],
     load_end: float,
 ) -> None:
     load = os.getloadavg()
@@ -278,16 +288,15 @@ def report(
     for line in faults.log:
         print(f"- {line}")
     print()
-    print("\n".join(checks.table(found)))
+    print("\n".join(soak_report.table(found)))
     print()
     faulty = f"before ({faults.first_start:.0f}s), during and after ({faults.last_end:.0f}s) the faults"
     print(f"Latency by operation, {faulty}:\n")
-    print("\n".join(checks.latencies(http.attempts, faults.first_start, faults.last_end)))
-    print(
-        f"\nOutbox during the load: at most {depth.most} messages pending at once, the oldest "
-        f"{depth.oldest_seconds:.0f}s old ({depth.samples} samples)"
-    )
-    failed = checks.evidence(found)
+    print("\n".join(soak_report.latencies(http.attempts, faults.first_start, faults.last_end)))
+    print()
+    for note in notes:
+        print(f"- {note}")
+    failed = soak_report.evidence(found)
     if failed:
         print("\n" + "\n".join(failed))
     print(f"\nsoak: {'PASSED' if not failed else 'FAILED'} ({sum(c.ok for c in found)}/{len(found)} invariants hold)")

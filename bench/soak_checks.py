@@ -15,13 +15,13 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-import orjson
 from sqlalchemy import func, select
 from tests.booking_invariants import check_booking_invariants
 from tests.invariants import check_event_invariants, check_statement_invariants, check_wallet_invariants
 
 from bench.soak_load import Attempt, Booked
-from bench.soak_world import FlakyReceiver, PartnerSetup, Slot
+from bench.soak_partners import FlakyReceiver, PartnerSetup
+from bench.soak_world import Slot
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, client_events, ledger_entries, outbox, partner_emails, webhook_deliveries
 
@@ -44,8 +44,10 @@ class Window:
     detail: str = ""
 
 
-def in_window(t: float, windows: list[Window]) -> bool:
-    return any(w.start <= t <= w.end + GRACE_SECONDS for w in windows)
+def in_window(t: float, windows: list[Window], took: float = 0.0) -> bool:
+    """Whether the moment ``t`` (or a request sent then and answered ``took`` s later: one in flight
+    when the fault struck is the fault's) falls in a fault window or its grace."""
+    return any(t <= w.end + GRACE_SECONDS and t + took >= w.start for w in windows)
 
 
 async def _rows(db: Database) -> dict[str, Any]:
@@ -319,7 +321,7 @@ def server_errors(attempts: list[Attempt], windows: list[Window]) -> Check:
     for a in attempts:
         if not isinstance(a.status, int) or a.status < 500:
             continue
-        if in_window(a.sent, windows):
+        if in_window(a.sent, windows, a.took):
             inside += 1
             if a.status != 503 or a.code != "UNAVAILABLE":
                 problems.append(f"{a.op} at {a.sent:.1f}s (api-{a.api + 1}): {a.status} {a.code} in a fault window")
@@ -390,53 +392,3 @@ def drained(data: dict[str, Any]) -> Check:
 
 def _counts(states: dict[str, int]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in sorted(states.items()))
-
-
-def latencies(attempts: list[Attempt], first_fault: float, last_fault_end: float) -> list[str]:
-    """p50 / p99 in ms per operation, before, during and after the faults (answered requests)."""
-    phases: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for a in attempts:
-        if not isinstance(a.status, int) or a.status >= 500 or a.op == "setup":
-            continue
-        phase = "before" if a.sent < first_fault else "during" if a.sent < last_fault_end else "after"
-        phases[(a.op, phase)].append(a.took * 1000)
-    lines = [
-        "| operation | before p50 / p99 (n) | during p50 / p99 (n) | after p50 / p99 (n) |",
-        "|---|---:|---:|---:|",
-    ]
-    for op in sorted({op for op, _ in phases}):
-        cells = []
-        for phase in ("before", "during", "after"):
-            values = sorted(phases.get((op, phase), []))
-            if not values:
-                cells.append("-")
-                continue
-            p50 = values[len(values) // 2]
-            p99 = values[min(len(values) - 1, int(len(values) * 0.99))]
-            cells.append(f"{p50:.0f} / {p99:.0f} ms ({len(values)})")
-        lines.append(f"| {op} | " + " | ".join(cells) + " |")
-    return lines
-
-
-def table(checks: list[Check]) -> list[str]:
-    lines = ["| invariant | holds | figures |", "|---|---|---|"]
-    for check in checks:
-        lines.append(f"| {check.name} | {'yes' if check.ok else '**NO**'} | {check.figure} |")
-    return lines
-
-
-def evidence(checks: list[Check], limit: int = 15) -> list[str]:
-    lines = []
-    for check in checks:
-        if check.ok:
-            continue
-        lines.append(f"FAILED: {check.name}")
-        lines += [f"  - {item}" for item in check.evidence[:limit]]
-        if len(check.evidence) > limit:
-            lines.append(f"  ... and {len(check.evidence) - limit} more")
-    return lines
-
-
-def hook_body(raw: bytes) -> dict[str, Any]:
-    value: dict[str, Any] = orjson.loads(raw)
-    return value

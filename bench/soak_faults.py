@@ -14,7 +14,8 @@ import time
 from collections.abc import Awaitable, Callable
 
 from bench.soak_checks import Window
-from bench.soak_world import Slot, SoakDatabase, SoakPartner, wait_http, wait_logged, wait_redis
+from bench.soak_partners import SoakPartner
+from bench.soak_world import Slot, SoakDatabase, wait_http, wait_logged, wait_redis
 
 
 class Faults:

@@ -31,7 +31,7 @@ from bench.soak_load import (
     search_body,
     soon_pickup,
 )
-from bench.soak_world import HOSTED, PartnerSetup, SoakPartner
+from bench.soak_partners import HOSTED, PartnerSetup, SoakPartner
 
 MIX = (
     ("search", 44),

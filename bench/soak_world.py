@@ -1,5 +1,5 @@
-"""The soak's world (``bench/soak.py``): a throwaway PostgreSQL database, a Redis of its own, the
-service's processes, the test partners and the client-webhook receiver, all on loopback.
+"""The soak's world (``bench/soak.py``): a throwaway PostgreSQL database, a Redis of its own and the
+service's processes, all on loopback (the partners and the webhook receiver: ``bench/soak_partners.py``).
 
 Every process is started here in its own session, its PID recorded, and stopped by that PID (never
 by name); the database is created and dropped by name (``soak_<random>``), and the faults that cut
@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import json
 import os
-import random
 import secrets
 import signal
 import socket
@@ -20,29 +19,14 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import asyncpg
-import orjson
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
-from tests.fake_partner import FakePartner, Recorded
-from tests.servers import LiveServer
 
-from transfers.cancellation.policy import parse_spec
-from transfers.clients import service as client_service
-from transfers.clients.models import NewClient
-from transfers.clock import SystemClock
 from transfers.config import Settings
 from transfers.db.engine import Database
 from transfers.db.migrate import upgrade
-from transfers.hosted import service as hosted_service
-from transfers.partners.secrets_box import SecretBox
-from transfers.partners.service import register_partner
 
 ROOT = Path(__file__).resolve().parents[1]
 TRANSFERS_BIN = Path(sys.executable).with_name("transfers")
@@ -68,22 +52,33 @@ class SoakDatabase:
         self.name = f"soak_{secrets.token_hex(5)}"
         self.url = server_url.rsplit("/", 1)[0] + "/" + self.name
         self.db: Database | None = None
+        self._conn: asyncpg.Connection | None = None
+        self._lock = asyncio.Lock()  # one statement at a time on that one connection
 
     @property
     def async_url(self) -> str:
         return "postgresql+asyncpg://" + self.url.split("://", 1)[1]
 
     async def _admin(self, statement: str, *args: Any) -> Any:
-        conn = await asyncpg.connect(self.server_url, timeout=10)
-        try:
-            return await conn.fetch(statement, *args)
-        finally:
-            await conn.close()
+        """On one connection to the server's own database, opened first and kept: on a server other
+        work shares, a fault must not wait for a free connection slot (``too many clients``)."""
+        for attempt in range(30):
+            if self._conn is None or self._conn.is_closed():
+                try:
+                    self._conn = await asyncpg.connect(self.server_url, timeout=10)
+                except asyncpg.TooManyConnectionsError:
+                    if attempt == 29:
+                        raise
+                    await asyncio.sleep(1.0)
+                    continue
+            async with self._lock:
+                return await self._conn.fetch(statement, *args)
+        raise AssertionError("unreachable")
 
     async def create(self) -> Database:
         await self._admin(f'CREATE DATABASE "{self.name}"')
         await asyncio.to_thread(upgrade, self.async_url)
-        self.db = Database(self.async_url, pool_size=2, application_name=CHECKER)
+        self.db = Database(self.async_url, pool_size=1, application_name=CHECKER)
         return self.db
 
     async def terminate_service_backends(self) -> int:
@@ -96,9 +91,10 @@ class SoakDatabase:
         )
         return sum(1 for r in rows if r[0])
 
-    async def connections(self) -> int:
-        rows = await self._admin("SELECT count(*) FROM pg_stat_activity WHERE datname = $1", self.name)
-        return int(rows[0][0])
+    async def server_connections(self) -> str:
+        """How full the server is (other work may share it): "in use / max_connections"."""
+        rows = await self._admin("SELECT count(*), current_setting('max_connections') FROM pg_stat_activity")
+        return f"{rows[0][0]} / {rows[0][1]}"
 
     async def drop(self) -> None:
         if self.db is not None:
@@ -106,6 +102,9 @@ class SoakDatabase:
                 await self.db.dispose()
         with contextlib.suppress(Exception):
             await self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await self._conn.close()
 
 
 # --- processes ------------------------------------------------------------------------------------
@@ -287,164 +286,3 @@ def service_env(database_url: str, redis_port: int, pool_size: int) -> dict[str,
         # The client-webhook receiver is on loopback: the SSRF guard on webhook URLs allows it only when told.
         env["TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS"] = "1"
     return env
-
-
-# --- partners and the webhook receiver -------------------------------------------------------------
-
-
-class SoakPartner(FakePartner):
-    """A FakePartner that fails a share of its calls with 503 (``fail_rate``) and remembers the
-    status it answered each call with."""
-
-    fail_rate: float = 0.0
-    answered: dict[int, int]
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.answered = {}
-        self.rng = random.Random(hash(self.name) & 0xFFFF)
-
-    async def _answer(self, request: Any, record: Recorded) -> Response:
-        while self.mode == "hang":  # no answer while it hangs (the service gives up first), then a 503
-            await asyncio.sleep(0.2)
-            if self.mode != "hang":
-                self.answered[id(record)] = 503
-                return Response(b'{"status":"Error","message":"hung"}', status_code=503, media_type="application/json")
-        if self.fail_rate and self.rng.random() < self.fail_rate:
-            response = Response(b'{"status":"Error","message":"busy"}', status_code=503, media_type="application/json")
-        else:
-            response = await super()._answer(request, record)
-        self.answered[id(record)] = response.status_code
-        return response
-
-    def ok(self, record: Recorded) -> bool:
-        status = self.answered.get(id(record))
-        return status is not None and 200 <= status < 300
-
-
-@dataclass
-class Hook:
-    webhook_id: str
-    type: str
-    reservation_no: str | None
-    sequence: int | None
-    body: bytes
-    status: int
-    at: float
-
-
-@dataclass
-class FlakyReceiver:
-    """A client's webhook endpoint: records every delivery and answers 500 to a share of them."""
-
-    fail_rate: float = 0.1
-    received: list[Hook] = field(default_factory=list)
-    url: str = ""
-    rng: random.Random = field(default_factory=lambda: random.Random(7))
-
-    def app(self) -> Starlette:
-        return Starlette(routes=[Route("/hook", self._hook, methods=["POST"])])
-
-    async def _hook(self, request: Request) -> Response:
-        raw = await request.body()
-        body = orjson.loads(raw)
-        data = body.get("data") or {}
-        booking = data.get("booking") or {}
-        status = 500 if self.rng.random() < self.fail_rate else 200
-        self.received.append(
-            Hook(
-                request.headers.get("webhook-id", ""),
-                body.get("type", ""),
-                booking.get("reservation_no") or data.get("reservation_no"),
-                data.get("sequence"),
-                raw,
-                status,
-                time.monotonic(),
-            )
-        )
-        return Response(b"", status_code=status)
-
-
-@dataclass
-class PartnerSetup:
-    partner: SoakPartner | None  # None: the hosted partner
-    partner_id: int
-    api_key: str
-    airports: tuple[str, ...]
-
-
-@dataclass
-class World:
-    db: SoakDatabase
-    partners: dict[str, PartnerSetup]
-    clients: list[tuple[int, str]]  # (client_id, api key)
-    receiver: FlakyReceiver
-    servers: list[LiveServer]
-    slots: dict[str, Slot]
-
-
-PARTNERS: dict[str, dict[str, Any]] = {
-    # name: (airports, FakePartner settings, default cancellation policy)
-    "Fast A": {"airports": ("LHR",), "fake": {}, "policy": None},
-    "Fast B": {"airports": ("LHR",), "fake": {}, "policy": "0:25"},  # every cancel keeps a 25 % fee
-    "Fast C": {"airports": ("LHR",), "fake": {}, "policy": None},  # the one that hangs for a while
-    "Slow": {"airports": ("LGW",), "fake": {"mode": "slow", "delay": 1.2}, "policy": None},
-    "Flaky": {"airports": ("STN",), "fake": {"fail": 0.15}, "policy": None},
-}
-HOSTED = "Hosted"
-HOSTED_AIRPORTS = ("LCY",)
-
-
-async def seed(db: Database, clients: int) -> tuple[dict[str, PartnerSetup], list[tuple[int, str]], list[LiveServer]]:
-    """Partners (served in this process on loopback, registered through the service's own use
-    cases), the hosted partner with a rate card, and the clients with big wallets."""
-    clock, box = SystemClock(), SecretBox(SECRET_KEY)
-    setups: dict[str, PartnerSetup] = {}
-    servers: list[LiveServer] = []
-    for name, spec in PARTNERS.items():
-        fake = dict(spec["fake"])
-        fail = fake.pop("fail", 0.0)
-        partner = SoakPartner(name=name, **fake)
-        partner.fail_rate = fail
-        server = await LiveServer(partner.app()).start()
-        servers.append(server)
-        partner.url = server.url
-        registered = await register_partner(
-            db,
-            clock,
-            box,
-            name=name,
-            base_url=server.url,
-            airports=spec["airports"],
-            markup_percent=Decimal("10"),
-            allow_private=True,
-            actor="soak",
-            cancellation_policy=parse_spec(spec["policy"]) if spec["policy"] else None,
-        )
-        partner.signing_secret = registered.signing_secret
-        partner.token = registered.outbound_token
-        setups[name] = PartnerSetup(partner, registered.partner_id, registered.api_key, spec["airports"])
-    hosted = await hosted_service.register_hosted_partner(
-        db, clock, box, name=HOSTED, airports=HOSTED_AIRPORTS, markup_percent=Decimal("5"), actor="soak"
-    )
-    card = json.loads((ROOT / "examples" / "rate-card.json").read_text())
-    card["blackout_dates"] = []
-    for vehicle in card["vehicles"]:
-        vehicle["daily_capacity"] = 1000
-    await hosted_service.set_rate_card(db, clock, hosted.partner_id, card, actor="soak")
-    setups[HOSTED] = PartnerSetup(None, hosted.partner_id, hosted.api_key, HOSTED_AIRPORTS)
-    made = []
-    for n in range(clients):
-        created = await client_service.create_client(
-            db,
-            clock,
-            NewClient(
-                name=f"Soak agency {n + 1}",
-                pay_type="wallet",
-                currency="EUR",
-                opening_balance=Decimal("1000000.00"),
-            ),
-            actor="soak",
-        )
-        made.append((created.client_id, created.api_key))
-    return setups, made, servers

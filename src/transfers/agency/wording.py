@@ -4,13 +4,13 @@ airport ("Fri 27 Nov 2026, 14:30 at LHR (Europe/London)"). Pure."""
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from transfers import money as amounts
 from transfers.reference.airports import find_airport
+from transfers.webauth.formats import moment_words
 
 STATUS_WORDS = {
     "PENDING": "Waiting for the transport company",
@@ -113,23 +113,3 @@ def flattened(value: object, prefix: str = "") -> list[tuple[str, str]]:
     if isinstance(value, bool):
         return [(prefix, "yes" if value else "no")]
     return [(prefix, moment_words(value) if isinstance(value, str) else str(value))]
-
-
-_ISO_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})")
-
-
-def moment_words(text: str) -> str:
-    """An ISO 8601 instant as the API writes it ("2026-11-27T14:30:00+00:00") as a page shows one
-    ("2026-11-27 14:30 UTC", or "2026-11-27 14:30 (UTC+01:00)" in its own offset); any other text as
-    it is."""
-    if not _ISO_MOMENT.fullmatch(text):
-        return text
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return text
-    offset = moment.utcoffset()
-    if not offset:
-        return f"{moment:%Y-%m-%d %H:%M} UTC"
-    zone = f"{moment:%z}"
-    return f"{moment:%Y-%m-%d %H:%M} (UTC{zone[:3]}:{zone[3:5]})"

@@ -15,7 +15,7 @@ from transfers.console.auth import Viewer
 from transfers.console.wording import in_words
 from transfers.operators.models import Capability
 from transfers.wallet.ledger import API_KINDS
-from transfers.webauth.formats import airport_local, counted, excerpt, utc, utc_seconds
+from transfers.webauth.formats import airport_local, counted, excerpt, moment_words, utc, utc_seconds
 from transfers.webauth.layout import Site, environment, render_page
 
 __all__ = ["NAVIGATION", "TEMPLATES", "airport_local", "excerpt", "page", "utc"]
@@ -49,6 +49,7 @@ def _environment() -> Environment:
     env.filters["airport_local"] = airport_local
     env.filters["excerpt"] = excerpt
     env.filters["counted"] = counted
+    env.filters["moment"] = moment_words
     env.filters["in_words"] = in_words
     env.filters["utc_seconds"] = utc_seconds
     env.filters["ledger_kind"] = ledger_kind

@@ -4,12 +4,13 @@ each area imports none of the others (the layers contract in pyproject.toml). Pu
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from transfers.reference.airports import find_airport
 from transfers.webauth.login_routes import utc
 
-__all__ = ["airport_local", "counted", "excerpt", "utc", "utc_seconds"]
+__all__ = ["airport_local", "counted", "excerpt", "moment_words", "utc", "utc_seconds"]
 
 # The plural of the nouns the pages count; others take an "s".
 _PLURALS = {"child": "children", "small bag": "small bags", "person": "people"}
@@ -43,3 +44,23 @@ def excerpt(value: object, limit: int = 300) -> str:
 def counted(count: int, noun: str) -> str:
     """``counted(1, "suitcase")`` is "1 suitcase"; ``counted(2, "child")`` is "2 children"."""
     return f"{count} {noun if count == 1 else _PLURALS.get(noun, noun + 's')}"
+
+
+_ISO_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})")
+
+
+def moment_words(text: str) -> str:
+    """An ISO 8601 instant as the API writes it ("2026-11-27T14:30:00+00:00") as a page shows one
+    ("2026-11-27 14:30 UTC", or "2026-11-27 14:30 (UTC+01:00)" in its own offset); any other text as
+    it is."""
+    if not _ISO_MOMENT.fullmatch(text):
+        return text
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    offset = moment.utcoffset()
+    if not offset:
+        return f"{moment:%Y-%m-%d %H:%M} UTC"
+    zone = f"{moment:%z}"
+    return f"{moment:%Y-%m-%d %H:%M} (UTC{zone[:3]}:{zone[3:5]})"
