@@ -146,6 +146,33 @@ async def test_an_agent_books_end_to_end_without_javascript(
     assert debits == 1
 
 
+async def test_the_forms_own_phone_example_is_accepted_and_stored_as_e164(
+    make_agency: MakeAgency, make_partner: PartnerFactory, signed_in: SignedIn, clock: ShiftedClock, db: Database
+) -> None:
+    """docs/rules/booking.md#phone-numbers: the passenger form's hint says "like +44 7911 123456"; typed so
+    (or with 00 and (0)), the booking goes through and the phone is stored as E.164."""
+    await make_partner()
+    agency = await make_agency()
+    web = await signed_in(agency.agent)
+    await web.get("/agency/book")
+    offers = await web.post("/agency/book", search_form(clock))
+    form = await web.get(first_offer_link(offers.text))
+    assert "like +44 7911 123456" in form.text  # the form's own example
+    for typed in ("+44 7911 123456", "0044 (0)7911-123456"):
+        _, answer = await book_in_portal(web, clock, phone=typed)
+        assert answer.status_code == 303, answer.text
+        reservation_no = answer.headers["location"].split("/")[-1].split("?")[0]
+        async with db.read() as conn:
+            stored = (
+                await conn.execute(
+                    select(bookings.c.passenger_phone).where(bookings.c.reservation_no == reservation_no)
+                )
+            ).scalar_one()
+        assert stored == "+447911123456", typed
+    _, refused = await book_in_portal(web, clock, phone="07911 123456")  # no country code: the API's 1009
+    assert refused.status_code == 422 and "PASSENGER_PHONE_INVALID, 1009" in refused.text
+
+
 @pytest.mark.parametrize(
     ("overrides", "field", "words"),
     [
