@@ -126,6 +126,8 @@ async def seed(url: str, count: int) -> None:
 
 async def measure(url: str, rounds: int) -> bool:
     settings = Settings(
+        allow_private_partner_urls=True,  # fake partners on loopback
+        allow_private_webhook_urls=True,  # receivers on loopback (the guards are on by default)
         database_url=url,
         environment="sandbox",
         sandbox_partner=False,

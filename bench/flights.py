@@ -144,6 +144,8 @@ async def seed(svc: Services, count: int, flights: int, late_percent: int) -> in
 
 async def run(url: str, count: int, flights: int, late_percent: int) -> dict[str, Any]:
     settings = Settings(
+        allow_private_partner_urls=True,  # fake partners on loopback
+        allow_private_webhook_urls=True,  # receivers on loopback (the guards are on by default)
         database_url=url,
         secret_key=SECRET,
         sandbox_partner=False,

@@ -86,6 +86,8 @@ async def run(url: str, searches: int, rounds: int) -> dict[str, float]:
         stderr=subprocess.DEVNULL,
     )
     settings = Settings(
+        allow_private_partner_urls=True,  # fake partners on loopback
+        allow_private_webhook_urls=True,  # receivers on loopback (the guards are on by default)
         database_url=url,
         environment="sandbox",
         sandbox_partner=False,

@@ -47,6 +47,7 @@ from transfers.requestlog import repository
 from transfers.requestlog.buffer import RequestLogBuffer
 
 SECRET = "bench-request-log-secret-key"
+METRICS_TOKEN = "bench-metrics-token"
 BOOKING = "/api/v1/booking-api/booking"
 BOOKINGS = 2_000
 
@@ -137,7 +138,8 @@ def batches_written(url: str) -> tuple[float, float]:
     import urllib.request
 
     found = {"request_log_batches_total": 0.0, "request_log_written_total": 0.0}
-    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as answer:
+    scrape = urllib.request.Request(f"{url}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
+    with urllib.request.urlopen(scrape, timeout=10) as answer:
         for line in answer.read().decode().splitlines():
             name, _, value = line.partition(" ")
             if name in found:
@@ -165,6 +167,7 @@ def main_sync(args: argparse.Namespace) -> int:
         **{k: v for k, v in os.environ.items() if not k.startswith("TRANSFERS_")},
         "TRANSFERS_DATABASE_URL": args.dsn,
         "TRANSFERS_SECRET_KEY": SECRET,
+        "TRANSFERS_METRICS_TOKEN": METRICS_TOKEN,  # /metrics as a deployment serves it (docs/operations/security.md)
         "TRANSFERS_ENVIRONMENT": "sandbox",
         # the fake partners and webhook receivers listen on loopback (the SSRF guards are on by default)
         "TRANSFERS_ALLOW_PRIVATE_PARTNER_URLS": "1",

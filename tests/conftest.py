@@ -106,6 +106,9 @@ def make_settings(database_url: str, workdir: Path, **overrides: Any) -> Setting
         # Each app's pools hold up to 3.5 x this on PostgreSQL (docs/operations/scaling.md); the suite keeps
         # several apps open at once beside the server's max_connections of 100, so a test app's pools are small.
         "database_pool_size": 4,
+        # Every test signs in from 127.0.0.1: the per-address limit (10 a minute) is tested on an app of its
+        # own (tests/security/test_signin_limits.py).
+        "signin_attempts_per_minute": 100_000,
         # The suite's fake partners and webhook receivers listen on loopback, which the SSRF guards refuse
         # by default; tests of the guards themselves set these back to False
         # (tests/clientapi/test_webhook_guard.py, tests/integration/test_partner_transport_limits.py).

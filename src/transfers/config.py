@@ -30,7 +30,7 @@ LIVE_APPROVAL_POLL_SECONDS = 600
 # (failpoints.py) and the test suite's own switches. Known, so never reported as misspelled.
 OTHER_VARIABLES = frozenset({"TRANSFERS_FAILPOINTS", "TRANSFERS_TEST_DATABASE_URL", "TRANSFERS_UPDATE_SCREENSHOTS"})
 # Fields whose value is never printed, not even when it is invalid (URLs are printed with the password masked).
-SECRET_FIELDS = frozenset({"secret_key", "flight_provider_key"})
+SECRET_FIELDS = frozenset({"secret_key", "flight_provider_key", "metrics_token"})
 
 
 class Settings(BaseSettings):
@@ -56,6 +56,12 @@ class Settings(BaseSettings):
     # both. The built-in sandbox partner needs neither: it is trusted by its own URL (sandbox_partner_url).
     allow_private_partner_urls: bool = False
     allow_private_webhook_urls: bool = False
+    # docs/operations/security.md: GET /metrics answers only `Authorization: Bearer <this>`; empty: served
+    # openly in sandbox, refused (404) in live.
+    metrics_token: str = ""
+    # docs/operations/security.md#sign-in: sign-in attempts a minute per client address, every signed-in
+    # area together; more are refused (429) before any password is hashed.
+    signin_attempts_per_minute: int = Field(default=10, ge=1)
     public_base_url: str = ""  # how partners reach this service; default derived from --host/--port
     embedded_worker: bool = True  # `serve` runs the outbox/jobs worker in-process (off: --no-worker)
 

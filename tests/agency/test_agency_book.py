@@ -159,6 +159,8 @@ async def test_an_agent_books_end_to_end_without_javascript(
         ({"lat": "91"}, "lat", "Enter a latitude between -90 and 90"),
         ({"lat": "", "lng": "", "place": ""}, "place", "Enter the destination"),
         ({"place": "x" * 10_000}, "place", "SEARCH_DROPOFF_NAME_REQUIRED, 1315"),
+        # docs/rules/booking.md#text: a bidirectional override in the address the driver reads
+        ({"place": "Hotel \u202eInn"}, "place", "SEARCH_DROPOFF_NAME_REQUIRED, 1315"),
         ({"lat": "", "lng": "", "place": "Qqqqzzzxxyy"}, "place", "No town or place called"),
     ],
 )
@@ -203,6 +205,10 @@ async def test_a_place_is_found_by_name_near_the_airport_and_others_offered(
         ({"flight": ""}, "flight", "FLIGHT_NUMBER_REQUIRED, 1013"),
         ({"suitcase": "lots"}, "suitcase", "SUITCASE_INVALID, 1015"),
         ({"name": "A" * 10_000}, "name", "1006"),
+        # docs/rules/booking.md#text: each field's own code for a control character or bidi override
+        ({"name": "Ada\u202eecalevoL"}, "name", "PASSENGER_NAME_REQUIRED, 1006"),
+        ({"surname": "Love\x1blace"}, "surname", "PASSENGER_SURNAME_REQUIRED, 1007"),
+        ({"flight": "BA\u2066117"}, "flight", "FLIGHT_NUMBER_REQUIRED, 1013"),
     ],
 )
 async def test_booking_refusals_show_beside_the_field_and_write_nothing(

@@ -4,6 +4,8 @@ and does nothing."""
 
 from __future__ import annotations
 
+import httpx
+
 from tests.agency.conftest import MakeAgency, SignedIn
 
 
@@ -30,3 +32,18 @@ async def test_a_get_of_an_action_leads_back_to_its_page(make_agency: MakeAgency
     assert back.status_code == 200 and 'href="/agency/bookings"' in back.text  # its page, with the navigation
     listed = back.text.count("Revoke ")
     assert listed >= 2  # the key made above and the agency's first one: a GET revoked nothing
+
+
+async def test_in_the_console_and_the_portal_too(http: httpx.AsyncClient) -> None:
+    """Every signed-in area does the same for its forms' actions (webauth/site.py): the nearest page
+    above the action's address (which then asks for a sign-in when there is none)."""
+    cases = {
+        "/console/clients/5/keys": "/console/clients/5",
+        "/console/partners/3/rotate-secret": "/console/partners/3",
+        "/console/bookings/TB-AAAA/refund": "/console/bookings/TB-AAAA",
+        "/partner/account/rotate-secret": "/partner/account",
+        "/partner/bookings/TB-AAAA/accept": "/partner/bookings/TB-AAAA",
+    }
+    for path, page in cases.items():
+        answer = await http.get(path)
+        assert answer.status_code == 303 and answer.headers["location"] == page, (path, answer.status_code)

@@ -10,18 +10,21 @@ from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 import httpx
+import pytest
 from sqlalchemy import update
 
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.fake_partner import default_vehicles
 from tests.helpers import booking_body, future_local, search_body
 from tests.invariants import check_wallet_invariants
+from tests.servers import LiveServer
 from transfers.accounting import service as books
 from transfers.api import client_schemas as cs
 from transfers.clients import service as client_service
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import wallets
+from transfers_sdk import AsyncTransfersClient, InvalidRequest, TransfersClient, WalletBalance
 
 API = "/api/v1/booking-api"
 WALLET, WALLETS, ENTRIES = f"{API}/wallet", f"{API}/wallets", f"{API}/wallet/entries"
@@ -198,3 +201,32 @@ async def test_bookings_racing_on_two_wallets_of_one_client_never_touch_the_othe
         assert kinds.count("debit") == debits and {e["currency"] for e in entries["data"]} == {currency}
     await check_wallet_invariants(db)
     assert await books.ledger_check(db) is None
+
+
+async def test_wallets_per_currency_through_the_sdk(
+    service: LiveServer, db: Database, clock: ShiftedClock, make_client: ClientFactory
+) -> None:
+    client_id, key = await make_client(balance="12.34")
+    await client_service.add_wallet(db, clock, client_id, "JPY", default=False, actor="tests")
+    await client_service.top_up(db, clock, client_id, Decimal("10010"), actor="tests", currency="JPY")
+    async with AsyncTransfersClient(service.url, key) as api:
+        assert await api.list_wallets() == [
+            WalletBalance("EUR", Decimal("12.34"), True),
+            WalletBalance("JPY", Decimal("10010"), False),
+        ]
+        jpy = await api.get_wallet(currency="JPY")
+        assert (jpy.currency, jpy.balance) == ("JPY", Decimal("10010"))
+        assert (await api.get_wallet()).currency == "EUR"
+        entries = [e async for e in api.iter_wallet_entries(page_size=1, currency="JPY")]
+        assert [(e.kind, e.amount, e.currency) for e in entries] == [("top_up", Decimal("10010"), "JPY")]
+        with pytest.raises(InvalidRequest) as missing:
+            await api.get_wallet(currency="GBP")
+        assert missing.value.code == "WALLET_NOT_FOUND"
+
+    def blocking() -> tuple[list[str], Decimal]:  # the blocking client, off the loop that serves the app
+        with TransfersClient(service.url, key) as sync_api:
+            return [w.currency for w in sync_api.list_wallets()], sync_api.list_wallet_entries(currency="JPY").entries[
+                0
+            ].amount
+
+    assert await asyncio.to_thread(blocking) == (["EUR", "JPY"], Decimal("10010"))

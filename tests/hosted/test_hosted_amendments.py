@@ -172,3 +172,25 @@ async def test_the_card_is_checked_again_as_the_amendment_is_applied(
     assert "is a blackout date" in current["amendment"]["message"]
     assert current["pickup_datetime"] == booking["pickup_datetime"]
     assert await seats(db, partner_id) == {future_local(days=10)[:10]: 1}
+
+
+async def test_two_amendments_into_the_last_seat_apply_once(
+    http: httpx.AsyncClient, key: str, db: Database, service: LiveServer, partner_id: int
+) -> None:
+    """Both are asked while one seat is left (each passes the request's check); as they are applied, the
+    day's counter is read under its lock, so the second finds the day full and is rejected."""
+    day = future_local(days=15)[:10]
+    await book(http, key, future_local(days=15, hour=9))
+    first, second = [await book(http, key, future_local(days=10, hour=h)) for h in (9, 10)]
+    for booking in (first, second):
+        assert (await amend(http, key, booking, future_local(days=15, hour=16))).status_code == 202
+    for _ in range(10):
+        await svc_of(service).dispatcher.run_once(limit=200)  # type: ignore[union-attr]
+        states = [(await read(http, key, b))["amendment"]["status"] for b in (first, second)]
+        if "PENDING" not in states:
+            break
+    assert sorted(states) == ["APPLIED", "REJECTED"], states
+    rejected = next(b for b, s in zip((first, second), states, strict=True) if s == "REJECTED")
+    message = (await read(http, key, rejected))["amendment"]["message"]
+    assert f"fully booked on {day} (2 of 2)" in message
+    assert (await seats(db, partner_id))[day] == 2

@@ -155,14 +155,20 @@ async def test_the_jobs_prune_ended_sessions_and_old_sign_in_failures(
 
     realm = Realm(name="console", cookie_name="c", path="/console", login_path="/console/login", secure_cookie=False)
     now = clock.now()
+    host = "192.0.2.99"
     async with db.write() as conn:
         old = await open_session(conn, realm, 424242, now - timedelta(hours=13))  # past its 12 h
         fresh = await open_session(conn, realm, 424242, now)
-        await web_repo.record_failure(conn, realm="console", email="pruned@example.com", now=now - timedelta(days=2))
-        await web_repo.record_failure(conn, realm="console", email="pruned@example.com", now=now)
+        for when in (now - timedelta(days=2), now):
+            await web_repo.record_failure(conn, realm="console", email="pruned@example.com", address=host, now=when)
+            await web_repo.record_attempt(conn, host, when)
     counts = await scheduled.run_all(service.app.state.services)
     assert counts["sessions_pruned"] >= 2
     async with db.read() as conn:
         assert await web_repo.session_by_token(conn, "console", token_hash(old.token)) is None
         assert await web_repo.session_by_token(conn, "console", token_hash(fresh.token)) is not None
-        assert len(await web_repo.failures_since(conn, "console", "pruned@example.com", now - timedelta(days=3))) == 1
+        assert (
+            len(await web_repo.failures_since(conn, "console", "pruned@example.com", host, now - timedelta(days=3)))
+            == 1
+        )
+        assert len(await web_repo.attempts_since(conn, host, now - timedelta(days=3))) == 1

@@ -219,7 +219,7 @@ async def fresh_database_on(
             # Alembic keeps its migration context in module globals (concurrent upgrades deadlock).
             async with _MIGRATIONS:
                 await asyncio.to_thread(upgrade, async_url(plain))
-        db = Database(async_url(plain), pool_size=10, application_name="transfers-tests")
+        db = Database(async_url(plain), pool_size=4, application_name="transfers-tests")
         try:
             yield FreshDatabase(plain, db)
         finally:
@@ -296,6 +296,10 @@ class Processes:
                 "TRANSFERS_RATE_LIMIT_PER_MINUTE": "1000000",
                 "TRANSFERS_RATE_LIMIT_BURST": "1000000",
                 "TRANSFERS_OUTBOX_POLL_SECONDS": "0.2",
+                # Up to 3.5 x this per process on PostgreSQL (docs/operations/scaling.md): a test runs up
+                # to four processes beside the suite's own pools and another suite in CI, under the
+                # server's max_connections of 100; 10 (the default) let a worker meet "too many clients".
+                "TRANSFERS_DATABASE_POOL_SIZE": "5",
             }
         )
         env.update({f"TRANSFERS_{k.upper()}": str(v) for k, v in overrides.items()})

@@ -128,12 +128,15 @@ async def test_two_apis_and_two_workers_share_one_database(
             await _due_now(fresh_db)
             return await _all_acknowledged(fresh_db)
 
-        await eventually(
-            acknowledged,
-            timeout=60,
-            interval=0.3,
-            what="every booking acknowledged by its partner",
-        )
+        try:
+            await eventually(
+                acknowledged,
+                timeout=60,
+                interval=0.3,
+                what="every booking acknowledged by its partner",
+            )
+        except AssertionError as failed:
+            raise AssertionError(f"{failed}\n{await _waiting(fresh_db)}") from None
 
         async def cancel(i: int) -> tuple[int, httpx.Response]:
             key = offers[i % len(offers)][0]
@@ -260,6 +263,25 @@ async def _due_now(fresh: FreshDatabase) -> None:
             .where(or_(outbox.c.lease_until.is_(None), outbox.c.lease_until < now))
             .values(next_attempt_at=now)
         )
+
+
+async def _waiting(fresh: FreshDatabase) -> str:
+    """The evidence when bookings stay unacknowledged: each one's status and its messages' state."""
+    async with fresh.db.read() as conn:
+        waiting = {
+            r.id: r.reservation_no
+            for r in await conn.execute(
+                select(bookings.c.id, bookings.c.reservation_no).where(bookings.c.status != "PENDING_APPROVAL")
+            )
+        }
+    lines = [f"{len(waiting)} bookings not PENDING_APPROVAL at {datetime.now(UTC).isoformat()}"]
+    for m in await fresh.outbox_rows():
+        if m["booking_id"] in waiting:
+            lines.append(
+                f"  {waiting[m['booking_id']]} {m['kind']} status={m['status']} attempts={m['attempts']} "
+                f"next={m['next_attempt_at']} lease={m['lease_until']} error={str(m.get('last_error'))[:120]}"
+            )
+    return "\n".join(lines)
 
 
 async def _all_acknowledged(fresh: FreshDatabase) -> bool:

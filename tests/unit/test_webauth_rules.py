@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from transfers.operators.models import CAPABILITIES, Capability, Operator, OperatorStatus, Role
 from transfers.webauth.passwords import hash_password, password_problem, verify_password
 from transfers.webauth.realm import Realm
-from transfers.webauth.throttle import delay_seconds, locked_until
+from transfers.webauth.throttle import address_key, address_retry_after, delay_seconds, locked_until
 
 REALM = Realm(name="console", cookie_name="c", path="/console", login_path="/console/login", secure_cookie=True)
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
@@ -63,3 +63,22 @@ def test_support_reads_cancels_and_retries_but_never_moves_money() -> None:
     assert CAPABILITIES[Role.ADMIN] == frozenset(Capability)
     disabled = Operator(3, "d@example.com", Role.ADMIN, OperatorStatus.DISABLED)
     assert not any(disabled.may(c) for c in Capability)
+
+
+def test_the_address_a_sign_in_counts_by() -> None:
+    assert address_key("203.0.113.9") == "203.0.113.9"
+    assert address_key("::ffff:203.0.113.9") == "203.0.113.9"  # IPv4 through an IPv6 socket
+    assert address_key("2001:db8:1:2:aaaa::1") == address_key("2001:db8:1:2:bbbb::9") == "2001:db8:1:2::/64"
+    assert address_key("2001:db8:1:3::1") != address_key("2001:db8:1:2::1")
+    assert address_key(None) == address_key("") == "unknown"
+    assert address_key("testclient") == "testclient" and len(address_key("x" * 500)) == 64
+
+
+def test_an_address_waits_until_the_oldest_of_its_minute_leaves_it() -> None:
+    seconds = [NOW - timedelta(seconds=s) for s in (59, 50, 40, 30, 20, 10, 5, 4, 3, 2)]
+    assert address_retry_after(seconds[1:], NOW, 10) is None  # nine in the minute: the tenth is admitted
+    assert address_retry_after(seconds, NOW, 10) == 1  # the oldest leaves in a second
+    assert address_retry_after([*seconds, NOW - timedelta(seconds=61)], NOW, 10) == 1  # older ones do not count
+    assert address_retry_after(seconds[5:], NOW, 5) == 50
+    ahead = [NOW + timedelta(seconds=1)] * 10  # stamped a moment after this attempt's "now"
+    assert address_retry_after(ahead, NOW, 10) == 60

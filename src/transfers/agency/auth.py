@@ -54,7 +54,13 @@ class AgentRefused(NotAllowed):
 
 
 def agency_realm(settings: Settings) -> Realm:
-    return area_realm(REALM, "transfers_agency", PREFIX, sandbox=settings.is_sandbox)
+    return area_realm(
+        REALM,
+        "transfers_agency",
+        PREFIX,
+        sandbox=settings.is_sandbox,
+        attempts_per_address=settings.signin_attempts_per_minute,
+    )
 
 
 @dataclass(frozen=True, slots=True)

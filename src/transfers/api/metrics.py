@@ -13,17 +13,21 @@ an idempotent replay (answered from the stored answer) never counts.
 from __future__ import annotations
 
 import asyncio
+import hmac
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from fastapi import APIRouter, Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Scope
 
+from transfers.api.responses import service_error_body
 from transfers.bookings import operator_queries as booking_queries
 from transfers.bookings.state import BookingStatus
+from transfers.config import Settings
 from transfers.delivery import operators as outbox_views
+from transfers.errors import ErrorCode
 from transfers.observability import metrics
 from transfers.services import Services
 from transfers.webhooks import operators as webhooks_ops
@@ -76,10 +80,30 @@ def observe_request(scope: Scope, entry_root_path: str, seen: ResponseSeen, seco
 router = APIRouter(tags=["Operations"])
 
 
+def metrics_refusal(settings: Settings, authorization: str | None) -> Response | None:
+    """Why this scrape is refused (None: serve it). With ``TRANSFERS_METRICS_TOKEN`` set, only
+    ``Authorization: Bearer <token>`` is served (401 otherwise, the token compared in constant time);
+    without it the sandbox serves everyone and live nobody (404: booking volumes and partner names are
+    not for the public port)."""
+    token = settings.metrics_token
+    if not token:
+        if settings.is_sandbox:
+            return None
+        return JSONResponse(service_error_body(ErrorCode.NOT_FOUND), status_code=404)
+    scheme, _, given = (authorization or "").partition(" ")
+    if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode()):
+        return None
+    body = service_error_body(ErrorCode.UNAUTHENTICATED, "GET /metrics needs Authorization: Bearer <metrics token>.")
+    return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
+
+
 @router.get("/metrics", include_in_schema=False)
 async def metrics_endpoint(request: Request) -> Response:
-    """Prometheus exposition, no auth (restrict it at the network edge)."""
+    """Prometheus exposition, behind ``TRANSFERS_METRICS_TOKEN`` (``metrics_refusal``)."""
     svc: Services = request.app.state.services
+    refusal = metrics_refusal(svc.settings, request.headers.get("authorization"))
+    if refusal is not None:
+        return refusal
     families = await _database_families(svc)
     body, content_type = metrics.render(request.headers.get("accept", ""), families)
     return Response(body, media_type=None, headers={"Content-Type": content_type})

@@ -190,7 +190,7 @@ async def settle(
     new_pickup_at = columns_of(amendment["changes"]).get("pickup_at")
     if accepted and new_pickup_at is not None:
         # checked again as it is applied: the card, the day's seats or the clock may have moved since the request
-        why = await hosted_capacity.amendment_refusal(conn, booking, new_pickup_at, now)
+        why = await hosted_capacity.amendment_refusal(conn, booking, new_pickup_at, now, lock=True)
         if why is not None:
             accepted, partner_message = False, f"the partner's rate card no longer sells the new pickup: {why}"
     if accepted:

@@ -84,13 +84,15 @@ async def move(conn: AsyncConnection, booking: Booking, new_pickup_at: datetime)
 
 
 async def amendment_refusal(
-    conn: AsyncConnection, booking: Booking, new_pickup_at: datetime, now: datetime
+    conn: AsyncConnection, booking: Booking, new_pickup_at: datetime, now: datetime, *, lock: bool = False
 ) -> str | None:
     """docs/rules/hosted-partners.md#amendments: why the partner's rate card would not sell ``booking`` at
     ``new_pickup_at`` (a blackout date, a full day, inside the lead time, another price), in words, or None.
     None for a server partner's booking: no card, its own server answers the amendment. Reads the card and,
     for a move to another local date of a vehicle with a daily capacity, that day's counter, in the
-    caller's transaction."""
+    caller's transaction. ``lock``: as the amendment is applied, the counter row is read locked
+    (``repo.seats_taken_locked``) and the seat moves in the same transaction, so two amendments applied
+    at once cannot both take a day's last seat."""
     stored = await repo.get_card(conn, booking.partner_id)
     airport = find_airport(booking.airport_iata)
     if stored is None or airport is None:
@@ -105,7 +107,12 @@ async def amendment_refusal(
     booked = pricing.Trip(airport.iata, airport.tz, booking.pickup_at, distance, now)
     moved = pricing.Trip(airport.iata, airport.tz, new_pickup_at, distance, now)
     taken = 0
-    if moved.local_date != booked.local_date:
-        counts = await repo.booked_on(conn, booking.partner_id, moved.local_date)
-        taken = counts.get(booking.partner_vehicle_id, 0)
+    vehicle_id = booking.partner_vehicle_id
+    if moved.local_date != booked.local_date and lock:
+        day = moved.local_date
+        taken = await repo.seats_taken_locked(
+            conn, partner_id=booking.partner_id, vehicle_id=vehicle_id, local_date=day
+        )
+    elif moved.local_date != booked.local_date:
+        taken = (await repo.booked_on(conn, booking.partner_id, moved.local_date)).get(vehicle_id, 0)
     return pricing.amendment_refusal(card, booking.partner_vehicle_id, booked, moved, taken)

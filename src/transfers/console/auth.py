@@ -36,7 +36,13 @@ class Forbidden(NotAllowed):
 
 
 def console_realm(settings: Settings) -> Realm:
-    return area_realm(operators.REALM, "transfers_console", PREFIX, sandbox=settings.is_sandbox)
+    return area_realm(
+        operators.REALM,
+        "transfers_console",
+        PREFIX,
+        sandbox=settings.is_sandbox,
+        attempts_per_address=settings.signin_attempts_per_minute,
+    )
 
 
 @dataclass(frozen=True, slots=True)

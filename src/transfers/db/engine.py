@@ -30,6 +30,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from transfers.db.direct import PING_AFTER_IDLE_SECONDS, DirectStatement, PostgresDirect, SqliteReader
+from transfers.db.private_files import create_private_file
 
 
 def _json_dumps(value: Any) -> str:
@@ -53,7 +54,7 @@ class Database:
         kwargs: dict[str, Any] = {"json_serializer": _json_dumps, "json_deserializer": orjson.loads}
         if self.is_sqlite:
             if parsed.database and parsed.database != ":memory:":
-                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+                create_private_file(Path(parsed.database))  # 0600 (and a new var/ 0700) before SQLite opens it
             kwargs["pool_size"] = pool_size
             kwargs["pool_timeout"] = pool_timeout
         else:

@@ -16,6 +16,7 @@ from transfers.bookings.models import Booking
 from transfers.bookings.resource import flight_view
 from transfers.bookings.ride_field import Position, RideEventType
 from transfers.bookings.trip import Place
+from transfers.incidents.rules import COVERAGE_WINDOW
 from transfers.reference.airports import find_airport, great_circle_km
 from transfers.ride import repository as ride_repo
 from transfers.ride.repository import RecordedEvent
@@ -47,12 +48,15 @@ class Evidence:
         return any(e.milestone.type is RideEventType.DRIVER_ARRIVED_AT_PICKUP for e in self.events)
 
 
-async def arrived_at_pickup(conn: AsyncConnection, booking_id: int) -> bool:
-    """Whether a ``DRIVER_ARRIVED_AT_PICKUP`` is recorded for the booking (whenever it was sent: a
-    late event is evidence too, docs/rules/ride.md#event-rules)."""
-    return any(
-        e.milestone.type is RideEventType.DRIVER_ARRIVED_AT_PICKUP for e in await ride_repo.events_of(conn, booking_id)
-    )
+async def recorded_types(conn: AsyncConnection, booking_id: int) -> frozenset[RideEventType]:
+    """The driver event types recorded for the booking (whenever sent: a late event is evidence too)."""
+    return frozenset(e.milestone.type for e in await ride_repo.events_of(conn, booking_id))
+
+
+async def partner_coverage(conn: AsyncConnection, partner_id: int, now: datetime) -> ride_repo.Coverage:
+    """The partner's driver-event coverage over the rules' window, as the console shows it
+    (docs/rules/incidents.md#driver-no-show)."""
+    return await ride_repo.coverage(conn, partner_id, since=now - COVERAGE_WINDOW, until=now)
 
 
 def pickup_point(place: Place) -> tuple[float, float] | None:

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from transfers import money
+from transfers.bookings.ride_field import RideEventType
 from transfers.bookings.state import REFUNDING, BookingStatus
 from transfers.errors import ErrorCode, Invalid, Refused
 from transfers.text import REFUSED, refused_character
@@ -153,7 +154,40 @@ def unrefunded(status: BookingStatus, total: Decimal, incident_refunded: Decimal
     return total - (incident_refunded or ZERO)
 
 
-def driver_no_show_decided(incident_type: IncidentType, arrived_at_pickup: bool) -> bool:
-    """docs/rules/incidents.md#driver-no-show: a client's DRIVER_NO_SHOW without a recorded
-    DRIVER_ARRIVED_AT_PICKUP is resolved at once against the partner; with one it waits for an operator."""
-    return incident_type is IncidentType.DRIVER_NO_SHOW and not arrived_at_pickup
+# docs/rules/incidents.md#driver-no-show: the missing arrival is evidence only from a partner that reports its
+# rides. Its driver-event coverage (the console's: the share of its COMPLETED bookings picked up in the last
+# 30 days with all four milestones) is judged once it has at least MIN_RIDES of them, and must reach
+# COVERED/OF, else the report waits for an operator.
+COVERAGE_WINDOW = timedelta(days=30)
+MIN_RIDES = 5
+COVERED, OF = 4, 5  # 80 %
+# Any of these on record says the driver came: the arrival itself, the passenger on board, the drop-off.
+DRIVER_CAME = frozenset(
+    {
+        RideEventType.DRIVER_ARRIVED_AT_PICKUP,
+        RideEventType.DRIVER_DEPARTED_TO_DROPOFF,
+        RideEventType.DRIVER_ARRIVED_AT_DROPOFF,
+    }
+)
+
+
+def reports_its_rides(completed: int, covered: int) -> bool:
+    """Whether a partner's coverage lets a missing arrival count as evidence: too few completed rides to
+    judge (fewer than MIN_RIDES in the window: the benefit of the doubt goes to the traveller, as for any
+    partner), or at least 80 % of them with all four milestones."""
+    return completed < MIN_RIDES or covered * OF >= completed * COVERED
+
+
+def driver_no_show_decided(
+    incident_type: IncidentType, recorded: frozenset[RideEventType], completed: int, covered: int
+) -> bool:
+    """docs/rules/incidents.md#driver-no-show: a client's DRIVER_NO_SHOW is resolved at once against the
+    partner when nothing on record says the driver came (no arrival, no passenger on board, no drop-off)
+    and the partner reports its rides (``reports_its_rides``: its coverage ``covered`` of ``completed``);
+    otherwise it waits for an operator, who weighs the evidence. Without the coverage condition, a
+    partner that sends no driver events would pay back every ride any client called a no-show."""
+    return (
+        incident_type is IncidentType.DRIVER_NO_SHOW
+        and not recorded & DRIVER_CAME
+        and reports_its_rides(completed, covered)
+    )

@@ -95,14 +95,21 @@ async def report(svc: Services, client: ClientPrincipal, reservation_no: str | N
             if await repo.type_exists(conn, booking.id, incident_type.value):
                 raise Conflict(ErrorCode.INCIDENT_EXISTS)
             incident = await _open(conn, booking, incident_type, Reporter.CLIENT, description, now)
-            arrived = await evidence.arrived_at_pickup(conn, booking.id)
-            if rules.driver_no_show_decided(incident_type, arrived):
+            if incident_type is IncidentType.DRIVER_NO_SHOW and await _no_show_on_record(conn, booking, now):
                 whole = rules.unrefunded(booking.status, booking.total, booking.incident_refunded)
                 decision = Resolution(Responsible.PARTNER, whole, NO_ARRIVAL_NOTE)
                 incident = await _resolve_locked(conn, booking, incident, decision, now=now, by=AUTOMATIC)
     except repo.DuplicateIncident:  # the same type reported at the same moment: the database kept one
         raise Conflict(ErrorCode.INCIDENT_EXISTS) from None
     return incident
+
+
+async def _no_show_on_record(conn: AsyncConnection, booking: Booking, now: datetime) -> bool:
+    """docs/rules/incidents.md#driver-no-show: whether the ride's record decides a DRIVER_NO_SHOW at once
+    (nothing says the driver came, and the partner reports its rides)."""
+    recorded = await evidence.recorded_types(conn, booking.id)
+    coverage = await evidence.partner_coverage(conn, booking.partner_id, now)
+    return rules.driver_no_show_decided(IncidentType.DRIVER_NO_SHOW, recorded, coverage.completed, coverage.covered)
 
 
 async def _completed_at(conn: AsyncConnection, booking: Booking) -> datetime | None:

@@ -70,6 +70,16 @@ REQUEST_LOG_BATCHES = Counter(
     "request_log_written_total, the mean batch (up to 500).",
 )
 REQUEST_LOG_WRITTEN = Counter("request_log_written_total", "Client API requests written to the request log.")
+PASSWORD_CHECKS = Counter(
+    "signin_password_checks_total",
+    "Passwords checked against their argon2 hash at sign-in (docs/operations/security.md#sign-in).",
+)
+SIGNIN_REFUSED = Counter(
+    "signin_refused_total",
+    "Sign-ins refused before any password check: reason address (too many attempts a minute from the "
+    "client address) or locked (too many failures for the e-mail from that address).",
+    ["reason"],
+)
 
 
 def partner_call_name(path: str) -> str:

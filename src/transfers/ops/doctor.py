@@ -25,6 +25,7 @@ from transfers.fx import service as fx_service
 from transfers.hosted import repository as hosted_repo
 from transfers.ops.database import is_sqlite, read_schema, schema_problem, shown_target
 from transfers.ops.errors import BackendUnavailable
+from transfers.ops.exposure import exposure_rows
 from transfers.ops.masking import mask_url
 from transfers.ops.partner_probe import probe_partner
 from transfers.ops.redis_probe import ping_redis
@@ -94,6 +95,7 @@ async def run_doctor(*, processes: int = 1) -> Report:
     database_ok = all(r.result != "FAIL" for r in database[:2])
     rows.append(await fx_row(cfg) if database_ok else Row("fx rates", "SKIP", "database unusable"))
     rows += await _secret_and_partner_rows(cfg, database_ok=database_ok)
+    rows += [Row(check, verdict, detail) for check, verdict, detail in exposure_rows(cfg)]  # type: ignore[arg-type]
     return Report(rows)
 
 

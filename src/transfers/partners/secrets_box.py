@@ -15,6 +15,7 @@ from pathlib import Path
 from cryptography.fernet import Fernet
 
 from transfers.config import Settings
+from transfers.db.private_files import create_private_file
 from transfers.errors import Invalid
 
 SANDBOX_KEY_FILE = Path("var") / "secret.key"
@@ -31,10 +32,9 @@ def resolve_secret_key(settings: Settings) -> str:
         raise SecretKeyMissing("TRANSFERS_SECRET_KEY is required when TRANSFERS_ENVIRONMENT=live")
     if SANDBOX_KEY_FILE.exists():
         return SANDBOX_KEY_FILE.read_text().strip()
-    SANDBOX_KEY_FILE.parent.mkdir(parents=True, exist_ok=True)
     key = Fernet.generate_key().decode()
-    SANDBOX_KEY_FILE.write_text(key)
-    SANDBOX_KEY_FILE.chmod(0o600)
+    if not create_private_file(SANDBOX_KEY_FILE, key.encode()):  # another process made it meanwhile
+        return SANDBOX_KEY_FILE.read_text().strip()
     return key
 
 

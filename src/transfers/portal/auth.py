@@ -35,7 +35,13 @@ Forbidden = NotAllowed  # e.g. a server partner's booking, read-only here: a 403
 
 
 def partner_realm(settings: Settings) -> Realm:
-    return area_realm(REALM, "transfers_partner", PREFIX, sandbox=settings.is_sandbox)
+    return area_realm(
+        REALM,
+        "transfers_partner",
+        PREFIX,
+        sandbox=settings.is_sandbox,
+        attempts_per_address=settings.signin_attempts_per_minute,
+    )
 
 
 @dataclass(frozen=True, slots=True)

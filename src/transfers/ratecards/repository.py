@@ -57,6 +57,19 @@ async def booked_on(conn: AsyncConnection, partner_id: int, local_date: date) ->
     return {r.vehicle_id: int(r.booked) for r in rows}
 
 
+async def seats_taken_locked(conn: AsyncConnection, *, partner_id: int, vehicle_id: str, local_date: date) -> int:
+    """The seats taken of one vehicle on one local date, its counter row locked until the caller's
+    transaction ends (created at 0 when missing; on SQLite the write transaction already serialises).
+    An amendment moving a booking onto that day reads the count under this lock and moves the seat in
+    the same transaction, so two amendments cannot both take the last seat."""
+    key = {"partner_id": partner_id, "vehicle_id": vehicle_id, "local_date": local_date.isoformat()}
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    await conn.execute(dialect.insert(hosted_capacity).values(**key, booked=0).on_conflict_do_nothing())
+    where = [hosted_capacity.c[k] == v for k, v in key.items()]
+    found = await conn.execute(select(hosted_capacity.c.booked).where(*where).with_for_update())
+    return int(found.scalar_one())
+
+
 async def claim_seat(
     conn: AsyncConnection, *, partner_id: int, vehicle_id: str, local_date: date, capacity: int | None
 ) -> bool:

@@ -2,12 +2,16 @@
 security headers every HTML answer carries.
 
 CSRF: every form carries a hidden ``csrf_token``. Signed in, it must equal the session's own token
-(stored server-side with the session). The sign-in form has no session yet: it is a double-submit
-token, a random value in a short-lived cookie of its own (``Realm.login_csrf_cookie``) that the form
-must repeat. Both compared in constant time. SameSite=Lax on the cookies is a second wall."""
+(stored server-side with the session). The sign-in form has no session yet: it is a signed
+double-submit token, a random value and its HMAC under a key derived from the service's secret key, in
+a short-lived cookie of its own (``Realm.login_csrf_cookie``) that the form must repeat. The signature
+means a cookie planted by someone else (a sibling sub-domain, a plain-HTTP hop) is refused unless this
+service made it; the ``__Host-`` names of live keep such cookies out in the first place. All compared
+in constant time. SameSite=Lax on the cookies is a second wall."""
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
 from collections.abc import Mapping
@@ -66,7 +70,7 @@ def set_session_cookie(response: Response, realm: Realm, token: str) -> None:
         realm.cookie_name,
         token,
         max_age=int(realm.session_lifetime.total_seconds()),
-        path=realm.path,
+        path=realm.cookie_path,
         httponly=True,
         samesite="lax",
         secure=realm.secure_cookie,
@@ -75,16 +79,30 @@ def set_session_cookie(response: Response, realm: Realm, token: str) -> None:
 
 def clear_session_cookie(response: Response, realm: Realm) -> None:
     response.delete_cookie(
-        realm.cookie_name, path=realm.path, httponly=True, samesite="lax", secure=realm.secure_cookie
+        realm.cookie_name, path=realm.cookie_path, httponly=True, samesite="lax", secure=realm.secure_cookie
     )
 
 
-def login_csrf(request: Request, realm: Realm) -> str:
-    """The sign-in form's token: the one already in the visitor's cookie, or a new one."""
+def _login_signature(key: bytes, realm: Realm, nonce: str) -> str:
+    return hmac.new(key, f"{realm.name}:{nonce}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def signed_login_token(key: bytes, realm: Realm, token: str | None) -> bool:
+    """Whether ``token`` is ``{nonce}.{signature}`` made by ``login_csrf`` under ``key`` for this realm."""
+    if not token or len(token) > MAX_CSRF_CHARS or "." not in token:
+        return False
+    nonce, signature = token.rsplit(".", 1)
+    return hmac.compare_digest(signature.encode(), _login_signature(key, realm, nonce).encode())
+
+
+def login_csrf(request: Request, realm: Realm, key: bytes) -> str:
+    """The sign-in form's token: the one already in the visitor's cookie when this service signed it,
+    else a new one (``{nonce}.{signature}``)."""
     current = request.cookies.get(realm.login_csrf_cookie)
-    if current and len(current) <= MAX_CSRF_CHARS:
-        return current
-    return secrets.token_urlsafe(24)
+    if signed_login_token(key, realm, current):
+        return str(current)
+    nonce = secrets.token_urlsafe(24)
+    return f"{nonce}.{_login_signature(key, realm, nonce)}"
 
 
 def set_login_csrf_cookie(response: Response, realm: Realm, token: str) -> None:
@@ -92,7 +110,7 @@ def set_login_csrf_cookie(response: Response, realm: Realm, token: str) -> None:
         realm.login_csrf_cookie,
         token,
         max_age=3600,
-        path=realm.path,
+        path=realm.cookie_path,
         httponly=True,
         samesite="lax",
         secure=realm.secure_cookie,
@@ -105,8 +123,10 @@ def tokens_match(expected: str | None, given: object) -> bool:
     return hmac.compare_digest(expected.encode(), given.encode())
 
 
-def check_login_csrf(request: Request, realm: Realm, form: FormData | Mapping[str, object]) -> None:
-    if not tokens_match(request.cookies.get(realm.login_csrf_cookie), form.get(CSRF_FIELD)):
+def check_login_csrf(request: Request, realm: Realm, form: FormData | Mapping[str, object], key: bytes) -> None:
+    """The form repeats the cookie, and the cookie is one this service signed."""
+    cookie = request.cookies.get(realm.login_csrf_cookie)
+    if not signed_login_token(key, realm, cookie) or not tokens_match(cookie, form.get(CSRF_FIELD)):
         raise CsrfRefused()
 
 

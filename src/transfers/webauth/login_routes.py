@@ -52,6 +52,14 @@ class PageRenderer(Protocol):
     ) -> HTMLResponse: ...
 
 
+LOGIN_CSRF_PURPOSE = "webauth.login-csrf"
+
+
+def login_csrf_key(svc: Services) -> bytes:
+    """The key that signs the sign-in form's CSRF cookie, derived from the service's secret key."""
+    return svc.box.derive(LOGIN_CSRF_PURPOSE)
+
+
 OnSignIn = Callable[[Services, int], Awaitable[None]]  # (services, user id)
 OnSignOut = Callable[[Services, Any], Awaitable[None]]  # (services, the area's viewer)
 
@@ -97,7 +105,7 @@ def login_router(
         notice: str = "",
     ) -> Response:
         realm = realm_of(request)
-        token = login_csrf(request, realm)
+        token = login_csrf(request, realm, login_csrf_key(services(request)))
         context: dict[str, Any] = {
             "login_csrf": token,
             "error": error,
@@ -121,7 +129,7 @@ def login_router(
     async def login_submit(request: Request) -> Response:
         svc, realm = services(request), realm_of(request)
         form = await request.form()
-        check_login_csrf(request, realm, form)
+        check_login_csrf(request, realm, form, login_csrf_key(svc))
         email, password = form.get("email"), form.get("password")
         email = email if isinstance(email, str) else ""
         password = password if isinstance(password, str) else ""
@@ -131,7 +139,17 @@ def login_router(
             return login_page(
                 request, status_code=400, error="Enter your email and password.", email=shown, next_to=next_to
             )
-        result = await sign_in(svc.db, svc.clock, realm, email, password, credentials)
+        client_host = request.client.host if request.client else None
+        result = await sign_in(svc.db, svc.clock, realm, email, password, credentials, client_host=client_host)
+        if result.outcome is Outcome.BUSY:
+            log.warning(f"{realm.name}_sign_in_refused_for_address", retry_after=result.retry_after)
+            error = (
+                "Too many sign-in attempts from your network in the last minute. "
+                f"Try again in {result.retry_after} seconds."
+            )
+            response = login_page(request, status_code=429, email=shown, next_to=next_to, error=error)
+            response.headers["Retry-After"] = str(result.retry_after)
+            return response
         if result.outcome is Outcome.LOCKED:
             log.warning(
                 f"{realm.name}_sign_in_locked",
@@ -145,7 +163,9 @@ def login_router(
             await on_sign_in(svc, result.opened.session.user_id)
         response = RedirectResponse(next_to, status_code=303)
         set_session_cookie(response, realm, result.opened.token)
-        response.delete_cookie(realm.login_csrf_cookie, path=realm.path)
+        response.delete_cookie(
+            realm.login_csrf_cookie, path=realm.cookie_path, httponly=True, samesite="lax", secure=realm.secure_cookie
+        )
         return response
 
     @router.post("/logout")

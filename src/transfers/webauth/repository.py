@@ -1,15 +1,16 @@
-"""The SQL of browser sessions and failed sign-ins (tables ``web_sessions``, ``web_signin_failures``).
-Functions run in the caller's transaction; none commits."""
+"""The SQL of browser sessions, sign-in attempts and failed sign-ins (tables ``web_sessions``,
+``web_signin_attempts``, ``web_signin_failures``). Functions run in the caller's transaction; none commits."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import fields
 from datetime import datetime
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.db.tables import web_sessions, web_signin_failures
+from transfers.db.tables import web_sessions, web_signin_attempts, web_signin_failures
 from transfers.rows import row_type
 
 
@@ -89,9 +90,38 @@ async def delete_expired_sessions(conn: AsyncConnection, now: datetime, *, limit
     return int(result.rowcount)
 
 
-async def record_failure(conn: AsyncConnection, *, realm: str, email: str, now: datetime) -> int:
+async def lock_address(conn: AsyncConnection, address: str) -> None:
+    """Serialise the address's attempts until the transaction ends, so its count-then-insert is exact: on
+    PostgreSQL an advisory lock on the address's hash; on SQLite the write transaction already is one."""
+    if conn.dialect.name == "postgresql":
+        key = int.from_bytes(hashlib.sha256(f"signin:{address}".encode()).digest()[:8], "big", signed=True)
+        await conn.execute(select(func.pg_advisory_xact_lock(key)))
+
+
+async def attempts_since(conn: AsyncConnection, address: str, since: datetime) -> list[datetime]:
+    query = select(web_signin_attempts.c.created_at).where(
+        web_signin_attempts.c.client_address == address, web_signin_attempts.c.created_at > since
+    )
+    return [r[0] for r in await conn.execute(query)]
+
+
+async def record_attempt(conn: AsyncConnection, address: str, now: datetime) -> None:
+    await conn.execute(insert(web_signin_attempts).values(client_address=address, created_at=now))
+
+
+async def delete_attempts_before(conn: AsyncConnection, cutoff: datetime, *, limit: int) -> int:
+    ids = (
+        select(web_signin_attempts.c.id).where(web_signin_attempts.c.created_at < cutoff).limit(limit).scalar_subquery()
+    )
+    result = await conn.execute(delete(web_signin_attempts).where(web_signin_attempts.c.id.in_(ids)))
+    return int(result.rowcount)
+
+
+async def record_failure(conn: AsyncConnection, *, realm: str, email: str, address: str, now: datetime) -> int:
     result = await conn.execute(
-        insert(web_signin_failures).values(realm=realm, email=email, created_at=now).returning(web_signin_failures.c.id)
+        insert(web_signin_failures)
+        .values(realm=realm, email=email, client_address=address, created_at=now)
+        .returning(web_signin_failures.c.id)
     )
     return int(result.scalar_one())
 
@@ -101,13 +131,15 @@ async def delete_failure(conn: AsyncConnection, failure_id: int) -> None:
 
 
 async def failures_since(
-    conn: AsyncConnection, realm: str, email: str, since: datetime, *, excluding: int | None = None
+    conn: AsyncConnection, realm: str, email: str, address: str, since: datetime, *, excluding: int | None = None
 ) -> list[datetime]:
+    """The e-mail's failures from this address (the lock-out never counts another address's)."""
     query = (
         select(web_signin_failures.c.created_at)
         .where(
             web_signin_failures.c.realm == realm,
             web_signin_failures.c.email == email,
+            web_signin_failures.c.client_address == address,
             web_signin_failures.c.created_at >= since,
         )
         .order_by(web_signin_failures.c.created_at)
@@ -117,9 +149,14 @@ async def failures_since(
     return [r[0] for r in await conn.execute(query)]
 
 
-async def clear_failures(conn: AsyncConnection, realm: str, email: str) -> None:
+async def clear_failures(conn: AsyncConnection, realm: str, email: str, address: str) -> None:
+    """A success clears the e-mail's failures from its own address only (another address's stay counted)."""
     await conn.execute(
-        delete(web_signin_failures).where(web_signin_failures.c.realm == realm, web_signin_failures.c.email == email)
+        delete(web_signin_failures).where(
+            web_signin_failures.c.realm == realm,
+            web_signin_failures.c.email == email,
+            web_signin_failures.c.client_address == address,
+        )
     )
 
 

@@ -95,7 +95,8 @@ FAILURES_KEPT = timedelta(days=1)  # far longer than any throttle window: enough
 
 
 async def prune(conn: AsyncConnection, now: datetime, *, limit: int) -> int:
-    """Sessions past their end and sign-in failures older than a day, every realm; at most ``limit``
-    of each per call (the scheduled job drains a backlog batch by batch)."""
+    """Sessions past their end, sign-in failures and attempts older than a day, every realm; at most
+    ``limit`` of each per call (the scheduled job drains a backlog batch by batch)."""
     ended = await repo.delete_expired_sessions(conn, now, limit=limit)
+    ended += await repo.delete_attempts_before(conn, now - FAILURES_KEPT, limit=limit)
     return ended + await repo.delete_failures_before(conn, now - FAILURES_KEPT, limit=limit)

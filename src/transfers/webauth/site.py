@@ -17,6 +17,7 @@ from fastapi import APIRouter, FastAPI
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Match
 from starlette.staticfiles import StaticFiles
 
 from transfers.db.errors import is_database_unavailable
@@ -78,6 +79,20 @@ def build_area(
     return app
 
 
+def page_above(app: FastAPI, root: str, path: str) -> str | None:
+    """The nearest address above ``path`` (the area's ``root`` included) that a GET opens, or None:
+    ``/console/clients/5/keys`` -> ``/console/clients/5``."""
+    inside = path[len(root) :] if root and path.startswith(root) else path
+    parts = inside.rstrip("/").split("/")
+    while len(parts) > 1:
+        parts.pop()
+        candidate = root + ("/".join(parts) or "/")
+        scope = {"type": "http", "method": "GET", "path": candidate, "root_path": root, "headers": []}
+        if any(route.matches(scope)[0] is Match.FULL for route in app.router.routes):
+            return candidate
+    return None
+
+
 def _install_error_pages(app: FastAPI, realm: Realm, page: PageRenderer, html_500: bool) -> None:
     def error_page(request: Request, heading: str, message: str, status: int, title: str = "") -> Response:
         return page(
@@ -111,6 +126,12 @@ def _install_error_pages(app: FastAPI, realm: Realm, page: PageRenderer, html_50
         status = exc.status_code if isinstance(exc, StarletteHTTPException) else 500
         if status == 404:
             return await not_found(request, exc)
+        if status == 405 and request.method in ("GET", "HEAD"):
+            # A form's action opened as an address (a reload of the page the post answered, a pasted
+            # link): the page it belongs to, the nearest one above it; nothing is done.
+            above = page_above(app, request.scope.get("root_path", ""), request.url.path)
+            if above is not None:
+                return RedirectResponse(above, status_code=303)
         message = "This address does not take that kind of request." if status == 405 else "The request was refused."
         return error_page(request, f"Error {status}", message, status)
 
