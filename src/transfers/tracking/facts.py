@@ -196,7 +196,13 @@ def _disruption(booking: Booking, support_phone: str | None) -> dict[str, Any] |
     local = booking.trip.local_pickup
     return {
         "headline": f"Your flight {news.number} {news.disruption.what}",
-        "pickup_text": f"Your pickup has not moved: {local:%H:%M} on {local:%a} {local.day} {local:%b} (local time).",
+        # a pickup that followed the flight before it went beyond the limit stays where it got to
+        "pickup_text": (
+            f"Your pickup stays at {local:%H:%M} on {local:%a} {local.day} {local:%b} (local time): "
+            "it will not follow the flight any further."
+            if news.moved
+            else f"Your pickup has not moved: {local:%H:%M} on {local:%a} {local.day} {local:%b} (local time)."
+        ),
         "call_text": "Call your travel agency to arrange a new pickup time or to cancel.",
         "support_phone": support_phone,
         "free_text": "Cancelling is now free of charge.",
