@@ -105,6 +105,17 @@ def test_the_traveller_reads_the_disruption_first_and_the_agency_phone() -> None
     assert lead["pickup_text"] == "Your pickup has not moved: 10:30 on Fri 3 May (local time)."
     assert lead["support_phone"] == "+441415550100" and lead["free_text"] == "Cancelling is now free of charge."
     assert traveller_facts(booking(), RideNow(), PICKUP)["disruption"] is None
+    # it followed the flight (45 min), then the flight went beyond the limit: it stays where it got to
+    followed = booking(
+        pickup_at=PICKUP + timedelta(minutes=45),
+        flight_state=state("SCHEDULED", 250),
+        flight_disrupted_at=PICKUP - timedelta(hours=1),
+    )
+    later = traveller_facts(followed, RideNow(), PICKUP - timedelta(minutes=30))["disruption"]
+    assert later["headline"] == "Your flight BA117 is 4 h 10 min late"
+    assert later["pickup_text"] == (
+        "Your pickup stays at 11:15 on Fri 3 May (local time): it will not follow the flight any further."
+    )
 
 
 def test_a_pickup_booked_before_the_scheduled_arrival_is_flagged() -> None:
