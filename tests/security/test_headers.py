@@ -43,6 +43,8 @@ async def test_every_page_has_a_policy_against_framing(http: httpx.AsyncClient, 
     assert "frame-ancestors 'none'" in policy and "default-src 'none'" in policy
     assert "'unsafe-inline'" not in policy.split("style-src")[0]  # never for scripts
     assert nosniff(answer)
+    if path.startswith(("/console", "/partner", "/agency")):  # where new keys and secrets are shown once
+        assert answer.headers["cache-control"] == "no-store"
 
 
 @pytest.mark.parametrize(
