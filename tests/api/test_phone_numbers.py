@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import select
 
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.helpers import booking_body, row_of, search_body
@@ -157,3 +158,28 @@ def test_every_countrys_own_example_is_accepted_there() -> None:
     assert e164(example(None)) == "+447911123456"
     with pytest.raises(PhoneUnreadable):
         e164("07911 123456")
+
+
+async def test_the_agencys_support_phone_is_stored_as_e164_and_must_carry_its_country_code(
+    db: Database, make_client: ClientFactory
+) -> None:
+    from transfers.clients import service as clients
+    from transfers.clock import SystemClock
+    from transfers.db.tables import clients as clients_table
+
+    client_id, _ = await make_client()
+    clock = SystemClock()
+    assert (
+        await clients.set_support_phone(db, clock, client_id, "0044 (0)20 7946-0555", actor="tests") == "+442079460555"
+    )
+    for typed in ("020 7946 0555", "call us", True):
+        with pytest.raises(PhoneUnreadable):
+            await clients.set_support_phone(db, clock, client_id, typed, actor="tests")  # type: ignore[arg-type]
+    with pytest.raises(clients.ClientNotFound):
+        await clients.set_support_phone(db, clock, 10**9, "+442079460555", actor="tests")
+    async with db.read() as conn:
+        stored = (
+            await conn.execute(select(clients_table.c.support_phone).where(clients_table.c.id == client_id))
+        ).scalar_one()
+    assert stored == "+442079460555"  # the refused ones changed nothing
+    assert await clients.set_support_phone(db, clock, client_id, None, actor="tests") is None

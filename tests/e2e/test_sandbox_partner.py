@@ -311,7 +311,7 @@ async def test_approval_reaches_the_service_with_the_partner_key(
     assert set(body) == {"reservation_no", "status", "driver_info", "meeting_point"}
     assert body["reservation_no"] == ref and body["status"] == "APPROVED"
     WireDriver.model_validate(body["driver_info"])
-    assert body["meeting_point"] == "Arrivals hall, Terminal 5, by the Costa Coffee, holding a name board"
+    assert body["meeting_point"] == "Arrivals hall of your terminal, by the Costa Coffee, holding a name board"
     assert (await info(client, sandbox, ref))[1]["driver_info"] == body["driver_info"]
 
 

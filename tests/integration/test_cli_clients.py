@@ -329,3 +329,24 @@ async def test_bad_input_fails_cleanly_and_changes_nothing(
     assert result.stdout == ""  # nothing that could be mistaken for a JSON answer
     assert await counts(db) == before
     assert (await client_row(db, existing_client))["balance"] == wallet_before
+
+
+async def test_the_agencys_support_phone_is_set_read_as_e164_and_cleared(db: Database, cli_env: dict[str, str]) -> None:
+    created = await create(cli_env, name="Phone agency")
+    client_id = created["client_id"]
+    typed = "0044 (0)20 7946-0555"
+    assert ok_json(await run_cli(cli_env, "clients", "support-phone", str(client_id), typed)) == {
+        "client_id": client_id,
+        "support_phone": "+442079460555",
+    }
+    refused = await run_cli(cli_env, "clients", "support-phone", str(client_id), "020 7946 0555")
+    assert refused.exit_code == 1 and "country code" in refused.stderr
+    neither = await run_cli(cli_env, "clients", "support-phone", str(client_id))
+    assert neither.exit_code == 2
+    assert (await client_row(db, client_id))["support_phone"] == "+442079460555"
+    cleared = ok_json(await run_cli(cli_env, "clients", "support-phone", str(client_id), "--clear"))
+    assert cleared == {"client_id": client_id, "support_phone": None}
+    assert [r["action"] for r in await audit_rows(db, f"client:{client_id}")][-2:] == [
+        "client.support_phone",
+        "client.support_phone",
+    ]

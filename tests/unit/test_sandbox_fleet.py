@@ -82,7 +82,7 @@ def test_drivers_are_deterministic_plausible_and_valid_on_the_wire() -> None:
 
 
 def test_meeting_points() -> None:
-    assert meeting_point(LHR) == "Arrivals hall, Terminal 5, by the Costa Coffee, holding a name board"
+    assert meeting_point(LHR) == "Arrivals hall of your terminal, by the Costa Coffee, holding a name board"
     assert "Paris Charles de Gaulle" in meeting_point(
         {"type": "AIRPORT", "iata_code": "CDG", "name": "Paris Charles de Gaulle Airport"}
     )

@@ -10,8 +10,10 @@ the console's stylesheet. Every action calls the API's own use cases with the ag
 
 Layout: ``app.py`` (the sub-app and its list of sections), ``auth.py`` (who is signed in:
 ``Signed``, ``AdminOnly``), ``users.py`` / ``repository.py`` (agency users), ``render.py`` (the
-navigation and ``page()``), ``wording.py``, ``routes/`` (one module per section), ``templates/``,
-``static/``.
+navigation and ``page()``), ``wording.py``, ``trip_form.py`` (what ``Book``'s forms send to the
+API's search and create: the direction, the way back, the extras), ``routes/`` (one module per
+section; ``Book`` is ``book.py``, its search, and ``book_passenger.py``, the booking; ``post_only.py``
+leads a GET of a form's action back to its page), ``templates/``, ``static/``.
 
 Adding a section (how ``Developers`` plugs in):
 

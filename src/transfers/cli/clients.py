@@ -92,6 +92,19 @@ def clients_suspend(client_id: int) -> None:
     _set_status(client_id, ClientStatus.SUSPENDED)
 
 
+@clients_group.command("support-phone")
+@click.argument("client_id", type=int)
+@click.argument("phone", required=False)
+@click.option("--clear", is_flag=True, help="remove it")
+def clients_support_phone(client_id: int, phone: str | None, clear: bool) -> None:
+    """Set the agency's support phone (with its country code, e.g. "+44 20 7946 0123"): its travellers' ride
+    page offers it to call when the driver's phone is not shown."""
+    if (phone is None) == (not clear):
+        raise click.UsageError("give a PHONE, or --clear")
+    stored = _found(lambda db, clock: service.set_support_phone(db, clock, client_id, phone, actor=actor()))
+    print_json({"client_id": client_id, "support_phone": stored})
+
+
 @clients_group.command("activate")
 @click.argument("client_id", type=int)
 def clients_activate(client_id: int) -> None:

@@ -59,6 +59,11 @@ async def insert_api_key(
     )
 
 
+async def set_support_phone(conn: AsyncConnection, client_id: int, phone: str | None) -> bool:
+    result = await conn.execute(update(clients).where(clients.c.id == client_id).values(support_phone=phone))
+    return bool(result.rowcount)
+
+
 async def set_client_status(conn: AsyncConnection, client_id: int, status: ClientStatus) -> bool:
     result = await conn.execute(update(clients).where(clients.c.id == client_id).values(status=status.value))
     return result.rowcount == 1

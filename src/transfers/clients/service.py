@@ -17,6 +17,7 @@ from transfers.clients.models import REVERSE_API_PAY_TYPE, ClientStatus, NewClie
 from transfers.clock import Clock
 from transfers.db.engine import Database
 from transfers.errors import Conflict, NotFound, Refused
+from transfers.reference.phones import e164
 from transfers.wallet import repository as wallet_repo
 from transfers.wallet.ledger import LedgerKind
 
@@ -187,6 +188,27 @@ async def set_status(db: Database, clock: Clock, client_id: int, status: ClientS
             details={},
             now=now,
         )
+
+
+async def set_support_phone(db: Database, clock: Clock, client_id: int, typed: str | None, *, actor: str) -> str | None:
+    """The agency's support phone, which its travellers' ride page offers to call when the driver's phone is not
+    shown (docs/rules/ride.md#tracking-page); None clears it. Stored as E.164 with its country code (the
+    traveller calls it from abroad): ``reference.phones.PhoneUnreadable`` (an ``Invalid``) says why one is
+    refused."""
+    phone = None if typed is None else e164(typed)
+    now = clock.now()
+    async with db.write() as conn:
+        if not await repo.set_support_phone(conn, client_id, phone):
+            raise ClientNotFound(f"no client {client_id}")
+        await repo.record_admin_action(
+            conn,
+            actor=actor,
+            action="client.support_phone",
+            subject=f"client:{client_id}",
+            details={"support_phone": phone},
+            now=now,
+        )
+    return phone
 
 
 async def revoke_client_key(db: Database, clock: Clock, client_id: int, prefix: str, *, actor: str) -> None:

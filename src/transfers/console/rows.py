@@ -117,6 +117,7 @@ class ClientDetail:
     can_create: bool
     can_cancel: bool
     created_at: datetime
+    support_phone: str | None  # the agency's, for its travellers' ride page (E.164)
     wallet_id: int | None
     currency: str | None
     balance: Decimal | None

@@ -73,11 +73,13 @@ def driver_for(reservation_no: str) -> dict[str, str]:
 
 
 def meeting_point(origin: dict[str, Any]) -> str:
-    """Where the driver waits: a name board in arrivals at an airport, the door at an address."""
+    """Where the driver waits: a name board in arrivals at an airport, the door at an address. An airport's
+    meeting point names no terminal: the flight's own terminal (the flight provider's, shown beside it on the
+    traveller's and the driver's pages) is the one that counts, and a fixed one would contradict it."""
     if origin.get("type") == "AIRPORT":
         if str(origin.get("iata_code", "")).upper() == "LHR":
-            return "Arrivals hall, Terminal 5, by the Costa Coffee, holding a name board"
+            return "Arrivals hall of your terminal, by the Costa Coffee, holding a name board"
         where = origin.get("name") or origin.get("iata_code") or "the airport"
-        return f"Arrivals hall, {where}, by the information desk, holding a name board"
+        return f"Arrivals hall of your terminal at {where}, by the information desk, holding a name board"
     where = origin.get("name") or "the pickup address"
     return f"At the entrance of {where}; the driver calls 10 minutes before arrival"

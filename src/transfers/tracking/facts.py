@@ -15,15 +15,17 @@ from typing import Any
 
 from transfers.bookings.models import Booking
 from transfers.bookings.resource import flight_view
-from transfers.bookings.trip import Place, Trip
+from transfers.bookings.trip import Driver, Place, Trip
 from transfers.flights.news import flight_news
-from transfers.reference.airports import find_airport, great_circle_km
+from transfers.reference.airports import find_airport, great_circle_km, local_time
 from transfers.tracking.rules import phone_visible
 
 REFRESH_SECONDS = 30
 # docs/rules/ride.md#ride-field: the stages during which the ride is on (the position is shown).
 RIDE_ON = frozenset({"EN_ROUTE_TO_PICKUP", "AT_PICKUP", "ON_BOARD"})
 RIDE_OVER = frozenset({"DROPPED_OFF", "CUSTOMER_NO_SHOW"})
+# The statuses in which the page may still change (the ride to come or under way).
+LIVE_STATUSES = frozenset({"PENDING", "PENDING_APPROVAL", "APPROVED"})
 
 STATUS_WORDS = {
     "PENDING": "Booked: waiting for the transport company to confirm",
@@ -93,12 +95,13 @@ def ago_words(minutes: int) -> str:
     return f"updated {minutes} min ago"
 
 
-def distance_words(km: float) -> str:
+def distance_words(km: float, place: str = "the pickup point") -> str:
+    """ "about 4.2 km from the pickup point"; ``place`` is "the drop-off" while the traveller is on board."""
     if km < 0.1:
-        return "at the pickup point"
+        return f"at {place}"
     if km < 10:
-        return f"about {km:.1f} km from the pickup point"
-    return f"about {round(km)} km from the pickup point"
+        return f"about {km:.1f} km from {place}"
+    return f"about {round(km)} km from {place}"
 
 
 def traveller_facts(
@@ -116,20 +119,7 @@ def traveller_facts(
     driver = trip.driver if confirmed else None
     position: dict[str, Any] | None = None
     if status == "APPROVED" and ride.stage in RIDE_ON and ride.position is not None:
-        spot = ride.position
-        pickup_point = place_point(trip.route.pickup)
-        km = None if pickup_point is None else great_circle_km(spot.lat, spot.lng, *pickup_point)
-        ago = minutes_ago(spot.at, now)
-        words = ago_words(ago) + ("" if km is None else f", {distance_words(km)}")
-        position = {
-            "lat": spot.lat,
-            "lng": spot.lng,
-            "at": spot.at.isoformat(),
-            "minutes_ago": ago,
-            "km_from_pickup": None if km is None else round(km, 1),
-            "text": words[0].upper() + words[1:],
-            "bearing": None if pickup_point is None else round(bearing(pickup_point, (spot.lat, spot.lng))),
-        }
+        position = _position(trip, ride.stage, ride.position, now)
     return {
         "reservation_no": booking.reservation_no,
         "status": status,
@@ -153,12 +143,67 @@ def traveller_facts(
             "phone": driver.phone if phone_visible(booking.pickup_at, now, ride_over=over) else None,
         },
         "meeting_point": trip.meeting_point if confirmed else None,
+        "call": _call(driver, phone_visible(booking.pickup_at, now, ride_over=over), support_phone),
+        "next_step": _no_show_step(booking, support_phone) if stage == "CUSTOMER_NO_SHOW" else None,
         "flight": _flight(trip),
         "disruption": _disruption(booking, support_phone),
         "position": position,
         "ride_on": status == "APPROVED" and ride.stage in RIDE_ON,
-        "refresh_seconds": REFRESH_SECONDS,
+        # docs/rules/ride.md#tracking-page: a page that can still change refreshes itself; one whose ride is over
+        # (or whose booking is closed) does not, and says so.
+        "refresh_seconds": REFRESH_SECONDS if status in LIVE_STATUSES and ride.stage not in RIDE_OVER else None,
         "as_of": now.isoformat(),
+    }
+
+
+def _position(trip: Trip, stage: str, spot: Spot, now: datetime) -> dict[str, Any]:
+    """The latest position in words and for the picture. Before the pickup it is measured from the pickup point;
+    on board from the drop-off (what the traveller wants to know then is how far there is left to go).
+    ``centre`` names the picture's centre, ``bearing`` is the driver seen from it."""
+    pickup_point = place_point(trip.route.pickup)
+    dropoff_point = place_point(trip.route.dropoff) if stage == "ON_BOARD" else None
+    km = None if pickup_point is None else great_circle_km(spot.lat, spot.lng, *pickup_point)
+    km_left = None if dropoff_point is None else great_circle_km(spot.lat, spot.lng, *dropoff_point)
+    ago = minutes_ago(spot.at, now)
+    if stage == "ON_BOARD":
+        centre, centre_point, shown, place = "dropoff", dropoff_point, km_left, "the drop-off"
+    else:
+        centre, centre_point, shown, place = "pickup", pickup_point, km, "the pickup point"
+    words = ago_words(ago) + ("" if shown is None else f", {distance_words(shown, place)}")
+    return {
+        "lat": spot.lat,
+        "lng": spot.lng,
+        "at": spot.at.isoformat(),
+        "minutes_ago": ago,
+        "km_from_pickup": None if km is None else round(km, 1),
+        "km_to_dropoff": None if km_left is None else round(km_left, 1),
+        "centre": centre,
+        "text": words[0].upper() + words[1:],
+        "bearing": None if centre_point is None else round(bearing(centre_point, (spot.lat, spot.lng))),
+    }
+
+
+def _call(driver: Driver | None, driver_phone_shown: bool, support_phone: str | None) -> dict[str, str] | None:
+    """The page's one call button (docs/rules/ride.md#tracking-page): the driver while the driver's phone is shown,
+    else the agency's support phone when it set one, else none."""
+    if driver is not None and driver.phone and driver_phone_shown:
+        name = first_name(driver.name)
+        return {"who": "driver", "phone": driver.phone, "text": f"Call {name}: {driver.phone}"}
+    if support_phone:
+        return {"who": "agency", "phone": support_phone, "text": f"Call your travel agency: {support_phone}"}
+    return None
+
+
+def _no_show_step(booking: Booking, support_phone: str | None) -> dict[str, str]:
+    """What to do after the driver reported that the traveller did not show up: the ride will not come back by
+    itself, so the traveller calls the agency (which has the reference and can book another ride)."""
+    waited = local_time(booking.airport_iata, booking.trip.free_wait_until)
+    call = "Call your travel agency" if support_phone else "Contact the travel agency you booked with"
+    return {
+        "headline": "Your driver could not find you and has left",
+        "text": f"The driver waited at the meeting point until {waited:%H:%M} (local time) and reported that "
+        "you did not show up.",
+        "what_now": f"{call} to arrange another transfer, quoting your reference {booking.reservation_no}.",
     }
 
 

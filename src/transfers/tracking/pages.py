@@ -96,40 +96,41 @@ def _message(status: int, heading: str, message: str, *, kicker: str = "Your tra
     return HTMLResponse(html, status_code=status, headers=HEADERS)
 
 
-async def _traveller_booking(request: Request, token: str) -> tuple[Booking | None, int]:
-    """The booking of a traveller's token and the answer's status: 200, 404 or 410."""
+async def _traveller_booking(request: Request, token: str) -> tuple[Booking | None, str | None, int]:
+    """The booking of a traveller's token, its agency's support phone, and the answer's status: 200, 404 or 410."""
     if not looks_like_token(token):
-        return None, 404
+        return None, None, 404
     svc = _services(request)
-    booking = await repo.booking_by_tracking_token(svc.db, token)
-    if booking is None:
-        return None, 404
+    found = await repo.booking_by_tracking_token(svc.db, token)
+    if found is None:
+        return None, None, 404
+    booking, support_phone = found
     if traveller_page_gone(booking.pickup_at, svc.clock.now()):
-        return None, 410
-    return booking, 200
+        return None, None, 410
+    return booking, support_phone, 200
 
 
 # Declared before ``/t/{token}``: that pattern would take ``x.json`` as a token.
 @router.get("/t/{token}.json")
 async def traveller_json(request: Request, token: str) -> Response:
-    booking, status = await _traveller_booking(request, token)
+    booking, support_phone, status = await _traveller_booking(request, token)
     if booking is None:
         message = UNKNOWN if status == 404 else GONE
         return JSONResponse({"status": "Error", "message": message}, status_code=status, headers=JSON_HEADERS)
-    facts = traveller_facts(booking, ride_now(booking), _services(request).clock.now())
+    facts = traveller_facts(booking, ride_now(booking), _services(request).clock.now(), support_phone=support_phone)
     return JSONResponse(facts, headers=JSON_HEADERS)
 
 
 @router.get("/t/{token}")
 async def traveller_page(request: Request, token: str) -> Response:
-    booking, status = await _traveller_booking(request, token)
+    booking, support_phone, status = await _traveller_booking(request, token)
     if booking is None:
         if status == 404:
             return _message(404, "Transfer not found", UNKNOWN)
         return _message(410, "This page has closed", GONE)
     now = _services(request).clock.now()
     ride = ride_now(booking)
-    facts = traveller_facts(booking, ride, now)
+    facts = traveller_facts(booking, ride, now, support_phone=support_phone)
     return HTMLResponse(_TRAVELLER.render(**_traveller_context(booking, ride, facts, now)), headers=HEADERS)
 
 
@@ -166,11 +167,13 @@ def _airport_name(iata: str) -> str:
 
 
 def _dot(position: dict[str, Any] | None) -> dict[str, float]:
-    """Where the driver's dot sits in the 120 x 120 picture: the pickup point in the middle, north up,
+    """Where the driver's dot sits in the 120 x 120 picture: the pickup point (on board: the drop-off) in the
+    middle, north up,
     the distance on a log scale (30 km and more at the rim) so both 300 m and 20 km read."""
-    if position is None or position["km_from_pickup"] is None or position["bearing"] is None:
+    km_key = "km_to_dropoff" if position and position["centre"] == "dropoff" else "km_from_pickup"
+    if position is None or position[km_key] is None or position["bearing"] is None:
         return {"x": 60.0, "y": 60.0}
-    km = float(position["km_from_pickup"])
+    km = float(position[km_key])
     radius = 0.0 if km < 0.1 else 12 + 44 * min(1.0, math.log1p(km) / math.log1p(30))
     angle = math.radians(float(position["bearing"]))
     return {"x": round(60 + radius * math.sin(angle), 1), "y": round(60 - radius * math.cos(angle), 1)}

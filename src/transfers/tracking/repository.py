@@ -15,9 +15,14 @@ from transfers.bookings.models import Booking
 from transfers.bookings.tracking_link import new_token
 from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
-from transfers.db.tables import bookings, driver_links
+from transfers.db.tables import bookings, clients, driver_links
 
-_BY_TRACKING_TOKEN = DirectStatement(select(bookings).where(bookings.c.tracking_token == bindparam("token")))
+# The agency's support phone rides along (docs/rules/ride.md#tracking-page): still one indexed read.
+_BY_TRACKING_TOKEN = DirectStatement(
+    select(bookings, clients.c.support_phone.label("client_support_phone"))
+    .select_from(bookings.join(clients, clients.c.id == bookings.c.client_id))
+    .where(bookings.c.tracking_token == bindparam("token"))
+)
 _BY_DRIVER_TOKEN = DirectStatement(
     select(bookings, driver_links.c.revoked_at.label("link_revoked_at"))
     .select_from(bookings.join(driver_links, driver_links.c.booking_id == bookings.c.id))
@@ -25,9 +30,10 @@ _BY_DRIVER_TOKEN = DirectStatement(
 )
 
 
-async def booking_by_tracking_token(db: Database, token: str) -> Booking | None:
+async def booking_by_tracking_token(db: Database, token: str) -> tuple[Booking, str | None] | None:
+    """The booking of a traveller's token and its agency's support phone (None when it set none)."""
     row = await db.read_one(_BY_TRACKING_TOKEN, token=token)
-    return None if row is None else Booking.from_row(row)
+    return None if row is None else (Booking.from_row(row), row["client_support_phone"])
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,8 +23,10 @@ register_query_types("list_incidents", {"reservation_no": {"type": "string"}})
     summary="Report what went wrong on a ride",
     description="Allowed for APPROVED and COMPLETED bookings from the pickup time (or from the moment the booking "
     "became COMPLETED, when that was earlier) until 72 h after the pickup; one "
-    "incident per booking and type. A DRIVER_NO_SHOW without a recorded arrival of the driver at the pickup "
-    "is decided at once: the whole price is refunded and the booking becomes REFUNDED.",
+    "incident per booking and type. A DRIVER_NO_SHOW with nothing on record saying the driver came (no arrival, "
+    "no passenger on board, no drop-off), from a partner that reports its rides (driver-event coverage of at "
+    "least 80 % over 30 days, or fewer than 5 rides to judge), is decided at once: the whole price is refunded "
+    "and the booking becomes REFUNDED; otherwise an operator decides (docs/rules/incidents.md#driver-no-show).",
     status_code=201,
     response_model=schemas.Incident,
     responses=schemas.REPORT_ERRORS,

@@ -33,6 +33,8 @@ clients = Table(
     Column("can_create", Boolean, nullable=False, server_default="1"),
     Column("can_cancel", Boolean, nullable=False, server_default="1"),
     Column("created_at", UTCDateTime, nullable=False),
+    # The agency's support phone (E.164), given to its travellers on the ride page (docs/rules/ride.md#tracking-page)
+    Column("support_phone", String(32), nullable=True),
     CheckConstraint("status IN ('active', 'suspended')", name="status"),
 )
 
