@@ -110,6 +110,7 @@ class Settings(BaseSettings):
     fx_ecb_url: str = ""  # the ECB daily reference-rate XML file's own address; empty: nothing is fetched
     fx_fetch_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
     fx_max_age_days: int = Field(default=4, ge=0, le=3650)
+    fx_cache_seconds: float = Field(default=5.0, ge=0, le=3600)  # a search's rates are at most this old
     default_markup_percent: Decimal = Field(default=Decimal("0"), ge=0, le=100)
     # docs/rules/hosted-partners.md: hosted partners' bookings not accepted within this many hours of their
     # creation, or by this many hours before pickup, are declined and refunded; their e-mails.

@@ -1,6 +1,7 @@
 """Lists on a 390 x 844 phone (docs/console/index.md#phones): the agency's Bookings, the console's
 Bookings, the partner portal's New and Statements show the first row's status, pickup and price (or
-the closing balance) on the first screen, without scrolling sideways; at 1280 px they stay tables.
+the closing balance) on the first screen, without scrolling sideways; at 1280 px they stay tables
+with their header row.
 Screenshots for the docs (``shoot``)."""
 
 from __future__ import annotations
@@ -88,6 +89,11 @@ async def test_console_bookings_on_a_phone(
     await page.goto(f"{console_url}/bookings")
     await on_first_screen(page, ("Status", "Pickup", "Total"))
     await shoot(page, "console-bookings-phone")
+    wide = await (await contexts()).new_page()
+    await sign_in(wide, console_url, operator.email, operator.password)
+    await wide.wait_for_url(f"{console_url}/")
+    await wide.goto(f"{console_url}/bookings")
+    await expect(wide.get_by_role("columnheader", name="Status")).to_be_visible()  # 1280 px: a table
 
 
 async def _portal_phone(
@@ -134,3 +140,10 @@ async def test_partner_new_and_statements_on_a_phone(
     statements = await _portal_phone(contexts, service, db, clock, closed_partner, javascript)
     await statements.goto(f"{service.url}/partner/statements")
     await on_first_screen(statements, ("Status", "Closing"))
+    wide = await (await contexts(javascript=javascript)).new_page()
+    await wide.goto(f"{service.url}/partner/login")
+    await wide.get_by_label("Email").fill(f"phone-{partner_id}-{int(javascript)}@partner.example")
+    await wide.get_by_label("Password").fill(PASSWORD)
+    await wide.get_by_role("button", name="Sign in").click()
+    await wide.wait_for_url(f"{service.url}/partner/new")
+    await expect(wide.get_by_role("columnheader", name="Your price")).to_be_visible()  # 1280 px: a table

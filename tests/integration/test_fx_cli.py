@@ -325,3 +325,26 @@ async def test_doctor_says_how_old_the_rates_are(
         await conn.execute(update(fx_fetches).values(last_error="http://127.0.0.1:9/x answered HTTP 500"))
     failed = await fx_row(make_settings(database_url, workdir, fx_provider="ecb", fx_max_age_days=7))
     assert failed.result == "WARN" and "last fetch failed: http://127.0.0.1:9/x answered HTTP 500" in failed.detail
+
+
+async def test_searches_read_the_rates_at_most_every_cache_period_and_each_new_day(
+    env: dict[str, str], db: Database, workdir: Path, database_url: str
+) -> None:
+    from tests.conftest import make_settings
+    from transfers.fx.service import RateTables
+    from transfers.money import Money
+
+    noon = datetime.combine(TODAY, datetime.min.time(), UTC) + timedelta(hours=12)
+    clock = FixedClock(noon)
+    tables = RateTables(db, make_settings(database_url, workdir, fx_provider="ecb", fx_cache_seconds=5.0), clock)
+    assert (await tables.current()).rates == {}
+    ok(await fx(env, "set", "--currency", "GBP", "--rate", "0.8563"))
+    clock.at += timedelta(seconds=4)
+    assert (await tables.current()).rates == {}  # within the cache period: not read again
+    clock.at += timedelta(seconds=2)
+    table = await tables.current()
+    assert table.convert(Money.parse("56.05", "EUR"), "GBP").amount == Money.parse("48.00", "GBP")
+    assert table.today == TODAY and table.max_age_days == 4
+    clock.at = noon + timedelta(hours=12, seconds=1)  # the next UTC day: read again at once
+    tomorrow = await tables.current()
+    assert tomorrow.today == TODAY + timedelta(days=1) and "GBP" in tomorrow.rates

@@ -6,6 +6,7 @@ nothing.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -51,6 +52,39 @@ async def rate_table(db: Database, settings: Settings, clock: Clock) -> RateTabl
     """What a search converts with: the rates in use today and the allowed age (one read per search)."""
     day = today(clock)
     return RateTable(await rates_in_use(db, settings, day), day, settings.fx_max_age_days)
+
+
+class RateTables:
+    """The rate tables searches convert with, one process's: the rates in use are read at most every
+    ``TRANSFERS_FX_CACHE_SECONDS`` (and again as soon as the UTC day changes, since the day decides which
+    rate is in use and which is stale), so a search pays no database read for its rates; a rate set or
+    imported is used by every search within that bound. Each call answers a new ``RateTable`` (its
+    pairs and its ``fx_rate_unavailable`` log lines are the search's own); concurrent callers during a
+    refresh share one read."""
+
+    def __init__(self, db: Database, settings: Settings, clock: Clock) -> None:
+        self._db, self._settings, self._clock = db, settings, clock
+        self._rates: dict[str, Rate] = {}
+        self._day: date | None = None
+        self._read_at: datetime | None = None
+        self._lock = asyncio.Lock()
+
+    def _fresh(self, now: datetime) -> bool:
+        return (
+            self._read_at is not None
+            and self._day == now.astimezone(UTC).date()
+            and (now - self._read_at).total_seconds() < self._settings.fx_cache_seconds
+        )
+
+    async def current(self) -> RateTable:
+        now = self._clock.now()
+        day = now.astimezone(UTC).date()
+        if not self._fresh(now):
+            async with self._lock:
+                if not self._fresh(now):
+                    self._rates = await rates_in_use(self._db, self._settings, day)
+                    self._day, self._read_at = day, now
+        return RateTable(self._rates, day, self._settings.fx_max_age_days)
 
 
 @dataclass(frozen=True, slots=True)
