@@ -1,7 +1,8 @@
 """The traveller's page (docs/rules/ride.md#tracking-page) when the flight changes (docs/rules/flights.md), in
 Chromium at 390 px and 1280 px, the flight checked by the sandbox provider on the injected clock: a late flight
 says what happened and that the pickup followed it ("moved from 14:30 because the flight is late"); a cancelled
-flight leads the page: the pickup did not move, call the agency (its support phone), cancelling is free."""
+flight leads the page: the pickup did not move, call the agency (a button with its support phone), cancelling
+is free."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from tests.hosted.conftest import HostedFactory
 from tests.ride_pages.flights import accepted_on_flight
 from tests.ride_pages.helpers import services_of
 from tests.servers import LiveServer
+from transfers.clients.service import set_support_phone
 from transfers.clock import ShiftedClock
+from transfers.db.engine import Database
 
 SIZES = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 900}}
 
@@ -28,6 +31,10 @@ async def page(request: pytest.FixtureRequest, browser: Browser) -> AsyncIterato
     made = await context.new_page()
     yield made
     await context.close()
+
+
+def svc_db(service: LiveServer) -> Database:
+    return services_of(service).db
 
 
 async def sideways(page: Page) -> int:
@@ -71,7 +78,8 @@ async def test_a_cancelled_flight_leads_the_page_with_what_to_do(
     clock: ShiftedClock,
     shoot: Callable[[Page, str], Awaitable[None]],
 ) -> None:
-    _, key = await make_client()
+    client_id, key = await make_client()
+    await set_support_phone(svc_db(service), clock, client_id, "+44 141 555 0100", actor="tests")
     partner_id = await make_hosted(airports=("GLA",), name="Cancelled Flight Cars")
     svc = services_of(service)
     ride = await accepted_on_flight(svc, http, key, "Cancelled Flight Cars", partner_id, "ZZ9001", clock)
@@ -82,6 +90,9 @@ async def test_a_cancelled_flight_leads_the_page_with_what_to_do(
     await expect(lead).to_contain_text("Your flight ZZ1045 was cancelled".replace("ZZ1045", "ZZ9001"))
     await expect(lead).to_contain_text("Your pickup has not moved: 14:30")
     await expect(lead).to_contain_text("Call your travel agency")
+    call = lead.get_by_role("link", name="Call your travel agency: +441415550100")
+    await expect(call).to_have_attribute("href", "tel:+441415550100")
+    await expect(page.get_by_role("link", name="Call your travel agency: +441415550100")).to_have_count(1)  # once
     await expect(lead).to_contain_text("Cancelling is now free of charge")
     # it leads: above the pickup time, on the first screen
     lead_box, pickup_box = await lead.bounding_box(), await page.get_by_label("Pickup time").bounding_box()
