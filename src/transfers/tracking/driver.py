@@ -120,7 +120,7 @@ def stop(place: Place, point: tuple[float, float] | None, terminal: str | None =
     if point is None:
         return Stop(place.label, maps_url(place.label))
     coordinates = f"{point[0]:.5f},{point[1]:.5f}"
-    text = place.label if place.name else f"{place.label} ({point[0]:.5f}, {point[1]:.5f})"
+    text = place.name or f"The booked spot ({point[0]:.5f}, {point[1]:.5f})"
     return Stop(text, maps_url(coordinates))
 
 
