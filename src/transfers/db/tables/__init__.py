@@ -41,6 +41,7 @@ from transfers.db.tables.health import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, SEARC
 from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_users, rate_cards
 from transfers.db.tables.incidents import incidents, incidents_status_created
 from transfers.db.tables.journal import journal_entries, journal_lines, partner_statements, statement_close_runs
+from transfers.db.tables.quality import partner_scorecards
 from transfers.db.tables.ratings import ratings, ratings_partner_created
 from transfers.db.tables.reference import cancellation_reasons, car_services, vehicle_segments, vehicle_types
 from transfers.db.tables.requestlog import api_requests
@@ -89,6 +90,7 @@ __all__ = [
     "operators",
     "outbox",
     "partner_emails",
+    "partner_scorecards",
     "partner_search_minutes",
     "partner_statements",
     "partner_users",

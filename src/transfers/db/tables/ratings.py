@@ -1,4 +1,4 @@
-"""Ratings (docs/rules/ratings.md; migration 0028): the traveller's stars and comment on a ride.
+"""Ratings (docs/rules/ratings.md; migration 0029): the traveller's stars and comment on a ride.
 
 One row per booking (the primary key: two ratings sent at once record one, the other answers
 ``RATING_EXISTS``). ``partner_id`` is the partner that drove, copied at the rating so the scorecards

@@ -2,8 +2,8 @@
 
 New table only: no existing row changes.
 
-Revision ID: 0028
-Revises: 0027
+Revision ID: 0029
+Revises: 0028
 Create Date: 2026-11-29
 """
 
@@ -14,8 +14,8 @@ from alembic import op
 
 import transfers.db.types
 
-revision = "0028"
-down_revision = "0027"
+revision = "0029"
+down_revision = "0028"
 branch_labels = None
 depends_on = None
 
