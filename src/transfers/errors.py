@@ -194,6 +194,14 @@ class ErrorCode(StrEnum):
         422,
         "type must be DRIVER_NO_SHOW, DRIVER_LATE, WRONG_VEHICLE or OTHER; description 1..2000 characters.",
     )
+    # docs/rules/ratings.md: the traveller's rating of a ride
+    RATING_EXISTS = ("RATING_EXISTS", 409, "This ride was already rated.")
+    RATING_NOT_ALLOWED = (
+        "RATING_NOT_ALLOWED",
+        422,
+        "A ride can be rated from the drop-off until 7 days after it.",
+    )
+    INVALID_RATING = ("INVALID_RATING", 422, "stars must be a whole number 1..5; comment at most 1000 characters.")
 
 
 Coded = Code | ErrorCode

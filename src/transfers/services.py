@@ -75,8 +75,10 @@ class Services:
             pool_timeout=settings.database_pool_timeout_seconds,
             application_name=application_name,
         )
-        box = SecretBox(resolve_secret_key(settings))
+        secret_key = resolve_secret_key(settings)
+        box = SecretBox(secret_key)
         public_urls.configure(settings.service_url)  # the booking's absolute links (public_urls.py)
+        public_urls.configure_link_key(secret_key)  # the rating links' signatures (bookings/rating_link.py)
         clock = clock or SystemClock()
         return cls(
             settings=settings,

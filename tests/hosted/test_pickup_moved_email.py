@@ -5,6 +5,7 @@ notice delivered in-process, one e-mail per move, never two for a re-delivered n
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 
 import httpx
@@ -38,9 +39,8 @@ async def test_the_partner_s_users_are_mailed_when_the_pickup_moves(
     inbox, port = smtp
     _, key = await make_client()
     partner_id = await make_hosted(airports=("GLA",), name="Moved Pickup Cars")
-    await create_partner_user(
-        db, clock, partner_id=partner_id, email="dispatch@moved-cars.example", password=None, actor="tests"
-    )
+    address = f"dispatch-{partner_id}-{os.getpid()}@moved-cars.example"  # unique in a database kept between runs
+    await create_partner_user(db, clock, partner_id=partner_id, email=address, password=None, actor="tests")
     ride = await accepted_on_flight(svc_of(service), http, key, "Moved Pickup Cars", partner_id, "ZZ1045", clock)
     no = ride.reservation_no
     assert (await row_of(db, no))["pickup_at"] == ride.pickup_at + timedelta(minutes=45)
@@ -77,4 +77,4 @@ async def test_the_partner_s_users_are_mailed_when_the_pickup_moves(
     assert "The traveller's flight is late: the pickup moved from 14:30 to 15:15 (airport time)." in body
     assert "GLA local time" in body and f"/partner/bookings/{no}" in body and "ZZ1045" in body
     sent = [e for e in await emails_of(db, no) if e["kind"] == "booking.pickup_moved"]
-    assert [(e["status"], e["recipients"]) for e in sent] == [("sent", ["dispatch@moved-cars.example"])]
+    assert [(e["status"], e["recipients"]) for e in sent] == [("sent", [address])]

@@ -372,6 +372,7 @@ async def test_worker_once_delivers_a_pending_create(
         "statements_closed",
         "positions_pruned",
         "fx_files_fetched",
+        "partners_scored",
     }
 
     read = await http.get(BOOKING, params={"reservation_no": booking["reservation_no"]}, headers=bearer(key))

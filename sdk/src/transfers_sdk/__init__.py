@@ -101,6 +101,7 @@ from transfers_sdk.models import (
     TripLeg,
     Vehicle,
 )
+from transfers_sdk.ratings import Rating
 from transfers_sdk.webhooks import (
     EVENT_TYPES,
     BookingEvent,
@@ -147,6 +148,7 @@ __all__ = [
     "PolicyTier",
     "Price",
     "RateLimited",
+    "Rating",
     "RetryPolicy",
     "Ride",
     "RideEvent",

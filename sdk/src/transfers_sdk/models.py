@@ -357,12 +357,14 @@ class RidePosition:
 class Ride:
     """The ride after APPROVED: ``stage`` (``NOT_STARTED``, ``EN_ROUTE_TO_PICKUP``, ``AT_PICKUP``,
     ``ON_BOARD``, ``DROPPED_OFF`` or ``CUSTOMER_NO_SHOW``), the events by ``occurred_at``, the
-    latest position while the ride is on, and the traveller's page (None until the service serves it)."""
+    latest position while the ride is on, the traveller's page (None until the service serves it) and
+    the traveller's rating page (None until the drop-off)."""
 
     stage: str
     events: tuple[RideEvent, ...]
     position: RidePosition | None
     tracking_url: str | None
+    rating_url: str | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Ride:
@@ -371,6 +373,7 @@ class Ride:
             tuple(RideEvent.from_json(e) for e in data["events"]),
             _maybe(RidePosition.from_json, data.get("position")),
             _optional_str(data.get("tracking_url")),
+            _optional_str(data.get("rating_url")),
         )
 
 

@@ -90,8 +90,9 @@ def partner_view(booking: Booking) -> dict[str, Any]:
             "trip": trip.leg.public() if trip.leg is not None else None,
         },
         "passenger_info": trip.passenger.contact(),
-        # docs/rules/ride.md#ride-field: the ride at the top level, as the client sees it
-        "ride": ride_field.view(trip.ride, approved=booking.status is BookingStatus.APPROVED),
+        # docs/rules/ride.md#ride-field: the ride at the top level, as the client sees it, without the
+        # traveller's rating link (docs/rules/ratings.md#rating-page: the client's only)
+        "ride": ride_field.partner_view(trip.ride, approved=booking.status is BookingStatus.APPROVED),
     }
 
 

@@ -82,6 +82,9 @@ def _attach(name: str, command: click.Command) -> None:
 
         command.add_command(rate_card_group)  # docs/rules/hosted-partners.md
         command.add_command(users_group)  # docs/rules/hosted-partners.md
+        from transfers.cli.quality import score_command
+
+        command.add_command(score_command)  # docs/rules/quality.md
     if name == "clients" and isinstance(command, click.Group) and "users" not in command.commands:
         from transfers.cli.agency import agency_users_group
 

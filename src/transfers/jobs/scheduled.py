@@ -24,6 +24,7 @@ from transfers.flights.providers import build_provider
 from transfers.fx import service as fx_service
 from transfers.hosted import jobs as hosted_jobs
 from transfers.partners import health_repository
+from transfers.quality import service as quality
 from transfers.requestlog import repository as request_log_repo
 from transfers.ride import repository as ride_repo
 from transfers.services import Services
@@ -149,6 +150,12 @@ async def fetch_fx_rates(svc: Services) -> int:
     return await fx_service.fetch_if_due(svc.db, svc.clock, svc.settings)
 
 
+async def score_partners(svc: Services) -> int:
+    """docs/rules/quality.md#computing: every partner's scorecard, daily at 03:00 UTC (the first run
+    after it), written in one transaction; the partners scored (0 when today's are done)."""
+    return await quality.run_daily(svc.db, svc.clock.now())
+
+
 MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction
 
 
@@ -182,6 +189,7 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     ("close_statements", "statements_closed", close_statements),  # docs/rules/statements.md
     ("prune_ride_positions", "positions_pruned", prune_ride_positions),  # docs/rules/ride.md
     ("fetch_fx_rates", "fx_files_fetched", fetch_fx_rates),  # docs/rules/fx.md
+    ("score_partners", "partners_scored", score_partners),  # docs/rules/quality.md
 )
 
 

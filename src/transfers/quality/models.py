@@ -1,0 +1,15 @@
+"""The stored scorecard as read back (``partner_scorecards``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transfers.rows import row_type
+
+
+@row_type
+class StoredScorecard:
+    partner_id: int
+    day: str  # YYYY-MM-DD (UTC) of its as_of
+    airport_iata: str  # '*': every airport
+    card: dict[str, Any]  # the scorecard document (rules.scorecard), as computed that day
