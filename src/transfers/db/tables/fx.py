@@ -42,7 +42,7 @@ fx_fetches = Table(
     CheckConstraint("id = 1", name="one_row"),
 )
 
-# Converted offers and bookings (migration 0028, docs/rules/fx.md#search): the rate used (NULL: nothing was
+# Converted offers and bookings (migration 0030, docs/rules/fx.md#search): the rate used (NULL: nothing was
 # converted) and the partner's own currency and net amount beside the converted ones they are sold in.
 search_vehicles.append_column(Column("fx", JSON, nullable=True))
 search_vehicles.append_column(Column("partner_currency", String(3), nullable=True))

@@ -10,8 +10,8 @@ the booking keep, beside the converted amounts they are sold in, the partner's o
 * ``bookings.partner_currency`` / ``partner_net_total``: the partner's currency and its own net
   total (vehicle and extras), what it is told and paid in (NULL: ``net_total`` / ``currency``).
 
-Revision ID: 0028
-Revises: 0027
+Revision ID: 0030
+Revises: 0029
 Create Date: 2026-11-29
 """
 
@@ -22,8 +22,8 @@ from alembic import op
 
 from transfers.db.types import Money
 
-revision = "0028"
-down_revision = "0027"
+revision = "0030"
+down_revision = "0029"
 branch_labels = None
 depends_on = None
 
