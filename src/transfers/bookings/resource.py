@@ -47,7 +47,7 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "passengers": trip.party.passengers(),
         "passenger": trip.passenger.contact(),
         "vehicle": trip.vehicle.public(),
-        "price": {"total": money.text(b.total, b.currency), "currency": b.currency},
+        "price": {"total": money.text(b.total, b.currency), "currency": b.currency, "fx": b.fx},
         "distance_km": trip.route.distance_km if trip.route.distance_km is not None else 0,
         "booking_type": trip.booking_type,
         "is_cancelable": is_cancelable(status, b.pickup_at, now),

@@ -12,6 +12,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
+from transfers import money
 from transfers.errors import Code, Invalid
 from transfers.reference.airports import Airport, find_airport
 from transfers.rows import frozen_value
@@ -221,3 +222,16 @@ def _count(count: Any, maximum: int, code: Code) -> int:
     if not is_int(count) or not 0 <= count <= maximum:
         raise Invalid(code)
     return cast(int, count)
+
+
+def requested_currency(value: Any, enabled: frozenset[str] | None) -> str | None:
+    """The search's ``currency`` as sent (docs/rules/fx.md#search): absent or null, None; else an active
+    ISO 4217 code in capitals, among TRANSFERS_CURRENCIES when that is set, or 1325 (a number, a boolean,
+    ``"gbp"``, ``"GBPX"``, a code in other letters). Whether the client may search in it is the caller's."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) != 3 or not money.is_currency(value):
+        raise Invalid(Code.SEARCH_CURRENCY_INVALID)
+    if enabled is not None and value not in enabled:
+        raise Invalid(Code.SEARCH_CURRENCY_INVALID)
+    return value
