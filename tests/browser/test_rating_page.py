@@ -5,7 +5,7 @@ alone, the page then shows the rating back, and a second visit cannot rate again
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 import pytest
@@ -58,9 +58,11 @@ async def test_a_traveller_rates_the_ride_with_the_form_alone(
     clock: ShiftedClock,
     make_client: ClientFactory,
     make_partner: PartnerFactory,
+    shoot: Callable[[Page, str], Awaitable[None]],
 ) -> None:
     _, reservation_no, row, _, _ = await dropped_off_ride(http, db, clock, make_client, make_partner)
     url = f"{service.url}/r/{rating_token(reservation_no)}"
+    phone = page.viewport_size == SIZES["phone"]
     await page.goto(url)
     await expect(page.get_by_role("heading", name="How was your transfer?")).to_be_visible()
     await expect(page.get_by_text(reservation_no)).to_be_visible()
@@ -70,12 +72,16 @@ async def test_a_traveller_rates_the_ride_with_the_form_alone(
 
     await page.get_by_role("radio", name="4 stars").check()
     await page.get_by_label("A comment").fill("Punctual and kind — ünïcødé ✈")
+    if phone:
+        await shoot(page, "rating-page")
     await page.get_by_role("button", name="Send my rating").click()
     await expect(page.get_by_role("heading", name="Thank you")).to_be_visible()
     await expect(page.get_by_text("Your rating was recorded.")).to_be_visible()
     await expect(page.get_by_label("4 out of 5 stars")).to_be_visible()
     await expect(page.get_by_text("Punctual and kind — ünïcødé ✈")).to_be_visible()
     assert await page.locator("form").count() == 0
+    if phone:
+        await shoot(page, "rating-page-thanks")
     stored = await rating_rows(db, row["id"])
     assert [(r["stars"], r["comment"], r["source"]) for r in stored] == [
         (4, "Punctual and kind — ünïcødé ✈", "traveller")

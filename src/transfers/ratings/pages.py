@@ -9,6 +9,8 @@ An unknown token (the tracking token too: it is not signed as a rating link) is 
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from importlib import resources
 from typing import Any
 
@@ -37,11 +39,16 @@ _ENV = Environment(
 _PAGE = _ENV.get_template("rating.html")
 _MESSAGE = _ENV.get_template("message.html")
 
+
+def _hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
 CSS = ride_pages.CSS + resources.files("transfers.ratings").joinpath("static", "rating.css").read_text(encoding="utf-8")
 HEADERS = {
     **ride_pages.HEADERS,
     "Content-Security-Policy": (
-        f"default-src 'none'; style-src {ride_pages._hash(CSS)}; img-src 'none'; form-action 'self'; "
+        f"default-src 'none'; style-src {_hash(CSS)}; img-src 'none'; form-action 'self'; "
         "base-uri 'none'; frame-ancestors 'none'"
     ),
 }
