@@ -68,6 +68,14 @@ class SearchRequest(_Strict):
         ),
         examples=["2026-12-08 18:00"],
     )
+    sort: Literal["price", "recommended"] | None = Field(
+        default=None,
+        description=(
+            "docs/rules/quality.md#ranking: `price` (the default; equal prices by the partner's quality score) or "
+            "`recommended` (price weighed by that score); anything else is code 1326; null is the same as "
+            "leaving it out."
+        ),
+    )
 
 
 class ExtraServiceItem(_Strict):
@@ -75,6 +83,11 @@ class ExtraServiceItem(_Strict):
     name: str
     price: float
     pricing_type: Literal["PER_BOOKING", "PER_ITEM"]
+
+
+class VehicleQuality(_Strict):
+    score: int = Field(description="the partner's latest quality score, 0..100 (91 without a scorecard yet)")
+    preferred: bool = Field(description="the partner's tier is PREFERRED")
 
 
 class Vehicle(_Strict):
@@ -90,6 +103,7 @@ class Vehicle(_Strict):
     company: str
     extra_services: list[ExtraServiceItem]
     cancellation_policy: CancellationPolicy = Field(description="extension: docs/rules/cancellation.md")
+    quality: VehicleQuality = Field(description="extension: docs/rules/quality.md#ranking")
 
 
 class SearchResource(_Strict):

@@ -18,6 +18,7 @@ from transfers.rows import frozen_value
 from transfers.text import is_clean
 
 MAX_NAME_LENGTH = 255
+SORTS = ("price", "recommended")
 _DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?")
 
 
@@ -46,6 +47,7 @@ class SearchQuery:
     infant: int
     # docs/rules/return-trips.md#search: the way back's pickup (aware, airport time); None: one way
     return_at: datetime | None = None
+    sort: str = "price"  # docs/rules/quality.md#ranking: price | recommended
 
     @property
     def party_size(self) -> int:
@@ -117,7 +119,15 @@ def parse_search(body: dict[str, Any], now: datetime, limits: SearchLimits) -> S
     point = pickup_point or dropoff_point
     if point is None:  # not reached: the other side of the one AIRPORT is a POINT (else 1323 above)
         raise Invalid(Code.SEARCH_AIRPORT_REQUIRED)
-    return SearchQuery(airport, point, pickup_airport is not None, pickup_at, adult, children, infant, return_at)
+    # 1326, last (docs/rules/quality.md#ranking): null is the same as absent.
+    sort = body.get("sort")
+    if sort is None:
+        sort = "price"
+    elif sort not in SORTS:
+        raise Invalid(Code.SEARCH_SORT_INVALID)
+    return SearchQuery(
+        airport, point, pickup_airport is not None, pickup_at, adult, children, infant, return_at, str(sort)
+    )
 
 
 def _location_type(location: Any, codes: tuple[Code, ...]) -> tuple[dict[str, Any], str]:

@@ -15,6 +15,7 @@ from transfers.clients.models import ClientPrincipal
 from transfers.partners.wire import search_request
 from transfers.ratecards.pricing import Trip
 from transfers.reference.airports import great_circle_km
+from transfers.search import ranking
 from transfers.search import repository as repo
 from transfers.search.fanout import ask_partners
 from transfers.search.hosted import ask_hosted
@@ -93,6 +94,10 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     if query.return_at is not None:
         back_quotes = [(answer.partner, vehicle) for answer in back_answers for vehicle in answer.vehicles]
         back_offers = build_offers(back_quotes, party_size=query.party_size, currency=currency, after=offers)
+    # docs/rules/quality.md#ranking: one step once the offers are built, before they are stored
+    qualities = await ranking.current(svc.db)
+    offers = ranking.rank(offers, qualities, query.sort)
+    back_offers = ranking.rank(back_offers, qualities, query.sort)
     search_id = new_search_id()
     # The stored search must be committed before the answer leaves (a booking may follow at once,
     # on any process), so the store stays on the answer's path; but the answer's body is built
@@ -113,9 +118,11 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     return_vehicles: list[dict[str, Any]] = []
     try:
         await asyncio.sleep(0)
-        vehicles = _vehicles(answers, offers, query, query.pickup_at, now)
+        vehicles = ranking.label(_vehicles(answers, offers, query, query.pickup_at, now), offers, qualities)
         if query.return_at is not None:
-            return_vehicles = _vehicles(back_answers, back_offers, query, query.return_at, now)
+            return_vehicles = ranking.label(
+                _vehicles(back_answers, back_offers, query, query.return_at, now), back_offers, qualities
+            )
     finally:
         await store  # its error, if any, is the search's (nothing is answered without the record)
     if query.return_at is None:  # the one-way answer, byte for byte as before return trips
