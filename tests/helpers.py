@@ -169,6 +169,9 @@ def booking_row(**changes: Any) -> dict[str, Any]:
         "trip_id": None,
         "trip_leg": None,
         "trip_other_reservation_no": None,
+        "fx": None,
+        "partner_currency": None,
+        "partner_net_total": None,
     }
     return {**row, **changes}
 

@@ -20,6 +20,7 @@ from transfers.api.openapi import install_openapi
 from transfers.api.ratelimit import RateLimiter
 from transfers.api.routes import booking_list, bookings, health, reference, reverse, search
 from transfers.api.routes import incidents as incident_routes
+from transfers.api.routes import ratings as rating_routes
 from transfers.api.routes import statements as statement_routes
 from transfers.api.routes import wallet as wallet_routes
 from transfers.api.routes import webhooks as webhook_routes
@@ -29,6 +30,7 @@ from transfers.console.app import build_console
 from transfers.db.engine import Database
 from transfers.logging import configure_logging
 from transfers.portal.app import build_portal
+from transfers.ratings import pages as rating_pages
 from transfers.services import Services
 from transfers.tracking import pages as ride_pages
 
@@ -90,7 +92,9 @@ def create_app(
     app.include_router(wallet_routes.router)  # docs/rules/wallet.md
     app.include_router(webhook_routes.router)  # docs/rules/webhooks.md
     app.include_router(incident_routes.router)  # docs/rules/incidents.md
+    app.include_router(rating_routes.router)  # docs/rules/ratings.md#api
     app.include_router(ride_pages.router)  # /t/{token} and /d/{token} (docs/rules/ride.md#tracking-page)
+    app.include_router(rating_pages.router)  # /r/{token} (docs/rules/ratings.md#rating-page)
     webhook_routes.document_events(app)  # the events clients receive, in the document's "webhooks"
     if settings.sandbox_partner_enabled:
         runtime.mount_sandbox_partner(app, svc)

@@ -98,6 +98,7 @@ class Code(IntEnum):
     SEARCH_TRAVELERS_INFANT_INVALID = 1322
     SEARCH_AIRPORT_REQUIRED = 1323
     SEARCH_RETURN_DATETIME_INVALID = 1324  # docs/rules/return-trips.md#search (checked right after 1317)
+    SEARCH_CURRENCY_INVALID = 1325  # docs/rules/fx.md#search (checked after 1324 and 1318-1323)
     SEARCH_SORT_INVALID = 1326  # docs/rules/quality.md#ranking (checked last)
     # docs/rules/errors.md#get-codes get booking
     BOOKING_INFO_RESERVATION_REQUIRED = 1400
@@ -194,6 +195,14 @@ class ErrorCode(StrEnum):
         422,
         "type must be DRIVER_NO_SHOW, DRIVER_LATE, WRONG_VEHICLE or OTHER; description 1..2000 characters.",
     )
+    # docs/rules/ratings.md: the traveller's rating of a ride
+    RATING_EXISTS = ("RATING_EXISTS", 409, "This ride was already rated.")
+    RATING_NOT_ALLOWED = (
+        "RATING_NOT_ALLOWED",
+        422,
+        "A ride can be rated from the drop-off until 7 days after it.",
+    )
+    INVALID_RATING = ("INVALID_RATING", 422, "stars must be a whole number 1..5; comment at most 1000 characters.")
 
 
 Coded = Code | ErrorCode

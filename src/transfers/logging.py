@@ -23,7 +23,7 @@ from transfers.context import request_id_var
 _SECRET_FIELDS = {"api_key", "authorization", "outbound_token", "signing_secret", "key", "token"}
 
 # Capability URLs: the token in the path is the whole authorisation (the traveller's page, the driver
-# page, the message opt-out page, the return-trip page), so a log keeps at most its first characters.
+# page, the message opt-out page, the rating page), so a log keeps at most its first characters.
 CAPABILITY_PATH_PREFIXES = ("/t/", "/d/", "/m/", "/r/")
 TOKEN_CHARS_KEPT = 4
 _PATH_FIELDS = ("path", "url")

@@ -11,6 +11,7 @@ from transfers.background import Background
 from transfers.clock import Clock, SystemClock
 from transfers.config import Settings
 from transfers.db.engine import Database
+from transfers.fx.service import RateTables
 from transfers.geo import BuiltinGeocoder, Geocoder, from_settings
 from transfers.partners.client import PartnerClient
 from transfers.partners.directory import PartnerDirectory
@@ -55,6 +56,9 @@ class Services:
     """Client API requests not yet written to the request log (``requestlog/``); None: not kept."""
     background: Background = field(default_factory=Background)
     """Work a request starts without waiting for it (``background.py``: a new booking's first flight check)."""
+    fx_rates: RateTables | None = None
+    """The exchange rates searches convert with, read at most every few seconds (``fx.service.RateTables``);
+    set by ``build`` (None: each search that converts reads them)."""
 
     @classmethod
     def build(
@@ -71,8 +75,10 @@ class Services:
             pool_timeout=settings.database_pool_timeout_seconds,
             application_name=application_name,
         )
-        box = SecretBox(resolve_secret_key(settings))
+        secret_key = resolve_secret_key(settings)
+        box = SecretBox(secret_key)
         public_urls.configure(settings.service_url)  # the booking's absolute links (public_urls.py)
+        public_urls.configure_link_key(secret_key)  # the rating links' signatures (bookings/rating_link.py)
         clock = clock or SystemClock()
         return cls(
             settings=settings,
@@ -88,4 +94,5 @@ class Services:
             ),  # SSRF guard; the built-in sandbox partner trusted by its URL
             geocoder=from_settings(settings),
             request_log=RequestLogBuffer(clock, capacity=settings.request_log_buffer) if settings.request_log else None,
+            fx_rates=RateTables(database, settings, clock),
         )

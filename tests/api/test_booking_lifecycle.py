@@ -65,7 +65,7 @@ async def test_full_lifecycle_with_wallet_and_partner(
     assert answer["status"] == "Success"
     booking = answer["booking"]
     # 40.00 + child seat 5.00 x 2 + meet & greet 12.50 once
-    assert booking["price"] == {"total": "62.50", "currency": "EUR"}
+    assert booking["price"] == {"total": "62.50", "currency": "EUR", "fx": None}
     assert booking["extra_services"] == ["Child seat x 2", "Meet & greet"]
     assert booking["status"] == "PENDING_APPROVAL"  # the partner answered within the 2 s budget
     assert booking["is_cancelable"] is True

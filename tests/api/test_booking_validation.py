@@ -434,7 +434,7 @@ async def test_vehicle_id_as_the_search_wrote_it_or_as_a_number(
 ) -> None:
     booking = await booked(http, caller.key, booking_body(caller.search_id, vehicle_id))
     assert booking["vehicle"] == {"make": "Toyota", "model": "Corolla", "type": "SEDAN"}
-    assert booking["price"] == {"total": "40.00", "currency": "EUR"}
+    assert booking["price"] == {"total": "40.00", "currency": "EUR", "fx": None}
 
 
 # ---- order of the checks -------------------------------------------------------------------
@@ -619,7 +619,7 @@ async def test_reverse_api_client_books_without_any_wallet_movement(
     booking = await booked(
         http, key, booking_body(search_id, SEDAN, extra_services=[{"id": CHILD_SEAT, "quantity": 2}])
     )
-    assert booking["price"] == {"total": "50.00", "currency": "EUR"}
+    assert booking["price"] == {"total": "50.00", "currency": "EUR", "fx": None}
     after = await footprint(db, client_id)
     assert after[0] == before[0] + 1 and after[2] == before[2] + 1  # one booking, its partner message
     assert (after[1], after[4]) == (before[1], Decimal("0.00"))  # no ledger entry, balance untouched
@@ -655,7 +655,7 @@ async def test_mass_assignment_is_ignored(
     body["passenger"]["id"] = 7
     body["travel_details"]["status"] = "CANCELLED"
     booking = await booked(http, key, body)
-    assert booking["price"] == {"total": "40.00", "currency": "EUR"}
+    assert booking["price"] == {"total": "40.00", "currency": "EUR", "fx": None}
     assert booking["status"] == "PENDING_APPROVAL"  # computed: the partner answered PENDING
     assert booking["reservation_no"] != "TB-HACKED000" and booking["reservation_no"].startswith("TB-")
     assert booking["driver"] is None and booking["is_cancelable"] is True
@@ -709,7 +709,7 @@ async def test_extras_are_charged_and_named_by_their_pricing_type(
     if extras is not None:
         body["extra_services"] = extras
     booking = await booked(http, caller.key, body)
-    assert booking["price"] == {"total": total, "currency": "EUR"}
+    assert booking["price"] == {"total": total, "currency": "EUR", "fx": None}
     assert booking["extra_services"] == labels
     assert await ledger_of(db, booking["reservation_no"]) == [("debit_booking", -Decimal(total))]
     (create,) = [c for c in partner.calls("/booking/create") if c.body["reservation_no"] == booking["reservation_no"]]

@@ -236,7 +236,7 @@ def check_shape(booking: dict[str, Any], requested_pickup: str) -> None:
         "phone": "+447911123456",
     }
     assert booking["vehicle"] == {"make": "Toyota", "model": "Corolla", "type": "SEDAN"}
-    assert set(booking["price"]) == {"total", "currency"}
+    assert set(booking["price"]) == {"total", "currency", "fx"}
     assert isinstance(booking["price"]["total"], str) and re.fullmatch(r"\d+\.\d\d", booking["price"]["total"])
     assert booking["price"]["currency"] == "EUR"
     assert type(booking["distance_km"]) is int and booking["distance_km"] >= 0

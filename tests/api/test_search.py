@@ -51,6 +51,7 @@ async def test_search_returns_priced_sorted_vehicles_and_stores_them(
         "small_bags": "2",
         "price": 44.0,
         "currency": "EUR",
+        "fx": None,  # quoted in the search's currency: nothing converted
         "company": "Alpha Cars",
         "extra_services": [
             {"id": 1, "name": "Child seat", "price": 5.5, "pricing_type": "PER_ITEM"},
@@ -93,7 +94,7 @@ async def test_markup_rounds_half_up_to_cents(
     assert answer["vehicles"][0]["price"] == 37.5  # 33.33 * 1.125 = 37.49625 -> 37.50
 
 
-async def test_party_size_filter_currency_filter_and_sorting_across_partners(
+async def test_party_size_filter_conversion_and_sorting_across_partners(
     http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory
 ) -> None:
     _, key = await make_client(currency="EUR")
@@ -101,11 +102,14 @@ async def test_party_size_filter_currency_filter_and_sorting_across_partners(
     await make_partner(airports=("BCN",), name="Pricey", vehicles=default_vehicles(price="30.00"))
     await make_partner(airports=("BCN",), name="Pounds", vehicles=default_vehicles(price="10.00", currency="GBP"))
     small = (await http.post(SEARCH, json=body_for("BCN", travelers={"adult": 2}), headers=bearer(key))).json()
+    # the GBP quote is converted into the EUR search (docs/rules/fx.md#search): 10.00 GBP x 1.16782 = 11.68 EUR
     assert [(v["company"], v["price"]) for v in small["vehicles"]] == [
+        ("Pounds", 11.68),
         ("Cheap", 20.0),
         ("Pricey", 30.0),
         ("Cheap", 70.0),
         ("Pricey", 70.0),
+        ("Pounds", 81.75),
     ]
     extra_ids = [e["id"] for v in small["vehicles"] for e in v["extra_services"]]
     assert len(extra_ids) == len(set(extra_ids))
@@ -115,7 +119,7 @@ async def test_party_size_filter_currency_filter_and_sorting_across_partners(
         )
     ).json()
     assert {v["type"] for v in big["vehicles"]} == {"MINIVAN"}
-    # a reverse_api client pays no wallet, so it sees every currency
+    # a reverse_api client searching without currency sees every quote in its own currency
     _, third_party = await make_client(pay_type="reverse_api")
     every = (await http.post(SEARCH, json=body_for("BCN"), headers=bearer(third_party))).json()
     assert "GBP" in {v["currency"] for v in every["vehicles"]}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import httpx
@@ -94,7 +94,15 @@ async def test_party_size_currency_and_night_surcharge(
     point = {"type": "POINT", "lat": 51.4545, "lng": -2.5879, "name": "Bristol centre"}  # 11 km
     four = await search_at(http, eur, "BRS", point=point, travelers={"adult": 4, "children": 0, "infant": 0})
     assert [v["type"] for v in company(four, "Hosted Bristol")] == ["MINIVAN"]  # the sedan seats 3
-    assert company(await search_at(http, gbp, "BRS", point=point), "Hosted Bristol") == []  # quoted in EUR
+    # the card is in EUR: a GBP client's search converts it line by line (docs/rules/fx.md#search, markup 0)
+    day = company(await search_at(http, eur, "BRS", point=point), "Hosted Bristol")
+    in_gbp = company(await search_at(http, gbp, "BRS", point=point), "Hosted Bristol")
+    assert [v["currency"] for v in in_gbp] == ["GBP"] * len(day) and len(day) >= 1
+    for euros, pounds in zip(day, in_gbp, strict=True):
+        assert pounds["fx"] is not None and pounds["fx"]["rate"] == "0.8563" and pounds["fx"]["source"] == "sandbox"
+        assert Decimal(str(pounds["price"])) == (Decimal(str(euros["price"])) * Decimal("0.8563")).quantize(
+            Decimal("0.01"), ROUND_HALF_UP
+        )
     night = await search_at(http, eur, "BRS", point=point, pickup_datetime=future_local(hour=23, minute=15))
     assert [v["price"] for v in company(night, "Hosted Bristol")] == [48.0, 60.0]  # sedan +20 % at night only
 

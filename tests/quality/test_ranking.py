@@ -87,3 +87,7 @@ async def test_an_unknown_sort_is_1326(
         answer = await searched(http, key, sort=bad)
         assert answer.status_code == 422 and answer.json()["code"] == 1326, answer.text
     assert (await searched(http, key, sort=None)).status_code == 200
+    # checked after every other search code, the currency's 1325 included
+    both = await searched(http, key, sort="bogus", currency="XXX")
+    assert both.json()["code"] == 1325, both.text
+    assert (await searched(http, key, sort="bogus", travelers=None)).json()["code"] == 1318

@@ -75,6 +75,7 @@ NOT_DOMAIN = {
     ("money", "TypeError"): "a bug's guard: Money combined with a number, as Python's own operators say",
     ("money", "UnknownCurrency"): "a ValueError (a MoneyError): the currency parser the validators share",
     ("incidents.repository", "DuplicateIncident"): "a lost insert race, turned into INCIDENT_EXISTS",
+    ("ratings.repository", "DuplicateRating"): "a lost insert race, turned into RATING_EXISTS",
     ("idempotency.fingerprint", "ValueError"): "json.loads(parse_constant=...) hook: caught a line later",
     # the surfaces' own signals to their framework, never a use case's failure
     ("api.middleware", "BodyTooLarge"): "the body limit's signal, caught by the plumbing around it (413)",

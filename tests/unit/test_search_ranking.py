@@ -3,16 +3,14 @@ the ``sort`` field's code."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
 
-from tests.helpers import search_body
 from transfers.errors import Code, Invalid
 from transfers.search.offers import Offer
 from transfers.search.ranking import PartnerQuality, label, rank
-from transfers.search.rules import SearchLimits, parse_search
+from transfers.search.rules import requested_sort
 
 
 def offer(no: int, partner_id: int, price: str) -> Offer:
@@ -65,24 +63,13 @@ def test_label_shows_the_score_and_preferred_never_the_tier() -> None:
     ]
 
 
-NOW = datetime.now(UTC)
-LIMITS = SearchLimits(timedelta(hours=2), timedelta(days=365), 20)
-
-
 @pytest.mark.parametrize(("value", "sort"), [(None, "price"), ("price", "price"), ("recommended", "recommended")])
 def test_sort_values(value: str | None, sort: str) -> None:
-    body = search_body() if value is None else search_body(sort=value)
-    assert parse_search(body, NOW, LIMITS).sort == sort
+    assert requested_sort(value) == sort
 
 
 @pytest.mark.parametrize("value", ["PRICE", "score", "", 1, True, ["price"]])
 def test_any_other_sort_is_1326(value: object) -> None:
     with pytest.raises(Invalid) as refused:
-        parse_search(search_body(sort=value), NOW, LIMITS)
+        requested_sort(value)
     assert refused.value.code is Code.SEARCH_SORT_INVALID
-
-
-def test_1326_is_checked_last() -> None:
-    with pytest.raises(Invalid) as refused:
-        parse_search(search_body(sort="bogus", travelers=None), NOW, LIMITS)
-    assert refused.value.code is Code.SEARCH_TRAVELERS_REQUIRED

@@ -178,6 +178,7 @@ def test_the_resource_is_built_from_the_view_fields_only() -> None:
     assert resource["extra_services"] == ["Child seat x 2"] and resource["price"] == {
         "total": "44.00",
         "currency": "EUR",
+        "fx": None,  # nothing converted
     }
 
 

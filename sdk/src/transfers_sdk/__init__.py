@@ -88,6 +88,7 @@ from transfers_sdk.models import (
     Driver,
     ExtraService,
     Flight,
+    Fx,
     Passenger,
     Passengers,
     Place,
@@ -101,6 +102,7 @@ from transfers_sdk.models import (
     TripLeg,
     Vehicle,
 )
+from transfers_sdk.ratings import Rating
 from transfers_sdk.webhooks import (
     EVENT_TYPES,
     BookingEvent,
@@ -134,6 +136,7 @@ __all__ = [
     "DriverPositionEvent",
     "ExtraService",
     "Flight",
+    "Fx",
     "IdempotencyConflict",
     "Incident",
     "IncidentResolution",
@@ -147,6 +150,7 @@ __all__ = [
     "PolicyTier",
     "Price",
     "RateLimited",
+    "Rating",
     "RetryPolicy",
     "Ride",
     "RideEvent",

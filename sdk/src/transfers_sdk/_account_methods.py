@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any, TypeVar
 
-from transfers_sdk import accounts, incidents
+from transfers_sdk import accounts, incidents, ratings
 from transfers_sdk._calls import Call, Instant
 from transfers_sdk.accounts import (
     Wallet,
@@ -17,6 +17,7 @@ from transfers_sdk.accounts import (
     WebhookEndpoint,
 )
 from transfers_sdk.incidents import Incident
+from transfers_sdk.ratings import Rating
 
 T = TypeVar("T")
 
@@ -35,6 +36,11 @@ class AccountMethods:
     def list_incidents(self, reservation_no: str) -> list[Incident]:
         """GET /booking/incidents: the booking's incidents, oldest first, with their resolutions."""
         return self._run(incidents.list_incidents(reservation_no))
+
+    def rate_ride(self, reservation_no: str, stars: int, comment: str | None = None) -> Rating:
+        """POST /booking/rating (docs/rules/ratings.md#api): 1..5 stars and an optional comment, once per
+        booking, from the drop-off until 7 days after it."""
+        return self._run(ratings.rate_ride(reservation_no, stars, comment))
 
     def get_wallet(self, currency: str | None = None) -> Wallet:
         """GET /booking-api/wallet: pay type, currency and balance of the default wallet, or of the one in
@@ -127,6 +133,11 @@ class AsyncAccountMethods:
     async def list_incidents(self, reservation_no: str) -> list[Incident]:
         """GET /booking/incidents: the booking's incidents, oldest first, with their resolutions."""
         return await self._run(incidents.list_incidents(reservation_no))
+
+    async def rate_ride(self, reservation_no: str, stars: int, comment: str | None = None) -> Rating:
+        """POST /booking/rating (docs/rules/ratings.md#api): 1..5 stars and an optional comment, once per
+        booking, from the drop-off until 7 days after it."""
+        return await self._run(ratings.rate_ride(reservation_no, stars, comment))
 
     async def get_wallet(self, currency: str | None = None) -> Wallet:
         """GET /booking-api/wallet: pay type, currency and balance of the default wallet, or of the one in

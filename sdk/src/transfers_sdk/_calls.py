@@ -166,6 +166,7 @@ def search(
     children: int | None,
     infant: int | None,
     return_datetime: Instant | None = None,
+    currency: str | None = None,
 ) -> Call[SearchResult]:
     named = {
         "pickup_datetime": pickup_datetime,
@@ -175,6 +176,7 @@ def search(
         "children": children,
         "infant": infant,
         "return_datetime": return_datetime,
+        "currency": currency,
     }
     if body is not None:
         given = sorted(k for k, v in named.items() if v is not None)
@@ -199,6 +201,8 @@ def search(
         }
         if return_datetime is not None:  # docs/rules/return-trips.md#search: the way back, same form
             request["return_datetime"] = _pickup_datetime(return_datetime)
+        if currency is not None:  # docs/rules/fx.md#search: the currency the offers are priced in
+            request["currency"] = currency
     return Call("POST", f"{API}/search", SearchResult.from_json, body=_json(request))
 
 

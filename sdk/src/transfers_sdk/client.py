@@ -132,6 +132,7 @@ class TransfersClient(AccountMethods):
         children: int | None = None,
         infant: int | None = None,
         return_datetime: Instant | None = None,
+        currency: str | None = None,
     ) -> SearchResult:
         """POST /booking-api/search with a SearchRequest ``body``, or built from the keywords.
 
@@ -139,6 +140,9 @@ class TransfersClient(AccountMethods):
         ``pickup_datetime``: ``"YYYY-MM-DD HH:MM"`` or a ``datetime`` (naive: local time at the airport).
         ``return_datetime``: the same for the way back of a return trip; the answer's ``return_vehicles``
         are then its offers (docs/rules/return-trips.md#search); with a ``body``, put it in the body.
+        ``currency``: the currency the offers are priced in (docs/rules/fx.md#search): one you hold a wallet
+        in (default: your default wallet's); a partner's prices in another are converted, each ``Vehicle.fx``
+        saying at which rate.
         """
         return self._run(
             _calls.search(
@@ -150,6 +154,7 @@ class TransfersClient(AccountMethods):
                 children=children,
                 infant=infant,
                 return_datetime=return_datetime,
+                currency=currency,
             )
         )
 
@@ -392,6 +397,7 @@ class AsyncTransfersClient(AsyncAccountMethods):
         children: int | None = None,
         infant: int | None = None,
         return_datetime: Instant | None = None,
+        currency: str | None = None,
     ) -> SearchResult:
         """See ``TransfersClient.search``."""
         return await self._run(
@@ -404,6 +410,7 @@ class AsyncTransfersClient(AsyncAccountMethods):
                 children=children,
                 infant=infant,
                 return_datetime=return_datetime,
+                currency=currency,
             )
         )
 

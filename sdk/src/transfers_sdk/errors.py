@@ -118,6 +118,9 @@ ERROR_CLASSES: dict[str, type[ApiError]] = {
     "WALLET_NOT_FOUND": InvalidRequest,
     "INCIDENT_EXISTS": InvalidRequest,
     "INVALID_INCIDENT": InvalidRequest,
+    "RATING_EXISTS": InvalidRequest,
+    "RATING_NOT_ALLOWED": InvalidRequest,
+    "INVALID_RATING": InvalidRequest,
 }
 
 

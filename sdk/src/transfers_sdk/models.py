@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -123,6 +123,30 @@ class CancellationPolicy:
 
 
 @dataclass(frozen=True)
+class Fx:
+    """The rate a partner's prices were converted at (docs/rules/fx.md#search): 1 ``from_currency`` buys
+    ``rate`` ``to_currency``, per ``source`` (``sandbox`` | ``ecb`` | ``manual``), as of ``as_of``."""
+
+    from_currency: str
+    to_currency: str
+    rate: Decimal
+    source: str
+    as_of: date
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> Fx | None:
+        if data is None:
+            return None
+        return cls(
+            str(data["from_currency"]),
+            str(data["to_currency"]),
+            Decimal(str(data["rate"])),
+            str(data["source"]),
+            date.fromisoformat(str(data["as_of"])),
+        )
+
+
+@dataclass(frozen=True)
 class Vehicle:
     vehicle_id: str
     make: str
@@ -136,6 +160,7 @@ class Vehicle:
     company: str
     extra_services: tuple[ExtraService, ...]
     cancellation_policy: CancellationPolicy | None = None  # None only from a service without policies
+    fx: Fx | None = None  # the rate its prices were converted at; None: quoted in the search's currency
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Vehicle:
@@ -153,6 +178,7 @@ class Vehicle:
             company=str(data["company"]),
             extra_services=tuple(ExtraService.from_json(e) for e in data["extra_services"]),
             cancellation_policy=None if policy is None else CancellationPolicy.from_json(policy),
+            fx=Fx.from_json(data.get("fx")),
         )
 
 
@@ -211,6 +237,7 @@ class BookedVehicle:
 class Price:
     total: Decimal
     currency: str
+    fx: Fx | None = None  # the rate the search converted it at (docs/rules/fx.md#booking); None: not converted
 
 
 @dataclass(frozen=True)
@@ -357,12 +384,14 @@ class RidePosition:
 class Ride:
     """The ride after APPROVED: ``stage`` (``NOT_STARTED``, ``EN_ROUTE_TO_PICKUP``, ``AT_PICKUP``,
     ``ON_BOARD``, ``DROPPED_OFF`` or ``CUSTOMER_NO_SHOW``), the events by ``occurred_at``, the
-    latest position while the ride is on, and the traveller's page (None until the service serves it)."""
+    latest position while the ride is on, the traveller's page (None until the service serves it) and
+    the traveller's rating page (None until the drop-off)."""
 
     stage: str
     events: tuple[RideEvent, ...]
     position: RidePosition | None
     tracking_url: str | None
+    rating_url: str | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Ride:
@@ -371,6 +400,7 @@ class Ride:
             tuple(RideEvent.from_json(e) for e in data["events"]),
             _maybe(RidePosition.from_json, data.get("position")),
             _optional_str(data.get("tracking_url")),
+            _optional_str(data.get("rating_url")),
         )
 
 
@@ -470,7 +500,7 @@ class Booking:
             passengers=Passengers(int(people["adult"]), int(people["children"]), int(people["infant"])),
             passenger=Passenger(*(_optional_str(person[k]) for k in ("name", "surname", "email", "phone"))),
             vehicle=BookedVehicle(str(car["make"]), str(car["model"]), str(car["type"])),
-            price=Price(Decimal(str(price["total"])), str(price["currency"])),
+            price=Price(Decimal(str(price["total"])), str(price["currency"]), Fx.from_json(price.get("fx"))),
             distance_km=int(data["distance_km"]),
             booking_type=str(data["booking_type"]),
             is_cancelable=bool(data["is_cancelable"]),

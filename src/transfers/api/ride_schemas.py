@@ -49,6 +49,10 @@ class Ride(_Strict):
         description="the traveller's page, {TRANSFERS_PUBLIC_BASE_URL}/t/{token}: no sign-in, "
         "usable until 7 days after pickup"
     )
+    rating_url: str | None = Field(
+        description="the traveller's rating page, {TRANSFERS_PUBLIC_BASE_URL}/r/{token}: null until the drop-off "
+        "is recorded; 1..5 stars and a comment, once, until 7 days after the drop-off"
+    )
 
 
 class RideEventBody(_Strict):

@@ -68,6 +68,16 @@ class SearchRequest(_Strict):
         ),
         examples=["2026-12-08 18:00"],
     )
+    currency: str | None = Field(
+        default=None,
+        description=(
+            "docs/rules/fx.md#search: the currency the offers are priced in (ISO 4217, capitals). A wallet client: "
+            "one it holds a wallet in, default its default wallet's; a reverse_api client: any the service accepts, "
+            "without it every quote in its own currency. Else code 1325."
+        ),
+        examples=["GBP"],
+    )
+
     sort: Literal["price", "recommended"] | None = Field(
         default=None,
         description=(
@@ -76,6 +86,16 @@ class SearchRequest(_Strict):
             "leaving it out."
         ),
     )
+
+
+class Fx(_Strict):
+    """docs/rules/fx.md#search: the rate a partner's prices were converted at."""
+
+    from_currency: str = Field(examples=["EUR"])
+    to_currency: str = Field(examples=["GBP"])
+    rate: str = Field(examples=["0.8563"], description="1 `from_currency` buys `rate` `to_currency`")
+    source: Literal["sandbox", "ecb", "manual"]
+    as_of: str = Field(examples=["2026-11-29"], description="the rate's date, YYYY-MM-DD")
 
 
 class ExtraServiceItem(_Strict):
@@ -100,6 +120,7 @@ class Vehicle(_Strict):
     small_bags: str
     price: float
     currency: str
+    fx: Fx | None = Field(description="docs/rules/fx.md#search: the rate used, null when nothing was converted")
     company: str
     extra_services: list[ExtraServiceItem]
     cancellation_policy: CancellationPolicy = Field(description="extension: docs/rules/cancellation.md")
@@ -200,6 +221,9 @@ class VehicleOut(_Strict):
 class Price(_Strict):
     total: str = Field(examples=["45.00"])
     currency: str
+    fx: Fx | None = Field(
+        default=None, description="docs/rules/fx.md#booking: the rate the search converted it at, or null"
+    )
 
 
 class Driver(_Strict):

@@ -6,6 +6,7 @@ add through ``bookings/hooks.py``)."""
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
@@ -102,7 +103,21 @@ def booking_values(
         "cancellation_policy": offer.cancellation_policy.public(),
         "event_sequence": 1,  # booking.created is the booking's first client event
         "tracking_token": tracking_link.new_token(),  # docs/rules/ride.md#tracking-page: issued with the booking
+        # docs/rules/fx.md#booking: the price as the search converted it, never again; the partner's own amounts
+        "fx": offer.fx,
+        "partner_currency": offer.partner_currency,
+        "partner_net_total": partner_net_total(offer, request),
     }
+
+
+def partner_net_total(offer: Offer, request: BookingRequest) -> Decimal | None:
+    """The partner's own net total of a converted offer (its vehicle's and chosen extras' own prices, in its
+    currency), or None when nothing was converted (``net_total`` is the partner's then)."""
+    if offer.partner_net_price is None:
+        return None
+    return offer.partner_net_price + sum(
+        ((c.extra.partner_net_price or Decimal(0)) * c.charged_units for c in request.extras), Decimal(0)
+    )
 
 
 def source_endpoint(svc: Services, source: OfferSource) -> PartnerEndpoint:

@@ -104,6 +104,11 @@ class Booking:
     trip_id: str | None
     trip_leg: int | None
     trip_other_reservation_no: str | None
+    # docs/rules/fx.md#booking: the rate its price was converted at (None: not converted), and the partner's
+    # own currency and net total (None: ``currency`` and ``net_total`` are the partner's)
+    fx: dict[str, Any] | None
+    partner_currency: str | None
+    partner_net_total: Decimal | None
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Booking:
@@ -194,6 +199,7 @@ class BookingView:
     trip_id: str | None  # the resource's trip (docs/rules/return-trips.md#legs)
     trip_leg: int | None
     trip_other_reservation_no: str | None
+    fx: dict[str, Any] | None  # the resource's price.fx (docs/rules/fx.md#booking)
 
     @property
     def trip(self) -> Trip:

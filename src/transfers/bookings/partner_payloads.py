@@ -27,7 +27,7 @@ def create_payload(booking: Booking) -> dict[str, Any]:
         "flight_info": flight_info(trip),
         "trip": trip_payload(trip),
         "extras": extras_payload(booking),
-        "price": {"total": money.text(booking.net_total, booking.currency), "currency": booking.currency},
+        "price": partner_price(booking),
     }
 
 
@@ -79,7 +79,7 @@ def partner_view(booking: Booking) -> dict[str, Any]:
             "extras": [
                 {"id": e["partner_extra_id"], "name": e["name"], "quantity": e["quantity"]} for e in booking.extras
             ],
-            "price": {"total": money.text(booking.net_total, booking.currency), "currency": booking.currency},
+            "price": partner_price(booking),
             "driver_info": trip.driver.public() if trip.driver is not None else None,
             "meeting_point": trip.meeting_point,
             # docs/rules/flights.md#disruption: the pickup as booked, the free wait and the flight as watched
@@ -90,6 +90,18 @@ def partner_view(booking: Booking) -> dict[str, Any]:
             "trip": trip.leg.public() if trip.leg is not None else None,
         },
         "passenger_info": trip.passenger.contact(),
-        # docs/rules/ride.md#ride-field: the ride at the top level, as the client sees it
-        "ride": ride_field.view(trip.ride, approved=booking.status is BookingStatus.APPROVED),
+        # docs/rules/ride.md#ride-field: the ride at the top level, as the client sees it, without the
+        # traveller's rating link (docs/rules/ratings.md#rating-page: the client's only)
+        "ride": ride_field.partner_view(trip.ride, approved=booking.status is BookingStatus.APPROVED),
     }
+
+
+def partner_price(booking: Booking) -> dict[str, str]:
+    """The price a partner is told: its own net total in its own currency (docs/rules/fx.md#booking), the
+    converted one never."""
+    if booking.partner_currency is not None and booking.partner_net_total is not None:
+        return {
+            "total": money.text(booking.partner_net_total, booking.partner_currency),
+            "currency": booking.partner_currency,
+        }
+    return {"total": money.text(booking.net_total, booking.currency), "currency": booking.currency}

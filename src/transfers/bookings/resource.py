@@ -11,6 +11,7 @@ from typing import Any
 from transfers import money
 from transfers.bookings import ride_field
 from transfers.bookings.models import VIEW_FIELDS, Booking, BookingView
+from transfers.bookings.rating_link import rating_url
 from transfers.bookings.state import DRIVER_VISIBLE, BookingStatus, is_cancelable
 from transfers.bookings.tracking_link import tracking_url
 from transfers.bookings.trip import Place, Trip
@@ -46,7 +47,7 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "passengers": trip.party.passengers(),
         "passenger": trip.passenger.contact(),
         "vehicle": trip.vehicle.public(),
-        "price": {"total": money.text(b.total, b.currency), "currency": b.currency},
+        "price": {"total": money.text(b.total, b.currency), "currency": b.currency, "fx": b.fx},
         "distance_km": trip.route.distance_km if trip.route.distance_km is not None else 0,
         "booking_type": trip.booking_type,
         "is_cancelable": is_cancelable(status, b.pickup_at, now),
@@ -64,9 +65,13 @@ def booking_resource(b: Booking | BookingView, now: datetime) -> dict[str, Any]:
         "original_pickup_datetime": original_pickup_datetime,
         "free_wait_until": local_time(b.airport_iata, trip.free_wait_until).isoformat(),
         "flight": flight_view(trip),
-        # docs/rules/ride.md#ride-field, docs/rules/ride.md#tracking-page: the ride and the traveller's page
+        # docs/rules/ride.md#ride-field, docs/rules/ride.md#tracking-page, docs/rules/ratings.md#rating-page: the
+        # ride, the traveller's page and, from the drop-off, the rating page (the client's resource only)
         "ride": ride_field.view(
-            trip.ride, approved=status is BookingStatus.APPROVED, tracking_url=tracking_url(b.tracking_token)
+            trip.ride,
+            approved=status is BookingStatus.APPROVED,
+            tracking_url=tracking_url(b.tracking_token),
+            rating_url=rating_url(b.reservation_no, trip.ride),
         ),
         # docs/rules/return-trips.md#legs: the return trip this booking is a leg of, or null
         "trip": trip.leg.public() if trip.leg is not None else None,

@@ -167,12 +167,24 @@ class Ride:
 NO_RIDE = Ride()
 
 
-def view(ride: Ride, *, approved: bool, tracking_url: str | None = None) -> dict[str, Any]:
+def view(
+    ride: Ride, *, approved: bool, tracking_url: str | None = None, rating_url: str | None = None
+) -> dict[str, Any]:
     """The BookingResource's ``ride`` (docs/rules/ride.md#ride-field). ``tracking_url``: the
-    traveller's page, which the page's own code gives (docs/rules/ride.md#tracking-page); None until then."""
+    traveller's page, which the page's own code gives (docs/rules/ride.md#tracking-page); None until then.
+    ``rating_url``: the traveller's rating page, from the drop-off (docs/rules/ratings.md#rating-page)."""
     return {
         "stage": ride.stage.value,
         "events": ride.stored_events(),
         "position": ride.position.stored() if ride.position is not None and ride.is_on(approved) else None,
         "tracking_url": tracking_url,
+        "rating_url": rating_url,
     }
+
+
+def partner_view(ride: Ride, *, approved: bool) -> dict[str, Any]:
+    """The ``ride`` of a partner's booking info: the client's without ``rating_url`` (the traveller's rating
+    link never reaches the partner it rates: docs/rules/ratings.md#rating-page)."""
+    shown = view(ride, approved=approved)
+    del shown["rating_url"]
+    return shown

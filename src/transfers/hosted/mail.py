@@ -105,7 +105,7 @@ def compose(kind: str, booking: Booking, recipients: list[str], *, partner_name:
         f"Passengers: {trip.party.adult} adults, {trip.party.children} children, {trip.party.infant} infants",
         # docs/rules/return-trips.md#create: a way back booked without the departing flight has none
         f"Flight:     {trip.flight.number or 'none given'}",
-        f"Your price: {money.text(booking.net_total, booking.currency)} {booking.currency}",
+        f"Your price: {_own_price(booking)}",
         "",
         f"{portal_url}/partner/bookings/{no}",
     ]
@@ -318,3 +318,10 @@ async def send_due(svc: Services, kinds: Registry[PartnerEmail]) -> int:
         concurrency=1,
     )
     return await engine.run_once(limit=BATCH)
+
+
+def _own_price(booking: Booking) -> str:
+    """The partner's own net total in its own currency (docs/rules/fx.md#booking), converted or not."""
+    if booking.partner_currency is not None and booking.partner_net_total is not None:
+        return f"{money.text(booking.partner_net_total, booking.partner_currency)} {booking.partner_currency}"
+    return f"{money.text(booking.net_total, booking.currency)} {booking.currency}"

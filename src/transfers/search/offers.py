@@ -1,8 +1,9 @@
 """Turning partner quotes into the offers a client sees (docs/rules/search.md), and the one ``Offer`` type.
 
-Sell price = net price + the partner's markup (vehicle and extras alike), rounded to cents.
-Offers that cannot seat the whole party, or quoted in another currency than a wallet client
-pays in, are left out. What remains is sorted by price and numbered: ``vehicle_no`` 1..n and
+Sell price = net price + the partner's markup (vehicle and extras alike), rounded half-up to the
+currency's decimals; a quote in another currency than the search's is first converted line by line
+(docs/rules/fx.md#search). Offers that cannot seat the whole party, or whose rate is missing or stale,
+are left out. What remains is sorted by price and numbered: ``vehicle_no`` 1..n and
 extra-service ids unique within the search.
 
 ``Offer`` is a ``search_vehicles`` row: the search stores it (``search/repository.py``) and the
@@ -18,10 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import datetime
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from transfers import money
 from transfers.cancellation.policy import FREE_UNTIL_PICKUP, Policy, from_json
+from transfers.fx.rates import RateTable
 from transfers.money import MoneyError
 from transfers.partners.models import PartnerRecord, sell_price
 from transfers.partners.wire import WireVehicle
@@ -40,8 +43,9 @@ class OfferedExtra:
     partner_extra_id: str
     name: str
     pricing_type: str  # PER_ITEM | PER_BOOKING
-    net_price: Decimal
+    net_price: Decimal  # in the offer's currency (converted when the offer is: docs/rules/fx.md#search)
     price: Decimal
+    partner_net_price: Decimal | None = None  # the partner's own unit price when converted, else None
 
     def stored(self, texts: dict[int, str] | None = None) -> dict[str, Any]:
         """The item as ``search_vehicles.extras`` keeps it: its prices as their exact ``str`` (read back by
@@ -55,7 +59,7 @@ class OfferedExtra:
             net, sell = self.net_price, self.price
             net_price = texts.get(id(net)) or texts.setdefault(id(net), str(net))
             price = texts.get(id(sell)) or texts.setdefault(id(sell), str(sell))
-        return {
+        item = {
             "id": self.id,
             "partner_extra_id": self.partner_extra_id,
             "name": self.name,
@@ -63,6 +67,9 @@ class OfferedExtra:
             "net_price": net_price,
             "price": price,
         }
+        if self.partner_net_price is not None:
+            item["partner_net_price"] = str(self.partner_net_price)
+        return item
 
     @classmethod
     def from_stored(cls, item: Mapping[str, Any]) -> OfferedExtra:
@@ -73,6 +80,7 @@ class OfferedExtra:
             item["pricing_type"],
             Decimal(item["net_price"]),
             Decimal(item["price"]),
+            Decimal(own) if (own := item.get("partner_net_price")) is not None else None,
         )
 
 
@@ -90,15 +98,20 @@ class Offer:
     max_passengers: int
     suitcases: int
     small_bags: int
-    net_price: Decimal  # what the partner is paid
+    net_price: Decimal  # what the partner is paid, in ``currency`` (converted when ``fx`` is set)
     sell_price: Decimal  # what the client pays: net price plus the partner's markup
-    currency: str
+    currency: str  # of ``sell_price`` and ``net_price``: the search's
     extras: tuple[OfferedExtra, ...] = ()
     # docs/rules/cancellation.md: the vehicle's own cancellation policy, else its partner's default, else free until
     # pickup; stored as its JSON tiers
     cancellation_policy: Policy = FREE_UNTIL_PICKUP
     # docs/rules/return-trips.md#search: 1 an offer of ``vehicles``, 2 of ``return_vehicles``
     leg: int = 1
+    # docs/rules/fx.md#search: the rate the partner's prices were converted at (``FxRate.as_dict``), and the
+    # partner's own currency and net price; all None when the partner quoted in the search's currency
+    fx: dict[str, str] | None = None
+    partner_currency: str | None = None
+    partner_net_price: Decimal | None = None
 
     def find_extra(self, extra_id: int) -> OfferedExtra | None:
         """The extra the client refers to by its id, or None (a handful per offer: a scan)."""
@@ -128,6 +141,9 @@ class Offer:
             "extras": [e.stored(texts) for e in self.extras],
             "cancellation_policy": self.cancellation_policy.public() if policy is None else policy,
             "leg": self.leg,
+            "fx": self.fx,
+            "partner_currency": self.partner_currency,
+            "partner_net_price": self.partner_net_price,
         }
 
     @classmethod
@@ -150,6 +166,9 @@ class Offer:
             tuple(OfferedExtra.from_stored(e) for e in row[prefix + "extras"]),
             _policy(row.get(prefix + "cancellation_policy")),
             row[prefix + "leg"],
+            row.get(prefix + "fx"),
+            row.get(prefix + "partner_currency"),
+            row.get(prefix + "partner_net_price"),
         )
 
     def public(
@@ -192,6 +211,7 @@ class Offer:
             "small_bags": _TEXTS.get(self.small_bags) or str(self.small_bags),
             "price": price,
             "currency": self.currency,
+            "fx": self.fx,
             "company": company,
             "extra_services": extras,
         }
@@ -241,9 +261,13 @@ def build_offers(
     *,
     party_size: int,
     currency: str | None,
+    rates: RateTable | None = None,
     after: list[Offer] | None = None,
 ) -> list[Offer]:
-    """``currency`` None accepts every currency (reverse_api clients are not paying from a wallet).
+    """``currency``: the search's (docs/rules/fx.md#search); a quote in another currency is converted line
+    by line with ``rates`` (each net price rounded half-up in ``currency``, then marked up), and left out
+    when its rate is missing or stale (``RateTable.usable`` logs it) or no ``rates`` are given. None
+    accepts every currency unconverted (a reverse_api client searching without ``currency``).
 
     ``after``: the way out's offers when these are the way back's (docs/rules/return-trips.md#search):
     they are leg 2 and numbered on from them (vehicle numbers and extra ids), so one search never
@@ -252,32 +276,51 @@ def build_offers(
     # extra, rather than through pydantic's ``__getattr__`` hook, which makes every ``quote.x`` a slow
     # lookup (~470 instructions against ~190; ~25 reads per vehicle).
     eligible = []
+    pairs: dict[str, tuple[Decimal, dict[str, str]] | None] = {}  # quoted currency -> (rate, fx), once each
     for index, (partner, quote) in enumerate(quotes):
         q = quote.__dict__
-        if q["capacity"].__dict__["passengers"] >= party_size and (currency is None or q["currency"] == currency):
-            try:
-                price = sell_price(q["price"], partner.markup_percent, q["currency"])
-            except MoneyError:  # a price with more decimals than its currency has: the vehicle is left out
-                continue
-            # sorted by price, partner name, vehicle id; the index keeps equal ones in the order given
-            eligible.append((price, partner.name, q["id"], index, partner, q))
+        if q["capacity"].__dict__["passengers"] < party_size:
+            continue
+        quoted_in = q["currency"]
+        conversion = None
+        try:
+            if currency is None or quoted_in == currency:
+                net = q["price"]
+                price = sell_price(net, partner.markup_percent, quoted_in)
+            else:
+                conversion = pairs.get(quoted_in, _UNSEEN)
+                if conversion is _UNSEEN:
+                    conversion = pairs[quoted_in] = _pair(rates, quoted_in, currency)
+                if conversion is None:  # no usable rate: the offer is left out (logged once by the table)
+                    continue
+                net = converted(q["price"], quoted_in, conversion[0], currency)
+                price = sell_price(net, partner.markup_percent, currency)
+        except MoneyError:  # a price with more decimals than its currency has: the vehicle is left out
+            continue
+        # sorted by price, partner name, vehicle id; the index keeps equal ones in the order given
+        eligible.append((price, partner.name, q["id"], index, partner, q, net, conversion))
     eligible.sort()
     offers: list[Offer] = []
     next_extra_id, first_no, leg = 1, 1, 1
     if after is not None:
         next_extra_id = 1 + max((e.id for o in after for e in o.extras), default=0)
         first_no, leg = len(after) + 1, 2
-    for number, (price, _, _, _, partner, q) in enumerate(eligible, start=first_no):
+    for number, (price, _, _, _, partner, q, net, conversion) in enumerate(eligible, start=first_no):
         extras = []
         markup, quoted_in = partner.markup_percent, q["currency"]
         for extra in q["extras"]:
             x = extra.__dict__
-            net = x["price"]
+            own = x["price"]
             try:
-                sell = sell_price(net, markup, quoted_in)
+                if conversion is None:
+                    sell = sell_price(own, markup, quoted_in)
+                    extras.append(OfferedExtra(next_extra_id, x["id"], x["name"], x["pricing_type"], own, sell))
+                else:
+                    unit = converted(own, quoted_in, conversion[0], currency or quoted_in)
+                    sell = sell_price(unit, markup, currency or quoted_in)
+                    extras.append(OfferedExtra(next_extra_id, x["id"], x["name"], x["pricing_type"], unit, sell, own))
             except MoneyError:  # a price with more decimals than its currency has: the extra is left out
                 continue
-            extras.append(OfferedExtra(next_extra_id, x["id"], x["name"], x["pricing_type"], net, sell))
             next_extra_id += 1
         capacity = q["capacity"].__dict__
         offers.append(
@@ -291,15 +334,43 @@ def build_offers(
                 capacity["passengers"],
                 capacity["suitcases"],
                 capacity["small_bags"],
-                q["price"],
+                net,
                 price,
-                q["currency"],
+                quoted_in if conversion is None else currency or quoted_in,
                 tuple(extras),
                 policy_of(partner, q["cancellation_policy"]),
                 leg,
+                None if conversion is None else conversion[1],
+                None if conversion is None else quoted_in,
+                None if conversion is None else q["price"],
             )
         )
     return offers
+
+
+_UNSEEN: Any = object()
+
+
+def _pair(rates: RateTable | None, quoted_in: str, currency: str) -> tuple[Decimal, dict[str, str]] | None:
+    """The rate from a partner's currency into the search's and its ``fx`` object, or None when there
+    is no usable one (``RateTable.usable`` logs ``fx_rate_unavailable``)."""
+    fx = rates.usable(quoted_in, currency) if rates is not None else None
+    return None if fx is None else (fx.rate, fx.as_dict())
+
+
+def converted(net: Decimal, quoted_in: str, rate: Decimal, currency: str) -> Decimal:
+    """One net line converted: the partner's price (exact in its own currency, else ``MoneyError``) times
+    the rate, rounded half-up to ``currency``'s decimals (docs/rules/fx.md#search)."""
+    return _remembered_converted(net, quoted_in, rate, currency)
+
+
+def _converted(net: Decimal, quoted_in: str, rate: Decimal, currency: str) -> Decimal:
+    return money.round_half_up(money.exact(net, quoted_in) * rate, currency)
+
+
+# As ``partners.models.sell_price``: partners quote the same few prices, and a search converts each at one
+# rate; the result depends only on the values (rounded), errors are not cached.
+_remembered_converted = lru_cache(maxsize=4096)(_converted)
 
 
 def _policy(stored: Any) -> Policy:

@@ -12,6 +12,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
+from transfers import money
 from transfers.errors import Code, Invalid
 from transfers.reference.airports import Airport, find_airport
 from transfers.rows import frozen_value
@@ -47,7 +48,6 @@ class SearchQuery:
     infant: int
     # docs/rules/return-trips.md#search: the way back's pickup (aware, airport time); None: one way
     return_at: datetime | None = None
-    sort: str = "price"  # docs/rules/quality.md#ranking: price | recommended
 
     @property
     def party_size(self) -> int:
@@ -119,15 +119,17 @@ def parse_search(body: dict[str, Any], now: datetime, limits: SearchLimits) -> S
     point = pickup_point or dropoff_point
     if point is None:  # not reached: the other side of the one AIRPORT is a POINT (else 1323 above)
         raise Invalid(Code.SEARCH_AIRPORT_REQUIRED)
-    # 1326, last (docs/rules/quality.md#ranking): null is the same as absent.
-    sort = body.get("sort")
-    if sort is None:
-        sort = "price"
-    elif sort not in SORTS:
-        raise Invalid(Code.SEARCH_SORT_INVALID)
-    return SearchQuery(
-        airport, point, pickup_airport is not None, pickup_at, adult, children, infant, return_at, str(sort)
-    )
+    return SearchQuery(airport, point, pickup_airport is not None, pickup_at, adult, children, infant, return_at)
+
+
+def requested_sort(value: Any) -> str:
+    """The search's ``sort`` (docs/rules/quality.md#ranking), checked after every other search code (1325
+    included): absent or null, ``price``; ``price`` or ``recommended``; anything else 1326."""
+    if value is None:
+        return "price"
+    if isinstance(value, str) and value in SORTS:
+        return value
+    raise Invalid(Code.SEARCH_SORT_INVALID)
 
 
 def _location_type(location: Any, codes: tuple[Code, ...]) -> tuple[dict[str, Any], str]:
@@ -231,3 +233,16 @@ def _count(count: Any, maximum: int, code: Code) -> int:
     if not is_int(count) or not 0 <= count <= maximum:
         raise Invalid(code)
     return cast(int, count)
+
+
+def requested_currency(value: Any, enabled: frozenset[str] | None) -> str | None:
+    """The search's ``currency`` as sent (docs/rules/fx.md#search): absent or null, None; else an active
+    ISO 4217 code in capitals, among TRANSFERS_CURRENCIES when that is set, or 1325 (a number, a boolean,
+    ``"gbp"``, ``"GBPX"``, a code in other letters). Whether the client may search in it is the caller's."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) != 3 or not money.is_currency(value):
+        raise Invalid(Code.SEARCH_CURRENCY_INVALID)
+    if enabled is not None and value not in enabled:
+        raise Invalid(Code.SEARCH_CURRENCY_INVALID)
+    return value

@@ -12,6 +12,9 @@ from typing import Any
 
 from transfers.cancellation.views import policy_view
 from transfers.clients.models import ClientPrincipal
+from transfers.errors import Code, Invalid
+from transfers.fx.rates import RateTable
+from transfers.fx.service import rate_table
 from transfers.partners.wire import search_request
 from transfers.ratecards.pricing import Trip
 from transfers.reference.airports import great_circle_km
@@ -20,8 +23,9 @@ from transfers.search import repository as repo
 from transfers.search.fanout import ask_partners
 from transfers.search.hosted import ask_hosted
 from transfers.search.offers import Offer, build_offers
-from transfers.search.rules import SearchLimits, SearchQuery, parse_search
+from transfers.search.rules import SearchLimits, SearchQuery, parse_search, requested_currency, requested_sort
 from transfers.services import Services
+from transfers.wallet.repository import wallets_of_client
 
 
 def limits(svc: Services) -> SearchLimits:
@@ -41,6 +45,8 @@ def new_search_id() -> str:
 async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -> dict[str, Any]:
     now = svc.clock.now()
     query = parse_search(body, now, limits(svc))
+    currency = await search_currency(svc, client, body.get("currency"))
+    sort = requested_sort(body.get("sort"))
     directory = await svc.partners.snapshot()
     airport = query.airport
     own_distance = round(great_circle_km(airport.lat, airport.lng, query.point.lat, query.point.lng))
@@ -85,19 +91,21 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
             ask(partner_payload(query), query.pickup_at), ask(partner_payload(query, back=True), query.return_at)
         )
     quotes = [(answer.partner, vehicle) for answer in answers for vehicle in answer.vehicles]
-    currency = client.currency if client.pays_by_wallet else None
-    offers = build_offers(quotes, party_size=query.party_size, currency=currency)
+    back_quotes = [(answer.partner, vehicle) for answer in back_answers for vehicle in answer.vehicles]
+    rates = await _rates(svc, currency, quotes, back_quotes)
+    offers = build_offers(quotes, party_size=query.party_size, currency=currency, rates=rates)
     distance = next((a.distance_km for a in answers if a.distance_km is not None), None)
     if distance is None:
         distance = own_distance
     back_offers: list[Offer] = []
     if query.return_at is not None:
-        back_quotes = [(answer.partner, vehicle) for answer in back_answers for vehicle in answer.vehicles]
-        back_offers = build_offers(back_quotes, party_size=query.party_size, currency=currency, after=offers)
+        back_offers = build_offers(
+            back_quotes, party_size=query.party_size, currency=currency, rates=rates, after=offers
+        )
     # docs/rules/quality.md#ranking: one step once the offers are built, before they are stored
     qualities = await ranking.current(svc.db)
-    offers = ranking.rank(offers, qualities, query.sort)
-    back_offers = ranking.rank(back_offers, qualities, query.sort)
+    offers = ranking.rank(offers, qualities, sort)
+    back_offers = ranking.rank(back_offers, qualities, sort)
     search_id = new_search_id()
     # The stored search must be committed before the answer leaves (a booking may follow at once,
     # on any process), so the store stays on the answer's path; but the answer's body is built
@@ -128,6 +136,32 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     if query.return_at is None:  # the one-way answer, byte for byte as before return trips
         return {"search_id": search_id, "distance_km": distance, "vehicles": vehicles}
     return {"search_id": search_id, "distance_km": distance, "vehicles": vehicles, "return_vehicles": return_vehicles}
+
+
+async def search_currency(svc: Services, client: ClientPrincipal, value: Any) -> str | None:
+    """The currency the search prices in (docs/rules/fx.md#search). A wallet client: the one sent, which
+    must be a currency it holds a wallet in, else its default wallet's; a reverse_api client: the one sent,
+    any the service accepts, else None (every quote in its own currency). 1325 otherwise. The wallets are
+    read only when a wallet client names another currency than its default wallet's."""
+    requested = requested_currency(value, svc.settings.enabled_currencies)
+    if not client.pays_by_wallet:
+        return requested
+    if requested is None or requested == client.currency:
+        return client.currency
+    async with svc.db.read() as conn:
+        held = {w.currency for w in await wallets_of_client(conn, client.client_id)}
+    if requested not in held:
+        raise Invalid(Code.SEARCH_CURRENCY_INVALID)
+    return requested
+
+
+async def _rates(svc: Services, currency: str | None, *legs: list[tuple[Any, Any]]) -> RateTable | None:
+    """The rate table when some quote is in another currency than the search's, else None (no read)."""
+    if currency is None or all(v.__dict__["currency"] == currency for quotes in legs for _, v in quotes):
+        return None
+    if svc.fx_rates is not None:
+        return await svc.fx_rates.current()
+    return await rate_table(svc.db, svc.settings, svc.clock)
 
 
 async def _joined(*calls: Awaitable[list[Any]]) -> list[Any]:

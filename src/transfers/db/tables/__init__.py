@@ -42,6 +42,7 @@ from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_
 from transfers.db.tables.incidents import incidents, incidents_status_created
 from transfers.db.tables.journal import journal_entries, journal_lines, partner_statements, statement_close_runs
 from transfers.db.tables.quality import partner_scorecards
+from transfers.db.tables.ratings import ratings, ratings_partner_created
 from transfers.db.tables.reference import cancellation_reasons, car_services, vehicle_segments, vehicle_types
 from transfers.db.tables.requestlog import api_requests
 from transfers.db.tables.return_trips import bookings_trip
@@ -95,6 +96,8 @@ __all__ = [
     "partner_users",
     "partners",
     "rate_cards",
+    "ratings",
+    "ratings_partner_created",
     "ride_events",
     "ride_positions",
     "search_vehicles",

@@ -12,10 +12,11 @@
 
 from __future__ import annotations
 
-from sqlalchemy import CheckConstraint, Column, Date, Integer, String, Table, Text, UniqueConstraint
+from sqlalchemy import JSON, CheckConstraint, Column, Date, Integer, String, Table, Text, UniqueConstraint
 
 from transfers.db.tables._base import PK, metadata
-from transfers.db.types import UTCDateTime
+from transfers.db.tables.bookings import bookings, search_vehicles
+from transfers.db.types import Money, UTCDateTime
 
 fx_rates = Table(
     "fx_rates",
@@ -40,3 +41,12 @@ fx_fetches = Table(
     Column("last_error", Text, nullable=True),
     CheckConstraint("id = 1", name="one_row"),
 )
+
+# Converted offers and bookings (migration 0030, docs/rules/fx.md#search): the rate used (NULL: nothing was
+# converted) and the partner's own currency and net amount beside the converted ones they are sold in.
+search_vehicles.append_column(Column("fx", JSON, nullable=True))
+search_vehicles.append_column(Column("partner_currency", String(3), nullable=True))
+search_vehicles.append_column(Column("partner_net_price", Money, nullable=True))
+bookings.append_column(Column("fx", JSON, nullable=True))
+bookings.append_column(Column("partner_currency", String(3), nullable=True))
+bookings.append_column(Column("partner_net_total", Money, nullable=True))
