@@ -240,13 +240,22 @@ async def test_a_currency_without_a_wallet_is_1325_and_null_is_the_default(
 
 
 async def test_a_return_trip_is_priced_in_the_search_currency_both_ways(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory
+    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory, db: Database
 ) -> None:
-    _, key = await make_client(currency="GBP")
-    await four_partners(make_partner)
+    client_id, key = await make_client(currency="GBP", balance="200.00")
+    partners = await four_partners(make_partner)
     response = await search(http, key, return_datetime=future_local(days=14))
     assert response.status_code == 200, response.text
     answer = response.json()
-    for leg in ("vehicles", "return_vehicles"):
-        euro = by_company(answer, leg)["Euro Cars"]
+    way_out, way_back = (by_company(answer, leg)["Euro Cars"] for leg in ("vehicles", "return_vehicles"))
+    for euro in (way_out, way_back):
         assert (euro["price"], euro["currency"], euro["fx"]["rate"]) == (52.8, "GBP", "0.8563")
+    body = booking_body(answer["search_id"], way_out["vehicle_id"], return_vehicle_id=int(way_back["vehicle_id"]))
+    created = await http.post(BOOKING, json=body, headers=bearer(key))
+    assert created.status_code == 200, created.text
+    assert created.json()["booking"]["price"] == {"total": "52.80", "currency": "GBP", "fx": way_out["fx"]}
+    # both legs from the GBP wallet; the partner told its own 56.05 EUR for each
+    assert await wallet_balances(db, client_id) == {"GBP": Decimal("94.40")}
+    assert [c.body["price"] for c in partners["euro"].calls("/booking/create")] == [
+        {"total": "56.05", "currency": "EUR"}
+    ] * 2
