@@ -15,9 +15,12 @@ from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.helpers import LONDON, booking_body, future_local, ledger_of, row_of, search_body
 from tests.hosted.conftest import HostedFactory, example_card
 from tests.servers import LiveServer
+from transfers import money
+from transfers.bookings.models import Booking
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import hosted_capacity, outbox, partner_emails
+from transfers.hosted.mail import compose
 from transfers.jobs import scheduled
 
 SEARCH = "/api/v1/booking-api/search"
@@ -308,3 +311,31 @@ async def test_a_date_blacked_out_after_the_search_cannot_be_booked(
     refused = await http.post(BOOKING, json=booking_body(found["search_id"], sedan["vehicle_id"]), headers=bearer(key))
     assert refused.status_code == 409 and refused.json()["code"] == "VEHICLE_UNAVAILABLE"
     assert await balance_of(db, client_id) == Decimal("300.00")
+
+
+async def test_a_converted_hosted_booking_keeps_the_cards_own_price_for_the_partner(
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
+    db: Database,
+) -> None:
+    """docs/rules/fx.md#booking: a GBP agency books from a EUR rate card; the partner's e-mail and pages say
+    its own EUR price, the agency pays the converted GBP one."""
+    _, key = await make_client(currency="GBP", balance="500.00")
+    await make_hosted(airports=("NCL",), name="Hosted Newcastle EUR")
+    point = {"type": "POINT", "lat": 54.9783, "lng": -1.6178, "name": "Newcastle"}
+    found = await search_at(http, key, "NCL", point=point)
+    sedan = company(found, "Hosted Newcastle EUR")[0]
+    assert sedan["currency"] == "GBP" and sedan["fx"]["from_currency"] == "EUR"
+    created = await http.post(BOOKING, json=booking_body(found["search_id"], sedan["vehicle_id"]), headers=bearer(key))
+    assert created.status_code == 200, created.text
+    booking = created.json()["booking"]
+    assert booking["price"]["currency"] == "GBP" and booking["price"]["fx"] == sedan["fx"]
+    row = await row_of(db, booking["reservation_no"])
+    assert row["partner_currency"] == "EUR" and row["currency"] == "GBP"
+    stored = Booking.from_row(row)
+    assert (stored.own_net_total, stored.own_currency) == (row["partner_net_total"], "EUR")
+    # the card's net, converted at 0.8563, is the booking's net in GBP
+    assert row["net_total"] == (row["partner_net_total"] * Decimal("0.8563")).quantize(Decimal("0.01"), ROUND_HALF_UP)
+    mail = compose("booking.new", stored, ["ops@example.com"], partner_name="Hosted", portal_url="https://p")
+    assert f"Your price: {money.text(row['partner_net_total'], 'EUR')} EUR" in mail.body

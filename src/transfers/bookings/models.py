@@ -128,6 +128,17 @@ class Booking:
         """Its trip as one typed value (``bookings/trip.py``)."""
         return trip_of(self)
 
+    @property
+    def own_net_total(self) -> Decimal:
+        """What the partner is told and paid, in ``own_currency``: its own net total when the price was
+        converted (docs/rules/fx.md#booking), else ``net_total``."""
+        return self.net_total if self.partner_net_total is None else self.partner_net_total
+
+    @property
+    def own_currency(self) -> str:
+        """The partner's currency: ``partner_currency`` when the price was converted, else ``currency``."""
+        return self.partner_currency or self.currency
+
     def moved(self, values: Mapping[str, Any]) -> Booking:
         """The row after an UPDATE that set ``values`` (column names; ``status`` as stored text). The
         values are plain values: a column the database computes (``x = x + 1``) is passed computed."""

@@ -99,9 +99,4 @@ def partner_view(booking: Booking) -> dict[str, Any]:
 def partner_price(booking: Booking) -> dict[str, str]:
     """The price a partner is told: its own net total in its own currency (docs/rules/fx.md#booking), the
     converted one never."""
-    if booking.partner_currency is not None and booking.partner_net_total is not None:
-        return {
-            "total": money.text(booking.partner_net_total, booking.partner_currency),
-            "currency": booking.partner_currency,
-        }
-    return {"total": money.text(booking.net_total, booking.currency), "currency": booking.currency}
+    return {"total": money.text(booking.own_net_total, booking.own_currency), "currency": booking.own_currency}

@@ -322,6 +322,4 @@ async def send_due(svc: Services, kinds: Registry[PartnerEmail]) -> int:
 
 def _own_price(booking: Booking) -> str:
     """The partner's own net total in its own currency (docs/rules/fx.md#booking), converted or not."""
-    if booking.partner_currency is not None and booking.partner_net_total is not None:
-        return f"{money.text(booking.partner_net_total, booking.partner_currency)} {booking.partner_currency}"
-    return f"{money.text(booking.net_total, booking.currency)} {booking.currency}"
+    return f"{money.text(booking.own_net_total, booking.own_currency)} {booking.own_currency}"
