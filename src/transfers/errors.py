@@ -99,6 +99,7 @@ class Code(IntEnum):
     SEARCH_AIRPORT_REQUIRED = 1323
     SEARCH_RETURN_DATETIME_INVALID = 1324  # docs/rules/return-trips.md#search (checked right after 1317)
     SEARCH_CURRENCY_INVALID = 1325  # docs/rules/fx.md#search (checked after 1324 and 1318-1323)
+    SEARCH_SORT_INVALID = 1326  # docs/rules/quality.md#ranking (checked last)
     # docs/rules/errors.md#get-codes get booking
     BOOKING_INFO_RESERVATION_REQUIRED = 1400
     BOOKING_INFO_RESERVATION_NOT_FOUND = 1401

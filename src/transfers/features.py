@@ -14,7 +14,9 @@ from transfers.bookings.hooks import HOOKS, Hooks
 from transfers.flights import enrolment as flights
 from transfers.incidents import repository as incident_repo
 from transfers.incidents import service as incidents
+from transfers.quality import service as quality
 from transfers.ride.hooks import RIDE_HOOKS, RideHooks
+from transfers.search import ranking
 
 
 def register(hooks: Hooks = HOOKS, ride: RideHooks = RIDE_HOOKS) -> Hooks:
@@ -28,4 +30,6 @@ def register(hooks: Hooks = HOOKS, ride: RideHooks = RIDE_HOOKS) -> Hooks:
     # incidents/: what they refunded as the partner's, which a fee-keeping cancel's journal entries carry
     # (docs/rules/incidents.md#refund-then-cancel)
     hooks.on_partner_refunds(incident_repo.partner_refunds)
+    # quality/: the latest scores the search ranks by (docs/rules/quality.md#ranking)
+    ranking.register(quality.current_qualities)
     return hooks

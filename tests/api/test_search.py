@@ -40,6 +40,7 @@ async def test_search_returns_priced_sorted_vehicles_and_stores_them(
     policy = sedan.pop("cancellation_policy")
     assert policy["tiers"] == [{"hours_before_pickup": 0, "fee_percent": 0}]
     assert policy["free_until"].endswith("T14:30:00+00:00")
+    assert sedan.pop("quality") == {"score": 91, "preferred": False}  # no scorecard yet: a new partner's
     assert sedan == {
         "vehicle_id": "1",
         "make": "Toyota",

@@ -78,6 +78,15 @@ class SearchRequest(_Strict):
         examples=["GBP"],
     )
 
+    sort: Literal["price", "recommended"] | None = Field(
+        default=None,
+        description=(
+            "docs/rules/quality.md#ranking: `price` (the default; equal prices by the partner's quality score) or "
+            "`recommended` (price weighed by that score); anything else is code 1326; null is the same as "
+            "leaving it out."
+        ),
+    )
+
 
 class Fx(_Strict):
     """docs/rules/fx.md#search: the rate a partner's prices were converted at."""
@@ -96,6 +105,11 @@ class ExtraServiceItem(_Strict):
     pricing_type: Literal["PER_BOOKING", "PER_ITEM"]
 
 
+class VehicleQuality(_Strict):
+    score: int = Field(description="the partner's latest quality score, 0..100 (91 without a scorecard yet)")
+    preferred: bool = Field(description="the partner's tier is PREFERRED")
+
+
 class Vehicle(_Strict):
     vehicle_id: str = Field(description="a positive integer as a string, unique within the search")
     make: str
@@ -110,6 +124,7 @@ class Vehicle(_Strict):
     company: str
     extra_services: list[ExtraServiceItem]
     cancellation_policy: CancellationPolicy = Field(description="extension: docs/rules/cancellation.md")
+    quality: VehicleQuality = Field(description="extension: docs/rules/quality.md#ranking")
 
 
 class SearchResource(_Strict):

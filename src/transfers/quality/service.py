@@ -7,6 +7,7 @@ scores as they were. The same database and ``as_of`` always give the same scorec
 
 from __future__ import annotations
 
+import time as monotonic_time
 from dataclasses import dataclass
 from datetime import UTC, datetime, time
 from typing import Any
@@ -14,7 +15,8 @@ from typing import Any
 from transfers.db.engine import Database
 from transfers.db.tables.quality import ALL_AIRPORTS
 from transfers.quality import repository as repo
-from transfers.quality.rules import Counts, scorecard, window
+from transfers.quality.rules import Counts, Tier, scorecard, window
+from transfers.search.ranking import PartnerQuality, Qualities
 
 DAILY_AT = time(3, 0, tzinfo=UTC)
 
@@ -74,3 +76,31 @@ async def run_daily(db: Database, now: datetime) -> int:
         if await repo.computed_on(conn, as_of.date().isoformat()):
             return 0
     return len((await compute_and_store(db, as_of, now=now)).cards)
+
+
+CACHE_SECONDS = 60.0  # scores change once a day; another process's new scores are seen within a minute
+_CACHE: dict[int, tuple[float, Qualities]] = {}
+
+
+async def current_qualities(db: Database) -> Qualities:
+    """Each partner's latest score as search ranks by it (``search/ranking.py``), read at most once a
+    minute per database: a search pays a dictionary lookup, not a query."""
+    cached = _CACHE.get(id(db))
+    clock = monotonic_time.monotonic()
+    if cached is not None and cached[0] > clock:
+        return cached[1]
+    async with db.read() as conn:
+        stored = await repo.latest(conn)
+    qualities = {
+        pid: PartnerQuality(
+            int(s.card["score"]), s.card["tier"] == Tier.PREFERRED.value, s.card["tier"] == Tier.AT_RISK.value
+        )
+        for pid, s in stored.items()
+    }
+    _CACHE[id(db)] = (clock + CACHE_SECONDS, qualities)
+    return qualities
+
+
+def forget_cached() -> None:
+    """The next search reads the scores again (after this process wrote new ones)."""
+    _CACHE.clear()

@@ -19,6 +19,7 @@ from transfers.rows import frozen_value
 from transfers.text import is_clean
 
 MAX_NAME_LENGTH = 255
+SORTS = ("price", "recommended")
 _DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?")
 
 
@@ -119,6 +120,16 @@ def parse_search(body: dict[str, Any], now: datetime, limits: SearchLimits) -> S
     if point is None:  # not reached: the other side of the one AIRPORT is a POINT (else 1323 above)
         raise Invalid(Code.SEARCH_AIRPORT_REQUIRED)
     return SearchQuery(airport, point, pickup_airport is not None, pickup_at, adult, children, infant, return_at)
+
+
+def requested_sort(value: Any) -> str:
+    """The search's ``sort`` (docs/rules/quality.md#ranking), checked after every other search code (1325
+    included): absent or null, ``price``; ``price`` or ``recommended``; anything else 1326."""
+    if value is None:
+        return "price"
+    if isinstance(value, str) and value in SORTS:
+        return value
+    raise Invalid(Code.SEARCH_SORT_INVALID)
 
 
 def _location_type(location: Any, codes: tuple[Code, ...]) -> tuple[dict[str, Any], str]:

@@ -18,11 +18,12 @@ from transfers.fx.service import rate_table
 from transfers.partners.wire import search_request
 from transfers.ratecards.pricing import Trip
 from transfers.reference.airports import great_circle_km
+from transfers.search import ranking
 from transfers.search import repository as repo
 from transfers.search.fanout import ask_partners
 from transfers.search.hosted import ask_hosted
 from transfers.search.offers import Offer, build_offers
-from transfers.search.rules import SearchLimits, SearchQuery, parse_search, requested_currency
+from transfers.search.rules import SearchLimits, SearchQuery, parse_search, requested_currency, requested_sort
 from transfers.services import Services
 from transfers.wallet.repository import wallets_of_client
 
@@ -45,6 +46,7 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     now = svc.clock.now()
     query = parse_search(body, now, limits(svc))
     currency = await search_currency(svc, client, body.get("currency"))
+    sort = requested_sort(body.get("sort"))
     directory = await svc.partners.snapshot()
     airport = query.airport
     own_distance = round(great_circle_km(airport.lat, airport.lng, query.point.lat, query.point.lng))
@@ -100,6 +102,10 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
         back_offers = build_offers(
             back_quotes, party_size=query.party_size, currency=currency, rates=rates, after=offers
         )
+    # docs/rules/quality.md#ranking: one step once the offers are built, before they are stored
+    qualities = await ranking.current(svc.db)
+    offers = ranking.rank(offers, qualities, sort)
+    back_offers = ranking.rank(back_offers, qualities, sort)
     search_id = new_search_id()
     # The stored search must be committed before the answer leaves (a booking may follow at once,
     # on any process), so the store stays on the answer's path; but the answer's body is built
@@ -120,9 +126,11 @@ async def search(svc: Services, client: ClientPrincipal, body: dict[str, Any]) -
     return_vehicles: list[dict[str, Any]] = []
     try:
         await asyncio.sleep(0)
-        vehicles = _vehicles(answers, offers, query, query.pickup_at, now)
+        vehicles = ranking.label(_vehicles(answers, offers, query, query.pickup_at, now), offers, qualities)
         if query.return_at is not None:
-            return_vehicles = _vehicles(back_answers, back_offers, query, query.return_at, now)
+            return_vehicles = ranking.label(
+                _vehicles(back_answers, back_offers, query, query.return_at, now), back_offers, qualities
+            )
     finally:
         await store  # its error, if any, is the search's (nothing is answered without the record)
     if query.return_at is None:  # the one-way answer, byte for byte as before return trips
