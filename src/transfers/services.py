@@ -56,6 +56,10 @@ class Services:
     """Client API requests not yet written to the request log (``requestlog/``); None: not kept."""
     background: Background = field(default_factory=Background)
     """Work a request starts without waiting for it (``background.py``: a new booking's first flight check)."""
+    wallet_currencies: dict[int, frozenset[str]] = field(default_factory=dict)
+    """Per client, the currencies it was last seen holding a wallet in (a search in a currency other than
+    its default wallet's checks here first, ``search/service.py``): wallets are never removed, so a
+    currency found here stays true; one not found is read again."""
     fx_rates: RateTables | None = None
     """The exchange rates searches convert with, read at most every few seconds (``fx.service.RateTables``);
     set by ``build`` (None: each search that converts reads them)."""

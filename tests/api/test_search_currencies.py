@@ -226,12 +226,21 @@ async def test_ugly_currencies_are_1325(
 
 
 async def test_a_currency_without_a_wallet_is_1325_and_null_is_the_default(
-    http: httpx.AsyncClient, make_client: ClientFactory, make_partner: PartnerFactory
+    http: httpx.AsyncClient,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    db: Database,
+    clock: ShiftedClock,
 ) -> None:
-    _, key = await make_client(currency="GBP")
+    client_id, key = await make_client(currency="GBP")
     await four_partners(make_partner)
     refused = await search(http, key, currency="EUR")  # a real currency, but no EUR wallet
     assert refused.status_code == 422 and refused.json()["code"] == 1325
+    # a wallet added since is searched in at once (a currency not seen held is read again)
+    await client_service.add_wallet(db, clock, client_id, "EUR", default=False, actor="tests")
+    in_euros = await search(http, key, currency="EUR")
+    assert in_euros.status_code == 200 and {v["currency"] for v in in_euros.json()["vehicles"]} == {"EUR"}
+    assert (await search(http, key, currency="EUR")).status_code == 200  # and again, from what was seen
     default = await search(http, key, currency=None)
     assert default.status_code == 200 and {v["currency"] for v in default.json()["vehicles"]} == {"GBP"}
     # the other search codes come first: a bad pickup time is still 1317

@@ -67,8 +67,11 @@ class OfferedExtra:
             "net_price": net_price,
             "price": price,
         }
-        if self.partner_net_price is not None:
-            item["partner_net_price"] = str(self.partner_net_price)
+        own = self.partner_net_price
+        if own is not None:
+            item["partner_net_price"] = (
+                str(own) if texts is None else texts.get(id(own)) or texts.setdefault(id(own), str(own))
+            )
         return item
 
     @classmethod

@@ -207,8 +207,9 @@ def _postgres_rows(offers: list[Offer]) -> list[dict[str, Any]]:
         net, sell = offer.net_price, offer.sell_price
         row["net_price"] = texts.get(id(net)) or texts.setdefault(id(net), str(net))
         row["sell_price"] = texts.get(id(sell)) or texts.setdefault(id(sell), str(sell))
-        if offer.partner_net_price is not None:  # converted (docs/rules/fx.md#search): the partner's own price
-            row["partner_net_price"] = str(offer.partner_net_price)
+        own = offer.partner_net_price
+        if own is not None:  # converted (docs/rules/fx.md#search): the partner's own price
+            row["partner_net_price"] = texts.get(id(own)) or texts.setdefault(id(own), str(own))
         vehicles.append(row)
     return vehicles
 

@@ -142,14 +142,18 @@ async def search_currency(svc: Services, client: ClientPrincipal, value: Any) ->
     """The currency the search prices in (docs/rules/fx.md#search). A wallet client: the one sent, which
     must be a currency it holds a wallet in, else its default wallet's; a reverse_api client: the one sent,
     any the service accepts, else None (every quote in its own currency). 1325 otherwise. The wallets are
-    read only when a wallet client names another currency than its default wallet's."""
+    read only when a wallet client names another currency than its default wallet's that this process has
+    not yet seen it hold (``Services.wallet_currencies``)."""
     requested = requested_currency(value, svc.settings.enabled_currencies)
     if not client.pays_by_wallet:
         return requested
     if requested is None or requested == client.currency:
         return client.currency
+    if requested in svc.wallet_currencies.get(client.client_id, ()):
+        return requested  # seen before: wallets are never removed, so no read on the search's path
     async with svc.db.read() as conn:
-        held = {w.currency for w in await wallets_of_client(conn, client.client_id)}
+        held = frozenset(w.currency for w in await wallets_of_client(conn, client.client_id))
+    svc.wallet_currencies[client.client_id] = held
     if requested not in held:
         raise Invalid(Code.SEARCH_CURRENCY_INVALID)
     return requested
