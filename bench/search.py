@@ -40,7 +40,15 @@ from bench.wrkrun import Request, WrkResult, write_requests, wrk
 GOOD = 50
 POINT = (51.5074, -0.1278, "Trafalgar Square, London")
 # airport -> (the partners asked: indexes into the good ports, plus the hanging one?)
-CASES = {"10 partners": ("LHR", 10, False), "50 partners": ("FRA", 50, False), "9 + 1 hanging": ("AMS", 9, True)}
+CASES = {
+    "10 partners": ("LHR", 10, False),
+    "10 partners, in GBP": ("LHR", 10, False),
+    "50 partners": ("FRA", 50, False),
+    "9 + 1 hanging": ("AMS", 9, True),
+}
+# docs/rules/fx.md#search: the case searched in another currency than the partners quote in (EUR), so every
+# quote is converted (the client holds a GBP wallet beside its EUR one); the others name none.
+CURRENCY = {"10 partners, in GBP": "GBP"}
 
 
 @dataclass
@@ -63,6 +71,7 @@ async def seed_db(url: str, ports: list[int], hang_port: int) -> str:
     from transfers.db.engine import Database
     from transfers.partners.secrets_box import SecretBox
     from transfers.partners.service import register_partner
+    from transfers.wallet.repository import add_wallet
 
     db = Database(asyncpg_url(url), pool_size=2)
     box = SecretBox(SECRET)
@@ -92,22 +101,25 @@ async def seed_db(url: str, ports: list[int], hang_port: int) -> str:
             actor="bench",
         )
         created = await seed.seed_clients(db, {"search": Decimal("1000000000")})
+        async with db.write() as conn:  # the converted case searches in GBP: one of the client's wallets
+            await add_wallet(conn, created["search"].client_id, "GBP", default=False, now=datetime.now(UTC))
     finally:
         await db.dispose()
     return created["search"].api_key
 
 
-def body(iata: str) -> str:
+def body(iata: str, currency: str | None = None) -> str:
     lat, lng, name = POINT
     pickup = (datetime.now(UTC) + timedelta(days=3)).strftime("%Y-%m-%dT10:00")
-    return orjson.dumps(
-        {
-            "pickup_datetime": pickup,
-            "pickup_location": {"type": "AIRPORT", "iata_code": iata},
-            "dropoff_location": {"type": "POINT", "lat": lat, "lng": lng, "name": name},
-            "travelers": {"adult": 2, "children": 0, "infant": 0},
-        }
-    ).decode()
+    request = {
+        "pickup_datetime": pickup,
+        "pickup_location": {"type": "AIRPORT", "iata_code": iata},
+        "dropoff_location": {"type": "POINT", "lat": lat, "lng": lng, "name": name},
+        "travelers": {"adult": 2, "children": 0, "infant": 0},
+    }
+    if currency is not None:
+        request["currency"] = currency
+    return orjson.dumps(request).decode()
 
 
 class Bench:
@@ -197,8 +209,8 @@ class Bench:
                 )
                 files = {
                     case: write_requests(
-                        self.work / f"{label.replace(' ', '-')}-{iata}.requests",
-                        [Request("POST", SEARCH, key, body(iata))],
+                        self.work / f"{label.replace(' ', '-')}-{iata}{CURRENCY.get(case, '')}.requests",
+                        [Request("POST", SEARCH, key, body(iata, CURRENCY.get(case)))],
                     )
                     for case, (iata, _, _) in CASES.items()
                 }
