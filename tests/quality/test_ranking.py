@@ -15,11 +15,13 @@ from sqlalchemy import select
 
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.fake_partner import default_vehicles
-from tests.helpers import booking_body, search_body
+from tests.helpers import booking_body, future_local, search_body
+from tests.servers import LiveServer
 from transfers.db.engine import Database
 from transfers.db.tables import bookings
 from transfers.quality import repository
 from transfers.quality import service as quality
+from transfers_sdk import Airport, AsyncTransfersClient, Point, VehicleQuality
 
 SEARCH = "/api/v1/booking-api/search"
 BOOKING = "/api/v1/booking-api/booking"
@@ -91,3 +93,22 @@ async def test_an_unknown_sort_is_1326(
     both = await searched(http, key, sort="bogus", currency="XXX")
     assert both.json()["code"] == 1325, both.text
     assert (await searched(http, key, sort="bogus", travelers=None)).json()["code"] == 1318
+
+
+async def test_the_sdk_sends_sort_and_reads_quality(
+    service: LiveServer, make_client: ClientFactory, partners: dict[str, int]
+) -> None:
+    _, key = await make_client()
+    async with AsyncTransfersClient(service.url, key) as api:
+        found = await api.search(
+            pickup_datetime=future_local(),
+            pickup=Airport("LTN"),
+            dropoff=Point(51.5, -0.12, "Centre"),
+            adult=2,
+            sort="recommended",
+        )
+    assert [(v.company, v.quality) for v in found.vehicles] == [
+        ("B Cars", VehicleQuality(95, True)),
+        ("C Cars", VehicleQuality(91, False)),
+        ("A Cars", VehicleQuality(70, False)),
+    ]

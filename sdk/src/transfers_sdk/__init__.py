@@ -101,6 +101,7 @@ from transfers_sdk.models import (
     SearchResult,
     TripLeg,
     Vehicle,
+    VehicleQuality,
 )
 from transfers_sdk.ratings import Rating
 from transfers_sdk.webhooks import (
@@ -163,6 +164,7 @@ __all__ = [
     "UnexpectedResponse",
     "ValidationFailed",
     "Vehicle",
+    "VehicleQuality",
     "WaitTimedOut",
     "Wallet",
     "WalletBalance",

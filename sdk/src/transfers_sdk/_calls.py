@@ -167,6 +167,7 @@ def search(
     infant: int | None,
     return_datetime: Instant | None = None,
     currency: str | None = None,
+    sort: str | None = None,
 ) -> Call[SearchResult]:
     named = {
         "pickup_datetime": pickup_datetime,
@@ -177,6 +178,7 @@ def search(
         "infant": infant,
         "return_datetime": return_datetime,
         "currency": currency,
+        "sort": sort,
     }
     if body is not None:
         given = sorted(k for k, v in named.items() if v is not None)
@@ -203,6 +205,8 @@ def search(
             request["return_datetime"] = _pickup_datetime(return_datetime)
         if currency is not None:  # docs/rules/fx.md#search: the currency the offers are priced in
             request["currency"] = currency
+        if sort is not None:  # docs/rules/quality.md#ranking: price | recommended
+            request["sort"] = sort
     return Call("POST", f"{API}/search", SearchResult.from_json, body=_json(request))
 
 

@@ -133,6 +133,7 @@ class TransfersClient(AccountMethods):
         infant: int | None = None,
         return_datetime: Instant | None = None,
         currency: str | None = None,
+        sort: str | None = None,
     ) -> SearchResult:
         """POST /booking-api/search with a SearchRequest ``body``, or built from the keywords.
 
@@ -143,6 +144,8 @@ class TransfersClient(AccountMethods):
         ``currency``: the currency the offers are priced in (docs/rules/fx.md#search): one you hold a wallet
         in (default: your default wallet's); a partner's prices in another are converted, each ``Vehicle.fx``
         saying at which rate.
+        ``sort``: ``"price"`` (the default: equal prices by the partner's quality score) or ``"recommended"``
+        (price weighed by that score); each ``Vehicle.quality`` is its partner's (docs/rules/quality.md#ranking).
         """
         return self._run(
             _calls.search(
@@ -155,6 +158,7 @@ class TransfersClient(AccountMethods):
                 infant=infant,
                 return_datetime=return_datetime,
                 currency=currency,
+                sort=sort,
             )
         )
 
@@ -398,6 +402,7 @@ class AsyncTransfersClient(AsyncAccountMethods):
         infant: int | None = None,
         return_datetime: Instant | None = None,
         currency: str | None = None,
+        sort: str | None = None,
     ) -> SearchResult:
         """See ``TransfersClient.search``."""
         return await self._run(
@@ -411,6 +416,7 @@ class AsyncTransfersClient(AsyncAccountMethods):
                 infant=infant,
                 return_datetime=return_datetime,
                 currency=currency,
+                sort=sort,
             )
         )
 

@@ -147,6 +147,18 @@ class Fx:
 
 
 @dataclass(frozen=True)
+class VehicleQuality:
+    """The partner's quality score, 0..100, and whether its tier is PREFERRED (docs/rules/quality.md#ranking)."""
+
+    score: int
+    preferred: bool
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> VehicleQuality | None:
+        return None if data is None else cls(int(data["score"]), bool(data["preferred"]))
+
+
+@dataclass(frozen=True)
 class Vehicle:
     vehicle_id: str
     make: str
@@ -161,6 +173,7 @@ class Vehicle:
     extra_services: tuple[ExtraService, ...]
     cancellation_policy: CancellationPolicy | None = None  # None only from a service without policies
     fx: Fx | None = None  # the rate its prices were converted at; None: quoted in the search's currency
+    quality: VehicleQuality | None = None  # None only from a service without scores
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Vehicle:
@@ -179,6 +192,7 @@ class Vehicle:
             extra_services=tuple(ExtraService.from_json(e) for e in data["extra_services"]),
             cancellation_policy=None if policy is None else CancellationPolicy.from_json(policy),
             fx=Fx.from_json(data.get("fx")),
+            quality=VehicleQuality.from_json(data.get("quality")),
         )
 
 
