@@ -256,7 +256,7 @@ def check_shape(booking: dict[str, Any], requested_pickup: str) -> None:
     assert re.fullmatch(
         r"https?://[^/]+/t/[A-Za-z0-9_-]{22}", ride.pop("tracking_url")
     )  # docs/rules/ride.md#tracking-page
-    assert ride == {"stage": "NOT_STARTED", "events": [], "position": None}
+    assert ride == {"stage": "NOT_STARTED", "events": [], "position": None, "rating_url": None}
 
 
 async def test_get_answers_the_booking_resource_exactly(
