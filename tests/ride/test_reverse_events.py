@@ -48,7 +48,7 @@ async def rows_of(db: Database, reservation_no: str) -> tuple[list[str], int, li
 async def test_a_whole_ride_moves_the_stage_and_completes_at_the_drop_off(ride: Ride, db: Database) -> None:
     first = (await ride.booking())["ride"]
     assert re.fullmatch(r"https?://[^/]+/t/[A-Za-z0-9_-]{22}", first.pop("tracking_url"))  # the traveller's page
-    assert first == {"stage": "NOT_STARTED", "events": [], "position": None}
+    assert first == {"stage": "NOT_STARTED", "events": [], "position": None, "rating_url": None}
     answer = await ride.event("DRIVER_DEPARTED_TO_PICKUP", lat=51.5, lng=-0.2)
     assert (answer.status_code, answer.json()) == (200, SUCCESS)
     accepted = await ride.positions(
