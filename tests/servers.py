@@ -104,6 +104,12 @@ class LiveServer:
         if self._task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.wait_for(self._task, timeout=10)
+        lifespan = getattr(self.server, "lifespan", None)
+        if not graceful and lifespan is not None and not lifespan.shutdown_event.is_set():
+            # uvicorn's forced exit skips the app's lifespan shutdown, which closes its database pools:
+            # every test app stopped that way kept up to 14 PostgreSQL connections until the session
+            # ended (72 seen after tests/clientapi), and the suite ran into max_connections.
+            await asyncio.wait_for(lifespan.shutdown(), timeout=10)
 
 
 @contextlib.asynccontextmanager
