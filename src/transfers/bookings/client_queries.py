@@ -219,3 +219,15 @@ async def client_booking(
     if booking is None:
         raise NotFound(not_found)
     return booking
+
+
+async def booking_to_act_on(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> Booking:
+    """The client's own booking for an action on it (cancel, incidents, rating): they all answer 1200 and
+    1201 as the cancel does, so the codes live here once."""
+    return await client_booking(
+        svc,
+        client,
+        reservation_no,
+        required=Code.CANCELLATION_RESERVATION_REQUIRED,
+        not_found=Code.CANCELLATION_RESERVATION_NOT_FOUND,
+    )

@@ -13,7 +13,7 @@ from transfers.bookings import fast_paths, partner_payloads
 from transfers.bookings import repository as repo
 from transfers.bookings.cancel import Actor, CancelRequest, cancel_locked
 from transfers.bookings.cancel_rules import quote
-from transfers.bookings.client_queries import client_booking
+from transfers.bookings.client_queries import booking_to_act_on
 from transfers.bookings.creating import (
     VehicleFull,
     booking_values,
@@ -206,13 +206,7 @@ async def cancel_booking(
     when this very Idempotency-Key cancelled it before. Raises ``DomainError``s with the spec's codes."""
     if not client.may(Permission.BOOKING_CANCEL):
         raise Refused(Code.CANCELLATION_PERMISSION_DENIED)
-    found = await client_booking(
-        svc,
-        client,
-        reservation_no,
-        required=Code.CANCELLATION_RESERVATION_REQUIRED,
-        not_found=Code.CANCELLATION_RESERVATION_NOT_FOUND,
-    )
+    found = await booking_to_act_on(svc, client, reservation_no)
     reason_number = reason_id(cancellation_id or "")
     note = clean_note(note)
     now = svc.clock.now()
@@ -248,13 +242,7 @@ async def cancel_booking(
 async def cancellation_quote(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> dict[str, Any]:
     """``GET /booking/cancellation-quote`` (docs/rules/cancellation.md): what cancelling now would cost. Codes as
     for cancel (1200, 1201). ``fee``/``refund`` are null when the booking cannot be cancelled."""
-    booking = await client_booking(
-        svc,
-        client,
-        reservation_no,
-        required=Code.CANCELLATION_RESERVATION_REQUIRED,
-        not_found=Code.CANCELLATION_RESERVATION_NOT_FOUND,
-    )
+    booking = await booking_to_act_on(svc, client, reservation_no)
     now = svc.clock.now()
     answer: dict[str, Any] = {
         "reservation_no": booking.reservation_no,

@@ -27,7 +27,7 @@ from transfers import money
 from transfers.accounting import repository as journal_repo
 from transfers.accounting.journal import PLATFORM, THIRD_PARTY_REFUND, WORLD, transfer
 from transfers.bookings import repository as booking_repo
-from transfers.bookings.client_queries import client_booking
+from transfers.bookings.client_queries import booking_to_act_on
 from transfers.bookings.earnings import recover_partner_share
 from transfers.bookings.event_effects import write_incident_event
 from transfers.bookings.lifecycle import lock_booking, transition, update_details
@@ -77,13 +77,7 @@ async def report(svc: Services, client: ClientPrincipal, reservation_no: str | N
     """``POST /booking/incidents`` (docs/rules/incidents.md#report). Order of the checks: the
     reservation (1200, 1201, as on cancel), the body (INVALID_INCIDENT), the booking's window
     (INCIDENT_NOT_ALLOWED, read under the row lock at the clock's now), one per type (INCIDENT_EXISTS)."""
-    found = await client_booking(
-        svc,
-        client,
-        reservation_no,
-        required=Code.CANCELLATION_RESERVATION_REQUIRED,
-        not_found=Code.CANCELLATION_RESERVATION_NOT_FOUND,
-    )
+    found = await booking_to_act_on(svc, client, reservation_no)
     incident_type, description = rules.parse_report(body)
     try:
         async with svc.db.write() as conn:
@@ -126,13 +120,7 @@ async def _completed_at(conn: AsyncConnection, booking: Booking) -> datetime | N
 
 async def for_client(svc: Services, client: ClientPrincipal, reservation_no: str | None) -> list[Incident]:
     """``GET /booking/incidents``: the client's booking's incidents, oldest first (1200, 1201 as on cancel)."""
-    booking = await client_booking(
-        svc,
-        client,
-        reservation_no,
-        required=Code.CANCELLATION_RESERVATION_REQUIRED,
-        not_found=Code.CANCELLATION_RESERVATION_NOT_FOUND,
-    )
+    booking = await booking_to_act_on(svc, client, reservation_no)
     async with svc.db.read() as conn:
         return await repo.of_booking(conn, booking.id)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from transfers.bookings import repository as booking_repo
-from transfers.bookings.client_queries import client_booking
+from transfers.bookings.client_queries import booking_to_act_on
 from transfers.bookings.lifecycle import lock_booking
 from transfers.bookings.models import Booking
 from transfers.bookings.rating_link import reservation_of
@@ -29,13 +29,7 @@ async def rate_as_client(
 ) -> Rating:
     """``POST /booking/rating``. Order of the checks: the reservation (1200, 1201, as on cancel), the body
     (INVALID_RATING), one per booking (RATING_EXISTS), the window (RATING_NOT_ALLOWED)."""
-    found = await client_booking(
-        svc,
-        client,
-        reservation_no,
-        required=Code.CANCELLATION_RESERVATION_REQUIRED,
-        not_found=Code.CANCELLATION_RESERVATION_NOT_FOUND,
-    )
+    found = await booking_to_act_on(svc, client, reservation_no)
     stars, comment = rules.parse_body(body)
     return await _rate(svc, found.id, stars, comment, Source.CLIENT)
 
