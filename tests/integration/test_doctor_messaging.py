@@ -1,4 +1,4 @@
-"""``transfers doctor``'s rows for the messages to travellers (docs/operations/cli.md), against real
+"""``transfers doctor``'s rows for the messages to travellers (docs/rules/messages.md#sending), against real
 servers on loopback: an SMTP server (aiosmtpd) that answers, one that asks for a login and refuses it, one
 that accepts connections and never speaks (bounded), a closed port; and the SMS provider's settings."""
 

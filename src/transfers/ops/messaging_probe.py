@@ -1,4 +1,4 @@
-"""``transfers doctor``'s rows for the messages to travellers (docs/operations/cli.md): can the
+"""``transfers doctor``'s rows for the messages to travellers (docs/rules/messages.md#sending): can the
 service send e-mail (``TRANSFERS_SMTP_URL``: one bounded connection, greeting, EHLO, the login when the
 URL has one, NOOP, QUIT; nothing is sent) and which SMS provider it uses, with the settings that one
 needs. Rows are ``(check, verdict, detail)`` as ``exposure_rows`` gives them."""
@@ -21,8 +21,13 @@ SMTP_PROBE_SECONDS = 5.0
 ProbeRow = tuple[str, str, str]
 
 
-def _smtp_exchange(url: str, timeout: float) -> str:
-    """The server's EHLO name (its first line), after greeting, EHLO, optional STARTTLS and login, NOOP."""
+def _said(code: int, answer: bytes) -> str:
+    return f"answered {code} {answer.decode('utf-8', 'replace')}".strip()
+
+
+def _smtp_exchange(url: str, timeout: float) -> tuple[bool, str]:
+    """(True, the server's EHLO name) after greeting, EHLO, optional STARTTLS and login, NOOP; (False, what
+    it answered) when EHLO or NOOP is refused. Transport failures and a refused login raise smtplib's own."""
     parts = urlsplit(url)
     host = parts.hostname or "localhost"
     client: smtplib.SMTP
@@ -33,16 +38,16 @@ def _smtp_exchange(url: str, timeout: float) -> str:
     with client:
         code, answer = client.ehlo()
         if code != 250:
-            raise smtplib.SMTPResponseException(code, answer)
+            return False, _said(code, answer)
         if parts.scheme == "smtp" and parts.username and client.has_extn("starttls"):
             client.starttls(context=ssl.create_default_context())
             client.ehlo()
         if parts.username:
             client.login(unquote(parts.username), unquote(parts.password or ""))
-        code, answer = client.noop()
+        code, noop = client.noop()
         if code != 250:
-            raise smtplib.SMTPResponseException(code, answer)
-        return answer.decode("utf-8", "replace").splitlines()[0] if answer else host
+            return False, _said(code, noop)
+        return True, answer.decode("utf-8", "replace").splitlines()[0] if answer else host
 
 
 def _reason(exc: BaseException) -> str:
@@ -50,8 +55,8 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, smtplib.SMTPAuthenticationError):
         return f"refused the login ({exc.smtp_code})"
     if isinstance(exc, smtplib.SMTPResponseException):
-        said = exc.smtp_error.decode("utf-8", "replace") if isinstance(exc.smtp_error, bytes) else str(exc.smtp_error)
-        return f"answered {exc.smtp_code} {said}".strip()
+        said = exc.smtp_error if isinstance(exc.smtp_error, bytes) else str(exc.smtp_error).encode()
+        return _said(exc.smtp_code, said)
     if isinstance(exc, smtplib.SMTPServerDisconnected):
         # smtplib reports a read that timed out as a disconnection ("...: timed out")
         return "no answer in time" if "timed out" in str(exc) else "closed the connection"
@@ -78,10 +83,12 @@ async def smtp_row(cfg: Settings) -> ProbeRow:
     try:
         # The socket timeout bounds each step; wait_for bounds the whole exchange (the thread then ends
         # at its next socket timeout).
-        name = await asyncio.wait_for(asyncio.to_thread(_smtp_exchange, url, timeout), timeout * 3)
+        answered, name = await asyncio.wait_for(asyncio.to_thread(_smtp_exchange, url, timeout), timeout * 3)
     except Exception as exc:  # every failure of a probe is a row, never a crash of the report
         why = _reason(exc) if not isinstance(exc, asyncio.TimeoutError) else "no answer in time"
         return ("smtp", "FAIL", scrub(f"{shown} {why}", [urlsplit(url).password]))
+    if not answered:
+        return ("smtp", "FAIL", scrub(f"{shown} {name}", [urlsplit(url).password]))
     return ("smtp", "PASS", f"{shown} answers ({name[:80]}); sender {cfg.smtp_from}")
 
 
