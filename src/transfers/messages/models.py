@@ -51,7 +51,7 @@ class OptOutSource(StrEnum):
     SMS_REPLY = "sms_reply"
 
 
-# The channels a template goes on (DECISIONS 24's table; ``feedback`` by e-mail only).
+# The channels a template goes on (docs/rules/messages.md#templates; ``feedback`` by e-mail only).
 TEMPLATE_CHANNELS: Mapping[Template, frozenset[Channel]] = {
     Template.CONFIRMED: frozenset({Channel.EMAIL}),
     Template.REMINDER: frozenset({Channel.EMAIL, Channel.SMS}),
