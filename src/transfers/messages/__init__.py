@@ -1,0 +1,1 @@
+"""Messages to travellers (docs/rules/messages.md)."""
