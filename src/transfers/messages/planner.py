@@ -11,10 +11,9 @@ under a lower id is still planned. The unique dedupe key makes writing one plan 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -103,19 +102,19 @@ class Context:
     optouts: set[tuple[int | None, str, str]]
 
     @classmethod
-    async def load(cls, conn: AsyncConnection, rows: Iterable[Mapping[str, Any]]) -> Context:
+    async def load(cls, conn: AsyncConnection, rows: Iterable[queue_repo.FactRow]) -> Context:
         rows = list(rows)
         pairs: set[tuple[str, str]] = set()
         for row in rows:
-            if row["passenger_email"]:
-                pairs.add((Channel.EMAIL.value, messages_repo.normalize_address(Channel.EMAIL, row["passenger_email"])))
-            if row["passenger_phone"]:
-                pairs.add((Channel.SMS.value, messages_repo.normalize_address(Channel.SMS, row["passenger_phone"])))
-        ids = [int(r["id"]) for r in rows]
+            if row.passenger_email:
+                pairs.add((Channel.EMAIL.value, messages_repo.normalize_address(Channel.EMAIL, row.passenger_email)))
+            if row.passenger_phone:
+                pairs.add((Channel.SMS.value, messages_repo.normalize_address(Channel.SMS, row.passenger_phone)))
+        ids = [r.id for r in rows]
         return cls(await queue_repo.sms_statuses(conn, ids), await queue_repo.stopped(conn, pairs, ids))
 
-    def booking(self, row: Mapping[str, Any], client: MessageSettings) -> planning.BookingFacts:
-        return booking_facts(row, client, sms=self.sms.get(int(row["id"]), []))
+    def booking(self, row: queue_repo.FactRow, client: MessageSettings) -> planning.BookingFacts:
+        return booking_facts(row, client, sms=self.sms.get(row.id, []))
 
     def stopped_for(self, booking: planning.BookingFacts) -> set[tuple[str, str]]:
         return {(channel, address) for scope, channel, address in self.optouts if scope in (None, booking.id)}
@@ -124,24 +123,26 @@ class Context:
         self.sms.setdefault(booking_id, []).extend(p.status for p in planned if p.channel == "sms")
 
 
-def booking_facts(row: Mapping[str, Any], client: MessageSettings, *, sms: Iterable[str] = ()) -> planning.BookingFacts:
-    """A booking's row (``queue_repository.FACT_COLUMNS``) as planning reads it."""
-    airport = find_airport(str(row["airport_iata"]))
-    switches = row["message_channels"] if isinstance(row["message_channels"], dict) else {}
+def booking_facts(
+    row: queue_repo.FactRow, client: MessageSettings, *, sms: Iterable[str] = ()
+) -> planning.BookingFacts:
+    """A booking's row as planning reads it."""
+    airport = find_airport(row.airport_iata)
+    switches = row.message_channels if isinstance(row.message_channels, dict) else {}
     return planning.BookingFacts(
-        id=int(row["id"]),
-        client_id=int(row["client_id"]),
-        pickup_at=row["pickup_at"],
-        created_at=row["created_at"],
+        id=row.id,
+        client_id=row.client_id,
+        pickup_at=row.pickup_at,
+        created_at=row.created_at,
         tz=airport.tz if airport else None,
-        email=row["passenger_email"],
-        phone=row["passenger_phone"],
-        language=addresses.language_of(row["passenger_language"], client.default_language),
-        approved_at=row["approved_at"],
-        cancelled_by=row["cancelled_by"],
-        status=row["status"],
-        driver_name=row["driver_name"],
-        driver_plate=row["driver_plate"],
+        email=row.passenger_email,
+        phone=row.passenger_phone,
+        language=addresses.language_of(row.passenger_language, client.default_language),
+        approved_at=row.approved_at,
+        cancelled_by=row.cancelled_by,
+        status=row.status,
+        driver_name=row.driver_name,
+        driver_plate=row.driver_plate,
         channels_off=frozenset(k for k, on in switches.items() if on is False),
         sms_statuses=tuple(sms),
     )

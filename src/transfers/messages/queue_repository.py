@@ -31,6 +31,7 @@ from transfers.db.tables import (
     message_planned_events,
     traveller_messages,
 )
+from transfers.rows import row_type
 
 M = traveller_messages
 E = client_events
@@ -161,7 +162,32 @@ FACT_COLUMNS = (
 )
 
 
-async def bookings_facts(conn: AsyncConnection, booking_ids: Collection[int]) -> dict[int, dict[str, Any]]:
+@row_type
+class FactRow:
+    """A booking's columns planning reads (``FACT_COLUMNS``) and its first approval (None: never, or not read)."""
+
+    id: int
+    client_id: int
+    reservation_no: str
+    status: str
+    airport_iata: str
+    pickup_at: datetime
+    created_at: datetime
+    passenger_email: str | None
+    passenger_phone: str | None
+    passenger_language: str | None
+    message_channels: Any
+    cancelled_by: str | None
+    driver_name: str | None
+    driver_plate: str | None
+    approved_at: datetime | None
+
+
+def _fact(row: Any) -> FactRow:
+    return FactRow(**dict(row._mapping))
+
+
+async def bookings_facts(conn: AsyncConnection, booking_ids: Collection[int]) -> dict[int, FactRow]:
     """The bookings' columns planning reads, with ``approved_at`` (their first APPROVED transition)."""
     if not booking_ids:
         return {}
@@ -171,7 +197,7 @@ async def bookings_facts(conn: AsyncConnection, booking_ids: Collection[int]) ->
         .scalar_subquery()
     )
     rows = await conn.execute(select(*FACT_COLUMNS, approved.label("approved_at")).where(B.c.id.in_(list(booking_ids))))
-    return {int(r.id): dict(r._mapping) for r in rows}
+    return {int(r.id): _fact(r) for r in rows}
 
 
 async def sms_statuses(conn: AsyncConnection, booking_ids: Collection[int]) -> dict[int, list[str]]:
@@ -214,7 +240,7 @@ def _made_a_day_before(conn: AsyncConnection) -> ColumnElement[bool]:
 
 async def reminders_due(
     conn: AsyncConnection, *, now: datetime, horizon: datetime, after: tuple[datetime, int] | None, limit: int
-) -> list[dict[str, Any]]:
+) -> list[FactRow]:
     """APPROVED bookings picked up after ``now`` and up to ``horizon``, made more than 24 h before their
     pickup, of clients with a channel on, without a reminder written: by pickup, from after
     ``after`` (the last (pickup, id) of the previous batch). The (status, pickup_at) index drives it."""
@@ -229,7 +255,7 @@ async def reminders_due(
     )
     if after is not None:
         statement = statement.where(or_(B.c.pickup_at > after[0], and_(B.c.pickup_at == after[0], B.c.id > after[1])))
-    return [dict(r._mapping) for r in await conn.execute(statement)]
+    return [_fact(r) for r in await conn.execute(statement)]
 
 
 # --- coalescing driver changes --------------------------------------------------------------------------
@@ -264,6 +290,30 @@ async def revive_superseded(conn: AsyncConnection, key: str, *, scheduled_for: d
 
 # --- the delivery queue ---------------------------------------------------------------------------------
 
+
+@row_type
+class QueueRow:
+    """A ``traveller_messages`` row as the delivery queue reads it (``QUEUE_COLUMNS``)."""
+
+    id: int
+    booking_id: int
+    client_id: int
+    template: str
+    channel: str
+    to_address: str | None
+    language: str
+    dedupe_key: str
+    scheduled_for: datetime
+    expires_at: datetime | None
+    attempts: int
+    lease_until: datetime | None
+    created_at: datetime
+
+
+def _queued(row: Any) -> QueueRow:
+    return QueueRow(**dict(row._mapping))
+
+
 QUEUE_COLUMNS = (
     M.c.id,
     M.c.booking_id,
@@ -281,7 +331,7 @@ QUEUE_COLUMNS = (
 )
 
 
-async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int) -> list[dict[str, Any]]:
+async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int) -> list[QueueRow]:
     """Lease up to ``limit`` due messages (``scheduled``, due, no lease or a lease run out with no
     attempt in flight), oldest due first."""
     free = or_(M.c.lease_until.is_(None), and_(M.c.lease_until < now, M.c.last_error.is_distinct_from(SENDING)))
@@ -299,7 +349,7 @@ async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: dateti
     rows = await conn.execute(
         update(M).where(M.c.id.in_(ids)).values(lease_until=lease_until).returning(*QUEUE_COLUMNS)
     )
-    return sorted((dict(r._mapping) for r in rows), key=lambda r: (r["scheduled_for"], r["id"]))
+    return sorted((_queued(r) for r in rows), key=lambda r: (r.scheduled_for, r.id))
 
 
 async def start_attempt(
@@ -367,7 +417,7 @@ async def end_unleased(
     return bool(done.rowcount)
 
 
-async def abandoned(conn: AsyncConnection, *, now: datetime, limit: int) -> list[dict[str, Any]]:
+async def abandoned(conn: AsyncConnection, *, now: datetime, limit: int) -> list[QueueRow]:
     """Messages whose worker died during a send (lease run out with an attempt in flight): the provider may
     have taken them. Locked for the caller, who ends them (``ambiguous``)."""
     statement = (
@@ -378,10 +428,10 @@ async def abandoned(conn: AsyncConnection, *, now: datetime, limit: int) -> list
     )
     if conn.dialect.name != "sqlite":
         statement = statement.with_for_update(skip_locked=True)
-    return [dict(r._mapping) for r in await conn.execute(statement)]
+    return [_queued(r) for r in await conn.execute(statement)]
 
 
-async def overdue(conn: AsyncConnection, *, now: datetime, limit: int) -> list[dict[str, Any]]:
+async def overdue(conn: AsyncConnection, *, now: datetime, limit: int) -> list[QueueRow]:
     """Waiting messages past their expiry that no worker holds: closed as ``expired`` by the caller."""
     statement = (
         select(*QUEUE_COLUMNS)
@@ -396,7 +446,7 @@ async def overdue(conn: AsyncConnection, *, now: datetime, limit: int) -> list[d
     )
     if conn.dialect.name != "sqlite":
         statement = statement.with_for_update(skip_locked=True)
-    return [dict(r._mapping) for r in await conn.execute(statement)]
+    return [_queued(r) for r in await conn.execute(statement)]
 
 
 async def purge_bodies(conn: AsyncConnection, before: datetime, *, limit: int) -> int:

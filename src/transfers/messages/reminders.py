@@ -42,7 +42,7 @@ async def reminders_pass(db: Database, now: datetime, *, batch: int = BATCH, max
             context = await Context.load(conn, rows)
             planned: list[planning.Planned] = []
             for row in rows:
-                client_id = int(row["client_id"])
+                client_id = row.client_id
                 if client_id not in settings:
                     settings[client_id] = await messages_repo.settings_of(conn, client_id)
                 client = settings[client_id]
@@ -58,7 +58,7 @@ async def reminders_pass(db: Database, now: datetime, *, batch: int = BATCH, max
         if written:
             log.info("reminders_planned", bookings=len(rows), messages=written)
         last = rows[-1]
-        after = (last["pickup_at"], int(last["id"]))
+        after = (last.pickup_at, last.id)
         if len(rows) < batch:
             break
     return read
