@@ -52,7 +52,7 @@ def test_one_currency_is_the_platforms_transfer() -> None:
 
 
 def test_an_entry_unbalanced_in_one_currency_is_refused() -> None:
-    with pytest.raises(Unbalanced, match="legs in GBP add up to -10.00"):
+    with pytest.raises(Unbalanced, match=r"legs in GBP add up to -10\.00"):
         NewEntry("x", "EUR", (Leg(PLATFORM, D("-10.00"), "GBP"), Leg(partner(1), D("10.00"))))
     with pytest.raises(Unbalanced, match="not an amount of JPY"):
         NewEntry("x", "EUR", (Leg(FX, D("-1.5"), "JPY"), Leg(FX, D("1.5"), "JPY")))
