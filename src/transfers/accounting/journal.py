@@ -195,3 +195,13 @@ def to_partner(
     if not legs:
         return None
     return NewEntry(kind, partner_currency, tuple(legs), booking_id=booking_id, note=note)
+
+
+def whole_partner_line(
+    kind: str, partner_id: int, paid: tuple[Decimal, str], earned: tuple[Decimal, str], *, booking_id: int | None
+) -> NewEntry:
+    """``to_partner`` with every leg, zero or not (a ``RIDE``: on the statement whatever its net)."""
+    entry = to_partner(kind, partner_id, paid, earned, booking_id=booking_id, keep_zero=True)
+    if entry is None:  # never: keep_zero always answers an entry
+        raise Unbalanced(f"{kind}: no legs")
+    return entry

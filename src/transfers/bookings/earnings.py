@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.accounting import earnings
 from transfers.accounting import repository as journal_repo
-from transfers.accounting.journal import NewEntry, PartnerLine, Unbalanced, to_partner
+from transfers.accounting.journal import NewEntry, PartnerLine, to_partner, whole_partner_line
 from transfers.bookings.models import Booking
 from transfers.bookings.state import REFUNDING
 
@@ -26,17 +26,13 @@ ZERO = Decimal("0.00")
 
 def ride_line(booking: Booking) -> NewEntry:
     """``RIDE``: the net, when the booking becomes COMPLETED (a customer no-show included)."""
-    entry = to_partner(
+    return whole_partner_line(
         PartnerLine.RIDE.value,
         booking.partner_id,
         (earnings.ride(booking.net_total), booking.currency),
         (earnings.ride(booking.own_net_total), booking.own_currency),
         booking_id=booking.id,
-        keep_zero=True,
     )
-    if entry is None:  # never: keep_zero always answers an entry
-        raise Unbalanced("a RIDE has its lines")
-    return entry
 
 
 def shares(booking: Booking, amount: Decimal) -> tuple[tuple[Decimal, str], tuple[Decimal, str]]:
