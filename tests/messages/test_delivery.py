@@ -92,7 +92,7 @@ async def test_confirmed_taken_once_with_the_brand_and_reply_to(
         assert await send_traveller_messages(svc) == 0  # nothing more to send
     ((to, mail),) = [m for m in inbox.messages if no in str(m[1]["Subject"])]
     assert to == [row["passenger_email"]]
-    assert mail["From"].display_name == "Sunny Trips" and mail["Reply-To"] == "help@sunny.example"
+    assert str(mail["From"]).startswith("Sunny Trips <") and mail["Reply-To"] == "help@sunny.example"
     sent = of(await rows(db, int(row["id"])), "confirmed")
     assert sent["status"] == "sent" and sent["sent_at"] is not None and sent["attempts"] == 1
     assert sent["subject"] == str(mail["Subject"]) and no in (sent["body"] or "")

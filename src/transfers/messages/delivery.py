@@ -47,7 +47,7 @@ from transfers.delivery.engine import Engine
 from transfers.delivery.kinds import DeliveryKind, Judged, Registry
 from transfers.delivery.policy import Ending, Verdict
 from transfers.delivery.queue import Attempt
-from transfers.delivery.transport import CallResult, Receiver
+from transfers.delivery.transport import CallResult, Outcome, Receiver
 from transfers.messages import addresses, planning
 from transfers.messages import queue_repository as queue_repo
 from transfers.messages import repository as messages_repo
@@ -123,7 +123,7 @@ class QueuedMessage:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class SendOutcome:
     """What a send came to, for the judge and the effect: the verdict, the status and reason the row
     takes when it ends, the provider's id, one line of error."""
 
@@ -134,8 +134,8 @@ class Outcome:
     error: str | None = None
 
 
-def _result(outcome: Outcome) -> CallResult:
-    kind = "ok" if outcome.verdict is Verdict.DONE else "connect_error"
+def _result(outcome: SendOutcome) -> CallResult:
+    kind: Outcome = "ok" if outcome.verdict is Verdict.DONE else "connect_error"
     return CallResult(kind, None, outcome, outcome.error, 0.0)
 
 
@@ -149,7 +149,7 @@ class TravellerTransport:
     async def send(self, kind: str, message: QueuedMessage, *, timeout: float, target: object) -> CallResult:
         now = self.svc.clock.now()
         if message.expires_at is not None and now >= message.expires_at:
-            return _result(Outcome(Verdict.DONE, "expired"))
+            return _result(SendOutcome(Verdict.DONE, "expired"))
         async with self.svc.db.read() as conn:
             booking = await bookings_repo.get_by_id(conn, message.booking_id)
             client = await messages_repo.settings_of(conn, message.client_id)
@@ -157,33 +157,33 @@ class TravellerTransport:
                 conn, message.channel, message.to_address or "", message.booking_id
             )
         if booking is None or client is None:
-            return _result(Outcome(Verdict.DONE, "skipped", "outdated"))
+            return _result(SendOutcome(Verdict.DONE, "skipped", "outdated"))
         early = self._not_sent(message, booking, client, stopped is not None)
         if early is not None:
             return _result(early)
         try:
             text = render(message.template, message.channel, message.language, context_of(booking, client, message))
         except ValueError as exc:
-            return _result(Outcome(Verdict.DONE, "skipped", "not_renderable", error=str(exc)[:500]))
+            return _result(SendOutcome(Verdict.DONE, "skipped", "not_renderable", error=str(exc)[:500]))
         if message.channel == "email":
             return await self._email(message, client, text.subject or "", text.body)
         return await self._sms(message, client, text.body)
 
     def _not_sent(
         self, message: QueuedMessage, booking: Booking, client: MessageSettings, stopped: bool
-    ) -> Outcome | None:
+    ) -> SendOutcome | None:
         """The reasons a message ends before reaching any provider (step 2), or None."""
         if message.template not in STILL_TOLD and booking.status.value != "APPROVED":
-            return Outcome(Verdict.DONE, "skipped", "outdated")
+            return SendOutcome(Verdict.DONE, "skipped", "outdated")
         if message.template != "feedback" and message.channel not in {str(c) for c in client.channels}:
-            return Outcome(Verdict.DONE, "skipped", "channel_off")
+            return SendOutcome(Verdict.DONE, "skipped", "channel_off")
         if not message.to_address:
-            return Outcome(Verdict.DONE, "skipped", "no_address")
+            return SendOutcome(Verdict.DONE, "skipped", "no_address")
         if stopped:
-            return Outcome(Verdict.DONE, "suppressed", "opted_out")
+            return SendOutcome(Verdict.DONE, "suppressed", "opted_out")
         if message.channel == "email" and not self.svc.settings.smtp_url:
             log.info("traveller_email_not_sent", reason="TRANSFERS_SMTP_URL is not set", **message.log_fields())
-            return Outcome(Verdict.DONE, "skipped", "not_configured")
+            return SendOutcome(Verdict.DONE, "skipped", "not_configured")
         return None
 
     async def _begin(self, message: QueuedMessage, subject: str | None, body: str) -> bool:
@@ -202,7 +202,7 @@ class TravellerTransport:
             body=body,
         )
         if not await self._begin(message, subject, body):
-            return _result(Outcome(Verdict.RETRY, "scheduled", error="the lease was lost before the send"))
+            return _result(SendOutcome(Verdict.RETRY, "scheduled", error="the lease was lost before the send"))
         try:
             await asyncio.to_thread(
                 smtp.send_blocking, settings.smtp_url, settings.smtp_from, mail, settings.smtp_timeout_seconds
@@ -210,11 +210,11 @@ class TravellerTransport:
         except smtp.SmtpFailure as exc:
             error = str(exc)[:500]
             if exc.ambiguous:
-                return _result(Outcome(Verdict.PERMANENT, "failed", "ambiguous", error=error))
+                return _result(SendOutcome(Verdict.PERMANENT, "failed", "ambiguous", error=error))
             if exc.permanent:
-                return _result(Outcome(Verdict.PERMANENT, "failed", "refused", error=error))
-            return _result(Outcome(Verdict.RETRY, "scheduled", error=error))
-        return _result(Outcome(Verdict.DONE, "sent"))
+                return _result(SendOutcome(Verdict.PERMANENT, "failed", "refused", error=error))
+            return _result(SendOutcome(Verdict.RETRY, "scheduled", error=error))
+        return _result(SendOutcome(Verdict.DONE, "sent"))
 
     async def _sms(self, message: QueuedMessage, client: MessageSettings, body: str) -> CallResult:
         settings = self.svc.settings
@@ -225,20 +225,20 @@ class TravellerTransport:
             default_sender=settings.sms_sender,
         )
         if isinstance(way, NoSms):
-            return _result(Outcome(Verdict.DONE, "skipped", way.reason))
+            return _result(SendOutcome(Verdict.DONE, "skipped", way.reason))
         text = way.text(body)
         if not await self._begin(message, None, text):
-            return _result(Outcome(Verdict.RETRY, "scheduled", error="the lease was lost before the send"))
+            return _result(SendOutcome(Verdict.RETRY, "scheduled", error="the lease was lost before the send"))
         answer = await self.sms.send(way.to, way.sender, text, status_callback_url(settings.service_url))
         if answer.outcome == "sent":
-            return _result(Outcome(Verdict.DONE, "sent", provider_id=answer.provider_id))
+            return _result(SendOutcome(Verdict.DONE, "sent", provider_id=answer.provider_id))
         if answer.outcome == "skipped":
-            return _result(Outcome(Verdict.DONE, "skipped", answer.reason or "not_configured", error=answer.error))
+            return _result(SendOutcome(Verdict.DONE, "skipped", answer.reason or "not_configured", error=answer.error))
         if answer.ambiguous:
-            return _result(Outcome(Verdict.PERMANENT, "failed", "ambiguous", error=answer.error))
+            return _result(SendOutcome(Verdict.PERMANENT, "failed", "ambiguous", error=answer.error))
         if answer.outcome == "failed":
-            return _result(Outcome(Verdict.PERMANENT, "failed", answer.reason or "refused", error=answer.error))
-        return _result(Outcome(Verdict.RETRY, "scheduled", error=answer.error))
+            return _result(SendOutcome(Verdict.PERMANENT, "failed", answer.reason or "refused", error=answer.error))
+        return _result(SendOutcome(Verdict.RETRY, "scheduled", error=answer.error))
 
 
 def context_of(booking: Booking, client: MessageSettings, message: QueuedMessage) -> MessageContext:
@@ -260,7 +260,7 @@ def context_of(booking: Booking, client: MessageSettings, message: QueuedMessage
         tracking_url=tracking_url(booking.tracking_token, base) or base,
         optout_url=optout_url(base, booking.id, message.channel, message.to_address or ""),
         support_phone=client.support_phone,
-        driver_first_name=(driver.name.split() or [None])[0] if driver is not None else None,
+        driver_first_name=_first_name(driver.name if driver is not None else None),
         driver_plate=driver.plate if driver is not None else None,
         vehicle=f"{trip.vehicle.make} {trip.vehicle.model}".strip() or None,
         previous_pickup_local=previous,
@@ -271,10 +271,15 @@ def context_of(booking: Booking, client: MessageSettings, message: QueuedMessage
     )
 
 
+def _first_name(name: str | None) -> str | None:
+    words = (name or "").split()
+    return words[0] if words else None
+
+
 def judge(result: CallResult) -> Judged:
-    """The transport decided already (``Outcome.verdict``); the error is what operators read."""
+    """The transport decided already (``SendOutcome.verdict``); the error is what operators read."""
     outcome = result.body
-    if not isinstance(outcome, Outcome):
+    if not isinstance(outcome, SendOutcome):
         return Judged(Verdict.RETRY, None, result.error or "no outcome", result)
     return Judged(outcome.verdict, outcome, outcome.error, result)
 
@@ -283,7 +288,7 @@ async def effect(
     conn: AsyncConnection, message: QueuedMessage, ending: Ending, answer: object, error: str | None, now: datetime
 ) -> object:
     """The row's end, under the lease, and ``booking.message_failed`` for a failure the client must hear of."""
-    outcome = answer if isinstance(answer, Outcome) else None
+    outcome = answer if isinstance(answer, SendOutcome) else None
     if ending is Ending.EXPIRED:
         status, reason = "expired", None
     elif outcome is None:
