@@ -9,15 +9,15 @@ import pytest
 
 from transfers.errors import Invalid
 from transfers.messages.models import Channel, MessageSettings
-from transfers.messages.settings_rules import SettingsChange, SettingsInvalid, changed
+from transfers.messages.settings_rules import SettingsChange, MessageSettingsInvalid, changed
 
 NOW = datetime(2030, 5, 1, 9, 30, tzinfo=UTC)
 BLANK = MessageSettings(client_id=5)
 BRANDED = MessageSettings(client_id=5, brand_name="Sunny Trips")
 
 
-def refused(change: SettingsChange, current: MessageSettings = BRANDED) -> SettingsInvalid:
-    with pytest.raises(SettingsInvalid) as caught:
+def refused(change: SettingsChange, current: MessageSettings = BRANDED) -> MessageSettingsInvalid:
+    with pytest.raises(MessageSettingsInvalid) as caught:
         changed(current, change, NOW)
     assert isinstance(caught.value, Invalid)
     return caught.value

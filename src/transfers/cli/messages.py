@@ -20,7 +20,7 @@ from transfers.messages.views import message_resource
 MAX_RESERVATION_NO = 64
 
 
-class MessageNotFound(NotFound):
+class NoSuchMessage(NotFound):
     """No message, or no booking, by what was named."""
 
 
@@ -87,7 +87,7 @@ def messages_list(reservation_no: str, as_json: bool) -> None:
                 None if len(reservation_no) > MAX_RESERVATION_NO else await repo.booking_id_of(conn, reservation_no)
             )
             if booking_id is None:
-                raise MessageNotFound(f"no booking {reservation_no}")
+                raise NoSuchMessage(f"no booking {reservation_no}")
             return [message_resource(m) for m in await repo.messages_of_booking(conn, booking_id)]
 
     found = with_db(work)
@@ -108,7 +108,7 @@ def messages_show(message_id: int, as_json: bool) -> None:
         async with db.read() as conn:
             found = await repo.message(conn, message_id)
         if found is None:
-            raise MessageNotFound(f"no message {message_id}")
+            raise NoSuchMessage(f"no message {message_id}")
         return message_resource(found, detail=True)
 
     shown = with_db(work)

@@ -1,5 +1,5 @@
 """The rules of a client's message settings (docs/rules/messages.md#settings). Pure: a change and the
-settings as they stand in, the settings to store out, or ``SettingsInvalid`` naming the field and why.
+settings as they stand in, the settings to store out, or ``MessageSettingsInvalid`` naming the field and why.
 
 A change names only what it changes (None: unchanged), so the CLI's flags, the agency portal's form and
 the console's form share these rules:
@@ -38,7 +38,7 @@ _LETTER = re.compile(r"[A-Za-z]")
 EMAIL_MAX = 320
 
 
-class SettingsInvalid(Invalid):
+class MessageSettingsInvalid(Invalid):
     """A setting breaks its rule; ``field`` names it (the forms show the message beside it)."""
 
     def __init__(self, field: str, reason: str) -> None:
@@ -65,12 +65,12 @@ class SettingsChange:
 def brand_name(value: str) -> str:
     brand = value.strip()
     if not brand:
-        raise SettingsInvalid("brand_name", "required, 1..30 characters")
+        raise MessageSettingsInvalid("brand_name", "required, 1..30 characters")
     if len(brand) > BRAND_MAX:
-        raise SettingsInvalid("brand_name", f"at most {BRAND_MAX} characters (this has {len(brand)})")
+        raise MessageSettingsInvalid("brand_name", f"at most {BRAND_MAX} characters (this has {len(brand)})")
     bad = refused_character(brand)
     if bad is not None:
-        raise SettingsInvalid("brand_name", f"may not hold {REFUSED} ({bad})")
+        raise MessageSettingsInvalid("brand_name", f"may not hold {REFUSED} ({bad})")
     return brand
 
 
@@ -79,11 +79,11 @@ def sms_sender(value: str) -> str | None:
     if not sender:
         return None
     if not SENDER_MIN <= len(sender) <= SENDER_MAX:
-        raise SettingsInvalid("sms_sender", f"{SENDER_MIN}..{SENDER_MAX} characters (this has {len(sender)})")
+        raise MessageSettingsInvalid("sms_sender", f"{SENDER_MIN}..{SENDER_MAX} characters (this has {len(sender)})")
     if not _SENDER.fullmatch(sender):
-        raise SettingsInvalid("sms_sender", "only the letters A-Z and a-z, the digits 0-9 and spaces")
+        raise MessageSettingsInvalid("sms_sender", "only the letters A-Z and a-z, the digits 0-9 and spaces")
     if not _LETTER.search(sender):
-        raise SettingsInvalid("sms_sender", "needs at least one letter")
+        raise MessageSettingsInvalid("sms_sender", "needs at least one letter")
     return sender
 
 
@@ -92,11 +92,11 @@ def reply_to(value: str) -> str | None:
     if not address:
         return None
     if len(address) > EMAIL_MAX or refused_character(address) is not None:
-        raise SettingsInvalid("reply_to", "not an e-mail address")
+        raise MessageSettingsInvalid("reply_to", "not an e-mail address")
     try:
         return str(validate_email(address, check_deliverability=False).normalized)
     except EmailNotValidError:
-        raise SettingsInvalid("reply_to", "not an e-mail address") from None
+        raise MessageSettingsInvalid("reply_to", "not an e-mail address") from None
 
 
 def support_phone(value: str) -> str | None:
@@ -105,13 +105,13 @@ def support_phone(value: str) -> str | None:
     try:
         return e164(value)
     except PhoneUnreadable as exc:
-        raise SettingsInvalid("support_phone", exc.reason) from None
+        raise MessageSettingsInvalid("support_phone", exc.reason) from None
 
 
 def default_language(value: str) -> str:
     language = value.strip().lower()
     if language not in LANGUAGES:
-        raise SettingsInvalid("default_language", "one of " + ", ".join(LANGUAGES))
+        raise MessageSettingsInvalid("default_language", "one of " + ", ".join(LANGUAGES))
     return language
 
 
@@ -124,12 +124,12 @@ def channels(names: Iterable[str]) -> tuple[Channel, ...]:
         try:
             wanted.add(Channel(cleaned))
         except ValueError:
-            raise SettingsInvalid("channels", f"{name!r} is not a channel: any of email, sms") from None
+            raise MessageSettingsInvalid("channels", f"{name!r} is not a channel: any of email, sms") from None
     return tuple(c for c in Channel if c in wanted)
 
 
 def changed(current: MessageSettings, change: SettingsChange, now: datetime) -> MessageSettings:
-    """The settings after ``change``, checked as a whole; ``SettingsInvalid`` leaves ``current`` as it is."""
+    """The settings after ``change``, checked as a whole; ``MessageSettingsInvalid`` leaves ``current`` as it is."""
     after = current
     if change.brand_name is not None:
         after = replace(after, brand_name=brand_name(change.brand_name))
@@ -148,7 +148,9 @@ def changed(current: MessageSettings, change: SettingsChange, now: datetime) -> 
     if change.channels is not None:
         after = replace(after, channels=channels(change.channels))
     if after.sms_on and after.travellers_consented_at is None:
-        raise SettingsInvalid("channels", "sms needs the client's confirmation that its travellers agreed to be texted")
+        raise MessageSettingsInvalid(
+            "channels", "sms needs the client's confirmation that its travellers agreed to be texted"
+        )
     if (after.channels or after.feedback) and not after.brand_name:
-        raise SettingsInvalid("brand_name", "required before messages are turned on (it opens every message)")
+        raise MessageSettingsInvalid("brand_name", "required before messages are turned on (it opens every message)")
     return after
