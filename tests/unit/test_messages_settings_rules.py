@@ -9,7 +9,7 @@ import pytest
 
 from transfers.errors import Invalid
 from transfers.messages.models import Channel, MessageSettings
-from transfers.messages.settings_rules import SettingsChange, MessageSettingsInvalid, changed
+from transfers.messages.settings_rules import MessageSettingsInvalid, SettingsChange, changed
 
 NOW = datetime(2030, 5, 1, 9, 30, tzinfo=UTC)
 BLANK = MessageSettings(client_id=5)
