@@ -198,3 +198,32 @@ def test_live_refuses_the_sandbox_provider() -> None:
     assert any("SMS_PROVIDER=sandbox" in p for p in Settings(**live, sms_provider="sandbox").deployment_problems())
     assert not any("SMS" in p for p in Settings(**live).deployment_problems())
     assert not any("SMS" in p for p in Settings(**live, **TWILIO).deployment_problems())
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("STOP", "stop"),
+        ("stop", "stop"),
+        ("  Stop\n", "stop"),
+        ("\tSTOPALL ", "stop"),
+        ("Unsubscribe", "stop"),
+        ("cancel", "stop"),
+        ("END", "stop"),
+        ("Quit", "stop"),
+        ("START", "start"),
+        ("unstop", "start"),
+        ("please stop texting", None),
+        ("STOP.", None),
+        ("stop it", None),
+        ("S T O P", None),
+        ("STOPP", None),
+        ("STARTED", None),
+        ("", None),
+        ("YES", None),
+    ],
+)
+def test_only_a_whole_word_reply_is_an_instruction(body: str, said: str | None) -> None:
+    from transfers.messages.replies import instruction
+
+    assert instruction(body) == said
