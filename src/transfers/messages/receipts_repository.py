@@ -8,9 +8,9 @@ from datetime import datetime
 
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncConnection
-from transfers.messages.models import Channel, Status, TravellerMessage
 
 from transfers.db.tables import traveller_messages
+from transfers.messages.models import Channel, Status, TravellerMessage
 
 M = traveller_messages
 

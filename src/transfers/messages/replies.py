@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import Literal
 
 from sqlalchemy.ext.asyncio import AsyncConnection
-from transfers.messages.models import Channel, OptOutSource
 
 from transfers.messages import repository
+from transfers.messages.models import Channel, OptOutSource
 from transfers.messages.sms.senders import e164
 
 STOP_WORDS = frozenset({"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"})
