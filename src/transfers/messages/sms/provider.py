@@ -25,6 +25,7 @@ from typing import Literal, Protocol
 import structlog
 
 from transfers.config import Settings
+from transfers.errors import Unavailable
 
 log = structlog.get_logger("transfers.messages.sms")
 
@@ -74,8 +75,9 @@ class SmsProvider(Protocol):
     async def aclose(self) -> None: ...
 
 
-class SmsProbeFailed(Exception):
-    """``probe`` could not confirm the provider works; the message says why (never the credentials)."""
+class SmsProbeFailed(Unavailable):
+    """``probe`` could not confirm the provider works; the message says why (never the credentials). Something
+    the service needs cannot serve now, so it renders as any ``Unavailable`` where no caller catches it."""
 
 
 class NoSmsProvider:
