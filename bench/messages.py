@@ -29,8 +29,8 @@ from typing import Any
 
 import asyncpg
 from sqlalchemy import select, update
-
 from tests.smtp_server import smtp_server
+
 from transfers.clients.models import NewClient
 from transfers.clients.service import create_client
 from transfers.clock import SystemClock
@@ -172,7 +172,7 @@ async def drain(svc: Services, sms: Any = None) -> tuple[int, float]:
 
 
 async def email_rate(dsn: str, limit: int) -> tuple[int, float, int]:
-    with smtp_server() as (inbox, port):
+    with smtp_server() as (_inbox, port):
         svc = Services.build(settings_for(dsn, smtp_url=f"smtp://127.0.0.1:{port}"), application_name="bench-worker")
         try:
             due = await due_now(svc.db, "email", svc.clock.now())
@@ -187,6 +187,7 @@ async def email_rate(dsn: str, limit: int) -> tuple[int, float, int]:
 async def sms_rate(dsn: str, limit: int) -> tuple[int, float] | None:
     try:
         from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, FakeTwilio
+
         from transfers.messages.sms.provider import provider_for
     except ImportError:  # the SMS provider and its test server are not in this tree
         return None
