@@ -38,6 +38,7 @@ from transfers.config import Settings
 from transfers.db.engine import Database
 from transfers.db.migrate import upgrade
 from transfers.db.tables import traveller_messages
+from transfers.logging import configure_logging
 from transfers.messages import delivery, reminders
 from transfers.messages import repository as messages_repo
 from transfers.messages.models import Channel, MessageSettings
@@ -239,6 +240,7 @@ async def main() -> None:
     args, _ = parser.parse_known_args()
     if args.quick:
         args.bookings, args.messages = 20_000, 300
+    configure_logging("WARNING", "json")  # no log line per message in the figures
     now = datetime.now(UTC).replace(microsecond=0)
     await seed(args.dsn, args.bookings, now)
     cold, warm, read = await reminders_pass(args.dsn, now)
