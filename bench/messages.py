@@ -279,7 +279,7 @@ async def _limit(db: Database, channel: str, limit: int) -> None:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dsn", required=True, help="an EMPTY PostgreSQL database (it is filled)")
+    parser.add_argument("--dsn", default="", help="an EMPTY PostgreSQL database (it is filled)")
     parser.add_argument("--bookings", type=int, default=100_000)
     parser.add_argument("--messages", type=int, default=2000, help="messages sent per channel (0: every due one)")
     parser.add_argument("--quick", action="store_true", help="20,000 bookings, 300 messages: checks the bench works")
@@ -289,6 +289,8 @@ async def main() -> None:
     if args.serve_twilio:
         await serve_twilio(args.serve_twilio)
         return
+    if not args.dsn:
+        parser.error("--dsn is required")
     pidfile = Path(args.pidfile) if args.pidfile else Path(tempfile.mkdtemp(prefix="bench-messages-")) / "pids"
     if args.quick:
         args.bookings, args.messages = 20_000, 300
