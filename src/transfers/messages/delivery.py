@@ -145,6 +145,14 @@ class TravellerTransport:
     def __init__(self, svc: Services, sms: SmsProvider) -> None:
         self.svc = svc
         self.sms = sms
+        # The clients' settings, read once for the transport's life (one run of the job): a batch of
+        # messages mostly shares a few clients.
+        self._settings: dict[int, MessageSettings | None] = {}
+
+    async def _client(self, conn: AsyncConnection, client_id: int) -> MessageSettings | None:
+        if client_id not in self._settings:
+            self._settings[client_id] = await messages_repo.settings_of(conn, client_id)
+        return self._settings[client_id]
 
     async def send(self, kind: str, message: QueuedMessage, *, timeout: float, target: object) -> CallResult:
         now = self.svc.clock.now()
@@ -152,7 +160,7 @@ class TravellerTransport:
             return _result(SendOutcome(Verdict.DONE, "expired"))
         async with self.svc.db.read() as conn:
             booking = await bookings_repo.get_by_id(conn, message.booking_id)
-            client = await messages_repo.settings_of(conn, message.client_id)
+            client = await self._client(conn, message.client_id)
             stopped = await messages_repo.active_optout(
                 conn, message.channel, message.to_address or "", message.booking_id
             )
@@ -205,7 +213,12 @@ class TravellerTransport:
             return _result(SendOutcome(Verdict.RETRY, "scheduled", error="the lease was lost before the send"))
         try:
             await asyncio.to_thread(
-                smtp.send_blocking, settings.smtp_url, settings.smtp_from, mail, settings.smtp_timeout_seconds
+                smtp.send_blocking,
+                settings.smtp_url,
+                settings.smtp_from,
+                [message.to_address or ""],
+                mail,
+                settings.smtp_timeout_seconds,
             )
         except smtp.SmtpFailure as exc:
             error = str(exc)[:500]
