@@ -23,8 +23,13 @@ from collections.abc import Sequence
 from email.header import Header
 from email.message import Message
 from email.mime.text import MIMEText
+from email.policy import compat32
 from email.utils import formataddr
 from urllib.parse import unquote, urlsplit
+
+
+# The message's bytes as SMTP carries them: CRLF line ends (smtplib sends bytes as given).
+_WIRE = compat32.clone(linesep="\r\n")
 
 
 class SmtpFailure(smtplib.SMTPException):
@@ -84,7 +89,7 @@ def send_blocking(
         for recipient in recipients:
             _answered(client.rcpt(recipient), f"RCPT TO {recipient}", (250, 251))
         handed_over = True  # from here an exchange cut short may have left the message with the server
-        _answered(client.data(message.as_bytes()), "DATA", (250,))
+        _answered(client.data(message.as_bytes(policy=_WIRE)), "DATA", (250,))
         taken = True
         client.quit()  # a failing goodbye changes nothing: the server took the message
     except SmtpFailure:
