@@ -20,6 +20,7 @@ from __future__ import annotations
 import smtplib
 import ssl
 from collections.abc import Sequence
+from email.charset import QP, Charset
 from email.header import Header
 from email.message import Message
 from email.mime.text import MIMEText
@@ -28,6 +29,9 @@ from email.utils import formataddr
 from urllib.parse import unquote, urlsplit
 
 
+# A text in UTF-8, quoted-printable: still readable as sent (accents escaped, the rest as written).
+_UTF8 = Charset("utf-8")
+_UTF8.body_encoding = QP
 # The message's bytes as SMTP carries them: CRLF line ends (smtplib sends bytes as given).
 _WIRE = compat32.clone(linesep="\r\n")
 
@@ -52,11 +56,11 @@ def compose(
     sender_name: str | None = None,
     reply_to: str | None = None,
 ) -> Message:
-    """A plain-text UTF-8 e-mail. ``sender_name``: shown before the sender's address (a brand, quoted or
+    """A plain-text e-mail (ASCII as 7 bit, anything else UTF-8 quoted-printable). ``sender_name``: shown before the sender's address (a brand, quoted or
     encoded as the standard asks); ``reply_to``: where an answer goes, when not to the sender. Built with
     the classic ``email`` API (``compat32``): the same bytes on the wire as ``EmailMessage``'s for these
     headers, at a fraction of the cost of its header parsing (one e-mail per traveller message)."""
-    message = MIMEText(body, "plain", "utf-8")
+    message = MIMEText(body, "plain", "us-ascii" if body.isascii() else _UTF8)
     message["From"] = formataddr((sender_name, sender), "utf-8") if sender_name else sender
     message["To"] = ", ".join(to)
     message["Subject"] = Header(subject, "utf-8").encode() if not subject.isascii() else subject
