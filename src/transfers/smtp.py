@@ -28,7 +28,6 @@ from email.policy import compat32
 from email.utils import formataddr
 from urllib.parse import unquote, urlsplit
 
-
 # A text in UTF-8, quoted-printable: still readable as sent (accents escaped, the rest as written).
 _UTF8 = Charset("utf-8")
 _UTF8.body_encoding = QP
