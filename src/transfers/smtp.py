@@ -55,7 +55,8 @@ def compose(
     sender_name: str | None = None,
     reply_to: str | None = None,
 ) -> Message:
-    """A plain-text e-mail (ASCII as 7 bit, anything else UTF-8 quoted-printable). ``sender_name``: shown before the sender's address (a brand, quoted or
+    """A plain-text e-mail (ASCII as 7 bit, anything else UTF-8 quoted-printable). ``sender_name``: shown
+    before the sender's address (a brand, quoted or
     encoded as the standard asks); ``reply_to``: where an answer goes, when not to the sender. Built with
     the classic ``email`` API (``compat32``): the same bytes on the wire as ``EmailMessage``'s for these
     headers, at a fraction of the cost of its header parsing (one e-mail per traveller message)."""
