@@ -20,6 +20,7 @@ from transfers.console.routes import (
     operators,
     partner_users,
     partners,
+    quality,
     statements,
 )
 from transfers.services import Services
@@ -35,6 +36,7 @@ def build_console(svc: Services) -> FastAPI:
         audit,
         clients,
         partners,
+        quality,
         deliveries,
         partner_users,
         operators,
