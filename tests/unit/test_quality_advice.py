@@ -87,7 +87,7 @@ def test_a_chart_is_svg_with_gaps_a_target_and_escaped_text() -> None:
     assert tree.find(f"{SVG}title").text == "On time <script>"  # escaped in the markup, read back as text
     assert "<script>" not in svg and "style=" not in svg
     assert len(tree.findall(f"{SVG}polyline")) == 2 and len(tree.findall(f"{SVG}circle")) == 1  # 0.5 alone
-    assert any(line.get("stroke-dasharray") for line in tree.findall(f"{SVG}line"))
+    assert [line.get("class") for line in tree.findall(f"{SVG}line")].count("target") == 1
     assert "3 of 26 points without a value" in tree.find(f"{SVG}desc").text
     empty = svg_tree(line_chart(Trend("x", ["a", "b"], [None, None]), "c2"))
     assert empty.findall(f"{SVG}polyline") == [] and "no values yet" in empty.find(f"{SVG}desc").text

@@ -28,3 +28,14 @@ class CountedBooking:
 class PartnerName:
     id: int
     name: str
+
+
+@row_type
+class WeeklyRates:
+    """One point of the quality charts: a partner's rates on one day (None: over zero bookings)."""
+
+    partner_id: int
+    day: str
+    on_time: float | None
+    decline: float | None
+    incident: float | None

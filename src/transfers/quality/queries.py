@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.db.tables import bookings, partner_scorecards, partners, ratings, ride_events
 from transfers.db.tables.quality import ALL_AIRPORTS
 from transfers.quality import repository as repo
-from transfers.quality.models import CountedBooking, PartnerName, StoredScorecard
+from transfers.quality.models import CountedBooking, PartnerName, StoredScorecard, WeeklyRates
 from transfers.quality.rules import COUNT_NAMES, is_on_time
 
 
@@ -95,34 +95,47 @@ _COLUMNS = (
 
 
 async def latest_with_airports(conn: AsyncConnection, partner_id: int | None = None) -> list[StoredScorecard]:
-    """Each partner's latest day of scorecards: the partner as a whole (``'*'``) and every airport."""
-    newest = (
-        select(partner_scorecards.c.partner_id, func.max(partner_scorecards.c.day).label("day"))
-        .where(partner_scorecards.c.airport_iata == ALL_AIRPORTS)
-        .group_by(partner_scorecards.c.partner_id)
+    """Each partner's latest day of scorecards: the partner as a whole (``'*'``) and every airport.
+
+    Per partner, its latest day is one backward step of the ``(partner_id, day, airport_iata)`` index
+    (a correlated ``max``): 100 partners over a 400-day history cost ~1 ms, where a ``GROUP BY`` over
+    the history read every row (~50 ms at 120,000)."""
+    newest = partner_scorecards.alias("newest")
+    latest_day = (
+        select(func.max(newest.c.day))
+        .where(newest.c.partner_id == partners.c.id, newest.c.airport_iata == ALL_AIRPORTS)
+        .scalar_subquery()
     )
-    if partner_id is not None:
-        newest = newest.where(partner_scorecards.c.partner_id == partner_id)
-    latest = newest.subquery()
     query = (
         select(*_COLUMNS)
-        .join(
-            latest,
-            and_(latest.c.partner_id == partner_scorecards.c.partner_id, latest.c.day == partner_scorecards.c.day),
+        .select_from(
+            partners.join(
+                partner_scorecards,
+                and_(partner_scorecards.c.partner_id == partners.c.id, partner_scorecards.c.day == latest_day),
+            )
         )
         .order_by(partner_scorecards.c.partner_id, partner_scorecards.c.airport_iata)
     )
+    if partner_id is not None:
+        query = query.where(partners.c.id == partner_id)
     return [_stored(r) for r in (await conn.execute(query)).all()]
 
 
-async def cards_on(conn: AsyncConnection, days: list[str], partner_id: int | None = None) -> list[StoredScorecard]:
-    """The scorecards (partners as a whole) of the given days: the charts' weekly points."""
-    query = select(*_COLUMNS).where(
+async def weekly_rates(conn: AsyncConnection, days: list[str], partner_id: int | None = None) -> list[WeeklyRates]:
+    """The charts' points: the on-time, decline and incident rates of the given days' scorecards
+    (partners as a whole). The documents are read whole and the rates picked here: on PostgreSQL's
+    ``json`` each path extraction re-parses the document (measured: three per row cost 5-10x the
+    plain read), while decoding it once in the driver is ~7 us a row."""
+    query = select(partner_scorecards.c.partner_id, partner_scorecards.c.day, partner_scorecards.c.card).where(
         partner_scorecards.c.day.in_(days), partner_scorecards.c.airport_iata == ALL_AIRPORTS
     )
     if partner_id is not None:
         query = query.where(partner_scorecards.c.partner_id == partner_id)
-    return [_stored(r) for r in (await conn.execute(query)).all()]
+    out = []
+    for pid, day, card in (await conn.execute(query)).all():
+        rates = card["rates"]
+        out.append(WeeklyRates(int(pid), day, rates["on_time"], rates["decline"], rates["incident"]))
+    return out
 
 
 async def partner_names(conn: AsyncConnection, partner_id: int | None = None) -> list[PartnerName]:

@@ -16,7 +16,7 @@ from typing import Any
 from transfers.db.engine import Database
 from transfers.db.tables.quality import ALL_AIRPORTS
 from transfers.quality import queries
-from transfers.quality.models import StoredScorecard
+from transfers.quality.models import StoredScorecard, WeeklyRates
 from transfers.quality.rules import COUNT_NAMES
 
 WEEKS = 26
@@ -65,14 +65,19 @@ def chart_days(latest: str, weeks: int = WEEKS) -> list[str]:
 
 def _label(day: str) -> str:
     d = date.fromisoformat(day)
-    return f"{d.day} {d.strftime('%b')}"
+    return f"{d.day} {MONTHS[d.month - 1]}"
 
 
-def charts(days: list[str], cards_by_day: dict[str, dict[str, Any]]) -> list[Trend]:
-    labels = [_label(d) for d in days]
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def charts(days: list[str], points: dict[str, WeeklyRates], labels: list[str] | None = None) -> list[Trend]:
+    """The three charts of one partner over ``days`` (its points by day; a missing day is a gap)."""
+    labels = labels if labels is not None else [_label(d) for d in days]
+    found = [points.get(d) for d in days]
     out = []
     for rate, title, target, target_label in CHARTS:
-        values = [(cards_by_day[d]["rates"][rate] if d in cards_by_day else None) for d in days]
+        values = [getattr(p, rate) if p is not None else None for p in found]
         out.append(Trend(f"{title}, {len(days)} weeks", labels, values, target, target_label))
     return out
 
@@ -85,7 +90,7 @@ async def overview(db: Database, partner_id: int | None = None) -> Overview:
         latest = await queries.latest_with_airports(conn, partner_id)
         anchors = {s.day for s in latest}
         wanted = sorted({d for anchor in anchors for d in chart_days(anchor)})
-        weekly = await queries.cards_on(conn, wanted, partner_id) if wanted else []
+        weekly = await queries.weekly_rates(conn, wanted, partner_id) if wanted else []
     whole: dict[int, StoredScorecard] = {}
     airports: dict[int, list[tuple[str, dict[str, Any]]]] = {}
     for s in latest:
@@ -93,13 +98,17 @@ async def overview(db: Database, partner_id: int | None = None) -> Overview:
             whole[s.partner_id] = s
         else:
             airports.setdefault(s.partner_id, []).append((s.airport_iata, s.card))
-    by_day: dict[int, dict[str, dict[str, Any]]] = {}
-    for s in weekly:
-        by_day.setdefault(s.partner_id, {})[s.day] = s.card
+    by_day: dict[int, dict[str, WeeklyRates]] = {}
+    for point in weekly:
+        by_day.setdefault(point.partner_id, {})[point.day] = point
+    axes = {anchor: (chart_days(anchor), [_label(d) for d in chart_days(anchor)]) for anchor in anchors}
     views = []
     for p in names:
         own = whole.get(p.id)
-        trends = charts(chart_days(own.day), by_day.get(p.id, {})) if own else []
+        trends = []
+        if own is not None:
+            days, labels = axes[own.day]
+            trends = charts(days, by_day.get(p.id, {}), labels)
         views.append(PartnerView(p.id, p.name, own.card if own else None, airports.get(p.id, []), trends))
     newest = max(anchors, default=None)
     return Overview(views, chart_days(newest) if newest else [])
