@@ -22,6 +22,7 @@ from transfers.api.scorecard_schemas import Scorecard
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import bookings
+from transfers.errors import Invalid
 from transfers.jobs import scheduled
 from transfers.quality import queries, views
 from transfers.quality import service as quality
@@ -103,7 +104,7 @@ async def test_each_count_lists_exactly_the_bookings_it_counted(scored: dict[str
             assert found == at_lhr and elsewhere == [], name
             assert found == sorted(found, key=lambda b: (b.created_at, b.id), reverse=True)
             counted[name] = {b.id for b in found}
-        with pytest.raises(ValueError, match="not a scorecard count"):
+        with pytest.raises(Invalid, match="not a scorecard count"):
             await queries.counted_bookings(conn, "stars", start, end, scored["partner_id"])
     # the same bookings the world made: on time are the punctual ride and the no-show, not the backdated one
     async with db.read() as conn:

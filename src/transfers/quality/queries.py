@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import bookings, partner_scorecards, partners, ratings, ride_events
 from transfers.db.tables.quality import ALL_AIRPORTS
+from transfers.errors import Invalid
 from transfers.quality import repository as repo
 from transfers.quality.models import CountedBooking, PartnerName, StoredScorecard, WeeklyRates
 from transfers.quality.rules import COUNT_NAMES, is_on_time
@@ -55,7 +56,7 @@ async def counted_bookings(
     """The bookings one count of one partner's scorecard counted (at one airport, or all), newest
     first: a count of 12 is these 12 bookings. ``count`` is one of ``rules.COUNT_NAMES``."""
     if count not in COUNT_NAMES:
-        raise ValueError(f"not a scorecard count: {count!r}")
+        raise Invalid(f"not a scorecard count: {count!r}")
     where = and_(repo.in_window(start, end, partner_id), _condition(count))
     if airport is not None:
         where = and_(where, bookings.c.airport_iata == airport)
