@@ -115,7 +115,7 @@ class Bench:
                 "TRANSFERS_RATE_LIMIT_PER_MINUTE": "1000000000",
                 "TRANSFERS_RATE_LIMIT_BURST": "1000000000",
                 "TRANSFERS_LOG_LEVEL": "WARNING",
-                "PYTHONPATH": str(ROOT),
+                "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}",  # this tree's code, not the venv's editable install
             }
         )
         return env
