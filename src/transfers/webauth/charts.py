@@ -13,6 +13,8 @@ the line breaks there rather than inventing a point.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
+from fractions import Fraction
 from typing import Protocol
 
 from markupsafe import Markup, escape
@@ -44,12 +46,14 @@ def percent(value: float) -> str:
     return f"{text} %"
 
 
-def rate(value: float | None) -> str:
-    """A scorecard's rate as a page shows it: 0.9123 as 91.23 %, null as "none" (a rate over zero)."""
+def rate(value: float | Fraction | None, places: int = 2) -> str:
+    """A rate as a page shows it: 0.9123 as 91.23 %, 0.5 as 50 %, null as "none" (a rate over zero).
+    Exact (a float is read as the decimal it prints as), at most ``places`` decimals, no trailing zeros."""
     if value is None:
         return "none"
-    text = f"{value * 100:.2f}".rstrip("0").rstrip(".")
-    return f"{text} %"
+    exact = value if isinstance(value, Fraction) else Fraction(str(value))
+    scaled = round(exact * 100 * 10**places)
+    return f"{Decimal(scaled).scaleb(-places).normalize():f} %"
 
 
 def _scale(series: Series) -> float:
