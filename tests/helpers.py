@@ -172,6 +172,8 @@ def booking_row(**changes: Any) -> dict[str, Any]:
         "fx": None,
         "partner_currency": None,
         "partner_net_total": None,
+        "passenger_language": None,
+        "message_channels": None,
     }
     return {**row, **changes}
 

@@ -109,6 +109,10 @@ class Booking:
     fx: dict[str, Any] | None
     partner_currency: str | None
     partner_net_total: Decimal | None
+    # docs/rules/messages.md#settings: the passenger's language (a normalized BCP 47 tag; None: none given or
+    # not one known) and the channels the create switched off (``{"email": false}``; None: none)
+    passenger_language: str | None
+    message_channels: dict[str, bool] | None
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> Booking:

@@ -27,6 +27,7 @@ from transfers.ops.database import is_sqlite, read_schema, schema_problem, shown
 from transfers.ops.errors import BackendUnavailable
 from transfers.ops.exposure import exposure_rows
 from transfers.ops.masking import mask_url
+from transfers.ops.messaging_probe import sms_row, smtp_row
 from transfers.ops.partner_probe import probe_partner
 from transfers.ops.redis_probe import ping_redis
 from transfers.ops.settings_errors import describe_validation_error
@@ -73,7 +74,7 @@ async def run_doctor(*, processes: int = 1) -> Report:
         cfg = get_settings()
     except ValidationError as exc:
         rows.append(Row("settings", "FAIL", "; ".join(describe_validation_error(exc))))
-        skipped = ("database", "redis", "flight provider", "fx rates", "secret key", "partners")
+        skipped = ("database", "redis", "flight provider", "fx rates", "secret key", "partners", "smtp", "sms provider")
         rows += [Row(name, "SKIP", "settings invalid") for name in skipped]
         return Report(rows)
     problems = cfg.deployment_problems()
@@ -96,6 +97,8 @@ async def run_doctor(*, processes: int = 1) -> Report:
     rows.append(await fx_row(cfg) if database_ok else Row("fx rates", "SKIP", "database unusable"))
     rows += await _secret_and_partner_rows(cfg, database_ok=database_ok)
     rows += [Row(check, verdict, detail) for check, verdict, detail in exposure_rows(cfg)]  # type: ignore[arg-type]
+    # docs/rules/messages.md#sending: e-mail over SMTP, text messages through the SMS provider
+    rows += [Row(check, verdict, detail) for check, verdict, detail in (await smtp_row(cfg), sms_row(cfg))]  # type: ignore[arg-type]
     return Report(rows)
 
 

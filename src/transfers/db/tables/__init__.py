@@ -41,6 +41,16 @@ from transfers.db.tables.health import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, SEARC
 from transfers.db.tables.hosted import hosted_capacity, partner_emails, partner_users, rate_cards
 from transfers.db.tables.incidents import incidents, incidents_status_created
 from transfers.db.tables.journal import journal_entries, journal_lines, partner_statements, statement_close_runs
+from transfers.db.tables.messages import (
+    client_message_settings,
+    message_optouts,
+    message_optouts_address,
+    message_planned_events,
+    traveller_messages,
+    traveller_messages_booking,
+    traveller_messages_due,
+    traveller_messages_provider,
+)
 from transfers.db.tables.quality import partner_scorecards
 from transfers.db.tables.ratings import ratings, ratings_partner_created
 from transfers.db.tables.reference import cancellation_reasons, car_services, vehicle_segments, vehicle_types
@@ -73,6 +83,7 @@ __all__ = [
     "cancellation_reasons",
     "car_services",
     "client_events",
+    "client_message_settings",
     "clients",
     "delivery_attempts",
     "driver_links",
@@ -86,6 +97,9 @@ __all__ = [
     "journal_entries",
     "journal_lines",
     "ledger_entries",
+    "message_optouts",
+    "message_optouts_address",
+    "message_planned_events",
     "metadata",
     "operators",
     "outbox",
@@ -103,6 +117,10 @@ __all__ = [
     "search_vehicles",
     "searches",
     "statement_close_runs",
+    "traveller_messages",
+    "traveller_messages_booking",
+    "traveller_messages_due",
+    "traveller_messages_provider",
     "vehicle_segments",
     "vehicle_types",
     "wallets",
