@@ -14,6 +14,7 @@ import pytest
 from playwright.async_api import BrowserContext, expect
 from sqlalchemy import delete, select
 
+from tests import ledger_world as world
 from tests.agency.conftest import MakeAgency, make_agency  # noqa: F401  (the fixture)
 from tests.agency.test_agency_currencies import IATA, partners
 from tests.browser.conftest import ConsoleAs
@@ -21,10 +22,12 @@ from tests.browser.test_agency_portal import contexts, signed_in_page  # noqa: F
 from tests.browser.test_console_clients import csrf_of
 from tests.conftest import ClientFactory, PartnerFactory
 from tests.servers import LiveServer
+from transfers import money
+from transfers.accounting import service as books
 from transfers.clients import service as client_service
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
-from transfers.db.tables import admin_audit, fx_rates, wallets
+from transfers.db.tables import admin_audit, bookings, fx_rates, wallets
 
 
 @pytest.fixture
@@ -127,6 +130,8 @@ async def test_an_agency_books_in_gbp_and_sees_the_rate_and_both_wallets(
     contexts: Callable[..., Awaitable[BrowserContext]],  # noqa: F811
     make_agency: MakeAgency,  # noqa: F811
     make_partner: PartnerFactory,
+    console_as: ConsoleAs,
+    console_url: str,
     db: Database,
     clock: ShiftedClock,
 ) -> None:
@@ -163,6 +168,7 @@ async def test_an_agency_books_in_gbp_and_sees_the_rate_and_both_wallets(
     await expect(page.get_by_role("heading", name="Booking ")).to_be_visible()
     await expect(page.get_by_role("row", name="Price")).to_contain_text("£52.80")
     await expect(page.get_by_role("row", name="Price")).to_contain_text("0.8563")
+    reservation_no = (await page.get_by_role("heading", level=1).inner_text()).removeprefix("Booking ").strip()
 
     await page.get_by_role("link", name="Wallet", exact=True).click()
     await expect(page.locator("#balance-EUR")).to_have_text("€500.00")
@@ -171,3 +177,20 @@ async def test_an_agency_books_in_gbp_and_sees_the_rate_and_both_wallets(
     await expect(page.locator("#balance")).to_have_text("£47.20")
     await expect(page.get_by_role("cell", name="-£52.80")).to_be_visible()
     assert hosts == {service.url.split("://", 1)[1]}  # nothing loaded from another host
+
+    # the ride done, the platform holds 48.00 GBP and owes 56.05 EUR more (docs/rules/fx.md#position): the
+    # console's FX page shows the FX accounts' balances, each in its currency
+    async with db.read() as conn:
+        booking_id = (
+            await conn.execute(select(bookings.c.id).where(bookings.c.reservation_no == reservation_no))
+        ).scalar_one()
+    before = dict(await books.fx_position(db))
+    await world.complete(db, int(booking_id), clock.now())
+    after = dict(await books.fx_position(db))
+    assert after["GBP"] - before.get("GBP", Decimal(0)) == Decimal("48.00")
+    assert after["EUR"] - before.get("EUR", Decimal(0)) == Decimal("-56.05")
+    console = (await console_as("support")).page
+    await console.goto(f"{console_url}/fx")
+    for currency in ("GBP", "EUR"):
+        shown = money.for_people(after[currency], currency, "en_US")
+        await expect(console.locator(f"#position-{currency}")).to_have_text(shown)

@@ -1,6 +1,7 @@
 """``FX`` (docs/rules/fx.md#console): the exchange rates in use today (each with its source, its date and
 its age; a stale one is marked, as ``transfers doctor`` reports it), the scheduled fetch's last try, the
-platform's position per currency (the FX accounts) and, for an admin
+platform's position per currency (the FX accounts, docs/rules/fx.md#position, as ``transfers fx
+position``) and, for an admin
 (``SET_RATES``), ``Set rate`` (fields ``Currency``, ``Rate``, ``As of``): the use case of ``transfers fx
 set``, with its audit row naming the operator. Bad input is shown beside its field with what was typed
 kept, and writes nothing."""
@@ -14,6 +15,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from transfers.accounting import service as books
 from transfers.console.auth import PREFIX, Signed, Viewer, services
 from transfers.console.render import page
 from transfers.fx import service as fx
@@ -48,17 +50,12 @@ async def _fx_page(
         "max_age": svc.settings.fx_max_age_days,
         "cache_seconds": svc.settings.fx_cache_seconds,
         "today": today.isoformat(),
-        "position": await _position(request),
+        "position": [{"currency": c, "balance": b} for c, b in await books.fx_position(svc.db)],
         "errors": errors or {},
         "typed": typed or {"as_of": today.isoformat()},
         "notice": notice,
     }
     return page(request, "fx.html", context, viewer=viewer, title="Exchange rates", status_code=status_code)
-
-
-async def _position(request: Request) -> list[dict[str, str]] | None:
-    """The FX accounts' balances per currency, or None where the books do not keep them yet."""
-    return None
 
 
 def _sentence(exc: RateError) -> str:
