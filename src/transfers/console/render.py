@@ -28,6 +28,7 @@ NAVIGATION = (
     ("Partners", "/console/partners"),
     ("Quality", "/console/quality"),
     ("Deliveries", "/console/deliveries"),
+    ("FX", "/console/fx"),
     ("Audit log", "/console/audit"),
 )
 SITE = Site(
