@@ -18,7 +18,7 @@ from transfers.api.metrics import router as metrics_router
 from transfers.api.middleware import Plumbing, RequestPlumbing
 from transfers.api.openapi import install_openapi
 from transfers.api.ratelimit import RateLimiter
-from transfers.api.routes import booking_list, bookings, health, reference, reverse, search
+from transfers.api.routes import booking_list, bookings, health, reference, reverse, search, sms_hooks
 from transfers.api.routes import incidents as incident_routes
 from transfers.api.routes import ratings as rating_routes
 from transfers.api.routes import statements as statement_routes
@@ -95,6 +95,7 @@ def create_app(
     app.include_router(rating_routes.router)  # docs/rules/ratings.md#api
     app.include_router(ride_pages.router)  # /t/{token} and /d/{token} (docs/rules/ride.md#tracking-page)
     app.include_router(rating_pages.router)  # /r/{token} (docs/rules/ratings.md#rating-page)
+    app.include_router(sms_hooks.router)  # the SMS provider's callbacks (docs/rules/messages.md#opt-out)
     webhook_routes.document_events(app)  # the events clients receive, in the document's "webhooks"
     if settings.sandbox_partner_enabled:
         runtime.mount_sandbox_partner(app, svc)

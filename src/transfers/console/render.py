@@ -26,6 +26,7 @@ NAVIGATION = (
     ("Clients", "/console/clients"),
     ("Partners", "/console/partners"),
     ("Deliveries", "/console/deliveries"),
+    ("FX", "/console/fx"),
     ("Audit log", "/console/audit"),
 )
 SITE = Site(
