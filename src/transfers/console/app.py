@@ -15,11 +15,13 @@ from transfers.console.routes import (
     clients,
     dashboard,
     deliveries,
+    fx,
     incidents,
     login,
     operators,
     partner_users,
     partners,
+    quality,
     statements,
 )
 from transfers.services import Services
@@ -35,7 +37,9 @@ def build_console(svc: Services) -> FastAPI:
         audit,
         clients,
         partners,
+        quality,
         deliveries,
+        fx,
         partner_users,
         operators,
         statements,
