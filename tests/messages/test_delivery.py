@@ -68,7 +68,10 @@ async def failed_events(db: Database, booking_id: int) -> list[dict[str, Any]]:
                 client_events.c.booking_id == booking_id, client_events.c.type == "booking.message_failed"
             )
         )
-        return [dict(r._mapping) for r in found]
+        return [
+            {"data": r.data if isinstance(r.data, dict) else orjson.loads(r.data), "sequence": r.sequence}
+            for r in found
+        ]
 
 
 async def test_confirmed_taken_once_with_the_brand_and_reply_to(
@@ -139,8 +142,7 @@ async def test_refusals_retries_and_the_client_told(
         failed = of(await rows(db, booking_id), "cancelled")
         assert (failed["status"], failed["reason"], failed["attempts"]) == ("failed", "refused", 1)
         (event,) = await failed_events(db, booking_id)
-        data = event["data"] if isinstance(event["data"], dict) else orjson.loads(event["data"])
-        message = data["message"]
+        message = event["data"]["message"]
         assert message["id"] == failed["id"] and message["template"] == "cancelled" and message["status"] == "failed"
         assert message["to"] != failed["to_address"] and "***" in message["to"]  # masked
         inbox.data_answer = "250 OK"
