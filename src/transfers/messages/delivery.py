@@ -6,11 +6,12 @@ docs/rules/messages.md#sending.
 One send, in order:
 
 1. the message is claimed (a lease of ``LEASE``; two workers never hold one message);
-2. what it needs is read: the booking as it is now (a reminder carries the current pickup), the
-   client's settings, the address's opt-outs. A message the booking has left behind (not APPROVED any
-   more, but for ``cancelled`` and ``feedback``) is ``skipped`` (``outdated``); an address stopped since
-   it was planned ``suppressed``; no SMTP server or SMS provider ``skipped`` (``not_configured``); a
-   number that cannot get a text ``skipped`` (``not_mobile``, ``no_address``): none reaches a provider;
+2. what it needs is read (in the claim's transaction, for the batch): the booking as it is now (a
+   reminder carries the current pickup), the address's opt-outs; the client's settings once a run. A
+   message the booking has left behind (not APPROVED any more, but for ``cancelled`` and ``feedback``)
+   is ``skipped`` (``outdated``); an address stopped since it was planned ``suppressed``; no SMTP
+   server or SMS provider ``skipped`` (``not_configured``); a number that cannot get a text
+   ``skipped`` (``not_mobile``, ``no_address``): none reaches a provider;
 3. the text is rendered (``messages/text``) and the attempt recorded on the row before the send (its
    count, ``last_error`` = ``sending``, the subject and body), committed;
 4. the transport is called, with no transaction open;
@@ -85,10 +86,14 @@ class QueuedMessage:
     attempts: int
     lease_until: datetime | None
     created_at: datetime
+    # Read in the claim's transaction, for the whole batch at once: the booking as it is now (None: gone)
+    # and whether the address is stopped for it.
+    booking: Booking | None = None
+    stopped: bool = False
     kind: str = TRAVELLER_MESSAGE
 
     @classmethod
-    def from_row(cls, row: queue_repo.QueueRow) -> QueuedMessage:
+    def from_row(cls, row: queue_repo.QueueRow, booking: Booking | None = None, stopped: bool = False) -> QueuedMessage:
         return cls(
             row.id,
             row.booking_id,
@@ -103,6 +108,8 @@ class QueuedMessage:
             row.attempts,
             row.lease_until,
             row.created_at,
+            booking,
+            stopped,
         )
 
     @property
@@ -149,24 +156,21 @@ class TravellerTransport:
         # messages mostly shares a few clients.
         self._settings: dict[int, MessageSettings | None] = {}
 
-    async def _client(self, conn: AsyncConnection, client_id: int) -> MessageSettings | None:
+    async def _client(self, client_id: int) -> MessageSettings | None:
         if client_id not in self._settings:
-            self._settings[client_id] = await messages_repo.settings_of(conn, client_id)
+            async with self.svc.db.read() as conn:
+                self._settings[client_id] = await messages_repo.settings_of(conn, client_id)
         return self._settings[client_id]
 
     async def send(self, kind: str, message: QueuedMessage, *, timeout: float, target: object) -> CallResult:
         now = self.svc.clock.now()
         if message.expires_at is not None and now >= message.expires_at:
             return _result(SendOutcome(Verdict.DONE, "expired"))
-        async with self.svc.db.read() as conn:
-            booking = await bookings_repo.get_by_id(conn, message.booking_id)
-            client = await self._client(conn, message.client_id)
-            stopped = await messages_repo.active_optout(
-                conn, message.channel, message.to_address or "", message.booking_id
-            )
+        booking = message.booking
+        client = await self._client(message.client_id)
         if booking is None or client is None:
             return _result(SendOutcome(Verdict.DONE, "skipped", "outdated"))
-        early = self._not_sent(message, booking, client, stopped is not None)
+        early = self._not_sent(message, booking, client, message.stopped)
         if early is not None:
             return _result(early)
         try:
@@ -349,6 +353,13 @@ async def report_failure(conn: AsyncConnection, message_id: int, now: datetime) 
     await write_booking_event(conn, booking, EventType.BOOKING_MESSAGE_FAILED, {"message": resource}, now=now)
 
 
+def _stopped(row: queue_repo.QueueRow, optouts: set[tuple[int | None, str, str]]) -> bool:
+    if not row.to_address:
+        return False
+    address = messages_repo.normalize_address(row.channel, row.to_address)
+    return (None, row.channel, address) in optouts or (row.booking_id, row.channel, address) in optouts
+
+
 class TravellerQueue:
     """The ``traveller_messages`` table as the engine's ``Queue``: no attempt log (the row keeps the count
     and the last error); the end of a message is written by the kind's effect, which reads the outcome."""
@@ -367,7 +378,16 @@ class TravellerQueue:
         first: Sequence[str],
     ) -> list[QueuedMessage]:
         rows = await queue_repo.claim_due(conn, now=now, lease_until=lease_until, limit=limit)
-        return [QueuedMessage.from_row(r) for r in rows]
+        if not rows:
+            return []
+        bookings: dict[int, Booking | None] = {}
+        for booking_id in sorted({r.booking_id for r in rows}):
+            bookings[booking_id] = await bookings_repo.get_by_id(conn, booking_id)
+        addresses = {
+            (r.channel, messages_repo.normalize_address(r.channel, r.to_address)) for r in rows if r.to_address
+        }
+        stopped = await queue_repo.stopped(conn, addresses, list(bookings))
+        return [QueuedMessage.from_row(r, bookings.get(r.booking_id), _stopped(r, stopped)) for r in rows]
 
     async def record_attempt(self, conn: AsyncConnection, message: QueuedMessage, attempt: Attempt) -> None:
         return None
