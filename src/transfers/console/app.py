@@ -21,6 +21,7 @@ from transfers.console.routes import (
     operators,
     partner_users,
     partners,
+    quality,
     statements,
 )
 from transfers.services import Services
@@ -36,6 +37,7 @@ def build_console(svc: Services) -> FastAPI:
         audit,
         clients,
         partners,
+        quality,
         deliveries,
         fx,
         partner_users,
