@@ -68,4 +68,7 @@ async def test_amounts_reach_the_sdk_with_their_currencys_decimals(
         (wallet,) = await api.list_wallets()
         assert (wallet.currency, wallet.balance, wallet.default) == (currency, Decimal(0), True)
         entries = await api.list_wallet_entries(currency=currency)
-        assert [(e.kind, e.amount) for e in entries.entries] == [("debit", -Decimal(quoted)), ("top_up", Decimal(quoted))]
+        assert [(e.kind, e.amount) for e in entries.entries] == [
+            ("debit", -Decimal(quoted)),
+            ("top_up", Decimal(quoted)),
+        ]
