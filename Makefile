@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: help run test test-suite test-fast check docs docs-serve install install-docs install-test chromium bench soak clean
+.PHONY: help run test test-suite test-fast check docs docs-serve install install-docs install-test chromium bench soak catalogs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -82,6 +82,12 @@ bench: install-test
 ## (docs/operations/reliability.md; needs a local PostgreSQL server, PGHOST/PGPORT/PGUSER, and redis-server)
 soak: install-test
 	$(BIN)/python -m bench.soak $(SOAK_ARGS)
+
+## catalogs: extract the traveller's texts (babel.cfg) into src/transfers/i18n/messages.pot and merge them into each
+## language's messages.po (new strings arrive empty: English until translated; docs/rules/messages.md#languages)
+catalogs: install-test
+	$(BIN)/pybabel extract -F babel.cfg -k N_ --no-location --sort-output -w 100 --project=transfers -o src/transfers/i18n/messages.pot .
+	$(BIN)/pybabel update -i src/transfers/i18n/messages.pot -d src/transfers/i18n/locale -w 100 --ignore-obsolete --no-fuzzy-matching
 
 ## clean: remove the venv, the SQLite data under ./var, the built site and the tool caches
 clean:

@@ -65,6 +65,10 @@ NOT_DOMAIN = {
     ("partners.editing", "LookupError"): "a broken dataset: a registered airport missing from the airports",
     ("wallet.ledger", "ValueError"): "a bug's guard: an amount the callers have already checked",
     ("fx.rates", "ValueError"): "a bug's guard: a rate asked from a currency to itself (no conversion)",
+    (
+        "messages.text.rendering",
+        "ValueError",
+    ): "a bug's guard: a template on a channel it never goes on, or feedback without its link",
     # pydantic validators (and the form parsers shared with them) must raise ValueError
     ("config", "ValueError"): "pydantic's settings validators must raise ValueError",
     ("bookings.reverse", "ValueError"): "pydantic validators must raise ValueError",

@@ -1,0 +1,43 @@
+"""Dates and times as a language writes them (docs/rules/messages.md#languages), with Babel's locale
+data. Pure. The time is always on the 24-hour clock: a locale whose short time is 12-hour gets ``HH:mm``.
+
+English is written the British way (``Sat 5 Dec``, ``Saturday, 5 December 2026``): day before month,
+which every English reader parses, where the American order (``Dec 5``) misleads a European reader of a
+European pickup. Portuguese uses Babel's ``pt`` (Brazilian conventions; Portugal writes dates alike).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from babel import Locale
+from babel.dates import format_date, format_skeleton, format_time
+
+from transfers.i18n.languages import DEFAULT_LANGUAGE, LANGUAGES
+
+LOCALES = {"en": "en_GB", "de": "de", "fr": "fr", "es": "es", "it": "it", "pt": "pt", "nl": "nl"}
+
+
+def locale_of(language: str) -> str:
+    return LOCALES.get(language if language in LANGUAGES else DEFAULT_LANGUAGE, "en_GB")
+
+
+def _time_pattern(locale: str) -> str:
+    pattern = str(Locale.parse(locale).time_formats["short"].pattern)
+    return "HH:mm" if "h" in pattern or "a" in pattern or "K" in pattern else pattern
+
+
+def clock(moment: datetime, language: str) -> str:
+    """``14:30`` (``9:05`` in Spanish, which writes no leading zero): the time on the 24-hour clock."""
+    locale = locale_of(language)
+    return format_time(moment, _time_pattern(locale), tzinfo=moment.tzinfo, locale=locale)
+
+
+def short_date(moment: datetime, language: str) -> str:
+    """``Sat 5 Dec``, ``Sa., 5. Dez.``: weekday, day and month, for a text message."""
+    return format_skeleton("MMMEd", moment, tzinfo=moment.tzinfo, locale=locale_of(language))
+
+
+def long_date(moment: datetime, language: str) -> str:
+    """``Saturday, 5 December 2026``, ``samedi 5 décembre 2026``: the full date, for an e-mail or a page."""
+    return format_date(moment.date(), "full", locale=locale_of(language))
