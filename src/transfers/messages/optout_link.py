@@ -42,10 +42,10 @@ def _signature(booking_id: int, channel: str, address: str, key: bytes | None = 
 
 
 def optout_token(booking_id: int, channel: str, address: str, key: bytes | None = None) -> str:
-    """The token of the opt-out page for messages about ``booking_id`` on ``channel`` to ``address``."""
-    if channel not in CHANNEL_LETTERS:
-        raise ValueError(f"unknown channel {channel!r}")
-    return _signature(booking_id, channel, address, key) + CHANNEL_LETTERS[channel] + str(booking_id)
+    """The token of the opt-out page for messages about ``booking_id`` on ``channel`` (``email`` or ``sms``:
+    another is a caller's bug, a KeyError) to ``address``."""
+    letter = CHANNEL_LETTERS[channel]
+    return _signature(booking_id, channel, address, key) + letter + str(booking_id)
 
 
 def optout_url(base: str, booking_id: int, channel: str, address: str) -> str:
