@@ -81,6 +81,7 @@ async def test_the_open_month_with_its_lines_as_json_and_csv(
             "reservation_no": ride_no,
             "kind": "RIDE",
             "retail": "44.00",
+            "retail_currency": "EUR",
             "net": "40.00",
             "amount": "40.00",
             "note": None,
@@ -90,6 +91,7 @@ async def test_the_open_month_with_its_lines_as_json_and_csv(
             "reservation_no": fee_no,
             "kind": "CANCELLATION_FEE",
             "retail": "25.00",
+            "retail_currency": "EUR",
             "net": "20.00",
             "amount": "4.00",
             "note": "fee 5.00 of 25.00",
@@ -99,9 +101,9 @@ async def test_the_open_month_with_its_lines_as_json_and_csv(
     assert as_csv.status_code == 200 and as_csv.headers["content-type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(as_csv.text)))
     assert rows == [
-        ["date", "reservation_no", "kind", "retail", "net", "amount", "note"],
-        [today, ride_no, "RIDE", "44.00", "40.00", "40.00", ""],
-        [today, fee_no, "CANCELLATION_FEE", "25.00", "20.00", "4.00", "fee 5.00 of 25.00"],
+        ["date", "reservation_no", "kind", "retail", "retail_currency", "net", "amount", "note"],
+        [today, ride_no, "RIDE", "44.00", "EUR", "40.00", "40.00", ""],
+        [today, fee_no, "CANCELLATION_FEE", "25.00", "EUR", "20.00", "4.00", "fee 5.00 of 25.00"],
     ]
     assert partner_id > 0
 

@@ -128,7 +128,7 @@ async def test_the_portal_shows_statements_and_downloads_a_month_as_csv(
         download = await waiting.value
         path = await download.path()
         rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
-        assert rows[0] == ["date", "reservation_no", "kind", "retail", "net", "amount", "note"]
-        assert [(r[2], r[5]) for r in rows[1:]] == [("RIDE", "40.00")]
+        assert rows[0] == ["date", "reservation_no", "kind", "retail", "retail_currency", "net", "amount", "note"]
+        assert [(r[2], r[6]) for r in rows[1:]] == [("RIDE", "40.00")]
     finally:
         await context.close()

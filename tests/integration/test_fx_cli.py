@@ -348,3 +348,15 @@ async def test_searches_read_the_rates_at_most_every_cache_period_and_each_new_d
     clock.at = noon + timedelta(hours=12, seconds=1)  # the next UTC day: read again at once
     tomorrow = await tables.current()
     assert tomorrow.today == TODAY + timedelta(days=1) and "GBP" in tomorrow.rates
+
+
+async def test_position_answers_the_fx_accounts_balances(env: dict[str, str], db: Database) -> None:
+    """docs/rules/fx.md#position: what the journal's FX accounts hold, per currency, in its decimals."""
+    from transfers import money
+    from transfers.accounting import service as books
+
+    shown = ok(await fx(env, "position", "--json"))
+    expected = [{"currency": c, "balance": money.text(b, c)} for c, b in await books.fx_position(db)]
+    assert shown == {"accounts": expected}
+    table = await fx(env, "position")
+    assert table.exit_code == 0 and table.output.splitlines()[0].split() == ["CURRENCY", "BALANCE"]

@@ -88,7 +88,7 @@ async def test_the_worked_example_is_what_the_service_answers(
     for statement in listed["data"]:
         assert_valid("Statement", statement)
     csv_text = (await http.get("/api/v1/reverse/statements/2026-11?format=csv", headers=bearer(key))).text
-    assert csv_text.splitlines()[1] == "2026-11-03,,PAYOUT,,,-40.00,payout of 2026-10 (reference SEPA-2026-10-7)"
+    assert csv_text.splitlines()[1] == "2026-11-03,,PAYOUT,,,,-40.00,payout of 2026-10 (reference SEPA-2026-10-7)"
     # The JSON's lines come by the direct path on PostgreSQL (no SQLAlchemy row processing): the
     # same lines as the engine's path (taken here with a limit), value for value, on both databases.
     found = await books.statement(db, partner_id, "2026-11", None)

@@ -8,7 +8,7 @@ import io
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
-COLUMNS = ("date", "reservation_no", "kind", "retail", "net", "amount", "note")
+COLUMNS = ("date", "reservation_no", "kind", "retail", "retail_currency", "net", "amount", "note")
 ROWS_PER_CHUNK = 1000
 
 

@@ -89,14 +89,15 @@ async def post_many(conn: AsyncConnection, entries: Sequence[NewEntry], now: dat
     for entry, entry_id in zip(entries, ids, strict=True):
         for leg in entry.legs:
             leg_period = period
+            currency = entry.currency_of(leg)
             if leg.account.kind is AccountKind.PARTNER:
-                leg_period = await open_period(conn, leg.account.owner_id, entry.currency, now)
+                leg_period = await open_period(conn, leg.account.owner_id, currency, now)
             lines.append(
                 {
                     "entry_id": entry_id,
                     "account": leg.account.kind.value,
                     "owner_id": leg.account.owner_id,
-                    "currency": entry.currency,
+                    "currency": currency,
                     "amount": leg.amount,
                     "period": leg_period,
                     "created_at": now,
@@ -124,6 +125,31 @@ async def booking_kind_total(conn: AsyncConnection, booking_id: int, kind: str, 
     if row is None or not row[0]:
         return None
     return ZERO if row[1] is None else Decimal(row[1])
+
+
+async def booking_kind_sums(conn: AsyncConnection, booking_id: int, kind: str) -> dict[tuple[str, str], Decimal]:
+    """(account kind, currency) -> the sum of the lines of one booking's entries of ``kind`` (a converted
+    booking's partner line has its platform's side in the booking's currency, docs/rules/fx.md#books)."""
+    e, line = journal_entries.c, journal_lines.c
+    rows = await conn.execute(
+        select(line.account, line.currency, func.sum(line.amount))
+        .select_from(journal_lines.join(journal_entries, e.id == line.entry_id))
+        .where(e.booking_id == booking_id, e.kind == kind)
+        .group_by(line.account, line.currency)
+    )
+    return {(str(a), str(c)): Decimal(t) for a, c, t in rows}
+
+
+async def fx_position(conn: AsyncConnection) -> list[tuple[str, Decimal]]:
+    """(currency, balance) of each FX account that has lines, by currency (docs/rules/fx.md#position)."""
+    line = journal_lines.c
+    rows = await conn.execute(
+        select(line.currency, func.sum(line.amount))
+        .where(line.account == AccountKind.FX.value)
+        .group_by(line.currency)
+        .order_by(line.currency)
+    )
+    return [(str(c), Decimal(t)) for c, t in rows]
 
 
 # --- statements ---------------------------------------------------------------------------------------
@@ -159,18 +185,21 @@ async def month_sums(conn: AsyncConnection, partner_id: int) -> list[tuple[str, 
 
 
 def lines_query(partner_id: Any, currency: Any, period: Any, *, as_text: bool = False) -> Select[Any]:
-    """A statement's lines, oldest first: date, reservation number, kind, retail, net, amount, note.
-    ``as_text`` (PostgreSQL only): the date as ``YYYY-MM-DD`` in UTC and the amounts as the NUMERIC's
+    """A statement's lines, oldest first: date, reservation number, kind, retail, its currency (the
+    booking's), net (the partner's own, in the statement's currency: docs/rules/fx.md#books), amount,
+    note. ``as_text`` (PostgreSQL only): the date as ``YYYY-MM-DD`` in UTC and the amounts as the NUMERIC's
     own text (``money.stored_text`` writes it), so the driver decodes strings instead of datetimes and Decimals."""
     line, entry, b = journal_lines.c, journal_entries.c, bookings.c
-    columns: list[Any] = [line.created_at, b.reservation_no, entry.kind, b.total, b.net_total, line.amount]
+    own_net = func.coalesce(b.partner_net_total, b.net_total)
+    columns: list[Any] = [line.created_at, b.reservation_no, entry.kind, b.total, b.currency, own_net, line.amount]
     if as_text:
         columns = [
             func.to_char(func.timezone("UTC", line.created_at), "YYYY-MM-DD"),
             b.reservation_no,
             entry.kind,
             cast(b.total, Text),
-            cast(b.net_total, Text),
+            b.currency,
+            cast(own_net, Text),
             cast(line.amount, Text),
         ]
     return (

@@ -21,7 +21,7 @@ from transfers.db.engine import Database
 from transfers.errors import Conflict, ErrorCode, Invalid, NotFound, Refused
 
 ZERO = Decimal("0.00")
-CSV_COLUMNS = ("date", "reservation_no", "kind", "retail", "net", "amount", "note")
+CSV_COLUMNS = ("date", "reservation_no", "kind", "retail", "retail_currency", "net", "amount", "note")
 
 
 class NoSuchStatement(NotFound):
@@ -67,10 +67,10 @@ async def statement(db: Database, partner_id: int, period: object, currency: obj
 
 
 def line_dict(row: Any, currency: str) -> dict[str, Any]:
-    """One statement line as the API shows it (docs/rules/statements.md#partner-api); its amounts in
-    ``currency``, the statement's (a booking's ``retail`` and ``net`` too: a partner's lines are in the
-    currency of the bookings they come from)."""
-    created_at, reservation_no, kind, retail, net, amount, note, reference = row
+    """One statement line as the API shows it (docs/rules/statements.md#partner-api); its ``amount`` and a
+    booking's ``net`` (the partner's own price) in ``currency``, the statement's, the partner's; a booking's
+    ``retail`` in ``retail_currency``, the one the client paid in (docs/rules/fx.md#books)."""
+    created_at, reservation_no, kind, retail, retail_currency, net, amount, note, reference = row
     is_booking = reservation_no is not None
     shown_note = (
         note if reference is None else (f"{note} (reference {reference})" if note else f"reference {reference}")
@@ -79,7 +79,8 @@ def line_dict(row: Any, currency: str) -> dict[str, Any]:
         "date": created_at.date().isoformat(),
         "reservation_no": reservation_no,
         "kind": kind,
-        "retail": money.text(retail, currency) if is_booking and retail is not None else None,
+        "retail": money.text(retail, retail_currency) if is_booking and retail is not None else None,
+        "retail_currency": retail_currency if is_booking else None,
         "net": money.text(net, currency) if is_booking and net is not None else None,
         "amount": money.text(amount, currency),
         "note": shown_note,
@@ -90,7 +91,7 @@ def text_line_dict(row: Any, currency: str) -> dict[str, Any]:
     """``line_dict`` for a row of ``repo.LINES_AS_TEXT``: the date already ``YYYY-MM-DD`` (UTC) and
     the amounts the NUMERIC(18, 4)'s own text ("45.1000"), written by ``money.stored_text`` as
     ``money.text`` writes the typed values ("45.10")."""
-    day, reservation_no, kind, retail, net, amount, note, reference = row
+    day, reservation_no, kind, retail, retail_currency, net, amount, note, reference = row
     is_booking = reservation_no is not None
     shown_note = (
         note if reference is None else (f"{note} (reference {reference})" if note else f"reference {reference}")
@@ -99,7 +100,8 @@ def text_line_dict(row: Any, currency: str) -> dict[str, Any]:
         "date": day,
         "reservation_no": reservation_no,
         "kind": kind,
-        "retail": money.stored_text(retail, currency) if is_booking and retail is not None else None,
+        "retail": money.stored_text(retail, retail_currency) if is_booking and retail is not None else None,
+        "retail_currency": retail_currency if is_booking else None,
         "net": money.stored_text(net, currency) if is_booking and net is not None else None,
         "amount": money.stored_text(amount, currency),
         "note": shown_note,
@@ -273,6 +275,13 @@ async def adjust(
             now=now,
         )
     return value
+
+
+async def fx_position(db: Database) -> list[tuple[str, Decimal]]:
+    """The FX accounts' balances, per currency (``transfers fx position``, docs/rules/fx.md#position):
+    positive, taken in that currency; negative, owed in it."""
+    async with db.read() as conn:
+        return await repo.fx_position(conn)
 
 
 async def ledger_check(db: Database) -> str | None:

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers import money
-from transfers.accounting import earnings
 from transfers.accounting import repository as journal_repo
 from transfers.accounting.journal import (
     PLATFORM,
@@ -40,11 +39,12 @@ from transfers.accounting.journal import (
     AccountKind,
     NewEntry,
     PartnerLine,
-    partner,
+    to_partner,
     transfer,
 )
 from transfers.accounting.periods import period_of
 from transfers.bookings import cancel_rules
+from transfers.bookings import earnings as earned
 from transfers.bookings.effect_rows import BOOKING_ID, NOW, Call, Insert, Of, OpenPeriod, Step
 from transfers.bookings.hooks import HOOKS
 from transfers.bookings.models import Booking
@@ -88,33 +88,14 @@ def planned_entries(change: Change) -> list[NewEntry]:
             )
     if change.from_status is None or not moved_status:
         return entries  # a creation, or a change of details: no partner line
-    account = partner(booking.partner_id)
     if change.to_status is S.COMPLETED:
-        entries.append(
-            transfer(
-                PartnerLine.RIDE.value,
-                booking.currency,
-                PLATFORM,
-                account,
-                earnings.ride(booking.net_total),
-                booking_id=booking.id,
-            )
-        )
+        entries.append(earned.ride_line(booking))
     fee = booking.cancellation_fee
     if change.to_status is S.CANCELLED and fee is not None and fee > 0:
-        share = earnings.cancellation_fee(fee, booking.net_total, booking.total, booking.currency)
-        if share != 0:
-            entries.append(
-                transfer(
-                    PartnerLine.CANCELLATION_FEE.value,
-                    booking.currency,
-                    PLATFORM,
-                    account,
-                    share,
-                    booking_id=booking.id,
-                    note=f"fee {money.text(fee, booking.currency)} of {money.text(booking.total, booking.currency)}",
-                )
-            )
+        note = f"fee {money.text(fee, booking.currency)} of {money.text(booking.total, booking.currency)}"
+        line = earned.share_line(PartnerLine.CANCELLATION_FEE, booking, fee, sign=1, note=note)
+        if line is not None:
+            entries.append(line)
     return entries
 
 
@@ -141,7 +122,7 @@ def entry_steps(entry: NewEntry, now: datetime, *, booking_id: Any = None) -> li
     return entry_rows(
         entry.kind,
         entry.currency,
-        [(leg.account.kind, leg.account.owner_id, leg.amount) for leg in entry.legs],
+        [(leg.account.kind, leg.account.owner_id, leg.amount, leg.currency) for leg in entry.legs],
         booking_id=entry.booking_id if booking_id is None else booking_id,
         ledger_entry_id=entry.ledger_entry_id,
         note=entry.note,
@@ -154,7 +135,7 @@ def entry_steps(entry: NewEntry, now: datetime, *, booking_id: Any = None) -> li
 def entry_rows(
     kind: str,
     currency: Any,
-    legs: Sequence[tuple[AccountKind, Any, Decimal]],
+    legs: Sequence[tuple[AccountKind, Any, Decimal, str | None]],
     *,
     booking_id: Any,
     now: datetime,
@@ -165,8 +146,9 @@ def entry_rows(
 ) -> list[Step]:
     """One journal entry and its lines (balanced: ``journal.NewEntry`` checks it for a plain entry)
     as ``journal_repo.post_many`` writes them; ``currency``, an owner, the booking's and the ledger
-    entry's id may be values the write makes (``Of``: a wallet move's). A partner's line counts in
-    its open month (``OpenPeriod``, read: the general path only), the others in ``now``'s."""
+    entry's id may be values the write makes (``Of``: a wallet move's). A leg's currency: its own, or
+    None for the entry's (docs/rules/fx.md#books). A partner's line counts in its open month
+    (``OpenPeriod``, read: the general path only), the others in ``now``'s."""
     known: dict[str, Any] = {"kind": kind, "note": note, "reference": reference, "actor": actor}
     made: dict[str, Of] = {"created_at": NOW}
     for column, value in (("currency", currency), ("booking_id", booking_id), ("ledger_entry_id", ledger_entry_id)):
@@ -178,19 +160,20 @@ def entry_rows(
     steps: list[Step] = [entry]
     month = period_of(now)
     entry_id = Of(entry, "id")
-    for account, owner_id, amount in legs:
+    for account, owner_id, amount, own_currency in legs:
         line: dict[str, Any] = {"account": account.value, "amount": amount}
+        leg_currency = currency if own_currency is None else own_currency
         line_made: dict[str, Of] = {"entry_id": entry_id, "created_at": NOW}
         if type(owner_id) is Of:
             line_made["owner_id"] = owner_id
         else:
             line["owner_id"] = owner_id
-        if type(currency) is Of:
-            line_made["currency"] = currency
+        if type(leg_currency) is Of:
+            line_made["currency"] = leg_currency
         else:
-            line["currency"] = currency
+            line["currency"] = leg_currency
         if account is AccountKind.PARTNER:
-            opened = OpenPeriod(owner_id, currency)
+            opened = OpenPeriod(owner_id, leg_currency)
             steps.insert(0, opened)
             line_made["period"] = Of(opened, "period")
         else:
@@ -202,34 +185,32 @@ def entry_rows(
 async def _give_back_recoveries(conn: AsyncConnection, booking: Booking, change: Change) -> list[Step]:
     """A booking that ends without its RIDE keeps no RECOVERY (docs/rules/statements.md#earnings), but for
     the part of a client's kept fee that the partner's incident refunds took back
-    (docs/rules/incidents.md#refund-then-cancel)."""
+    (docs/rules/incidents.md#refund-then-cancel). Both sides of a converted booking's recoveries
+    (docs/rules/fx.md#books): the partner's, in its currency, and the platform's, in the booking's."""
     if await journal_repo.booking_kind_total(conn, booking.id, PartnerLine.RIDE.value, booking.partner_id) is not None:
         return []
-    recovered = await journal_repo.booking_kind_total(conn, booking.id, PartnerLine.RECOVERY.value, booking.partner_id)
-    if recovered is None or recovered == 0:
+    sums = await journal_repo.booking_kind_sums(conn, booking.id, PartnerLine.RECOVERY.value)
+    recovered = sums.get((AccountKind.PARTNER.value, booking.own_currency), ZERO)
+    recovered_paid = -sums.get((AccountKind.PLATFORM.value, booking.currency), ZERO)
+    if recovered == 0 and recovered_paid == 0:
         return []
-    kept = max(recovered, await _recovery_kept(conn, booking, change))  # both <= 0: never keep more than taken
-    if kept == recovered:
-        return []
-    entry = transfer(
+    kept_paid, kept = await _recovery_kept(conn, booking, change)
+    kept, kept_paid = max(recovered, kept), max(recovered_paid, kept_paid)  # all <= 0: never keep more than taken
+    shown = f" (kept {money.text(-kept, booking.own_currency)}: the partner's incidents refunded part of the kept fee)"
+    entry = to_partner(
         PartnerLine.RECOVERY.value,
-        booking.currency,
-        PLATFORM,
-        partner(booking.partner_id),
-        kept - recovered,
+        booking.partner_id,
+        (kept_paid - recovered_paid, booking.currency),
+        (kept - recovered, booking.own_currency),
         booking_id=booking.id,
-        note="recovery given back: the booking ended without its ride"
-        + (
-            f" (kept {money.text(-kept, booking.currency)}: the partner's incidents refunded part of the kept fee)"
-            if kept
-            else ""
-        ),
+        note="recovery given back: the booking ended without its ride" + (shown if kept else ""),
     )
-    return entry_steps(entry, change.now)
+    return [] if entry is None else entry_steps(entry, change.now)
 
 
-async def _recovery_kept(conn: AsyncConnection, booking: Booking, change: Change) -> Decimal:
-    """The RECOVERY a client's fee-keeping cancel leaves (0.00 or negative). The client paid
+async def _recovery_kept(conn: AsyncConnection, booking: Booking, change: Change) -> tuple[Decimal, Decimal]:
+    """The RECOVERY a client's fee-keeping cancel leaves (0 or negative; the platform's side, in the
+    booking's currency, and the partner's, in its own). The client paid
     ``total - incident refunds - the cancel's refund`` = ``min(fee, total - incident refunds)``: when the
     incidents refunded more than the cancel would have (``fee + refunded - total`` > 0), that part of the
     fee never reached the platform. The partner still earns ``CANCELLATION_FEE`` on the whole fee, and
@@ -238,11 +219,12 @@ async def _recovery_kept(conn: AsyncConnection, booking: Booking, change: Change
     fee = booking.cancellation_fee
     refunded = booking.incident_refunded or ZERO
     if change.to_status is not S.CANCELLED or fee is None or fee <= 0 or refunded <= 0:
-        return ZERO
+        return ZERO, ZERO
     taken = fee + refunded - booking.total
     if taken <= 0:
-        return ZERO
+        return ZERO, ZERO
     theirs = await HOOKS.refunded_by_partner(conn, booking.id)  # the incidents' (bookings/hooks.py)
     if theirs <= 0:
-        return ZERO
-    return earnings.recovery(taken * theirs / refunded, booking.net_total, booking.total, booking.currency)
+        return ZERO, ZERO
+    (paid, _), (earned_share, _) = earned.shares(booking, taken * theirs / refunded)
+    return -paid, -earned_share

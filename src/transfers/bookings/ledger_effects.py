@@ -81,7 +81,7 @@ def ledger_rows(change: Change) -> list[Step]:
     journal = journal_effects.entry_rows(
         move.kind.value,
         Of(wallet, "currency"),
-        [(AccountKind.WALLET, wallet_id, delta), (counter.kind, counter.owner_id, -delta)],
+        [(AccountKind.WALLET, wallet_id, delta, None), (counter.kind, counter.owner_id, -delta, None)],
         booking_id=BOOKING_ID,
         ledger_entry_id=Of(entry, "id"),
         note=move.note,

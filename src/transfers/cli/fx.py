@@ -1,4 +1,5 @@
-"""``transfers fx list|set|import|fetch`` (docs/rules/fx.md#operators): the exchange rates.
+"""``transfers fx list|set|import|fetch|position`` (docs/rules/fx.md#operators): the exchange rates and
+the platform's exposure in each currency.
 
 Exit codes: 0 done; 2 a bad currency, rate or date (nothing written); 1 a file that is not a whole
 ECB reference file, or a fetch that failed (nothing written: the rates in use stay).
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import click
 
+from transfers import money
+from transfers.accounting import service as books
 from transfers.cli.common import actor, fail, print_json, settings, with_db
 from transfers.cli.tables import render
 from transfers.fx import service
@@ -88,3 +91,17 @@ def fx_fetch() -> None:
         fail(f"{exc}; nothing was imported, the rates in use stay until they are stale")
         return
     print_json(imported.as_dict())
+
+
+@fx_group.command("position")
+@click.option("--json", "as_json", is_flag=True, help="one JSON object: {accounts: [{currency, balance}]}")
+def fx_position(as_json: bool) -> None:
+    """The FX accounts' balances per currency (docs/rules/fx.md#position): positive, taken in that
+    currency; negative, owed in it."""
+    accounts = with_db(lambda db, _clock: books.fx_position(db))
+    shown = [{"currency": c, "balance": money.text(b, c)} for c, b in accounts]
+    if as_json:
+        print_json({"accounts": shown})
+        return
+    columns = ["currency", "balance"]
+    click.echo(render(columns, [[a[c] for c in columns] for a in shown], right=["balance"], empty="(no FX accounts)"))

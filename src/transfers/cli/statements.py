@@ -42,10 +42,13 @@ def ledger_group() -> None:
 
 @ledger_group.command("check")
 def ledger_check() -> None:
-    """Every entry balances, every wallet equals its account, every statement equals the partner's
-    account: exit 0, or 1 with the first difference."""
+    """Every entry balances in each of its currencies, every wallet equals its account, every statement
+    equals the partner's account: exit 0, or 1 with the first difference."""
     found = with_db(lambda db, _clock: books.ledger_check(db))
     if found is not None:
         click.echo(f"error: {found}", err=True)
         raise SystemExit(1)
-    click.echo("ok: every entry balances, every wallet equals its account, every statement its partner's account")
+    click.echo(
+        "ok: every entry balances in each of its currencies, every wallet equals its account, "
+        "every statement its partner's account"
+    )

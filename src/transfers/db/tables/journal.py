@@ -7,7 +7,8 @@ docs/rules/statements.md).
   names its ``ledger_entries`` row (one journal entry per wallet entry).
 * ``journal_lines``: the legs of an entry, one per account, signed so that every entry's lines add
   up to zero. An account is ``(account, owner_id, currency)``: ``wallet`` (owner: the wallet id),
-  ``partner`` (owner: the partner id), ``platform`` and ``world`` (owner 0). ``period`` is the UTC
+  ``partner`` (owner: the partner id), ``platform``, ``world`` and ``fx`` (owner 0; ``fx``: where a
+  converted booking's money changes currency, migration 0032, docs/rules/fx.md#books). ``period`` is the UTC
   month ("2026-11") the line counts in: its own month, or for a partner line written after its
   month's statement closed, the first month still open.
 * ``partner_statements``: a partner's month once it is CLOSED (or PAID), with its figures frozen;
@@ -47,7 +48,7 @@ journal_lines = Table(
     Column("amount", Money, nullable=False),  # signed; an entry's lines add up to zero
     Column("period", String(7), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
-    CheckConstraint("account IN ('wallet', 'partner', 'platform', 'world')", name="account_kind"),
+    CheckConstraint("account IN ('wallet', 'partner', 'platform', 'world', 'fx')", name="account_kind"),
     # A partner's statement lines by month; a wallet's or any account's balance.
     Index("ix_journal_lines_account_owner_id_currency_period", "account", "owner_id", "currency", "period"),
 )
