@@ -39,6 +39,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "keys": ("transfers.cli.clients", "keys_group", "API keys."),
     "ledger": ("transfers.cli.statements", "ledger_group", "The double-entry journal."),
+    "messages": (
+        "transfers.cli.messages",
+        "messages_group",
+        "Messages to travellers: what was sent, when, and how it went.",
+    ),
     "operators": ("transfers.cli.operators", "operators_group", "Console operators (roles: admin, support)."),
     "outbox": (
         "transfers.cli.outbox",
@@ -89,6 +94,10 @@ def _attach(name: str, command: click.Command) -> None:
         from transfers.cli.agency import agency_users_group
 
         command.add_command(agency_users_group)  # transfers clients users create
+    if name == "clients" and isinstance(command, click.Group) and "messages" not in command.commands:
+        from transfers.cli.messages import clients_messages
+
+        command.add_command(clients_messages)  # docs/rules/messages.md#settings
 
 
 class TransfersGroup(OperatorGroup):

@@ -17,7 +17,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers.db.tables import client_message_settings, clients, message_optouts, traveller_messages
+from transfers.db.tables import bookings, client_message_settings, clients, message_optouts, traveller_messages
 from transfers.messages.models import (
     Channel,
     MessageSettings,
@@ -136,6 +136,13 @@ async def messages_of_booking(conn: AsyncConnection, booking_id: int) -> list[Tr
     """A booking's messages, oldest first (by when they are due, then as written)."""
     rows = await conn.execute(select(M).where(M.c.booking_id == booking_id).order_by(M.c.scheduled_for, M.c.id))
     return [TravellerMessage.from_row(r) for r in rows.mappings()]
+
+
+async def booking_id_of(conn: AsyncConnection, reservation_no: str) -> int | None:
+    """The id of the booking with that reservation number (any client's: the operators' CLI)."""
+    found = await conn.execute(select(bookings.c.id).where(bookings.c.reservation_no == reservation_no))
+    value = found.scalar_one_or_none()
+    return None if value is None else int(value)
 
 
 async def message(conn: AsyncConnection, message_id: int) -> TravellerMessage | None:
