@@ -6,7 +6,7 @@ account of the partner's, so each entry balances in each currency. ``journal_lin
 value ``fx`` (owner 0, one account per currency).
 
 Revision ID: 0032
-Revises: 0030
+Revises: 0031
 Create Date: 2026-11-29
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from alembic import op
 
 revision = "0032"
-down_revision = "0030"
+down_revision = "0031"
 branch_labels = None
 depends_on = None
 
