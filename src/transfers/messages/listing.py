@@ -1,38 +1,16 @@
 """A booking's messages as the API, the pages and the command line show them (docs/rules/messages.md#seen):
 ``{"id", "template", "channel", "to" (masked), "language", "status", "reason", "scheduled_for",
-"sent_at"}``, in the order they are due. The address is masked wherever a message is shown; the whole
-address stays in the row, for the sending only."""
+"sent_at"}`` (``views.message_resource``), in the order they are due."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from transfers.bookings.client_queries import booking_to_act_on
 from transfers.clients.models import ClientPrincipal
 from transfers.messages import repository as repo
-from transfers.messages.addresses import mask
-from transfers.messages.models import TravellerMessage
+from transfers.messages.views import message_resource
 from transfers.services import Services
-
-
-def _iso(value: datetime | None) -> str | None:
-    """UTC, ISO 8601, as the BookingResource's ``created_at``."""
-    return None if value is None else value.astimezone(UTC).isoformat()
-
-
-def message_resource(message: TravellerMessage) -> dict[str, Any]:
-    return {
-        "id": message.id,
-        "template": message.template,
-        "channel": message.channel,
-        "to": mask(message.channel, message.to_address),
-        "language": message.language,
-        "status": message.status,
-        "reason": message.reason,
-        "scheduled_for": _iso(message.scheduled_for),
-        "sent_at": _iso(message.sent_at),
-    }
 
 
 async def of_booking(svc: Services, booking_id: int) -> list[dict[str, Any]]:
