@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 import pytest
-from playwright.async_api import Browser, Page, ViewportSize, expect
+from playwright.async_api import Browser, Page, expect
 
 from tests.browser.test_rating_page import SIZES, _js
 from tests.conftest import ClientFactory, PartnerFactory

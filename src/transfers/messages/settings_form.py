@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from transfers.messages.models import LANGUAGES, MessageSettings
-from transfers.messages.settings_rules import SettingsChange, MessageSettingsInvalid
+from transfers.messages.settings_rules import MessageSettingsInvalid, SettingsChange
 
 CHECKED = "on"
 LANGUAGE_NAMES = {
