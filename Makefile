@@ -86,7 +86,7 @@ soak: install-test
 ## catalogs: extract the traveller's texts (babel.cfg) into src/transfers/i18n/messages.pot and merge them into each
 ## language's messages.po (new strings arrive empty: English until translated; docs/rules/messages.md#languages)
 catalogs: install-test
-	$(BIN)/pybabel extract -F babel.cfg -k N_ --no-location --sort-output -w 100 --project=transfers -o src/transfers/i18n/messages.pot .
+	$(BIN)/pybabel extract -F babel.cfg -k N_ -k words -k in_context:1c,2 --no-location --sort-output -w 100 --project=transfers -o src/transfers/i18n/messages.pot .
 	$(BIN)/pybabel update -i src/transfers/i18n/messages.pot -d src/transfers/i18n/locale -w 100 --ignore-obsolete --no-fuzzy-matching
 
 ## clean: remove the venv, the SQLite data under ./var, the built site and the tool caches

@@ -16,7 +16,6 @@ from tests.unit.test_message_texts import context
 from transfers.i18n import catalogs
 from transfers.i18n.languages import LANGUAGES
 from transfers.messages.text import MessageContext, render
-from transfers.messages.text import rendering as render_module
 from transfers.messages.text import wording as w
 from transfers.messages.text.segments import is_gsm7
 
@@ -26,18 +25,28 @@ TRANSLATED = [language for language in LANGUAGES if language != "en"]
 PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
 
-def _ids(path: Path) -> set[str]:
+def _ids(path: Path) -> set[tuple[str | None, str]]:
     with path.open("rb") as file:
-        return {str(message.id) for message in read_po(file) if message.id}
+        return {(message.context, str(message.id)) for message in read_po(file) if message.id}
 
 
 def test_the_template_holds_every_text_of_the_code() -> None:
     with (ROOT / "babel.cfg").open(encoding="utf-8") as cfg:
         method_map, options_map = parse_mapping_cfg(cfg)
     found = {
-        str(message)
-        for _, _, message, _, _ in extract_from_dir(
-            str(ROOT), method_map, options_map, keywords={"N_": None, "_": None, "gettext": None, "ngettext": (1, 2)}
+        (str(context) if context else None, str(message))
+        for _, _, message, _, context in extract_from_dir(
+            str(ROOT),
+            method_map,
+            options_map,
+            keywords={
+                "N_": None,
+                "words": None,
+                "in_context": ((1, "c"), 2),
+                "_": None,
+                "gettext": None,
+                "ngettext": (1, 2),
+            },
         )
         if isinstance(message, str)
     }
@@ -48,7 +57,7 @@ def test_the_template_holds_every_text_of_the_code() -> None:
 def test_every_text_is_translated_with_the_same_placeholders(language: str) -> None:
     with (I18N / "locale" / language / "LC_MESSAGES" / "messages.po").open("rb") as file:
         catalog = read_po(file)
-    assert {str(m.id) for m in catalog if m.id} == _ids(I18N / "messages.pot")
+    assert {(m.context, str(m.id)) for m in catalog if m.id} == _ids(I18N / "messages.pot")
     for message in catalog:
         if not message.id:
             continue
@@ -97,7 +106,7 @@ def test_a_missing_translation_falls_back_to_english(monkeypatch: pytest.MonkeyP
     before = render("reminder", "sms", "de", context()).body
     assert "Erinnerung" in before and "Hilfe: +441415550100" in before
     patched = catalogs.compile_po(_catalog_without("de", w.SMS_HELP))
-    monkeypatch.setattr(render_module, "translations", lambda language: patched if language == "de" else german)
+    monkeypatch.setattr(catalogs, "translations", lambda language: patched if language == "de" else german)
     after = render("reminder", "sms", "de", context()).body
     assert "Erinnerung" in after  # the rest stays German
     assert "Help: +441415550100" in after  # the missing line in English, not empty
@@ -107,7 +116,7 @@ def test_a_missing_translation_falls_back_to_english(monkeypatch: pytest.MonkeyP
 def test_a_translation_with_a_broken_placeholder_falls_back_to_english(monkeypatch: pytest.MonkeyPatch) -> None:
     text = catalogs.po_text("fr").replace('msgstr "Aide : %(phone)s"', 'msgstr "Aide : %(telephone)s"')
     patched = catalogs.compile_po(text)
-    monkeypatch.setattr(render_module, "translations", lambda language: patched)
+    monkeypatch.setattr(catalogs, "translations", lambda language: patched)
     body = render("cancelled", "sms", "fr", context()).body
     assert "Help: +441415550100" in body and "annul" in body
 

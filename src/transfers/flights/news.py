@@ -1,6 +1,8 @@
 """A booking's flight news in words (docs/rules/flights.md#in-words): what every page that shows a flight says
 of it, from the booking's trip alone, so the traveller's page, the agency portal, the partner portal and the
-console cannot tell it differently. Pure: no SQL, no HTTP; times in the airport's local clock.
+console cannot tell it differently. Pure: no SQL, no HTTP; times in the airport's local clock. In English
+for the operators' and partners' pages; the traveller's page asks for the traveller's language
+(docs/rules/messages.md#page-language).
 
 * ``line``: what happened to the flight, "Delayed 45 min; lands 15:15", "Landed 15:15 (45 min late)",
   "Cancelled"; never "On schedule" for a late flight.
@@ -17,6 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from transfers.bookings.trip import Trip
+from transfers.i18n.catalogs import Words
+from transfers.i18n.dates import clock, short_date
 from transfers.reference.airports import local_time
 from transfers.reference.flights import FlightStatus, is_trackable
 
@@ -43,12 +47,15 @@ class FlightNews:
     disruption: Disruption | None
     early_pickup: str  # "The booked pickup (09:00) is before the flight's scheduled arrival (10:00)", or ""
 
+    language: str = "en"
+
     @property
     def text(self) -> str:
         """The line with the terminal: "Delayed 45 min; lands 15:15, terminal 1"."""
+        words = Words(self.language)
         if self.line and self.terminal:
-            return f"{self.line}, terminal {self.terminal}"
-        return self.line or (f"Terminal {self.terminal}" if self.terminal else "")
+            return words("%(line)s, terminal %(terminal)s", line=self.line, terminal=self.terminal)
+        return self.line or (words("Terminal %(terminal)s", terminal=self.terminal) if self.terminal else "")
 
 
 def duration(minutes: int) -> str:
@@ -70,44 +77,51 @@ def _moment(raw: object) -> datetime | None:
     return parsed if parsed.tzinfo is not None else None
 
 
-def _clock(moment: datetime, iata: str, day_of: datetime) -> str:
+def _clock(moment: datetime, iata: str, day_of: datetime, words: Words) -> str:
     """ "15:15" at the airport, with the day when it is not the booked pickup's ("01:10 on Thu 10 Dec")."""
     local = local_time(iata, moment)
     if local.date() == local_time(iata, day_of).date():
-        return f"{local:%H:%M}"
-    return f"{local:%H:%M} on {local:%a} {local.day} {local:%b}"
+        return clock(local, words.language)
+    return words("%(time)s on %(date)s", time=clock(local, words.language), date=short_date(local, words.language))
 
 
-def _line(status: str, delay: int | None, arrival: datetime | None, landed: bool, iata: str, day_of: datetime) -> str:
+def _line(
+    status: str, delay: int | None, arrival: datetime | None, landed: bool, iata: str, day_of: datetime, words: Words
+) -> str:
     if status == FlightStatus.CANCELLED.value:
-        return "Cancelled"
+        return words.in_context("flight", "Cancelled")
     if status == FlightStatus.DIVERTED.value:
-        return "Diverted to another airport"
+        return words("Diverted to another airport")
     if status == FlightStatus.UNKNOWN.value:
-        return "No news of this flight from the airline yet"
+        return words("No news of this flight from the airline yet")
     if arrival is None:
-        return "" if status == FlightStatus.UNTRACKED.value else "No news yet"
-    when = _clock(arrival, iata, day_of)
+        return "" if status == FlightStatus.UNTRACKED.value else words("No news yet")
+    when = _clock(arrival, iata, day_of, words)
     if landed:
         if delay and delay > 0:
-            return f"Landed {when} ({duration(delay)} late)"
+            return words("Landed %(time)s (%(duration)s late)", time=when, duration=duration(delay))
         if delay and delay < 0:
-            return f"Landed {when} ({duration(delay)} early)"
-        return f"Landed {when}"
-    prefix = "In the air, " if status == FlightStatus.EN_ROUTE.value else ""
+            return words("Landed %(time)s (%(duration)s early)", time=when, duration=duration(delay))
+        return words("Landed %(time)s", time=when)
+    in_the_air = status == FlightStatus.EN_ROUTE.value
     if delay and delay > 0:
-        words = f"delayed {duration(delay)}; lands {when}"
-    elif delay and delay < 0:
-        words = f"early by {duration(delay)}; lands {when}"
-    else:
-        words = f"on time; lands {when}"
-    text = prefix + words
-    return text[0].upper() + text[1:]
+        if in_the_air:
+            return words("In the air, delayed %(duration)s; lands %(time)s", duration=duration(delay), time=when)
+        return words("Delayed %(duration)s; lands %(time)s", duration=duration(delay), time=when)
+    if delay and delay < 0:
+        if in_the_air:
+            return words("In the air, early by %(duration)s; lands %(time)s", duration=duration(delay), time=when)
+        return words("Early by %(duration)s; lands %(time)s", duration=duration(delay), time=when)
+    if in_the_air:
+        return words("In the air, on time; lands %(time)s", time=when)
+    return words("On time; lands %(time)s", time=when)
 
 
-def flight_news(trip: Trip, booking_status: str | None = None) -> FlightNews | None:
+def flight_news(trip: Trip, booking_status: str | None = None, language: str = "en") -> FlightNews | None:
     """The news of ``trip``'s flight; None when the pickup is not an airport (no flight is followed).
-    ``booking_status``: a disruption is reported only while the booking waits for its ride (None: always)."""
+    ``booking_status``: a disruption is reported only while the booking waits for its ride (None: always).
+    ``language``: the words' (one of ``i18n.LANGUAGES``; the traveller's page)."""
+    words = Words(language)
     route = trip.route
     if route.pickup.type != "AIRPORT":
         return None
@@ -121,33 +135,38 @@ def flight_news(trip: Trip, booking_status: str | None = None) -> FlightNews | N
     delay = raw_delay if isinstance(raw_delay, int) else None
     actual = _moment(state.get("actual_arrival"))
     arrival = actual or _moment(state.get("estimated_arrival"))
-    line = _line(status, delay, arrival, actual is not None, iata, trip.original_pickup_at)
+    line = _line(status, delay, arrival, actual is not None, iata, trip.original_pickup_at, words)
     terminal = state.get("terminal")
     moved_from = None
     moved = ""
     if trip.pickup_at != trip.original_pickup_at:
         moved_from = local_time(iata, trip.original_pickup_at)
-        why = "late" if trip.pickup_at > trip.original_pickup_at else "early"
-        moved = f"Moved from {_clock(trip.original_pickup_at, iata, trip.pickup_at)} because the flight is {why}"
+        was = _clock(trip.original_pickup_at, iata, trip.pickup_at, words)
+        if trip.pickup_at > trip.original_pickup_at:
+            moved = words("Moved from %(time)s because the flight is late", time=was)
+        else:
+            moved = words("Moved from %(time)s because the flight is early", time=was)
     disruption = None
     if trip.flight.disrupted_at is not None and (booking_status is None or booking_status in LIVE):
         if status == FlightStatus.CANCELLED.value:
-            what = "was cancelled"
+            what = words("was cancelled")
         elif status == FlightStatus.DIVERTED.value:
-            what = "was diverted to another airport"
+            what = words("was diverted to another airport")
         elif delay is not None and delay < 0:
-            what = f"lands {duration(delay)} early"
+            what = words("lands %(duration)s early", duration=duration(delay))
         elif delay:
-            what = f"is {duration(delay)} late"
+            what = words("is %(duration)s late", duration=duration(delay))
         else:
-            what = "changed more than the pickup can follow"
+            what = words("changed more than the pickup can follow")
         disruption = Disruption(what, trip.flight.disrupted_at)
     early_pickup = ""
     scheduled = _moment(state.get("scheduled_arrival"))
     if scheduled is not None and trip.original_pickup_at < scheduled:
+        # for the operators and partners (never on the traveller's page): in English
+        english = Words("en")
         early_pickup = (
-            f"The booked pickup ({_clock(trip.original_pickup_at, iata, scheduled)}) is before the flight's "
-            f"scheduled arrival ({_clock(scheduled, iata, trip.original_pickup_at)}): the driver would wait "
+            f"The booked pickup ({_clock(trip.original_pickup_at, iata, scheduled, english)}) is before the flight's "
+            f"scheduled arrival ({_clock(scheduled, iata, trip.original_pickup_at, english)}): the driver would wait "
             "for a traveller still in the air"
         )
     return FlightNews(
@@ -159,4 +178,5 @@ def flight_news(trip: Trip, booking_status: str | None = None) -> FlightNews | N
         moved,
         disruption,
         early_pickup,
+        words.language,
     )

@@ -44,3 +44,34 @@ def translations(language: str) -> gettext.NullTranslations:
     if language == DEFAULT_LANGUAGE or language not in LANGUAGES:
         return gettext.NullTranslations()
     return compile_po(po_text(language))
+
+
+def N_(message: str) -> str:
+    """Marks an English text for extraction (``pybabel extract -k N_``); translated where the language is known."""
+    return message
+
+
+class Words:
+    """One language's words: ``words("Call %(phone)s", phone=...)`` translates the English text and fills its
+    named placeholders. A translation whose placeholders do not fit (one lost or invented) is not used: the
+    English text is, so a line is never empty or broken."""
+
+    def __init__(self, language: str) -> None:
+        self.language = language if language in LANGUAGES else DEFAULT_LANGUAGE
+        self._translations = translations(self.language)
+
+    def __call__(self, message: str, **values: object) -> str:
+        return self._filled(message, self._translations.gettext(message), values)
+
+    def in_context(self, context: str, message: str, **values: object) -> str:
+        """The same English text meaning something else here (a flight "Cancelled" is not a booking's)."""
+        return self._filled(message, self._translations.pgettext(context, message), values)
+
+    @staticmethod
+    def _filled(message: str, translated: str, values: dict[str, object]) -> str:
+        if not values:
+            return translated
+        try:
+            return translated % values
+        except (KeyError, ValueError, TypeError):
+            return message % values

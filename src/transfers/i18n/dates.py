@@ -12,6 +12,7 @@ from datetime import datetime
 
 from babel import Locale
 from babel.dates import format_date, format_skeleton, format_time
+from babel.numbers import format_decimal
 
 from transfers.i18n.languages import DEFAULT_LANGUAGE, LANGUAGES
 
@@ -41,3 +42,13 @@ def short_date(moment: datetime, language: str) -> str:
 def long_date(moment: datetime, language: str) -> str:
     """``Saturday, 5 December 2026``, ``samedi 5 décembre 2026``: the full date, for an e-mail or a page."""
     return format_date(moment.date(), "full", locale=locale_of(language))
+
+
+def short_date_with_year(moment: datetime, language: str) -> str:
+    """``Sa., 5. Dez. 2026``: weekday, day, month and year."""
+    return format_skeleton("yMMMEd", moment, tzinfo=moment.tzinfo, locale=locale_of(language))
+
+
+def decimal(value: float, language: str, pattern: str = "0.0") -> str:
+    """A number as the language writes it: ``4.2``, ``4,2``."""
+    return format_decimal(value, format=pattern, locale=locale_of(language))

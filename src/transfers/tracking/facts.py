@@ -4,6 +4,9 @@
 Pure: the booking row, the ride read from it and the clock's time come in. What it never holds is as
 important as what it holds: never the passenger's e-mail or phone, the price, the client or the partner
 reference (a capability URL can be forwarded; tests/integration/test_tracking_page.py checks both forms).
+
+The words are in the page's language (docs/rules/messages.md#page-language); ``/t/{token}.json`` answers
+in English.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from transfers.bookings.models import Booking
 from transfers.bookings.resource import flight_view
 from transfers.bookings.trip import Driver, Place, Trip
 from transfers.flights.news import flight_news
+from transfers.i18n.catalogs import N_, Words
+from transfers.i18n.dates import clock, decimal, short_date, short_date_with_year
 from transfers.reference.airports import find_airport, great_circle_km, local_time
 from transfers.tracking.rules import phone_visible
 
@@ -28,23 +33,23 @@ RIDE_OVER = frozenset({"DROPPED_OFF", "CUSTOMER_NO_SHOW"})
 LIVE_STATUSES = frozenset({"PENDING", "PENDING_APPROVAL", "APPROVED"})
 
 STATUS_WORDS = {
-    "PENDING": "Booked: waiting for the transport company to confirm",
-    "PENDING_APPROVAL": "Booked: waiting for the transport company to confirm",
-    "APPROVED": "Confirmed",
-    "COMPLETED": "Completed",
-    "CANCELLED": "Cancelled",
-    "DECLINED": "Cancelled: the transport company could not take it",
-    "FAILED": "Not booked: it could not be placed",
-    "REFUNDED": "Cancelled and refunded",
-    "DEFAULT": "Booked",
+    "PENDING": N_("Booked: waiting for the transport company to confirm"),
+    "PENDING_APPROVAL": N_("Booked: waiting for the transport company to confirm"),
+    "APPROVED": N_("Confirmed"),
+    "COMPLETED": N_("Completed"),
+    "CANCELLED": N_("Cancelled"),
+    "DECLINED": N_("Cancelled: the transport company could not take it"),
+    "FAILED": N_("Not booked: it could not be placed"),
+    "REFUNDED": N_("Cancelled and refunded"),
+    "DEFAULT": N_("Booked"),
 }
 STAGE_WORDS = {
-    "NOT_STARTED": "Your driver has not set off yet",
-    "EN_ROUTE_TO_PICKUP": "Your driver is on the way to the pickup point",
-    "AT_PICKUP": "Your driver is at the pickup point",
-    "ON_BOARD": "On board: on the way to your drop-off",
-    "DROPPED_OFF": "Arrived: the ride is over",
-    "CUSTOMER_NO_SHOW": "The driver waited but could not find you",
+    "NOT_STARTED": N_("Your driver has not set off yet"),
+    "EN_ROUTE_TO_PICKUP": N_("Your driver is on the way to the pickup point"),
+    "AT_PICKUP": N_("Your driver is at the pickup point"),
+    "ON_BOARD": N_("On board: on the way to your drop-off"),
+    "DROPPED_OFF": N_("Arrived: the ride is over"),
+    "CUSTOMER_NO_SHOW": N_("The driver waited but could not find you"),
 }
 
 
@@ -89,26 +94,31 @@ def minutes_ago(at: datetime, now: datetime) -> int:
     return max(0, int((now - at).total_seconds() // 60))
 
 
-def ago_words(minutes: int) -> str:
+def ago_words(minutes: int, words: Words | None = None) -> str:
+    words = words or Words("en")
     if minutes == 0:
-        return "updated just now"
-    return f"updated {minutes} min ago"
+        return words("updated just now")
+    return words("updated %(minutes)s min ago", minutes=minutes)
 
 
-def distance_words(km: float, place: str = "the pickup point") -> str:
-    """ "about 4.2 km from the pickup point"; ``place`` is "the drop-off" while the traveller is on board."""
+def distance_words(km: float, dropoff: bool = False, words: Words | None = None) -> str:
+    """ "about 4.2 km from the pickup point"; from "the drop-off" while the traveller is on board."""
+    words = words or Words("en")
     if km < 0.1:
-        return f"at {place}"
-    if km < 10:
-        return f"about {km:.1f} km from {place}"
-    return f"about {round(km)} km from {place}"
+        return words("at the drop-off") if dropoff else words("at the pickup point")
+    shown = decimal(km, words.language) if km < 10 else decimal(round(km), words.language, "0")
+    if dropoff:
+        return words("about %(km)s km from the drop-off", km=shown)
+    return words("about %(km)s km from the pickup point", km=shown)
 
 
 def traveller_facts(
-    booking: Booking, ride: RideNow, now: datetime, *, support_phone: str | None = None
+    booking: Booking, ride: RideNow, now: datetime, *, support_phone: str | None = None, language: str = "en"
 ) -> dict[str, Any]:
-    """The page's facts as JSON-able data (``/t/{token}.json`` answers exactly this). ``support_phone``: the
-    agency's, given to a traveller whose flight is disrupted (never the agency's name)."""
+    """The page's facts as JSON-able data (``/t/{token}.json`` answers exactly this, in English). ``support_phone``:
+    the agency's, given to a traveller whose flight is disrupted (never the agency's name). ``language``: the
+    words' (docs/rules/messages.md#page-language)."""
+    words = Words(language)
     trip = booking.trip
     local = trip.local_pickup
     airport = find_airport(booking.airport_iata)
@@ -119,19 +129,19 @@ def traveller_facts(
     driver = trip.driver if confirmed else None
     position: dict[str, Any] | None = None
     if status == "APPROVED" and ride.stage in RIDE_ON and ride.position is not None:
-        position = _position(trip, ride.stage, ride.position, now)
+        position = _position(trip, ride.stage, ride.position, now, words)
     return {
         "reservation_no": booking.reservation_no,
         "status": status,
-        "status_text": STATUS_WORDS.get(status, status.replace("_", " ").capitalize()),
+        "status_text": words(STATUS_WORDS[status]) if status in STATUS_WORDS else status.replace("_", " ").capitalize(),
         "stage": stage,
-        "stage_text": STAGE_WORDS.get(stage) if stage else None,
+        "stage_text": words(STAGE_WORDS[stage]) if stage in STAGE_WORDS else None,
         "pickup": {
             "name": trip.route.pickup.label,
             "local_time": local.isoformat(),
             "time_zone": airport.tz.key if airport else "UTC",
             "zone_abbreviation": local.tzname() or "UTC",
-            "text": _when(local),
+            "text": _when(local, words.language),
         },
         "dropoff": {"name": trip.route.dropoff.label},
         "vehicle": {"make": trip.vehicle.make, "model": trip.vehicle.model, "type": trip.vehicle.type},
@@ -143,10 +153,10 @@ def traveller_facts(
             "phone": driver.phone if phone_visible(booking.pickup_at, now, ride_over=over) else None,
         },
         "meeting_point": trip.meeting_point if confirmed else None,
-        "call": _call(driver, phone_visible(booking.pickup_at, now, ride_over=over), support_phone),
-        "next_step": _no_show_step(booking, support_phone) if stage == "CUSTOMER_NO_SHOW" else None,
-        "flight": _flight(trip),
-        "disruption": _disruption(booking, support_phone),
+        "call": _call(driver, phone_visible(booking.pickup_at, now, ride_over=over), support_phone, words),
+        "next_step": _no_show_step(booking, support_phone, words) if stage == "CUSTOMER_NO_SHOW" else None,
+        "flight": _flight(trip, words.language),
+        "disruption": _disruption(booking, support_phone, words),
         "position": position,
         "ride_on": status == "APPROVED" and ride.stage in RIDE_ON,
         # docs/rules/ride.md#tracking-page: a page that can still change refreshes itself; one whose ride is over
@@ -156,7 +166,7 @@ def traveller_facts(
     }
 
 
-def _position(trip: Trip, stage: str, spot: Spot, now: datetime) -> dict[str, Any]:
+def _position(trip: Trip, stage: str, spot: Spot, now: datetime, words: Words) -> dict[str, Any]:
     """The latest position in words and for the picture. Before the pickup it is measured from the pickup point;
     on board from the drop-off (what the traveller wants to know then is how far there is left to go).
     ``centre`` names the picture's centre, ``bearing`` is the driver seen from it."""
@@ -166,10 +176,12 @@ def _position(trip: Trip, stage: str, spot: Spot, now: datetime) -> dict[str, An
     km_left = None if dropoff_point is None else great_circle_km(spot.lat, spot.lng, *dropoff_point)
     ago = minutes_ago(spot.at, now)
     if stage == "ON_BOARD":
-        centre, centre_point, shown, place = "dropoff", dropoff_point, km_left, "the drop-off"
+        centre, centre_point, shown = "dropoff", dropoff_point, km_left
     else:
-        centre, centre_point, shown, place = "pickup", pickup_point, km, "the pickup point"
-    words = ago_words(ago) + ("" if shown is None else f", {distance_words(shown, place)}")
+        centre, centre_point, shown = "pickup", pickup_point, km
+    said = ago_words(ago, words)
+    if shown is not None:
+        said = words("%(ago)s, %(distance)s", ago=said, distance=distance_words(shown, centre == "dropoff", words))
     return {
         "lat": spot.lat,
         "lng": spot.lng,
@@ -178,38 +190,60 @@ def _position(trip: Trip, stage: str, spot: Spot, now: datetime) -> dict[str, An
         "km_from_pickup": None if km is None else round(km, 1),
         "km_to_dropoff": None if km_left is None else round(km_left, 1),
         "centre": centre,
-        "text": words[0].upper() + words[1:],
+        "text": said[0].upper() + said[1:],
         "bearing": None if centre_point is None else round(bearing(centre_point, (spot.lat, spot.lng))),
     }
 
 
-def _call(driver: Driver | None, driver_phone_shown: bool, support_phone: str | None) -> dict[str, str] | None:
+def _call(
+    driver: Driver | None, driver_phone_shown: bool, support_phone: str | None, words: Words
+) -> dict[str, str] | None:
     """The page's one call button (docs/rules/ride.md#tracking-page): the driver while the driver's phone is shown,
     else the agency's support phone when it set one, else none."""
     if driver is not None and driver.phone and driver_phone_shown:
         name = first_name(driver.name)
-        return {"who": "driver", "phone": driver.phone, "text": f"Call {name}: {driver.phone}"}
+        return {
+            "who": "driver",
+            "phone": driver.phone,
+            "text": words("Call %(name)s: %(phone)s", name=name, phone=driver.phone),
+        }
     if support_phone:
-        return {"who": "agency", "phone": support_phone, "text": f"Call your travel agency: {support_phone}"}
+        text = words("Call your travel agency: %(phone)s", phone=support_phone)
+        return {"who": "agency", "phone": support_phone, "text": text}
     return None
 
 
-def _no_show_step(booking: Booking, support_phone: str | None) -> dict[str, str]:
+def _no_show_step(booking: Booking, support_phone: str | None, words: Words) -> dict[str, str]:
     """What to do after the driver reported that the traveller did not show up: the ride will not come back by
     itself, so the traveller calls the agency (which has the reference and can book another ride)."""
-    waited = local_time(booking.airport_iata, booking.trip.free_wait_until)
-    call = "Call your travel agency" if support_phone else "Contact the travel agency you booked with"
+    waited = clock(local_time(booking.airport_iata, booking.trip.free_wait_until), words.language)
+    reference = booking.reservation_no
+    if support_phone:
+        what_now = words(
+            "Call your travel agency to arrange another transfer, quoting your reference %(reference)s.",
+            reference=reference,
+        )
+    else:
+        what_now = words(
+            "Contact the travel agency you booked with to arrange another transfer, quoting your reference "
+            "%(reference)s.",
+            reference=reference,
+        )
     return {
-        "headline": "Your driver could not find you and has left",
-        "text": f"The driver waited at the meeting point until {waited:%H:%M} (local time) and reported that "
-        "you did not show up.",
-        "what_now": f"{call} to arrange another transfer, quoting your reference {booking.reservation_no}.",
+        "headline": words("Your driver could not find you and has left"),
+        "text": words(
+            "The driver waited at the meeting point until %(time)s (local time) and reported that you did not show up.",
+            time=waited,
+        ),
+        "what_now": what_now,
     }
 
 
-def _when(local: datetime) -> str:
+def _when(local: datetime, language: str = "en") -> str:
     """ "Tue 1 Dec 2026, 14:30 GMT": the traveller reads the local clock of the airport."""
-    return f"{local:%a} {local.day} {local:%b %Y, %H:%M} {local.tzname() or ''}".rstrip()
+    if language == "en":
+        return f"{local:%a} {local.day} {local:%b %Y, %H:%M} {local.tzname() or ''}".rstrip()
+    return f"{short_date_with_year(local, language)}, {clock(local, language)} {local.tzname() or ''}".rstrip()
 
 
 def bearing(origin: tuple[float, float], target: tuple[float, float]) -> float:
@@ -221,34 +255,37 @@ def bearing(origin: tuple[float, float], target: tuple[float, float]) -> float:
     return (math.degrees(math.atan2(x, y)) + 360) % 360
 
 
-def _flight(trip: Trip) -> dict[str, Any]:
+def _flight(trip: Trip, language: str = "en") -> dict[str, Any]:
     """The flight as the booking shows it (docs/rules/flights.md#booking-fields: its status, times in the
     airport's zone, delay, terminal), plus what happened in words (docs/rules/flights.md#in-words: "Delayed
     45 min; lands 15:15") and whether the pickup moved with it; just the number when the pickup is no airport."""
     view = flight_view(trip) or {"number": trip.flight.number, "status": None}
-    news = flight_news(trip)
+    news = flight_news(trip, language=language)
     if news is None:
         return {**view, "text": "", "moved_text": ""}
     return {**view, "text": news.text, "moved_text": news.moved}
 
 
-def _disruption(booking: Booking, support_phone: str | None) -> dict[str, Any] | None:
+def _disruption(booking: Booking, support_phone: str | None, words: Words) -> dict[str, Any] | None:
     """docs/rules/ride.md#tracking-page: a cancelled, diverted or too-late flight leads the page while the
     booking waits for its ride: the pickup did not move, call the agency, cancelling is free."""
-    news = flight_news(booking.trip, booking.status.value)
+    news = flight_news(booking.trip, booking.status.value, language=words.language)
     if news is None or news.disruption is None:
         return None
     local = booking.trip.local_pickup
+    when = {"time": clock(local, words.language), "date": short_date(local, words.language)}
     return {
-        "headline": f"Your flight {news.number} {news.disruption.what}",
+        "headline": words("Your flight %(number)s %(what)s", number=news.number, what=news.disruption.what),
         # a pickup that followed the flight before it went beyond the limit stays where it got to
         "pickup_text": (
-            f"Your pickup stays at {local:%H:%M} on {local:%a} {local.day} {local:%b} (local time): "
-            "it will not follow the flight any further."
+            words(
+                "Your pickup stays at %(time)s on %(date)s (local time): it will not follow the flight any further.",
+                **when,
+            )
             if news.moved
-            else f"Your pickup has not moved: {local:%H:%M} on {local:%a} {local.day} {local:%b} (local time)."
+            else words("Your pickup has not moved: %(time)s on %(date)s (local time).", **when)
         ),
-        "call_text": "Call your travel agency to arrange a new pickup time or to cancel.",
+        "call_text": words("Call your travel agency to arrange a new pickup time or to cancel."),
         "support_phone": support_phone,
-        "free_text": "Cancelling is now free of charge.",
+        "free_text": words("Cancelling is now free of charge."),
     }

@@ -4,6 +4,11 @@
 Capability URLs: the token is the whole authorisation, so every answer says ``noindex``, sends no
 referrer, is never cached, and loads nothing from anywhere (CSS and script are inlined under CSP
 hashes: ``default-src 'none'`` allows nothing else). An unknown token is 404; a page past its window 410.
+
+The traveller's page speaks the traveller's language (docs/rules/messages.md#page-language): ``?lang=``,
+the booking's passenger language, ``Accept-Language``, the agency's default language, English; its
+templates use Jinja's i18n extension over the catalogs of ``transfers/i18n``, one environment per
+language. The driver page and ``/t/{token}.json`` stay in English.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import base64
 import hashlib
 import math
 from datetime import datetime
+from functools import lru_cache
 from importlib import resources
 from typing import Any
 
@@ -23,6 +29,9 @@ from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.models import Booking
 from transfers.bookings.reverse import BookingNotFound
 from transfers.errors import DomainError
+from transfers.i18n.catalogs import N_, Words, translations
+from transfers.i18n.dates import clock, long_date
+from transfers.i18n.languages import DEFAULT_LANGUAGE, LANGUAGES, page_language
 from transfers.reference.airports import find_airport, local_time
 from transfers.services import Services
 from transfers.tracking import driver as steps
@@ -39,15 +48,35 @@ from transfers.tracking.rules import (
 
 router = APIRouter(include_in_schema=False)
 
-_ENV = Environment(
-    loader=PackageLoader("transfers.tracking", "templates"),
-    autoescape=select_autoescape(["html"]),
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
-_TRAVELLER = _ENV.get_template("traveller.html")
+
+@lru_cache(maxsize=len(LANGUAGES))
+def _env(language: str) -> Environment:
+    """The pages' templates speaking ``language`` (Jinja's i18n extension, newstyle gettext: ``_("... %(x)s",
+    x=...)`` escapes ``x``); one environment per language, built once."""
+    env = Environment(
+        loader=PackageLoader("transfers.tracking", "templates"),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        extensions=["jinja2.ext.i18n"],
+    )
+    env.install_gettext_translations(translations(language), newstyle=True)  # type: ignore[attr-defined]
+    return env
+
+
+_ENV = _env(DEFAULT_LANGUAGE)
 _DRIVER = _ENV.get_template("driver.html")
 _MESSAGE = _ENV.get_template("message.html")
+# Each language by its own name, for the page's language links.
+LANGUAGE_NAMES = (
+    ("en", "English"),
+    ("de", "Deutsch"),
+    ("fr", "Français"),
+    ("es", "Español"),
+    ("it", "Italiano"),
+    ("pt", "Português"),
+    ("nl", "Nederlands"),
+)
 
 
 def _asset(name: str) -> str:
@@ -74,8 +103,8 @@ HEADERS = {
 }
 JSON_HEADERS = {k: v for k, v in HEADERS.items() if k not in ("Content-Security-Policy", "X-Frame-Options")}
 
-UNKNOWN = "There is no transfer at this address. Check the link you were sent."
-GONE = "This transfer's page has closed: it is kept for 7 days after the pickup."
+UNKNOWN = N_("There is no transfer at this address. Check the link you were sent.")
+GONE = N_("This transfer's page has closed: it is kept for 7 days after the pickup.")
 TONES = {
     "EN_ROUTE_TO_PICKUP": "",
     "AT_PICKUP": "go",
@@ -91,50 +120,77 @@ def _services(request: Request) -> Services:
     return svc
 
 
-def _message(status: int, heading: str, message: str, *, kicker: str = "Your transfer", tone: str = "done") -> Response:
-    html = _MESSAGE.render(title=heading, css=CSS, heading=heading, message=message, kicker=kicker, tone=tone)
+def _message(
+    status: int, heading: str, message: str, *, kicker: str = "Your transfer", tone: str = "done", lang: str = "en"
+) -> Response:
+    html = _MESSAGE.render(
+        title=heading, css=CSS, heading=heading, message=message, kicker=kicker, tone=tone, lang=lang
+    )
     return HTMLResponse(html, status_code=status, headers=HEADERS)
 
 
-async def _traveller_booking(request: Request, token: str) -> tuple[Booking | None, str | None, int]:
-    """The booking of a traveller's token, its agency's support phone, and the answer's status: 200, 404 or 410."""
+def _traveller_message(request: Request, status: int) -> Response:
+    """The 404 and 410 of the traveller's page, in the language ``?lang=`` or the browser asks for (there is
+    no booking to ask)."""
+    language = page_language(request.query_params.get("lang"), None, request.headers.get("accept-language"), None)
+    words = Words(language)
+    if status == 404:
+        heading, message = words("Transfer not found"), words(UNKNOWN)
+    else:
+        heading, message = words("This page has closed"), words(GONE)
+    return _message(status, heading, message, kicker=words("Your transfer"), lang=language)
+
+
+async def _traveller_booking(request: Request, token: str) -> tuple[repo.TravellerBooking | None, int]:
+    """The booking of a traveller's token (with its agency's support phone and default language), and the
+    answer's status: 200, 404 or 410."""
     if not looks_like_token(token):
-        return None, None, 404
+        return None, 404
     svc = _services(request)
     found = await repo.booking_by_tracking_token(svc.db, token)
     if found is None:
-        return None, None, 404
-    booking, support_phone = found
-    if traveller_page_gone(booking.pickup_at, svc.clock.now()):
-        return None, None, 410
-    return booking, support_phone, 200
+        return None, 404
+    if traveller_page_gone(found.booking.pickup_at, svc.clock.now()):
+        return None, 410
+    return found, 200
 
 
 # Declared before ``/t/{token}``: that pattern would take ``x.json`` as a token.
 @router.get("/t/{token}.json")
 async def traveller_json(request: Request, token: str) -> Response:
-    booking, support_phone, status = await _traveller_booking(request, token)
-    if booking is None:
+    found, status = await _traveller_booking(request, token)
+    if found is None:
         message = UNKNOWN if status == 404 else GONE
         return JSONResponse({"status": "Error", "message": message}, status_code=status, headers=JSON_HEADERS)
-    facts = traveller_facts(booking, ride_now(booking), _services(request).clock.now(), support_phone=support_phone)
+    booking = found.booking
+    now = _services(request).clock.now()
+    facts = traveller_facts(booking, ride_now(booking), now, support_phone=found.support_phone)
     return JSONResponse(facts, headers=JSON_HEADERS)
 
 
 @router.get("/t/{token}")
 async def traveller_page(request: Request, token: str) -> Response:
-    booking, support_phone, status = await _traveller_booking(request, token)
-    if booking is None:
-        if status == 404:
-            return _message(404, "Transfer not found", UNKNOWN)
-        return _message(410, "This page has closed", GONE)
+    found, status = await _traveller_booking(request, token)
+    if found is None:
+        return _traveller_message(request, status)
+    booking = found.booking
+    language = page_language(
+        request.query_params.get("lang"),
+        booking.passenger_language,
+        request.headers.get("accept-language"),
+        found.default_language,
+    )
     now = _services(request).clock.now()
     ride = ride_now(booking)
-    facts = traveller_facts(booking, ride, now, support_phone=support_phone)
-    return HTMLResponse(_TRAVELLER.render(**_traveller_context(booking, ride, facts, now)), headers=HEADERS)
+    facts = traveller_facts(booking, ride, now, support_phone=found.support_phone, language=language)
+    context = _traveller_context(booking, ride, facts, now, language)
+    return HTMLResponse(_env(language).get_template("traveller.html").render(**context), headers=HEADERS)
 
 
-def _traveller_context(booking: Booking, ride: RideNow, facts: dict[str, Any], now: datetime) -> dict[str, Any]:
+def _traveller_context(
+    booking: Booking, ride: RideNow, facts: dict[str, Any], now: datetime, language: str = "en"
+) -> dict[str, Any]:
+    words = Words(language)
     local = datetime.fromisoformat(facts["pickup"]["local_time"])
     stage = facts["stage"]
     tone = STATUS_TONES.get(facts["status"], "stop")
@@ -144,19 +200,24 @@ def _traveller_context(booking: Booking, ride: RideNow, facts: dict[str, Any], n
     driver = facts["driver"]
     if driver is not None and driver["phone"] is None and facts["status"] == "APPROVED" and ride.stage not in RIDE_OVER:
         opens = local_time(booking.airport_iata, booking.pickup_at - PHONE_BEFORE_PICKUP)
-        phone_note = f"The driver's phone number appears here from {opens:%H:%M} (2 hours before pickup)."
+        phone_note = words(
+            "The driver's phone number appears here from %(time)s (2 hours before pickup).",
+            time=clock(opens, language),
+        )
     checked = local_time(booking.airport_iata, now)
     return {
-        "title": f"Your transfer {booking.reservation_no}",
+        "lang": language,
+        "languages": LANGUAGE_NAMES,
+        "title": words("Your transfer %(reservation)s", reservation=booking.reservation_no),
         "css": CSS,
         "refresh": facts["refresh_seconds"],
         "f": facts,
         "tone": tone,
-        "clock": f"{local:%H:%M}",
-        "day": f"{local:%A} {local.day} {local:%B %Y}",
+        "clock": clock(local, language),
+        "day": f"{local:%A} {local.day} {local:%B %Y}" if language == "en" else long_date(local, language),
         "airport": _airport_name(booking.airport_iata),
         "phone_note": phone_note,
-        "checked": f"{checked:%H:%M} {checked.tzname() or ''}".rstrip(),
+        "checked": f"{clock(checked, language)} {checked.tzname() or ''}".rstrip(),
         "dot": _dot(facts["position"]),
     }
 

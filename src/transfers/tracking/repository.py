@@ -16,11 +16,21 @@ from transfers.bookings.tracking_link import new_token
 from transfers.db.direct import DirectStatement
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, clients, driver_links
+from transfers.db.tables.messages import client_message_settings
 
-# The agency's support phone rides along (docs/rules/ride.md#tracking-page): still one indexed read.
+# The agency's support phone and default language ride along (docs/rules/ride.md#tracking-page,
+# docs/rules/messages.md#page-language): still one indexed read (the settings by their primary key).
 _BY_TRACKING_TOKEN = DirectStatement(
-    select(bookings, clients.c.support_phone.label("client_support_phone"))
-    .select_from(bookings.join(clients, clients.c.id == bookings.c.client_id))
+    select(
+        bookings,
+        clients.c.support_phone.label("client_support_phone"),
+        client_message_settings.c.default_language.label("client_default_language"),
+    )
+    .select_from(
+        bookings.join(clients, clients.c.id == bookings.c.client_id).outerjoin(
+            client_message_settings, client_message_settings.c.client_id == bookings.c.client_id
+        )
+    )
     .where(bookings.c.tracking_token == bindparam("token"))
 )
 _BY_DRIVER_TOKEN = DirectStatement(
@@ -30,10 +40,22 @@ _BY_DRIVER_TOKEN = DirectStatement(
 )
 
 
-async def booking_by_tracking_token(db: Database, token: str) -> tuple[Booking, str | None] | None:
-    """The booking of a traveller's token and its agency's support phone (None when it set none)."""
+@dataclass(frozen=True, slots=True)
+class TravellerBooking:
+    """A traveller's token's booking, with what its agency set for the page: the support phone and the
+    default language (None when it set none)."""
+
+    booking: Booking
+    support_phone: str | None
+    default_language: str | None
+
+
+async def booking_by_tracking_token(db: Database, token: str) -> TravellerBooking | None:
+    """The booking of a traveller's token, its agency's support phone and default language."""
     row = await db.read_one(_BY_TRACKING_TOKEN, token=token)
-    return None if row is None else (Booking.from_row(row), row["client_support_phone"])
+    if row is None:
+        return None
+    return TravellerBooking(Booking.from_row(row), row["client_support_phone"], row["client_default_language"])
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from transfers.i18n.catalogs import translations
+from transfers.i18n.catalogs import Words
 from transfers.i18n.dates import clock, long_date, short_date
 from transfers.i18n.languages import DEFAULT_LANGUAGE, LANGUAGES
 from transfers.messages.text import wording as w
@@ -32,23 +32,6 @@ CHANNELS: dict[str, tuple[str, ...]] = {
 }
 
 
-class _Say:
-    """Translates a message id into one language and fills its placeholders; a translation whose
-    placeholders do not fit falls back to the English words (never an empty or broken line)."""
-
-    def __init__(self, language: str, values: dict[str, Any]) -> None:
-        self._gettext = translations(language).gettext
-        self._values = values
-
-    def __call__(self, message: str, **extra: Any) -> str:
-        values = {**self._values, **extra}
-        translated = self._gettext(message)
-        try:
-            return translated % values
-        except (KeyError, ValueError, TypeError):
-            return message % values
-
-
 def render(template: str, channel: str, language: str, ctx: MessageContext) -> Rendered:
     """The message ``template`` on ``channel`` in ``language`` (one of ``i18n.LANGUAGES``; anything else is
     written in English). A template on a channel it does not go on (``confirmed`` by SMS), or a
@@ -59,8 +42,19 @@ def render(template: str, channel: str, language: str, ctx: MessageContext) -> R
         raise ValueError("a feedback message needs the rating link (ctx.rating_url)")
     language = language if language in LANGUAGES else DEFAULT_LANGUAGE
     if channel == SMS:
-        return Rendered(None, to_gsm7(_sms(template, ctx, _Say(language, _values(ctx, language, short=True)))))
-    return _email(template, ctx, _Say(language, _values(ctx, language, short=False)))
+        return Rendered(None, to_gsm7(_sms(template, ctx, _Words(language, _values(ctx, language, short=True)))))
+    return _email(template, ctx, _Words(language, _values(ctx, language, short=False)))
+
+
+class _Words:
+    """A language's words with the message's values filled in (``Words`` with the values bound)."""
+
+    def __init__(self, language: str, values: dict[str, Any]) -> None:
+        self._words = Words(language)
+        self._values = values
+
+    def __call__(self, message: str, **extra: Any) -> str:
+        return self._words(message, **{**self._values, **extra})
 
 
 def driver_first_name(name: str | None) -> str | None:
@@ -93,7 +87,7 @@ def _values(ctx: MessageContext, language: str, *, short: bool) -> dict[str, Any
     }
 
 
-def _sms(template: str, ctx: MessageContext, say: _Say) -> str:
+def _sms(template: str, ctx: MessageContext, say: _Words) -> str:
     driver = driver_first_name(ctx.driver_first_name)
     plate = (ctx.driver_plate or "").strip()
     lines: list[str] = []
@@ -138,7 +132,7 @@ _INTROS = {
 }
 
 
-def _email(template: str, ctx: MessageContext, say: _Say) -> Rendered:
+def _email(template: str, ctx: MessageContext, say: _Words) -> Rendered:
     subject = say(_SUBJECTS[template])
     blocks: list[list[str]] = [[ctx.brand_name.strip()], [say(_INTROS[template])]]
     if template == "feedback":

@@ -10,11 +10,7 @@ own address or number, or anything to sell.
 
 from __future__ import annotations
 
-
-def N_(message: str) -> str:
-    """Marks a message id for extraction; translated later, where the language is known."""
-    return message
-
+from transfers.i18n.catalogs import N_
 
 # --- SMS ----------------------------------------------------------------------------------------------
 SMS_REMINDER = N_("%(brand)s: reminder of your transfer %(reservation)s on %(date)s at %(time)s (local time).")
