@@ -18,7 +18,7 @@ from transfers.api.metrics import router as metrics_router
 from transfers.api.middleware import Plumbing, RequestPlumbing
 from transfers.api.openapi import install_openapi
 from transfers.api.ratelimit import RateLimiter
-from transfers.api.routes import booking_list, bookings, health, reference, reverse, search
+from transfers.api.routes import booking_list, bookings, health, reference, reverse, search, sms_hooks
 from transfers.api.routes import incidents as incident_routes
 from transfers.api.routes import messages as message_routes
 from transfers.api.routes import ratings as rating_routes
@@ -99,6 +99,7 @@ def create_app(
     app.include_router(rating_pages.router)  # /r/{token} (docs/rules/ratings.md#rating-page)
     app.include_router(message_routes.router)  # docs/rules/messages.md#seen
     app.include_router(optout_pages.router)  # /m/{token} (docs/rules/messages.md#opt-out)
+    app.include_router(sms_hooks.router)  # the SMS provider's callbacks (docs/rules/messages.md#opt-out)
     webhook_routes.document_events(app)  # the events clients receive, in the document's "webhooks"
     if settings.sandbox_partner_enabled:
         runtime.mount_sandbox_partner(app, svc)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Mapping
 from decimal import Decimal
 from functools import lru_cache
@@ -30,7 +31,11 @@ LIVE_APPROVAL_POLL_SECONDS = 600
 # (failpoints.py) and the test suite's own switches. Known, so never reported as misspelled.
 OTHER_VARIABLES = frozenset({"TRANSFERS_FAILPOINTS", "TRANSFERS_TEST_DATABASE_URL", "TRANSFERS_UPDATE_SCREENSHOTS"})
 # Fields whose value is never printed, not even when it is invalid (URLs are printed with the password masked).
-SECRET_FIELDS = frozenset({"secret_key", "flight_provider_key", "metrics_token"})
+SECRET_FIELDS = frozenset({"secret_key", "flight_provider_key", "metrics_token", "twilio_auth_token"})
+TWILIO_API_URL = "https://api.twilio.com"  # Twilio's REST API base (its Messages API lives under /2010-04-01)
+SMS_SENDER_PATTERN = re.compile(r"^(?=.*[A-Za-z])[A-Za-z0-9 ]{3,11}$")  # an alphanumeric sender ID, as a client's
+E164_PATTERN = re.compile(r"^\+[1-9][0-9]{6,14}$")
+TWILIO_ACCOUNT_SID_PATTERN = re.compile(r"^AC[0-9a-fA-F]{32}$")
 
 
 class Settings(BaseSettings):
@@ -149,6 +154,15 @@ class Settings(BaseSettings):
     # docs/rules/flights.md#watching: a new booking's first check starts beside the create's answer (off:
     # at the worker's next scheduled pass, as the tests that drive the passes themselves want it)
     flight_check_at_creation: bool = True
+    # docs/rules/messages.md#sending: how SMS to travellers go. None: sandbox in sandbox (kept on the
+    # message row, shown in the console), none in live (logged, not sent); live refuses sandbox.
+    sms_provider: Literal["none", "sandbox", "twilio"] | None = None
+    sms_provider_url: str = Field(default=TWILIO_API_URL, validate_default=True)
+    twilio_account_sid: str = Field(default="", validate_default=True)
+    twilio_auth_token: str = Field(default="", validate_default=True)
+    sms_long_code: str = Field(default="", validate_default=True)  # E.164; US and Canadian numbers are texted from it
+    sms_sender: str = "Transfers"  # the alphanumeric sender of a client without its own sms_sender
+    sms_timeout_seconds: float = Field(default=10.0, gt=0, le=60)
 
     @field_validator("log_level")
     @classmethod
@@ -226,6 +240,57 @@ class Settings(BaseSettings):
             raise ValueError("expected empty or the http(s) address of the ECB daily reference-rate XML file")
         return value
 
+    @field_validator("sms_provider_url")
+    @classmethod
+    def _sms_provider_url(cls, value: str, info: ValidationInfo) -> str:
+        value = value.strip().rstrip("/")
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"expected the http(s) base URL of Twilio's API, like {TWILIO_API_URL}")
+        if not value and info.data.get("sms_provider") == "twilio":
+            raise ValueError(f"{ENV_PREFIX}SMS_PROVIDER=twilio needs Twilio's API base URL here ({TWILIO_API_URL})")
+        return value
+
+    @field_validator("twilio_account_sid")
+    @classmethod
+    def _twilio_account_sid(cls, value: str, info: ValidationInfo) -> str:
+        value = value.strip()
+        if value and not TWILIO_ACCOUNT_SID_PATTERN.match(value):
+            raise ValueError("expected the Twilio account's SID: AC followed by 32 hexadecimal digits")
+        if not value and info.data.get("sms_provider") == "twilio":
+            raise ValueError(f"{ENV_PREFIX}SMS_PROVIDER=twilio needs the Twilio account's SID (AC...) here")
+        return value
+
+    @field_validator("twilio_auth_token")
+    @classmethod
+    def _twilio_auth_token(cls, value: str, info: ValidationInfo) -> str:
+        value = value.strip()
+        if not value and info.data.get("sms_provider") == "twilio":
+            raise ValueError(
+                f"{ENV_PREFIX}SMS_PROVIDER=twilio needs the Twilio account's auth token here "
+                "(it signs in to Twilio and checks the signature of Twilio's callbacks)"
+            )
+        return value
+
+    @field_validator("sms_long_code")
+    @classmethod
+    def _sms_long_code(cls, value: str, info: ValidationInfo) -> str:
+        value = value.strip()
+        if value and not E164_PATTERN.match(value):
+            raise ValueError("expected a phone number in E.164 form, like +15017122661")
+        if not value and info.data.get("sms_provider") == "twilio":
+            raise ValueError(
+                f"{ENV_PREFIX}SMS_PROVIDER=twilio needs the E.164 number US and Canadian travellers are texted "
+                "from (those countries take no alphanumeric sender), like +15017122661"
+            )
+        return value
+
+    @field_validator("sms_sender")
+    @classmethod
+    def _sms_sender(cls, value: str) -> str:
+        if not SMS_SENDER_PATTERN.match(value):
+            raise ValueError("expected 3 to 11 letters, digits or spaces, at least one a letter, like Transfers")
+        return value
+
     def deployment_problems(self) -> list[str]:
         """What a live deployment must not run with, one line each saying what to set.
 
@@ -255,6 +320,11 @@ class Settings(BaseSettings):
                 f"{ENV_PREFIX}SANDBOX_PARTNER=1 asks for the sandbox partner, which live never runs: "
                 "unset it (or set 0)"
             )
+        if self.sms_provider == "sandbox":
+            problems.append(
+                f"{ENV_PREFIX}SMS_PROVIDER=sandbox keeps travellers' texts in the database instead of sending "
+                "them, which live refuses: set twilio (or none, or unset it: texts are then logged, not sent)"
+            )
         return problems
 
     @property
@@ -277,6 +347,13 @@ class Settings(BaseSettings):
         """docs/rules/flights.md#provider: the configured provider, else sandbox in sandbox and none in live."""
         if self.flight_provider is not None:
             return self.flight_provider
+        return "sandbox" if self.is_sandbox else "none"
+
+    @property
+    def resolved_sms_provider(self) -> str:
+        """docs/rules/messages.md#sending: the configured SMS provider, else sandbox in sandbox and none in live."""
+        if self.sms_provider is not None:
+            return self.sms_provider
         return "sandbox" if self.is_sandbox else "none"
 
     @property

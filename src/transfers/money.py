@@ -22,6 +22,10 @@ import re
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal, Inexact, InvalidOperation
 from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from babel import Locale
 
 # The most decimals any currency has (ISO 4217's largest minor unit), and so what a money column
 # stores exactly (db/types.py: NUMERIC(18, 4) on PostgreSQL, the amount x 10^4 on SQLite).
@@ -152,10 +156,46 @@ def diagnostic(amount: Decimal, currency: str) -> str:
         return format(amount, "f")
 
 
-def for_people(amount: Decimal, currency: str) -> str:
-    """The amount as pages show it to people: ``text`` with thousands grouped, then the code
-    ("1,234.50 EUR", "10,010 JPY")."""
-    return f"{format(exact(amount, currency), ',f')} {currency}"
+# The locale pages format for when the reader's is not known (or not one CLDR has).
+PEOPLE_LOCALE = "en"
+
+
+@cache
+def _people_pattern(locale: str, currency: str) -> tuple[Locale, str]:
+    """The Babel locale and the CLDR currency pattern of ``locale`` with the currency's ISO 4217 decimals
+    in place of CLDR's own (CLDR gives IQD none and ISO three): "¤#,##0.000" for KWD in English."""
+    from babel import Locale, UnknownLocaleError
+
+    try:
+        parsed = Locale.parse(locale)
+    except (ValueError, TypeError, UnknownLocaleError):
+        parsed = Locale.parse(PEOPLE_LOCALE)
+    standard = parsed.currency_formats["standard"].pattern
+    n = places(currency)
+    decimals = "0." + "0" * n if n else "0"
+    return parsed, re.sub(r"0\.0+", decimals, standard)
+
+
+def for_people(amount: Decimal, currency: str, locale: str = PEOPLE_LOCALE) -> str:
+    """The amount as pages show it to a person reading ``locale`` (docs/architecture/money.md#pages):
+    Babel's ``format_currency`` with the locale's sign, grouping and decimal mark, and exactly the
+    currency's ISO 4217 decimals ("£52.80", "¥10,010", "KWD 20.465" in English; "52,80 £" in German).
+    ``MoneyError`` for an amount with more decimals than its currency has: never rounded."""
+    from babel.numbers import format_currency
+
+    shown = exact(amount, currency)
+    parsed, pattern = _people_pattern(locale, currency)
+    written = format_currency(shown, currency, format=pattern, locale=parsed, currency_digits=False)
+    # A sign written in letters ("KWD", "CHF") beside a digit: CLDR's currency spacing puts a no-break
+    # space between them, which Babel's format_currency does not do ("KWD20.465").
+    if not currency.isalpha() or written.count(currency) != 1:
+        return written
+    before, _, after = written.partition(currency)
+    if after[:1].isdigit():
+        after = "\u00a0" + after
+    if before[-1:].isdigit():
+        before += "\u00a0"
+    return before + currency + after
 
 
 def number(amount: Decimal) -> float:

@@ -49,7 +49,7 @@ async def test_the_list_shows_only_the_agencys_bookings_and_finds_them(
     page = (await web.get("/agency/bookings")).text
     assert first["reservation_no"] in page and second["reservation_no"] in page
     assert other["reservation_no"] not in page
-    assert "LHR local time" in page and " EUR" in page
+    assert "LHR local time" in page and "€" in page
     for query, shown, hidden in (
         ("hop", first, second),
         ("  LOVE", second, first),
@@ -129,7 +129,7 @@ async def test_the_wallet_shows_the_balance_statement_and_csv(
     wallet = (await http.get("/api/v1/booking-api/wallet", headers=bearer(agency.api_key))).json()
     web = await signed_in(agency.agent)
     page = (await web.get("/agency/wallet")).text
-    assert f'id="balance">{float(wallet["balance"]):,.2f} EUR' in page
+    assert f'id="balance">€{float(wallet["balance"]):,.2f}<' in page
     assert booking["reservation_no"] in page and "Booking paid" in page and "Top-up" in page
     answer = await web.get("/agency/wallet.csv")
     assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/csv")

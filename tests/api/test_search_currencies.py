@@ -55,7 +55,7 @@ async def four_partners(make_partner: PartnerFactory) -> dict[str, Any]:
     )
     await make_partner(airports=(IATA,), name="Pound Cars", vehicles=[vehicle("gbp-1", "45.00", "GBP")])
     await make_partner(airports=(IATA,), name="Yen Cars", vehicles=[vehicle("jpy-1", "10010", "JPY")])
-    await make_partner(airports=(IATA,), name="Dinar Cars", vehicles=[vehicle("kwd-1", "20.47", "KWD")])
+    await make_partner(airports=(IATA,), name="Dinar Cars", vehicles=[vehicle("kwd-1", "20.465", "KWD")])
     return {"euro": euro, "euro_id": euro_id}
 
 
@@ -96,9 +96,9 @@ async def test_a_gbp_agency_sees_every_quote_converted_line_by_line_then_marked_
     # a derived rate, 6 significant digits: 0.8563 / 162.35 = 0.00527441; 10010 x that = 52.7968... -> 52.80
     yen = found["Yen Cars"]
     assert (yen["price"], yen["currency"], yen["fx"]) == (52.8, "GBP", sandbox_fx("JPY", "0.00527441", today))
-    # 0.8563 / 0.3321 = 2.57844; 20.47 KWD (the partner API takes two places at most) x that = 52.7806... -> 52.78
+    # 0.8563 / 0.3321 = 2.57844; 20.465 KWD (three decimals on the wire) x that = 52.7677... -> 52.77
     dinar = found["Dinar Cars"]
-    assert (dinar["price"], dinar["fx"]) == (52.78, sandbox_fx("KWD", "2.57844", today))
+    assert (dinar["price"], dinar["fx"]) == (52.77, sandbox_fx("KWD", "2.57844", today))
     # quoted in the search's currency: nothing converted
     assert (found["Pound Cars"]["price"], found["Pound Cars"]["fx"]) == (45.0, None)
     assert [v["company"] for v in response.json()["vehicles"]] == ["Pound Cars", "Dinar Cars", "Euro Cars", "Yen Cars"]

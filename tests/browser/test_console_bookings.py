@@ -124,7 +124,7 @@ async def test_a_booking_found_by_surname_is_cancelled_from_its_page(
     # docs/rules/cancellation.md: an operator's cancellation refunds in full and says so
     cancellation = page.locator("tr", has=page.get_by_role("rowheader", name="Cancellation", exact=True))
     await expect(cancellation.locator("td")).to_have_text(
-        re.compile(r"^by operator, \d{4}-\d\d-\d\d \d\d:\d\d UTC: fee 0\.00, refund 40\.00 EUR$")
+        re.compile(r"^by operator, \d{4}-\d\d-\d\d \d\d:\d\d UTC: fee €0\.00, refund €40\.00$")
     )
     policy = page.locator("tr", has=page.get_by_role("rowheader", name="Cancellation policy"))
     await expect(policy.locator("td")).to_have_text("free until pickup")

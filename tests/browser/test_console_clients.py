@@ -100,12 +100,12 @@ async def test_a_client_is_created_topped_up_and_bad_amounts_change_nothing(
         await page.get_by_role("button", name="Top up").click()
         await expect(page.locator(".field-error")).to_contain_text(message)
         await expect(page.get_by_label("Amount")).to_have_value(typed)  # what was typed is kept
-        await expect(page.locator("#balance")).to_have_text("0.00 EUR")
+        await expect(page.locator("#balance")).to_have_text("€0.00")
         assert await wallet_of(db, client_id) == (Decimal("0.00"), 0)  # nothing changed
     await page.get_by_label("Amount").fill("50.00")
     await page.get_by_role("button", name="Top up").click()
     await expect(page.get_by_role("status")).to_have_text("The wallet is topped up.")
-    await expect(page.locator("#balance")).to_have_text("50.00 EUR")
+    await expect(page.locator("#balance")).to_have_text("€50.00")
     statement = page.locator("#statement + table tbody tr").first
     await expect(statement).to_contain_text("top_up")
     await expect(statement).to_contain_text("50.00")

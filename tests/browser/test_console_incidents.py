@@ -57,22 +57,22 @@ async def test_an_admin_resolves_an_incident_with_the_evidence_in_view(
 
     before = await counts(db, row["id"], number)
     await page.get_by_label("Responsible").select_option("partner")
-    await page.get_by_label("Refund (EUR, 0.00 to 56.05)").fill("56.055")
+    await page.get_by_label("Refund (EUR, 0 to 56.05)").fill("56.055")
     await page.get_by_label("Note").fill("Driver waited at the wrong door")
     await page.get_by_role("button", name="Resolve").click()
     await expect(page.get_by_role("alert").first).to_contain_text("at most two decimals")
     await expect(page.get_by_label("Note")).to_have_value("Driver waited at the wrong door")
     assert await counts(db, row["id"], number) == before
-    await page.get_by_label("Refund (EUR, 0.00 to 56.05)").fill("99.00")
+    await page.get_by_label("Refund (EUR, 0 to 56.05)").fill("99.00")
     await page.get_by_role("button", name="Resolve").click()
     await expect(page.get_by_role("alert").first).to_contain_text("cannot exceed what is still unrefunded (56.05)")
     assert await counts(db, row["id"], number) == before
 
-    await page.get_by_label("Refund (EUR, 0.00 to 56.05)").fill("20.00")
+    await page.get_by_label("Refund (EUR, 0 to 56.05)").fill("20.00")
     await page.get_by_role("button", name="Resolve").click()
     await expect(page.get_by_role("status")).to_contain_text("The incident is resolved")
     await expect(incidents).to_contain_text("DRIVER_NO_SHOW — RESOLVED")
-    await expect(incidents).to_contain_text("responsible partner, refund 20.00 EUR")
+    await expect(incidents).to_contain_text("responsible partner, refund €20.00")
     await expect(page.get_by_role("button", name="Resolve")).to_have_count(0)
     assert (await row_of(db, number))["status"] == "APPROVED"
     assert ("incident_driver_no_show", Decimal("20.00")) in await ledger_of(db, number)
@@ -85,7 +85,7 @@ async def test_an_admin_resolves_an_incident_with_the_evidence_in_view(
     await expect(page.get_by_role("status")).to_contain_text("The booking is cancelled")
     cancellation = page.locator("tr", has=page.get_by_role("rowheader", name="Cancellation", exact=True))
     await expect(cancellation.locator("td")).to_have_text(
-        re.compile(r"fee 0\.00, refund 36\.05 EUR \(the incidents refunded 20\.00 before\)$")
+        re.compile(r"fee €0\.00, refund €36\.05 \(the incidents refunded €20\.00 before\)$")
     )
     assert ("credit_refund", Decimal("36.05")) in await ledger_of(db, number)
     shown = (

@@ -57,6 +57,6 @@ async def test_the_partner_reads_incidents_in_the_portal_and_the_reverse_api(
         section = page.locator("#incidents")
         await expect(section).to_contain_text("Driver late: decided")
         await expect(section).to_contain_text("Forty minutes late")
-        await expect(section).to_contain_text("Responsible: you; refunded to the client: 12.50 EUR")
+        await expect(section).to_contain_text("Responsible: you; refunded to the client: €12.50")
     finally:
         await context.close()

@@ -109,8 +109,8 @@ async def test_without_javascript_a_dispatcher_edits_previews_a_place_and_saves(
     await expect(preview).to_contain_text("km from the airport")
     await expect(preview).to_contain_text("markup 10 %")  # the partner's markup in words, not "10.000 %"
     sedan = preview.get_by_role("row", name=re.compile("Toyota Corolla"))
-    await expect(sedan).to_contain_text("77.00 EUR")
-    await expect(sedan).to_contain_text("84.70 EUR")
+    await expect(sedan).to_contain_text("€77.00")
+    await expect(sedan).to_contain_text("€84.70")
     await expect(page.locator("#v0-minimum")).to_have_value("77.00")  # what was typed survives the preview
     assert await sedan_price(http, key, "Glen Cars") == 44.0  # previewing saves nothing
 
@@ -217,10 +217,10 @@ async def test_with_javascript_the_place_field_suggests_and_the_preview_follows(
     await expect(page.get_by_label("Latitude")).not_to_have_value("")
     preview = page.locator("#preview")
     await expect(preview).to_contain_text("To Inverness, GB")
-    await expect(preview.get_by_role("row", name=re.compile("Toyota Corolla"))).to_contain_text("44.00 EUR")
+    await expect(preview.get_by_role("row", name=re.compile("Toyota Corolla"))).to_contain_text("€44.00")
     # the preview follows the card as it is typed, no button pressed
     await page.locator("#v0-minimum").fill("50.00")
-    await expect(preview.get_by_role("row", name=re.compile("Toyota Corolla"))).to_contain_text("55.00 EUR")
+    await expect(preview.get_by_role("row", name=re.compile("Toyota Corolla"))).to_contain_text("€55.00")
     # coordinates can be typed instead of a place
     await page.get_by_label("Latitude").fill("57.4778")
     await page.get_by_label("Longitude").fill("-4.2247")

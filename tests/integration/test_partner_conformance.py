@@ -303,8 +303,19 @@ async def test_a_partner_answering_html() -> None:
             'vehicles[0].price: must be positive (got "-5.00")',
         ),
         (
+            {"vehicles": [{**default_vehicles()[0], "price": 12.34567}]},
+            "vehicles[0].price: must be a plain decimal with at most its currency's decimals (four at most) "
+            "(got 12.34567)",
+        ),
+        (
             {"vehicles": [{**default_vehicles()[0], "price": 12.345}]},
-            "vehicles[0].price: must be a plain decimal with at most two places (got 12.345)",
+            "vehicles[0].price: EUR amounts have at most two decimals: 12.345 is refused, not rounded; "
+            "the service leaves it out of searches",
+        ),
+        (
+            {"vehicles": [{**default_vehicles()[0], "price": "10010.5", "currency": "JPY", "extras": []}]},
+            "vehicles[0].price: JPY amounts have no decimals: 10010.5 is refused, not rounded; "
+            "the service leaves it out of searches",
         ),
         ({"distance_km": "far", "vehicles": []}, 'distance_km: Input should be a valid integer (got "far")'),
         ([1, 2], "answer: must be a JSON object"),

@@ -1,31 +1,14 @@
-"""How the agency portal words things (``agency/wording.py``, ``agency/messages.py``): money with its
-currency, statuses and cancellation policies in words, times at the airport, and the API's refusals
-beside the field that can fix them, with the API's own code."""
+"""How the agency portal words things (``agency/wording.py``, ``agency/messages.py``): statuses and
+cancellation policies in words, times at the airport, and the API's refusals beside the field that can
+fix them, with the API's own code."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from decimal import Decimal
-
-import pytest
 
 from transfers.agency.messages import GENERAL, field_error
-from transfers.agency.wording import at_airport, flattened, money, policy_words, status_words
+from transfers.agency.wording import at_airport, flattened, policy_words, status_words
 from transfers.errors import Code, ErrorCode, Invalid, NotFound
-
-
-@pytest.mark.parametrize(
-    ("amount", "currency", "shown"),
-    [
-        (Decimal("45"), "EUR", "45.00 EUR"),
-        ("1234.5", "GBP", "1,234.50 GBP"),
-        (None, "EUR", "—"),
-        ("-12.30", "EUR", "-12.30 EUR"),
-        ("not money", "EUR", "not money"),
-    ],
-)
-def test_money_always_carries_its_currency(amount: object, currency: str, shown: str) -> None:
-    assert money(amount, currency) == shown
 
 
 def test_statuses_read_as_words() -> None:

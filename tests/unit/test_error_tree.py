@@ -59,6 +59,7 @@ NOT_DOMAIN = {
     ("partners.calls", "ValueError"): "a stored message kind this code does not know",
     # SharedDeadline: a call past its deadline sees TimeoutError, as under asyncio.timeout
     ("partners.client", "TimeoutError"): "the client turns it into the timeout outcome; nothing outside sees it",
+    ("smtp", "SmtpFailure"): "an SMTP exchange's outcome: the e-mail deliveries turn it into a retry or a failure",
     ("cancellation.policy", "ValueError"): "a bug's guard: a naive time (every caller passes aware ones)",
     ("partners.service", "ValueError"): "a bug's guard: a partner status the callers' choices do not hold",
     ("partners.rotation", "ValueError"): "a bug's guard: a negative overlap (the CLI refuses one first)",

@@ -204,7 +204,11 @@ def _answer(**vehicle_changes: Any) -> dict[str, Any]:
         ({}, True),
         ({"price": 45.1}, True),
         ({"price": "45"}, True),
-        ({"price": "45.123"}, False),
+        ({"price": "45.1234"}, True),  # the wire takes a currency's most (four); EUR's two: search.offers
+        ({"price": "45.12345"}, False),
+        ({"price": "20.465", "currency": "KWD"}, True),
+        ({"price": "10010", "currency": "JPY"}, True),
+        ({"price": 20.465, "currency": "KWD"}, True),
         ({"price": "0.00"}, False),
         ({"price": -3}, False),
         ({"price": "1e3"}, False),

@@ -37,6 +37,7 @@ _FIELDS: dict[Code, tuple[str, str]] = {
     Code.SEARCH_TRAVELERS_CHILDREN_INVALID: ("children", "Enter a whole number of children, from 0 to {most}."),
     Code.SEARCH_TRAVELERS_INFANT_INVALID: ("infant", "Enter a whole number of infants, from 0 to {most}."),
     Code.SEARCH_AIRPORT_REQUIRED: ("airport", "A transfer goes from an airport to a place."),
+    Code.SEARCH_CURRENCY_INVALID: ("currency", "Choose one of your agency's wallets' currencies."),
     Code.SEARCH_SORT_INVALID: (GENERAL, "Sort the offers by price or as recommended."),
     Code.SEARCH_ID_REQUIRED: (GENERAL, "These offers have expired: search again."),
     Code.SEARCH_NOT_EXISTS: (GENERAL, "These offers have expired: search again."),

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from transfers.agency.auth import AgencyViewer
-from transfers.agency.wording import at_airport, flattened, money, policy_words, status_words
+from transfers.agency.wording import at_airport, flattened, policy_words, status_words
 from transfers.webauth.formats import airport_local, counted, excerpt, utc, utc_seconds
 from transfers.webauth.layout import Link, Site, environment, render_page
 from transfers.webhooks.wording import outcome
@@ -61,7 +61,6 @@ def _environment() -> Environment:
     env.filters["airport_local"] = airport_local
     env.filters["at_airport"] = at_airport
     env.filters["excerpt"] = excerpt
-    env.filters["money"] = money
     env.filters["status_words"] = status_words
     env.globals["policy_words"] = policy_words
     env.globals["delivery_outcome"] = outcome  # webhooks/wording.py: outcomes in words

@@ -38,8 +38,9 @@ def return_problems(typed: Mapping[str, str]) -> dict[str, str]:
 
 
 def search_body(typed: Mapping[str, str], lat: float, lng: float, label: str) -> dict[str, Any]:
-    """The API's search request for the form: the airport and the place in the chosen direction, and
-    ``return_datetime`` when the way back is asked for."""
+    """The API's search request for the form: the airport and the place in the chosen direction,
+    ``return_datetime`` when the way back is asked for, and ``currency`` when one was chosen (the API
+    answers a currency the agency holds no wallet in with its 1325)."""
     airport = {"type": "AIRPORT", "iata_code": typed["airport"].strip().upper()}
     place = {"type": "POINT", "lat": lat, "lng": lng, "name": label}
     to_airport = direction(typed) == TO_AIRPORT
@@ -55,6 +56,8 @@ def search_body(typed: Mapping[str, str], lat: float, lng: float, label: str) ->
     }
     if typed.get("return_date", "").strip() and typed.get("return_time", "").strip():
         body["return_datetime"] = local_time(typed["return_date"], typed["return_time"])
+    if typed.get("currency", "").strip():  # only offered when the agency holds several wallets
+        body["currency"] = typed["currency"].strip()
     return body
 
 

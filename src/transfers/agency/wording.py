@@ -1,14 +1,13 @@
-"""How the agency portal says things to a travel agent (docs/rules/agency-portal.md#pages): money with
-its currency ("45.00 EUR"), statuses in words rather than ``PENDING_APPROVAL``, pickup times at the
-airport ("Fri 27 Nov 2026, 14:30 at LHR (Europe/London)"). Pure."""
+"""How the agency portal says things to a travel agent (docs/rules/agency-portal.md#pages): statuses in
+words rather than ``PENDING_APPROVAL``, pickup times at the airport ("Fri 27 Nov 2026, 14:30 at LHR
+(Europe/London)"). Amounts are the shared ``money`` filter's (webauth/formats.py). Pure."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
-from transfers import money as amounts
 from transfers.reference.airports import find_airport
 from transfers.webauth.formats import moment_words
 
@@ -27,16 +26,6 @@ STATUS_WORDS = {
 def status_words(status: object) -> str:
     text = "" if status is None else str(status)
     return STATUS_WORDS.get(text, text.replace("_", " ").capitalize())
-
-
-def money(amount: object, currency: object) -> str:
-    """``money(Decimal("45"), "EUR")`` is "45.00 EUR" (``money.for_people``); a missing amount is "—"."""
-    if amount is None or amount == "":
-        return "—"
-    try:
-        return amounts.for_people(Decimal(str(amount)), str(currency))
-    except (InvalidOperation, amounts.MoneyError):
-        return str(amount)
 
 
 def at_airport(value: datetime | None, iata: object) -> str:

@@ -88,7 +88,13 @@ def render_detail(detail: BookingDetail) -> str:
             (
                 "price",
                 f"total {money.text(b.total, b.currency)} {b.currency},"
-                f" net {money.text(b.net_total, b.currency)} {b.currency}",
+                f" net {money.text(b.net_total, b.currency)} {b.currency}"
+                + (
+                    f" (the partner's {money.text(b.own_net_total, b.own_currency)} {b.own_currency},"
+                    f" converted at {b.fx['rate']}, {b.fx['source']} {b.fx['as_of']})"
+                    if b.fx
+                    else ""
+                ),
             ),
             ("passenger", passenger),
             ("driver", driver),

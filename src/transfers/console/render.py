@@ -26,6 +26,7 @@ NAVIGATION = (
     ("Clients", "/console/clients"),
     ("Partners", "/console/partners"),
     ("Deliveries", "/console/deliveries"),
+    ("FX", "/console/fx"),
     ("Messages", "/console/messages"),
     ("Audit log", "/console/audit"),
 )

@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import smtplib
-import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from email.message import EmailMessage
-from urllib.parse import unquote, urlsplit
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from transfers import money
+from transfers import money, smtp
 from transfers.bookings.models import Booking
 from transfers.delivery.engine import Engine
 from transfers.delivery.kinds import DeliveryKind, Judged, Registry
@@ -113,24 +110,9 @@ def compose(kind: str, booking: Booking, recipients: list[str], *, partner_name:
 
 
 def _send_blocking(smtp_url: str, sender: str, mail: Mail, timeout: float) -> None:
-    """One SMTP exchange (smtplib, in a worker thread): ``smtps://`` is TLS from the start,
-    ``smtp://`` plain (with STARTTLS when the server offers it and credentials are given)."""
-    parts = urlsplit(smtp_url)
-    host = parts.hostname or "localhost"
-    message = EmailMessage()
-    message["From"], message["To"], message["Subject"] = sender, ", ".join(mail.to), mail.subject
-    message.set_content(mail.body)
-    client: smtplib.SMTP
-    if parts.scheme == "smtps":
-        client = smtplib.SMTP_SSL(host, parts.port or 465, timeout=timeout, context=ssl.create_default_context())
-    else:
-        client = smtplib.SMTP(host, parts.port or 25, timeout=timeout)
-    with client:
-        if parts.scheme == "smtp" and parts.username and client.has_extn("starttls"):
-            client.starttls(context=ssl.create_default_context())
-        if parts.username:
-            client.login(unquote(parts.username), unquote(parts.password or ""))
-        client.send_message(message)
+    """One SMTP exchange (``transfers/smtp.py``, in a worker thread)."""
+    message = smtp.compose(sender=sender, to=mail.to, subject=mail.subject, body=mail.body)
+    smtp.send_blocking(smtp_url, sender, message, timeout)
 
 
 PARTNER_EMAIL = "partner.email"  # the delivery engine's kind of every partner_emails row

@@ -11,9 +11,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.tables import bookings, clients, traveller_messages
+from transfers.messages.sms.provider import SANDBOX_ID_PREFIX
 
 M = traveller_messages
-SANDBOX_ID_PREFIX = "sandbox-"  # the sandbox provider's ids (messages/sms/provider.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ class Capability(StrEnum):
     MANAGE_CLIENTS = "manage_clients"
     MANAGE_PARTNERS = "manage_partners"
     MANAGE_OPERATORS = "manage_operators"
+    SET_RATES = "set_rates"  # a manual exchange rate (docs/rules/fx.md#console)
 
 
 SUPPORT_CAPABILITIES = frozenset(

@@ -21,7 +21,7 @@ _EXPECTED_BY_TYPE = {
     "float_parsing": "expected a number",
     "decimal_parsing": "expected a decimal number",
 }
-_URL_FIELDS = frozenset({"database_url", "redis_url", "public_base_url", "smtp_url"})
+_URL_FIELDS = frozenset({"database_url", "redis_url", "public_base_url", "smtp_url", "sms_provider_url"})
 _MAX_VALUE = 80
 
 

@@ -1,7 +1,7 @@
 """The partner webhook contract on the wire (PARTNER_API.md): what the service sends and accepts.
 
 Partner answers are untrusted input. They are validated here, strictly: a malformed or lying
-answer (negative or non-numeric price, more than two decimals, missing fields, booleans for
+answer (negative or non-numeric price, more decimals than any currency has, missing fields, booleans for
 numbers, oversized lists) fails validation and the partner is left out of that search, or the
 delivery is counted as failed, instead of anything reaching a client or a wallet.
 """
@@ -16,18 +16,22 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 from pydantic_core import SchemaValidator, core_schema
 
-from transfers import text
+from transfers import money, text
 from transfers.cancellation import policy
 
 BOOKING_TYPE = "ONEWAY"
-_DECIMAL_TEXT = re.compile(r"^\d{1,9}(\.\d{1,2})?$")
+# At most the decimals any currency has (money.STORED_PLACES: CLF's four): a KWD quote is 20.465, a JPY
+# one 10010. The quote's own currency's rule (JPY none, EUR two) is the offer's (search.offers.build_offers:
+# an amount with more decimals than its currency is left out, never rounded), where the currency is known.
+_DECIMAL_TEXT = re.compile(rf"^\d{{1,9}}(\.\d{{1,{money.STORED_PLACES}}})?$")
 MAX_PRICE = Decimal("1000000")
 
 
 def _parse_price(value: Any) -> Decimal:
-    """A positive amount with at most two decimals (the partner API's rule, docs/partners/index.md), from a
-    JSON number or a decimal string; kept as given (45.1 stays 45.1): the offer checks it against its
-    currency's decimals and ``money.text`` writes it (``search.offers.build_offers``)."""
+    """A positive amount with at most four decimals (the partner API's rule, docs/partners/index.md#search:
+    at most its currency's decimals, checked where the currency is known), from a JSON number or a
+    decimal string; kept as given (45.1 stays 45.1): the offer checks it against its currency's decimals
+    and ``money.text`` writes it (``search.offers.build_offers``)."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ValueError("price must be a number or a decimal string")
     return _price(value)
@@ -45,7 +49,7 @@ def _price(value: int | float | str) -> Decimal:
     if isinstance(value, int | float) and float(value).is_integer():
         text = str(int(value))
     if not _DECIMAL_TEXT.match(text):
-        raise ValueError("price must be a plain decimal with at most two places")
+        raise ValueError("price must be a plain decimal with at most its currency's decimals (four at most)")
     try:
         amount = Decimal(text)
     except InvalidOperation:

@@ -9,11 +9,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from jinja2 import ChoiceLoader, Environment, PackageLoader, select_autoescape
+from jinja2 import ChoiceLoader, Environment, PackageLoader, pass_context, select_autoescape
+from jinja2.runtime import Context
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from transfers import money
+from transfers.webauth.formats import fx_words, people_money, reader_locale
 from transfers.webauth.sessions import Session
 
 Link = tuple[str, str]  # (label, href)
@@ -44,9 +46,17 @@ def environment(package: str, site: Site) -> Environment:
         lstrip_blocks=True,
     )
     env.globals["SITE"] = site
-    # ``{{ b.total|amount(b.currency) }}``: every amount on a page written by ``money.text``
+    # ``{{ b.total|money(b.currency) }}``: every amount a page shows, for its reader ("£52.80", "¥10,010");
+    # ``|amount`` is the plain text a form field holds and takes back ("52.80"), never a shown amount.
+    env.filters["money"] = _money
     env.filters["amount"] = money.text
+    env.filters["fx_words"] = fx_words
     return env
+
+
+@pass_context
+def _money(context: Context, amount: object, currency: object) -> str:
+    return people_money(amount, currency, context.get("locale") or money.PEOPLE_LOCALE)
 
 
 class SignedIn(Protocol):
@@ -68,7 +78,8 @@ def render_page(
     area_values: Mapping[str, Any] | None = None,
 ) -> HTMLResponse:
     """Render an area's ``template`` over the shared layout for ``viewer``: the layout gets the viewer,
-    the title, ``active`` (the navigation label to mark, set by the context) and the CSRF token; an area
+    the title, ``active`` (the navigation label to mark, set by the context), the CSRF token and the
+    reader's ``locale`` (the ``money`` filter formats amounts for it); an area
     adds its own values (the console its ``may``), and the page's context comes last."""
     values: dict[str, Any] = {
         "request": request,
@@ -76,6 +87,7 @@ def render_page(
         "title": title,
         "active": "",
         "csrf_token": viewer.session.csrf_token if viewer else "",
+        "locale": reader_locale(request.headers.get("accept-language", "")),
     }
     values.update(area_values or {})
     values.update(context or {})

@@ -1,8 +1,9 @@
 """``Book``, its first step (docs/rules/agency-portal.md#pages): airport, from it or to it, the place,
 pickup date and time (the airport's clock), the way back (optional), travellers -> the offers
-(vehicle, capacity, price, the cancellation policy in words; with a way back, its offers too, chosen
-as a pair). Without JavaScript end to end. The second step (passenger, flight, extras, ``Book``) is
-``book_passenger.py``.
+(vehicle, capacity, price, the cancellation policy in words, the rate and its date when the price
+was converted; with a way back, its offers too, chosen as a pair). An agency holding wallets in
+several currencies chooses the search's currency (the default wallet's first). Without JavaScript
+end to end. The second step (passenger, flight, extras, ``Book``) is ``book_passenger.py``.
 
 The search is the API's own use case with the agency's client (``search.service.search``, the body
 built by ``trip_form.py``): the same rules, codes and stored search, shown beside the fields
@@ -30,6 +31,7 @@ from transfers.errors import DomainError
 from transfers.geo import GeocoderUnavailable, Place
 from transfers.reference.airports import Airport, find_airport
 from transfers.search import service as searching
+from transfers.wallet import statement
 
 router = APIRouter()
 SEARCH_FIELDS = (
@@ -47,6 +49,7 @@ SEARCH_FIELDS = (
     "direction",
     "return_date",
     "return_time",
+    "currency",
 )
 MAX_FIELD = 10_000  # longer than any rule allows: the API's own rules answer, never a silent cut
 
@@ -116,7 +119,14 @@ def _limits(request: Request) -> dict[str, object]:
     return {"lead": lead, "ahead": settings.max_days_ahead, "most": settings.max_travelers}
 
 
-def _book_page(
+async def _currencies(request: Request, viewer: AgencyViewer) -> list[str]:
+    """The currencies the agency may search in, the default wallet's first (docs/rules/fx.md#search): the
+    form asks for one only when there are several (a single wallet, or none, asks nothing)."""
+    wallets = (await statement.every_wallet(services(request), viewer.client))["data"]
+    return [w["currency"] for w in sorted(wallets, key=lambda w: not w["default"])]
+
+
+async def _book_page(
     request: Request,
     viewer: AgencyViewer,
     typed: dict[str, str],
@@ -126,7 +136,9 @@ def _book_page(
     destination: tuple[float, float, str, list[Place]] | None = None,
     status_code: int = 200,
 ) -> Response:
+    currencies = await _currencies(request, viewer)
     context = {
+        "currencies": currencies if len(currencies) > 1 else [],
         "active": "Book",
         "typed": typed,
         "errors": errors or {},
@@ -146,7 +158,7 @@ async def book_form(request: Request, viewer: Signed) -> Response:
     typed["children"] = typed["children"] or "0"
     typed["infant"] = typed["infant"] or "0"
     typed["direction"] = trip_form.direction(typed)
-    return _book_page(request, viewer, typed)
+    return await _book_page(request, viewer, typed)
 
 
 @router.post("/book")
@@ -162,15 +174,17 @@ async def book_search(request: Request, viewer: Signed) -> Response:
     errors.update(trip_form.return_problems(typed))
     destination = await _destination(request, typed, errors)
     if errors or destination is None:
-        return _book_page(request, viewer, typed, errors=errors, destination=destination, status_code=422)
+        return await _book_page(request, viewer, typed, errors=errors, destination=destination, status_code=422)
     lat, lng, label, _ = destination
     body = trip_form.search_body(typed, lat, lng, label)
     try:
         found = await searching.search(services(request), viewer.client, body)
     except DomainError as exc:
         field, message = field_error(exc, **_limits(request))
-        return _book_page(request, viewer, typed, errors={field: message}, destination=destination, status_code=422)
-    return _book_page(request, viewer, typed, found=found, destination=destination)
+        return await _book_page(
+            request, viewer, typed, errors={field: message}, destination=destination, status_code=422
+        )
+    return await _book_page(request, viewer, typed, found=found, destination=destination)
 
 
 @router.get("/book/places")

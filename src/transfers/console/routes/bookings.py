@@ -12,7 +12,6 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from transfers import money
 from transfers.bookings import operator_actions as actions
 from transfers.bookings.cancel_rules import refund_due
 from transfers.bookings.reservation import could_exist
@@ -163,7 +162,7 @@ async def _booking_page(
             "b": booking,
             "can_cancel": can_transition(status, BookingStatus.CANCELLED) and viewer.may(Capability.CANCEL_BOOKING),
             "can_refund": status is BookingStatus.COMPLETED and viewer.may(Capability.MOVE_MONEY),
-            "refund_amount": money.text(refund_due(booking), booking.currency),
+            "refund_amount": refund_due(booking),
             # docs/rules/incidents.md#refund-then-cancel: what the cancel gave back, as the BookingResource shows it
             "cancel_refund": cancel_refund(booking),
             "can_sync": viewer.may(Capability.SYNC_BOOKING),

@@ -1,5 +1,7 @@
 """``Clients``: the list, ``New client`` (its API key shown once), a client's page with
-suspend/activate, ``Top up`` (field ``Amount``), its keys (create, revoke) and the wallet statement.
+suspend/activate, its wallets (one per currency, docs/rules/wallet.md#currencies), ``Top up`` (field
+``Amount``, and ``Currency`` when it holds several wallets), its keys (create, revoke) and the
+statement of one wallet (the default one, or ``?currency=``).
 Every action calls the service the CLI uses (``clients.service``: the same ledger entry and audit
 row as ``transfers wallet top-up``); managing clients needs ``MANAGE_CLIENTS`` and moving money
 ``MOVE_MONEY`` (both admin), checked here and hidden from other roles in the templates. Bad input is
@@ -144,19 +146,30 @@ async def _client_page(
     svc = services(request)
     raw_before = request.query_params.get("before", "")
     before = int(raw_before) if raw_before.isascii() and raw_before.isdigit() and len(raw_before) < 18 else None
+    asked = request.query_params.get("currency", "")[:10] or None
     async with svc.db.read() as conn:
         client = await client_detail(conn, client_id)
         if client is None:
             raise PageNotFound(f"There is no client {client_id}.")
         keys = await client_keys(conn, client_id)
+        wallets = await wallet_repo.wallets_of_client(conn, client_id)
         # the statement the API serves (GET /wallet/entries): the same rows, kinds and balance_after
-        _, entries = await wallet_repo.statement_page(
-            conn, client_id, created_from=None, created_to=None, below_id=before, limit=STATEMENT_PAGE + 1
+        shown, entries = await wallet_repo.statement_page(
+            conn,
+            client_id,
+            currency=asked,
+            created_from=None,
+            created_to=None,
+            below_id=before,
+            limit=STATEMENT_PAGE + 1,
         )
+    if asked is not None and shown is None:
+        raise PageNotFound(f"Client {client_id} holds no wallet in {asked!r}.")
+    which = f"currency={shown}&" if asked is not None else ""
     older = None
     if len(entries) > STATEMENT_PAGE:
         entries = entries[:STATEMENT_PAGE]
-        older = f"{PREFIX}/clients/{client_id}?before={entries[-1].id}#statement"
+        older = f"{PREFIX}/clients/{client_id}?{which}before={entries[-1].id}#statement"
     # docs/rules/messages.md#settings: the client's messages to its travellers, shown and set here
     settings = await settings_service.get_settings(svc.db, client_id)
     return page(
@@ -166,6 +179,11 @@ async def _client_page(
             "active": "Clients",
             "c": client,
             "keys": keys,
+            # the default wallet first: the top-up form's first choice
+            "wallets": sorted(wallets, key=lambda w: not w.is_default),
+            "statement_currency": shown,
+            "example": money.text(Decimal(50), client.currency) if client.currency else "50",
+            "statement_query": which,
             "older": older,
             "entries": [replace(e, kind=API_KINDS.get(e.kind, "adjustment")) for e in entries],
             "first_page": before is None,
@@ -199,20 +217,33 @@ async def top_up(request: Request, client_id: str, viewer: Signed) -> Response:
     form = await viewer.form(request)
     number = path_id(client_id, "client")
     typed = _typed(form, "amount", 40)
+    currency = _typed(form, "currency", 10).strip() or None  # None: the default wallet, as the CLI
     svc = services(request)
+    kept = {"amount": typed, "currency": currency or ""}
+    if currency is not None:
+        async with svc.db.read() as conn:
+            held = {w.currency for w in await wallet_repo.wallets_of_client(conn, number)}
+        if held and currency not in held:
+            return await _client_page(
+                request,
+                viewer,
+                number,
+                status_code=422,
+                errors={"currency": f"The client holds no {currency} wallet: choose one of its wallets."},
+                typed=kept,
+            )
     try:
-        amount = parse_credit(typed, await service.wallet_currency(svc.db, number))
+        amount = parse_credit(typed, await service.wallet_currency(svc.db, number, currency))
     except service.ClientNotFound:
         raise PageNotFound(f"There is no client {number}.") from None
     except ValueError as exc:
-        return await _client_page(
-            request, viewer, number, status_code=422, errors={"amount": str(exc)}, typed={"amount": typed}
-        )
+        return await _client_page(request, viewer, number, status_code=422, errors={"amount": str(exc)}, typed=kept)
     try:
-        await service.top_up(svc.db, svc.clock, number, amount, actor=viewer.actor)
+        await service.top_up(svc.db, svc.clock, number, amount, actor=viewer.actor, currency=currency)
     except service.ClientNotFound:
         raise PageNotFound(f"There is no client {number}.") from None
-    return RedirectResponse(f"{PREFIX}/clients/{number}?done=topped-up", status_code=303)
+    back = f"currency={currency}&" if currency else ""
+    return RedirectResponse(f"{PREFIX}/clients/{number}?{back}done=topped-up", status_code=303)
 
 
 @router.post("/clients/{client_id}/status")

@@ -37,8 +37,7 @@ async def messages_page(request: Request, viewer: Signed) -> Response:
             "texts": [(t, mask("sms", t.to_address) or "—") for t in texts],
             "older": older,
             "first_page": before is None,
-            # TRANSFERS_SMS_PROVIDER as the service resolved it (sandbox unless told otherwise in sandbox)
-            "provider": getattr(svc.settings, "resolved_sms_provider", "sandbox"),
+            "provider": svc.settings.resolved_sms_provider,  # TRANSFERS_SMS_PROVIDER, or its default
         },
         viewer=viewer,
         title="Messages",

@@ -12,6 +12,7 @@ import math
 from datetime import datetime, timedelta
 from typing import Any
 
+from transfers import money
 from transfers.partners.conformance.judging import parsed
 from transfers.partners.conformance.session import CheckSession
 from transfers.partners.wire import WireSearchAnswer, WireVehicle, search_request
@@ -48,6 +49,36 @@ def unknown_types(body: Any) -> list[str]:
     return out[:3]
 
 
+def _decimal_problem(where: str, price: Any, currency: str) -> str | None:
+    try:
+        money.parse(price, currency)
+    except money.MoneyError as exc:
+        return f"{where}: {exc}; the service leaves it out of searches"
+    return None
+
+
+def wrong_decimals(body: Any) -> list[str]:
+    """Prices with more decimals than their currency has (EUR 45.123, JPY 10010.5): the wire takes up to
+    four, the currency's own rule (docs/partners/index.md) leaves such a vehicle or extra out."""
+    out = []
+    for i, vehicle in enumerate(body.get("vehicles", [])):
+        currency = str(vehicle.get("currency"))
+        if not money.is_currency(currency):
+            out.append(f"vehicles[{i}].currency: {currency[:10]!r} is not an ISO 4217 currency code")
+            continue
+        problem = _decimal_problem(f"vehicles[{i}].price", vehicle.get("price"), currency)
+        out += [problem] if problem else []
+        for j, extra in enumerate(vehicle.get("extras") or []):
+            problem = _decimal_problem(f"vehicles[{i}].extras[{j}].price", extra.get("price"), currency)
+            out += [problem] if problem else []
+    return out[:3]
+
+
+def search_rules(body: Any) -> list[str]:
+    """What the service's rules refuse beyond the wire's validator: unknown types, too many decimals."""
+    return (unknown_types(body) + wrong_decimals(body))[:3]
+
+
 class SearchChecks(CheckSession):
     def airport_location(self) -> dict[str, Any]:
         a = self.airport
@@ -80,7 +111,7 @@ class SearchChecks(CheckSession):
         """The vehicle to book (the first that seats the party), or None."""
         deadline = self.deadlines.search
         result = await self.call("POST", "/booking/search", search, deadline)
-        problems = self.judge(result, deadline, WireSearchAnswer, "POST", "/booking/search", unknown_types)
+        problems = self.judge(result, deadline, WireSearchAnswer, "POST", "/booking/search", search_rules)
         answer = parsed(WireSearchAnswer, result.body) if result.ok else None
         note = None
         if answer is not None:
@@ -91,7 +122,9 @@ class SearchChecks(CheckSession):
                 else f"no vehicles at {self.airport.iata} (try --airport with an airport you serve)"
             )
         self.record("search", "POST", "/booking/search", result, deadline, problems, note)
-        if answer is None or not answer.vehicles:
+        # the vehicles a client could be offered: a price with more decimals than its currency is left out
+        offered = [v for v in answer.vehicles if _decimal_problem("", v.price, v.currency) is None] if answer else []
+        if not offered:
             return None
-        seats = [v for v in answer.vehicles if v.capacity.passengers >= PARTY_ADULTS]
-        return (seats or answer.vehicles)[0]
+        seats = [v for v in offered if v.capacity.passengers >= PARTY_ADULTS]
+        return (seats or offered)[0]

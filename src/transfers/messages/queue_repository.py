@@ -1,0 +1,462 @@
+"""The SQL of the messages' passes and of their delivery queue (docs/rules/messages.md#timing,
+docs/rules/messages.md#sending): the client events not planned yet, the facts planning reads, the
+reminders due, the claim, lease and finish of ``traveller_messages``, and the purges. Every function
+takes the caller's connection (the caller owns the transaction).
+
+Two workers at once: the planner owns an event by inserting its mark (``message_planned_events``, ON
+CONFLICT DO NOTHING ... RETURNING: the second insert of a mark returns nothing); the queue claims with
+``FOR UPDATE SKIP LOCKED`` on PostgreSQL (SQLite's write lock otherwise) and finishes only under the
+lease it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import String, and_, cast, exists, func, literal, or_, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import ColumnElement
+
+from transfers.db.tables import (
+    booking_transitions,
+    bookings,
+    client_events,
+    client_message_settings,
+    message_optouts,
+    message_planned_events,
+    traveller_messages,
+)
+from transfers.rows import row_type
+
+M = traveller_messages
+E = client_events
+B = bookings
+P = message_planned_events
+S = client_message_settings
+SENDING = "sending"  # ``last_error`` while an attempt is in flight (docs/rules/messages.md#sending)
+FIRST_LOOKBACK = 100_000  # no mark yet: the planner's window starts this many events back
+FINAL = ("sent", "delivered", "failed", "suppressed", "skipped", "expired")
+
+
+def _insert(conn: AsyncConnection, table: Any) -> Any:
+    return (sqlite_insert if conn.dialect.name == "sqlite" else pg_insert)(table)
+
+
+# --- the planner: events not planned yet ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    pk: int
+    client_id: int
+    booking_id: int
+    type: str
+    status: str | None
+    previous_status: str | None
+    data: dict[str, Any] | None
+    snapshot: dict[str, Any] | None
+    created_at: datetime
+
+
+async def window_start(conn: AsyncConnection) -> int:
+    """The lowest event id the planner looks at: its oldest mark still kept (the marks are purged past
+    the window, the newest always kept), or, before the first mark, the last ``FIRST_LOOKBACK`` events."""
+    low = (await conn.execute(select(func.min(P.c.event_pk)))).scalar()
+    if low is not None:
+        return int(low)
+    top = (await conn.execute(select(func.max(E.c.id)))).scalar()
+    return max(0, int(top or 0) - FIRST_LOOKBACK)
+
+
+async def unplanned_events(
+    conn: AsyncConnection, *, low: int, since: datetime, types: Sequence[str], limit: int
+) -> list[EventRow]:
+    """Events of ``types`` from ``low`` on and written since ``since``, of clients that have message
+    settings, with no mark: oldest first. An event committed late under a lower id is still found (the
+    anti-join, not a cursor)."""
+    marked = exists().where(P.c.event_pk == E.c.id)
+    rows = await conn.execute(
+        select(
+            E.c.id,
+            E.c.client_id,
+            E.c.booking_id,
+            E.c.type,
+            E.c.status,
+            E.c.previous_status,
+            E.c.data,
+            E.c.booking,
+            E.c.created_at,
+        )
+        .select_from(E.join(S, S.c.client_id == E.c.client_id))
+        .where(
+            E.c.id >= low,
+            E.c.created_at >= since,
+            E.c.type.in_(list(types)),
+            E.c.booking_id.is_not(None),
+            ~marked,
+        )
+        .order_by(E.c.id)
+        .limit(limit)
+    )
+    return [
+        EventRow(
+            int(r.id),
+            int(r.client_id),
+            int(r.booking_id),
+            r.type,
+            r.status,
+            r.previous_status,
+            r.data if isinstance(r.data, dict) else None,
+            r.booking if isinstance(r.booking, dict) else None,
+            r.created_at,
+        )
+        for r in rows
+    ]
+
+
+async def mark_planned(conn: AsyncConnection, pks: Collection[int], now: datetime) -> set[int]:
+    """Mark the events planned; the ones this transaction marked (another worker's marks return
+    nothing: that worker plans them)."""
+    if not pks:
+        return set()
+    statement = (
+        _insert(conn, P)
+        .values([{"event_pk": pk, "planned_at": now} for pk in sorted(pks)])
+        .on_conflict_do_nothing(index_elements=[P.c.event_pk])
+        .returning(P.c.event_pk)
+    )
+    return {int(pk) for pk in (await conn.execute(statement)).scalars()}
+
+
+async def purge_marks(conn: AsyncConnection, before: datetime, *, limit: int) -> int:
+    """Marks of events planned before ``before`` (past the window), the newest always kept (it starts
+    the next window)."""
+    newest = select(func.max(P.c.event_pk)).scalar_subquery()
+    doomed = select(P.c.event_pk).where(P.c.planned_at < before, P.c.event_pk < newest).limit(limit)
+    done = await conn.execute(P.delete().where(P.c.event_pk.in_(doomed)))
+    return int(done.rowcount or 0)
+
+
+# --- the facts planning reads -------------------------------------------------------------------------
+
+FACT_COLUMNS = (
+    B.c.id,
+    B.c.client_id,
+    B.c.reservation_no,
+    B.c.status,
+    B.c.airport_iata,
+    B.c.pickup_at,
+    B.c.created_at,
+    B.c.passenger_email,
+    B.c.passenger_phone,
+    B.c.passenger_language,
+    B.c.message_channels,
+    B.c.cancelled_by,
+    B.c.driver_name,
+    B.c.driver_plate,
+)
+
+
+@row_type
+class FactRow:
+    """A booking's columns planning reads (``FACT_COLUMNS``) and its first approval (None: never, or not read)."""
+
+    id: int
+    client_id: int
+    reservation_no: str
+    status: str
+    airport_iata: str
+    pickup_at: datetime
+    created_at: datetime
+    passenger_email: str | None
+    passenger_phone: str | None
+    passenger_language: str | None
+    message_channels: Any
+    cancelled_by: str | None
+    driver_name: str | None
+    driver_plate: str | None
+    approved_at: datetime | None
+
+
+def _fact(row: Any) -> FactRow:
+    return FactRow(**dict(row._mapping))
+
+
+async def bookings_facts(conn: AsyncConnection, booking_ids: Collection[int]) -> dict[int, FactRow]:
+    """The bookings' columns planning reads, with ``approved_at`` (their first APPROVED transition)."""
+    if not booking_ids:
+        return {}
+    approved = (
+        select(func.min(booking_transitions.c.created_at))
+        .where(booking_transitions.c.booking_id == B.c.id, booking_transitions.c.to_status == "APPROVED")
+        .scalar_subquery()
+    )
+    rows = await conn.execute(select(*FACT_COLUMNS, approved.label("approved_at")).where(B.c.id.in_(list(booking_ids))))
+    return {int(r.id): _fact(r) for r in rows}
+
+
+async def sms_statuses(conn: AsyncConnection, booking_ids: Collection[int]) -> dict[int, list[str]]:
+    """The statuses of each booking's SMS messages (the limit counts them)."""
+    found: dict[int, list[str]] = {}
+    if booking_ids:
+        rows = await conn.execute(
+            select(M.c.booking_id, M.c.status).where(M.c.booking_id.in_(list(booking_ids)), M.c.channel == "sms")
+        )
+        for r in rows:
+            found.setdefault(int(r.booking_id), []).append(r.status)
+    return found
+
+
+async def stopped(
+    conn: AsyncConnection, addresses: Collection[tuple[str, str]], booking_ids: Collection[int]
+) -> set[tuple[int | None, str, str]]:
+    """The active opt-outs among ``addresses`` ((channel, address), e-mails lowercased): (booking or None
+    for every booking, channel, address)."""
+    if not addresses:
+        return set()
+    O = message_optouts  # noqa: E741
+    match = or_(*(and_(O.c.channel == channel, O.c.address == address) for channel, address in set(addresses)))
+    scope = or_(O.c.booking_id.is_(None), O.c.booking_id.in_(list(booking_ids)))
+    rows = await conn.execute(
+        select(O.c.booking_id, O.c.channel, O.c.address).where(match, scope, O.c.lifted_at.is_(None))
+    )
+    return {(None if r.booking_id is None else int(r.booking_id), r.channel, r.address) for r in rows}
+
+
+# --- the reminders pass ---------------------------------------------------------------------------------
+
+
+def _made_a_day_before(conn: AsyncConnection) -> ColumnElement[bool]:
+    """The booking was made more than 24 h before its pickup (docs/rules/messages.md#timing)."""
+    if conn.dialect.name == "sqlite":
+        return func.julianday(B.c.pickup_at) - func.julianday(B.c.created_at) > 1.0
+    return B.c.pickup_at - B.c.created_at > text("interval '24 hours'")
+
+
+async def reminders_due(
+    conn: AsyncConnection, *, now: datetime, horizon: datetime, after: tuple[datetime, int] | None, limit: int
+) -> list[FactRow]:
+    """APPROVED bookings picked up after ``now`` and up to ``horizon``, made more than 24 h before their
+    pickup, of clients with a channel on, without a reminder written: by pickup, from after
+    ``after`` (the last (pickup, id) of the previous batch). The (status, pickup_at) index drives it."""
+    written = exists().where(M.c.booking_id == B.c.id, M.c.template == "reminder")
+    statement = (
+        select(*FACT_COLUMNS, literal(None).label("approved_at"))
+        .select_from(B.join(S, and_(S.c.client_id == B.c.client_id, cast(S.c.channels, String) != "[]")))
+        .where(B.c.status == "APPROVED", B.c.pickup_at > now, B.c.pickup_at <= horizon, _made_a_day_before(conn))
+        .where(~written)
+        .order_by(B.c.pickup_at, B.c.id)
+        .limit(limit)
+    )
+    if after is not None:
+        statement = statement.where(or_(B.c.pickup_at > after[0], and_(B.c.pickup_at == after[0], B.c.id > after[1])))
+    return [_fact(r) for r in await conn.execute(statement)]
+
+
+# --- coalescing driver changes --------------------------------------------------------------------------
+
+
+async def supersede_driver_changes(conn: AsyncConnection, booking_id: int, keep: Collection[str], now: datetime) -> int:
+    """The booking's ``driver_changed`` messages still waiting and never tried (no lease) other than
+    ``keep`` become ``skipped`` / ``superseded``: a later change replaces the pending one."""
+    done = await conn.execute(
+        update(M)
+        .where(
+            M.c.booking_id == booking_id,
+            M.c.template == "driver_changed",
+            M.c.status == "scheduled",
+            M.c.lease_until.is_(None),
+            M.c.dedupe_key.not_in(list(keep)),
+        )
+        .values(status="skipped", reason="superseded", finished_at=now)
+    )
+    return int(done.rowcount or 0)
+
+
+async def revive_superseded(conn: AsyncConnection, key: str, *, scheduled_for: datetime, expires_at: datetime) -> bool:
+    """A driver change back to a driver whose message was superseded: that message waits again."""
+    done = await conn.execute(
+        update(M)
+        .where(M.c.dedupe_key == key, M.c.status == "skipped", M.c.reason == "superseded")
+        .values(status="scheduled", reason=None, finished_at=None, scheduled_for=scheduled_for, expires_at=expires_at)
+    )
+    return bool(done.rowcount)
+
+
+# --- the delivery queue ---------------------------------------------------------------------------------
+
+
+@row_type
+class QueueRow:
+    """A ``traveller_messages`` row as the delivery queue reads it (``QUEUE_COLUMNS``)."""
+
+    id: int
+    booking_id: int
+    client_id: int
+    template: str
+    channel: str
+    to_address: str | None
+    language: str
+    dedupe_key: str
+    scheduled_for: datetime
+    expires_at: datetime | None
+    attempts: int
+    lease_until: datetime | None
+    created_at: datetime
+
+
+def _queued(row: Any) -> QueueRow:
+    return QueueRow(**dict(row._mapping))
+
+
+QUEUE_COLUMNS = (
+    M.c.id,
+    M.c.booking_id,
+    M.c.client_id,
+    M.c.template,
+    M.c.channel,
+    M.c.to_address,
+    M.c.language,
+    M.c.dedupe_key,
+    M.c.scheduled_for,
+    M.c.expires_at,
+    M.c.attempts,
+    M.c.lease_until,
+    M.c.created_at,
+)
+
+
+async def claim_due(conn: AsyncConnection, *, now: datetime, lease_until: datetime, limit: int) -> list[QueueRow]:
+    """Lease up to ``limit`` due messages (``scheduled``, due, no lease or a lease run out with no
+    attempt in flight), oldest due first."""
+    free = or_(M.c.lease_until.is_(None), and_(M.c.lease_until < now, M.c.last_error.is_distinct_from(SENDING)))
+    candidates = (
+        select(M.c.id)
+        .where(M.c.status == "scheduled", M.c.scheduled_for <= now, free)
+        .order_by(M.c.scheduled_for, M.c.id)
+        .limit(limit)
+    )
+    if conn.dialect.name != "sqlite":
+        candidates = candidates.with_for_update(skip_locked=True)
+    ids = [int(i) for i in (await conn.execute(candidates)).scalars()]
+    if not ids:
+        return []
+    rows = await conn.execute(
+        update(M).where(M.c.id.in_(ids)).values(lease_until=lease_until).returning(*QUEUE_COLUMNS)
+    )
+    return sorted((_queued(r) for r in rows), key=lambda r: (r.scheduled_for, r.id))
+
+
+async def start_attempt(
+    conn: AsyncConnection, message_id: int, lease: datetime | None, *, subject: str | None, body: str
+) -> bool:
+    """Record the attempt before the send (its count, ``last_error`` = ``sending``, the rendered text),
+    under the lease; False when the lease was lost (then nothing is sent)."""
+    done = await conn.execute(
+        update(M)
+        .where(M.c.id == message_id, M.c.lease_until == lease, M.c.status == "scheduled")
+        .values(attempts=M.c.attempts + 1, last_error=SENDING, subject=subject, body=body)
+    )
+    return bool(done.rowcount)
+
+
+async def reschedule(
+    conn: AsyncConnection, message_id: int, lease: datetime | None, *, when: datetime, error: str | None
+) -> bool:
+    """Tried, not sent, not refused: due again at ``when``, the lease released."""
+    done = await conn.execute(
+        update(M)
+        .where(M.c.id == message_id, M.c.lease_until == lease, M.c.status == "scheduled")
+        .values(scheduled_for=when, lease_until=None, last_error=error)
+    )
+    return bool(done.rowcount)
+
+
+async def finish(
+    conn: AsyncConnection,
+    message_id: int,
+    lease: datetime | None,
+    *,
+    status: str,
+    reason: str | None,
+    error: str | None,
+    now: datetime,
+    provider_id: str | None = None,
+    sent: bool = False,
+) -> bool:
+    """The message's end (``sent``, ``failed``, ``expired``, ``suppressed``, ``skipped``), under the lease."""
+    values: dict[str, Any] = {
+        "status": status,
+        "reason": reason,
+        "last_error": error,
+        "lease_until": None,
+        "finished_at": now,
+    }
+    if sent:
+        values |= {"sent_at": now, "provider_id": provider_id}
+    done = await conn.execute(
+        update(M).where(M.c.id == message_id, M.c.lease_until == lease, M.c.status == "scheduled").values(values)
+    )
+    return bool(done.rowcount)
+
+
+async def end_unleased(
+    conn: AsyncConnection, message_id: int, *, status: str, reason: str | None, now: datetime
+) -> bool:
+    """A waiting message ended without an attempt (expired, or superseded at the send)."""
+    done = await conn.execute(
+        update(M)
+        .where(M.c.id == message_id, M.c.status == "scheduled")
+        .values(status=status, reason=reason, lease_until=None, finished_at=now)
+    )
+    return bool(done.rowcount)
+
+
+async def abandoned(conn: AsyncConnection, *, now: datetime, limit: int) -> list[QueueRow]:
+    """Messages whose worker died during a send (lease run out with an attempt in flight): the provider may
+    have taken them. Locked for the caller, who ends them (``ambiguous``)."""
+    statement = (
+        select(*QUEUE_COLUMNS)
+        .where(M.c.status == "scheduled", M.c.lease_until < now, M.c.last_error == SENDING)
+        .order_by(M.c.id)
+        .limit(limit)
+    )
+    if conn.dialect.name != "sqlite":
+        statement = statement.with_for_update(skip_locked=True)
+    return [_queued(r) for r in await conn.execute(statement)]
+
+
+async def overdue(conn: AsyncConnection, *, now: datetime, limit: int) -> list[QueueRow]:
+    """Waiting messages past their expiry that no worker holds: closed as ``expired`` by the caller."""
+    statement = (
+        select(*QUEUE_COLUMNS)
+        .where(
+            M.c.status == "scheduled",
+            M.c.scheduled_for <= now,
+            M.c.expires_at <= now,
+            or_(M.c.lease_until.is_(None), and_(M.c.lease_until < now, M.c.last_error.is_distinct_from(SENDING))),
+        )
+        .order_by(M.c.scheduled_for, M.c.id)
+        .limit(limit)
+    )
+    if conn.dialect.name != "sqlite":
+        statement = statement.with_for_update(skip_locked=True)
+    return [_queued(r) for r in await conn.execute(statement)]
+
+
+async def purge_bodies(conn: AsyncConnection, before: datetime, *, limit: int) -> int:
+    """The rendered subject and body of finished messages sent (or ended) before ``before`` are emptied
+    (kept 30 days: docs/rules/messages.md#seen)."""
+    ended = func.coalesce(M.c.sent_at, M.c.finished_at, M.c.scheduled_for)
+    doomed = (
+        select(M.c.id)
+        .where(M.c.status.in_(FINAL), M.c.scheduled_for < before, ended < before, M.c.body.is_not(None))
+        .limit(limit)
+    )
+    done = await conn.execute(update(M).where(M.c.id.in_(doomed)).values(subject=None, body=None))
+    return int(done.rowcount or 0)
