@@ -105,7 +105,7 @@ async def seed(database_url: str, count: int) -> list[str]:
                 None,
             )
             numbers.append(booking.reservation_no)
-        driver = WireDriver(name="Morag Campbell", phone="+447700900123", plate="SK21 ABC")
+        driver = WireDriver(name="Morag Campbell", phone="+447400900123", plate="SK21 ABC")
         for no in numbers:
             update = reverse.ReverseUpdate(
                 reservation_no=no, status="APPROVED", driver_info=driver, meeting_point="Arrivals"

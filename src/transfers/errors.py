@@ -63,6 +63,7 @@ class Code(IntEnum):
     EXTRA_SERVICE_ID_INVALID = 1020
     EXTRA_SERVICE_QUANTITY_INVALID = 1021
     RETURN_VEHICLE_ID_INVALID = 1022  # docs/rules/return-trips.md#create
+    MESSAGES_INVALID = 1023  # docs/rules/messages.md#settings: the create's ``messages`` switches
     CREATION_PERMISSION_DENIED = 1100
     WALLET_BALANCE_INSUFFICIENT = 1101  # docs/rules/accounts.md#payment
     # docs/rules/errors.md#cancel-codes cancel booking

@@ -220,6 +220,7 @@ def create_booking(
     small_bags: int,
     extra_services: Sequence[Mapping[str, Any]] | None,
     idempotency_key: str | None,
+    messages: Mapping[str, bool | None] | None = None,
 ) -> Call[Booking]:
     request: dict[str, Any] = {
         "search_id": search_id,
@@ -231,6 +232,8 @@ def create_booking(
     }
     if extra_services is not None:
         request["extra_services"] = [dict(item) for item in extra_services]
+    if messages is not None:
+        request["messages"] = dict(messages)  # docs/rules/messages.md#settings: only switches channels off
     return Call(
         "POST",
         f"{API}/booking",
@@ -252,6 +255,7 @@ def create_trip(
     small_bags: int,
     extra_services: Sequence[Mapping[str, Any]] | None,
     idempotency_key: str | None,
+    messages: Mapping[str, bool | None] | None = None,
 ) -> Call[tuple[Booking, Booking]]:
     """docs/rules/return-trips.md#create: both legs in one call, (way out, way back)."""
     request: dict[str, Any] = {
@@ -267,6 +271,8 @@ def create_trip(
         request["return_travel_details"] = dict(return_travel_details)
     if extra_services is not None:
         request["extra_services"] = [dict(item) for item in extra_services]
+    if messages is not None:
+        request["messages"] = dict(messages)  # docs/rules/messages.md#settings: only switches channels off
     return Call(
         "POST",
         f"{API}/booking",

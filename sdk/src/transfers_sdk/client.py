@@ -172,9 +172,12 @@ class TransfersClient(AccountMethods):
         small_bags: int = 0,
         extra_services: Sequence[Mapping[str, Any]] | None = None,
         idempotency_key: str | None = None,
+        messages: Mapping[str, bool | None] | None = None,
     ) -> Booking:
-        """POST /booking-api/booking. ``passenger``: name, surname, phone, email;
-        ``travel_details``: flight_number, extra_requests; ``extra_services``: [{"id", "quantity"}].
+        """POST /booking-api/booking. ``passenger``: name, surname, phone, email, and optionally language (a
+        BCP 47 tag: the traveller's messages are written in it); ``travel_details``: flight_number,
+        extra_requests; ``extra_services``: [{"id", "quantity"}]; ``messages``: ``{"sms": False}`` switches a
+        channel of the account's messages to travellers off for this booking (docs/rules/messages.md#settings).
         Without ``idempotency_key`` a fresh one is sent (and reused by the retries)."""
         return self._run(
             _calls.create_booking(
@@ -186,6 +189,7 @@ class TransfersClient(AccountMethods):
                 small_bags=small_bags,
                 extra_services=extra_services,
                 idempotency_key=idempotency_key,
+                messages=messages,
             )
         )
 
@@ -201,6 +205,7 @@ class TransfersClient(AccountMethods):
         small_bags: int = 0,
         extra_services: Sequence[Mapping[str, Any]] | None = None,
         idempotency_key: str | None = None,
+        messages: Mapping[str, bool | None] | None = None,
     ) -> tuple[Booking, Booking]:
         """POST /booking-api/booking with ``return_vehicle_id`` (a ``SearchResult.return_vehicles`` id):
         (the way out, the way back), two bookings paid together or not at all (docs/rules/return-trips.md)."""
@@ -216,6 +221,7 @@ class TransfersClient(AccountMethods):
                 small_bags=small_bags,
                 extra_services=extra_services,
                 idempotency_key=idempotency_key,
+                messages=messages,
             )
         )
 
@@ -430,6 +436,7 @@ class AsyncTransfersClient(AsyncAccountMethods):
         small_bags: int = 0,
         extra_services: Sequence[Mapping[str, Any]] | None = None,
         idempotency_key: str | None = None,
+        messages: Mapping[str, bool | None] | None = None,
     ) -> Booking:
         """See ``TransfersClient.create_booking``."""
         return await self._run(
@@ -442,6 +449,7 @@ class AsyncTransfersClient(AsyncAccountMethods):
                 small_bags=small_bags,
                 extra_services=extra_services,
                 idempotency_key=idempotency_key,
+                messages=messages,
             )
         )
 
@@ -457,6 +465,7 @@ class AsyncTransfersClient(AsyncAccountMethods):
         small_bags: int = 0,
         extra_services: Sequence[Mapping[str, Any]] | None = None,
         idempotency_key: str | None = None,
+        messages: Mapping[str, bool | None] | None = None,
     ) -> tuple[Booking, Booking]:
         """See ``TransfersClient.create_trip``."""
         return await self._run(
@@ -471,6 +480,7 @@ class AsyncTransfersClient(AsyncAccountMethods):
                 small_bags=small_bags,
                 extra_services=extra_services,
                 idempotency_key=idempotency_key,
+                messages=messages,
             )
         )
 

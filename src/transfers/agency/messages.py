@@ -44,6 +44,7 @@ _FIELDS: dict[Code, tuple[str, str]] = {
     Code.VEHICLE_ID_REQUIRED: (GENERAL, "Choose one of the offers."),
     Code.VEHICLE_ID_INVALID: (GENERAL, "This offer is not in the search any more: search again."),
     Code.RETURN_VEHICLE_ID_INVALID: (GENERAL, "This way back is not in the search any more: search again."),
+    Code.MESSAGES_INVALID: (GENERAL, "Choose which messages go to the traveller: e-mail and SMS, on or off."),
     Code.EXTRA_SERVICES_INVALID: ("extras", "Choose each extra once, from this vehicle's list."),
     Code.EXTRA_SERVICE_ID_REQUIRED: ("extras", "Choose the extras from this vehicle's list."),
     Code.EXTRA_SERVICE_ID_INVALID: ("extras", "This vehicle does not offer that extra: search again."),

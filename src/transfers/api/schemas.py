@@ -156,6 +156,23 @@ class PassengerIn(_Strict):
         examples=["+44 7911 123456"],
     )
     email: str = Field(json_schema_extra={"format": "email"})
+    language: str | None = Field(
+        default=None,
+        description=(
+            "docs/rules/messages.md#languages: the traveller's language, a BCP 47 tag (`de`, `pt-BR`); the "
+            "messages to the traveller are written in it when it is one of en, de, fr, es, it, pt, nl (matched by "
+            "its primary subtag). Kept normalized (`pt-br` -> `pt-BR`); an unknown or malformed tag is as if "
+            "absent, never an error."
+        ),
+        examples=["pt-BR"],
+    )
+
+
+class MessageSwitches(_Strict):
+    """docs/rules/messages.md#settings: a booking can only switch the client's channels off."""
+
+    email: bool | None = Field(default=None, description="false: no e-mail to this booking's traveller")
+    sms: bool | None = Field(default=None, description="false: no SMS to this booking's traveller")
 
 
 class TravelDetails(_Strict):
@@ -191,6 +208,14 @@ class CreateBookingRequest(_Strict):
     )
     return_travel_details: ReturnTravelDetails | None = Field(
         default=None, description="the way back's departing flight and requests (without it: no flight number)"
+    )
+    messages: MessageSwitches | None = Field(
+        default=None,
+        description=(
+            "docs/rules/messages.md#settings: switch the client's messages to the traveller off for this booking "
+            '(`{"sms": false}`); `true` or absent leaves a channel as the client set it (never switches one on). '
+            "Not an object, another key or a value that is not a boolean: 1023."
+        ),
     )
 
 

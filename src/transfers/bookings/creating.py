@@ -107,6 +107,9 @@ def booking_values(
         "fx": offer.fx,
         "partner_currency": offer.partner_currency,
         "partner_net_total": partner_net_total(offer, request),
+        # docs/rules/messages.md#settings: the passenger's language and the channels this booking switched off
+        "passenger_language": request.language,
+        "message_channels": request.message_channels,
     }
 
 

@@ -17,6 +17,7 @@ from email_validator import EmailNotValidError, validate_email
 from transfers import text
 from transfers.errors import Code, Invalid, NotFound
 from transfers.reference.flights import normalise
+from transfers.reference.languages import normalize_tag
 from transfers.reference.phones import PhoneUnreadable, e164
 from transfers.search.offers import Offer, OfferedExtra
 from transfers.search.rules import is_int
@@ -60,6 +61,32 @@ class BookingRequest:
     extras: list[ChosenExtra]
     total: Decimal
     net_total: Decimal
+    # docs/rules/messages.md#settings: the passenger's language (a normalized BCP 47 tag, None when absent or
+    # not one known) and the message channels this booking switches off (``{"sms": False}``; None: none)
+    language: str | None = None
+    message_channels: dict[str, bool] | None = None
+
+
+MESSAGE_CHANNELS = ("email", "sms")
+
+
+def message_switches(value: Any) -> dict[str, bool] | None:
+    """The create's ``messages`` (docs/rules/messages.md#settings): absent or null, or an object whose keys
+    are ``email`` and ``sms`` and whose values are booleans (null: as if absent). ``true`` leaves the
+    channel to the client's settings (a booking can only switch a channel off), so what is kept is the
+    channels switched off, ``{"sms": False}``, or None when none is. Anything else: 1023."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or any(key not in MESSAGE_CHANNELS for key in value):
+        raise Invalid(Code.MESSAGES_INVALID)
+    off: dict[str, bool] = {}
+    for channel in MESSAGE_CHANNELS:
+        switch = value.get(channel)
+        if switch is not None and not isinstance(switch, bool):
+            raise Invalid(Code.MESSAGES_INVALID)
+        if switch is False:
+            off[channel] = False
+    return off or None
 
 
 def vehicle_number(value: Any) -> int | None:
@@ -103,6 +130,7 @@ def validate_create(body: dict[str, Any], *, search_found: bool, offer: Offer | 
     suitcase = _count(body.get("suitcase"), offer.suitcases, Code.SUITCASE_REQUIRED, Code.SUITCASE_INVALID)
     small_bags = _count(body.get("small_bags"), offer.small_bags, Code.SMALL_BAGS_REQUIRED, Code.SMALL_BAGS_INVALID)
     extras = _extras(body.get("extra_services"), offer)
+    switches = message_switches(body.get("messages"))  # 1023, after the extras (docs/rules/errors.md#create-codes)
     total = offer.sell_price + sum((c.extra.price * c.charged_units for c in extras), Decimal("0"))
     net_total = offer.net_price + sum((c.extra.net_price * c.charged_units for c in extras), Decimal("0"))
     return BookingRequest(
@@ -117,6 +145,8 @@ def validate_create(body: dict[str, Any], *, search_found: bool, offer: Offer | 
         extras,
         total,
         net_total,
+        language=normalize_tag(passenger.get("language")),
+        message_channels=switches,
     )
 
 
