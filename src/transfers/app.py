@@ -22,6 +22,7 @@ from transfers.api.routes import booking_list, bookings, health, reference, reve
 from transfers.api.routes import incidents as incident_routes
 from transfers.api.routes import messages as message_routes
 from transfers.api.routes import ratings as rating_routes
+from transfers.api.routes import scorecard as scorecard_routes
 from transfers.api.routes import statements as statement_routes
 from transfers.api.routes import wallet as wallet_routes
 from transfers.api.routes import webhooks as webhook_routes
@@ -89,6 +90,7 @@ def create_app(
     app.include_router(booking_list.router)
     app.include_router(reverse.router)
     app.include_router(statement_routes.router)  # docs/rules/statements.md#partner-api
+    app.include_router(scorecard_routes.router)  # docs/rules/quality.md#reverse-api
     install_docs(app)  # /docs works offline (api/docs_page.py)
     app.include_router(landing_router)  # GET / links the docs, the console and the portal
     app.include_router(wallet_routes.router)  # docs/rules/wallet.md

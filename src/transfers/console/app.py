@@ -22,6 +22,7 @@ from transfers.console.routes import (
     operators,
     partner_users,
     partners,
+    quality,
     statements,
 )
 from transfers.services import Services
@@ -37,6 +38,7 @@ def build_console(svc: Services) -> FastAPI:
         audit,
         clients,
         partners,
+        quality,
         deliveries,
         messages,
         fx,

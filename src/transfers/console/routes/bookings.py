@@ -17,6 +17,7 @@ from transfers.bookings.cancel_rules import refund_due
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.state import BookingStatus, can_transition
 from transfers.cancellation.views import cancel_refund
+from transfers.console import counted as counting
 from transfers.console import queries
 from transfers.console.auth import PREFIX, PageNotFound, Signed, Viewer, services
 from transfers.console.forms import (
@@ -75,6 +76,8 @@ async def bookings_list(request: Request, viewer: Signed) -> Response:
         )
         if message
     }
+    narrowed, narrow_errors = counting.wanted(params, partner_id)
+    errors.update(narrow_errors)
     cursor_value = params.get("cursor")
     before = decode_cursor(cursor_value)
     notice = "That page link is out of date; showing the newest bookings." if cursor_value and before is None else ""
@@ -90,10 +93,15 @@ async def bookings_list(request: Request, viewer: Signed) -> Response:
     svc = services(request)
     rows: list[BookingLine] = []
     async with svc.db.read() as conn:
-        if not errors:
-            rows = await queries.list_bookings(conn, wanted, limit=PAGE_SIZE + 1)
         clients = await queries.client_choices(conn)
         partners = await queries.partner_choices(conn)
+        if narrowed is not None:
+            ids, total = await counting.page_ids(conn, narrowed, before, PAGE_SIZE + 1)
+            wanted = queries.BookingFilter(ids=ids)
+            name = next((p.name for p in partners if p.id == narrowed.partner_id), f"partner {narrowed.partner_id}")
+            notice = counting.description(narrowed, name, total)
+        if not errors:
+            rows = await queries.list_bookings(conn, wanted, limit=PAGE_SIZE + 1)
     next_link = None
     kept = {k: v[:MAX_SEARCH_CHARS] for k, v in params.items() if k != "cursor" and v}
     if len(rows) > PAGE_SIZE:
