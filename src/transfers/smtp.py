@@ -60,7 +60,7 @@ def compose(
     encoded as the standard asks); ``reply_to``: where an answer goes, when not to the sender. Built with
     the classic ``email`` API (``compat32``): the same bytes on the wire as ``EmailMessage``'s for these
     headers, at a fraction of the cost of its header parsing (one e-mail per traveller message)."""
-    message = MIMEText(body, "plain", "us-ascii" if body.isascii() else _UTF8)
+    message = MIMEText(body, "plain", "us-ascii" if body.isascii() else _UTF8)  # type: ignore[arg-type]  # a Charset is documented
     message["From"] = formataddr((sender_name, sender), "utf-8") if sender_name else sender
     message["To"] = ", ".join(to)
     message["Subject"] = Header(subject, "utf-8").encode() if not subject.isascii() else subject
