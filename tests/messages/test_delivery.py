@@ -22,7 +22,7 @@ from sqlalchemy import select
 from tests.api.test_booking_lifecycle import svc_of
 from tests.api.test_cancellation_policies import move_clock_to
 from tests.conftest import ClientFactory, PartnerFactory, bearer
-from tests.messages.test_planner import REVERSE_UPDATE, approved, plan_all, rows
+from tests.messages.test_planner import REVERSE_UPDATE, approved, only_these, plan_all, rows
 from tests.servers import LiveServer
 from tests.smtp_server import Inbox, free_port, smtp_server
 from transfers.clock import ShiftedClock
@@ -90,6 +90,7 @@ async def test_confirmed_taken_once_with_the_brand_and_reply_to(
         assert settings is not None
         await repo.save_settings(conn, dataclasses.replace(settings, reply_to="help@sunny.example"), clock.now())
     await plan_all(db, clock)
+    await only_these(db, int(row["id"]))
     async with worker(service, clock, port) as svc:
         assert await send_traveller_messages(svc) >= 1
         assert await send_traveller_messages(svc) == 0  # nothing more to send
@@ -115,6 +116,7 @@ async def test_refusals_retries_and_the_client_told(
     partner_key, no, row = await approved(http, db, clock, make_client, make_partner)
     booking_id = int(row["id"])
     await plan_all(db, clock)
+    await only_these(db, booking_id)
     async with worker(service, clock, port) as svc:
         # a 4xx: tried again on the schedule, then taken
         inbox.data_answer = "451 4.3.0 try again later"
@@ -163,6 +165,7 @@ async def test_a_hang_is_bounded_and_not_resent(
     inbox, port = smtp
     _, _, row = await approved(http, db, clock, make_client, make_partner)
     await plan_all(db, clock)
+    await only_these(db, int(row["id"]))
     inbox.hang = True
     async with worker(service, clock, port) as svc:
         await send_traveller_messages(svc)
@@ -189,6 +192,7 @@ async def test_a_worker_killed_mid_send_never_sends_twice(
     _, _, first = await approved(http, db, clock, make_client, make_partner)
     _, _, second = await approved(http, db, clock, make_client, make_partner)
     await plan_all(db, clock)
+    await only_these(db, int(first["id"]), int(second["id"]))
     ids = {int(first["id"]): None, int(second["id"]): None}
     # a worker claims both, records the first's attempt (its send began) and dies
     now = clock.now()
@@ -229,6 +233,7 @@ async def test_expired_and_suppressed_never_reach_the_server(
     _, _, late = await approved(http, db, clock, make_client, make_partner)
     _, _, stopped = await approved(http, db, clock, make_client, make_partner)
     await plan_all(db, clock)
+    await only_these(db, int(late["id"]), int(stopped["id"]))
     async with db.write() as conn:
         await repo.add_optout(
             conn,
@@ -260,6 +265,7 @@ async def test_without_an_smtp_server_nothing_is_sent(
 ) -> None:
     _, _, row = await approved(http, db, clock, make_client, make_partner)
     await plan_all(db, clock)
+    await only_these(db, int(row["id"]))
     async with worker(service, clock, free_port(), smtp_url="") as svc:
         await send_traveller_messages(svc)
     skipped = of(await rows(db, int(row["id"])), "confirmed")

@@ -21,7 +21,7 @@ from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, FakeTwilio
 from tests.incidents.helpers import driver_event
 from tests.messages.test_delivery import failed_events, of
-from tests.messages.test_planner import REVERSE_UPDATE, approved, plan_all, rows
+from tests.messages.test_planner import REVERSE_UPDATE, approved, only_these, plan_all, rows
 from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
@@ -72,6 +72,7 @@ async def arrived(
     move_clock_to(clock, row["pickup_at"] - timedelta(minutes=5))
     await driver_event(http, partner_key, no, "DRIVER_ARRIVED_AT_PICKUP", clock.now() - timedelta(seconds=30))
     await plan_all(db, clock)
+    await only_these(db, int(row["id"]))
     return partner_key, row
 
 
