@@ -1,5 +1,7 @@
 """Partner scorecards (docs/rules/quality.md#computing): the time to compute every partner's
-scorecards (as a whole and per airport) over N bookings, as the daily job does, on PostgreSQL.
+scorecards (as a whole and per airport) over N bookings, as the daily job does, on PostgreSQL; then
+the console's ``Quality`` page for those 100 partners (docs/rules/quality.md#console) over a full
+400-day history, its CSV and one count's bookings, served in-process through the whole app.
 
     .venv/bin/python -m bench.quality --dsn postgresql://postgres@127.0.0.1/EMPTY_DB [--bookings 1000000]
 
@@ -9,6 +11,13 @@ outcomes (5 % declined, 5 % cancelled by the partner after approving, 5 % withdr
 85 % completed rides with their four driver events, one in 97 with an incident against the partner).
 The computation is ``quality.service.compute`` in this process (the counts' SQL and the Python on-time
 rule); each size is timed ``--rounds`` times and the best is printed with the per-booking cost.
+
+The page: the computed scorecards are stored as today's, and copies of them (rates moved a little
+day by day) for each of the 399 days before, as the daily job leaves the table after 400 days (one
+row per partner and airport and day: 100 x 3 x 400 = 120,000). An operator signs in through the
+login form; each page is requested ``--page-rounds`` times over ASGI (middleware, session, queries,
+Jinja, the 300 inline SVG charts) and p50/p95/max wall time and the process's CPU per page are printed
+(target: the page <= 300 ms).
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from decimal import Decimal
 
 import asyncpg
 
+from bench import quality_pages
 from transfers.clients.models import NewClient
 from transfers.clients.service import create_client
 from transfers.clock import SystemClock
@@ -120,7 +130,7 @@ async def seed(dsn: str, count: int, as_of: datetime) -> None:
         await conn.close()
 
 
-async def measure(dsn: str, as_of: datetime, rounds: int) -> float:
+async def measure(dsn: str, as_of: datetime, rounds: int) -> tuple[float, quality.Result]:
     db = Database(dsn.replace("postgresql://", "postgresql+asyncpg://", 1), pool_size=2, application_name="bench")
     try:
         best = float("inf")
@@ -130,7 +140,7 @@ async def measure(dsn: str, as_of: datetime, rounds: int) -> float:
             best = min(best, time.monotonic() - started)
         rides = sum(c["counts"]["rides"] for c in result.cards)
         print(f"  {len(result.cards)} partners, {rides:,} rides counted")
-        return best
+        return best, result
     finally:
         await db.dispose()
 
@@ -140,18 +150,22 @@ async def main() -> None:
     parser.add_argument("--dsn", required=True, help="an EMPTY PostgreSQL database (it is filled)")
     parser.add_argument("--bookings", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--history-days", type=int, default=400, help="days of stored scorecards behind the page")
+    parser.add_argument("--page-rounds", type=int, default=30, help="requests of each page")
     parser.add_argument("--quick", action="store_true", help="20,000 bookings, one round: checks the bench works")
     parser.add_argument("--pidfile", default=None, help="bench/run.sh's (this bench starts no process)")
     args, _ = parser.parse_known_args()
     if args.quick:
-        args.bookings, args.rounds = 20_000, 1
+        args.bookings, args.rounds, args.history_days, args.page_rounds = 20_000, 1, 190, 5
     as_of = datetime.now(UTC).replace(microsecond=0)
     await seed(args.dsn, args.bookings, as_of)
-    seconds = await measure(args.dsn, as_of, args.rounds)
+    seconds, result = await measure(args.dsn, as_of, args.rounds)
     print(
         f"scores for {PARTNERS} partners over {args.bookings:,} bookings: {seconds:.2f} s "
         f"({seconds / args.bookings * 1e6:.1f} us a booking; target <= 60 s for 1,000,000)"
     )
+    await quality_pages.store_history(args.dsn, result, days=args.history_days)
+    await quality_pages.measure_pages(args.dsn, result, args.page_rounds)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import pytest
 from transfers.bookings.tracking_link import TOKEN_MAX_LENGTH
 from transfers.i18n.dates import clock, long_date, short_date
 from transfers.i18n.languages import LANGUAGES
+from transfers.messages.sms import senders
 from transfers.messages.text import CHANNELS, MessageContext, render
 from transfers.messages.text.context import (
     MAX_BASE_URL,
@@ -152,6 +153,10 @@ def test_every_sms_fits_three_segments_with_the_longest_values(template: str, ch
     segments = count(body)
     assert is_gsm7(body), body
     assert segments.count <= MAX_SEGMENTS, (segments, body)
+
+
+def test_the_stop_line_counted_is_the_one_sent() -> None:
+    assert STOP_SUFFIX == senders.FOOTER
 
 
 def test_a_long_driver_first_name_is_cut() -> None:

@@ -81,6 +81,7 @@ def test_document_structure() -> None:
         ("/api/v1/reverse/booking/positions", "post"),
         ("/api/v1/reverse/statements", "get"),  # docs/rules/statements.md
         ("/api/v1/reverse/statements/{period}", "get"),
+        ("/api/v1/reverse/scorecard", "get"),  # docs/rules/quality.md#reverse-api
     }
     for path, item in DOC["paths"].items():
         for method, operation in item.items():

@@ -73,3 +73,15 @@ def test_any_other_sort_is_1326(value: object) -> None:
     with pytest.raises(Invalid) as refused:
         requested_sort(value)
     assert refused.value.code is Code.SEARCH_SORT_INVALID
+
+
+def test_an_offer_renumbered_is_the_same_offer_with_another_number() -> None:
+    from dataclasses import fields, replace
+
+    from transfers.search.ranking import _numbered
+
+    assert fields(Offer)[0].name == "vehicle_no"  # _numbered passes the other fields by position after it
+    offer = Offer(
+        3, 7, "car-1", "Toyota", "Corolla", "SEDAN", 4, 2, 2, Decimal("36.00"), Decimal("40.00"), "EUR", leg=2
+    )
+    assert _numbered(offer, 9) == replace(offer, vehicle_no=9)

@@ -18,9 +18,11 @@ from transfers.console.routes import (
     fx,
     incidents,
     login,
+    messages,
     operators,
     partner_users,
     partners,
+    quality,
     statements,
 )
 from transfers.services import Services
@@ -36,7 +38,9 @@ def build_console(svc: Services) -> FastAPI:
         audit,
         clients,
         partners,
+        quality,
         deliveries,
+        messages,
         fx,
         partner_users,
         operators,

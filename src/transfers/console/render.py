@@ -15,6 +15,7 @@ from transfers.console.auth import Viewer
 from transfers.console.wording import in_words
 from transfers.operators.models import Capability
 from transfers.wallet.ledger import API_KINDS
+from transfers.webauth.charts import line_chart, rate
 from transfers.webauth.formats import airport_local, counted, excerpt, moment_words, utc, utc_seconds
 from transfers.webauth.layout import Site, environment, render_page
 
@@ -25,8 +26,10 @@ NAVIGATION = (
     ("Incidents", "/console/incidents"),
     ("Clients", "/console/clients"),
     ("Partners", "/console/partners"),
+    ("Quality", "/console/quality"),
     ("Deliveries", "/console/deliveries"),
     ("FX", "/console/fx"),
+    ("Messages", "/console/messages"),
     ("Audit log", "/console/audit"),
 )
 SITE = Site(
@@ -54,6 +57,8 @@ def _environment() -> Environment:
     env.filters["in_words"] = in_words
     env.filters["utc_seconds"] = utc_seconds
     env.filters["ledger_kind"] = ledger_kind
+    env.filters["rate"] = rate
+    env.globals["chart"] = line_chart
     env.globals["Capability"] = Capability
     return env
 

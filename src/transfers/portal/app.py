@@ -8,7 +8,16 @@ from fastapi import FastAPI
 
 from transfers.portal.auth import partner_realm
 from transfers.portal.render import page
-from transfers.portal.routes import account, bookings, login, rate_card, rate_card_preview, ride, statements
+from transfers.portal.routes import (
+    account,
+    bookings,
+    login,
+    quality,
+    rate_card,
+    rate_card_preview,
+    ride,
+    statements,
+)
 from transfers.services import Services
 from transfers.webauth.site import build_area
 
@@ -19,7 +28,8 @@ def build_portal(svc: Services) -> FastAPI:
         partner_realm(svc.settings),
         package="transfers.portal",
         routers=[
-            module.router for module in (login, bookings, ride, rate_card, rate_card_preview, account, statements)
+            module.router
+            for module in (login, bookings, ride, rate_card, rate_card_preview, account, statements, quality)
         ],
         page=page,
     )

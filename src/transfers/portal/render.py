@@ -11,6 +11,7 @@ from starlette.responses import HTMLResponse
 
 from transfers.portal.auth import PartnerViewer
 from transfers.portal.wording import percent, status_words
+from transfers.webauth.charts import line_chart, rate
 from transfers.webauth.formats import airport_local, counted, excerpt, utc
 from transfers.webauth.layout import Link, Site, environment, render_page
 
@@ -24,6 +25,7 @@ def navigation(viewer: object) -> tuple[Link, ...]:
         *NAVIGATION,
         *((("Rate card", "/partner/rate-card"),) if hosted else ()),
         ("Statements", "/partner/statements"),  # docs/rules/statements.md#partner-api
+        ("Quality", "/partner/quality"),  # docs/rules/quality.md#portal
         ("Account", "/partner/account"),
     )
 
@@ -47,6 +49,8 @@ def _environment() -> Environment:
     env.filters["counted"] = counted
     env.filters["percent"] = percent
     env.filters["status_words"] = status_words
+    env.filters["rate"] = rate
+    env.globals["chart"] = line_chart
     return env
 
 

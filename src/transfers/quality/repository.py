@@ -35,7 +35,7 @@ ANSWERED = ("APPROVED",)  # the partner accepted: a driver assigned (a bare ackn
 RIDE_STATUSES = ("COMPLETED", "REFUNDED")  # REFUNDED is only reachable from APPROVED or COMPLETED
 
 
-def _in_window(start: datetime, end: datetime, partner_id: int | None) -> Any:
+def in_window(start: datetime, end: datetime, partner_id: int | None) -> Any:
     where = and_(bookings.c.pickup_at >= start, bookings.c.pickup_at < end, bookings.c.flight_disrupted_at.is_(None))
     return where if partner_id is None else and_(where, bookings.c.partner_id == partner_id)
 
@@ -44,29 +44,71 @@ def _one(condition: Any) -> Any:
     return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
 
 
+def accepted() -> Any:
+    """The partner accepted the booking (approved it with a driver) at some point."""
+    return exists().where(
+        booking_transitions.c.booking_id == bookings.c.id, booking_transitions.c.to_status.in_(ANSWERED)
+    )
+
+
+def _cancelled(*, by_partner: bool) -> Any:
+    cancelled = bookings.c.status == "CANCELLED"
+    if by_partner:
+        return and_(cancelled, bookings.c.cancelled_by == "partner")
+    return and_(cancelled, or_(bookings.c.cancelled_by.is_(None), bookings.c.cancelled_by != "partner"))
+
+
+def withdrawn() -> Any:
+    """Cancelled by the client or an operator before the partner accepted it: no request."""
+    return and_(_cancelled(by_partner=False), ~accepted())
+
+
+def declined() -> Any:
+    """D: declined, FAILED, or cancelled by the partner before it had ever accepted it."""
+    return or_(bookings.c.status.in_(("DECLINED", "FAILED")), and_(_cancelled(by_partner=True), ~accepted()))
+
+
+def partner_cancelled() -> Any:
+    """C: cancelled by the partner after accepting it."""
+    return and_(_cancelled(by_partner=True), accepted())
+
+
+def ride() -> Any:
+    """N: the booking ended as a ride."""
+    return bookings.c.status.in_(RIDE_STATUSES)
+
+
+def _against_partner() -> Any:
+    return and_(incidents.c.status == "RESOLVED", incidents.c.responsible == "partner")
+
+
+def driver_no_show() -> Any:
+    """DNS: a ``DRIVER_NO_SHOW`` incident resolved against the partner."""
+    return exists().where(
+        incidents.c.booking_id == bookings.c.id, _against_partner(), incidents.c.type == "DRIVER_NO_SHOW"
+    )
+
+
+def any_incident() -> Any:
+    return exists().where(incidents.c.booking_id == bookings.c.id, _against_partner())
+
+
 async def booking_counts(
     conn: AsyncConnection, start: datetime, end: datetime, partner_id: int | None = None
 ) -> dict[Key, Counts]:
     """R, D, C and N per partner and airport. A booking the client or an operator cancelled before the
     partner accepted it is no request; a partner's cancel before it ever accepted is a decline."""
-    accepted = exists().where(
-        booking_transitions.c.booking_id == bookings.c.id, booking_transitions.c.to_status.in_(ANSWERED)
-    )
-    cancelled = bookings.c.status == "CANCELLED"
-    by_partner = bookings.c.cancelled_by == "partner"
     query = (
         select(
             bookings.c.partner_id,
             bookings.c.airport_iata,
             func.count().label("total"),
-            _one(and_(cancelled, or_(bookings.c.cancelled_by.is_(None), ~by_partner), ~accepted)).label("withdrawn"),
-            _one(or_(bookings.c.status.in_(("DECLINED", "FAILED")), and_(cancelled, by_partner, ~accepted))).label(
-                "declined"
-            ),
-            _one(and_(cancelled, by_partner, accepted)).label("partner_cancelled"),
-            _one(bookings.c.status.in_(RIDE_STATUSES)).label("rides"),
+            _one(withdrawn()).label("withdrawn"),
+            _one(declined()).label("declined"),
+            _one(partner_cancelled()).label("partner_cancelled"),
+            _one(ride()).label("rides"),
         )
-        .where(_in_window(start, end, partner_id))
+        .where(in_window(start, end, partner_id))
         .group_by(bookings.c.partner_id, bookings.c.airport_iata)
     )
     out: dict[Key, Counts] = {}
@@ -85,17 +127,15 @@ async def incident_counts(
 ) -> dict[Key, tuple[int, int]]:
     """(DNS, I) per partner and airport: driver no-shows resolved against the partner (any booking in
     the window), and rides with at least one incident resolved against the partner."""
-    against = and_(incidents.c.status == "RESOLVED", incidents.c.responsible == "partner")
-    dns = exists().where(incidents.c.booking_id == bookings.c.id, against, incidents.c.type == "DRIVER_NO_SHOW")
-    any_incident = exists().where(incidents.c.booking_id == bookings.c.id, against)
+    dns, incident = driver_no_show(), any_incident()
     query = (
         select(
             bookings.c.partner_id,
             bookings.c.airport_iata,
             _one(dns).label("dns"),
-            _one(and_(bookings.c.status.in_(RIDE_STATUSES), any_incident)).label("incidents"),
+            _one(and_(ride(), incident)).label("incidents"),
         )
-        .where(_in_window(start, end, partner_id), any_incident)
+        .where(in_window(start, end, partner_id), incident)
         .group_by(bookings.c.partner_id, bookings.c.airport_iata)
     )
     return {(r.partner_id, r.airport_iata): (int(r.dns), int(r.incidents)) for r in (await conn.execute(query)).all()}
@@ -127,7 +167,7 @@ async def covered_counts(
     query = (
         select(bookings.c.partner_id, bookings.c.airport_iata, func.count().label("covered"))
         .select_from(bookings.join(flags, flags.c.booking_id == bookings.c.id))
-        .where(_in_window(start, end, partner_id), bookings.c.status.in_(RIDE_STATUSES), whole)
+        .where(in_window(start, end, partner_id), bookings.c.status.in_(RIDE_STATUSES), whole)
         .group_by(bookings.c.partner_id, bookings.c.airport_iata)
     )
     return {(r.partner_id, r.airport_iata): int(r.covered) for r in (await conn.execute(query)).all()}
@@ -147,7 +187,7 @@ async def on_time_counts(
         )
         .select_from(bookings.join(ride_events, ride_events.c.booking_id == bookings.c.id))
         .where(
-            _in_window(start, end, partner_id),
+            in_window(start, end, partner_id),
             bookings.c.status.in_(RIDE_STATUSES),
             ride_events.c.type == "DRIVER_ARRIVED_AT_PICKUP",
         )
@@ -172,7 +212,7 @@ async def rating_counts(
             func.coalesce(func.sum(ratings.c.stars), 0).label("stars"),
         )
         .select_from(bookings.join(ratings, ratings.c.booking_id == bookings.c.id))
-        .where(_in_window(start, end, partner_id))
+        .where(in_window(start, end, partner_id))
         .group_by(bookings.c.partner_id, bookings.c.airport_iata)
     )
     return {(r.partner_id, r.airport_iata): (int(r.v), int(r.stars)) for r in (await conn.execute(query)).all()}

@@ -62,8 +62,20 @@ class Counts:
     ratings: int = 0
     stars: int = 0  # the ratings' sum: their mean is stars / ratings
 
+    @classmethod
+    def of(cls, card: dict[str, Any]) -> Counts:
+        """The counts a scorecard document shows; the stars' sum from its 4-decimal average (exact
+        while a partner has fewer than 10,000 ratings in the window)."""
+        shown = card["counts"]
+        average = card["rating"]["average"]
+        stars = round(Fraction(str(average)) * shown["ratings"]) if average is not None else 0
+        return cls(**{name: int(shown[name]) for name in COUNT_NAMES}, stars=int(stars))
+
     def __add__(self, other: Counts) -> Counts:
         return Counts(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(Counts)})
+
+
+COUNT_NAMES = tuple(f.name for f in fields(Counts) if f.name != "stars")  # as the scorecard shows them
 
 
 def window(as_of: datetime) -> tuple[datetime, datetime]:

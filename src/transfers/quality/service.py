@@ -14,6 +14,7 @@ from typing import Any
 
 from transfers.db.engine import Database
 from transfers.db.tables.quality import ALL_AIRPORTS
+from transfers.errors import ErrorCode, NotFound
 from transfers.quality import repository as repo
 from transfers.quality.rules import Counts, Tier, scorecard, window
 from transfers.search.ranking import PartnerQuality, Qualities
@@ -104,3 +105,16 @@ async def current_qualities(db: Database) -> Qualities:
 def forget_cached() -> None:
     """The next search reads the scores again (after this process wrote new ones)."""
     _CACHE.clear()
+
+
+async def latest_card(db: Database, partner_id: int) -> dict[str, Any]:
+    """The partner's latest scorecard as a whole, as stored (the reverse API's answer); NotFound
+    (``NOT_FOUND``) before its first computation."""
+    async with db.read() as conn:
+        stored = (await repo.latest(conn, partner_id)).get(partner_id)
+    if stored is None:
+        raise NotFound(
+            ErrorCode.NOT_FOUND,
+            "No scorecard has been computed for you yet; the service computes them daily at 03:00 UTC.",
+        )
+    return stored.card

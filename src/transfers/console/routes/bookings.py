@@ -17,6 +17,7 @@ from transfers.bookings.cancel_rules import refund_due
 from transfers.bookings.reservation import could_exist
 from transfers.bookings.state import BookingStatus, can_transition
 from transfers.cancellation.views import cancel_refund
+from transfers.console import counted as counting
 from transfers.console import queries
 from transfers.console.auth import PREFIX, PageNotFound, Signed, Viewer, services
 from transfers.console.forms import (
@@ -34,6 +35,7 @@ from transfers.console.rows import BookingLine
 from transfers.flights.news import flight_news
 from transfers.incidents import service as incidents
 from transfers.incidents.rules import InvalidResolution, unrefunded
+from transfers.messages import listing as traveller_messages
 from transfers.operators.booking_story import load_detail
 from transfers.operators.models import Capability
 
@@ -74,6 +76,8 @@ async def bookings_list(request: Request, viewer: Signed) -> Response:
         )
         if message
     }
+    narrowed, narrow_errors = counting.wanted(params, partner_id)
+    errors.update(narrow_errors)
     cursor_value = params.get("cursor")
     before = decode_cursor(cursor_value)
     notice = "That page link is out of date; showing the newest bookings." if cursor_value and before is None else ""
@@ -89,10 +93,15 @@ async def bookings_list(request: Request, viewer: Signed) -> Response:
     svc = services(request)
     rows: list[BookingLine] = []
     async with svc.db.read() as conn:
-        if not errors:
-            rows = await queries.list_bookings(conn, wanted, limit=PAGE_SIZE + 1)
         clients = await queries.client_choices(conn)
         partners = await queries.partner_choices(conn)
+        if narrowed is not None:
+            ids, total = await counting.page_ids(conn, narrowed, before, PAGE_SIZE + 1)
+            wanted = queries.BookingFilter(ids=ids)
+            name = next((p.name for p in partners if p.id == narrowed.partner_id), f"partner {narrowed.partner_id}")
+            notice = counting.description(narrowed, name, total)
+        if not errors:
+            rows = await queries.list_bookings(conn, wanted, limit=PAGE_SIZE + 1)
     next_link = None
     kept = {k: v[:MAX_SEARCH_CHARS] for k, v in params.items() if k != "cursor" and v}
     if len(rows) > PAGE_SIZE:
@@ -150,6 +159,8 @@ async def _booking_page(
     booking = detail.booking
     status = booking.status
     found, proof = await incidents.for_operator(svc.db, booking)
+    # docs/rules/messages.md#seen: the messages written to the traveller, with their status
+    shown = await traveller_messages.for_booking_page(svc, booking.id, booking.client_id)
     return page(
         request,
         "bookings/detail.html",
@@ -169,6 +180,7 @@ async def _booking_page(
             "can_resolve": viewer.may(Capability.MOVE_MONEY),
             "unrefunded": unrefunded(status, booking.total, booking.incident_refunded),
             "news": flight_news(booking.trip),  # docs/rules/flights.md#in-words
+            **shown,
             "errors": errors or {},
             "typed": typed or {},
             "notice": notice,
