@@ -66,14 +66,14 @@ async def test_a_traveller_stops_messages_with_the_form_alone(
 
     await page.get_by_role("radio", name="Only about this transfer").check()
     await page.get_by_role("button", name="Stop e-mails").click()
-    await expect(page.get_by_text(f"Done: no more e-mails about transfer {reservation_no}.")).to_be_visible()
+    await expect(page.get_by_text(f"Done: no more messages about transfer {reservation_no}.")).to_be_visible()
     assert await optouts_of(db, email) == [("email", row["id"], "page", True)]
     await expect(page.get_by_role("heading", name="Stop e-mails about every transfer?")).to_be_visible()
     await fits(page)
 
     await page.get_by_role("button", name="Stop e-mails").click()  # "every transfer" is the one choice left
     await expect(page.get_by_role("heading", name="E-mails stopped")).to_be_visible()
-    await expect(page.get_by_text("Done: no more e-mails about any transfer.")).to_be_visible()
+    await expect(page.get_by_text("Done: no more messages about any transfer.")).to_be_visible()
     assert await page.locator("form").count() == 0
     assert await optouts_of(db, email) == [("email", row["id"], "page", True), ("email", None, "page", True)]
     if phone:

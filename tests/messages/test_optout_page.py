@@ -8,16 +8,21 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from tests.conftest import ClientFactory, PartnerFactory
 from tests.messages.page_helpers import booking_with_messages, message, write_messages
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
-from transfers.db.tables import message_optouts
+from transfers.db.tables import bookings, message_optouts
 from transfers.logging import redact_path
 from transfers.messages.models import Channel, Status, Template
 from transfers.messages.optout_link import optout_token, optout_url
+
+
+async def set_passenger_language(db: Database, booking_id: int, tag: str) -> None:
+    async with db.write() as conn:
+        await conn.execute(update(bookings).where(bookings.c.id == booking_id).values(passenger_language=tag))
 
 
 def path(booking_id: int, channel: str, address: str) -> str:
@@ -64,7 +69,7 @@ async def test_get_shows_the_choice_and_post_stops_this_booking_then_every_booki
     assert again.status_code == 303
     assert await optouts_of(db, email) == [("email", row["id"], "page", True)]
     shown = await http.get(stopped.headers["location"])
-    assert "Done: no more e-mails about transfer" in shown.text
+    assert "Done: no more messages about transfer" in shown.text
     assert 'value="booking"' not in shown.text and 'value="all"' in shown.text  # what is left to stop
 
     everything = await http.post(link, data={"scope": "all"})
@@ -158,3 +163,26 @@ def test_the_token_is_cut_in_the_logs() -> None:
     token = optout_token(42, "email", "ada@example.com")
     assert redact_path(f"/m/{token}") == f"/m/{token[:4]}…"
     assert token[4:] not in redact_path(f"/m/{token}?done=all")
+
+
+async def test_the_page_speaks_the_travellers_language(
+    http: httpx.AsyncClient, db: Database, clock: ShiftedClock, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
+    _, reservation_no, row = await booking_with_messages(http, db, make_client, make_partner, clock.now())
+    link = path(row["id"], "email", row["passenger_email"])
+    english = await http.get(link)
+    assert '<html lang="en">' in english.text and "Stop e-mails?" in english.text
+    dutch = await http.get(link, headers={"Accept-Language": "nl-BE, fr;q=0.5"})
+    assert '<html lang="nl">' in dutch.text and "Geen e-mails meer ontvangen?" in dutch.text
+    await set_passenger_language(db, row["id"], "de-AT")  # the booking's language wins over the browser's
+    german = await http.get(link, headers={"Accept-Language": "nl"})
+    assert '<html lang="de">' in german.text and "E-Mails abbestellen?" in german.text
+    assert f"Nur zu diesem Transfer ({reservation_no})" in german.text and "a***@example.com" in german.text
+    french = await http.get(link + "?lang=fr")  # the page's own language links win over everything
+    assert '<html lang="fr">' in french.text and 'action="' + link + '?lang=fr"' in french.text
+    stopped = await http.post(link + "?lang=fr", data={"scope": "booking"})
+    assert stopped.headers["location"] == link + "?done=booking&lang=fr"
+    done = await http.get(stopped.headers["location"])
+    assert f"C'est fait : plus aucun message pour le transfert {reservation_no}." in done.text.replace("&#39;", "'")
+    unknown = await http.get("/m/" + "A" * 22 + "e1", headers={"Accept-Language": "es"})
+    assert unknown.status_code == 404 and "Página no encontrada" in unknown.text

@@ -32,6 +32,7 @@ class OptOutLink:
     brand: str | None  # the client's brand name, as its messages open with it
     stopped_booking: bool  # messages about this booking to the address are stopped
     stopped_all: bool  # messages about every booking to the address are stopped
+    default_language: str | None  # the client's (the page's fallback before English)
 
 
 def _addresses(booking: Booking, channel: Channel, sent_to: list[str | None]) -> list[str]:
@@ -52,8 +53,8 @@ async def open_link(svc: Services, token: str) -> OptOutLink | None:
         booking = await bookings_repo.get_by_id(conn, booking_id)
         if booking is None:
             return None
-        sent = await repo.messages_of_booking(conn, booking_id)
-        address = address_of(token, _addresses(booking, channel, [m.to_address for m in sent if m.channel == channel]))
+        sent = [m for m in await repo.messages_of_booking(conn, booking_id) if m.channel == channel]
+        address = address_of(token, _addresses(booking, channel, [m.to_address for m in sent]))
         if address is None:
             return None
         settings = await repo.settings_of(conn, booking.client_id)
@@ -66,6 +67,7 @@ async def open_link(svc: Services, token: str) -> OptOutLink | None:
         brand=settings.brand_name if settings else None,
         stopped_booking=for_booking is not None,
         stopped_all=for_all is not None,
+        default_language=settings.default_language if settings else None,
     )
 
 
