@@ -112,8 +112,9 @@ def create_body(search_id: str, flight: str) -> bytes:
     )
 
 
-async def seed(url: str, port: int) -> str:
-    """One partner (LHR) on the bench partner's port and one wallet client; its API key."""
+async def seed(url: str, port: int, currency: str = "EUR") -> str:
+    """One partner (LHR) on the bench partner's port and one wallet client, its wallet in ``currency``
+    (the bench partner quotes in EUR: another currency converts every search and create); its API key."""
     from transfers.clients.models import NewClient
     from transfers.clients.service import create_client
     from transfers.clock import SystemClock
@@ -137,7 +138,7 @@ async def seed(url: str, port: int) -> str:
         client = await create_client(
             db,
             SystemClock(),
-            NewClient(name="creates", pay_type="wallet", currency="EUR", opening_balance=Decimal("1000000000")),
+            NewClient(name="creates", pay_type="wallet", currency=currency, opening_balance=Decimal("1000000000")),
             actor="bench",
         )
     finally:
@@ -150,7 +151,7 @@ async def run(args: argparse.Namespace, port: int, cg: Any) -> dict[str, float]:
     from transfers.db.migrate import upgrade
 
     await asyncio.to_thread(upgrade, args.dsn.replace("postgresql://", "postgresql+asyncpg://", 1))
-    key = await seed(args.dsn, port)
+    key = await seed(args.dsn, port, args.currency)
     app = create_app()
     svc = app.state.services
     client = Asgi(app, key)
@@ -238,6 +239,9 @@ def main() -> int:
     )
     parser.add_argument("--gets", type=int, default=0, help="measure this many GET /booking instead of the creates")
     parser.add_argument("--callgrind", action="store_true", help="instrument the measured creates only")
+    parser.add_argument(
+        "--currency", default="EUR", help="the client's wallet (GBP: every create and GET is of a converted booking)"
+    )
     parser.add_argument("--profile", type=Path, help="cProfile the measured creates into this file (pstats)")
     args = parser.parse_args()
     if args.src is not None:
@@ -289,7 +293,7 @@ def main() -> int:
         else (f"{args.creates} creates after {args.warmup}")
     )
     print(
-        f"{tree}: {measured} ({args.flights} flights, {args.concurrency} at a time): "
+        f"{tree}: {measured} in {args.currency} ({args.flights} flights, {args.concurrency} at a time): "
         f"CPU {figures['cpu_ms']:.3f} ms/request, wall {figures['wall_s']:.1f} s, load {figures['load']:.2f}"
         + (" (callgrind: instructions in its output file / creates)" if cg is not None else ""),
         flush=True,

@@ -20,6 +20,7 @@ from transfers.api.openapi import install_openapi
 from transfers.api.ratelimit import RateLimiter
 from transfers.api.routes import booking_list, bookings, health, reference, reverse, search, sms_hooks
 from transfers.api.routes import incidents as incident_routes
+from transfers.api.routes import messages as message_routes
 from transfers.api.routes import ratings as rating_routes
 from transfers.api.routes import scorecard as scorecard_routes
 from transfers.api.routes import statements as statement_routes
@@ -30,6 +31,7 @@ from transfers.config import Settings, get_settings
 from transfers.console.app import build_console
 from transfers.db.engine import Database
 from transfers.logging import configure_logging
+from transfers.messages import pages as optout_pages
 from transfers.portal.app import build_portal
 from transfers.ratings import pages as rating_pages
 from transfers.services import Services
@@ -97,6 +99,8 @@ def create_app(
     app.include_router(rating_routes.router)  # docs/rules/ratings.md#api
     app.include_router(ride_pages.router)  # /t/{token} and /d/{token} (docs/rules/ride.md#tracking-page)
     app.include_router(rating_pages.router)  # /r/{token} (docs/rules/ratings.md#rating-page)
+    app.include_router(message_routes.router)  # docs/rules/messages.md#seen
+    app.include_router(optout_pages.router)  # /m/{token} (docs/rules/messages.md#opt-out)
     app.include_router(sms_hooks.router)  # the SMS provider's callbacks (docs/rules/messages.md#opt-out)
     webhook_routes.document_events(app)  # the events clients receive, in the document's "webhooks"
     if settings.sandbox_partner_enabled:

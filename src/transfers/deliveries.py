@@ -14,7 +14,10 @@ delivery":
   (docs/rules/ride.md#client-events); both through one ``WebhookSender``, with the fan-out and the
   per-endpoint fairness around them (``webhooks/delivery.WebhookDispatcher``);
 * ``partner_emails`` (``send_partner_emails``, the scheduled ``partner_emails`` job): the
-  ``partner.email`` kind (``hosted/mail.partner_email_kind``).
+  ``partner.email`` kind (``hosted/mail.partner_email_kind``);
+* ``traveller_messages`` (``send_traveller_messages``, the scheduled ``traveller_messages`` job): the
+  ``traveller.message`` kind (``messages/delivery.traveller_message_kind``), e-mail and SMS to travellers
+  (docs/rules/messages.md#sending).
 
 This module is the only place that knows them all (the engine imports none of them).
 """
@@ -33,6 +36,8 @@ from transfers.delivery.repository import OutboxQueue
 from transfers.delivery.transport import CallResult, Receiver
 from transfers.hosted import inprocess as hosted
 from transfers.hosted import mail
+from transfers.messages import delivery as traveller_messages
+from transfers.messages.sms.provider import provider_for
 from transfers.observability.metrics import observe_partner_call
 from transfers.partners import calls
 from transfers.partners.client import PartnerEndpoint
@@ -117,6 +122,7 @@ class Kinds:
     outbox: Registry[OutboxMessage]
     webhooks: Registry[WebhookDelivery]
     partner_emails: Registry[mail.PartnerEmail]
+    traveller_messages: Registry[traveller_messages.QueuedMessage]
 
     def __post_init__(self) -> None:
         names = self.names()
@@ -124,13 +130,23 @@ class Kinds:
             raise ValueError(f"a delivery kind is registered in two queues: {sorted(names)}")
 
     def names(self) -> list[str]:
-        return [*self.outbox.names(), *self.webhooks.names(), *self.partner_emails.names()]
+        return [
+            *self.outbox.names(),
+            *self.webhooks.names(),
+            *self.partner_emails.names(),
+            *self.traveller_messages.names(),
+        ]
 
 
 def registry(svc: Services) -> Kinds:
     """Every kind of every queue (each engine builds only its own registry: a kind's transport, such
     as the webhooks' HTTP session, lives as long as its engine)."""
-    return Kinds(outbox_kinds(svc), webhook_kinds(svc, webhook_sender(svc)), mail.partner_email_kinds(svc))
+    return Kinds(
+        outbox_kinds(svc),
+        webhook_kinds(svc, webhook_sender(svc)),
+        mail.partner_email_kinds(svc),
+        traveller_messages.traveller_message_kinds(svc),
+    )
 
 
 class Dispatcher(Engine[OutboxMessage]):
@@ -158,3 +174,13 @@ def webhook_dispatcher(svc: Services) -> WebhookDispatcher:
 async def send_partner_emails(svc: Services) -> int:
     """The due partner e-mails sent (or logged): the scheduled ``partner_emails`` job."""
     return await mail.send_due(svc, mail.partner_email_kinds(svc))
+
+
+async def send_traveller_messages(svc: Services) -> int:
+    """The due messages to travellers sent (docs/rules/messages.md#sending): the scheduled
+    ``traveller_messages`` job. The SMS provider lives as long as the run."""
+    sms = provider_for(svc.settings)
+    try:
+        return await traveller_messages.send_due(svc, traveller_messages.traveller_message_kinds(svc, sms))
+    finally:
+        await sms.aclose()

@@ -20,10 +20,19 @@ from __future__ import annotations
 import smtplib
 import ssl
 from collections.abc import Sequence
-from email.headerregistry import Address
-from email.message import EmailMessage
-from email.policy import SMTP
+from email.charset import QP, Charset
+from email.header import Header
+from email.message import Message
+from email.mime.text import MIMEText
+from email.policy import compat32
+from email.utils import formataddr
 from urllib.parse import unquote, urlsplit
+
+# A text in UTF-8, quoted-printable: still readable as sent (accents escaped, the rest as written).
+_UTF8 = Charset("utf-8")
+_UTF8.body_encoding = QP
+# The message's bytes as SMTP carries them: CRLF line ends (smtplib sends bytes as given).
+_WIRE = compat32.clone(linesep="\r\n")
 
 
 class SmtpFailure(smtplib.SMTPException):
@@ -45,29 +54,28 @@ def compose(
     body: str,
     sender_name: str | None = None,
     reply_to: str | None = None,
-) -> EmailMessage:
-    """A plain-text e-mail. ``sender_name``: shown before the sender's address (a brand, quoted as
-    the standard asks); ``reply_to``: where an answer goes, when not to the sender."""
-    message = EmailMessage()
-    if sender_name:
-        username, _, domain = sender.rpartition("@")
-        message["From"] = Address(display_name=sender_name, username=username, domain=domain) if username else sender
-    else:
-        message["From"] = sender
+) -> Message:
+    """A plain-text e-mail (ASCII as 7 bit, anything else UTF-8 quoted-printable). ``sender_name``: shown
+    before the sender's address (a brand, quoted or
+    encoded as the standard asks); ``reply_to``: where an answer goes, when not to the sender. Built with
+    the classic ``email`` API (``compat32``): the same bytes on the wire as ``EmailMessage``'s for these
+    headers, at a fraction of the cost of its header parsing (one e-mail per traveller message)."""
+    message = MIMEText(body, "plain", "us-ascii" if body.isascii() else _UTF8)  # type: ignore[arg-type]  # a Charset is documented
+    message["From"] = formataddr((sender_name, sender), "utf-8") if sender_name else sender
     message["To"] = ", ".join(to)
-    message["Subject"] = subject
+    message["Subject"] = Header(subject, "utf-8").encode() if not subject.isascii() else subject
     if reply_to:
         message["Reply-To"] = reply_to
-    message.set_content(body)
     return message
 
 
-def send_blocking(smtp_url: str, envelope_from: str, message: EmailMessage, timeout: float) -> None:
-    """Hand ``message`` to the server at ``smtp_url`` for its ``To`` recipients; returns once the
-    server took it, raises ``SmtpFailure`` otherwise."""
+def send_blocking(
+    smtp_url: str, envelope_from: str, recipients: Sequence[str], message: Message, timeout: float
+) -> None:
+    """Hand ``message`` to the server at ``smtp_url`` for ``recipients``; returns once the server took
+    it, raises ``SmtpFailure`` otherwise."""
     parts = urlsplit(smtp_url)
     host = parts.hostname or "localhost"
-    recipients = [a.addr_spec for a in message["To"].addresses] if message["To"] else []
     handed_over = taken = False
     client: smtplib.SMTP | None = None
     try:
@@ -85,7 +93,7 @@ def send_blocking(smtp_url: str, envelope_from: str, message: EmailMessage, time
         for recipient in recipients:
             _answered(client.rcpt(recipient), f"RCPT TO {recipient}", (250, 251))
         handed_over = True  # from here an exchange cut short may have left the message with the server
-        _answered(client.data(message.as_bytes(policy=SMTP)), "DATA", (250,))
+        _answered(client.data(message.as_bytes(policy=_WIRE)), "DATA", (250,))
         taken = True
         client.quit()  # a failing goodbye changes nothing: the server took the message
     except SmtpFailure:

@@ -150,6 +150,8 @@ async def test_every_documented_example_answers_as_documented(
         reader.variables["RETURN_VEHICLE_ID"] = found["return_vehicles"][0]["vehicle_id"]
         await reader.run(group, "17-return-create")
         await reader.run(group, "18-wallets")  # docs/rules/wallet.md#currencies: one wallet per currency
+        reader.variables["RESERVATION_NO"] = ridden
+        await reader.run(group, "19-list-messages")  # docs/rules/messages.md#seen: none while messages are off
         reader.variables["RESERVATION_NO"] = reservation_no  # the errors below are about the cancelled one
 
         # Errors, each with what to do about it on docs/integrators/errors.md.

@@ -42,3 +42,33 @@ async def test_a_gbp_search_through_the_sdk_converts_and_the_booking_carries_the
                 pickup_datetime=future_local(), pickup=Airport("BRS"), dropoff=BRISTOL, adult=2, currency="EUR"
             )
         assert refused.value.code == 1325
+
+
+@pytest.mark.parametrize(("currency", "quoted"), [("KWD", "20.465"), ("JPY", "10010")])
+async def test_amounts_reach_the_sdk_with_their_currencys_decimals(
+    service: LiveServer, make_client: ClientFactory, make_partner: PartnerFactory, currency: str, quoted: str
+) -> None:
+    """A KWD quote of 20.465 and a JPY one of 10010 (the partner wire carries three and none) are the SDK's
+    exact Decimals on the vehicle, the booking's price and the wallets, never rounded to cents."""
+    from tests.api.test_search_currencies import vehicle
+
+    _, key = await make_client(currency=currency, balance=quoted)
+    await make_partner(airports=("BRS",), name=f"{currency} Cars SDK", vehicles=[vehicle("c-1", quoted, currency)])
+    async with AsyncTransfersClient(service.url, key) as api:
+        found = await api.search(pickup_datetime=future_local(), pickup=Airport("BRS"), dropoff=BRISTOL, adult=2)
+        car = next(v for v in found.vehicles if v.company == f"{currency} Cars SDK")
+        assert (car.price, car.currency, car.fx) == (Decimal(quoted), currency, None)
+        booking = await api.create_booking(
+            found.search_id,
+            car.vehicle_id,
+            {"name": "Ada", "surname": "Lovelace", "email": "ada@example.com", "phone": "+447911123456"},
+            {"flight_number": "BA117"},
+        )
+        assert (booking.price.total, booking.price.currency) == (Decimal(quoted), currency)
+        (wallet,) = await api.list_wallets()
+        assert (wallet.currency, wallet.balance, wallet.default) == (currency, Decimal(0), True)
+        entries = await api.list_wallet_entries(currency=currency)
+        assert [(e.kind, e.amount) for e in entries.entries] == [
+            ("debit", -Decimal(quoted)),
+            ("top_up", Decimal(quoted)),
+        ]

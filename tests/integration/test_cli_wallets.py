@@ -78,6 +78,10 @@ async def test_bad_wallet_commands_write_nothing(cli_env: dict[str, str], db: Da
     refused(await run_cli(cli_env, *add, "ZZZ"), 2, "not an ISO 4217")
     refused(await run_cli(cli_env, *add, "XAU"), 2, "not an ISO 4217")  # gold: no amounts are paid in it
     refused(await run_cli({**cli_env, "TRANSFERS_CURRENCIES": "EUR,JPY"}, *add, "GBP"), 2, "TRANSFERS_CURRENCIES")
+    # a wallet held from before its currency was left out takes no more money, named or the default
+    for args in (("--currency", "JPY"), ()):
+        limited = {**cli_env, "TRANSFERS_CURRENCIES": "GBP" if args else "JPY"}
+        refused(await run_cli(limited, *top_up, "--amount", "10", *args), 2, "TRANSFERS_CURRENCIES")
     refused(await run_cli(cli_env, "wallet", "add", "--client", "999999", "--currency", "GBP"), 1, "no client 999999")
     refused(await run_cli(cli_env, "wallet", "list", "--client", "999999"), 1, "no client 999999")
     assert await counts(db, client_id) == before

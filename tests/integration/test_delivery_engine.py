@@ -31,6 +31,7 @@ from transfers.delivery.models import DeliveryAttempt, OutboxMessage
 from transfers.delivery.policy import Ending, Verdict
 from transfers.delivery.transport import CallResult, Receiver
 from transfers.hosted.mail import PARTNER_EMAIL
+from transfers.messages.delivery import TRAVELLER_MESSAGE
 from transfers.partners.calls import MessageKind
 from transfers.services import Services
 from transfers.webhooks.models import CLIENT_WEBHOOK
@@ -123,20 +124,26 @@ def test_a_kind_is_registered_once_and_an_unknown_kind_is_refused() -> None:
 
 
 async def test_every_queue_has_its_registry_and_each_engine_keeps_its_own(tmp_path: Path) -> None:
-    """Partner calls, client webhooks and driver positions, and partner e-mails are registered at
+    """Partner calls, client webhooks and driver positions, partner e-mails and messages to travellers are registered at
     start-up (``deliveries.registry``), each in its queue's registry; a name is taken once."""
     svc = Services.build(make_settings(f"sqlite+aiosqlite:///{tmp_path / 'kinds.db'}", tmp_path))
     kinds = deliveries.registry(svc)
-    assert (kinds.outbox.names(), kinds.webhooks.names(), kinds.partner_emails.names()) == (
+    assert (
+        kinds.outbox.names(),
+        kinds.webhooks.names(),
+        kinds.partner_emails.names(),
+        kinds.traveller_messages.names(),
+    ) == (
         [kind.value for kind in MessageKind],
         [CLIENT_WEBHOOK, DRIVER_POSITION_KIND],
         [PARTNER_EMAIL],
+        [TRAVELLER_MESSAGE],
     )
     assert kinds.webhooks.once_names() == [DRIVER_POSITION_KIND]
     email = kinds.partner_emails[PARTNER_EMAIL]
     clash = Registry((DeliveryKind(CLIENT_WEBHOOK, email.router, email.judge),))
     with pytest.raises(ValueError, match="two queues"):
-        deliveries.Kinds(kinds.outbox, kinds.webhooks, clash)
+        deliveries.Kinds(kinds.outbox, kinds.webhooks, clash, kinds.traveller_messages)
     assert deliveries.Dispatcher(svc).registry.names() == kinds.outbox.names()
     webhooks = deliveries.webhook_dispatcher(svc)
     try:

@@ -15,6 +15,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
+from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, FakeTwilio
 from transfers.config import Settings
 from transfers.ops import messaging_probe
 from transfers.ops.messaging_probe import sms_row, smtp_row
@@ -122,10 +123,31 @@ async def test_a_server_that_never_speaks_fails_within_the_bound(monkeypatch: py
     assert took < 3.0, took
 
 
-def test_the_sms_provider_row_names_the_provider_and_what_it_lacks() -> None:
-    check, verdict, detail = sms_row(Settings(environment="sandbox"))
+async def test_the_sms_provider_row_names_the_provider_and_proves_twilios_credentials() -> None:
+    check, verdict, detail = await sms_row(Settings(environment="sandbox"))
     assert (check, verdict) == ("sms provider", "PASS") and detail.startswith("sandbox")
-    assert sms_row(Settings(environment="live", secret_key="k"))[1:] == (
+    assert (await sms_row(Settings(environment="live", secret_key="k")))[1:] == (
         "WARN",
         "none: text messages are logged, not sent (TRANSFERS_SMS_PROVIDER)",
     )
+    twilio = await FakeTwilio().start()
+    try:
+
+        def settings(token: str) -> Settings:
+            return Settings(
+                sms_provider="twilio",
+                sms_provider_url=twilio.url,
+                twilio_account_sid=ACCOUNT_SID,
+                twilio_auth_token=token,
+                sms_long_code="+12025550123",
+            )
+
+        check, verdict, detail = await sms_row(settings(AUTH_TOKEN))
+        assert (check, verdict) == ("sms provider", "PASS"), detail
+        assert ACCOUNT_SID in detail and "long code +12025550123" in detail
+        check, verdict, detail = await sms_row(settings("not-the-token"))
+        assert (check, verdict) == ("sms provider", "FAIL") and "refused the account SID and auth token" in detail
+        assert "not-the-token" not in detail
+        assert [r.method for r in twilio.requests] == ["GET", "GET"]  # the account read; nothing sent
+    finally:
+        await twilio.stop()

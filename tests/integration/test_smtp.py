@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from email.message import EmailMessage
+from email.message import Message
 
 import pytest
 
@@ -21,7 +21,7 @@ def server() -> Iterator[tuple[Inbox, int]]:
         yield running
 
 
-def mail(**kw: str) -> EmailMessage:
+def mail(**kw: str) -> Message:
     return smtp.compose(
         sender="messages@transfers.example",
         to=["ann@example.com"],
@@ -34,7 +34,7 @@ def mail(**kw: str) -> EmailMessage:
 def test_taken_with_the_brand_and_reply_to(server: tuple[Inbox, int]) -> None:
     inbox, port = server
     message = mail(sender_name="Sunny Trips, Ltd.", reply_to="help@sunny.example")
-    smtp.send_blocking(f"smtp://127.0.0.1:{port}", "messages@transfers.example", message, 2)
+    smtp.send_blocking(f"smtp://127.0.0.1:{port}", "messages@transfers.example", ["ann@example.com"], message, 2)
     ((to, got),) = inbox.messages
     assert to == ["ann@example.com"]
     assert got["From"] == '"Sunny Trips, Ltd." <messages@transfers.example>'
@@ -60,7 +60,7 @@ def test_refusals(server: tuple[Inbox, int], where: str, answer: str, permanent:
     else:
         inbox.data_answer = answer
     with pytest.raises(smtp.SmtpFailure) as failed:
-        smtp.send_blocking(f"smtp://127.0.0.1:{port}", "m@transfers.example", mail(), 2)
+        smtp.send_blocking(f"smtp://127.0.0.1:{port}", "m@transfers.example", ["ann@example.com"], mail(), 2)
     assert failed.value.code == int(answer[:3])
     assert failed.value.permanent is permanent and failed.value.ambiguous is False
     assert inbox.messages == []
@@ -68,7 +68,7 @@ def test_refusals(server: tuple[Inbox, int], where: str, answer: str, permanent:
 
 def test_no_server_is_temporary() -> None:
     with pytest.raises(smtp.SmtpFailure) as failed:
-        smtp.send_blocking(f"smtp://127.0.0.1:{free_port()}", "m@transfers.example", mail(), 2)
+        smtp.send_blocking(f"smtp://127.0.0.1:{free_port()}", "m@transfers.example", ["ann@example.com"], mail(), 2)
     assert not failed.value.permanent and not failed.value.ambiguous
     assert "ConnectionRefusedError" in str(failed.value)
 
@@ -78,7 +78,7 @@ def test_a_hang_after_the_data_is_ambiguous_and_bounded(server: tuple[Inbox, int
     inbox.hang = True
     started = time.monotonic()
     with pytest.raises(smtp.SmtpFailure) as failed:
-        smtp.send_blocking(f"smtp://127.0.0.1:{port}", "m@transfers.example", mail(), 0.5)
+        smtp.send_blocking(f"smtp://127.0.0.1:{port}", "m@transfers.example", ["ann@example.com"], mail(), 0.5)
     assert time.monotonic() - started < 3
     assert failed.value.ambiguous and not failed.value.permanent
     assert inbox.data_seen == 1

@@ -11,7 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from tests.api.test_cancellation_policies import book, move_clock_to, pickup_in
 from tests.conftest import ClientFactory, PartnerFactory, bearer
@@ -56,6 +56,17 @@ async def rows(db: Database, booking_id: int) -> list[dict[str, Any]]:
             .order_by(traveller_messages.c.id)
         )
         return [dict(r._mapping) for r in found]
+
+
+async def only_these(db: Database, *booking_ids: int) -> None:
+    """Other tests' messages still waiting in the session's database end here (expired), so a worker run
+    by the calling test sends only its own bookings' messages."""
+    async with db.write() as conn:
+        await conn.execute(
+            update(traveller_messages)
+            .where(traveller_messages.c.status == "scheduled", traveller_messages.c.booking_id.not_in(booking_ids))
+            .values(status="expired", lease_until=None)
+        )
 
 
 def brief(found: list[dict[str, Any]]) -> list[tuple[str, str, str]]:

@@ -16,6 +16,8 @@ import pytest
 from transfers.bookings.tracking_link import TOKEN_MAX_LENGTH
 from transfers.i18n.dates import clock, long_date, short_date
 from transfers.i18n.languages import LANGUAGES
+from transfers.messages import optout_link
+from transfers.messages.sms import senders
 from transfers.messages.text import CHANNELS, MessageContext, render
 from transfers.messages.text.context import (
     MAX_BASE_URL,
@@ -152,6 +154,16 @@ def test_every_sms_fits_three_segments_with_the_longest_values(template: str, ch
     segments = count(body)
     assert is_gsm7(body), body
     assert segments.count <= MAX_SEGMENTS, (segments, body)
+
+
+def test_the_stop_line_counted_is_the_one_sent() -> None:
+    assert STOP_SUFFIX == senders.FOOTER
+
+
+def test_the_opt_out_links_fit_the_length_counted() -> None:
+    # a signature, the channel's letter and the booking's id (messages/optout_link.py)
+    assert optout_link.SIGNATURE_LENGTH + 1 + optout_link.MAX_ID_DIGITS <= MAX_OPTOUT_TOKEN
+    assert optout_link.OPTOUT_PATH == "/m/"
 
 
 def test_a_long_driver_first_name_is_cut() -> None:

@@ -1,9 +1,11 @@
-"""Rate-card validation (docs/rules/hosted-partners.md): every error listed, each with its JSON path and reason."""
+"""Rate-card validation (docs/rules/hosted-partners.md#rate-card): every error listed, each with its JSON path and
+reason; amounts in the card currency's decimals."""
 
 from __future__ import annotations
 
 import copy
 import json
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +39,7 @@ def test_every_error_is_listed_with_its_path() -> None:
     doc["currency"] = "eur"
     doc["min_lead_hours"] = True  # a boolean is not an integer
     doc["vehicles"][0]["prices"]["base"] = 10.0  # a number, not a decimal string
-    doc["vehicles"][0]["prices"]["per_km"] = "1.234"  # three decimals
+    doc["vehicles"][0]["prices"]["per_km"] = "1.23456"  # five decimals: more than any currency has
     doc["vehicles"][1]["passengers"] = 0
     doc["extras"][0]["pricing_type"] = "PER_KM"
     doc["unknown"] = 1
@@ -136,3 +138,44 @@ def test_unicode_names_are_fine() -> None:
     doc["vehicles"][0]["make"] = "Škoda"
     doc["extras"][0]["name"] = "Kindersitz 👶"
     assert paths(doc) == []
+
+
+def _in(currency: str, **prices: str) -> dict[str, Any]:
+    doc = copy.deepcopy(EXAMPLE)
+    doc["currency"] = currency
+    doc["vehicles"][0]["prices"].update({k: v for k, v in prices.items() if k != "extra"})
+    doc["vehicles"][0]["prices"]["fixed"][0]["price"] = prices.get("minimum", "55")
+    doc["vehicles"][1]["prices"].update({"base": "20", "per_km": "2", "minimum": "60"})
+    doc["extras"][0]["price"] = prices.get("extra", "8")
+    doc["extras"][1]["price"] = "12"
+    return doc
+
+
+def test_amounts_have_the_card_currencys_decimals() -> None:
+    """docs/rules/hosted-partners.md#rate-card: a KWD card prices in fils (three decimals), a JPY one in
+    whole yen; more decimals than the card's currency are refused with their path, never rounded."""
+    assert (
+        cards.validate(_in("KWD", base="3.250", per_km="0.375", minimum="20.465", extra="1.125"), vehicle_types=TYPES)
+        == []
+    )
+    assert cards.parse(_in("KWD", minimum="20.465"), vehicle_types=TYPES).vehicles[0].prices.minimum == Decimal(
+        "20.465"
+    )
+    assert (
+        cards.validate(_in("JPY", base="1000", per_km="180", minimum="6500", extra="1200"), vehicle_types=TYPES) == []
+    )
+    refused = {
+        e.path: e.reason
+        for e in cards.validate(
+            _in("JPY", base="1000.5", per_km="180", minimum="6500", extra="1200.50"), vehicle_types=TYPES
+        )
+    }
+    assert refused == {
+        "$.vehicles[0].prices.base": "JPY amounts have no decimals: 1000.5 is refused, not rounded",
+        "$.extras[0].price": "JPY amounts have no decimals: 1200.50 is refused, not rounded",
+    }
+    eur = cards.validate(_in("EUR", base="10.00", per_km="1.234", minimum="40.00"), vehicle_types=TYPES)
+    assert [(e.path, e.reason) for e in eur] == [
+        ("$.vehicles[0].prices.per_km", "EUR amounts have at most two decimals: 1.234 is refused, not rounded")
+    ]
+    assert [e.path for e in cards.validate(_in("XYZ"), vehicle_types=TYPES)] == ["$.currency"]

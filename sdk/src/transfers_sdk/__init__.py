@@ -74,6 +74,7 @@ from transfers_sdk.errors import (
     WaitTimedOut,
 )
 from transfers_sdk.incidents import Incident, IncidentResolution
+from transfers_sdk.messages import TravellerMessage
 from transfers_sdk.models import (
     Airport,
     Amendment,
@@ -160,6 +161,7 @@ __all__ = [
     "ServerError",
     "TransfersClient",
     "TransfersError",
+    "TravellerMessage",
     "TripLeg",
     "UnexpectedResponse",
     "ValidationFailed",

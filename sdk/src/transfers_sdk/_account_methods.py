@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any, TypeVar
 
-from transfers_sdk import accounts, incidents, ratings
+from transfers_sdk import accounts, incidents, messages, ratings
 from transfers_sdk._calls import Call, Instant
 from transfers_sdk.accounts import (
     Wallet,
@@ -17,6 +17,7 @@ from transfers_sdk.accounts import (
     WebhookEndpoint,
 )
 from transfers_sdk.incidents import Incident
+from transfers_sdk.messages import TravellerMessage
 from transfers_sdk.ratings import Rating
 
 T = TypeVar("T")
@@ -41,6 +42,11 @@ class AccountMethods:
         """POST /booking/rating (docs/rules/ratings.md#api): 1..5 stars and an optional comment, once per
         booking, from the drop-off until 7 days after it."""
         return self._run(ratings.rate_ride(reservation_no, stars, comment))
+
+    def list_messages(self, reservation_no: str) -> list[TravellerMessage]:
+        """GET /booking/messages (docs/rules/messages.md#seen): what the service wrote to the booking's
+        traveller in your brand's name, in the order due, each with its status; addresses masked."""
+        return self._run(messages.list_messages(reservation_no))
 
     def get_wallet(self, currency: str | None = None) -> Wallet:
         """GET /booking-api/wallet: pay type, currency and balance of the default wallet, or of the one in
@@ -138,6 +144,11 @@ class AsyncAccountMethods:
         """POST /booking/rating (docs/rules/ratings.md#api): 1..5 stars and an optional comment, once per
         booking, from the drop-off until 7 days after it."""
         return await self._run(ratings.rate_ride(reservation_no, stars, comment))
+
+    async def list_messages(self, reservation_no: str) -> list[TravellerMessage]:
+        """GET /booking/messages (docs/rules/messages.md#seen): what the service wrote to the booking's
+        traveller in your brand's name, in the order due, each with its status; addresses masked."""
+        return await self._run(messages.list_messages(reservation_no))
 
     async def get_wallet(self, currency: str | None = None) -> Wallet:
         """GET /booking-api/wallet: pay type, currency and balance of the default wallet, or of the one in

@@ -45,6 +45,7 @@ BOOKING_DRIVER_EVENT = "booking.driver_event"
 BOOKING_DRIVER_POSITION = "booking.driver_position"  # only to endpoints that name it ("*" does not)
 BOOKING_PICKUP_TIME_CHANGED = "booking.pickup_time_changed"
 BOOKING_FLIGHT_DISRUPTED = "booking.flight_disrupted"
+BOOKING_MESSAGE_FAILED = "booking.message_failed"  # data.message: docs/rules/messages.md#sending
 PING = "ping"
 EVENT_TYPES = (
     BOOKING_CREATED,
@@ -58,6 +59,7 @@ EVENT_TYPES = (
     BOOKING_DRIVER_POSITION,
     BOOKING_PICKUP_TIME_CHANGED,
     BOOKING_FLIGHT_DISRUPTED,
+    BOOKING_MESSAGE_FAILED,
     PING,
 )
 DEFAULT_TOLERANCE_SECONDS = 300
@@ -83,7 +85,9 @@ class BookingEvent(WebhookEvent):
     """``booking.*``: the booking as of the event, its ``sequence`` (one more with every event of
     that booking), for ``booking.status_changed`` the status it left, for
     ``booking.pickup_time_changed`` the pickup before the flight moved it and why (``FLIGHT_DELAY`` or
-    ``FLIGHT_EARLY``), and for ``booking.incident_*`` the ``incident``."""
+    ``FLIGHT_EARLY``), for ``booking.incident_*`` the ``incident``, and for ``booking.message_failed`` the
+    ``message`` to the traveller that failed (``{"id", "template", "channel", "to" (masked), "language",
+    "status", "reason", "scheduled_for", "sent_at"}``)."""
 
     booking: Booking = field(default=None, repr=True)  # type: ignore[assignment]
     sequence: int = 0
@@ -92,6 +96,7 @@ class BookingEvent(WebhookEvent):
     previous_pickup_datetime: datetime | None = None
     reason: str | None = None
     ride_event: RideEvent | None = None  # ``booking.driver_event``: the event recorded
+    message: Mapping[str, Any] | None = None  # ``booking.message_failed``: the message, as the service shows it
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,7 @@ def parse_event(body: bytes | str | Mapping[str, Any]) -> WebhookEvent:
             ride_event=None if inner.get("event") is None else RideEvent.from_json(inner["event"]),
             previous_pickup_datetime=None if previous_pickup is None else _when(previous_pickup),
             reason=inner.get("reason"),
+            message=inner.get("message") if isinstance(inner.get("message"), dict) else None,
         )
     if common["type"] == PING:
         return PingEvent(**common, endpoint_id=str(data["data"].get("endpoint_id", "")))

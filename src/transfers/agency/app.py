@@ -21,6 +21,7 @@ from transfers.agency.routes import (
     home,
     login,
     post_only,
+    traveller_messages,
     users,
     wallet,
 )
@@ -39,6 +40,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     users.router,
     developers.router,  # Developers: keys and the request log
     developer_webhooks.router,  # Developers: webhook endpoints, events, Resend
+    traveller_messages.router,  # Messages: the settings of the messages to travellers
     post_only.router,  # last: a GET of a form's action leads back to its page
 )
 

@@ -34,6 +34,7 @@ NAVIGATION: tuple[NavItem, ...] = (
     NavItem("Wallet", "/agency/wallet"),
     NavItem("Developers", "/agency/developers", admin_only=True),
     NavItem("Users", "/agency/users", admin_only=True),
+    NavItem("Messages", "/agency/messages", admin_only=True),  # docs/rules/messages.md#settings
 )
 
 

@@ -82,18 +82,25 @@ _MADE = {"client_id": CLIENT_ID, "booking_id": BOOKING_ID, "created_at": NOW}
 async def write_incident_event(
     conn: AsyncConnection, booking: Booking, *, opened: bool, incident: dict[str, Any], now: datetime
 ) -> None:
-    """``booking.incident_opened`` / ``booking.incident_resolved`` (docs/rules/incidents.md#client-events):
-    an event of the booking that is not a change of its row, written by the incident's use case in
-    its transaction, with the booking's next ``sequence`` and ``data.incident``. ``booking``: as of
-    the incident's change (locked by the caller)."""
+    """``booking.incident_opened`` / ``booking.incident_resolved`` (docs/rules/incidents.md#client-events),
+    with ``data.incident``. ``booking``: as of the incident's change (locked by the caller)."""
     kind = (
         client_events.EventType.BOOKING_INCIDENT_OPENED if opened else client_events.EventType.BOOKING_INCIDENT_RESOLVED
     )
+    await write_booking_event(conn, booking, kind, {"incident": incident}, now=now)
+
+
+async def write_booking_event(
+    conn: AsyncConnection, booking: Booking, kind: client_events.EventType, data: dict[str, Any], *, now: datetime
+) -> None:
+    """An event of the booking that is not a change of its row (an incident's, a failed message's:
+    docs/rules/messages.md#sending), written by its use case in its transaction, with the booking's next
+    ``sequence``; ``data`` is merged into the body's ``data`` (``events.booking_data``). ``booking``: as of
+    the event (locked by the caller)."""
     sequence = await repo.bump_event_sequence(conn, booking.id, 1)
     snapshot = booking_resource(booking, now)
-    # ``data`` is merged into the body's data (``events.booking_data``)
     row = {
-        **_event(kind.value, booking.status.value, None, snapshot, {"incident": incident}),
+        **_event(kind.value, booking.status.value, None, snapshot, data),
         "client_id": booking.client_id,
         "booking_id": booking.id,
         "sequence": sequence,

@@ -180,9 +180,10 @@ def wallet_list(client_id: int) -> None:
 @click.option("--currency", default=None, help="the wallet's currency [default: the client's default wallet]")
 def wallet_top_up(client_id: int, amount: str, currency: str | None) -> None:
     """Credit a client's wallet (a ledger entry)."""
-    if currency is not None and not money.is_currency(currency):
-        fail(f"--currency {currency[:10]!r} is not an ISO 4217 currency code (three capitals, like GBP)", 2)
+    if currency is not None:
+        _accepted_currency(currency)
     code = _found(lambda db, _clock: service.wallet_currency(db, client_id, currency))
+    _accepted_currency(code)  # the default wallet's, when no --currency: no money moves in a currency left out
     value = _money(amount, code)
     if value <= 0:
         fail("--amount must be positive")

@@ -47,6 +47,8 @@ class EventType(StrEnum):
     BOOKING_FLIGHT_DISRUPTED = "booking.flight_disrupted"  # docs/rules/flights.md#disruption
     BOOKING_DRIVER_EVENT = "booking.driver_event"  # docs/rules/ride.md#client-events
     BOOKING_DRIVER_POSITION = "booking.driver_position"  # only to endpoints that name it, never "*"
+    # docs/rules/messages.md#sending: a message the traveller may be waiting for failed, in ``data.message``
+    BOOKING_MESSAGE_FAILED = "booking.message_failed"
     PING = "ping"
 
 

@@ -29,6 +29,7 @@ NAVIGATION = (
     ("Quality", "/console/quality"),
     ("Deliveries", "/console/deliveries"),
     ("FX", "/console/fx"),
+    ("Messages", "/console/messages"),
     ("Audit log", "/console/audit"),
 )
 SITE = Site(

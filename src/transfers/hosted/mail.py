@@ -112,7 +112,7 @@ def compose(kind: str, booking: Booking, recipients: list[str], *, partner_name:
 def _send_blocking(smtp_url: str, sender: str, mail: Mail, timeout: float) -> None:
     """One SMTP exchange (``transfers/smtp.py``, in a worker thread)."""
     message = smtp.compose(sender=sender, to=mail.to, subject=mail.subject, body=mail.body)
-    smtp.send_blocking(smtp_url, sender, message, timeout)
+    smtp.send_blocking(smtp_url, sender, mail.to, message, timeout)
 
 
 PARTNER_EMAIL = "partner.email"  # the delivery engine's kind of every partner_emails row

@@ -18,11 +18,14 @@ from transfers.bookings import repository as bookings_repo
 from transfers.bookings.lifecycle import ConcurrentChange
 from transfers.bookings.state import BookingStatus
 from transfers.client_events.positions_repository import DRIVER_POSITION_KIND
-from transfers.deliveries import Dispatcher, send_partner_emails
+from transfers.deliveries import Dispatcher, send_partner_emails, send_traveller_messages
 from transfers.flights import watch as flight_watch
 from transfers.flights.providers import build_provider
 from transfers.fx import service as fx_service
 from transfers.hosted import jobs as hosted_jobs
+from transfers.messages import delivery as message_delivery
+from transfers.messages import planner as message_planner
+from transfers.messages import reminders as message_reminders
 from transfers.partners import health_repository
 from transfers.quality import service as quality
 from transfers.requestlog import repository as request_log_repo
@@ -156,6 +159,28 @@ async def score_partners(svc: Services) -> int:
     return await quality.run_daily(svc.db, svc.clock.now())
 
 
+async def plan_messages(svc: Services) -> int:
+    """docs/rules/messages.md#templates: the client events not planned yet read, a batch of ``BATCH``, and the
+    messages to travellers they call for written."""
+    return await message_planner.plan_pass(svc.db, svc.clock.now(), limit=BATCH)
+
+
+async def plan_reminders(svc: Services) -> int:
+    """docs/rules/messages.md#timing: the 24 h reminders that have come due written (all of them, in
+    batches of their own: the drain's count is the bookings read, never a multiple of ``BATCH`` twice)."""
+    read = await message_reminders.reminders_pass(svc.db, svc.clock.now())
+    return min(read, BATCH - 1)
+
+
+async def prune_messages(svc: Services) -> int:
+    """docs/rules/messages.md#seen: the rendered texts of messages ended 30 days ago emptied; the planner's
+    marks past its 2-day window removed."""
+    now = svc.clock.now()
+    async with svc.db.write() as conn:
+        emptied = await message_delivery.purge_bodies(conn, now, limit=BATCH)
+    return emptied + await message_planner.purge_marks(svc.db, now, limit=BATCH)
+
+
 MAX_BATCHES = 20  # per job and run: a backlog is worked off in bounded slices, never in one transaction
 
 
@@ -190,6 +215,11 @@ JOBS: tuple[tuple[str, str, Job], ...] = (
     ("prune_ride_positions", "positions_pruned", prune_ride_positions),  # docs/rules/ride.md
     ("fetch_fx_rates", "fx_files_fetched", fetch_fx_rates),  # docs/rules/fx.md
     ("score_partners", "partners_scored", score_partners),  # docs/rules/quality.md
+    # docs/rules/messages.md: messages to travellers planned from the client events, reminders when due, sent
+    ("plan_messages", "messages_planned", plan_messages),
+    ("plan_reminders", "reminders_read", plan_reminders),
+    ("traveller_messages", "messages_sent", send_traveller_messages),
+    ("prune_messages", "messages_pruned", prune_messages),
 )
 
 

@@ -220,12 +220,18 @@ async def stopped(
     if not addresses:
         return set()
     O = message_optouts  # noqa: E741
-    match = or_(*(and_(O.c.channel == channel, O.c.address == address) for channel, address in set(addresses)))
+    wanted = set(addresses)
     scope = or_(O.c.booking_id.is_(None), O.c.booking_id.in_(list(booking_ids)))
     rows = await conn.execute(
-        select(O.c.booking_id, O.c.channel, O.c.address).where(match, scope, O.c.lifted_at.is_(None))
+        select(O.c.booking_id, O.c.channel, O.c.address).where(
+            O.c.address.in_(sorted({address for _, address in wanted})), scope, O.c.lifted_at.is_(None)
+        )
     )
-    return {(None if r.booking_id is None else int(r.booking_id), r.channel, r.address) for r in rows}
+    return {
+        (None if r.booking_id is None else int(r.booking_id), r.channel, r.address)
+        for r in rows
+        if (r.channel, r.address) in wanted
+    }
 
 
 # --- the reminders pass ---------------------------------------------------------------------------------

@@ -123,13 +123,11 @@ async def insert_messages(conn: AsyncConnection, messages: Sequence[NewMessage],
     nothing, on both databases)."""
     if not messages:
         return []
-    statement = (
-        _insert(conn, M)
-        .values([_values(m, now) for m in messages])
-        .on_conflict_do_nothing(index_elements=[M.c.dedupe_key])
-        .returning(M.c.dedupe_key)
-    )
-    return [str(key) for key in (await conn.execute(statement)).scalars()]
+    # One statement, executed for many rows (SQLAlchemy's "insertmanyvalues": batched VALUES, compiled
+    # once and cached), not a VALUES list built per call: a reminders pass writes thousands at once.
+    statement = _insert(conn, M).on_conflict_do_nothing(index_elements=[M.c.dedupe_key]).returning(M.c.dedupe_key)
+    written = await conn.execute(statement, [_values(m, now) for m in messages])
+    return [str(key) for key in written.scalars()]
 
 
 async def messages_of_booking(conn: AsyncConnection, booking_id: int) -> list[TravellerMessage]:

@@ -98,7 +98,7 @@ async def run_doctor(*, processes: int = 1) -> Report:
     rows += await _secret_and_partner_rows(cfg, database_ok=database_ok)
     rows += [Row(check, verdict, detail) for check, verdict, detail in exposure_rows(cfg)]  # type: ignore[arg-type]
     # docs/rules/messages.md#sending: e-mail over SMTP, text messages through the SMS provider
-    rows += [Row(check, verdict, detail) for check, verdict, detail in (await smtp_row(cfg), sms_row(cfg))]  # type: ignore[arg-type]
+    rows += [Row(check, verdict, detail) for check, verdict, detail in (await smtp_row(cfg), await sms_row(cfg))]  # type: ignore[arg-type]
     return Report(rows)
 
 

@@ -12,6 +12,7 @@ import ssl
 from urllib.parse import unquote, urlsplit
 
 from transfers.config import Settings
+from transfers.messages.sms.provider import SmsProbeFailed, provider_for
 from transfers.ops.masking import mask_url, scrub
 
 # At most this long for the whole SMTP exchange, whatever TRANSFERS_SMTP_TIMEOUT_SECONDS says: the doctor
@@ -92,22 +93,11 @@ async def smtp_row(cfg: Settings) -> ProbeRow:
     return ("smtp", "PASS", f"{shown} answers ({name[:80]}); sender {cfg.smtp_from}")
 
 
-def _setting(cfg: Settings, name: str) -> str:
-    value = getattr(cfg, name, "")
-    return value if isinstance(value, str) else ""
-
-
-def sms_provider_kind(cfg: Settings) -> str:
-    """``TRANSFERS_SMS_PROVIDER``, or its default: ``sandbox`` in sandbox, ``none`` in live."""
-    resolved = getattr(cfg, "resolved_sms_provider", None)
-    if isinstance(resolved, str) and resolved:
-        return resolved
-    return _setting(cfg, "sms_provider") or ("sandbox" if cfg.is_sandbox else "none")
-
-
-def sms_row(cfg: Settings) -> ProbeRow:
-    """The SMS provider in use and whether its settings are all there (nothing is sent)."""
-    kind = sms_provider_kind(cfg)
+async def sms_row(cfg: Settings) -> ProbeRow:
+    """The SMS provider in use (``TRANSFERS_SMS_PROVIDER``; the settings already refused ``twilio`` without
+    its URL, account, token and long code): ``none`` WARN, ``sandbox`` PASS in sandbox, ``twilio`` one read
+    of the account (the provider's own probe: the URL and the credentials proven, nothing sent)."""
+    kind = cfg.resolved_sms_provider
     if kind == "none":
         return ("sms provider", "WARN", "none: text messages are logged, not sent (TRANSFERS_SMS_PROVIDER)")
     if kind == "sandbox":
@@ -117,25 +107,11 @@ def sms_row(cfg: Settings) -> ProbeRow:
             verdict,
             "sandbox: text messages are kept and shown in the console's Messages, not sent",
         )
-    if kind != "twilio":
-        return ("sms provider", "FAIL", f"{kind}: not a provider this release knows (none, sandbox, twilio)")
-    needed = {
-        "TRANSFERS_SMS_PROVIDER_URL": _setting(cfg, "sms_provider_url"),
-        "TRANSFERS_TWILIO_ACCOUNT_SID": _setting(cfg, "twilio_account_sid"),
-        "TRANSFERS_TWILIO_AUTH_TOKEN": _setting(cfg, "twilio_auth_token"),
-    }
-    missing = [name for name, value in needed.items() if not value]
-    if missing:
-        return ("sms provider", "FAIL", f"twilio needs {', '.join(missing)}")
-    sid = needed["TRANSFERS_TWILIO_ACCOUNT_SID"]
-    detail = f"twilio at {mask_url(needed['TRANSFERS_SMS_PROVIDER_URL'])}, account {sid[:6]}…"
-    notes: list[str] = []
-    long_code, sender = _setting(cfg, "sms_long_code"), _setting(cfg, "sms_sender")
-    notes.append(
-        f"long code {long_code}" if long_code else "no TRANSFERS_SMS_LONG_CODE: US and Canadian numbers get no SMS"
-    )
-    notes.append(
-        f"default sender {sender}" if sender else "no TRANSFERS_SMS_SENDER: clients without an sms_sender send none"
-    )
-    verdict = "PASS" if long_code and sender else "WARN"
-    return ("sms provider", verdict, "; ".join([detail, *notes]))
+    provider = provider_for(cfg)
+    try:
+        detail = await provider.probe()
+    except SmsProbeFailed as exc:
+        return ("sms provider", "FAIL", str(exc))
+    finally:
+        await provider.aclose()
+    return ("sms provider", "PASS", f"{detail}; long code {cfg.sms_long_code}; default sender {cfg.sms_sender}")

@@ -46,7 +46,7 @@ def _words(error: CardError, name: str) -> str:
         and not _NOT_TYPE.match(reason)
     ):
         if part in _AMOUNTS:
-            return "Enter an amount with at most two decimals, like 40.00."
+            return "Enter an amount with at most the card currency's decimals (EUR two, JPY none), like 40.00."
         if part in _SHAPES:
             shape = _SHAPES[part]
             quoted = re.split(r" is not | does not match ", reason, maxsplit=1)[0]

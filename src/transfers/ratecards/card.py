@@ -21,6 +21,7 @@ from typing import Any, Literal, cast
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
+from transfers import money
 from transfers.cancellation import policy
 from transfers.errors import Invalid
 from transfers.reference.airports import is_known
@@ -160,9 +161,37 @@ def _duplicates(items: list[dict[str, Any]], key: str, where: str) -> list[CardE
     return out
 
 
+def _amounts(card: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Every money amount of the card with its path: vehicles' base, per km, minimum and fixed prices,
+    and extras' prices."""
+    found: list[tuple[str, Any]] = []
+    for v_index, vehicle in enumerate(card["vehicles"]):
+        prices, where = vehicle["prices"], f"$.vehicles[{v_index}].prices"
+        found += [(f"{where}.{name}", prices[name]) for name in ("base", "per_km", "minimum") if name in prices]
+        found += [(f"{where}.fixed[{i}].price", f["price"]) for i, f in enumerate(prices.get("fixed", []))]
+    found += [(f"$.extras[{i}].price", e["price"]) for i, e in enumerate(card.get("extras", []))]
+    return found
+
+
+def _decimal_errors(card: dict[str, Any]) -> list[CardError]:
+    """Amounts with more decimals than the card's currency has (EUR two, JPY none, KWD three: the schema
+    takes up to four, any currency's most): refused, never rounded (docs/architecture/money.md)."""
+    currency = card["currency"]
+    if not money.is_currency(currency):
+        return [CardError("$.currency", f"{currency!r} is not an ISO 4217 currency code")]
+    errors = []
+    for path, value in _amounts(card):
+        try:
+            money.parse(value, currency)
+        except money.MoneyError as exc:
+            errors.append(CardError(path, str(exc)))
+    return errors
+
+
 def _semantic_errors(card: dict[str, Any], vehicle_types: frozenset[str] | None) -> list[CardError]:
     """What the schema cannot express."""
     errors = _duplicates(card["vehicles"], "id", "$.vehicles") + _duplicates(card.get("extras", []), "id", "$.extras")
+    errors += _decimal_errors(card)
     for index, day in enumerate(card.get("blackout_dates", [])):
         try:
             date.fromisoformat(day)

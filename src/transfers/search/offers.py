@@ -188,11 +188,17 @@ class Offer:
         each time, as -0.00 and 0.00 are one key. Given, the prices are those floats, so that orjson
         writes them itself rather than calling ``api.responses``' default back once per price (~2 k
         instructions each, 60 to a 10-partner search): the same bytes, as that default is
-        ``money.number(price)`` too (45.1, 45.0). Not given: the Decimals.
+        ``money.number(price)`` too (45.1, 45.0). Not given: the Decimals. A currency without decimals
+        (JPY) is written as a JSON integer (``10010``): a float would write ``10010.0``, a decimal its
+        amounts do not have (docs/rules/fx.md#search).
         """
-        price: Decimal | float = self.sell_price
+        price: Decimal | float | int = self.sell_price
         extras: list[dict[str, Any]] = []
-        if floats is None:
+        if money.places(self.currency) == 0:  # JPY 10010, never 10010.0: no decimals in the number either
+            price = int(self.sell_price)
+            for e in self.extras:
+                extras.append({"id": e.id, "name": e.name, "price": int(e.price), "pricing_type": e.pricing_type})
+        elif floats is None:
             for e in self.extras:
                 extras.append({"id": e.id, "name": e.name, "price": e.price, "pricing_type": e.pricing_type})
         else:

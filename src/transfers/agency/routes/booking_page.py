@@ -31,6 +31,7 @@ from transfers.clients.repository import record_admin_action
 from transfers.errors import DomainError, ErrorCode, Invalid
 from transfers.flights.news import flight_news
 from transfers.incidents import service as incidents
+from transfers.messages import listing as traveller_messages
 from transfers.reference.airports import find_airport
 from transfers.reference.repository import active_cancellation_reasons
 
@@ -87,6 +88,8 @@ async def booking_page(request: Request, reservation_no: str, viewer: Signed) ->
         events = await events_of_booking(conn, viewer.client_id, booking.id)
         reported = [incident.resource() for incident in await incidents.of_booking(conn, booking.id)]
     quote = await bookings.cancellation_quote(svc, viewer.client, booking.reservation_no)
+    # docs/rules/messages.md#seen: the messages written to the traveller in the agency's name
+    to_traveller = await traveller_messages.for_booking_page(svc, booking.id, viewer.client_id)
     notice = {
         "booked": "Booked. The transport company confirms it shortly; this page shows when it does.",
         "cancelled": "Cancelled. The refund is in your wallet.",
@@ -108,6 +111,7 @@ async def booking_page(request: Request, reservation_no: str, viewer: Signed) ->
         "incidents": reported,
         # docs/rules/flights.md#in-words: what happened to the flight; a disruption leads the page
         "news": flight_news(booking.trip, booking.status.value),
+        **to_traveller,
     }
     return page(request, "bookings/detail.html", context, viewer=viewer, title=booking.reservation_no)
 

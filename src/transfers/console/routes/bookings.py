@@ -35,6 +35,7 @@ from transfers.console.rows import BookingLine
 from transfers.flights.news import flight_news
 from transfers.incidents import service as incidents
 from transfers.incidents.rules import InvalidResolution, unrefunded
+from transfers.messages import listing as traveller_messages
 from transfers.operators.booking_story import load_detail
 from transfers.operators.models import Capability
 
@@ -158,6 +159,8 @@ async def _booking_page(
     booking = detail.booking
     status = booking.status
     found, proof = await incidents.for_operator(svc.db, booking)
+    # docs/rules/messages.md#seen: the messages written to the traveller, with their status
+    shown = await traveller_messages.for_booking_page(svc, booking.id, booking.client_id)
     return page(
         request,
         "bookings/detail.html",
@@ -177,6 +180,7 @@ async def _booking_page(
             "can_resolve": viewer.may(Capability.MOVE_MONEY),
             "unrefunded": unrefunded(status, booking.total, booking.incident_refunded),
             "news": flight_news(booking.trip),  # docs/rules/flights.md#in-words
+            **shown,
             "errors": errors or {},
             "typed": typed or {},
             "notice": notice,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from decimal import Decimal
+from typing import Any
 
 from fastapi import APIRouter
 from starlette.datastructures import FormData
@@ -24,6 +25,8 @@ from transfers.clients.models import REVERSE_API_PAY_TYPE, ClientStatus, NewClie
 from transfers.console.admin_queries import client_detail, client_keys, key_owner, list_clients
 from transfers.console.auth import PREFIX, PageNotFound, Signed, Viewer, services
 from transfers.console.render import page
+from transfers.messages import settings_form, settings_service
+from transfers.messages.settings_rules import MessageSettingsInvalid
 from transfers.operators.models import Capability
 from transfers.partners import fields
 from transfers.wallet import repository as wallet_repo
@@ -37,6 +40,7 @@ PAY_TYPES = ("wallet", REVERSE_API_PAY_TYPE)
 _CURRENCY = re.compile(r"[A-Z]{3}")
 _PREFIX = re.compile(r"tk_[A-Za-z0-9]{1,28}")
 NOTICES = {
+    "messages": "The messages to travellers are saved.",
     "suspended": "The client is suspended: its keys get 403 CLIENT_SUSPENDED from now on.",
     "active": "The client is active again.",
     "revoked": "The key is revoked: it gets 401 from now on.",
@@ -136,6 +140,8 @@ async def _client_page(
     typed: dict[str, str] | None = None,
     notice: str = "",
     problem: str = "",
+    message_typed: dict[str, Any] | None = None,
+    message_errors: dict[str, str] | None = None,
 ) -> Response:
     svc = services(request)
     raw_before = request.query_params.get("before", "")
@@ -164,6 +170,8 @@ async def _client_page(
     if len(entries) > STATEMENT_PAGE:
         entries = entries[:STATEMENT_PAGE]
         older = f"{PREFIX}/clients/{client_id}?{which}before={entries[-1].id}#statement"
+    # docs/rules/messages.md#settings: the client's messages to its travellers, shown and set here
+    settings = await settings_service.get_settings(svc.db, client_id)
     return page(
         request,
         "clients/detail.html",
@@ -183,6 +191,10 @@ async def _client_page(
             "typed": typed or {},
             "notice": notice,
             "problem": problem,
+            "ms": settings,
+            "m_typed": message_typed if message_typed is not None else settings_form.form_values(settings),
+            "m_errors": message_errors or {},
+            "languages": settings_form.LANGUAGE_CHOICES,
         },
         viewer=viewer,
         title=f"Client {client.name}",
@@ -289,3 +301,24 @@ async def revoke_key(request: Request, client_id: str, viewer: Signed) -> Respon
         )
     await service.revoke_key(svc.db, svc.clock, prefix, actor=viewer.actor)
     return RedirectResponse(f"{PREFIX}/clients/{number}?done=revoked", status_code=303)
+
+
+@router.post("/clients/{client_id}/messages")
+async def save_messages(request: Request, client_id: str, viewer: Signed) -> Response:
+    """The client's message settings (docs/rules/messages.md#settings), as ``transfers clients messages``
+    sets them (``settings_service``, audited with the operator); a refusal beside its field, nothing saved."""
+    viewer.require(Capability.MANAGE_CLIENTS)
+    form = await viewer.form(request)
+    number = path_id(client_id, "client")
+    svc = services(request)
+    typed = settings_form.typed_values(form)
+    try:
+        current = await settings_service.get_settings(svc.db, number)
+        change = settings_form.change_of(typed, current)
+        await settings_service.update_settings(svc.db, svc.clock, number, change, actor=viewer.actor)
+    except settings_service.MessageClientNotFound:
+        raise PageNotFound(f"There is no client {number}.") from None
+    except MessageSettingsInvalid as refusal:
+        errors = settings_form.field_error(refusal)
+        return await _client_page(request, viewer, number, status_code=422, message_typed=typed, message_errors=errors)
+    return RedirectResponse(f"{PREFIX}/clients/{number}?done=messages#h-messages", status_code=303)
