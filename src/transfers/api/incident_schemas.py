@@ -25,7 +25,9 @@ class ReportIncidentRequest(_Strict):
 
 class IncidentResolution(_Strict):
     responsible: Literal["partner", "client", "none"]
-    refund: str = Field(description='refunded to the wallet for this incident, two decimals ("0.00": nothing)')
+    refund: str = Field(
+        description='refunded to the wallet for this incident, with exactly the currency\'s decimals ("0.00": nothing)'
+    )
     note: str | None
     resolved_at: datetime
     by: str = Field(description='the operator, or "automatic" for a decision the service takes itself')
