@@ -71,7 +71,7 @@ INSERT INTO bookings (
   tracking_token, passenger_language)
 SELECT
   'TB-M' || lpad(g::text, 9, '0'), $3::bigint, $4::bigint, 'APPROVED', 'wallet', 'LHR',
-  $5::timestamptz + make_interval(secs => (g * ($6::bigint * 86400 / $2::bigint))::int),
+  $5::timestamptz + make_interval(secs => g * $6::float8 * 86400 / $7::float8),
   '{"type": "AIRPORT", "iata_code": "LHR", "name": "Heathrow"}'::json,
   '{"type": "POINT", "lat": 51.5, "lng": -0.12, "name": "Russell Square"}'::json,
   'BA117', 2, 0, 0, 'Ada', 'Lovelace', 'ada' || g || '@example.com', '+447911' || lpad((g % 1000000)::text, 6, '0'),
@@ -91,7 +91,7 @@ def settings_for(dsn: str, **more: Any) -> Settings:
     )
 
 
-async def seed(dsn: str, count: int, now: datetime) -> None:
+async def seed(dsn: str, count: int, now: datetime, days: int = DAYS) -> None:
     url = dsn.replace("postgresql://", "postgresql+asyncpg://", 1)
     await asyncio.to_thread(upgrade, url)
     db = Database(url, pool_size=2, application_name="bench-messages")
@@ -135,9 +135,9 @@ async def seed(dsn: str, count: int, now: datetime) -> None:
         started = time.monotonic()
         for lo in range(1, count + 1, BATCH):
             hi = min(lo + BATCH - 1, count)
-            await conn.execute(_BOOKINGS, lo, hi, client.client_id, partner.partner_id, now, DAYS)
+            await conn.execute(_BOOKINGS, lo, hi, client.client_id, partner.partner_id, now, days, count)
         await conn.execute("VACUUM ANALYZE bookings")
-        print(f"  seeded {count:,} upcoming bookings over {DAYS} days in {time.monotonic() - started:.1f} s")
+        print(f"  seeded {count:,} upcoming bookings over {days} days in {time.monotonic() - started:.1f} s")
     finally:
         await conn.close()
 
@@ -291,6 +291,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dsn", default="", help="an EMPTY PostgreSQL database (it is filled)")
     parser.add_argument("--bookings", type=int, default=100_000)
+    parser.add_argument("--days", type=int, default=DAYS, help="the pickups spread over this many days ahead")
     parser.add_argument("--messages", type=int, default=2000, help="messages sent per channel (0: every due one)")
     parser.add_argument("--quick", action="store_true", help="20,000 bookings, 300 messages: checks the bench works")
     parser.add_argument("--pidfile", default=None, help="bench/run.sh's: the PIDs of the servers it starts")
@@ -306,7 +307,7 @@ async def main() -> None:
         args.bookings, args.messages = 20_000, 300
     configure_logging("WARNING", "json")  # no log line per message in the figures
     now = datetime.now(UTC).replace(microsecond=0)
-    await seed(args.dsn, args.bookings, now)
+    await seed(args.dsn, args.bookings, now, args.days)
     cold, warm, read = await reminders_pass(args.dsn, now)
     print(
         f"reminders pass over {args.bookings:,} upcoming bookings: {cold:.2f} s writing {read:,} due "

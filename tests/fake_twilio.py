@@ -6,7 +6,9 @@ Message resource as Twilio publishes it (``sid`` ``SM`` + 32 hex digits, ``statu
 ``GET /2010-04-01/Accounts/{sid}.json`` answers the account. Every request is recorded (form, basic-auth
 user and password). Wrong credentials: 401 with Twilio's error JSON (code 20003).
 
-Misbehaving on demand: ``mode`` for every request, or ``queue`` for the next few (first first): ``ok``;
+Misbehaving on demand: ``mode`` for every request, ``queue`` for the next few (first first), or
+``by_number[To]`` for the next texts to one number (the tests share one database: other bookings' texts
+may come through the same server): ``ok``;
 ``429``, ``500``, ``503`` (Twilio's error JSON); ``malformed`` (a 201 whose body is not JSON);
 ``html503`` (a proxy's HTML page); ``hang`` (takes the request, never answers). Numbers in ``invalid``
 are refused ``400`` code 21211, numbers in ``unsubscribed`` ``400`` code 21610, as Twilio refuses them.
@@ -68,6 +70,7 @@ class FakeTwilio:
     auth_token: str = AUTH_TOKEN
     mode: str = "ok"
     queue: list[str] = field(default_factory=list)
+    by_number: dict[str, list[str]] = field(default_factory=dict)  # modes for the next texts to one number
     invalid: set[str] = field(default_factory=set)
     unsubscribed: set[str] = field(default_factory=set)
     requests: list[TwilioRequest] = field(default_factory=list)
@@ -124,7 +127,8 @@ class FakeTwilio:
     async def _create_answer(self, request: Request, record: TwilioRequest) -> Response:
         if not self._authorised(request, record):
             return _error(401, 20003, "Authenticate")
-        mode = self.queue.pop(0) if self.queue else self.mode
+        waiting = self.by_number.get(record.form.get("To", ""))
+        mode = waiting.pop(0) if waiting else self.queue.pop(0) if self.queue else self.mode
         if mode == "hang":
             await self._release.wait()
             return Response(status_code=504)

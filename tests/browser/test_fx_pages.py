@@ -120,6 +120,10 @@ async def test_a_clients_wallets_each_topped_up_in_its_own_decimals(
     await expect(page.locator("#balance-EUR")).to_have_text("€0.00")
     await expect(page.get_by_role("heading", name="Wallet statement: JPY")).to_be_visible()
     await expect(page.locator("#statement + table tbody tr").first).to_contain_text("¥5,000")
+    await page.goto(f"{console_url}/clients")
+    listed = page.get_by_role("row", name=f"{client_id} Test agency")
+    await expect(listed).to_contain_text("€0.00")
+    await expect(listed).to_contain_text("¥5,000")
     async with db.read() as conn:
         rows = await conn.execute(select(wallets.c.currency, wallets.c.balance).where(wallets.c.client_id == client_id))
         assert {r.currency: Decimal(r.balance) for r in rows} == {"EUR": Decimal(0), "JPY": Decimal(5000)}
@@ -190,6 +194,9 @@ async def test_an_agency_books_in_gbp_and_sees_the_rate_and_both_wallets(
     assert after["GBP"] - before.get("GBP", Decimal(0)) == Decimal("48.00")
     assert after["EUR"] - before.get("EUR", Decimal(0)) == Decimal("-56.05")
     console = (await console_as("support")).page
+    await console.goto(f"{console_url}/bookings/{reservation_no}")
+    price = console.get_by_role("row", name="Price", exact=False).first
+    await expect(price).to_contain_text("£52.80 (partner's net €56.05; Converted from EUR at 1 EUR = 0.8563 GBP")
     await console.goto(f"{console_url}/fx")
     for currency in ("GBP", "EUR"):
         shown = money.for_people(after[currency], currency, "en_US")

@@ -23,8 +23,10 @@ from tests.api.test_booking_lifecycle import svc_of
 from tests.api.test_cancellation_policies import move_clock_to
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.messages.test_planner import REVERSE_UPDATE, approved, only_these, plan_all, rows
+from tests.ratings.helpers import dropped_off_ride
 from tests.servers import LiveServer
 from tests.smtp_server import Inbox, free_port, smtp_server
+from transfers.bookings.rating_link import rating_token
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import client_events
@@ -32,7 +34,7 @@ from transfers.deliveries import send_traveller_messages
 from transfers.messages import delivery
 from transfers.messages import queue_repository as queue_repo
 from transfers.messages import repository as repo
-from transfers.messages.models import Channel, OptOutSource
+from transfers.messages.models import Channel, MessageSettings, OptOutSource
 from transfers.services import Services
 
 
@@ -270,3 +272,36 @@ async def test_without_an_smtp_server_nothing_is_sent(
         await send_traveller_messages(svc)
     skipped = of(await rows(db, int(row["id"])), "confirmed")
     assert (skipped["status"], skipped["reason"], skipped["attempts"]) == ("skipped", "not_configured", 0)
+
+
+async def test_feedback_an_hour_after_the_drop_off_with_the_rating_link(
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    smtp: tuple[Inbox, int],
+) -> None:
+    inbox, port = smtp
+    _, no, row, dropped, _ = await dropped_off_ride(http, db, clock, make_client, make_partner)
+    async with db.write() as conn:  # the rating e-mail alone: no channel on, feedback on
+        await repo.save_settings(
+            conn, MessageSettings(client_id=int(row["client_id"]), brand_name="Sunny Trips", feedback=True), clock.now()
+        )
+    await plan_all(db, clock)
+    await only_these(db, int(row["id"]))
+    (planned,) = await rows(db, int(row["id"]))
+    assert (planned["template"], planned["channel"], planned["status"]) == ("feedback", "email", "scheduled")
+    assert planned["scheduled_for"] == dropped + timedelta(hours=1)
+    assert planned["expires_at"] == dropped + timedelta(days=7)
+    async with worker(service, clock, port) as svc:
+        await send_traveller_messages(svc)
+        assert inbox.messages == []  # not before the hour
+        move_clock_to(clock, dropped + timedelta(hours=1, seconds=1))
+        await send_traveller_messages(svc)
+    ((to, mail),) = inbox.messages
+    assert to == [row["passenger_email"]]
+    payload = mail.get_payload(decode=True)
+    assert isinstance(payload, bytes) and f"/r/{rating_token(no)}" in payload.decode()
+    assert of(await rows(db, int(row["id"])), "feedback")["status"] == "sent"

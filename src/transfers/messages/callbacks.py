@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import structlog
 
 from transfers.config import Settings
-from transfers.messages import receipts_repository, replies
+from transfers.messages import delivery, receipts_repository, replies
 from transfers.messages.replies import Instruction
 from transfers.messages.sms import signature
 from transfers.services import Services
@@ -49,7 +49,8 @@ async def reply(svc: Services, fields: Fields) -> Instruction | None:
 
 async def receipt(svc: Services, fields: Fields) -> str | None:
     """A delivery receipt: ``delivered`` makes the ``sent`` text ``delivered``; ``undelivered`` or ``failed``
-    makes it ``failed`` (reason ``undelivered``, the provider's error code in ``last_error``). The text is
+    makes it ``failed`` (reason ``undelivered``, the provider's error code in ``last_error``) and, for the
+    news the client must hear of, writes ``booking.message_failed`` in the same transaction. The text is
     found by the provider's id (``MessageSid``); a receipt for an unknown id, or for a text no longer
     ``sent``, changes nothing. Returns the new status (None: nothing changed)."""
     sid = field(fields, "MessageSid") or field(fields, "SmsSid")
@@ -64,6 +65,8 @@ async def receipt(svc: Services, fields: Fields) -> str | None:
             code = field(fields, "ErrorCode").strip()[:16]
             error = f"the provider reported the text {status}" + (f" (error {code})" if code else "")
             moved = await receipts_repository.mark_undelivered(conn, sid, "undelivered", error, now)
+            if moved is not None:
+                await delivery.report_failure(conn, moved.id, now)
     if moved is None:
         return None
     log.info("sms_receipt_recorded", message_id=moved.id, status=moved.status)

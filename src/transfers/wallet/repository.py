@@ -227,6 +227,23 @@ async def wallets_of_client(conn: AsyncConnection, client_id: int) -> list[Walle
     return [WalletRow(int(r.id), str(r.currency), Decimal(r.balance), bool(r.is_default)) for r in rows]
 
 
+async def wallets_of_clients(conn: AsyncConnection, client_ids: list[int]) -> dict[int, list[WalletRow]]:
+    """Every wallet of each of these clients (a page of the console's list), in the order they were added."""
+    found: dict[int, list[WalletRow]] = {}
+    if not client_ids:
+        return found
+    rows = await conn.execute(
+        select(wallets.c.id, wallets.c.client_id, wallets.c.currency, wallets.c.balance, wallets.c.is_default)
+        .where(wallets.c.client_id.in_(client_ids))
+        .order_by(wallets.c.client_id, wallets.c.id)
+    )
+    for r in rows:
+        found.setdefault(int(r.client_id), []).append(
+            WalletRow(int(r.id), str(r.currency), Decimal(r.balance), bool(r.is_default))
+        )
+    return found
+
+
 async def add_wallet(conn: AsyncConnection, client_id: int, currency: str, *, default: bool, now: datetime) -> int:
     """A new wallet at zero (the caller checked the client holds none in ``currency``); with ``default``
     it becomes the client's default, the previous default's mark cleared first (the partial unique index

@@ -56,7 +56,14 @@ def _typed(form: FormData, name: str, limit: int = 100) -> str:
 async def clients_page(request: Request, viewer: Signed) -> Response:
     async with services(request).db.read() as conn:
         rows = await list_clients(conn)
-    return page(request, "clients/list.html", {"active": "Clients", "rows": rows}, viewer=viewer, title="Clients")
+        held = await wallet_repo.wallets_of_clients(conn, [r.id for r in rows])
+    return page(
+        request,
+        "clients/list.html",
+        {"active": "Clients", "rows": rows, "wallets": held},
+        viewer=viewer,
+        title="Clients",
+    )
 
 
 def _new_form(
