@@ -3,15 +3,19 @@ real HTTP with test partners quoting in EUR and the sandbox rates (EUR -> GBP 0.
 
 * a currency the service does not accept (left out of ``TRANSFERS_CURRENCIES``) is 1325 for a wallet
   client (even one holding a wallet in it from before) and for a ``reverse_api`` client, and nothing is
-  stored; 1325 comes after the other search codes (1320, 1324) and before 1326;
+  stored; 1325 comes after the other search codes (1320, 1324) and before 1326; a ``reverse_api``
+  client books in the currency it searched in, the partner told its own price;
 * a currency without decimals is written without any: the search's JSON numbers are integers
   (``10010``, never ``10010.0``), the booking's strings ``"10010"``;
 * a JPY booking's fee and incident refund are JPY amounts from its booked total: a refund with
-  decimals is refused with nothing written; the partner's shares are EUR by the ratios of its own net.
+  decimals is refused with nothing written; the partner's shares are EUR by the ratios of its own net;
+* a JPY and a KWD partner's statements (JSON and CSV) write their amounts with their own decimals.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from decimal import Decimal
 from pathlib import Path
@@ -73,7 +77,9 @@ async def test_a_currency_the_service_does_not_accept_is_1325_for_every_client(
     make_client: ClientFactory,
     make_partner: PartnerFactory,
 ) -> None:
-    await make_partner(airports=("GDN",), name="Gdańsk Euro Cars", vehicles=[vehicle("eur-1", "40.00", "EUR")])
+    partner, _, _ = await make_partner(
+        airports=("GDN",), name="Gdańsk Euro Cars", vehicles=[vehicle("eur-1", "40.00", "EUR")]
+    )
     wallet_id, wallet_key = await make_client(currency="EUR", balance="100.00")
     # THB was accepted when this wallet was opened; since, the service sells in EUR, GBP and JPY only
     await client_service.add_wallet(db, clock, wallet_id, "THB", default=False, actor="tests")
@@ -104,6 +110,14 @@ async def test_a_currency_the_service_does_not_accept_is_1325_for_every_client(
         assert in_pounds.status_code == 200, in_pounds.text
         # 40.00 x 0.8563 = 34.252 -> 34.25 GBP
         assert [(v["price"], v["currency"]) for v in in_pounds.json()["vehicles"]] == [(34.25, "GBP")]
+        # booked as searched: the price and its rate in GBP; the partner is told its own 40.00 EUR
+        (offer,) = in_pounds.json()["vehicles"]
+        body = booking_body(in_pounds.json()["search_id"], offer["vehicle_id"])
+        created = await http.post(BOOKING, json=body, headers=bearer(reverse_key))
+        assert created.status_code == 200, created.text
+        assert created.json()["booking"]["price"] == {"total": "34.25", "currency": "GBP", "fx": offer["fx"]}
+        (call,) = partner.calls("/booking/create")
+        assert call.body["price"] == {"total": "40.00", "currency": "EUR"}
         unconverted = await http.post(SEARCH, json=gdansk(), headers=bearer(reverse_key))
         assert [(v["price"], v["fx"]) for v in unconverted.json()["vehicles"]] == [(40.0, None)]
     assert await wallet_balances(db, wallet_id) == {"EUR": Decimal("100.00"), "THB": Decimal("0.00")}
@@ -190,4 +204,52 @@ async def test_a_jpy_sale_has_no_decimals_anywhere_and_its_fee_and_refunds_are_y
     }
     shown = (await http.get(BOOKING, params={"reservation_no": ride_no}, headers=bearer(key))).json()
     assert shown["price"]["total"] == "10010"
+    assert await books.ledger_check(db) is None
+
+
+async def test_statements_of_yen_and_dinar_partners_write_their_own_decimals(
+    http: httpx.AsyncClient,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    """A GBP agency rides with a JPY and a KWD partner: each statement (JSON and CSV) writes the partner's
+    amounts with its currency's decimals (10010, 20.465) and the retail in GBP (52.80, 52.77), read back
+    exactly from either database (PostgreSQL hands the column back as 10010.0000)."""
+    body = trip("KTW", 50.2649, 19.0238, "Katowice market square")
+    _, _, yen_key = await make_partner(airports=("KTW",), name="Katowice Yen", vehicles=[vehicle("j", "10010", "JPY")])
+    _, _, kwd_key = await make_partner(
+        airports=("KTW",), name="Katowice Dinar", vehicles=[vehicle("k", "20.465", "KWD")]
+    )
+    _, key = await make_client(currency="GBP", balance="200.00")
+    found = await http.post(SEARCH, json=body, headers=bearer(key))
+    assert found.status_code == 200, found.text
+    prices = {v["company"]: v["price"] for v in found.json()["vehicles"]}
+    assert prices == {"Katowice Yen": 52.8, "Katowice Dinar": 52.77}
+    for company in ("Katowice Yen", "Katowice Dinar"):
+        again = (await http.post(SEARCH, json=body, headers=bearer(key))).json()  # one booking per search
+        vehicle_id = next(v["vehicle_id"] for v in again["vehicles"] if v["company"] == company)
+        created = await http.post(BOOKING, json=booking_body(again["search_id"], vehicle_id), headers=bearer(key))
+        assert created.status_code == 200, created.text
+        async with db.read() as conn:
+            number = created.json()["booking"]["reservation_no"]
+            booking_id = (
+                await conn.execute(select(bookings.c.id).where(bookings.c.reservation_no == number))
+            ).scalar_one()
+        await world.complete(db, int(booking_id), clock.now())
+    period = clock.now().strftime("%Y-%m")
+    for partner_key, currency, own, retail in ((yen_key, "JPY", "10010", "52.80"), (kwd_key, "KWD", "20.465", "52.77")):
+        listed = (await http.get("/api/v1/reverse/statements", headers=bearer(partner_key))).json()
+        assert [(s["currency"], s["earned"]) for s in listed["data"]] == [(currency, own)]
+        one = (await http.get(f"/api/v1/reverse/statements/{period}", headers=bearer(partner_key))).json()
+        assert [(x["kind"], x["retail"], x["retail_currency"], x["net"], x["amount"]) for x in one["lines"]] == [
+            ("RIDE", retail, "GBP", own, own)
+        ]
+        as_csv = await http.get(
+            f"/api/v1/reverse/statements/{period}", params={"format": "csv"}, headers=bearer(partner_key)
+        )
+        assert as_csv.status_code == 200, as_csv.text
+        rows = list(csv.reader(io.StringIO(as_csv.text)))
+        assert [r[2:7] for r in rows[1:]] == [["RIDE", retail, "GBP", own, own]]
     assert await books.ledger_check(db) is None

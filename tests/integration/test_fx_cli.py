@@ -150,6 +150,10 @@ async def test_a_bad_file_writes_nothing_and_says_why(env: dict[str, str], db: D
     cases = {
         "truncated.xml": (whole[: len(whole) // 2], "malformed or cut short"),
         "zero.xml": (whole, "zero"),  # the first day is fine, the second is not: nothing of either is kept
+        "negative.csv": (fx_files.history_csv({TODAY: {"USD": "1.05"}, YESTERDAY: {"USD": "-1.01"}}), "positive"),
+        "truncated.csv": (fx_files.history_csv({TODAY: {"USD": "1.05", "GBP": "0.86"}})[:-8], "cells"),
+        "daily.csv.zip": (fx_files.zipped("eurofxref.csv", fx_files.daily_csv(TODAY, {"USD": "1.05"})[:-9]), "cells"),
+        "page.json": (b'{"rates": {"USD": 1.05}}', "not an ECB reference-rate file"),
         "page.html": (b"<html>maintenance</html>", "gesmes:Envelope"),
         "other.csv": (b"Day,USD,\n2026-11-27,1.04,\n", "not an ECB"),
         "cut.zip": (fx_files.zipped("eurofxref-hist.csv", fx_files.history_csv({TODAY: {"USD": "1.05"}}))[:-30], "ZIP"),

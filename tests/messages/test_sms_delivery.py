@@ -1,280 +1,189 @@
-"""Texts to travellers end to end (docs/rules/messages.md#sms), on both databases: a booking cancelled by
-its partner through the reverse API, the planner's pass, the worker's ``traveller_messages`` job sending
-through ``TRANSFERS_SMS_PROVIDER=twilio`` to a local server answering like Twilio (tests/fake_twilio.py),
-and Twilio's signed status callbacks back to the service. What Twilio was sent (From, Body, the STOP line,
-the status callback), the receipts, a stopped number, a fixed line, a 503 retried, a refused number and
-an undelivered text reported to the client, a Twilio that hangs never sent to twice."""
+"""SMS to travellers end to end (docs/rules/messages.md#sending), on both databases: bookings driven through
+the booking API and a test partner's reverse calls, the planner's pass, then the worker's
+``traveller_messages`` job against a local server answering like Twilio's Messages API
+(tests/fake_twilio.py) or the sandbox provider, the clock moved. What Twilio is sent (the sender, the
+text, the status callback); a 503 retried until taken; an invalid number failed at once and the client
+told; a provider that hangs bounded and the text not resent (ambiguous); the sandbox keeps the text."""
 
 from __future__ import annotations
 
-import random
+import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select
 
-from tests.api.test_cancellation_policies import BOOKING, move_clock_to, pickup_in, search
-from tests.conftest import ClientFactory, PartnerFactory, bearer, make_settings
-from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, FakeTwilio, TwilioRequest
-from tests.helpers import booking_body, row_of
-from tests.messages.test_planner import REVERSE_UPDATE, SAM, messages_on, plan_all, rows
-from tests.servers import LiveServer, free_port
+from tests.api.test_booking_lifecycle import svc_of
+from tests.api.test_cancellation_policies import move_clock_to
+from tests.conftest import ClientFactory, PartnerFactory, bearer
+from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, FakeTwilio
+from tests.incidents.helpers import driver_event
+from tests.messages.test_delivery import failed_events, of
+from tests.messages.test_planner import REVERSE_UPDATE, approved, only_these, plan_all, rows
+from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
-from transfers.db.tables import client_events
 from transfers.deliveries import send_traveller_messages
-from transfers.messages.sms.senders import e164
+from transfers.messages import repository as repo
+from transfers.messages.models import Channel
 from transfers.services import Services
 
-LONG_CODE = "+15017122661"
-STATUS = "/hooks/sms/twilio/status"
+PHONE = "+447911123456"  # the test bookings' passenger (tests/helpers.booking_body)
 
 
-@dataclass
-class World:
-    url: str  # the service's public base URL, where Twilio's callbacks arrive
-    twilio: FakeTwilio
-    svc: Services  # the worker's view: twilio as the provider
+@pytest.fixture
+async def twilio() -> AsyncIterator[FakeTwilio]:
+    fake = await FakeTwilio().start()
+    yield fake
+    await fake.stop()
 
 
-@pytest.fixture(scope="module")
-async def world(database_url: str, workdir: Path, clock: ShiftedClock) -> AsyncIterator[World]:
-    from transfers.app import create_app
-
-    twilio = await FakeTwilio().start()
-    port = free_port()
-    settings = make_settings(
-        database_url,
-        workdir,
-        public_base_url=f"http://127.0.0.1:{port}",
-        sms_provider="twilio",
-        sms_provider_url=twilio.url,
-        twilio_account_sid=ACCOUNT_SID,
-        twilio_auth_token=AUTH_TOKEN,
-        sms_long_code=LONG_CODE,
-        sms_timeout_seconds=0.5,
-    )
-    app = create_app(settings, clock=clock, configure_logs=False)
-    server = await LiveServer(app, port=port).start()
-    yield World(server.url, twilio, app.state.services)
-    await server.stop()
-    await twilio.stop()
+@contextlib.asynccontextmanager
+async def worker(service: LiveServer, clock: ShiftedClock, **more: Any) -> AsyncIterator[Services]:
+    settings = svc_of(service).settings.model_copy(update={"smtp_url": "", **more})
+    svc = Services.build(settings, clock=clock, application_name="transfers-sms-worker")
+    try:
+        yield svc
+    finally:
+        await svc.partner_client.aclose()
+        await svc.db.dispose()
 
 
-def a_number(prefix: str, digits: int) -> str:
-    """A valid number no other test uses (the session's database is shared)."""
-    while True:
-        number = prefix + "".join(random.choice("0123456789") for _ in range(digits))
-        if e164(number) == number:
-            return number
+def twilio_settings(twilio: FakeTwilio) -> dict[str, Any]:
+    return {
+        "sms_provider": "twilio",
+        "sms_provider_url": twilio.url,
+        "twilio_account_sid": ACCOUNT_SID,
+        "twilio_auth_token": AUTH_TOKEN,
+        "sms_long_code": "+12025550123",
+        "sms_timeout_seconds": 0.5,
+    }
 
 
-async def cancelled_booking(
+async def arrived(
+    http: httpx.AsyncClient, db: Database, clock: ShiftedClock, make_client: ClientFactory, make_partner: PartnerFactory
+) -> tuple[str, dict[str, Any]]:
+    """An APPROVED booking whose driver has just arrived, planned: its ``driver_arrived`` SMS is due."""
+    async with db.write() as conn:
+        await repo.lift_optouts(conn, Channel.SMS, PHONE, clock.now())  # another test's STOP, if any
+    partner_key, no, row = await approved(http, db, clock, make_client, make_partner)
+    move_clock_to(clock, row["pickup_at"] - timedelta(minutes=5))
+    await driver_event(http, partner_key, no, "DRIVER_ARRIVED_AT_PICKUP", clock.now() - timedelta(seconds=30))
+    await plan_all(db, clock)
+    await only_these(db, int(row["id"]))
+    return partner_key, row
+
+
+async def test_the_arrival_texted_through_twilio_and_a_503_retried(
     http: httpx.AsyncClient,
+    service: LiveServer,
     db: Database,
     clock: ShiftedClock,
     make_client: ClientFactory,
     make_partner: PartnerFactory,
-    phone: str,
-    partner_key: str | None = None,
-) -> dict[str, Any]:
-    """An APPROVED booking for a traveller at ``phone`` (the client texting as SunnyTrips), then cancelled by
-    its partner (a new one unless given: the test's partners all answer its searches): the ``cancelled``
-    text is planned, due at once. Its row."""
-    if partner_key is None:
-        _, _, partner_key = await make_partner(create_status="APPROVED", driver=SAM)
-    client_id, key = await make_client()
-    await messages_on(db, clock, client_id)
-    found = await search(http, key, pickup_in(5))
-    passenger = {"name": "Ada", "surname": "Lovelace", "phone": phone, "email": "ada@example.com"}
-    created = await http.post(
-        BOOKING, json=booking_body(found["search_id"], "1", passenger=passenger), headers=bearer(key)
+    twilio: FakeTwilio,
+) -> None:
+    _, row = await arrived(http, db, clock, make_client, make_partner)
+    twilio.queue = ["503"]
+    async with worker(service, clock, **twilio_settings(twilio)) as svc:
+        await send_traveller_messages(svc)
+        waiting = of(await rows(db, int(row["id"])), "driver_arrived", "sms")
+        assert (waiting["status"], waiting["attempts"]) == ("scheduled", 1) and waiting["scheduled_for"] > clock.now()
+        move_clock_to(clock, waiting["scheduled_for"] + timedelta(seconds=1))
+        await send_traveller_messages(svc)
+    sent = of(await rows(db, int(row["id"])), "driver_arrived", "sms")
+    assert (sent["status"], sent["attempts"]) == ("sent", 2)
+    (request,) = [r for r in twilio.sent if row["reservation_no"] in r.form["Body"]]
+    assert request.form["To"] == PHONE and request.form["From"] == "SunnyTrips"  # the client's sender
+    assert request.form["StatusCallback"].endswith("/hooks/sms/twilio/status")
+    assert "AB12 CDE" in request.form["Body"] and "Sam" in request.form["Body"]  # the plate, the first name
+    assert sent["provider_id"] == next(
+        sid for sid, m in twilio.messages.items() if m["to"] == PHONE and m["body"] == request.form["Body"]
     )
-    assert created.status_code == 200, created.text
-    no = created.json()["booking"]["reservation_no"]
+    assert sent["body"] == request.form["Body"]
+
+
+async def test_an_invalid_number_fails_at_once_and_the_client_is_told(
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    twilio: FakeTwilio,
+) -> None:
+    _, row = await arrived(http, db, clock, make_client, make_partner)
+    twilio.invalid.add(PHONE)
+    async with worker(service, clock, **twilio_settings(twilio)) as svc:
+        await send_traveller_messages(svc)
+    failed = of(await rows(db, int(row["id"])), "driver_arrived", "sms")
+    assert (failed["status"], failed["attempts"]) == ("failed", 1) and failed["reason"]
+    (event,) = await failed_events(db, int(row["id"]))
+    assert event["data"]["message"]["template"] == "driver_arrived" and event["data"]["message"]["channel"] == "sms"
+
+
+async def test_a_hanging_provider_is_bounded_and_the_text_not_resent(
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    twilio: FakeTwilio,
+) -> None:
+    _, row = await arrived(http, db, clock, make_client, make_partner)
+    twilio.mode = "hang"
+    async with worker(service, clock, **twilio_settings(twilio)) as svc:
+        await send_traveller_messages(svc)
+        twilio.mode = "ok"
+        move_clock_to(clock, clock.now() + timedelta(minutes=10))
+        await send_traveller_messages(svc)
+    ended = of(await rows(db, int(row["id"])), "driver_arrived", "sms")
+    assert (ended["status"], ended["reason"], ended["attempts"]) == ("failed", "ambiguous", 1)
+    assert (
+        len(
+            [
+                r
+                for r in twilio.requests
+                if r.form.get("To") == PHONE and row["reservation_no"] in r.form.get("Body", "")
+            ]
+        )
+        == 1
+    )
+    assert len(await failed_events(db, int(row["id"]))) == 1
+
+
+async def test_the_sandbox_keeps_the_text_and_the_partners_cancel_goes_on_both_channels(
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    partner_key, row = await arrived(http, db, clock, make_client, make_partner)
     cancelled = await http.put(
-        REVERSE_UPDATE, json={"reservation_no": no, "status": "CANCELLED"}, headers=bearer(partner_key)
+        REVERSE_UPDATE,
+        json={"reservation_no": row["reservation_no"], "status": "CANCELLED"},
+        headers=bearer(partner_key),
     )
     assert cancelled.status_code == 200, cancelled.text
     await plan_all(db, clock)
-    return await row_of(db, no)
-
-
-def texts_to(twilio: FakeTwilio, number: str) -> list[TwilioRequest]:
-    return [r for r in twilio.requests if r.form.get("To") == number]
-
-
-async def text_of(db: Database, booking: dict[str, Any]) -> dict[str, Any]:
-    (row,) = [r for r in await rows(db, int(booking["id"])) if r["channel"] == "sms"]
-    assert row["template"] == "cancelled"
-    return row
-
-
-async def failures_told(db: Database, booking: dict[str, Any]) -> list[dict[str, Any]]:
-    async with db.read() as conn:
-        found = await conn.execute(
-            select(client_events.c.data).where(
-                client_events.c.booking_id == int(booking["id"]), client_events.c.type == "booking.message_failed"
-            )
-        )
-        return [dict(r._mapping)["data"] for r in found]
-
-
-async def test_a_text_goes_to_twilio_and_its_receipt_makes_it_delivered(
-    http: httpx.AsyncClient,
-    db: Database,
-    clock: ShiftedClock,
-    make_client: ClientFactory,
-    make_partner: PartnerFactory,
-    world: World,
-) -> None:
-    number = a_number("+447911", 6)
-    booking = await cancelled_booking(http, db, clock, make_client, make_partner, number)
-    await send_traveller_messages(world.svc)
-    (sent,) = texts_to(world.twilio, number)
-    assert (sent.user, sent.password) == (ACCOUNT_SID, AUTH_TOKEN)
-    assert sent.form["From"] == "SunnyTrips"  # the client's sender outside the US and Canada
-    assert sent.form["StatusCallback"] == world.url + STATUS
-    assert booking["reservation_no"] in sent.form["Body"] and "Reply STOP" not in sent.form["Body"]
-    row = await text_of(db, booking)
-    sid = row["provider_id"]
-    assert (row["status"], row["attempts"], row["body"]) == ("sent", 1, sent.form["Body"])
-    assert sid in world.twilio.messages and row["sent_at"] is not None
-
-    assert (await world.twilio.callback(sid, "sent")).status_code == 200
-    assert (await text_of(db, booking))["status"] == "sent"
-    assert (await world.twilio.callback(sid, "delivered")).status_code == 200
-    row = await text_of(db, booking)
-    assert row["status"] == "delivered" and row["delivered_at"] is not None
-    await send_traveller_messages(world.svc)
-    assert len(texts_to(world.twilio, number)) == 1  # taken once
-
-
-async def test_the_us_and_canada_get_the_long_code_and_the_stop_line(
-    http: httpx.AsyncClient,
-    db: Database,
-    clock: ShiftedClock,
-    make_client: ClientFactory,
-    make_partner: PartnerFactory,
-    world: World,
-) -> None:
-    number = a_number("+1415555", 4)
-    booking = await cancelled_booking(http, db, clock, make_client, make_partner, number)
-    await send_traveller_messages(world.svc)
-    (sent,) = texts_to(world.twilio, number)
-    assert sent.form["From"] == LONG_CODE
-    assert sent.form["Body"].endswith("\nReply STOP to opt out.")
-    assert (await text_of(db, booking))["body"] == sent.form["Body"]
-
-
-async def test_a_fixed_line_and_a_stopped_number_never_reach_twilio(
-    http: httpx.AsyncClient,
-    db: Database,
-    clock: ShiftedClock,
-    make_client: ClientFactory,
-    make_partner: PartnerFactory,
-    world: World,
-) -> None:
-    _, _, partner_key = await make_partner(create_status="APPROVED", driver=SAM)
-    fixed = a_number("+442071", 6)
-    landline = await cancelled_booking(http, db, clock, make_client, make_partner, fixed, partner_key)
-    stopped = a_number("+447911", 6)
-    # the traveller replied STOP to an earlier text (any client's): signed, through the hook
-    replied = await world.twilio.inbound(world.url + "/hooks/sms/twilio", from_=stopped, body=" stop ")
-    assert replied.status_code == 200
-    opted_out = await cancelled_booking(http, db, clock, make_client, make_partner, stopped, partner_key)
-    await send_traveller_messages(world.svc)
-    assert texts_to(world.twilio, fixed) == [] and texts_to(world.twilio, stopped) == []
-    row = await text_of(db, landline)
-    assert (row["status"], row["reason"]) == ("skipped", "not_mobile")
-    assert (await text_of(db, opted_out))["status"] == "suppressed"
-
-
-async def test_a_busy_twilio_is_tried_again_and_the_text_taken_once(
-    http: httpx.AsyncClient,
-    db: Database,
-    clock: ShiftedClock,
-    make_client: ClientFactory,
-    make_partner: PartnerFactory,
-    world: World,
-) -> None:
-    number = a_number("+447911", 6)
-    world.twilio.by_number[number] = ["503", "429"]
-    booking = await cancelled_booking(http, db, clock, make_client, make_partner, number)
-    for attempt, code in ((1, "503"), (2, "429")):
-        await send_traveller_messages(world.svc)
-        row = await text_of(db, booking)
-        assert (row["status"], row["attempts"]) == ("scheduled", attempt) and code in row["last_error"]
-        move_clock_to(clock, row["scheduled_for"] + timedelta(seconds=1))
-    await send_traveller_messages(world.svc)
-    row = await text_of(db, booking)
-    assert (row["status"], row["attempts"]) == ("sent", 3)
-    assert [r.answered for r in texts_to(world.twilio, number)] == [503, 429, 201]
-
-
-async def test_a_refused_number_fails_at_once_and_the_client_is_told(
-    http: httpx.AsyncClient,
-    db: Database,
-    clock: ShiftedClock,
-    make_client: ClientFactory,
-    make_partner: PartnerFactory,
-    world: World,
-) -> None:
-    number = a_number("+447911", 6)
-    world.twilio.invalid.add(number)
-    booking = await cancelled_booking(http, db, clock, make_client, make_partner, number)
-    await send_traveller_messages(world.svc)
-    row = await text_of(db, booking)
-    assert (row["status"], row["reason"], row["attempts"]) == ("failed", "invalid_number", 1)
-    assert "21211" in row["last_error"]
-    (told,) = await failures_told(db, booking)
-    assert told["message"]["id"] == row["id"] and told["message"]["template"] == "cancelled"
-    await send_traveller_messages(world.svc)
-    assert len(texts_to(world.twilio, number)) == 1
-
-
-async def test_an_undelivered_receipt_fails_the_text_and_the_client_is_told(
-    http: httpx.AsyncClient,
-    db: Database,
-    clock: ShiftedClock,
-    make_client: ClientFactory,
-    make_partner: PartnerFactory,
-    world: World,
-) -> None:
-    number = a_number("+447911", 6)
-    booking = await cancelled_booking(http, db, clock, make_client, make_partner, number)
-    await send_traveller_messages(world.svc)
-    sid = (await text_of(db, booking))["provider_id"]
-    assert await failures_told(db, booking) == []
-    assert (await world.twilio.callback(sid, "undelivered", error_code="30005")).status_code == 200
-    row = await text_of(db, booking)
-    assert (row["status"], row["reason"]) == ("failed", "undelivered") and "30005" in row["last_error"]
-    (told,) = await failures_told(db, booking)
-    assert told["message"]["id"] == row["id"]
-    # Twilio says it again: nothing more
-    assert (await world.twilio.callback(sid, "failed", error_code="30005")).status_code == 200
-    assert len(await failures_told(db, booking)) == 1
-
-
-async def test_a_twilio_that_takes_the_text_and_hangs_is_never_sent_to_twice(
-    http: httpx.AsyncClient,
-    db: Database,
-    clock: ShiftedClock,
-    make_client: ClientFactory,
-    make_partner: PartnerFactory,
-    world: World,
-) -> None:
-    number = a_number("+447911", 6)
-    world.twilio.by_number[number] = ["hang"]
-    booking = await cancelled_booking(http, db, clock, make_client, make_partner, number)
-    await send_traveller_messages(world.svc)
-    row = await text_of(db, booking)
-    assert (row["status"], row["reason"], row["attempts"]) == ("failed", "ambiguous", 1)
-    move_clock_to(clock, clock.now() + timedelta(hours=2))
-    await send_traveller_messages(world.svc)
-    assert len(texts_to(world.twilio, number)) == 1
+    async with worker(service, clock, sms_provider="sandbox") as svc:
+        await send_traveller_messages(svc)
+    found = await rows(db, int(row["id"]))
+    # the arrival's text is about a booking no longer APPROVED when it is sent: outdated, not sent
+    assert (of(found, "driver_arrived", "sms")["status"], of(found, "driver_arrived", "sms")["reason"]) == (
+        "skipped",
+        "outdated",
+    )
+    kept = of(found, "cancelled", "sms")
+    assert (
+        kept["status"] == "sent"
+        and kept["provider_id"].startswith("sandbox-")
+        and row["reservation_no"] in kept["body"]
+    )
+    email = of(found, "cancelled", "email")
+    assert (email["status"], email["reason"]) == ("skipped", "not_configured")  # no SMTP server in this worker

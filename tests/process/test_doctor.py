@@ -61,6 +61,10 @@ async def test_doctor_passes_against_a_healthy_sandbox(
     assert all(row["result"] == "PASS" and "search at" in row["detail"] for row in partner_rows.values()), rows
     assert any(name.endswith("Healthy Cars") for name in partner_rows)
     assert rows["redis"]["result"] == "SKIP"
+    # docs/rules/fx.md#doctor: the sandbox table, dated today, is the rates in use
+    assert rows["fx rates"]["result"] == "PASS", rows["fx rates"]
+    assert rows["fx rates"]["detail"].startswith("sandbox: 9 rates, newest ")
+    assert "oldest 0 day(s) old (max 4)" in rows["fx rates"]["detail"]
     if fresh_db.is_postgres:
         assert {rows[name]["result"] for name in ("max_connections", "clock")} == {"PASS"}
         assert rows["database time zone"]["result"] in ("PASS", "WARN")

@@ -63,6 +63,9 @@ BAD: list[tuple[str, bytes, str]] = [
     ("truncated xml", _cut(fx_files.xml(HISTORY)), "malformed or cut short"),
     ("truncated zip", _cut(fx_files.zipped("eurofxref-hist.csv", fx_files.history_csv(HISTORY))), "ZIP"),
     ("truncated csv", fx_files.history_csv(HISTORY)[:-12], "cells"),
+    # cut inside the last line's last rate: as many cells as the header, but 1.0 of 1.0410 would be wrong
+    ("csv cut in a rate", fx_files.history_csv(HISTORY).rstrip(b"\n")[:-4], "cut short"),
+    ("daily csv cut in a rate", fx_files.daily_csv(DAY, RATES).rstrip(b"\n")[:-5], "cut short"),
     ("zero rate", fx_files.xml({DAY: {"USD": "0"}}), "zero"),
     ("negative rate", fx_files.xml({DAY: {"USD": "-1.04"}}), "positive"),
     ("text rate", fx_files.xml({DAY: {"USD": "abc"}}), "not a rate"),

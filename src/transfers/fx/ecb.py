@@ -11,7 +11,8 @@ file that is truncated or of another shape. The formats are small and fixed:
   ``Cube currency="USD" rate="1.0420"``.
 * CSV (daily ``eurofxref.csv``: ``Date, USD, JPY, ...`` then ``27 November 2026, 1.0420, ...``;
   history ``eurofxref-hist.csv``: ``Date,USD,...`` then ``2026-11-27,1.0420,...,N/A,...``); both
-  end each line with a comma.
+  end each line with a comma, so a line that does not, under a header that does, was cut inside its
+  last rate (``1.0`` of ``1.0420``) and the file is refused rather than read with a wrong rate.
 * ZIP: the ECB's ``eurofxref.zip`` / ``eurofxref-hist.zip``, holding one such CSV (or XML) file.
 
 Anything else (another root element, a day without rates, a rate that is not a positive decimal, a
@@ -154,6 +155,8 @@ def _csv(data: bytes) -> dict[date, dict[str, Decimal]]:
         cells = _trim(row)
         if len(cells) != len(header):
             raise EcbFileError(f"line {number} has {len(cells)} cells, the header {len(header)}: the file is damaged")
+        if len(row) != len(rows[0]):  # "2026-11-27,1.0" of "2026-11-27,1.0420,": cut inside its last rate
+            raise EcbFileError(f"line {number} does not end as the header does (with a comma): the file is cut short")
         day = _csv_day(cells[0], number)
         if day in days:
             raise EcbFileError(f"{day} appears twice in the file")
