@@ -152,11 +152,15 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--history-days", type=int, default=400, help="days of stored scorecards behind the page")
     parser.add_argument("--page-rounds", type=int, default=30, help="requests of each page")
+    parser.add_argument("--pages-only", action="store_true", help="time the pages again on a database filled before")
     parser.add_argument("--quick", action="store_true", help="20,000 bookings, one round: checks the bench works")
     parser.add_argument("--pidfile", default=None, help="bench/run.sh's (this bench starts no process)")
     args, _ = parser.parse_known_args()
     if args.quick:
         args.bookings, args.rounds, args.history_days, args.page_rounds = 20_000, 1, 190, 5
+    if args.pages_only:  # a database this bench filled before: the pages again, nothing seeded or stored
+        await quality_pages.measure_pages(args.dsn, await quality_pages.stored_result(args.dsn), args.page_rounds)
+        return
     as_of = datetime.now(UTC).replace(microsecond=0)
     await seed(args.dsn, args.bookings, as_of)
     seconds, result = await measure(args.dsn, as_of, args.rounds)

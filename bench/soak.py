@@ -34,7 +34,7 @@ from sqlalchemy import func, or_, select, update
 from tests.servers import LiveServer
 
 from bench import soak_checks as checks
-from bench import soak_report
+from bench import soak_fx, soak_messages, soak_report
 from bench.soak_faults import Faults
 from bench.soak_load import API, Http
 from bench.soak_ops import Workload
@@ -90,7 +90,7 @@ async def make_due(db: Database) -> dict[str, int]:
         }
 
 
-async def drain(db: Database, workload: Workload) -> str:
+async def drain(db: Database, workload: Workload) -> tuple[str, datetime]:
     started = time.monotonic()
     if workload.rides or workload.approvals:
         _, pending = await asyncio.wait([*workload.rides, *workload.approvals], timeout=DRAIN_SECONDS / 2)
@@ -100,10 +100,11 @@ async def drain(db: Database, workload: Workload) -> str:
     left: dict[str, int] = {}
     while time.monotonic() - started < DRAIN_SECONDS:
         left = await make_due(db)
+        left["traveller messages"] = await soak_messages.make_due(db, datetime.now(UTC))
         if not any(left.values()):
-            return f"drained in {time.monotonic() - started:.0f}s"
+            return f"drained in {time.monotonic() - started:.0f}s", datetime.now(UTC)
         await asyncio.sleep(1.0)
-    return f"NOT drained after {DRAIN_SECONDS:.0f}s: {left}"
+    return f"NOT drained after {DRAIN_SECONDS:.0f}s: {left}", datetime.now(UTC)
 
 
 @dataclass
@@ -158,6 +159,7 @@ async def soak(options: argparse.Namespace, workdir: Path) -> int:
     database = SoakDatabase(options.pg_url)
     slots: dict[str, Slot] = {}
     servers: list[LiveServer] = []
+    outboxes: soak_messages.Outboxes | None = None
     print(f"soak: {options.minutes:g} min at {options.rate:g} operations/s; database {database.name}; logs {workdir}")
     try:
         db = await database.create()
@@ -166,8 +168,9 @@ async def soak(options: argparse.Namespace, workdir: Path) -> int:
         hook = await LiveServer(receiver.app()).start()
         servers.append(hook)
         receiver.url = hook.url
-        partners, clients, partner_servers = await seed(db, options.clients)
+        partners, agencies, partner_servers = await seed(db, options.clients)
         servers += partner_servers
+        outboxes = await soak_messages.start()
         redis_port = free_port()
         slots["redis"] = Slot(
             "redis",
@@ -178,7 +181,7 @@ async def soak(options: argparse.Namespace, workdir: Path) -> int:
         )
         slots["redis"].start()
         await wait_redis(redis_port)
-        env = service_env(database.url, redis_port, options.pool_size)
+        env = service_env(database.url, redis_port, options.pool_size, outboxes.env())
         for name in ("api-1", "api-2"):
             port = free_port()
             argv = [str(TRANSFERS_BIN), "serve", "--host", "127.0.0.1", "--port", str(port), "--no-worker"]
@@ -193,7 +196,7 @@ async def soak(options: argparse.Namespace, workdir: Path) -> int:
 
         started, started_wall = time.monotonic(), datetime.now(UTC)
         http = Http([slots["api-1"].url, slots["api-2"].url], started, options.max_requests)
-        keys = [key for _, key in clients]
+        keys = [agency.api_key for agency in agencies]
         for key in keys:
             made = await http.call(
                 "setup",
@@ -206,25 +209,26 @@ async def soak(options: argparse.Namespace, workdir: Path) -> int:
         hanging = partners["Fast C"].partner
         assert isinstance(hanging, SoakPartner)
         faults = Faults(database=database, slots=slots, hanging=hanging, started=started, seconds=seconds)
-        workload = Workload(http, partners, keys, seed=options.seed, incidents_until=started + seconds + 30)
+        workload = Workload(http, partners, agencies, seed=options.seed, incidents_until=started + seconds + 30)
         watched = [slots["api-1"], slots["api-2"], slots["worker"]]
         depth = Depth()
         sampler = asyncio.create_task(sample(watched, db, depth, started, max(2.0, seconds / 60)))
         print(f"  processes up; load for {seconds:.0f}s", flush=True)
         await asyncio.gather(workload.run(seconds, options.rate), faults.run())
         load_end = time.monotonic() - started
-        drained = await drain(db, workload)
+        drained, drained_at = await drain(db, workload)
         sampler.cancel()
         print(f"  load stopped at {load_end:.0f}s; {drained}", flush=True)
         exits = {name: await slots[name].stop() for name in ("api-1", "api-2", "worker")}
         await http.aclose()
 
-        results, data = await checks.answered_bookings(db, workload.booked, [c for c, _ in clients])
+        results, data = await checks.answered_bookings(db, workload.booked, [a.client_id for a in agencies])
         found = [
             results,
             await checks.refunds(db, workload.booked, data, partners["Fast B"].partner_id),
             await checks.wallets(db),
             await ledger_check(env, workdir),
+            await soak_fx.check(db, env, workdir),
             checks.partner_creates(partners, data),
             checks.partner_cancels(partners, data),
         ]
@@ -234,6 +238,7 @@ async def soak(options: argparse.Namespace, workdir: Path) -> int:
         found += [
             deliveries,
             checks.drained(data),
+            *await soak_messages.check(db, outboxes, workload.booked, agencies, data, drained_at),
             checks.server_errors(http.attempts, faults.windows),
             checks.memory(watched, seconds / 2, load_end),
             checks.error_logs(watched, started_wall, faults.windows),
@@ -267,6 +272,8 @@ async def soak(options: argparse.Namespace, workdir: Path) -> int:
         for server in servers:
             with contextlib.suppress(Exception):
                 await server.stop()
+        if outboxes is not None:
+            await outboxes.stop()
         await database.drop()
 
 

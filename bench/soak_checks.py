@@ -22,8 +22,10 @@ from tests.invariants import check_event_invariants, check_statement_invariants,
 from bench.soak_load import Attempt, Booked
 from bench.soak_partners import FlakyReceiver, PartnerSetup
 from bench.soak_world import Slot
+from transfers import money
 from transfers.db.engine import Database
 from transfers.db.tables import bookings, client_events, ledger_entries, outbox, partner_emails, webhook_deliveries
+from transfers.db.tables import wallets as wallets_table
 
 GRACE_SECONDS = 5.0  # after a fault ends, answers still cut off by it are counted as the fault's
 
@@ -103,6 +105,8 @@ async def answered_bookings(db: Database, journal: list[Booked], client_ids: lis
                 continue
             if Decimal(row["total"]) != Decimal(total):
                 problems.append(f"{number}: answered total {total}, stored {row['total']}")
+            if row["currency"] != booked.currency:
+                problems.append(f"{number}: searched in {booked.currency}, booked in {row['currency']}")
             if row["client_id"] != client_ids[booked.client]:
                 problems.append(f"{number}: stored for client {row['client_id']}")
             if debits.get(row["id"], []) != [-Decimal(total)]:
@@ -154,7 +158,8 @@ async def refunds(db: Database, journal: list[Booked], data: dict[str, Any], fee
                 continue
             fee = Decimal(row["cancellation_fee"] or 0)
             fees += fee > 0
-            wanted = (Decimal(row["total"]) / 4).quantize(Decimal("0.01")) if row["partner_id"] == fee_partner_id else 0
+            quarter = money.round_half_up(Decimal(row["total"]) / 4, row["currency"])  # the policy's 25 %, half-up
+            wanted = quarter if row["partner_id"] == fee_partner_id else 0
             if fee != wanted:
                 problems.append(
                     f"{number}: fee {fee} on {row['total']}, expected {wanted} (partner {row['partner_id']})"
@@ -177,7 +182,12 @@ async def wallets(db: Database) -> Check:
         await check_statement_invariants(db)
     except AssertionError as exc:
         problems.append(str(exc))
-    return Check("wallet = sum of its ledger, never negative", not problems, f"{checked} wallets", problems)
+    async with db.read() as conn:
+        by_currency = (
+            await conn.execute(select(wallets_table.c.currency, func.count()).group_by(wallets_table.c.currency))
+        ).all()
+    shown = ", ".join(f"{c} {n}" for c, n in sorted(by_currency))
+    return Check("wallet = sum of its ledger, never negative", not problems, f"{checked} wallets ({shown})", problems)
 
 
 def partner_creates(partners: dict[str, PartnerSetup], data: dict[str, Any]) -> Check:

@@ -58,6 +58,8 @@ class Booked:
     approved: set[str] = field(default_factory=set)
     incident: str | None = None
     pickup: datetime | None = None
+    currency: str = "EUR"  # the search's, hence the wallet debited
+    approved_ok: set[str] = field(default_factory=set)  # approvals its partner was answered 200 for
 
 
 class Http:
@@ -143,7 +145,9 @@ def local(moment: datetime) -> str:
     return moment.astimezone(AIRPORT_TZ).strftime("%Y-%m-%d %H:%M")
 
 
-def search_body(airport: str, pickup: datetime, *, back: datetime | None = None) -> dict[str, Any]:
+def search_body(
+    airport: str, pickup: datetime, *, back: datetime | None = None, currency: str | None = None
+) -> dict[str, Any]:
     body: dict[str, Any] = {
         "pickup_datetime": local(pickup),
         "pickup_location": {"type": "AIRPORT", "iata_code": airport},
@@ -152,6 +156,8 @@ def search_body(airport: str, pickup: datetime, *, back: datetime | None = None)
     }
     if back is not None:
         body["return_datetime"] = local(back)
+    if currency is not None:
+        body["currency"] = currency
     return body
 
 

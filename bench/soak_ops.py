@@ -31,7 +31,7 @@ from bench.soak_load import (
     search_body,
     soon_pickup,
 )
-from bench.soak_partners import HOSTED, PartnerSetup, SoakPartner
+from bench.soak_partners import HOSTED, Agency, PartnerSetup, SoakPartner
 
 MIX = (
     ("search", 44),
@@ -59,14 +59,15 @@ class Workload:
         self,
         http: Http,
         partners: dict[str, PartnerSetup],
-        client_keys: list[str],
+        agencies: list[Agency],
         *,
         seed: int,
         incidents_until: float,
     ) -> None:
         self.http = http
         self.partners = partners
-        self.client_keys = client_keys
+        self.agencies = agencies
+        self.client_keys = [a.api_key for a in agencies]
         self.rng = random.Random(seed)
         self.booked: list[Booked] = []
         self.by_no: dict[str, Booked] = {}
@@ -112,6 +113,10 @@ class Workload:
         n = self.rng.randrange(len(self.client_keys))
         return n, self.client_keys[n]
 
+    def currency(self, client: int) -> str:
+        """One of the agency's wallets' currencies: it searches and books in each."""
+        return self.rng.choice(self.agencies[client].currencies)
+
     # --- operations ------------------------------------------------------------------------------
 
     async def _search(self, op: str, key: str, body: dict[str, Any]) -> dict[str, Any] | None:
@@ -122,9 +127,10 @@ class Workload:
         return found
 
     async def op_search(self) -> None:
-        _, key = self.client()
+        client, key = self.client()
         airport = weighted(self.rng, SEARCH_AIRPORTS)
-        await self._search("search", key, search_body(airport, far_pickup(self.rng)))
+        body = search_body(airport, far_pickup(self.rng), currency=self.currency(client))
+        await self._search("search", key, body)
 
     async def op_get(self) -> None:
         if not self.by_no:
@@ -154,8 +160,9 @@ class Workload:
 
     async def _book(self, kind: str, airport: str, partner: str, pickup: datetime, flight: str) -> None:
         client, key = self.client()
+        currency = self.currency(client)
         back = pickup + timedelta(days=3) if kind == "return" else None
-        found = await self._search("search", key, search_body(airport, pickup, back=back))
+        found = await self._search("search", key, search_body(airport, pickup, back=back, currency=currency))
         if found is None:
             return
         vehicle = pick(found["vehicles"], partner, self.rng) or pick(found["vehicles"], None, self.rng)
@@ -177,7 +184,7 @@ class Workload:
             else:
                 body["return_vehicle_id"] = way_back["vehicle_id"]
                 body["return_travel_details"] = {"flight_number": "BA118", "extra_requests": None}
-        booked = Booked(new_key(kind), client, kind, partner, flight, pickup=pickup)
+        booked = Booked(new_key(kind), client, kind, partner, flight, pickup=pickup, currency=currency)
         self.booked.append(booked)
         op = "create_pair" if "return_vehicle_id" in body else "create"
         response = await self.http.call(op, "POST", f"{API}/booking", key=key, idem=booked.key, settle=True, json=body)
@@ -277,7 +284,8 @@ class Workload:
 
     async def _guarded_approve(self, partner: str, number: str) -> None:
         try:
-            await self.approve(partner, number)
+            if await self.approve(partner, number):
+                self.by_no[number].approved_ok.add(number)
         except Exception:
             self.errors.append(f"approve {number}: {traceback.format_exc(limit=3)}")
 
@@ -299,6 +307,7 @@ class Workload:
         if not await self.approve(booked.partner, number):
             return
         booked.approved.add(number)
+        booked.approved_ok.add(number)
         until_pickup = (booked.pickup - datetime.now(UTC)).total_seconds()
         waits_for_pickup = time.monotonic() + until_pickup < self.incidents_until
         story = self.rng.choice(("complete", "no_show", "late")) if waits_for_pickup else "complete"

@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from tests.fake_partner import FakePartner, Recorded
+from tests.fake_partner import FakePartner, Recorded, default_vehicles
 from tests.servers import LiveServer
 
 from bench.soak_world import ROOT, SECRET_KEY
@@ -29,6 +29,8 @@ from transfers.clients.models import NewClient
 from transfers.clock import SystemClock
 from transfers.db.engine import Database
 from transfers.hosted import service as hosted_service
+from transfers.messages import settings_service
+from transfers.messages.settings_rules import SettingsChange
 from transfers.partners.secrets_box import SecretBox
 from transfers.partners.service import register_partner
 
@@ -115,18 +117,29 @@ class PartnerSetup:
 
 
 PARTNERS: dict[str, dict[str, Any]] = {
-    # name: (airports, FakePartner settings, default cancellation policy)
-    "Fast A": {"airports": ("LHR",), "fake": {}, "policy": None},
-    "Fast B": {"airports": ("LHR",), "fake": {}, "policy": "0:25"},  # every cancel keeps a 25 % fee
-    "Fast C": {"airports": ("LHR",), "fake": {}, "policy": None},  # the one that hangs for a while
-    "Slow": {"airports": ("LGW",), "fake": {"mode": "slow", "delay": 1.2}, "policy": None},
-    "Flaky": {"airports": ("STN",), "fake": {"fail": 0.15}, "policy": None},
+    # name: (airports, FakePartner settings, default cancellation policy, the currency it quotes in)
+    "Fast A": {"airports": ("LHR",), "fake": {}, "policy": None, "currency": "EUR"},
+    # every cancel keeps a 25 % fee
+    "Fast B": {"airports": ("LHR",), "fake": {}, "policy": "0:25", "currency": "GBP"},
+    # the one that hangs for a while; quotes in yen (no decimals)
+    "Fast C": {"airports": ("LHR",), "fake": {}, "policy": None, "currency": "JPY"},
+    "Slow": {"airports": ("LGW",), "fake": {"mode": "slow", "delay": 1.2}, "policy": None, "currency": "GBP"},
+    "Flaky": {"airports": ("STN",), "fake": {"fail": 0.15}, "policy": None, "currency": "EUR"},
 }
+# Each agency's wallets (the first is its default) and whether its travellers get messages (e-mail and
+# SMS, with consent, under a brand): the first holds EUR only, messages off; the second EUR and GBP,
+# e-mail and SMS; the third GBP and EUR, e-mail only. More agencies repeat the pattern.
+AGENCIES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("EUR",), ()),
+    (("EUR", "GBP"), ("email", "sms")),
+    (("GBP", "EUR"), ("email",)),
+)
+OPENING = Decimal("1000000")
 HOSTED = "Hosted"
 HOSTED_AIRPORTS = ("LCY",)
 
 
-async def seed(db: Database, clients: int) -> tuple[dict[str, PartnerSetup], list[tuple[int, str]], list[LiveServer]]:
+async def seed(db: Database, clients: int) -> tuple[dict[str, PartnerSetup], list[Agency], list[LiveServer]]:
     """Partners (served in this process on loopback, registered through the service's own use
     cases), the hosted partner with a rate card, and the clients with big wallets."""
     clock, box = SystemClock(), SecretBox(SECRET_KEY)
@@ -135,7 +148,7 @@ async def seed(db: Database, clients: int) -> tuple[dict[str, PartnerSetup], lis
     for name, spec in PARTNERS.items():
         fake = dict(spec["fake"])
         fail = fake.pop("fail", 0.0)
-        partner = SoakPartner(name=name, **fake)
+        partner = SoakPartner(name=name, vehicles=quotes(spec["currency"]), **fake)
         partner.fail_rate = fail
         server = await LiveServer(partner.app()).start()
         servers.append(server)
@@ -166,16 +179,43 @@ async def seed(db: Database, clients: int) -> tuple[dict[str, PartnerSetup], lis
     setups[HOSTED] = PartnerSetup(None, hosted.partner_id, hosted.api_key, HOSTED_AIRPORTS)
     made = []
     for n in range(clients):
+        currencies, channels = AGENCIES[n % len(AGENCIES)]
         created = await client_service.create_client(
             db,
             clock,
-            NewClient(
-                name=f"Soak agency {n + 1}",
-                pay_type="wallet",
-                currency="EUR",
-                opening_balance=Decimal("1000000.00"),
-            ),
+            NewClient(name=f"Soak agency {n + 1}", pay_type="wallet", currency=currencies[0], opening_balance=OPENING),
             actor="soak",
         )
-        made.append((created.client_id, created.api_key))
+        for currency in currencies[1:]:
+            await client_service.add_wallet(db, clock, created.client_id, currency, default=False, actor="soak")
+            await client_service.top_up(db, clock, created.client_id, OPENING, actor="soak", currency=currency)
+        if channels:
+            change = SettingsChange(
+                channels=channels,
+                brand_name=f"Soak Travel {n + 1}",
+                sms_sender="SoakTravel",
+                support_phone="+442071234567",
+                travellers_consented="sms" in channels,
+            )
+            await settings_service.update_settings(db, clock, created.client_id, change, actor="soak")
+        made.append(Agency(created.client_id, created.api_key, currencies, channels))
     return setups, made, servers
+
+
+@dataclass(frozen=True)
+class Agency:
+    client_id: int
+    api_key: str
+    currencies: tuple[str, ...]  # its wallets, the default first
+    channels: tuple[str, ...]  # its travellers' messages (empty: off)
+
+
+def quotes(currency: str) -> list[dict[str, Any]]:
+    """The fake partner's vehicles, priced in ``currency`` with its own decimals (yen: none)."""
+    vehicles = default_vehicles(currency=currency)
+    if currency == "JPY":
+        for vehicle, price in zip(vehicles, ("6500", "11300"), strict=True):
+            vehicle["price"] = price
+            for extra, extra_price in zip(vehicle["extras"], ("800", "2000"), strict=False):
+                extra["price"] = extra_price
+    return vehicles

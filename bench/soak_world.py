@@ -255,7 +255,9 @@ async def wait_redis(port: int, timeout: float = 20.0) -> None:
     raise RuntimeError(f"redis on {port} did not answer PING within {timeout:g}s")
 
 
-def service_env(database_url: str, redis_port: int, pool_size: int) -> dict[str, str]:
+def service_env(
+    database_url: str, redis_port: int, pool_size: int, extra: dict[str, str] | None = None
+) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRANSFERS_")}
     env.update(
         {
@@ -282,6 +284,7 @@ def service_env(database_url: str, redis_port: int, pool_size: int) -> dict[str,
             "TRANSFERS_FLIGHT_PROVIDER": "sandbox",
         }
     )
+    env.update(extra or {})  # the local SMTP and Twilio-shaped servers (bench/soak_messages.py)
     if "allow_private_webhook_urls" in Settings.model_fields:
         # The client-webhook receiver is on loopback: the SSRF guard on webhook URLs allows it only when told.
         env["TRANSFERS_ALLOW_PRIVATE_WEBHOOK_URLS"] = "1"

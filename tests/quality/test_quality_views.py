@@ -6,12 +6,12 @@ console's links list exactly as many as the count says), the pages' data and CSV
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from tests.api.test_booking_lifecycle import svc_of
 from tests.conftest import PartnerFactory, bearer
@@ -21,7 +21,7 @@ from tests.unit.test_partner_openapi import assert_valid
 from transfers.api.scorecard_schemas import Scorecard
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
-from transfers.db.tables import bookings
+from transfers.db.tables import bookings, partner_scorecards
 from transfers.errors import Invalid
 from transfers.jobs import scheduled
 from transfers.quality import queries, views
@@ -137,3 +137,22 @@ async def test_the_pages_data_the_weeks_and_the_csv(scored: dict[str, Any], db: 
     assert whole[2:6] == ["*", scored["card"]["as_of"], "87", "PROVISIONAL"] and lhr[2] == "LHR"
     assert whole[6 : 6 + len(COUNT_NAMES)] == [str(scored["card"]["counts"][n]) for n in COUNT_NAMES]
     assert whole[rows[0].index("on_time_rate")] == "0.5" and whole[rows[0].index("rating_average")] == "2.0"
+
+
+async def test_a_manual_run_before_03_00_does_not_cancel_the_daily_run(
+    db: Database, clock: ShiftedClock, make_partner: PartnerFactory
+) -> None:
+    """``transfers partners score --partner 7`` at 01:00 stores partner 7's card as today's; the job
+    at 03:00 still scores every partner, as of 03:00 (docs/rules/quality.md#computing)."""
+    _, partner_id, _ = await make_partner(airports=("LHR",))
+    night = datetime.combine(clock.now().date() + timedelta(days=3), time(1, 0), tzinfo=UTC)
+    async with db.write() as conn:  # a database kept from an earlier run may hold that day already
+        await conn.execute(delete(partner_scorecards).where(partner_scorecards.c.day == night.date().isoformat()))
+    await quality.compute_and_store(db, night, now=night, partner_id=partner_id)
+    assert await quality.run_daily(db, night + timedelta(hours=1, minutes=59)) == 0  # 02:59: not yet
+    at_three = night + timedelta(hours=2, minutes=1)
+    assert await quality.run_daily(db, at_three) >= 1
+    assert await quality.run_daily(db, at_three + timedelta(hours=1)) == 0  # once a day
+    async with db.read() as conn:
+        stored = (await queries.latest_with_airports(conn, partner_id))[0]
+    assert stored.card["as_of"] == f"{night.date().isoformat()}T03:00:00Z"

@@ -333,7 +333,14 @@ async def history(conn: AsyncConnection, partner_id: int, airport_iata: str = AL
     return [_stored(r) for r in (await conn.execute(query)).all()]
 
 
-async def computed_on(conn: AsyncConnection, day: str) -> bool:
-    """Whether the day's scorecards were already written (the daily job runs once a day)."""
-    found = await conn.execute(select(partner_scorecards.c.id).where(partner_scorecards.c.day == day).limit(1))
+async def computed_on(conn: AsyncConnection, day: str, since: datetime) -> bool:
+    """Whether the day's scheduled scorecards were already written (the daily job runs once a day): a
+    row of that day computed as of ``since`` (03:00 UTC) or later. A manual run earlier that night
+    (``transfers partners score --partner 7`` at 01:00 stores partner 7's as today's) does not count,
+    or it would leave every other partner unscored that day."""
+    found = await conn.execute(
+        select(partner_scorecards.c.id)
+        .where(partner_scorecards.c.day == day, partner_scorecards.c.as_of >= since)
+        .limit(1)
+    )
     return found.first() is not None

@@ -74,7 +74,7 @@ async def run_daily(db: Database, now: datetime) -> int:
     if as_of is None:
         return 0
     async with db.read() as conn:
-        if await repo.computed_on(conn, as_of.date().isoformat()):
+        if await repo.computed_on(conn, as_of.date().isoformat(), as_of):
             return 0
     return len((await compute_and_store(db, as_of, now=now)).cards)
 
