@@ -52,7 +52,7 @@ from transfers.delivery.transport import CallResult, Outcome, Receiver
 from transfers.messages import addresses, planning
 from transfers.messages import queue_repository as queue_repo
 from transfers.messages import repository as messages_repo
-from transfers.messages.models import MessageSettings
+from transfers.messages.models import MessageSettings, OptOutSource
 from transfers.messages.optout_link import optout_url
 from transfers.messages.sms.provider import SmsProvider, provider_for, status_callback_url
 from transfers.messages.sms.senders import NoSms, route
@@ -326,6 +326,13 @@ async def effect(
     if ended:
         log.info("traveller_message_ended", status=status, reason=reason, **message.log_fields())
         if status == "failed":
+            if reason == "unsubscribed" and message.channel == "sms" and message.to_address:
+                # The provider refused the number because it replied STOP to it (Twilio's 21610): kept as
+                # the STOP reply it is, so the next texts are suppressed before any provider sees them
+                # (docs/rules/messages.md#opt-out).
+                await messages_repo.add_optout(
+                    conn, "sms", message.to_address, booking_id=None, source=OptOutSource.SMS_REPLY, now=now
+                )
             await report_failure(conn, message.id, now)
     return ended
 
