@@ -7,7 +7,9 @@
   at the send), to a real SMTP server (aiosmtpd);
 * Twilio's 21610 (the number replied STOP to Twilio) fails the text at once and is kept as that STOP: the
   number's next text is ``suppressed`` and never reaches Twilio;
-* the rendered subject and body are kept 30 days after the message ended, then emptied.
+* the rendered subject and body are kept 30 days after the message ended, then emptied;
+* a failed ``cancelled`` reaches the client's webhook endpoint as ``booking.message_failed`` with
+  ``data`` = ``booking``, ``message`` (masked), ``sequence``.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ import httpx
 from sqlalchemy import select
 
 from tests.api.test_booking_lifecycle import svc_of
-from tests.api.test_cancellation_policies import move_clock_to
-from tests.conftest import ClientFactory, PartnerFactory
+from tests.api.test_cancellation_policies import book, move_clock_to, pickup_in
+from tests.conftest import ClientFactory, PartnerFactory, bearer
+from tests.fake_partner import default_vehicles
 from tests.helpers import row_of
 from tests.hosted.conftest import HostedFactory
+from tests.incidents.test_incident_events import ENDPOINTS, delivered, dispatcher, receiver  # noqa: F401
 from tests.messages.test_delivery import smtp, worker  # noqa: F401  (the fixture)
-from tests.messages.test_planner import SAM, messages_on, only_these, plan_all, rows
+from tests.messages.test_planner import REVERSE_UPDATE, SAM, messages_on, only_these, plan_all, rows
 from tests.messages.test_sms_twilio_flow import (  # noqa: F401  (the fixture)
     World,
     a_number,
@@ -39,6 +43,7 @@ from tests.ride_pages.flights import book_flight
 from tests.ride_pages.helpers import accept
 from tests.servers import LiveServer
 from tests.smtp_server import Inbox
+from tests.webhook_receiver import Receiver
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import message_optouts, traveller_messages
@@ -46,6 +51,7 @@ from transfers.deliveries import send_traveller_messages
 from transfers.flights import watch as flight_watch
 from transfers.flights.sandbox import SandboxProvider
 from transfers.messages import delivery, reminders, timing
+from transfers.webhooks.delivery import WebhookDispatcher
 
 
 def brief(found: list[dict[str, Any]], template: str) -> list[tuple[str, str]]:
@@ -177,3 +183,112 @@ async def test_the_rendered_text_is_kept_30_days_then_emptied(
     async with db.read() as conn:
         emptied = (await conn.execute(select(traveller_messages).where(traveller_messages.c.id == sent["id"]))).one()
     assert (emptied.subject, emptied.body, emptied.status) == (None, None, "sent")
+
+
+async def test_the_client_is_sent_message_failed_with_the_booking_the_message_and_the_sequence(
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    smtp: tuple[Inbox, int],  # noqa: F811
+    receiver: Receiver,  # noqa: F811
+    dispatcher: WebhookDispatcher,  # noqa: F811
+) -> None:
+    inbox, port = smtp
+    _, _, partner_key = await make_partner(vehicles=default_vehicles("56.05"), create_status="APPROVED", driver=SAM)
+    client_id, key = await make_client()
+    await messages_on(db, clock, client_id)
+    created = await http.post(
+        ENDPOINTS, json={"url": receiver.hook_url, "events": ["booking.message_failed"]}, headers=bearer(key)
+    )
+    assert created.status_code == 201, created.text
+    receiver.secrets.append(created.json()["secret"])
+    no = (await book(http, key, pickup_in(5)))["reservation_no"]
+    row = await row_of(db, no)
+    cancelled = await http.put(
+        REVERSE_UPDATE, json={"reservation_no": no, "status": "CANCELLED"}, headers=bearer(partner_key)
+    )
+    assert cancelled.status_code == 200, cancelled.text
+    await plan_all(db, clock)
+    await only_these(db, int(row["id"]))
+    inbox.data_answer = "554 5.7.1 refused"
+    async with worker(service, clock, port) as w:
+        await send_traveller_messages(w)
+    failed = [r for r in await rows(db, int(row["id"])) if r["status"] == "failed"]
+    assert [(r["template"], r["channel"], r["reason"]) for r in failed] == [("cancelled", "email", "refused")]
+    await delivered(dispatcher, receiver, 1)
+    (got,) = receiver.received
+    assert got.body["type"] == "booking.message_failed"
+    data = got.body["data"]
+    assert set(data) == {"booking", "message", "sequence"}
+    assert data["booking"]["reservation_no"] == no and data["booking"]["status"] == "CANCELLED"
+    assert data["message"]["id"] == failed[0]["id"] and data["message"]["status"] == "failed"
+    assert data["message"]["to"] != row["passenger_email"] and "***" in data["message"]["to"]
+    assert isinstance(data["sequence"], int) and data["sequence"] > 1
+    assert "price" not in str(data["message"])
+
+
+async def test_driver_changes_are_coalesced_into_one_message_2_min_after_the_last(
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    smtp: tuple[Inbox, int],  # noqa: F811
+) -> None:
+    from tests.messages.test_planner import approved
+
+    inbox, port = smtp
+    partner_key, no, row = await approved(http, db, clock, make_client, make_partner)
+    booking_id = int(row["id"])
+    await plan_all(db, clock)
+    await only_these(db, booking_id)
+    async with worker(service, clock, port) as w:
+        await send_traveller_messages(w)  # the confirmed e-mail
+        for name, plate in (("Bob Other", "XY34 ZZZ"), ("Ann Third", "CD56 EEE")):
+            changed = await http.put(
+                REVERSE_UPDATE,
+                json={
+                    "reservation_no": no,
+                    "status": "APPROVED",
+                    "driver_info": {"name": name, "phone": "+447400123459", "plate": plate},
+                },
+                headers=bearer(partner_key),
+            )
+            assert changed.status_code == 200, changed.text
+            await plan_all(db, clock)
+            last_change = clock.now()
+            clock.advance(timedelta(seconds=90))
+            await send_traveller_messages(w)  # within the 2 min: nothing goes
+        waiting = [r for r in await rows(db, booking_id) if r["template"] == "driver_changed"]
+        assert [(r["channel"], r["status"], r["reason"]) for r in waiting] == [
+            ("email", "skipped", "superseded"),
+            ("sms", "skipped", "superseded"),
+            ("email", "scheduled", None),
+            ("sms", "scheduled", None),
+        ]
+        assert abs(waiting[2]["scheduled_for"] - (last_change + timedelta(minutes=2))) < timedelta(seconds=5)
+        clock.advance(timedelta(seconds=31))
+        await send_traveller_messages(w)
+        # the same driver reported again: no new message
+        again = await http.put(
+            REVERSE_UPDATE,
+            json={
+                "reservation_no": no,
+                "status": "APPROVED",
+                "driver_info": {"name": "Ann Third", "phone": "+447400123459", "plate": "CD56 EEE"},
+            },
+            headers=bearer(partner_key),
+        )
+        assert again.status_code == 200, again.text
+        await plan_all(db, clock)
+    changed_rows = [r for r in await rows(db, booking_id) if r["template"] == "driver_changed"]
+    assert [(r["channel"], r["status"]) for r in changed_rows][2:] == [("email", "sent"), ("sms", "sent")]
+    assert len(changed_rows) == 4
+    mails = [m for m in inbox.messages if m[1]["Subject"] == changed_rows[2]["subject"]]
+    assert len(mails) == 1
+    body = changed_rows[2]["body"] or ""
+    assert "Ann" in body and "CD56 EEE" in body and "Bob" not in body
