@@ -292,3 +292,46 @@ async def test_driver_changes_are_coalesced_into_one_message_2_min_after_the_las
     assert len(mails) == 1
     body = changed_rows[2]["body"] or ""
     assert "Ann" in body and "CD56 EEE" in body and "Bob" not in body
+
+
+async def test_a_waiting_message_expires_at_a_pickup_moved_earlier(
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
+    db: Database,
+    clock: ShiftedClock,
+    smtp: tuple[Inbox, int],  # noqa: F811
+) -> None:
+    inbox, port = smtp
+    client_id, key = await make_client()
+    await messages_on(db, clock, client_id)
+    partner_id = await make_hosted(airports=("GLA",), name="Review Early Cars")
+    svc = svc_of(service)
+    ride = await book_flight(http, key, "Review Early Cars", db, partner_id, "ZZ2090")  # 90 min early
+    await accept(svc, ride)
+    booking_id = int((await row_of(db, ride.reservation_no))["id"])
+    await plan_all(db, clock)
+    move_clock_to(clock, ride.pickup_at - timedelta(hours=23))
+    await reminders.reminders_pass(db, clock.now())
+    await only_these(db, booking_id)
+    inbox.data_answer = "451 4.3.0 try again later"
+    async with worker(service, clock, port) as w:
+        await send_traveller_messages(w)
+        (waiting,) = [r for r in await rows(db, booking_id) if r["template"] == "reminder" and r["channel"] == "email"]
+        assert (waiting["status"], waiting["attempts"]) == ("scheduled", 1)
+        # the flight lands 90 min early: the pickup follows it; the reminder is still being retried
+        move_clock_to(clock, ride.pickup_at - timedelta(hours=3))
+        await flight_watch.check_now(svc.db, SandboxProvider(clock), clock, ride.reservation_no)
+        moved_to = (await row_of(db, ride.reservation_no))["pickup_at"]
+        assert moved_to == ride.pickup_at - timedelta(minutes=90)
+        await plan_all(db, clock)
+        # past the new pickup, before the one the reminder was written under: never sent
+        move_clock_to(clock, moved_to + timedelta(minutes=1))
+        await only_these(db, booking_id)
+        inbox.data_answer = "250 OK"
+        await send_traveller_messages(w)
+    found = await rows(db, booking_id)
+    emails = [r for r in found if r["channel"] == "email" and r["template"] in ("reminder", "pickup_moved")]
+    assert {(r["template"], r["status"]) for r in emails} == {("reminder", "expired"), ("pickup_moved", "expired")}
+    assert not any(ride.reservation_no in str(m[1]["Subject"]) for m in inbox.messages)

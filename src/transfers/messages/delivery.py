@@ -66,6 +66,8 @@ LEASE = timedelta(minutes=5)  # far above a send's bound (the SMTP timeout per s
 BATCH = 50
 SWEEP = 500
 STILL_TOLD = frozenset({"cancelled", "feedback"})  # sent whatever the booking's status is now
+# Templates whose expiry is not the pickup (docs/rules/messages.md#timing): the arrival's 30 min, the rating's 7 days.
+OWN_EXPIRY = frozenset({"driver_arrived", "feedback"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +169,9 @@ class TravellerTransport:
         if message.expires_at is not None and now >= message.expires_at:
             return _result(SendOutcome(Verdict.DONE, "expired"))
         booking = message.booking
+        if booking is not None and message.template not in OWN_EXPIRY and now >= booking.trip.pickup_at:
+            # "at the pickup" is the pickup as it is now: one moved earlier since the planning ends it sooner
+            return _result(SendOutcome(Verdict.DONE, "expired"))
         client = await self._client(message.client_id)
         if booking is None or client is None:
             return _result(SendOutcome(Verdict.DONE, "skipped", "outdated"))
