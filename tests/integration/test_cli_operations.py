@@ -373,6 +373,10 @@ async def test_worker_once_delivers_a_pending_create(
         "positions_pruned",
         "fx_files_fetched",
         "partners_scored",
+        "messages_planned",
+        "reminders_read",
+        "messages_sent",
+        "messages_pruned",
     }
 
     read = await http.get(BOOKING, params={"reservation_no": booking["reservation_no"]}, headers=bearer(key))

@@ -4,11 +4,17 @@ decimals (JPY with decimals refused, never rounded), and each refusal a clear li
 
 from __future__ import annotations
 
+from decimal import Decimal
+
+import pytest
 from sqlalchemy import func, select
 
 from tests.integration.test_cli_clients import cli_env, create, ok_json, run_cli  # noqa: F401 (cli_env: a fixture)
+from transfers.clients import service
+from transfers.clock import SystemClock
 from transfers.db.engine import Database
 from transfers.db.tables import admin_audit, ledger_entries, wallets
+from transfers.money import MoneyError
 
 
 def refused(result: object, code: int, words: str) -> None:
@@ -87,3 +93,23 @@ async def test_bad_wallet_commands_write_nothing(cli_env: dict[str, str], db: Da
     assert await counts(db, client_id) == before
     reverse = (await create(cli_env, "--pay-type", "reverse_api"))["client_id"]
     refused(await run_cli(cli_env, "wallet", "add", "--client", str(reverse), "--currency", "GBP"), 1, "reverse_api")
+
+
+async def test_the_service_refuses_a_top_up_its_wallet_cannot_hold(cli_env: dict[str, str], db: Database) -> None:  # noqa: F811
+    """A caller that skipped the CLI's and the console's parsing (JPY 100.5) is refused by the service
+    itself, with nothing written: neither the entry nor its audit row."""
+    client_id = (await create(cli_env, "--balance", "10.00"))["client_id"]
+    ok_json(await run_cli(cli_env, "wallet", "add", "--client", str(client_id), "--currency", "JPY"))
+    before = await counts(db, client_id)
+    with pytest.raises(MoneyError, match="JPY amounts have no decimals"):
+        await service.top_up(db, SystemClock(), client_id, Decimal("100.5"), actor="test", currency="JPY")
+    assert await counts(db, client_id) == before
+    async with db.read() as conn:
+        audited = (
+            await conn.execute(
+                select(func.count()).where(
+                    admin_audit.c.subject == f"client:{client_id}", admin_audit.c.action == "wallet.top_up"
+                )
+            )
+        ).scalar_one()
+    assert audited == 0

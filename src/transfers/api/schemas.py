@@ -118,7 +118,10 @@ class Vehicle(_Strict):
     max_passengers: str
     suitcases: str
     small_bags: str
-    price: float
+    price: float = Field(
+        description="docs/rules/fx.md#search: a JSON number with at most the currency's decimals "
+        "(52.8 GBP, 20.475 KWD; an integer for a currency without decimals, 10010 JPY)"
+    )
     currency: str
     fx: Fx | None = Field(description="docs/rules/fx.md#search: the rate used, null when nothing was converted")
     company: str

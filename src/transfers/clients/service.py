@@ -152,6 +152,9 @@ async def top_up(
         wallet = await wallet_repo.wallet_of_client(conn, client_id, currency)
         if wallet is None:
             raise ClientNotFound(await _missing_wallet(conn, client_id, currency))
+        # The callers parse in the wallet's decimals first; the service holds the rule too, so a caller
+        # that skipped it (a JPY 100.5) is refused before anything is written (docs/rules/wallet.md#currencies).
+        amount = money.exact(amount, wallet[1])
         balance = await wallet_repo.post_entry(
             conn,
             wallet_id=wallet[0],

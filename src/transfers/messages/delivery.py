@@ -52,7 +52,7 @@ from transfers.delivery.transport import CallResult, Outcome, Receiver
 from transfers.messages import addresses, planning
 from transfers.messages import queue_repository as queue_repo
 from transfers.messages import repository as messages_repo
-from transfers.messages.models import MessageSettings
+from transfers.messages.models import MessageSettings, OptOutSource
 from transfers.messages.optout_link import optout_url
 from transfers.messages.sms.provider import SmsProvider, provider_for, status_callback_url
 from transfers.messages.sms.senders import NoSms, route
@@ -66,6 +66,8 @@ LEASE = timedelta(minutes=5)  # far above a send's bound (the SMTP timeout per s
 BATCH = 50
 SWEEP = 500
 STILL_TOLD = frozenset({"cancelled", "feedback"})  # sent whatever the booking's status is now
+# Templates whose expiry is not the pickup (docs/rules/messages.md#timing): the arrival's 30 min, the rating's 7 days.
+OWN_EXPIRY = frozenset({"driver_arrived", "feedback"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +169,9 @@ class TravellerTransport:
         if message.expires_at is not None and now >= message.expires_at:
             return _result(SendOutcome(Verdict.DONE, "expired"))
         booking = message.booking
+        if booking is not None and message.template not in OWN_EXPIRY and now >= booking.trip.pickup_at:
+            # "at the pickup" is the pickup as it is now: one moved earlier since the planning ends it sooner
+            return _result(SendOutcome(Verdict.DONE, "expired"))
         client = await self._client(message.client_id)
         if booking is None or client is None:
             return _result(SendOutcome(Verdict.DONE, "skipped", "outdated"))
@@ -326,6 +331,13 @@ async def effect(
     if ended:
         log.info("traveller_message_ended", status=status, reason=reason, **message.log_fields())
         if status == "failed":
+            if reason == "unsubscribed" and message.channel == "sms" and message.to_address:
+                # The provider refused the number because it replied STOP to it (Twilio's 21610): kept as
+                # the STOP reply it is, so the next texts are suppressed before any provider sees them
+                # (docs/rules/messages.md#opt-out).
+                await messages_repo.add_optout(
+                    conn, "sms", message.to_address, booking_id=None, source=OptOutSource.SMS_REPLY, now=now
+                )
             await report_failure(conn, message.id, now)
     return ended
 

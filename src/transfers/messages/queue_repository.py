@@ -244,24 +244,34 @@ def _made_a_day_before(conn: AsyncConnection) -> ColumnElement[bool]:
     return B.c.pickup_at - B.c.created_at > text("interval '24 hours'")
 
 
-async def reminders_due(
+async def upcoming(
     conn: AsyncConnection, *, now: datetime, horizon: datetime, after: tuple[datetime, int] | None, limit: int
 ) -> list[FactRow]:
     """APPROVED bookings picked up after ``now`` and up to ``horizon``, made more than 24 h before their
-    pickup, of clients with a channel on, without a reminder written: by pickup, from after
-    ``after`` (the last (pickup, id) of the previous batch). The (status, pickup_at) index drives it."""
-    written = exists().where(M.c.booking_id == B.c.id, M.c.template == "reminder")
+    pickup, of clients with a channel on: by pickup, from after ``after`` (the last (pickup, id) of the
+    previous batch). One range of the (status, pickup_at) index; which of them have their reminder
+    already is ``with_reminder`` (no anti-join here: a plan that must hold while the messages table
+    grows faster than its statistics)."""
     statement = (
         select(*FACT_COLUMNS, literal(None).label("approved_at"))
         .select_from(B.join(S, and_(S.c.client_id == B.c.client_id, cast(S.c.channels, String) != "[]")))
         .where(B.c.status == "APPROVED", B.c.pickup_at > now, B.c.pickup_at <= horizon, _made_a_day_before(conn))
-        .where(~written)
         .order_by(B.c.pickup_at, B.c.id)
         .limit(limit)
     )
     if after is not None:
         statement = statement.where(or_(B.c.pickup_at > after[0], and_(B.c.pickup_at == after[0], B.c.id > after[1])))
     return [_fact(r) for r in await conn.execute(statement)]
+
+
+async def with_reminder(conn: AsyncConnection, booking_ids: Collection[int]) -> set[int]:
+    """Those of ``booking_ids`` whose reminder is written (by the messages' booking index)."""
+    if not booking_ids:
+        return set()
+    rows = await conn.execute(
+        select(M.c.booking_id).where(M.c.booking_id.in_(list(booking_ids)), M.c.template == "reminder").distinct()
+    )
+    return {int(b) for b in rows.scalars()}
 
 
 # --- coalescing driver changes --------------------------------------------------------------------------
