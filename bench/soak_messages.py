@@ -28,6 +28,8 @@ from bench.soak_load import PASSENGER, Booked
 from bench.soak_partners import Agency
 from transfers.db.engine import Database
 from transfers.db.tables import traveller_messages as M
+from transfers.messages import planner, planning
+from transfers.messages import queue_repository as queue_repo
 from transfers.messages.delivery import LEASE  # a claimed message's lease
 
 SENDING = "sending"  # last_error of a row whose send began (messages/queue_repository.py)
@@ -85,8 +87,8 @@ async def start() -> Outboxes:
 async def make_due(db: Database, now: datetime) -> int:
     """The drain's part: a message waiting out a retry's backoff is due now (an operator's retry), a
     send begun long ago by a killed worker has its lease end now (the sweep then fails it
-    ``ambiguous``, never sends it again); and how many are still due or in a send. A message waiting for
-    07:00 (quiet hours) is left waiting."""
+    ``ambiguous``, never sends it again); and how many are still due, in a send or not planned yet. A
+    message waiting for 07:00 (quiet hours) is left waiting."""
     free = or_(M.c.lease_until.is_(None), M.c.lease_until < now)
     async with db.write() as conn:
         await conn.execute(
@@ -103,7 +105,13 @@ async def make_due(db: Database, now: datetime) -> int:
     async with db.read() as conn:
         waiting = or_(M.c.scheduled_for <= now, M.c.last_error == SENDING)
         found = await conn.execute(select(func.count()).where(and_(M.c.status == "scheduled", waiting)))
-        return int(found.scalar_one())
+        # ... and the client events the planner (a scheduled job, every few seconds) has not planned yet:
+        # an approval just before the drain has its confirmed e-mail only once it is planned.
+        low = await queue_repo.window_start(conn)
+        unplanned = await queue_repo.unplanned_events(
+            conn, low=low, since=now - planner.WINDOW, types=planning.EVENT_TYPES, limit=1000
+        )
+        return int(found.scalar_one()) + len(unplanned)
 
 
 def _text(value: str | None) -> str:

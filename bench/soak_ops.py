@@ -321,6 +321,9 @@ class Workload:
             await self._incident(booked, number, "DRIVER_NO_SHOW")
             return
         await self._event(booked, number, "DRIVER_ARRIVED_AT_PICKUP")
+        # The traveller walks to the car: long enough for the messages planner (a scheduled job, every
+        # few seconds) and the worker to text driver_arrived while the booking is still APPROVED.
+        await asyncio.sleep(self.rng.uniform(6.0, 10.0))
         if story == "late":
             await self._after_pickup(booked)
             booked.incident = "DRIVER_LATE"

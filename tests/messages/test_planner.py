@@ -7,17 +7,21 @@ the booking's switches and opt-outs."""
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import UTC, timedelta
 from typing import Any
 
 import httpx
 from sqlalchemy import select, update
 
+from tests.api.test_booking_lifecycle import svc_of
 from tests.api.test_cancellation_policies import book, move_clock_to, pickup_in
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.fake_partner import default_vehicles
 from tests.helpers import row_of
 from tests.incidents.helpers import driver_event
+from tests.integration.test_flight_watch import book as book_flight
+from tests.integration.test_flight_watch import run_pass
+from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import traveller_messages
@@ -207,3 +211,28 @@ async def test_two_planners_at_once_plan_each_event_once(
     await asyncio.gather(*(planner.plan_pass(db, clock.now(), limit=3) for _ in range(4)))
     await plan_all(db, clock)
     assert brief(await rows(db, int(row["id"]))) == [("confirmed", "email", "scheduled")]
+
+
+async def test_a_late_flight_tells_the_traveller_the_new_pickup_once(
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    await make_partner(create_status="APPROVED", driver=SAM)
+    client_id, key = await make_client()
+    await messages_on(db, clock, client_id)
+    booking = await book_flight(http, key, "zz 1045")  # the sandbox flight provider: 45 min late
+    svc = svc_of(service)
+    await run_pass(svc, clock)
+    row = await row_of(db, booking["reservation_no"])
+    assert row["pickup_at"] != row["original_pickup_at"]
+    await plan_all(db, clock)
+    await run_pass(svc, clock)  # no news: nothing more
+    await plan_all(db, clock)
+    moved = [r for r in await rows(db, int(row["id"])) if r["template"] == "pickup_moved"]
+    assert brief(moved) == [("pickup_moved", "email", "scheduled"), ("pickup_moved", "sms", "scheduled")]
+    assert moved[0]["expires_at"] == row["pickup_at"]
+    assert moved[0]["revision"] == row["pickup_at"].astimezone(UTC).strftime("%Y%m%d%H%M")
