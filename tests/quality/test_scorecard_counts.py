@@ -15,10 +15,10 @@ import pytest
 from tests.api.test_booking_lifecycle import svc_of
 from tests.api.test_cancel_actors import cancel_now, request_of
 from tests.conftest import ClientFactory, PartnerFactory, bearer
-from tests.helpers import row_of
+from tests.helpers import booking_body, row_of, search_body
 from tests.incidents.helpers import report
 from tests.quality.test_scorecards import book, recorded
-from tests.ride.conftest import BOOKING, REVERSE, Ride, approved_ride
+from tests.ride.conftest import BOOKING, REVERSE, SEARCH, Ride, approved_ride
 from tests.servers import LiveServer
 from transfers.bookings.cancel import Actor
 from transfers.clock import ShiftedClock
@@ -160,3 +160,42 @@ async def test_a_late_arrival_re_sent_backdated_stays_late(
     milestones = (await ride.booking())["ride"]["events"]
     arrived = [m for m in milestones if m["type"] == "DRIVER_ARRIVED_AT_PICKUP"]
     assert len(arrived) == 1 and datetime.fromisoformat(arrived[0]["occurred_at"]) == ride.pickup_at + 20 * MIN
+
+
+async def test_each_airport_is_scored_on_its_own_and_the_whole_is_their_sum(
+    http: httpx.AsyncClient, db: Database, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
+    """The per-airport split: two bookings at Heathrow (one cancelled by the partner after accepting),
+    one at Luton; each airport's scorecard is the formula over its own counts, the whole over the sum."""
+    _, partner_id, partner_key = await make_partner(airports=("LHR", "LTN"), create_status="PENDING")
+    _, client_key = await make_client()
+    heathrow = [await book(http, client_key, partner_key) for _ in range(2)]
+    found = await http.post(
+        SEARCH, json=search_body(pickup_location={"type": "AIRPORT", "iata_code": "LTN"}), headers=bearer(client_key)
+    )
+    assert found.status_code == 200, found.text
+    created = await http.post(
+        BOOKING,
+        json=booking_body(found.json()["search_id"], found.json()["vehicles"][0]["vehicle_id"]),
+        headers=bearer(client_key),
+    )
+    assert created.status_code == 200, created.text
+    luton = created.json()["booking"]["reservation_no"]
+    cancel = {"reservation_no": heathrow[0], "status": "CANCELLED", "cancel_reason": "no car"}
+    assert (await http.put(f"{REVERSE}/update", json=cancel, headers=bearer(partner_key))).status_code == 200
+    pickups = [(await row_of(db, no))["pickup_at"] for no in (*heathrow, luton)]
+    as_of = max(pickups) + timedelta(hours=12, minutes=1)
+    result = await quality.compute(db, as_of, partner_id)
+    (whole,) = result.cards
+    split = result.airports[partner_id]
+    assert sorted(split) == ["LHR", "LTN"]
+    assert [
+        (c["counts"]["requests"], c["counts"]["partner_cancelled"]) for c in (whole, split["LHR"], split["LTN"])
+    ] == [
+        (3, 1),
+        (2, 1),
+        (1, 0),
+    ]
+    # reliability: (3 - 1 + 19.4)/23, (2 - 1 + 19.4)/22, (1 + 19.4)/21
+    assert [c["components"]["reliability"] for c in (whole, split["LHR"], split["LTN"])] == [0.9304, 0.9273, 0.9714]
+    assert all(c["partner_id"] == partner_id and c["as_of"] == whole["as_of"] for c in split.values())
