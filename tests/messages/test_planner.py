@@ -11,7 +11,7 @@ from datetime import UTC, timedelta
 from typing import Any
 
 import httpx
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
 from tests.api.test_booking_lifecycle import svc_of
 from tests.api.test_cancellation_policies import book, move_clock_to, pickup_in
@@ -24,7 +24,8 @@ from tests.integration.test_flight_watch import run_pass
 from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
-from transfers.db.tables import traveller_messages
+from transfers.db.tables import client_events, message_planned_events, traveller_messages
+from transfers.jobs import scheduled
 from transfers.messages import planner, reminders
 from transfers.messages import repository as repo
 from transfers.messages.models import Channel, MessageSettings, OptOutSource
@@ -236,3 +237,39 @@ async def test_a_late_flight_tells_the_traveller_the_new_pickup_once(
     assert brief(moved) == [("pickup_moved", "email", "scheduled"), ("pickup_moved", "sms", "scheduled")]
     assert moved[0]["expires_at"] == row["pickup_at"]
     assert moved[0]["revision"] == row["pickup_at"].astimezone(UTC).strftime("%Y%m%d%H%M")
+
+
+async def test_texts_kept_30_days_and_marks_2_days(
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    _, _, row = await approved(http, db, clock, make_client, make_partner)
+    booking_id = int(row["id"])
+    await plan_all(db, clock)
+    sent_at = clock.now()
+    async with db.write() as conn:  # as the sender leaves a sent message
+        await conn.execute(
+            update(traveller_messages)
+            .where(traveller_messages.c.booking_id == booking_id)
+            .values(status="sent", subject="s", body="b", sent_at=sent_at, finished_at=sent_at)
+        )
+    events = select(client_events.c.id).where(client_events.c.booking_id == booking_id)
+    marks = select(func.count()).where(message_planned_events.c.event_pk.in_(events))
+    async with db.read() as conn:
+        assert (await conn.execute(marks)).scalar_one() >= 1
+    svc = svc_of(service)
+    move_clock_to(clock, sent_at + timedelta(days=2, minutes=1))
+    await scheduled.prune_messages(svc)
+    async with db.read() as conn:
+        assert (await conn.execute(marks)).scalar_one() == 0  # past the planner's window
+    assert (await rows(db, booking_id))[0]["body"] == "b"  # still kept
+    move_clock_to(clock, sent_at + timedelta(days=30, minutes=1))
+    for _ in range(50):
+        if await scheduled.prune_messages(svc) == 0:
+            break
+    (kept,) = await rows(db, booking_id)
+    assert (kept["status"], kept["subject"], kept["body"]) == ("sent", None, None)

@@ -18,7 +18,7 @@ from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.helpers import row_of
 from tests.incidents.helpers import report
 from tests.quality.test_scorecards import book, recorded
-from tests.ride.conftest import BOOKING, REVERSE, Ride
+from tests.ride.conftest import BOOKING, REVERSE, Ride, approved_ride
 from tests.servers import LiveServer
 from transfers.bookings.cancel import Actor
 from transfers.clock import ShiftedClock
@@ -128,3 +128,35 @@ async def test_the_window_includes_its_start_and_excludes_its_end(
         for as_of in (pickup_at + timedelta(hours=12), at_start, at_start + timedelta(seconds=1))
     ]
     assert requests == [0, 4, 0]
+
+
+async def test_a_late_arrival_re_sent_backdated_stays_late(
+    http: httpx.AsyncClient,
+    db: Database,
+    clock: ShiftedClock,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    """The first report of an event is the record: a partner that reported its driver 20 minutes late,
+    as it happened, cannot make the ride on time by sending the arrival again with an earlier time."""
+    ride = await approved_ride(http, clock, make_client, make_partner)
+    ride.at(-30 * MIN)
+    await recorded(ride, "DRIVER_DEPARTED_TO_PICKUP", -31 * MIN)
+    ride.at(20 * MIN + timedelta(seconds=10))
+    await recorded(ride, "DRIVER_ARRIVED_AT_PICKUP", 20 * MIN)
+    ride.at(21 * MIN)
+    again = await ride.event("DRIVER_ARRIVED_AT_PICKUP", ride.pickup_at + MIN)
+    assert again.status_code == 200, again.text  # a repeat: accepted, nothing changes
+    ride.at(22 * MIN)
+    await recorded(ride, "DRIVER_DEPARTED_TO_DROPOFF", 22 * MIN - timedelta(seconds=5))
+    ride.at(60 * MIN)
+    await recorded(ride, "DRIVER_ARRIVED_AT_DROPOFF", 60 * MIN - timedelta(seconds=5))
+    clock.advance(ride.pickup_at + timedelta(hours=13) - clock.now())
+    await scheduled.complete_rides(svc_of(service))
+    (card,) = (await quality.compute(db, ride.pickup_at + timedelta(hours=12, minutes=1), ride.partner_id)).cards
+    counts = card["counts"]
+    assert (counts["rides"], counts["covered"], counts["on_time"]) == (1, 1, 0)
+    milestones = (await ride.booking())["ride"]["events"]
+    arrived = [m for m in milestones if m["type"] == "DRIVER_ARRIVED_AT_PICKUP"]
+    assert len(arrived) == 1 and datetime.fromisoformat(arrived[0]["occurred_at"]) == ride.pickup_at + 20 * MIN
