@@ -18,6 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import select
 
 from tests.api.test_booking_lifecycle import svc_of
@@ -433,3 +434,47 @@ async def test_the_ninth_sms_of_a_booking_is_skipped_and_its_email_still_goes(
         (r["channel"], r["status"], r["reason"]) for r in await rows(db, booking_id) if r["template"] == "cancelled"
     ]
     assert told == [("email", "scheduled", None), ("sms", "skipped", "sms_limit")]
+
+
+@pytest.mark.parametrize(
+    ("actor", "told"),
+    [("client", False), ("partner", True), ("operator", True)],
+)
+async def test_cancelled_is_told_when_the_partner_or_an_operator_cancels_never_the_client(
+    actor: str,
+    told: bool,
+    http: httpx.AsyncClient,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    from tests.api.test_cancel_actors import cancel_now, request_of
+    from tests.messages.test_planner import approved
+    from transfers.bookings.cancel import Actor
+
+    _, no, row = await approved(http, db, clock, make_client, make_partner)
+    await cancel_now(db, clock, no, request_of(Actor(actor)))
+    assert (await row_of(db, no))["cancelled_by"] == actor
+    await plan_all(db, clock)
+    found = [(r["channel"], r["status"]) for r in await rows(db, int(row["id"])) if r["template"] == "cancelled"]
+    assert found == ([("email", "scheduled"), ("sms", "scheduled")] if told else [])
+
+
+async def test_a_booking_confirmed_in_the_airports_night_is_told_at_seven_there(
+    http: httpx.AsyncClient, db: Database, clock: ShiftedClock, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
+    from datetime import UTC, datetime, time
+    from zoneinfo import ZoneInfo
+
+    from tests.messages.test_planner import approved
+
+    london = ZoneInfo("Europe/London")  # the test partner's bookings are picked up at Heathrow
+    tonight = datetime.combine(clock.now().astimezone(london).date(), time(23, 30), tzinfo=london)
+    move_clock_to(clock, tonight.astimezone(UTC))
+    _, _, row = await approved(http, db, clock, make_client, make_partner)
+    await plan_all(db, clock)
+    (confirmed,) = await rows(db, int(row["id"]))
+    seven = datetime.combine(tonight.date() + timedelta(days=1), time(7, 0), tzinfo=london)
+    assert (confirmed["template"], confirmed["status"]) == ("confirmed", "scheduled")
+    assert confirmed["scheduled_for"] == seven.astimezone(UTC)
