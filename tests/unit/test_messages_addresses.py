@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from transfers.messages.addresses import language_of, mask, mask_email, mask_phone, normalize_tag, primary_language
+from transfers.i18n.languages import message_language, primary_language
+from transfers.messages.addresses import mask, mask_email, mask_phone, normalize_tag
 from transfers.messages.models import (
     LANGUAGES,
     TEMPLATE_CHANNELS,
@@ -78,7 +79,7 @@ def test_a_kept_tag_fits_its_column() -> None:
     ],
 )
 def test_the_language_of_a_message(passenger: str | None, default: str | None, language: str) -> None:
-    assert language_of(passenger, default) == language
+    assert message_language(passenger, default) == language
     assert language in LANGUAGES
 
 

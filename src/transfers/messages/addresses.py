@@ -5,34 +5,16 @@
   its domain). The mask has the same shape whatever the number's length, so it tells nothing more.
 * ``passenger.language`` is kept by the create as ``reference/languages.normalize_tag`` reads it (a
   canonical BCP 47 tag, or None: never an error).
-* ``language_of``: the language a message is written in: the passenger's, matched by its primary subtag
-  against the seven languages, else the client's default, else English.
+* The language a message is written in is ``i18n/languages.message_language``'s.
 """
 
 from __future__ import annotations
 
 import phonenumbers
 
-from transfers.messages.models import FALLBACK_LANGUAGE, LANGUAGES
 from transfers.reference.languages import normalize_tag
 
-__all__ = ["language_of", "mask", "mask_email", "mask_phone", "normalize_tag", "primary_language"]
-
-
-def primary_language(tag: str | None) -> str | None:
-    """The primary subtag of a tag, when it is one of the seven languages (``pt-BR`` -> ``pt``)."""
-    if not tag:
-        return None
-    primary = tag.strip().replace("_", "-").split("-")[0].lower()
-    return primary if primary in LANGUAGES else None
-
-
-def language_of(passenger_language: str | None, default_language: str | None) -> str:
-    """The language of a message (docs/rules/messages.md#languages): the passenger's, else the client's
-    default, else English. A malformed or unsupported value counts as absent."""
-    return (
-        primary_language(normalize_tag(passenger_language)) or primary_language(default_language) or FALLBACK_LANGUAGE
-    )
+__all__ = ["mask", "mask_email", "mask_phone", "normalize_tag"]
 
 
 def mask_phone(number: str | None) -> str | None:

@@ -19,7 +19,8 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from transfers.db.engine import Database
-from transfers.messages import addresses, planning
+from transfers.i18n.languages import message_language
+from transfers.messages import planning
 from transfers.messages import queue_repository as queue_repo
 from transfers.messages import repository as messages_repo
 from transfers.messages.models import Channel, MessageSettings, NewMessage, Status, Template
@@ -143,7 +144,7 @@ def booking_facts(
         tz=airport.tz if airport else None,
         email=row.passenger_email,
         phone=row.passenger_phone,
-        language=addresses.language_of(row.passenger_language, client.default_language),
+        language=message_language(row.passenger_language, client.default_language),
         approved_at=row.approved_at,
         cancelled_by=row.cancelled_by,
         status=row.status,
