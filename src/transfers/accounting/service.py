@@ -66,15 +66,19 @@ async def statement(db: Database, partner_id: int, period: object, currency: obj
     return found[0]
 
 
+def shown_note(note: str | None, reference: str | None) -> str | None:
+    """A line's note as shown: the note, with the payment's reference after it when it has one."""
+    if reference is None:
+        return note
+    return f"{note} (reference {reference})" if note else f"reference {reference}"
+
+
 def line_dict(row: Any, currency: str) -> dict[str, Any]:
     """One statement line as the API shows it (docs/rules/statements.md#partner-api); its ``amount`` and a
     booking's ``net`` (the partner's own price) in ``currency``, the statement's, the partner's; a booking's
     ``retail`` in ``retail_currency``, the one the client paid in (docs/rules/fx.md#books)."""
     created_at, reservation_no, kind, retail, retail_currency, net, amount, note, reference = row
     is_booking = reservation_no is not None
-    shown_note = (
-        note if reference is None else (f"{note} (reference {reference})" if note else f"reference {reference}")
-    )
     return {
         "date": created_at.date().isoformat(),
         "reservation_no": reservation_no,
@@ -83,7 +87,7 @@ def line_dict(row: Any, currency: str) -> dict[str, Any]:
         "retail_currency": retail_currency if is_booking else None,
         "net": money.text(net, currency) if is_booking and net is not None else None,
         "amount": money.text(amount, currency),
-        "note": shown_note,
+        "note": shown_note(note, reference),
     }
 
 
@@ -93,9 +97,6 @@ def text_line_dict(row: Any, currency: str) -> dict[str, Any]:
     ``money.text`` writes the typed values ("45.10")."""
     day, reservation_no, kind, retail, retail_currency, net, amount, note, reference = row
     is_booking = reservation_no is not None
-    shown_note = (
-        note if reference is None else (f"{note} (reference {reference})" if note else f"reference {reference}")
-    )
     return {
         "date": day,
         "reservation_no": reservation_no,
@@ -104,7 +105,7 @@ def text_line_dict(row: Any, currency: str) -> dict[str, Any]:
         "retail_currency": retail_currency if is_booking else None,
         "net": money.stored_text(net, currency) if is_booking and net is not None else None,
         "amount": money.stored_text(amount, currency),
-        "note": shown_note,
+        "note": shown_note(note, reference),
     }
 
 
