@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 
 import structlog
@@ -58,6 +58,7 @@ from transfers.messages.sms.provider import SmsProvider, provider_for, status_ca
 from transfers.messages.sms.senders import NoSms, route
 from transfers.messages.text import MessageContext, render
 from transfers.reference.airports import find_airport
+from transfers.rows import row_type
 from transfers.services import Services
 
 log = structlog.get_logger("transfers.messages")
@@ -68,49 +69,20 @@ SWEEP = 500
 STILL_TOLD = frozenset({"cancelled", "feedback"})  # sent whatever the booking's status is now
 
 
-@dataclass(frozen=True, slots=True)
-class QueuedMessage:
-    """A claimed ``traveller_messages`` row: a message of the engine's ``traveller.message`` kind, given
-    up at its ``expires_at``."""
+@row_type
+class QueuedMessage(queue_repo.QueueRow):
+    """A claimed ``traveller_messages`` row (its columns are ``QueueRow``'s): a message of the engine's
+    ``traveller.message`` kind, given up at its ``expires_at``. Read in the claim's transaction, for the
+    whole batch at once: the booking as it is now (None: gone) and whether the address is stopped for it."""
 
-    id: int
-    booking_id: int
-    client_id: int
-    template: str
-    channel: str
-    to_address: str | None
-    language: str
-    dedupe_key: str
-    scheduled_for: datetime
-    expires_at: datetime | None
-    attempts: int
-    lease_until: datetime | None
-    created_at: datetime
-    # Read in the claim's transaction, for the whole batch at once: the booking as it is now (None: gone)
-    # and whether the address is stopped for it.
     booking: Booking | None = None
     stopped: bool = False
     kind: str = TRAVELLER_MESSAGE
 
     @classmethod
     def from_row(cls, row: queue_repo.QueueRow, booking: Booking | None = None, stopped: bool = False) -> QueuedMessage:
-        return cls(
-            row.id,
-            row.booking_id,
-            row.client_id,
-            row.template,
-            row.channel,
-            row.to_address,
-            row.language,
-            row.dedupe_key,
-            row.scheduled_for,
-            row.expires_at,
-            row.attempts,
-            row.lease_until,
-            row.created_at,
-            booking,
-            stopped,
-        )
+        columns = {f.name: getattr(row, f.name) for f in fields(queue_repo.QueueRow)}
+        return cls(**columns, booking=booking, stopped=stopped)
 
     @property
     def deadline_at(self) -> datetime:
