@@ -7,20 +7,25 @@ the booking's switches and opt-outs."""
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import UTC, timedelta
 from typing import Any
 
 import httpx
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
+from tests.api.test_booking_lifecycle import svc_of
 from tests.api.test_cancellation_policies import book, move_clock_to, pickup_in
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.fake_partner import default_vehicles
 from tests.helpers import row_of
 from tests.incidents.helpers import driver_event
+from tests.integration.test_flight_watch import book as book_flight
+from tests.integration.test_flight_watch import run_pass
+from tests.servers import LiveServer
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
-from transfers.db.tables import traveller_messages
+from transfers.db.tables import client_events, message_planned_events, traveller_messages
+from transfers.jobs import scheduled
 from transfers.messages import planner, reminders
 from transfers.messages import repository as repo
 from transfers.messages.models import Channel, MessageSettings, OptOutSource
@@ -207,3 +212,64 @@ async def test_two_planners_at_once_plan_each_event_once(
     await asyncio.gather(*(planner.plan_pass(db, clock.now(), limit=3) for _ in range(4)))
     await plan_all(db, clock)
     assert brief(await rows(db, int(row["id"]))) == [("confirmed", "email", "scheduled")]
+
+
+async def test_a_late_flight_tells_the_traveller_the_new_pickup_once(
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    await make_partner(create_status="APPROVED", driver=SAM)
+    client_id, key = await make_client()
+    await messages_on(db, clock, client_id)
+    booking = await book_flight(http, key, "zz 1045")  # the sandbox flight provider: 45 min late
+    svc = svc_of(service)
+    await run_pass(svc, clock)
+    row = await row_of(db, booking["reservation_no"])
+    assert row["pickup_at"] != row["original_pickup_at"]
+    await plan_all(db, clock)
+    await run_pass(svc, clock)  # no news: nothing more
+    await plan_all(db, clock)
+    moved = [r for r in await rows(db, int(row["id"])) if r["template"] == "pickup_moved"]
+    assert brief(moved) == [("pickup_moved", "email", "scheduled"), ("pickup_moved", "sms", "scheduled")]
+    assert moved[0]["expires_at"] == row["pickup_at"]
+    assert moved[0]["revision"] == row["pickup_at"].astimezone(UTC).strftime("%Y%m%d%H%M")
+
+
+async def test_texts_kept_30_days_and_marks_2_days(
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    _, _, row = await approved(http, db, clock, make_client, make_partner)
+    booking_id = int(row["id"])
+    await plan_all(db, clock)
+    sent_at = clock.now()
+    async with db.write() as conn:  # as the sender leaves a sent message
+        await conn.execute(
+            update(traveller_messages)
+            .where(traveller_messages.c.booking_id == booking_id)
+            .values(status="sent", subject="s", body="b", sent_at=sent_at, finished_at=sent_at)
+        )
+    events = select(client_events.c.id).where(client_events.c.booking_id == booking_id)
+    marks = select(func.count()).where(message_planned_events.c.event_pk.in_(events))
+    async with db.read() as conn:
+        assert (await conn.execute(marks)).scalar_one() >= 1
+    svc = svc_of(service)
+    move_clock_to(clock, sent_at + timedelta(days=2, minutes=1))
+    await scheduled.prune_messages(svc)
+    async with db.read() as conn:
+        assert (await conn.execute(marks)).scalar_one() == 0  # past the planner's window
+    assert (await rows(db, booking_id))[0]["body"] == "b"  # still kept
+    move_clock_to(clock, sent_at + timedelta(days=30, minutes=1))
+    for _ in range(50):
+        if await scheduled.prune_messages(svc) == 0:
+            break
+    (kept,) = await rows(db, booking_id)
+    assert (kept["status"], kept["subject"], kept["body"]) == ("sent", None, None)

@@ -18,13 +18,14 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import select
 
 from tests.api.test_booking_lifecycle import svc_of
-from tests.api.test_cancellation_policies import book, move_clock_to, pickup_in
+from tests.api.test_cancellation_policies import BOOKING, book, move_clock_to, pickup_in
 from tests.conftest import ClientFactory, PartnerFactory, bearer
 from tests.fake_partner import default_vehicles
-from tests.helpers import row_of
+from tests.helpers import booking_body, row_of
 from tests.hosted.conftest import HostedFactory
 from tests.incidents.test_incident_events import ENDPOINTS, delivered, dispatcher, receiver  # noqa: F401
 from tests.messages.test_delivery import smtp, worker  # noqa: F401  (the fixture)
@@ -335,3 +336,145 @@ async def test_a_waiting_message_expires_at_a_pickup_moved_earlier(
     emails = [r for r in found if r["channel"] == "email" and r["template"] in ("reminder", "pickup_moved")]
     assert {(r["template"], r["status"]) for r in emails} == {("reminder", "expired"), ("pickup_moved", "expired")}
     assert not any(ride.reservation_no in str(m[1]["Subject"]) for m in inbox.messages)
+
+
+async def test_the_message_speaks_the_passengers_language_else_the_clients_else_english_and_a_switch_holds(
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+    smtp: tuple[Inbox, int],  # noqa: F811
+) -> None:
+    import dataclasses
+
+    from tests.api.test_cancellation_policies import search
+    from transfers.messages import repository as repo
+
+    inbox, port = smtp
+    await make_partner(vehicles=default_vehicles("56.05"), create_status="APPROVED", driver=SAM)
+    made: dict[str, dict[str, Any]] = {}
+    for default in ("de", None):
+        client_id, key = await make_client()
+        await messages_on(db, clock, client_id)
+        async with db.write() as conn:
+            settings = await repo.settings_of(conn, client_id)
+            assert settings is not None
+            await repo.save_settings(conn, dataclasses.replace(settings, default_language=default), clock.now())
+        found = await search(http, key, pickup_in(5))
+        cases: list[tuple[str, dict[str, Any]]] = [
+            (f"pt-BR/{default}", {"language": "pt-BR"}),
+            (f"ja/{default}", {"language": "ja"}),
+            (f"bad/{default}", {"language": "not a tag!"}),
+        ]
+        if default == "de":
+            cases.append(("email-off", {"language": "fr"}))
+        for name, extra in cases:
+            passenger = {"name": "Ada", "surname": "Lovelace", "phone": "+447911123456", "email": "ada@example.com"}
+            body = booking_body(found["search_id"], "1", passenger={**passenger, **extra})
+            if name == "email-off":
+                body["messages"] = {"email": False}
+            created = await http.post(BOOKING, json=body, headers=bearer(key))
+            assert created.status_code == 200, created.text
+            made[name] = await row_of(db, created.json()["booking"]["reservation_no"])
+    await plan_all(db, clock)
+    await only_these(db, *(int(r["id"]) for r in made.values()))
+    async with worker(service, clock, port) as w:
+        await send_traveller_messages(w)
+    expected = {"pt-BR/de": "pt", "ja/de": "de", "bad/de": "de", "pt-BR/None": "pt", "ja/None": "en", "bad/None": "en"}
+    subjects: dict[str, str] = {}
+    for name, language in expected.items():
+        (confirmed,) = await rows(db, int(made[name]["id"]))
+        assert (confirmed["template"], confirmed["language"], confirmed["status"]) == ("confirmed", language, "sent")
+        subjects[language] = confirmed["subject"]
+    # each language writes its own words (the subject differs from the English one)
+    assert len({subjects["pt"], subjects["de"], subjects["en"]}) == 3
+    (off,) = await rows(db, int(made["email-off"]["id"]))
+    assert (off["status"], off["reason"], off["language"]) == ("skipped", "channel_off", "fr")
+    assert not any(made["email-off"]["reservation_no"] in str(m[1]["Subject"]) for m in inbox.messages)
+
+
+async def test_the_ninth_sms_of_a_booking_is_skipped_and_its_email_still_goes(
+    http: httpx.AsyncClient, db: Database, clock: ShiftedClock, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
+    from tests.messages.test_planner import approved
+    from transfers.messages import repository as repo
+    from transfers.messages.models import Channel, NewMessage, Status, Template
+
+    partner_key, no, row = await approved(http, db, clock, make_client, make_partner)
+    booking_id, now = int(row["id"]), clock.now()
+    # eight texts of earlier moves: sent, delivered, failed or waiting all count; skipped/suppressed/expired not
+    statuses = [Status.SENT] * 5 + [Status.DELIVERED, Status.FAILED, Status.SCHEDULED]
+    statuses += [Status.SKIPPED, Status.SUPPRESSED, Status.EXPIRED]
+    earlier = [
+        NewMessage(
+            booking_id=booking_id,
+            client_id=int(row["client_id"]),
+            template=Template.PICKUP_MOVED,
+            channel=Channel.SMS,
+            to_address=row["passenger_phone"],
+            language="en",
+            status=status,
+            revision=f"2000010100{i:02d}",
+            scheduled_for=now,
+            expires_at=row["pickup_at"],
+            finished_at=None if status == Status.SCHEDULED else now,
+        )
+        for i, status in enumerate(statuses)
+    ]
+    async with db.write() as conn:
+        await repo.insert_messages(conn, earlier, now)
+    cancelled = await http.put(
+        REVERSE_UPDATE, json={"reservation_no": no, "status": "CANCELLED"}, headers=bearer(partner_key)
+    )
+    assert cancelled.status_code == 200, cancelled.text
+    await plan_all(db, clock)
+    told = [
+        (r["channel"], r["status"], r["reason"]) for r in await rows(db, booking_id) if r["template"] == "cancelled"
+    ]
+    assert told == [("email", "scheduled", None), ("sms", "skipped", "sms_limit")]
+
+
+@pytest.mark.parametrize(
+    ("actor", "told"),
+    [("client", False), ("partner", True), ("operator", True)],
+)
+async def test_cancelled_is_told_when_the_partner_or_an_operator_cancels_never_the_client(
+    actor: str,
+    told: bool,
+    http: httpx.AsyncClient,
+    db: Database,
+    clock: ShiftedClock,
+    make_client: ClientFactory,
+    make_partner: PartnerFactory,
+) -> None:
+    from tests.api.test_cancel_actors import cancel_now, request_of
+    from tests.messages.test_planner import approved
+    from transfers.bookings.cancel import Actor
+
+    _, no, row = await approved(http, db, clock, make_client, make_partner)
+    await cancel_now(db, clock, no, request_of(Actor(actor)))
+    assert (await row_of(db, no))["cancelled_by"] == actor
+    await plan_all(db, clock)
+    found = [(r["channel"], r["status"]) for r in await rows(db, int(row["id"])) if r["template"] == "cancelled"]
+    assert found == ([("email", "scheduled"), ("sms", "scheduled")] if told else [])
+
+
+async def test_a_booking_confirmed_in_the_airports_night_is_told_at_seven_there(
+    http: httpx.AsyncClient, db: Database, clock: ShiftedClock, make_client: ClientFactory, make_partner: PartnerFactory
+) -> None:
+    from datetime import UTC, datetime, time
+    from zoneinfo import ZoneInfo
+
+    from tests.messages.test_planner import approved
+
+    london = ZoneInfo("Europe/London")  # the test partner's bookings are picked up at Heathrow
+    tonight = datetime.combine(clock.now().astimezone(london).date(), time(23, 30), tzinfo=london)
+    move_clock_to(clock, tonight.astimezone(UTC))
+    _, _, row = await approved(http, db, clock, make_client, make_partner)
+    await plan_all(db, clock)
+    (confirmed,) = await rows(db, int(row["id"]))
+    seven = datetime.combine(tonight.date() + timedelta(days=1), time(7, 0), tzinfo=london)
+    assert (confirmed["template"], confirmed["status"]) == ("confirmed", "scheduled")
+    assert confirmed["scheduled_for"] == seven.astimezone(UTC)

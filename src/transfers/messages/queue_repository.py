@@ -65,7 +65,8 @@ class EventRow:
 
 async def window_start(conn: AsyncConnection) -> int:
     """The lowest event id the planner looks at: its oldest mark still kept (the marks are purged past
-    the window, the newest always kept), or, before the first mark, the last ``FIRST_LOOKBACK`` events."""
+    the window), or, without any mark, the last ``FIRST_LOOKBACK`` events (the 2-day filter on their
+    time still applies)."""
     low = (await conn.execute(select(func.min(P.c.event_pk)))).scalar()
     if low is not None:
         return int(low)
@@ -134,10 +135,9 @@ async def mark_planned(conn: AsyncConnection, pks: Collection[int], now: datetim
 
 
 async def purge_marks(conn: AsyncConnection, before: datetime, *, limit: int) -> int:
-    """Marks of events planned before ``before`` (past the window), the newest always kept (it starts
-    the next window)."""
-    newest = select(func.max(P.c.event_pk)).scalar_subquery()
-    doomed = select(P.c.event_pk).where(P.c.planned_at < before, P.c.event_pk < newest).limit(limit)
+    """Marks of events planned before ``before`` (past the window). All of them, the newest included: a
+    mark must never outlive its event, which the client events' own prune deletes after 30 days."""
+    doomed = select(P.c.event_pk).where(P.c.planned_at < before).limit(limit)
     done = await conn.execute(P.delete().where(P.c.event_pk.in_(doomed)))
     return int(done.rowcount or 0)
 
