@@ -338,6 +338,52 @@ async def test_a_waiting_message_expires_at_a_pickup_moved_earlier(
     assert not any(ride.reservation_no in str(m[1]["Subject"]) for m in inbox.messages)
 
 
+async def test_a_waiting_message_is_still_sent_after_the_old_pickup_when_the_pickup_moved_later(
+    http: httpx.AsyncClient,
+    service: LiveServer,
+    make_client: ClientFactory,
+    make_hosted: HostedFactory,
+    db: Database,
+    clock: ShiftedClock,
+    smtp: tuple[Inbox, int],  # noqa: F811
+) -> None:
+    inbox, port = smtp
+    client_id, key = await make_client()
+    await messages_on(db, clock, client_id)
+    partner_id = await make_hosted(airports=("GLA",), name="Review Late Cars")
+    svc = svc_of(service)
+    ride = await book_flight(http, key, "Review Late Cars", db, partner_id, "ZZ1045")  # 45 min late
+    await accept(svc, ride)
+    booking_id = int((await row_of(db, ride.reservation_no))["id"])
+    await plan_all(db, clock)
+    move_clock_to(clock, ride.pickup_at - timedelta(hours=23))
+    await reminders.reminders_pass(db, clock.now())
+    await only_these(db, booking_id)
+    inbox.data_answer = "451 4.3.0 try again later"
+    async with worker(service, clock, port) as w:
+        await send_traveller_messages(w)
+        (waiting,) = [r for r in await rows(db, booking_id) if r["template"] == "reminder" and r["channel"] == "email"]
+        assert (waiting["status"], waiting["attempts"], waiting["expires_at"]) == ("scheduled", 1, ride.pickup_at)
+        # the flight is 45 min late: the pickup follows it; the reminder is still being retried
+        move_clock_to(clock, ride.pickup_at - timedelta(hours=3))
+        await flight_watch.check_now(svc.db, SandboxProvider(clock), clock, ride.reservation_no)
+        moved_to = (await row_of(db, ride.reservation_no))["pickup_at"]
+        assert moved_to == ride.pickup_at + timedelta(minutes=45)
+        await plan_all(db, clock)
+        (waiting,) = [r for r in await rows(db, booking_id) if r["template"] == "reminder" and r["channel"] == "email"]
+        assert waiting["expires_at"] == moved_to  # the expiry followed the pickup
+        # past the old pickup, before the new one: the sweep leaves it, the retry sends it
+        move_clock_to(clock, ride.pickup_at + timedelta(minutes=1))
+        await only_these(db, booking_id)
+        inbox.data_answer = "250 OK"
+        await send_traveller_messages(w)
+    found = await rows(db, booking_id)
+    (reminder,) = [r for r in found if r["template"] == "reminder" and r["channel"] == "email"]
+    assert (reminder["status"], reminder["attempts"]) == ("sent", 2)
+    assert "15:15" in (reminder["body"] or "")
+    assert any(m[1]["Subject"] == reminder["subject"] for m in inbox.messages)
+
+
 async def test_the_message_speaks_the_passengers_language_else_the_clients_else_english_and_a_switch_holds(
     http: httpx.AsyncClient,
     service: LiveServer,

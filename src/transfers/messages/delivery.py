@@ -49,7 +49,7 @@ from transfers.delivery.kinds import DeliveryKind, Judged, Registry
 from transfers.delivery.policy import Ending, Verdict
 from transfers.delivery.queue import Attempt
 from transfers.delivery.transport import CallResult, Outcome, Receiver
-from transfers.messages import addresses, planning
+from transfers.messages import addresses, planning, timing
 from transfers.messages import queue_repository as queue_repo
 from transfers.messages import repository as messages_repo
 from transfers.messages.models import MessageSettings, OptOutSource
@@ -66,8 +66,6 @@ LEASE = timedelta(minutes=5)  # far above a send's bound (the SMTP timeout per s
 BATCH = 50
 SWEEP = 500
 STILL_TOLD = frozenset({"cancelled", "feedback"})  # sent whatever the booking's status is now
-# Templates whose expiry is not the pickup (docs/rules/messages.md#timing): the arrival's 30 min, the rating's 7 days.
-OWN_EXPIRY = frozenset({"driver_arrived", "feedback"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +167,7 @@ class TravellerTransport:
         if message.expires_at is not None and now >= message.expires_at:
             return _result(SendOutcome(Verdict.DONE, "expired"))
         booking = message.booking
-        if booking is not None and message.template not in OWN_EXPIRY and now >= booking.trip.pickup_at:
+        if booking is not None and timing.expires_at_pickup(message.template) and now >= booking.trip.pickup_at:
             # "at the pickup" is the pickup as it is now: one moved earlier since the planning ends it sooner
             return _result(SendOutcome(Verdict.DONE, "expired"))
         client = await self._client(message.client_id)

@@ -53,13 +53,19 @@ async def purge_marks(db: Database, now: datetime, *, limit: int = 1000) -> int:
 
 
 async def plan_events(conn: AsyncConnection, events: list[queue_repo.EventRow], now: datetime) -> int:
-    """The messages of ``events`` (in id order), written; how many rows were new."""
+    """The messages of ``events`` (in id order), written; how many rows were new. A pickup move first
+    moves the expiry of the booking's waiting messages that expire at the pickup to the pickup as it
+    is now (docs/rules/messages.md#timing)."""
     booking_ids = {e.booking_id for e in events}
     facts = await queue_repo.bookings_facts(conn, booking_ids)
     settings: dict[int, MessageSettings | None] = {}
     for client_id in {e.client_id for e in events}:
         settings[client_id] = await messages_repo.settings_of(conn, client_id)
     context = await Context.load(conn, facts.values())
+    for booking_id in sorted({e.booking_id for e in events if e.type == planning.PICKUP_MOVED}):
+        moved = facts.get(booking_id)
+        if moved is not None:
+            await queue_repo.follow_pickup(conn, booking_id, moved.pickup_at, planning.AT_PICKUP)
     written = 0
     for event in events:
         row = facts.get(event.booking_id)

@@ -26,6 +26,8 @@ CHANNELS: Mapping[str, tuple[str, ...]] = {
     "cancelled": ("email", "sms"),
     "feedback": ("email",),
 }
+# The templates that expire at the pickup: their waiting messages follow a pickup that moves.
+AT_PICKUP = tuple(t for t in CHANNELS if timing.expires_at_pickup(t))
 # A failure of these is news the traveller may be waiting for: the client hears of it
 # (``booking.message_failed``, docs/rules/messages.md#sending).
 FAILURE_REPORTED = frozenset({"driver_changed", "pickup_moved", "driver_arrived", "cancelled"})

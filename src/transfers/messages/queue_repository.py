@@ -274,6 +274,26 @@ async def with_reminder(conn: AsyncConnection, booking_ids: Collection[int]) -> 
     return {int(b) for b in rows.scalars()}
 
 
+# --- a pickup that moved ---------------------------------------------------------------------------------
+
+
+async def follow_pickup(conn: AsyncConnection, booking_id: int, pickup_at: datetime, templates: Collection[str]) -> int:
+    """The booking's waiting messages of ``templates`` (those that expire at the pickup) now expire at
+    ``pickup_at``, the pickup as it is now: one moved later keeps them worth sending until then
+    (docs/rules/messages.md#timing). How many rows changed."""
+    done = await conn.execute(
+        update(M)
+        .where(
+            M.c.booking_id == booking_id,
+            M.c.status == "scheduled",
+            M.c.template.in_(list(templates)),
+            M.c.expires_at.is_distinct_from(pickup_at),
+        )
+        .values(expires_at=pickup_at)
+    )
+    return int(done.rowcount or 0)
+
+
 # --- coalescing driver changes --------------------------------------------------------------------------
 
 

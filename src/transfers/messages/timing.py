@@ -32,6 +32,8 @@ SMS_LIMIT = 8
 # Statuses of an SMS that count against the limit: it went, or will, or the provider had it.
 SMS_COUNTED = frozenset({"scheduled", "sent", "delivered", "failed"})
 FIRST = "1"  # the revision of a template that happens once per booking
+# Templates whose expiry is their own, not the pickup: the arrival's 30 min, the rating's 7 days.
+OWN_EXPIRY = frozenset({"driver_arrived", "feedback"})
 
 
 def in_quiet_hours(instant: datetime, tz: ZoneInfo) -> bool:
@@ -91,6 +93,12 @@ def expires_at(template: str, *, event_at: datetime, pickup_at: datetime) -> dat
     if template == "feedback":
         return event_at + FEEDBACK_EXPIRES
     return pickup_at
+
+
+def expires_at_pickup(template: str) -> bool:
+    """Whether ``template`` expires at the pickup (then a pickup moved later or earlier moves its
+    expiry with it, docs/rules/messages.md#timing)."""
+    return template not in OWN_EXPIRY
 
 
 def pickup_revision(pickup_at: datetime) -> str:
