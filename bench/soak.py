@@ -7,8 +7,9 @@
 Starts, on loopback only: a throwaway PostgreSQL database on the server of ``--pg-url``, a Redis of
 its own (``redis-server --port <free> --save ''``), two API processes (``transfers serve
 --no-worker``) and one ``transfers worker``, test partners served in this process (three fast, one
-slow, one failing now and then, plus a hosted partner with a rate card) and a client-webhook
-receiver that fails now and then. Sends the workload of ``bench/soak_ops.py`` at ``--rate``
+slow, one failing now and then, plus a hosted partner with a rate card; quoting in EUR, GBP and JPY),
+a client-webhook receiver that fails now and then, and the SMTP and Twilio-shaped servers travellers'
+messages go to (``bench/soak_messages.py``). Sends the workload of ``bench/soak_ops.py`` at ``--rate``
 operations a second for ``--minutes``, with the faults of ``bench/soak_faults.py`` on a schedule;
 then lets the deliveries finish (bounded), stops every process by PID, checks the invariants of
 ``bench/soak_checks.py``, prints the table and drops the database. Exit 0 only when every invariant
