@@ -368,7 +368,7 @@ class TravellerQueue:
         addresses = {
             (r.channel, messages_repo.normalize_address(r.channel, r.to_address)) for r in rows if r.to_address
         }
-        stopped = await queue_repo.stopped(conn, addresses, list(bookings))
+        stopped = await messages_repo.stopped(conn, addresses, list(bookings))
         return [QueuedMessage.from_row(r, bookings.get(r.booking_id), _stopped(r, stopped)) for r in rows]
 
     async def record_attempt(self, conn: AsyncConnection, message: QueuedMessage, attempt: Attempt) -> None:

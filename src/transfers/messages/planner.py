@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from transfers.db.engine import Database
 from transfers.i18n.languages import message_language
 from transfers.messages import planning
-from transfers.messages import queue_repository as queue_repo
+from transfers.messages import planning_repository as planning_repo
 from transfers.messages import repository as messages_repo
 from transfers.messages.models import Channel, MessageSettings, NewMessage, Status, Template
 from transfers.reference.airports import find_airport
@@ -34,11 +34,11 @@ BATCH = 100
 async def plan_pass(db: Database, now: datetime, *, limit: int = BATCH) -> int:
     """One batch of unplanned events planned, in one transaction; how many events were read."""
     async with db.write() as conn:
-        low = await queue_repo.window_start(conn)
-        events = await queue_repo.unplanned_events(
+        low = await planning_repo.window_start(conn)
+        events = await planning_repo.unplanned_events(
             conn, low=low, since=now - WINDOW, types=planning.EVENT_TYPES, limit=limit
         )
-        owned = await queue_repo.mark_planned(conn, [e.pk for e in events], now)
+        owned = await planning_repo.mark_planned(conn, [e.pk for e in events], now)
         mine = [e for e in events if e.pk in owned]
         if mine:
             written = await plan_events(conn, mine, now)
@@ -50,15 +50,15 @@ async def plan_pass(db: Database, now: datetime, *, limit: int = BATCH) -> int:
 async def purge_marks(db: Database, now: datetime, *, limit: int = 1000) -> int:
     """Marks older than the window go (the client events they point at are pruned after 30 days)."""
     async with db.write() as conn:
-        return await queue_repo.purge_marks(conn, now - WINDOW, limit=limit)
+        return await planning_repo.purge_marks(conn, now - WINDOW, limit=limit)
 
 
-async def plan_events(conn: AsyncConnection, events: list[queue_repo.EventRow], now: datetime) -> int:
+async def plan_events(conn: AsyncConnection, events: list[planning_repo.EventRow], now: datetime) -> int:
     """The messages of ``events`` (in id order), written; how many rows were new. A pickup move first
     moves the expiry of the booking's waiting messages that expire at the pickup to the pickup as it
     is now (docs/rules/messages.md#timing)."""
     booking_ids = {e.booking_id for e in events}
-    facts = await queue_repo.bookings_facts(conn, booking_ids)
+    facts = await planning_repo.bookings_facts(conn, booking_ids)
     settings: dict[int, MessageSettings | None] = {}
     for client_id in {e.client_id for e in events}:
         settings[client_id] = await messages_repo.settings_of(conn, client_id)
@@ -66,7 +66,7 @@ async def plan_events(conn: AsyncConnection, events: list[queue_repo.EventRow], 
     for booking_id in sorted({e.booking_id for e in events if e.type == planning.PICKUP_MOVED}):
         moved = facts.get(booking_id)
         if moved is not None:
-            await queue_repo.follow_pickup(conn, booking_id, moved.pickup_at, planning.AT_PICKUP)
+            await planning_repo.follow_pickup(conn, booking_id, moved.pickup_at, planning.AT_PICKUP)
     written = 0
     for event in events:
         row = facts.get(event.booking_id)
@@ -92,12 +92,12 @@ async def write_planned(conn: AsyncConnection, planned: Iterable[planning.Planne
     for p in rows:
         if p.template != "driver_changed" or p.status != "scheduled":
             continue
-        fresh = p.dedupe_key in keys or await queue_repo.revive_superseded(
+        fresh = p.dedupe_key in keys or await planning_repo.revive_superseded(
             conn, p.dedupe_key, scheduled_for=p.scheduled_for, expires_at=p.expires_at
         )
         if fresh:
             mine = [q.dedupe_key for q in rows if q.booking_id == p.booking_id and q.template == "driver_changed"]
-            await queue_repo.supersede_driver_changes(conn, p.booking_id, mine, now)
+            await planning_repo.supersede_driver_changes(conn, p.booking_id, mine, now)
     return len(keys)
 
 
@@ -109,7 +109,7 @@ class Context:
     optouts: set[tuple[int | None, str, str]]
 
     @classmethod
-    async def load(cls, conn: AsyncConnection, rows: Iterable[queue_repo.FactRow]) -> Context:
+    async def load(cls, conn: AsyncConnection, rows: Iterable[planning_repo.FactRow]) -> Context:
         rows = list(rows)
         pairs: set[tuple[str, str]] = set()
         for row in rows:
@@ -118,9 +118,9 @@ class Context:
             if row.passenger_phone:
                 pairs.add((Channel.SMS.value, messages_repo.normalize_address(Channel.SMS, row.passenger_phone)))
         ids = [r.id for r in rows]
-        return cls(await queue_repo.sms_statuses(conn, ids), await queue_repo.stopped(conn, pairs, ids))
+        return cls(await planning_repo.sms_statuses(conn, ids), await messages_repo.stopped(conn, pairs, ids))
 
-    def booking(self, row: queue_repo.FactRow, client: MessageSettings) -> planning.BookingFacts:
+    def booking(self, row: planning_repo.FactRow, client: MessageSettings) -> planning.BookingFacts:
         return booking_facts(row, client, sms=self.sms.get(row.id, []))
 
     def stopped_for(self, booking: planning.BookingFacts) -> set[tuple[str, str]]:
@@ -131,7 +131,7 @@ class Context:
 
 
 def booking_facts(
-    row: queue_repo.FactRow, client: MessageSettings, *, sms: Iterable[str] = ()
+    row: planning_repo.FactRow, client: MessageSettings, *, sms: Iterable[str] = ()
 ) -> planning.BookingFacts:
     """A booking's row as planning reads it."""
     airport = find_airport(row.airport_iata)
@@ -160,7 +160,7 @@ def settings_for(client: MessageSettings) -> planning.Settings:
     return planning.Settings(frozenset(str(c) for c in client.channels), feedback=client.feedback)
 
 
-def _event(row: queue_repo.EventRow) -> planning.Event:
+def _event(row: planning_repo.EventRow) -> planning.Event:
     """An event as planning reads it: the pickup and the driver from its snapshot (the BookingResource as
     of the event), when it has one."""
     snapshot = row.snapshot or {}

@@ -20,7 +20,7 @@ import structlog
 
 from transfers.db.engine import Database
 from transfers.messages import planning
-from transfers.messages import queue_repository as queue_repo
+from transfers.messages import planning_repository as planning_repo
 from transfers.messages import repository as messages_repo
 from transfers.messages.models import MessageSettings
 from transfers.messages.planner import Context, settings_for, write_planned
@@ -37,12 +37,12 @@ async def reminders_pass(db: Database, now: datetime, *, batch: int = BATCH, max
     settings: dict[int, MessageSettings | None] = {}
     while max_batches is None or batches < max_batches:
         async with db.write() as conn:
-            read_rows = await queue_repo.upcoming(
+            read_rows = await planning_repo.upcoming(
                 conn, now=now, horizon=now + REMINDER_BEFORE, after=after, limit=batch
             )
             if not read_rows:
                 break
-            done = await queue_repo.with_reminder(conn, [r.id for r in read_rows])
+            done = await planning_repo.with_reminder(conn, [r.id for r in read_rows])
             rows = [r for r in read_rows if r.id not in done]
             context = await Context.load(conn, rows)
             planned: list[planning.Planned] = []

@@ -8,7 +8,7 @@ twice, or by two workers at once, writes one row and raises nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -237,3 +237,24 @@ async def _active(conn: AsyncConnection, channel: str, address: str, booking_id:
         .first()
     )
     return None if row is None else OptOut.from_row(row)
+
+
+async def stopped(
+    conn: AsyncConnection, addresses: Collection[tuple[str, str]], booking_ids: Collection[int]
+) -> set[tuple[int | None, str, str]]:
+    """The active opt-outs among ``addresses`` ((channel, address), e-mails lowercased): (booking or None
+    for every booking, channel, address)."""
+    if not addresses:
+        return set()
+    wanted = set(addresses)
+    scope = or_(O.c.booking_id.is_(None), O.c.booking_id.in_(list(booking_ids)))
+    rows = await conn.execute(
+        select(O.c.booking_id, O.c.channel, O.c.address).where(
+            O.c.address.in_(sorted({address for _, address in wanted})), scope, O.c.lifted_at.is_(None)
+        )
+    )
+    return {
+        (None if r.booking_id is None else int(r.booking_id), r.channel, r.address)
+        for r in rows
+        if (r.channel, r.address) in wanted
+    }
