@@ -37,6 +37,7 @@ from transfers.delivery.transport import CallResult, Receiver
 from transfers.hosted import inprocess as hosted
 from transfers.hosted import mail
 from transfers.messages import delivery as traveller_messages
+from transfers.messages.queue import QueuedMessage
 from transfers.messages.sms.provider import provider_for
 from transfers.observability.metrics import observe_partner_call
 from transfers.partners import calls
@@ -122,7 +123,7 @@ class Kinds:
     outbox: Registry[OutboxMessage]
     webhooks: Registry[WebhookDelivery]
     partner_emails: Registry[mail.PartnerEmail]
-    traveller_messages: Registry[traveller_messages.QueuedMessage]
+    traveller_messages: Registry[QueuedMessage]
 
     def __post_init__(self) -> None:
         names = self.names()

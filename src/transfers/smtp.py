@@ -1,5 +1,5 @@
 """One SMTP exchange, shared by every e-mail the service sends: partner users' (``hosted/mail.py``) and
-travellers' (``messages/delivery.py``). ``TRANSFERS_SMTP_URL`` names the server: ``smtps://`` is TLS
+travellers' (``messages/transport.py``). ``TRANSFERS_SMTP_URL`` names the server: ``smtps://`` is TLS
 from the start, ``smtp://`` plain (with STARTTLS when the server offers it and credentials are given).
 
 Blocking (``smtplib``): callers run it in a worker thread. Every socket operation is bounded by

@@ -31,7 +31,7 @@ from transfers.delivery.models import DeliveryAttempt, OutboxMessage
 from transfers.delivery.policy import Ending, Verdict
 from transfers.delivery.transport import CallResult, Receiver
 from transfers.hosted.mail import PARTNER_EMAIL
-from transfers.messages.delivery import TRAVELLER_MESSAGE
+from transfers.messages.queue import TRAVELLER_MESSAGE
 from transfers.partners.calls import MessageKind
 from transfers.services import Services
 from transfers.webhooks.models import CLIENT_WEBHOOK
