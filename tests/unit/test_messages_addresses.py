@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from transfers.i18n.languages import message_language, primary_language
+from transfers.i18n.languages import LANGUAGES, message_language, primary_language
 from transfers.messages.addresses import mask, mask_email, mask_phone, normalize_tag
 from transfers.messages.models import (
-    LANGUAGES,
     TEMPLATE_CHANNELS,
     Channel,
     MessageSettings,

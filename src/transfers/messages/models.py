@@ -9,11 +9,6 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-# The languages a message and the traveller page speak (docs/rules/messages.md#languages); English is
-# the fallback of every other.
-LANGUAGES: tuple[str, ...] = ("en", "de", "fr", "es", "it", "pt", "nl")
-FALLBACK_LANGUAGE = "en"
-
 
 class Channel(StrEnum):
     EMAIL = "email"

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from transfers.messages.models import LANGUAGES, MessageSettings
+from transfers.i18n.languages import LANGUAGES
+from transfers.messages.models import MessageSettings
 from transfers.messages.settings_rules import MessageSettingsInvalid, SettingsChange
 
 CHECKED = "on"

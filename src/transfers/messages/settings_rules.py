@@ -27,7 +27,8 @@ from datetime import datetime
 from email_validator import EmailNotValidError, validate_email
 
 from transfers.errors import Invalid
-from transfers.messages.models import LANGUAGES, Channel, MessageSettings
+from transfers.i18n.languages import LANGUAGES
+from transfers.messages.models import Channel, MessageSettings
 from transfers.reference.phones import PhoneUnreadable, e164
 from transfers.text import REFUSED, refused_character
 
