@@ -9,9 +9,9 @@ One send, in order:
 2. what it needs is read (in the claim's transaction, for the batch): the booking as it is now (a
    reminder carries the current pickup), the address's opt-outs; the client's settings once a run. A
    message the booking has left behind (not APPROVED any more, but for ``cancelled`` and ``feedback``)
-   is ``skipped`` (``outdated``); an address stopped since it was planned ``suppressed``; no SMTP
-   server or SMS provider ``skipped`` (``not_configured``); a number that cannot get a text
-   ``skipped`` (``not_mobile``, ``no_address``): none reaches a provider;
+   is ``skipped`` (``outdated``); an address stopped since it was planned ``suppressed``; a number
+   that cannot get a text ``skipped`` (``not_mobile``, ``no_address``): none reaches a provider; no SMTP
+   server or SMS provider: ``skipped`` (``not_configured``) once the text is rendered and kept;
 3. the text is rendered (``messages/text``) and the attempt recorded on the row before the send (its
    count, ``last_error`` = ``sending``, the subject and body), committed;
 4. the transport is called, with no transaction open;

@@ -100,6 +100,18 @@ async def start_attempt(
     return bool(done.rowcount)
 
 
+async def keep_text(
+    conn: AsyncConnection, message_id: int, lease: datetime | None, *, subject: str | None, body: str
+) -> bool:
+    """The rendered text kept on a message that is not sent (no SMTP server): no attempt counted."""
+    done = await conn.execute(
+        update(M)
+        .where(M.c.id == message_id, M.c.lease_until == lease, M.c.status == "scheduled")
+        .values(subject=subject, body=body)
+    )
+    return bool(done.rowcount)
+
+
 async def reschedule(
     conn: AsyncConnection, message_id: int, lease: datetime | None, *, when: datetime, error: str | None
 ) -> bool:

@@ -100,9 +100,6 @@ class TravellerTransport:
             return SendOutcome(Verdict.DONE, "skipped", "no_address")
         if stopped:
             return SendOutcome(Verdict.DONE, "suppressed", "opted_out")
-        if message.channel == "email" and not self.svc.settings.smtp_url:
-            log.info("traveller_email_not_sent", reason="TRANSFERS_SMTP_URL is not set", **message.log_fields())
-            return SendOutcome(Verdict.DONE, "skipped", "not_configured")
         return None
 
     async def _begin(self, message: QueuedMessage, subject: str | None, body: str) -> bool:
@@ -112,6 +109,14 @@ class TravellerTransport:
 
     async def _email(self, message: QueuedMessage, client: MessageSettings, subject: str, body: str) -> CallResult:
         settings = self.svc.settings
+        if not settings.smtp_url:
+            # No SMTP server (the sandbox's default): nothing is sent, but the text is kept, as the sandbox SMS
+            # provider keeps its texts, so `transfers messages show` shows what would have gone
+            # (docs/rules/messages.md#sending).
+            async with self.svc.db.write() as conn:
+                await queue_repo.keep_text(conn, message.id, message.lease_until, subject=subject, body=body)
+            log.info("traveller_email_not_sent", reason="TRANSFERS_SMTP_URL is not set", **message.log_fields())
+            return _result(SendOutcome(Verdict.DONE, "skipped", "not_configured"))
         mail = smtp.compose(
             sender=settings.smtp_from,
             sender_name=client.brand_name,
