@@ -169,18 +169,11 @@ def _reset_clock(clock: ShiftedClock) -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _restore_public_url() -> Iterator[None]:
-    """The process's public base URL (``transfers/public_urls.py``) as it was before the test.
+    """The process's public base URL as it was before the test (``tests/servers.kept_public_url``)."""
+    from tests.servers import kept_public_url
 
-    Production runs one deployment per process, so ``Services.build`` sets that URL once. The tests
-    serve several apps in one process: a test that builds one with its own ``public_base_url`` (the
-    e2e ``sandbox`` fixture does) would otherwise leave its closed port in the URL of every booking the
-    session's ``service`` answers afterwards (``ride.tracking_url``): the order-dependent failure of
-    ``test_tracking_url_is_in_the_booking_resource`` after the e2e sandbox tests."""
-    from transfers import public_urls
-
-    before = public_urls.base_url()
-    yield
-    public_urls.configure(before)
+    with kept_public_url():
+        yield
 
 
 @pytest.fixture(autouse=True)

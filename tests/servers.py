@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import uvicorn
@@ -119,3 +119,22 @@ async def serving(app: Any) -> AsyncIterator[LiveServer]:
         yield server
     finally:
         await server.stop()
+
+
+@contextlib.contextmanager
+def kept_public_url() -> Iterator[None]:
+    """The process's public base URL (``transfers/public_urls.py``) as it was before.
+
+    Production runs one deployment per process, so ``Services.build`` sets it once. The tests serve
+    several apps in one process: an app built with its own ``public_base_url`` (the e2e ``sandbox``
+    fixture, the SMS modules' services) would otherwise leave its port in the URL of every booking the
+    session's ``service`` answers afterwards (``ride.tracking_url``): the order-dependent failure of
+    ``test_tracking_url_is_in_the_booking_resource``. The conftest wraps every test in it; a fixture of a
+    wider scope that builds such an app wraps its own life in it too (a test's wrapper starts after it)."""
+    from transfers import public_urls
+
+    base = public_urls.base_url()
+    try:
+        yield
+    finally:
+        public_urls.configure(base)

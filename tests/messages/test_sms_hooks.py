@@ -19,7 +19,7 @@ from sqlalchemy import select, update
 from tests.conftest import ClientFactory, PartnerFactory, make_settings
 from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, FakeTwilio, twilio_signature
 from tests.incidents.helpers import approved_booking
-from tests.servers import LiveServer, free_port
+from tests.servers import LiveServer, free_port, kept_public_url
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import message_optouts, traveller_messages
@@ -44,22 +44,23 @@ async def hooks(database_url: str, workdir: Path, clock: ShiftedClock) -> AsyncI
     """The service with twilio as its provider (the fake's URL), listening at its public base URL."""
     from transfers.app import create_app
 
-    twilio = await FakeTwilio().start()
-    port = free_port()
-    settings = make_settings(
-        database_url,
-        workdir,
-        public_base_url=f"http://127.0.0.1:{port}",
-        sms_provider="twilio",
-        sms_provider_url=twilio.url,
-        twilio_account_sid=ACCOUNT_SID,
-        twilio_auth_token=AUTH_TOKEN,
-        sms_long_code="+15017122661",
-    )
-    server = await LiveServer(create_app(settings, clock=clock, configure_logs=False), port=port).start()
-    yield Hooks(server.url, twilio)
-    await server.stop()
-    await twilio.stop()
+    with kept_public_url():  # this module's app sets the process's public URL: as it was after it
+        twilio = await FakeTwilio().start()
+        port = free_port()
+        settings = make_settings(
+            database_url,
+            workdir,
+            public_base_url=f"http://127.0.0.1:{port}",
+            sms_provider="twilio",
+            sms_provider_url=twilio.url,
+            twilio_account_sid=ACCOUNT_SID,
+            twilio_auth_token=AUTH_TOKEN,
+            sms_long_code="+15017122661",
+        )
+        server = await LiveServer(create_app(settings, clock=clock, configure_logs=False), port=port).start()
+        yield Hooks(server.url, twilio)
+        await server.stop()
+        await twilio.stop()
 
 
 def a_mobile() -> str:

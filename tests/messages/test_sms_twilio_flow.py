@@ -24,7 +24,7 @@ from tests.conftest import ClientFactory, PartnerFactory, bearer, make_settings
 from tests.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, FakeTwilio, TwilioRequest
 from tests.helpers import booking_body, row_of
 from tests.messages.test_planner import REVERSE_UPDATE, SAM, messages_on, only_these, plan_all, rows
-from tests.servers import LiveServer, free_port
+from tests.servers import LiveServer, free_port, kept_public_url
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import client_events
@@ -47,24 +47,25 @@ class World:
 async def world(database_url: str, workdir: Path, clock: ShiftedClock) -> AsyncIterator[World]:
     from transfers.app import create_app
 
-    twilio = await FakeTwilio().start()
-    port = free_port()
-    settings = make_settings(
-        database_url,
-        workdir,
-        public_base_url=f"http://127.0.0.1:{port}",
-        sms_provider="twilio",
-        sms_provider_url=twilio.url,
-        twilio_account_sid=ACCOUNT_SID,
-        twilio_auth_token=AUTH_TOKEN,
-        sms_long_code=LONG_CODE,
-        sms_timeout_seconds=0.5,
-    )
-    app = create_app(settings, clock=clock, configure_logs=False)
-    server = await LiveServer(app, port=port).start()
-    yield World(server.url, twilio, app.state.services)
-    await server.stop()
-    await twilio.stop()
+    with kept_public_url():  # this module's app sets the process's public URL: as it was after it
+        twilio = await FakeTwilio().start()
+        port = free_port()
+        settings = make_settings(
+            database_url,
+            workdir,
+            public_base_url=f"http://127.0.0.1:{port}",
+            sms_provider="twilio",
+            sms_provider_url=twilio.url,
+            twilio_account_sid=ACCOUNT_SID,
+            twilio_auth_token=AUTH_TOKEN,
+            sms_long_code=LONG_CODE,
+            sms_timeout_seconds=0.5,
+        )
+        app = create_app(settings, clock=clock, configure_logs=False)
+        server = await LiveServer(app, port=port).start()
+        yield World(server.url, twilio, app.state.services)
+        await server.stop()
+        await twilio.stop()
 
 
 def a_number(prefix: str, digits: int) -> str:
