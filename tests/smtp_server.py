@@ -61,10 +61,10 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def smtp_server() -> Iterator[tuple[Inbox, int]]:
-    """A running server (its own thread and loop) and its port; stopped on exit."""
+def smtp_server(port: int | None = None) -> Iterator[tuple[Inbox, int]]:
+    """A running server (its own thread and loop) and its port (``port``, else a free one); stopped on exit."""
     inbox = Inbox()
-    port = free_port()
+    port = port or free_port()
     controller = Controller(inbox, hostname="127.0.0.1", port=port)
     controller.start()
     try:

@@ -6,16 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
-from email import message_from_bytes
-from email.message import Message
 from typing import Any
 
 import httpx
 import pytest
-from aiosmtpd.controller import Controller
 from sqlalchemy import select
 
 from tests.api.test_booking_lifecycle import svc_of
@@ -23,7 +19,8 @@ from tests.conftest import ClientFactory, bearer
 from tests.helpers import booking_body, row_of
 from tests.hosted.conftest import HostedFactory
 from tests.hosted.test_hosted_search_and_booking import company, search_at
-from tests.servers import LiveServer
+from tests.servers import LiveServer, free_port
+from tests.smtp_server import Inbox, smtp_server
 from transfers.clock import ShiftedClock
 from transfers.db.engine import Database
 from transfers.db.tables import outbox, partner_emails
@@ -37,31 +34,11 @@ BOOKING = "/api/v1/booking-api/booking"
 POINT = {"type": "POINT", "lat": 52.9548, "lng": -1.1581, "name": "Nottingham"}
 
 
-class Inbox:
-    def __init__(self) -> None:
-        self.messages: list[tuple[list[str], Message]] = []
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        self.messages.append((list(envelope.rcpt_tos), message_from_bytes(envelope.content)))
-        return "250 OK"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def smtp() -> Iterator[tuple[Inbox, int]]:
-    inbox = Inbox()
-    port = free_port()
-    controller = Controller(inbox, hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
-        yield inbox, port
-    finally:
-        controller.stop()
+    """A real SMTP server on loopback (``tests/smtp_server.py``) that takes every message."""
+    with smtp_server() as running:
+        yield running
 
 
 @contextlib.asynccontextmanager
@@ -174,16 +151,11 @@ async def test_retried_while_the_smtp_server_is_down(
         assert "ConnectionRefusedError" in (pending["last_error"] or "")
         await send_partner_emails(svc)  # not due yet (backoff): no second attempt
         assert (await emails_of(db, no))[0]["attempts"] == 1
-        inbox = Inbox()
-        controller = Controller(inbox, hostname="127.0.0.1", port=port)
-        controller.start()
-        try:
+        with smtp_server(port) as (inbox, _):
             clock.advance(timedelta(seconds=15))
             await send_partner_emails(svc)
             clock.advance(timedelta(hours=1))
             await send_partner_emails(svc)
-        finally:
-            controller.stop()
     assert [m["Subject"] for _, m in inbox.messages if no in m["Subject"]] == [
         f"New booking {no}: please accept or decline"
     ]
