@@ -28,8 +28,7 @@ from bench.soak_load import PASSENGER, Booked
 from bench.soak_partners import Agency
 from transfers.db.engine import Database
 from transfers.db.tables import traveller_messages as M
-from transfers.messages import planner, planning
-from transfers.messages import queue_repository as queue_repo
+from transfers.messages import planner, planning, planning_repository
 from transfers.messages.delivery import LEASE  # a claimed message's lease
 
 SENDING = "sending"  # last_error of a row whose send began (messages/queue_repository.py)
@@ -107,8 +106,8 @@ async def make_due(db: Database, now: datetime) -> int:
         found = await conn.execute(select(func.count()).where(and_(M.c.status == "scheduled", waiting)))
         # ... and the client events the planner (a scheduled job, every few seconds) has not planned yet:
         # an approval just before the drain has its confirmed e-mail only once it is planned.
-        low = await queue_repo.window_start(conn)
-        unplanned = await queue_repo.unplanned_events(
+        low = await planning_repository.window_start(conn)
+        unplanned = await planning_repository.unplanned_events(
             conn, low=low, since=now - planner.WINDOW, types=planning.EVENT_TYPES, limit=1000
         )
         return int(found.scalar_one()) + len(unplanned)
